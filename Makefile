@@ -1,0 +1,125 @@
+# cudaenv: build, install, test, bench.
+#   make                      build build/bin/cudaenv (+ build/libexec/cudaenv/cudaenv-full)
+#   make check                all tests that need no GPU (what CI runs)
+#   make check-asan           the same under -fsanitize=address,undefined
+#   make bench                benchmarks, ratios against the alternatives
+#   make demo                 install -> use -> verify offline against a generated local mirror
+#   make install PREFIX=/usr/local DESTDIR=
+#
+# Two binaries from one source tree: `cudaenv` is the light one on the hot
+# path (env/use/cd hook/current) and links only libcjson and libdl; commands
+# that need the network or archives (install, URL manifests) re-exec
+# `libexec/cudaenv/cudaenv-full`, which also links libcurl, libarchive and
+# libcrypto.  Loading those costs ~20 ms per exec (PERFORMANCE.md).
+
+PREFIX  ?= /usr/local
+DESTDIR ?=
+BINDIR   = $(PREFIX)/bin
+LIBEXECDIR = $(PREFIX)/libexec/cudaenv
+DATADIR  = $(PREFIX)/share/cudaenv
+MANDIR   = $(PREFIX)/share/man
+BUILD   ?= build
+PKG_CONFIG ?= pkg-config
+VERSION  = 0.1.0
+
+HEAVY_PKGS = libcurl libarchive libcrypto
+LIGHT_PKGS = libcjson
+
+WERROR  ?= 1
+CC      ?= cc
+CFLAGS  ?= -O2 -g
+CFLAGS  += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wshadow -Wno-missing-field-initializers \
+           -Isrc -Isrc/core -DCE_VERSION='"$(VERSION)"' -DCE_DATADIR='"$(DATADIR)"' \
+           $(shell $(PKG_CONFIG) --cflags $(LIGHT_PKGS) $(HEAVY_PKGS))
+ifeq ($(WERROR),1)
+CFLAGS  += -Werror
+endif
+LIGHT_LIBS = $(shell $(PKG_CONFIG) --libs $(LIGHT_PKGS)) -ldl
+FULL_LIBS  = $(shell $(PKG_CONFIG) --libs $(LIGHT_PKGS) $(HEAVY_PKGS)) -ldl -lpthread
+
+# Modules that need libcurl / libarchive / libcrypto live only in the full binary.
+HEAVY_SRC = $(wildcard src/core/fetch.c src/core/digest.c src/core/unpack.c \
+                       src/core/install.c src/core/runfile.c src/cli/cmd_install.c)
+CORE_SRC  = $(wildcard src/core/*.c src/selftest/*.c)
+CLI_SRC   = $(filter-out src/cli/main.c,$(wildcard src/cli/*.c))
+LIGHT_SRC = $(filter-out $(HEAVY_SRC),$(CORE_SRC) $(CLI_SRC))
+FULL_SRC  = $(CORE_SRC) $(CLI_SRC)
+
+LIGHT_OBJ = $(LIGHT_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/src/cli/main-light.o
+FULL_OBJ  = $(FULL_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/src/cli/main-full.o
+LIB_OBJ   = $(filter-out $(BUILD)/obj/src/cli/%,$(CORE_SRC:%.c=$(BUILD)/obj/%.o))
+
+UNIT_SRC  = $(wildcard tests/unit/test_*.c)
+UNIT_BIN  = $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
+
+BIN  = $(BUILD)/bin/cudaenv
+FULL = $(BUILD)/libexec/cudaenv/cudaenv-full
+
+all: $(BIN) $(FULL) $(BUILD)/share/cudaenv/manifests
+
+$(BUILD)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
+
+$(BUILD)/obj/src/cli/main-light.o: src/cli/main.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
+
+$(BUILD)/obj/src/cli/main-full.o: src/cli/main.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -DCE_FULL -MMD -MP -c $< -o $@
+
+$(BIN): $(LIGHT_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(LIGHT_OBJ) $(LIGHT_LIBS)
+
+$(FULL): $(FULL_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(FULL_OBJ) $(FULL_LIBS)
+
+# The binaries find the manifest at <bindir>/../share/cudaenv/manifests.
+$(BUILD)/share/cudaenv/manifests:
+	@mkdir -p $(BUILD)/share/cudaenv
+	ln -sfn $(CURDIR)/share/manifests $@
+
+$(BUILD)/tests/%: tests/unit/%.c $(LIB_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIB_OBJ) $(FULL_LIBS) -lcmocka
+
+units: $(UNIT_BIN)
+
+check: all units
+	BUILD=$(BUILD) tests/run.sh
+
+check-asan:
+	$(MAKE) BUILD=build-asan CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer" check
+
+bench: all
+	BUILD=$(BUILD) bench/run.sh
+
+demo: all
+	BUILD=$(BUILD) tools/demo.sh
+
+manifest:
+	python3 tools/gen-manifest.py ../shared/data/manifest-draft.json ../shared/data/sizes.md > share/manifests/cudaenv.json
+
+install: all
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBEXECDIR) $(DESTDIR)$(DATADIR)/manifests \
+	    $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 \
+	    $(DESTDIR)$(PREFIX)/share/bash-completion/completions \
+	    $(DESTDIR)$(PREFIX)/share/zsh/site-functions \
+	    $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d
+	install -m 755 $(BIN) $(DESTDIR)$(BINDIR)/cudaenv
+	install -m 755 $(FULL) $(DESTDIR)$(LIBEXECDIR)/cudaenv-full
+	install -m 644 share/manifests/*.json $(DESTDIR)$(DATADIR)/manifests/
+	install -m 644 man/cudaenv.1 $(DESTDIR)$(MANDIR)/man1/cudaenv.1
+	install -m 644 man/cudaenv-manifest.5 $(DESTDIR)$(MANDIR)/man5/cudaenv-manifest.5
+	install -m 644 completions/cudaenv.bash $(DESTDIR)$(PREFIX)/share/bash-completion/completions/cudaenv
+	install -m 644 completions/_cudaenv $(DESTDIR)$(PREFIX)/share/zsh/site-functions/_cudaenv
+	install -m 644 completions/cudaenv.fish $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d/cudaenv.fish
+
+clean:
+	rm -rf $(BUILD) build-asan
+
+.PHONY: all units check check-asan bench demo manifest install clean
+-include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

@@ -1,0 +1,89 @@
+/* The command-line front end: one table of commands (main.c), one file per
+ * command (cmd_<verb>.c), and render.c, the only place that draws. */
+#ifndef CE_CLI_H
+#define CE_CLI_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "ctx.h"
+
+typedef struct cli {
+    ce_ctx ctx;
+    bool json;           /* --json where the command has it */
+    bool err_tty;        /* stderr is a terminal: progress bar */
+    bool color;          /* stderr colour (terminal, no NO_COLOR) */
+    int orig_argc;       /* argv of the process, for re-exec of the full binary */
+    char **orig_argv;
+} cli;
+
+typedef int (*cli_run_fn)(cli *c, int argc, char **argv);
+
+typedef struct cli_cmd {
+    const char *name;
+    const char *alias;
+    cli_run_fn run;      /* NULL in the light binary: re-exec cudaenv-full */
+    const char *summary;
+    const char *usage;   /* full --help text of the command */
+} cli_cmd;
+
+/* Option parsing shared by every command.  Each command lists its options;
+ * the global ones (-q, -v, -h/--help, --manifest PATH|URL, --insecure) are
+ * handled here.  cli_next returns an option id (> 0), CLI_ARG for a positional
+ * argument (*arg set), CLI_END, or CLI_BAD (message printed, exit 2). */
+typedef struct cli_opt {
+    const char *name;    /* long name without "--" */
+    char short_name;     /* 0 if none */
+    bool has_arg;
+    int id;              /* > 0 */
+} cli_opt;
+
+enum { CLI_END = 0, CLI_ARG = -1, CLI_BAD = -2, CLI_HELP = -3 };
+
+typedef struct cli_args {
+    int argc, i;
+    char **argv;
+    bool only_args;      /* after "--" */
+    const char *pending; /* for clustered short options */
+} cli_args;
+
+void cli_args_init(cli_args *a, int argc, char **argv);
+int cli_next(cli *c, cli_args *a, const cli_cmd *cmd, const cli_opt *opts, const char **arg);
+/* The rest of argv after "--" (for exec). */
+char **cli_rest(cli_args *a, int *n);
+
+const cli_cmd *cli_find_cmd(const char *name);
+/* Print a command's usage to stdout (help) or a hint to stderr (misuse). */
+int cli_help(const cli_cmd *cmd);
+int cli_usage_error(const cli_cmd *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Re-exec the full binary with the original argv (never returns on success). */
+int cli_exec_full(cli *c);
+
+/* render.c */
+void cli_render_event(void *ud, const ce_event *ev);
+void cli_error(cli *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void cli_warn(cli *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void cli_note(cli *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Print ctx->err as the error of a failed core call and return its exit code. */
+int cli_fail(cli *c, int err);
+
+/* Commands (one file each). */
+int cmd_install(cli *c, int argc, char **argv);
+int cmd_uninstall(cli *c, int argc, char **argv);
+int cmd_list(cli *c, int argc, char **argv);
+int cmd_list_remote(cli *c, int argc, char **argv);
+int cmd_info(cli *c, int argc, char **argv);
+int cmd_prefix(cli *c, int argc, char **argv);
+int cmd_init(cli *c, int argc, char **argv);
+int cmd_use(cli *c, int argc, char **argv);
+int cmd_env(cli *c, int argc, char **argv);
+int cmd_local(cli *c, int argc, char **argv);
+int cmd_global(cli *c, int argc, char **argv);
+int cmd_current(cli *c, int argc, char **argv);
+int cmd_which(cli *c, int argc, char **argv);
+int cmd_exec(cli *c, int argc, char **argv);
+int cmd_verify(cli *c, int argc, char **argv);
+int cmd_doctor(cli *c, int argc, char **argv);
+
+#endif

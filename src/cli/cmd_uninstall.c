@@ -1,0 +1,9 @@
+#include "cli.h"
+
+/* Placeholder: implemented by the owner of this command. */
+int cmd_uninstall(cli *c, int argc, char **argv)
+{
+    (void)argc; (void)argv;
+    cli_error(c, "uninstall: not implemented yet");
+    return 1;
+}

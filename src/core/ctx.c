@@ -1,0 +1,127 @@
+#include "ctx.h"
+
+#include <limits.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include "file.h"
+
+#ifndef CE_DATADIR
+#define CE_DATADIR "/usr/local/share/cudaenv"
+#endif
+
+static void copy_env(char *dst, size_t n, const char *name)
+{
+    const char *v = getenv(name);
+    snprintf(dst, n, "%s", v ? v : "");
+}
+
+int ce_ctx_init(ce_ctx *ctx)
+{
+    memset(ctx, 0, sizeof *ctx);
+    const char *root = getenv("CUDAENV_ROOT");
+    if (root && *root) {
+        snprintf(ctx->root, sizeof ctx->root, "%s", root);
+    } else {
+        const char *home = getenv("HOME");
+        if (!home || !*home) {
+            struct passwd *pw = getpwuid(getuid());
+            home = pw ? pw->pw_dir : "/";
+        }
+        snprintf(ctx->root, sizeof ctx->root, "%s/.cudaenv", home);
+    }
+    ce_path_strip_trailing(ctx->root);
+    copy_env(ctx->sysroot, sizeof ctx->sysroot, "CUDAENV_SYSROOT");
+    ce_path_strip_trailing(ctx->sysroot);
+    if (strcmp(ctx->sysroot, "/") == 0)
+        ctx->sysroot[0] = '\0';
+    copy_env(ctx->manifest, sizeof ctx->manifest, "CUDAENV_MANIFEST");
+    copy_env(ctx->mirror, sizeof ctx->mirror, "CUDAENV_MIRROR");
+
+    char exe[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n > 0) {
+        exe[n] = '\0';
+        char *slash = strrchr(exe, '/');
+        if (slash) *slash = '\0';
+        snprintf(ctx->self_dir, sizeof ctx->self_dir, "%s", exe);
+    }
+
+    struct utsname u;
+    const char *plat = "linux-x86_64";
+    if (uname(&u) == 0 && strcmp(u.machine, "aarch64") == 0)
+        plat = "linux-sbsa";
+    const char *override = getenv("CUDAENV_PLATFORM");
+    snprintf(ctx->platform, sizeof ctx->platform, "%s", override && *override ? override : plat);
+    return CE_OK;
+}
+
+int ce_fail(ce_ctx *ctx, int code, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(ctx->err, sizeof ctx->err, fmt, ap);
+    va_end(ap);
+    ctx->err_code = code;
+    return code;
+}
+
+void ce_emit(ce_ctx *ctx, ce_event_kind kind, const char *item, const char *fmt, ...)
+{
+    if (!ctx->event)
+        return;
+    char buf[4096];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    ce_event ev = { .kind = kind, .item = item, .text = buf, .total = -1 };
+    ctx->event(ctx->event_ud, &ev);
+}
+
+void ce_progress(ce_ctx *ctx, const char *item, int64_t done, int64_t total, double rate)
+{
+    if (!ctx->event)
+        return;
+    ce_event ev = { .kind = CE_EV_PROGRESS, .item = item, .done = done, .total = total, .rate = rate };
+    ctx->event(ctx->event_ud, &ev);
+}
+
+int ce_builtin_manifest(ce_ctx *ctx, char *out, size_t outsz)
+{
+    const char *candidates[3];
+    char a[8192], b[8192];
+    /* build tree and installed layout: <bindir>/../share/cudaenv/manifests */
+    snprintf(a, sizeof a, "%s/../share/cudaenv/manifests/cudaenv.json", ctx->self_dir);
+    snprintf(b, sizeof b, "%s/../../share/cudaenv/manifests/cudaenv.json", ctx->self_dir);
+    candidates[0] = a;
+    candidates[1] = b;
+    candidates[2] = CE_DATADIR "/manifests/cudaenv.json";
+    for (size_t i = 0; i < 3; i++) {
+        if (access(candidates[i], R_OK) == 0) {
+            snprintf(out, outsz, "%s", candidates[i]);
+            return CE_OK;
+        }
+    }
+    return ce_fail(ctx, CE_ERR_NOTFOUND,
+                   "built-in manifest not found (looked in %s and %s); reinstall cudaenv or set CUDAENV_MANIFEST",
+                   a, candidates[2]);
+}
+
+int ce_manifest_location(ce_ctx *ctx, char *out, size_t outsz)
+{
+    if (ctx->manifest[0]) {
+        snprintf(out, outsz, "%s", ctx->manifest);
+        return CE_OK;
+    }
+    return ce_builtin_manifest(ctx, out, outsz);
+}
+
+void ce_sys_path(const ce_ctx *ctx, const char *abs, char *out, size_t outsz)
+{
+    snprintf(out, outsz, "%s%s", ctx->sysroot, abs);
+}

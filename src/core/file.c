@@ -1,0 +1,198 @@
+#include "file.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+void ce_path_strip_trailing(char *p)
+{
+    size_t n = strlen(p);
+    while (n > 1 && p[n - 1] == '/')
+        p[--n] = '\0';
+}
+
+int ce_path_join(char *out, size_t outsz, const char *a, const char *b)
+{
+    int n;
+    if (!a || !*a)
+        n = snprintf(out, outsz, "%s", b);
+    else if (a[strlen(a) - 1] == '/')
+        n = snprintf(out, outsz, "%s%s", a, b);
+    else
+        n = snprintf(out, outsz, "%s/%s", a, b);
+    return (n < 0 || (size_t)n >= outsz) ? CE_ERR_OTHER : CE_OK;
+}
+
+int ce_file_read(ce_ctx *ctx, const char *path, size_t max, char **data, size_t *len)
+{
+    *data = NULL;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return ce_fail(ctx, errno == ENOENT ? CE_ERR_NOTFOUND : CE_ERR_IO,
+                       "cannot open %s: %s", path, strerror(errno));
+    struct stat st;
+    if (fstat(fd, &st) != 0 || (size_t)st.st_size > max) {
+        close(fd);
+        return ce_fail(ctx, CE_ERR_INTEGRITY, "%s is larger than %zu bytes", path, max);
+    }
+    size_t cap = (size_t)st.st_size + 1, n = 0;
+    char *buf = malloc(cap);
+    if (!buf) {
+        close(fd);
+        return ce_fail(ctx, CE_ERR_NOMEM, "out of memory reading %s", path);
+    }
+    for (;;) {
+        if (n + 1 >= cap) {
+            if (cap > max + 1) {
+                free(buf);
+                close(fd);
+                return ce_fail(ctx, CE_ERR_INTEGRITY, "%s is larger than %zu bytes", path, max);
+            }
+            cap *= 2;
+            char *nb = realloc(buf, cap);
+            if (!nb) { free(buf); close(fd); return ce_fail(ctx, CE_ERR_NOMEM, "out of memory"); }
+            buf = nb;
+        }
+        ssize_t r = read(fd, buf + n, cap - n - 1);
+        if (r < 0 && errno == EINTR) continue;
+        if (r < 0) {
+            int e = errno;
+            free(buf);
+            close(fd);
+            return ce_fail(ctx, CE_ERR_IO, "cannot read %s: %s", path, strerror(e));
+        }
+        if (r == 0) break;
+        n += (size_t)r;
+    }
+    close(fd);
+    buf[n] = '\0';
+    *data = buf;
+    if (len) *len = n;
+    return CE_OK;
+}
+
+int ce_fsync_dir(const char *path)
+{
+    int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) return -1;
+    int r = fsync(fd);
+    close(fd);
+    return r;
+}
+
+int ce_file_write_atomic(ce_ctx *ctx, const char *path, const void *data, size_t len, int mode)
+{
+    char tmp[4200];
+    snprintf(tmp, sizeof tmp, "%s.tmp-%ld", path, (long)getpid());
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
+    if (fd < 0)
+        return ce_fail(ctx, errno == EACCES ? CE_ERR_PERM : CE_ERR_IO,
+                       "cannot create %s: %s", tmp, strerror(errno));
+    const char *p = data;
+    size_t left = len;
+    while (left) {
+        ssize_t w = write(fd, p, left);
+        if (w < 0 && errno == EINTR) continue;
+        if (w < 0) {
+            int e = errno;
+            close(fd);
+            unlink(tmp);
+            return ce_fail(ctx, e == ENOSPC ? CE_ERR_SPACE : CE_ERR_IO,
+                           "cannot write %s: %s", tmp, strerror(e));
+        }
+        p += w;
+        left -= (size_t)w;
+    }
+    if (fchmod(fd, (mode_t)mode) != 0 || fsync(fd) != 0 || close(fd) != 0) {
+        int e = errno;
+        unlink(tmp);
+        return ce_fail(ctx, CE_ERR_IO, "cannot finish %s: %s", tmp, strerror(e));
+    }
+    if (rename(tmp, path) != 0) {
+        int e = errno;
+        unlink(tmp);
+        return ce_fail(ctx, CE_ERR_IO, "cannot rename %s to %s: %s", tmp, path, strerror(e));
+    }
+    char dir[4200];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (slash) {
+        if (slash == dir) slash[1] = '\0'; else *slash = '\0';
+        ce_fsync_dir(dir);
+    }
+    return CE_OK;
+}
+
+int ce_mkdir_p(ce_ctx *ctx, const char *path, int mode)
+{
+    char buf[4096];
+    if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf)
+        return ce_fail(ctx, CE_ERR_OTHER, "path too long: %s", path);
+    for (char *p = buf + 1; ; p++) {
+        if (*p == '/' || *p == '\0') {
+            char c = *p;
+            *p = '\0';
+            if (mkdir(buf, (mode_t)mode) != 0 && errno != EEXIST)
+                return ce_fail(ctx, errno == EACCES ? CE_ERR_PERM : CE_ERR_IO,
+                               "cannot create directory %s: %s", buf, strerror(errno));
+            *p = c;
+            if (c == '\0') break;
+        }
+    }
+    if (!ce_is_dir(path))
+        return ce_fail(ctx, CE_ERR_IO, "%s exists and is not a directory", path);
+    return CE_OK;
+}
+
+static int rm_one(const char *p, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st; (void)ftw;
+    int r = (flag == FTW_DP) ? rmdir(p) : unlink(p);
+    if (r != 0 && errno == EACCES && flag == FTW_DP) {
+        chmod(p, 0700);
+        r = rmdir(p);
+    }
+    return r != 0 && errno != ENOENT ? -1 : 0;
+}
+
+static int unlock_one(const char *p, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)ftw;
+    if (flag == FTW_D && !(st->st_mode & S_IWUSR))
+        chmod(p, (st->st_mode & 07777) | S_IRWXU);
+    return 0;
+}
+
+int ce_rm_rf(ce_ctx *ctx, const char *path)
+{
+    struct stat st;
+    if (lstat(path, &st) != 0)
+        return errno == ENOENT ? CE_OK : ce_fail(ctx, CE_ERR_IO, "cannot stat %s: %s", path, strerror(errno));
+    if (!S_ISDIR(st.st_mode)) {
+        if (unlink(path) != 0)
+            return ce_fail(ctx, CE_ERR_IO, "cannot remove %s: %s", path, strerror(errno));
+        return CE_OK;
+    }
+    /* read-only directories (toolkits ship some) must be opened up first */
+    nftw(path, unlock_one, 64, FTW_PHYS | FTW_MOUNT);
+    if (nftw(path, rm_one, 64, FTW_DEPTH | FTW_PHYS | FTW_MOUNT) != 0)
+        return ce_fail(ctx, CE_ERR_IO, "cannot remove %s: %s", path, strerror(errno));
+    return CE_OK;
+}
+
+bool ce_is_dir(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+bool ce_exists(const char *path)
+{
+    struct stat st;
+    return lstat(path, &st) == 0;
+}

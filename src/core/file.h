@@ -1,0 +1,29 @@
+/* Filesystem helpers shared by the store, activation and system switch:
+ * whole-file reads, atomic writes (temp + fsync + rename), mkdir -p, rm -rf. */
+#ifndef CE_FILE_H
+#define CE_FILE_H
+
+#include <stddef.h>
+#include <stdbool.h>
+
+#include "ctx.h"
+
+/* Remove trailing slashes (keeps "/"). */
+void ce_path_strip_trailing(char *p);
+/* out = a "/" b, failing (CE_ERR_OTHER) when it does not fit. */
+int ce_path_join(char *out, size_t outsz, const char *a, const char *b);
+
+/* Read a whole file (at most max bytes) into a NUL-terminated malloc'ed buffer. */
+int ce_file_read(ce_ctx *ctx, const char *path, size_t max, char **data, size_t *len);
+/* Write data to path atomically: path.tmp-PID, fsync, rename, fsync dir. */
+int ce_file_write_atomic(ce_ctx *ctx, const char *path, const void *data, size_t len, int mode);
+/* mkdir -p with mode for created directories. */
+int ce_mkdir_p(ce_ctx *ctx, const char *path, int mode);
+/* rm -rf that does not follow symlinks and stays on the given tree. */
+int ce_rm_rf(ce_ctx *ctx, const char *path);
+/* fsync a directory (after rename into it). */
+int ce_fsync_dir(const char *path);
+bool ce_is_dir(const char *path);
+bool ce_exists(const char *path);
+
+#endif

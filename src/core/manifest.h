@@ -1,0 +1,83 @@
+/* The manifest (MANIFEST.md, schema 1): cJSON -> owned structs, validated
+ * strictly.  Every failure names the JSON path of the offending value, e.g.
+ * cuda."11.8.0".runfile."linux-x86_64".sha256: expected 64 hex characters */
+#ifndef CE_MANIFEST_H
+#define CE_MANIFEST_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "ctx.h"
+
+#define CE_MANIFEST_MAX (16u * 1024 * 1024)
+
+typedef struct ce_artifact {
+    char *platform;      /* "linux-x86_64", "linux-sbsa" */
+    char *url;           /* absolute after loading (relative refs resolved, mirror applied) */
+    char sha256[65];     /* 64 lowercase hex */
+    long long size;      /* bytes, -1 when the manifest gives none */
+} ce_artifact;
+
+typedef struct ce_cuda {
+    char *version;       /* "11.8.0" */
+    char *min_driver;    /* "520.61.05", NULL if unknown */
+    int max_gcc;         /* 0 if unknown */
+    char *sm_min, *sm_max; /* "3.5", "9.0"; NULL if unknown */
+    char *source;
+    ce_artifact *runfiles;
+    size_t n_runfiles;
+} ce_cuda;
+
+typedef struct ce_cudnn_build {
+    int cuda_major;      /* from the key "cuda11" */
+    ce_artifact *archives;
+    size_t n_archives;
+} ce_cudnn_build;
+
+typedef struct ce_cudnn {
+    char *version;       /* "8.7.0.84" */
+    char *source;
+    ce_cudnn_build *builds;
+    size_t n_builds;
+} ce_cudnn;
+
+typedef struct ce_tf {
+    char *version;       /* "2.14" (key: MAJOR.MINOR) */
+    char *cuda;          /* "11.8.0" */
+    char *cudnn;         /* "8.7.0.84", NULL when TF's table names none */
+    char *python;        /* "3.9-3.11", informational */
+    char *source;
+    char *not_installable; /* reason, NULL when installable */
+} ce_tf;
+
+typedef struct ce_manifest {
+    int schema;
+    char *updated;
+    char *origin;        /* path or URL it was loaded from */
+    bool local;          /* loaded from a local path: http:// and file:// allowed */
+    ce_tf *tf;           /* sorted by version, newest last */
+    size_t n_tf;
+    ce_cuda *cuda;       /* sorted by version */
+    size_t n_cuda;
+    ce_cudnn *cudnn;     /* sorted by version */
+    size_t n_cudnn;
+} ce_manifest;
+
+/* Parse and validate text.  origin is the path/URL used to resolve relative
+ * URLs; mirror (may be NULL/"") rewrites https://developer.download.nvidia.com/.
+ * Returns CE_ERR_INTEGRITY with the JSON path on any schema violation. */
+int ce_manifest_parse(ce_ctx *ctx, const char *text, size_t len, const char *origin,
+                      bool local, ce_manifest **out);
+/* Load from a local path (ctx->mirror applied). */
+int ce_manifest_load_file(ce_ctx *ctx, const char *path, ce_manifest **out);
+void ce_manifest_free(ce_manifest *m);
+
+const ce_cuda *ce_manifest_cuda(const ce_manifest *m, const char *version);
+const ce_cudnn *ce_manifest_cudnn(const ce_manifest *m, const char *version);
+const ce_tf *ce_manifest_tf(const ce_manifest *m, const char *version);
+/* The artifact of a list for a platform, NULL if none. */
+const ce_artifact *ce_artifact_for(const ce_artifact *list, size_t n, const char *platform);
+/* The cuDNN archive of cudnn for a CUDA major and platform, NULL if none. */
+const ce_artifact *ce_cudnn_archive(const ce_cudnn *c, int cuda_major, const char *platform);
+
+#endif

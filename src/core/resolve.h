@@ -1,0 +1,46 @@
+/* Specs (what users type) -> toolchains.
+ *   tf-2.14, tensorflow-2.14.1, tf-2.14.0, tensorflow==2.14.0   TensorFlow release
+ *   11.8, 11.8.0, cuda-11.8                                     CUDA release
+ *   any of the above + "+cudnn8.9" / "+cudnn8.7.0.84"           cuDNN choice
+ *   system                                                      the machine's own CUDA
+ * A toolchain's name is "<cuda>" or "<cuda>+cudnn<cudnn>", e.g.
+ * "11.8.0+cudnn8.7.0.84"; it is its directory name under versions/. */
+#ifndef CE_RESOLVE_H
+#define CE_RESOLVE_H
+
+#include <stdbool.h>
+
+#include "ctx.h"
+#include "manifest.h"
+
+typedef enum ce_spec_kind { CE_SPEC_TF, CE_SPEC_CUDA, CE_SPEC_SYSTEM } ce_spec_kind;
+
+typedef struct ce_spec {
+    ce_spec_kind kind;
+    char version[32];   /* TF: "2.14" (patch dropped); CUDA: as typed, "11.8" or "11.8.0" */
+    char cudnn[32];     /* from "+cudnnX", "" if none */
+    char text[128];     /* the spec as typed */
+} ce_spec;
+
+/* Syntax only; CE_ERR_NOTFOUND for something that is no spec at all. */
+int ce_spec_parse(ce_ctx *ctx, const char *text, ce_spec *out);
+
+typedef struct ce_resolved {
+    const ce_tf *tf;                 /* when the spec named TensorFlow */
+    const ce_cuda *cuda;
+    const ce_cudnn *cudnn;           /* NULL with no_cudnn or none available */
+    const ce_artifact *runfile;      /* for ctx->platform; NULL if none */
+    const ce_artifact *cudnn_archive;
+    char name[96];                   /* toolchain name */
+} ce_resolved;
+
+/* Resolve against the manifest.  cudnn_override ("8.9", "" for none) and
+ * no_cudnn come from --cudnn / --no-cudnn.  Unknown versions return
+ * CE_ERR_NOTFOUND with "did you mean ...?" naming the nearest valid specs. */
+int ce_resolve(ce_ctx *ctx, const ce_manifest *m, const ce_spec *spec,
+               const char *cudnn_override, bool no_cudnn, ce_resolved *out);
+
+/* Toolchain directory name for a CUDA release and optional cuDNN release. */
+void ce_toolchain_name(char *out, unsigned outsz, const char *cuda, const char *cudnn);
+
+#endif

@@ -1,0 +1,43 @@
+# Shared setup for bats scenarios: a private CUDAENV_ROOT per test, the
+# binaries under test, and fixture helpers.  Load with: load ../lib/common
+TESTS_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+REPO=$(cd "$TESTS_DIR/.." && pwd)
+BUILD=${CUDAENV_TEST_BUILD:-$REPO/build}
+CUDAENV=$BUILD/bin/cudaenv
+export CUDAENV_FULL=$BUILD/libexec/cudaenv/cudaenv-full
+source "$TESTS_DIR/lib/fixtures.sh"
+
+# Each test gets its own root; nothing outside $T is written.
+common_setup() {
+    T=$(mktemp -d "${BATS_TMPDIR:-/tmp}/cudaenv-test.XXXXXX")
+    export CUDAENV_ROOT=$T/root
+    export CUDAENV_SYSROOT=$T/sys
+    export HOME=$T/home
+    mkdir -p "$HOME" "$CUDAENV_SYSROOT"
+    unset CUDAENV_VERSION CUDAENV_MANIFEST CUDAENV_MIRROR
+    export NO_COLOR=1
+}
+
+common_teardown() {
+    [ -n "${T:-}" ] && chmod -R u+w "$T" 2>/dev/null; [ -n "${T:-}" ] && rm -rf "$T"
+}
+
+# A toolchain laid out directly in the store (no download), for tests of
+# switching, doctor and verify.  fx_installed 11.8.0 [8.7.0.84]
+fx_installed() {
+    local cuda=$1 cudnn=${2:-}
+    local name=$cuda
+    [ -n "$cudnn" ] && name="$cuda+cudnn$cudnn"
+    local p=$CUDAENV_ROOT/versions/$name
+    fx_toolkit "$p" "$cuda"
+    if [ -n "$cudnn" ]; then
+        fx_cudnn "$T/.cudnn-$cudnn" "$cudnn" "${cuda%%.*}"
+        cp -a "$T/.cudnn-$cudnn/include/." "$p/include/"
+        cp -a "$T/.cudnn-$cudnn/lib/." "$p/lib64/"
+        rm -rf "$T/.cudnn-$cudnn"
+    fi
+    echo "$p"
+}
+
+# run the light binary, capturing stdout and stderr separately
+# (bats 1.8 `run --separate-stderr` is used where stderr matters)

@@ -1,0 +1,38 @@
+#!/usr/bin/env bats
+# The command-line contract: help, version, usage errors and their exit codes.
+load ../lib/common
+
+setup() { common_setup; }
+teardown() { common_teardown; }
+
+@test "--version prints the version on stdout" {
+    run "$CUDAENV" --version
+    [ "$status" -eq 0 ]
+    [[ "$output" =~ ^cudaenv\ [0-9]+\.[0-9]+\.[0-9]+$ ]]
+}
+
+@test "no command is a usage error (exit 2)" {
+    run "$CUDAENV"
+    [ "$status" -eq 2 ]
+    [[ "$output" == *"usage: cudaenv"* ]]
+}
+
+@test "unknown command exits 2 and names it" {
+    run "$CUDAENV" frobnicate
+    [ "$status" -eq 2 ]
+    [[ "$output" == *"unknown command 'frobnicate'"* ]]
+}
+
+@test "every command has --help (exit 0, usage on stdout)" {
+    for c in install uninstall list list-remote ls-remote info prefix init use env local global current which exec verify doctor; do
+        run "$CUDAENV" "$c" --help
+        [ "$status" -eq 0 ] || { echo "$c --help: $status"; false; }
+        [[ "$output" == *"usage: cudaenv ${c/ls-remote/list-remote}"* ]] || { echo "$c: $output"; false; }
+    done
+}
+
+@test "the light binary links none of libcurl, libarchive, libcrypto" {
+    run ldd "$CUDAENV"
+    [ "$status" -eq 0 ]
+    [[ "$output" != *libcurl* && "$output" != *libarchive* && "$output" != *libcrypto* ]]
+}
