@@ -60,6 +60,11 @@ int cli_usage_error(const cli_cmd *cmd, const char *fmt, ...) __attribute__((for
 /* Re-exec the full binary with the original argv (never returns on success). */
 int cli_exec_full(cli *c);
 
+/* Loader for http(s) manifests: NULL in the light binary (the caller then
+ * re-execs the full one with cli_exec_full), ce_manifest_load_url in the full. */
+struct ce_manifest;
+extern int (*const cli_url_manifest_loader)(ce_ctx *ctx, const char *url, struct ce_manifest **out);
+
 /* render.c */
 void cli_render_event(void *ud, const ce_event *ev);
 void cli_error(cli *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -7,12 +7,16 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "manifest.h"
 
 #ifdef CE_FULL
 #define FULL_ONLY(fn) fn
 #else
 #define FULL_ONLY(fn) NULL
 #endif
+
+int (*const cli_url_manifest_loader)(ce_ctx *, const char *, struct ce_manifest **) =
+    FULL_ONLY(ce_manifest_load_url);
 
 static const cli_cmd commands[] = {
     { "install", NULL, FULL_ONLY(cmd_install), "download, verify and install toolchains",
