@@ -3,6 +3,7 @@
 #ifndef CE_DIGEST_H
 #define CE_DIGEST_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "ctx.h"
@@ -27,6 +28,6 @@ int ce_sha256_fd(ce_ctx *ctx, ce_sha256 *h, int fd, long long len, const char *p
 /* sha256 of a whole file. */
 int ce_sha256_file(ce_ctx *ctx, const char *path, char hex[CE_SHA256_HEX]);
 /* true when s is exactly 64 lowercase hex digits (a cache file name). */
-int ce_sha256_valid(const char *s);
+bool ce_sha256_valid(const char *s);
 
 #endif
