@@ -1,0 +1,398 @@
+#include "unpack.h"
+
+#include <archive.h>
+#include <archive_entry.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "digest.h"
+
+/* 1 MiB reads: small blocks make libarchive's xz reader crawl (PERFORMANCE.md). */
+#define READ_BLOCK (1u << 20)
+
+/* ---- the entry policy (pure) ---- */
+
+/* Walk the components of p; returns the depth reached relative to the start
+ * (depth0), or -1 as soon as a ".." would climb above the start. */
+static int walk_depth(const char *p, int depth0, bool allow_dotdot)
+{
+    int depth = depth0;
+    while (*p) {
+        const char *s = strchr(p, '/');
+        size_t n = s ? (size_t)(s - p) : strlen(p);
+        if (n == 2 && p[0] == '.' && p[1] == '.') {
+            if (!allow_dotdot || --depth < 0) return -1;
+        } else if (n > 0 && !(n == 1 && p[0] == '.')) {
+            depth++;
+        }
+        p += n;
+        while (*p == '/') p++;
+    }
+    return depth;
+}
+
+static const char *path_refusal(const char *p)
+{
+    if (!p || !*p) return "empty path";
+    if (p[0] == '/') return "absolute path";
+    if (walk_depth(p, 0, false) < 0) return "path with a '..' component";
+    return NULL;
+}
+
+const char *ce_entry_refusal(const ce_entry *e)
+{
+    const char *why = path_refusal(e->path);
+    if (why) return why;
+    mode_t t = e->mode & S_IFMT;
+    if (t == S_IFCHR || t == S_IFBLK) return "device node";
+    if (t == S_IFIFO) return "FIFO";
+    if (t == S_IFSOCK) return "socket";
+    if (t != S_IFREG && t != S_IFDIR && t != S_IFLNK && t != 0) return "unknown file type";
+    if (e->mode & (S_ISUID | S_ISGID)) return "setuid/setgid bit";
+    if (e->hardlink) {
+        if (path_refusal(e->hardlink)) return "hardlink target outside the tree";
+    }
+    if (t == S_IFLNK || e->symlink) {
+        const char *tg = e->symlink;
+        if (!tg || !*tg) return "symlink without a target";
+        if (tg[0] == '/') return "symlink to an absolute path";
+        /* the link's directory: every component of its path but the last */
+        int dir_depth = walk_depth(e->path, 0, false) - 1;
+        if (dir_depth < 0) dir_depth = 0;
+        if (walk_depth(tg, dir_depth, true) < 0) return "symlink pointing outside the tree";
+    }
+    return NULL;
+}
+
+int ce_strip_top(const char *path, char *top, size_t topsz, const char **rest)
+{
+    while (path[0] == '.' && path[1] == '/') {
+        path += 2;
+        while (*path == '/') path++;
+    }
+    const char *slash = strchr(path, '/');
+    size_t n = slash ? (size_t)(slash - path) : strlen(path);
+    if (n == 0 || (n == 1 && path[0] == '.') || (n == 2 && path[0] == '.' && path[1] == '.'))
+        return -1;
+    if (!top[0]) {
+        if (n >= topsz) return -1;
+        memcpy(top, path, n);
+        top[n] = '\0';
+    } else if (strlen(top) != n || strncmp(top, path, n) != 0) {
+        return -1;
+    }
+    path += n;
+    while (*path == '/') path++;
+    *rest = path;
+    return 0;
+}
+
+/* ---- reading: a plain file, or one that is still being downloaded ---- */
+
+typedef struct reader {
+    ce_ctx *ctx;
+    const ce_unpack_src *src;
+    int fd;
+    unsigned char *buf;
+    long long done;
+    ce_sha256 *md;
+    bool incomplete;      /* follow mode: the writer stopped before the end */
+    bool failed;
+} reader;
+
+static void nap(void)
+{
+    struct timespec ts = { 0, 2 * 1000 * 1000 };
+    nanosleep(&ts, NULL);
+}
+
+/* Open the archive; in follow mode wait until the .part (or the finished
+ * file) exists, or the writer gave up. */
+static int reader_open(reader *r)
+{
+    const ce_unpack_src *s = r->src;
+    for (;;) {
+        r->fd = open(s->path, O_RDONLY | O_CLOEXEC);
+        if (r->fd >= 0) return CE_OK;
+        if (!s->part)
+            return ce_fail(r->ctx, CE_ERR_IO, "cannot open %s: %s", s->path, strerror(errno));
+        r->fd = open(s->part, O_RDONLY | O_CLOEXEC);
+        if (r->fd >= 0) return CE_OK;
+        if (*s->writer_done) {
+            /* it may have been renamed between the two opens */
+            r->fd = open(s->path, O_RDONLY | O_CLOEXEC);
+            if (r->fd >= 0) return CE_OK;
+            r->incomplete = true;
+            return CE_ERR_DOWNLOAD;
+        }
+        nap();
+    }
+}
+
+static ssize_t reader_fill(reader *r)
+{
+    const ce_unpack_src *s = r->src;
+    for (;;) {
+        size_t want = READ_BLOCK;
+        if (s->size >= 0) {
+            if (r->done >= s->size) return 0;
+            if ((long long)want > s->size - r->done) want = (size_t)(s->size - r->done);
+        }
+        ssize_t n = read(r->fd, r->buf, want);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) {
+            r->failed = true;
+            return -1;
+        }
+        if (n > 0) {
+            ce_sha256_update(r->md, r->buf, (size_t)n);
+            r->done += n;
+            return n;
+        }
+        /* end of the bytes written so far */
+        if (!s->part || s->size < 0) return 0;
+        if (*s->writer_done) {
+            /* one last look: the final bytes may have landed just before */
+            n = read(r->fd, r->buf, want);
+            if (n > 0) {
+                ce_sha256_update(r->md, r->buf, (size_t)n);
+                r->done += n;
+                return n;
+            }
+            r->incomplete = true;
+            return -1;
+        }
+        nap();
+    }
+}
+
+static la_ssize_t read_cb(struct archive *a, void *ud, const void **buf)
+{
+    reader *r = ud;
+    ssize_t n = reader_fill(r);
+    if (n < 0) {
+        archive_set_error(a, EIO, r->incomplete ? "download stopped before the end of the archive"
+                                                : "read error");
+        return -1;
+    }
+    *buf = r->buf;
+    return n;
+}
+
+/* ---- extraction ---- */
+
+static int refuse(ce_ctx *ctx, const ce_unpack_src *s, const char *entry, const char *why)
+{
+    return ce_fail(ctx, CE_ERR_INTEGRITY,
+                   "unsafe entry '%s' in %s: %s; nothing was installed from this archive "
+                   "(the archive or its manifest entry is wrong: report it to whoever publishes it)",
+                   entry ? entry : "(unnamed)", s->label, why);
+}
+
+static int copy_data(struct archive *in, struct archive *out)
+{
+    const void *buf;
+    size_t size;
+    la_int64_t off;
+    for (;;) {
+        int r = archive_read_data_block(in, &buf, &size, &off);
+        if (r == ARCHIVE_EOF) return ARCHIVE_OK;
+        if (r < ARCHIVE_WARN) return r;
+        if (archive_write_data_block(out, buf, size, off) < ARCHIVE_WARN) return ARCHIVE_FATAL;
+    }
+}
+
+static int extract(ce_ctx *ctx, const ce_unpack_src *s, struct archive *a, struct archive *w)
+{
+    char top[256] = "";
+    char rel[PATH_MAX], hrel[PATH_MAX];
+    struct archive_entry *e;
+    bool any = false;
+    for (;;) {
+        int r = archive_read_next_header(a, &e);
+        if (r == ARCHIVE_EOF) break;
+        if (r < ARCHIVE_WARN) return CE_ERR_OTHER; /* reported by the caller */
+        const char *path = archive_entry_pathname(e);
+        if (!path) return refuse(ctx, s, NULL, "path not representable");
+        const char *rest = path;
+        if (s->strip_top) {
+            if (ce_strip_top(path, top, sizeof top, &rest) != 0)
+                return refuse(ctx, s, path, top[0] ? "outside the archive's single top directory"
+                                                   : "no top directory");
+            if (!*rest) continue; /* the top directory itself */
+        }
+        snprintf(rel, sizeof rel, "%s", rest);
+        const char *hl = archive_entry_hardlink(e);
+        const char *hrest = NULL;
+        if (hl) {
+            hrest = hl;
+            if (s->strip_top && (ce_strip_top(hl, top, sizeof top, &hrest) != 0 || !*hrest))
+                return refuse(ctx, s, path, "hardlink target outside the tree");
+            snprintf(hrel, sizeof hrel, "%s", hrest);
+        }
+        ce_entry ent = { .path = rel, .mode = archive_entry_mode(e),
+                         .symlink = archive_entry_symlink(e), .hardlink = hl ? hrel : NULL };
+        const char *why = ce_entry_refusal(&ent);
+        if (why) return refuse(ctx, s, path, why);
+        archive_entry_set_pathname(e, rel);
+        if (hl) archive_entry_set_hardlink(e, hrel);
+        if (archive_write_header(w, e) < ARCHIVE_WARN)
+            return refuse(ctx, s, path, archive_error_string(w) ? archive_error_string(w) : "refused by libarchive");
+        if (archive_entry_size(e) > 0 && copy_data(a, w) != ARCHIVE_OK) {
+            if (archive_errno(a) || archive_error_string(a)) return CE_ERR_OTHER;
+            return ce_fail(ctx, CE_ERR_IO, "cannot write %s from %s: %s", rel, s->label,
+                           archive_error_string(w) ? archive_error_string(w) : "write error");
+        }
+        if (archive_write_finish_entry(w) < ARCHIVE_WARN)
+            return ce_fail(ctx, CE_ERR_IO, "cannot finish %s from %s: %s", rel, s->label,
+                           archive_error_string(w));
+        any = true;
+    }
+    if (!any) return ce_fail(ctx, CE_ERR_INTEGRITY, "%s holds no files", s->label);
+    return CE_OK;
+}
+
+/* libarchive stops at the tar end marker; the digest covers the whole file. */
+static int finish_digest(ce_ctx *ctx, reader *r)
+{
+    const ce_unpack_src *s = r->src;
+    for (;;) {
+        ssize_t n = reader_fill(r);
+        if (n == 0) break;
+        if (n < 0) {
+            if (r->incomplete) return CE_ERR_DOWNLOAD;
+            return ce_fail(ctx, CE_ERR_IO, "cannot read %s: %s", s->path, strerror(errno));
+        }
+    }
+    char got[CE_SHA256_HEX];
+    ce_sha256_final(r->md, got);
+    if (s->size >= 0 && r->done != s->size)
+        return ce_fail(ctx, CE_ERR_INTEGRITY, "%s: size %lld, the manifest says %lld; the download is corrupt "
+                       "(delete it from the cache and retry)", s->label, r->done, s->size);
+    if (s->sha256 && strcmp(got, s->sha256) != 0)
+        return ce_fail(ctx, CE_ERR_INTEGRITY, "%s: sha256 %s, the manifest says %s; nothing was installed "
+                       "(delete it from the cache and retry)", s->label, got, s->sha256);
+    return CE_OK;
+}
+
+int ce_unpack(ce_ctx *ctx, const ce_unpack_src *s, const char *dest)
+{
+    reader r = { .ctx = ctx, .src = s, .fd = -1 };
+    int rc = CE_OK;
+    r.buf = malloc(READ_BLOCK);
+    r.md = ce_sha256_new();
+    if (!r.buf || !r.md) {
+        free(r.buf);
+        ce_sha256_free(r.md);
+        return ce_fail(ctx, CE_ERR_NOMEM, "out of memory unpacking %s", s->label);
+    }
+    if ((rc = reader_open(&r)) != CE_OK) {
+        free(r.buf);
+        ce_sha256_free(r.md);
+        return rc == CE_ERR_DOWNLOAD ? ce_fail(ctx, rc, "%s: download stopped before it began", s->label) : rc;
+    }
+
+    /* Extraction works relative to dest: libarchive's SECURE_NOABSOLUTEPATHS
+     * refuses absolute names, and SECURE_SYMLINKS would otherwise also
+     * inspect the components of dest itself. */
+    int cwd = open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (cwd < 0 || chdir(dest) != 0) {
+        rc = ce_fail(ctx, CE_ERR_IO, "cannot enter %s: %s", dest, strerror(errno));
+        if (cwd >= 0) close(cwd);
+        close(r.fd);
+        free(r.buf);
+        ce_sha256_free(r.md);
+        return rc;
+    }
+
+    struct archive *a = archive_read_new();
+    struct archive *w = archive_write_disk_new();
+    /* compressions the tarballs use; no support_filter_all: that can spawn
+     * external programs (lrzip, lzop, grzip). */
+    archive_read_support_filter_xz(a);
+    archive_read_support_filter_gzip(a);
+    archive_read_support_filter_bzip2(a);
+    archive_read_support_filter_zstd(a);
+    archive_read_support_format_tar(a);
+    /* No ARCHIVE_EXTRACT_OWNER, and deliberately no
+     * archive_write_disk_set_standard_lookup: uid/gname lookups through NSS
+     * cost minutes on big archives and ownership is not ours to restore. */
+    archive_write_disk_set_options(w, ARCHIVE_EXTRACT_TIME | ARCHIVE_EXTRACT_PERM |
+                                      ARCHIVE_EXTRACT_SECURE_NODOTDOT | ARCHIVE_EXTRACT_SECURE_SYMLINKS |
+                                      ARCHIVE_EXTRACT_SECURE_NOABSOLUTEPATHS);
+    if (archive_read_open2(a, &r, NULL, read_cb, NULL, NULL) != ARCHIVE_OK) {
+        rc = r.incomplete ? CE_ERR_DOWNLOAD : CE_ERR_OTHER;
+    } else {
+        rc = extract(ctx, s, a, w);
+    }
+    if (rc == CE_ERR_OTHER) {
+        rc = r.incomplete ? CE_ERR_DOWNLOAD : CE_ERR_INTEGRITY;
+        if (rc == CE_ERR_DOWNLOAD)
+            ce_fail(ctx, rc, "%s: the download stopped before the archive was complete", s->label);
+        else
+            ce_fail(ctx, rc, "%s is not a readable archive: %s; delete it from the cache and retry",
+                    s->label, archive_error_string(a) ? archive_error_string(a) : "unknown error");
+    }
+    /* close applies deferred directory permissions and times */
+    if (archive_write_close(w) != ARCHIVE_OK && rc == CE_OK)
+        rc = ce_fail(ctx, CE_ERR_IO, "cannot finish unpacking %s into %s: %s", s->label, dest,
+                     archive_error_string(w));
+    archive_write_free(w);
+    archive_read_free(a);
+    if (fchdir(cwd) != 0 && rc == CE_OK)
+        rc = ce_fail(ctx, CE_ERR_IO, "cannot return to the working directory: %s", strerror(errno));
+    close(cwd);
+
+    if (rc == CE_OK) rc = finish_digest(ctx, &r);
+    if (rc == CE_ERR_DOWNLOAD && !ctx->err[0])
+        ce_fail(ctx, rc, "%s: the download stopped before the archive was complete", s->label);
+    close(r.fd);
+    free(r.buf);
+    ce_sha256_free(r.md);
+    if (rc == CE_OK) rc = ce_unpack_check_links(ctx, dest, s->label);
+    return rc;
+}
+
+/* ---- after extraction: resolve every symlink ---- */
+
+static const char *g_root;
+static size_t g_rootlen;
+static char g_bad[PATH_MAX];
+
+static int link_one(const char *p, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st; (void)ftw;
+    if (flag != FTW_SL && flag != FTW_SLN) return 0;
+    char real[PATH_MAX];
+    if (!realpath(p, real)) return 0; /* dangling: its target was checked lexically */
+    if (strncmp(real, g_root, g_rootlen) != 0 || (real[g_rootlen] != '/' && real[g_rootlen] != '\0')) {
+        snprintf(g_bad, sizeof g_bad, "%s", p + g_rootlen + (p[g_rootlen] == '/'));
+        return 1;
+    }
+    return 0;
+}
+
+int ce_unpack_check_links(ce_ctx *ctx, const char *dir, const char *label)
+{
+    char root[PATH_MAX];
+    if (!realpath(dir, root)) return ce_fail(ctx, CE_ERR_IO, "cannot resolve %s: %s", dir, strerror(errno));
+    /* nftw has no user pointer; this runs once per unpack, never concurrently */
+    g_root = root;
+    g_rootlen = strlen(root);
+    g_bad[0] = '\0';
+    char walk[PATH_MAX];
+    snprintf(walk, sizeof walk, "%s", root);
+    int r = nftw(walk, link_one, 32, FTW_PHYS);
+    if (r == 1)
+        return ce_fail(ctx, CE_ERR_INTEGRITY, "unsafe entry '%s' in %s: symlink resolving outside the tree; "
+                       "nothing was installed from this archive", g_bad, label);
+    return CE_OK;
+}

@@ -1,0 +1,231 @@
+/* The archive entry policy (pure, table-driven) and ce_unpack on archives
+ * written here with libarchive: a good one, and one bad entry per rule. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <archive.h>
+#include <archive_entry.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "file.h"
+#include "unpack.h"
+
+typedef struct row { const char *path; unsigned mode; const char *sym, *hard; const char *why; } row;
+
+static void test_policy_table(void **state)
+{
+    (void)state;
+    static const row rows[] = {
+        { "lib/libcudnn.so.8.7.0", S_IFREG | 0644, NULL, NULL, NULL },
+        { "include", S_IFDIR | 0755, NULL, NULL, NULL },
+        { "./include/./cudnn.h", S_IFREG | 0644, NULL, NULL, NULL },
+        { "lib/libcudnn.so.8", S_IFLNK | 0777, "libcudnn.so.8.7.0", NULL, NULL },
+        { "lib/x", S_IFLNK | 0777, "../include/cudnn.h", NULL, NULL },
+        { "a/b/c", S_IFLNK | 0777, "../../d", NULL, NULL },
+        { "lib/y", S_IFREG | 0644, NULL, "lib/libcudnn.so.8.7.0", NULL },
+        { "", S_IFREG | 0644, NULL, NULL, "empty path" },
+        { "/etc/passwd", S_IFREG | 0644, NULL, NULL, "absolute path" },
+        { "../x", S_IFREG | 0644, NULL, NULL, "path with a '..' component" },
+        { "lib/../../x", S_IFREG | 0644, NULL, NULL, "path with a '..' component" },
+        { "lib/..", S_IFDIR | 0755, NULL, NULL, "path with a '..' component" },
+        { "dev/sda", S_IFBLK | 0600, NULL, NULL, "device node" },
+        { "dev/null", S_IFCHR | 0666, NULL, NULL, "device node" },
+        { "fifo", S_IFIFO | 0644, NULL, NULL, "FIFO" },
+        { "sock", S_IFSOCK | 0644, NULL, NULL, "socket" },
+        { "bin/su", S_IFREG | 04755, NULL, NULL, "setuid/setgid bit" },
+        { "bin/sg", S_IFREG | 02755, NULL, NULL, "setuid/setgid bit" },
+        { "lib/etc", S_IFLNK | 0777, "/etc", NULL, "symlink to an absolute path" },
+        { "up", S_IFLNK | 0777, "..", NULL, "symlink pointing outside the tree" },
+        { "lib/up", S_IFLNK | 0777, "../../..", NULL, "symlink pointing outside the tree" },
+        { "a/b", S_IFLNK | 0777, "../c/../../x", NULL, "symlink pointing outside the tree" },
+        { "a/b", S_IFLNK | 0777, "", NULL, "symlink without a target" },
+        { "lib/h", S_IFREG | 0644, NULL, "../outside", "hardlink target outside the tree" },
+        { "lib/h", S_IFREG | 0644, NULL, "/etc/shadow", "hardlink target outside the tree" },
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof *rows; i++) {
+        ce_entry e = { rows[i].path, rows[i].mode, rows[i].sym, rows[i].hard };
+        const char *why = ce_entry_refusal(&e);
+        if (!rows[i].why) {
+            if (why) fail_msg("row %zu (%s) refused: %s", i, rows[i].path, why);
+        } else {
+            if (!why) fail_msg("row %zu (%s) allowed, expected: %s", i, rows[i].path, rows[i].why);
+            assert_string_equal(why, rows[i].why);
+        }
+    }
+}
+
+static void test_strip_top(void **state)
+{
+    (void)state;
+    char top[64] = "";
+    const char *rest;
+    assert_int_equal(ce_strip_top("./cudnn-x/", top, sizeof top, &rest), 0);
+    assert_string_equal(top, "cudnn-x");
+    assert_string_equal(rest, "");
+    assert_int_equal(ce_strip_top("cudnn-x/lib/a.so", top, sizeof top, &rest), 0);
+    assert_string_equal(rest, "lib/a.so");
+    assert_int_equal(ce_strip_top("other/lib/a.so", top, sizeof top, &rest), -1);
+    assert_int_equal(ce_strip_top("cudnn-xy/a", top, sizeof top, &rest), -1);
+    char t2[64] = "";
+    assert_int_equal(ce_strip_top("../x", t2, sizeof t2, &rest), -1);
+}
+
+/* ---- archives written here ---- */
+
+typedef struct ent { const char *path; unsigned mode; const char *sym, *hard, *data; } ent;
+
+static void write_tar(const char *file, const ent *ents, size_t n)
+{
+    struct archive *a = archive_write_new();
+    archive_write_set_format_pax_restricted(a);
+    archive_write_add_filter_xz(a);
+    assert_int_equal(archive_write_open_filename(a, file), ARCHIVE_OK);
+    for (size_t i = 0; i < n; i++) {
+        struct archive_entry *e = archive_entry_new();
+        archive_entry_set_pathname(e, ents[i].path);
+        archive_entry_set_mode(e, ents[i].mode);
+        if (ents[i].sym) archive_entry_set_symlink(e, ents[i].sym);
+        if (ents[i].hard) archive_entry_set_hardlink(e, ents[i].hard);
+        size_t len = ents[i].data ? strlen(ents[i].data) : 0;
+        archive_entry_set_size(e, (la_int64_t)len);
+        archive_write_header(a, e);
+        if (len) archive_write_data(a, ents[i].data, len);
+        archive_entry_free(e);
+    }
+    archive_write_close(a);
+    archive_write_free(a);
+}
+
+static char tmpdir[256];
+
+static int setup(void **state)
+{
+    (void)state;
+    snprintf(tmpdir, sizeof tmpdir, "/tmp/cudaenv-unpack-XXXXXX");
+    assert_non_null(mkdtemp(tmpdir));
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    ce_ctx ctx;
+    ce_ctx_init(&ctx);
+    ce_rm_rf(&ctx, tmpdir);
+    return 0;
+}
+
+static int unpack_into(const ent *ents, size_t n, const char *sub, ce_ctx *ctx)
+{
+    char tar[512], dest[512];
+    snprintf(tar, sizeof tar, "%s/%s.tar.xz", tmpdir, sub);
+    snprintf(dest, sizeof dest, "%s/%s", tmpdir, sub);
+    write_tar(tar, ents, n);
+    mkdir(dest, 0755);
+    ce_ctx_init(ctx);
+    ce_unpack_src src = { .path = tar, .label = tar, .size = -1, .strip_top = true };
+    return ce_unpack(ctx, &src, dest);
+}
+
+static void test_unpack_good(void **state)
+{
+    (void)state;
+    static const ent good[] = {
+        { "cudnn-x/", AE_IFDIR | 0755, 0, 0, 0 },
+        { "cudnn-x/include/cudnn_version.h", AE_IFREG | 0644, 0, 0, "#define CUDNN_MAJOR 8\n" },
+        { "cudnn-x/lib/libcudnn.so.8.7.0", AE_IFREG | 0755, 0, 0, "ELF" },
+        { "cudnn-x/lib/libcudnn.so.8", AE_IFLNK | 0777, "libcudnn.so.8.7.0", 0, 0 },
+        { "cudnn-x/lib/hard", AE_IFREG | 0755, 0, "cudnn-x/lib/libcudnn.so.8.7.0", 0 },
+        { "cudnn-x/LICENSE", AE_IFREG | 0644, 0, 0, "license\n" },
+    };
+    ce_ctx ctx;
+    assert_int_equal(unpack_into(good, 6, "good", &ctx), CE_OK);
+    char p[600], buf[64] = "";
+    snprintf(p, sizeof p, "%s/good/lib/libcudnn.so.8", tmpdir);
+    FILE *f = fopen(p, "r");
+    assert_non_null(f);
+    assert_non_null(fgets(buf, sizeof buf, f));
+    fclose(f);
+    assert_string_equal(buf, "ELF");
+    struct stat a, b;
+    snprintf(p, sizeof p, "%s/good/lib/hard", tmpdir);
+    assert_int_equal(stat(p, &a), 0);
+    snprintf(p, sizeof p, "%s/good/lib/libcudnn.so.8.7.0", tmpdir);
+    assert_int_equal(stat(p, &b), 0);
+    assert_true(a.st_ino == b.st_ino);
+    snprintf(p, sizeof p, "%s/good/cudnn-x", tmpdir);
+    assert_false(ce_exists(p));
+}
+
+static void test_unpack_digest(void **state)
+{
+    (void)state;
+    static const ent good[] = { { "t/a", AE_IFREG | 0644, 0, 0, "a\n" } };
+    char tar[512], dest[512];
+    snprintf(tar, sizeof tar, "%s/d.tar.xz", tmpdir);
+    snprintf(dest, sizeof dest, "%s/d", tmpdir);
+    write_tar(tar, good, 1);
+    mkdir(dest, 0755);
+    ce_ctx ctx;
+    ce_ctx_init(&ctx);
+    ce_unpack_src src = { .path = tar, .label = "http://x/d.tar.xz", .size = -1, .strip_top = true,
+                          .sha256 = "0000000000000000000000000000000000000000000000000000000000000000" };
+    assert_int_equal(ce_unpack(&ctx, &src, dest), CE_ERR_INTEGRITY);
+    assert_non_null(strstr(ctx.err, "http://x/d.tar.xz: sha256 "));
+}
+
+static void expect_refused(const ent *ents, size_t n, const char *sub, const char *entry, const char *why)
+{
+    ce_ctx ctx;
+    int rc = unpack_into(ents, n, sub, &ctx);
+    if (rc != CE_ERR_INTEGRITY) fail_msg("%s: rc %d (%s)", sub, rc, ctx.err);
+    if (!strstr(ctx.err, entry) || !strstr(ctx.err, why)) fail_msg("%s: message '%s'", sub, ctx.err);
+}
+
+static void test_unpack_refusals(void **state)
+{
+    (void)state;
+    static const ent dotdot[] = { { "t/../../x", AE_IFREG | 0644, 0, 0, "x" } };
+    expect_refused(dotdot, 1, "dotdot", "t/../../x", "'..'");
+    static const ent two_tops[] = { { "t/a", AE_IFREG | 0644, 0, 0, "a" }, { "u/b", AE_IFREG | 0644, 0, 0, "b" } };
+    expect_refused(two_tops, 2, "tops", "u/b", "single top directory");
+    static const ent suid[] = { { "t/bin/x", AE_IFREG | 04755, 0, 0, "x" } };
+    expect_refused(suid, 1, "suid", "t/bin/x", "setuid");
+    static const ent esc[] = { { "t/lib/e", AE_IFLNK | 0777, "../../../etc", 0, 0 } };
+    expect_refused(esc, 1, "esc", "t/lib/e", "outside the tree");
+    static const ent fifo[] = { { "t/f", AE_IFIFO | 0644, 0, 0, 0 } };
+    expect_refused(fifo, 1, "fifo", "t/f", "FIFO");
+    static const ent hard[] = { { "t/h", AE_IFREG | 0644, 0, "../x", 0 } };
+    expect_refused(hard, 1, "hard", "t/h", "hardlink");
+}
+
+/* A chain of links that are each harmless lexically but resolve outside. */
+static void test_link_chain(void **state)
+{
+    (void)state;
+    static const ent chain[] = {
+        { "t/r", AE_IFLNK | 0777, ".", 0, 0 },
+        { "t/x", AE_IFLNK | 0777, "r/..", 0, 0 },
+    };
+    expect_refused(chain, 2, "chain", "x", "resolving outside");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_policy_table),
+        cmocka_unit_test(test_strip_top),
+        cmocka_unit_test(test_unpack_good),
+        cmocka_unit_test(test_unpack_digest),
+        cmocka_unit_test(test_unpack_refusals),
+        cmocka_unit_test(test_link_chain),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
