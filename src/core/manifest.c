@@ -1,22 +1,582 @@
+/* The manifest (MANIFEST.md, schema 1): cJSON -> owned structs.
+ *
+ * Validation is strict because the manifest is the trust root: every byte
+ * cudaenv installs is named here by URL and sha256.  Each failure names the
+ * JSON path of the offending value (cuda."11.8.0".runfile."linux-x86_64".sha256)
+ * and the manifest it came from, so the author of an air-gapped mirror's
+ * manifest can fix it without guessing.  Unknown keys are ignored so that a
+ * newer manifest still loads in an older cudaenv. */
 #include "manifest.h"
 
-/* Placeholder until the manifest module lands (issue 2). */
+#include <cjson/cJSON.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "file.h"
+#include "version.h"
+
+#define NVIDIA_PREFIX "https://developer.download.nvidia.com/"
+
+/* NVIDIA's platform names.  cudaenv installs for x86_64 and sbsa; the other
+ * two are accepted so that a manifest imported from NVIDIA's redistrib JSON
+ * loads, but nothing resolves to them. */
+static const char *const platforms[] = { "linux-x86_64", "linux-sbsa", "linux-aarch64", "linux-ppc64le" };
+
+typedef struct parser {
+    ce_ctx *ctx;
+    const char *origin;
+    bool local;
+    char path[512];     /* JSON path of the value being read */
+} parser;
+
+static int bad(parser *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int bad(parser *p, const char *fmt, ...)
+{
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    return ce_fail(p->ctx, CE_ERR_INTEGRITY, "invalid manifest %s: %s: %s", p->origin, p->path, msg);
+}
+
+/* Append ."key" (or .key when it is a plain word) to the current path;
+ * returns the old length so the caller can restore it. */
+static size_t path_push(parser *p, const char *key)
+{
+    size_t n = strlen(p->path);
+    bool plain = *key != '\0';
+    for (const char *k = key; *k; k++)
+        if (!((*k >= 'a' && *k <= 'z') || *k == '_' || (k != key && *k >= '0' && *k <= '9'))) plain = false;
+    snprintf(p->path + n, sizeof p->path - n, plain ? "%s%s" : "%s\"%s\"", n ? "." : "", key);
+    return n;
+}
+
+static void path_pop(parser *p, size_t n) { p->path[n] = '\0'; }
+
+static const char *type_name(const cJSON *v)
+{
+    if (cJSON_IsString(v)) return "a string";
+    if (cJSON_IsNumber(v)) return "a number";
+    if (cJSON_IsBool(v)) return "a boolean";
+    if (cJSON_IsNull(v)) return "null";
+    if (cJSON_IsArray(v)) return "an array";
+    return "an object";
+}
+
+static char *xstrdup(parser *p, const char *s)
+{
+    char *d = strdup(s);
+    if (!d) ce_fail(p->ctx, CE_ERR_NOMEM, "out of memory reading manifest %s", p->origin);
+    return d;
+}
+
+/* Optional string member: absent or null -> *out stays NULL. */
+static int get_str(parser *p, const cJSON *obj, const char *key, bool required, char **out)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+    if (!v || cJSON_IsNull(v)) {
+        if (!required) return CE_OK;
+        size_t n = path_push(p, key);
+        int rc = bad(p, "missing (required string)");
+        path_pop(p, n);
+        return rc;
+    }
+    if (!cJSON_IsString(v)) {
+        size_t n = path_push(p, key);
+        int rc = bad(p, "expected a string, got %s", type_name(v));
+        path_pop(p, n);
+        return rc;
+    }
+    *out = xstrdup(p, v->valuestring);
+    return *out ? CE_OK : CE_ERR_NOMEM;
+}
+
+static int get_version(parser *p, const cJSON *obj, const char *key, bool required, char **out)
+{
+    int rc = get_str(p, obj, key, required, out);
+    if (rc || !*out || ce_version_valid(*out)) return rc;
+    size_t n = path_push(p, key);
+    rc = bad(p, "'%s' is not a version (digits separated by dots)", *out);
+    path_pop(p, n);
+    return rc;
+}
+
+static bool is_platform(const char *s)
+{
+    for (size_t i = 0; i < sizeof platforms / sizeof *platforms; i++)
+        if (strcmp(s, platforms[i]) == 0) return true;
+    return false;
+}
+
+static int count_dots(const char *s)
+{
+    int n = 0;
+    for (; *s; s++) n += *s == '.';
+    return n;
+}
+
+static bool is_sha256(const char *s)
+{
+    size_t i = 0;
+    for (; s[i]; i++)
+        if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f'))) return false;
+    return i == 64;
+}
+
+/* ---- URLs ---------------------------------------------------------------- */
+
+static size_t scheme_len(const char *u)
+{
+    size_t i = 0;
+    while ((u[i] >= 'a' && u[i] <= 'z') || (u[i] >= 'A' && u[i] <= 'Z') ||
+           (i && ((u[i] >= '0' && u[i] <= '9') || u[i] == '+' || u[i] == '-' || u[i] == '.')))
+        i++;
+    return i && u[i] == ':' ? i : 0;
+}
+
+/* Resolve a relative reference against the manifest's own location: the
+ * directory of a local path (as a file:// URL) or of the manifest's URL. */
+static int resolve_ref(parser *p, const char *ref, char **out)
+{
+    char base[8192];
+    if (scheme_len(p->origin)) {
+        snprintf(base, sizeof base, "%s", p->origin);
+        base[strcspn(base, "?#")] = '\0';
+        char *host = strstr(base, "://");
+        host = host ? host + 3 : base;
+        if (ref[0] == '/' && ref[1] == '/') {
+            host[-2] = '\0';                      /* keep "scheme:" */
+        } else if (ref[0] == '/') {
+            host[strcspn(host, "/")] = '\0';     /* keep "scheme://host" */
+        } else {
+            char *slash = strrchr(host, '/');
+            if (slash) slash[1] = '\0'; else strcat(base, "/");
+        }
+    } else {
+        if (ref[0] == '/') {
+            snprintf(base, sizeof base, "file://");
+        } else {
+            char dir[PATH_MAX], real[PATH_MAX];
+            snprintf(dir, sizeof dir, "%s", p->origin);
+            char *slash = strrchr(dir, '/');
+            if (slash) { if (slash == dir) slash[1] = '\0'; else *slash = '\0'; }
+            else snprintf(dir, sizeof dir, ".");
+            if (!realpath(dir, real))
+                return bad(p, "cannot resolve relative URL '%s': directory %s of the manifest: %m", ref, dir);
+            snprintf(base, sizeof base, "file://%s%s", real, strcmp(real, "/") ? "/" : "");
+        }
+    }
+    size_t n = strlen(base) + strlen(ref) + 1;
+    *out = malloc(n);
+    if (!*out) return ce_fail(p->ctx, CE_ERR_NOMEM, "out of memory");
+    snprintf(*out, n, "%s%s", base, ref);
+    return CE_OK;
+}
+
+/* CUDAENV_MIRROR=BASE: https://developer.download.nvidia.com/X -> BASE/X.
+ * A BASE that is a plain absolute path means a local directory. */
+static int apply_mirror(parser *p, char **url)
+{
+    const char *mirror = p->ctx->mirror;
+    size_t pl = strlen(NVIDIA_PREFIX);
+    if (!*mirror || strncmp(*url, NVIDIA_PREFIX, pl) != 0) return CE_OK;
+    size_t ml = strlen(mirror);
+    while (ml > 1 && mirror[ml - 1] == '/') ml--;
+    const char *pre = mirror[0] == '/' ? "file://" : "";
+    size_t n = strlen(pre) + ml + 1 + strlen(*url + pl) + 1;
+    char *r = malloc(n);
+    if (!r) return ce_fail(p->ctx, CE_ERR_NOMEM, "out of memory");
+    snprintf(r, n, "%s%.*s/%s", pre, (int)ml, mirror, *url + pl);
+    free(*url);
+    *url = r;
+    return CE_OK;
+}
+
+static int check_url(parser *p, char **url)
+{
+    size_t sl = scheme_len(*url);
+    int rc;
+    if (!sl) {
+        char *abs = NULL;
+        if ((rc = resolve_ref(p, *url, &abs))) return rc;
+        free(*url);
+        *url = abs;
+    }
+    if ((rc = apply_mirror(p, url))) return rc;
+    sl = scheme_len(*url);
+    if (sl == 5 && strncasecmp(*url, "https", 5) == 0) return CE_OK;
+    if ((sl == 4 && strncasecmp(*url, "http", 4) == 0) || (sl == 4 && strncasecmp(*url, "file", 4) == 0)) {
+        if (p->local || p->ctx->insecure) return CE_OK;
+        return bad(p, "%s is refused: a manifest loaded from a URL may only name https:// URLs "
+                      "(or relative ones); use https or pass --insecure", *url);
+    }
+    return bad(p, "unsupported URL '%s': use https://, or a path relative to the manifest", *url);
+}
+
+/* ---- values ---------------------------------------------------------------- */
+
+static int parse_artifact(parser *p, const cJSON *v, const char *platform, ce_artifact *a)
+{
+    a->size = -1;
+    if (!is_platform(platform))
+        return bad(p, "unknown platform '%s' (NVIDIA's names: linux-x86_64, linux-sbsa)", platform);
+    if (!cJSON_IsObject(v)) return bad(p, "expected an object with url and sha256, got %s", type_name(v));
+    if (!(a->platform = xstrdup(p, platform))) return CE_ERR_NOMEM;
+    int rc;
+    char *sha = NULL;
+    if ((rc = get_str(p, v, "url", true, &a->url))) return rc;
+    if ((rc = get_str(p, v, "sha256", true, &sha))) return rc;
+    bool ok = is_sha256(sha);
+    if (ok) memcpy(a->sha256, sha, 65);
+    size_t n = path_push(p, "sha256");
+    if (!ok) rc = bad(p, "expected 64 hex characters (lowercase), got '%.80s'", sha);
+    path_pop(p, n);
+    free(sha);
+    if (rc) return rc;
+    const cJSON *s = cJSON_GetObjectItemCaseSensitive(v, "size");
+    if (s && !cJSON_IsNull(s)) {
+        n = path_push(p, "size");
+        /* doubles hold integers exactly up to 2^53: far beyond any download */
+        if (!cJSON_IsNumber(s) || s->valuedouble < 0 || s->valuedouble > 9007199254740992.0 ||
+            (double)(long long)s->valuedouble != s->valuedouble)
+            rc = bad(p, "expected a non-negative integer number of bytes, got %s%s", type_name(s),
+                     cJSON_IsString(s) ? " (NVIDIA's redistrib JSON writes sizes as strings: convert)" : "");
+        else
+            a->size = (long long)s->valuedouble;
+        path_pop(p, n);
+        if (rc) return rc;
+    }
+    if ((rc = get_version(p, v, "for_cuda", false, &a->for_cuda))) return rc;
+    n = path_push(p, "url");
+    rc = check_url(p, &a->url);
+    path_pop(p, n);
+    return rc;
+}
+
+/* An object of platform -> artifact. */
+static int parse_platforms(parser *p, const cJSON *obj, ce_artifact **list, size_t *count)
+{
+    if (!cJSON_IsObject(obj)) return bad(p, "expected an object of platform -> {url, sha256, size}, got %s", type_name(obj));
+    size_t n = (size_t)cJSON_GetArraySize(obj);
+    *list = calloc(n ? n : 1, sizeof **list);
+    if (!*list) return ce_fail(p->ctx, CE_ERR_NOMEM, "out of memory");
+    const cJSON *it;
+    cJSON_ArrayForEach(it, obj) {
+        size_t m = path_push(p, it->string);
+        for (size_t i = 0; i < *count; i++)
+            if (strcmp((*list)[i].platform, it->string) == 0) return bad(p, "duplicate key");
+        int rc = parse_artifact(p, it, it->string, &(*list)[(*count)++]);
+        if (rc) return rc;
+        path_pop(p, m);
+    }
+    return CE_OK;
+}
+
+static int parse_cuda(parser *p, const cJSON *v, ce_cuda *c)
+{
+    if (!(c->version = xstrdup(p, v->string))) return CE_ERR_NOMEM;
+    if (!ce_version_valid(v->string) || count_dots(v->string) != 2)
+        return bad(p, "CUDA releases are keyed X.Y.Z (e.g. \"11.8.0\"), not '%s'", v->string);
+    if (!cJSON_IsObject(v)) return bad(p, "expected an object, got %s", type_name(v));
+    int rc;
+    if ((rc = get_version(p, v, "min_driver", false, &c->min_driver)) ||
+        (rc = get_version(p, v, "min_driver_compat", false, &c->min_driver_compat)) ||
+        (rc = get_str(p, v, "source", false, &c->source)))
+        return rc;
+    const cJSON *g = cJSON_GetObjectItemCaseSensitive(v, "max_gcc");
+    if (g && !cJSON_IsNull(g)) {
+        size_t n = path_push(p, "max_gcc");
+        if (!cJSON_IsNumber(g) || g->valuedouble < 1 || g->valuedouble > 1000 || (double)(long long)g->valuedouble != g->valuedouble)
+            return bad(p, "expected a GCC major version (integer), got %s", type_name(g));
+        c->max_gcc = g->valueint;
+        path_pop(p, n);
+    }
+    const cJSON *sm = cJSON_GetObjectItemCaseSensitive(v, "sm");
+    if (sm && !cJSON_IsNull(sm)) {
+        size_t n = path_push(p, "sm");
+        if (!cJSON_IsObject(sm)) return bad(p, "expected {\"min\": \"3.5\", \"max\": \"9.0\"}, got %s", type_name(sm));
+        if ((rc = get_version(p, sm, "min", false, &c->sm_min)) || (rc = get_version(p, sm, "max", false, &c->sm_max)))
+            return rc;
+        path_pop(p, n);
+    }
+    const cJSON *rf = cJSON_GetObjectItemCaseSensitive(v, "runfile");
+    if (rf && !cJSON_IsNull(rf)) {
+        size_t n = path_push(p, "runfile");
+        if ((rc = parse_platforms(p, rf, &c->runfiles, &c->n_runfiles))) return rc;
+        path_pop(p, n);
+    }
+    return CE_OK;
+}
+
+/* cudnn."8.7.0.84": { "cuda11": { platform: artifact }, "source": "..." }.
+ * Keys starting with "cuda" must be cudaNN; other keys are ignored. */
+static int parse_cudnn(parser *p, const cJSON *v, ce_cudnn *c)
+{
+    if (!(c->version = xstrdup(p, v->string))) return CE_ERR_NOMEM;
+    if (!ce_version_valid(v->string) || count_dots(v->string) < 2)
+        return bad(p, "cuDNN releases are keyed by their full version (e.g. \"8.7.0.84\"), not '%s'", v->string);
+    if (!cJSON_IsObject(v)) return bad(p, "expected an object, got %s", type_name(v));
+    int rc;
+    if ((rc = get_str(p, v, "source", false, &c->source))) return rc;
+    size_t n = (size_t)cJSON_GetArraySize(v);
+    c->builds = calloc(n ? n : 1, sizeof *c->builds);
+    if (!c->builds) return ce_fail(p->ctx, CE_ERR_NOMEM, "out of memory");
+    const cJSON *it;
+    cJSON_ArrayForEach(it, v) {
+        if (strncmp(it->string, "cuda", 4) != 0) continue;
+        size_t m = path_push(p, it->string);
+        const char *d = it->string + 4;
+        if (!*d || strlen(d) > 3 || strspn(d, "0123456789") != strlen(d) || *d == '0')
+            return bad(p, "cuDNN builds are keyed by CUDA major: cuda11, cuda12, cuda13");
+        int major = atoi(d);
+        for (size_t i = 0; i < c->n_builds; i++)
+            if (c->builds[i].cuda_major == major) return bad(p, "duplicate key");
+        ce_cudnn_build *b = &c->builds[c->n_builds++];
+        b->cuda_major = major;
+        if ((rc = parse_platforms(p, it, &b->archives, &b->n_archives))) return rc;
+        path_pop(p, m);
+    }
+    return CE_OK;
+}
+
+static int parse_tf(parser *p, const cJSON *v, ce_tf *t)
+{
+    if (!(t->version = xstrdup(p, v->string))) return CE_ERR_NOMEM;
+    if (!ce_version_valid(v->string) || count_dots(v->string) != 1)
+        return bad(p, "TensorFlow releases are keyed MAJOR.MINOR (e.g. \"2.14\"), not '%s'", v->string);
+    if (!cJSON_IsObject(v)) return bad(p, "expected an object, got %s", type_name(v));
+    int rc;
+    if ((rc = get_version(p, v, "cuda", true, &t->cuda)) ||
+        (rc = get_version(p, v, "cudnn", false, &t->cudnn)) ||
+        (rc = get_str(p, v, "python", false, &t->python)) ||
+        (rc = get_str(p, v, "source", false, &t->source)) ||
+        (rc = get_str(p, v, "not_installable", false, &t->not_installable)))
+        return rc;
+    return CE_OK;
+}
+
+/* ---- the document ---------------------------------------------------------- */
+
+static int cmp_tf(const void *a, const void *b) { return ce_version_cmp(((const ce_tf *)a)->version, ((const ce_tf *)b)->version); }
+static int cmp_cuda(const void *a, const void *b) { return ce_version_cmp(((const ce_cuda *)a)->version, ((const ce_cuda *)b)->version); }
+static int cmp_cudnn(const void *a, const void *b) { return ce_version_cmp(((const ce_cudnn *)a)->version, ((const ce_cudnn *)b)->version); }
+
+typedef int (*parse_fn)(parser *, const cJSON *, void *);
+
+/* Parse the object doc[key] into a sorted array of elements of size sz. */
+static int parse_section(parser *p, const cJSON *doc, const char *key, size_t sz, parse_fn fn,
+                         int (*cmp)(const void *, const void *), void **arr, size_t *count)
+{
+    const cJSON *sec = cJSON_GetObjectItemCaseSensitive(doc, key);
+    snprintf(p->path, sizeof p->path, "%s", key);
+    if (!sec || cJSON_IsNull(sec)) return CE_OK;
+    if (!cJSON_IsObject(sec)) return bad(p, "expected an object keyed by version, got %s", type_name(sec));
+    size_t n = (size_t)cJSON_GetArraySize(sec);
+    *arr = calloc(n ? n : 1, sz);
+    if (!*arr) return ce_fail(p->ctx, CE_ERR_NOMEM, "out of memory");
+    const cJSON *it;
+    cJSON_ArrayForEach(it, sec) {
+        size_t m = path_push(p, it->string);
+        int rc = fn(p, it, (char *)*arr + sz * (*count)++);
+        if (rc) return rc;
+        path_pop(p, m);
+    }
+    qsort(*arr, *count, sz, cmp);
+    for (size_t i = 1; i < *count; i++) {
+        /* every element struct starts with its char *version */
+        const char *a = *(char *const *)((char *)*arr + sz * (i - 1)), *b = *(char *const *)((char *)*arr + sz * i);
+        if (ce_version_cmp(a, b) == 0) {
+            path_push(p, b);
+            return bad(p, "duplicate release ('%s' and '%s' name the same version)", a, b);
+        }
+    }
+    return CE_OK;
+}
+
+/* TF rows must point at releases the manifest has, unless marked not installable. */
+static int check_tf_refs(parser *p, const ce_manifest *m)
+{
+    for (size_t i = 0; i < m->n_tf; i++) {
+        const ce_tf *t = &m->tf[i];
+        if (t->not_installable) continue;
+        snprintf(p->path, sizeof p->path, "tensorflow");
+        path_push(p, t->version);
+        const ce_cuda *c = ce_manifest_cuda(m, t->cuda);
+        if (!c) {
+            path_push(p, "cuda");
+            return bad(p, "CUDA %s is not in the manifest's \"cuda\" section; add it, or mark the row "
+                          "\"not_installable\" with the reason", t->cuda);
+        }
+        if (t->cudnn) {
+            const ce_cudnn *d = ce_manifest_cudnn(m, t->cudnn);
+            path_push(p, "cudnn");
+            if (!d)
+                return bad(p, "cuDNN %s is not in the manifest's \"cudnn\" section; add it, or mark the row "
+                              "\"not_installable\" with the reason", t->cudnn);
+            bool has = false;
+            for (size_t b = 0; b < d->n_builds; b++) has |= d->builds[b].cuda_major == ce_version_major(c->version);
+            if (!has)
+                return bad(p, "cuDNN %s has no build for CUDA %d (needs cudnn.\"%s\".cuda%d)", t->cudnn,
+                           ce_version_major(c->version), t->cudnn, ce_version_major(c->version));
+        }
+    }
+    return CE_OK;
+}
+
+static int parse_doc(parser *p, const cJSON *doc, ce_manifest *m)
+{
+    if (!cJSON_IsObject(doc)) return bad(p, "expected a JSON object, got %s", type_name(doc));
+    snprintf(p->path, sizeof p->path, "schema");
+    const cJSON *s = cJSON_GetObjectItemCaseSensitive(doc, "schema");
+    if (!s) return bad(p, "missing; this cudaenv reads manifest schema 1 (\"schema\": 1)");
+    if (!cJSON_IsNumber(s) || s->valuedouble != 1) {
+        char got[64];
+        if (cJSON_IsNumber(s)) snprintf(got, sizeof got, "%g", s->valuedouble);
+        else snprintf(got, sizeof got, "%s", type_name(s));
+        return bad(p, "unsupported manifest schema %s; this cudaenv supports schema 1 "
+                      "(update cudaenv or use a schema 1 manifest)", got);
+    }
+    m->schema = 1;
+    p->path[0] = '\0';
+    int rc;
+    if ((rc = get_str(p, doc, "updated", false, &m->updated))) return rc;
+    if ((rc = parse_section(p, doc, "cuda", sizeof(ce_cuda), (parse_fn)parse_cuda, cmp_cuda,
+                            (void **)&m->cuda, &m->n_cuda)) ||
+        (rc = parse_section(p, doc, "cudnn", sizeof(ce_cudnn), (parse_fn)parse_cudnn, cmp_cudnn,
+                            (void **)&m->cudnn, &m->n_cudnn)) ||
+        (rc = parse_section(p, doc, "tensorflow", sizeof(ce_tf), (parse_fn)parse_tf, cmp_tf,
+                            (void **)&m->tf, &m->n_tf)))
+        return rc;
+    return check_tf_refs(p, m);
+}
+
 int ce_manifest_parse(ce_ctx *ctx, const char *text, size_t len, const char *origin,
                       bool local, ce_manifest **out)
 {
-    (void)text; (void)len; (void)origin; (void)local;
     *out = NULL;
-    return ce_fail(ctx, CE_ERR_OTHER, "manifest: not implemented yet");
+    if (!origin) origin = "(manifest)";
+    if (len > CE_MANIFEST_MAX)
+        return ce_fail(ctx, CE_ERR_INTEGRITY, "invalid manifest %s: %zu bytes is over the 16 MiB limit; "
+                       "is this really a cudaenv manifest?", origin, len);
+    const char *end = NULL;
+    cJSON *doc = cJSON_ParseWithLengthOpts(text, len, &end, false);
+    if (!doc) {
+        size_t off = end && end >= text ? (size_t)(end - text) : 0, line = 1;
+        for (size_t i = 0; i < off && i < len; i++) line += text[i] == '\n';
+        return ce_fail(ctx, CE_ERR_INTEGRITY, "invalid manifest %s: not valid JSON (near line %zu, byte %zu)",
+                       origin, line, off);
+    }
+    ce_manifest *m = calloc(1, sizeof *m);
+    parser p = { .ctx = ctx, .origin = origin, .local = local };
+    int rc = m ? CE_OK : ce_fail(ctx, CE_ERR_NOMEM, "out of memory");
+    if (!rc && !(m->origin = strdup(origin))) rc = ce_fail(ctx, CE_ERR_NOMEM, "out of memory");
+    if (!rc) {
+        m->local = local;
+        rc = parse_doc(&p, doc, m);
+    }
+    cJSON_Delete(doc);
+    if (rc) {
+        ce_manifest_free(m);
+        return rc;
+    }
+    *out = m;
+    return CE_OK;
 }
+
 int ce_manifest_load_file(ce_ctx *ctx, const char *path, ce_manifest **out)
 {
-    (void)path;
     *out = NULL;
-    return ce_fail(ctx, CE_ERR_OTHER, "manifest: not implemented yet");
+    char *data = NULL;
+    size_t len = 0;
+    int rc = ce_file_read(ctx, path, CE_MANIFEST_MAX, &data, &len);
+    if (rc == CE_ERR_INTEGRITY)
+        return ce_fail(ctx, rc, "invalid manifest %s: over the 16 MiB limit; is this really a cudaenv manifest?", path);
+    if (rc == CE_ERR_NOTFOUND)
+        return ce_fail(ctx, rc, "manifest %s does not exist; check CUDAENV_MANIFEST / --manifest", path);
+    if (rc) return rc;
+    rc = ce_manifest_parse(ctx, data, len, path, true, out);
+    free(data);
+    return rc;
 }
-void ce_manifest_free(ce_manifest *m) { (void)m; }
-const ce_cuda *ce_manifest_cuda(const ce_manifest *m, const char *v) { (void)m; (void)v; return 0; }
-const ce_cudnn *ce_manifest_cudnn(const ce_manifest *m, const char *v) { (void)m; (void)v; return 0; }
-const ce_tf *ce_manifest_tf(const ce_manifest *m, const char *v) { (void)m; (void)v; return 0; }
-const ce_artifact *ce_artifact_for(const ce_artifact *l, size_t n, const char *p) { (void)l; (void)n; (void)p; return 0; }
-const ce_artifact *ce_cudnn_archive(const ce_cudnn *c, int M, const char *p) { (void)c; (void)M; (void)p; return 0; }
+
+static void free_artifacts(ce_artifact *a, size_t n)
+{
+    for (size_t i = 0; a && i < n; i++) {
+        free(a[i].platform);
+        free(a[i].url);
+        free(a[i].for_cuda);
+    }
+    free(a);
+}
+
+void ce_manifest_free(ce_manifest *m)
+{
+    if (!m) return;
+    /* Arrays are calloc'ed to their full capacity, so elements past the
+     * count are zero and safe to free when parsing stopped half-way. */
+    for (size_t i = 0; i < m->n_tf; i++) {
+        ce_tf *t = &m->tf[i];
+        free(t->version); free(t->cuda); free(t->cudnn); free(t->python); free(t->source); free(t->not_installable);
+    }
+    free(m->tf);
+    for (size_t i = 0; i < m->n_cuda; i++) {
+        ce_cuda *c = &m->cuda[i];
+        free(c->version); free(c->min_driver); free(c->min_driver_compat); free(c->sm_min); free(c->sm_max);
+        free(c->source);
+        free_artifacts(c->runfiles, c->n_runfiles);
+    }
+    free(m->cuda);
+    for (size_t i = 0; i < m->n_cudnn; i++) {
+        ce_cudnn *c = &m->cudnn[i];
+        free(c->version); free(c->source);
+        for (size_t b = 0; b < c->n_builds; b++) free_artifacts(c->builds[b].archives, c->builds[b].n_archives);
+        free(c->builds);
+    }
+    free(m->cudnn);
+    free(m->updated);
+    free(m->origin);
+    free(m);
+}
+
+/* ---- lookups --------------------------------------------------------------- */
+
+const ce_cuda *ce_manifest_cuda(const ce_manifest *m, const char *v)
+{
+    for (size_t i = 0; m && v && i < m->n_cuda; i++)
+        if (strcmp(m->cuda[i].version, v) == 0) return &m->cuda[i];
+    return NULL;
+}
+
+const ce_cudnn *ce_manifest_cudnn(const ce_manifest *m, const char *v)
+{
+    for (size_t i = 0; m && v && i < m->n_cudnn; i++)
+        if (strcmp(m->cudnn[i].version, v) == 0) return &m->cudnn[i];
+    return NULL;
+}
+
+const ce_tf *ce_manifest_tf(const ce_manifest *m, const char *v)
+{
+    for (size_t i = 0; m && v && i < m->n_tf; i++)
+        if (strcmp(m->tf[i].version, v) == 0) return &m->tf[i];
+    return NULL;
+}
+
+const ce_artifact *ce_artifact_for(const ce_artifact *list, size_t n, const char *platform)
+{
+    for (size_t i = 0; list && platform && i < n; i++)
+        if (strcmp(list[i].platform, platform) == 0) return &list[i];
+    return NULL;
+}
+
+const ce_artifact *ce_cudnn_archive(const ce_cudnn *c, int cuda_major, const char *platform)
+{
+    for (size_t i = 0; c && i < c->n_builds; i++)
+        if (c->builds[i].cuda_major == cuda_major)
+            return ce_artifact_for(c->builds[i].archives, c->builds[i].n_archives, platform);
+    return NULL;
+}

@@ -16,6 +16,8 @@ typedef struct ce_artifact {
     char *url;           /* absolute after loading (relative refs resolved, mirror applied) */
     char sha256[65];     /* 64 lowercase hex */
     long long size;      /* bytes, -1 when the manifest gives none */
+    char *for_cuda;      /* "for_cuda": the CUDA X.Y an old per-minor cuDNN build
+                            needs ("10.1"); NULL = any release of the major */
 } ce_artifact;
 
 typedef struct ce_cuda {
@@ -26,6 +28,8 @@ typedef struct ce_cuda {
     char *source;
     ce_artifact *runfiles;
     size_t n_runfiles;
+    char *min_driver_compat; /* lowest driver through minor-version compatibility
+                                ("525.60.13", "580"), NULL if none/unknown */
 } ce_cuda;
 
 typedef struct ce_cudnn_build {

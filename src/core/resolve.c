@@ -1,6 +1,7 @@
 #include "resolve.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -40,7 +41,7 @@ int ce_spec_parse(ce_ctx *ctx, const char *text, ce_spec *out)
         if (*cv == '-' || *cv == '=') cv++;
         if (!ce_version_valid(cv) || strlen(cv) >= sizeof out->cudnn)
             return bad_spec(ctx, text);
-        snprintf(out->cudnn, sizeof out->cudnn, "%s", cv);
+        memcpy(out->cudnn, cv, strlen(cv) + 1);   /* length checked above */
     }
     const char *v = buf;
     out->kind = CE_SPEC_CUDA;
@@ -70,15 +71,219 @@ int ce_spec_parse(ce_ctx *ctx, const char *text, ce_spec *out)
         if (!strchr(v, '.')) return bad_spec(ctx, text);
         ce_version_prefix(v, 2, out->version, sizeof out->version);
     } else {
-        snprintf(out->version, sizeof out->version, "%s", v);
+        memcpy(out->version, v, strlen(v) + 1);   /* length checked above */
     }
     return CE_OK;
 }
 
-/* ce_resolve: implemented with the manifest (issue 2, manifest module owner). */
+/* ---- did you mean ---------------------------------------------------------- */
+
+static int levenshtein(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b);
+    if (la > 31 || lb > 31) return 99;
+    int d[32][32];
+    for (size_t i = 0; i <= la; i++) d[i][0] = (int)i;
+    for (size_t j = 0; j <= lb; j++) d[0][j] = (int)j;
+    for (size_t i = 1; i <= la; i++)
+        for (size_t j = 1; j <= lb; j++) {
+            int sub = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+            int del = d[i - 1][j] + 1, ins = d[i][j - 1] + 1;
+            d[i][j] = sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
+        }
+    return d[la][lb];
+}
+
+static int count_parts(const char *v)
+{
+    int n = 1;
+    for (; *v; v++) n += *v == '.';
+    return n;
+}
+
+/* |a - b| over the first two components, to order equally-near candidates. */
+static long numeric_gap(const char *a, const char *b)
+{
+    char *e;
+    long am = strtol(a, &e, 10), an = *e == '.' ? strtol(e + 1, NULL, 10) : 0;
+    long bm = strtol(b, &e, 10), bn = *e == '.' ? strtol(e + 1, NULL, 10) : 0;
+    return labs((am * 1000 + an) - (bm * 1000 + bn));
+}
+
+typedef struct cand { char spec[48]; int score; long gap; } cand;
+
+static int cand_cmp(const void *x, const void *y)
+{
+    const cand *a = x, *b = y;
+    if (a->score != b->score) return a->score - b->score;
+    return a->gap < b->gap ? -1 : a->gap > b->gap;
+}
+
+static void add_cand(cand *c, size_t *n, size_t cap, const char *prefix, const char *ver,
+                     const char *typed, int bonus)
+{
+    char spec[48];
+    snprintf(spec, sizeof spec, "%s%s", prefix, ver);
+    for (size_t i = 0; i < *n; i++)
+        if (strcmp(c[i].spec, spec) == 0) return;
+    if (*n >= cap) return;
+    cand *k = &c[(*n)++];
+    snprintf(k->spec, sizeof k->spec, "%s", spec);
+    k->score = levenshtein(typed, ver) + bonus;
+    k->gap = numeric_gap(typed, ver);
+}
+
+/* "did you mean tf-2.14?" naming up to three nearest valid specs: the other
+ * kind with the same version first (2.14 typed as CUDA is probably TF 2.14),
+ * then the nearest by edit distance, then by numeric distance. */
+static void suggest(const ce_manifest *m, const ce_spec *spec, char *out, size_t outsz)
+{
+    size_t cap = m->n_tf + 2 * m->n_cuda + 1, n = 0;
+    cand *c = calloc(cap, sizeof *c);
+    out[0] = '\0';
+    if (!c) return;
+    const char *typed = spec->version;
+    char mm[32];
+    for (size_t i = 0; i < m->n_tf; i++) {
+        bool same = ce_version_matches(m->tf[i].version, typed) || ce_version_matches(typed, m->tf[i].version);
+        add_cand(c, &n, cap, "tf-", m->tf[i].version, typed,
+                 spec->kind == CE_SPEC_TF ? 0 : (same ? -100 : 3));
+    }
+    bool full = count_parts(typed) >= 3;
+    for (size_t i = m->n_cuda; i-- > 0;) {
+        const char *v = m->cuda[i].version;
+        ce_version_prefix(v, 2, mm, sizeof mm);
+        bool same = ce_version_matches(typed, v) || ce_version_matches(mm, typed);
+        /* the short form is what users type; the full one when they typed X.Y.Z */
+        add_cand(c, &n, cap, "", full ? v : mm, typed, spec->kind == CE_SPEC_CUDA ? 0 : (same ? -100 : 3));
+    }
+    qsort(c, n, sizeof *c, cand_cmp);
+    size_t k = n < 3 ? n : 3;
+    while (k > 1 && c[k - 1].score > c[0].score + 1) k--;
+    size_t len = 0;
+    for (size_t i = 0; i < k && len < outsz; i++)
+        len += (size_t)snprintf(out + len, outsz - len, "%s%s", i == 0 ? "" : (i + 1 == k ? " or " : ", "), c[i].spec);
+    free(c);
+}
+
+/* ---- resolve ---------------------------------------------------------------- */
+
+/* The cuDNN archive of release d usable with CUDA release cuda on platform:
+ * a build for its major, and for old per-minor builds ("for_cuda") that minor. */
+static const ce_artifact *usable_archive(const ce_cudnn *d, const ce_cuda *cuda, const char *platform)
+{
+    const ce_artifact *a = ce_cudnn_archive(d, ce_version_major(cuda->version), platform);
+    if (a && a->for_cuda && !ce_version_matches(a->for_cuda, cuda->version)) return NULL;
+    return a;
+}
+
+static int unknown_spec(ce_ctx *ctx, const ce_manifest *m, const ce_spec *spec)
+{
+    char hint[256];
+    suggest(m, spec, hint, sizeof hint);
+    return ce_fail(ctx, CE_ERR_NOTFOUND, "no %s %s in the manifest (%s)%s%s%s; see: cudaenv list-remote%s",
+                   spec->kind == CE_SPEC_TF ? "TensorFlow release" : "CUDA release", spec->text,
+                   m->origin ? m->origin : "built-in", *hint ? "; did you mean " : "", hint, *hint ? "?" : "",
+                   spec->kind == CE_SPEC_TF ? "" : " cuda");
+}
+
+/* An explicit cuDNN choice ("8.9" or "8.9.7.29"): the newest matching release
+ * with a build for this CUDA release and platform. */
+static int pick_cudnn(ce_ctx *ctx, const ce_manifest *m, const ce_cuda *cuda, const char *want,
+                      ce_resolved *out)
+{
+    bool any = false;
+    for (size_t i = m->n_cudnn; i-- > 0;) {
+        const ce_cudnn *d = &m->cudnn[i];
+        if (!ce_version_matches(want, d->version)) continue;
+        any = true;
+        const ce_artifact *a = usable_archive(d, cuda, ctx->platform);
+        if (a) {
+            out->cudnn = d;
+            out->cudnn_archive = a;
+            return CE_OK;
+        }
+    }
+    if (any)
+        return ce_fail(ctx, CE_ERR_NOTFOUND, "cuDNN %s has no %s build for CUDA %s in the manifest; "
+                       "pick another with --cudnn (see: cudaenv list-remote cudnn) or use --no-cudnn",
+                       want, ctx->platform, cuda->version);
+    /* nearest cuDNN releases by version, newest first */
+    char hint[256] = "";
+    size_t len = 0, k = 0;
+    for (size_t i = m->n_cudnn; i-- > 0 && k < 3;) {
+        const ce_cudnn *d = &m->cudnn[i];
+        if (ce_version_major(d->version) != ce_version_major(want) || !usable_archive(d, cuda, ctx->platform)) continue;
+        len += (size_t)snprintf(hint + len, sizeof hint - len, "%s%s", k++ ? ", " : "", d->version);
+    }
+    return ce_fail(ctx, CE_ERR_NOTFOUND, "no cuDNN %s in the manifest%s%s%s; see: cudaenv list-remote cudnn",
+                   want, k ? "; did you mean " : "", hint, k ? "?" : "");
+}
+
 int ce_resolve(ce_ctx *ctx, const ce_manifest *m, const ce_spec *spec,
                const char *cudnn_override, bool no_cudnn, ce_resolved *out)
 {
-    (void)m; (void)spec; (void)cudnn_override; (void)no_cudnn; (void)out;
-    return ce_fail(ctx, CE_ERR_OTHER, "resolve: not implemented yet");
+    memset(out, 0, sizeof *out);
+    if (spec->kind == CE_SPEC_SYSTEM)
+        return ce_fail(ctx, CE_ERR_NOTFOUND, "'system' is the machine's own CUDA, not a release in the manifest; "
+                       "name a release (tf-2.14, 11.8)");
+    const char *want = cudnn_override && *cudnn_override ? cudnn_override : spec->cudnn;
+    if (*want && !ce_version_valid(want))
+        return ce_fail(ctx, CE_ERR_USAGE, "'%s' is not a cuDNN version (e.g. 8.9 or 8.9.7.29)", want);
+
+    if (spec->kind == CE_SPEC_TF) {
+        out->tf = ce_manifest_tf(m, spec->version);
+        if (!out->tf) return unknown_spec(ctx, m, spec);
+        out->cuda = ce_manifest_cuda(m, out->tf->cuda);
+        if (out->tf->not_installable || !out->cuda)
+            return ce_fail(ctx, CE_ERR_NOTFOUND, "TensorFlow %s (CUDA %s, cuDNN %s) cannot be installed from this "
+                           "manifest: %s", out->tf->version, out->tf->cuda, out->tf->cudnn ? out->tf->cudnn : "none",
+                           out->tf->not_installable ? out->tf->not_installable : "its CUDA release is missing");
+    } else {
+        /* "11.8" -> the newest 11.8.* ; "11.8.0" -> exactly that */
+        for (size_t i = m->n_cuda; i-- > 0 && !out->cuda;)
+            if (ce_version_matches(spec->version, m->cuda[i].version)) out->cuda = &m->cuda[i];
+        if (!out->cuda) return unknown_spec(ctx, m, spec);
+    }
+
+    const ce_cuda *cuda = out->cuda;
+    int rc = CE_OK;
+    if (no_cudnn) {
+        /* the toolkit alone */
+    } else if (*want) {
+        rc = pick_cudnn(ctx, m, cuda, want, out);
+    } else if (out->tf) {
+        if (out->tf->cudnn) {
+            out->cudnn = ce_manifest_cudnn(m, out->tf->cudnn);
+            out->cudnn_archive = usable_archive(out->cudnn, cuda, ctx->platform);
+            if (!out->cudnn_archive)
+                rc = ce_fail(ctx, CE_ERR_NOTFOUND, "TensorFlow %s needs cuDNN %s, which the manifest has no %s "
+                             "build of for CUDA %s; use --no-cudnn or --cudnn VER",
+                             out->tf->version, out->tf->cudnn, ctx->platform, cuda->version);
+        }
+    } else {
+        /* A bare CUDA release gets the newest cuDNN built for it: NVIDIA
+         * builds cuDNN per CUDA major, and newer cuDNN releases support the
+         * older minors of that major. */
+        for (size_t i = m->n_cudnn; i-- > 0 && !out->cudnn;) {
+            const ce_artifact *a = usable_archive(&m->cudnn[i], cuda, ctx->platform);
+            if (a) {
+                out->cudnn = &m->cudnn[i];
+                out->cudnn_archive = a;
+            }
+        }
+    }
+    out->runfile = ce_artifact_for(cuda->runfiles, cuda->n_runfiles, ctx->platform);
+    ce_toolchain_name(out->name, sizeof out->name, cuda->version, out->cudnn ? out->cudnn->version : NULL);
+    if (rc) return rc;
+    if (!out->runfile) {
+        char have[128] = "";
+        size_t len = 0;
+        for (size_t i = 0; i < cuda->n_runfiles; i++)
+            len += (size_t)snprintf(have + len, sizeof have - len, "%s%s", i ? ", " : "", cuda->runfiles[i].platform);
+        return ce_fail(ctx, CE_ERR_NOTFOUND, "CUDA %s has no runfile for %s in the manifest (it has: %s); "
+                       "pick a release that does (cudaenv list-remote cuda)",
+                       cuda->version, ctx->platform, *have ? have : "none");
+    }
+    return CE_OK;
 }

@@ -1,0 +1,278 @@
+/* Manifest validation (MANIFEST.md): the valid fixture loads into sorted,
+ * owned structs; every kind of invalid value is refused with exit-5's code
+ * and the JSON path of the offending value in the message. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "manifest.h"
+#include "manifest_fixture.h"
+
+static ce_ctx ctx;
+
+static int setup(void **state)
+{
+    (void)state;
+    memset(&ctx, 0, sizeof ctx);
+    snprintf(ctx.platform, sizeof ctx.platform, "linux-x86_64");
+    return 0;
+}
+
+static ce_manifest *parse_ok(const char *text, const char *origin, bool local)
+{
+    ce_manifest *m = NULL;
+    int rc = ce_manifest_parse(&ctx, text, strlen(text), origin, local, &m);
+    if (rc) fprintf(stderr, "unexpected failure: %s\n", ctx.err);
+    assert_int_equal(rc, CE_OK);
+    assert_non_null(m);
+    return m;
+}
+
+static void test_valid(void **state)
+{
+    (void)state;
+    ce_manifest *m = parse_ok(FIXTURE, "https://mirror.example/m/cudaenv.json", false);
+    assert_int_equal(m->schema, 1);
+    assert_string_equal(m->updated, "2026-01-01");
+    assert_int_equal(m->n_tf, 5);
+    assert_int_equal(m->n_cuda, 6);
+    assert_int_equal(m->n_cudnn, 6);
+    /* sorted in version order, not text order */
+    assert_string_equal(m->tf[0].version, "1.12");
+    assert_string_equal(m->tf[4].version, "2.18");
+    assert_string_equal(m->cuda[0].version, "10.0.130");
+    assert_string_equal(m->cuda[1].version, "11.8.0");
+    assert_string_equal(m->cuda[5].version, "13.0.0");
+    assert_string_equal(m->cudnn[0].version, "7.6.5.32");
+    assert_string_equal(m->cudnn[5].version, "9.13.0.50");
+
+    const ce_cuda *c = ce_manifest_cuda(m, "11.8.0");
+    assert_non_null(c);
+    assert_string_equal(c->min_driver, "520.61.05");
+    assert_string_equal(c->min_driver_compat, "450.80.02");
+    assert_int_equal(c->max_gcc, 11);
+    assert_string_equal(c->sm_min, "3.5");
+    assert_string_equal(c->sm_max, "9.0");
+    assert_string_equal(c->source, "spack");
+    const ce_artifact *a = ce_artifact_for(c->runfiles, c->n_runfiles, "linux-x86_64");
+    assert_non_null(a);
+    assert_string_equal(a->sha256, SHA_A);
+    assert_true(a->size == 4336730777LL);
+    a = ce_artifact_for(c->runfiles, c->n_runfiles, "linux-sbsa");
+    assert_non_null(a);
+    assert_true(a->size == -1);
+    assert_null(ce_manifest_cuda(m, "11.8"));
+    assert_null(ce_artifact_for(ce_manifest_cuda(m, "12.2.2")->runfiles, 1, "linux-sbsa"));
+
+    const ce_tf *t = ce_manifest_tf(m, "2.14");
+    assert_string_equal(t->cuda, "11.8.0");
+    assert_string_equal(t->cudnn, "8.7.0.84");
+    assert_string_equal(t->python, "3.9-3.11");
+    assert_null(t->not_installable);
+    assert_string_equal(ce_manifest_tf(m, "1.12")->not_installable, "no verified sha256 for the cuDNN tarball");
+
+    const ce_cudnn *d = ce_manifest_cudnn(m, "8.9.7.29");
+    assert_int_equal(d->n_builds, 2);
+    assert_non_null(ce_cudnn_archive(d, 12, "linux-sbsa"));
+    assert_null(ce_cudnn_archive(d, 11, "linux-sbsa"));
+    assert_null(ce_cudnn_archive(d, 13, "linux-x86_64"));
+    assert_true(ce_cudnn_archive(ce_manifest_cudnn(m, "8.7.0.84"), 11, "linux-x86_64")->size == 886423308);
+    assert_string_equal(ce_cudnn_archive(ce_manifest_cudnn(m, "7.6.5.32"), 10, "linux-x86_64")->for_cuda, "10.1");
+    assert_null(ce_cudnn_archive(d, 12, "linux-x86_64")->for_cuda);
+    ce_manifest_free(m);
+}
+
+static void test_relative_urls(void **state)
+{
+    (void)state;
+    /* against a manifest URL: its directory, or its host for /abs */
+    ce_manifest *m = parse_ok(FIXTURE, "https://mirror.example/m/cudaenv.json?x=1", false);
+    assert_string_equal(ce_manifest_cuda(m, "12.2.2")->runfiles[0].url, "https://mirror.example/m/cuda/cuda_12.2.2_linux.run");
+    ce_manifest_free(m);
+    char *t = fx_subst(FIXTURE, "\"cuda/cuda_12.2.2_linux.run\"", "\"/pub/x.run\"");
+    m = parse_ok(t, "https://mirror.example/m/cudaenv.json", false);
+    assert_string_equal(ce_manifest_cuda(m, "12.2.2")->runfiles[0].url, "https://mirror.example/pub/x.run");
+    ce_manifest_free(m);
+    free(t);
+    t = fx_subst(FIXTURE, "\"cuda/cuda_12.2.2_linux.run\"", "\"../up/x.run\"");
+    m = parse_ok(t, "https://mirror.example/m/cudaenv.json", false);
+    assert_string_equal(ce_manifest_cuda(m, "12.2.2")->runfiles[0].url, "https://mirror.example/m/../up/x.run");
+    ce_manifest_free(m);
+    free(t);
+
+    /* against a local manifest: a file:// URL in its (absolute) directory */
+    char dir[] = "/tmp/ce-manifest-test.XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char path[256];
+    snprintf(path, sizeof path, "%s/cudaenv.json", dir);
+    FILE *f = fopen(path, "w");
+    fputs(FIXTURE, f);
+    fclose(f);
+    assert_int_equal(ce_manifest_load_file(&ctx, path, &m), CE_OK);
+    char want[512];
+    snprintf(want, sizeof want, "file://%s/cuda/cuda_12.2.2_linux.run", dir);
+    assert_string_equal(ce_manifest_cuda(m, "12.2.2")->runfiles[0].url, want);
+    assert_true(m->local);
+    assert_string_equal(m->origin, path);
+    ce_manifest_free(m);
+    unlink(path);
+    rmdir(dir);
+}
+
+static void test_mirror(void **state)
+{
+    (void)state;
+    snprintf(ctx.mirror, sizeof ctx.mirror, "https://mirror.example/nvidia/");
+    ce_manifest *m = parse_ok(FIXTURE, "https://x.example/cudaenv.json", false);
+    assert_string_equal(ce_manifest_cuda(m, "11.8.0")->runfiles[0].url,
+                        "https://mirror.example/nvidia/compute/cuda/11.8.0/local_installers/cuda_11.8.0_520.61.05_linux.run");
+    /* URLs elsewhere are left alone */
+    assert_string_equal(ce_manifest_cuda(m, "12.2.2")->runfiles[0].url, "https://x.example/cuda/cuda_12.2.2_linux.run");
+    ce_manifest_free(m);
+    snprintf(ctx.mirror, sizeof ctx.mirror, "http://127.0.0.1:8080");
+    m = parse_ok(FIXTURE, "/tmp/m.json", true);
+    assert_string_equal(ce_manifest_cudnn(m, "9.3.0.75")->builds[0].archives[0].url,
+                        "http://127.0.0.1:8080/cudnn-9.3-cuda12.tar.xz");
+    ce_manifest_free(m);
+    /* an http mirror under a manifest loaded from a URL is refused like any http URL */
+    ce_manifest *bad = NULL;
+    assert_int_equal(ce_manifest_parse(&ctx, FIXTURE, strlen(FIXTURE), "https://x.example/m.json", false, &bad),
+                     CE_ERR_INTEGRITY);
+    assert_null(bad);
+    assert_non_null(strstr(ctx.err, "--insecure"));
+    memset(ctx.mirror, 0, sizeof ctx.mirror);
+}
+
+static void test_http_policy(void **state)
+{
+    (void)state;
+    const char *schemes[] = { "http://example.com/x.run", "file:///srv/x.run" };
+    for (size_t i = 0; i < 2; i++) {
+        char to[128];
+        snprintf(to, sizeof to, "\"%s\"", schemes[i]);
+        char *t = fx_subst(FIXTURE, "\"cuda/cuda_12.2.2_linux.run\"", to);
+        ce_manifest *m = NULL;
+        ctx.insecure = false;
+        assert_int_equal(ce_manifest_parse(&ctx, t, strlen(t), "https://x.example/m.json", false, &m), CE_ERR_INTEGRITY);
+        assert_non_null(strstr(ctx.err, "cuda.\"12.2.2\".runfile.\"linux-x86_64\".url"));
+        assert_non_null(strstr(ctx.err, "https://x.example/m.json"));
+        ctx.insecure = true;
+        m = parse_ok(t, "https://x.example/m.json", false);
+        assert_string_equal(ce_manifest_cuda(m, "12.2.2")->runfiles[0].url, schemes[i]);
+        ce_manifest_free(m);
+        ctx.insecure = false;
+        m = parse_ok(t, "/tmp/m.json", true);   /* a local manifest may name them */
+        ce_manifest_free(m);
+        free(t);
+    }
+    char *t = fx_subst(FIXTURE, "\"cuda/cuda_12.2.2_linux.run\"", "\"ftp://example.com/x.run\"");
+    ce_manifest *m = NULL;
+    assert_int_equal(ce_manifest_parse(&ctx, t, strlen(t), "/tmp/m.json", true, &m), CE_ERR_INTEGRITY);
+    assert_non_null(strstr(ctx.err, "unsupported URL"));
+    free(t);
+}
+
+/* Each mutation of the fixture must fail with CE_ERR_INTEGRITY naming the path. */
+static void test_invalid(void **state)
+{
+    (void)state;
+    static const struct { const char *from, *to, *want; } cases[] = {
+        { "\"schema\": 1", "\"schema\": 2", "schema: unsupported manifest schema 2; this cudaenv supports schema 1" },
+        { "\"schema\": 1", "\"schema\": \"1\"", "schema: unsupported manifest schema a string" },
+        { "\"schema\": 1,", "", "schema: missing" },
+        { SHA_A, "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+          "cuda.\"11.8.0\".runfile.\"linux-x86_64\".sha256: expected 64 hex characters" },
+        { SHA_A, "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA",
+          "cuda.\"11.8.0\".runfile.\"linux-x86_64\".sha256: expected 64 hex characters" },
+        { SHA_A, "gaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+          "cuda.\"11.8.0\".runfile.\"linux-x86_64\".sha256: expected 64 hex characters" },
+        { "\"sha256\": \"" SHA_A "\",", "", "cuda.\"11.8.0\".runfile.\"linux-x86_64\".sha256: missing" },
+        { "{\"url\": \"" NV "compute/cuda/11.8.0/local_installers/cuda_11.8.0_520.61.05_linux.run\",", "{",
+          "cuda.\"11.8.0\".runfile.\"linux-x86_64\".url: missing" },
+        { "\"size\": 4336730777", "\"size\": \"4336730777\"",
+          "cuda.\"11.8.0\".runfile.\"linux-x86_64\".size: expected a non-negative integer" },
+        { "\"size\": 4336730777", "\"size\": -1", "cuda.\"11.8.0\".runfile.\"linux-x86_64\".size: expected a non-negative integer" },
+        { "\"size\": 4336730777", "\"size\": 1.5", "cuda.\"11.8.0\".runfile.\"linux-x86_64\".size: expected a non-negative integer" },
+        { "\"max_gcc\": 11", "\"max_gcc\": \"11\"", "cuda.\"11.8.0\".max_gcc: expected a GCC major version" },
+        { "\"min_driver\": \"520.61.05\"", "\"min_driver\": 520", "cuda.\"11.8.0\".min_driver: expected a string, got a number" },
+        { "\"sm\": {\"min\": \"3.5\"", "\"sm\": {\"min\": \"sm_35\"", "cuda.\"11.8.0\".sm.min: 'sm_35' is not a version" },
+        { "\"2.14\": {", "\"2.14.0\": {", "tensorflow.\"2.14.0\": TensorFlow releases are keyed MAJOR.MINOR" },
+        { "\"12.2.2\": {", "\"12.2\": {", "cuda.\"12.2\": CUDA releases are keyed X.Y.Z" },
+        { "\"cuda11\": {\"linux-x86_64\": {\"url\": \"" NV "cudnn-linux", "\"cuda11.8\": {\"linux-x86_64\": {\"url\": \"" NV "cudnn-linux",
+          "cudnn.\"8.7.0.84\".\"cuda11.8\": cuDNN builds are keyed by CUDA major" },
+        { "\"linux-sbsa\": {\"url\": \"" NV "compute", "\"linux-arm64\": {\"url\": \"" NV "compute",
+          "cuda.\"11.8.0\".runfile.\"linux-arm64\": unknown platform 'linux-arm64'" },
+        { "\"tensorflow\": {", "\"tensorflow\": [], \"x\": {", "tensorflow: expected an object" },
+        { "\"cuda\": \"12.2.2\"", "\"cuda\": \"12.2.1\"", "tensorflow.\"2.15\".cuda: CUDA 12.2.1 is not in the manifest" },
+        { "\"cudnn\": \"8.9.7.29\"", "\"cudnn\": \"8.9.9.9\"", "tensorflow.\"2.15\".cudnn: cuDNN 8.9.9.9 is not in the manifest" },
+        { "\"cudnn\": \"8.7.0.84\"", "\"cudnn\": \"9.13.0.50\"", "tensorflow.\"2.14\".cudnn: cuDNN 9.13.0.50 has no build for CUDA 11" },
+        { "\"cuda\": \"11.8.0\", \"cudnn\": \"8.7.0.84\"", "\"cudnn\": \"8.7.0.84\"", "tensorflow.\"2.14\".cuda: missing" },
+        { "\"runfile\": {\"linux-x86_64\": {\"url\": \"cuda/", "\"runfile\": \"x\", \"y\": {\"linux-x86_64\": {\"url\": \"cuda/",
+          "cuda.\"12.2.2\".runfile: expected an object" },
+        { "\"12.2.0\": {", "\"12.2.2\": {", "duplicate" },
+        { "\"updated\": \"2026-01-01\"", "\"updated\": 20260101", "updated: expected a string" },
+        { "\"schema\": 1,", "\"schema\": 1,,", "not valid JSON (near line 1" },
+        { "\"cuda\": {\n", "\"cuda\": {\n \"11.8.0\": 5,\n", "cuda.\"11.8.0\": expected an object" },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char *t = fx_subst(FIXTURE, cases[i].from, cases[i].to);
+        if (!t) fail_msg("case %zu: '%s' not in the fixture", i, cases[i].from);
+        ce_manifest *m = (ce_manifest *)1;
+        memset(ctx.err, 0, sizeof ctx.err);
+        int rc = ce_manifest_parse(&ctx, t, strlen(t), "/etc/test-manifest.json", true, &m);
+        if (rc != CE_ERR_INTEGRITY || !strstr(ctx.err, cases[i].want) || !strstr(ctx.err, "/etc/test-manifest.json"))
+            fail_msg("case %zu: rc %d, err '%s', want '%s'", i, rc, ctx.err, cases[i].want);
+        assert_null(m);
+        free(t);
+    }
+}
+
+static void test_size_limit(void **state)
+{
+    (void)state;
+    ce_manifest *m = NULL;
+    size_t n = CE_MANIFEST_MAX + 1;
+    char *big = malloc(n + 1);
+    memset(big, ' ', n);
+    memcpy(big, FIXTURE, strlen(FIXTURE));
+    big[n] = '\0';
+    assert_int_equal(ce_manifest_parse(&ctx, big, n, "/x/m.json", true, &m), CE_ERR_INTEGRITY);
+    assert_non_null(strstr(ctx.err, "16 MiB"));
+    assert_non_null(strstr(ctx.err, "/x/m.json"));
+    /* exactly the limit is fine (trailing whitespace) */
+    assert_int_equal(ce_manifest_parse(&ctx, big, n - 1, "/tmp/m.json", true, &m), CE_OK);
+    ce_manifest_free(m);
+    free(big);
+
+    char path[] = "/tmp/ce-manifest-big.XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    assert_int_equal(ftruncate(fd, CE_MANIFEST_MAX + 10), 0);
+    close(fd);
+    assert_int_equal(ce_manifest_load_file(&ctx, path, &m), CE_ERR_INTEGRITY);
+    assert_non_null(strstr(ctx.err, "16 MiB"));
+    assert_non_null(strstr(ctx.err, path));
+    unlink(path);
+    assert_int_equal(ce_manifest_load_file(&ctx, "/nonexistent/cudaenv.json", &m), CE_ERR_NOTFOUND);
+    assert_non_null(strstr(ctx.err, "/nonexistent/cudaenv.json"));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup(test_valid, setup),
+        cmocka_unit_test_setup(test_relative_urls, setup),
+        cmocka_unit_test_setup(test_mirror, setup),
+        cmocka_unit_test_setup(test_http_policy, setup),
+        cmocka_unit_test_setup(test_invalid, setup),
+        cmocka_unit_test_setup(test_size_limit, setup),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

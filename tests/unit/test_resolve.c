@@ -1,0 +1,180 @@
+/* ce_resolve against the fixture manifest: TensorFlow rows, CUDA short and
+ * full specs, cuDNN choice (spec, --cudnn, --no-cudnn, the default), unknown
+ * specs with "did you mean", and a platform the manifest has no file for. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "manifest.h"
+#include "manifest_fixture.h"
+#include "resolve.h"
+
+static ce_ctx ctx;
+static ce_manifest *m;
+
+static int setup(void **state)
+{
+    (void)state;
+    memset(&ctx, 0, sizeof ctx);
+    snprintf(ctx.platform, sizeof ctx.platform, "linux-x86_64");
+    if (ce_manifest_parse(&ctx, FIXTURE, strlen(FIXTURE), "https://x.example/m/cudaenv.json", false, &m)) {
+        fprintf(stderr, "%s\n", ctx.err);
+        return -1;
+    }
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    ce_manifest_free(m);
+    m = NULL;
+    return 0;
+}
+
+static int resolve(const char *text, const char *cudnn, bool no_cudnn, ce_resolved *r)
+{
+    ce_spec s;
+    int rc = ce_spec_parse(&ctx, text, &s);
+    if (rc) return rc;
+    return ce_resolve(&ctx, m, &s, cudnn, no_cudnn, r);
+}
+
+static void test_tf(void **state)
+{
+    (void)state;
+    const char *specs[] = { "tf-2.14", "tensorflow-2.14.1", "tensorflow==2.14.0", "tf2.14" };
+    for (size_t i = 0; i < 4; i++) {
+        ce_resolved r;
+        assert_int_equal(resolve(specs[i], "", false, &r), CE_OK);
+        assert_string_equal(r.tf->version, "2.14");
+        assert_string_equal(r.cuda->version, "11.8.0");
+        assert_string_equal(r.cudnn->version, "8.7.0.84");
+        assert_string_equal(r.runfile->sha256, SHA_A);
+        assert_string_equal(r.runfile->url, NV "compute/cuda/11.8.0/local_installers/cuda_11.8.0_520.61.05_linux.run");
+        assert_string_equal(r.cudnn_archive->url, NV "cudnn-linux-x86_64-8.7.0.84_cuda11-archive.tar.xz");
+        assert_string_equal(r.name, "11.8.0+cudnn8.7.0.84");
+    }
+    ce_resolved r;
+    assert_int_equal(resolve("tf-2.13", "", false, &r), CE_OK);
+    assert_string_equal(r.name, "11.8.0+cudnn8.6.0.163");
+    assert_int_equal(resolve("tf-2.15", "", false, &r), CE_OK);
+    assert_string_equal(r.name, "12.2.2+cudnn8.9.7.29");
+    /* TF spec with a cuDNN choice: the override wins */
+    assert_int_equal(resolve("tf-2.14+cudnn8.9", "", false, &r), CE_OK);
+    assert_string_equal(r.name, "11.8.0+cudnn8.9.7.29");
+    assert_int_equal(resolve("tf-2.14", "", true, &r), CE_OK);
+    assert_null(r.cudnn);
+    assert_null(r.cudnn_archive);
+    assert_string_equal(r.name, "11.8.0");
+}
+
+static void test_cuda(void **state)
+{
+    (void)state;
+    ce_resolved r;
+    /* short: the newest 12.2.*; its cuDNN: the newest with a cuda12 build */
+    assert_int_equal(resolve("12.2", "", false, &r), CE_OK);
+    assert_null(r.tf);
+    assert_string_equal(r.cuda->version, "12.2.2");
+    assert_string_equal(r.cudnn->version, "9.3.0.75");
+    assert_string_equal(r.runfile->url, "https://x.example/m/cuda/cuda_12.2.2_linux.run");
+    assert_int_equal(resolve("cuda-12.2.0", "", false, &r), CE_OK);
+    assert_string_equal(r.cuda->version, "12.2.0");
+    assert_string_equal(r.runfile->sha256, SHA_C);
+    assert_int_equal(resolve("11.8", "", false, &r), CE_OK);
+    assert_string_equal(r.name, "11.8.0+cudnn8.9.7.29");
+    assert_int_equal(resolve("13", "", false, &r), CE_OK);
+    assert_string_equal(r.name, "13.0.0+cudnn9.13.0.50");
+    /* per-minor cuDNN builds ("for_cuda": "10.1") are not offered to 10.0 */
+    assert_int_equal(resolve("10.0", "", false, &r), CE_OK);
+    assert_null(r.cudnn);
+    assert_string_equal(r.name, "10.0.130");
+}
+
+static void test_cudnn_choice(void **state)
+{
+    (void)state;
+    ce_resolved r;
+    assert_int_equal(resolve("11.8+cudnn8.6", "", false, &r), CE_OK);
+    assert_string_equal(r.cudnn->version, "8.6.0.163");
+    assert_int_equal(resolve("11.8", "8.9", false, &r), CE_OK);
+    assert_string_equal(r.cudnn->version, "8.9.7.29");
+    assert_string_equal(r.cudnn_archive->url, NV "cudnn-8.9-cuda11.tar.xz");
+    assert_int_equal(resolve("12.2", "8.9.7.29", false, &r), CE_OK);
+    assert_string_equal(r.cudnn_archive->url, NV "cudnn-8.9-cuda12.tar.xz");
+    assert_int_equal(resolve("11.8", "8", false, &r), CE_OK);
+    assert_string_equal(r.cudnn->version, "8.9.7.29");
+    /* --cudnn beats +cudnn in the spec */
+    assert_int_equal(resolve("11.8+cudnn8.6", "8.7", false, &r), CE_OK);
+    assert_string_equal(r.cudnn->version, "8.7.0.84");
+    /* a release without a build for this CUDA major */
+    assert_int_equal(resolve("11.8", "9.3", false, &r), CE_ERR_NOTFOUND);
+    assert_non_null(strstr(ctx.err, "cuDNN 9.3 has no linux-x86_64 build for CUDA 11.8.0"));
+    assert_int_equal(resolve("11.8", "8.8", false, &r), CE_ERR_NOTFOUND);
+    assert_non_null(strstr(ctx.err, "no cuDNN 8.8 in the manifest; did you mean 8.9.7.29"));
+    assert_int_equal(resolve("11.8", "x", false, &r), CE_ERR_USAGE);
+    /* --no-cudnn drops even an explicit choice */
+    assert_int_equal(resolve("11.8+cudnn8.6", "", true, &r), CE_OK);
+    assert_null(r.cudnn);
+}
+
+static void test_unknown(void **state)
+{
+    (void)state;
+    ce_resolved r;
+    assert_int_equal(resolve("2.14", "", false, &r), CE_ERR_NOTFOUND);
+    assert_non_null(strstr(ctx.err, "did you mean tf-2.14"));
+    assert_int_equal(resolve("tf-2.16", "", false, &r), CE_ERR_NOTFOUND);
+    assert_non_null(strstr(ctx.err, "no TensorFlow release tf-2.16"));
+    assert_non_null(strstr(ctx.err, "did you mean tf-2.15"));
+    assert_int_equal(resolve("tf-11.8", "", false, &r), CE_ERR_NOTFOUND);
+    assert_non_null(strstr(ctx.err, "did you mean 11.8?"));
+    assert_int_equal(resolve("11.9", "", false, &r), CE_ERR_NOTFOUND);
+    assert_non_null(strstr(ctx.err, "no CUDA release 11.9"));
+    assert_non_null(strstr(ctx.err, "11.8"));
+    assert_int_equal(resolve("11.8.1", "", false, &r), CE_ERR_NOTFOUND);
+    assert_non_null(strstr(ctx.err, "did you mean 11.8.0"));
+    assert_int_equal(resolve("system", "", false, &r), CE_ERR_NOTFOUND);
+    /* a row TF lists but the manifest cannot install: its reason, and the row */
+    assert_int_equal(resolve("tf-1.12", "", false, &r), CE_ERR_NOTFOUND);
+    assert_non_null(strstr(ctx.err, "no verified sha256 for the cuDNN tarball"));
+    assert_non_null(r.tf);
+    assert_string_equal(r.tf->cuda, "9.0.176");
+}
+
+static void test_platform(void **state)
+{
+    (void)state;
+    ce_resolved r;
+    snprintf(ctx.platform, sizeof ctx.platform, "linux-sbsa");
+    assert_int_equal(resolve("12.5", "", false, &r), CE_OK);
+    assert_string_equal(r.name, "12.5.1+cudnn8.9.7.29");
+    assert_string_equal(r.cudnn_archive->url, NV "cudnn-8.9-sbsa.tar.xz");
+    assert_int_equal(resolve("12.2", "", false, &r), CE_ERR_NOTFOUND);
+    assert_null(r.runfile);
+    assert_non_null(r.cuda);
+    assert_non_null(strstr(ctx.err, "CUDA 12.2.2 has no runfile for linux-sbsa"));
+    assert_non_null(strstr(ctx.err, "linux-x86_64"));
+    assert_int_equal(resolve("tf-2.18", "", false, &r), CE_ERR_NOTFOUND);
+    assert_null(r.cudnn_archive);
+    assert_non_null(strstr(ctx.err, "needs cuDNN 9.3.0.75"));
+    assert_non_null(strstr(ctx.err, "linux-sbsa"));
+    snprintf(ctx.platform, sizeof ctx.platform, "linux-x86_64");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_tf, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_cuda, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_cudnn_choice, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_unknown, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_platform, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
