@@ -1,9 +1,15 @@
 #include "store.h"
 
 #include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "file.h"
 #include "manifest.h"
@@ -143,4 +149,180 @@ int ce_store_find(ce_ctx *ctx, const char *spec_text, ce_toolchain *out)
     rc = not_installed(ctx, spec_text, v, n);
     free(v);
     return rc;
+}
+
+/* ---- writing the store ---- */
+
+int ce_store_lock(ce_ctx *ctx, int *fd)
+{
+    char path[4200];
+    *fd = -1;
+    int rc = ce_mkdir_p(ctx, ctx->root, 0755);
+    if (rc) return rc;
+    if ((rc = ce_store_path(ctx, ".lock", path, sizeof path))) return rc;
+    int f = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (f < 0)
+        return ce_fail(ctx, errno == EACCES ? CE_ERR_PERM : CE_ERR_IO, "cannot open the lock %s: %s; "
+                       "check the permissions of CUDAENV_ROOT", path, strerror(errno));
+    if (flock(f, LOCK_EX | LOCK_NB) != 0) {
+        ce_emit(ctx, CE_EV_NOTE, NULL, "waiting for another cudaenv install/uninstall (%s)", path);
+        while (flock(f, LOCK_EX) != 0) {
+            if (errno == EINTR) continue;
+            int e = errno;
+            close(f);
+            return ce_fail(ctx, CE_ERR_IO, "cannot lock %s: %s", path, strerror(e));
+        }
+    }
+    *fd = f;
+    return CE_OK;
+}
+
+void ce_store_unlock(int fd)
+{
+    if (fd >= 0) close(fd); /* closing drops the flock */
+}
+
+int ce_store_clean_staging(ce_ctx *ctx)
+{
+    static const char *subs[] = { "versions", "pkgs" };
+    int removed = 0;
+    for (size_t i = 0; i < 2; i++) {
+        char dir[4200], p[8400];
+        int rc = ce_store_path(ctx, subs[i], dir, sizeof dir);
+        if (rc) return rc;
+        DIR *d = opendir(dir);
+        if (!d) continue;
+        struct dirent *e;
+        while ((e = readdir(d))) {
+            if (strncmp(e->d_name, ".staging-", 9) != 0) continue;
+            snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+            if ((rc = ce_rm_rf(ctx, p))) { closedir(d); return rc; }
+            ce_emit(ctx, CE_EV_INFO, NULL, "removed %s, left by an interrupted run", p);
+            removed++;
+        }
+        closedir(d);
+    }
+    return removed;
+}
+
+int ce_store_staging(ce_ctx *ctx, const char *sub, char *out, size_t outsz)
+{
+    char dir[4200];
+    int rc = ce_store_path(ctx, sub, dir, sizeof dir);
+    if (rc || (rc = ce_mkdir_p(ctx, dir, 0755))) return rc;
+    if (snprintf(out, outsz, "%s/.staging-XXXXXX", dir) >= (int)outsz)
+        return ce_fail(ctx, CE_ERR_OTHER, "path too long: %s", dir);
+    if (!mkdtemp(out))
+        return ce_fail(ctx, errno == ENOSPC ? CE_ERR_SPACE : CE_ERR_IO, "cannot create a staging directory in %s: %s",
+                       dir, strerror(errno));
+    chmod(out, 0755); /* mkdtemp makes 0700; toolchains are readable like /usr/local/cuda */
+    return CE_OK;
+}
+
+static void parent_of(const char *path, char *out, size_t outsz)
+{
+    snprintf(out, outsz, "%s", path);
+    char *slash = strrchr(out, '/');
+    if (slash && slash != out) *slash = '\0';
+}
+
+int ce_store_commit(ce_ctx *ctx, const char *staging, const char *final)
+{
+    char parent[4200];
+    parent_of(final, parent, sizeof parent);
+    if (renameat2(AT_FDCWD, staging, AT_FDCWD, final, RENAME_NOREPLACE) == 0) {
+        ce_fsync_dir(parent);
+        return CE_OK;
+    }
+    if (errno != EEXIST && errno != ENOTEMPTY)
+        return ce_fail(ctx, CE_ERR_IO, "cannot rename %s to %s: %s", staging, final, strerror(errno));
+    /* a reinstall: swap in one step; the old tree now sits at the staging name */
+    if (renameat2(AT_FDCWD, staging, AT_FDCWD, final, RENAME_EXCHANGE) != 0)
+        return ce_fail(ctx, CE_ERR_IO, "cannot replace %s with %s: %s", final, staging, strerror(errno));
+    ce_fsync_dir(parent);
+    return ce_rm_rf(ctx, staging);
+}
+
+int ce_store_remove(ce_ctx *ctx, const char *dir)
+{
+    char parent[4200], tmp[4300];
+    parent_of(dir, parent, sizeof parent);
+    snprintf(tmp, sizeof tmp, "%s/.staging-rm-XXXXXX", parent);
+    if (!mkdtemp(tmp))
+        return ce_fail(ctx, CE_ERR_IO, "cannot create a directory in %s: %s", parent, strerror(errno));
+    /* rename over the empty directory we just made: atomic, and the name is ours */
+    if (rename(dir, tmp) != 0) {
+        int e = errno;
+        rmdir(tmp);
+        return ce_fail(ctx, e == ENOENT ? CE_ERR_NOTFOUND : CE_ERR_IO, "cannot remove %s: %s", dir, strerror(e));
+    }
+    ce_fsync_dir(parent);
+    return ce_rm_rf(ctx, tmp);
+}
+
+void ce_store_pkg_names(const char *cuda, const char *cudnn, char *cuda_pkg, size_t cn,
+                        char *cudnn_pkg, size_t dn)
+{
+    snprintf(cuda_pkg, cn, "cuda-%s", cuda);
+    if (cudnn && *cudnn)
+        snprintf(cudnn_pkg, dn, "cudnn-%s-cuda%d", cudnn, ce_version_major(cuda));
+    else if (dn)
+        cudnn_pkg[0] = '\0';
+}
+
+int ce_store_gc_pkgs(ce_ctx *ctx)
+{
+    ce_toolchain *v;
+    size_t n;
+    char dir[4200], p[8400];
+    int rc = ce_store_list(ctx, &v, &n);
+    if (rc || (rc = ce_store_path(ctx, "pkgs", dir, sizeof dir))) { if (!rc) free(v); return rc; }
+    DIR *d = opendir(dir);
+    if (!d) { free(v); return 0; }
+    int removed = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (e->d_name[0] == '.') continue;
+        bool used = false;
+        for (size_t i = 0; i < n && !used; i++) {
+            char a[128], b[128];
+            ce_store_pkg_names(v[i].cuda, v[i].cudnn, a, sizeof a, b, sizeof b);
+            used = !strcmp(e->d_name, a) || !strcmp(e->d_name, b);
+        }
+        if (used) continue;
+        snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+        if ((rc = ce_store_remove(ctx, p))) { closedir(d); free(v); return rc; }
+        removed++;
+    }
+    closedir(d);
+    free(v);
+    return removed;
+}
+
+/* Does $CUDAENV_SYSROOT/usr/local/cuda resolve into prefix? */
+static bool system_points_into(const ce_ctx *ctx, const char *prefix)
+{
+    char link[4200], a[PATH_MAX], b[PATH_MAX];
+    ce_sys_path(ctx, "/usr/local/cuda", link, sizeof link);
+    if (!realpath(link, a) || !realpath(prefix, b)) return false;
+    size_t n = strlen(b);
+    return strncmp(a, b, n) == 0 && (a[n] == '\0' || a[n] == '/');
+}
+
+int ce_store_uninstall(ce_ctx *ctx, const char *name, bool force)
+{
+    char dir[4200], p[8400];
+    int rc = ce_store_path(ctx, "versions", dir, sizeof dir);
+    if (rc) return rc;
+    snprintf(p, sizeof p, "%s/%s", dir, name);
+    ce_toolchain t;
+    if (name[0] == '.' || strchr(name, '/') || !ce_toolchain_parse_name(name, &t) || !ce_is_dir(p))
+        return ce_fail(ctx, CE_ERR_NOTFOUND, "%s is not installed; see: cudaenv list", name);
+    if (system_points_into(ctx, p) && !force) {
+        char link[4200];
+        ce_sys_path(ctx, "/usr/local/cuda", link, sizeof link);
+        return ce_fail(ctx, CE_ERR_OTHER, "%s is the system-wide toolchain (%s points into it); "
+                       "switch first (cudaenv global VERSION --system) or pass --force", name, link);
+    }
+    return ce_store_remove(ctx, p);
 }
