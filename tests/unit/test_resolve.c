@@ -12,6 +12,7 @@
 #include "manifest.h"
 #include "manifest_fixture.h"
 #include "resolve.h"
+#include "version.h"
 
 static ce_ctx ctx;
 static ce_manifest *m;
@@ -167,6 +168,64 @@ static void test_platform(void **state)
     snprintf(ctx.platform, sizeof ctx.platform, "linux-x86_64");
 }
 
+/* The built-in manifest: valid, TensorFlow 1.12 through 2.21, and every row
+ * resolves on linux-x86_64 to a runfile and a cuDNN tarball with a sha256
+ * (or says why not).  Run from the repository root (tests/run.sh does). */
+static void test_builtin(void **state)
+{
+    (void)state;
+    ce_manifest *b = NULL;
+    int rc = ce_manifest_load_file(&ctx, "share/manifests/cudaenv.json", &b);
+    if (rc) fail_msg("%s", ctx.err);
+    assert_int_equal(b->n_tf, 26);
+    assert_string_equal(b->tf[0].version, "1.12");
+    assert_string_equal(b->tf[b->n_tf - 1].version, "2.21");
+    size_t installable = 0;
+    for (size_t i = 0; i < b->n_tf; i++) {
+        ce_spec s;
+        char text[32];
+        snprintf(text, sizeof text, "tf-%s", b->tf[i].version);
+        assert_int_equal(ce_spec_parse(&ctx, text, &s), CE_OK);
+        ce_resolved r;
+        rc = ce_resolve(&ctx, b, &s, "", false, &r);
+        if (b->tf[i].not_installable) {
+            assert_int_equal(rc, CE_ERR_NOTFOUND);
+            assert_true(strlen(b->tf[i].not_installable) > 10);
+            continue;
+        }
+        if (rc) fail_msg("%s: %s", text, ctx.err);
+        assert_non_null(r.runfile);
+        assert_non_null(r.cudnn_archive);
+        assert_int_equal(strlen(r.runfile->sha256), 64);
+        assert_int_equal(strlen(r.cudnn_archive->sha256), 64);
+        assert_true(strncmp(r.runfile->url, "https://", 8) == 0);
+        assert_true(strncmp(r.cudnn_archive->url, "https://", 8) == 0);
+        installable++;
+    }
+    assert_true(installable > 0);
+    /* TensorFlow's official table, not the blog posts: 2.13/2.14 are CUDA 11.8 */
+    const ce_tf *t = ce_manifest_tf(b, "2.14");
+    assert_string_equal(t->cuda, "11.8.0");
+    assert_string_equal(t->cudnn, "8.7.0.84");
+    t = ce_manifest_tf(b, "2.13");
+    assert_string_equal(t->cuda, "11.8.0");
+    assert_string_equal(t->cudnn, "8.6.0.163");
+    assert_true(ce_version_matches("12.2", ce_manifest_tf(b, "2.15")->cuda));
+    assert_true(ce_version_matches("8.9", ce_manifest_tf(b, "2.15")->cudnn));
+    assert_true(ce_version_matches("12.5", ce_manifest_tf(b, "2.18")->cuda));
+    assert_true(ce_version_matches("9.3", ce_manifest_tf(b, "2.18")->cudnn));
+    const ce_cuda *c = ce_manifest_cuda(b, "11.8.0");
+    const ce_artifact *a = ce_artifact_for(c->runfiles, c->n_runfiles, "linux-x86_64");
+    assert_string_equal(a->sha256, "9223c4af3aebe4a7bbed9abd9b163b03a1b34b855fbc2b4a0d1b706ac09a5a16");
+    assert_true(a->size == 4336730777LL);
+    assert_string_equal(c->min_driver, "520.61.05");
+    assert_int_equal(c->max_gcc, 11);
+    a = ce_cudnn_archive(ce_manifest_cudnn(b, "8.7.0.84"), 11, "linux-x86_64");
+    assert_string_equal(a->sha256, "976c4cba7233c97ae74006afab5172976300ba40f5b250a21f8cf71f59c9f76d");
+    assert_true(a->size == 886423308LL);
+    ce_manifest_free(b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -175,6 +234,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_cudnn_choice, setup, teardown),
         cmocka_unit_test_setup_teardown(test_unknown, setup, teardown),
         cmocka_unit_test_setup_teardown(test_platform, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_builtin, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,291 @@
+#!/usr/bin/env python3
+"""Generate cudaenv's built-in manifest (schema 1, MANIFEST.md) from the
+research draft and the table of published sizes.
+
+    python3 tools/gen-manifest.py manifest-draft.json sizes.md > share/manifests/cudaenv.json
+    (make manifest)
+
+Rules this follows, because the manifest is the trust root:
+  * values are copied from the draft, never invented: a file without a
+    verified sha256 is left out; a TensorFlow row whose files are missing
+    stays, marked "not_installable" with the reason;
+  * a size is used only for the exact file sizes.md names (the runfile by
+    version + bundled driver, the cuDNN archive by version + CUDA major);
+    where the draft and sizes.md both give one they must agree;
+  * every TF row's CUDA + cuDNN pair is checked against TensorFlow's own
+    table (major.minor) before it is written, and the draft's digests for
+    the row must equal the ones in the cuda / cudnn sections;
+  * every value group keeps its "source".
+The generator fails (exit 1, message on stderr) rather than write a manifest
+that breaks one of these.  Output is deterministic (no clock, stable order).
+"""
+import json
+import re
+import sys
+
+UPDATED = "2026-07-01"   # date of the newest snapshot the draft was read from (nvidia-facts.md)
+PLATFORMS = ("linux-x86_64", "linux-sbsa")   # what cudaenv installs for
+SHA = re.compile(r"^[0-9a-f]{64}$")
+
+SM_SOURCE = ("nvidia-facts.md 7a: mesonbuild/meson modules/cuda.py@021bf59 (_MICROISA_RANGES_DEF), "
+             "spack-packages build_systems/cuda.py@1e8cf05, NVIDIA cuFFT docs (SM30 dropped in 11.0, "
+             "SM35/37 in 12.0), CUDA 13 release notes (pre-Turing removed)")
+DRIVER_SOURCE = ("CUDA Toolkit Release Notes Table 3 'Toolkit Driver Version', Linux "
+                 "(docs.nvidia.com/cuda/cuda-toolkit-release-notes; 13.2 copy + meson modules/cuda.py@021bf59)")
+COMPAT_SOURCE = ("CUDA Release Notes Table 2 / docs.nvidia.com/deploy/cuda-compatibility "
+                 "(minor-version compatibility floor)")
+
+
+def die(msg):
+    sys.stderr.write("gen-manifest: %s\n" % msg)
+    sys.exit(1)
+
+
+def vkey(v):
+    return tuple(int(x) for x in v.split("."))
+
+
+def sm_range(ver):
+    """Compute capabilities per CUDA release (nvidia-facts.md 7a); None where the facts do not say."""
+    major, minor = vkey(ver)[:2]
+    if major == 9:
+        return {"min": "3.0"}          # sm_30 supported through 10.2; the 9.x maximum is not in the facts
+    if major == 10:
+        return {"min": "3.0", "max": "7.5"}
+    if major == 11:
+        if minor == 0:
+            return {"min": "3.5", "max": "8.0"}
+        if minor <= 4:
+            return {"min": "3.5", "max": "8.6"}
+        if minor <= 7:
+            return {"min": "3.5", "max": "8.7"}
+        return {"min": "3.5", "max": "9.0"}
+    if major == 12:
+        if minor <= 6:
+            return {"min": "5.0", "max": "9.0"}
+        if minor == 8:
+            return {"min": "5.0", "max": "12.0"}
+        return {"min": "5.0", "max": "12.1"}
+    if major == 13:
+        return {"min": "7.5", "max": "12.1"}
+    return None
+
+
+def parse_sizes(path):
+    """sizes.md -> ({runfile file name: bytes}, {(cudnn, major): bytes}, [(version, driver set, bytes)])."""
+    runfile_rows, cudnn = [], {}
+    section = None
+    for line in open(path, encoding="utf-8"):
+        if line.startswith("### 5.1"):
+            section = "runfile"
+        elif line.startswith("### 5.2"):
+            section = "cudnn"
+        if not line.startswith("|") or "---" in line:
+            continue
+        cells = [c.strip().replace("**", "") for c in line.strip().strip("|").split("|")]
+        if section == "runfile" and len(cells) == 3 and cells[0] != "Version":
+            vers = [v.strip() for v in cells[0].split("/")]
+            first = vers[0]
+            vers = [(first.rsplit(".", 1)[0] + v) if v.startswith(".") else v for v in vers]
+            files = [f.strip().lstrip("…") for f in cells[1].split("/") if f.strip()]
+            sizes = [int(re.sub(r"\(.*\)|,", "", s).strip()) for s in cells[2].split("/")]
+            if len(sizes) != len(vers):
+                die("%s: row '%s' has %d versions but %d sizes" % (path, cells[0], len(vers), len(sizes)))
+            runfile_rows.append((vers, files, sizes))
+        elif section == "cudnn" and len(cells) == 4 and cells[0] != "cuDNN":
+            ver = re.sub(r"\(.*\)", "", cells[0]).strip()      # "8.7.0.84 (TF 2.14)"
+            for major, cell in zip((11, 12, 13), cells[1:]):
+                if re.match(r"^[\d,]+$", cell):
+                    cudnn[(ver, major)] = int(cell.replace(",", ""))
+    return runfile_rows, cudnn
+
+
+def runfile_size(rows, version, fname):
+    """The size sizes.md gives for exactly this x86_64 runfile, or None."""
+    for vers, files, sizes in rows:
+        if version not in vers and not any(f == fname for f in files):
+            continue
+        i = vers.index(version) if version in vers else None
+        full = [f for f in files if f.endswith(".run")]
+        drivers = [f for f in files if not f.endswith(".run")]
+        if full:
+            if fname in full and len(full) == 1 and len(sizes) == 1:
+                return sizes[0]
+            continue
+        if i is None or not drivers:
+            continue        # no file named in that row: not usable
+        cands = [drivers[i]] if len(drivers) == len(vers) else drivers
+        if any("cuda_%s_%s_linux.run" % (version, d) == fname for d in cands):
+            return sizes[i]
+    return None
+
+
+def cuda_section(draft, rows):
+    out = {}
+    for ver in sorted(draft["cuda"], key=vkey, reverse=True):
+        d = draft["cuda"][ver]
+        runfiles, sha_src, size_src = {}, [], []
+        for plat in PLATFORMS:
+            r = d["runfiles"].get(plat)
+            if not r or not SHA.match(r.get("sha256") or ""):
+                continue
+            art = {"url": r["url"], "sha256": r["sha256"]}
+            if plat == "linux-x86_64":
+                size = runfile_size(rows, ver, r["file"])
+                if size is not None:
+                    art["size"] = size
+                    size_src.append(r["file"])
+            art["sha256_sources"] = r["sha256_sources"]
+            runfiles[plat] = art
+            sha_src.append("%s: %s" % (plat, "+".join(r["sha256_sources"])))
+        if not runfiles:
+            continue
+        e = {}
+        if d.get("min_driver_linux_toolkit"):
+            e["min_driver"] = d["min_driver_linux_toolkit"]
+        compat = re.match(r"^>=\s*([\d.]+)", d.get("min_driver_linux_minor_version_compat") or "")
+        if compat:
+            e["min_driver_compat"] = compat.group(1)
+        if d.get("gcc_max_major"):
+            e["max_gcc"] = d["gcc_max_major"]
+        sm = sm_range(ver)
+        if sm:
+            e["sm"] = sm
+        e["runfile"] = runfiles
+        e["source"] = ("runfile sha256 %s (spack-packages@1e8cf05 cuda/package.py, "
+                       "easybuild-easyconfigs@9ba1c10); min_driver: Release Notes Table 3; max_gcc: %s; "
+                       "sm: nvidia-facts.md 7a" % ("; ".join(sha_src), d.get("gcc_max_sources", "?")))
+        e["sources"] = {
+            "runfile": draft["generated_from"]["spack_cuda"] + "; " + draft["generated_from"]["easybuild"],
+            "min_driver": DRIVER_SOURCE,
+            "min_driver_compat": COMPAT_SOURCE,
+            "max_gcc": d.get("gcc_max_sources"),
+            "sm": SM_SOURCE,
+            "size": ("sizes.md 5.1 (NVIDIA catalog in rwgk/rwgk_config ctk_download_installers.sh, "
+                     "Gentoo dev-util/nvidia-cuda-toolkit Manifest) for " + ", ".join(size_src)) if size_src else None,
+        }
+        notes = [d[k] for k in ("min_driver_note", "gcc_note") if d.get(k)]
+        if notes:
+            e["notes"] = notes
+        out[ver] = e
+    return out
+
+
+def cudnn_section(draft, cudnn_sizes):
+    # The TF rows' choices decide which per-minor build of an old cuDNN is listed
+    wanted = {(t["draft_resolution"]["cudnn_release"], t["draft_resolution"]["cudnn_built_for_cuda"])
+              for t in draft["tensorflow"]}
+    groups = {}
+    for c in draft["cudnn"]:
+        if c["platform"] not in PLATFORMS or not SHA.match(c.get("sha256") or ""):
+            continue
+        groups.setdefault((c["cudnn"], c["cuda_major"], c["platform"]), []).append(c)
+    out = {}
+    for ver in sorted({k[0] for k in groups}, key=vkey, reverse=True):
+        entry, srcs = {}, set()
+        for major in sorted({k[1] for k in groups if k[0] == ver}, reverse=True):
+            build = {}
+            for plat in PLATFORMS:
+                cands = groups.get((ver, major, plat))
+                if not cands:
+                    continue
+                pick = [c for c in cands if (ver, c["built_for_cuda"]) in wanted]
+                c = pick[0] if pick else max(cands, key=lambda c: vkey(c["built_for_cuda"]))
+                # NVIDIA's redistrib location when the draft knows it: the size below is for that file
+                url = c.get("alt_url_redist") or c["url"]
+                art = {"url": url, "sha256": c["sha256"]}
+                fname = url.rsplit("/", 1)[1]
+                per_major = fname.endswith("_cuda%d-archive.tar.xz" % major)
+                size = c.get("size")
+                table = cudnn_sizes.get((ver, major)) if plat == "linux-x86_64" and per_major else None
+                if size is not None and table is not None and size != table:
+                    die("cuDNN %s cuda%d %s: draft size %d != sizes.md %d" % (ver, major, plat, size, table))
+                if size is None:
+                    size = table
+                if size is not None:
+                    art["size"] = size
+                if not per_major:
+                    # Before 8.x NVIDIA built cuDNN per CUDA minor: that build needs that minor
+                    art["for_cuda"] = c["built_for_cuda"]
+                if c["url"] != url:
+                    art["alt_url"] = c["url"]
+                art["sha256_sources"] = c["sha256_sources"]
+                others = sorted({o["built_for_cuda"] for o in cands} - {c["built_for_cuda"]}, key=vkey)
+                if others:
+                    art["other_builds_not_listed"] = others
+                build[plat] = art
+                srcs.update(c["sha256_sources"])
+            if build:
+                entry["cuda%d" % major] = build
+        entry["source"] = ("sha256: %s (%s; %s; %s); sizes: NVIDIA redistrib JSON (sizes.md 5.2)"
+                           % (", ".join(sorted(srcs)), draft["generated_from"]["spack_cudnn"],
+                              draft["generated_from"]["nixpkgs"], draft["generated_from"]["easybuild"]))
+        out[ver] = entry
+    return out
+
+
+def installable(cuda, cudnn, cv, dv, plat="linux-x86_64"):
+    """None when the pair installs on plat, else the reason."""
+    c = cuda.get(cv)
+    if not c or plat not in c["runfile"]:
+        return "no runfile with a verified sha256 for CUDA %s on %s" % (cv, plat)
+    d = cudnn.get(dv, {}).get("cuda%d" % vkey(cv)[0], {}).get(plat)
+    if not d:
+        return "no cuDNN %s tarball for CUDA %d with a verified sha256 on %s" % (dv, vkey(cv)[0], plat)
+    if d.get("for_cuda") and vkey(cv)[:2] != vkey(d["for_cuda"]):
+        return "the listed cuDNN %s build is for CUDA %s, not %s" % (dv, d["for_cuda"], cv)
+    return None
+
+
+def tf_section(draft, cuda, cudnn):
+    out = {}
+    for t in sorted(draft["tensorflow"], key=lambda t: vkey(t["tensorflow"]), reverse=True):
+        r = t["draft_resolution"]
+        key = ".".join(t["tensorflow"].split(".")[:2])
+        cv, dv = r["cuda_release"], r["cudnn_release"]
+        # the pairing must be TensorFlow's own (its table gives major.minor)
+        if vkey(cv)[:len(vkey(t["cuda"]))] != vkey(t["cuda"]) or vkey(dv)[:len(vkey(t["cudnn"]))] != vkey(t["cudnn"]):
+            die("TF %s: draft resolution %s + %s does not match TF's table (%s + %s)"
+                % (key, cv, dv, t["cuda"], t["cudnn"]))
+        if key in out:
+            die("TF %s listed twice" % key)
+        reason = installable(cuda, cudnn, cv, dv)
+        if not reason:
+            if cuda[cv]["runfile"]["linux-x86_64"]["sha256"] != r["cuda_runfile_sha256"]:
+                die("TF %s: runfile sha256 differs from the cuda section" % key)
+            if cudnn[dv]["cuda%d" % vkey(cv)[0]]["linux-x86_64"]["sha256"] != r["cudnn_sha256"]:
+                die("TF %s: cuDNN sha256 differs from the cudnn section" % key)
+        e = {"cuda": cv, "cudnn": dv, "python": t["python"],
+             "source": "%s: tensorflow %s -> CUDA %s, cuDNN %s; patch level: %s"
+                       % (t["source"], t["tensorflow"], t["cuda"], t["cudnn"], r["note"]),
+             "tf_table": {"release": t["tensorflow"], "pip_package": t["pip_package"],
+                          "cuda": t["cuda"], "cudnn": t["cudnn"], "compiler": t["compiler"], "bazel": t["bazel"]}}
+        if reason:
+            e["not_installable"] = reason
+        out[key] = e
+    return out
+
+
+def main(argv):
+    if len(argv) != 3:
+        die("usage: gen-manifest.py manifest-draft.json sizes.md > cudaenv.json")
+    draft = json.load(open(argv[1], encoding="utf-8"))
+    rows, cudnn_sizes = parse_sizes(argv[2])
+    cuda = cuda_section(draft, rows)
+    cudnn = cudnn_section(draft, cudnn_sizes)
+    tf = tf_section(draft, cuda, cudnn)
+    doc = {
+        "schema": 1,
+        "updated": UPDATED,
+        "generated_by": "tools/gen-manifest.py from manifest-draft.json and sizes.md (make manifest); do not edit",
+        "sources": draft["generated_from"],
+        "tensorflow": tf,
+        "cuda": cuda,
+        "cudnn": cudnn,
+    }
+    json.dump(doc, sys.stdout, indent=1, ensure_ascii=False)
+    sys.stdout.write("\n")
+
+
+if __name__ == "__main__":
+    main(sys.argv)
