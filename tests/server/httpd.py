@@ -18,7 +18,7 @@ Misbehaviour is chosen per request by a path prefix: /_/<modes>/<file>, with
   truncate=N   announce the full length, stop at file offset N, close
   nolen        no Content-Length (body ends when the connection closes)
   rate=BPS     send at about BPS bytes per second
-  redirect=P   302 to /P on this listener (P may itself start with _/...)
+  redirect=P   302 to /P on this listener (write / inside P as %2F)
   tohttp       302 to the same file on the plain http listener
   loop         302 to this very URL
   disposition  Content-Disposition: attachment; filename="../../evil"
@@ -110,12 +110,13 @@ class Handler(BaseHTTPRequestHandler):
         path = self.path
         if path.startswith("http://") or path.startswith("https://"):
             path = urllib.parse.urlsplit(path).path  # proxy request
-        path = urllib.parse.unquote(path.split("?", 1)[0])
+        path = path.split("?", 1)[0]
         if path == "/_ctl/reset":
             with lock:
                 counts.clear()
             return self.html_error(200, "reset")
-        modes, fpath = parse_modes(path)
+        modes, fpath = parse_modes(path)  # before unquoting: values may hold %2F
+        fpath = urllib.parse.unquote(fpath)
         n = bump(self.path)
 
         if "404" in modes:
