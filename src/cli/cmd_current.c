@@ -1,9 +1,58 @@
+/* cudaenv current [--json]: the active toolchain and where the selection
+ * comes from (shell, .cuda-version with its path, global, system). */
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "activate.h"
 #include "cli.h"
 
-/* Placeholder: implemented by the owner of this command. */
+enum { OPT_JSON = 1 };
+
+static const cli_opt opts[] = {
+    { "json", 0, false, OPT_JSON },
+    { 0 },
+};
+
 int cmd_current(cli *c, int argc, char **argv)
 {
-    (void)argc; (void)argv;
-    cli_error(c, "current: not implemented yet");
-    return 1;
+    const cli_cmd *cmd = cli_find_cmd("current");
+    cli_args a;
+    cli_args_init(&a, argc, argv);
+    const char *arg;
+    int id;
+    while ((id = cli_next(c, &a, cmd, opts, &arg)) != CLI_END) {
+        if (id == CLI_HELP) return cli_help(cmd);
+        if (id == CLI_BAD) return 2;
+        if (id == OPT_JSON) c->json = true;
+        if (id == CLI_ARG) return cli_usage_error(cmd, "unexpected argument '%s'", arg);
+    }
+    ce_active_info s;
+    int rc = ce_active(&c->ctx, NULL, &s);
+    bool installed = rc == CE_OK;
+    if (rc && rc != CE_ERR_NOTFOUND) return cli_fail(c, rc);
+    const char *name = s.is_system ? "system" : installed ? s.tc.name : s.spec;
+    if (c->json) {
+        cJSON *j = cJSON_CreateObject();
+        cJSON_AddStringToObject(j, "name", name);
+        cJSON_AddStringToObject(j, "spec", s.spec);
+        cJSON_AddStringToObject(j, "origin", ce_origin_name(s.origin));
+        if (s.source[0]) cJSON_AddStringToObject(j, "source", s.source);
+        else cJSON_AddNullToObject(j, "source");
+        if (installed && !s.is_system) cJSON_AddStringToObject(j, "prefix", s.tc.prefix);
+        else cJSON_AddNullToObject(j, "prefix");
+        cJSON_AddBoolToObject(j, "installed", installed);
+        char *text = cJSON_PrintUnformatted(j);
+        cJSON_Delete(j);
+        if (text) printf("%s\n", text);
+        free(text);
+    } else if (s.origin == CE_ORIGIN_SYSTEM) {
+        printf("system (no toolchain selected: the machine's own CUDA)\n");
+    } else if (s.origin == CE_ORIGIN_SHELL) {
+        printf("%s (set by CUDAENV_VERSION, cudaenv use)\n", name);
+    } else {
+        printf("%s (set by %s)\n", name, s.source);
+    }
+    return installed ? 0 : cli_fail(c, rc);
 }

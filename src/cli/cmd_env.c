@@ -1,9 +1,75 @@
+/* cudaenv env [VERSION] [--shell bash|zsh|fish|json]: the environment that
+ * `use` applies, as code to eval or one JSON document.  Without VERSION it is
+ * the environment of the active selection (what the cd hook applies); when
+ * that names a toolchain that is not installed, the output still returns
+ * the shell to the machine's own CUDA (so a stale toolchain never lingers)
+ * and the exit status is 3. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "activate.h"
 #include "cli.h"
 
-/* Placeholder: implemented by the owner of this command. */
+enum { OPT_SHELL = 1, OPT_JSON };
+
+static const cli_opt opts[] = {
+    { "shell", 's', true, OPT_SHELL },
+    { "json", 0, false, OPT_JSON },
+    { 0 },
+};
+
+static int default_shell(void)
+{
+    const char *sh = getenv("SHELL");
+    const char *base = sh ? strrchr(sh, '/') : NULL;
+    return base && !strcmp(base + 1, "fish") ? CE_SH_FISH : CE_SH_POSIX;
+}
+
 int cmd_env(cli *c, int argc, char **argv)
 {
-    (void)argc; (void)argv;
-    cli_error(c, "env: not implemented yet");
-    return 1;
+    const cli_cmd *cmd = cli_find_cmd("env");
+    cli_args a;
+    cli_args_init(&a, argc, argv);
+    const char *arg, *version = NULL;
+    int sh = default_shell(), id;
+    while ((id = cli_next(c, &a, cmd, opts, &arg)) != CLI_END) {
+        switch (id) {
+        case CLI_HELP: return cli_help(cmd);
+        case CLI_BAD: return 2;
+        case OPT_JSON: sh = CE_SH_JSON; break;
+        case OPT_SHELL:
+            if ((sh = ce_shell_parse(arg)) < 0)
+                return cli_usage_error(cmd, "unknown shell '%s' (bash, zsh, fish, json)", arg);
+            break;
+        case CLI_ARG:
+            if (version) return cli_usage_error(cmd, "one VERSION only");
+            version = arg;
+            break;
+        }
+    }
+    ce_active_info sel;
+    memset(&sel, 0, sizeof sel);
+    int rc, status = 0;
+    bool set_version = true;
+    if (version) {
+        sel.origin = CE_ORIGIN_SHELL;
+        if ((rc = ce_select(&c->ctx, version, &sel))) return cli_fail(c, rc);
+    } else {
+        rc = ce_active(&c->ctx, NULL, &sel);
+        if (rc) {
+            status = cli_fail(c, rc);
+            if (rc != CE_ERR_NOTFOUND) return status;
+            sel.is_system = true;
+        }
+        set_version = sel.origin == CE_ORIGIN_SHELL;
+    }
+    ce_env env;
+    char *text;
+    if ((rc = ce_env_compute(&c->ctx, &sel, set_version, &env))) return cli_fail(c, rc);
+    rc = ce_env_format(&c->ctx, &env, &sel, (ce_shell)sh, &text);
+    ce_env_free(&env);
+    if (rc) return cli_fail(c, rc);
+    fputs(text, stdout);
+    free(text);
+    return status;
 }

@@ -1,9 +1,49 @@
+/* cudaenv exec VERSION [--] CMD [ARG...]: run one command with a toolchain's
+ * environment (cron, IDEs, Jupyter).  execvp replaces cudaenv, so the exit
+ * status is the command's own; a command that cannot be found exits 127 and
+ * one that cannot be run 126, like a shell. */
+#include <errno.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "activate.h"
 #include "cli.h"
 
-/* Placeholder: implemented by the owner of this command. */
 int cmd_exec(cli *c, int argc, char **argv)
 {
-    (void)argc; (void)argv;
-    cli_error(c, "exec: not implemented yet");
-    return 1;
+    const cli_cmd *cmd = cli_find_cmd("exec");
+    cli_args a;
+    cli_args_init(&a, argc, argv);
+    const char *arg, *version = NULL;
+    int id;
+    while (!version && (id = cli_next(c, &a, cmd, NULL, &arg)) != CLI_END) {
+        if (id == CLI_HELP) return cli_help(cmd);
+        if (id == CLI_BAD) return 2;
+        if (id == CLI_ARG) version = arg;
+    }
+    /* the command starts after VERSION, with or without "--" */
+    if (a.i < a.argc && !a.only_args && strcmp(a.argv[a.i], "--") == 0) a.i++;
+    int n;
+    char **rest = cli_rest(&a, &n);
+    if (!version || n == 0) return cli_usage_error(cmd, "usage: cudaenv exec VERSION -- CMD [ARG...]");
+    ce_active_info sel;
+    memset(&sel, 0, sizeof sel);
+    sel.origin = CE_ORIGIN_SHELL;
+    int rc = ce_select(&c->ctx, version, &sel);
+    if (rc) return cli_fail(c, rc);
+    ce_env env;
+    if ((rc = ce_env_compute(&c->ctx, &sel, true, &env))) return cli_fail(c, rc);
+    rc = ce_env_apply(&c->ctx, &env);
+    ce_env_free(&env);
+    if (rc) return cli_fail(c, rc);
+    fflush(stdout);
+    execvp(rest[0], rest);
+    int e = errno;
+    if (e == ENOENT) {
+        cli_error(c, "%s: command not found (looked in %s/bin and PATH)", rest[0],
+                  sel.is_system ? "/usr/local/cuda" : sel.tc.prefix);
+        return 127;
+    }
+    cli_error(c, "cannot run %s: %s", rest[0], strerror(e));
+    return 126;
 }

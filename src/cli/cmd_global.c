@@ -1,9 +1,101 @@
-#include "cli.h"
+/* cudaenv global [VERSION | --unset]: the user's default toolchain
+ * ($CUDAENV_ROOT/global).  With --system (root): the machine-wide switch of
+ * /usr/local/cuda + ld.so.conf.d (system.c); --rollback, --dry-run, --force. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
 
-/* Placeholder: implemented by the owner of this command. */
+#include "activate.h"
+#include "cli.h"
+#include "file.h"
+#include "system.h"
+
+enum { OPT_SYSTEM = 1, OPT_FORCE, OPT_DRY, OPT_ROLLBACK, OPT_UNSET };
+
+static const cli_opt opts[] = {
+    { "system", 0, false, OPT_SYSTEM },
+    { "force", 'f', false, OPT_FORCE },
+    { "dry-run", 'n', false, OPT_DRY },
+    { "rollback", 0, false, OPT_ROLLBACK },
+    { "unset", 0, false, OPT_UNSET },
+    { 0 },
+};
+
+static int show_system(cli *c)
+{
+    ce_sys_record r;
+    int rc = ce_system_record(&c->ctx, &r);
+    if (rc) return cli_fail(c, rc);
+    if (!r.present) {
+        cli_error(c, "no system switch recorded; set one with: sudo cudaenv global VERSION --system");
+        return 3;
+    }
+    printf("%s\n", r.name[0] ? r.name : r.target);
+    return 0;
+}
+
 int cmd_global(cli *c, int argc, char **argv)
 {
-    (void)argc; (void)argv;
-    cli_error(c, "global: not implemented yet");
-    return 1;
+    const cli_cmd *cmd = cli_find_cmd("global");
+    cli_args a;
+    cli_args_init(&a, argc, argv);
+    const char *arg, *version = NULL;
+    bool sys = false, rollback = false, unset = false;
+    ce_sys_opts so = { 0 };
+    int id;
+    while ((id = cli_next(c, &a, cmd, opts, &arg)) != CLI_END) {
+        switch (id) {
+        case CLI_HELP: return cli_help(cmd);
+        case CLI_BAD: return 2;
+        case OPT_SYSTEM: sys = true; break;
+        case OPT_FORCE: so.force = true; break;
+        case OPT_DRY: so.dry_run = true; break;
+        case OPT_ROLLBACK: rollback = true; break;
+        case OPT_UNSET: unset = true; break;
+        case CLI_ARG:
+            if (version) return cli_usage_error(cmd, "one VERSION only");
+            version = arg;
+        }
+    }
+    int rc;
+    if (rollback) {
+        if (version) return cli_usage_error(cmd, "--rollback takes no VERSION");
+        if ((rc = ce_system_rollback(&c->ctx, &so))) return cli_fail(c, rc);
+        return so.dry_run ? 0 : show_system(c);
+    }
+    if ((so.force || so.dry_run) && !sys)
+        return cli_usage_error(cmd, "--force and --dry-run belong to --system");
+    if (sys) {
+        if (!version) return show_system(c);
+        ce_toolchain tc;
+        if ((rc = ce_store_find(&c->ctx, version, &tc))) return cli_fail(c, rc);
+        if ((rc = ce_system_switch(&c->ctx, &tc, &so))) return cli_fail(c, rc);
+        if (!so.dry_run) cli_note(c, "system CUDA is now %s", tc.name);
+        return 0;
+    }
+    char path[4096], spec[128];
+    if ((rc = ce_global_path(&c->ctx, path, sizeof path))) return cli_fail(c, rc);
+    if (unset) {
+        if (unlink(path) != 0 && errno != ENOENT) {
+            cli_error(c, "cannot remove %s: %s", path, strerror(errno));
+            return 1;
+        }
+        return 0;
+    }
+    if (!version) {
+        if (!ce_exists(path)) {
+            printf("system\n");
+            return 0;
+        }
+        if ((rc = ce_spec_file_read(&c->ctx, path, spec, sizeof spec))) return cli_fail(c, rc);
+        printf("%s\n", spec);
+        return 0;
+    }
+    ce_active_info s;
+    if ((rc = ce_select(&c->ctx, version, &s))) return cli_fail(c, rc);
+    if ((rc = ce_mkdir_p(&c->ctx, c->ctx.root, 0755)) ||
+        (rc = ce_spec_file_write(&c->ctx, path, s.is_system ? "system" : s.tc.name)))
+        return cli_fail(c, rc);
+    return 0;
 }

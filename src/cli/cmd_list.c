@@ -1,9 +1,100 @@
-#include "cli.h"
+/* cudaenv list [--json]: installed toolchains; the active one is marked with
+ * why it is active (shell, .cuda-version, global), and the one the system
+ * switch points at is marked "system". */
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
-/* Placeholder: implemented by the owner of this command. */
+#include "activate.h"
+#include "cli.h"
+#include "system.h"
+
+enum { OPT_JSON = 1, OPT_NAMES };
+
+static const cli_opt opts[] = {
+    { "json", 0, false, OPT_JSON },
+    { "names", 0, false, OPT_NAMES },   /* for completions: bare names */
+    { 0 },
+};
+
 int cmd_list(cli *c, int argc, char **argv)
 {
-    (void)argc; (void)argv;
-    cli_error(c, "list: not implemented yet");
-    return 1;
+    const cli_cmd *cmd = cli_find_cmd("list");
+    cli_args a;
+    cli_args_init(&a, argc, argv);
+    const char *arg;
+    bool names = false;
+    int id;
+    while ((id = cli_next(c, &a, cmd, opts, &arg)) != CLI_END) {
+        if (id == CLI_HELP) return cli_help(cmd);
+        if (id == CLI_BAD) return 2;
+        if (id == OPT_JSON) c->json = true;
+        if (id == OPT_NAMES) names = true;
+        if (id == CLI_ARG) return cli_usage_error(cmd, "unexpected argument '%s'", arg);
+    }
+    ce_toolchain *v;
+    size_t n;
+    int rc = ce_store_list(&c->ctx, &v, &n);
+    if (rc) return cli_fail(c, rc);
+    if (names) {
+        for (size_t i = 0; i < n; i++) printf("%s\n", v[i].name);
+        free(v);
+        return 0;
+    }
+    ce_active_info act;
+    ce_ctx quiet = c->ctx;
+    quiet.event = NULL;   /* a broken pin is shown, not an error of list */
+    bool have_active = ce_active(&quiet, NULL, &act) == CE_OK && !act.is_system;
+    ce_sys_record sys;
+    if (ce_system_record(&quiet, &sys) != CE_OK) sys.present = false;
+    cJSON *root = c->json ? cJSON_CreateObject() : NULL;
+    cJSON *arr = root ? cJSON_AddArrayToObject(root, "toolchains") : NULL;
+    for (size_t i = 0; i < n; i++) {
+        bool active = have_active && !strcmp(act.tc.name, v[i].name);
+        bool system = sys.present && !strcmp(sys.name, v[i].name);
+        if (root) {
+            cJSON *t = cJSON_CreateObject();
+            cJSON_AddStringToObject(t, "name", v[i].name);
+            cJSON_AddStringToObject(t, "cuda", v[i].cuda);
+            if (v[i].cudnn[0]) cJSON_AddStringToObject(t, "cudnn", v[i].cudnn);
+            else cJSON_AddNullToObject(t, "cudnn");
+            cJSON_AddStringToObject(t, "prefix", v[i].prefix);
+            cJSON_AddBoolToObject(t, "active", active);
+            if (active) cJSON_AddStringToObject(t, "origin", ce_origin_name(act.origin));
+            else cJSON_AddNullToObject(t, "origin");
+            if (active && act.source[0]) cJSON_AddStringToObject(t, "source", act.source);
+            else cJSON_AddNullToObject(t, "source");
+            cJSON_AddBoolToObject(t, "system", system);
+            cJSON_AddItemToArray(arr, t);
+            continue;
+        }
+        printf("%s %s", active ? "*" : " ", v[i].name);
+        if (active) {
+            if (act.origin == CE_ORIGIN_SHELL) printf("  (shell: CUDAENV_VERSION)");
+            else printf("  (%s: %s)", ce_origin_name(act.origin), act.source);
+        }
+        if (system) printf("  (system: /usr/local/cuda)");
+        putchar('\n');
+    }
+    if (root) {
+        /* the selection even when it is "system" or names nothing installed */
+        bool ok = ce_active(&quiet, NULL, &act) == CE_OK;
+        cJSON *aj = cJSON_AddObjectToObject(root, "active");
+        cJSON_AddStringToObject(aj, "name", ok ? (act.is_system ? "system" : act.tc.name) : act.spec);
+        cJSON_AddStringToObject(aj, "origin", ce_origin_name(act.origin));
+        if (act.source[0]) cJSON_AddStringToObject(aj, "source", act.source);
+        else cJSON_AddNullToObject(aj, "source");
+        cJSON_AddBoolToObject(aj, "installed", ok);
+        char *text = cJSON_PrintUnformatted(root);
+        cJSON_Delete(root);
+        if (text) printf("%s\n", text);
+        free(text);
+    } else if (n == 0) {
+        cli_note(c, "no toolchains installed; try: cudaenv install tf-2.14");
+    } else if (!have_active) {
+        cli_note(c, "none active: the machine's own CUDA is used (cudaenv use/local/global VERSION)");
+    }
+    free(v);
+    return 0;
 }

@@ -1,9 +1,70 @@
+/* cudaenv local [VERSION | --unset]: pin a toolchain for a project by writing
+ * .cuda-version (one line, the spec as typed, like cuvm/cudup) in the current
+ * directory; without arguments print the pin that applies here. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "activate.h"
 #include "cli.h"
 
-/* Placeholder: implemented by the owner of this command. */
+enum { OPT_UNSET = 1, OPT_FORCE };
+
+static const cli_opt opts[] = {
+    { "unset", 0, false, OPT_UNSET },
+    { "force", 'f', false, OPT_FORCE },
+    { 0 },
+};
+
 int cmd_local(cli *c, int argc, char **argv)
 {
-    (void)argc; (void)argv;
-    cli_error(c, "local: not implemented yet");
-    return 1;
+    const cli_cmd *cmd = cli_find_cmd("local");
+    cli_args a;
+    cli_args_init(&a, argc, argv);
+    const char *arg, *version = NULL;
+    bool unset = false, force = false;
+    int id;
+    while ((id = cli_next(c, &a, cmd, opts, &arg)) != CLI_END) {
+        switch (id) {
+        case CLI_HELP: return cli_help(cmd);
+        case CLI_BAD: return 2;
+        case OPT_UNSET: unset = true; break;
+        case OPT_FORCE: force = true; break;
+        case CLI_ARG:
+            if (version) return cli_usage_error(cmd, "one VERSION only");
+            version = arg;
+        }
+    }
+    char cwd[4096], path[4200], spec[128];
+    if (!getcwd(cwd, sizeof cwd)) {
+        cli_error(c, "cannot read the current directory: %s", strerror(errno));
+        return 1;
+    }
+    if (unset) {
+        snprintf(path, sizeof path, "%s/" CE_VERSION_FILE, strcmp(cwd, "/") ? cwd : "");
+        if (unlink(path) != 0 && errno != ENOENT) {
+            cli_error(c, "cannot remove %s: %s", path, strerror(errno));
+            return 1;
+        }
+        return 0;
+    }
+    if (!version) {
+        int r = ce_version_file_find(&c->ctx, cwd, path, sizeof path, spec, sizeof spec);
+        if (r < 0) return cli_fail(c, r);
+        if (r == 0) {
+            cli_error(c, "no " CE_VERSION_FILE " in %s or above; set one with: cudaenv local VERSION", cwd);
+            return 3;
+        }
+        printf("%s\n", spec);
+        return 0;
+    }
+    /* pinning something not installed is allowed with --force (a teammate's
+     * checkout may install it later); by default catch typos now */
+    ce_active_info s;
+    int rc = ce_select(&c->ctx, version, &s);
+    if (rc && !(force && rc == CE_ERR_NOTFOUND)) return cli_fail(c, rc);
+    snprintf(path, sizeof path, "%s/" CE_VERSION_FILE, strcmp(cwd, "/") ? cwd : "");
+    if ((rc = ce_spec_file_write(&c->ctx, path, version))) return cli_fail(c, rc);
+    return 0;
 }

@@ -1,9 +1,43 @@
+/* cudaenv prefix [VERSION]: the directory of a toolchain (default: the
+ * active one; "system": what $SYSROOT/usr/local/cuda resolves to). */
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "activate.h"
 #include "cli.h"
 
-/* Placeholder: implemented by the owner of this command. */
 int cmd_prefix(cli *c, int argc, char **argv)
 {
-    (void)argc; (void)argv;
-    cli_error(c, "prefix: not implemented yet");
-    return 1;
+    const cli_cmd *cmd = cli_find_cmd("prefix");
+    cli_args a;
+    cli_args_init(&a, argc, argv);
+    const char *arg, *version = NULL;
+    int id;
+    while ((id = cli_next(c, &a, cmd, NULL, &arg)) != CLI_END) {
+        if (id == CLI_HELP) return cli_help(cmd);
+        if (id == CLI_BAD) return 2;
+        if (id == CLI_ARG) {
+            if (version) return cli_usage_error(cmd, "one VERSION only");
+            version = arg;
+        }
+    }
+    ce_active_info s;
+    memset(&s, 0, sizeof s);
+    int rc = version ? ce_select(&c->ctx, version, &s) : ce_active(&c->ctx, NULL, &s);
+    if (rc) return cli_fail(c, rc);
+    if (!s.is_system) {
+        printf("%s\n", s.tc.prefix);
+        return 0;
+    }
+    char link[4200], real[PATH_MAX];
+    ce_sys_path(&c->ctx, "/usr/local/cuda", link, sizeof link);
+    if (!realpath(link, real)) {
+        cli_error(c, "no toolchain is selected and the system has no CUDA at %s; "
+                     "select one with cudaenv use/local/global", link);
+        return 3;
+    }
+    printf("%s\n", real);
+    return 0;
 }

@@ -1,9 +1,40 @@
+/* cudaenv which CMD: the file CMD resolves to in the active toolchain
+ * (<prefix>/bin/CMD; for "system", /usr/local/cuda/bin/CMD). */
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "activate.h"
 #include "cli.h"
 
-/* Placeholder: implemented by the owner of this command. */
 int cmd_which(cli *c, int argc, char **argv)
 {
-    (void)argc; (void)argv;
-    cli_error(c, "which: not implemented yet");
-    return 1;
+    const cli_cmd *cmd = cli_find_cmd("which");
+    cli_args a;
+    cli_args_init(&a, argc, argv);
+    const char *arg, *name = NULL;
+    int id;
+    while ((id = cli_next(c, &a, cmd, NULL, &arg)) != CLI_END) {
+        if (id == CLI_HELP) return cli_help(cmd);
+        if (id == CLI_BAD) return 2;
+        if (id == CLI_ARG) {
+            if (name) return cli_usage_error(cmd, "one CMD only");
+            name = arg;
+        }
+    }
+    if (!name) return cli_usage_error(cmd, "which command? e.g. cudaenv which nvcc");
+    if (strchr(name, '/')) return cli_usage_error(cmd, "CMD is a command name, not a path: %s", name);
+    ce_active_info s;
+    int rc = ce_active(&c->ctx, NULL, &s);
+    if (rc) return cli_fail(c, rc);
+    char dir[4200], path[4400];
+    if (s.is_system) ce_sys_path(&c->ctx, "/usr/local/cuda", dir, sizeof dir);
+    else snprintf(dir, sizeof dir, "%s", s.tc.prefix);
+    snprintf(path, sizeof path, "%s/bin/%s", dir, name);
+    if (access(path, X_OK) != 0) {
+        cli_error(c, "%s is not in %s (%s/bin)", name, s.is_system ? "the system CUDA" : s.tc.name, dir);
+        return 3;
+    }
+    printf("%s\n", path);
+    return 0;
 }
