@@ -1,9 +1,66 @@
-#include "cli.h"
+/* cudaenv uninstall VERSION : under the store lock, remove the toolchain in
+ * one rename (then rm -rf), refuse the system-wide one without --force, and
+ * garbage-collect pkgs/ trees no toolchain is composed from any more. */
+#include <stdlib.h>
+#include <string.h>
 
-/* Placeholder: implemented by the owner of this command. */
+#include "cli.h"
+#include "store.h"
+#include "version.h"
+
+enum { OPT_FORCE = 1 };
+
+static const cli_opt uninstall_opts[] = {
+    { "force", 'f', false, OPT_FORCE },
+    { 0 },
+};
+
 int cmd_uninstall(cli *c, int argc, char **argv)
 {
-    (void)argc; (void)argv;
-    cli_error(c, "uninstall: not implemented yet");
-    return 1;
+    const cli_cmd *cmd = cli_find_cmd("uninstall");
+    cli_args a;
+    cli_args_init(&a, argc, argv);
+    const char *arg, *want = NULL;
+    bool force = false;
+    for (int id; (id = cli_next(c, &a, cmd, uninstall_opts, &arg)) != CLI_END;) {
+        switch (id) {
+        case CLI_HELP: return cli_help(cmd);
+        case CLI_BAD: return 2;
+        case CLI_ARG:
+            if (want) return cli_usage_error(cmd, "one toolchain at a time (got %s and %s)", want, arg);
+            want = arg;
+            break;
+        case OPT_FORCE: force = true; break;
+        }
+    }
+    if (!want) return cli_usage_error(cmd, "which toolchain? see: cudaenv list");
+
+    int lock = -1;
+    int rc = ce_store_lock(&c->ctx, &lock);
+    if (rc) return cli_fail(c, rc);
+    /* an exact name, or a spec naming exactly one installed toolchain:
+     * "uninstall 11.8" must not guess between two cuDNN builds */
+    ce_toolchain t;
+    ce_toolchain *v = NULL;
+    size_t n = 0, matches = 0;
+    if ((rc = ce_store_find(&c->ctx, want, &t)) == CE_OK && strcmp(t.name, want) != 0 &&
+        (rc = ce_store_list(&c->ctx, &v, &n)) == CE_OK) {
+        for (size_t i = 0; i < n; i++)
+            if (ce_version_matches(t.cuda, v[i].cuda) && strcmp(v[i].name, t.name) != 0 &&
+                !strchr(want, '+') && strncmp(want, "tf", 2) && strncmp(want, "tensorflow", 10))
+                matches++;
+        free(v);
+        if (matches)
+            rc = ce_fail(&c->ctx, CE_ERR_USAGE, "%s names more than one installed toolchain; "
+                         "give the full name (see: cudaenv list)", want);
+    }
+    if (rc == CE_OK) rc = ce_store_uninstall(&c->ctx, t.name, force);
+    if (rc == CE_OK) {
+        int gc = ce_store_gc_pkgs(&c->ctx);
+        if (gc > 0) ce_emit(&c->ctx, CE_EV_INFO, NULL, "removed %d unpacked package tree%s no toolchain uses",
+                            gc, gc == 1 ? "" : "s");
+        ce_emit(&c->ctx, CE_EV_NOTE, t.name, "uninstalled %s", t.name);
+    }
+    ce_store_unlock(lock);
+    return rc == CE_OK ? 0 : cli_fail(c, rc);
 }

@@ -228,7 +228,9 @@ int ce_compose_cudnn(ce_ctx *ctx, const char *tree, const char *dst, ce_filelist
             if ((rc = ce_mkdir_p(ctx, p, 0755))) break;
             char one[PATH_MAX + 300];
             snprintf(one, sizeof one, "%s/%s", p, nm);
-            if (link(sp, one) != 0) {
+            bool linked = link(sp, one) == 0;
+            if (linked && files) files->linked++;
+            if (!linked) {
                 /* small file: a copy is fine anywhere a link is not */
                 char *data;
                 size_t len;
@@ -236,6 +238,7 @@ int ce_compose_cudnn(ce_ctx *ctx, const char *tree, const char *dst, ce_filelist
                 rc = ce_file_write_atomic(ctx, one, data, len, 0644);
                 free(data);
                 if (rc) break;
+                if (files) files->copied++;
             }
             struct stat st;
             if (stat(one, &st) == 0) rc = filelist_add(ctx, files, sub, (long long)st.st_size);

@@ -130,3 +130,130 @@ C
     cc -o "$out" "$out.c" -L"$tk/lib64" -lcudart
     rm -f "$out.c"
 }
+
+# ---- install fixtures: runfiles, cuDNN tarballs, a mirror with a manifest ----
+
+# fx_runfile OUT VERSION [LAYOUT]: a makeself runfile that behaves like
+# NVIDIA's in silent toolkit mode: accepts exactly --silent --toolkit
+# --toolkitpath=DIR --defaultroot=DIR --no-opengl-libs --no-man-page --no-drm
+# --override --tmpdir=DIR, refuses anything else, and lays out fx_toolkit
+# the way the real one does (include -> targets/x86_64-linux/include,
+# lib64 -> targets/x86_64-linux/lib; version.json with a date-stamped
+# cuda.version).  LAYOUT: the CUDA version it really installs (a lying
+# runfile), or "empty" (installs no toolkit at all).
+fx_runfile() {
+    local out=$1 ver=$2 layout=${3:-$2}
+    local w; w=$(mktemp -d "${TMPDIR:-/tmp}/fx-runfile.XXXXXX")
+    mkdir -p "$w/payload/tree"
+    if [ "$layout" != empty ]; then
+        local maj=${layout%%.*} r=${layout#*.}
+        local min=${r%%.*}
+        fx_toolkit "$w/tk" "$layout"
+        mkdir -p "$w/tk/targets/x86_64-linux"
+        mv "$w/tk/include" "$w/tk/targets/x86_64-linux/include"
+        mv "$w/tk/lib64" "$w/tk/targets/x86_64-linux/lib"
+        ln -s targets/x86_64-linux/include "$w/tk/include"
+        ln -s targets/x86_64-linux/lib "$w/tk/lib64"
+        sed -i "s/\"CUDA SDK\", \"version\" : \"$layout\"/\"CUDA SDK\", \"version\" : \"$maj.$min.20220929\"/" "$w/tk/version.json"
+        printf '#!/bin/sh\necho cuda-uninstaller fixture\n' > "$w/tk/bin/cuda-uninstaller"
+        chmod 755 "$w/tk/bin/cuda-uninstaller"
+        cp -a "$w/tk/." "$w/payload/tree/"
+    fi
+    cat > "$w/payload/install.sh" <<'SH'
+#!/bin/sh
+# cudaenv test fixture of cuda-installer's silent mode
+silent= toolkit= tkpath= defroot= tmpdir=
+for a in "$@"; do
+    case "$a" in
+        --silent) silent=1 ;;
+        --toolkit) toolkit=1 ;;
+        --toolkitpath=*) tkpath=${a#--toolkitpath=} ;;
+        --defaultroot=*) defroot=${a#--defaultroot=} ;;
+        --tmpdir=*) tmpdir=${a#--tmpdir=} ;;
+        --no-opengl-libs|--no-man-page|--no-drm|--override) ;;
+        *) echo "ERROR: unknown option: $a" >&2; exit 1 ;;
+    esac
+done
+[ -n "$silent" ] && [ -n "$toolkit" ] || { echo "ERROR: this fixture only does --silent --toolkit" >&2; exit 1; }
+[ -n "$tkpath" ] || { echo "ERROR: --toolkitpath is required" >&2; exit 1; }
+echo "fixture installer: HOME=$HOME TMPDIR=$TMPDIR LANG=$LANG DISPLAY=${DISPLAY-<unset>} SUDO_USER=${SUDO_USER-<unset>} tmpdir=$tmpdir defaultroot=$defroot"
+[ -n "${FX_RUNFILE_FAIL:-}" ] && { echo "ERROR: fixture told to fail" >&2; exit 3; }
+mkdir -p "$tkpath" && cp -a tree/. "$tkpath/" || exit 1
+echo "fixture installer: toolkit installed in $tkpath"
+SH
+    chmod 755 "$w/payload/install.sh"
+    # NVIDIA's makeself header hands unknown options to the installer; the
+    # stock one refuses them, so ours does the same as NVIDIA's.
+    sed 's/^\techo Unrecognized flag : .*$/\tbreak/' /usr/share/makeself/makeself-header.sh > "$w/header.sh"
+    makeself --header "$w/header.sh" --nox11 --noprogress --quiet --xz \
+        "$w/payload" "$out" "CUDA $ver cudaenv fixture" ./install.sh >/dev/null 2>&1 \
+        || { rm -rf "$w"; echo "fx_runfile: makeself failed" >&2; return 1; }
+    rm -rf "$w"
+}
+
+# fx_cudnn_tarball OUT VERSION CUDA_MAJOR: NVIDIA's archive layout,
+# cudnn-linux-x86_64-<ver>_cuda<M>-archive/{include,lib,LICENSE}, as .tar.xz.
+fx_cudnn_tarball() {
+    local out=$1 ver=$2 cmaj=$3
+    local top="cudnn-linux-x86_64-${ver}_cuda${cmaj}-archive"
+    local w; w=$(mktemp -d "${TMPDIR:-/tmp}/fx-cudnn.XXXXXX")
+    fx_cudnn "$w/$top" "$ver" "$cmaj"
+    tar -C "$w" --owner=0 --group=0 --numeric-owner -cJf "$out" "$top"
+    rm -rf "$w"
+}
+
+# fx_mirror DIR: a mirror with NVIDIA's paths under DIR/compute/...:
+#   CUDA 11.8.0 and 12.2.2 runfiles, cuDNN 8.6.0.163 + 8.7.0.84 (cuda11) and
+#   8.9.7.29 (cuda12) tarballs, and manifests with their real sha256/size:
+#   DIR/manifest.json          relative URLs (resolve against its location)
+#   DIR/manifest-nvidia.json   https://developer.download.nvidia.com/ URLs
+#   TF rows: 2.12 -> 11.8.0 + 8.6.0.163, 2.14 -> 11.8.0 + 8.7.0.84,
+#            2.15 -> 12.2.2 + 8.9.7.29.
+# fx_mirror_manifest DIR BASE > FILE writes one with absolute URLs BASE/compute/...
+FX_MIRROR_RUNFILES="11.8.0:520.61.05 12.2.2:535.104.05"
+FX_MIRROR_CUDNN="8.6.0.163:11 8.7.0.84:11 8.9.7.29:12"
+fx_mirror() {
+    local dir=$1 c ver drv maj
+    for c in $FX_MIRROR_RUNFILES; do
+        ver=${c%%:*} drv=${c#*:}
+        mkdir -p "$dir/compute/cuda/$ver/local_installers"
+        fx_runfile "$dir/compute/cuda/$ver/local_installers/cuda_${ver}_${drv}_linux.run" "$ver" || return 1
+    done
+    mkdir -p "$dir/compute/cudnn/redist/cudnn/linux-x86_64"
+    for c in $FX_MIRROR_CUDNN; do
+        ver=${c%%:*} maj=${c#*:}
+        fx_cudnn_tarball "$dir/compute/cudnn/redist/cudnn/linux-x86_64/cudnn-linux-x86_64-${ver}_cuda${maj}-archive.tar.xz" "$ver" "$maj"
+    done
+    fx_mirror_manifest "$dir" "" > "$dir/manifest.json"
+    fx_mirror_manifest "$dir" "https://developer.download.nvidia.com" > "$dir/manifest-nvidia.json"
+}
+
+fx_mirror_manifest() {
+    python3 - "$1" "$2" "$FX_MIRROR_RUNFILES" "$FX_MIRROR_CUDNN" <<'PY'
+import hashlib, json, os, sys
+d, base, runfiles, cudnns = sys.argv[1], sys.argv[2], sys.argv[3].split(), sys.argv[4].split()
+def art(rel):
+    p = os.path.join(d, rel)
+    h = hashlib.sha256()
+    with open(p, "rb") as f:
+        for b in iter(lambda: f.read(1 << 20), b""):
+            h.update(b)
+    return {"url": (base + "/" + rel) if base else rel, "sha256": h.hexdigest(), "size": os.path.getsize(p)}
+drivers = {"11": ("520.61.05", 11, "3.5", "9.0"), "12": ("535.104.05", 12, "5.0", "9.0")}
+m = {"schema": 1, "updated": "2026-11-29", "tensorflow": {}, "cuda": {}, "cudnn": {}}
+for c in runfiles:
+    ver, drv = c.split(":")
+    maj = ver.split(".")[0]
+    md, gcc, smin, smax = drivers[maj]
+    m["cuda"][ver] = {"min_driver": md, "max_gcc": gcc, "sm": {"min": smin, "max": smax},
+                      "source": "cudaenv test fixture",
+                      "runfile": {"linux-x86_64": art(f"compute/cuda/{ver}/local_installers/cuda_{ver}_{drv}_linux.run")}}
+for c in cudnns:
+    ver, maj = c.split(":")
+    m["cudnn"].setdefault(ver, {"source": "cudaenv test fixture"})[f"cuda{maj}"] = {
+        "linux-x86_64": art(f"compute/cudnn/redist/cudnn/linux-x86_64/cudnn-linux-x86_64-{ver}_cuda{maj}-archive.tar.xz")}
+for tf, cu, dn in (("2.12", "11.8.0", "8.6.0.163"), ("2.14", "11.8.0", "8.7.0.84"), ("2.15", "12.2.2", "8.9.7.29")):
+    m["tensorflow"][tf] = {"cuda": cu, "cudnn": dn, "python": "3.9-3.11", "source": "cudaenv test fixture"}
+json.dump(m, sys.stdout, indent=1)
+PY
+}
