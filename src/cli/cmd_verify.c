@@ -1,9 +1,280 @@
-#include "cli.h"
+/* cudaenv verify [VERSION] [--json] [--all-devices] [--bench] [--deep]:
+ * run the self-test (src/selftest) and draw its report, as a table or as
+ * one JSON document.  Exit 0 all passed, 7 a check failed, 8 no usable GPU. */
+#include <cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
-/* Placeholder: implemented by the owner of this command. */
+#include "activate.h"
+#include "cli.h"
+#include "digest.h"
+#include "selftest/selftest.h"
+#include "store.h"
+
+/* digest.c lives in the full binary only; in the light one this is NULL and
+ * --deep re-execs the full binary. */
+#pragma weak ce_sha256_file
+
+enum { OPT_JSON = 1, OPT_ALL, OPT_BENCH, OPT_DEEP };
+
+static const cli_opt verify_opts[] = {
+    { "json", 0, false, OPT_JSON },
+    { "all-devices", 0, false, OPT_ALL },
+    { "bench", 0, false, OPT_BENCH },
+    { "deep", 0, false, OPT_DEEP },
+    { 0 },
+};
+
+/* The toolchain verify checks when none is named: the active one (shell,
+ * .cuda-version, global), the same answer `cudaenv current` gives. */
+static int default_toolchain(cli *c, ce_toolchain *tc)
+{
+    ce_active_info info;
+    int rc = ce_active(&c->ctx, NULL, &info);
+    if (rc) return rc;
+    if (info.is_system)
+        return ce_fail(&c->ctx, CE_ERR_NOTFOUND,
+                       "no cudaenv toolchain is active (the machine's own CUDA is); name one: cudaenv verify VERSION");
+    *tc = info.tc;
+    return CE_OK;
+}
+
+static cJSON *evidence_array(const char *ev)
+{
+    cJSON *a = cJSON_CreateArray();
+    const char *p = ev;
+    while (p && *p) {
+        const char *nl = strchr(p, '\n');
+        size_t n = nl ? (size_t)(nl - p) : strlen(p);
+        char *line = strndup(p, n);
+        if (line) cJSON_AddItemToArray(a, cJSON_CreateString(line));
+        free(line);
+        p = nl ? nl + 1 : NULL;
+    }
+    return a;
+}
+
+static void add_str_or_null(cJSON *o, const char *k, const char *v)
+{
+    if (v && v[0]) cJSON_AddStringToObject(o, k, v);
+    else cJSON_AddNullToObject(o, k);
+}
+
+static void add_num_or_null(cJSON *o, const char *k, double v)
+{
+    if (v) cJSON_AddNumberToObject(o, k, v);
+    else cJSON_AddNullToObject(o, k);
+}
+
+static int print_json(const st_report *r, int code, const st_options *opt)
+{
+    cJSON *root = cJSON_CreateObject();
+    cJSON *tc = cJSON_AddObjectToObject(root, "toolchain");
+    cJSON_AddStringToObject(tc, "name", r->tc.name);
+    cJSON_AddStringToObject(tc, "prefix", r->tc.prefix);
+    add_str_or_null(tc, "cuda", r->tc.cuda);
+    add_str_or_null(tc, "cudnn", r->tc.cudnn);
+    add_str_or_null(tc, "min_driver", r->tc.min_driver);
+    add_num_or_null(tc, "max_gcc", r->tc.max_gcc);
+    cJSON *sm = cJSON_AddObjectToObject(tc, "sm");
+    add_str_or_null(sm, "min", r->tc.sm_min);
+    add_str_or_null(sm, "max", r->tc.sm_max);
+    add_str_or_null(tc, "facts_from", r->tc.facts_from);
+
+    cJSON *steps = cJSON_AddArrayToObject(root, "steps");
+    cJSON *timings = cJSON_CreateObject();
+    for (int i = 0; i < ST_NSTEPS; i++) {
+        const st_step *s = &r->steps[i];
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddNumberToObject(o, "n", i + 1);
+        cJSON_AddStringToObject(o, "id", s->id);
+        cJSON_AddStringToObject(o, "title", s->title);
+        cJSON_AddStringToObject(o, "status", st_status_name(s->status));
+        cJSON_AddStringToObject(o, "summary", s->summary);
+        cJSON_AddBoolToObject(o, "no_gpu", s->status == ST_SKIPPED && s->nogpu);
+        cJSON_AddItemToObject(o, "evidence", evidence_array(s->evidence));
+        cJSON_AddNumberToObject(o, "ms", (double)(long long)(s->ms * 100) / 100.0);
+        cJSON_AddItemToArray(steps, o);
+        cJSON_AddNumberToObject(timings, s->id, (double)(long long)(s->ms * 100) / 100.0);
+    }
+    cJSON_AddNumberToObject(timings, "total", (double)(long long)(r->total_ms * 100) / 100.0);
+    if (opt->bench) cJSON_AddNumberToObject(timings, "bench", (double)(long long)(r->bench_ms * 100) / 100.0);
+
+    const st_versions *v = &r->v;
+    cJSON *vs = cJSON_AddObjectToObject(root, "versions");
+    cJSON *cu = cJSON_AddObjectToObject(vs, "cuda");
+    add_str_or_null(cu, "toolchain", v->cuda_expected);
+    add_str_or_null(cu, "version_json", v->version_json);
+    add_str_or_null(cu, "nvcc", v->nvcc);
+    add_num_or_null(cu, "cudart_header", v->cudart_header);
+    add_num_or_null(cu, "cudart_runtime", v->cudart_runtime);
+    char nv[32] = "";
+    if (v->nvrtc_major) snprintf(nv, sizeof nv, "%d.%d", v->nvrtc_major, v->nvrtc_minor);
+    add_str_or_null(cu, "nvrtc", nv);
+    if (v->has_cudnn) {
+        cJSON *dn = cJSON_AddObjectToObject(vs, "cudnn");
+        add_str_or_null(dn, "toolchain", v->cudnn_expected);
+        add_str_or_null(dn, "header", v->cudnn_header);
+        add_str_or_null(dn, "library_file", v->cudnn_lib);
+        add_num_or_null(dn, "cudnnGetVersion", (double)v->cudnn_runtime);
+        add_str_or_null(dn, "runtime", v->cudnn_runtime_str);
+        add_num_or_null(dn, "cudnnGetCudartVersion", (double)v->cudnn_cudart);
+    } else {
+        cJSON_AddNullToObject(vs, "cudnn");
+    }
+    cJSON *dr = cJSON_AddObjectToObject(vs, "driver");
+    add_num_or_null(dr, "cuda", v->driver_cuda);
+    add_str_or_null(dr, "release", v->driver_release);
+
+    cJSON *devs = cJSON_AddArrayToObject(root, "devices");
+    for (int i = 0; i < r->n_devices; i++) {
+        const st_device *d = &r->devices[i];
+        cJSON *o = cJSON_CreateObject();
+        char cc[16];
+        snprintf(cc, sizeof cc, "%d.%d", d->cc_major, d->cc_minor);
+        cJSON_AddNumberToObject(o, "ordinal", d->ordinal);
+        cJSON_AddStringToObject(o, "name", d->name);
+        cJSON_AddStringToObject(o, "compute_capability", cc);
+        cJSON_AddNumberToObject(o, "memory_bytes", (double)d->total_mem);
+        cJSON_AddBoolToObject(o, "supported", d->supported);
+        cJSON_AddItemToArray(devs, o);
+    }
+    cJSON_AddItemToObject(root, "timings", timings);
+    if (opt->bench) {
+        const st_bench *b = &r->bench;
+        cJSON *bo = cJSON_AddObjectToObject(root, "bench");
+        cJSON_AddBoolToObject(bo, "ran", b->ran);
+        cJSON_AddNumberToObject(bo, "copy_bytes", (double)b->copy_bytes);
+        add_num_or_null(bo, "h2d_gbs", b->h2d_gbs);
+        add_num_or_null(bo, "d2h_gbs", b->d2h_gbs);
+        add_num_or_null(bo, "d2d_gbs", b->d2d_gbs);
+        add_num_or_null(bo, "conv_tflops", b->conv_tflops);
+        add_str_or_null(bo, "conv_shape", b->conv_shape);
+        if (b->torch) {
+            cJSON *t = cJSON_AddObjectToObject(bo, "torch");
+            add_num_or_null(t, "h2d_gbs", b->torch_h2d_gbs);
+            add_num_or_null(t, "d2h_gbs", b->torch_d2h_gbs);
+            add_num_or_null(t, "d2d_gbs", b->torch_d2d_gbs);
+            add_num_or_null(t, "conv_tflops", b->torch_conv_tflops);
+        } else {
+            cJSON_AddNullToObject(bo, "torch");
+        }
+        add_str_or_null(bo, "note", b->torch_note);
+    }
+    cJSON_AddNumberToObject(root, "exit_code", code);
+    char *s = cJSON_Print(root);
+    if (s) puts(s);
+    free(s);
+    cJSON_Delete(root);
+    return code;
+}
+
+static const char *status_color(st_status s)
+{
+    return s == ST_PASSED ? "\033[32m" : s == ST_FAILED ? "\033[31m" : "\033[33m";
+}
+
+static void print_table(cli *c, const st_report *r, int code, const st_options *opt)
+{
+    const char *nc = getenv("NO_COLOR");
+    bool color = isatty(1) && !(nc && *nc);
+    printf("verify %s (%s)\n", r->tc.name, r->tc.prefix);
+    for (int i = 0; i < ST_NSTEPS; i++) {
+        const st_step *s = &r->steps[i];
+        printf("  %d %-9s %s%-7s%s %7.0f ms  %s\n", i + 1, s->id, color ? status_color(s->status) : "",
+               st_status_name(s->status), color ? "\033[0m" : "", s->ms, s->summary);
+        /* Evidence: always for failures, for everything with -v. */
+        if (s->evidence[0] && (s->status == ST_FAILED || c->ctx.verbose)) {
+            const char *p = s->evidence;
+            while (*p) {
+                const char *nl = strchr(p, '\n');
+                int n = nl ? (int)(nl - p) : (int)strlen(p);
+                printf("                               %.*s\n", n, p);
+                p = nl ? nl + 1 : p + n;
+            }
+        }
+    }
+    for (int i = 0; i < r->n_devices; i++) {
+        const st_device *d = &r->devices[i];
+        printf("  GPU %d: %s, compute capability %d.%d, %.1f GiB%s\n", d->ordinal, d->name, d->cc_major,
+               d->cc_minor, (double)d->total_mem / 1073741824.0, d->supported ? "" : " (not supported)");
+    }
+    if (opt->bench) {
+        const st_bench *b = &r->bench;
+        if (b->ran) {
+            printf("  bench (%zu MiB copies, median of 20):\n", b->copy_bytes >> 20);
+            printf("    %-22s %10s %10s %7s\n", "", "cudaenv", "PyTorch", "ratio");
+            const struct { const char *k; double a, t; } rows[] = {
+                { "host->device GB/s", b->h2d_gbs, b->torch_h2d_gbs },
+                { "device->host GB/s", b->d2h_gbs, b->torch_d2h_gbs },
+                { "device->device GB/s", b->d2d_gbs, b->torch_d2d_gbs },
+                { "conv TFLOP/s", b->conv_tflops, b->torch_conv_tflops },
+            };
+            for (size_t k = 0; k < sizeof rows / sizeof *rows; k++) {
+                if (b->torch && rows[k].t > 0)
+                    printf("    %-22s %10.1f %10.1f %7.2f\n", rows[k].k, rows[k].a, rows[k].t, rows[k].a / rows[k].t);
+                else
+                    printf("    %-22s %10.1f %10s %7s\n", rows[k].k, rows[k].a, "-", "-");
+            }
+            if (b->conv_shape[0]) printf("    conv: %s\n", b->conv_shape);
+        }
+        if (b->torch_note[0]) printf("    %s\n", b->torch_note);
+    }
+    printf("total %.0f ms: %s\n", r->total_ms,
+           code == 0 ? "all checks passed"
+           : code == 7 ? "a check failed"
+                       : "no usable GPU/driver: the GPU checks could not run");
+}
+
 int cmd_verify(cli *c, int argc, char **argv)
 {
-    (void)argc; (void)argv;
-    cli_error(c, "verify: not implemented yet");
-    return 1;
+    const cli_cmd *cmd = cli_find_cmd("verify");
+    cli_args a;
+    cli_args_init(&a, argc, argv);
+    st_options opt = { 0 };
+    const char *spec_arg = NULL, *arg = NULL;
+    int id;
+    while ((id = cli_next(c, &a, cmd, verify_opts, &arg)) != CLI_END) {
+        switch (id) {
+        case CLI_BAD: return 2;
+        case CLI_HELP: return cli_help(cmd);
+        case CLI_ARG:
+            if (spec_arg) return cli_usage_error(cmd, "one VERSION at most (got '%s' and '%s')", spec_arg, arg);
+            spec_arg = arg;
+            break;
+        case OPT_JSON: c->json = true; break;
+        case OPT_ALL: opt.all_devices = true; break;
+        case OPT_BENCH: opt.bench = true; break;
+        case OPT_DEEP: opt.deep = true; break;
+        }
+    }
+    opt.sha256_file = ce_sha256_file;  /* NULL in the light binary */
+    if (opt.deep && !opt.sha256_file && !getenv("CUDAENV_VERIFY_NO_REEXEC")) {
+        setenv("CUDAENV_VERIFY_NO_REEXEC", "1", 1);  /* never loop if the full binary lacks it too */
+        return cli_exec_full(c);
+    }
+    /* Test hook: the fake libcuda.so.1 of tests/doubles drives the GPU
+     * reporting paths on machines without a GPU. */
+    const char *fake = getenv("CUDAENV_TEST_LIBCUDA");
+    if (fake && *fake) opt.libcuda = fake;
+
+    ce_toolchain tc;
+    int rc = spec_arg ? ce_store_find(&c->ctx, spec_arg, &tc) : default_toolchain(c, &tc);
+    if (rc) return cli_fail(c, rc);
+    st_toolchain stc = { 0 };
+    snprintf(stc.name, sizeof stc.name, "%s", tc.name);
+    snprintf(stc.prefix, sizeof stc.prefix, "%s", tc.prefix);
+    snprintf(stc.cuda, sizeof stc.cuda, "%s", tc.cuda);
+    snprintf(stc.cudnn, sizeof stc.cudnn, "%s", tc.cudnn);
+
+    st_report r;
+    if ((rc = st_run(&c->ctx, &stc, &opt, &r)) != 0) return cli_fail(c, rc);
+    int code = st_exit_code(&r);
+    if (c->json) print_json(&r, code, &opt);
+    else print_table(c, &r, code, &opt);
+    fflush(stdout);
+    st_report_free(&r);
+    return code;
 }

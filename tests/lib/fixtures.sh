@@ -59,11 +59,12 @@ C
     rm -f "$dir/.cudart.c" "$dir/.nvrtc.c"
 }
 
-# fx_cudnn DIR VERSION CUDA_MAJOR [HEADER_VERSION]: a cuDNN archive tree
+# fx_cudnn DIR VERSION CUDA_MAJOR [HEADER_VERSION] [CUDART_MAJOR]: a cuDNN archive tree
 # (include/cudnn_version.h, lib/libcudnn.so.X.Y.Z + .so.X + .so, and the split
-# libraries of 8.x / 9.x).  HEADER_VERSION makes a header that disagrees.
+# libraries of 8.x / 9.x).  HEADER_VERSION makes a header that disagrees;
+# CUDART_MAJOR a library whose cudnnGetCudartVersion names another CUDA major.
 fx_cudnn() {
-    local dir=$1 ver=$2 cmaj=$3 hver=${4:-$2}
+    local dir=$1 ver=$2 cmaj=$3 hver=${4:-$2} rtmaj=${5:-$3}
     local maj=${ver%%.*} r=${ver#*.}
     local min=${r%%.*}; r=${r#*.}
     local pat=${r%%.*}
@@ -72,7 +73,7 @@ fx_cudnn() {
     local hpat=${hr%%.*}
     local num
     if [ "$maj" -ge 9 ]; then num=$((maj * 10000 + min * 100 + pat)); else num=$((maj * 1000 + min * 100 + pat)); fi
-    local rt=$((cmaj * 1000 + 80))
+    local rt=$((rtmaj * 1000 + 80))
     mkdir -p "$dir/include" "$dir/lib"
     cat > "$dir/include/cudnn_version.h" <<H
 /* cudaenv test fixture */
@@ -256,4 +257,54 @@ for tf, cu, dn in (("2.12", "11.8.0", "8.6.0.163"), ("2.14", "11.8.0", "8.7.0.84
     m["tensorflow"][tf] = {"cuda": cu, "cudnn": dn, "python": "3.9-3.11", "source": "cudaenv test fixture"}
 json.dump(m, sys.stdout, indent=1)
 PY
+}
+
+# fx_receipt PREFIX [MIN_DRIVER] [MAX_GCC] [SM_MIN] [SM_MAX]: the receipt
+# install writes (store.h format) for a tree laid out by fx_installed: every
+# regular file with its size and sha256.
+fx_receipt() {
+    python3 - "$@" <<'PY'
+import hashlib, json, os, sys
+prefix = sys.argv[1]
+a = sys.argv[2:] + [None] * 4
+name = os.path.basename(prefix)
+cuda, _, cudnn = name.partition("+cudnn")
+files = []
+for root, dirs, names in os.walk(prefix):
+    for n in names:
+        p = os.path.join(root, n)
+        rel = os.path.relpath(p, prefix)
+        if rel == ".cudaenv-receipt.json" or os.path.islink(p) or not os.path.isfile(p):
+            continue
+        files.append({"path": rel, "size": os.path.getsize(p),
+                      "sha256": hashlib.sha256(open(p, "rb").read()).hexdigest()})
+files.sort(key=lambda f: f["path"])
+r = {"schema": 1, "name": name, "cuda": cuda, "cudnn": cudnn or None, "platform": "linux-x86_64",
+     "installed_at": "2024-01-01T00:00:00Z", "tensorflow": [], "min_driver": a[0] or "520.61.05",
+     "max_gcc": int(a[1] or 11), "sm": {"min": a[2] or "3.5", "max": a[3] or "9.0"}, "sources": [],
+     "files": files}
+json.dump(r, open(os.path.join(prefix, ".cudaenv-receipt.json"), "w"), indent=1)
+PY
+}
+
+# fx_fake_gpu PREFIX OUTDIR [DRIVER_RELEASE]: the test doubles of
+# tests/doubles/libcuda.c: OUTDIR/libcuda.so.1 (-> libcuda.so.RELEASE, the
+# file name the driver release is read from), and the toolkit's libcudart and
+# libnvrtc rebuilt with memory and a compiler (same SONAMEs and versions).
+# Point verify at the driver with CUDAENV_TEST_LIBCUDA=OUTDIR/libcuda.so.1.
+fx_fake_gpu() {
+    local prefix=$1 out=$2 rel=${3:-580.65.06}
+    local src=$TESTS_DIR/doubles/libcuda.c
+    mkdir -p "$out"
+    cc -shared -fPIC -Wl,-soname,libcuda.so.1 -o "$out/libcuda.so.$rel" "$src" -lm
+    ln -sf "libcuda.so.$rel" "$out/libcuda.so.1"
+    local num maj min rt nv
+    num=$(sed -n 's/^#define CUDART_VERSION *//p' "$prefix/include/cuda_runtime_api.h")
+    maj=$((num / 1000)); min=$(((num % 1000) / 10))
+    rt=$(fx_soname_cudart "$maj.$min")
+    nv=libnvrtc.so.$maj; [ "$maj" -le 11 ] && nv=libnvrtc.so.$maj.2
+    cc -shared -fPIC -DCE_DOUBLE_CUDART -DCUDART_VER="$num" -Wl,-soname,"$rt" \
+        -o "$(readlink -f "$prefix/lib64/$rt")" "$src" -lm
+    cc -shared -fPIC -DCE_DOUBLE_NVRTC -DNVRTC_MAJ="$maj" -DNVRTC_MIN="$min" -Wl,-soname,"$nv" \
+        -o "$(readlink -f "$prefix/lib64/$nv")" "$src" -lm
 }

@@ -1,0 +1,274 @@
+/* Step 7: the toolchain's nvcc builds a tiny CUDA program with the host
+ * compiler and the program runs.  The build (about a second: cicc, ptxas,
+ * fatbinary, two host compiles) starts in the background as soon as the GPU's
+ * architecture is known, so it overlaps the NVRTC kernel step.  A host gcc
+ * newer than this CUDA accepts is explained with the fix (-ccbin). */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "file.h"
+#include "st_int.h"
+
+static const char program_src[] =
+    "#include <cstdio>\n"
+    "#include <cuda_runtime.h>\n"
+    "__global__ void odd(int *o, int n)\n"
+    "{\n"
+    "    int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+    "    if (i < n) o[i] = 2 * i + 1;\n"
+    "}\n"
+    "int main()\n"
+    "{\n"
+    "    const int n = 4096;\n"
+    "    static int h[n];\n"
+    "    int *d = 0, rt = 0;\n"
+    "    cudaError_t e = cudaMalloc(&d, sizeof h);\n"
+    "    if (e == cudaSuccess) { odd<<<(n + 255) / 256, 256>>>(d, n); e = cudaGetLastError(); }\n"
+    "    if (e == cudaSuccess) e = cudaMemcpy(h, d, sizeof h, cudaMemcpyDeviceToHost);\n"
+    "    if (e != cudaSuccess) { printf(\"CUDA error: %s\\n\", cudaGetErrorString(e)); return 2; }\n"
+    "    for (int i = 0; i < n; i++)\n"
+    "        if (h[i] != 2 * i + 1) { printf(\"wrong result at %d: %d\\n\", i, h[i]); return 3; }\n"
+    "    cudaRuntimeGetVersion(&rt);\n"
+    "    printf(\"ok: %d results right (runtime %d)\\n\", n, rt);\n"
+    "    return 0;\n"
+    "}\n";
+
+static void child_exec(char *const argv[], const char *const env_add[], const char *cwd, int outfd)
+{
+    dup2(outfd, 1);
+    dup2(outfd, 2);
+    if (outfd > 2) close(outfd);
+    int devnull = open("/dev/null", O_RDONLY);
+    if (devnull >= 0) dup2(devnull, 0);
+    if (cwd && chdir(cwd) != 0) _exit(126);
+    for (size_t i = 0; env_add && env_add[i]; i++) putenv((char *)env_add[i]);
+    execv(argv[0], argv);
+    dprintf(1, "cannot run %s: %s\n", argv[0], strerror(errno));
+    _exit(127);
+}
+
+static int wait_child(pid_t pid, int timeout_s, int *status)
+{
+    double end = st_now_ms() + timeout_s * 1000.0;
+    for (;;) {
+        int ws = 0;
+        pid_t r = waitpid(pid, &ws, WNOHANG);
+        if (r == pid) {
+            *status = WIFEXITED(ws) ? WEXITSTATUS(ws) : -WTERMSIG(ws);
+            return 0;
+        }
+        if (r < 0 && errno != EINTR) return -1;
+        if (st_now_ms() > end) {
+            kill(pid, SIGKILL);
+            waitpid(pid, &ws, 0);
+            *status = -SIGKILL;
+            return 0;
+        }
+        struct timespec ts = { 0, 2 * 1000 * 1000 };
+        nanosleep(&ts, NULL);
+    }
+}
+
+int st_run_capture(char *const argv[], const char *const env_add[], const char *cwd, char *out, size_t outsz,
+                   int timeout_s, int *status)
+{
+    int p[2];
+    out[0] = '\0';
+    if (pipe2(p, O_CLOEXEC) != 0) return -1;
+    pid_t pid = fork();
+    if (pid < 0) {
+        close(p[0]);
+        close(p[1]);
+        return -1;
+    }
+    if (pid == 0) child_exec(argv, env_add, cwd, p[1]);
+    close(p[1]);
+    size_t used = 0;
+    double end = st_now_ms() + timeout_s * 1000.0;
+    for (;;) {
+        struct pollfd pf = { p[0], POLLIN, 0 };
+        int left = (int)(end - st_now_ms());
+        if (left <= 0) break;
+        if (poll(&pf, 1, left) <= 0) break;
+        char buf[4096];
+        ssize_t n = read(p[0], buf, sizeof buf);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) break;
+        size_t take = (size_t)n < outsz - 1 - used ? (size_t)n : outsz - 1 - used;
+        memcpy(out + used, buf, take);
+        used += take;
+        out[used] = '\0';
+    }
+    close(p[0]);
+    double rest = (end - st_now_ms()) / 1000.0;
+    return wait_child(pid, rest > 1 ? (int)rest : 1, status);
+}
+
+/* Major version of the host compiler nvcc will use (g++ on PATH). */
+static int host_gcc_major(char *which, size_t wsz)
+{
+    const char *path = getenv("PATH");
+    char *dup = strdup(path ? path : "/usr/bin:/bin");
+    char *save = NULL;
+    which[0] = '\0';
+    for (char *d = dup ? strtok_r(dup, ":", &save) : NULL; d; d = strtok_r(NULL, ":", &save)) {
+        snprintf(which, wsz, "%s/g++", d);
+        if (access(which, X_OK) == 0) break;
+        which[0] = '\0';
+    }
+    free(dup);
+    if (!which[0]) return 0;
+    char out[256];
+    int status = 0;
+    char *argv[] = { which, "-dumpversion", NULL };
+    if (st_run_capture(argv, NULL, NULL, out, sizeof out, 10, &status) != 0 || status != 0) return 0;
+    return atoi(out);
+}
+
+/* A supported g++-N on PATH, for the fix. */
+static bool supported_gxx(int max, char *out, size_t outsz)
+{
+    for (int v = max; v >= max - 6 && v > 4; v--) {
+        char name[32];
+        snprintf(name, sizeof name, "g++-%d", v);
+        const char *path = getenv("PATH");
+        char *dup = strdup(path ? path : "/usr/bin");
+        char *save = NULL;
+        for (char *d = dup ? strtok_r(dup, ":", &save) : NULL; d; d = strtok_r(NULL, ":", &save)) {
+            snprintf(out, outsz, "%s/%s", d, name);
+            if (access(out, X_OK) == 0) {
+                free(dup);
+                return true;
+            }
+        }
+        free(dup);
+    }
+    return false;
+}
+
+void st_nvcc_start(st_state *st)
+{
+    char nvcc[4200];
+    snprintf(nvcc, sizeof nvcc, "%s/bin/nvcc", st->r->tc.prefix);
+    if (access(nvcc, X_OK) != 0) return;
+    const char *tmp = st->opt->tmpdir ? st->opt->tmpdir : getenv("TMPDIR");
+    snprintf(st->nvcc_dir, sizeof st->nvcc_dir, "%s/cudaenv-verify-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    if (!mkdtemp(st->nvcc_dir)) {
+        snprintf(st->gcc_note, sizeof st->gcc_note, "cannot create a temporary directory: %s", strerror(errno));
+        st->nvcc_dir[0] = '\0';
+        return;
+    }
+    char src[4300], log[4300];
+    snprintf(src, sizeof src, "%s/verify.cu", st->nvcc_dir);
+    snprintf(log, sizeof log, "%s/build.log", st->nvcc_dir);
+    if (ce_file_write_atomic(st->ctx, src, program_src, sizeof program_src - 1, 0644) != CE_OK) return;
+    int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) return;
+    char arch[32];
+    snprintf(arch, sizeof arch, "-arch=sm_%d", st->nvcc_arch);
+    char *argv[] = { nvcc, arch, "-o", "verify", "verify.cu", NULL };
+    st->nvcc_started = st_now_ms();
+    pid_t pid = fork();
+    if (pid == 0) child_exec(argv, NULL, st->nvcc_dir, fd);
+    close(fd);
+    st->nvcc_pid = pid;
+}
+
+static void cleanup(st_state *st)
+{
+    if (!st->nvcc_dir[0]) return;
+    ce_rm_rf(st->ctx, st->nvcc_dir);
+    st->nvcc_dir[0] = '\0';
+}
+
+static void tail_of(const char *text, char *out, size_t outsz)
+{
+    size_t n = strlen(text);
+    const char *p = n > outsz - 1 ? text + n - (outsz - 1) : text;
+    snprintf(out, outsz, "%s", p);
+    for (char *q = out; *q; q++)
+        if (*q == '\n') *q = ' ';
+}
+
+void st_nvcc_step(st_state *st)
+{
+    st_step *s = &st->r->steps[ST_NVCC];
+    char nvcc[4200];
+    snprintf(nvcc, sizeof nvcc, "%s/bin/nvcc", st->r->tc.prefix);
+    if (access(nvcc, X_OK) != 0) {
+        st_skip(s, false, "this toolchain has no bin/nvcc");
+        return;
+    }
+    if (st->nvcc_pid <= 0) {
+        st_failf(s, "could not start %s%s%s", nvcc, st->gcc_note[0] ? ": " : "", st->gcc_note);
+        cleanup(st);
+        return;
+    }
+    char gxx[4096];
+    int gmaj = host_gcc_major(gxx, sizeof gxx);
+    int max = st->r->tc.max_gcc;
+    int status = 0;
+    wait_child(st->nvcc_pid, 300, &status);
+    st->nvcc_pid = -1;
+    double t_build = st_now_ms() - st->nvcc_started;
+    char logp[4300], *log = NULL;
+    size_t loglen = 0;
+    snprintf(logp, sizeof logp, "%s/build.log", st->nvcc_dir);
+    ce_ctx quiet = *st->ctx;
+    quiet.event = NULL;
+    ce_file_read(&quiet, logp, 1 << 20, &log, &loglen);
+    if (gmaj && max) st_note(s, "host compiler: %s (gcc %d); CUDA %s accepts gcc up to %d", gxx, gmaj, st->r->tc.cuda, max);
+    else if (gmaj) st_note(s, "host compiler: %s (gcc %d)", gxx, gmaj);
+    if (status != 0) {
+        char t[600];
+        tail_of(log ? log : "", t, sizeof t);
+        char fix[4300] = "";
+        if (max && gmaj > max) {
+            char alt[4200];
+            if (supported_gxx(max, alt, sizeof alt))
+                snprintf(fix, sizeof fix, "; gcc %d is newer than CUDA %s supports (max gcc %d): build with "
+                         "nvcc -ccbin %s (or export NVCC_CCBIN=%s)", gmaj, st->r->tc.cuda, max, alt, alt);
+            else
+                snprintf(fix, sizeof fix, "; gcc %d is newer than CUDA %s supports (max gcc %d): install g++-%d "
+                         "and build with nvcc -ccbin g++-%d", gmaj, st->r->tc.cuda, max, max, max);
+        }
+        st_failf(s, "nvcc -arch=sm_%d could not build a test program (status %d)%s: %s", st->nvcc_arch, status,
+                 fix, t);
+        free(log);
+        cleanup(st);
+        return;
+    }
+    free(log);
+    st_note(s, "nvcc -arch=sm_%d built the program in %.0f ms (in the background)", st->nvcc_arch, t_build);
+    char prog[4300], out[2048];
+    snprintf(prog, sizeof prog, "%s/verify", st->nvcc_dir);
+    if (access(prog, X_OK) != 0) {
+        st_failf(s, "nvcc -arch=sm_%d exited 0 but wrote no program %s", st->nvcc_arch, prog);
+        cleanup(st);
+        return;
+    }
+    char *argv[] = { prog, NULL };
+    double t0 = st_now_ms();
+    if (st_run_capture(argv, NULL, st->nvcc_dir, out, sizeof out, 60, &status) != 0 || status != 0) {
+        char t[600];
+        tail_of(out, t, sizeof t);
+        st_failf(s, "the program nvcc built failed (status %d): %s", status, t);
+        cleanup(st);
+        return;
+    }
+    size_t l = strlen(out);
+    while (l && out[l - 1] == '\n') out[--l] = '\0';
+    st_note(s, "ran in %.0f ms: %s", st_now_ms() - t0, out);
+    if (max && gmaj > max)
+        st_note(s, "warning: gcc %d is newer than CUDA %s officially supports (max gcc %d)", gmaj, st->r->tc.cuda, max);
+    st_pass(s, "nvcc built a program for sm_%d with gcc %d and it ran: %s", st->nvcc_arch, gmaj, out);
+    cleanup(st);
+}

@@ -1,0 +1,179 @@
+/* Private to src/selftest: the function tables of the libraries the
+ * self-test dlopen()s, the state one run shares between its steps, and the
+ * step helpers.  Types are declared here with the ABI of the real headers
+ * (handles are pointers, CUdevice an int, CUdeviceptr 64 bits) so that no
+ * CUDA header is needed to build cudaenv. */
+#ifndef CE_ST_INT_H
+#define CE_ST_INT_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "selftest.h"
+
+/* Paths here are below PATH_MAX (4096) and messages are bounded; gcc cannot
+ * see that through nested buffers, and a clipped message is harmless. */
+#pragma GCC diagnostic ignored "-Wformat-truncation"
+
+typedef unsigned long long st_devptr;
+
+typedef struct st_rt {           /* libcudart: versions and memory */
+    void *h;
+    char path[4096];             /* the file dlopen()ed */
+    char soname[128];
+    int (*RuntimeGetVersion)(int *);
+    int (*SetDevice)(int);
+    int (*Malloc)(void **, size_t);
+    int (*Free)(void *);
+    int (*Memcpy)(void *, const void *, size_t, int);
+    int (*Memset)(void *, int, size_t);
+    int (*DeviceSynchronize)(void);
+    const char *(*GetErrorName)(int);
+    const char *(*GetErrorString)(int);
+    int (*MallocHost)(void **, size_t);
+    int (*FreeHost)(void *);
+    int (*MemcpyAsync)(void *, const void *, size_t, int, void *);
+    int (*EventCreate)(void **);
+    int (*EventRecord)(void *, void *);
+    int (*EventSynchronize)(void *);
+    int (*EventElapsedTime)(float *, void *, void *);
+    int (*EventDestroy)(void *);
+} st_rt;
+
+enum { ST_H2D = 1, ST_D2H = 2, ST_D2D = 3 };  /* cudaMemcpyKind */
+
+typedef struct st_nvrtc {
+    void *h;
+    char path[4096];
+    char soname[128];
+    int (*Version)(int *, int *);
+    int (*CreateProgram)(void **, const char *, const char *, int, const char *const *, const char *const *);
+    int (*CompileProgram)(void *, int, const char *const *);
+    int (*GetPTXSize)(void *, size_t *);
+    int (*GetPTX)(void *, char *);
+    int (*GetCUBINSize)(void *, size_t *);
+    int (*GetCUBIN)(void *, char *);
+    int (*GetProgramLogSize)(void *, size_t *);
+    int (*GetProgramLog)(void *, char *);
+    int (*DestroyProgram)(void **);
+    const char *(*GetErrorString)(int);
+} st_nvrtc;
+
+typedef struct st_dnn {
+    void *h;
+    char path[4096];
+    char soname[128];
+    size_t (*GetVersion)(void);
+    size_t (*GetCudartVersion)(void);
+    const char *(*GetErrorString)(int);
+    int (*Create)(void **);
+    int (*Destroy)(void *);
+    int (*CreateTensorDescriptor)(void **);
+    int (*SetTensor4dDescriptor)(void *, int, int, int, int, int, int);
+    int (*DestroyTensorDescriptor)(void *);
+    int (*CreateFilterDescriptor)(void **);
+    int (*SetFilter4dDescriptor)(void *, int, int, int, int, int, int);
+    int (*DestroyFilterDescriptor)(void *);
+    int (*CreateConvolutionDescriptor)(void **);
+    int (*SetConvolution2dDescriptor)(void *, int, int, int, int, int, int, int, int);
+    int (*SetConvolutionMathType)(void *, int);
+    int (*DestroyConvolutionDescriptor)(void *);
+    int (*GetConvolution2dForwardOutputDim)(void *, void *, void *, int *, int *, int *, int *);
+    int (*GetConvolutionForwardWorkspaceSize)(void *, void *, void *, void *, void *, int, size_t *);
+    int (*ConvolutionForward)(void *, const void *, void *, const void *, void *, const void *,
+                              void *, int, void *, size_t, const void *, void *, void *);
+} st_dnn;
+
+typedef struct st_cu {           /* libcuda.so.1: the driver API */
+    void *h;
+    char path[4096];             /* where the loader found it */
+    int (*Init)(unsigned);
+    int (*DriverGetVersion)(int *);
+    int (*DeviceGetCount)(int *);
+    int (*DeviceGet)(int *, int);
+    int (*DeviceGetName)(char *, int, int);
+    int (*DeviceGetAttribute)(int *, int, int);
+    int (*DeviceTotalMem)(size_t *, int);
+    int (*DevicePrimaryCtxRetain)(void **, int);
+    int (*DevicePrimaryCtxRelease)(int);
+    int (*CtxSetCurrent)(void *);
+    int (*CtxSynchronize)(void);
+    int (*ModuleLoadData)(void **, const void *);
+    int (*ModuleLoadDataEx)(void **, const void *, unsigned, int *, void **);
+    int (*ModuleGetFunction)(void **, void *, const char *);
+    int (*ModuleUnload)(void *);
+    int (*LaunchKernel)(void *, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+                        unsigned, void *, void **, void **);
+    int (*GetErrorName)(int, const char **);
+    int (*GetErrorString)(int, const char **);
+} st_cu;
+
+/* One run: what the steps share. */
+typedef struct st_state {
+    ce_ctx *ctx;
+    const st_options *opt;
+    st_report *r;
+    char libdir[4096];           /* lib64 (or lib) of the toolchain */
+    char cudnn_libdir[4096];
+    st_rt rt;
+    st_nvrtc nv;
+    st_dnn dnn;
+    st_cu cu;
+    bool gpu_ready;              /* a device is set up and its context current */
+    int dev;                     /* ordinal the GPU steps use */
+    void *cuctx;
+    char gpu_skip[512];          /* why the GPU steps cannot run */
+    bool gpu_skip_nogpu;         /* ... and whether that is "no usable GPU" (exit 8) */
+    pid_t nvcc_pid;              /* nvcc compiling in the background */
+    char nvcc_dir[4096];
+    double nvcc_started;
+    int nvcc_arch;               /* 90 for sm_90 */
+    char gcc_note[1024];
+    int loaded_checked;          /* toolchain objects the loader step saw */
+    char errbuf[2][400];         /* st_cu_err / st_rt_err answers */
+    int errsel;
+} st_state;
+
+/* Run argv (no shell) with extra "K=V" settings in env_add (may be NULL) in
+ * cwd (may be NULL), capturing stdout+stderr; killed after timeout_s.
+ * Returns 0 when it ran (exit status in *status, -signal if killed). nvcc.c */
+int st_run_capture(char *const argv[], const char *const env_add[], const char *cwd,
+                   char *out, size_t outsz, int timeout_s, int *status);
+
+/* Step helpers (selftest.c). */
+double st_now_ms(void);
+void st_note(st_step *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void st_pass(st_step *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void st_failf(st_step *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void st_skip(st_step *s, bool nogpu, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* Bind a symbol into *slot; appends its name to missing when absent. */
+void st_bind(void *h, const char *name, void *slot, char *missing, size_t msz);
+/* The toolkit's CUDA major.minor ("13.0") as a number 13000. */
+int st_cuda_num(const char *dotted);
+/* Fresh random numbers: a xorshift seeded from getrandom(). */
+typedef struct st_rng { unsigned long long s; } st_rng;
+void st_rng_seed(st_rng *g);
+float st_rng_float(st_rng *g);  /* uniform in [-1, 1) */
+
+/* Steps, one module each. */
+void st_files(st_state *st);                  /* files.c */
+int st_toolchain_facts(st_state *st);         /* files.c: receipt / manifest facts */
+void st_versions_step(st_state *st);          /* versions.c (opens the libraries) */
+void st_loader_step(st_state *st);            /* loader.c */
+void st_loader_late(st_state *st);            /* loader.c: after cuDNN pulled in its parts */
+int st_elf_soname(const char *path, char *out, size_t outsz); /* loader.c */
+void st_driver_step(st_state *st);            /* driver.c */
+void st_device_step(st_state *st);            /* driver.c */
+const char *st_cu_err(st_state *st, int rc);  /* driver.c: "CUDA_ERROR_X: text" */
+const char *st_rt_err(st_state *st, int rc);  /* driver.c */
+void st_gpu_release(st_state *st);            /* driver.c */
+void st_kernel_step(st_state *st);            /* kernel.c */
+bool st_rt_bind(st_state *st, st_step *s);    /* kernel.c: runtime memory entry points, cudaSetDevice */
+void st_nvcc_start(st_state *st);             /* nvcc.c: compile in the background */
+void st_nvcc_step(st_state *st);              /* nvcc.c: wait, run */
+void st_cudnn_step(st_state *st);             /* cudnn.c */
+int st_cudnn_conv_time(st_state *st, double *tflops, char *shape, size_t shapesz); /* cudnn.c, for bench */
+void st_bench_run(st_state *st);              /* bench.c */
+
+#endif

@@ -1,0 +1,244 @@
+/* Test doubles for machines without a GPU (one source, three libraries):
+ *   default            libcuda.so.1 (the driver API verify and doctor call)
+ *   -DCE_DOUBLE_CUDART  libcudart: versions plus memory (host memory)
+ *   -DCE_DOUBLE_NVRTC   libnvrtc: a "compiler" that emits a token image
+ * Memory is plain host memory, so the fake driver's launch can compute the
+ * verify kernel (out = a*x + y) on the pointers it is given.  Behaviour
+ * comes from the environment:
+ *   FAKE_CUDA_DRIVER_VERSION  cuDriverGetVersion (default 13000)
+ *   FAKE_CUDA_INIT            error cuInit returns (default 0)
+ *   FAKE_CUDA_DEVICES         device count (default 1; 0: cuInit says NO_DEVICE)
+ *   FAKE_CUDA_CC              compute capability "9.0"; FAKE_CUDA_NAME; FAKE_CUDA_MEM_GIB
+ *   FAKE_CUDA_MODULE_LOAD     "fail": cuModuleLoadData* return CUDA_ERROR_INVALID_PTX
+ *   FAKE_CUDA_LAUNCH          "compute" (default), "fail" (CUDA_ERROR_LAUNCH_FAILED),
+ *                             "noop" (returns success, writes nothing)
+ *   FAKE_NVRTC_COMPILE        "fail": nvrtcCompileProgram fails with a log
+ * Build: cc -shared -fPIC -Wl,-soname,libcuda.so.1 -o libcuda.so.1 libcuda.c */
+#include <math.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int env_int(const char *name, int dflt)
+{
+    const char *v = getenv(name);
+    return v && *v ? atoi(v) : dflt;
+}
+
+static int env_is(const char *name, const char *want)
+{
+    const char *v = getenv(name);
+    return v && strcmp(v, want) == 0;
+}
+
+#if !defined(CE_DOUBLE_CUDART) && !defined(CE_DOUBLE_NVRTC)
+
+enum {
+    CUDA_SUCCESS = 0, CUDA_ERROR_INVALID_VALUE = 1, CUDA_ERROR_NOT_INITIALIZED = 3, CUDA_ERROR_NO_DEVICE = 100,
+    CUDA_ERROR_INVALID_DEVICE = 101, CUDA_ERROR_INVALID_PTX = 218, CUDA_ERROR_NOT_FOUND = 500,
+    CUDA_ERROR_LAUNCH_FAILED = 719,
+};
+
+static int initialized;
+
+static const struct { int code; const char *name, *text; } errors[] = {
+    { CUDA_SUCCESS, "CUDA_SUCCESS", "no error" },
+    { CUDA_ERROR_INVALID_VALUE, "CUDA_ERROR_INVALID_VALUE", "invalid argument" },
+    { CUDA_ERROR_NOT_INITIALIZED, "CUDA_ERROR_NOT_INITIALIZED", "initialization error" },
+    { CUDA_ERROR_NO_DEVICE, "CUDA_ERROR_NO_DEVICE", "no CUDA-capable device is detected" },
+    { CUDA_ERROR_INVALID_DEVICE, "CUDA_ERROR_INVALID_DEVICE", "invalid device ordinal" },
+    { CUDA_ERROR_INVALID_PTX, "CUDA_ERROR_INVALID_PTX", "a PTX JIT compilation failed" },
+    { CUDA_ERROR_NOT_FOUND, "CUDA_ERROR_NOT_FOUND", "named symbol not found" },
+    { CUDA_ERROR_LAUNCH_FAILED, "CUDA_ERROR_LAUNCH_FAILED", "unspecified launch failure" },
+};
+
+int cuGetErrorName(int e, const char **s)
+{
+    for (size_t i = 0; i < sizeof errors / sizeof *errors; i++)
+        if (errors[i].code == e) { *s = errors[i].name; return 0; }
+    *s = NULL;
+    return CUDA_ERROR_INVALID_VALUE;
+}
+
+int cuGetErrorString(int e, const char **s)
+{
+    for (size_t i = 0; i < sizeof errors / sizeof *errors; i++)
+        if (errors[i].code == e) { *s = errors[i].text; return 0; }
+    *s = NULL;
+    return CUDA_ERROR_INVALID_VALUE;
+}
+
+int cuDriverGetVersion(int *v)
+{
+    *v = env_int("FAKE_CUDA_DRIVER_VERSION", 13000);
+    return 0;
+}
+
+int cuInit(unsigned flags)
+{
+    (void)flags;
+    int e = env_int("FAKE_CUDA_INIT", 0);
+    if (e) return e;
+    if (env_int("FAKE_CUDA_DEVICES", 1) <= 0) return CUDA_ERROR_NO_DEVICE;
+    initialized = 1;
+    return 0;
+}
+
+int cuDeviceGetCount(int *n)
+{
+    if (!initialized) return CUDA_ERROR_NOT_INITIALIZED;
+    *n = env_int("FAKE_CUDA_DEVICES", 1);
+    return 0;
+}
+
+int cuDeviceGet(int *d, int ordinal)
+{
+    if (!initialized) return CUDA_ERROR_NOT_INITIALIZED;
+    if (ordinal < 0 || ordinal >= env_int("FAKE_CUDA_DEVICES", 1)) return CUDA_ERROR_INVALID_DEVICE;
+    *d = ordinal;
+    return 0;
+}
+
+int cuDeviceGetName(char *name, int len, int dev)
+{
+    const char *n = getenv("FAKE_CUDA_NAME");
+    snprintf(name, (size_t)len, "%s", n && *n ? n : "cudaenv fake GPU");
+    (void)dev;
+    return 0;
+}
+
+int cuDeviceGetAttribute(int *v, int attr, int dev)
+{
+    const char *cc = getenv("FAKE_CUDA_CC");
+    int maj = 9, min = 0;
+    if (cc && *cc) sscanf(cc, "%d.%d", &maj, &min);
+    (void)dev;
+    if (attr == 75) *v = maj;       /* CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR */
+    else if (attr == 76) *v = min;  /* ..._MINOR */
+    else *v = 0;
+    return 0;
+}
+
+int cuDeviceTotalMem_v2(size_t *bytes, int dev)
+{
+    (void)dev;
+    *bytes = (size_t)env_int("FAKE_CUDA_MEM_GIB", 80) << 30;
+    return 0;
+}
+
+static int fake_ctx;
+
+int cuDevicePrimaryCtxRetain(void **ctx, int dev)
+{
+    (void)dev;
+    if (!initialized) return CUDA_ERROR_NOT_INITIALIZED;
+    *ctx = &fake_ctx;
+    return 0;
+}
+
+int cuDevicePrimaryCtxRelease_v2(int dev) { (void)dev; return 0; }
+int cuCtxSetCurrent(void *ctx) { (void)ctx; return 0; }
+int cuCtxSynchronize(void) { return 0; }
+
+static int fake_module, fake_function;
+
+int cuModuleLoadDataEx(void **mod, const void *image, unsigned n, int *opts, void **vals)
+{
+    (void)image; (void)n; (void)opts; (void)vals;
+    if (env_is("FAKE_CUDA_MODULE_LOAD", "fail")) return CUDA_ERROR_INVALID_PTX;
+    *mod = &fake_module;
+    return 0;
+}
+
+int cuModuleLoadData(void **mod, const void *image)
+{
+    return cuModuleLoadDataEx(mod, image, 0, NULL, NULL);
+}
+
+int cuModuleGetFunction(void **fn, void *mod, const char *name)
+{
+    (void)mod;
+    if (strcmp(name, "cudaenv_axpy") != 0) return CUDA_ERROR_NOT_FOUND;
+    *fn = &fake_function;
+    return 0;
+}
+
+int cuModuleUnload(void *mod) { (void)mod; return 0; }
+
+/* The verify kernel: (const float *x, const float *y, float *out, float a, unsigned n). */
+int cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
+                   unsigned shmem, void *stream, void **params, void **extra)
+{
+    (void)f; (void)gy; (void)gz; (void)by; (void)bz; (void)shmem; (void)stream; (void)extra;
+    if (env_is("FAKE_CUDA_LAUNCH", "fail")) return CUDA_ERROR_LAUNCH_FAILED;
+    if (env_is("FAKE_CUDA_LAUNCH", "noop")) return 0;
+    const float *x = *(const float **)params[0], *y = *(const float **)params[1];
+    float *out = *(float **)params[2];
+    float a = *(const float *)params[3];
+    unsigned n = *(const unsigned *)params[4];
+    if (gx * bx == 0) return CUDA_ERROR_INVALID_VALUE;
+    for (unsigned i = 0; i < n; i++) out[i] = fmaf(a, x[i], y[i]);  /* the kernel's grid-stride loop */
+    return 0;
+}
+
+#elif defined(CE_DOUBLE_CUDART)
+
+#ifndef CUDART_VER
+#define CUDART_VER 13000
+#endif
+
+int cudaRuntimeGetVersion(int *v) { *v = CUDART_VER; return 0; }
+int cudaDriverGetVersion(int *v) { *v = env_int("FAKE_CUDA_DRIVER_VERSION", 13000); return 0; }
+const char *cudaGetErrorName(int e) { return e ? "cudaErrorMemoryAllocation" : "cudaSuccess"; }
+const char *cudaGetErrorString(int e) { return e ? "out of memory" : "no error"; }
+int cudaSetDevice(int d) { (void)d; return 0; }
+int cudaMalloc(void **p, size_t n) { *p = malloc(n ? n : 1); return *p ? 0 : 2; }
+int cudaMallocHost(void **p, size_t n) { return cudaMalloc(p, n); }
+int cudaFree(void *p) { free(p); return 0; }
+int cudaFreeHost(void *p) { free(p); return 0; }
+int cudaMemcpy(void *d, const void *s, size_t n, int kind) { (void)kind; memmove(d, s, n); return 0; }
+int cudaMemcpyAsync(void *d, const void *s, size_t n, int kind, void *st) { (void)st; return cudaMemcpy(d, s, n, kind); }
+int cudaMemset(void *d, int v, size_t n) { memset(d, v, n); return 0; }
+int cudaDeviceSynchronize(void) { return 0; }
+static int fake_event;
+int cudaEventCreate(void **e) { *e = &fake_event; return 0; }
+int cudaEventRecord(void *e, void *s) { (void)e; (void)s; return 0; }
+int cudaEventSynchronize(void *e) { (void)e; return 0; }
+int cudaEventElapsedTime(float *ms, void *a, void *b) { (void)a; (void)b; *ms = 1.0f; return 0; }
+int cudaEventDestroy(void *e) { (void)e; return 0; }
+
+#else /* CE_DOUBLE_NVRTC */
+
+#ifndef NVRTC_MAJ
+#define NVRTC_MAJ 13
+#define NVRTC_MIN 0
+#endif
+
+static const char image[] = "// cudaenv fake NVRTC image\n.visible .entry cudaenv_axpy()\n";
+static int fake_prog;
+
+int nvrtcVersion(int *maj, int *min) { *maj = NVRTC_MAJ; *min = NVRTC_MIN; return 0; }
+const char *nvrtcGetErrorString(int e) { return e ? "NVRTC_ERROR_COMPILATION" : "NVRTC_SUCCESS"; }
+int nvrtcCreateProgram(void **p, const char *src, const char *name, int n, const char *const *h,
+                       const char *const *inc)
+{
+    (void)src; (void)name; (void)n; (void)h; (void)inc;
+    *p = &fake_prog;
+    return 0;
+}
+int nvrtcCompileProgram(void *p, int n, const char *const *opts)
+{
+    (void)p; (void)n; (void)opts;
+    return env_is("FAKE_NVRTC_COMPILE", "fail") ? 6 : 0;
+}
+int nvrtcGetPTXSize(void *p, size_t *n) { (void)p; *n = sizeof image; return 0; }
+int nvrtcGetPTX(void *p, char *out) { (void)p; memcpy(out, image, sizeof image); return 0; }
+int nvrtcGetCUBINSize(void *p, size_t *n) { return nvrtcGetPTXSize(p, n); }
+int nvrtcGetCUBIN(void *p, char *out) { return nvrtcGetPTX(p, out); }
+static const char log_text[] = "cudaenv_verify.cu(1): error: fake compile failure";
+int nvrtcGetProgramLogSize(void *p, size_t *n) { (void)p; *n = sizeof log_text; return 0; }
+int nvrtcGetProgramLog(void *p, char *out) { (void)p; memcpy(out, log_text, sizeof log_text); return 0; }
+int nvrtcDestroyProgram(void **p) { *p = NULL; return 0; }
+
+#endif
