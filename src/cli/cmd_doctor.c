@@ -1,9 +1,162 @@
-#include "cli.h"
+/* cudaenv doctor [--json]: run the checks, draw the findings grouped by
+ * layer (or one JSON document), exit 7 when any finding is an error. */
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
-/* Placeholder: implemented by the owner of this command. */
+#include "cli.h"
+#include "doctor.h"
+
+enum { OPT_JSON = 1 };
+
+static cJSON *json_str_or_null(const char *s)
+{
+    return s && *s ? cJSON_CreateString(s) : cJSON_CreateNull();
+}
+
+static int print_json(const ce_doctor *d)
+{
+    cJSON *root = cJSON_CreateObject(), *arr = cJSON_AddArrayToObject(root, "findings");
+    for (const char *const *l = ce_doctor_layers; *l; l++) {
+        size_t ln = strlen(*l);
+        for (size_t i = 0; i < d->n; i++) {
+            const ce_finding *f = &d->f[i];
+            if (strncmp(f->code, *l, ln) || f->code[ln] != '.') continue;
+            cJSON *o = cJSON_CreateObject();
+            cJSON_AddStringToObject(o, "code", f->code);
+            cJSON_AddStringToObject(o, "layer", *l);
+            cJSON_AddStringToObject(o, "severity", ce_severity_name(f->sev));
+            cJSON_AddStringToObject(o, "summary", f->summary);
+            cJSON_AddStringToObject(o, "evidence", f->evidence);
+            cJSON_AddStringToObject(o, "fix", f->fix);
+            cJSON_AddItemToArray(arr, o);
+        }
+    }
+    const ce_probe *p = &d->probe;
+    cJSON *s = cJSON_AddObjectToObject(root, "summary");
+    cJSON_AddNumberToObject(s, "errors", d->errors);
+    cJSON_AddNumberToObject(s, "warnings", d->warnings);
+    cJSON_AddNumberToObject(s, "info", d->infos);
+    cJSON_AddBoolToObject(s, "ok", d->errors == 0);
+    cJSON_AddNumberToObject(s, "elapsed_ms", (double)(long)(d->elapsed_ms * 10) / 10);
+    cJSON_AddItemToObject(s, "driver", json_str_or_null(p->driver[0] ? p->driver : p->module_version));
+    char cv[32] = "";
+    if (p->cuda_version > 0) snprintf(cv, sizeof cv, "%d.%d", p->cuda_version / 1000, p->cuda_version % 1000 / 10);
+    cJSON_AddItemToObject(s, "driver_cuda", json_str_or_null(cv));
+    cJSON_AddNumberToObject(s, "pci_devices", p->n_pci);
+    cJSON *gs = cJSON_AddArrayToObject(s, "gpus");
+    for (int i = 0; i < p->n_gpus; i++) {
+        const ce_gpu *g = &p->gpus[i];
+        cJSON *o = cJSON_CreateObject();
+        char cc[16] = "";
+        if (g->cc_major >= 0) snprintf(cc, sizeof cc, "%d.%d", g->cc_major, g->cc_minor);
+        cJSON_AddNumberToObject(o, "index", i);
+        cJSON_AddStringToObject(o, "name", g->name);
+        cJSON_AddItemToObject(o, "uuid", json_str_or_null(g->uuid));
+        cJSON_AddItemToObject(o, "compute_capability", json_str_or_null(cc));
+        cJSON_AddNumberToObject(o, "memory_total_mib", (double)(g->mem_total >> 20));
+        cJSON_AddNumberToObject(o, "memory_used_mib", (double)(g->mem_used >> 20));
+        cJSON_AddBoolToObject(o, "mig", g->mig == 1);
+        cJSON_AddItemToArray(gs, o);
+    }
+    cJSON_AddItemToObject(s, "container", json_str_or_null(p->container));
+    cJSON_AddBoolToObject(s, "wsl", p->wsl);
+    if (d->act.present) {
+        cJSON *a = cJSON_AddObjectToObject(s, "active");
+        cJSON_AddStringToObject(a, "name", d->act.name);
+        cJSON_AddStringToObject(a, "origin", d->act.origin);
+        cJSON_AddItemToObject(a, "cuda", json_str_or_null(d->act.cuda));
+        cJSON_AddItemToObject(a, "cudnn", json_str_or_null(d->act.cudnn));
+        cJSON_AddStringToObject(a, "prefix", d->act.prefix);
+    } else {
+        cJSON_AddNullToObject(s, "active");
+    }
+    char *text = cJSON_Print(root);
+    cJSON_Delete(root);
+    if (!text) return 1;
+    puts(text);
+    free(text);
+    return 0;
+}
+
+static void print_human(const cli *c, const ce_doctor *d)
+{
+    bool color = isatty(1) && !(getenv("NO_COLOR") && *getenv("NO_COLOR"));
+    const ce_probe *p = &d->probe;
+    const char *red = color ? "\033[31m" : "", *yel = color ? "\033[33m" : "", *cyan = color ? "\033[36m" : "",
+               *bold = color ? "\033[1m" : "", *off = color ? "\033[0m" : "";
+    const char *drv = p->driver[0] ? p->driver : p->module_version;
+    printf("%sMachine%s\n", bold, off);
+    if (drv[0]) {
+        printf("  driver %s", drv);
+        if (p->cuda_version > 0) printf(" (CUDA %d.%d)", p->cuda_version / 1000, p->cuda_version % 1000 / 10);
+        printf("\n");
+    } else {
+        printf("  driver: none\n");
+    }
+    for (int i = 0; i < p->n_gpus; i++) {
+        const ce_gpu *g = &p->gpus[i];
+        printf("  GPU %d: %s", i, g->name);
+        if (g->cc_major >= 0) printf(", sm_%d%d", g->cc_major, g->cc_minor);
+        if (g->mem_total) printf(", %llu MiB (%llu MiB in use)", g->mem_total >> 20, g->mem_used >> 20);
+        if (g->mig == 1) printf(", MIG");
+        printf("\n");
+    }
+    if (!p->n_gpus) printf("  GPUs: %d NVIDIA PCI device(s), none usable through the driver\n", p->n_pci);
+    if (p->container[0]) printf("  container: %s\n", p->container);
+    if (p->wsl) printf("  WSL2: %s\n", p->osrelease);
+    if (d->act.present)
+        printf("  active: %s (CUDA %s%s%s, %s) at %s\n", d->act.name, d->act.cuda[0] ? d->act.cuda : "?",
+               d->act.cudnn[0] ? ", cuDNN " : "", d->act.cudnn, d->act.origin, d->act.prefix);
+    else
+        printf("  active: none%s%s\n", d->act.spec[0] ? " installed for " : "", d->act.spec);
+
+    for (const char *const *l = ce_doctor_layers; *l; l++) {
+        size_t ln = strlen(*l);
+        bool header = false;
+        for (size_t i = 0; i < d->n; i++) {
+            const ce_finding *f = &d->f[i];
+            if (strncmp(f->code, *l, ln) || f->code[ln] != '.') continue;
+            if (!header) { printf("\n%s%s%s\n", bold, ce_doctor_layer_title(f->code), off); header = true; }
+            const char *col = f->sev == CE_SEV_ERROR ? red : f->sev == CE_SEV_WARNING ? yel : cyan;
+            printf("  %s%-7s%s %s: %s\n", col, ce_severity_name(f->sev), off, f->code, f->summary);
+            printf("          evidence: %s\n", f->evidence);
+            printf("          fix: %s\n", f->fix);
+        }
+    }
+    printf("\n%d error%s, %d warning%s, %d info", d->errors, d->errors == 1 ? "" : "s", d->warnings,
+           d->warnings == 1 ? "" : "s", d->infos);
+    if (!d->n) printf(": nothing wrong found");
+    printf("\n");
+    if (c->ctx.verbose) fprintf(stderr, "cudaenv: doctor took %.1f ms\n", d->elapsed_ms);
+}
+
 int cmd_doctor(cli *c, int argc, char **argv)
 {
-    (void)argc; (void)argv;
-    cli_error(c, "doctor: not implemented yet");
-    return 1;
+    static const cli_opt opts[] = { { "json", 0, false, OPT_JSON }, { 0 } };
+    const cli_cmd *cmd = cli_find_cmd("doctor");
+    cli_args a;
+    cli_args_init(&a, argc, argv);
+    const char *arg;
+    int r;
+    while ((r = cli_next(c, &a, cmd, opts, &arg)) != CLI_END) {
+        if (r == CLI_BAD) return 2;
+        if (r == CLI_HELP) return cli_help(cmd);
+        if (r == OPT_JSON) c->json = true;
+        else if (r == CLI_ARG) return cli_usage_error(cmd, "unexpected argument '%s'", arg);
+    }
+    ce_doctor d;
+    int rc = ce_doctor_run(&c->ctx, &d);
+    if (rc != CE_OK) {
+        ce_doctor_free(&d);
+        return cli_fail(c, rc);
+    }
+    if (c->json) rc = print_json(&d);
+    else print_human(c, &d);
+    int errors = d.errors;
+    ce_doctor_free(&d);
+    if (rc) return 1;
+    return errors ? ce_exit_code(CE_ERR_CHECK) : 0;
 }
