@@ -68,6 +68,11 @@ int cmd_global(cli *c, int argc, char **argv)
         return cli_usage_error(cmd, "--force and --dry-run belong to --system");
     if (sys) {
         if (!version) return show_system(c);
+        if (!so.dry_run && geteuid() != 0) {
+            cli_error(c, "global --system changes /usr/local/cuda and /etc/ld.so.conf.d and needs root; "
+                         "run: sudo cudaenv global %s --system", version);
+            return 6;
+        }
         ce_toolchain tc;
         if ((rc = ce_store_find(&c->ctx, version, &tc))) return cli_fail(c, rc);
         if ((rc = ce_system_switch(&c->ctx, &tc, &so))) return cli_fail(c, rc);

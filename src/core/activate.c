@@ -94,6 +94,15 @@ int ce_select(ce_ctx *ctx, const char *spec, ce_active_info *out)
     return ce_store_find(ctx, spec, &out->tc);
 }
 
+/* Say which file named the missing toolchain (ce_fail must not read the
+ * buffer it writes). */
+static int annotate(ce_ctx *ctx, int rc, const char *how, const char *path)
+{
+    char msg[sizeof ctx->err];
+    memcpy(msg, ctx->err, sizeof msg);
+    return ce_fail(ctx, rc, "%s (%s %s)", msg, how, path);
+}
+
 int ce_active(ce_ctx *ctx, const char *cwd, ce_active_info *out)
 {
     memset(out, 0, sizeof *out);
@@ -116,8 +125,7 @@ int ce_active(ce_ctx *ctx, const char *cwd, ce_active_info *out)
         if (r == 1) {
             out->origin = CE_ORIGIN_FILE;
             int rc = ce_select(ctx, spec, out);
-            if (rc == CE_ERR_NOTFOUND)
-                return ce_fail(ctx, rc, "%s (named by %s)", ctx->err, out->source);
+            if (rc == CE_ERR_NOTFOUND) return annotate(ctx, rc, "named by", out->source);
             return rc;
         }
     }
@@ -129,8 +137,7 @@ int ce_active(ce_ctx *ctx, const char *cwd, ce_active_info *out)
         snprintf(out->source, sizeof out->source, "%s", g);
         if ((rc = ce_spec_file_read(ctx, g, spec, sizeof spec))) return rc;
         rc = ce_select(ctx, spec, out);
-        if (rc == CE_ERR_NOTFOUND)
-            return ce_fail(ctx, rc, "%s (the global default in %s)", ctx->err, g);
+        if (rc == CE_ERR_NOTFOUND) return annotate(ctx, rc, "the global default in", g);
         return rc;
     }
     out->origin = CE_ORIGIN_SYSTEM;

@@ -1,0 +1,189 @@
+#!/usr/bin/env bats
+# Switching without a shell function: env, exec, local/global/current,
+# prefix, which, list; the loader picks the selected libcudart.
+load ../lib/common
+bats_require_minimum_version 1.5.0
+
+setup() {
+    common_setup
+    export PATH=$BUILD/bin:/usr/bin:/bin
+    unset LD_LIBRARY_PATH CUDA_HOME CUDA_PATH CUDNN_PATH CUDAENV_WARNED
+    P118=$(fx_installed 11.8.0 8.7.0.84)
+    P117=$(fx_installed 11.7.0)
+    P123=$(fx_installed 12.3.0)
+}
+teardown() { common_teardown; }
+
+# eval the bash output of `env` in a clean subshell and print one variable
+env_var() { bash -c "eval \"\$($CUDAENV env $1 --shell bash 2>/dev/null)\"; echo \"\${$2-UNSET}\""; }
+
+@test "env 11.8 picks the newest 11.8.x with cuDNN and sets the documented variables" {
+    run --separate-stderr "$CUDAENV" env 11.8 --shell bash
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"export CUDA_HOME='$P118';"* ]]
+    [[ "$output" == *"export CUDA_PATH='$P118';"* ]]
+    [[ "$output" == *"export CUDNN_PATH='$P118';"* ]]
+    [[ "$output" == *"export CUDAENV_VERSION='11.8.0+cudnn8.7.0.84';"* ]]
+    [ "$(env_var 11.8 PATH)" = "$P118/bin:$PATH" ]
+    [ "$(env_var 11.8 LD_LIBRARY_PATH)" = "$P118/lib64" ]
+}
+
+@test "a toolchain without cuDNN sets no CUDNN_PATH and unsets ours" {
+    run bash -c "export CUDNN_PATH=$P118; eval \"\$($CUDAENV env 12.3 --shell bash)\"; echo \"\${CUDNN_PATH-UNSET} \$CUDA_HOME\""
+    [ "$status" -eq 0 ]
+    [ "$output" = "UNSET $P123" ]
+}
+
+@test "env strips exactly the entries of earlier switches, keeps foreign ones, and warns once" {
+    export PATH="$P123/bin:/opt/x/bin:/usr/bin:/bin" LD_LIBRARY_PATH="$P123/lib64:/usr/local/cuda-12.1/lib64:/opt/lib"
+    run --separate-stderr "$CUDAENV" env 11.8 --json
+    [ "$status" -eq 0 ]
+    p=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["env"]["PATH"])' "$output")
+    l=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["env"]["LD_LIBRARY_PATH"])' "$output")
+    [ "$p" = "$P118/bin:/opt/x/bin:/usr/bin:/bin" ]
+    [ "$l" = "$P118/lib64:/usr/local/cuda-12.1/lib64:/opt/lib" ]
+    [[ "$stderr" == *"warning: LD_LIBRARY_PATH also has /usr/local/cuda-12.1/lib64"* ]]
+    # the shell remembers the warning: the same foreign entries are not reported again
+    w=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["env"]["CUDAENV_WARNED"])' "$output")
+    CUDAENV_WARNED=$w run --separate-stderr "$CUDAENV" env 12.3 --json
+    [ "$status" -eq 0 ]
+    [ -z "$stderr" ]
+}
+
+@test "env --shell json is one JSON document with env and unset" {
+    export CUDA_HOME=$P123/x
+    run --separate-stderr "$CUDAENV" env tf-2.14 --shell json --manifest "$REPO/share/manifests/cudaenv.json"
+    if [ "$status" -eq 3 ]; then skip "manifest has no tf-2.14 -> 11.8 entry: $stderr"; fi
+    [ "$status" -eq 0 ]
+    python3 - "$output" "$P118" <<'PY'
+import json, sys
+d = json.loads(sys.argv[1]); p = sys.argv[2]
+assert d["name"] == "11.8.0+cudnn8.7.0.84" and d["prefix"] == p, d
+assert d["env"]["CUDA_HOME"] == p and d["env"]["LD_LIBRARY_PATH"].split(":")[0] == p + "/lib64"
+assert isinstance(d["unset"], list)
+PY
+}
+
+@test "env --shell fish gives PATH as a list" {
+    run fish --no-config -c "$CUDAENV env 11.8 --shell fish | source; echo \$PATH[1]; echo \$CUDA_HOME"
+    [ "$status" -eq 0 ]
+    [ "${lines[0]}" = "$P118/bin" ]
+    [ "${lines[1]}" = "$P118" ]
+}
+
+@test "not installed: exit 3 with the install command, nothing on stdout" {
+    run --separate-stderr "$CUDAENV" env 10.2
+    [ "$status" -eq 3 ]
+    [ -z "$output" ]
+    [[ "$stderr" == *"run: cudaenv install 10.2"* ]]
+    run --separate-stderr "$CUDAENV" use 10.2 --shell bash
+    [ "$status" -eq 3 ]
+    [ -z "$output" ]
+}
+
+@test "use without the shell function explains the integration (exit 1)" {
+    run --separate-stderr "$CUDAENV" use 11.8
+    [ "$status" -eq 1 ]
+    [[ "$stderr" == *'eval "$(cudaenv init bash)"'* ]]
+}
+
+@test "exec runs the command with the toolchain and returns its status; the loader picks its libcudart" {
+    fx_probe "$T/probe" "$P118"
+    run "$CUDAENV" exec 11.8 -- "$T/probe"
+    [ "$status" -eq 0 ]
+    [ "${lines[0]}" = 11080 ]
+    [ "${lines[1]}" = "$P118/lib64/libcudart.so.11.0" ]
+    run "$CUDAENV" exec 11.7 -- "$T/probe"
+    [ "${lines[0]}" = 11070 ]
+    [ "${lines[1]}" = "$P117/lib64/libcudart.so.11.0" ]
+    run "$CUDAENV" exec 11.8 -- sh -c 'echo "$CUDA_HOME $(command -v nvcc)"; exit 7'
+    [ "$status" -eq 7 ]
+    [ "$output" = "$P118 $P118/bin/nvcc" ]
+    run "$CUDAENV" exec 11.8 nvcc --version
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"release 11.8"* ]]
+}
+
+@test "exec: unknown command exits 127, unknown toolchain 3, no command 2" {
+    run -127 "$CUDAENV" exec 11.8 -- no-such-command-xyz
+    [ "$status" -eq 127 ]
+    [[ "$output" == *"no-such-command-xyz: command not found"* ]]
+    run "$CUDAENV" exec 9.0 -- true
+    [ "$status" -eq 3 ]
+    run "$CUDAENV" exec 11.8
+    [ "$status" -eq 2 ]
+}
+
+@test "precedence: CUDAENV_VERSION > .cuda-version (walked up) > global > system" {
+    mkdir -p "$T/proj/a/b" "$T/other"
+    run "$CUDAENV" current
+    [ "$output" = "system (no toolchain selected: the machine's own CUDA)" ]
+    run "$CUDAENV" global 12.3
+    [ "$status" -eq 0 ]
+    [ "$(cat "$CUDAENV_ROOT/global")" = "12.3.0" ]
+    cd "$T/other"
+    run "$CUDAENV" current
+    [ "$output" = "12.3.0 (set by $CUDAENV_ROOT/global)" ]
+    cd "$T/proj"
+    run "$CUDAENV" local 11.7
+    [ "$status" -eq 0 ]
+    [ "$(cat "$T/proj/.cuda-version")" = "11.7" ]
+    [ "$(wc -l < "$T/proj/.cuda-version")" -eq 1 ]
+    cd "$T/proj/a/b"
+    run "$CUDAENV" current
+    [ "$output" = "11.7.0 (set by $T/proj/.cuda-version)" ]
+    run "$CUDAENV" current --json
+    python3 -c 'import json,sys; d=json.loads(sys.argv[1]); assert d["origin"]==".cuda-version" and d["source"].endswith("/proj/.cuda-version"), d' "$output"
+    CUDAENV_VERSION=11.8 run "$CUDAENV" current
+    [ "$output" = "11.8.0+cudnn8.7.0.84 (set by CUDAENV_VERSION, cudaenv use)" ]
+    run "$CUDAENV" prefix
+    [ "$output" = "$P117" ]
+    run "$CUDAENV" which nvcc
+    [ "$output" = "$P117/bin/nvcc" ]
+    run "$CUDAENV" which cuobjdump
+    [ "$status" -eq 3 ]
+    run "$CUDAENV" list
+    [[ "$output" == *"* 11.7.0  (.cuda-version: $T/proj/.cuda-version)"* ]]
+    run "$CUDAENV" list --json
+    python3 - "$output" <<'PY'
+import json, sys
+d = json.loads(sys.argv[1])
+act = [t["name"] for t in d["toolchains"] if t["active"]]
+assert act == ["11.7.0"], d
+assert d["active"]["origin"] == ".cuda-version"
+PY
+}
+
+@test "a .cuda-version naming something not installed: current exits 3 and says what to install" {
+    mkdir -p "$T/p" && echo "10.1" > "$T/p/.cuda-version"
+    cd "$T/p"
+    run --separate-stderr "$CUDAENV" current
+    [ "$status" -eq 3 ]
+    [[ "$stderr" == *"cudaenv install 10.1"* && "$stderr" == *"$T/p/.cuda-version"* ]]
+    # env without VERSION still returns the shell to the machine's CUDA
+    run --separate-stderr bash -c "export PATH=$P118/bin:/usr/bin; eval \"\$($CUDAENV env --shell bash)\"; echo \$PATH"
+    [ "$output" = "/usr/bin" ]
+}
+
+@test "local refuses an uninstalled version unless --force; --unset removes the pin" {
+    cd "$T"
+    run "$CUDAENV" local 10.0
+    [ "$status" -eq 3 ]
+    [ ! -e "$T/.cuda-version" ]
+    run "$CUDAENV" local 10.0 --force
+    [ "$status" -eq 0 ]
+    [ "$(cat "$T/.cuda-version")" = "10.0" ]
+    run "$CUDAENV" local --unset
+    [ ! -e "$T/.cuda-version" ]
+}
+
+@test "global system / --unset return to the machine's CUDA" {
+    "$CUDAENV" global 11.8
+    run "$CUDAENV" global
+    [ "$output" = "11.8.0+cudnn8.7.0.84" ]
+    "$CUDAENV" global --unset
+    run "$CUDAENV" global
+    [ "$output" = "system" ]
+    run "$CUDAENV" global --system
+    [ "$status" -eq 3 ]
+}
