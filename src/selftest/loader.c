@@ -4,6 +4,7 @@
  * sub-libraries without RPATH, are found by SONAME and can come from
  * anywhere), and LD_LIBRARY_PATH is searched the way the dynamic loader
  * does for a copy that would shadow the toolchain's in other programs. */
+#include <dirent.h>
 #include <dlfcn.h>
 #include <elf.h>
 #include <fcntl.h>
@@ -11,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "file.h"
@@ -69,6 +71,69 @@ out:
     free(ph);
     free(dyn);
     close(fd);
+    return rc;
+}
+
+/* A shared object whose segments reach past the end of the file (a
+ * truncated copy) makes dlopen() die of SIGBUS while relocating; refuse it
+ * first, with the sizes. */
+int st_elf_complete(const char *path, char *why, size_t wsz)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        snprintf(why, wsz, "cannot open %s: %m", path);
+        return -1;
+    }
+    struct stat sb;
+    Elf64_Ehdr eh;
+    int rc = -1;
+    Elf64_Phdr *ph = NULL;
+    if (fstat(fd, &sb) != 0 || !pread_all(fd, &eh, sizeof eh, 0) || memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 ||
+        eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_phentsize != sizeof(Elf64_Phdr) || eh.e_phnum > 256) {
+        snprintf(why, wsz, "%s is not a complete 64-bit ELF shared object", path);
+        goto out;
+    }
+    unsigned long long need = eh.e_phoff + (unsigned long long)eh.e_phnum * sizeof(Elf64_Phdr);
+    if (eh.e_shoff) {
+        unsigned long long sh = eh.e_shoff + (unsigned long long)eh.e_shnum * eh.e_shentsize;
+        if (sh > need) need = sh;
+    }
+    ph = calloc(eh.e_phnum ? eh.e_phnum : 1, sizeof *ph);
+    if (ph && pread_all(fd, ph, eh.e_phnum * sizeof *ph, (off_t)eh.e_phoff)) {
+        for (int i = 0; i < eh.e_phnum; i++)
+            if (ph[i].p_type == PT_LOAD && ph[i].p_offset + ph[i].p_filesz > need)
+                need = ph[i].p_offset + ph[i].p_filesz;
+    } else {
+        need = (unsigned long long)sb.st_size + 1;
+    }
+    if ((unsigned long long)sb.st_size < need) {
+        snprintf(why, wsz, "%s is %lld bytes but its ELF headers need %llu: the file is truncated", path,
+                 (long long)sb.st_size, need);
+        goto out;
+    }
+    rc = 0;
+out:
+    free(ph);
+    close(fd);
+    return rc;
+}
+
+int st_elf_dir_complete(const char *dir, const char *stem, char *why, size_t wsz)
+{
+    DIR *d = opendir(dir);
+    if (!d) return 0;
+    struct dirent *e;
+    int rc = 0;
+    size_t sl = strlen(stem);
+    while (rc == 0 && (e = readdir(d))) {
+        if (strncmp(e->d_name, stem, sl) != 0 || !strstr(e->d_name, ".so")) continue;
+        char p[8300];
+        struct stat sb;
+        snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+        if (lstat(p, &sb) != 0 || !S_ISREG(sb.st_mode)) continue;
+        rc = st_elf_complete(p, why, wsz);
+    }
+    closedir(d);
     return rc;
 }
 

@@ -163,6 +163,9 @@ void st_versions_step(st_state *st);          /* versions.c (opens the libraries
 void st_loader_step(st_state *st);            /* loader.c */
 void st_loader_late(st_state *st);            /* loader.c: after cuDNN pulled in its parts */
 int st_elf_soname(const char *path, char *out, size_t outsz); /* loader.c */
+int st_elf_complete(const char *path, char *why, size_t wsz);  /* loader.c: not truncated */
+/* Every "stem*.so.*" in dir complete (cuDNN loads its parts later). loader.c */
+int st_elf_dir_complete(const char *dir, const char *stem, char *why, size_t wsz);
 void st_driver_step(st_state *st);            /* driver.c */
 void st_device_step(st_state *st);            /* driver.c */
 const char *st_cu_err(st_state *st, int rc);  /* driver.c: "CUDA_ERROR_X: text" */

@@ -51,6 +51,11 @@ static bool find_lib(const char *dir, const char *stem, char *open_path, size_t 
 
 static void *open_lib(st_step *s, const char *what, const char *path)
 {
+    char why[4400];
+    if (st_elf_complete(path, why, sizeof why) != 0) {
+        st_failf(s, "cannot load %s: %s", what, why);
+        return NULL;
+    }
     dlerror();
     void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (!h) st_failf(s, "cannot load %s %s: %s", what, path, dlerror());
@@ -282,6 +287,12 @@ static void cudnn_versions(st_state *st, st_step *s)
             st_note(s, "library file: %s (%s)", lv3, real);
     } else if (ref[0] && ce_version_major(ref) != ce_version_major(libver)) {
         st_failf(s, "the library %s is cuDNN %s but %s says %s", real, libver, ref_what, ref);
+    }
+    /* cuDNN loads its parts (libcudnn_cnn ...) later, from this directory. */
+    char why[4400];
+    if (st_elf_dir_complete(st->cudnn_libdir, "libcudnn", why, sizeof why) != 0) {
+        st_failf(s, "cuDNN is damaged: %s", why);
+        return;
     }
     if (!(st->dnn.h = open_lib(s, "cuDNN", p))) return;
     snprintf(st->dnn.path, sizeof st->dnn.path, "%s", p);

@@ -1,0 +1,205 @@
+#!/usr/bin/env bash
+# `cudaenv verify` on a real GPU (TESTING.md, "The device machine"): builds a
+# toolchain from the CUDA toolkit and cuDNN installed on this machine, runs
+# verify --json and verify --bench --json and checks that every step passed,
+# then breaks the toolchain on purpose and checks each break is reported as
+# the right failure:
+#   a cuDNN header from another release  -> versions failed, exit 7
+#   a truncated libcudnn                 -> files + versions failed, exit 7
+#   CUDA_VISIBLE_DEVICES=-1              -> GPU steps skipped, exit 8
+#   another libcudart first in LD_LIBRARY_PATH -> loader failed, exit 7
+# The toolchain is laid into $CUDAENV_ROOT/versions directly with a receipt
+# (sizes), not installed from a loopback server: the full binary's libarchive
+# and its dependencies are not on that machine.
+# Usage: tests/gpu/run.sh            (OUT=dir for the reports; CUDA_SRC=/usr/local/cuda-13.0)
+# Binary: .devdeps/verify/bin/cudaenv (+ .devdeps/verify/lib) when present, else $BUILD/bin/cudaenv.
+set -u
+cd "$(dirname "$0")/../.."
+REPO=$PWD
+OUT=${OUT:-/tmp/cudaenv-gpu-out}
+mkdir -p "$OUT"
+if [ -x "$REPO/.devdeps/verify/bin/cudaenv" ]; then
+    BIN=$REPO/.devdeps/verify/bin/cudaenv
+    export LD_LIBRARY_PATH=$REPO/.devdeps/verify/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+else
+    BIN=$REPO/${BUILD:-build}/bin/cudaenv
+fi
+CUDA_SRC=${CUDA_SRC:-/usr/local/cuda-13.0}
+W=$(mktemp -d /tmp/cudaenv-gpu.XXXXXX)
+export HOME=$W/home NO_COLOR=1
+mkdir -p "$HOME"
+unset CUDAENV_VERSION CUDAENV_MANIFEST
+pass=0 fail=0
+ok() { echo "ok   $*"; pass=$((pass + 1)); }
+bad() { echo "FAIL $*"; fail=$((fail + 1)); }
+t() { local s; s=$(date +%s%N); "$@"; local rc=$?; echo "  ($(( ($(date +%s%N) - s) / 1000000 )) ms: $*)"; return $rc; }
+
+# ---- the toolchain, from what is installed here ----
+src_inc=$(readlink -f "$CUDA_SRC/include")
+src_lib=$(readlink -f "$CUDA_SRC/lib64")
+cudnn_lib=
+for d in /usr/lib/x86_64-linux-gnu "$src_lib" $(python3 -c 'import nvidia.cudnn, os; print(os.path.dirname(nvidia.cudnn.__file__) + "/lib")' 2>/dev/null); do
+    if ls "$d"/libcudnn.so.9* >/dev/null 2>&1; then cudnn_lib=$d; break; fi
+done
+cudnn_hdr=
+for h in /usr/include/cudnn_version.h /usr/include/x86_64-linux-gnu/cudnn_version_v9.h \
+         /usr/include/x86_64-linux-gnu/cudnn_version.h "$src_inc/cudnn_version.h" "$cudnn_lib/../include/cudnn_version.h"; do
+    [ -e "$h" ] && { cudnn_hdr=$(readlink -f "$h"); break; }
+done
+[ -n "$cudnn_lib" ] && [ -n "$cudnn_hdr" ] || { echo "no cuDNN 9 found (lib: '$cudnn_lib', header: '$cudnn_hdr')"; exit 1; }
+cmaj=$(sed -n 's/^#define CUDNN_MAJOR *//p' "$cudnn_hdr"); cmin=$(sed -n 's/^#define CUDNN_MINOR *//p' "$cudnn_hdr")
+cpat=$(sed -n 's/^#define CUDNN_PATCHLEVEL *//p' "$cudnn_hdr")
+cudnn_ver=$cmaj.$cmin.$cpat
+if [ -f "$CUDA_SRC/version.json" ]; then
+    cuda_ver=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["cuda"]["version"])' "$CUDA_SRC/version.json")
+else
+    cuda_ver=$("$CUDA_SRC/bin/nvcc" --version | sed -n 's/.*, V\([0-9.]*\).*/\1/p')
+fi
+cuda_ver=$(echo "$cuda_ver" | cut -d. -f1-3)
+NAME=$cuda_ver+cudnn$cudnn_ver
+echo "toolkit $CUDA_SRC (CUDA $cuda_ver), cuDNN $cudnn_ver from $cudnn_lib + $cudnn_hdr -> toolchain $NAME"
+
+lay_toolchain() {
+    local tk=$1
+    mkdir -p "$tk/bin" "$tk/lib64" "$tk/include" "$tk/targets/x86_64-linux"
+    local f
+    for f in nvcc nvcc.profile ptxas fatbinary nvlink cudafe++ bin2c crt; do
+        [ -e "$CUDA_SRC/bin/$f" ] && cp -a "$CUDA_SRC/bin/$f" "$tk/bin/"
+    done
+    cp -a "$CUDA_SRC/nvvm" "$tk/"
+    cp -a "$src_inc/." "$tk/include/"
+    rm -f "$tk"/include/cudnn*.h
+    [ -f "$CUDA_SRC/version.json" ] && cp "$CUDA_SRC/version.json" "$tk/"
+    cp -a "$src_lib"/libcudart.so* "$src_lib"/libnvrtc.so* "$src_lib"/libnvrtc-builtins.so* "$tk/lib64/"
+    for f in libcudart_static.a libcudadevrt.a libculibos.a; do
+        [ -e "$src_lib/$f" ] && cp -a "$src_lib/$f" "$tk/lib64/"
+    done
+    ln -s ../../include "$tk/targets/x86_64-linux/include"
+    ln -s ../../lib64 "$tk/targets/x86_64-linux/lib"
+    # cuDNN: libraries and headers (Debian-style *_v9.h names lose the suffix)
+    cp -a "$cudnn_lib"/libcudnn*.so.9* "$tk/lib64/"
+    for f in "$(dirname "$cudnn_hdr")"/cudnn*.h; do
+        local b; b=$(basename "$f"); b=${b/_v9/}
+        cp -L "$f" "$tk/include/$b"
+    done
+    # what cuDNN links against from CUDA (cuBLAS, nvJitLink ...) comes along
+    for f in "$tk"/lib64/libcudnn*.so.9*; do
+        ldd "$f" 2>/dev/null | awk '/=> \// {print $3}'
+    done | sort -u | while read -r dep; do
+        case "$(basename "$dep")" in
+            libcublas*|libnvrtc*|libnvJitLink*|libcudart*) [ -e "$tk/lib64/$(basename "$dep")" ] || cp -L "$dep" "$tk/lib64/";;
+        esac
+    done
+}
+
+receipt() {  # receipt PREFIX: the store.h receipt, sizes only (hashing 1 GB costs seconds)
+    python3 - "$1" <<'PY'
+import json, os, sys
+prefix = sys.argv[1]
+name = os.path.basename(prefix)
+cuda, _, cudnn = name.partition("+cudnn")
+files = []
+for root, dirs, names in os.walk(prefix):
+    for n in names:
+        p = os.path.join(root, n)
+        rel = os.path.relpath(p, prefix)
+        if rel == ".cudaenv-receipt.json" or os.path.islink(p) or not os.path.isfile(p):
+            continue
+        files.append({"path": rel, "size": os.path.getsize(p)})
+files.sort(key=lambda f: f["path"])
+json.dump({"schema": 1, "name": name, "cuda": cuda, "cudnn": cudnn or None, "platform": "linux-x86_64",
+           "installed_at": "", "tensorflow": [], "min_driver": "580.65.06", "max_gcc": 15,
+           "sm": {"min": "7.5", "max": "12.1"}, "sources": [], "files": files},
+          open(os.path.join(prefix, ".cudaenv-receipt.json"), "w"))
+PY
+}
+
+export CUDAENV_ROOT=$W/good
+P=$CUDAENV_ROOT/versions/$NAME
+t lay_toolchain "$P"
+t receipt "$P"
+echo "laid $(find "$P" -type f | wc -l) files, $(du -sh "$P" | cut -f1) in $P"
+
+# check FILE RC WANT_RC step=status...: the JSON document, field by field
+check() {
+    local file=$1 rc=$2 want=$3 label=$4; shift 4
+    if python3 - "$file" "$rc" "$want" "$@" <<'PY'
+import json, sys
+f, rc, want = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+d = json.load(open(f))
+errs = []
+if rc != want: errs.append(f"exit {rc}, want {want}")
+if d["exit_code"] != rc: errs.append(f"exit_code field {d['exit_code']} != {rc}")
+for k in ("toolchain", "steps", "versions", "devices", "timings"):
+    if k not in d: errs.append(f"no key {k}")
+st = {s["id"]: s for s in d["steps"]}
+for spec in sys.argv[4:]:
+    step, _, status = spec.partition("=")
+    want_status, _, needle = status.partition(":")
+    s = st[step]
+    if s["status"] != want_status: errs.append(f"{step} is {s['status']}, want {want_status}: {s['summary']}")
+    elif needle and needle not in s["summary"] + " ".join(s["evidence"]): errs.append(f"{step}: '{needle}' not in: {s['summary']}")
+for s in d["steps"]:
+    print(f"    {s['n']} {s['id']:9} {s['status']:8} {s['ms']:8.1f} ms  {s['summary'][:150]}")
+if errs:
+    print("    " + "\n    ".join(errs)); sys.exit(1)
+PY
+    then ok "$label"; else bad "$label"; fi
+}
+
+all_passed="files=passed versions=passed loader=passed driver=passed device=passed kernel=passed nvcc=passed cudnn=passed"
+
+echo "== verify (no --bench), three runs for the timing"
+for i in 1 2 3; do
+    s=$(date +%s%N); "$BIN" verify "$NAME" --json > "$OUT/verify.json"; rc=$?; e=$(date +%s%N)
+    echo "  run $i: exit $rc, wall $(( (e - s) / 1000000 )) ms"
+done
+check "$OUT/verify.json" "$rc" 0 "verify: every step passed" $all_passed
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print("  timings (ms):", d["timings"]); print("  devices:", d["devices"]); print("  versions:", json.dumps(d["versions"]))' "$OUT/verify.json"
+"$BIN" -v verify "$NAME" > "$OUT/table.txt" 2>&1
+cat "$OUT/table.txt"
+
+echo "== verify --bench"
+"$BIN" verify "$NAME" --bench --json > "$OUT/bench.json"; rc=$?
+check "$OUT/bench.json" "$rc" 0 "verify --bench: every step passed" $all_passed
+python3 - "$OUT/bench.json" <<'PY'
+import json, sys
+b = json.load(open(sys.argv[1]))["bench"]
+t = b.get("torch") or {}
+print("  bench:", json.dumps(b))
+for k in ("h2d_gbs", "d2h_gbs", "d2d_gbs", "conv_tflops"):
+    ours, theirs = b.get(k), t.get(k)
+    r = f"{ours / theirs:.3f}" if ours and theirs else "-"
+    print(f"  {k:12} cudaenv {ours}  torch {theirs}  ratio {r}")
+PY
+
+echo "== broken: cuDNN header from another release"
+export CUDAENV_ROOT=$W/hdr
+mkdir -p "$CUDAENV_ROOT/versions"; cp -al "$P" "$CUDAENV_ROOT/versions/"
+H=$CUDAENV_ROOT/versions/$NAME/include/cudnn_version.h
+sed "s/^#define CUDNN_MINOR .*/#define CUDNN_MINOR $((cmin + 1))/" "$H" > "$H.new" && rm "$H" && mv "$H.new" "$H"
+"$BIN" verify "$NAME" --json > "$OUT/broken-header.json"; rc=$?
+check "$OUT/broken-header.json" "$rc" 7 "mismatched cuDNN header -> versions failed, exit 7" "versions=failed:cudnn_version.h"
+
+echo "== broken: truncated libcudnn"
+export CUDAENV_ROOT=$W/trunc
+mkdir -p "$CUDAENV_ROOT/versions"; cp -al "$P" "$CUDAENV_ROOT/versions/"
+L=$(readlink -f "$CUDAENV_ROOT/versions/$NAME/lib64/libcudnn.so.9")
+head -c 65536 "$L" > "$L.new" && rm "$L" && mv "$L.new" "$L"
+"$BIN" verify "$NAME" --json > "$OUT/broken-trunc.json"; rc=$?
+check "$OUT/broken-trunc.json" "$rc" 7 "truncated libcudnn -> files and versions failed, exit 7" \
+    "files=failed:size differs" "versions=failed:libcudnn" "cudnn=failed"
+
+echo "== no device: CUDA_VISIBLE_DEVICES=-1"
+export CUDAENV_ROOT=$W/good
+CUDA_VISIBLE_DEVICES=-1 "$BIN" verify "$NAME" --json > "$OUT/no-device.json"; rc=$?
+check "$OUT/no-device.json" "$rc" 8 "CUDA_VISIBLE_DEVICES=-1 -> GPU steps skipped, exit 8" \
+    files=passed versions=passed loader=passed driver=passed "device=skipped:CUDA_VISIBLE_DEVICES" kernel=skipped cudnn=skipped
+
+echo "== shadowed: the system's libcudart first in LD_LIBRARY_PATH"
+LD_LIBRARY_PATH=$src_lib:${LD_LIBRARY_PATH:-} "$BIN" verify "$NAME" --json > "$OUT/shadow.json"; rc=$?
+check "$OUT/shadow.json" "$rc" 7 "shadowing libcudart -> loader failed, exit 7" "loader=failed:shadows"
+
+echo "$pass passed, $fail failed"
+rm -rf "$W"
+[ "$fail" -eq 0 ]
