@@ -217,9 +217,9 @@ def cudnn_section(draft, cudnn_sizes):
                 srcs.update(c["sha256_sources"])
             if build:
                 entry["cuda%d" % major] = build
-        entry["source"] = ("sha256: %s (%s; %s; %s); sizes: NVIDIA redistrib JSON (sizes.md 5.2)"
-                           % (", ".join(sorted(srcs)), draft["generated_from"]["spack_cudnn"],
-                              draft["generated_from"]["nixpkgs"], draft["generated_from"]["easybuild"]))
+        entry["source"] = ("sha256: %s (spack-packages@1e8cf05 cudnn/package.py; nixpkgs cuda-modules "
+                           "redistrib copies + cudnn releases.nix; easybuild-easyconfigs@9ba1c10; full references "
+                           "in the top-level \"sources\"); size: NVIDIA redistrib JSON (sizes.md 5.2)" % ", ".join(sorted(srcs)))
         out[ver] = entry
     return out
 

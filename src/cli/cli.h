@@ -65,6 +65,19 @@ int cli_exec_full(cli *c);
 struct ce_manifest;
 extern int (*const cli_url_manifest_loader)(ce_ctx *ctx, const char *url, struct ce_manifest **out);
 
+/* manifest_load.c: load the manifest a command uses (ce_manifest_location):
+ * a local path or file:// URL directly, an http(s) URL through
+ * cli_url_manifest_loader (the light binary re-execs the full one).  Returns
+ * 0 or a ce_err with ctx.err set: `if (rc) return cli_fail(c, rc);`. */
+int cli_load_manifest(cli *c, struct ce_manifest **out);
+
+/* json_out.c: --json documents built with cJSON.  cli_json_print prints doc
+ * on stdout, deletes it and returns the exit status (0, or 1 on failure);
+ * cli_json_add_str adds val, or null when val is NULL. */
+struct cJSON;
+int cli_json_print(struct cJSON *doc);
+void cli_json_add_str(struct cJSON *o, const char *key, const char *val);
+
 /* render.c */
 void cli_render_event(void *ud, const ce_event *ev);
 void cli_error(cli *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -1,9 +1,186 @@
-#include "cli.h"
+/* cudaenv info SPEC [--json] [--cudnn VER] [--no-cudnn]: what SPEC resolves
+ * to and everything the manifest says about it (driver, gcc, GPUs, Python,
+ * URLs, sizes, sha256s, sources), without downloading anything.
+ * A release the manifest lists but cannot install here (a TensorFlow row
+ * marked not_installable, no file for this platform) is still shown, with
+ * the reason; unknown specs exit 3 with the nearest valid ones. */
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
-/* Placeholder: implemented by the owner of this command. */
+#include "cli.h"
+#include "manifest.h"
+#include "resolve.h"
+#include "version.h"
+
+enum { OPT_JSON = 1, OPT_CUDNN, OPT_NO_CUDNN };
+
+static const cli_opt opts[] = {
+    { "json", 0, false, OPT_JSON },
+    { "cudnn", 0, true, OPT_CUDNN },
+    { "no-cudnn", 0, false, OPT_NO_CUDNN },
+    { 0 },
+};
+
+static cJSON *artifact_json(const ce_artifact *a)
+{
+    if (!a) return cJSON_CreateNull();
+    cJSON *o = cJSON_CreateObject();
+    cli_json_add_str(o, "platform", a->platform);
+    cli_json_add_str(o, "url", a->url);
+    cli_json_add_str(o, "sha256", a->sha256);
+    if (a->size >= 0) cJSON_AddNumberToObject(o, "size", (double)a->size); else cJSON_AddNullToObject(o, "size");
+    cli_json_add_str(o, "for_cuda", a->for_cuda);
+    return o;
+}
+
+static int print_json(const ce_manifest *m, const ce_spec *s, const ce_resolved *r, const char *platform,
+                      const char *problem)
+{
+    cJSON *o = cJSON_CreateObject();
+    cli_json_add_str(o, "spec", s->text);
+    cli_json_add_str(o, "toolchain", r->name[0] ? r->name : NULL);
+    cli_json_add_str(o, "platform", platform);
+    cJSON_AddBoolToObject(o, "installable", problem == NULL);
+    cli_json_add_str(o, "reason", problem);
+    if (r->tf) {
+        cJSON *t = cJSON_AddObjectToObject(o, "tensorflow");
+        cli_json_add_str(t, "version", r->tf->version);
+        cli_json_add_str(t, "cuda", r->tf->cuda);
+        cli_json_add_str(t, "cudnn", r->tf->cudnn);
+        cli_json_add_str(t, "python", r->tf->python);
+        cli_json_add_str(t, "not_installable", r->tf->not_installable);
+        cli_json_add_str(t, "source", r->tf->source);
+    } else {
+        cJSON_AddNullToObject(o, "tensorflow");
+    }
+    if (r->cuda) {
+        const ce_cuda *c = r->cuda;
+        cJSON *j = cJSON_AddObjectToObject(o, "cuda");
+        cli_json_add_str(j, "version", c->version);
+        cli_json_add_str(j, "min_driver", c->min_driver);
+        cli_json_add_str(j, "min_driver_compat", c->min_driver_compat);
+        if (c->max_gcc) cJSON_AddNumberToObject(j, "max_gcc", c->max_gcc); else cJSON_AddNullToObject(j, "max_gcc");
+        cJSON *sm = cJSON_AddObjectToObject(j, "sm");
+        cli_json_add_str(sm, "min", c->sm_min);
+        cli_json_add_str(sm, "max", c->sm_max);
+        cJSON_AddItemToObject(j, "runfile", artifact_json(r->runfile));
+        cli_json_add_str(j, "source", c->source);
+    } else {
+        cJSON_AddNullToObject(o, "cuda");
+    }
+    if (r->cudnn) {
+        cJSON *j = cJSON_AddObjectToObject(o, "cudnn");
+        cli_json_add_str(j, "version", r->cudnn->version);
+        cJSON_AddNumberToObject(j, "cuda_major", r->cuda ? ce_version_major(r->cuda->version) : 0);
+        cJSON_AddItemToObject(j, "archive", artifact_json(r->cudnn_archive));
+        cli_json_add_str(j, "source", r->cudnn->source);
+    } else {
+        cJSON_AddNullToObject(o, "cudnn");
+    }
+    cli_json_add_str(o, "manifest", m->origin);
+    return cli_json_print(o);
+}
+
+static void human(char *out, size_t n, long long bytes)
+{
+    if (bytes < 0) { snprintf(out, n, "unknown"); return; }
+    const char *u[] = { "B", "KiB", "MiB", "GiB", "TiB" };
+    double b = (double)bytes;
+    int i = 0;
+    while (b >= 1024 && i < 4) { b /= 1024; i++; }
+    snprintf(out, n, i ? "%.1f %s (%lld bytes)" : "%.0f %s", b, u[i], bytes);
+}
+
+static void print_artifact(const char *label, const ce_artifact *a, const char *platform)
+{
+    if (!a) {
+        printf("  %-11s none for %s in the manifest\n", label, platform);
+        return;
+    }
+    char sz[64];
+    human(sz, sizeof sz, a->size);
+    printf("  %-11s %s\n", label, a->url);
+    printf("  %-11s %s\n", "size", sz);
+    printf("  %-11s %s\n", "sha256", a->sha256);
+    if (a->for_cuda) printf("  %-11s CUDA %s only\n", "built for", a->for_cuda);
+}
+
+static void print_text(const ce_spec *s, const ce_resolved *r, const char *platform, const char *problem)
+{
+    printf("%s -> %s\n", s->text, r->name[0] ? r->name : "?");
+    if (r->tf) {
+        printf("%-13s %s\n", "TensorFlow", r->tf->version);
+        if (r->tf->python) printf("  %-11s %s\n", "python", r->tf->python);
+        if (r->tf->source) printf("  %-11s %s\n", "source", r->tf->source);
+        if (!r->cuda) printf("  %-11s CUDA %s + cuDNN %s\n", "needs", r->tf->cuda, r->tf->cudnn ? r->tf->cudnn : "none");
+    }
+    if (r->cuda) {
+        const ce_cuda *c = r->cuda;
+        printf("%-13s %s\n", "CUDA", c->version);
+        printf("  %-11s %s", "min driver", c->min_driver ? c->min_driver : "unknown");
+        if (c->min_driver_compat) printf(" (%s with minor-version compatibility)", c->min_driver_compat);
+        putchar('\n');
+        if (c->max_gcc) printf("  %-11s %d\n", "max gcc", c->max_gcc);
+        else printf("  %-11s unknown\n", "max gcc");
+        printf("  %-11s sm %s - %s\n", "GPUs", c->sm_min ? c->sm_min : "?", c->sm_max ? c->sm_max : "?");
+        print_artifact("runfile", r->runfile, platform);
+        if (c->source) printf("  %-11s %s\n", "source", c->source);
+    }
+    if (r->cudnn) {
+        printf("%-13s %s (build for CUDA %d)\n", "cuDNN", r->cudnn->version, ce_version_major(r->cuda->version));
+        print_artifact("tarball", r->cudnn_archive, platform);
+        if (r->cudnn->source) printf("  %-11s %s\n", "source", r->cudnn->source);
+    } else if (r->cuda) {
+        printf("%-13s none\n", "cuDNN");
+    }
+    if (problem) printf("%-13s %s\n", "installable", problem);
+    else printf("%-13s yes, on %s\n", "installable", platform);
+}
+
 int cmd_info(cli *c, int argc, char **argv)
 {
-    (void)argc; (void)argv;
-    cli_error(c, "info: not implemented yet");
-    return 1;
+    const cli_cmd *cmd = cli_find_cmd("info");
+    cli_args a;
+    cli_args_init(&a, argc, argv);
+    const char *arg, *spec_text = NULL, *cudnn = "";
+    bool no_cudnn = false;
+    int id;
+    while ((id = cli_next(c, &a, cmd, opts, &arg)) != CLI_END) {
+        if (id == CLI_HELP) return cli_help(cmd);
+        if (id == CLI_BAD) return 2;
+        if (id == OPT_JSON) c->json = true;
+        if (id == OPT_CUDNN) cudnn = arg;
+        if (id == OPT_NO_CUDNN) no_cudnn = true;
+        if (id == CLI_ARG) {
+            if (spec_text) return cli_usage_error(cmd, "one SPEC at a time (got '%s' and '%s')", spec_text, arg);
+            spec_text = arg;
+        }
+    }
+    if (!spec_text) return cli_usage_error(cmd, "which SPEC? e.g. cudaenv info tf-2.14");
+    if (no_cudnn && *cudnn) return cli_usage_error(cmd, "--cudnn and --no-cudnn exclude each other");
+
+    ce_spec spec;
+    int rc = ce_spec_parse(&c->ctx, spec_text, &spec);
+    if (rc) return cli_fail(c, rc);
+    ce_manifest *m;
+    if ((rc = cli_load_manifest(c, &m))) return cli_fail(c, rc);
+    ce_resolved r;
+    rc = ce_resolve(&c->ctx, m, &spec, cudnn, no_cudnn, &r);
+    /* Describable though not installable here: a TF row marked
+     * not_installable, or no file for this platform.  Anything the user
+     * chose wrongly (unknown spec, --cudnn) is an error. */
+    bool describable = rc == CE_ERR_NOTFOUND && ((r.tf && r.tf->not_installable) ||
+                                                 (r.cuda && !*cudnn && !spec.cudnn[0]));
+    if (rc && !describable) {
+        ce_manifest_free(m);
+        return cli_fail(c, rc);
+    }
+    const char *problem = rc ? c->ctx.err : NULL;
+    if (problem && !c->json) cli_warn(c, "%s", problem);
+    int out = c->json ? print_json(m, &spec, &r, c->ctx.platform, problem)
+                      : (print_text(&spec, &r, c->ctx.platform, problem), 0);
+    ce_manifest_free(m);
+    return out;
 }

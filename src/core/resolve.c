@@ -235,6 +235,7 @@ int ce_resolve(ce_ctx *ctx, const ce_manifest *m, const ce_spec *spec,
         out->tf = ce_manifest_tf(m, spec->version);
         if (!out->tf) return unknown_spec(ctx, m, spec);
         out->cuda = ce_manifest_cuda(m, out->tf->cuda);
+        ce_toolchain_name(out->name, sizeof out->name, out->tf->cuda, out->tf->cudnn);
         if (out->tf->not_installable || !out->cuda)
             return ce_fail(ctx, CE_ERR_NOTFOUND, "TensorFlow %s (CUDA %s, cuDNN %s) cannot be installed from this "
                            "manifest: %s", out->tf->version, out->tf->cuda, out->tf->cudnn ? out->tf->cudnn : "none",
@@ -275,7 +276,8 @@ int ce_resolve(ce_ctx *ctx, const ce_manifest *m, const ce_spec *spec,
     }
     out->runfile = ce_artifact_for(cuda->runfiles, cuda->n_runfiles, ctx->platform);
     ce_toolchain_name(out->name, sizeof out->name, cuda->version, out->cudnn ? out->cudnn->version : NULL);
-    if (rc) return rc;
+    /* no toolkit for this platform is the more fundamental problem */
+    if (rc && out->runfile) return rc;
     if (!out->runfile) {
         char have[128] = "";
         size_t len = 0;

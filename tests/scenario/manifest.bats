@@ -1,0 +1,216 @@
+#!/usr/bin/env bats
+# The manifest as users meet it: the built-in one (every TensorFlow row
+# resolves to sha256-pinned files), info and list-remote in text and JSON,
+# did-you-mean, CUDAENV_MANIFEST / --manifest with invalid manifests (exit 5
+# naming the JSON path), CUDAENV_MIRROR, relative URLs, platforms.
+load ../lib/common
+
+setup() { common_setup; }
+teardown() { common_teardown; }
+
+SHA_A=aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa
+SHA_B=bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb
+
+# A small manifest in $T/mirror: relative URLs, one not-installable row.
+small_manifest() {
+    mkdir -p "$T/mirror"
+    cat > "$T/mirror/cudaenv.json" <<JSON
+{ "schema": 1, "updated": "2026-01-01",
+  "tensorflow": {
+    "2.14": { "cuda": "11.8.0", "cudnn": "8.7.0.84", "python": "3.9-3.11", "source": "test" },
+    "1.12": { "cuda": "9.0.176", "cudnn": "7.6.5.32", "not_installable": "no verified sha256 for cuDNN 7.6.5.32" } },
+  "cuda": { "11.8.0": { "min_driver": "520.61.05", "max_gcc": 11, "sm": { "min": "3.5", "max": "9.0" },
+      "runfile": { "linux-x86_64": { "url": "cuda/cuda_11.8.0_linux.run", "sha256": "$SHA_A", "size": 1234 } } } },
+  "cudnn": { "8.7.0.84": { "cuda11": { "linux-x86_64": {
+      "url": "https://developer.download.nvidia.com/compute/cudnn/redist/cudnn/linux-x86_64/cudnn-linux-x86_64-8.7.0.84_cuda11-archive.tar.xz",
+      "sha256": "$SHA_B" } } } } }
+JSON
+    echo "$T/mirror/cudaenv.json"
+}
+
+# py EXPR: evaluate a Python expression over the JSON document on stdin (d)
+py() { python3 -c "import json,sys; d=json.load(sys.stdin); r=($1); sys.exit(0 if r else 1)"; }
+
+@test "the built-in manifest validates and lists TensorFlow 1.12 through 2.21" {
+    run "$CUDAENV" list-remote --json
+    [ "$status" -eq 0 ]
+    py 'len(d["tensorflow"]) == 26 and d["tensorflow"][0]["version"] == "2.21" and d["tensorflow"][-1]["version"] == "1.12"' <<<"$output"
+    py '[t["version"] for t in d["tensorflow"]] == ["2.%d" % i for i in range(21, -1, -1)] + ["1.15", "1.14", "1.13", "1.12"]' <<<"$output"
+}
+
+@test "every TensorFlow row resolves to a runfile and a cuDNN tarball with a sha256 on linux-x86_64, or says why not" {
+    export CUDAENV_PLATFORM=linux-x86_64
+    specs=$("$CUDAENV" list-remote --json | python3 -c 'import json,sys; print(" ".join(t["spec"] for t in json.load(sys.stdin)["tensorflow"]))')
+    [ -n "$specs" ]
+    for s in $specs; do
+        run "$CUDAENV" info "$s" --json
+        [ "$status" -eq 0 ] || { echo "$s: $output"; false; }
+        py '(d["installable"] and len(d["cuda"]["runfile"]["sha256"]) == 64 and len(d["cudnn"]["archive"]["sha256"]) == 64
+             and d["cuda"]["runfile"]["url"].startswith("https://") and d["cudnn"]["archive"]["url"].startswith("https://"))
+            or (not d["installable"] and len(d["tensorflow"]["not_installable"] or "") > 10)' <<<"$output" || { echo "$s: $output"; false; }
+    done
+}
+
+@test "info tf-2.14: CUDA 11.8.0 + cuDNN 8.7.0.84 with NVIDIA's URLs, sizes and sha256s" {
+    run "$CUDAENV" info tf-2.14
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"tf-2.14 -> 11.8.0+cudnn8.7.0.84"* ]]
+    [[ "$output" == *"https://developer.download.nvidia.com/compute/cuda/11.8.0/local_installers/cuda_11.8.0_520.61.05_linux.run"* ]]
+    [[ "$output" == *"9223c4af3aebe4a7bbed9abd9b163b03a1b34b855fbc2b4a0d1b706ac09a5a16"* ]]
+    [[ "$output" == *"cudnn-linux-x86_64-8.7.0.84_cuda11-archive.tar.xz"* ]]
+    [[ "$output" == *"976c4cba7233c97ae74006afab5172976300ba40f5b250a21f8cf71f59c9f76d"* ]]
+    [[ "$output" == *"min driver  520.61.05"* ]]
+    [[ "$output" == *"max gcc     11"* ]]
+    [[ "$output" == *"python      3.9-3.11"* ]]
+    [[ "$output" == *"4336730777 bytes"* ]]
+    run "$CUDAENV" info tensorflow==2.14.1 --json
+    [ "$status" -eq 0 ]
+    py 'd["toolchain"] == "11.8.0+cudnn8.7.0.84" and d["cuda"]["version"] == "11.8.0" and d["cudnn"]["version"] == "8.7.0.84"
+        and d["cuda"]["runfile"]["size"] == 4336730777 and d["cudnn"]["archive"]["size"] == 886423308
+        and d["cuda"]["min_driver"] == "520.61.05" and d["cuda"]["max_gcc"] == 11 and d["cuda"]["sm"] == {"min": "3.5", "max": "9.0"}
+        and d["tensorflow"]["python"] == "3.9-3.11" and "tensorflow/docs" in d["tensorflow"]["source"]
+        and "spack" in d["cuda"]["source"] and d["cudnn"]["source"]' <<<"$output"
+}
+
+@test "TensorFlow's table, not the blog posts: 2.13 = 11.8 + 8.6, 2.15 = 12.2 + 8.9, 2.18 = 12.5 + 9.3" {
+    run "$CUDAENV" info tf-2.13 --json
+    py 'd["cuda"]["version"] == "11.8.0" and d["cudnn"]["version"].startswith("8.6.")' <<<"$output"
+    run "$CUDAENV" info tf-2.15 --json
+    py 'd["cuda"]["version"].startswith("12.2.") and d["cudnn"]["version"].startswith("8.9.")' <<<"$output"
+    run "$CUDAENV" info tf-2.18 --json
+    py 'd["cuda"]["version"].startswith("12.5.") and d["cudnn"]["version"].startswith("9.3.")' <<<"$output"
+}
+
+@test "info for CUDA specs, --cudnn and --no-cudnn" {
+    run "$CUDAENV" info 11.8 --json
+    [ "$status" -eq 0 ]
+    py 'd["tensorflow"] is None and d["cuda"]["version"] == "11.8.0" and d["cudnn"]["cuda_major"] == 11' <<<"$output"
+    run "$CUDAENV" info cuda-11.8 --cudnn 8.6 --json
+    py 'd["toolchain"].startswith("11.8.0+cudnn8.6.")' <<<"$output"
+    run "$CUDAENV" info 11.8.0+cudnn8.7 --json
+    py 'd["toolchain"] == "11.8.0+cudnn8.7.0.84"' <<<"$output"
+    run "$CUDAENV" info tf-2.14 --no-cudnn --json
+    py 'd["toolchain"] == "11.8.0" and d["cudnn"] is None' <<<"$output"
+    run "$CUDAENV" info 11.8 --cudnn 9.13
+    [ "$status" -eq 3 ]
+    [[ "$output" == *"cuDNN 9.13 has no linux-x86_64 build for CUDA 11.8.0"* ]]
+    run "$CUDAENV" info 11.8 --cudnn 8.6 --no-cudnn
+    [ "$status" -eq 2 ]
+}
+
+@test "unknown specs exit 3 and name the nearest valid ones" {
+    run "$CUDAENV" info tf-2.99
+    [ "$status" -eq 3 ]
+    [[ "$output" == *"no TensorFlow release tf-2.99"* && "$output" == *"did you mean tf-2."* ]]
+    run "$CUDAENV" info 2.14
+    [ "$status" -eq 3 ]
+    [[ "$output" == *"did you mean tf-2.14"* ]]
+    run "$CUDAENV" info 11.9
+    [ "$status" -eq 3 ]
+    [[ "$output" == *"did you mean 11.8"* ]]
+    run "$CUDAENV" info banana
+    [ "$status" -eq 3 ]
+    run "$CUDAENV" info
+    [ "$status" -eq 2 ]
+}
+
+@test "list-remote: tf (default), cuda, cudnn, ls-remote alias, bad argument" {
+    run "$CUDAENV" list-remote
+    [ "$status" -eq 0 ]
+    [[ "$output" =~ tf-2\.14\ +11\.8\.0\ +8\.7\.0\.84\ +3\.9-3\.11 ]]
+    [[ "$output" =~ tf-2\.21\ +12\.5\.1\ +9\.3\.0\.75 ]]
+    run "$CUDAENV" ls-remote cuda
+    [ "$status" -eq 0 ]
+    [[ "$output" =~ 11\.8\.0\ +520\.61\.05\ +11\ +3\.5-9\.0\ +linux-x86_64,linux-sbsa ]]
+    [[ "$output" =~ 9\.0\.176\ .*linux-x86_64 ]]
+    run "$CUDAENV" list-remote cudnn
+    [ "$status" -eq 0 ]
+    [[ "$output" =~ 8\.7\.0\.84\ +cuda11:\ linux-x86_64,linux-sbsa ]]
+    run "$CUDAENV" list-remote cudnn --json
+    py 'any(c["version"] == "9.3.0.75" and {"cuda_major": 12, "platforms": ["linux-x86_64", "linux-sbsa"]} in c["builds"] for c in d["cudnn"])' <<<"$output"
+    run "$CUDAENV" list-remote cuda --json
+    py 'd["cuda"][0]["version"] == "13.3.0" and any(c["version"] == "11.8.0" and c["max_gcc"] == 11 for c in d["cuda"])' <<<"$output"
+    "$CUDAENV" list-remote --json | python3 -m json.tool >/dev/null
+    run "$CUDAENV" list-remote pytorch
+    [ "$status" -eq 2 ]
+    [[ "$output" == *"list tf, cuda or cudnn"* ]]
+}
+
+@test "CUDAENV_MANIFEST and --manifest: relative URLs resolve next to the manifest; not-installable rows are shown with the reason" {
+    m=$(small_manifest)
+    export CUDAENV_MANIFEST=$m
+    run "$CUDAENV" info tf-2.14 --json
+    [ "$status" -eq 0 ]
+    py 'd["cuda"]["runfile"]["url"] == "file://'"$T"'/mirror/cuda/cuda_11.8.0_linux.run" and d["cuda"]["runfile"]["size"] == 1234 and d["manifest"] == "'"$m"'"' <<<"$output"
+    run "$CUDAENV" info tf-1.12
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"no verified sha256 for cuDNN 7.6.5.32"* ]]
+    [[ "$output" == *"CUDA 9.0.176 + cuDNN 7.6.5.32"* ]]
+    run "$CUDAENV" info tf-1.12 --json
+    py 'd["installable"] is False and d["tensorflow"]["not_installable"].startswith("no verified")' <<<"$output"
+    run "$CUDAENV" list-remote
+    [[ "$output" =~ tf-1\.12\ .*not\ installable:\ no\ verified ]]
+    [ "$(grep -c '^tf-' <<<"$output")" -eq 2 ]
+    # --manifest wins over the environment
+    unset CUDAENV_MANIFEST
+    run "$CUDAENV" list-remote --manifest "$m" --json
+    py 'len(d["tensorflow"]) == 2' <<<"$output"
+    run "$CUDAENV" list-remote --manifest "file://$m" --json
+    py 'len(d["tensorflow"]) == 2' <<<"$output"
+    CUDAENV_MANIFEST=$T/nope.json run "$CUDAENV" list-remote
+    [ "$status" -eq 3 ]
+    [[ "$output" == *"$T/nope.json"* ]]
+}
+
+@test "CUDAENV_MIRROR rewrites NVIDIA's download host (trailing slash or not)" {
+    CUDAENV_MIRROR=https://mirror.example.org/nv/ run "$CUDAENV" info tf-2.14 --json
+    [ "$status" -eq 0 ]
+    py 'd["cuda"]["runfile"]["url"] == "https://mirror.example.org/nv/compute/cuda/11.8.0/local_installers/cuda_11.8.0_520.61.05_linux.run"
+        and d["cudnn"]["archive"]["url"].startswith("https://mirror.example.org/nv/compute/cudnn/redist/")' <<<"$output"
+    CUDAENV_MIRROR=http://127.0.0.1:9 run "$CUDAENV" info tf-2.14 --json
+    py 'd["cuda"]["runfile"]["url"].startswith("http://127.0.0.1:9/compute/cuda/11.8.0/")' <<<"$output"
+}
+
+@test "a platform without files: info shows the release and says so" {
+    CUDAENV_PLATFORM=linux-sbsa run "$CUDAENV" info tf-2.3 --json
+    [ "$status" -eq 0 ]
+    py 'd["installable"] is False and d["cuda"]["runfile"] is None and "no runfile for linux-sbsa" in d["reason"]' <<<"$output"
+    CUDAENV_PLATFORM=linux-sbsa run "$CUDAENV" info tf-2.14 --json
+    py 'd["installable"] and d["cuda"]["runfile"]["url"].endswith("_linux_sbsa.run") and "linux-sbsa" in d["cudnn"]["archive"]["url"]' <<<"$output"
+}
+
+# invalid MUTATION -> exit 5 and the JSON path in the message
+invalid() {
+    local m; m=$(small_manifest)
+    python3 - "$m" "$1" <<'PY'
+import json, sys
+path, what = sys.argv[1], sys.argv[2]
+d = json.load(open(path))
+rf = d["cuda"]["11.8.0"]["runfile"]["linux-x86_64"]
+if what == "schema": d["schema"] = 2
+elif what == "hex": rf["sha256"] = rf["sha256"][:-1] + "A"
+elif what == "nourl": del rf["url"]
+elif what == "sizetype": rf["size"] = "1234"
+elif what == "gcctype": d["cuda"]["11.8.0"]["max_gcc"] = "11"
+elif what == "tfkey": d["tensorflow"]["2.14.0"] = d["tensorflow"].pop("2.14")
+elif what == "cudnnkey": d["cudnn"]["8.7.0.84"]["cuda11.8"] = d["cudnn"]["8.7.0.84"].pop("cuda11")
+elif what == "notjson": open(path, "w").write("{ \"schema\": 1, "); sys.exit(0)
+json.dump(d, open(path, "w"))
+PY
+    CUDAENV_MANIFEST=$m run "$CUDAENV" info tf-2.14
+}
+
+@test "invalid manifests exit 5 and name the JSON path (schema, hex, url, types, keys)" {
+    invalid schema;   [ "$status" -eq 5 ]; [[ "$output" == *"schema: unsupported manifest schema 2; this cudaenv supports schema 1"* ]]
+    invalid hex;      [ "$status" -eq 5 ]; [[ "$output" == *'cuda."11.8.0".runfile."linux-x86_64".sha256: expected 64 hex characters'* ]]
+    invalid nourl;    [ "$status" -eq 5 ]; [[ "$output" == *'cuda."11.8.0".runfile."linux-x86_64".url: missing'* ]]
+    invalid sizetype; [ "$status" -eq 5 ]; [[ "$output" == *'cuda."11.8.0".runfile."linux-x86_64".size: expected a non-negative integer'* ]]
+    invalid gcctype;  [ "$status" -eq 5 ]; [[ "$output" == *'cuda."11.8.0".max_gcc'* ]]
+    invalid tfkey;    [ "$status" -eq 5 ]; [[ "$output" == *'tensorflow."2.14.0": TensorFlow releases are keyed MAJOR.MINOR'* ]]
+    invalid cudnnkey; [ "$status" -eq 5 ]; [[ "$output" == *'cudnn."8.7.0.84"."cuda11.8"'* ]]
+    invalid notjson;  [ "$status" -eq 5 ]; [[ "$output" == *"not valid JSON"* ]]
+    [[ "$output" == *"$T/mirror/cudaenv.json"* ]]
+    # list-remote refuses it the same way
+    CUDAENV_MANIFEST=$T/mirror/cudaenv.json run "$CUDAENV" list-remote
+    [ "$status" -eq 5 ]
+}
