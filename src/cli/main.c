@@ -46,13 +46,24 @@ static const cli_cmd commands[] = {
     { "list-remote", "ls-remote", cmd_list_remote, "what the manifest offers",
       "usage: cudaenv list-remote [tf|cuda|cudnn] [--json]\n"
       "\n"
-      "TensorFlow releases with their CUDA + cuDNN pair, CUDA releases, or cuDNN releases\n"
-      "named by the manifest.\n" },
+      "What the manifest offers, newest first (alias ls-remote):\n"
+      "  tf      TensorFlow releases with their CUDA + cuDNN pair and Python range (default);\n"
+      "          rows the manifest cannot install are marked with the reason\n"
+      "  cuda    CUDA releases: min driver, max gcc, GPU architectures, platforms\n"
+      "  cudnn   cuDNN releases: the CUDA majors and platforms they have tarballs for\n"
+      "\n"
+      "  --json   one JSON document\n" },
     { "info", NULL, cmd_info, "what a spec resolves to",
       "usage: cudaenv info SPEC [--json] [--cudnn VER] [--no-cudnn]\n"
       "\n"
-      "Show what SPEC resolves to: CUDA, cuDNN, min driver, max gcc, Python range,\n"
-      "URLs, sizes, sha256s and the source of each value.\n" },
+      "Show what SPEC resolves to, without downloading: CUDA, cuDNN, min driver, max gcc,\n"
+      "GPU architectures, Python range, URLs, sizes, sha256s and the source of each value.\n"
+      "tf-2.14 takes TensorFlow's tested CUDA + cuDNN pair; 11.8 takes the newest 11.8.*\n"
+      "and the newest cuDNN built for CUDA 11.  Unknown specs exit 3 with the nearest ones.\n"
+      "\n"
+      "  --cudnn VER    choose the cuDNN release (8.9 = newest 8.9.*; wins over +cudnn)\n"
+      "  --no-cudnn     the CUDA toolkit alone\n"
+      "  --json         one JSON document (keys: man cudaenv)\n" },
     { "prefix", NULL, cmd_prefix, "the directory of a toolchain",
       "usage: cudaenv prefix [VERSION]\n"
       "\n"
