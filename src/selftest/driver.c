@@ -245,6 +245,9 @@ void st_device_step(st_state *st)
         no_gpu(st, false, "GPU 0 is not supported by this toolchain (see device)");
         return;
     }
+    /* nvcc (about a second) builds in the background from here on. */
+    st->nvcc_arch = d0->cc_major * 10 + d0->cc_minor;
+    st_nvcc_start(st);
     if ((rc = st->cu.DeviceGet(&st->dev, 0)) != 0 || (rc = st->cu.DevicePrimaryCtxRetain(&st->cuctx, st->dev)) != 0 ||
         (rc = st->cu.CtxSetCurrent(st->cuctx)) != 0) {
         st_failf(s, "cannot create a context on GPU 0: %s", st_cu_err(st, rc));
@@ -253,7 +256,6 @@ void st_device_step(st_state *st)
         return;
     }
     st->gpu_ready = true;
-    st->nvcc_arch = d0->cc_major * 10 + d0->cc_minor;
     if (s->status != ST_FAILED)
         st_pass(s, "%d GPU%s checked: %s (sm_%d%d) supported by CUDA %s", count, count == 1 ? "" : "s", d0->name,
                 d0->cc_major, d0->cc_minor, st->r->tc.cuda);

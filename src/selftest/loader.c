@@ -276,10 +276,15 @@ void st_loader_step(st_state *st)
     check_handle(s, st->nv.h, "libnvrtc", st->nv.path, sc.prefix_real);
     check_handle(s, st->dnn.h, "libcudnn", st->dnn.path, sc.prefix_real);
     dl_iterate_phdr(scan_one, &sc);
-    int shadows = 0;
+    int shadows = 0;  /* each one is a failure recorded with its path */
     if (st->rt.h) shadows += search_ld_path(st, s, st->rt.soname, st->rt.path);
     if (st->nv.h) shadows += search_ld_path(st, s, st->nv.soname, st->nv.path);
     if (st->dnn.h) shadows += search_ld_path(st, s, st->dnn.soname, st->dnn.path);
+    if (st->nv_builtins_soname[0]) {
+        char b[8300];
+        snprintf(b, sizeof b, "%s/%s", st->libdir, st->nv_builtins_soname);
+        shadows += search_ld_path(st, s, st->nv_builtins_soname, b);
+    }
     const char *sonames[] = { st->rt.soname, st->nv.soname, st->dnn.soname };
     note_cache(st, s, sonames, 3);
     st->loaded_checked = sc.ours;

@@ -272,3 +272,15 @@ void st_nvcc_step(st_state *st)
     st_pass(s, "nvcc built a program for sm_%d with gcc %d and it ran: %s", st->nvcc_arch, gmaj, out);
     cleanup(st);
 }
+
+/* A build started for a GPU whose context then failed: reap it. */
+void st_nvcc_abandon(st_state *st)
+{
+    if (st->nvcc_pid > 0) {
+        kill(st->nvcc_pid, SIGKILL);
+        int status;
+        wait_child(st->nvcc_pid, 5, &status);
+        st->nvcc_pid = -1;
+    }
+    cleanup(st);
+}

@@ -206,11 +206,12 @@ int st_run(ce_ctx *ctx, const st_toolchain *tc, const st_options *opt, st_report
     timed(st, ST_LOADER, st_loader_step, false);
     timed(st, ST_DRIVER, st_driver_step, false);
     timed(st, ST_DEVICE, st_device_step, false);
-    /* nvcc compiles in another process while the kernel step runs. */
-    if (st->gpu_ready) st_nvcc_start(st);
+    /* nvcc builds in another process (started by the device step); the
+     * kernel and cuDNN steps run meanwhile, so step 7 is waited for last. */
     timed(st, ST_KERNEL, st_kernel_step, true);
-    timed(st, ST_NVCC, st_nvcc_step, true);
     timed(st, ST_CUDNN, st_cudnn_step, true);
+    timed(st, ST_NVCC, st_nvcc_step, true);
+    st_nvcc_abandon(st);
     {
         double l0 = st_now_ms();
         st_loader_late(st);

@@ -120,6 +120,7 @@ typedef struct st_state {
     st_nvrtc nv;
     st_dnn dnn;
     st_cu cu;
+    char nv_builtins_soname[128];
     bool gpu_ready;              /* a device is set up and its context current */
     int dev;                     /* ordinal the GPU steps use */
     void *cuctx;
@@ -175,6 +176,7 @@ void st_kernel_step(st_state *st);            /* kernel.c */
 bool st_rt_bind(st_state *st, st_step *s);    /* kernel.c: runtime memory entry points, cudaSetDevice */
 void st_nvcc_start(st_state *st);             /* nvcc.c: compile in the background */
 void st_nvcc_step(st_state *st);              /* nvcc.c: wait, run */
+void st_nvcc_abandon(st_state *st);           /* nvcc.c: reap a build nobody waits for */
 void st_cudnn_step(st_state *st);             /* cudnn.c */
 int st_cudnn_conv_time(st_state *st, double *tflops, char *shape, size_t shapesz); /* cudnn.c, for bench */
 void st_bench_run(st_state *st);              /* bench.c */

@@ -174,6 +174,25 @@ static void agree(st_step *s, const char *ref_what, const char *ref_mm, const ch
     st_failf(s, "%s says CUDA %s (%s) but %s says %s", what, mm, file, ref_what, ref_mm);
 }
 
+/* NVRTC dlopen()s libnvrtc-builtins by SONAME when it compiles, so without
+ * the toolchain on LD_LIBRARY_PATH the loader would take ld.so.cache's copy
+ * (another CUDA's).  Load the toolchain's by path first, as `cudaenv use` /
+ * `exec` make the loader do; step 3 shows which file is mapped. */
+static void preload_builtins(st_state *st, st_step *s)
+{
+    char p[4400], ver[64];
+    if (!find_lib(st->libdir, "libnvrtc-builtins", p, sizeof p, st->nv_builtins_soname,
+                  sizeof st->nv_builtins_soname, ver, sizeof ver))
+        return;
+    char why[4400];
+    if (st_elf_complete(p, why, sizeof why) != 0) {
+        st_failf(s, "NVRTC's builtins are damaged: %s", why);
+        return;
+    }
+    if (dlopen(p, RTLD_NOW | RTLD_LOCAL))
+        st_note(s, "NVRTC finds %s by name; loaded the toolchain's %s first", st->nv_builtins_soname, p);
+}
+
 static void cuda_versions(st_state *st, st_step *s)
 {
     st_versions *v = &st->r->v;
@@ -223,6 +242,7 @@ static void cuda_versions(st_state *st, st_step *s)
         st_failf(s, "no libnvrtc.so.* in %s (NVRTC is needed for the kernel test)", st->libdir);
     } else if ((st->nv.h = open_lib(s, "NVRTC", p))) {
         snprintf(st->nv.path, sizeof st->nv.path, "%s", p);
+        preload_builtins(st, s);
         st_bind(st->nv.h, "nvrtcVersion", &st->nv.Version, NULL, 0);
         int a = 0, b = 0;
         if (st->nv.Version && st->nv.Version(&a, &b) == 0) {
