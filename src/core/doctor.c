@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "activate.h"
 #include "file.h"
 #include "resolve.h"
 #include "store.h"
@@ -141,48 +142,28 @@ static void from_manifest(ce_ctx *ctx, ce_doc_active *a)
     ce_manifest_free(m);
 }
 
-/* The selection: CUDAENV_VERSION > .cuda-version (cwd up to /) > global >
- * system.  Kept in this one function so that it can become a call to
- * ce_active() (activate.h) when that lands, without touching the checks. */
+/* The selection (activate.h: shell > .cuda-version > global > system) and
+ * what the chosen toolchain needs.  "system" is the machine's
+ * /usr/local/cuda, read through the machine seam. */
 static void find_active(ce_doctor *d)
 {
     ce_ctx *ctx = d->ctx;
     ce_doc_active *a = &d->act;
-    const char *env = getenv("CUDAENV_VERSION");
-    char path[4200];
-    if (env && *env) {
-        snprintf(a->spec, sizeof a->spec, "%s", env);
-        snprintf(a->origin, sizeof a->origin, "shell");
-    } else {
-        char dir[4096];
-        if (getcwd(dir, sizeof dir)) {
-            for (;;) {
-                snprintf(path, sizeof path, "%s/.cuda-version", strcmp(dir, "/") ? dir : "");
-                FILE *f = fopen(path, "r");
-                if (f) {
-                    if (fgets(a->spec, sizeof a->spec, f)) snprintf(a->origin, sizeof a->origin, ".cuda-version");
-                    fclose(f);
-                    break;
-                }
-                char *s = strrchr(dir, '/');
-                if (!s || s == dir) { if (!strcmp(dir, "/")) break; snprintf(dir, sizeof dir, "/"); continue; }
-                *s = '\0';
-            }
-        }
-        if (!a->origin[0] && ce_store_path(ctx, "global", path, sizeof path) == CE_OK) {
-            FILE *f = fopen(path, "r");
-            if (f) {
-                if (fgets(a->spec, sizeof a->spec, f)) snprintf(a->origin, sizeof a->origin, "global");
-                fclose(f);
-            }
-        }
+    ce_active_info info;
+    memset(&info, 0, sizeof info);
+    char saved[sizeof ctx->err];
+    snprintf(saved, sizeof saved, "%s", ctx->err);
+    int rc = ce_active(ctx, NULL, &info);
+    snprintf(a->origin, sizeof a->origin, "%s", ce_origin_name(info.origin));
+    snprintf(a->spec, sizeof a->spec, "%s", info.spec);
+    if (rc != CE_OK) {
+        snprintf(a->problem, sizeof a->problem, "%s", ctx->err[0] ? ctx->err : "cannot determine the selection");
+        snprintf(ctx->err, sizeof ctx->err, "%s", saved);
+        return;
     }
-    a->spec[strcspn(a->spec, "\r\n")] = '\0';
-    if (!a->origin[0] || !a->spec[0] || !strcmp(a->spec, "system")) {
-        if (!a->origin[0]) snprintf(a->origin, sizeof a->origin, "system");
+    if (info.is_system) {
         char res[4096];
-        if (ce_machine_resolve(&d->m, "/usr/local/cuda", res, sizeof res) != 0 ||
-            !ce_machine_is_dir(&d->m, res))
+        if (ce_machine_resolve(&d->m, "/usr/local/cuda", res, sizeof res) != 0 || !ce_machine_is_dir(&d->m, res))
             return;
         a->present = a->system = true;
         ce_machine_path(&d->m, res, a->prefix, sizeof a->prefix);
@@ -192,21 +173,14 @@ static void find_active(ce_doctor *d)
         return;
     }
     ce_spec spec;
-    char saved[sizeof ctx->err];
-    snprintf(saved, sizeof saved, "%s", ctx->err);
     if (ce_spec_parse(ctx, a->spec, &spec) == CE_OK && spec.kind == CE_SPEC_TF)
         snprintf(a->tf, sizeof a->tf, "%s", spec.version);
-    ce_toolchain tc;
-    if (ce_store_find(ctx, a->spec, &tc) != CE_OK) {
-        snprintf(a->problem, sizeof a->problem, "%s", ctx->err);
-        snprintf(ctx->err, sizeof ctx->err, "%s", saved);
-        return;
-    }
+    snprintf(ctx->err, sizeof ctx->err, "%s", saved);
     a->present = true;
-    snprintf(a->name, sizeof a->name, "%s", tc.name);
-    snprintf(a->cuda, sizeof a->cuda, "%s", tc.cuda);
-    snprintf(a->cudnn, sizeof a->cudnn, "%s", tc.cudnn);
-    snprintf(a->prefix, sizeof a->prefix, "%s", tc.prefix);
+    snprintf(a->name, sizeof a->name, "%s", info.tc.name);
+    snprintf(a->cuda, sizeof a->cuda, "%s", info.tc.cuda);
+    snprintf(a->cudnn, sizeof a->cudnn, "%s", info.tc.cudnn);
+    snprintf(a->prefix, sizeof a->prefix, "%s", info.tc.prefix);
     read_receipt(a);
     from_manifest(ctx, a);
 }

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "doctor.h"
+#include "system.h"
 #include "version.h"
 
 /* The CUDA release a toolkit tree holds: version.json, version.txt, the
@@ -237,19 +238,19 @@ static void check_ldpath(ce_doctor *d)
     }
 }
 
-/* What cudaenv's system switch recorded (system.json, see system.h). */
+/* What cudaenv's system switch recorded (system.json, system.h). */
 static bool sys_selection(ce_doctor *d, char *target, size_t tn, char *name, size_t nn)
 {
-    char buf[65536];
-    if (ce_machine_read(&d->m, "/etc/cudaenv/system.json", buf, sizeof buf) <= 0) return false;
-    cJSON *j = cJSON_Parse(buf);
-    const cJSON *t = cJSON_GetObjectItemCaseSensitive(j, "target");
-    const cJSON *nm = cJSON_GetObjectItemCaseSensitive(j, "name");
-    bool ok = cJSON_IsString(t) && t->valuestring[0];
-    if (ok) snprintf(target, tn, "%s", t->valuestring);
-    snprintf(name, nn, "%s", cJSON_IsString(nm) ? nm->valuestring : "");
-    cJSON_Delete(j);
-    return ok;
+    ce_sys_record rec;
+    memset(&rec, 0, sizeof rec);
+    char saved[sizeof d->ctx->err];
+    snprintf(saved, sizeof saved, "%s", d->ctx->err);
+    int rc = ce_system_record(d->ctx, &rec);
+    snprintf(d->ctx->err, sizeof d->ctx->err, "%s", saved);
+    if (rc != CE_OK || !rec.present || !rec.target[0]) return false;
+    snprintf(target, tn, "%s", rec.target);
+    snprintf(name, nn, "%s", rec.name);
+    return true;
 }
 
 static void check_link(ce_doctor *d)

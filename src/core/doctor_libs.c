@@ -277,7 +277,8 @@ int doc_ld_resolve(ce_doctor *d, const char *soname, char *out, size_t outsz, ch
 
 /* ---- versions of files ---- */
 
-/* "libcudart.so.11.8.89" -> "11.8.89" from the file a path finally names. */
+/* "libcudart.so.11.8.89" -> "11.8.89" (stem "libcudart.so") from the file a
+ * path finally names. */
 static bool version_from_name(const char *hostpath, const char *stem, char *out, size_t outsz)
 {
     char real[PATH_MAX];
@@ -319,9 +320,12 @@ static bool version_from_call(const char *hostpath, bool cudnn, char *out, size_
     return ok;
 }
 
+/* stem: "libcudart" or "libcudnn" */
 static bool lib_version(const char *hostpath, const char *stem, char *out, size_t outsz)
 {
-    return version_from_name(hostpath, stem, out, outsz) ||
+    char so[32];
+    snprintf(so, sizeof so, "%s.so", stem);
+    return version_from_name(hostpath, so, out, outsz) ||
            version_from_call(hostpath, !strcmp(stem, "libcudnn"), out, outsz);
 }
 

@@ -3,48 +3,15 @@
  * for the toolkit (outside minor-version compatibility) or a GPU older than
  * the toolkit supports refuses the install (CE_ERR_CHECK, exit 7) unless
  * --force; a host gcc newer than nvcc accepts is a warning; no driver at all
- * is a note (building on a CPU-only machine is normal); too little free
- * space for the download plus the unpacked tree fails before it starts. */
+ * is a note (building on a CPU-only machine is normal).  Free space is
+ * checked by install.c, which knows what is already in the cache. */
 #include "preflight.h"
 
 #include <stdio.h>
 #include <string.h>
-#include <sys/statvfs.h>
 
 #include "doctor.h"
-#include "file.h"
 #include "version.h"
-
-/* A runfile unpacks to about twice its size; the download stays in the
- * cache next to it. */
-#define SPACE_FACTOR 3
-
-static int check_space(ce_ctx *ctx, const ce_cuda *cuda)
-{
-    const ce_artifact *a = ce_artifact_for(cuda->runfiles, cuda->n_runfiles, ctx->platform);
-    if (!a || a->size <= 0) return CE_OK;
-    char dir[4096];
-    snprintf(dir, sizeof dir, "%s", ctx->root);
-    /* the root may not exist yet: measure the nearest existing parent */
-    struct statvfs sv;
-    while (statvfs(dir, &sv) != 0) {
-        char *s = strrchr(dir, '/');
-        if (!s || s == dir) { snprintf(dir, sizeof dir, "/"); if (statvfs(dir, &sv) != 0) return CE_OK; break; }
-        *s = '\0';
-    }
-    unsigned long long avail = (unsigned long long)sv.f_bavail * sv.f_frsize;
-    unsigned long long need = (unsigned long long)a->size * SPACE_FACTOR;
-    if (avail >= need) return CE_OK;
-    if (ctx->force) {
-        ce_emit(ctx, CE_EV_WARN, NULL, "only %llu MiB free under %s; CUDA %s needs about %llu MiB (--force: going on)",
-                avail >> 20, dir, cuda->version, need >> 20);
-        return CE_OK;
-    }
-    return ce_fail(ctx, CE_ERR_SPACE,
-                   "not enough free space under %s: %llu MiB free, CUDA %s needs about %llu MiB (download + "
-                   "unpacked tree); free some space, set CUDAENV_ROOT to a larger disk, or pass --force",
-                   dir, avail >> 20, cuda->version, need >> 20);
-}
 
 int ce_preflight_install(ce_ctx *ctx, const ce_cuda *cuda)
 {
@@ -114,5 +81,5 @@ int ce_preflight_install(ce_ctx *ctx, const ce_cuda *cuda)
         ce_emit(ctx, CE_EV_WARN, NULL, "CUDA %s cannot run on this machine: %s (--force: installing anyway)",
                 cuda->version, reason);
     }
-    return check_space(ctx, cuda);
+    return CE_OK;
 }

@@ -1,0 +1,594 @@
+#!/usr/bin/env bats
+# cudaenv doctor: every finding in a fixture machine that produces exactly
+# that finding, a healthy machine that produces none, the JSON field by
+# field, and a real run on this CI machine.
+#
+# The fake machine lives under $CUDAENV_SYSROOT: sysfs PCI entries, a
+# /proc/driver/nvidia/version, /dev nodes as plain files (the machine seam
+# accepts any file as a node under a sysroot), and the driver libraries as
+# test doubles (tests/doubles/nvml.c, tests/doubles/libcuda.c) built here
+# and loaded through CUDAENV_TEST_LIBDIR.
+load ../lib/common
+
+setup_file() {
+    export DR_DOUBLES=$BATS_FILE_TMPDIR/doubles
+    mkdir -p "$DR_DOUBLES"
+    cc -shared -fPIC -Wl,-soname,libnvidia-ml.so.1 -o "$DR_DOUBLES/libnvidia-ml.so" "$TESTS_DIR/doubles/nvml.c"
+    cc -shared -fPIC -Wl,-soname,libcuda.so.1 -o "$DR_DOUBLES/libcuda.so" "$TESTS_DIR/doubles/libcuda.c" -lm
+    # one healthy toolchain, copied into each test's root (cc is the slow part)
+    local keep_t=${T:-}
+    T=$BATS_FILE_TMPDIR/tc; CUDAENV_ROOT=$T/root; mkdir -p "$T"
+    fx_installed 12.4.0 9.1.0.70 >/dev/null
+    fx_toolkit "$BATS_FILE_TMPDIR/cuda-12.3" 12.3.0
+    fx_toolkit "$BATS_FILE_TMPDIR/cuda-11.8" 11.8.0
+    fx_cudnn "$BATS_FILE_TMPDIR/cudnn-9.0" 9.0.0.312 12
+    T=$keep_t
+}
+
+setup() {
+    common_setup
+    unset CUDA_VISIBLE_DEVICES CUDA_HOME CUDA_PATH NVCC_CCBIN KUBERNETES_SERVICE_HOST LD_LIBRARY_PATH \
+          CUDAENV_TEST_LIBDIR FAKE_NVML_INIT FAKE_NVML_GPUS FAKE_CUDA_INIT FAKE_CUDA_DEVICES
+    S=$CUDAENV_SYSROOT
+}
+teardown() { common_teardown; }
+
+# dr_driver RELEASE CUDA_VERSION: the kernel module, NVML and libcuda of one driver release.
+dr_driver() {
+    local rel=$1 cv=$2 lib=$S/usr/lib/x86_64-linux-gnu
+    mkdir -p "$S/proc/driver/nvidia" "$lib"
+    echo "NVRM version: NVIDIA UNIX x86_64 Kernel Module  $rel  Thu Feb 22 01:44:30 UTC 2024" \
+        > "$S/proc/driver/nvidia/version"
+    rm -f "$lib"/libcuda.so* "$lib"/libnvidia-ml.so*
+    cp "$DR_DOUBLES/libcuda.so" "$lib/libcuda.so.$rel"; ln -sf "libcuda.so.$rel" "$lib/libcuda.so.1"
+    cp "$DR_DOUBLES/libnvidia-ml.so" "$lib/libnvidia-ml.so.$rel"; ln -sf "libnvidia-ml.so.$rel" "$lib/libnvidia-ml.so.1"
+    export CUDAENV_TEST_LIBDIR=$lib FAKE_NVML_DRIVER=$rel FAKE_NVML_CUDA=$cv FAKE_CUDA_DRIVER_VERSION=$cv
+}
+
+# dr_activate NAME [MIN_DRIVER MAX_GCC SM_MIN SM_MAX]: select an installed toolchain the way
+# `cudaenv use` leaves a shell: CUDAENV_VERSION, bin first in PATH, lib64 in LD_LIBRARY_PATH, CUDA_HOME.
+dr_activate() {
+    local p=$CUDAENV_ROOT/versions/$1
+    fx_receipt "$p" "${2:-550.54.14}" "${3:-13}" "${4:-5.0}" "${5:-9.0}"
+    export CUDAENV_VERSION=$1 PATH="$p/bin:$T/bin:/usr/bin:/bin" LD_LIBRARY_PATH=$p/lib64 CUDA_HOME=$p
+    P=$p
+}
+
+# A healthy machine: one H100 (sm_90) on a full x16 Gen5 link, driver 550.54.14 (CUDA 12.4),
+# toolchain 12.4.0 + cuDNN 9.1 active, gcc 12.
+dr_machine() {
+    local pci=$S/sys/bus/pci/devices/0000:17:00.0
+    mkdir -p "$pci" "$S/dev" "$S/proc/sys/kernel" "$S/proc/1" "$S/etc" "$T/bin" "$CUDAENV_ROOT/versions"
+    echo 0x10de > "$pci/vendor"; echo 0x030200 > "$pci/class"
+    echo 16 > "$pci/current_link_width"; echo 16 > "$pci/max_link_width"
+    echo "32.0 GT/s PCIe" > "$pci/current_link_speed"; echo "32.0 GT/s PCIe" > "$pci/max_link_speed"
+    touch "$S/dev/nvidiactl" "$S/dev/nvidia0" "$S/dev/nvidia-uvm"
+    echo "6.8.0-31-generic" > "$S/proc/sys/kernel/osrelease"
+    echo "0::/init.scope" > "$S/proc/1/cgroup"
+    dr_driver 550.54.14 12040
+    export FAKE_NVML_GPUS="NVIDIA H100 80GB HBM3,9.0,81559,512,0000:17:00.0,0,,0x1,0" FAKE_CUDA_CC=9.0
+    printf '#!/bin/sh\necho 12.3.0\n' > "$T/bin/gcc"; chmod +x "$T/bin/gcc"
+    cp -a "$BATS_FILE_TMPDIR/tc/root/versions/." "$CUDAENV_ROOT/versions/"
+    dr_activate 12.4.0+cudnn9.1.0.70
+}
+
+# Run doctor --json; CODES gets the finding codes in order, space-separated.
+dr_run() {
+    status=0
+    "$CUDAENV" doctor --json > "$T/out.json" 2> "$T/err" || status=$?
+    output=$(cat "$T/out.json")
+    CODES=$(python3 -c 'import json,sys; print(" ".join(f["code"] for f in json.load(open(sys.argv[1]))["findings"]))' "$T/out.json")
+}
+
+# expect_only CODE [EXIT]: doctor reports exactly CODE and exits EXIT (7 for errors).
+expect_only() {
+    dr_run
+    [ "$CODES" = "$1" ] || { echo "want: $1"; echo "got:  $CODES"; cat "$T/out.json" "$T/err"; return 1; }
+    [ "$status" -eq "${2:-7}" ] || { echo "exit $status, want ${2:-7}"; return 1; }
+}
+
+@test "a healthy machine has no findings (exit 0) and says so" {
+    dr_machine
+    expect_only "" 0
+    run "$CUDAENV" doctor
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"0 errors, 0 warnings, 0 info: nothing wrong found"* ]]
+    [[ "$output" == *"GPU 0: NVIDIA H100 80GB HBM3, sm_90, 81559 MiB (512 MiB in use)"* ]]
+    [[ "$output" == *"driver 550.54.14 (CUDA 12.4)"* ]]
+    [[ "$output" != *$'\033'* ]]
+}
+
+@test "JSON: findings and summary field by field" {
+    dr_machine
+    rm -f "$S/dev/nvidia-uvm"
+    export CUDA_HOME=$T/nowhere
+    dr_run
+    [ "$status" -eq 7 ]
+    python3 - "$T/out.json" "$P" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert set(d) == {"findings", "summary"}, d.keys()
+f = d["findings"]
+assert [x["code"] for x in f] == ["driver.uvm-missing", "env.cuda-home-mismatch"], f
+for x in f:
+    assert set(x) == {"code", "layer", "severity", "summary", "evidence", "fix"}, x
+    assert all(isinstance(x[k], str) and x[k] for k in x), x
+u, h = f
+assert u["layer"] == "driver" and u["severity"] == "error"
+assert "/dev/nvidia-uvm does not exist" in u["evidence"] and "550.54.14" in u["evidence"]
+assert u["fix"] == "sudo modprobe nvidia-uvm && sudo nvidia-modprobe -c=0 -u"
+assert h["layer"] == "env" and h["severity"] == "warning"
+assert "does not exist" in h["evidence"] and sys.argv[2] in h["fix"]
+s = d["summary"]
+assert s["errors"] == 1 and s["warnings"] == 1 and s["info"] == 0 and s["ok"] is False
+assert s["driver"] == "550.54.14" and s["driver_cuda"] == "12.4" and s["pci_devices"] == 1
+g = s["gpus"][0]
+assert g == {"index": 0, "name": "NVIDIA H100 80GB HBM3", "uuid": "GPU-00000000-0000-0000-0000-000000000000",
+             "compute_capability": "9.0", "memory_total_mib": 81559, "memory_used_mib": 512, "mig": False}, g
+assert s["container"] is None and s["wsl"] is False
+a = s["active"]
+assert a["name"] == "12.4.0+cudnn9.1.0.70" and a["origin"] == "shell" and a["cuda"] == "12.4.0"
+assert a["cudnn"] == "9.1.0.70" and a["prefix"] == sys.argv[2]
+assert 0 <= s["elapsed_ms"] < 1000
+PY
+}
+
+# ---- GPU and driver ----
+
+@test "gpu.no-device: no NVIDIA PCI device, no module, no nodes" {
+    dr_machine
+    rm -rf "$S/sys/bus/pci/devices/0000:17:00.0" "$S/proc/driver" "$S"/dev/nvidia*
+    export CUDAENV_TEST_LIBDIR=$T/empty; mkdir -p "$T/empty"
+    expect_only gpu.no-device
+}
+
+@test "driver.module-not-loaded: a GPU on the bus without /proc/driver/nvidia" {
+    dr_machine
+    rm -rf "$S/proc/driver" "$S"/dev/nvidia*
+    export FAKE_NVML_INIT=9
+    expect_only driver.module-not-loaded
+    [[ "$output" == *"sudo modprobe nvidia"* ]]
+}
+
+@test "driver.device-nodes-missing: module loaded, /dev/nvidiactl and /dev/nvidia0 missing" {
+    dr_machine
+    rm -f "$S/dev/nvidiactl" "$S/dev/nvidia0"
+    expect_only driver.device-nodes-missing
+}
+
+@test "driver.uvm-missing: /dev/nvidia-uvm missing" {
+    dr_machine
+    rm -f "$S/dev/nvidia-uvm"
+    expect_only driver.uvm-missing
+}
+
+@test "driver.nvml-missing: libnvidia-ml.so.1 cannot be loaded" {
+    dr_machine
+    rm -f "$CUDAENV_TEST_LIBDIR"/libnvidia-ml.so*
+    expect_only driver.nvml-missing
+    [[ "$output" == *"libnvidia-compute-550"* ]]
+}
+
+@test "driver.libcuda-missing: libcuda.so.1 cannot be loaded" {
+    dr_machine
+    rm -f "$CUDAENV_TEST_LIBDIR"/libcuda.so*
+    expect_only driver.libcuda-missing
+}
+
+@test "driver.version-mismatch: NVML reports a kernel module / library mismatch" {
+    dr_machine
+    export FAKE_NVML_INIT=18
+    expect_only driver.version-mismatch
+    [[ "$output" == *reboot* ]]
+}
+
+@test "driver.nvml-error: NVML fails for another reason" {
+    dr_machine
+    export FAKE_NVML_INIT=999
+    expect_only driver.nvml-error
+}
+
+@test "driver.cuinit-failed: cuInit fails with the nodes in place" {
+    dr_machine
+    export FAKE_CUDA_INIT=999
+    expect_only driver.cuinit-failed
+}
+
+@test "gpu.memory-busy: almost all GPU memory in use" {
+    dr_machine
+    export FAKE_NVML_GPUS="NVIDIA H100 80GB HBM3,9.0,81559,80000,0000:17:00.0,0,,0x1,0"
+    expect_only gpu.memory-busy 0
+}
+
+# ---- driver vs toolkit ----
+
+@test "driver.too-old: driver 470 (CUDA 11.4) for CUDA 12.4, named with the required driver" {
+    dr_machine
+    dr_driver 470.82.01 11040
+    expect_only driver.too-old
+    [[ "$output" == *">= 550.54.14"* ]]
+    [[ "$output" == *"cuda-compat-12-4"* ]]   # H100 is a data-center GPU
+}
+
+@test "driver.minor-compat: driver 535 runs CUDA 12.4 in minor-version compatibility (warning)" {
+    dr_machine
+    dr_driver 535.104.05 12020
+    expect_only driver.minor-compat 0
+}
+
+# ---- libraries the loader picks ----
+
+@test "libs.cudart-shadowed: another toolkit's libcudart.so.12 first in LD_LIBRARY_PATH" {
+    dr_machine
+    export LD_LIBRARY_PATH=$BATS_FILE_TMPDIR/cuda-12.3/lib64:$P/lib64
+    expect_only libs.cudart-shadowed
+    [[ "$output" == *"cuda-12.3/lib64/libcudart.so.12 (version 12.3.89) via LD_LIBRARY_PATH"* ]] || { echo "$output"; false; }
+}
+
+@test "libs.cudart-not-found: the active toolchain's lib64 is not on the loader path" {
+    dr_machine
+    fx_installed 12.4.0 >/dev/null
+    dr_activate 12.4.0
+    unset LD_LIBRARY_PATH
+    expect_only libs.cudart-not-found
+}
+
+@test "libs.cudnn-shadowed: another cuDNN 9 first in LD_LIBRARY_PATH" {
+    dr_machine
+    export LD_LIBRARY_PATH=$BATS_FILE_TMPDIR/cudnn-9.0/lib:$P/lib64
+    expect_only libs.cudnn-shadowed
+}
+
+@test "libs.cudnn-not-found: cuDNN copied to lib/ while only lib64 is on the path" {
+    dr_machine
+    mkdir -p "$P/lib"; mv "$P"/lib64/libcudnn* "$P/lib/"
+    expect_only libs.cudnn-not-found
+}
+
+@test "libs.cudart-header-mismatch: cuda_runtime_api.h says 12.3, the library is 12.4" {
+    dr_machine
+    sed -i 's/CUDART_VERSION 12040/CUDART_VERSION 12030/' "$P/include/cuda_runtime_api.h"
+    expect_only libs.cudart-header-mismatch
+}
+
+@test "libs.cudnn-header-mismatch: cudnn_version.h says 9.0.0, the library is 9.1.0" {
+    dr_machine
+    sed -i 's/CUDNN_MINOR 1/CUDNN_MINOR 0/' "$P/include/cudnn_version.h"
+    expect_only libs.cudnn-header-mismatch
+}
+
+@test "libs.cudnn-split-missing: cuDNN 9 without libcudnn_graph" {
+    dr_machine
+    rm -f "$P"/lib64/libcudnn_graph.so*
+    expect_only libs.cudnn-split-missing
+    [[ "$output" == *"libcudnn_graph.so.9 is missing"* ]]
+}
+
+@test "libs.cudnn-split-mixed: cuDNN 8's ops_infer comes from another copy" {
+    dr_machine
+    fx_installed 11.8.0 8.7.0.84 >/dev/null
+    dr_activate 11.8.0+cudnn8.7.0.84 520.61.05 13 3.5 9.0
+    fx_cudnn "$T/cudnn86" 8.6.0.163 11
+    mkdir -p "$T/other8"; cp -a "$T"/cudnn86/lib/libcudnn_ops_infer.so* "$T/other8/"
+    export LD_LIBRARY_PATH=$T/other8:$P/lib64
+    expect_only libs.cudnn-split-mixed
+}
+
+@test "libs.libcuda-stub: the toolkit's stubs directory on LD_LIBRARY_PATH" {
+    dr_machine
+    mkdir -p "$P/lib64/stubs"; cp "$DR_DOUBLES/libcuda.so" "$P/lib64/stubs/libcuda.so"
+    export LD_LIBRARY_PATH=$P/lib64:$P/lib64/stubs
+    expect_only libs.libcuda-stub
+}
+
+@test "libs.libcuda-mismatch: a stray libcuda.so.1 of another driver first in LD_LIBRARY_PATH" {
+    dr_machine
+    mkdir -p "$T/stray"; cp "$DR_DOUBLES/libcuda.so" "$T/stray/libcuda.so.535.104.05"
+    ln -s libcuda.so.535.104.05 "$T/stray/libcuda.so.1"
+    export LD_LIBRARY_PATH=$T/stray:$P/lib64
+    expect_only libs.libcuda-mismatch
+}
+
+@test "driver.forward-compat (info): libcuda from a cuda-compat directory" {
+    dr_machine
+    mkdir -p "$T/cuda-12.6/compat"; cp "$DR_DOUBLES/libcuda.so" "$T/cuda-12.6/compat/libcuda.so.560.28.03"
+    ln -s libcuda.so.560.28.03 "$T/cuda-12.6/compat/libcuda.so.1"
+    export LD_LIBRARY_PATH=$T/cuda-12.6/compat:$P/lib64
+    expect_only driver.forward-compat 0
+    python3 -c 'import json,sys; f=json.load(open(sys.argv[1]))["findings"][0]; assert f["severity"]=="info", f' "$T/out.json"
+}
+
+@test "the loader reads the sysroot's ld.so.cache (glibc-ld.so.cache1.1), not just ld.so.conf" {
+    [ "$(id -u)" -eq 0 ] || skip "ldconfig -r needs root"
+    dr_machine
+    fx_installed 12.4.0 >/dev/null
+    dr_activate 12.4.0
+    unset LD_LIBRARY_PATH
+    cp -a "$BATS_FILE_TMPDIR/cuda-12.3" "$S/opt-cuda-12.3"
+    mkdir -p "$S/etc/ld.so.conf.d"
+    echo /opt-cuda-12.3/lib64 > "$S/etc/ld.so.conf"
+    /sbin/ldconfig -r "$S"
+    [ -s "$S/etc/ld.so.cache" ]
+    echo /nowhere > "$S/etc/ld.so.conf"     # stale conf: only the cache counts
+    expect_only "libs.cudart-shadowed"
+    [[ "$output" == *"/opt-cuda-12.3/lib64/libcudart.so.12 (version 12.3.89) via $S/etc/ld.so.cache"* ]] || { echo "$output"; false; }
+}
+
+# ---- environment ----
+
+@test "env.nvcc-not-active: the nvcc on PATH belongs to another toolkit" {
+    dr_machine
+    export PATH="$BATS_FILE_TMPDIR/cuda-12.3/bin:$T/bin:/usr/bin:/bin"
+    expect_only env.nvcc-not-active 0
+}
+
+@test "env.path-multiple-cuda: two toolkits on PATH" {
+    dr_machine
+    export PATH="$P/bin:$BATS_FILE_TMPDIR/cuda-12.3/bin:$T/bin:/usr/bin:/bin"
+    expect_only env.path-multiple-cuda 0
+}
+
+@test "env.ldpath-foreign-cuda: CUDA 11.8's lib64 in LD_LIBRARY_PATH next to the active 12.4" {
+    dr_machine
+    export LD_LIBRARY_PATH=$P/lib64:$BATS_FILE_TMPDIR/cuda-11.8/lib64
+    expect_only env.ldpath-foreign-cuda 0
+    [[ "$output" == *"cuda-11.8/lib64 (CUDA 11.8)"* ]]
+}
+
+@test "env.ldpath-multiple-cuda: nothing selected, two toolkits in LD_LIBRARY_PATH" {
+    dr_machine
+    unset CUDAENV_VERSION CUDA_HOME
+    export PATH="$T/bin:/usr/bin:/bin"
+    export LD_LIBRARY_PATH=$BATS_FILE_TMPDIR/cuda-12.3/lib64:$BATS_FILE_TMPDIR/cuda-11.8/lib64
+    expect_only env.ldpath-multiple-cuda 0
+}
+
+@test "env.cuda-link-dangling: /usr/local/cuda points to a removed toolkit" {
+    dr_machine
+    mkdir -p "$S/usr/local"; ln -s /usr/local/cuda-99.9 "$S/usr/local/cuda"
+    expect_only env.cuda-link-dangling
+}
+
+@test "env.cuda-link-directory: /usr/local/cuda is a real directory" {
+    dr_machine
+    mkdir -p "$S/usr/local/cuda/bin"
+    expect_only env.cuda-link-directory 0
+}
+
+@test "env.cuda-link-moved: another installer moved the link cudaenv's system switch set" {
+    dr_machine
+    mkdir -p "$S/usr/local/cuda-12.4" "$S/usr/local/cuda-12.3" "$S/etc/cudaenv"
+    ln -s /usr/local/cuda-12.3 "$S/usr/local/cuda"
+    echo '{"mode":"link","name":"12.4.0+cudnn9.1.0.70","target":"/usr/local/cuda-12.4","lib":"/usr/local/cuda-12.4/lib64"}' \
+        > "$S/etc/cudaenv/system.json"
+    expect_only env.cuda-link-moved 0
+    [[ "$output" == *"sudo cudaenv global 12.4.0+cudnn9.1.0.70 --system"* ]]
+}
+
+@test "env.ldconf-other-cuda: ld.so.conf.d names CUDA 11.8's libraries" {
+    dr_machine
+    mkdir -p "$S/etc/ld.so.conf.d" "$S/usr/local"
+    cp -a "$BATS_FILE_TMPDIR/cuda-11.8" "$S/usr/local/cuda-11.8"
+    echo 'include /etc/ld.so.conf.d/*.conf' > "$S/etc/ld.so.conf"
+    echo /usr/local/cuda-11.8/lib64 > "$S/etc/ld.so.conf.d/cuda-11-8.conf"
+    expect_only env.ldconf-other-cuda 0
+    [[ "$output" == *"/usr/local/cuda-11.8/lib64 in $S/etc/ld.so.conf.d/cuda-11-8.conf (CUDA 11.8)"* ]]
+}
+
+@test "env.cuda-visible-devices-hidden: CUDA_VISIBLE_DEVICES=-1" {
+    dr_machine
+    export CUDA_VISIBLE_DEVICES=-1 FAKE_CUDA_DEVICES=0
+    expect_only env.cuda-visible-devices-hidden
+}
+
+@test "env.cuda-visible-devices-hidden: CUDA_VISIBLE_DEVICES set but empty" {
+    dr_machine
+    export CUDA_VISIBLE_DEVICES= FAKE_CUDA_DEVICES=0
+    expect_only env.cuda-visible-devices-hidden
+}
+
+@test "env.cuda-visible-devices-invalid: index 3 on a one-GPU machine" {
+    dr_machine
+    export CUDA_VISIBLE_DEVICES=3
+    expect_only env.cuda-visible-devices-invalid
+}
+
+@test "env.cuda-home-mismatch: CUDA_HOME names another toolkit" {
+    dr_machine
+    export CUDA_HOME=$BATS_FILE_TMPDIR/cuda-12.3
+    expect_only env.cuda-home-mismatch 0
+}
+
+@test "env.selection-not-installed: CUDAENV_VERSION names a toolchain that is not installed" {
+    dr_machine
+    export CUDAENV_VERSION=11.7.0
+    expect_only env.selection-not-installed
+    [[ "$output" == *"cudaenv install 11.7.0"* ]]
+}
+
+# ---- compatibility ----
+
+@test "compat.sm-unsupported: a Tesla K80 (sm_37) under CUDA 12.4 (sm_50+)" {
+    dr_machine
+    export FAKE_NVML_GPUS="Tesla K80,3.7,11441,0,0000:17:00.0,0,,0x1,0"
+    expect_only compat.sm-unsupported
+    [[ "$output" == *"CUDA 11.8 or older"* ]]
+}
+
+@test "compat.sm-too-new: a B200 (sm_100) under a toolkit that stops at sm_90 (warning)" {
+    dr_machine
+    export FAKE_NVML_GPUS="NVIDIA B200,10.0,183359,0,0000:17:00.0,0,,0x1,0"
+    expect_only compat.sm-too-new 0
+}
+
+@test "compat.gcc-too-new: gcc 14 with a toolkit that accepts gcc <= 13" {
+    dr_machine
+    printf '#!/bin/sh\necho 14.1.0\n' > "$T/bin/gcc"
+    expect_only compat.gcc-too-new 0
+    [[ "$output" == *"NVCC_CCBIN=g++-13"* ]]
+}
+
+@test "compat.python-out-of-range: tf-2.16 selected, python3 is 3.13" {
+    dr_machine
+    python3 - "$T/manifest.json" <<'PY'
+import json, sys
+h = "0" * 64
+json.dump({"schema": 1, "updated": "2026-01-01",
+  "tensorflow": {"2.16": {"cuda": "12.4.0", "cudnn": "9.1.0.70", "python": "3.9-3.12", "source": "test"}},
+  "cuda": {"12.4.0": {"min_driver": "550.54.14", "max_gcc": 13, "sm": {"min": "5.0", "max": "9.0"},
+     "runfile": {"linux-x86_64": {"url": "https://developer.download.nvidia.com/x.run", "sha256": h, "size": 1}}}},
+  "cudnn": {"9.1.0.70": {"cuda12": {"linux-x86_64": {"url": "https://developer.download.nvidia.com/c.tar.xz",
+     "sha256": h, "size": 1}}}}}, open(sys.argv[1], "w"))
+PY
+    export CUDAENV_MANIFEST=$T/manifest.json CUDAENV_VERSION=tf-2.16
+    printf '#!/bin/sh\necho Python 3.13.1\n' > "$T/bin/python3"; chmod +x "$T/bin/python3"
+    expect_only compat.python-out-of-range 0
+    [[ "$output" == *"3.9-3.12"* ]]
+    printf '#!/bin/sh\necho Python 3.12.4\n' > "$T/bin/python3"
+    expect_only "" 0
+}
+
+# ---- containers ----
+
+@test "container.devices-not-mapped: docker without --gpus on a GPU host" {
+    dr_machine
+    touch "$S/.dockerenv"
+    rm -f "$S"/dev/nvidia*
+    expect_only container.devices-not-mapped
+    [[ "$output" == *"--gpus all"* ]]
+}
+
+@test "container.libcuda-not-mapped: device nodes mapped, driver libraries not" {
+    dr_machine
+    echo "0::/kubepods/besteffort/pod1234" > "$S/proc/1/cgroup"
+    export CUDAENV_TEST_LIBDIR=$T/empty; mkdir -p "$T/empty"; rm -f "$S"/usr/lib/x86_64-linux-gnu/libcuda.so*
+    expect_only container.libcuda-not-mapped
+    python3 -c 'import json,sys; assert json.load(open(sys.argv[1]))["summary"]["container"]=="kubernetes"' "$T/out.json"
+}
+
+# ---- WSL2 ----
+
+dr_wsl() {
+    dr_machine
+    rm -rf "$S/sys/bus/pci/devices/0000:17:00.0" "$S/proc/driver" "$S"/dev/nvidia* "$S"/usr/lib/x86_64-linux-gnu/libcuda.so*
+    echo "5.15.153.1-microsoft-standard-WSL2" > "$S/proc/sys/kernel/osrelease"
+    touch "$S/dev/dxg"
+    mkdir -p "$S/usr/lib/wsl/lib"
+    cp "$DR_DOUBLES/libcuda.so" "$S/usr/lib/wsl/lib/libcuda.so.1"
+    cp "$DR_DOUBLES/libnvidia-ml.so" "$S/usr/lib/wsl/lib/libnvidia-ml.so.1"
+    echo /usr/lib/wsl/lib > "$S/etc/ld.so.conf"
+    export CUDAENV_TEST_LIBDIR=$S/usr/lib/wsl/lib
+}
+
+@test "WSL2 with the Windows driver's libcuda: no findings" {
+    dr_wsl
+    expect_only "" 0
+    python3 -c 'import json,sys; assert json.load(open(sys.argv[1]))["summary"]["wsl"] is True' "$T/out.json"
+}
+
+@test "wsl.libcuda-missing: no /usr/lib/wsl/lib/libcuda.so.1" {
+    dr_wsl
+    rm -rf "$S/usr/lib/wsl"
+    expect_only wsl.libcuda-missing
+}
+
+@test "wsl.libcuda-shadowed: a Linux driver's libcuda.so.1 wins over WSL's" {
+    dr_wsl
+    cp "$DR_DOUBLES/libcuda.so" "$S/usr/lib/x86_64-linux-gnu/libcuda.so.550.54.14"
+    ln -s libcuda.so.550.54.14 "$S/usr/lib/x86_64-linux-gnu/libcuda.so.1"
+    printf '/usr/lib/x86_64-linux-gnu\n/usr/lib/wsl/lib\n' > "$S/etc/ld.so.conf"
+    expect_only wsl.libcuda-shadowed
+}
+
+@test "wsl.libcuda-not-in-loader: WSL's libcuda exists but no loader path leads to it" {
+    dr_wsl
+    rm -f "$S/etc/ld.so.conf"
+    expect_only wsl.libcuda-not-in-loader
+}
+
+@test "wsl.dxg-missing: no /dev/dxg" {
+    dr_wsl
+    rm -f "$S/dev/dxg"
+    expect_only wsl.dxg-missing
+}
+
+# ---- MIG ----
+
+@test "mig.enabled: MIG mode with two instances and no selection (warning, names the UUID)" {
+    dr_machine
+    export FAKE_NVML_GPUS="NVIDIA H100 80GB HBM3,9.0,81559,512,0000:17:00.0,1,MIG-aaaa-1111 MIG-bbbb-2222,0x1,0"
+    expect_only mig.enabled 0
+    [[ "$output" == *"CUDA_VISIBLE_DEVICES=MIG-aaaa-1111"* ]]
+    export CUDA_VISIBLE_DEVICES=MIG-bbbb-2222
+    expect_only "" 0
+}
+
+@test "mig.no-instances: MIG mode without GPU instances" {
+    dr_machine
+    export FAKE_NVML_GPUS="NVIDIA H100 80GB HBM3,9.0,81559,512,0000:17:00.0,1,,0x1,0"
+    expect_only mig.no-instances
+}
+
+@test "mig.unknown-instance: CUDA_VISIBLE_DEVICES names a MIG UUID that does not exist" {
+    dr_machine
+    export FAKE_NVML_GPUS="NVIDIA H100 80GB HBM3,9.0,81559,512,0000:17:00.0,1,MIG-aaaa-1111,0x1,0"
+    export CUDA_VISIBLE_DEVICES=MIG-zzzz-9999
+    expect_only mig.unknown-instance
+}
+
+# ---- performance ----
+
+@test "perf.pcie-width-degraded: x8 link on an x16 card" {
+    dr_machine
+    echo 8 > "$S/sys/bus/pci/devices/0000:17:00.0/current_link_width"
+    expect_only perf.pcie-width-degraded 0
+}
+
+@test "perf.pcie-speed-degraded: 2.5 GT/s while busy; idle it is power saving, not a finding" {
+    dr_machine
+    echo "2.5 GT/s PCIe" > "$S/sys/bus/pci/devices/0000:17:00.0/current_link_speed"
+    expect_only "" 0
+    export FAKE_NVML_GPUS="NVIDIA H100 80GB HBM3,9.0,81559,512,0000:17:00.0,0,,0x0,95"
+    expect_only perf.pcie-speed-degraded 0
+}
+
+@test "perf.throttled: hardware thermal slowdown" {
+    dr_machine
+    export FAKE_NVML_GPUS="NVIDIA H100 80GB HBM3,9.0,81559,512,0000:17:00.0,0,,0x40,80"
+    expect_only perf.throttled 0
+    [[ "$output" == *"hardware thermal slowdown"* ]]
+}
+
+# ---- the real machine ----
+
+@test "on this CI machine (no GPU, CUDA 13.0 in /usr/local/cuda-13.0) doctor tells the truth, fast" {
+    unset CUDAENV_SYSROOT
+    export PATH=/usr/local/cuda/bin:/usr/bin:/bin
+    [ -e /sys/bus/pci/devices ] || skip "no sysfs"
+    if grep -qs 0x10de /sys/bus/pci/devices/*/vendor; then skip "this machine has an NVIDIA GPU"; fi
+    local t0 t1
+    t0=$(date +%s%N)
+    dr_run
+    t1=$(date +%s%N)
+    echo "doctor took $(((t1 - t0) / 1000000)) ms" >&3
+    [ "$status" -eq 7 ]
+    [[ " $CODES " == *" gpu.no-device "* ]]
+    python3 - "$T/out.json" <<'PY'
+import json, os, sys
+s = json.load(open(sys.argv[1]))["summary"]
+assert s["driver"] is None and s["gpus"] == [] and s["pci_devices"] == 0, s
+if os.path.isdir("/usr/local/cuda-13.0"):
+    a = s["active"]
+    assert a["origin"] == "system" and a["cuda"] == "13.0" and a["prefix"] == "/usr/local/cuda-13.0", a
+if os.path.exists("/.dockerenv"):
+    assert s["container"] == "docker", s
+PY
+    [ $(((t1 - t0) / 1000000)) -lt 1000 ]
+}
+
+@test "doctor rejects arguments it does not know (exit 2)" {
+    run "$CUDAENV" doctor --frobnicate
+    [ "$status" -eq 2 ]
+    run "$CUDAENV" doctor extra
+    [ "$status" -eq 2 ]
+}
