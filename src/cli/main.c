@@ -111,7 +111,13 @@ static const cli_cmd commands[] = {
       "\n"
       "Check the files against the receipt, that all versions agree, that libraries load\n"
       "from the toolchain, then run a kernel and a cuDNN convolution on the GPU.\n"
-      "Exit 0 all passed, 7 a check failed, 8 no usable GPU/driver.\n" },
+      "Exit 0 all passed, 7 a check failed, 8 no usable GPU/driver.\n"
+      "\n"
+      "  --json          one JSON document (toolchain, steps, versions, devices, timings)\n"
+      "  --all-devices   check every GPU, not only device 0\n"
+      "  --bench         add copy bandwidth and convolution throughput (vs PyTorch)\n"
+      "  --deep          re-hash every file against the receipt's sha256\n"
+      "  -v              show the evidence of every step, not only of failures\n" },
     { "doctor", NULL, cmd_doctor, "diagnose driver, runtime, cuDNN, device, environment",
       "usage: cudaenv doctor [--json]\n"
       "\n"
