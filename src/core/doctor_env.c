@@ -100,9 +100,19 @@ static bool has_prefix_file(const char *dir, const char *stem)
     return found;
 }
 
+/* One toolkit, also when one of the two is a tree of symlinks into the
+ * other (a toolchain composed over an existing install). */
 static bool same_toolkit(const ce_doctor *d, const char *root)
 {
-    return d->act.present && ce_same_file(root, d->act.prefix);
+    if (!d->act.present) return false;
+    if (ce_same_file(root, d->act.prefix)) return true;
+    char a[8192], b[8192];
+    snprintf(a, sizeof a, "%s/lib64", root);
+    snprintf(b, sizeof b, "%s/lib64", d->act.prefix);
+    if (!ce_same_file(a, b)) return false;
+    snprintf(a, sizeof a, "%s/bin", root);
+    snprintf(b, sizeof b, "%s/bin", d->act.prefix);
+    return ce_same_file(a, b);
 }
 
 /* A finding of the libs layer already names this directory as the reason
