@@ -9,6 +9,7 @@
 # test doubles (tests/doubles/nvml.c, tests/doubles/libcuda.c) built here
 # and loaded through CUDAENV_TEST_LIBDIR.
 load ../lib/common
+bats_require_minimum_version 1.5.0
 
 setup_file() {
     export DR_DOUBLES=$BATS_FILE_TMPDIR/doubles
@@ -428,8 +429,8 @@ PY
     [[ "$output" == *"NVCC_CCBIN=g++-13"* ]]
 }
 
-@test "compat.python-out-of-range: tf-2.16 selected, python3 is 3.13" {
-    dr_machine
+# dr_manifest: a manifest with TF 2.16 -> CUDA 12.4.0 (driver >= 550.54.14, gcc <= 13, sm 5.0-9.0) + cuDNN 9.1.
+dr_manifest() {
     python3 - "$T/manifest.json" <<'PY'
 import json, sys
 h = "0" * 64
@@ -440,12 +441,68 @@ json.dump({"schema": 1, "updated": "2026-01-01",
   "cudnn": {"9.1.0.70": {"cuda12": {"linux-x86_64": {"url": "https://developer.download.nvidia.com/c.tar.xz",
      "sha256": h, "size": 1}}}}}, open(sys.argv[1], "w"))
 PY
-    export CUDAENV_MANIFEST=$T/manifest.json CUDAENV_VERSION=tf-2.16
+    export CUDAENV_MANIFEST=$T/manifest.json
+}
+
+@test "compat.python-out-of-range: tf-2.16 selected, python3 is 3.13" {
+    dr_machine
+    dr_manifest
+    export CUDAENV_VERSION=tf-2.16
     printf '#!/bin/sh\necho Python 3.13.1\n' > "$T/bin/python3"; chmod +x "$T/bin/python3"
     expect_only compat.python-out-of-range 0
     [[ "$output" == *"3.9-3.12"* ]]
     printf '#!/bin/sh\necho Python 3.12.4\n' > "$T/bin/python3"
     expect_only "" 0
+}
+
+# ---- install preflight (runs before any download; --offline stops right after it) ----
+
+dr_install() {
+    rm -rf "$CUDAENV_ROOT/versions/12.4.0"
+    run --separate-stderr "$CUDAENV" install --offline --no-cudnn 12.4.0 "$@"
+}
+
+@test "preflight: a driver too old for the target CUDA refuses the install (exit 7) unless --force" {
+    dr_machine
+    dr_manifest
+    dr_driver 470.82.01 11040
+    dr_install
+    [ "$status" -eq 7 ]
+    [[ "$stderr" == *"CUDA 12.4.0 cannot run on this machine: CUDA 12.4.0 needs NVIDIA driver >= 550.54.14; this machine has 470.82.01 (supports CUDA 11.4)"* ]]
+    [[ "$stderr" == *"--force"* ]]
+    dr_install --force
+    [ "$status" -ne 7 ]
+    [[ "$stderr" == *"(--force: installing anyway)"* ]]
+}
+
+@test "preflight: a GPU older than the target CUDA supports refuses the install" {
+    dr_machine
+    dr_manifest
+    export FAKE_NVML_GPUS="Tesla K80,3.7,11441,0,0000:17:00.0,0,,0x1,0"
+    dr_install
+    [ "$status" -eq 7 ]
+    [[ "$stderr" == *"GPU 0 (Tesla K80) is sm_37, CUDA 12.4.0 supports sm_50 and newer: use CUDA 11.8 or older"* ]]
+}
+
+@test "preflight: minor-version compatibility and a too-new gcc are warnings, not refusals" {
+    dr_machine
+    dr_manifest
+    dr_driver 535.104.05 12020
+    printf '#!/bin/sh\necho 14.1.0\n' > "$T/bin/gcc"
+    dr_install
+    [ "$status" -ne 7 ]
+    [[ "$stderr" == *"minor-version compatibility"* ]]
+    [[ "$stderr" == *"host gcc 14.1.0"*"export NVCC_CCBIN=g++-13"* ]]
+}
+
+@test "preflight: no driver at all is a note, and the install goes on" {
+    dr_machine
+    dr_manifest
+    rm -rf "$S/sys/bus/pci/devices/0000:17:00.0" "$S/proc/driver" "$S"/dev/nvidia*
+    export CUDAENV_TEST_LIBDIR=$T/empty; mkdir -p "$T/empty"
+    dr_install
+    [ "$status" -ne 7 ]
+    [[ "$stderr" == *"no NVIDIA driver found: installing CUDA 12.4.0 anyway"* ]]
 }
 
 # ---- containers ----
