@@ -4,9 +4,10 @@
 # did-you-mean, CUDAENV_MANIFEST / --manifest with invalid manifests (exit 5
 # naming the JSON path), CUDAENV_MIRROR, relative URLs, platforms.
 load ../lib/common
+load ../lib/server
 
 setup() { common_setup; }
-teardown() { common_teardown; }
+teardown() { server_stop; common_teardown; }
 
 SHA_A=aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa
 SHA_B=bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb
@@ -213,4 +214,20 @@ PY
     # list-remote refuses it the same way
     CUDAENV_MANIFEST=$T/mirror/cudaenv.json run "$CUDAENV" list-remote
     [ "$status" -eq 5 ]
+}
+
+@test "a manifest URL (light binary re-execs the full one): relative URLs resolve against it; http only with --insecure" {
+    m=$(small_manifest)
+    server_start "$T/mirror" --tls
+    run "$CUDAENV" info tf-2.14 --json --manifest "$SERVER_TLS_URL/cudaenv.json"
+    [ "$status" -eq 0 ] || { echo "$output"; false; }
+    py 'd["cuda"]["runfile"]["url"] == "'"$SERVER_TLS_URL"'/cuda/cuda_11.8.0_linux.run" and d["manifest"] == "'"$SERVER_TLS_URL"'/cudaenv.json"' <<<"$output"
+    # a manifest from a URL may not name http:// files
+    sed -i "s|\"cuda/cuda_11.8.0_linux.run\"|\"http://127.0.0.1:9/x.run\"|" "$m"
+    CUDAENV_MANIFEST=$SERVER_TLS_URL/cudaenv.json run "$CUDAENV" info tf-2.14
+    [ "$status" -eq 5 ]
+    [[ "$output" == *'cuda."11.8.0".runfile."linux-x86_64".url: http://127.0.0.1:9/x.run is refused'* ]]
+    CUDAENV_MANIFEST=$SERVER_TLS_URL/cudaenv.json run "$CUDAENV" info tf-2.14 --insecure --json
+    [ "$status" -eq 0 ]
+    py 'd["cuda"]["runfile"]["url"] == "http://127.0.0.1:9/x.run"' <<<"$output"
 }
