@@ -224,8 +224,11 @@ static int dl_prepare(ce_ctx *ctx, dl *d)
     it->label = label;
     if (!ce_sha256_valid(it->sha256))
         return ce_fail(ctx, CE_ERR_USAGE, "bad sha256 for %s: expected 64 lowercase hex digits", it->url);
-    if (ce_cache_path(ctx, it->sha256, it->path, sizeof it->path) != CE_OK)
+    char path[sizeof it->path];
+    if (ce_cache_path(ctx, it->sha256, path, sizeof path) != CE_OK)
         return ctx->err_code;
+    if (strcmp(it->path, path) != 0) /* a caller may be reading a prefilled path right now */
+        memcpy(it->path, path, sizeof path);
     snprintf(d->part, sizeof d->part, "%s.part", it->path);
     struct stat st;
     if (lstat(it->path, &st) == 0) {
@@ -448,7 +451,6 @@ int ce_fetch_all(ce_ctx *ctx, ce_fetch_item *items, size_t n)
         ds[i].it = &items[i];
         ds[i].fd = -1;
         ds[i].t0 = t0;
-        items[i].path[0] = '\0';
     }
     for (size_t i = 0; i < n && rc == CE_OK; i++) {
         rc = dl_prepare(ctx, &ds[i]);

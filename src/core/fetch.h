@@ -37,6 +37,13 @@ typedef struct ce_fetch_item {
     char path[4096];        /* out: $CUDAENV_ROOT/cache/<sha256> once verified */
 } ce_fetch_item;
 
+/* Following a download from another thread (unpacking while it arrives):
+ * prefill path with ce_cache_path (ce_fetch_all then leaves it untouched)
+ * and read path + ".part".  It grows sequentially from byte 0, except that it
+ * is truncated to 0 when a server ignores Range, and unlinked on a size or
+ * sha256 failure; it is renamed to path only after it verified.  Up to 1 MiB
+ * per item may still be in memory, not yet in the file. */
+
 /* Fetch all items in parallel into the cache.  An item already in the cache
  * (right size) is not downloaded again.  ctx->offline: cache only; a missing
  * file is CE_ERR_NOTFOUND naming it.  Errors: CE_ERR_DOWNLOAD (network, HTTP
