@@ -1,0 +1,253 @@
+#!/usr/bin/env bats
+# The system-wide switch: in a CUDAENV_SYSROOT (ldconfig -r) and for real in
+# a private mount namespace with overlays (tests/lib/sysns.sh).  Plain link,
+# real directory (refused / --force), update-alternatives, unsafe trees,
+# not root, rollback, dry-run, shadow warnings, and 200 switches racing with
+# readers.  This machine's /usr/local/cuda and ld.so files are checked
+# untouched at the end of every test.
+load ../lib/common
+bats_require_minimum_version 1.5.0
+
+setup() {
+    common_setup
+    [ "$(id -u)" -eq 0 ] || skip "the system switch tests run as root"
+    REAL_CUDA=$(readlink /usr/local/cuda || true)
+    REAL_CACHE=$(sha256sum /etc/ld.so.cache 2>/dev/null || true)
+    S=$CUDAENV_SYSROOT
+    # an image-like sysroot: the store inside it, ldconfig -r reads its ld.so.conf
+    export CUDAENV_ROOT=$S/opt/cudaenv
+    mkdir -p "$S/etc/ld.so.conf.d" "$S/usr/local"
+    echo 'include /etc/ld.so.conf.d/*.conf' > "$S/etc/ld.so.conf"
+    chmod -R go-w "$T"
+    P118=$(fx_installed 11.8.0 8.7.0.84)
+    P117=$(fx_installed 11.7.0)
+    I118=/opt/cudaenv/versions/11.8.0+cudnn8.7.0.84
+    I117=/opt/cudaenv/versions/11.7.0
+    fx_probe "$T/probe" "$P118"
+}
+
+teardown() {
+    local bad=0
+    if [ "$(id -u)" -eq 0 ]; then
+        [ "$(readlink /usr/local/cuda || true)" = "$REAL_CUDA" ] || { echo "FATAL: /usr/local/cuda changed" >&2; bad=1; }
+        [ ! -e /etc/ld.so.conf.d/cudaenv.conf ] || { echo "FATAL: /etc/ld.so.conf.d/cudaenv.conf written" >&2; bad=1; }
+        [ "$(sha256sum /etc/ld.so.cache 2>/dev/null || true)" = "$REAL_CACHE" ] || { echo "FATAL: ld.so.cache changed" >&2; bad=1; }
+    fi
+    common_teardown
+    return $bad
+}
+
+cache_lib() { ldconfig -r "$S" -p | awk -v s="$1" '$1 == s { print $NF; exit }'; }
+
+@test "sysroot: plain link, conf, ldconfig -r, record; the probe loads the toolchain's libcudart" {
+    run --separate-stderr "$CUDAENV" global 11.8 --system
+    [ "$status" -eq 0 ]
+    [ "$(readlink "$S/usr/local/cuda")" = "$I118" ]
+    [ "$(grep -v '^#' "$S/etc/ld.so.conf.d/cudaenv.conf")" = "$I118/lib64" ]
+    [ "$(cache_lib libcudart.so.11.0)" = "$I118/lib64/libcudart.so.11.0" ]
+    # the link names the path inside the image: resolve it there
+    run env LD_LIBRARY_PATH="$S$(readlink "$S/usr/local/cuda")/lib64" "$T/probe"
+    [ "${lines[0]}" = 11080 ]
+    [ "${lines[1]}" = "$P118/lib64/libcudart.so.11.0" ]
+    python3 - "$S/etc/cudaenv/system.json" "$I118" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["name"] == "11.8.0+cudnn8.7.0.84" and d["target"] == sys.argv[2] and d["prev_target"] == "", d
+PY
+    run "$CUDAENV" list
+    [[ "$output" == *"11.8.0+cudnn8.7.0.84  (system: /usr/local/cuda)"* ]]
+    run "$CUDAENV" global --system
+    [ "$output" = "11.8.0+cudnn8.7.0.84" ]
+    # no temp links left behind
+    [ -z "$(find "$S/usr/local" -name '*cudaenv-tmp*')" ]
+}
+
+@test "sysroot: switch, rollback, rollback again toggles; first rollback can remove everything" {
+    "$CUDAENV" -q global 11.8 --system
+    "$CUDAENV" -q global 11.7 --system
+    [ "$(readlink "$S/usr/local/cuda")" = "$I117" ]
+    [ "$(cache_lib libcudart.so.11.0)" = "$I117/lib64/libcudart.so.11.0" ]
+    run "$CUDAENV" -q global --rollback
+    [ "$status" -eq 0 ]
+    [ "$output" = "11.8.0+cudnn8.7.0.84" ]
+    [ "$(readlink "$S/usr/local/cuda")" = "$I118" ]
+    [ "$(cache_lib libcudart.so.11.0)" = "$I118/lib64/libcudart.so.11.0" ]
+    "$CUDAENV" -q global --rollback
+    [ "$(readlink "$S/usr/local/cuda")" = "$I117" ]
+}
+
+@test "sysroot: rollback of the first switch restores 'no link, no conf'" {
+    "$CUDAENV" -q global 11.8 --system
+    "$CUDAENV" -q global --rollback
+    [ ! -e "$S/usr/local/cuda" ] && [ ! -L "$S/usr/local/cuda" ]
+    [ ! -e "$S/etc/ld.so.conf.d/cudaenv.conf" ]
+    run "$CUDAENV" global --rollback --dry-run
+    [ "$status" -eq 0 ]
+}
+
+@test "rollback with nothing recorded: exit 3" {
+    run "$CUDAENV" global --rollback
+    [ "$status" -eq 3 ]
+}
+
+@test "sysroot: --dry-run prints the plan and changes nothing" {
+    ln -s /usr/local/cuda-13.0 "$S/usr/local/cuda"
+    before=$(cd "$S" && find . -printf '%p %l %s\n' | sort)
+    run --separate-stderr "$CUDAENV" global 11.8 --system --dry-run
+    [ "$status" -eq 0 ]
+    [[ "$stderr" == *"plan: $S/usr/local/cuda -> $I118 (was /usr/local/cuda-13.0)"* ]]
+    [[ "$stderr" == *"plan: write $S/etc/ld.so.conf.d/cudaenv.conf naming $I118/lib64"* ]]
+    [[ "$stderr" == *"ldconfig -r $S"* ]]
+    [ "$before" = "$(cd "$S" && find . -printf '%p %l %s\n' | sort)" ]
+}
+
+@test "sysroot: a real directory is refused, --force moves it aside (never deleted), rollback points back at it" {
+    mkdir -p "$S/usr/local/cuda/bin" && echo keep > "$S/usr/local/cuda/bin/marker"
+    run --separate-stderr "$CUDAENV" global 11.8 --system
+    [ "$status" -eq 1 ]
+    [[ "$stderr" == *"real directory"* && "$stderr" == *"--force"* ]]
+    [ -d "$S/usr/local/cuda" ] && [ ! -L "$S/usr/local/cuda" ]
+    [ ! -e "$S/etc/ld.so.conf.d/cudaenv.conf" ]
+    run "$CUDAENV" -q global 11.8 --system --force
+    [ "$status" -eq 0 ]
+    [ "$(readlink "$S/usr/local/cuda")" = "$I118" ]
+    b=$(ls -d "$S"/usr/local/cuda.cudaenv-backup-*)
+    [ "$(cat "$b/bin/marker")" = keep ]
+    "$CUDAENV" -q global --rollback
+    [ "$(readlink "$S/usr/local/cuda")" = "/usr/local/${b##*/}" ]
+}
+
+@test "sysroot: update-alternatives managed link: cooperate, --display stays consistent, rollback" {
+    command -v update-alternatives >/dev/null || skip "no update-alternatives"
+    mkdir -p "$S/usr/local/cuda-13.0/lib64" "$S/etc/alternatives" "$S/var/lib/dpkg/alternatives"
+    update-alternatives --quiet --root "$S" --install /usr/local/cuda cuda /usr/local/cuda-13.0 130
+    [ "$(readlink "$S/usr/local/cuda")" = /etc/alternatives/cuda ]
+    run --separate-stderr "$CUDAENV" global 11.8 --system
+    [ "$status" -eq 0 ]
+    [ "$(readlink "$S/usr/local/cuda")" = /etc/alternatives/cuda ]
+    [ "$(readlink "$S/etc/alternatives/cuda")" = "$I118" ]
+    run update-alternatives --root "$S" --query cuda
+    [[ "$output" == *"Value: $I118"* ]]
+    [[ "$output" == *"Alternative: /usr/local/cuda-13.0"* ]]
+    [ "$(cache_lib libcudart.so.11.0)" = "$I118/lib64/libcudart.so.11.0" ]
+    "$CUDAENV" -q global --rollback
+    run update-alternatives --root "$S" --query cuda
+    [[ "$output" == *"Value: /usr/local/cuda-13.0"* ]]
+    [ ! -e "$S/etc/ld.so.conf.d/cudaenv.conf" ]
+}
+
+@test "unsafe trees are refused with exit 6 and the fix; nothing changes" {
+    chmod 0777 "$CUDAENV_ROOT/versions"
+    run --separate-stderr "$CUDAENV" global 11.8 --system
+    [ "$status" -eq 6 ]
+    [[ "$stderr" == *"$CUDAENV_ROOT/versions is writable by group or others"* && "$stderr" == *"/opt/cudaenv"* ]]
+    chmod 0755 "$CUDAENV_ROOT/versions"
+    chown 65534 "$P118"
+    run --separate-stderr "$CUDAENV" global 11.8 --system
+    [ "$status" -eq 6 ]
+    [[ "$stderr" == *"$P118 is not owned by root"* ]]
+    chown 0 "$P118"
+    chmod g+w "$P118/lib64/libcudart.so.11.8.89"
+    run --separate-stderr "$CUDAENV" global 11.8 --system
+    [ "$status" -eq 6 ]
+    [ ! -e "$S/usr/local/cuda" ] && [ ! -e "$S/etc/ld.so.conf.d/cudaenv.conf" ]
+}
+
+@test "not root: exit 6 saying to use sudo" {
+    chmod 0755 "$T"
+    run --separate-stderr setpriv --reuid=65534 --regid=65534 --clear-groups "$CUDAENV" global 11.8 --system
+    [ "$status" -eq 6 ]
+    [[ "$stderr" == *"sudo cudaenv global 11.8 --system"* ]]
+}
+
+@test "other CUDA entries in ld.so.conf.d are reported, never edited" {
+    echo /usr/local/cuda-12.1/lib64 > "$S/etc/ld.so.conf.d/cuda-12-1.conf"
+    run --separate-stderr "$CUDAENV" global 11.8 --system
+    [ "$status" -eq 0 ]
+    [[ "$stderr" == *"cuda-12-1.conf names /usr/local/cuda-12.1/lib64"* ]]
+    [ "$(cat "$S/etc/ld.so.conf.d/cuda-12-1.conf")" = /usr/local/cuda-12.1/lib64 ]
+}
+
+@test "200 switches racing with readers: the link always resolves and the probe always loads" {
+    # toolchains outside the sysroot: the link names host paths the readers resolve
+    export CUDAENV_LDCONFIG=none CUDAENV_ROOT=$T/root
+    fx_installed 11.8.0 8.7.0.84 >/dev/null
+    fx_installed 11.7.0 >/dev/null
+    chmod -R go-w "$T"
+    "$CUDAENV" -q global 11.8 --system
+    : > "$T/bad"
+    reader() {
+        while [ ! -e "$T/stop" ]; do
+            t=$(readlink -e "$S/usr/local/cuda") || { echo "dangling or missing" >> "$T/bad"; continue; }
+            v=$(LD_LIBRARY_PATH="$S/usr/local/cuda/lib64" "$T/probe" | head -1)
+            [ "$v" = 11080 ] || [ "$v" = 11070 ] || echo "probe: '$v'" >> "$T/bad"
+        done
+    }
+    reader & r1=$!
+    reader & r2=$!
+    # two writers at once: the lock serialises them
+    ( for i in $(seq 50); do "$CUDAENV" -q global 11.7 --system; "$CUDAENV" -q global 11.8 --system; done ) & w1=$!
+    ( for i in $(seq 50); do "$CUDAENV" -q global 11.8 --system; "$CUDAENV" -q global 11.7 --system; done ) & w2=$!
+    wait $w1; s1=$?
+    wait $w2; s2=$?
+    touch "$T/stop"; wait $r1 $r2
+    [ "$s1" -eq 0 ] && [ "$s2" -eq 0 ]
+    [ ! -s "$T/bad" ] || { cat "$T/bad"; false; }
+    [ -z "$(find "$S/usr/local" "$S/etc" -name '*tmp*')" ]
+}
+
+# ---- the real paths, in a private mount namespace --------------------------
+
+@test "namespace: real /usr/local/cuda + ldconfig: ldconfig -p and the probe see the toolchain; rollback" {
+    export CUDAENV_ROOT=$T/root
+    unset CUDAENV_SYSROOT
+    P=$(fx_installed 11.8.0 8.7.0.84)
+    chmod -R go-w "$T"
+    run --separate-stderr "$REPO/tests/lib/sysns.sh" "$T" -c '
+        set -e
+        before=$(readlink /usr/local/cuda || echo none)
+        "$0" -q global 11.8 --system
+        echo "link=$(readlink /usr/local/cuda)"
+        echo "conf=$(grep -v "^#" /etc/ld.so.conf.d/cudaenv.conf)"
+        echo "cache=$(ldconfig -p | awk "\$1 == \"libcudart.so.11.0\" { print \$NF; exit }")"
+        env -u LD_LIBRARY_PATH "$1" | tr "\n" " "; echo
+        "$0" -q global --rollback >/dev/null
+        echo "back=$([ "$(readlink /usr/local/cuda || echo none)" = "$before" ] && echo yes)"
+        echo "noconf=$([ ! -e /etc/ld.so.conf.d/cudaenv.conf ] && echo yes)"
+        ' "$CUDAENV" "$T/probe"
+    [ "$status" -ne 77 ] || skip "no mount namespace / overlayfs here"
+    [ "$status" -eq 0 ]
+    [ "${lines[0]}" = "link=$P" ]
+    [ "${lines[1]}" = "conf=$P/lib64" ]
+    [ "${lines[2]}" = "cache=$P/lib64/libcudart.so.11.0" ]
+    [ "${lines[3]}" = "11080 $P/lib64/libcudart.so.11.0 " ]
+    [ "${lines[4]}" = "back=yes" ]
+    [ "${lines[5]}" = "noconf=yes" ]
+}
+
+@test "namespace: real directory refused then --force; alternatives link; user-writable root refused" {
+    export CUDAENV_ROOT=$T/root
+    unset CUDAENV_SYSROOT
+    P=$(fx_installed 11.8.0 8.7.0.84)
+    chmod -R go-w "$T"
+    mkdir -p "$T/userroot"
+    run --separate-stderr "$REPO/tests/lib/sysns.sh" "$T" -c '
+        rm -f /usr/local/cuda; mkdir -p /usr/local/cuda/bin
+        "$0" -q global 11.8 --system; echo "dir=$?"
+        "$0" -q global 11.8 --system --force; echo "force=$? $(readlink /usr/local/cuda) $(ls -d /usr/local/cuda.cudaenv-backup-* | wc -l)"
+        rm -f /usr/local/cuda
+        mkdir -p /usr/local/cuda-13.0
+        update-alternatives --quiet --install /usr/local/cuda cuda /usr/local/cuda-13.0 130
+        "$0" -q global 11.8 --system; echo "alt=$? $(readlink /usr/local/cuda) $(readlink /etc/alternatives/cuda)"
+        update-alternatives --query cuda | grep "^Value:"
+        chmod 0777 "$1"
+        "$0" -q global 11.8 --system 2>/dev/null; echo "unsafe=$?"
+        chmod 0755 "$1"
+        ' "$CUDAENV" "$CUDAENV_ROOT"
+    [ "$status" -ne 77 ] || skip "no mount namespace / overlayfs here"
+    [ "${lines[0]}" = "dir=1" ]
+    [ "${lines[1]}" = "force=0 $P 1" ]
+    [ "${lines[2]}" = "alt=0 /etc/alternatives/cuda $P" ]
+    [ "${lines[3]}" = "Value: $P" ]
+    [ "${lines[4]}" = "unsafe=6" ]
+}
