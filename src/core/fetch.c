@@ -453,6 +453,14 @@ int ce_fetch_all(ce_ctx *ctx, ce_fetch_item *items, size_t n)
         ds[i].t0 = t0;
     }
     for (size_t i = 0; i < n && rc == CE_OK; i++) {
+        size_t first = 0;
+        while (first < i && strcmp(items[first].sha256, items[i].sha256) != 0)
+            first++;
+        if (first < i) { /* the same file twice: one download (a second lock would fail) */
+            ds[i].state = DL_DONE;
+            rc = ce_cache_path(ctx, items[i].sha256, items[i].path, sizeof items[i].path);
+            continue;
+        }
         rc = dl_prepare(ctx, &ds[i]);
         pending += rc == CE_OK && ds[i].state != DL_DONE;
     }

@@ -4,6 +4,7 @@
  * how long to wait.  Full binary only; public API in fetch.h. */
 #include "http.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,13 +26,16 @@ long ce_http_env_long(const char *name, long dflt, long min)
     return (*end || x < min) ? dflt : x;
 }
 
+static void global_init_once(void)
+{
+    curl_global_init(CURL_GLOBAL_DEFAULT);
+}
+
+/* install runs ce_fetch_all on its own thread: initialise exactly once. */
 void ce_http_global_init(void)
 {
-    static bool done;
-    if (!done) {
-        curl_global_init(CURL_GLOBAL_DEFAULT);
-        done = true;
-    }
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, global_init_once);
 }
 
 bool ce_http_has_scheme(const char *url, const char *scheme)

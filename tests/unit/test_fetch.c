@@ -529,6 +529,19 @@ static void test_parallel(void **state)
     assert_int_equal(seen.done_b, 1);
 }
 
+static void test_same_file_twice(void **state)
+{
+    (void)state;
+    ce_fetch_item its[2] = {
+        { .url = U(url, "/_/twice1/a.bin"), .sha256 = sha_a, .size = A_SIZE, .label = "a.bin", .allow_http = true },
+        { .url = U(url, "/_/twice2/a.bin"), .sha256 = sha_a, .size = A_SIZE, .label = "a.bin", .allow_http = true },
+    };
+    assert_int_equal(ce_fetch_all(&ctx, its, 2), CE_OK);
+    assert_cached(&its[0], sha_a);
+    assert_cached(&its[1], sha_a);
+    assert_int_equal(log_count("/_/twice", NULL), 1);
+}
+
 static void test_proxy_env(void **state)
 {
     (void)state;
@@ -581,7 +594,7 @@ int main(void)
         T(test_stall_then_resume), T(test_redirect), T(test_redirect_loop), T(test_https),
         T(test_redirect_to_http_refused), T(test_http_refused_without_insecure),
         T(test_tls_verification), T(test_content_disposition_ignored), T(test_offline),
-        T(test_parallel), T(test_proxy_env), T(test_bad_sha), T(test_fetch_text),
+        T(test_parallel), T(test_same_file_twice), T(test_proxy_env), T(test_bad_sha), T(test_fetch_text),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
