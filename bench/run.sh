@@ -1,0 +1,5 @@
+#!/usr/bin/env bash
+# make bench: every benchmark prints its own table (PERFORMANCE.md).
+set -eu
+cd "$(dirname "$0")/.."
+BUILD=${BUILD:-build} bench/switch.sh

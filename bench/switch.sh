@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# Switching benchmarks (PERFORMANCE.md section 1), side by side in one run:
+#   - the cd/prompt hook when nothing changed: processes started (counter and
+#     strace) and time per call;
+#   - `cudaenv env X` / `use X` as whole processes, median, with the ratio to
+#     `bash -c true` (the floor of starting any process);
+#   - `eval "$(cudaenv init bash)"` at shell start.
+# Prints one markdown table.  BUILD=build-xyz selects the binaries.
+set -eu
+cd "$(dirname "$0")/.."
+BUILD=${BUILD:-build}
+export CUDAENV_TEST_BUILD=$PWD/$BUILD
+source tests/lib/common.bash
+common_setup
+trap common_teardown EXIT
+export PATH=/usr/bin:/bin
+fx_installed 11.8.0 8.7.0.84 >/dev/null
+fx_installed 12.3.0 >/dev/null
+mkdir -p "$T/proj/a/b/c/d" && echo 11.8 > "$T/proj/.cuda-version"
+B=$CUDAENV
+RUNS=${RUNS:-300}
+
+median_ms() { # hyperfine json -> median in ms of command $2
+    python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print("%.3f" % (d["results"][int(sys.argv[2])]["median"]*1000))' "$1" "$2"
+}
+
+hyperfine -N --warmup 30 --runs "$RUNS" --export-json "$T/hf.json" \
+    'bash -c true' \
+    "$B env 11.8 --shell bash" \
+    "$B use 11.8 --shell bash -q" \
+    "$B current" \
+    'bash --norc -c true' \
+    "bash --norc -c 'eval \"\$($B init bash)\"'" >/dev/null 2>&1
+floor=$(median_ms "$T/hf.json" 0)
+envm=$(median_ms "$T/hf.json" 1)
+usem=$(median_ms "$T/hf.json" 2)
+curm=$(median_ms "$T/hf.json" 3)
+shm=$(median_ms "$T/hf.json" 4)
+initm=$(median_ms "$T/hf.json" 5)
+ratio() { python3 -c "print('%.2fx' % ($1 / $2))"; }
+initd=$(python3 -c "print('%.3f' % ($initm - $shm))")
+
+# the hook: time per call and processes started, in one real bash
+read -r hook_us execs < <(cd "$T/proj/a/b/c/d" && bash --norc -c '
+    eval "$('"$B"' init bash)"; __cudaenv_hook; n0=$__CUDAENV_HOOK_EXECS
+    s=$EPOCHREALTIME; for ((i = 0; i < 10000; i++)); do __cudaenv_hook; done; e=$EPOCHREALTIME
+    echo "$(( (${e/./} - ${s/./}) / 10000 )) $((__CUDAENV_HOOK_EXECS - n0))"')
+# eval of init inside one shell (no bash start-up in the number), 200 times
+init_in=$(cd "$T" && bash --norc -c '
+    s=$EPOCHREALTIME; for ((i = 0; i < 200; i++)); do eval "$('"$B"' init bash)"; done; e=$EPOCHREALTIME
+    s2=$EPOCHREALTIME; for ((i = 0; i < 200; i++)); do x=$(/bin/true); done; e2=$EPOCHREALTIME
+    echo "$(( (${e/./} - ${s/./}) / 200 )) $(( (${e2/./} - ${s2/./}) / 200 ))"')
+read -r init_in subst <<<"$init_in"
+init_in=$(python3 -c "print('%.3f' % ($init_in / 1000))")
+subst=$(python3 -c "print('%.3f' % ($subst / 1000))")
+hook_ms=$(python3 -c "print('%.3f' % ($hook_us / 1000))")
+strace_forks=n/a
+if command -v strace >/dev/null; then
+    "$B" init bash > "$T/init.bash"
+    for n in 0 1000; do
+        (cd "$T/proj/a/b/c/d" && strace -f -qq -o "$T/st.$n" -e trace=fork,vfork,clone,clone3,execve \
+            bash --norc -c 'source "$1"; for ((i = 0; i < $2; i++)); do __cudaenv_hook; done' _ "$T/init.bash" "$n")
+    done
+    strace_forks=$(( $(wc -l < "$T/st.1000") - $(wc -l < "$T/st.0") ))
+fi
+
+echo "## switching (median of $RUNS runs; ratios against bash -c true = $floor ms)"
+echo
+echo "| what | measured | ratio | target |"
+echo "|---|---|---|---|"
+echo "| cd hook, nothing changed (6 dirs deep, 10000 calls) | $hook_ms ms/call; processes started: $execs (counter), $strace_forks (strace fork/clone/execve over 1000 calls) | | no process started |"
+echo "| \`cudaenv env 11.8\` | $envm ms | $(ratio "$envm" "$floor") | < 3 ms |"
+echo "| \`cudaenv use 11.8\` (binary part) | $usem ms | $(ratio "$usem" "$floor") | < 3 ms |"
+echo "| \`cudaenv current\` | $curm ms | $(ratio "$curm" "$floor") | |"
+echo "| \`eval \"\$(cudaenv init bash)\"\` (mean of 200 in one shell) | $init_in ms | $(ratio "$init_in" "$subst") of \`x=\$(/bin/true)\` ($subst ms) | < 5 ms |"
+echo "| same, as shell start minus bare \`bash --norc -c true\` | $initd ms | | < 5 ms |"
+echo "| \`bash -c true\` (floor) | $floor ms | 1.00x | |"
