@@ -76,26 +76,36 @@ static const cli_cmd commands[] = {
       "  bash: eval \"$(cudaenv init bash)\"     zsh: eval \"$(cudaenv init zsh)\"\n"
       "  fish: cudaenv init fish | source\n" },
     { "use", NULL, cmd_use, "switch this shell",
-      "usage: cudaenv use VERSION|system\n"
+      "usage: cudaenv use VERSION|system | --unset\n"
       "\n"
-      "Switch the current shell (needs the shell function from cudaenv init).\n" },
+      "Switch the current shell (needs the shell function from cudaenv init).  VERSION\n"
+      "is an installed toolchain or a spec (11.8 = newest installed 11.8.x, tf-2.14);\n"
+      "system = the machine's own CUDA.  --unset (or: cudaenv deactivate) drops the\n"
+      "shell selection, so .cuda-version / global apply again.  Exit 3: not installed.\n" },
     { "env", NULL, cmd_env, "print the environment of a toolchain",
-      "usage: cudaenv env VERSION|system [--shell bash|zsh|fish|json]\n"
+      "usage: cudaenv env [VERSION|system] [--shell bash|zsh|fish|json] [--json]\n"
       "\n"
       "Print the environment that use applies (CUDA_HOME, CUDA_PATH, CUDNN_PATH, PATH,\n"
-      "LD_LIBRARY_PATH, CUDAENV_VERSION), for Jupyter kernels, cron and IDEs.\n" },
+      "LD_LIBRARY_PATH, CUDAENV_VERSION), for Jupyter kernels, cron and IDEs.  Without\n"
+      "VERSION: the active selection (.cuda-version, global), what the cd hook applies.\n"
+      "Entries earlier switches added are removed; other CUDA entries are reported.\n" },
     { "local", NULL, cmd_local, "pin a toolchain for this directory",
-      "usage: cudaenv local VERSION | --unset\n"
+      "usage: cudaenv local [VERSION [--force] | --unset]\n"
       "\n"
-      "Write .cuda-version in the current directory; the cd hook applies it.\n" },
+      "Write .cuda-version in the current directory; the cd hook applies it.  Without\n"
+      "VERSION print the pin that applies here.  --force pins a version not installed.\n" },
     { "global", NULL, cmd_global, "the default toolchain (user or system)",
       "usage: cudaenv global [VERSION] [--system [--force] [--dry-run] | --rollback]\n"
       "\n"
       "Without --system: the user's default toolchain.  With --system (root): point\n"
       "$CUDAENV_SYSROOT/usr/local/cuda and /etc/ld.so.conf.d/cudaenv.conf at it atomically\n"
-      "and run ldconfig.  --rollback returns to the previous target; --dry-run prints the plan.\n" },
+      "and run ldconfig.  --rollback returns to the previous target; --dry-run prints the plan.\n"
+      "A real directory at /usr/local/cuda is refused (exit 1) unless --force moves it aside;\n"
+      "an update-alternatives link is cooperated with.  Exit 6: not root, or the toolchain\n"
+      "is in a tree not owned by root or writable by others (use CUDAENV_ROOT=/opt/cudaenv).\n"
+      "CUDAENV_LDCONFIG overrides the ldconfig path (\"none\" skips it).\n" },
     { "current", NULL, cmd_current, "the active toolchain and where it comes from",
-      "usage: cudaenv current\n"
+      "usage: cudaenv current [--json]\n"
       "\n"
       "Print the active toolchain and its origin: shell, .cuda-version (path), global, system.\n" },
     { "which", NULL, cmd_which, "the file a command resolves to",
