@@ -28,11 +28,11 @@ LIGHT_PKGS = libcjson
 WERROR  ?= 1
 CC      ?= cc
 CFLAGS  ?= -O2 -g
-CFLAGS  += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wshadow -Wno-missing-field-initializers \
+override CFLAGS += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wshadow -Wno-missing-field-initializers \
            -Isrc -Isrc/core -DCE_VERSION='"$(VERSION)"' -DCE_DATADIR='"$(DATADIR)"' \
            $(shell $(PKG_CONFIG) --cflags $(LIGHT_PKGS) $(HEAVY_PKGS))
 ifeq ($(WERROR),1)
-CFLAGS  += -Werror
+override CFLAGS += -Werror
 endif
 LIGHT_LIBS = $(shell $(PKG_CONFIG) --libs $(LIGHT_PKGS)) -ldl
 FULL_LIBS  = $(shell $(PKG_CONFIG) --libs $(LIGHT_PKGS) $(HEAVY_PKGS)) -ldl -lpthread

@@ -26,14 +26,19 @@ int ce_store_path(ce_ctx *ctx, const char *sub, char *out, size_t outsz)
 int ce_toolchain_parse_name(const char *name, ce_toolchain *out)
 {
     memset(out, 0, sizeof *out);
-    if (strlen(name) >= sizeof out->name) return 0;
-    snprintf(out->name, sizeof out->name, "%s", name);
+    size_t len = strlen(name);
+    if (len >= sizeof out->name) return 0;
+    memcpy(out->name, name, len + 1);
     const char *plus = strstr(name, "+cudnn");
     size_t cl = plus ? (size_t)(plus - name) : strlen(name);
     if (cl >= sizeof out->cuda) return 0;
     memcpy(out->cuda, name, cl);
     out->cuda[cl] = '\0';
-    if (plus) snprintf(out->cudnn, sizeof out->cudnn, "%s", plus + 6);
+    if (plus) {
+        size_t dl = strlen(plus + 6);
+        if (dl >= sizeof out->cudnn) return 0;
+        memcpy(out->cudnn, plus + 6, dl + 1);
+    }
     if (!ce_version_valid(out->cuda)) return 0;
     if (plus && !ce_version_valid(out->cudnn)) return 0;
     return 1;
