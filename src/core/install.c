@@ -1,6 +1,7 @@
 #include "install.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -28,6 +29,7 @@ typedef struct need {
     char pkg[160];          /* "cuda-11.8.0", "cudnn-8.7.0.84-cuda11" */
     const char *version;    /* CUDA release (runfile check) or cuDNN release */
     ce_fetch_item *item;
+    char cache[4200];       /* cache/<sha256>: our own copy, the fetch thread owns item */
     char staging[4200];     /* pkgs/.staging-* holding the unpacked tree, "" if none */
     bool retry;             /* follow-mode unpack lost the race: unpack the verified file */
 } need;
@@ -173,8 +175,8 @@ static int unpack_cudnn(ce_ctx *ctx, need *nd, bool follow, const volatile int *
     int rc;
     if (!nd->staging[0] && (rc = ce_store_staging(ctx, "pkgs", nd->staging, sizeof nd->staging))) return rc;
     char part[4300];
-    snprintf(part, sizeof part, "%s.part", nd->item->path);
-    ce_unpack_src src = { .path = nd->item->path, .part = follow ? part : NULL, .writer_done = done,
+    snprintf(part, sizeof part, "%s.part", nd->cache);
+    ce_unpack_src src = { .path = nd->cache, .part = follow ? part : NULL, .writer_done = done,
                           .label = nd->art->url, .sha256 = nd->art->sha256, .size = nd->art->size,
                           .strip_top = true };
     return ce_unpack(ctx, &src, nd->staging);
@@ -190,7 +192,8 @@ static int fetch_and_unpack(ce_ctx *ctx, const ce_manifest *m, need *needs, size
         items[i].size = needs[i].art->size;
         items[i].label = url_base(needs[i].art->url);
         items[i].allow_http = m->local || ctx->insecure;
-        if (ce_cache_path(ctx, needs[i].art->sha256, items[i].path, sizeof items[i].path)) return ctx->err_code;
+        if (ce_cache_path(ctx, needs[i].art->sha256, needs[i].cache, sizeof needs[i].cache)) return ctx->err_code;
+        memcpy(items[i].path, needs[i].cache, sizeof items[i].path);
         needs[i].item = &items[i];
     }
     ce_emit(ctx, CE_EV_STEP, NULL, "downloading %zu file%s", n, n == 1 ? "" : "s");
@@ -207,7 +210,7 @@ static int fetch_and_unpack(ce_ctx *ctx, const ce_manifest *m, need *needs, size
     int urc = CE_OK;
     for (size_t i = 0; i < n && urc == CE_OK; i++) {
         if (needs[i].is_runfile) continue;
-        bool follow = !ce_exists(items[i].path);
+        bool follow = !ce_exists(needs[i].cache);
         urc = unpack_cudnn(&uctx, &needs[i], follow, &job.done);
         if (urc == CE_ERR_DOWNLOAD) {
             needs[i].retry = true; /* decided after the download finished */
@@ -338,6 +341,10 @@ int ce_install(ce_ctx *ctx, const ce_manifest *m, const ce_resolved *r, size_t n
     bool todo[64] = { false };
     size_t ntodo = 0;
     char vdir[4200];
+    /* the unpacker chdirs while the download thread writes: every store
+     * path must be absolute */
+    char abs[4096];
+    if (ctx->root[0] != '/' && realpath(ctx->root, abs)) snprintf(ctx->root, sizeof ctx->root, "%s", abs);
     int rc = ce_store_path(ctx, "versions", vdir, sizeof vdir);
     if (rc) return rc;
     if (n > 64) return ce_fail(ctx, CE_ERR_USAGE, "too many toolchains in one install; split the command");

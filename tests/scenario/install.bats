@@ -1,0 +1,301 @@
+#!/usr/bin/env bats
+# cudaenv install / uninstall end to end against the loopback server and a
+# generated mirror (fx_mirror: CUDA 11.8.0 + 12.2.2 runfiles, cuDNN 8.6/8.7/8.9
+# tarballs): the composed prefix file by file, shared inodes, mirror, offline,
+# integrity and download failures, free space, lying runfiles, kill -9 at
+# three points, concurrent installs, uninstall.
+load ../lib/common
+load ../lib/server
+
+setup_file() {
+    export MIRROR=$BATS_FILE_TMPDIR/mirror
+    source "$BATS_TEST_DIRNAME/../lib/fixtures.sh"
+    fx_mirror "$MIRROR"
+}
+
+setup() {
+    common_setup
+    server_start "$MIRROR"
+    # absolute loopback URLs in a local manifest: http is allowed for it
+    fx_mirror_manifest "$MIRROR" "$SERVER_URL" > "$T/manifest.json"
+    export CUDAENV_MANIFEST=$T/manifest.json
+    export CUDAENV_RETRY_DELAY_MS=10
+}
+
+teardown() {
+    server_stop
+    common_teardown
+}
+
+V=$BATS_TEST_DIRNAME # silence shellcheck about unused
+
+no_staging() {
+    ! ls -d "$CUDAENV_ROOT"/versions/.staging-* "$CUDAENV_ROOT"/pkgs/.staging-* 2>/dev/null | grep -q .
+}
+
+# every directory under versions/ is a complete toolchain with a receipt
+only_complete() {
+    local d
+    for d in "$CUDAENV_ROOT"/versions/*; do
+        [ -e "$d" ] || continue
+        [ -f "$d/.cudaenv-receipt.json" ] && [ -x "$d/bin/nvcc" ] || { echo "incomplete: $d"; return 1; }
+    done
+}
+
+# edit the manifest with a python expression on m
+edit_manifest() {
+    python3 - "$CUDAENV_MANIFEST" "$1" <<'PY'
+import json, sys
+p, expr = sys.argv[1], sys.argv[2]
+m = json.load(open(p))
+exec(expr)
+json.dump(m, open(p, "w"))
+PY
+}
+
+CUDNN87='m["cudnn"]["8.7.0.84"]["cuda11"]["linux-x86_64"]'
+RUN118='m["cuda"]["11.8.0"]["runfile"]["linux-x86_64"]'
+
+@test "install tf-2.14 from the loopback server: the composed prefix, file by file" {
+    DISPLAY=:0 SUDO_USER=bob run "$CUDAENV" install tf-2.14
+    [ "$status" -eq 0 ] || { echo "$output"; false; }
+    p=$CUDAENV_ROOT/versions/11.8.0+cudnn8.7.0.84
+    [ -x "$p/bin/nvcc" ]
+    [[ "$("$p/bin/nvcc" --version)" == *"release 11.8, V11.8.89"* ]]
+    grep -q 'CUDNN_MAJOR 8' "$p/include/cudnn_version.h"
+    grep -q 'CUDNN_MINOR 7' "$p/include/cudnn_version.h"
+    grep -q 'CUDART_VERSION 11080' "$p/include/cuda_runtime_api.h"
+    real=$(readlink -f "$p/lib64/libcudart.so.11.0")
+    [[ "$real" == "$p/"* ]]
+    [ "$(head -c4 "$real" | od -An -c | tr -d ' ')" = '177ELF' ]
+    readelf -d "$real" | grep -q 'SONAME.*\[libcudart.so.11.0\]'
+    readelf -d "$(readlink -f "$p/lib64/libcudnn.so.8")" | grep -q 'SONAME.*\[libcudnn.so.8\]'
+    [ -e "$p/lib64/libcudnn_ops_infer.so.8" ]
+    [ -f "$p/share/cudnn/LICENSE" ]
+    # the receipt
+    python3 - "$p/.cudaenv-receipt.json" "$SERVER_URL" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["schema"] == 1 and r["name"] == "11.8.0+cudnn8.7.0.84", r
+assert r["cuda"] == "11.8.0" and r["cudnn"] == "8.7.0.84" and r["platform"] == "linux-x86_64"
+assert r["tensorflow"] == ["2.14"] and r["min_driver"] == "520.61.05" and r["max_gcc"] == 11
+assert r["sm"] == {"min": "3.5", "max": "9.0"}
+kinds = {s["kind"]: s for s in r["sources"]}
+assert kinds["runfile"]["url"].startswith(sys.argv[2] + "/compute/cuda/11.8.0/"), kinds
+assert len(kinds["cudnn"]["sha256"]) == 64 and kinds["cudnn"]["size"] > 0
+paths = {f["path"]: f["size"] for f in r["files"]}
+assert "bin/nvcc" in paths and "targets/x86_64-linux/lib/libcudart.so.11.8.89" in paths, paths
+assert any(p.endswith("libcudnn.so.8.7.0") for p in paths)
+assert ".cudaenv-receipt.json" not in paths
+PY
+    # the loader picks the toolchain's libcudart
+    fx_probe "$T/probe" "$p"
+    run env LD_LIBRARY_PATH="$p/lib64" "$T/probe"
+    [ "${lines[0]}" = 11080 ]
+    [[ "${lines[1]}" == "$p/lib64/"* ]]
+    # the installer ran with a private HOME/TMPDIR, LANG=C, no DISPLAY/SUDO_USER
+    log=$CUDAENV_ROOT/logs/cuda-11.8.0-runfile.log
+    grep -q "HOME=$CUDAENV_ROOT/pkgs/.staging-" "$log"
+    grep -q "TMPDIR=$CUDAENV_ROOT/pkgs/.staging-" "$log"
+    grep -q 'LANG=C DISPLAY=<unset> SUDO_USER=<unset>' "$log"
+    no_staging
+    [ "$(server_requests 'cuda_11.8.0_520.61.05_linux.run')" -eq 1 ]
+}
+
+@test "an installed toolchain is not installed again; --force reinstalls it atomically" {
+    "$CUDAENV" install tf-2.14
+    n=$(wc -l < "$SERVER_LOG")
+    run "$CUDAENV" install tensorflow-2.14.1
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"already installed"* ]]
+    [ "$(wc -l < "$SERVER_LOG")" -eq "$n" ]
+    old=$(stat -c %Y%i "$CUDAENV_ROOT/versions/11.8.0+cudnn8.7.0.84")
+    run "$CUDAENV" install --force tf-2.14
+    [ "$status" -eq 0 ] || { echo "$output"; false; }
+    [ -x "$CUDAENV_ROOT/versions/11.8.0+cudnn8.7.0.84/bin/nvcc" ]
+    [ "$(stat -c %Y%i "$CUDAENV_ROOT/versions/11.8.0+cudnn8.7.0.84")" != "$old" ]
+    # from the cache: nothing downloaded again
+    [ "$(server_requests 'linux.run')" -eq 1 ]
+    no_staging
+}
+
+@test "tf-2.12 and tf-2.14 share the toolkit's inodes; the runfile is fetched once" {
+    run "$CUDAENV" install tf-2.14 tf-2.12
+    [ "$status" -eq 0 ] || { echo "$output"; false; }
+    a=$CUDAENV_ROOT/versions/11.8.0+cudnn8.7.0.84 b=$CUDAENV_ROOT/versions/11.8.0+cudnn8.6.0.163
+    for f in bin/nvcc lib64/libcudart.so.11.8.89 include/cuda_runtime_api.h version.json; do
+        [ "$(stat -c %i "$a/$f")" = "$(stat -c %i "$b/$f")" ] || { echo "not shared: $f"; false; }
+        [ "$(stat -c %i "$a/$f")" = "$(stat -c %i "$CUDAENV_ROOT/pkgs/cuda-11.8.0/$f")" ]
+    done
+    grep -q 'CUDNN_MINOR 6' "$b/include/cudnn_version.h"
+    grep -q 'CUDNN_MINOR 7' "$a/include/cudnn_version.h"
+    [ "$(server_requests 'linux.run')" -eq 1 ]
+    # a third toolchain later composes from the unpacked tree: no runfile at all
+    "$CUDAENV" install 11.8.0 --no-cudnn
+    [ -x "$CUDAENV_ROOT/versions/11.8.0/bin/nvcc" ]
+    [ ! -e "$CUDAENV_ROOT/versions/11.8.0/include/cudnn_version.h" ]
+    [ "$(server_requests 'linux.run')" -eq 1 ]
+}
+
+@test "compose falls back to copies where hardlinks are impossible" {
+    CUDAENV_TEST_COMPOSE_COPY=1 run "$CUDAENV" -v install tf-2.14
+    [ "$status" -eq 0 ] || { echo "$output"; false; }
+    [[ "$output" == *"0 hardlinked"* ]]
+    a=$CUDAENV_ROOT/versions/11.8.0+cudnn8.7.0.84
+    [ "$(stat -c %i "$a/bin/nvcc")" != "$(stat -c %i "$CUDAENV_ROOT/pkgs/cuda-11.8.0/bin/nvcc")" ]
+    cmp "$a/bin/nvcc" "$CUDAENV_ROOT/pkgs/cuda-11.8.0/bin/nvcc"
+    [ -L "$a/lib64/libcudnn.so.8" ]
+}
+
+@test "CUDAENV_MIRROR serves a manifest with NVIDIA's URLs" {
+    export CUDAENV_MANIFEST=$MIRROR/manifest-nvidia.json CUDAENV_MIRROR=$SERVER_URL
+    run "$CUDAENV" install tf-2.15
+    [ "$status" -eq 0 ] || { echo "$output"; false; }
+    [ -x "$CUDAENV_ROOT/versions/12.2.2+cudnn8.9.7.29/bin/nvcc" ]
+    [ -e "$CUDAENV_ROOT/versions/12.2.2+cudnn8.9.7.29/lib64/libcudart.so.12" ]
+    [ "$(server_requests 'GET /compute/cuda/12.2.2/local_installers/cuda_12.2.2_535.104.05_linux.run')" -eq 1 ]
+    grep -q "\"url\":.*$SERVER_URL/compute/cudnn" "$CUDAENV_ROOT/versions/12.2.2+cudnn8.9.7.29/.cudaenv-receipt.json"
+}
+
+@test "--offline installs from the cache alone, and fails with exit 3 without it" {
+    run "$CUDAENV" install --offline tf-2.14
+    [ "$status" -eq 3 ] || { echo "$output"; false; }
+    [ "$(wc -l < "$SERVER_LOG")" -eq 0 ]
+    [ -z "$(ls -A "$CUDAENV_ROOT/versions" 2>/dev/null)" ]
+    "$CUDAENV" install tf-2.14
+    mkdir -p "$T/root2"
+    cp -a "$CUDAENV_ROOT/cache" "$T/root2/"
+    n=$(wc -l < "$SERVER_LOG")
+    CUDAENV_ROOT=$T/root2 run "$CUDAENV" install --offline tf-2.14
+    [ "$status" -eq 0 ] || { echo "$output"; false; }
+    [ -x "$T/root2/versions/11.8.0+cudnn8.7.0.84/bin/nvcc" ]
+    [ "$(wc -l < "$SERVER_LOG")" -eq "$n" ]
+}
+
+@test "sha256 off by one: exit 5, nothing under versions/, no staging left" {
+    edit_manifest "a = $CUDNN87; s = a['sha256']; a['sha256'] = s[:-1] + ('0' if s[-1] != '0' else '1')"
+    run "$CUDAENV" install tf-2.14
+    [ "$status" -eq 5 ] || { echo "$output"; false; }
+    [[ "$output" == *sha256* ]]
+    [ -z "$(ls -A "$CUDAENV_ROOT/versions" 2>/dev/null)" ]
+    [ ! -e "$CUDAENV_ROOT/pkgs/cudnn-8.7.0.84-cuda11" ]
+    no_staging
+}
+
+@test "a 404 with an HTML body: exit 4 naming the URL, nothing installed" {
+    edit_manifest "a = $CUDNN87; a['url'] = a['url'].replace('/compute/', '/_/404/compute/')"
+    run "$CUDAENV" install tf-2.14
+    [ "$status" -eq 4 ] || { echo "$output"; false; }
+    [[ "$output" == *"_/404/compute/cudnn"* ]]
+    [ -z "$(ls -A "$CUDAENV_ROOT/versions" 2>/dev/null)" ]
+    no_staging
+}
+
+@test "a dropped connection while the archive unpacks as it downloads: resumed, verified, installed" {
+    edit_manifest "a = $CUDNN87; a['url'] = a['url'].replace('/compute/', '/_/drop=1000/compute/')"
+    run "$CUDAENV" install tf-2.14
+    [ "$status" -eq 0 ] || { echo "$output"; false; }
+    grep -q 'CUDNN_MINOR 7' "$CUDAENV_ROOT/versions/11.8.0+cudnn8.7.0.84/include/cudnn_version.h"
+    grep -q 'cudnn.*range=bytes=1000-' "$SERVER_LOG"
+    no_staging
+}
+
+@test "not enough free space: exit 1 before any download, naming need and free" {
+    CUDAENV_TEST_FREE_BYTES=1000 run "$CUDAENV" install tf-2.14
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"not enough free space"*"1000"* || "$output" == *"not enough free space"*"free"* ]]
+    [ "$(wc -l < "$SERVER_LOG")" -eq 0 ]
+    [ -z "$(ls -A "$CUDAENV_ROOT/cache" 2>/dev/null)" ]
+}
+
+@test "a runfile that installs another CUDA, or none: exit 5 naming what is wrong" {
+    fx_runfile "$MIRROR/liar.run" 11.8.0 12.2.2
+    fx_runfile "$MIRROR/empty.run" 11.8.0 empty
+    for kind in liar empty; do
+        fx_mirror_manifest "$MIRROR" "$SERVER_URL" > "$CUDAENV_MANIFEST"
+        edit_manifest "import hashlib, os; a = $RUN118; f = '$MIRROR/$kind.run'; a['url'] = '$SERVER_URL/$kind.run'; a['sha256'] = hashlib.sha256(open(f, 'rb').read()).hexdigest(); a['size'] = os.path.getsize(f)"
+        run "$CUDAENV" install tf-2.14
+        [ "$status" -eq 5 ] || { echo "$kind: $output"; false; }
+        if [ $kind = liar ]; then [[ "$output" == *"installed CUDA 12.2"*"promised 11.8.0"* ]]; fi
+        if [ $kind = empty ]; then [[ "$output" == *"bin/nvcc"* ]]; fi
+        [ -z "$(ls -A "$CUDAENV_ROOT/versions" 2>/dev/null)" ]
+        [ ! -e "$CUDAENV_ROOT/pkgs/cuda-11.8.0" ]
+        no_staging
+    done
+}
+
+@test "kill -9 during download, after unpack, before commit: nothing half-installed, the rerun completes" {
+    for point in during-download after-unpack before-commit; do
+        rm -rf "$CUDAENV_ROOT"
+        if [ $point = during-download ]; then
+            edit_manifest "a = $RUN118; a['url'] = a['url'].replace('/compute/', '/_/rate=20000/compute/')"
+        else
+            fx_mirror_manifest "$MIRROR" "$SERVER_URL" > "$CUDAENV_MANIFEST"
+        fi
+        CUDAENV_TEST_FAULT=$point run "$CUDAENV" install tf-2.14
+        [ "$status" -eq 137 ] || { echo "$point: $status $output"; false; }
+        only_complete
+        [ -z "$(ls "$CUDAENV_ROOT/versions" 2>/dev/null)" ]
+        case $point in
+            during-download) ls "$CUDAENV_ROOT"/cache/*.part ;;
+            after-unpack) ls -d "$CUDAENV_ROOT"/pkgs/.staging-* ;;
+            before-commit) ls -d "$CUDAENV_ROOT"/versions/.staging-* ;;
+        esac
+        run "$CUDAENV" list
+        [[ "$output" != *"11.8.0+cudnn8.7.0.84"* ]]
+        run "$CUDAENV" install tf-2.14
+        [ "$status" -eq 0 ] || { echo "rerun after $point: $output"; false; }
+        only_complete
+        [ -x "$CUDAENV_ROOT/versions/11.8.0+cudnn8.7.0.84/bin/nvcc" ]
+        no_staging
+    done
+}
+
+@test "four concurrent installs of the same spec: one does the work, all succeed, one toolchain" {
+    local pids=()
+    for i in 1 2 3 4; do
+        ( "$CUDAENV" install tf-2.14 > "$T/out.$i" 2>&1; echo $? > "$T/rc.$i" ) &
+        pids+=($!)
+    done
+    wait "${pids[@]}"   # not a bare wait: the test server runs in the background too
+    for i in 1 2 3 4; do [ "$(cat "$T/rc.$i")" -eq 0 ] || { cat "$T/out.$i"; false; }; done
+    [ "$(ls "$CUDAENV_ROOT/versions" | wc -l)" -eq 1 ]
+    [ "$(grep -l 'already installed' "$T"/out.* | wc -l)" -eq 3 ]
+    [ "$(server_requests 'linux.run')" -eq 1 ]
+    only_complete
+    no_staging
+}
+
+@test "unknown spec: exit 3 with a suggestion; no lock holder left behind" {
+    run "$CUDAENV" install tf-9.99
+    [ "$status" -eq 3 ]
+    run "$CUDAENV" install
+    [ "$status" -eq 2 ]
+    run "$CUDAENV" install tf-2.14 --cudnn 8.7 --no-cudnn
+    [ "$status" -eq 2 ]
+}
+
+@test "uninstall: removes the toolchain atomically and unused pkgs; refuses the system one; exit 3 when absent" {
+    "$CUDAENV" install tf-2.14 tf-2.12
+    run "$CUDAENV" uninstall 11.8.0+cudnn8.6.0.163
+    [ "$status" -eq 0 ] || { echo "$output"; false; }
+    [ ! -e "$CUDAENV_ROOT/versions/11.8.0+cudnn8.6.0.163" ]
+    [ ! -e "$CUDAENV_ROOT/pkgs/cudnn-8.6.0.163-cuda11" ]
+    [ -d "$CUDAENV_ROOT/pkgs/cuda-11.8.0" ]
+    # still complete: the toolkit's inodes live on in the other toolchain
+    [ -x "$CUDAENV_ROOT/versions/11.8.0+cudnn8.7.0.84/bin/nvcc" ]
+    run "$CUDAENV" uninstall 11.8.0+cudnn8.6.0.163
+    [ "$status" -eq 3 ]
+    # the system switch points at it: refused without --force
+    mkdir -p "$CUDAENV_SYSROOT/usr/local"
+    ln -s "$CUDAENV_ROOT/versions/11.8.0+cudnn8.7.0.84" "$CUDAENV_SYSROOT/usr/local/cuda"
+    run "$CUDAENV" uninstall tf-2.14
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"system-wide"*"--force"* ]]
+    [ -d "$CUDAENV_ROOT/versions/11.8.0+cudnn8.7.0.84" ]
+    run "$CUDAENV" uninstall --force 11.8.0+cudnn8.7.0.84
+    [ "$status" -eq 0 ]
+    [ -z "$(ls -A "$CUDAENV_ROOT/versions")" ]
+    [ -z "$(ls -A "$CUDAENV_ROOT/pkgs")" ]
+    no_staging
+}
