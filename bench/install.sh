@@ -1,0 +1,145 @@
+#!/usr/bin/env bash
+# Installing a cuDNN-sized .tar.xz from a loopback server (PERFORMANCE.md §2),
+# side by side in one run, median of BENCH_RUNS:
+#   seeds     curl -o, then sha256sum, then tar -xJf (the manual procedure)
+#   xz|tar    xz -dc | tar -x of the already-downloaded file (the decode floor)
+#   cudaenv   cudaenv install (download, sha256 and unpack in one pass,
+#             compose, receipt, commit), peak RSS from /usr/bin/time -v
+# and composing a second toolchain from an already-unpacked CUDA release of
+# BENCH_FILES files (hardlinks).  Targets: <= 0.6x seeds, <= 1.15x xz|tar,
+# RSS < 64 MiB, compose < 0.2 s.
+#
+# The archive is generated once and kept in $BUILD/bench/ (BENCH_RAW_MB of
+# real shared objects from /usr/lib, mixed with some random data so xz's
+# ratio is close to NVIDIA's ~2.5x; one xz block like a plain `tar -cJf`).
+set -eu
+cd "$(dirname "$0")/.."
+REPO=$PWD
+BUILD=${BUILD:-build}
+RAW_MB=${BENCH_RAW_MB:-2200}
+RUNS=${BENCH_RUNS:-3}
+FILES=${BENCH_FILES:-4000}
+CUDAENV=$REPO/$BUILD/bin/cudaenv
+export CUDAENV_FULL=$REPO/$BUILD/libexec/cudaenv/cudaenv-full
+CACHE=$REPO/$BUILD/bench
+W=$(mktemp -d "${TMPDIR:-/tmp}/cudaenv-bench.XXXXXX")
+TESTS_DIR=$REPO/tests
+source tests/lib/fixtures.sh
+source tests/lib/server.bash
+trap 'server_stop >/dev/null 2>&1; rm -rf "$W"' EXIT
+
+top=cudnn-linux-x86_64-8.7.0.84_cuda11-archive
+big=$CACHE/cudnn-bench-${RAW_MB}M.tar.xz
+if [ ! -s "$big" ]; then
+    echo "generating a ${RAW_MB} MB cuDNN-like archive (once; kept in $CACHE)..." >&2
+    mkdir -p "$CACHE" "$W/gen/$top/include" "$W/gen/$top/lib"
+    fx_cudnn "$W/fx" 8.7.0.84 11
+    cp -a "$W/fx/include/." "$W/gen/$top/include/"
+    mapfile -t sos < <(find /usr/lib /usr/local/cuda-13.0/lib64 -name '*.so*' -type f -size +1M 2>/dev/null | sort)
+    total=0 i=0
+    while [ $total -lt $((RAW_MB * 1024 * 1024)) ]; do
+        # one "library" of ~64-200 MB: real code, plus 15% random bytes
+        f=$W/gen/$top/lib/libcudnn_part$i.so.8.7.0
+        : > "$f"
+        while [ "$(stat -c %s "$f")" -lt $(( (64 + (i * 37) % 136) * 1024 * 1024 )) ]; do
+            cat "${sos[$(( (i * 7 + RANDOM) % ${#sos[@]} ))]}" >> "$f"
+        done
+        head -c $(( $(stat -c %s "$f") * 15 / 100 )) /dev/urandom >> "$f"
+        total=$((total + $(stat -c %s "$f"))); i=$((i + 1))
+    done
+    cp -a "$W/fx/lib/." "$W/gen/$top/lib/"
+    tar -C "$W/gen" -cf - "$top" | xz -T1 -3 > "$big.tmp" && mv "$big.tmp" "$big"
+    rm -rf "$W/gen" "$W/fx"
+fi
+size=$(stat -c %s "$big")
+mkdir -p "$W/www"
+ln "$big" "$W/www/cudnn.tar.xz" 2>/dev/null || cp "$big" "$W/www/cudnn.tar.xz"
+fx_runfile "$W/www/cuda.run" 11.8.0
+server_start "$W/www" >/dev/null
+sha=$(sha256sum "$W/www/cudnn.tar.xz" | cut -d' ' -f1)
+rsha=$(sha256sum "$W/www/cuda.run" | cut -d' ' -f1)
+cat > "$W/manifest.json" <<JSON
+{ "schema": 1, "tensorflow": { "2.14": { "cuda": "11.8.0", "cudnn": "8.7.0.84" } },
+  "cuda": { "11.8.0": { "runfile": { "linux-x86_64": {
+      "url": "$SERVER_URL/cuda.run", "sha256": "$rsha", "size": $(stat -c %s "$W/www/cuda.run") } } } },
+  "cudnn": { "8.7.0.84": { "cuda11": { "linux-x86_64": {
+      "url": "$SERVER_URL/cudnn.tar.xz", "sha256": "$sha", "size": $size } } } } }
+JSON
+export CUDAENV_MANIFEST=$W/manifest.json
+
+now() { date +%s.%N; }
+median() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+
+seeds() {
+    rm -rf "$W/s" && mkdir -p "$W/s/x"
+    local t0; t0=$(now)
+    curl -s -o "$W/s/c.tar.xz" "$SERVER_URL/cudnn.tar.xz"
+    sha256sum "$W/s/c.tar.xz" > /dev/null
+    tar -xJf "$W/s/c.tar.xz" -C "$W/s/x"
+    echo "$(now) - $t0" | bc
+}
+xztar() {
+    rm -rf "$W/x" && mkdir -p "$W/x"
+    local t0; t0=$(now)
+    xz -dc "$big" | tar -x -C "$W/x"
+    echo "$(now) - $t0" | bc
+}
+cudaenv_install() {
+    # the toolkit is already unpacked (as after any earlier 11.8 install):
+    # what is timed is the cuDNN archive's download + verify + unpack + compose
+    export CUDAENV_ROOT=$W/root
+    rm -rf "$W/root/versions" "$W/root/cache" "$W/root/pkgs"/cudnn-*
+    [ -d "$W/root/pkgs/cuda-11.8.0" ] || "$CUDAENV" -q install 11.8.0 --no-cudnn >/dev/null
+    rm -rf "$W/root/versions" "$W/root/cache"
+    local t0; t0=$(now)
+    /usr/bin/time -f %M -o "$W/rss" "$CUDAENV" -q install tf-2.14
+    echo "$(now) - $t0" | bc
+}
+
+echo "bench/install.sh: $(numfmt --to=iec "$size") .tar.xz (xz -l: $(xz -l "$big" | awk 'NR==2{print $5, $6, "unpacked, ratio", $7}')), $RUNS runs, $(nproc) cores"
+: > "$W/t.seeds"; : > "$W/t.xz"; : > "$W/t.ce"; : > "$W/t.rss"
+for r in $(seq "$RUNS"); do
+    seeds >> "$W/t.seeds"
+    xztar >> "$W/t.xz"
+    rm -rf "$W/s" "$W/x"
+    cudaenv_install >> "$W/t.ce"
+    cat "$W/rss" >> "$W/t.rss"
+done
+s=$(median < "$W/t.seeds"); x=$(median < "$W/t.xz"); c=$(median < "$W/t.ce")
+rss=$(sort -n "$W/t.rss" | tail -1)
+[ -f "$W/root/versions/11.8.0+cudnn8.7.0.84/include/cudnn_version.h" ] || { echo "cudaenv install produced no toolchain" >&2; exit 1; }
+
+# compose a second toolchain from an unpacked release of $FILES files
+export CUDAENV_ROOT=$W/croot
+mkdir -p "$W/croot/pkgs"
+fx_toolkit "$W/croot/pkgs/cuda-11.8.0" 11.8.0 >/dev/null
+python3 - "$W/croot/pkgs/cuda-11.8.0" "$FILES" <<'PY'
+import os, sys
+root, n = sys.argv[1], int(sys.argv[2])
+# the shape of a real toolkit: a few hundred directories, mostly small
+# headers, some big libraries (sparse: linking does not read data)
+for i in range(n):
+    d = os.path.join(root, "targets/x86_64-linux/include" if i % 3 else "nsight/lib", "d%02d" % (i % 200))
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, "f%05d.h" % i), "wb") as f:
+        f.truncate(200_000_000 if i % 400 == 0 else 4096)
+PY
+composed=()
+for r in $(seq "$RUNS"); do
+    rm -rf "$W/croot/versions"
+    out=$("$CUDAENV" -v install 11.8.0 --no-cudnn 2>&1)
+    composed+=("$(sed -n 's/.*composed \([0-9]*\) files.* in \([0-9.]*\) ms.*/\2/p' <<<"$out")")
+done
+nfiles=$(sed -n 's/.*composed \([0-9]*\) files.*/\1/p' <<<"$out")
+cms=$(printf '%s\n' "${composed[@]}" | median)
+tsize=$(du -sh --apparent-size "$W/croot/pkgs/cuda-11.8.0" | cut -f1)
+
+ratio() { echo "scale=2; $1 / $2" | bc; }
+printf '\n%-44s %10s %10s\n' "install a cuDNN-sized .tar.xz (loopback)" "median s" "ratio"
+printf '%-44s %10.2f %10s\n' "seeds: curl -o; sha256sum; tar -xJf" "$s" "1.00"
+printf '%-44s %10.2f %10s\n' "xz -dc | tar -x (decode floor, no download)" "$x" "$(ratio "$x" "$s")"
+printf '%-44s %10.2f %10s\n' "cudaenv install" "$c" "$(ratio "$c" "$s")"
+printf '\ncudaenv / seeds   = %s   (target <= 0.60)\n' "$(ratio "$c" "$s")"
+printf 'cudaenv / xz|tar  = %s   (target <= 1.15)\n' "$(ratio "$c" "$x")"
+printf 'peak RSS          = %s MiB   (target < 64)\n' "$((rss / 1024))"
+printf 'compose a second toolchain: %s files (%s apparent) in %s ms   (target < 200 ms)\n' "$nfiles" "$tsize" "$cms"
