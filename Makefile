@@ -123,3 +123,18 @@ clean:
 
 .PHONY: all units check check-asan bench demo manifest install clean
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
+
+# Fuzz the parsers (manifest, spec, archive entry policy) with libFuzzer:
+#   make fuzz FUZZ_SECONDS=60
+FUZZ_SECONDS ?= 20
+FUZZ_SRC = $(filter-out src/core/fetch.c src/core/http.c src/core/install.c src/core/runfile.c,$(wildcard src/core/*.c))
+fuzz:
+	@mkdir -p build-fuzz/corpus
+	for t in manifest spec entry; do \
+	    clang -g -O1 -std=c11 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined -Isrc -Isrc/core \
+	        $$($(PKG_CONFIG) --cflags libcjson) -o build-fuzz/fuzz_$$t tests/fuzz/fuzz_$$t.c $(FUZZ_SRC) \
+	        $$($(PKG_CONFIG) --libs libcjson libarchive libcrypto) -ldl -lpthread || exit 1; \
+	    mkdir -p build-fuzz/corpus/$$t; [ $$t = manifest ] && cp tests/fuzz/seeds/manifest.json build-fuzz/corpus/$$t/; \
+	    build-fuzz/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) build-fuzz/corpus/$$t || exit 1; \
+	done
+.PHONY: fuzz
