@@ -11,8 +11,11 @@ cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
 export CUDAENV_TEST_BUILD=$PWD/$BUILD
 source tests/lib/common.bash
+HYPERFINE=$(command -v hyperfine) || { echo "bench/switch.sh: needs hyperfine" >&2; exit 1; }
+STRACE=$(command -v strace || true)
 common_setup
 trap common_teardown EXIT
+# no CUDA of this machine in PATH: the numbers are cudaenv's own work
 export PATH=/usr/bin:/bin
 fx_installed 11.8.0 8.7.0.84 >/dev/null
 fx_installed 12.3.0 >/dev/null
@@ -24,13 +27,13 @@ median_ms() { # hyperfine json -> median in ms of command $2
     python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print("%.3f" % (d["results"][int(sys.argv[2])]["median"]*1000))' "$1" "$2"
 }
 
-hyperfine -N --warmup 30 --runs "$RUNS" --export-json "$T/hf.json" \
+"$HYPERFINE" -N --warmup 30 --runs "$RUNS" --export-json "$T/hf.json" \
     'bash -c true' \
     "$B env 11.8 --shell bash" \
     "$B use 11.8 --shell bash -q" \
     "$B current" \
     'bash --norc -c true' \
-    "bash --norc -c 'eval \"\$($B init bash)\"'" >/dev/null 2>&1
+    "bash --norc -c 'eval \"\$($B init bash)\"'" >/dev/null
 floor=$(median_ms "$T/hf.json" 0)
 envm=$(median_ms "$T/hf.json" 1)
 usem=$(median_ms "$T/hf.json" 2)
@@ -55,10 +58,10 @@ init_in=$(python3 -c "print('%.3f' % ($init_in / 1000))")
 subst=$(python3 -c "print('%.3f' % ($subst / 1000))")
 hook_ms=$(python3 -c "print('%.3f' % ($hook_us / 1000))")
 strace_forks=n/a
-if command -v strace >/dev/null; then
+if [ -n "$STRACE" ]; then
     "$B" init bash > "$T/init.bash"
     for n in 0 1000; do
-        (cd "$T/proj/a/b/c/d" && strace -f -qq -o "$T/st.$n" -e trace=fork,vfork,clone,clone3,execve \
+        (cd "$T/proj/a/b/c/d" && "$STRACE" -f -qq -o "$T/st.$n" -e trace=fork,vfork,clone,clone3,execve \
             bash --norc -c 'source "$1"; for ((i = 0; i < $2; i++)); do __cudaenv_hook; done' _ "$T/init.bash" "$n")
     done
     strace_forks=$(( $(wc -l < "$T/st.1000") - $(wc -l < "$T/st.0") ))
