@@ -73,7 +73,7 @@ int cli_load_manifest(cli *c, struct ce_manifest **out);
 
 /* json_out.c: --json documents built with cJSON.  cli_json_print prints doc
  * on stdout, deletes it and returns the exit status (0, or 1 on failure);
- * cli_json_add_str adds val, or null when val is NULL. */
+ * cli_json_add_str adds val, or null when val is NULL or empty. */
 struct cJSON;
 int cli_json_print(struct cJSON *doc);
 void cli_json_add_str(struct cJSON *o, const char *key, const char *val);

@@ -43,10 +43,7 @@ int cmd_current(cli *c, int argc, char **argv)
         if (installed && !s.is_system) cJSON_AddStringToObject(j, "prefix", s.tc.prefix);
         else cJSON_AddNullToObject(j, "prefix");
         cJSON_AddBoolToObject(j, "installed", installed);
-        char *text = cJSON_PrintUnformatted(j);
-        cJSON_Delete(j);
-        if (text) printf("%s\n", text);
-        free(text);
+        cli_json_print(j);
     } else if (s.origin == CE_ORIGIN_SYSTEM) {
         printf("system (no toolchain selected: the machine's own CUDA)\n");
     } else if (s.origin == CE_ORIGIN_SHELL) {

@@ -11,11 +11,6 @@
 
 enum { OPT_JSON = 1 };
 
-static cJSON *json_str_or_null(const char *s)
-{
-    return s && *s ? cJSON_CreateString(s) : cJSON_CreateNull();
-}
-
 static int print_json(const ce_doctor *d)
 {
     cJSON *root = cJSON_CreateObject(), *arr = cJSON_AddArrayToObject(root, "findings");
@@ -41,10 +36,10 @@ static int print_json(const ce_doctor *d)
     cJSON_AddNumberToObject(s, "info", d->infos);
     cJSON_AddBoolToObject(s, "ok", d->errors == 0);
     cJSON_AddNumberToObject(s, "elapsed_ms", (double)(long)(d->elapsed_ms * 10) / 10);
-    cJSON_AddItemToObject(s, "driver", json_str_or_null(p->driver[0] ? p->driver : p->module_version));
+    cli_json_add_str(s, "driver", (p->driver[0] ? p->driver : p->module_version));
     char cv[32] = "";
     if (p->cuda_version > 0) snprintf(cv, sizeof cv, "%d.%d", p->cuda_version / 1000, p->cuda_version % 1000 / 10);
-    cJSON_AddItemToObject(s, "driver_cuda", json_str_or_null(cv));
+    cli_json_add_str(s, "driver_cuda", cv);
     cJSON_AddNumberToObject(s, "pci_devices", p->n_pci);
     cJSON *gs = cJSON_AddArrayToObject(s, "gpus");
     for (int i = 0; i < p->n_gpus; i++) {
@@ -54,31 +49,26 @@ static int print_json(const ce_doctor *d)
         if (g->cc_major >= 0) snprintf(cc, sizeof cc, "%d.%d", g->cc_major, g->cc_minor);
         cJSON_AddNumberToObject(o, "index", i);
         cJSON_AddStringToObject(o, "name", g->name);
-        cJSON_AddItemToObject(o, "uuid", json_str_or_null(g->uuid));
-        cJSON_AddItemToObject(o, "compute_capability", json_str_or_null(cc));
+        cli_json_add_str(o, "uuid", g->uuid);
+        cli_json_add_str(o, "compute_capability", cc);
         cJSON_AddNumberToObject(o, "memory_total_mib", (double)(g->mem_total >> 20));
         cJSON_AddNumberToObject(o, "memory_used_mib", (double)(g->mem_used >> 20));
         cJSON_AddBoolToObject(o, "mig", g->mig == 1);
         cJSON_AddItemToArray(gs, o);
     }
-    cJSON_AddItemToObject(s, "container", json_str_or_null(p->container));
+    cli_json_add_str(s, "container", p->container);
     cJSON_AddBoolToObject(s, "wsl", p->wsl);
     if (d->act.present) {
         cJSON *a = cJSON_AddObjectToObject(s, "active");
         cJSON_AddStringToObject(a, "name", d->act.name);
         cJSON_AddStringToObject(a, "origin", d->act.origin);
-        cJSON_AddItemToObject(a, "cuda", json_str_or_null(d->act.cuda));
-        cJSON_AddItemToObject(a, "cudnn", json_str_or_null(d->act.cudnn));
+        cli_json_add_str(a, "cuda", d->act.cuda);
+        cli_json_add_str(a, "cudnn", d->act.cudnn);
         cJSON_AddStringToObject(a, "prefix", d->act.prefix);
     } else {
         cJSON_AddNullToObject(s, "active");
     }
-    char *text = cJSON_Print(root);
-    cJSON_Delete(root);
-    if (!text) return 1;
-    puts(text);
-    free(text);
-    return 0;
+    return cli_json_print(root);
 }
 
 static void print_human(const cli *c, const ce_doctor *d)

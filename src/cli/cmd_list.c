@@ -86,10 +86,7 @@ int cmd_list(cli *c, int argc, char **argv)
         if (act.source[0]) cJSON_AddStringToObject(aj, "source", act.source);
         else cJSON_AddNullToObject(aj, "source");
         cJSON_AddBoolToObject(aj, "installed", ok);
-        char *text = cJSON_PrintUnformatted(root);
-        cJSON_Delete(root);
-        if (text) printf("%s\n", text);
-        free(text);
+        cli_json_print(root);
     } else if (n == 0) {
         cli_note(c, "no toolchains installed; try: cudaenv install tf-2.14");
     } else if (!have_active) {

@@ -56,12 +56,6 @@ static cJSON *evidence_array(const char *ev)
     return a;
 }
 
-static void add_str_or_null(cJSON *o, const char *k, const char *v)
-{
-    if (v && v[0]) cJSON_AddStringToObject(o, k, v);
-    else cJSON_AddNullToObject(o, k);
-}
-
 static void add_num_or_null(cJSON *o, const char *k, double v)
 {
     if (v) cJSON_AddNumberToObject(o, k, v);
@@ -74,14 +68,14 @@ static int print_json(const st_report *r, int code, const st_options *opt)
     cJSON *tc = cJSON_AddObjectToObject(root, "toolchain");
     cJSON_AddStringToObject(tc, "name", r->tc.name);
     cJSON_AddStringToObject(tc, "prefix", r->tc.prefix);
-    add_str_or_null(tc, "cuda", r->tc.cuda);
-    add_str_or_null(tc, "cudnn", r->tc.cudnn);
-    add_str_or_null(tc, "min_driver", r->tc.min_driver);
+    cli_json_add_str(tc, "cuda", r->tc.cuda);
+    cli_json_add_str(tc, "cudnn", r->tc.cudnn);
+    cli_json_add_str(tc, "min_driver", r->tc.min_driver);
     add_num_or_null(tc, "max_gcc", r->tc.max_gcc);
     cJSON *sm = cJSON_AddObjectToObject(tc, "sm");
-    add_str_or_null(sm, "min", r->tc.sm_min);
-    add_str_or_null(sm, "max", r->tc.sm_max);
-    add_str_or_null(tc, "facts_from", r->tc.facts_from);
+    cli_json_add_str(sm, "min", r->tc.sm_min);
+    cli_json_add_str(sm, "max", r->tc.sm_max);
+    cli_json_add_str(tc, "facts_from", r->tc.facts_from);
 
     cJSON *steps = cJSON_AddArrayToObject(root, "steps");
     cJSON *timings = cJSON_CreateObject();
@@ -105,28 +99,28 @@ static int print_json(const st_report *r, int code, const st_options *opt)
     const st_versions *v = &r->v;
     cJSON *vs = cJSON_AddObjectToObject(root, "versions");
     cJSON *cu = cJSON_AddObjectToObject(vs, "cuda");
-    add_str_or_null(cu, "toolchain", v->cuda_expected);
-    add_str_or_null(cu, "version_json", v->version_json);
-    add_str_or_null(cu, "nvcc", v->nvcc);
+    cli_json_add_str(cu, "toolchain", v->cuda_expected);
+    cli_json_add_str(cu, "version_json", v->version_json);
+    cli_json_add_str(cu, "nvcc", v->nvcc);
     add_num_or_null(cu, "cudart_header", v->cudart_header);
     add_num_or_null(cu, "cudart_runtime", v->cudart_runtime);
     char nv[32] = "";
     if (v->nvrtc_major) snprintf(nv, sizeof nv, "%d.%d", v->nvrtc_major, v->nvrtc_minor);
-    add_str_or_null(cu, "nvrtc", nv);
+    cli_json_add_str(cu, "nvrtc", nv);
     if (v->has_cudnn) {
         cJSON *dn = cJSON_AddObjectToObject(vs, "cudnn");
-        add_str_or_null(dn, "toolchain", v->cudnn_expected);
-        add_str_or_null(dn, "header", v->cudnn_header);
-        add_str_or_null(dn, "library_file", v->cudnn_lib);
+        cli_json_add_str(dn, "toolchain", v->cudnn_expected);
+        cli_json_add_str(dn, "header", v->cudnn_header);
+        cli_json_add_str(dn, "library_file", v->cudnn_lib);
         add_num_or_null(dn, "cudnnGetVersion", (double)v->cudnn_runtime);
-        add_str_or_null(dn, "runtime", v->cudnn_runtime_str);
+        cli_json_add_str(dn, "runtime", v->cudnn_runtime_str);
         add_num_or_null(dn, "cudnnGetCudartVersion", (double)v->cudnn_cudart);
     } else {
         cJSON_AddNullToObject(vs, "cudnn");
     }
     cJSON *dr = cJSON_AddObjectToObject(vs, "driver");
     add_num_or_null(dr, "cuda", v->driver_cuda);
-    add_str_or_null(dr, "release", v->driver_release);
+    cli_json_add_str(dr, "release", v->driver_release);
 
     cJSON *devs = cJSON_AddArrayToObject(root, "devices");
     for (int i = 0; i < r->n_devices; i++) {
@@ -151,7 +145,7 @@ static int print_json(const st_report *r, int code, const st_options *opt)
         add_num_or_null(bo, "d2h_gbs", b->d2h_gbs);
         add_num_or_null(bo, "d2d_gbs", b->d2d_gbs);
         add_num_or_null(bo, "conv_tflops", b->conv_tflops);
-        add_str_or_null(bo, "conv_shape", b->conv_shape);
+        cli_json_add_str(bo, "conv_shape", b->conv_shape);
         if (b->torch) {
             cJSON *t = cJSON_AddObjectToObject(bo, "torch");
             add_num_or_null(t, "h2d_gbs", b->torch_h2d_gbs);
@@ -161,13 +155,10 @@ static int print_json(const st_report *r, int code, const st_options *opt)
         } else {
             cJSON_AddNullToObject(bo, "torch");
         }
-        add_str_or_null(bo, "note", b->torch_note);
+        cli_json_add_str(bo, "note", b->torch_note);
     }
     cJSON_AddNumberToObject(root, "exit_code", code);
-    char *s = cJSON_Print(root);
-    if (s) puts(s);
-    free(s);
-    cJSON_Delete(root);
+    cli_json_print(root);
     return code;
 }
 

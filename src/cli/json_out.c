@@ -7,7 +7,7 @@
 
 void cli_json_add_str(struct cJSON *o, const char *key, const char *val)
 {
-    if (val) cJSON_AddStringToObject(o, key, val);
+    if (val && *val) cJSON_AddStringToObject(o, key, val);
     else cJSON_AddNullToObject(o, key);
 }
 

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/utsname.h>
 
+#include "header.h"
 #include "doctor.h"
 #include "version.h"
 
@@ -329,29 +330,6 @@ static bool lib_version(const char *hostpath, const char *stem, char *out, size_
            version_from_call(hostpath, !strcmp(stem, "libcudnn"), out, outsz);
 }
 
-static long header_define(const char *path, const char *name)
-{
-    FILE *f = fopen(path, "r");
-    if (!f) return -1;
-    char line[1024];
-    long v = -1;
-    size_t nl = strlen(name);
-    while (fgets(line, sizeof line, f)) {
-        char *s = line;
-        while (*s == ' ' || *s == '\t') s++;
-        if (strncmp(s, "#define", 7)) continue;
-        s += 7;
-        while (*s == ' ' || *s == '\t') s++;
-        if (strncmp(s, name, nl) || (s[nl] != ' ' && s[nl] != '\t')) continue;
-        char *end;
-        v = strtol(s + nl, &end, 10);
-        if (end == s + nl) v = -1;
-        break;
-    }
-    fclose(f);
-    return v;
-}
-
 /* The file of soname inside a toolchain prefix (lib64, lib, targets/...). */
 static bool in_toolchain(const char *prefix, const char *soname, const char *triplet, char *out, size_t outsz)
 {
@@ -536,7 +514,7 @@ void doc_check_libs(ce_doctor *d)
             check_one(d, "cudart", so, expect, got, sizeof got);
             char hp[8192], lv[64];
             snprintf(hp, sizeof hp, "%s/include/cuda_runtime_api.h", a->prefix);
-            long hv = header_define(hp, "CUDART_VERSION");
+            long hv = ce_header_define(hp, "CUDART_VERSION");
             if (hv > 0 && lib_version(expect, "libcudart", lv, sizeof lv)) {
                 char h[32], lp[32];
                 snprintf(h, sizeof h, "%ld.%ld", hv / 1000, hv % 1000 / 10);
@@ -553,8 +531,8 @@ void doc_check_libs(ce_doctor *d)
             snprintf(cudnn_used, sizeof cudnn_used, "%s", got[0] ? got : expect);
             char hp[8192], lv[64];
             snprintf(hp, sizeof hp, "%s/include/cudnn_version.h", a->prefix);
-            long hM = header_define(hp, "CUDNN_MAJOR"), hm = header_define(hp, "CUDNN_MINOR"),
-                 hp2 = header_define(hp, "CUDNN_PATCHLEVEL");
+            long hM = ce_header_define(hp, "CUDNN_MAJOR"), hm = ce_header_define(hp, "CUDNN_MINOR"),
+                 hp2 = ce_header_define(hp, "CUDNN_PATCHLEVEL");
             if (hM >= 0 && hm >= 0 && hp2 >= 0 && lib_version(expect, "libcudnn", lv, sizeof lv)) {
                 char h[48], lp[48];
                 snprintf(h, sizeof h, "%ld.%ld.%ld", hM, hm, hp2);

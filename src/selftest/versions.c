@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "header.h"
 #include "file.h"
 #include "st_int.h"
 #include "version.h"
@@ -83,32 +84,6 @@ static void pick_libdir(st_state *st)
         if (find_lib(alt, "libcudnn", p, sizeof p, sn, sizeof sn, v, sizeof v))
             snprintf(st->cudnn_libdir, sizeof st->cudnn_libdir, "%s", alt);
     }
-}
-
-/* "#define NAME 123" in a header; -1 when absent. */
-static long header_define(const char *path, const char *name)
-{
-    FILE *f = fopen(path, "r");
-    if (!f) return -1;
-    char line[512];
-    long v = -1;
-    size_t nl = strlen(name);
-    while (fgets(line, sizeof line, f)) {
-        char *p = line;
-        while (*p == ' ' || *p == '\t') p++;
-        if (*p != '#') continue;
-        p++;
-        while (*p == ' ' || *p == '\t') p++;
-        if (strncmp(p, "define", 6) != 0) continue;
-        p += 6;
-        while (*p == ' ' || *p == '\t') p++;
-        if (strncmp(p, name, nl) != 0 || (p[nl] != ' ' && p[nl] != '\t')) continue;
-        char *end;
-        long x = strtol(p + nl, &end, 10);
-        if (end != p + nl) { v = x; break; }
-    }
-    fclose(f);
-    return v;
 }
 
 static void read_version_json(st_state *st, st_step *s, char *file, size_t fsz)
@@ -213,7 +188,7 @@ static void cuda_versions(st_state *st, st_step *s)
 
     char hdr[4200];
     snprintf(hdr, sizeof hdr, "%s/include/cuda_runtime_api.h", st->r->tc.prefix);
-    long h = header_define(hdr, "CUDART_VERSION");
+    long h = ce_header_define(hdr, "CUDART_VERSION");
     if (h > 0) {
         v->cudart_header = (int)h;
         st_cuda_decode((int)h, mm, sizeof mm);
@@ -268,8 +243,8 @@ static void cudnn_versions(st_state *st, st_step *s)
     char hdr[4200];
     snprintf(hdr, sizeof hdr, "%s/include/cudnn_version.h", st->r->tc.prefix);
     if (!ce_exists(hdr)) snprintf(hdr, sizeof hdr, "%s/include/cudnn.h", st->r->tc.prefix); /* <= 7 */
-    long M = header_define(hdr, "CUDNN_MAJOR"), m = header_define(hdr, "CUDNN_MINOR"),
-         pl = header_define(hdr, "CUDNN_PATCHLEVEL");
+    long M = ce_header_define(hdr, "CUDNN_MAJOR"), m = ce_header_define(hdr, "CUDNN_MINOR"),
+         pl = ce_header_define(hdr, "CUDNN_PATCHLEVEL");
     if (M < 0 || m < 0 || pl < 0) st_failf(s, "no CUDNN_MAJOR/MINOR/PATCHLEVEL in %s", hdr);
     else snprintf(v->cudnn_header, sizeof v->cudnn_header, "%ld.%ld.%ld", M, m, pl);
 
