@@ -1,34 +1,57 @@
 #!/usr/bin/env bash
-# `cudaenv verify` on a real GPU (TESTING.md, "The device machine"): builds a
-# toolchain from the CUDA toolkit and cuDNN installed on this machine, runs
-# verify --json and verify --bench --json and checks that every step passed,
-# then breaks the toolchain on purpose and checks each break is reported as
-# the right failure:
+# `cudaenv verify` on a real GPU (TESTING.md, "The device machine"): builds
+# NVIDIA-shaped artifacts from the CUDA toolkit and cuDNN installed on this
+# machine (a makeself runfile honouring the silent toolkit flags, a cuDNN
+# tar.xz, a manifest with their sha256 and size), serves them on 127.0.0.1
+# with tests/server/httpd.py, installs them with `cudaenv install` into a
+# fresh CUDAENV_ROOT, shows switching (env, exec of an nvcc-built program),
+# runs verify --json and verify --bench --json and checks that every step
+# passed, then breaks the installed toolchain on purpose and checks each
+# break is reported as the right failure:
 #   a cuDNN header from another release  -> versions failed, exit 7
 #   a truncated libcudnn                 -> files + versions failed, exit 7
 #   CUDA_VISIBLE_DEVICES=-1              -> GPU steps skipped, exit 8
 #   another libcudart first in LD_LIBRARY_PATH -> loader failed, exit 7
-# The toolchain is laid into $CUDAENV_ROOT/versions directly with a receipt
-# (sizes), not installed from a loopback server: the full binary's libarchive
-# and its dependencies are not on that machine.
-# Usage: tests/gpu/run.sh            (OUT=dir for the reports; CUDA_SRC=/usr/local/cuda-13.0)
-# Binary: .devdeps/verify/bin/cudaenv (+ .devdeps/verify/lib) when present, else $BUILD/bin/cudaenv.
+# Without a GPU (the CI machine) it stops after install, switching and one
+# verify (exit 8 expected).
+# Usage: tests/gpu/run.sh   (OUT=dir for the reports; CUDA_SRC=/usr/local/cuda-13.0;
+#   GPU_MODE=lay lays the toolchain into versions/ directly, as before, without install;
+#   GPU_CUDNN_FIXTURE=1 uses a fixture cuDNN 9 (fx_cudnn) when none is found)
+# Binaries: .devdeps/gpu (tests/gpu/devdeps.sh: light + full binary with their
+# libraries, makeself) when present, else .devdeps/verify (light only: lay mode),
+# else $BUILD (default build).
 set -u
 cd "$(dirname "$0")/../.."
 REPO=$PWD
+TESTS_DIR=$REPO/tests
+source tests/lib/fixtures.sh
+source tests/lib/server.bash
 OUT=${OUT:-/tmp/cudaenv-gpu-out}
 mkdir -p "$OUT"
-if [ -x "$REPO/.devdeps/verify/bin/cudaenv" ]; then
+DD=$REPO/.devdeps/gpu
+if [ -x "$DD/bin/cudaenv" ]; then
+    BIN=$DD/bin/cudaenv
+    export PATH=$DD/makeself:$PATH
+    [ -f /usr/share/makeself/makeself-header.sh ] || export FX_MAKESELF_HEADER=$DD/makeself/makeself-header.sh
+elif [ -x "$REPO/.devdeps/verify/bin/cudaenv" ]; then
     BIN=$REPO/.devdeps/verify/bin/cudaenv
     export LD_LIBRARY_PATH=$REPO/.devdeps/verify/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 else
     BIN=$REPO/${BUILD:-build}/bin/cudaenv
 fi
+MODE=${GPU_MODE:-install}
+if [ "$MODE" = install ] && { [ ! -x "$(dirname "$BIN")/../libexec/cudaenv/cudaenv-full" ] || ! command -v makeself >/dev/null; }; then
+    echo "no full binary next to $BIN or no makeself: laying the toolchain into versions/ instead of installing it"
+    MODE=lay
+fi
+GPU=1
+[ -e /dev/nvidia0 ] || [ -e /dev/nvidiactl ] || GPU=0
 CUDA_SRC=${CUDA_SRC:-/usr/local/cuda-13.0}
 W=$(mktemp -d /tmp/cudaenv-gpu.XXXXXX)
+trap 'server_stop >/dev/null 2>&1; rm -rf "$W"' EXIT
 export HOME=$W/home NO_COLOR=1
 mkdir -p "$HOME"
-unset CUDAENV_VERSION CUDAENV_MANIFEST
+unset CUDAENV_VERSION CUDAENV_MANIFEST CUDAENV_MIRROR
 pass=0 fail=0
 ok() { echo "ok   $*"; pass=$((pass + 1)); }
 bad() { echo "FAIL $*"; fail=$((fail + 1)); }
@@ -46,6 +69,11 @@ for h in /usr/include/cudnn_version.h /usr/include/x86_64-linux-gnu/cudnn_versio
          /usr/include/x86_64-linux-gnu/cudnn_version.h "$src_inc/cudnn_version.h" "$cudnn_lib/../include/cudnn_version.h"; do
     [ -e "$h" ] && { cudnn_hdr=$(readlink -f "$h"); break; }
 done
+if { [ -z "$cudnn_lib" ] || [ -z "$cudnn_hdr" ]; } && [ -n "${GPU_CUDNN_FIXTURE:-}" ]; then
+    fx_cudnn "$W/fx-cudnn" 9.1.0 13
+    cudnn_lib=$W/fx-cudnn/lib cudnn_hdr=$W/fx-cudnn/include/cudnn_version.h
+    echo "no cuDNN 9 found: using the fixture cuDNN 9.1.0 (GPU_CUDNN_FIXTURE)"
+fi
 [ -n "$cudnn_lib" ] && [ -n "$cudnn_hdr" ] || { echo "no cuDNN 9 found (lib: '$cudnn_lib', header: '$cudnn_hdr')"; exit 1; }
 cmaj=$(sed -n 's/^#define CUDNN_MAJOR *//p' "$cudnn_hdr"); cmin=$(sed -n 's/^#define CUDNN_MINOR *//p' "$cudnn_hdr")
 cpat=$(sed -n 's/^#define CUDNN_PATCHLEVEL *//p' "$cudnn_hdr")
@@ -59,37 +87,69 @@ cuda_ver=$(echo "$cuda_ver" | cut -d. -f1-3)
 NAME=$cuda_ver+cudnn$cudnn_ver
 echo "toolkit $CUDA_SRC (CUDA $cuda_ver), cuDNN $cudnn_ver from $cudnn_lib + $cudnn_hdr -> toolchain $NAME"
 
-lay_toolchain() {
-    local tk=$1
-    mkdir -p "$tk/bin" "$tk/lib64" "$tk/include" "$tk/targets/x86_64-linux"
+# lay_toolkit TK: the subset of the toolkit verify needs, the way NVIDIA's
+# runfile lays it out (include -> targets/x86_64-linux/include, lib64 ->
+# targets/x86_64-linux/lib, version.json), plus what cuDNN links against
+# from CUDA (cuBLAS, nvJitLink ...), as the full runfile would have it.
+lay_toolkit() {
+    local tk=$1 tl=$1/targets/x86_64-linux
+    mkdir -p "$tk/bin" "$tl/lib" "$tl/include"
     local f
     for f in nvcc nvcc.profile ptxas fatbinary nvlink cudafe++ bin2c crt; do
         [ -e "$CUDA_SRC/bin/$f" ] && cp -a "$CUDA_SRC/bin/$f" "$tk/bin/"
     done
     cp -a "$CUDA_SRC/nvvm" "$tk/"
-    cp -a "$src_inc/." "$tk/include/"
-    rm -f "$tk"/include/cudnn*.h
-    [ -f "$CUDA_SRC/version.json" ] && cp "$CUDA_SRC/version.json" "$tk/"
-    cp -a "$src_lib"/libcudart.so* "$src_lib"/libnvrtc.so* "$src_lib"/libnvrtc-builtins.so* "$tk/lib64/"
+    cp -a "$src_inc/." "$tl/include/"
+    rm -f "$tl"/include/cudnn*.h
+    ln -s targets/x86_64-linux/include "$tk/include"
+    ln -s targets/x86_64-linux/lib "$tk/lib64"
+    if [ -f "$CUDA_SRC/version.json" ]; then
+        cp "$CUDA_SRC/version.json" "$tk/"
+    else  # wheel-built toolkits have none; the runfile always does
+        local nv; nv=$("$CUDA_SRC/bin/nvcc" --version | sed -n 's/.*, V\([0-9.]*\).*/\1/p')
+        printf '{\n "cuda" : { "name" : "CUDA SDK", "version" : "%s" },\n "cuda_cudart" : { "name" : "CUDA Runtime (cudart)", "version" : "%s" },\n "cuda_nvcc" : { "name" : "CUDA NVCC", "version" : "%s" }\n}\n' \
+            "$cuda_ver" "$nv" "$nv" > "$tk/version.json"
+    fi
+    cp -a "$src_lib"/libcudart.so* "$src_lib"/libnvrtc.so* "$src_lib"/libnvrtc-builtins.so* "$tl/lib/"
     for f in libcudart_static.a libcudadevrt.a libculibos.a; do
-        [ -e "$src_lib/$f" ] && cp -a "$src_lib/$f" "$tk/lib64/"
+        [ -e "$src_lib/$f" ] && cp -a "$src_lib/$f" "$tl/lib/"
     done
-    ln -s ../../include "$tk/targets/x86_64-linux/include"
-    ln -s ../../lib64 "$tk/targets/x86_64-linux/lib"
-    # cuDNN: libraries and headers (Debian-style *_v9.h names lose the suffix)
-    cp -a "$cudnn_lib"/libcudnn*.so.9* "$tk/lib64/"
-    for f in "$(dirname "$cudnn_hdr")"/cudnn*.h; do
-        local b; b=$(basename "$f"); b=${b/_v9/}
-        cp -L "$f" "$tk/include/$b"
-    done
-    # what cuDNN links against from CUDA (cuBLAS, nvJitLink ...) comes along
-    for f in "$tk"/lib64/libcudnn*.so.9*; do
+    for f in "$cudnn_lib"/libcudnn*.so.9*; do
         ldd "$f" 2>/dev/null | awk '/=> \// {print $3}'
     done | sort -u | while read -r dep; do
         case "$(basename "$dep")" in
-            libcublas*|libnvrtc*|libnvJitLink*|libcudart*) [ -e "$tk/lib64/$(basename "$dep")" ] || cp -L "$dep" "$tk/lib64/";;
+            libcublas*|libnvrtc*|libnvJitLink*|libcudart*) [ -e "$tl/lib/$(basename "$dep")" ] || cp -L "$dep" "$tl/lib/";;
         esac
     done
+}
+
+# lay_cudnn DIR: NVIDIA's archive tree {include,lib,LICENSE} (Debian-style
+# *_v9.h header names lose the suffix)
+lay_cudnn() {
+    local d=$1 f b
+    mkdir -p "$d/include" "$d/lib"
+    cp -a "$cudnn_lib"/libcudnn*.so.9* "$d/lib/"
+    for f in "$d"/lib/libcudnn*.so.9; do  # the link -lcudnn needs, as in NVIDIA's tarball
+        b=$(basename "$f" .9); [ -e "$d/lib/$b" ] || ln -s "$(basename "$f")" "$d/lib/$b"
+    done
+    for f in "$(dirname "$cudnn_hdr")"/cudnn*.h; do
+        b=$(basename "$f"); b=${b/_v9/}
+        cp -L "$f" "$d/include/$b"
+    done
+    local lic
+    for lic in "$cudnn_lib/../LICENSE" /usr/share/doc/libcudnn9*/copyright; do
+        [ -f "$lic" ] && { cp -L "$lic" "$d/LICENSE"; break; }
+    done
+    [ -f "$d/LICENSE" ] || echo "cuDNN $cudnn_ver, packed from $cudnn_lib by tests/gpu/run.sh" > "$d/LICENSE"
+}
+
+lay_toolchain() {  # GPU_MODE=lay: toolkit + cuDNN straight into the prefix
+    local tk=$1
+    lay_toolkit "$tk"
+    lay_cudnn "$W/cudnn-tree"
+    cp -a "$W/cudnn-tree/lib/." "$tk/lib64/"
+    cp -a "$W/cudnn-tree/include/." "$tk/include/"
+    rm -rf "$W/cudnn-tree"
 }
 
 receipt() {  # receipt PREFIX: the store.h receipt, sizes only (hashing 1 GB costs seconds)
@@ -114,11 +174,6 @@ json.dump({"schema": 1, "name": name, "cuda": cuda, "cudnn": cudnn or None, "pla
 PY
 }
 
-export CUDAENV_ROOT=$W/good
-P=$CUDAENV_ROOT/versions/$NAME
-t lay_toolchain "$P"
-t receipt "$P"
-echo "laid $(find "$P" -type f | wc -l) files, $(du -sh "$P" | cut -f1) in $P"
 
 # check FILE RC WANT_RC step=status...: the JSON document, field by field
 check() {
@@ -146,6 +201,24 @@ if errs:
 PY
     then ok "$label"; else bad "$label"; fi
 }
+
+export CUDAENV_ROOT=$W/good
+P=$CUDAENV_ROOT/versions/$NAME
+if [ "$MODE" = lay ]; then
+    t lay_toolchain "$P"
+    t receipt "$P"
+    echo "laid $(find "$P" -type f | wc -l) files, $(du -sh "$P" | cut -f1) in $P"
+else
+    source tests/gpu/install.sh || { echo "$pass passed, $fail failed (install)"; exit 1; }
+fi
+if [ "$GPU" = 0 ]; then
+    echo "== no GPU here: verify runs the host steps only"
+    "$BIN" verify "$NAME" --json > "$OUT/verify.json"; rc=$?
+    check "$OUT/verify.json" "$rc" 8 "verify without a GPU: host steps passed, exit 8" \
+        files=passed versions=passed loader=passed driver=skipped
+    echo "$pass passed, $fail failed"
+    [ "$fail" -eq 0 ]; exit
+fi
 
 all_passed="files=passed versions=passed loader=passed driver=passed device=passed kernel=passed nvcc=passed cudnn=passed"
 
@@ -201,5 +274,4 @@ LD_LIBRARY_PATH=$src_lib:${LD_LIBRARY_PATH:-} "$BIN" verify "$NAME" --json > "$O
 check "$OUT/shadow.json" "$rc" 7 "shadowing libcudart -> loader failed, exit 7" "loader=failed:shadows"
 
 echo "$pass passed, $fail failed"
-rm -rf "$W"
 [ "$fail" -eq 0 ]

@@ -142,11 +142,17 @@ C
 # lib64 -> targets/x86_64-linux/lib; version.json with a date-stamped
 # cuda.version).  LAYOUT: the CUDA version it really installs (a lying
 # runfile), or "empty" (installs no toolkit at all).
+# FX_RUNFILE_TREE=DIR packs that toolkit tree as it is instead (tests/gpu:
+# a real one); FX_RUNFILE_COMP=--nocomp|--gzip|... the makeself compression
+# (default --xz); FX_MAKESELF_HEADER the stock header to start from.
 fx_runfile() {
     local out=$1 ver=$2 layout=${3:-$2}
     local w; w=$(mktemp -d "${TMPDIR:-/tmp}/fx-runfile.XXXXXX")
     mkdir -p "$w/payload/tree"
-    if [ "$layout" != empty ]; then
+    if [ -n "${FX_RUNFILE_TREE:-}" ]; then
+        cp -al "$FX_RUNFILE_TREE/." "$w/payload/tree/" 2>/dev/null \
+            || { rm -rf "$w/payload/tree" && cp -a "$FX_RUNFILE_TREE" "$w/payload/tree"; } || { rm -rf "$w"; return 1; }
+    elif [ "$layout" != empty ]; then
         local maj=${layout%%.*} r=${layout#*.}
         local min=${r%%.*}
         fx_toolkit "$w/tk" "$layout"
@@ -185,8 +191,8 @@ SH
     chmod 755 "$w/payload/install.sh"
     # NVIDIA's makeself header hands unknown options to the installer; the
     # stock one refuses them, so ours does the same as NVIDIA's.
-    sed 's/^\techo Unrecognized flag : .*$/\tbreak/' /usr/share/makeself/makeself-header.sh > "$w/header.sh"
-    makeself --header "$w/header.sh" --nox11 --noprogress --quiet --xz \
+    sed 's/^\techo Unrecognized flag : .*$/\tbreak/' "${FX_MAKESELF_HEADER:-/usr/share/makeself/makeself-header.sh}" > "$w/header.sh"
+    makeself --header "$w/header.sh" --nox11 --noprogress --quiet "${FX_RUNFILE_COMP:---xz}" \
         "$w/payload" "$out" "CUDA $ver cudaenv fixture" ./install.sh >/dev/null 2>&1 \
         || { rm -rf "$w"; echo "fx_runfile: makeself failed" >&2; return 1; }
     rm -rf "$w"

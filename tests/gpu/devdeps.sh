@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Populate .devdeps/gpu/ for the device machine (tests/gpu/run.sh): the light
+# and the full binary in the installed layout, every shared library of this
+# machine the full binary needs (the device lacks libarchive's libxml2 and
+# ICU 72, among others), and makeself for the runfile fixture.
+#
+#   .devdeps/gpu/bin/cudaenv                      light binary, rpath $ORIGIN/../lib
+#   .devdeps/gpu/lib/libcjson.so.1                all the light binary needs
+#   .devdeps/gpu/libexec/cudaenv/cudaenv-full     full binary, rpath $ORIGIN/../../lib/full
+#   .devdeps/gpu/lib/full/*.so*                   its libraries (not glibc's, libstdc++, libgcc_s)
+#   .devdeps/gpu/share/cudaenv/manifests/         the built-in manifest
+#   .devdeps/gpu/makeself/{makeself,makeself-header.sh}
+#
+# The binaries are relinked with a DT_RPATH (not RUNPATH: it also applies to
+# libarchive's own dependencies), so no LD_LIBRARY_PATH leaks into what
+# cudaenv runs (the runfile, nvcc, python3 -c 'import torch').  The light
+# binary sees only libcjson: verify's loader check stays about the toolchain.
+# Usage: tests/gpu/devdeps.sh   (BUILD=build-gpu; DEST=.devdeps/gpu)
+# Then: run(carry=[".devdeps/gpu"], command="tests/gpu/run.sh")
+set -eu
+cd "$(dirname "$0")/../.."
+BUILD=${BUILD:-build-gpu}
+DEST=${DEST:-.devdeps/gpu}
+rm -f "$BUILD/bin/cudaenv" "$BUILD/libexec/cudaenv/cudaenv-full"
+make BUILD="$BUILD" -j"$(nproc)" \
+    LDFLAGS="-Wl,--disable-new-dtags,-rpath,'\$\$ORIGIN/../lib:\$\$ORIGIN/../../lib/full'" \
+    "$BUILD/bin/cudaenv" "$BUILD/libexec/cudaenv/cudaenv-full" >/dev/null
+rm -rf "$DEST"
+mkdir -p "$DEST/bin" "$DEST/lib/full" "$DEST/libexec/cudaenv" "$DEST/share/cudaenv" "$DEST/makeself"
+strip --strip-debug -o "$DEST/bin/cudaenv" "$BUILD/bin/cudaenv"
+strip --strip-debug -o "$DEST/libexec/cudaenv/cudaenv-full" "$BUILD/libexec/cudaenv/cudaenv-full"
+cp -r "$BUILD/share/cudaenv/manifests" "$DEST/share/cudaenv/"
+readelf -d "$DEST/bin/cudaenv" | grep -q '(RPATH).*ORIGIN' || { echo "devdeps: no RPATH in the light binary" >&2; exit 1; }
+
+skip='^(linux-vdso|ld-linux|libc|libm|libdl|libpthread|librt|libresolv|libutil|libstdc\+\+|libgcc_s)[.-]'
+copy_deps() {  # copy_deps BINARY DIR: each library ldd resolves, under its SONAME
+    ldd "$1" | awk '/=> \//{print $1, $3}' | while read -r name path; do
+        [[ $name =~ $skip ]] && continue
+        cp -L "$path" "$2/$name"
+    done
+}
+copy_deps "$DEST/bin/cudaenv" "$DEST/lib"
+copy_deps "$DEST/libexec/cudaenv/cudaenv-full" "$DEST/lib/full"
+
+cp /usr/bin/makeself "$DEST/makeself/makeself"
+cp /usr/share/makeself/makeself-header.sh "$DEST/makeself/"
+
+# the binaries must find their libraries here with an empty cache path too
+LD_LIBRARY_PATH= ldd "$DEST/libexec/cudaenv/cudaenv-full" | grep -q "lib/full/libarchive" \
+    || { echo "devdeps: cudaenv-full does not resolve libarchive from $DEST/lib/full" >&2; exit 1; }
+"$DEST/bin/cudaenv" --version >/dev/null
+echo "$DEST: $(find "$DEST" -type f | wc -l) files, $(du -sh "$DEST" | cut -f1)"
