@@ -299,3 +299,22 @@ PY
     [ -z "$(ls -A "$CUDAENV_ROOT/pkgs")" ]
     no_staging
 }
+
+@test "a progress bar with rate and ETA on a terminal only; piped output has none" {
+    command -v script >/dev/null || skip "script (util-linux) not installed"
+    # slow the cuDNN tarball down so the bar is drawn several times
+    edit_manifest "a = $CUDNN87; a['url'] = a['url'].replace('/compute/', '/_/rate=400000/compute/')"
+    run script -qec "$CUDAENV install tf-2.14" /dev/null
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"ETA "* ]]
+    [[ "$output" == *"/s"* ]]
+    [[ "$output" == *$'\r'* ]]
+    # the same download again, piped: notes only
+    "$CUDAENV" uninstall tf-2.14
+    rm -rf "$CUDAENV_ROOT/cache"
+    run "$CUDAENV" install tf-2.14
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"downloaded"* ]]
+    [[ "$output" != *"ETA "* ]]
+    [[ "$output" != *$'\r'* ]]
+}
