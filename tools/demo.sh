@@ -13,7 +13,7 @@ TESTS_DIR=$REPO/tests
 source tests/lib/fixtures.sh
 source tests/lib/server.bash
 D=$(mktemp -d "${TMPDIR:-/tmp}/cudaenv-demo.XXXXXX")
-trap 'server_stop >/dev/null 2>&1; rm -rf "$D"' EXIT
+trap 'rc=$?; server_stop >/dev/null 2>&1 || true; rm -rf "$D"; exit $rc' EXIT
 export CUDAENV_ROOT=$D/root CUDAENV_SYSROOT=$D/sys HOME=$D/home NO_COLOR=1
 unset CUDAENV_VERSION CUDAENV_MIRROR
 mkdir -p "$HOME" "$CUDAENV_SYSROOT"

@@ -41,3 +41,12 @@ teardown() { common_teardown; }
         grep -q "^\.B $code$" "$REPO/man/cudaenv.1" || { echo "exit code $code undocumented"; false; }
     done
 }
+
+@test "make demo runs install -> use -> verify offline and exits 0" {
+    run env BUILD="${BUILD#$REPO/}" "$REPO/tools/demo.sh"
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"installed 11.8.0+cudnn8.7.0.84"* ]]
+    [[ "$output" == *"Cuda compilation tools, release 11.8"* ]]
+    [[ "$output" == *"3 loader    passed"* ]]
+    [[ "$output" == *"demo done"* ]]
+}
