@@ -22,7 +22,7 @@ BUILD   ?= build
 PKG_CONFIG ?= pkg-config
 VERSION  = 0.1.0
 
-HEAVY_PKGS = libcurl libarchive libcrypto
+HEAVY_PKGS = libcurl libarchive libcrypto liblzma
 LIGHT_PKGS = libcjson
 
 WERROR  ?= 1
@@ -38,7 +38,7 @@ LIGHT_LIBS = $(shell $(PKG_CONFIG) --libs $(LIGHT_PKGS)) -ldl
 FULL_LIBS  = $(shell $(PKG_CONFIG) --libs $(LIGHT_PKGS) $(HEAVY_PKGS)) -ldl -lpthread
 
 # Modules that need libcurl / libarchive / libcrypto live only in the full binary.
-HEAVY_SRC = $(wildcard src/core/fetch.c src/core/http.c src/core/digest.c src/core/unpack.c \
+HEAVY_SRC = $(wildcard src/core/fetch.c src/core/http.c src/core/digest.c src/core/unpack.c src/core/xzmt.c \
                        src/core/install.c src/core/runfile.c src/cli/cmd_install.c)
 CORE_SRC  = $(wildcard src/core/*.c src/selftest/*.c)
 CLI_SRC   = $(filter-out src/cli/main.c,$(wildcard src/cli/*.c))
@@ -133,7 +133,7 @@ fuzz:
 	for t in manifest spec entry; do \
 	    clang -g -O1 -std=c11 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined -Isrc -Isrc/core \
 	        $$($(PKG_CONFIG) --cflags libcjson) -o build-fuzz/fuzz_$$t tests/fuzz/fuzz_$$t.c $(FUZZ_SRC) \
-	        $$($(PKG_CONFIG) --libs libcjson libarchive libcrypto) -ldl -lpthread || exit 1; \
+	        $$($(PKG_CONFIG) --libs libcjson libarchive libcrypto liblzma) -ldl -lpthread || exit 1; \
 	    mkdir -p build-fuzz/corpus/$$t; [ $$t = manifest ] && cp tests/fuzz/seeds/manifest.json build-fuzz/corpus/$$t/; \
 	    build-fuzz/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) build-fuzz/corpus/$$t || exit 1; \
 	done

@@ -11,7 +11,11 @@
 #
 # The archive is generated once and kept in $BUILD/bench/ (BENCH_RAW_MB of
 # real shared objects from /usr/lib, mixed with some random data so xz's
-# ratio is close to NVIDIA's ~2.5x; one xz block like a plain `tar -cJf`).
+# ratio is close to NVIDIA's ~2.5x), in two kinds, each measured: one xz
+# block like a plain `tar -cJf` (decoded on one core), and many blocks like
+# `xz -T2` writes (12 MiB blocks, decoded on several cores by cudaenv and by
+# `xz -T0 -d`, also shown).  Whether NVIDIA's archives have several blocks
+# is for `xz -lvv` on them to say.
 set -eu
 cd "$(dirname "$0")/.."
 REPO=$PWD
@@ -51,21 +55,32 @@ if [ ! -s "$big" ]; then
     tar -C "$W/gen" -cf - "$top" | xz -T1 -3 > "$big.tmp" && mv "$big.tmp" "$big"
     rm -rf "$W/gen" "$W/fx"
 fi
-size=$(stat -c %s "$big")
+# the same tar in many xz blocks
+multi=$CACHE/cudnn-bench-${RAW_MB}M-mt.tar.xz
+if [ ! -s "$multi" ]; then
+    echo "recompressing it in 12 MiB blocks (xz -T2 -3; once)..." >&2
+    xz -dc "$big" | xz -T2 -3 --block-size=12MiB > "$multi.tmp" && mv "$multi.tmp" "$multi"
+fi
 mkdir -p "$W/www"
-ln "$big" "$W/www/cudnn.tar.xz" 2>/dev/null || cp "$big" "$W/www/cudnn.tar.xz"
 fx_runfile "$W/www/cuda.run" 11.8.0
 server_start "$W/www" >/dev/null
-sha=$(sha256sum "$W/www/cudnn.tar.xz" | cut -d' ' -f1)
 rsha=$(sha256sum "$W/www/cuda.run" | cut -d' ' -f1)
-cat > "$W/manifest.json" <<JSON
+export CUDAENV_MANIFEST=$W/manifest.json
+
+# serve $1 as cudnn.tar.xz, with a manifest naming its sha256 and size
+serve() {
+    rm -f "$W/www/cudnn.tar.xz"
+    ln "$1" "$W/www/cudnn.tar.xz" 2>/dev/null || cp "$1" "$W/www/cudnn.tar.xz"
+    size=$(stat -c %s "$1")
+    local sha; sha=$(sha256sum "$1" | cut -d' ' -f1)
+    cat > "$W/manifest.json" <<JSON
 { "schema": 1, "tensorflow": { "2.14": { "cuda": "11.8.0", "cudnn": "8.7.0.84" } },
   "cuda": { "11.8.0": { "runfile": { "linux-x86_64": {
       "url": "$SERVER_URL/cuda.run", "sha256": "$rsha", "size": $(stat -c %s "$W/www/cuda.run") } } } },
   "cudnn": { "8.7.0.84": { "cuda11": { "linux-x86_64": {
       "url": "$SERVER_URL/cudnn.tar.xz", "sha256": "$sha", "size": $size } } } } }
 JSON
-export CUDAENV_MANIFEST=$W/manifest.json
+}
 
 now() { date +%s.%N; }
 median() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
@@ -78,10 +93,10 @@ seeds() {
     tar -xJf "$W/s/c.tar.xz" -C "$W/s/x"
     echo "$(now) - $t0" | bc
 }
-xztar() {
+xztar() { # [xz options]
     rm -rf "$W/x" && mkdir -p "$W/x"
     local t0; t0=$(now)
-    xz -dc "$big" | tar -x -C "$W/x"
+    xz "$@" -dc "$W/www/cudnn.tar.xz" | tar -x -C "$W/x"
     echo "$(now) - $t0" | bc
 }
 cudaenv_install() {
@@ -96,18 +111,41 @@ cudaenv_install() {
     echo "$(now) - $t0" | bc
 }
 
-echo "bench/install.sh: $(numfmt --to=iec "$size") .tar.xz (xz -l: $(xz -l "$big" | awk 'NR==2{print $5, $6, "unpacked, ratio", $7}')), $RUNS runs, $(nproc) cores"
-: > "$W/t.seeds"; : > "$W/t.xz"; : > "$W/t.ce"; : > "$W/t.rss"
-for r in $(seq "$RUNS"); do
-    seeds >> "$W/t.seeds"
-    xztar >> "$W/t.xz"
-    rm -rf "$W/s" "$W/x"
-    cudaenv_install >> "$W/t.ce"
-    cat "$W/rss" >> "$W/t.rss"
-done
-s=$(median < "$W/t.seeds"); x=$(median < "$W/t.xz"); c=$(median < "$W/t.ce")
-rss=$(sort -n "$W/t.rss" | tail -1)
-[ -f "$W/root/versions/11.8.0+cudnn8.7.0.84/include/cudnn_version.h" ] || { echo "cudaenv install produced no toolchain" >&2; exit 1; }
+echo "bench/install.sh: $RUNS runs, $(nproc) cores, liblzma $(xz --version | sed -n 's/^liblzma //p')"
+ratio() { echo "scale=2; $1 / $2" | bc; }
+rows=() summary=()
+# measure KIND ARCHIVE: seeds, xz|tar (and xz -T0 for several blocks), cudaenv
+measure() {
+    local kind=$1 arc=$2 blocks r
+    serve "$arc"
+    blocks=$(xz -lv "$arc" | awk '/^ *Blocks:/ {print $2; exit}')
+    echo "$kind: $(numfmt --to=iec "$size") .tar.xz, $blocks xz blocks (xz -l: $(xz -l "$arc" | awk 'NR==2{print $5, $6, "unpacked, ratio", $7}'))" >&2
+    : > "$W/t.seeds"; : > "$W/t.xz"; : > "$W/t.xzmt"; : > "$W/t.ce"; : > "$W/t.rss"
+    for r in $(seq "$RUNS"); do
+        seeds >> "$W/t.seeds"
+        xztar >> "$W/t.xz"
+        [ "$blocks" -gt 1 ] && xztar -T0 >> "$W/t.xzmt"
+        rm -rf "$W/s" "$W/x"
+        cudaenv_install >> "$W/t.ce"
+        cat "$W/rss" >> "$W/t.rss"
+    done
+    local s x c m rss
+    s=$(median < "$W/t.seeds"); x=$(median < "$W/t.xz"); c=$(median < "$W/t.ce")
+    rss=$(sort -n "$W/t.rss" | tail -1)
+    [ -f "$W/root/versions/11.8.0+cudnn8.7.0.84/include/cudnn_version.h" ] || { echo "cudaenv install produced no toolchain" >&2; exit 1; }
+    rows+=("$(printf '%-46s %10s %10s' "$kind: $(numfmt --to=iec "$size"), $blocks xz block(s)" "" "")")
+    rows+=("$(printf '  %-44s %10.2f %10s' "seeds: curl -o; sha256sum; tar -xJf" "$s" "1.00")")
+    rows+=("$(printf '  %-44s %10.2f %10s' "xz -dc | tar -x (decode floor, no download)" "$x" "$(ratio "$x" "$s")")")
+    if [ "$blocks" -gt 1 ]; then
+        m=$(median < "$W/t.xzmt")
+        rows+=("$(printf '  %-44s %10.2f %10s' "xz -T0 -dc | tar -x (threaded decode)" "$m" "$(ratio "$m" "$s")")")
+    fi
+    rows+=("$(printf '  %-44s %10.2f %10s' "cudaenv install" "$c" "$(ratio "$c" "$s")")")
+    summary+=("$(printf '%-8s cudaenv / seeds = %s (target <= 0.60)   cudaenv / xz|tar = %s (target <= 1.15)   peak RSS = %s MiB (target < 64)' \
+        "$kind" "$(ratio "$c" "$s")" "$(ratio "$c" "$x")" "$((rss / 1024))")")
+}
+measure single "$big"
+measure multi "$multi"
 
 # compose a second toolchain from an unpacked release of $FILES files
 export CUDAENV_ROOT=$W/croot
@@ -134,12 +172,8 @@ nfiles=$(sed -n 's/.*composed \([0-9]*\) files.*/\1/p' <<<"$out")
 cms=$(printf '%s\n' "${composed[@]}" | median)
 tsize=$(du -sh --apparent-size "$W/croot/pkgs/cuda-11.8.0" | cut -f1)
 
-ratio() { echo "scale=2; $1 / $2" | bc; }
-printf '\n%-44s %10s %10s\n' "install a cuDNN-sized .tar.xz (loopback)" "median s" "ratio"
-printf '%-44s %10.2f %10s\n' "seeds: curl -o; sha256sum; tar -xJf" "$s" "1.00"
-printf '%-44s %10.2f %10s\n' "xz -dc | tar -x (decode floor, no download)" "$x" "$(ratio "$x" "$s")"
-printf '%-44s %10.2f %10s\n' "cudaenv install" "$c" "$(ratio "$c" "$s")"
-printf '\ncudaenv / seeds   = %s   (target <= 0.60)\n' "$(ratio "$c" "$s")"
-printf 'cudaenv / xz|tar  = %s   (target <= 1.15)\n' "$(ratio "$c" "$x")"
-printf 'peak RSS          = %s MiB   (target < 64)\n' "$((rss / 1024))"
+printf '\n%-46s %10s %10s\n' "install a cuDNN-sized .tar.xz (loopback)" "median s" "ratio"
+printf '%s\n' "${rows[@]}"
+echo
+printf '%s\n' "${summary[@]}"
 printf 'compose a second toolchain: %s files (%s apparent) in %s ms   (target < 200 ms)\n' "$nfiles" "$tsize" "$cms"

@@ -198,14 +198,21 @@ SH
     rm -rf "$w"
 }
 
-# fx_cudnn_tarball OUT VERSION CUDA_MAJOR: NVIDIA's archive layout,
-# cudnn-linux-x86_64-<ver>_cuda<M>-archive/{include,lib,LICENSE}, as .tar.xz.
+# fx_cudnn_tarball OUT VERSION CUDA_MAJOR [XZ_ARGS...]: NVIDIA's archive layout,
+# cudnn-linux-x86_64-<ver>_cuda<M>-archive/{include,lib,LICENSE}, as .tar.xz
+# (one xz block; with XZ_ARGS, e.g. -T2 --block-size=4KiB, compressed by xz
+# with them: several blocks).
 fx_cudnn_tarball() {
     local out=$1 ver=$2 cmaj=$3
+    shift 3
     local top="cudnn-linux-x86_64-${ver}_cuda${cmaj}-archive"
     local w; w=$(mktemp -d "${TMPDIR:-/tmp}/fx-cudnn.XXXXXX")
     fx_cudnn "$w/$top" "$ver" "$cmaj"
-    tar -C "$w" --owner=0 --group=0 --numeric-owner -cJf "$out" "$top"
+    if [ $# -gt 0 ]; then
+        tar -C "$w" --owner=0 --group=0 --numeric-owner -cf - "$top" | xz "$@" > "$out"
+    else
+        tar -C "$w" --owner=0 --group=0 --numeric-owner -cJf "$out" "$top"
+    fi
     rm -rf "$w"
 }
 

@@ -182,6 +182,30 @@ PY
     no_staging
 }
 
+@test "a multi-block .tar.xz (xz -T2, decoded on several threads) installs; a corrupt block is refused" {
+    fx_cudnn_tarball "$T/multi.tar.xz" 8.7.0.84 11 -T2 --block-size=4KiB
+    [ "$(xz -lv "$T/multi.tar.xz" | awk '/^ *Blocks:/ {print $2; exit}')" -gt 1 ]
+    cp "$T/multi.tar.xz" "$MIRROR/multi.tar.xz"
+    edit_manifest "import hashlib, os; a = $CUDNN87; f = '$MIRROR/multi.tar.xz'; a['url'] = '$SERVER_URL/multi.tar.xz'; a['sha256'] = hashlib.sha256(open(f, 'rb').read()).hexdigest(); a['size'] = os.path.getsize(f)"
+    run "$CUDAENV" install tf-2.14
+    [ "$status" -eq 0 ] || { echo "$output"; false; }
+    grep -q 'CUDNN_MINOR 7' "$CUDAENV_ROOT/versions/11.8.0+cudnn8.7.0.84/include/cudnn_version.h"
+    cmp "$CUDAENV_ROOT/versions/11.8.0+cudnn8.7.0.84/include/cudnn_version.h" <(tar -xJOf "$T/multi.tar.xz" --wildcards '*/include/cudnn_version.h')
+    # one byte flipped inside the second block, with the manifest's digest of the result
+    export CUDAENV_ROOT=$T/root2
+    python3 - "$MIRROR/multi.tar.xz" <<'PY'
+import sys
+p = sys.argv[1]; b = bytearray(open(p, "rb").read()); b[len(b) // 2] ^= 0x55; open(p, "wb").write(b)
+PY
+    edit_manifest "import hashlib, os; a = $CUDNN87; f = '$MIRROR/multi.tar.xz'; a['sha256'] = hashlib.sha256(open(f, 'rb').read()).hexdigest()"
+    run "$CUDAENV" install tf-2.14
+    [ "$status" -eq 5 ] || { echo "$output"; false; }
+    [[ "$output" == *"multi.tar.xz is not a readable archive"* ]] || { echo "$output"; false; }
+    [ ! -e "$CUDAENV_ROOT/versions/11.8.0+cudnn8.7.0.84" ]
+    no_staging
+    rm -f "$MIRROR/multi.tar.xz"
+}
+
 @test "a 404 with an HTML body: exit 4 naming the URL, nothing installed" {
     edit_manifest "a = $CUDNN87; a['url'] = a['url'].replace('/compute/', '/_/404/compute/')"
     run "$CUDAENV" install tf-2.14

@@ -8,6 +8,7 @@
 
 #include <archive.h>
 #include <archive_entry.h>
+#include <lzma.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -122,16 +123,22 @@ static int teardown(void **state)
     return 0;
 }
 
-static int unpack_into(const ent *ents, size_t n, const char *sub, ce_ctx *ctx)
+static int unpack_file(const char *tar, const char *sub, ce_ctx *ctx)
 {
-    char tar[512], dest[512];
-    snprintf(tar, sizeof tar, "%s/%s.tar.xz", tmpdir, sub);
+    char dest[512];
     snprintf(dest, sizeof dest, "%s/%s", tmpdir, sub);
-    write_tar(tar, ents, n);
     mkdir(dest, 0755);
     ce_ctx_init(ctx);
     ce_unpack_src src = { .path = tar, .label = tar, .size = -1, .strip_top = true };
     return ce_unpack(ctx, &src, dest);
+}
+
+static int unpack_into(const ent *ents, size_t n, const char *sub, ce_ctx *ctx)
+{
+    char tar[512];
+    snprintf(tar, sizeof tar, "%s/%s.tar.xz", tmpdir, sub);
+    write_tar(tar, ents, n);
+    return unpack_file(tar, sub, ctx);
 }
 
 static void test_unpack_good(void **state)
@@ -217,6 +224,93 @@ static void test_link_chain(void **state)
     expect_refused(chain, 2, "chain", "x", "resolving outside");
 }
 
+/* ---- .xz files of several blocks (decoded by ce_xzmt on several threads) ---- */
+
+/* t/a (64 KiB of text) and t/b: a plain tar in memory, compressed by
+ * liblzma's threaded encoder in 4 KiB blocks into file; returns its size. */
+static size_t write_multiblock(const char *file, uint64_t block_size)
+{
+    static char tarbuf[1 << 18];
+    static unsigned char xzbuf[1 << 18];
+    static char data[65536];
+    for (size_t i = 0; i < sizeof data; i++) data[i] = (char)('a' + (i * 7 + i / 13) % 26);
+    size_t used = 0;
+    struct archive *a = archive_write_new();
+    archive_write_set_format_pax_restricted(a);
+    assert_int_equal(archive_write_open_memory(a, tarbuf, sizeof tarbuf, &used), ARCHIVE_OK);
+    const char *names[] = { "t/a", "t/b" };
+    for (int i = 0; i < 2; i++) {
+        struct archive_entry *e = archive_entry_new();
+        archive_entry_set_pathname(e, names[i]);
+        archive_entry_set_mode(e, AE_IFREG | 0644);
+        archive_entry_set_size(e, i ? 3 : (la_int64_t)sizeof data);
+        archive_write_header(a, e);
+        archive_write_data(a, i ? "bb\n" : data, i ? 3 : sizeof data);
+        archive_entry_free(e);
+    }
+    archive_write_close(a);
+    archive_write_free(a);
+    lzma_stream st = LZMA_STREAM_INIT;
+    lzma_mt mt = { .threads = 2, .block_size = block_size, .preset = 1, .check = LZMA_CHECK_CRC64 };
+    assert_int_equal(lzma_stream_encoder_mt(&st, &mt), LZMA_OK);
+    st.next_in = (const uint8_t *)tarbuf;
+    st.avail_in = used;
+    st.next_out = xzbuf;
+    st.avail_out = sizeof xzbuf;
+    assert_int_equal(lzma_code(&st, LZMA_FINISH), LZMA_STREAM_END);
+    size_t n = sizeof xzbuf - st.avail_out;
+    lzma_end(&st);
+    FILE *f = fopen(file, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(xzbuf, 1, n, f), n);
+    fclose(f);
+    return n;
+}
+
+static void test_unpack_multiblock(void **state)
+{
+    (void)state;
+    char tar[512], p[600];
+    snprintf(tar, sizeof tar, "%s/mb.tar.xz", tmpdir);
+    write_multiblock(tar, 4096);
+    ce_ctx ctx;
+    assert_int_equal(unpack_file(tar, "mb", &ctx), CE_OK);
+    struct stat st;
+    snprintf(p, sizeof p, "%s/mb/a", tmpdir);
+    assert_int_equal(stat(p, &st), 0);
+    assert_int_equal(st.st_size, 65536);
+    snprintf(p, sizeof p, "%s/mb/b", tmpdir);
+    assert_int_equal(stat(p, &st), 0);
+    assert_int_equal(st.st_size, 3);
+}
+
+/* A flipped byte and a cut-off file: refused as before, naming the archive. */
+static void test_unpack_multiblock_broken(void **state)
+{
+    (void)state;
+    char tar[512];
+    snprintf(tar, sizeof tar, "%s/bad.tar.xz", tmpdir);
+    size_t n = write_multiblock(tar, 4096);
+    FILE *f = fopen(tar, "r+b");
+    assert_non_null(f);
+    fseek(f, (long)(n / 3), SEEK_SET);
+    int c = fgetc(f);
+    fseek(f, (long)(n / 3), SEEK_SET);
+    fputc(c ^ 0x55, f);
+    fclose(f);
+    ce_ctx ctx;
+    assert_int_equal(unpack_file(tar, "bad", &ctx), CE_ERR_INTEGRITY);
+    if (!strstr(ctx.err, "bad.tar.xz is not a readable archive: Lzma library error: Corrupted input data"))
+        fail_msg("message '%s'", ctx.err);
+
+    snprintf(tar, sizeof tar, "%s/cut.tar.xz", tmpdir);
+    n = write_multiblock(tar, 4096);
+    assert_int_equal(truncate(tar, (off_t)(n / 2)), 0);
+    assert_int_equal(unpack_file(tar, "cut", &ctx), CE_ERR_INTEGRITY);
+    if (!strstr(ctx.err, "cut.tar.xz is not a readable archive: "))
+        fail_msg("message '%s'", ctx.err);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -226,6 +320,8 @@ int main(void)
         cmocka_unit_test(test_unpack_digest),
         cmocka_unit_test(test_unpack_refusals),
         cmocka_unit_test(test_link_chain),
+        cmocka_unit_test(test_unpack_multiblock),
+        cmocka_unit_test(test_unpack_multiblock_broken),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -1,0 +1,165 @@
+#include "xzmt.h"
+
+#include <errno.h>
+#include <lzma.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+/* plain bytes handed out per read: libarchive's tar reader copies out of it */
+#define OUT_BLOCK (256u << 10)
+/* libarchive's own xz reader stops at 1 GiB of decoder memory */
+#define MEMLIMIT_STOP (1u << 30)
+
+/* liblzma's big buffers (a block's input and output, the dictionary) go
+ * straight to mmap and back to the kernel when freed: through malloc they
+ * would stay in each thread's arena and count against peak RSS. */
+#define BIG_ALLOC (256u << 10)
+#define HDR 16u
+
+static void *xz_alloc(void *opaque, size_t nmemb, size_t size)
+{
+    (void)opaque;
+    size_t n = nmemb * size;
+    if (size && n / size != nmemb) return NULL;
+    if (n < BIG_ALLOC) {
+        unsigned char *p = malloc(n + HDR);
+        if (!p) return NULL;
+        *(size_t *)p = 0;
+        return p + HDR;
+    }
+    unsigned char *p = mmap(NULL, n + HDR, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) return NULL;
+    *(size_t *)p = n + HDR;
+    return p + HDR;
+}
+
+static void xz_free(void *opaque, void *ptr)
+{
+    (void)opaque;
+    if (!ptr) return;
+    unsigned char *p = (unsigned char *)ptr - HDR;
+    size_t n = *(size_t *)p;
+    if (n) munmap(p, n);
+    else free(p);
+}
+
+static const lzma_allocator xz_allocator = { xz_alloc, xz_free, NULL };
+
+struct ce_xzmt {
+    lzma_stream strm;
+    ce_xzmt_pull pull;
+    void *ud;
+    unsigned char *out;
+    unsigned threads;
+    bool eof_in;          /* pull returned 0 */
+    bool end;             /* the decoder reached the end of the xz data */
+    bool pull_failed;
+    lzma_ret err;         /* LZMA_OK, or the error that stopped decoding */
+};
+
+bool ce_xzmt_magic(const void *buf, size_t n)
+{
+    static const unsigned char magic[6] = { 0xFD, '7', 'z', 'X', 'Z', 0x00 };
+    return n >= sizeof magic && memcmp(buf, magic, sizeof magic) == 0;
+}
+
+static unsigned default_threads(void)
+{
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    if (n < 1) n = 1;
+    if (n > CE_XZMT_MAX_THREADS) n = CE_XZMT_MAX_THREADS;
+    return (unsigned)n;
+}
+
+ce_xzmt *ce_xzmt_new(ce_xzmt_pull pull, void *ud, const void *first, size_t n, unsigned threads)
+{
+    ce_xzmt *x = calloc(1, sizeof *x);
+    if (!x) return NULL;
+    x->out = malloc(OUT_BLOCK);
+    if (!x->out) {
+        free(x);
+        return NULL;
+    }
+    x->pull = pull;
+    x->ud = ud;
+    x->threads = threads ? threads : default_threads();
+    x->strm = (lzma_stream)LZMA_STREAM_INIT;
+    x->strm.allocator = &xz_allocator;
+    lzma_mt mt = {
+        .flags = LZMA_CONCATENATED, /* as libarchive: .xz streams one after another */
+        .threads = x->threads,
+        .timeout = 0,               /* block in lzma_code until there is progress */
+        .memlimit_threading = CE_XZMT_MEMLIMIT,
+        .memlimit_stop = MEMLIMIT_STOP,
+    };
+    x->err = lzma_stream_decoder_mt(&x->strm, &mt);
+    x->strm.next_in = first;
+    x->strm.avail_in = n;
+    return x;
+}
+
+ssize_t ce_xzmt_read(ce_xzmt *x, const void **out)
+{
+    if (x->pull_failed || x->err != LZMA_OK) return -1;
+    if (x->end) return 0;
+    x->strm.next_out = x->out;
+    x->strm.avail_out = OUT_BLOCK;
+    for (;;) {
+        if (x->strm.avail_in == 0 && !x->eof_in) {
+            const unsigned char *buf = NULL;
+            ssize_t n = x->pull(x->ud, &buf);
+            if (n < 0) {
+                x->pull_failed = true;
+                return -1;
+            }
+            if (n == 0) x->eof_in = true;
+            x->strm.next_in = buf;
+            x->strm.avail_in = (size_t)n;
+        }
+        lzma_ret ret = lzma_code(&x->strm, x->eof_in ? LZMA_FINISH : LZMA_RUN);
+        size_t got = OUT_BLOCK - x->strm.avail_out;
+        if (ret == LZMA_STREAM_END) {
+            x->end = true;
+        } else if (ret != LZMA_OK) {
+            x->err = ret;
+            return -1; /* what was decoded of a broken stream is not used */
+        }
+        if (got > 0 || x->end) {
+            *out = x->out;
+            return (ssize_t)got;
+        }
+    }
+}
+
+bool ce_xzmt_pull_failed(const ce_xzmt *x) { return x->pull_failed; }
+unsigned ce_xzmt_threads(const ce_xzmt *x) { return x->threads; }
+
+const char *ce_xzmt_error(const ce_xzmt *x)
+{
+    switch (x->err) {
+    case LZMA_OK:
+    case LZMA_STREAM_END: return NULL;
+    case LZMA_MEM_ERROR: return "Lzma library error: Cannot allocate memory";
+    case LZMA_MEMLIMIT_ERROR: return "Lzma library error: Out of memory";
+    case LZMA_FORMAT_ERROR: return "Lzma library error: format not recognized";
+    case LZMA_OPTIONS_ERROR: return "Lzma library error: Invalid options";
+    case LZMA_DATA_ERROR: return "Lzma library error: Corrupted input data";
+    case LZMA_BUF_ERROR: return "Lzma library error:  No progress is possible";
+    default: return "Lzma decompression failed:  Unknown error";
+    }
+}
+
+int ce_xzmt_errno(const ce_xzmt *x)
+{
+    return x->err == LZMA_MEM_ERROR || x->err == LZMA_MEMLIMIT_ERROR ? ENOMEM : -1;
+}
+
+void ce_xzmt_free(ce_xzmt *x)
+{
+    if (!x) return;
+    lzma_end(&x->strm);
+    free(x->out);
+    free(x);
+}
