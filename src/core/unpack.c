@@ -191,7 +191,7 @@ static ssize_t xz_pull(void *ud, const unsigned char **buf)
 static la_ssize_t read_cb(struct archive *a, void *ud, const void **buf)
 {
     reader *r = ud;
-    ssize_t n;
+    ssize_t n = 0;
     if (!r->started) {
         r->started = true;
         n = reader_fill(r);
