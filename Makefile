@@ -39,7 +39,7 @@ FULL_LIBS  = $(shell $(PKG_CONFIG) --libs $(LIGHT_PKGS) $(HEAVY_PKGS)) -ldl -lpt
 
 # Modules that need libcurl / libarchive / libcrypto live only in the full binary.
 HEAVY_SRC = $(wildcard src/core/fetch.c src/core/http.c src/core/digest.c src/core/unpack.c src/core/xzmt.c \
-                       src/core/install.c src/core/runfile.c src/cli/cmd_install.c)
+                       src/core/install.c src/core/pkgindex.c src/core/runfile.c src/cli/cmd_install.c)
 CORE_SRC  = $(wildcard src/core/*.c src/selftest/*.c)
 CLI_SRC   = $(filter-out src/cli/main.c,$(wildcard src/cli/*.c))
 LIGHT_SRC = $(filter-out $(HEAVY_SRC),$(CORE_SRC) $(CLI_SRC))

@@ -34,6 +34,7 @@ static int filelist_add(ce_ctx *ctx, ce_filelist *l, const char *path, long long
     if (!p) return ce_fail(ctx, CE_ERR_NOMEM, "out of memory composing the toolchain");
     l->v[l->n].path = p;
     l->v[l->n].size = size;
+    l->v[l->n].sha256[0] = '\0';
     l->n++;
     return CE_OK;
 }

@@ -14,6 +14,7 @@
 typedef struct ce_file_entry {
     char *path;          /* relative to the prefix: "lib64/libcudnn.so.8.7.0" */
     long long size;
+    char sha256[65];     /* "" until pkgindex fills it (full binary) */
 } ce_file_entry;
 
 typedef struct ce_filelist {

@@ -1,4 +1,5 @@
 #include "install.h"
+#include "pkgindex.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -284,6 +285,8 @@ static int compose_one(ce_ctx *ctx, const ce_manifest *m, const ce_resolved *r)
     rc = ce_compose_tree(ctx, ctree, staging, "", &files);
     if (rc == CE_OK && r->cudnn) rc = ce_compose_cudnn(ctx, dtree, staging, &files);
     double t_compose = now_ms() - t0;
+    const char *trees[] = { ctree, r->cudnn ? dtree : NULL, NULL };
+    if (rc == CE_OK) rc = ce_pkgindex_hash_files(ctx, staging, trees, &files);
 
     const char *tf[64];
     size_t ntf = 0;

@@ -59,6 +59,7 @@ int ce_receipt_write(ce_ctx *ctx, const char *prefix, const ce_receipt *r)
         cJSON *f = cJSON_CreateObject();
         cJSON_AddStringToObject(f, "path", r->files->v[i].path);
         cJSON_AddNumberToObject(f, "size", (double)r->files->v[i].size);
+        if (r->files->v[i].sha256[0]) cJSON_AddStringToObject(f, "sha256", r->files->v[i].sha256);
         cJSON_AddItemToArray(files, f);
     }
     char *text = cJSON_Print(o);

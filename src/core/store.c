@@ -288,14 +288,24 @@ int ce_store_gc_pkgs(ce_ctx *ctx)
     struct dirent *e;
     while ((e = readdir(d))) {
         if (e->d_name[0] == '.') continue;
+        /* <tree>.sha256.json (install's per-file hash index) lives and dies with <tree> */
+        char base[256];
+        snprintf(base, sizeof base, "%s", e->d_name);
+        size_t bl = strlen(base), sl = strlen(".sha256.json");
+        bool is_index = bl > sl && strcmp(base + bl - sl, ".sha256.json") == 0;
+        if (is_index) base[bl - sl] = '\0';
         bool used = false;
         for (size_t i = 0; i < n && !used; i++) {
             char a[128], b[128];
             ce_store_pkg_names(v[i].cuda, v[i].cudnn, a, sizeof a, b, sizeof b);
-            used = !strcmp(e->d_name, a) || !strcmp(e->d_name, b);
+            used = !strcmp(base, a) || !strcmp(base, b);
         }
         if (used) continue;
         snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+        if (is_index) {
+            unlink(p);
+            continue;
+        }
         if ((rc = ce_store_remove(ctx, p))) { closedir(d); free(v); return rc; }
         removed++;
     }

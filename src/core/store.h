@@ -10,8 +10,9 @@
  * Receipt (JSON): {"schema":1,"name","cuda","cudnn"(or null),"platform",
  *   "installed_at","tensorflow":[..],"min_driver","max_gcc","sm":{"min","max"},
  *   "sources":[{"kind":"runfile"|"cudnn","url","sha256","size"}],
- *   "files":[{"path","size","sha256"?}]}   (paths relative to the prefix,
- *   regular files only, the receipt itself excluded). */
+ *   "files":[{"path","size","sha256"}]}   (paths relative to the prefix,
+ *   regular files only, the receipt itself excluded; install fills sha256
+ *   from pkgs/<tree>.sha256.json, computed once per pristine tree). */
 #ifndef CE_STORE_H
 #define CE_STORE_H
 

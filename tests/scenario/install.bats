@@ -342,3 +342,31 @@ PY
     [[ "$output" != *"ETA "* ]]
     [[ "$output" != *$'\r'* ]]
 }
+
+@test "the receipt has a sha256 per file, shared by composition, and verify --deep catches a same-size tamper" {
+    run "$CUDAENV" install tf-2.14 tf-2.12
+    [ "$status" -eq 0 ]
+    for name in 11.8.0+cudnn8.7.0.84 11.8.0+cudnn8.6.0.163; do
+        p=$CUDAENV_ROOT/versions/$name
+        python3 - "$p" <<'PY'
+import hashlib, json, os, sys
+p = sys.argv[1]
+r = json.load(open(os.path.join(p, ".cudaenv-receipt.json")))
+assert r["files"], r
+for f in r["files"]:
+    want = hashlib.sha256(open(os.path.join(p, f["path"]), "rb").read()).hexdigest()
+    assert f.get("sha256") == want, (f, want)
+PY
+    done
+    # the toolkit was hashed once: its index sits beside the pristine tree
+    [ -f "$CUDAENV_ROOT/pkgs/cuda-11.8.0.sha256.json" ]
+    p=$CUDAENV_ROOT/versions/11.8.0+cudnn8.7.0.84
+    run "$CUDAENV" verify 11.8.0+cudnn8.7.0.84 --deep --json
+    python3 -c 'import json,sys; d=json.load(sys.stdin); s=[x for x in d["steps"] if x["id"]=="files"][0]; assert s["status"]=="passed", s' <<<"$output"
+    # same size, other bytes: only --deep sees it (break the hardlink first: copy, flip, move)
+    f=$p/include/cudnn_version.h
+    cp "$f" "$T/h"; sed -i 's/CUDNN_MAJOR 8/CUDNN_MAJOR 7/' "$T/h"; mv "$T/h" "$f"
+    run "$CUDAENV" verify 11.8.0+cudnn8.7.0.84 --deep --json
+    [ "$status" -eq 7 ]
+    [[ "$output" == *"sha256 differs: include/cudnn_version.h"* ]]
+}
