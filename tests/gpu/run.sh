@@ -152,29 +152,6 @@ lay_toolchain() {  # GPU_MODE=lay: toolkit + cuDNN straight into the prefix
     rm -rf "$W/cudnn-tree"
 }
 
-receipt() {  # receipt PREFIX: the store.h receipt, sizes only (hashing 1 GB costs seconds)
-    python3 - "$1" <<'PY'
-import json, os, sys
-prefix = sys.argv[1]
-name = os.path.basename(prefix)
-cuda, _, cudnn = name.partition("+cudnn")
-files = []
-for root, dirs, names in os.walk(prefix):
-    for n in names:
-        p = os.path.join(root, n)
-        rel = os.path.relpath(p, prefix)
-        if rel == ".cudaenv-receipt.json" or os.path.islink(p) or not os.path.isfile(p):
-            continue
-        files.append({"path": rel, "size": os.path.getsize(p)})
-files.sort(key=lambda f: f["path"])
-json.dump({"schema": 1, "name": name, "cuda": cuda, "cudnn": cudnn or None, "platform": "linux-x86_64",
-           "installed_at": "", "tensorflow": [], "min_driver": "580.65.06", "max_gcc": 15,
-           "sm": {"min": "7.5", "max": "12.1"}, "sources": [], "files": files},
-          open(os.path.join(prefix, ".cudaenv-receipt.json"), "w"))
-PY
-}
-
-
 # check FILE RC WANT_RC step=status...: the JSON document, field by field
 check() {
     local file=$1 rc=$2 want=$3 label=$4; shift 4
@@ -206,7 +183,7 @@ export CUDAENV_ROOT=$W/good
 P=$CUDAENV_ROOT/versions/$NAME
 if [ "$MODE" = lay ]; then
     t lay_toolchain "$P"
-    t receipt "$P"
+    t fx_receipt "$P" 580.65.06 15 7.5 12.1
     echo "laid $(find "$P" -type f | wc -l) files, $(du -sh "$P" | cut -f1) in $P"
 else
     source tests/gpu/install.sh || { echo "$pass passed, $fail failed (install)"; exit 1; }
