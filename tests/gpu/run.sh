@@ -223,6 +223,11 @@ for k in ("h2d_gbs", "d2h_gbs", "d2d_gbs", "conv_tflops"):
     print(f"  {k:12} cudaenv {ours}  torch {theirs}  ratio {r}")
 PY
 
+echo "== verify --deep: every file re-hashed against the receipt's sha256"
+"$BIN" verify "$NAME" --deep --json > "$OUT/deep.json"; rc=$?
+check "$OUT/deep.json" "$rc" 0 "verify --deep: files re-hashed against the receipt, every step passed" \
+    "files=passed:sha256" $all_passed
+
 echo "== broken: cuDNN header from another release"
 export CUDAENV_ROOT=$W/hdr
 mkdir -p "$CUDAENV_ROOT/versions"; cp -al "$P" "$CUDAENV_ROOT/versions/"
