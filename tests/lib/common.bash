@@ -41,3 +41,15 @@ fx_installed() {
 
 # run the light binary, capturing stdout and stderr separately
 # (bats 1.8 `run --separate-stderr` is used where stderr matters)
+
+# Setup shared by the switching scenarios (switch.bats, shell.bats): only the
+# build's binaries and the system on PATH, no inherited CUDA variables, and
+# three installed toolchains in $P118 (with cuDNN 8.7), $P117 and $P123.
+switch_setup() {
+    common_setup
+    export PATH=$BUILD/bin:/usr/bin:/bin
+    unset LD_LIBRARY_PATH CUDA_HOME CUDA_PATH CUDNN_PATH CUDAENV_WARNED
+    P118=$(fx_installed 11.8.0 8.7.0.84)
+    P117=$(fx_installed 11.7.0)
+    P123=$(fx_installed 12.3.0)
+}

@@ -5,12 +5,7 @@ load ../lib/common
 bats_require_minimum_version 1.5.0
 
 setup() {
-    common_setup
-    export PATH=$BUILD/bin:/usr/bin:/bin
-    unset LD_LIBRARY_PATH CUDA_HOME CUDA_PATH CUDNN_PATH CUDAENV_WARNED
-    P118=$(fx_installed 11.8.0 8.7.0.84)
-    P117=$(fx_installed 11.7.0)
-    P123=$(fx_installed 12.3.0)
+    switch_setup
 }
 teardown() { common_teardown; }
 
