@@ -35,7 +35,8 @@ _cudaenv() {
     case $sub in
         install) opts+=" --cudnn --no-cudnn --force --offline --insecure --manifest" ;;
         uninstall) opts+=" --force" ;;
-        list|ls|current) opts+=" --json" ;;
+        list|ls) opts+=" --json --names" ;;
+        current) opts+=" --json" ;;
         list-remote|ls-remote|info) opts+=" --json --manifest" ;;
         env) opts+=" --shell --json" ;;
         use) opts+=" --unset" ;;

@@ -29,6 +29,7 @@ complete -c cudaenv -n '__fish_seen_subcommand_from init' -a 'bash zsh fish'
 complete -c cudaenv -n '__fish_seen_subcommand_from which' -a 'nvcc ptxas cuobjdump nvdisasm nsys ncu cuda-gdb compute-sanitizer'
 complete -c cudaenv -n '__fish_seen_subcommand_from env' -l shell -xa 'bash zsh fish json'
 complete -c cudaenv -n '__fish_seen_subcommand_from list ls current doctor env info list-remote verify' -l json
+complete -c cudaenv -n '__fish_seen_subcommand_from list ls' -l names -d 'bare names, one per line'
 complete -c cudaenv -n '__fish_seen_subcommand_from use local global' -l unset
 complete -c cudaenv -n '__fish_seen_subcommand_from global' -l system -d 'root: /usr/local/cuda + ld.so.conf.d'
 complete -c cudaenv -n '__fish_seen_subcommand_from global' -l dry-run -d 'print the plan'

@@ -39,10 +39,10 @@ static const cli_cmd commands[] = {
       "Remove one installed toolchain.  The toolchain the system switch points at is\n"
       "refused without --force.\n" },
     { "list", "ls", cmd_list, "installed toolchains and which one is active",
-      "usage: cudaenv list [--json]\n"
+      "usage: cudaenv list [--json | --names]\n"
       "\n"
       "Installed toolchains; the active one is marked with why (shell, .cuda-version,\n"
-      "global, system).\n" },
+      "global, system).  --names prints the bare names, one per line, for scripts.\n" },
     { "list-remote", "ls-remote", cmd_list_remote, "what the manifest offers",
       "usage: cudaenv list-remote [tf|cuda|cudnn] [--json]\n"
       "\n"

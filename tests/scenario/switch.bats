@@ -182,3 +182,11 @@ PY
     run "$CUDAENV" global --system
     [ "$status" -eq 3 ]
 }
+
+@test "list --names prints the installed names only, one per line, oldest first" {
+    run --separate-stderr "$CUDAENV" list --names
+    [ "$status" -eq 0 ]
+    [ "$output" = "$(printf '11.7.0\n11.8.0+cudnn8.7.0.84\n12.3.0')" ]
+    run "$CUDAENV" list --names --bogus
+    [ "$status" -eq 2 ]
+}
