@@ -6,7 +6,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "ctx.h"
+#include "core/ctx.h"
 
 typedef struct cli {
     ce_ctx ctx;

@@ -7,7 +7,7 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "doctor.h"
+#include "doctor/doctor.h"
 
 enum { OPT_JSON = 1 };
 

@@ -6,7 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "activate.h"
+#include "store/activate.h"
 #include "cli.h"
 
 int cmd_exec(cli *c, int argc, char **argv)

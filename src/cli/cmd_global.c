@@ -6,10 +6,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "activate.h"
+#include "store/activate.h"
 #include "cli.h"
-#include "file.h"
-#include "system.h"
+#include "core/file.h"
+#include "store/system.h"
 
 enum { OPT_SYSTEM = 1, OPT_FORCE, OPT_DRY, OPT_ROLLBACK, OPT_UNSET };
 

@@ -10,9 +10,9 @@
 #include <string.h>
 
 #include "cli.h"
-#include "manifest.h"
-#include "resolve.h"
-#include "version.h"
+#include "core/manifest.h"
+#include "core/resolve.h"
+#include "core/version.h"
 
 enum { OPT_JSON = 1, OPT_CUDNN, OPT_NO_CUDNN };
 

@@ -5,10 +5,10 @@
 #include <string.h>
 
 #include "cli.h"
-#include "install.h"
-#include "manifest.h"
-#include "resolve.h"
-#include "store.h"
+#include "install/install.h"
+#include "core/manifest.h"
+#include "core/resolve.h"
+#include "store/store.h"
 
 enum { OPT_CUDNN = 1, OPT_NO_CUDNN, OPT_FORCE, OPT_OFFLINE };
 

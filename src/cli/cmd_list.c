@@ -6,9 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "activate.h"
+#include "store/activate.h"
 #include "cli.h"
-#include "system.h"
+#include "store/system.h"
 
 enum { OPT_JSON = 1, OPT_NAMES };
 

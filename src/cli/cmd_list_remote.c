@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "cli.h"
-#include "manifest.h"
+#include "core/manifest.h"
 
 enum { OPT_JSON = 1 };
 

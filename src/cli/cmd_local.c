@@ -6,7 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "activate.h"
+#include "store/activate.h"
 #include "cli.h"
 
 enum { OPT_UNSET = 1, OPT_FORCE };

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "activate.h"
+#include "store/activate.h"
 #include "cli.h"
 
 int cmd_prefix(cli *c, int argc, char **argv)

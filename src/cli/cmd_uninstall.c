@@ -5,8 +5,8 @@
 #include <string.h>
 
 #include "cli.h"
-#include "store.h"
-#include "version.h"
+#include "store/store.h"
+#include "core/version.h"
 
 enum { OPT_FORCE = 1 };
 

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "activate.h"
+#include "store/activate.h"
 #include "cli.h"
 
 enum { OPT_SHELL = 1 };

@@ -7,11 +7,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "activate.h"
+#include "store/activate.h"
 #include "cli.h"
-#include "digest.h"
+#include "install/digest.h"
 #include "selftest/selftest.h"
-#include "store.h"
+#include "store/store.h"
 
 /* digest.c lives in the full binary only; in the light one this is NULL and
  * --deep re-execs the full binary. */

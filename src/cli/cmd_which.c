@@ -4,7 +4,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "activate.h"
+#include "store/activate.h"
 #include "cli.h"
 
 int cmd_which(cli *c, int argc, char **argv)

@@ -7,7 +7,7 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "manifest.h"
+#include "core/manifest.h"
 
 #ifdef CE_FULL
 #define FULL_ONLY(fn) fn

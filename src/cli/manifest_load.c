@@ -6,7 +6,7 @@
 #include <strings.h>
 
 #include "cli.h"
-#include "manifest.h"
+#include "core/manifest.h"
 
 int cli_load_manifest(cli *c, ce_manifest **out)
 {

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "st_int.h"
-#include "version.h"
+#include "core/version.h"
 
 #define CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR 75
 #define CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR 76

@@ -7,10 +7,10 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "file.h"
-#include "manifest.h"
+#include "core/file.h"
+#include "core/manifest.h"
 #include "st_int.h"
-#include "store.h"
+#include "store/store.h"
 
 #define RECEIPT_MAX (64u * 1024 * 1024)
 #define MAX_LISTED 12

@@ -15,7 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "file.h"
+#include "core/file.h"
 #include "st_int.h"
 
 static bool pread_all(int fd, void *buf, size_t n, off_t off)

@@ -14,7 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "file.h"
+#include "core/file.h"
 #include "st_int.h"
 
 static const char program_src[] =

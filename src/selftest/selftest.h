@@ -11,7 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "ctx.h"
+#include "core/ctx.h"
 
 typedef enum st_status { ST_PENDING = 0, ST_PASSED, ST_FAILED, ST_SKIPPED } st_status;
 

@@ -11,10 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "header.h"
-#include "file.h"
+#include "core/header.h"
+#include "core/file.h"
 #include "st_int.h"
-#include "version.h"
+#include "core/version.h"
 
 /* The library "stem.so.*" in dir: the real file with the longest version
  * suffix (its name carries the version), and the path to dlopen (the SONAME

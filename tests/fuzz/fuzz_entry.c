@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "unpack.h"
+#include "install/unpack.h"
 
 static int has_dotdot(const char *p)
 {

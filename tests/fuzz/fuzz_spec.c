@@ -2,9 +2,9 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "resolve.h"
-#include "store.h"
-#include "version.h"
+#include "core/resolve.h"
+#include "store/store.h"
+#include "core/version.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

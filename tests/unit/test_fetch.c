@@ -17,9 +17,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "digest.h"
-#include "fetch.h"
-#include "file.h"
+#include "install/digest.h"
+#include "install/fetch.h"
+#include "core/file.h"
 
 #define A_SIZE (300 * 1024 + 7)
 #define B_SIZE (200 * 1024 + 3)

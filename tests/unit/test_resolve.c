@@ -9,10 +9,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "manifest.h"
+#include "core/manifest.h"
 #include "manifest_fixture.h"
-#include "resolve.h"
-#include "version.h"
+#include "core/resolve.h"
+#include "core/version.h"
 
 static ce_ctx ctx;
 static ce_manifest *m;

@@ -15,8 +15,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "file.h"
-#include "unpack.h"
+#include "core/file.h"
+#include "install/unpack.h"
 
 typedef struct row { const char *path; unsigned mode; const char *sym, *hard; const char *why; } row;
 

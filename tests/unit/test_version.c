@@ -5,9 +5,9 @@
 #include <cmocka.h>
 #include <string.h>
 
-#include "resolve.h"
-#include "store.h"
-#include "version.h"
+#include "core/resolve.h"
+#include "store/store.h"
+#include "core/version.h"
 
 static void test_cmp(void **state)
 {

@@ -1,0 +1,225 @@
+/* The doctor runner: find the active toolchain and what it needs, probe the
+ * machine once, then run the layers in the order of the troubleshooting
+ * chain (device before driver before libraries before environment). */
+#include "doctor.h"
+
+#include <cjson/cJSON.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "store/activate.h"
+#include "core/file.h"
+#include "core/resolve.h"
+#include "store/store.h"
+#include "core/version.h"
+
+const char *const ce_doctor_layers[] = { "gpu", "driver", "container", "wsl", "mig", "libs", "env", "compat",
+                                         "perf", NULL };
+
+const char *ce_doctor_layer_title(const char *code)
+{
+    static const struct { const char *k, *t; } titles[] = {
+        { "gpu", "GPU" }, { "driver", "Driver" }, { "container", "Container" }, { "wsl", "WSL2" },
+        { "mig", "MIG" }, { "libs", "Libraries the loader picks" }, { "env", "Environment" },
+        { "compat", "Compatibility" }, { "perf", "Performance" },
+    };
+    size_t n = strcspn(code, ".");
+    for (size_t i = 0; i < sizeof titles / sizeof *titles; i++)
+        if (strlen(titles[i].k) == n && !strncmp(titles[i].k, code, n)) return titles[i].t;
+    return "Other";
+}
+
+const char *ce_severity_name(ce_severity s)
+{
+    return s == CE_SEV_ERROR ? "error" : s == CE_SEV_WARNING ? "warning" : "info";
+}
+
+const char *doc_fmt(char *buf, size_t n, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, n, fmt, ap);
+    va_end(ap);
+    return buf;
+}
+
+void doc_add(ce_doctor *d, const char *code, ce_severity sev, const char *summary, const char *evidence,
+             const char *fix)
+{
+    if (d->n == d->cap) {
+        size_t cap = d->cap ? d->cap * 2 : 16;
+        ce_finding *f = realloc(d->f, cap * sizeof *f);
+        if (!f) return;
+        d->f = f;
+        d->cap = cap;
+    }
+    ce_finding *f = &d->f[d->n++];
+    memset(f, 0, sizeof *f);
+    snprintf(f->code, sizeof f->code, "%s", code);
+    f->sev = sev;
+    f->summary = strdup(summary ? summary : "");
+    f->evidence = strdup(evidence ? evidence : "");
+    f->fix = strdup(fix ? fix : "");
+    if (sev == CE_SEV_ERROR) d->errors++;
+    else if (sev == CE_SEV_WARNING) d->warnings++;
+    else d->infos++;
+}
+
+void ce_doctor_free(ce_doctor *d)
+{
+    for (size_t i = 0; i < d->n; i++) {
+        free(d->f[i].summary);
+        free(d->f[i].evidence);
+        free(d->f[i].fix);
+    }
+    free(d->f);
+    d->f = NULL;
+    d->n = d->cap = 0;
+    doc_ld_free(d);
+}
+
+/* Receipt fields (store.h): min_driver, max_gcc, sm {min,max}. */
+static void read_receipt(ce_doc_active *a)
+{
+    char p[8192];
+    snprintf(p, sizeof p, "%s/%s", a->prefix, CE_RECEIPT_NAME);
+    FILE *f = fopen(p, "r");
+    if (!f) return;
+    char *buf = malloc(1u << 20);
+    size_t len = buf ? fread(buf, 1, (1u << 20) - 1, f) : 0;
+    fclose(f);
+    if (!buf) return;
+    buf[len] = '\0';
+    cJSON *j = cJSON_Parse(buf);
+    free(buf);
+    const cJSON *md = cJSON_GetObjectItemCaseSensitive(j, "min_driver");
+    const cJSON *mg = cJSON_GetObjectItemCaseSensitive(j, "max_gcc");
+    const cJSON *sm = cJSON_GetObjectItemCaseSensitive(j, "sm");
+    const cJSON *lo = cJSON_GetObjectItemCaseSensitive(sm, "min"), *hi = cJSON_GetObjectItemCaseSensitive(sm, "max");
+    if (cJSON_IsString(md)) snprintf(a->min_driver, sizeof a->min_driver, "%s", md->valuestring);
+    if (cJSON_IsNumber(mg)) a->max_gcc = mg->valueint;
+    if (cJSON_IsString(lo)) snprintf(a->sm_min, sizeof a->sm_min, "%s", lo->valuestring);
+    if (cJSON_IsString(hi)) snprintf(a->sm_max, sizeof a->sm_max, "%s", hi->valuestring);
+    cJSON_Delete(j);
+}
+
+/* What the receipt does not say, the manifest may: a system toolkit has
+ * no receipt, and the Python range of a TF release lives only there.  For
+ * a CUDA release known only as X.Y the oldest X.Y.* entry gives the least
+ * strict driver minimum, so doctor never errs on the strict side. */
+static void from_manifest(ce_ctx *ctx, ce_doc_active *a)
+{
+    bool need = !a->min_driver[0] || !a->max_gcc || !a->sm_min[0] || a->tf[0];
+    char path[4200];
+    if (!need || ce_manifest_location(ctx, path, sizeof path) != CE_OK) return;
+    if (!strncmp(path, "http://", 7) || !strncmp(path, "https://", 8)) return;
+    ce_manifest *m = NULL;
+    char saved[sizeof ctx->err];
+    snprintf(saved, sizeof saved, "%s", ctx->err);
+    if (ce_manifest_load_file(ctx, path, &m) != CE_OK || !m) {
+        snprintf(ctx->err, sizeof ctx->err, "%s", saved);
+        return;
+    }
+    const ce_cuda *c = NULL;
+    for (size_t i = 0; i < m->n_cuda && !c; i++)
+        if (!strcmp(m->cuda[i].version, a->cuda)) c = &m->cuda[i];
+    for (size_t i = 0; i < m->n_cuda && !c; i++)
+        if (ce_version_matches(a->cuda, m->cuda[i].version)) c = &m->cuda[i];
+    if (c) {
+        if (!a->min_driver[0] && c->min_driver) snprintf(a->min_driver, sizeof a->min_driver, "%s", c->min_driver);
+        if (!a->max_gcc) a->max_gcc = c->max_gcc;
+        if (!a->sm_min[0] && c->sm_min) snprintf(a->sm_min, sizeof a->sm_min, "%s", c->sm_min);
+        if (!a->sm_max[0] && c->sm_max) snprintf(a->sm_max, sizeof a->sm_max, "%s", c->sm_max);
+    }
+    if (a->tf[0]) {
+        const ce_tf *tf = ce_manifest_tf(m, a->tf);
+        if (tf && tf->python) snprintf(a->python, sizeof a->python, "%s", tf->python);
+    }
+    ce_manifest_free(m);
+}
+
+/* The selection (activate.h: shell > .cuda-version > global > system) and
+ * what the chosen toolchain needs.  "system" is the machine's
+ * /usr/local/cuda, read through the machine seam. */
+static void find_active(ce_doctor *d)
+{
+    ce_ctx *ctx = d->ctx;
+    ce_doc_active *a = &d->act;
+    ce_active_info info;
+    memset(&info, 0, sizeof info);
+    char saved[sizeof ctx->err];
+    snprintf(saved, sizeof saved, "%s", ctx->err);
+    int rc = ce_active(ctx, NULL, &info);
+    snprintf(a->origin, sizeof a->origin, "%s", ce_origin_name(info.origin));
+    snprintf(a->spec, sizeof a->spec, "%s", info.spec);
+    if (rc != CE_OK) {
+        snprintf(a->problem, sizeof a->problem, "%s", ctx->err[0] ? ctx->err : "cannot determine the selection");
+        snprintf(ctx->err, sizeof ctx->err, "%s", saved);
+        return;
+    }
+    if (info.is_system) {
+        char res[4096];
+        if (ce_machine_resolve(&d->m, "/usr/local/cuda", res, sizeof res) != 0 || !ce_machine_is_dir(&d->m, res))
+            return;
+        a->present = a->system = true;
+        ce_machine_path(&d->m, res, a->prefix, sizeof a->prefix);
+        snprintf(a->name, sizeof a->name, "system");
+        doc_toolkit_version(a->prefix, a->cuda, sizeof a->cuda);
+        from_manifest(ctx, a);
+        return;
+    }
+    ce_spec spec;
+    if (ce_spec_parse(ctx, a->spec, &spec) == CE_OK && spec.kind == CE_SPEC_TF)
+        snprintf(a->tf, sizeof a->tf, "%s", spec.version);
+    snprintf(ctx->err, sizeof ctx->err, "%s", saved);
+    a->present = true;
+    snprintf(a->name, sizeof a->name, "%s", info.tc.name);
+    snprintf(a->cuda, sizeof a->cuda, "%s", info.tc.cuda);
+    snprintf(a->cudnn, sizeof a->cudnn, "%s", info.tc.cudnn);
+    snprintf(a->prefix, sizeof a->prefix, "%s", info.tc.prefix);
+    read_receipt(a);
+    from_manifest(ctx, a);
+}
+
+static void check_selection(ce_doctor *d)
+{
+    const ce_doc_active *a = &d->act;
+    char ev[8192], sum[512], fix[512];
+    if (a->present || !a->problem[0]) return;
+    doc_add(d, "env.selection-not-installed", CE_SEV_ERROR,
+            doc_fmt(sum, sizeof sum, "the selected toolchain %s is not installed", a->spec),
+            doc_fmt(ev, sizeof ev, "selected by %s%s: %s", a->origin,
+                    !strcmp(a->origin, "shell") ? " (CUDAENV_VERSION)" : "", a->problem),
+            doc_fmt(fix, sizeof fix, "cudaenv install %s", a->spec));
+}
+
+int ce_doctor_run(ce_ctx *ctx, ce_doctor *d)
+{
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    memset(d, 0, sizeof *d);
+    d->ctx = ctx;
+    ce_machine_init(&d->m, ctx);
+    doc_probe_platform(&d->m, &d->probe);
+    doc_probe_gpu(&d->m, &d->probe, true);
+    find_active(d);
+
+    doc_check_gpu(d);
+    doc_check_container(d);
+    doc_check_wsl(d);
+    doc_check_driver_toolkit(d);
+    doc_check_mig(d);
+    doc_check_libs(d);
+    check_selection(d);
+    doc_check_env(d);
+    doc_check_compat(d);
+    doc_check_perf(d);
+
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    d->elapsed_ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
+    return CE_OK;
+}

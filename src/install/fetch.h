@@ -1,0 +1,65 @@
+/* Downloads into the content-addressed cache $CUDAENV_ROOT/cache/<sha256>
+ * (libcurl multi: several artifacts in parallel).  Full binary only.
+ *
+ *  - A file is written as <sha256>.part and hashed while the bytes arrive;
+ *    size and sha256 are checked before the rename to <sha256>, so nothing
+ *    unverified ever carries the final name.  The name comes from the
+ *    manifest, never from the server (Content-Disposition is ignored).
+ *  - Interrupted downloads resume with "Range: bytes=N-" (on retry in the
+ *    same run and on the next run: the .part prefix is hashed first).  A
+ *    server that ignores Range (200 with the whole body) restarts from 0.
+ *  - Connection errors, stalls and 5xx are retried with exponential backoff
+ *    (CE_FETCH_ATTEMPTS attempts without progress); other 4xx fail at once.
+ *  - https only unless allow_http; redirects are followed (at most 10) but
+ *    never to http:// unless allow_http.  TLS verification is always on;
+ *    CURL_CA_BUNDLE names the CA file; https_proxy/no_proxy as libcurl reads
+ *    them.
+ *  - Test-only knobs: CUDAENV_RETRY_DELAY_MS (backoff base, default 1000),
+ *    CUDAENV_STALL_TIMEOUT (seconds without a byte before a retry, default 60).
+ * Progress: ce_progress(ctx, label, done, total, rate) about 10x a second per
+ * item, and one CE_EV_DONE per item when it is verified (or found cached). */
+#ifndef CE_FETCH_H
+#define CE_FETCH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "core/ctx.h"
+
+#define CE_FETCH_ATTEMPTS 5
+
+typedef struct ce_fetch_item {
+    const char *url;        /* absolute, mirror already applied by the manifest loader */
+    const char *sha256;     /* 64 lowercase hex, required */
+    long long size;         /* expected bytes, -1 unknown */
+    const char *label;      /* for progress events, e.g. "cuda_11.8.0_520.61.05_linux.run" */
+    bool allow_http;        /* manifest was local or --insecure: http:// and file:// too */
+    char path[4096];        /* out: $CUDAENV_ROOT/cache/<sha256> once verified */
+} ce_fetch_item;
+
+/* Following a download from another thread (unpacking while it arrives):
+ * prefill path with ce_cache_path (ce_fetch_all then leaves it untouched)
+ * and read path + ".part".  It grows sequentially from byte 0, except that it
+ * is truncated to 0 when a server ignores Range, and unlinked on a size or
+ * sha256 failure; it is renamed to path only after it verified.  Up to 1 MiB
+ * per item may still be in memory, not yet in the file. */
+
+/* Fetch all items in parallel into the cache.  An item already in the cache
+ * (right size) is not downloaded again.  ctx->offline: cache only; a missing
+ * file is CE_ERR_NOTFOUND naming it.  Errors: CE_ERR_DOWNLOAD (network, HTTP
+ * status, refused URL or redirect), CE_ERR_INTEGRITY (size or sha256, the
+ * .part is deleted), CE_ERR_IO, CE_ERR_USAGE (bad sha256 in the item).  On
+ * the first fatal error the other transfers stop; their .part files stay
+ * for the next run to resume.  The first failure is the message in ctx. */
+int ce_fetch_all(ce_ctx *ctx, ce_fetch_item *items, size_t n);
+
+/* GET a small text (a manifest) into a NUL-terminated malloc'ed buffer of at
+ * most max bytes (more: CE_ERR_DOWNLOAD).  Same URL, redirect, TLS and retry
+ * rules as ce_fetch_all.  Not cached. */
+int ce_fetch_text(ce_ctx *ctx, const char *url, size_t max, bool allow_http,
+                  char **buf, size_t *len);
+
+/* $CUDAENV_ROOT/cache/<sha256> (no check that it exists). */
+int ce_cache_path(ce_ctx *ctx, const char *sha256, char *out, size_t outsz);
+
+#endif

@@ -1,0 +1,235 @@
+/* The rules every request of the fetch module follows: which URLs may be
+ * fetched, the libcurl options (TLS always verified, redirects bounded and
+ * never downgraded, stall timeout), which failures are worth a retry and
+ * how long to wait.  Full binary only; public API in fetch.h. */
+#include "http.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include "fetch.h"
+#include "core/manifest.h"
+
+#define MAX_REDIRS 10L
+
+long ce_http_env_long(const char *name, long dflt, long min)
+{
+    const char *v = getenv(name);
+    if (!v || !*v)
+        return dflt;
+    char *end;
+    long x = strtol(v, &end, 10);
+    return (*end || x < min) ? dflt : x;
+}
+
+static void global_init_once(void)
+{
+    curl_global_init(CURL_GLOBAL_DEFAULT);
+}
+
+/* install runs ce_fetch_all on its own thread: initialise exactly once. */
+void ce_http_global_init(void)
+{
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, global_init_once);
+}
+
+bool ce_http_has_scheme(const char *url, const char *scheme)
+{
+    size_t n = strlen(scheme);
+    return strncasecmp(url, scheme, n) == 0;
+}
+
+/* The https-only rule, applied before any request is made. */
+int ce_http_check_url(char *msg, size_t n, const char *url, bool allow_http)
+{
+    if (ce_http_has_scheme(url, "https://"))
+        return CE_OK;
+    if (allow_http && (ce_http_has_scheme(url, "http://") || ce_http_has_scheme(url, "file://")))
+        return CE_OK;
+    if (ce_http_has_scheme(url, "http://") || ce_http_has_scheme(url, "file://"))
+        snprintf(msg, n, "refusing %s: downloads from a remote manifest are https only; "
+                 "use --insecure (or a local manifest) to allow http:// and file:// from a trusted mirror", url);
+    else
+        snprintf(msg, n, "unsupported URL %s: expected https://", url);
+    return CE_ERR_DOWNLOAD;
+}
+
+/* Options every transfer shares: protocols, redirects, TLS, timeouts. */
+void ce_http_setup(CURL *e, const char *url, bool allow_http, char *errbuf)
+{
+    curl_easy_setopt(e, CURLOPT_URL, url);
+    curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, allow_http ? "https,http,file" : "https");
+    /* A redirect may never downgrade to plain http (nor reach file://). */
+    curl_easy_setopt(e, CURLOPT_REDIR_PROTOCOLS_STR, allow_http ? "https,http" : "https");
+    curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 1L);
+    curl_easy_setopt(e, CURLOPT_MAXREDIRS, MAX_REDIRS);
+    /* >= 400 fails before any body byte reaches us: no HTML in the cache. */
+    curl_easy_setopt(e, CURLOPT_FAILONERROR, 1L);
+    curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(e, CURLOPT_USERAGENT, "cudaenv/" CE_VERSION);
+    curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 1L);
+    curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 2L);
+    const char *ca = getenv("CURL_CA_BUNDLE");
+    if (ca && *ca)
+        curl_easy_setopt(e, CURLOPT_CAINFO, ca);
+    curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT, 30L);
+    curl_easy_setopt(e, CURLOPT_LOW_SPEED_LIMIT, 1L);
+    curl_easy_setopt(e, CURLOPT_LOW_SPEED_TIME, ce_http_env_long("CUDAENV_STALL_TIMEOUT", 60, 1));
+    curl_easy_setopt(e, CURLOPT_BUFFERSIZE, 512L * 1024);
+    curl_easy_setopt(e, CURLOPT_ERRORBUFFER, errbuf);
+    errbuf[0] = '\0';
+}
+
+static bool retryable_curl(CURLcode rc)
+{
+    switch (rc) {
+    case CURLE_COULDNT_CONNECT: case CURLE_COULDNT_RESOLVE_HOST:
+    case CURLE_COULDNT_RESOLVE_PROXY: case CURLE_PARTIAL_FILE:
+    case CURLE_OPERATION_TIMEDOUT: case CURLE_GOT_NOTHING:
+    case CURLE_SEND_ERROR: case CURLE_RECV_ERROR: case CURLE_HTTP2:
+    case CURLE_HTTP2_STREAM: case CURLE_SSL_CONNECT_ERROR:
+        return true;
+    default:
+        return false;
+    }
+}
+
+/* Describe a failed attempt in msg; *retry: whether another may help. */
+int ce_http_attempt_error(CURL *e, CURLcode rc, const char *url, const char *errbuf,
+                         char *msg, size_t n, bool *retry)
+{
+    long status = 0;
+    curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &status);
+    const char *why = errbuf[0] ? errbuf : curl_easy_strerror(rc);
+    *retry = false;
+    if (rc == CURLE_HTTP_RETURNED_ERROR) {
+        *retry = status >= 500 || status == 408 || status == 429;
+        snprintf(msg, n, "HTTP %ld from %s%s", status, url,
+                 status == 404 ? ": not on the server (is the mirror complete?)" : "");
+        return CE_ERR_DOWNLOAD;
+    }
+    if (retryable_curl(rc)) {
+        *retry = true;
+        snprintf(msg, n, "download of %s failed: %s", url, why);
+        return CE_ERR_DOWNLOAD;
+    }
+    char *target = NULL; /* after a followed redirect: where it pointed */
+    curl_easy_getinfo(e, CURLINFO_EFFECTIVE_URL, &target);
+    if (rc == CURLE_UNSUPPORTED_PROTOCOL && target && strcmp(target, url) != 0)
+        snprintf(msg, n, "%s redirected to %s, which cudaenv refuses: redirects must stay on https "
+                 "(use --insecure only for a trusted local mirror)", url, target);
+    else if (rc == CURLE_TOO_MANY_REDIRECTS)
+        snprintf(msg, n, "more than %ld redirects fetching %s (a redirect loop?)", MAX_REDIRS, url);
+    else if (rc == CURLE_PEER_FAILED_VERIFICATION || rc == CURLE_SSL_CACERT_BADFILE)
+        snprintf(msg, n, "TLS verification failed for %s: %s; for a mirror with a private CA set "
+                 "CURL_CA_BUNDLE to its certificate file", url, why);
+    else
+        snprintf(msg, n, "download of %s failed: %s", url, why);
+    return CE_ERR_DOWNLOAD;
+}
+
+double ce_http_backoff_s(int failures)
+{
+    long base = ce_http_env_long("CUDAENV_RETRY_DELAY_MS", 1000, 0);
+    int shift = failures > 1 ? failures - 1 : 0;
+    double d = (double)base * (double)(1L << (shift > 5 ? 5 : shift)) / 1000.0;
+    return d > 30.0 ? 30.0 : d;
+}
+
+/* ---- small texts (manifests) ------------------------------------------- */
+
+typedef struct membuf { char *p; size_t len, max; bool over; } membuf;
+
+static size_t on_text(char *p, size_t size, size_t nmemb, void *ud)
+{
+    membuf *b = ud;
+    size_t n = size * nmemb;
+    if (b->len + n > b->max) {
+        b->over = true;
+        return 0;
+    }
+    char *q = realloc(b->p, b->len + n + 1);
+    if (!q)
+        return 0;
+    memcpy(q + b->len, p, n);
+    b->p = q;
+    b->len += n;
+    b->p[b->len] = '\0';
+    return n;
+}
+
+int ce_fetch_text(ce_ctx *ctx, const char *url, size_t max, bool allow_http, char **buf, size_t *len)
+{
+    *buf = NULL;
+    *len = 0;
+    char msg[4096];
+    int rc = ce_http_check_url(msg, sizeof msg, url, allow_http);
+    if (rc != CE_OK)
+        return ce_fail(ctx, rc, "%s", msg);
+    if (ctx->offline)
+        return ce_fail(ctx, CE_ERR_NOTFOUND, "--offline: not fetching %s; use a local manifest "
+                       "(CUDAENV_MANIFEST=PATH)", url);
+    ce_http_global_init();
+    CURL *e = curl_easy_init();
+    if (!e)
+        return ce_fail(ctx, CE_ERR_NOMEM, "cannot start libcurl");
+    char errbuf[CURL_ERROR_SIZE];
+    membuf b = { .max = max };
+    for (int failures = 1;; failures++) {
+        curl_easy_reset(e);
+        ce_http_setup(e, url, allow_http, errbuf);
+        curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_text);
+        curl_easy_setopt(e, CURLOPT_WRITEDATA, &b);
+        b.len = 0;
+        CURLcode cc = curl_easy_perform(e);
+        if (cc == CURLE_OK) {
+            rc = CE_OK;
+            break;
+        }
+        if (b.over) {
+            rc = ce_fail(ctx, CE_ERR_DOWNLOAD, "%s is larger than %zu bytes: not a manifest?", url, max);
+            break;
+        }
+        bool retry;
+        rc = ce_http_attempt_error(e, cc, url, errbuf, msg, sizeof msg, &retry);
+        if (!retry || failures >= CE_FETCH_ATTEMPTS) {
+            rc = retry ? ce_fail(ctx, rc, "giving up after %d attempts: %s", failures, msg)
+                       : ce_fail(ctx, rc, "%s", msg);
+            break;
+        }
+        ce_emit(ctx, CE_EV_INFO, url, "%s; retrying", msg);
+        struct timespec ts = { 0 };
+        double s = ce_http_backoff_s(failures);
+        ts.tv_sec = (time_t)s;
+        ts.tv_nsec = (long)((s - (double)ts.tv_sec) * 1e9);
+        nanosleep(&ts, NULL);
+    }
+    curl_easy_cleanup(e);
+    if (rc != CE_OK) {
+        free(b.p);
+        return rc;
+    }
+    if (!b.p && !(b.p = calloc(1, 1)))
+        return ce_fail(ctx, CE_ERR_NOMEM, "out of memory");
+    *buf = b.p;
+    *len = b.len;
+    return CE_OK;
+}
+
+int ce_manifest_load_url(ce_ctx *ctx, const char *url, ce_manifest **out)
+{
+    *out = NULL;
+    char *text;
+    size_t len;
+    int rc = ce_fetch_text(ctx, url, CE_MANIFEST_MAX, ctx->insecure, &text, &len);
+    if (rc != CE_OK)
+        return rc;
+    rc = ce_manifest_parse(ctx, text, len, url, false, out);
+    free(text);
+    return rc;
+}

@@ -1,0 +1,393 @@
+#include "install.h"
+#include "pkgindex.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "store/compose.h"
+#include "fetch.h"
+#include "core/file.h"
+#include "preflight.h"
+#include "store/receipt.h"
+#include "runfile.h"
+#include "store/store.h"
+#include "unpack.h"
+#include "core/version.h"
+
+/* One pristine tree to produce in pkgs/: a CUDA runfile or a cuDNN archive. */
+typedef struct need {
+    const ce_artifact *art;
+    bool is_runfile;
+    char pkg[160];          /* "cuda-11.8.0", "cudnn-8.7.0.84-cuda11" */
+    const char *version;    /* CUDA release (runfile check) or cuDNN release */
+    ce_fetch_item *item;
+    char cache[4200];       /* cache/<sha256>: our own copy, the fetch thread owns item */
+    char staging[4200];     /* pkgs/.staging-* holding the unpacked tree, "" if none */
+    bool retry;             /* follow-mode unpack lost the race: unpack the verified file */
+} need;
+
+#define MAX_NEEDS 32
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static bool fault_is(const char *point)
+{
+    const char *f = getenv("CUDAENV_TEST_FAULT");
+    return f && strcmp(f, point) == 0;
+}
+
+static void fault(const char *point)
+{
+    if (fault_is(point)) raise(SIGKILL);
+}
+
+static const char *url_base(const char *url)
+{
+    const char *s = strrchr(url, '/');
+    return s && s[1] ? s + 1 : url;
+}
+
+/* ---- planning ---- */
+
+static int add_need(ce_ctx *ctx, need *needs, size_t *n, const ce_artifact *art, bool is_runfile,
+                    const char *pkg, const char *version)
+{
+    for (size_t i = 0; i < *n; i++)
+        if (strcmp(needs[i].pkg, pkg) == 0) return CE_OK;
+    char path[4200];
+    int rc = ce_store_path(ctx, "pkgs", path, sizeof path);
+    if (rc) return rc;
+    char tree[4400];
+    snprintf(tree, sizeof tree, "%s/%s", path, pkg);
+    if (ce_is_dir(tree) && !ctx->force) return CE_OK; /* unpacked by an earlier install */
+    if (*n == MAX_NEEDS) return ce_fail(ctx, CE_ERR_USAGE, "too many toolchains in one install; split the command");
+    need *nd = &needs[(*n)++];
+    memset(nd, 0, sizeof *nd);
+    nd->art = art;
+    nd->is_runfile = is_runfile;
+    snprintf(nd->pkg, sizeof nd->pkg, "%s", pkg);
+    nd->version = version;
+    return CE_OK;
+}
+
+static void fmt_bytes(char *out, size_t n, double b)
+{
+    const char *u[] = { "B", "KiB", "MiB", "GiB", "TiB" };
+    int i = 0;
+    while (b >= 1024 && i < 4) { b /= 1024; i++; }
+    snprintf(out, n, "%.1f %s", b, u[i]);
+}
+
+/* Bytes still to download plus the unpacked estimate, against statvfs. */
+static int space_preflight(ce_ctx *ctx, const need *needs, size_t n)
+{
+    double want = 0;
+    for (size_t i = 0; i < n; i++) {
+        long long size = needs[i].art->size;
+        if (size < 0) continue; /* the manifest gives none: nothing to add */
+        char cp[4200], part[4300];
+        struct stat st;
+        if (ce_cache_path(ctx, needs[i].art->sha256, cp, sizeof cp)) return ctx->err_code;
+        snprintf(part, sizeof part, "%s.part", cp);
+        if (stat(cp, &st) != 0) {
+            double left = (double)size;
+            if (stat(part, &st) == 0 && st.st_size <= size) left -= (double)st.st_size;
+            want += left;
+        }
+        want += (double)size * (needs[i].is_runfile ? CE_RUNFILE_UNPACK_FACTOR : CE_TARBALL_UNPACK_FACTOR);
+    }
+    if (want <= 0) return CE_OK;
+    double avail;
+    const char *fake = getenv("CUDAENV_TEST_FREE_BYTES");
+    if (fake && *fake) {
+        avail = strtod(fake, NULL);
+    } else {
+        struct statvfs vs;
+        if (statvfs(ctx->root, &vs) != 0) return CE_OK; /* cannot tell: let the writes speak */
+        avail = (double)vs.f_bavail * (double)vs.f_frsize;
+    }
+    if (avail >= want) return CE_OK;
+    char w[32], a[32];
+    fmt_bytes(w, sizeof w, want);
+    fmt_bytes(a, sizeof a, avail);
+    return ce_fail(ctx, CE_ERR_SPACE, "not enough free space in %s: this install needs about %s "
+                   "(downloads plus unpacked trees) and %s is free; free some space, or set CUDAENV_ROOT "
+                   "to a larger filesystem", ctx->root, w, a);
+}
+
+/* ---- fetching, with cuDNN archives unpacked as they arrive ---- */
+
+typedef struct fetch_job {
+    ce_ctx *ctx;
+    ce_fetch_item *items;
+    size_t n;
+    int rc;
+    volatile int done;
+} fetch_job;
+
+static void *fetch_thread(void *arg)
+{
+    fetch_job *j = arg;
+    j->rc = ce_fetch_all(j->ctx, j->items, j->n);
+    __atomic_store_n(&j->done, 1, __ATOMIC_RELEASE);
+    return NULL;
+}
+
+static void kill_during_download(ce_ctx *ctx, need *needs, size_t n, const fetch_job *job)
+{
+    for (int waited = 0; waited < 30000 && !__atomic_load_n(&job->done, __ATOMIC_ACQUIRE); waited++) {
+        for (size_t i = 0; i < n; i++) {
+            char cp[4200], part[4300];
+            struct stat st;
+            if (ce_cache_path(ctx, needs[i].art->sha256, cp, sizeof cp)) continue;
+            snprintf(part, sizeof part, "%s.part", cp);
+            if (stat(part, &st) == 0 && st.st_size > 0) raise(SIGKILL);
+        }
+        usleep(1000);
+    }
+    raise(SIGKILL);
+}
+
+static void drop_stagings(ce_ctx *ctx, need *needs, size_t n)
+{
+    ce_ctx scratch = *ctx; /* cleanup must not overwrite the error being reported */
+    for (size_t i = 0; i < n; i++) {
+        if (needs[i].staging[0]) ce_rm_rf(&scratch, needs[i].staging);
+        needs[i].staging[0] = '\0';
+    }
+}
+
+static int unpack_cudnn(ce_ctx *ctx, need *nd, bool follow, const volatile int *done)
+{
+    int rc;
+    if (!nd->staging[0] && (rc = ce_store_staging(ctx, "pkgs", nd->staging, sizeof nd->staging))) return rc;
+    char part[4300];
+    snprintf(part, sizeof part, "%s.part", nd->cache);
+    ce_unpack_src src = { .path = nd->cache, .part = follow ? part : NULL, .writer_done = done,
+                          .label = nd->art->url, .sha256 = nd->art->sha256, .size = nd->art->size,
+                          .strip_top = true };
+    return ce_unpack(ctx, &src, nd->staging);
+}
+
+static int fetch_and_unpack(ce_ctx *ctx, const ce_manifest *m, need *needs, size_t n)
+{
+    ce_fetch_item items[MAX_NEEDS];
+    memset(items, 0, sizeof items);
+    for (size_t i = 0; i < n; i++) {
+        items[i].url = needs[i].art->url;
+        items[i].sha256 = needs[i].art->sha256;
+        items[i].size = needs[i].art->size;
+        items[i].label = url_base(needs[i].art->url);
+        items[i].allow_http = m->local || ctx->insecure;
+        if (ce_cache_path(ctx, needs[i].art->sha256, needs[i].cache, sizeof needs[i].cache)) return ctx->err_code;
+        memcpy(items[i].path, needs[i].cache, sizeof items[i].path);
+        needs[i].item = &items[i];
+    }
+    ce_emit(ctx, CE_EV_STEP, NULL, "downloading %zu file%s", n, n == 1 ? "" : "s");
+    fetch_job job = { .ctx = ctx, .items = items, .n = n };
+    pthread_t th;
+    if (pthread_create(&th, NULL, fetch_thread, &job) != 0)
+        return ce_fail(ctx, CE_ERR_OTHER, "cannot start the download thread");
+    if (fault_is("during-download")) kill_during_download(ctx, needs, n, &job);
+
+    /* While the downloads run, this thread unpacks cuDNN archives from the
+     * growing .part files (its own context: the fetch thread owns ctx). */
+    ce_ctx uctx = *ctx;
+    uctx.event = NULL;
+    int urc = CE_OK;
+    for (size_t i = 0; i < n && urc == CE_OK; i++) {
+        if (needs[i].is_runfile) continue;
+        bool follow = !ce_exists(needs[i].cache);
+        urc = unpack_cudnn(&uctx, &needs[i], follow, &job.done);
+        if (urc == CE_ERR_DOWNLOAD) {
+            needs[i].retry = true; /* decided after the download finished */
+            urc = CE_OK;
+        }
+    }
+    pthread_join(th, NULL);
+    for (size_t i = 0; i < n; i++) needs[i].item = NULL; /* items[] dies with this frame */
+    if (job.rc != CE_OK) {
+        drop_stagings(ctx, needs, n);
+        return job.rc;
+    }
+    if (urc != CE_OK) {
+        snprintf(ctx->err, sizeof ctx->err, "%s", uctx.err);
+        ctx->err_code = urc;
+        drop_stagings(ctx, needs, n);
+        return urc;
+    }
+    for (size_t i = 0; i < n; i++) {
+        needs[i].item = &items[i];
+        int rc = CE_OK;
+        if (!needs[i].is_runfile && needs[i].retry) {
+            /* the overlapped pass saw a restarted download: unpack the verified file */
+            if ((rc = ce_rm_rf(ctx, needs[i].staging)) == CE_OK) {
+                needs[i].staging[0] = '\0';
+                ce_emit(ctx, CE_EV_STEP, items[i].label, "unpacking %s", items[i].label);
+                rc = unpack_cudnn(ctx, &needs[i], false, &job.done);
+            }
+        } else if (needs[i].is_runfile) {
+            rc = ce_store_staging(ctx, "pkgs", needs[i].staging, sizeof needs[i].staging);
+            char tmp[4200] = "", logs[4200], log[4400];
+            if (rc == CE_OK) rc = ce_store_staging(ctx, "pkgs", tmp, sizeof tmp);
+            if (rc == CE_OK && (rc = ce_store_path(ctx, "logs", logs, sizeof logs)) == CE_OK &&
+                (rc = ce_mkdir_p(ctx, logs, 0755)) == CE_OK) {
+                snprintf(log, sizeof log, "%s/cuda-%s-runfile.log", logs, needs[i].version);
+                rc = ce_runfile_install(ctx, items[i].path, items[i].url, needs[i].staging, tmp, log,
+                                        needs[i].version);
+            }
+            if (tmp[0]) {
+                ce_ctx scratch = *ctx;
+                ce_rm_rf(&scratch, tmp);
+            }
+        }
+        needs[i].item = NULL;
+        if (rc != CE_OK) {
+            drop_stagings(ctx, needs, n);
+            return rc;
+        }
+    }
+    return CE_OK;
+}
+
+/* ---- composing one toolchain ---- */
+
+static int compose_one(ce_ctx *ctx, const ce_manifest *m, const ce_resolved *r)
+{
+    char vdir[4200], pkgs[4200], final[4400], staging[4200];
+    char cpkg[160], dpkg[160], ctree[4400], dtree[4400];
+    int rc;
+    if ((rc = ce_store_path(ctx, "versions", vdir, sizeof vdir)) ||
+        (rc = ce_store_path(ctx, "pkgs", pkgs, sizeof pkgs)))
+        return rc;
+    snprintf(final, sizeof final, "%s/%s", vdir, r->name);
+    ce_store_pkg_names(r->cuda->version, r->cudnn ? r->cudnn->version : NULL, cpkg, sizeof cpkg, dpkg, sizeof dpkg);
+    snprintf(ctree, sizeof ctree, "%s/%s", pkgs, cpkg);
+    snprintf(dtree, sizeof dtree, "%s/%s", pkgs, dpkg);
+    if ((rc = ce_store_staging(ctx, "versions", staging, sizeof staging))) return rc;
+
+    double t0 = now_ms();
+    ce_filelist files = { 0 };
+    rc = ce_compose_tree(ctx, ctree, staging, "", &files);
+    if (rc == CE_OK && r->cudnn) rc = ce_compose_cudnn(ctx, dtree, staging, &files);
+    double t_compose = now_ms() - t0;
+    const char *trees[] = { ctree, r->cudnn ? dtree : NULL, NULL };
+    if (rc == CE_OK) rc = ce_pkgindex_hash_files(ctx, staging, trees, &files);
+
+    const char *tf[64];
+    size_t ntf = 0;
+    for (size_t i = 0; i < m->n_tf && ntf < 64; i++) {
+        const ce_tf *t = &m->tf[i];
+        if (t->not_installable || !t->cuda || strcmp(t->cuda, r->cuda->version) != 0) continue;
+        if (r->cudnn ? (t->cudnn && strcmp(t->cudnn, r->cudnn->version) == 0) : !t->cudnn) tf[ntf++] = t->version;
+    }
+    ce_receipt rec = { .name = r->name, .cuda = r->cuda->version, .cudnn = r->cudnn ? r->cudnn->version : NULL,
+                       .platform = ctx->platform, .min_driver = r->cuda->min_driver, .max_gcc = r->cuda->max_gcc,
+                       .sm_min = r->cuda->sm_min, .sm_max = r->cuda->sm_max, .tensorflow = tf,
+                       .n_tensorflow = ntf, .files = &files };
+    rec.sources[rec.n_sources++] = (ce_receipt_source){ "runfile", r->runfile->url, r->runfile->sha256,
+                                                       r->runfile->size };
+    if (r->cudnn && r->cudnn_archive)
+        rec.sources[rec.n_sources++] = (ce_receipt_source){ "cudnn", r->cudnn_archive->url,
+                                                           r->cudnn_archive->sha256, r->cudnn_archive->size };
+    if (rc == CE_OK) rc = ce_receipt_write(ctx, staging, &rec);
+    if (rc == CE_OK) {
+        ce_fsync_dir(staging);
+        fault("before-commit");
+        rc = ce_store_commit(ctx, staging, final);
+    }
+    if (rc != CE_OK) {
+        ce_ctx scratch = *ctx;
+        ce_rm_rf(&scratch, staging);
+    } else {
+        ce_emit(ctx, CE_EV_INFO, r->name, "composed %zu files (%zu hardlinked, %zu copied) in %.1f ms",
+                files.n, files.linked, files.copied, t_compose);
+        ce_emit(ctx, CE_EV_NOTE, r->name, "installed %s in %s", r->name, final);
+    }
+    ce_filelist_free(&files);
+    return rc;
+}
+
+/* ---- the pipeline ---- */
+
+static int commit_pkgs(ce_ctx *ctx, need *needs, size_t n)
+{
+    char pkgs[4200], final[4400];
+    int rc = ce_store_path(ctx, "pkgs", pkgs, sizeof pkgs);
+    for (size_t i = 0; rc == CE_OK && i < n; i++) {
+        snprintf(final, sizeof final, "%s/%s", pkgs, needs[i].pkg);
+        rc = ce_store_commit(ctx, needs[i].staging, final);
+        if (rc == CE_OK) needs[i].staging[0] = '\0';
+    }
+    if (rc != CE_OK) drop_stagings(ctx, needs, n);
+    return rc;
+}
+
+int ce_install(ce_ctx *ctx, const ce_manifest *m, const ce_resolved *r, size_t n)
+{
+    need needs[MAX_NEEDS];
+    size_t nn = 0;
+    bool todo[64] = { false };
+    size_t ntodo = 0;
+    char vdir[4200];
+    /* the unpacker chdirs while the download thread writes: every store
+     * path must be absolute */
+    char abs[4096];
+    if (ctx->root[0] != '/' && realpath(ctx->root, abs)) snprintf(ctx->root, sizeof ctx->root, "%s", abs);
+    int rc = ce_store_path(ctx, "versions", vdir, sizeof vdir);
+    if (rc) return rc;
+    if (n > 64) return ce_fail(ctx, CE_ERR_USAGE, "too many toolchains in one install; split the command");
+
+    for (size_t i = 0; i < n; i++) {
+        char final[4400];
+        snprintf(final, sizeof final, "%s/%s", vdir, r[i].name);
+        bool dup = false;
+        for (size_t j = 0; j < i; j++) dup = dup || (todo[j] && strcmp(r[j].name, r[i].name) == 0);
+        if (dup) continue;
+        if (ce_is_dir(final) && !ctx->force) {
+            ce_emit(ctx, CE_EV_NOTE, r[i].name, "%s is already installed in %s (--force reinstalls it)",
+                    r[i].name, final);
+            continue;
+        }
+        if (!r[i].runfile)
+            return ce_fail(ctx, CE_ERR_NOTFOUND, "CUDA %s has no runfile for %s in the manifest",
+                           r[i].cuda->version, ctx->platform);
+        if ((rc = ce_preflight_install(ctx, r[i].cuda))) return rc;
+        char cpkg[160], dpkg[160];
+        ce_store_pkg_names(r[i].cuda->version, r[i].cudnn ? r[i].cudnn->version : NULL, cpkg, sizeof cpkg,
+                           dpkg, sizeof dpkg);
+        if ((rc = add_need(ctx, needs, &nn, r[i].runfile, true, cpkg, r[i].cuda->version))) return rc;
+        if (r[i].cudnn && r[i].cudnn_archive &&
+            (rc = add_need(ctx, needs, &nn, r[i].cudnn_archive, false, dpkg, r[i].cudnn->version)))
+            return rc;
+        todo[i] = true;
+        ntodo++;
+    }
+    if (ntodo == 0) return CE_OK;
+    if (nn > 0) {
+        if ((rc = space_preflight(ctx, needs, nn))) return rc;
+        if ((rc = fetch_and_unpack(ctx, m, needs, nn))) return rc;
+        fault("after-unpack");
+        if ((rc = commit_pkgs(ctx, needs, nn))) return rc;
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (!todo[i]) continue;
+        ce_emit(ctx, CE_EV_STEP, r[i].name, "composing %s", r[i].name);
+        if ((rc = compose_one(ctx, m, &r[i]))) return rc;
+    }
+    return CE_OK;
+}

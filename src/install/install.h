@@ -1,0 +1,34 @@
+/* The install pipeline (ARCHITECTURE.md), full binary only:
+ *   skip installed -> preflight (driver/GPU, free space) -> fetch everything
+ *   missing in parallel, unpacking cuDNN archives while they download ->
+ *   runfile into pkgs/.staging-* -> rename to pkgs/cuda-<ver> ->
+ *   compose versions/.staging-* with hardlinks -> receipt -> fsync -> rename.
+ * The caller holds the store lock (ce_store_lock) and has removed stale
+ * staging directories (ce_store_clean_staging).
+ *
+ * Test-only hooks (environment):
+ *   CUDAENV_TEST_FAULT=during-download|after-unpack|before-commit
+ *       the process SIGKILLs itself at that point (crash-safety tests);
+ *   CUDAENV_TEST_FREE_BYTES=N   pretend the filesystem has N bytes free. */
+#ifndef CE_INSTALL_H
+#define CE_INSTALL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "core/ctx.h"
+#include "core/manifest.h"
+#include "core/resolve.h"
+
+/* Unpacked size estimates for the free-space preflight: a CUDA runfile
+ * unpacks to about 2.5x its size (4.3 GB -> ~10 GB with the installer's own
+ * temporary copy), an xz cuDNN tarball to about 2x. */
+#define CE_RUNFILE_UNPACK_FACTOR 2.5
+#define CE_TARBALL_UNPACK_FACTOR 2.0
+
+/* Install each resolved toolchain.  Already installed ones are skipped
+ * unless ctx->force.  Returns the first failure; what was installed before
+ * it stays installed, nothing half-installed remains. */
+int ce_install(ce_ctx *ctx, const ce_manifest *m, const ce_resolved *r, size_t n);
+
+#endif

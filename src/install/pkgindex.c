@@ -1,0 +1,131 @@
+#include "pkgindex.h"
+
+#include <cJSON.h>
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "digest.h"
+#include "core/file.h"
+
+typedef struct idx_entry { unsigned long long ino; long long size; char sha[65]; } idx_entry;
+typedef struct idx { idx_entry *v; size_t n, cap; } idx;
+
+static int idx_add(idx *x, unsigned long long ino, long long size, const char *sha)
+{
+    if (x->n == x->cap) {
+        size_t cap = x->cap ? x->cap * 2 : 256;
+        idx_entry *v = realloc(x->v, cap * sizeof *v);
+        if (!v) return -1;
+        x->v = v;
+        x->cap = cap;
+    }
+    idx_entry *e = &x->v[x->n++];
+    e->ino = ino;
+    e->size = size;
+    snprintf(e->sha, sizeof e->sha, "%s", sha);
+    return 0;
+}
+
+static int by_ino(const void *a, const void *b)
+{
+    const idx_entry *x = a, *y = b;
+    return x->ino < y->ino ? -1 : x->ino > y->ino;
+}
+
+/* nftw has no user pointer: one walk at a time (install holds the store lock). */
+static struct { ce_ctx *ctx; idx *x; int rc; } walk;
+
+static int hash_one(const char *p, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)ftw;
+    if (flag != FTW_F || !S_ISREG(st->st_mode)) return 0;
+    char hex[CE_SHA256_HEX];
+    if ((walk.rc = ce_sha256_file(walk.ctx, p, hex)) != CE_OK) return 1;
+    if (idx_add(walk.x, (unsigned long long)st->st_ino, (long long)st->st_size, hex) != 0) {
+        walk.rc = ce_fail(walk.ctx, CE_ERR_NOMEM, "out of memory indexing %s", p);
+        return 1;
+    }
+    return 0;
+}
+
+/* The index is valid only for the tree it was made from: a tree unpacked
+ * again has new inodes, so the tree's own inode is recorded and compared. */
+static int load_or_build(ce_ctx *ctx, const char *tree, idx *x)
+{
+    struct stat tst;
+    if (stat(tree, &tst) != 0) return CE_OK;
+    char path[4200];
+    snprintf(path, sizeof path, "%s.sha256.json", tree);
+    char *text = NULL;
+    ce_ctx quiet = *ctx;
+    if (ce_file_read(&quiet, path, 64u << 20, &text, NULL) == CE_OK) {
+        cJSON *j = cJSON_Parse(text);
+        free(text);
+        const cJSON *ti = cJSON_GetObjectItemCaseSensitive(j, "tree_ino");
+        const cJSON *fs = cJSON_GetObjectItemCaseSensitive(j, "files");
+        if (cJSON_IsNumber(ti) && (unsigned long long)ti->valuedouble == (unsigned long long)tst.st_ino &&
+            cJSON_IsArray(fs)) {
+            const cJSON *f;
+            cJSON_ArrayForEach(f, fs) {
+                const cJSON *i = cJSON_GetObjectItemCaseSensitive(f, "ino");
+                const cJSON *s = cJSON_GetObjectItemCaseSensitive(f, "size");
+                const cJSON *h = cJSON_GetObjectItemCaseSensitive(f, "sha256");
+                if (cJSON_IsNumber(i) && cJSON_IsNumber(s) && cJSON_IsString(h) && strlen(h->valuestring) == 64)
+                    idx_add(x, (unsigned long long)i->valuedouble, (long long)s->valuedouble, h->valuestring);
+            }
+            cJSON_Delete(j);
+            return CE_OK;
+        }
+        cJSON_Delete(j);
+    }
+    ce_emit(ctx, CE_EV_STEP, NULL, "computing sha256 of every file in %s (once)", tree);
+    size_t first = x->n;
+    walk.ctx = ctx;
+    walk.x = x;
+    walk.rc = CE_OK;
+    if (nftw(tree, hash_one, 64, FTW_PHYS) != 0)
+        return walk.rc ? walk.rc : ce_fail(ctx, CE_ERR_IO, "cannot walk %s", tree);
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddNumberToObject(o, "tree_ino", (double)tst.st_ino);
+    cJSON *fs = cJSON_AddArrayToObject(o, "files");
+    for (size_t k = first; fs && k < x->n; k++) {
+        cJSON *f = cJSON_CreateObject();
+        cJSON_AddNumberToObject(f, "ino", (double)x->v[k].ino);
+        cJSON_AddNumberToObject(f, "size", (double)x->v[k].size);
+        cJSON_AddStringToObject(f, "sha256", x->v[k].sha);
+        cJSON_AddItemToArray(fs, f);
+    }
+    char *out = cJSON_PrintUnformatted(o);
+    cJSON_Delete(o);
+    if (!out) return ce_fail(ctx, CE_ERR_NOMEM, "out of memory writing %s", path);
+    int rc = ce_file_write_atomic(ctx, path, out, strlen(out), 0644);
+    free(out);
+    return rc;
+}
+
+int ce_pkgindex_hash_files(ce_ctx *ctx, const char *prefix, const char *const *trees, ce_filelist *files)
+{
+    idx x = { 0 };
+    int rc = CE_OK;
+    for (size_t t = 0; rc == CE_OK && trees[t]; t++) rc = load_or_build(ctx, trees[t], &x);
+    if (rc == CE_OK && x.n) qsort(x.v, x.n, sizeof *x.v, by_ino);
+    for (size_t i = 0; rc == CE_OK && i < files->n; i++) {
+        ce_file_entry *f = &files->v[i];
+        char p[8300];
+        snprintf(p, sizeof p, "%s/%s", prefix, f->path);
+        struct stat st;
+        if (stat(p, &st) != 0) continue;
+        idx_entry key = { .ino = (unsigned long long)st.st_ino };
+        idx_entry *hit = x.n ? bsearch(&key, x.v, x.n, sizeof *x.v, by_ino) : NULL;
+        if (hit && hit->size == (long long)st.st_size) {
+            memcpy(f->sha256, hit->sha, sizeof f->sha256);
+        } else {
+            rc = ce_sha256_file(ctx, p, f->sha256);
+        }
+    }
+    free(x.v);
+    return rc;
+}

@@ -1,0 +1,85 @@
+/* Install preflight: the part of doctor that decides whether a CUDA release
+ * can run here, asked before gigabytes are downloaded.  A driver too old
+ * for the toolkit (outside minor-version compatibility) or a GPU older than
+ * the toolkit supports refuses the install (CE_ERR_CHECK, exit 7) unless
+ * --force; a host gcc newer than nvcc accepts is a warning; no driver at all
+ * is a note (building on a CPU-only machine is normal).  Free space is
+ * checked by install.c, which knows what is already in the cache. */
+#include "preflight.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "doctor/doctor.h"
+#include "core/version.h"
+
+int ce_preflight_install(ce_ctx *ctx, const ce_cuda *cuda)
+{
+    ce_machine m;
+    ce_probe p;
+    memset(&p, 0, sizeof p);
+    ce_machine_init(&m, ctx);
+    doc_probe_platform(&m, &p);
+    doc_probe_gpu(&m, &p, false);   /* no cuInit: NVML answers driver and GPUs */
+    const char *drv = p.driver[0] ? p.driver : p.module_version;
+    char reason[2048] = "";
+    size_t used = 0;
+
+    if (!drv[0] && !p.cuda_version) {
+        ce_emit(ctx, CE_EV_NOTE, NULL, "no NVIDIA driver found: installing CUDA %s anyway (building without a GPU "
+                "works); run cudaenv doctor on the machine that will run it", cuda->version);
+    } else {
+        char why[256];
+        int fits = 1;
+        if (drv[0] && cuda->min_driver) fits = doc_driver_fits(drv, cuda->min_driver, cuda->version, why, sizeof why);
+        if (p.cuda_version > 0 && p.cuda_version < ce_version_major(cuda->version) * 1000) fits = -1;
+        if (fits < 0) {
+            bool dc = false;
+            for (int i = 0; i < p.n_gpus; i++) if (doc_datacenter_gpu(p.gpus[i].name)) dc = true;
+            char cudav[48] = "";
+            if (p.cuda_version > 0)
+                snprintf(cudav, sizeof cudav, " (supports CUDA %d.%d)", p.cuda_version / 1000,
+                         p.cuda_version % 1000 / 10);
+            used += (size_t)snprintf(reason + used, sizeof reason - used,
+                                     "CUDA %s needs NVIDIA driver >= %s; this machine has %s%s: upgrade the driver%s",
+                                     cuda->version, cuda->min_driver ? cuda->min_driver : "a newer branch",
+                                     drv[0] ? drv : "an older driver", cudav,
+                                     dc ? " or use the cuda-compat forward-compatibility package of this data-center GPU"
+                                        : "");
+        } else if (fits == 0) {
+            ce_emit(ctx, CE_EV_WARN, NULL, "driver %s is older than CUDA %s's %s: it will run in minor-version "
+                    "compatibility mode (%s); upgrade the driver for full support", drv, cuda->version,
+                    cuda->min_driver, why);
+        }
+        int lo = doc_sm_num(cuda->sm_min), hi = doc_sm_num(cuda->sm_max);
+        for (int i = 0; i < p.n_gpus; i++) {
+            const ce_gpu *g = &p.gpus[i];
+            if (g->cc_major < 0) continue;
+            int cc = g->cc_major * 10 + g->cc_minor;
+            if (lo > 0 && cc < lo)
+                used += (size_t)snprintf(reason + used, used < sizeof reason ? sizeof reason - used : 0,
+                                         "%sGPU %d (%s) is sm_%d, CUDA %s supports sm_%d and newer: use %s",
+                                         used ? "; " : "", i, g->name, cc, cuda->version, lo, doc_cuda_for_sm(cc));
+            else if (hi > 0 && cc > hi)
+                ce_emit(ctx, CE_EV_WARN, NULL, "GPU %d (%s, sm_%d) is newer than CUDA %s targets (sm_%d): code will "
+                        "run through PTX JIT only; %s suits it better", i, g->name, cc, cuda->version, hi,
+                        doc_cuda_for_sm(cc));
+        }
+    }
+    if (cuda->max_gcc > 0) {
+        char where[4096], full[128];
+        int maj = doc_host_gcc(where, sizeof where, full, sizeof full);
+        if (maj > cuda->max_gcc)
+            ce_emit(ctx, CE_EV_WARN, NULL, "host gcc %s (%s) is newer than CUDA %s's nvcc accepts (gcc <= %d): "
+                    "install g++-%d and export NVCC_CCBIN=g++-%d", full, where, cuda->version, cuda->max_gcc,
+                    cuda->max_gcc, cuda->max_gcc);
+    }
+    if (used) {
+        if (!ctx->force)
+            return ce_fail(ctx, CE_ERR_CHECK, "CUDA %s cannot run on this machine: %s (pass --force to install it "
+                           "anyway)", cuda->version, reason);
+        ce_emit(ctx, CE_EV_WARN, NULL, "CUDA %s cannot run on this machine: %s (--force: installing anyway)",
+                cuda->version, reason);
+    }
+    return CE_OK;
+}

@@ -1,0 +1,26 @@
+/* NVIDIA's CUDA runfile in its silent toolkit mode, into a staging tree, and
+ * the check that the result really is the toolkit the manifest promised.
+ * Full binary only (it is part of the install pipeline). */
+#ifndef CE_RUNFILE_H
+#define CE_RUNFILE_H
+
+#include "core/ctx.h"
+
+/* Run `sh RUNFILE --silent --toolkit --toolkitpath=STAGING
+ * --defaultroot=STAGING --no-opengl-libs --no-man-page --no-drm --override
+ * --tmpdir=TMP` with fork/execve (no shell in between), HOME and TMPDIR set
+ * to tmp (a private, empty directory), LANG=C, DISPLAY and SUDO_USER unset,
+ * stdin from /dev/null and stdout/stderr into log.  runfile must be the
+ * verified cache file.  Then ce_toolkit_check(staging, version).
+ * CE_ERR_OTHER when the installer fails (naming the log), CE_ERR_INTEGRITY
+ * when the tree is not the promised toolkit. */
+int ce_runfile_install(ce_ctx *ctx, const char *runfile, const char *label, const char *staging,
+                       const char *tmp, const char *log, const char *version);
+
+/* A toolkit tree holds bin/nvcc, lib64/libcudart.so.* and the CUDA
+ * MAJOR.MINOR of version (from version.json's cuda_cudart / cuda_nvcc, then
+ * cuda: whose patch is sometimes a date, so only major.minor count; or
+ * version.txt on <= 11.0).  CE_ERR_INTEGRITY naming what is missing. */
+int ce_toolkit_check(ce_ctx *ctx, const char *dir, const char *version, const char *label);
+
+#endif

@@ -1,0 +1,65 @@
+/* Unpacking archives (cuDNN tarballs) into an empty staging directory with
+ * libarchive, under the entry policy of ARCHITECTURE.md.  Full binary only.
+ *
+ * The policy is a pure function (ce_entry_refusal) so it is unit-tested on
+ * its own; ce_unpack applies it to every entry before libarchive writes
+ * anything, and also sets libarchive's own SECURE_* flags as a second line.
+ *
+ * ce_unpack can read an archive that is still being downloaded ("follow"
+ * mode): it tails the growing cache/<sha256>.part, hashes every byte it
+ * hands to libarchive, and succeeds only when the bytes it consumed have the
+ * manifest's size and sha256.  So download, sha256 and unpack overlap in one
+ * pass, and nothing unverified is used: the caller commits the staging
+ * directory only after a CE_OK. */
+#ifndef CE_UNPACK_H
+#define CE_UNPACK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "core/ctx.h"
+
+/* One archive entry as the policy sees it; paths relative to the tree
+ * (the archive's single top directory already stripped). */
+typedef struct ce_entry {
+    const char *path;       /* "lib/libcudnn.so.8" */
+    unsigned mode;          /* st_mode: file type and permission bits */
+    const char *symlink;    /* symlink target, NULL if not a symlink */
+    const char *hardlink;   /* hardlink target relative to the tree, or NULL */
+} ce_entry;
+
+/* NULL when the entry may be written, else why not ("absolute path", ...).
+ * Refused: empty, absolute or ".."-containing paths; device nodes, FIFOs,
+ * sockets; setuid/setgid bits; symlinks that are absolute or whose target,
+ * taken relative to the entry's directory, leaves the tree; hardlinks whose
+ * target is not a safe path inside the tree. */
+const char *ce_entry_refusal(const ce_entry *e);
+
+/* Strip the single top directory of an archive path.  *top is "" before the
+ * first entry and is set from it.  Leading "./" are ignored.  Returns 0 and
+ * the rest in *rest ("" for the top directory itself), or -1 when the path
+ * is not under the top directory. */
+int ce_strip_top(const char *path, char *top, size_t topsz, const char **rest);
+
+typedef struct ce_unpack_src {
+    const char *path;       /* the archive; in follow mode the final cache path */
+    const char *part;       /* follow mode: the .part being written, else NULL */
+    const volatile int *writer_done; /* follow mode: set non-zero when the download stopped */
+    const char *label;      /* URL or name used in messages */
+    const char *sha256;     /* when set, the bytes read must have this digest ... */
+    long long size;         /* ... and this size (-1: unknown) */
+    bool strip_top;         /* strip the archive's single top directory */
+} ce_unpack_src;
+
+/* Extract src into dest (an existing, empty directory).  On failure dest
+ * holds a partial tree that the caller removes.  Returns CE_ERR_INTEGRITY for
+ * an unsafe entry, a corrupt archive or a digest mismatch (naming the entry
+ * and the archive), CE_ERR_DOWNLOAD in follow mode when the download stopped
+ * before the archive was complete (retry from the verified file), CE_ERR_IO. */
+int ce_unpack(ce_ctx *ctx, const ce_unpack_src *src, const char *dest);
+
+/* After extraction: every symlink under dir that resolves must resolve inside
+ * dir (catches chains of individually harmless links).  CE_ERR_INTEGRITY. */
+int ce_unpack_check_links(ce_ctx *ctx, const char *dir, const char *label);
+
+#endif

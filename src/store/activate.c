@@ -1,0 +1,436 @@
+#include "activate.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "core/file.h"
+
+const char *ce_origin_name(ce_origin o)
+{
+    switch (o) {
+    case CE_ORIGIN_SHELL: return "shell";
+    case CE_ORIGIN_FILE: return CE_VERSION_FILE;
+    case CE_ORIGIN_GLOBAL: return "global";
+    case CE_ORIGIN_SYSTEM: return "system";
+    }
+    return "?";
+}
+
+int ce_spec_file_read(ce_ctx *ctx, const char *path, char *spec, size_t specsz)
+{
+    char *data;
+    int rc = ce_file_read(ctx, path, 4096, &data, NULL);
+    if (rc) return rc;
+    /* the first line that is not blank or a comment, trimmed */
+    char *line = data, *found = NULL;
+    while (line && *line) {
+        char *nl = strchr(line, '\n');
+        if (nl) *nl = '\0';
+        while (isspace((unsigned char)*line)) line++;
+        char *end = line + strlen(line);
+        while (end > line && isspace((unsigned char)end[-1])) *--end = '\0';
+        if (*line && *line != '#') { found = line; break; }
+        line = nl ? nl + 1 : NULL;
+    }
+    if (!found || strlen(found) >= specsz) {
+        free(data);
+        return ce_fail(ctx, CE_ERR_USAGE, "%s names no toolchain (expected one line such as 11.8 or tf-2.14)", path);
+    }
+    snprintf(spec, specsz, "%s", found);
+    free(data);
+    return CE_OK;
+}
+
+int ce_spec_file_write(ce_ctx *ctx, const char *path, const char *spec)
+{
+    char line[256];
+    int n = snprintf(line, sizeof line, "%s\n", spec);
+    if (n < 0 || (size_t)n >= sizeof line)
+        return ce_fail(ctx, CE_ERR_USAGE, "spec too long: %s", spec);
+    return ce_file_write_atomic(ctx, path, line, (size_t)n, 0644);
+}
+
+int ce_global_path(ce_ctx *ctx, char *out, size_t outsz)
+{
+    return ce_store_path(ctx, "global", out, outsz);
+}
+
+int ce_version_file_find(ce_ctx *ctx, const char *dir, char *path, size_t pathsz,
+                         char *spec, size_t specsz)
+{
+    char d[4096];
+    if (snprintf(d, sizeof d, "%s", dir) >= (int)sizeof d) return 0;
+    ce_path_strip_trailing(d);
+    for (;;) {
+        /* "/" is kept by strip_trailing; join it without a double slash */
+        const char *base = strcmp(d, "/") == 0 ? "" : d;
+        if (snprintf(path, pathsz, "%s/" CE_VERSION_FILE, base) >= (int)pathsz) return 0;
+        struct stat st;
+        if (stat(path, &st) == 0 && S_ISREG(st.st_mode)) {
+            int rc = ce_spec_file_read(ctx, path, spec, specsz);
+            return rc ? rc : 1;
+        }
+        char *slash = strrchr(d, '/');
+        if (!slash || !*base) break;
+        if (slash == d) slash[1] = '\0'; else *slash = '\0';
+    }
+    path[0] = '\0';
+    return 0;
+}
+
+int ce_select(ce_ctx *ctx, const char *spec, ce_active_info *out)
+{
+    snprintf(out->spec, sizeof out->spec, "%s", spec);
+    if (strcmp(spec, "system") == 0) {
+        out->is_system = true;
+        return CE_OK;
+    }
+    out->is_system = false;
+    return ce_store_find(ctx, spec, &out->tc);
+}
+
+/* Say which file named the missing toolchain (ce_fail must not read the
+ * buffer it writes). */
+static int annotate(ce_ctx *ctx, int rc, const char *how, const char *path)
+{
+    char msg[sizeof ctx->err];
+    memcpy(msg, ctx->err, sizeof msg);
+    return ce_fail(ctx, rc, "%s (%s %s)", msg, how, path);
+}
+
+int ce_active(ce_ctx *ctx, const char *cwd, ce_active_info *out)
+{
+    memset(out, 0, sizeof *out);
+    const char *shell = getenv("CUDAENV_VERSION");
+    if (shell && *shell) {
+        out->origin = CE_ORIGIN_SHELL;
+        return ce_select(ctx, shell, out);
+    }
+    char here[4096], spec[128];
+    if (!cwd) {
+        if (!getcwd(here, sizeof here)) here[0] = '\0';
+        cwd = here;
+    }
+    if (*cwd) {
+        int r = ce_version_file_find(ctx, cwd, out->source, sizeof out->source, spec, sizeof spec);
+        if (r < 0) {
+            out->origin = CE_ORIGIN_FILE;
+            return r;
+        }
+        if (r == 1) {
+            out->origin = CE_ORIGIN_FILE;
+            int rc = ce_select(ctx, spec, out);
+            if (rc == CE_ERR_NOTFOUND) return annotate(ctx, rc, "named by", out->source);
+            return rc;
+        }
+    }
+    char g[4096];
+    int rc = ce_global_path(ctx, g, sizeof g);
+    if (rc) return rc;
+    if (ce_exists(g)) {
+        out->origin = CE_ORIGIN_GLOBAL;
+        snprintf(out->source, sizeof out->source, "%s", g);
+        if ((rc = ce_spec_file_read(ctx, g, spec, sizeof spec))) return rc;
+        rc = ce_select(ctx, spec, out);
+        if (rc == CE_ERR_NOTFOUND) return annotate(ctx, rc, "the global default in", g);
+        return rc;
+    }
+    out->origin = CE_ORIGIN_SYSTEM;
+    out->is_system = true;
+    snprintf(out->spec, sizeof out->spec, "system");
+    return CE_OK;
+}
+
+/* ---- environment ---------------------------------------------------- */
+
+bool ce_env_is_ours(const ce_ctx *ctx, const char *path)
+{
+    size_t rl = strlen(ctx->root);
+    return rl && strncmp(path, ctx->root, rl) == 0 && strncmp(path + rl, "/versions/", 10) == 0;
+}
+
+static bool has_file(const char *dir, const char *name, int mode)
+{
+    char p[4200];
+    if (snprintf(p, sizeof p, "%s/%s", dir, name) >= (int)sizeof p) return false;
+    return access(p, mode) == 0;
+}
+
+static bool looks_cuda_bin(const char *dir)
+{
+    return *dir && has_file(dir, "nvcc", X_OK);
+}
+
+static bool looks_cuda_lib(const char *dir)
+{
+    if (!*dir) return false;
+    if (strcasestr(dir, "cuda") || strcasestr(dir, "cudnn")) return true;
+    return has_file(dir, "libcudart.so", F_OK) || has_file(dir, "libcudnn.so", F_OK);
+}
+
+typedef struct sbuf { char *s; size_t n, cap; bool oom; } sbuf;
+
+static void sb_add(sbuf *b, const char *s, size_t n)
+{
+    if (b->oom) return;
+    if (b->n + n + 1 > b->cap) {
+        size_t cap = (b->cap ? b->cap * 2 : 256) + n;
+        char *ns = realloc(b->s, cap);
+        if (!ns) { b->oom = true; return; }
+        b->s = ns;
+        b->cap = cap;
+    }
+    memcpy(b->s + b->n, s, n);
+    b->n += n;
+    b->s[b->n] = '\0';
+}
+
+/* first (may be NULL) + the entries of list that cudaenv did not add;
+ * foreign CUDA entries are appended to *foreign ("VAR=entry" joined by ':'). */
+static char *rebuild_list(const ce_ctx *ctx, const char *var, const char *first,
+                          bool (*is_cuda)(const char *), sbuf *foreign, bool *any)
+{
+    sbuf b = { 0 };
+    const char *list = getenv(var);
+    *any = false;
+    if (first) { sb_add(&b, first, strlen(first)); *any = true; }
+    if (list && *list) {
+        const char *p = list;
+        for (;;) {
+            const char *e = strchr(p, ':');
+            size_t n = e ? (size_t)(e - p) : strlen(p);
+            char ent[4096];
+            if (n < sizeof ent) {
+                memcpy(ent, p, n);
+                ent[n] = '\0';
+                if (!ce_env_is_ours(ctx, ent)) {
+                    if (*any) sb_add(&b, ":", 1);
+                    sb_add(&b, ent, n);
+                    *any = true;
+                    if (first && foreign && is_cuda(ent)) {
+                        if (foreign->n) sb_add(foreign, ":", 1);
+                        sb_add(foreign, var, strlen(var));
+                        sb_add(foreign, "=", 1);
+                        sb_add(foreign, ent, n);
+                    }
+                }
+            }
+            if (!e) break;
+            p = e + 1;
+        }
+    }
+    if (!b.s) sb_add(&b, "", 0);
+    if (b.oom) { free(b.s); return NULL; }
+    return b.s;
+}
+
+static int env_set(ce_ctx *ctx, ce_env *env, const char *name, const char *value)
+{
+    if (env->n == CE_ENV_MAX) return ce_fail(ctx, CE_ERR_OTHER, "internal: too many variables");
+    char *v = NULL;
+    if (value && !(v = strdup(value))) return ce_fail(ctx, CE_ERR_NOMEM, "out of memory");
+    env->vars[env->n].name = name;
+    env->vars[env->n].value = v;
+    env->n++;
+    return CE_OK;
+}
+
+static int env_take(ce_ctx *ctx, ce_env *env, const char *name, char *value, bool set)
+{
+    if (!value) return ce_fail(ctx, CE_ERR_NOMEM, "out of memory");
+    int rc = env_set(ctx, env, name, set ? value : NULL);
+    free(value);
+    return rc;
+}
+
+/* A variable cudaenv set earlier (points into the store): unset it when
+ * leaving for "system"; anything else the user set is left alone. */
+static int unset_if_ours(ce_ctx *ctx, ce_env *env, const char *name)
+{
+    const char *v = getenv(name);
+    if (v && ce_env_is_ours(ctx, v)) return env_set(ctx, env, name, NULL);
+    return CE_OK;
+}
+
+int ce_env_compute(ce_ctx *ctx, const ce_active_info *sel, bool set_version, ce_env *out)
+{
+    memset(out, 0, sizeof *out);
+    const char *prefix = sel->is_system ? NULL : sel->tc.prefix;
+    char bin[4200], lib[4200];
+    if (prefix) {
+        snprintf(bin, sizeof bin, "%s/bin", prefix);
+        snprintf(lib, sizeof lib, "%s/lib64", prefix);
+    }
+    sbuf foreign = { 0 };
+    bool any;
+    int rc;
+    char *path = rebuild_list(ctx, "PATH", prefix ? bin : NULL, looks_cuda_bin, &foreign, &any);
+    if ((rc = env_take(ctx, out, "PATH", path, true))) goto fail;
+    char *ld = rebuild_list(ctx, "LD_LIBRARY_PATH", prefix ? lib : NULL, looks_cuda_lib, &foreign, &any);
+    if ((rc = env_take(ctx, out, "LD_LIBRARY_PATH", ld, any))) goto fail;
+    if (prefix) {
+        if ((rc = env_set(ctx, out, "CUDA_HOME", prefix)) ||
+            (rc = env_set(ctx, out, "CUDA_PATH", prefix)))
+            goto fail;
+        if (sel->tc.cudnn[0]) rc = env_set(ctx, out, "CUDNN_PATH", prefix);
+        else rc = unset_if_ours(ctx, out, "CUDNN_PATH");
+        if (rc) goto fail;
+    } else if ((rc = unset_if_ours(ctx, out, "CUDA_HOME")) || (rc = unset_if_ours(ctx, out, "CUDA_PATH")) ||
+               (rc = unset_if_ours(ctx, out, "CUDNN_PATH"))) {
+        goto fail;
+    }
+    if (set_version) rc = env_set(ctx, out, "CUDAENV_VERSION", prefix ? sel->tc.name : "system");
+    else rc = getenv("CUDAENV_VERSION") ? env_set(ctx, out, "CUDAENV_VERSION", NULL) : CE_OK;
+    if (rc) goto fail;
+    if (foreign.oom) { rc = ce_fail(ctx, CE_ERR_NOMEM, "out of memory"); goto fail; }
+    if (foreign.n) {
+        snprintf(out->foreign, sizeof out->foreign, "%s", foreign.s);
+        const char *warned = getenv("CUDAENV_WARNED");
+        if (!warned || strcmp(warned, out->foreign) != 0) {
+            /* once per distinct set of foreign entries in this shell */
+            char *p = foreign.s;
+            for (char *tok = strtok(p, ":"); tok; tok = strtok(NULL, ":"))
+                ce_emit(ctx, CE_EV_WARN, NULL,
+                        "%s also has %s (another CUDA); what %s lacks may be found there; "
+                        "remove it from your shell profile if it is not wanted", tok[0] == 'P' ? "PATH" : "LD_LIBRARY_PATH",
+                        strchr(tok, '=') + 1, sel->tc.name);
+            if ((rc = env_set(ctx, out, "CUDAENV_WARNED", out->foreign))) goto fail;
+        }
+    }
+    free(foreign.s);
+    return CE_OK;
+fail:
+    free(foreign.s);
+    ce_env_free(out);
+    return rc;
+}
+
+void ce_env_free(ce_env *env)
+{
+    for (size_t i = 0; i < env->n; i++) free(env->vars[i].value);
+    env->n = 0;
+}
+
+int ce_env_apply(ce_ctx *ctx, const ce_env *env)
+{
+    for (size_t i = 0; i < env->n; i++) {
+        const ce_env_var *v = &env->vars[i];
+        int r = v->value ? setenv(v->name, v->value, 1) : unsetenv(v->name);
+        if (r != 0) return ce_fail(ctx, CE_ERR_OTHER, "cannot set %s: %s", v->name, strerror(errno));
+    }
+    return CE_OK;
+}
+
+/* ---- rendering ------------------------------------------------------ */
+
+int ce_shell_parse(const char *name)
+{
+    if (!strcmp(name, "bash") || !strcmp(name, "zsh") || !strcmp(name, "sh")) return CE_SH_POSIX;
+    if (!strcmp(name, "fish")) return CE_SH_FISH;
+    if (!strcmp(name, "json")) return CE_SH_JSON;
+    return -1;
+}
+
+/* '...' with ' written as '\'' (POSIX) or \' (fish, which also escapes \). */
+static void sb_quote(sbuf *b, const char *s, size_t n, bool fish)
+{
+    sb_add(b, "'", 1);
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] == '\'') sb_add(b, fish ? "\\'" : "'\\''", fish ? 2 : 4);
+        else if (fish && s[i] == '\\') sb_add(b, "\\\\", 2);
+        else sb_add(b, s + i, 1);
+    }
+    sb_add(b, "'", 1);
+}
+
+static void sb_json_str(sbuf *b, const char *s)
+{
+    sb_add(b, "\"", 1);
+    for (; *s; s++) {
+        unsigned char ch = (unsigned char)*s;
+        char esc[8];
+        if (ch == '"' || ch == '\\') { esc[0] = '\\'; esc[1] = (char)ch; sb_add(b, esc, 2); }
+        else if (ch < 0x20) { snprintf(esc, sizeof esc, "\\u%04x", ch); sb_add(b, esc, 6); }
+        else sb_add(b, s, 1);
+    }
+    sb_add(b, "\"", 1);
+}
+
+static void sb_str(sbuf *b, const char *s) { sb_add(b, s, strlen(s)); }
+
+static void format_json(sbuf *b, const ce_env *env, const ce_active_info *sel)
+{
+    sb_str(b, "{\"name\":");
+    sb_json_str(b, sel->is_system ? "system" : sel->tc.name);
+    sb_str(b, ",\"prefix\":");
+    if (sel->is_system) sb_str(b, "null"); else sb_json_str(b, sel->tc.prefix);
+    sb_str(b, ",\"env\":{");
+    bool first = true;
+    for (size_t i = 0; i < env->n; i++) {
+        if (!env->vars[i].value) continue;
+        if (!first) sb_str(b, ",");
+        first = false;
+        sb_json_str(b, env->vars[i].name);
+        sb_str(b, ":");
+        sb_json_str(b, env->vars[i].value);
+    }
+    sb_str(b, "},\"unset\":[");
+    first = true;
+    for (size_t i = 0; i < env->n; i++) {
+        if (env->vars[i].value) continue;
+        if (!first) sb_str(b, ",");
+        first = false;
+        sb_json_str(b, env->vars[i].name);
+    }
+    sb_str(b, "]}\n");
+}
+
+int ce_env_format(ce_ctx *ctx, const ce_env *env, const ce_active_info *sel, ce_shell sh, char **out)
+{
+    sbuf b = { 0 };
+    if (sh == CE_SH_JSON) {
+        format_json(&b, env, sel);
+    } else {
+        for (size_t i = 0; i < env->n; i++) {
+            const ce_env_var *v = &env->vars[i];
+            bool fish = sh == CE_SH_FISH;
+            if (!v->value) {
+                sb_str(&b, fish ? "set -e " : "unset ");
+                sb_str(&b, v->name);
+                sb_str(&b, ";\n");
+                continue;
+            }
+            sb_str(&b, fish ? "set -gx " : "export ");
+            sb_str(&b, v->name);
+            sb_str(&b, fish ? " " : "=");
+            bool list = fish && (!strcmp(v->name, "PATH") || !strcmp(v->name, "LD_LIBRARY_PATH"));
+            if (list) {
+                /* fish keeps PATH as a list: one argument per entry */
+                const char *p = v->value;
+                for (;;) {
+                    const char *e = strchr(p, ':');
+                    size_t n = e ? (size_t)(e - p) : strlen(p);
+                    sb_quote(&b, p, n, true);
+                    if (!e) break;
+                    sb_str(&b, " ");
+                    p = e + 1;
+                }
+            } else {
+                sb_quote(&b, v->value, strlen(v->value), fish);
+            }
+            sb_str(&b, ";\n");
+        }
+    }
+    if (!b.s) sb_add(&b, "", 0);
+    if (b.oom) {
+        free(b.s);
+        return ce_fail(ctx, CE_ERR_NOMEM, "out of memory");
+    }
+    *out = b.s;
+    return CE_OK;
+}

@@ -1,0 +1,96 @@
+/* Which toolchain is active, and the environment that activates one.
+ *
+ * Precedence (CLI.md): CUDAENV_VERSION (set by `use` in this shell) >
+ * .cuda-version (looked up from the working directory up to /) >
+ * $CUDAENV_ROOT/global > the machine's own CUDA ("system").
+ *
+ * The environment of a toolchain: CUDA_HOME, CUDA_PATH, CUDNN_PATH (only
+ * when the toolchain has cuDNN), CUDAENV_VERSION (shell selections only),
+ * <prefix>/bin first in PATH, <prefix>/lib64 first in LD_LIBRARY_PATH.
+ * Every PATH/LD_LIBRARY_PATH entry under $CUDAENV_ROOT/versions/ is removed
+ * first, so switching never makes the lists grow; other CUDA entries are
+ * reported (CE_EV_WARN), never removed. */
+#ifndef CE_ACTIVATE_H
+#define CE_ACTIVATE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "core/ctx.h"
+#include "store.h"
+
+#define CE_VERSION_FILE ".cuda-version"
+
+typedef enum ce_origin {
+    CE_ORIGIN_SHELL,   /* CUDAENV_VERSION (cudaenv use) */
+    CE_ORIGIN_FILE,    /* a .cuda-version file (path in source) */
+    CE_ORIGIN_GLOBAL,  /* $CUDAENV_ROOT/global (path in source) */
+    CE_ORIGIN_SYSTEM,  /* nothing selected: the machine's own CUDA */
+} ce_origin;
+
+typedef struct ce_active_info {
+    ce_origin origin;
+    bool is_system;        /* "system" selected (explicitly or by default): tc unset */
+    ce_toolchain tc;       /* the installed toolchain when !is_system */
+    char spec[128];        /* what the origin names, as written ("11.8", "tf-2.14") */
+    char source[4096];     /* the .cuda-version or global file; "" for shell/system */
+} ce_active_info;
+
+/* "shell", ".cuda-version", "global", "system". */
+const char *ce_origin_name(ce_origin o);
+
+/* The active selection for a working directory (NULL: getcwd).  On
+ * CE_ERR_NOTFOUND (the origin names a toolchain that is not installed) out
+ * is still filled (origin, spec, source) and ctx->err says what to install. */
+int ce_active(ce_ctx *ctx, const char *cwd, ce_active_info *out);
+
+/* The nearest .cuda-version from dir up to /: 1 found (path, spec filled),
+ * 0 none, < 0 error (unreadable, empty). */
+int ce_version_file_find(ce_ctx *ctx, const char *dir, char *path, size_t pathsz,
+                         char *spec, size_t specsz);
+/* First line of a spec file (.cuda-version, global), trimmed. */
+int ce_spec_file_read(ce_ctx *ctx, const char *path, char *spec, size_t specsz);
+/* Write a one-line spec file atomically. */
+int ce_spec_file_write(ce_ctx *ctx, const char *path, const char *spec);
+/* $CUDAENV_ROOT/global */
+int ce_global_path(ce_ctx *ctx, char *out, size_t outsz);
+
+/* Resolve a selection: "system" -> is_system, else ce_store_find. */
+int ce_select(ce_ctx *ctx, const char *spec, ce_active_info *out);
+
+/* One environment change: value NULL means unset. */
+typedef struct ce_env_var {
+    const char *name;
+    char *value;
+} ce_env_var;
+
+#define CE_ENV_MAX 8
+
+typedef struct ce_env {
+    ce_env_var vars[CE_ENV_MAX];
+    size_t n;
+    char foreign[4096];    /* foreign CUDA entries found (":"-joined), for warn-once */
+} ce_env;
+
+/* The environment that activates sel (is_system: strips cudaenv entries and
+ * unsets the CUDA_* variables) starting from the current process environment.
+ * set_version: also set CUDAENV_VERSION (a shell selection) instead of
+ * unsetting it.  Foreign CUDA entries are reported once per distinct set
+ * (not again while CUDAENV_WARNED already names them). */
+int ce_env_compute(ce_ctx *ctx, const ce_active_info *sel, bool set_version, ce_env *out);
+void ce_env_free(ce_env *env);
+/* Apply to this process (setenv/unsetenv), e.g. before exec. */
+int ce_env_apply(ce_ctx *ctx, const ce_env *env);
+
+typedef enum ce_shell { CE_SH_POSIX, CE_SH_FISH, CE_SH_JSON } ce_shell;
+/* "bash"/"zsh"/"sh" -> POSIX, "fish", "json"; -1 for anything else. */
+int ce_shell_parse(const char *name);
+/* Render env as code for a shell (export/unset; fish set -gx/set -e, PATH
+ * lists as fish lists) or as one JSON document {"name","prefix","env":{},
+ * "unset":[]}.  *out is malloc'ed. */
+int ce_env_format(ce_ctx *ctx, const ce_env *env, const ce_active_info *sel, ce_shell sh, char **out);
+
+/* true when path is under $CUDAENV_ROOT/versions/ (an entry cudaenv added). */
+bool ce_env_is_ours(const ce_ctx *ctx, const char *path);
+
+#endif

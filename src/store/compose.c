@@ -1,0 +1,251 @@
+#include "compose.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "core/file.h"
+
+void ce_filelist_free(ce_filelist *l)
+{
+    for (size_t i = 0; i < l->n; i++) free(l->v[i].path);
+    free(l->v);
+    memset(l, 0, sizeof *l);
+}
+
+static int filelist_add(ce_ctx *ctx, ce_filelist *l, const char *path, long long size)
+{
+    if (!l) return CE_OK;
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? l->cap * 2 : 256;
+        ce_file_entry *v = realloc(l->v, cap * sizeof *v);
+        if (!v) return ce_fail(ctx, CE_ERR_NOMEM, "out of memory composing the toolchain");
+        l->v = v;
+        l->cap = cap;
+    }
+    char *p = strdup(path);
+    if (!p) return ce_fail(ctx, CE_ERR_NOMEM, "out of memory composing the toolchain");
+    l->v[l->n].path = p;
+    l->v[l->n].size = size;
+    l->v[l->n].sha256[0] = '\0';
+    l->n++;
+    return CE_OK;
+}
+
+typedef struct composer {
+    ce_ctx *ctx;
+    ce_filelist *files;
+    bool force_copy;
+    char src[PATH_MAX];  /* for messages */
+    char rel[PATH_MAX];  /* path relative to the prefix */
+} composer;
+
+static int copy_file(int sfd, const char *name, int dfd, mode_t mode)
+{
+    int in = openat(sfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (in < 0) return -1;
+    int out = openat(dfd, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode & 07777);
+    if (out < 0) { int e = errno; close(in); errno = e; return -1; }
+    bool plain = false;
+    for (;;) {
+        ssize_t n;
+        if (!plain) {
+            n = copy_file_range(in, NULL, out, NULL, 1 << 30, 0);
+            if (n < 0 && (errno == EXDEV || errno == ENOSYS || errno == EINVAL || errno == EOPNOTSUPP)) {
+                plain = true;
+                continue;
+            }
+        } else {
+            static __thread char buf[1 << 16];
+            n = read(in, buf, sizeof buf);
+            for (ssize_t off = 0; n > 0 && off < n;) {
+                ssize_t w = write(out, buf + off, (size_t)(n - off));
+                if (w < 0 && errno == EINTR) continue;
+                if (w < 0) { n = -1; break; }
+                off += w;
+            }
+        }
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) {
+            int e = errno;
+            close(in);
+            if (close(out) != 0 && n == 0) n = -1;
+            errno = e;
+            return n < 0 ? -1 : 0;
+        }
+    }
+}
+
+/* Open (creating if needed) directory name inside dfd of the destination. */
+static int open_dst_dir(composer *c, int dfd, const char *name, mode_t mode)
+{
+    if (mkdirat(dfd, name, (mode & 07777) | S_IRWXU) != 0 && errno != EEXIST)
+        return ce_fail(c->ctx, errno == ENOSPC ? CE_ERR_SPACE : CE_ERR_IO, "cannot create %s in the toolchain: %s",
+                       c->rel, strerror(errno));
+    int fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd >= 0) return fd;
+    if (errno == ELOOP || errno == ENOTDIR) {
+        char tg[PATH_MAX];
+        ssize_t n = readlinkat(dfd, name, tg, sizeof tg - 1);
+        if (n > 0) {
+            tg[n] = '\0';
+            bool safe = tg[0] != '/' && strcmp(tg, "..") != 0 && strncmp(tg, "../", 3) != 0 &&
+                        !strstr(tg, "/../") && !(n >= 3 && strcmp(tg + n - 3, "/..") == 0);
+            if (safe && (fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) >= 0) return fd;
+        }
+    }
+    return ce_fail(c->ctx, CE_ERR_IO, "cannot merge into %s of the toolchain: %s", c->rel, strerror(errno));
+}
+
+static int compose_dir(composer *c, int sfd, int dfd)
+{
+    int dup_fd = dup(sfd);
+    DIR *d = dup_fd >= 0 ? fdopendir(dup_fd) : NULL;
+    if (!d) {
+        if (dup_fd >= 0) close(dup_fd);
+        return ce_fail(c->ctx, CE_ERR_IO, "cannot read %s: %s", c->src, strerror(errno));
+    }
+    size_t rl = strlen(c->rel), sl = strlen(c->src);
+    int rc = CE_OK;
+    struct dirent *e;
+    while (rc == CE_OK && (e = readdir(d))) {
+        const char *nm = e->d_name;
+        if (!strcmp(nm, ".") || !strcmp(nm, "..")) continue;
+        snprintf(c->rel + rl, sizeof c->rel - rl, "%s%s", rl ? "/" : "", nm);
+        snprintf(c->src + sl, sizeof c->src - sl, "/%s", nm);
+        struct stat st;
+        if (fstatat(sfd, nm, &st, AT_SYMLINK_NOFOLLOW) != 0) {
+            rc = ce_fail(c->ctx, CE_ERR_IO, "cannot stat %s: %s", c->src, strerror(errno));
+        } else if (S_ISDIR(st.st_mode)) {
+            int s2 = openat(sfd, nm, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+            if (s2 < 0) {
+                rc = ce_fail(c->ctx, CE_ERR_IO, "cannot open %s: %s", c->src, strerror(errno));
+            } else {
+                int d2 = open_dst_dir(c, dfd, nm, st.st_mode);
+                if (d2 < 0) rc = d2;
+                else {
+                    rc = compose_dir(c, s2, d2);
+                    close(d2);
+                }
+                close(s2);
+            }
+        } else if (S_ISLNK(st.st_mode)) {
+            char tg[PATH_MAX];
+            ssize_t n = readlinkat(sfd, nm, tg, sizeof tg - 1);
+            if (n < 0) {
+                rc = ce_fail(c->ctx, CE_ERR_IO, "cannot read the link %s: %s", c->src, strerror(errno));
+            } else {
+                tg[n] = '\0';
+                if (symlinkat(tg, dfd, nm) != 0)
+                    rc = ce_fail(c->ctx, errno == EEXIST ? CE_ERR_INTEGRITY : CE_ERR_IO,
+                                 "cannot create the link %s in the toolchain: %s%s", c->rel, strerror(errno),
+                                 errno == EEXIST ? " (two packages provide it)" : "");
+            }
+        } else if (S_ISREG(st.st_mode)) {
+            bool copied = false;
+            int r = c->force_copy ? (errno = EXDEV, -1) : linkat(sfd, nm, dfd, nm, 0);
+            if (r != 0 && (errno == EXDEV || errno == EMLINK || errno == EPERM)) {
+                r = copy_file(sfd, nm, dfd, st.st_mode);
+                copied = true;
+            }
+            if (r != 0)
+                rc = ce_fail(c->ctx, errno == EEXIST ? CE_ERR_INTEGRITY : errno == ENOSPC ? CE_ERR_SPACE : CE_ERR_IO,
+                             "cannot link %s into the toolchain as %s: %s%s", c->src, c->rel, strerror(errno),
+                             errno == EEXIST ? " (two packages provide it)" : "");
+            else {
+                if (copied) c->files->copied++; else c->files->linked++;
+                rc = filelist_add(c->ctx, c->files, c->rel, (long long)st.st_size);
+            }
+        }
+        /* anything else (a FIFO a toolkit would never ship) is left out */
+        c->rel[rl] = '\0';
+        c->src[sl] = '\0';
+    }
+    closedir(d);
+    return rc;
+}
+
+int ce_compose_tree(ce_ctx *ctx, const char *src, const char *dst, const char *sub, ce_filelist *files)
+{
+    ce_filelist scratch = { 0 };
+    composer c = { .ctx = ctx, .files = files ? files : &scratch };
+    const char *fc = getenv("CUDAENV_TEST_COMPOSE_COPY");
+    c.force_copy = fc && *fc == '1';
+    snprintf(c.src, sizeof c.src, "%s", src);
+    snprintf(c.rel, sizeof c.rel, "%s", sub ? sub : "");
+    int sfd = open(src, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (sfd < 0) return ce_fail(ctx, CE_ERR_IO, "cannot open %s: %s", src, strerror(errno));
+    int dfd = open(dst, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd < 0) {
+        close(sfd);
+        return ce_fail(ctx, CE_ERR_IO, "cannot open %s: %s", dst, strerror(errno));
+    }
+    int rc = CE_OK;
+    if (sub && *sub) {
+        int d2 = open_dst_dir(&c, dfd, sub, 0755);
+        close(dfd);
+        if (d2 < 0) { close(sfd); ce_filelist_free(&scratch); return d2; }
+        dfd = d2;
+    }
+    rc = compose_dir(&c, sfd, dfd);
+    close(sfd);
+    close(dfd);
+    ce_filelist_free(&scratch);
+    return rc;
+}
+
+int ce_compose_cudnn(ce_ctx *ctx, const char *tree, const char *dst, ce_filelist *files)
+{
+    DIR *d = opendir(tree);
+    if (!d) return ce_fail(ctx, CE_ERR_IO, "cannot read %s: %s", tree, strerror(errno));
+    int rc = CE_OK;
+    struct dirent *e;
+    while (rc == CE_OK && (e = readdir(d))) {
+        const char *nm = e->d_name;
+        if (!strcmp(nm, ".") || !strcmp(nm, "..")) continue;
+        char sp[PATH_MAX + 300], sub[300];
+        snprintf(sp, sizeof sp, "%s/%s", tree, nm);
+        if (!strcmp(nm, "include")) snprintf(sub, sizeof sub, "include");
+        else if (!strcmp(nm, "lib") || !strcmp(nm, "lib64")) snprintf(sub, sizeof sub, "lib64");
+        else snprintf(sub, sizeof sub, "share/cudnn/%s", nm);
+        if (ce_is_dir(sp)) {
+            if (strncmp(sub, "share/", 6) == 0) {
+                char p[PATH_MAX + 400];
+                snprintf(p, sizeof p, "%s/%s", dst, sub);
+                if ((rc = ce_mkdir_p(ctx, p, 0755))) break;
+            }
+            rc = ce_compose_tree(ctx, sp, dst, sub, files);
+        } else {
+            /* a top-level file (LICENSE): link its directory's copy under share/cudnn */
+            char p[PATH_MAX + 20];
+            snprintf(p, sizeof p, "%s/share/cudnn", dst);
+            if ((rc = ce_mkdir_p(ctx, p, 0755))) break;
+            char one[PATH_MAX + 300];
+            snprintf(one, sizeof one, "%s/%s", p, nm);
+            const char *fc = getenv("CUDAENV_TEST_COMPOSE_COPY");
+            bool linked = !(fc && *fc == '1') && link(sp, one) == 0;
+            if (linked && files) files->linked++;
+            if (!linked) {
+                /* small file: a copy is fine anywhere a link is not */
+                char *data;
+                size_t len;
+                if ((rc = ce_file_read(ctx, sp, 1u << 26, &data, &len))) break;
+                rc = ce_file_write_atomic(ctx, one, data, len, 0644);
+                free(data);
+                if (rc) break;
+                if (files) files->copied++;
+            }
+            struct stat st;
+            if (stat(one, &st) == 0) rc = filelist_add(ctx, files, sub, (long long)st.st_size);
+        }
+    }
+    closedir(d);
+    return rc;
+}

@@ -1,0 +1,35 @@
+/* The receipt of a toolchain, versions/<name>/.cudaenv-receipt.json (format
+ * in store.h): what was installed, from which URLs and sha256s, when, and
+ * every regular file with its size, so verify can detect tampering and
+ * uninstall knows what it owns.  Light (cJSON only). */
+#ifndef CE_RECEIPT_H
+#define CE_RECEIPT_H
+
+#include <stddef.h>
+
+#include "compose.h"
+#include "core/ctx.h"
+
+typedef struct ce_receipt_source {
+    const char *kind;     /* "runfile" | "cudnn" */
+    const char *url;
+    const char *sha256;
+    long long size;       /* -1 unknown */
+} ce_receipt_source;
+
+typedef struct ce_receipt {
+    const char *name, *cuda, *cudnn, *platform; /* cudnn NULL/"" -> null */
+    const char *min_driver;                    /* NULL -> null */
+    int max_gcc;                               /* 0 -> null */
+    const char *sm_min, *sm_max;               /* NULL -> no "sm" */
+    const char *const *tensorflow;             /* TF releases this pair serves */
+    size_t n_tensorflow;
+    ce_receipt_source sources[2];
+    size_t n_sources;
+    const ce_filelist *files;
+} ce_receipt;
+
+/* Write <prefix>/.cudaenv-receipt.json (temp + fsync + rename, mode 0644). */
+int ce_receipt_write(ce_ctx *ctx, const char *prefix, const ce_receipt *r);
+
+#endif

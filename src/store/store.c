@@ -1,0 +1,343 @@
+#include "store.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "core/file.h"
+#include "core/manifest.h"
+#include "core/resolve.h"
+#include "core/version.h"
+
+int ce_store_path(ce_ctx *ctx, const char *sub, char *out, size_t outsz)
+{
+    if (ce_path_join(out, outsz, ctx->root, sub) != CE_OK)
+        return ce_fail(ctx, CE_ERR_OTHER, "path too long: %s/%s", ctx->root, sub);
+    return CE_OK;
+}
+
+int ce_toolchain_parse_name(const char *name, ce_toolchain *out)
+{
+    memset(out, 0, sizeof *out);
+    size_t len = strlen(name);
+    if (len >= sizeof out->name) return 0;
+    memcpy(out->name, name, len + 1);
+    const char *plus = strstr(name, "+cudnn");
+    size_t cl = plus ? (size_t)(plus - name) : strlen(name);
+    if (cl >= sizeof out->cuda) return 0;
+    memcpy(out->cuda, name, cl);
+    out->cuda[cl] = '\0';
+    if (plus) {
+        size_t dl = strlen(plus + 6);
+        if (dl >= sizeof out->cudnn) return 0;
+        memcpy(out->cudnn, plus + 6, dl + 1);
+    }
+    if (!ce_version_valid(out->cuda)) return 0;
+    if (plus && !ce_version_valid(out->cudnn)) return 0;
+    return 1;
+}
+
+static int tc_cmp(const void *a, const void *b)
+{
+    const ce_toolchain *x = a, *y = b;
+    int c = ce_version_cmp(x->cuda, y->cuda);
+    if (c) return c;
+    if (!x->cudnn[0] || !y->cudnn[0]) return x->cudnn[0] ? 1 : (y->cudnn[0] ? -1 : 0);
+    return ce_version_cmp(x->cudnn, y->cudnn);
+}
+
+int ce_store_list(ce_ctx *ctx, ce_toolchain **out, size_t *n)
+{
+    *out = NULL;
+    *n = 0;
+    char dir[4200];
+    int rc = ce_store_path(ctx, "versions", dir, sizeof dir);
+    if (rc) return rc;
+    DIR *d = opendir(dir);
+    if (!d) return CE_OK;
+    size_t cap = 0;
+    ce_toolchain *v = NULL;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (e->d_name[0] == '.') continue;
+        ce_toolchain t;
+        if (!ce_toolchain_parse_name(e->d_name, &t)) continue;
+        if (snprintf(t.prefix, sizeof t.prefix, "%s/%s", dir, e->d_name) >= (int)sizeof t.prefix)
+            continue;
+        if (!ce_is_dir(t.prefix)) continue;
+        if (*n == cap) {
+            cap = cap ? cap * 2 : 8;
+            ce_toolchain *nv = realloc(v, cap * sizeof *v);
+            if (!nv) { free(v); closedir(d); return ce_fail(ctx, CE_ERR_NOMEM, "out of memory"); }
+            v = nv;
+        }
+        v[(*n)++] = t;
+    }
+    closedir(d);
+    if (*n) qsort(v, *n, sizeof *v, tc_cmp);
+    *out = v;
+    return CE_OK;
+}
+
+static int not_installed(ce_ctx *ctx, const char *spec, const ce_toolchain *v, size_t n)
+{
+    char have[1024] = "";
+    size_t used = 0;
+    for (size_t i = 0; i < n && used + 100 < sizeof have; i++)
+        used += (size_t)snprintf(have + used, sizeof have - used, "%s%s", i ? ", " : "", v[i].name);
+    if (n == 0)
+        return ce_fail(ctx, CE_ERR_NOTFOUND,
+                       "%s is not installed (no toolchains installed); run: cudaenv install %s", spec, spec);
+    return ce_fail(ctx, CE_ERR_NOTFOUND, "%s is not installed (installed: %s); run: cudaenv install %s",
+                   spec, have, spec);
+}
+
+int ce_store_find(ce_ctx *ctx, const char *spec_text, ce_toolchain *out)
+{
+    ce_toolchain *v;
+    size_t n;
+    int rc = ce_store_list(ctx, &v, &n);
+    if (rc) return rc;
+    for (size_t i = 0; i < n; i++) {
+        if (strcmp(v[i].name, spec_text) == 0) {
+            *out = v[i];
+            free(v);
+            return CE_OK;
+        }
+    }
+    ce_spec spec;
+    if ((rc = ce_spec_parse(ctx, spec_text, &spec)) != CE_OK) {
+        free(v);
+        return rc;
+    }
+    char want_cuda[32], want_cudnn[32];
+    snprintf(want_cuda, sizeof want_cuda, "%s", spec.version);
+    snprintf(want_cudnn, sizeof want_cudnn, "%s", spec.cudnn);
+    if (spec.kind == CE_SPEC_SYSTEM) {
+        free(v);
+        return ce_fail(ctx, CE_ERR_NOTFOUND, "'system' is the machine's own CUDA, not an installed toolchain");
+    }
+    if (spec.kind == CE_SPEC_TF) {
+        char path[4200];
+        ce_manifest *m = NULL;
+        if ((rc = ce_manifest_location(ctx, path, sizeof path)) ||
+            (rc = ce_manifest_load_file(ctx, path, &m))) {
+            free(v);
+            return rc;
+        }
+        const ce_tf *tf = ce_manifest_tf(m, spec.version);
+        if (!tf) {
+            ce_manifest_free(m);
+            free(v);
+            return ce_fail(ctx, CE_ERR_NOTFOUND, "TensorFlow %s is not in the manifest %s; see: cudaenv list-remote tf",
+                           spec.version, path);
+        }
+        snprintf(want_cuda, sizeof want_cuda, "%s", tf->cuda);
+        if (!want_cudnn[0] && tf->cudnn) snprintf(want_cudnn, sizeof want_cudnn, "%s", tf->cudnn);
+        ce_manifest_free(m);
+    }
+    /* newest match wins: the list is sorted oldest first */
+    for (size_t i = n; i-- > 0;) {
+        if (!ce_version_matches(want_cuda, v[i].cuda)) continue;
+        if (want_cudnn[0] && !(v[i].cudnn[0] && ce_version_matches(want_cudnn, v[i].cudnn))) continue;
+        *out = v[i];
+        free(v);
+        return CE_OK;
+    }
+    rc = not_installed(ctx, spec_text, v, n);
+    free(v);
+    return rc;
+}
+
+/* ---- writing the store ---- */
+
+int ce_store_lock(ce_ctx *ctx, int *fd)
+{
+    char path[4200];
+    *fd = -1;
+    int rc = ce_mkdir_p(ctx, ctx->root, 0755);
+    if (rc) return rc;
+    if ((rc = ce_store_path(ctx, ".lock", path, sizeof path))) return rc;
+    int f = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (f < 0)
+        return ce_fail(ctx, errno == EACCES ? CE_ERR_PERM : CE_ERR_IO, "cannot open the lock %s: %s; "
+                       "check the permissions of CUDAENV_ROOT", path, strerror(errno));
+    if (flock(f, LOCK_EX | LOCK_NB) != 0) {
+        ce_emit(ctx, CE_EV_NOTE, NULL, "waiting for another cudaenv install/uninstall (%s)", path);
+        while (flock(f, LOCK_EX) != 0) {
+            if (errno == EINTR) continue;
+            int e = errno;
+            close(f);
+            return ce_fail(ctx, CE_ERR_IO, "cannot lock %s: %s", path, strerror(e));
+        }
+    }
+    *fd = f;
+    return CE_OK;
+}
+
+void ce_store_unlock(int fd)
+{
+    if (fd >= 0) close(fd); /* closing drops the flock */
+}
+
+int ce_store_clean_staging(ce_ctx *ctx)
+{
+    static const char *subs[] = { "versions", "pkgs" };
+    int removed = 0;
+    for (size_t i = 0; i < 2; i++) {
+        char dir[4200], p[8400];
+        int rc = ce_store_path(ctx, subs[i], dir, sizeof dir);
+        if (rc) return rc;
+        DIR *d = opendir(dir);
+        if (!d) continue;
+        struct dirent *e;
+        while ((e = readdir(d))) {
+            if (strncmp(e->d_name, ".staging-", 9) != 0) continue;
+            snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+            if ((rc = ce_rm_rf(ctx, p))) { closedir(d); return rc; }
+            ce_emit(ctx, CE_EV_INFO, NULL, "removed %s, left by an interrupted run", p);
+            removed++;
+        }
+        closedir(d);
+    }
+    return removed;
+}
+
+int ce_store_staging(ce_ctx *ctx, const char *sub, char *out, size_t outsz)
+{
+    char dir[4200];
+    int rc = ce_store_path(ctx, sub, dir, sizeof dir);
+    if (rc || (rc = ce_mkdir_p(ctx, dir, 0755))) return rc;
+    if (snprintf(out, outsz, "%s/.staging-XXXXXX", dir) >= (int)outsz)
+        return ce_fail(ctx, CE_ERR_OTHER, "path too long: %s", dir);
+    if (!mkdtemp(out))
+        return ce_fail(ctx, errno == ENOSPC ? CE_ERR_SPACE : CE_ERR_IO, "cannot create a staging directory in %s: %s",
+                       dir, strerror(errno));
+    chmod(out, 0755); /* mkdtemp makes 0700; toolchains are readable like /usr/local/cuda */
+    return CE_OK;
+}
+
+static void parent_of(const char *path, char *out, size_t outsz)
+{
+    snprintf(out, outsz, "%s", path);
+    char *slash = strrchr(out, '/');
+    if (slash && slash != out) *slash = '\0';
+}
+
+int ce_store_commit(ce_ctx *ctx, const char *staging, const char *final)
+{
+    char parent[4200];
+    parent_of(final, parent, sizeof parent);
+    if (renameat2(AT_FDCWD, staging, AT_FDCWD, final, RENAME_NOREPLACE) == 0) {
+        ce_fsync_dir(parent);
+        return CE_OK;
+    }
+    if (errno != EEXIST && errno != ENOTEMPTY)
+        return ce_fail(ctx, CE_ERR_IO, "cannot rename %s to %s: %s", staging, final, strerror(errno));
+    /* a reinstall: swap in one step; the old tree now sits at the staging name */
+    if (renameat2(AT_FDCWD, staging, AT_FDCWD, final, RENAME_EXCHANGE) != 0)
+        return ce_fail(ctx, CE_ERR_IO, "cannot replace %s with %s: %s", final, staging, strerror(errno));
+    ce_fsync_dir(parent);
+    return ce_rm_rf(ctx, staging);
+}
+
+int ce_store_remove(ce_ctx *ctx, const char *dir)
+{
+    char parent[4200], tmp[4300];
+    parent_of(dir, parent, sizeof parent);
+    snprintf(tmp, sizeof tmp, "%s/.staging-rm-XXXXXX", parent);
+    if (!mkdtemp(tmp))
+        return ce_fail(ctx, CE_ERR_IO, "cannot create a directory in %s: %s", parent, strerror(errno));
+    /* rename over the empty directory we just made: atomic, and the name is ours */
+    if (rename(dir, tmp) != 0) {
+        int e = errno;
+        rmdir(tmp);
+        return ce_fail(ctx, e == ENOENT ? CE_ERR_NOTFOUND : CE_ERR_IO, "cannot remove %s: %s", dir, strerror(e));
+    }
+    ce_fsync_dir(parent);
+    return ce_rm_rf(ctx, tmp);
+}
+
+void ce_store_pkg_names(const char *cuda, const char *cudnn, char *cuda_pkg, size_t cn,
+                        char *cudnn_pkg, size_t dn)
+{
+    snprintf(cuda_pkg, cn, "cuda-%s", cuda);
+    if (cudnn && *cudnn)
+        snprintf(cudnn_pkg, dn, "cudnn-%s-cuda%d", cudnn, ce_version_major(cuda));
+    else if (dn)
+        cudnn_pkg[0] = '\0';
+}
+
+int ce_store_gc_pkgs(ce_ctx *ctx)
+{
+    ce_toolchain *v;
+    size_t n;
+    char dir[4200], p[8400];
+    int rc = ce_store_list(ctx, &v, &n);
+    if (rc || (rc = ce_store_path(ctx, "pkgs", dir, sizeof dir))) { if (!rc) free(v); return rc; }
+    DIR *d = opendir(dir);
+    if (!d) { free(v); return 0; }
+    int removed = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (e->d_name[0] == '.') continue;
+        /* <tree>.sha256.json (install's per-file hash index) lives and dies with <tree> */
+        char base[256];
+        snprintf(base, sizeof base, "%s", e->d_name);
+        size_t bl = strlen(base), sl = strlen(".sha256.json");
+        bool is_index = bl > sl && strcmp(base + bl - sl, ".sha256.json") == 0;
+        if (is_index) base[bl - sl] = '\0';
+        bool used = false;
+        for (size_t i = 0; i < n && !used; i++) {
+            char a[128], b[128];
+            ce_store_pkg_names(v[i].cuda, v[i].cudnn, a, sizeof a, b, sizeof b);
+            used = !strcmp(base, a) || !strcmp(base, b);
+        }
+        if (used) continue;
+        snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+        if (is_index) {
+            unlink(p);
+            continue;
+        }
+        if ((rc = ce_store_remove(ctx, p))) { closedir(d); free(v); return rc; }
+        removed++;
+    }
+    closedir(d);
+    free(v);
+    return removed;
+}
+
+/* Does $CUDAENV_SYSROOT/usr/local/cuda resolve into prefix? */
+static bool system_points_into(const ce_ctx *ctx, const char *prefix)
+{
+    char link[4200], a[PATH_MAX], b[PATH_MAX];
+    ce_sys_path(ctx, "/usr/local/cuda", link, sizeof link);
+    if (!realpath(link, a) || !realpath(prefix, b)) return false;
+    size_t n = strlen(b);
+    return strncmp(a, b, n) == 0 && (a[n] == '\0' || a[n] == '/');
+}
+
+int ce_store_uninstall(ce_ctx *ctx, const char *name, bool force)
+{
+    char dir[4200], p[8400];
+    int rc = ce_store_path(ctx, "versions", dir, sizeof dir);
+    if (rc) return rc;
+    snprintf(p, sizeof p, "%s/%s", dir, name);
+    ce_toolchain t;
+    if (name[0] == '.' || strchr(name, '/') || !ce_toolchain_parse_name(name, &t) || !ce_is_dir(p))
+        return ce_fail(ctx, CE_ERR_NOTFOUND, "%s is not installed; see: cudaenv list", name);
+    if (system_points_into(ctx, p) && !force) {
+        char link[4200];
+        ce_sys_path(ctx, "/usr/local/cuda", link, sizeof link);
+        return ce_fail(ctx, CE_ERR_OTHER, "%s is the system-wide toolchain (%s points into it); "
+                       "switch first (cudaenv global VERSION --system) or pass --force", name, link);
+    }
+    return ce_store_remove(ctx, p);
+}

@@ -1,0 +1,78 @@
+/* The store under $CUDAENV_ROOT:
+ *   cache/<sha256>[.part]          pristine downloads (content addressed)
+ *   pkgs/cuda-<X.Y.Z>/             pristine unpacked toolkit (one per release)
+ *   pkgs/cudnn-<ver>-cuda<M>/      pristine unpacked cuDNN (one per release and CUDA major)
+ *   versions/<name>/               toolchains, composed from pkgs/ with hardlinks
+ *   versions/<name>/.cudaenv-receipt.json   what was installed (see below)
+ *   versions/.staging-XXXXXX       work in progress; removed by the next run
+ *   global                         the user's default toolchain (one line)
+ *   .lock                          flock held by install/uninstall
+ * Receipt (JSON): {"schema":1,"name","cuda","cudnn"(or null),"platform",
+ *   "installed_at","tensorflow":[..],"min_driver","max_gcc","sm":{"min","max"},
+ *   "sources":[{"kind":"runfile"|"cudnn","url","sha256","size"}],
+ *   "files":[{"path","size","sha256"}]}   (paths relative to the prefix,
+ *   regular files only, the receipt itself excluded; install fills sha256
+ *   from pkgs/<tree>.sha256.json, computed once per pristine tree). */
+#ifndef CE_STORE_H
+#define CE_STORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "core/ctx.h"
+
+#define CE_RECEIPT_NAME ".cudaenv-receipt.json"
+
+typedef struct ce_toolchain {
+    char name[96];       /* "11.8.0+cudnn8.7.0.84" */
+    char cuda[32];       /* "11.8.0" */
+    char cudnn[32];      /* "8.7.0.84" or "" */
+    char prefix[4096];   /* $CUDAENV_ROOT/versions/<name> */
+} ce_toolchain;
+
+/* $CUDAENV_ROOT/<sub> ("versions", "cache", "pkgs"). */
+int ce_store_path(ce_ctx *ctx, const char *sub, char *out, size_t outsz);
+/* Split a toolchain name into its CUDA and cuDNN versions; false if it is none. */
+int ce_toolchain_parse_name(const char *name, ce_toolchain *out);
+/* Installed toolchains, sorted by CUDA then cuDNN version (oldest first). */
+int ce_store_list(ce_ctx *ctx, ce_toolchain **out, size_t *n);
+/* The installed toolchain a spec names: an exact name, "11.8" / "11.8.0"
+ * (newest installed match, preferring the newest cuDNN), "+cudnnX" narrows,
+ * "tf-2.14" through the manifest.  CE_ERR_NOTFOUND names what is installed. */
+int ce_store_find(ce_ctx *ctx, const char *spec, ce_toolchain *out);
+
+/* ---- writing the store (install, uninstall) ----
+ * Every writer holds the lock for its whole run, so any .staging-* found
+ * while holding it belongs to a crashed run and is removed. */
+
+/* Take the exclusive flock on $CUDAENV_ROOT/.lock (creating the root),
+ * waiting for another install/uninstall (a CE_EV_NOTE says so).  *fd is
+ * what ce_store_unlock releases. */
+int ce_store_lock(ce_ctx *ctx, int *fd);
+void ce_store_unlock(int fd);
+/* Remove versions/.staging-* and pkgs/.staging-* left by crashed runs
+ * (call with the lock held).  Returns how many were removed, or < 0. */
+int ce_store_clean_staging(ce_ctx *ctx);
+/* Create $CUDAENV_ROOT/<sub>/.staging-XXXXXX (sub: "versions", "pkgs"). */
+int ce_store_staging(ce_ctx *ctx, const char *sub, char *out, size_t outsz);
+/* rename(2) staging to final in one step and fsync the parent.  An existing
+ * final (a --force reinstall) is swapped out atomically (RENAME_EXCHANGE)
+ * and then removed, so final is never missing or half-written. */
+int ce_store_commit(ce_ctx *ctx, const char *staging, const char *final);
+/* Remove a directory of the store atomically: rename it to a .staging-
+ * name (it vanishes in one step), then rm -rf. */
+int ce_store_remove(ce_ctx *ctx, const char *dir);
+/* pkgs/ directory names a toolchain is composed from:
+ * "cuda-11.8.0" and "cudnn-8.7.0.84-cuda11" ("" when no cuDNN). */
+void ce_store_pkg_names(const char *cuda, const char *cudnn, char *cuda_pkg, size_t cn,
+                        char *cudnn_pkg, size_t dn);
+/* Remove pkgs/<tree> that no installed toolchain is composed from (the
+ * downloads in cache/ stay, so a reinstall unpacks again without network).
+ * Returns how many trees were removed, or < 0. */
+int ce_store_gc_pkgs(ce_ctx *ctx);
+/* Uninstall: refuses (CE_ERR_OTHER, exit 1) the toolchain that
+ * $CUDAENV_SYSROOT/usr/local/cuda resolves into unless force; CE_ERR_NOTFOUND
+ * when name is not installed. */
+int ce_store_uninstall(ce_ctx *ctx, const char *name, bool force);
+
+#endif

@@ -1,0 +1,59 @@
+/* The system-wide switch (root): $SYSROOT/usr/local/cuda and
+ * $SYSROOT/etc/ld.so.conf.d/cudaenv.conf point at one toolchain, then
+ * ldconfig.  One planned transaction under a lock
+ * ($SYSROOT/etc/cudaenv/lock): temp symlink + rename(2), temp conf + fsync +
+ * rename, never unlink-then-create; the selection and the one before it are
+ * recorded in $SYSROOT/etc/cudaenv/system.json for --rollback and doctor.
+ *
+ * ldconfig: $CUDAENV_LDCONFIG if set ("" or "none": skip), else
+ * /sbin/ldconfig; with a sysroot it runs `ldconfig -r SYSROOT`, which reads
+ * SYSROOT/etc/ld.so.conf (that file must include ld.so.conf.d/ *.conf). */
+#ifndef CE_SYSTEM_H
+#define CE_SYSTEM_H
+
+#include <stdbool.h>
+
+#include "core/ctx.h"
+#include "store.h"
+
+#define CE_SYS_LINK "/usr/local/cuda"
+#define CE_SYS_CONF "/etc/ld.so.conf.d/cudaenv.conf"
+#define CE_SYS_STATE "/etc/cudaenv/system.json"
+
+typedef enum ce_sys_mode {
+    CE_SYS_MODE_LINK,          /* /usr/local/cuda is (or becomes) our symlink */
+    CE_SYS_MODE_ALTERNATIVES,  /* /usr/local/cuda -> /etc/alternatives/cuda */
+} ce_sys_mode;
+
+/* What system.json records (paths as seen from inside the sysroot). */
+typedef struct ce_sys_record {
+    bool present;              /* a system switch was ever made */
+    ce_sys_mode mode;
+    char name[96];             /* toolchain selected ("" after a rollback to a non-toolchain) */
+    char target[4096];         /* where the link (or the alternative) points */
+    char lib[4096];            /* the directory cudaenv.conf names */
+    char prev_target[4096];    /* before that switch ("" = there was no link) */
+    char prev_lib[4096];       /* cudaenv.conf before ("" = none) */
+    char prev_name[96];
+    long long when;            /* unix time of the switch */
+} ce_sys_record;
+
+typedef struct ce_sys_opts {
+    bool force;     /* move a real directory at /usr/local/cuda aside */
+    bool dry_run;   /* print the plan (CE_EV_NOTE), change nothing */
+} ce_sys_opts;
+
+/* Switch the system to tc.  CE_ERR_PERM: not root, or the toolchain's tree is
+ * not root-owned / is writable by group or others; CE_ERR_OTHER: a real
+ * directory at /usr/local/cuda without force. */
+int ce_system_switch(ce_ctx *ctx, const ce_toolchain *tc, const ce_sys_opts *o);
+/* Return to the target before the last switch. */
+int ce_system_rollback(ce_ctx *ctx, const ce_sys_opts *o);
+/* Read system.json (rec->present false when none).  For doctor: compare
+ * rec->target with readlink(/usr/local/cuda) to find another installer's move. */
+int ce_system_record(ce_ctx *ctx, ce_sys_record *rec);
+/* CE_ERR_PERM naming the first directory from / down to path that is not
+ * root-owned or is group/other-writable (root-owned sticky dirs allowed). */
+int ce_system_path_safe(ce_ctx *ctx, const char *path);
+
+#endif

@@ -1,0 +1,85 @@
+#!/usr/bin/env python3
+"""Print the include graph of src/ by folder and by file: levels, circles, upward arrows.
+
+Layers, lowest first (an include may point to its own layer or a lower one):
+    core < store, doctor, selftest < install < cli
+Usage: tools/incgraph.py [--check]   (--check: exit 1 on a circle or an upward arrow)
+"""
+import os, re, sys
+
+LAYER = {"core": 0, "store": 1, "doctor": 1, "selftest": 1, "install": 2, "cli": 3}
+root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "src")
+inc = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
+
+# file graph: module = folder/stem (foo.c and foo.h are one module)
+edges, folders = {}, {}
+for d in sorted(os.listdir(root)):
+    p = os.path.join(root, d)
+    if not os.path.isdir(p):
+        continue
+    for f in sorted(os.listdir(p)):
+        if not f.endswith((".c", ".h")):
+            continue
+        mod = d + "/" + os.path.splitext(f)[0]
+        folders[mod] = d
+        deps = edges.setdefault(mod, set())
+        for h in inc.findall(open(os.path.join(p, f), errors="replace").read()):
+            target = h if "/" in h else d + "/" + h
+            tmod = os.path.splitext(target)[0]
+            if tmod != mod:
+                deps.add(tmod)
+
+edges = {m: {t for t in ds if t in edges} for m, ds in edges.items()}
+
+# strongly connected components (Tarjan)
+index, low, stack, on, sccs, n = {}, {}, [], set(), [], [0]
+def strong(v):
+    index[v] = low[v] = n[0]; n[0] += 1; stack.append(v); on.add(v)
+    for w in edges[v]:
+        if w not in index:
+            strong(w); low[v] = min(low[v], low[w])
+        elif w in on:
+            low[v] = min(low[v], index[w])
+    if low[v] == index[v]:
+        comp = []
+        while True:
+            w = stack.pop(); on.discard(w); comp.append(w)
+            if w == v:
+                break
+        sccs.append(comp)
+sys.setrecursionlimit(10000)
+for v in edges:
+    if v not in index:
+        strong(v)
+circles = [sorted(c) for c in sccs if len(c) > 1]
+comp_of = {m: i for i, c in enumerate(sccs) for m in c}
+
+# levels over the condensed graph: a leaf is level 1
+level = {}
+def lev(ci):
+    if ci not in level:
+        level[ci] = 0
+        deps = {comp_of[w] for m in sccs[ci] for w in edges[m]} - {ci}
+        level[ci] = 1 + max((lev(d) for d in deps), default=0)
+    return level[ci]
+levels = max(lev(i) for i in range(len(sccs)))
+
+upward = sorted((m, t) for m, ds in edges.items() for t in ds
+                if LAYER.get(folders[t], 9) > LAYER.get(folders[m], 9))
+
+lines = {}
+for m in folders:
+    d = folders[m]
+    for ext in (".c", ".h"):
+        p = os.path.join(root, m + ext)
+        if os.path.exists(p):
+            lines[d] = lines.get(d, 0) + sum(1 for _ in open(p, errors="replace"))
+print("modules %d  levels %d  circles %d  upward arrows %d" % (len(edges), levels, len(circles), len(upward)))
+for d in sorted(lines, key=lambda x: (LAYER.get(x, 9), x)):
+    print("  %-9s layer %d  %6d lines" % (d, LAYER.get(d, 9), lines[d]))
+for c in circles:
+    print("circle: " + " <-> ".join(c))
+for m, t in upward:
+    print("upward: %s -> %s" % (m, t))
+if "--check" in sys.argv and (circles or upward):
+    sys.exit(1)
