@@ -213,8 +213,12 @@ static int fetch_and_unpack(ce_ctx *ctx, const ce_manifest *m, need *needs, size
         if (needs[i].is_runfile) continue;
         bool follow = !ce_exists(needs[i].cache);
         urc = unpack_cudnn(&uctx, &needs[i], follow, &job.done);
-        if (urc == CE_ERR_DOWNLOAD) {
-            needs[i].retry = true; /* decided after the download finished */
+        if (follow && (urc == CE_ERR_DOWNLOAD || urc == CE_ERR_INTEGRITY)) {
+            /* The download stopped, or started over (a server ignoring
+             * Range), or sent bytes the manifest does not name: the fetch
+             * reports a failure itself; after a success only the verified
+             * file may call the archive bad. */
+            needs[i].retry = true;
             urc = CE_OK;
         }
     }

@@ -108,6 +108,7 @@ typedef struct reader {
     bool incomplete;      /* follow mode: the writer stopped before the end */
     bool failed;
     bool started;         /* the first block was read and the format sniffed */
+    bool writer_end;      /* follow mode: the file is complete, EOF is the end */
     ce_xzmt *xz;          /* .xz input: decoded here on several threads */
 } reader;
 
@@ -140,6 +141,21 @@ static int reader_open(reader *r)
     }
 }
 
+/* Follow mode: the writer renamed the very file we read to its final name,
+ * which it does only after it flushed and verified every byte. */
+static bool writer_finished(const reader *r)
+{
+    struct stat a, b;
+    return fstat(r->fd, &a) == 0 && stat(r->src->path, &b) == 0 && a.st_dev == b.st_dev &&
+           a.st_ino == b.st_ino;
+}
+
+/* Next bytes.  In follow mode "no bytes yet" is never the end: the end is
+ * the manifest's size, or (size or not) the writer renaming the file after
+ * it verified; when the writer stops without that (a failure) the read
+ * fails with r->incomplete.  A writer that restarted (a server ignoring
+ * Range truncates the .part) is not detected here: the digest of what was
+ * read decides, and the caller unpacks the verified file again. */
 static ssize_t reader_fill(reader *r)
 {
     const ce_unpack_src *s = r->src;
@@ -161,14 +177,16 @@ static ssize_t reader_fill(reader *r)
             return n;
         }
         /* end of the bytes written so far */
-        if (!s->part || s->size < 0) return 0;
+        if (!s->part || r->writer_end) return 0;
+        if (writer_finished(r)) {
+            r->writer_end = true; /* its last bytes may have landed after our read */
+            continue;
+        }
         if (*s->writer_done) {
-            /* one last look: the final bytes may have landed just before */
-            n = read(r->fd, r->buf, want);
-            if (n > 0) {
-                ce_sha256_update(r->md, r->buf, (size_t)n);
-                r->done += n;
-                return n;
+            /* it may have renamed the file just before it said so */
+            if (writer_finished(r)) {
+                r->writer_end = true;
+                continue;
             }
             r->incomplete = true;
             return -1;
@@ -368,13 +386,14 @@ int ce_unpack(ce_ctx *ctx, const ce_unpack_src *s, const char *dest)
     } else {
         rc = extract(ctx, s, a, w);
     }
+    char unreadable[512] = "";
     if (rc == CE_ERR_OTHER) {
+        /* libarchive could not read it: whether the file is the manifest's
+         * (then the published archive is broken) or not (a corrupt cache or
+         * a download that started over) is for the digest to say, below */
         rc = r.incomplete ? CE_ERR_DOWNLOAD : CE_ERR_INTEGRITY;
-        if (rc == CE_ERR_DOWNLOAD)
-            ce_fail(ctx, rc, "%s: the download stopped before the archive was complete", s->label);
-        else
-            ce_fail(ctx, rc, "%s is not a readable archive: %s; delete it from the cache and retry",
-                    s->label, archive_error_string(a) ? archive_error_string(a) : "unknown error");
+        snprintf(unreadable, sizeof unreadable, "%s",
+                 archive_error_string(a) ? archive_error_string(a) : "unknown error");
     }
     /* close applies deferred directory permissions and times */
     if (archive_write_close(w) != ARCHIVE_OK && rc == CE_OK)
@@ -388,6 +407,10 @@ int ce_unpack(ce_ctx *ctx, const ce_unpack_src *s, const char *dest)
     close(cwd);
 
     if (rc == CE_OK) rc = finish_digest(ctx, &r);
+    if (rc == CE_ERR_INTEGRITY && unreadable[0] && (rc = finish_digest(ctx, &r)) == CE_OK)
+        rc = ce_fail(ctx, CE_ERR_INTEGRITY, "%s is not a readable archive (%s), although its size and sha256 "
+                     "match the manifest: the published file itself is broken; report it to whoever "
+                     "publishes the manifest", s->label, unreadable);
     if (rc == CE_ERR_DOWNLOAD && !ctx->err[0])
         ce_fail(ctx, rc, "%s: the download stopped before the archive was complete", s->label);
     close(r.fd);

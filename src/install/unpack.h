@@ -10,7 +10,12 @@
  * hands to libarchive, and succeeds only when the bytes it consumed have the
  * manifest's size and sha256.  So download, sha256 and unpack overlap in one
  * pass, and nothing unverified is used: the caller commits the staging
- * directory only after a CE_OK. */
+ * directory only after a CE_OK.  Running out of written bytes is never the
+ * end of the archive: the end is the manifest's size, or (with or without
+ * one) the writer renaming the .part to its final name after it verified;
+ * a writer that stops without that makes the read fail (CE_ERR_DOWNLOAD).
+ * A writer that starts over (a server ignoring Range) shows as a digest or
+ * format failure: the caller then unpacks the verified file once more. */
 #ifndef CE_UNPACK_H
 #define CE_UNPACK_H
 

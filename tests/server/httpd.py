@@ -17,7 +17,12 @@ Misbehaviour is chosen per request by a path prefix: /_/<modes>/<file>, with
   longlen=N    announce N bytes more than sent, then close
   truncate=N   announce the full length, stop at file offset N, close
   nolen        no Content-Length (body ends when the connection closes)
-  rate=BPS     send at about BPS bytes per second
+  rate=BPS     send at about BPS bytes per second (throttle=BPS: the same)
+  pause=S      send half of the body, pause S seconds, send the rest on the
+               same connection (a stall shorter than the client's timeout)
+  trickle=S    send one byte every S seconds
+  endless      200 without Content-Length: the file, then zeros, until the
+               client hangs up (endless=BPS: at about BPS bytes per second)
   redirect=P   302 to /P on this listener (write / inside P as %2F)
   tohttp       302 to the same file on the plain http listener
   loop         302 to this very URL
@@ -154,6 +159,8 @@ class Handler(BaseHTTPRequestHandler):
                 return
             status = 206
 
+        if "endless" in modes:
+            return self.endless(full, int(modes["endless"] or 0))
         length = end - start + 1
         stop = end + 1  # file offset after the last byte we will send
         close = False
@@ -184,10 +191,13 @@ class Handler(BaseHTTPRequestHandler):
         if self.command == "HEAD":
             return
 
-        rate = int(modes.get("rate") or 0)
+        rate = int(modes.get("rate") or modes.get("throttle") or 0)
         stall = float(modes["stall"]) if "stall" in modes and n == 1 else None
         if stall is not None:
             stop = min(stop, start + 1024)
+        pause = float(modes["pause"]) if "pause" in modes else None
+        pause_at = start + (stop - start) // 2
+        trickle = float(modes["trickle"]) if "trickle" in modes else None
         try:
             with open(full, "rb") as f:
                 f.seek(start)
@@ -196,6 +206,10 @@ class Handler(BaseHTTPRequestHandler):
                     step = min(CHUNK, stop - pos)
                     if rate:
                         step = min(step, max(1, rate // 10))
+                    if pause is not None and pos < pause_at:
+                        step = min(step, pause_at - pos)
+                    if trickle is not None:
+                        step = 1
                     data = f.read(step)
                     if not data:
                         break
@@ -204,6 +218,13 @@ class Handler(BaseHTTPRequestHandler):
                     if rate:
                         self.wfile.flush()
                         time.sleep(len(data) / rate)
+                    if pause is not None and pos == pause_at:
+                        self.wfile.flush()
+                        time.sleep(pause)
+                        pause = None
+                    if trickle is not None:
+                        self.wfile.flush()
+                        time.sleep(trickle)
             self.wfile.flush()
             if stall is not None:
                 time.sleep(stall)
@@ -212,6 +233,32 @@ class Handler(BaseHTTPRequestHandler):
             close = True
         if close:
             self.close_connection = True
+
+    def endless(self, full, rate):
+        """The file, then zeros, until the client hangs up; no length."""
+        self.record(200)
+        self.send_response(200)
+        self.send_header("Content-Type", "application/octet-stream")
+        self.send_header("Connection", "close")
+        self.end_headers()
+        self.close_connection = True
+        if self.command == "HEAD":
+            return
+        zeros = bytes(CHUNK)
+        try:
+            with open(full, "rb") as f:
+                data = f.read()
+            while True:
+                chunk = data or zeros
+                data = b""
+                if rate:
+                    chunk = chunk[:max(1, rate // 10)]
+                self.wfile.write(chunk)
+                if rate:
+                    self.wfile.flush()
+                    time.sleep(len(chunk) / rate)
+        except (BrokenPipeError, ConnectionResetError, OSError):
+            pass
 
 
 class Server(ThreadingHTTPServer):
