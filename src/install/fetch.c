@@ -232,8 +232,20 @@ static int dl_prepare(ce_ctx *ctx, dl *d)
     struct stat st;
     if (lstat(it->path, &st) == 0) {
         if (S_ISREG(st.st_mode) && (it->size < 0 || st.st_size == it->size)) {
+            /* the right size is not the right file: nothing from the cache
+             * is run or unpacked before it is hashed again */
+            char got[CE_SHA256_HEX];
+            int hrc = ce_sha256_file(ctx, it->path, got);
+            if (hrc != CE_OK)
+                return hrc;
+            if (strcmp(got, it->sha256) != 0) {
+                unlink(it->path);
+                return ce_fail(ctx, CE_ERR_INTEGRITY, "%s in the cache is not the file it is named after "
+                               "(its sha256 is %s): it was deleted and nothing from it was used; rerun to "
+                               "download %s again", it->path, got, label);
+            }
             d->state = DL_DONE;
-            ce_emit(ctx, CE_EV_DONE, label, "%s: already in the cache", label);
+            ce_emit(ctx, CE_EV_DONE, label, "%s: already in the cache (sha256 ok)", label);
             return CE_OK;
         }
         unlink(it->path); /* wrong size: not what the manifest names */

@@ -45,7 +45,8 @@ typedef struct ce_fetch_item {
  * per item may still be in memory, not yet in the file. */
 
 /* Fetch all items in parallel into the cache.  An item already in the cache
- * (right size) is not downloaded again.  ctx->offline: cache only; a missing
+ * (right size, and its sha256 checked again: a cached file that does not
+ * hash to its name is deleted and is CE_ERR_INTEGRITY) is not downloaded again.  ctx->offline: cache only; a missing
  * file is CE_ERR_NOTFOUND naming it.  Errors: CE_ERR_DOWNLOAD (network, HTTP
  * status, refused URL or redirect), CE_ERR_INTEGRITY (size or sha256, the
  * .part is deleted), CE_ERR_IO, CE_ERR_USAGE (bad sha256 in the item).  On

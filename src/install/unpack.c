@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -250,6 +251,40 @@ static int refuse(ce_ctx *ctx, const ce_unpack_src *s, const char *entry, const 
                    entry ? entry : "(unnamed)", s->label, why);
 }
 
+/* The names a full or failing disk gives, for messages that say which. */
+static const char *errno_name(int e)
+{
+    switch (e) {
+    case ENOSPC: return "ENOSPC";
+    case EDQUOT: return "EDQUOT";
+    case EIO: return "EIO";
+    case EROFS: return "EROFS";
+    case EFBIG: return "EFBIG";
+    case ENOMEM: return "ENOMEM";
+    default: return NULL;
+    }
+}
+
+/* libarchive reports a failed write(2) as ARCHIVE_WARN: every write error
+ * is fatal here, named by its errno, and nothing is committed. */
+static int write_failed(ce_ctx *ctx, const ce_unpack_src *s, struct archive *w, const char *rel, const char *what)
+{
+    int e = archive_errno(w);
+    const char *name = e > 0 ? errno_name(e) : NULL;
+    char detail[160] = "";
+    if (e > 0) snprintf(detail, sizeof detail, " (%s%s%s)", strerror(e), name ? ", " : "", name ? name : "");
+    return ce_fail(ctx, e == ENOSPC || e == EDQUOT ? CE_ERR_SPACE : CE_ERR_IO,
+                   "cannot %s %s from %s: %s%s; nothing was installed from it%s", what, rel, s->label,
+                   archive_error_string(w) ? archive_error_string(w) : "write error", detail,
+                   e == ENOSPC || e == EDQUOT ? " (free some space under CUDAENV_ROOT and rerun)" : "");
+}
+
+static bool disk_errno(int e)
+{
+    return e == ENOSPC || e == EDQUOT || e == EIO || e == EROFS || e == EFBIG;
+}
+
+/* 0, or -1 when reading failed (archive_error_string(in)), -2 when writing did. */
 static int copy_data(struct archive *in, struct archive *out)
 {
     const void *buf;
@@ -257,10 +292,39 @@ static int copy_data(struct archive *in, struct archive *out)
     la_int64_t off;
     for (;;) {
         int r = archive_read_data_block(in, &buf, &size, &off);
-        if (r == ARCHIVE_EOF) return ARCHIVE_OK;
-        if (r < ARCHIVE_WARN) return r;
-        if (archive_write_data_block(out, buf, size, off) < ARCHIVE_WARN) return ARCHIVE_FATAL;
+        if (r == ARCHIVE_EOF) return 0;
+        if (r < ARCHIVE_WARN) return -1;
+        if (archive_write_data_block(out, buf, size, off) < ARCHIVE_OK) return -2;
     }
+}
+
+/* Free bytes where the tree goes (CUDAENV_TEST_FREE_BYTES fakes it), -1 unknown. */
+static double free_bytes(const char *dir)
+{
+    const char *fake = getenv("CUDAENV_TEST_FREE_BYTES");
+    if (fake && *fake) return strtod(fake, NULL);
+    struct statvfs vs;
+    if (statvfs(dir, &vs) != 0) return -1;
+    return (double)vs.f_bavail * (double)vs.f_frsize;
+}
+
+/* Before a byte is written: the sizes the entries declare (a sparse entry
+ * counts its whole length) must fit in the free space and under a ceiling
+ * (CE_UNPACK_RATIO x the archive's size when the manifest gives it, else
+ * CE_UNPACK_CEILING), so an xz or sparse-file bomb fails at its header. */
+static int check_declared(ce_ctx *ctx, const ce_unpack_src *s, const char *entry, double declared, double avail)
+{
+    double ceiling = s->size >= 0 ? (double)s->size * CE_UNPACK_RATIO : (double)CE_UNPACK_CEILING;
+    if (s->size >= 0 && ceiling < (double)CE_UNPACK_FLOOR) ceiling = (double)CE_UNPACK_FLOOR;
+    if (declared > ceiling)
+        return ce_fail(ctx, CE_ERR_INTEGRITY, "%s expands to more than %.0f bytes (at '%s'), past the %.0f "
+                       "cudaenv accepts for it: an archive bomb? nothing was installed from it", s->label,
+                       declared, entry, ceiling);
+    if (avail >= 0 && declared > avail)
+        return ce_fail(ctx, CE_ERR_SPACE, "%s expands to more than %.0f bytes (at '%s') and only %.0f are free "
+                       "under CUDAENV_ROOT (ENOSPC); nothing was installed from it: free some space and rerun",
+                       s->label, declared, entry, avail);
+    return CE_OK;
 }
 
 static int extract(ce_ctx *ctx, const ce_unpack_src *s, struct archive *a, struct archive *w)
@@ -269,6 +333,7 @@ static int extract(ce_ctx *ctx, const ce_unpack_src *s, struct archive *a, struc
     char rel[PATH_MAX], hrel[PATH_MAX];
     struct archive_entry *e;
     bool any = false;
+    double avail = free_bytes("."), declared = 0;
     for (;;) {
         int r = archive_read_next_header(a, &e);
         if (r == ARCHIVE_EOF) break;
@@ -295,18 +360,23 @@ static int extract(ce_ctx *ctx, const ce_unpack_src *s, struct archive *a, struc
                          .symlink = archive_entry_symlink(e), .hardlink = hl ? hrel : NULL };
         const char *why = ce_entry_refusal(&ent);
         if (why) return refuse(ctx, s, path, why);
+        if (archive_entry_size_is_set(e) && archive_entry_size(e) > 0) {
+            declared += (double)archive_entry_size(e);
+            int rc = check_declared(ctx, s, rel, declared, avail);
+            if (rc != CE_OK) return rc;
+        }
         archive_entry_set_pathname(e, rel);
         if (hl) archive_entry_set_hardlink(e, hrel);
-        if (archive_write_header(w, e) < ARCHIVE_WARN)
+        if (archive_write_header(w, e) < ARCHIVE_WARN) {
+            if (disk_errno(archive_errno(w))) return write_failed(ctx, s, w, rel, "create");
             return refuse(ctx, s, path, archive_error_string(w) ? archive_error_string(w) : "refused by libarchive");
-        if (archive_entry_size(e) > 0 && copy_data(a, w) != ARCHIVE_OK) {
-            if (archive_errno(a) || archive_error_string(a)) return CE_ERR_OTHER;
-            return ce_fail(ctx, CE_ERR_IO, "cannot write %s from %s: %s", rel, s->label,
-                           archive_error_string(w) ? archive_error_string(w) : "write error");
         }
-        if (archive_write_finish_entry(w) < ARCHIVE_WARN)
-            return ce_fail(ctx, CE_ERR_IO, "cannot finish %s from %s: %s", rel, s->label,
-                           archive_error_string(w));
+        if (archive_entry_size(e) > 0) {
+            int c = copy_data(a, w);
+            if (c == -1) return CE_ERR_OTHER;
+            if (c == -2) return write_failed(ctx, s, w, rel, "write");
+        }
+        if (archive_write_finish_entry(w) < ARCHIVE_OK) return write_failed(ctx, s, w, rel, "finish");
         any = true;
     }
     if (!any) return ce_fail(ctx, CE_ERR_INTEGRITY, "%s holds no files", s->label);
@@ -408,9 +478,9 @@ int ce_unpack(ce_ctx *ctx, const ce_unpack_src *s, const char *dest)
 
     if (rc == CE_OK) rc = finish_digest(ctx, &r);
     if (rc == CE_ERR_INTEGRITY && unreadable[0] && (rc = finish_digest(ctx, &r)) == CE_OK)
-        rc = ce_fail(ctx, CE_ERR_INTEGRITY, "%s is not a readable archive (%s), although its size and sha256 "
-                     "match the manifest: the published file itself is broken; report it to whoever "
-                     "publishes the manifest", s->label, unreadable);
+        rc = ce_fail(ctx, CE_ERR_INTEGRITY, "%s is not a readable archive: %s; its size and sha256 match the "
+                     "manifest, so the published file itself is broken: report it to whoever publishes "
+                     "the manifest", s->label, unreadable);
     if (rc == CE_ERR_DOWNLOAD && !ctx->err[0])
         ce_fail(ctx, rc, "%s: the download stopped before the archive was complete", s->label);
     close(r.fd);

@@ -46,6 +46,14 @@ const char *ce_entry_refusal(const ce_entry *e);
  * is not under the top directory. */
 int ce_strip_top(const char *path, char *top, size_t topsz, const char **rest);
 
+/* What an archive may declare before a byte is written (sparse entries
+ * count their whole length): at most CE_UNPACK_RATIO times its size when
+ * the manifest gives one (never less than CE_UNPACK_FLOOR), else
+ * CE_UNPACK_CEILING; and never more than the free space. */
+#define CE_UNPACK_RATIO 32.0
+#define CE_UNPACK_FLOOR (256.0 * 1024 * 1024)
+#define CE_UNPACK_CEILING (16.0 * 1024 * 1024 * 1024)
+
 typedef struct ce_unpack_src {
     const char *path;       /* the archive; in follow mode the final cache path */
     const char *part;       /* follow mode: the .part being written, else NULL */
@@ -58,9 +66,11 @@ typedef struct ce_unpack_src {
 
 /* Extract src into dest (an existing, empty directory).  On failure dest
  * holds a partial tree that the caller removes.  Returns CE_ERR_INTEGRITY for
- * an unsafe entry, a corrupt archive or a digest mismatch (naming the entry
- * and the archive), CE_ERR_DOWNLOAD in follow mode when the download stopped
- * before the archive was complete (retry from the verified file), CE_ERR_IO. */
+ * an unsafe entry, a corrupt archive, a digest mismatch (naming the entry
+ * and the archive) or sizes past the ceiling, CE_ERR_DOWNLOAD in follow mode
+ * when the download stopped before the archive was complete (retry from the
+ * verified file), CE_ERR_SPACE (sizes past the free space, ENOSPC, EDQUOT)
+ * or CE_ERR_IO (any other write error, EIO...) naming the file. */
 int ce_unpack(ce_ctx *ctx, const ce_unpack_src *src, const char *dest);
 
 /* After extraction: every symlink under dir that resolves must resolve inside

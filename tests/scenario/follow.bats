@@ -11,12 +11,15 @@
 load ../lib/common
 load ../lib/server
 
+load ../lib/hold
+
 setup_file() {
     source "$BATS_TEST_DIRNAME/../lib/fixtures.sh"
     source "$BATS_TEST_DIRNAME/../lib/server.bash"
-    export FM=$BATS_FILE_TMPDIR/mirror BASE=$BATS_FILE_TMPDIR/base RECEIPTS=$BATS_FILE_TMPDIR/receipts
+    source "$BATS_TEST_DIRNAME/../lib/hold.bash"
+    hold_base || return 1
+    export RECEIPTS=$BATS_FILE_TMPDIR/receipts
     mkdir -p "$FM/one" "$FM/multi" "$FM/tgz" "$RECEIPTS"
-    fx_runfile "$FM/cuda_11.8.0_520.61.05_linux.run" 11.8.0
     local w=$BATS_FILE_TMPDIR/w top=cudnn-linux-x86_64-8.7.0.84_cuda11-archive
     fx_cudnn "$w/$top" 8.7.0.84 11
     head -c 2600000 /dev/urandom > "$w/$top/lib/libcudnn_static_pad.a"
@@ -25,36 +28,6 @@ setup_file() {
     xz -T2 --block-size=256KiB -c "$w/a.tar" > "$FM/multi/$top.tar.xz"
     gzip -c "$w/a.tar" > "$FM/tgz/cudnn-11.8-linux-x64-v8.7.0.84.tgz"
     rm -rf "$w"
-    # CUDA 11.8.0 installed once: each cell adds only the cuDNN archive
-    export CUDAENV_ROOT=$BASE CUDAENV_MANIFEST=$BATS_FILE_TMPDIR/base.json HOME=$BATS_FILE_TMPDIR/home
-    mkdir -p "$HOME"
-    server_start "$FM"
-    follow_manifest "$SERVER_URL/one/$top.tar.xz" yes > "$CUDAENV_MANIFEST"
-    "$CUDAENV" install 11.8.0 --no-cudnn >"$BATS_FILE_TMPDIR/base.log" 2>&1 \
-        || { cat "$BATS_FILE_TMPDIR/base.log"; server_stop; return 1; }
-    server_stop
-}
-
-# follow_manifest CUDNN_URL SIZED: CUDA 11.8.0 + cuDNN 8.7.0.84 (tf 2.14),
-# the cuDNN entry with or without its size; the file is found by the URL's tail.
-follow_manifest() {
-    python3 - "$FM" "$1" "$2" "$SERVER_URL" <<'PY'
-import hashlib, json, os, sys
-fm, url, sized, server = sys.argv[1:]
-def art(path, url, sized):
-    a = {"url": url, "sha256": hashlib.sha256(open(path, "rb").read()).hexdigest()}
-    if sized == "yes":
-        a["size"] = os.path.getsize(path)
-    return a
-kind = url.rsplit("/", 2)[-2]
-local = os.path.join(fm, kind, url.rsplit("/", 1)[-1])
-run = os.path.join(fm, "cuda_11.8.0_520.61.05_linux.run")
-m = {"schema": 1, "tensorflow": {"2.14": {"cuda": "11.8.0", "cudnn": "8.7.0.84"}},
-     "cuda": {"11.8.0": {"min_driver": "520.61.05", "max_gcc": 11, "sm": {"min": "3.5", "max": "9.0"},
-                         "runfile": {"linux-x86_64": art(run, server + "/" + os.path.basename(run), "yes")}}},
-     "cudnn": {"8.7.0.84": {"cuda11": {"linux-x86_64": art(local, url, sized)}}}}
-json.dump(m, sys.stdout)
-PY
 }
 
 setup() {
@@ -81,7 +54,7 @@ cell() {
     esac
     cp -a "$BASE" "$CUDAENV_ROOT"
     export CUDAENV_MANIFEST=$T/manifest.json
-    follow_manifest "$SERVER_URL/_/$modes/$kind/$file" "$sized" > "$CUDAENV_MANIFEST"
+    hold_manifest "$SERVER_URL/_/$modes/$kind/$file" "$sized" > "$CUDAENV_MANIFEST"
     if [ "$srv" = norange ]; then
         # a wrong .part from an earlier run: cudaenv asks for the rest, gets the whole file
         local sha; sha=$(sha256sum "$FM/$kind/$file" | cut -d' ' -f1)
@@ -95,7 +68,7 @@ cell() {
     cmp "$p/lib64/libcudnn_static_pad.a" <(tar -xOf "$FM/$kind/$file" --wildcards '*/lib/libcudnn_static_pad.a')
     python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print(json.dumps([r["cuda"], r["cudnn"], r["files"]], sort_keys=True))' \
         "$p/.cudaenv-receipt.json" > "$RECEIPTS/$name"
-    ! ls -d "$CUDAENV_ROOT"/pkgs/.staging-* "$CUDAENV_ROOT"/versions/.staging-* 2>/dev/null | grep -q .
+    hold_no_staging
 }
 
 @test "fixtures: one xz block, several xz blocks, gzip" {
@@ -140,7 +113,7 @@ cell() {
     export CUDAENV_MANIFEST=$T/manifest.json
     # every answer stops at byte 1500000 (1 MiB is in the .part, the unpacker
     # waits for more): the retries make no progress and the download fails
-    follow_manifest "$SERVER_URL/_/truncate=1500000/one/$(cd "$FM/one" && ls)" no > "$CUDAENV_MANIFEST"
+    hold_manifest "$SERVER_URL/_/truncate=1500000/one/$(cd "$FM/one" && ls)" no > "$CUDAENV_MANIFEST"
     run "$CUDAENV" install tf-2.14
     [ "$status" -eq 4 ] || { echo "$output"; false; }
     [[ "$output" != *"not a readable archive"* ]]
@@ -152,10 +125,10 @@ cell() {
     export CUDAENV_MANIFEST=$T/manifest.json
     mkdir -p "$FM/bad"
     head -c 3000000 /dev/urandom > "$FM/bad/cudnn-linux-x86_64-8.7.0.84_cuda11-archive.tar.xz"
-    follow_manifest "$SERVER_URL/bad/cudnn-linux-x86_64-8.7.0.84_cuda11-archive.tar.xz" no > "$CUDAENV_MANIFEST"
+    hold_manifest "$SERVER_URL/bad/cudnn-linux-x86_64-8.7.0.84_cuda11-archive.tar.xz" no > "$CUDAENV_MANIFEST"
     run "$CUDAENV" install tf-2.14
     [ "$status" -eq 5 ] || { echo "$output"; false; }
-    [[ "$output" == *"not a readable archive"*"match the manifest"* ]] || { echo "$output"; false; }
+    [[ "$output" == *"not a readable archive: "*"match the manifest"* ]] || { echo "$output"; false; }
     [ "$(grep -c "^GET /bad/" "$SERVER_LOG")" -eq 1 ]
-    ! ls -d "$CUDAENV_ROOT"/pkgs/.staging-* 2>/dev/null | grep -q .
+    hold_no_staging
 }

@@ -1,0 +1,146 @@
+#!/usr/bin/env bats
+# Installs that hold on hostile inputs (issue 8): a tampered cache, write
+# errors during extraction (a full tmpfs, a file size limit), xz and
+# sparse-file bombs.  Each test adds one cuDNN archive to a copy of a store
+# that already holds CUDA 11.8.0 (tests/lib/hold.bash).
+load ../lib/common
+load ../lib/server
+load ../lib/hold
+
+setup_file() {
+    source "$BATS_TEST_DIRNAME/../lib/fixtures.sh"
+    source "$BATS_TEST_DIRNAME/../lib/server.bash"
+    source "$BATS_TEST_DIRNAME/../lib/hold.bash"
+    hold_base || return 1
+    local w=$BATS_FILE_TMPDIR/w top=cudnn-linux-x86_64-8.7.0.84_cuda11-archive
+    mkdir -p "$FM/bomb" "$FM/big" "$w"
+    # xz bomb: 128 MiB of zeros in about 20 KB
+    fx_cudnn "$w/$top" 8.7.0.84 11
+    truncate -s 128M "$w/$top/lib/libcudnn_bomb.so"
+    tar -C "$w" -cf - "$top" | xz -1 > "$FM/bomb/xz.tar.xz"
+    # sparse-file bomb: a 40 GiB hole in a few hundred bytes
+    rm "$w/$top/lib/libcudnn_bomb.so"
+    mkdir -p "$w/s/$top/lib"
+    truncate -s 40G "$w/s/$top/lib/libcudnn_hole.so"
+    tar -C "$w/s" --sparse -cf - "$top" | xz -9 > "$FM/bomb/sparse.tar.xz"
+    # a normal archive with one 6 MiB file (zeros: a few KB compressed)
+    head -c 6M /dev/zero > "$w/$top/lib/libcudnn_big.so"
+    tar -C "$w" -cf - "$top" | xz -1 > "$FM/big/$top.tar.xz"
+    rm -rf "$w"
+}
+
+setup() {
+    common_setup
+    server_start "$FM"
+    export CUDAENV_RETRY_DELAY_MS=10 CUDAENV_MANIFEST=$T/manifest.json
+    cp -a "$BASE" "$CUDAENV_ROOT"
+}
+
+teardown() {
+    server_stop
+    common_teardown
+}
+
+# in_tmpfs SIZE SCRIPT: run bash SCRIPT in a private mount namespace where a
+# SIZE tmpfs is mounted on $T/fs holding a copy of the store as $T/fs/root
+# (CUDAENV_ROOT); it vanishes with the namespace.  Skips without namespaces.
+in_tmpfs() {
+    [ "$(id -u)" -eq 0 ] || skip "needs root for a private tmpfs"
+    mkdir -p "$T/fs"
+    unshare -m --propagation private true 2>/dev/null || skip "no mount namespaces"
+    CUDAENV=$CUDAENV run unshare -m --propagation private bash -c '
+        mount -t tmpfs -o size="$1" tmpfs "$2" || exit 77
+        cp -a "$3" "$2/root" || exit 77
+        export CUDAENV_ROOT=$2/root
+        eval "$4"' _ "$1" "$T/fs" "$CUDAENV_ROOT" "$2"
+    [ "$status" -ne 77 ] || skip "cannot mount a tmpfs"
+}
+
+@test "a same-size tampered runfile in the cache: exit 5, never executed, deleted; the rerun downloads it" {
+    rm -rf "$CUDAENV_ROOT/pkgs/cuda-11.8.0" "$CUDAENV_ROOT/versions/11.8.0"
+    hold_manifest "$SERVER_URL/plain/cudnn-linux-x86_64-8.7.0.84_cuda11-archive.tar.xz" yes > "$CUDAENV_MANIFEST"
+    local run=$FM/cuda_11.8.0_520.61.05_linux.run sha
+    sha=$(sha256sum "$run" | cut -d' ' -f1)
+    local cached=$CUDAENV_ROOT/cache/$sha
+    [ -f "$cached" ]
+    { printf '#!/bin/sh\ntouch %s/pwned\nexit 0\n' "$T"; head -c "$(stat -c %s "$run")" /dev/zero | tr '\0' '#'; } \
+        | head -c "$(stat -c %s "$run")" > "$cached"
+    [ "$(stat -c %s "$cached")" -eq "$(stat -c %s "$run")" ]
+    run "$CUDAENV" install 11.8.0 --no-cudnn
+    [ "$status" -eq 5 ] || { echo "$output"; false; }
+    [[ "$output" == *"$sha"*"is not the file it is named after"* ]] || { echo "$output"; false; }
+    [ ! -e "$T/pwned" ]
+    [ ! -e "$cached" ]
+    [ ! -e "$CUDAENV_ROOT/versions/11.8.0" ]
+    [ "$(wc -l < "$SERVER_LOG")" -eq 0 ]
+    run "$CUDAENV" install 11.8.0 --no-cudnn
+    [ "$status" -eq 0 ] || { echo "$output"; false; }
+    [ ! -e "$T/pwned" ]
+    cmp "$cached" "$run"
+}
+
+@test "a same-size tampered archive in the cache: exit 5, nothing installed from it" {
+    local f=$FM/plain/cudnn-linux-x86_64-8.7.0.84_cuda11-archive.tar.xz sha
+    hold_manifest "$SERVER_URL/plain/${f##*/}" yes > "$CUDAENV_MANIFEST"
+    sha=$(sha256sum "$f" | cut -d' ' -f1)
+    python3 - "$f" "$CUDAENV_ROOT/cache/$sha" <<'PY'
+import sys
+b = bytearray(open(sys.argv[1], "rb").read()); b[-100] ^= 1; open(sys.argv[2], "wb").write(b)
+PY
+    run "$CUDAENV" install tf-2.14
+    [ "$status" -eq 5 ] || { echo "$output"; false; }
+    [ ! -e "$CUDAENV_ROOT/versions/11.8.0+cudnn8.7.0.84" ]
+    [ ! -e "$CUDAENV_ROOT/pkgs/cudnn-8.7.0.84-cuda11" ]
+    hold_no_staging
+}
+
+@test "ENOSPC while extracting (free-space checks fooled, 4 MiB tmpfs): exit 1 naming ENOSPC and the file, nothing committed" {
+    hold_manifest "$SERVER_URL/big/cudnn-linux-x86_64-8.7.0.84_cuda11-archive.tar.xz" yes > "$CUDAENV_MANIFEST"
+    in_tmpfs 4m 'CUDAENV_TEST_FREE_BYTES=1e12 "$CUDAENV" install tf-2.14; rc=$?
+        ls -d "$CUDAENV_ROOT"/pkgs/.staging-* "$CUDAENV_ROOT"/versions/.staging-* 2>/dev/null | sed "s/^/LEFT: /"
+        ls "$CUDAENV_ROOT/versions" "$CUDAENV_ROOT/pkgs" | sed "s/^/HAVE: /"; exit $rc'
+    [ "$status" -eq 1 ] || { echo "$output"; false; }
+    [[ "$output" == *"libcudnn_big.so"*"ENOSPC"* ]] || { echo "$output"; false; }
+    [[ "$output" != *"LEFT: "* ]] || { echo "$output"; false; }
+    [[ "$output" != *"HAVE: 11.8.0+cudnn"* && "$output" != *"HAVE: cudnn-"* ]] || { echo "$output"; false; }
+}
+
+@test "a write that fails while later ones succeed (EFBIG under ulimit -f): exit 1 naming the file, nothing committed" {
+    hold_manifest "$SERVER_URL/big/cudnn-linux-x86_64-8.7.0.84_cuda11-archive.tar.xz" yes > "$CUDAENV_MANIFEST"
+    run bash -c 'trap "" XFSZ; ulimit -f 4096; exec "$0" install tf-2.14' "$CUDAENV"
+    [ "$status" -eq 1 ] || { echo "$output"; false; }
+    [[ "$output" == *"libcudnn_big.so"*"EFBIG"* ]] || { echo "$output"; false; }
+    [ ! -e "$CUDAENV_ROOT/versions/11.8.0+cudnn8.7.0.84" ]
+    [ ! -e "$CUDAENV_ROOT/pkgs/cudnn-8.7.0.84-cuda11" ]
+    hold_no_staging
+}
+
+@test "an xz bomb (128 MiB of zeros in 20 KB) on a 16 MiB tmpfs fails fast before writing it, no staging left" {
+    hold_manifest "$SERVER_URL/bomb/xz.tar.xz" no > "$CUDAENV_MANIFEST"
+    in_tmpfs 16m 'SECONDS=0; "$CUDAENV" install tf-2.14; rc=$?; echo "TOOK $SECONDS"
+        ls -d "$CUDAENV_ROOT"/pkgs/.staging-* 2>/dev/null | sed "s/^/LEFT: /"; exit $rc'
+    [ "$status" -eq 1 ] || { echo "$output"; false; }
+    [[ "$output" == *"libcudnn_bomb.so"*"free"* ]] || { echo "$output"; false; }
+    [[ "$output" != *"LEFT: "* ]]
+    [ "$(sed -n 's/^TOOK //p' <<<"$output")" -lt 20 ]
+}
+
+@test "a sparse-file bomb (40 GiB hole in a few hundred bytes): refused at its header, with or without a size" {
+    local f=$FM/bomb/sparse.tar.xz
+    [ "$(stat -c %s "$f")" -lt 1024 ]
+    hold_manifest "$SERVER_URL/bomb/sparse.tar.xz" yes > "$CUDAENV_MANIFEST"
+    SECONDS=0
+    run "$CUDAENV" install tf-2.14
+    [ "$status" -eq 5 ] || { echo "$output"; false; }
+    [[ "$output" == *"libcudnn_hole.so"*"bomb"* ]] || { echo "$output"; false; }
+    [ "$SECONDS" -lt 20 ]
+    hold_no_staging
+    # no size in the manifest: the ceiling without one (16 GiB) still holds
+    rm -rf "$CUDAENV_ROOT"; cp -a "$BASE" "$CUDAENV_ROOT"
+    hold_manifest "$SERVER_URL/bomb/sparse.tar.xz" no > "$CUDAENV_MANIFEST"
+    run "$CUDAENV" install tf-2.14
+    [ "$status" -eq 5 ] || { echo "$output"; false; }
+    [[ "$output" == *"libcudnn_hole.so"* ]] || { echo "$output"; false; }
+    hold_no_staging
+    [ ! -e "$CUDAENV_ROOT/versions/11.8.0+cudnn8.7.0.84" ]
+}
