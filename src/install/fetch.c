@@ -24,6 +24,16 @@
 
 typedef enum { DL_PENDING, DL_ACTIVE, DL_DONE } dl_state;
 
+/* How long a download may take (fetch.h: bounded downloads). */
+typedef struct limits {
+    double stall_s;         /* no byte for this long: drop the connection, retry */
+    double window_s;        /* the average rate is checked over windows this long */
+    double min_rate;        /* bytes/s a window must average, else the download fails */
+    double deadline_base;   /* each artifact gets this many seconds ... */
+    double deadline_rate;   /* ... plus its size (or the ceiling) at this many bytes/s */
+    long long ceiling;      /* bytes accepted when the manifest gives no size */
+} limits;
+
 typedef struct dl {
     ce_fetch_item *it;
     dl_state state;
@@ -39,6 +49,11 @@ typedef struct dl {
     int failures;          /* failed attempts in a row without progress */
     double next_try, t0;
     bool body_started, local_file;
+    const limits *lim;
+    double last_data;      /* when the last body byte arrived */
+    double win_start;      /* the current rate window began ... */
+    long long win_have;    /* ... with this many bytes */
+    double deadline;       /* 0 until the first attempt starts */
     long long cr_start, cr_total; /* Content-Range of the last response */
     CURL *easy;
     char errbuf[CURL_ERROR_SIZE];
@@ -75,9 +90,15 @@ static int dl_flush(dl *d)
             continue;
         if (w < 0) {
             int err = errno;
-            return dl_fail(d, err == ENOSPC ? CE_ERR_SPACE : CE_ERR_IO, "cannot write %s: %s%s",
-                           d->part, strerror(err), err == ENOSPC ?
-                           " (free some space under CUDAENV_ROOT and rerun: the download resumes)" : "");
+            if (err == ENOSPC || err == EDQUOT) {
+                /* an endless or oversized stream must not leave the disk full */
+                unlink(d->part);
+                d->blen = 0;
+                return dl_fail(d, CE_ERR_SPACE, "cannot write %s: %s (%s); the partial download was deleted "
+                               "so the disk is not left full: free some space under CUDAENV_ROOT and rerun",
+                               d->part, strerror(err), err == ENOSPC ? "ENOSPC" : "EDQUOT");
+            }
+            return dl_fail(d, CE_ERR_IO, "cannot write %s: %s", d->part, strerror(err));
         }
         off += (size_t)w;
     }
@@ -149,6 +170,15 @@ static size_t on_body(char *p, size_t size, size_t nmemb, void *ud)
                        "manifest promises; the download was deleted", d->it->url, d->it->size);
         return 0;
     }
+    if (d->it->size < 0 && d->have + (long long)n > d->lim->ceiling) {
+        dl_fail(d, CE_ERR_DOWNLOAD, "%s sent more than %lld bytes and the manifest gives no size for it: "
+                "an endless stream? the download was deleted; add the size to the manifest entry if the "
+                "file really is that large", d->it->url, d->lim->ceiling);
+        unlink(d->part);
+        d->blen = 0;
+        return 0;
+    }
+    d->last_data = mono_s();
     while (n) {
         size_t k = WBUF - d->blen < n ? WBUF - d->blen : n;
         memcpy(d->buf + d->blen, p, k);
@@ -315,10 +345,33 @@ static int dl_start(dl *d, CURLM *m)
     d->body_started = false;
     d->cr_start = d->cr_total = -1;
     d->attempt_have = d->have;
+    /* our own stall check fires first; libcurl's stays as a backstop */
+    curl_easy_setopt(d->easy, CURLOPT_LOW_SPEED_TIME, (long)(d->lim->stall_s * 2) + 1);
+    double now = mono_s();
+    d->last_data = d->win_start = now;
+    d->win_have = d->have;
+    if (d->deadline == 0) {
+        double bytes = d->it->size >= 0 ? (double)d->it->size : (double)d->lim->ceiling;
+        d->deadline = now + d->lim->deadline_base + bytes / d->lim->deadline_rate;
+    }
     if (curl_multi_add_handle(m, d->easy) != CURLM_OK)
         return dl_fail(d, CE_ERR_OTHER, "cannot start a transfer for %s", d->it->url);
     d->state = DL_ACTIVE;
     return CE_OK;
+}
+
+/* Another attempt after a backoff, or give up after CE_FETCH_ATTEMPTS
+ * attempts in a row without progress; the retry is shown without -v. */
+static void dl_retry(ce_ctx *ctx, dl *d, const char *why)
+{
+    d->failures = d->have > d->attempt_have ? 1 : d->failures + 1;
+    if (d->failures >= CE_FETCH_ATTEMPTS) {
+        dl_fail(d, CE_ERR_DOWNLOAD, "giving up after %d attempts: %s", d->failures, why);
+        return;
+    }
+    ce_emit(ctx, CE_EV_WARN, d->it->label, "%s, retrying (%d/%d)", why, d->failures + 1, CE_FETCH_ATTEMPTS);
+    d->next_try = mono_s() + ce_http_backoff_s(d->failures);
+    d->state = DL_PENDING;
 }
 
 /* A transfer ended: finish, schedule a retry, or record a fatal error. */
@@ -351,14 +404,57 @@ static void dl_ended(ce_ctx *ctx, dl *d, CURLcode rc)
         dl_fail(d, CE_ERR_DOWNLOAD, "%s", why);
         return;
     }
-    d->failures = d->have > d->attempt_have ? 1 : d->failures + 1;
-    if (d->failures >= CE_FETCH_ATTEMPTS) {
-        dl_fail(d, CE_ERR_DOWNLOAD, "giving up after %d attempts: %s", d->failures, why);
-        return;
-    }
-    ce_emit(ctx, CE_EV_INFO, d->it->label, "%s; retrying in %.1f s", why, ce_http_backoff_s(d->failures));
-    d->next_try = mono_s() + ce_http_backoff_s(d->failures);
+    dl_retry(ctx, d, why);
+}
+
+/* The current connection was dropped (stall): retry, visibly. */
+static void dl_abort(ce_ctx *ctx, dl *d, CURLM *m, const char *why)
+{
+    curl_multi_remove_handle(m, d->easy);
     d->state = DL_PENDING;
+    if (dl_flush(d) == CE_OK)
+        dl_retry(ctx, d, why);
+}
+
+static const char *url_host(const char *url, char *out, size_t n)
+{
+    const char *p = strstr(url, "://");
+    p = p ? p + 3 : url;
+    size_t k = strcspn(p, "/?#");
+    snprintf(out, n, "%.*s", (int)k, p);
+    return out;
+}
+
+/* Every active transfer: a stall is retried; a deadline passed or a window
+ * below the minimum rate fails the download. */
+static int check_limits(ce_ctx *ctx, dl *ds, size_t n, CURLM *m, double now)
+{
+    for (size_t i = 0; i < n; i++) {
+        dl *d = &ds[i];
+        if (d->state != DL_ACTIVE) continue;
+        const limits *l = d->lim;
+        char host[256], why[512];
+        url_host(d->it->url, host, sizeof host);
+        if (now - d->last_data >= l->stall_s) {
+            snprintf(why, sizeof why, "no data for %.0f s from %s", l->stall_s, host);
+            dl_abort(ctx, d, m, why);
+        } else if (now >= d->deadline) {
+            dl_fail(d, CE_ERR_DOWNLOAD, "the download of %s did not finish in time (%.0f s for its size: "
+                    "%lld bytes so far); the server is too slow: try again later or another mirror "
+                    "(CUDAENV_MIRROR)", d->it->url, d->deadline - d->t0, d->have);
+        } else if (now - d->win_start >= l->window_s) {
+            double rate = (double)(d->have - d->win_have) / (now - d->win_start);
+            if (rate < l->min_rate)
+                dl_fail(d, CE_ERR_DOWNLOAD, "%s is too slow: %lld bytes in the last %.0f s (%.0f bytes/s, at "
+                        "least %.0f needed); the download stopped: try again later or another mirror "
+                        "(CUDAENV_MIRROR)", host, d->have - d->win_have, now - d->win_start, rate, l->min_rate);
+            d->win_start = now;
+            d->win_have = d->have;
+        }
+        if (d->fatal)
+            return ce_fail(ctx, d->fatal, "%s", d->msg);
+    }
+    return CE_OK;
 }
 
 static void dl_release(dl *d, CURLM *m)
@@ -426,6 +522,9 @@ static int run_transfers(ce_ctx *ctx, dl *ds, size_t n, CURLM *m)
         if (now - last_report >= 0.1) {
             report_progress(ctx, ds, n, now);
             last_report = now;
+            int rc = check_limits(ctx, ds, n, m, now);
+            if (rc != CE_OK)
+                return rc;
         }
         if (wait > 0)
             curl_multi_poll(m, NULL, 0, (int)(wait * 1000) + 1, NULL);
@@ -458,10 +557,19 @@ int ce_fetch_all(ce_ctx *ctx, ce_fetch_item *items, size_t n)
     int rc = CE_OK;
     size_t pending = 0;
     double t0 = mono_s();
+    limits lim = {
+        .stall_s = (double)ce_http_env_long("CUDAENV_STALL_TIMEOUT", 30, 1),
+        .window_s = (double)ce_http_env_long("CUDAENV_RATE_WINDOW", 60, 1),
+        .min_rate = (double)ce_http_env_long("CUDAENV_MIN_RATE", 4096, 0),
+        .deadline_base = (double)ce_http_env_long("CUDAENV_DEADLINE_BASE", 900, 1),
+        .deadline_rate = 256.0 * 1024,
+        .ceiling = ce_http_env_long("CUDAENV_FETCH_CEILING", 16L << 30, 1),
+    };
     for (size_t i = 0; i < n; i++) {
         ds[i].it = &items[i];
         ds[i].fd = -1;
         ds[i].t0 = t0;
+        ds[i].lim = &lim;
     }
     for (size_t i = 0; i < n && rc == CE_OK; i++) {
         size_t first = 0;

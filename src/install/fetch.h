@@ -14,8 +14,15 @@
  *    never to http:// unless allow_http.  TLS verification is always on;
  *    CURL_CA_BUNDLE names the CA file; https_proxy/no_proxy as libcurl reads
  *    them.
+ *  - Bounded: no byte for the stall time drops the connection and retries
+ *    (a CE_EV_WARN "no data for 30 s from HOST, retrying (2/5)"); a rate
+ *    window averaging under the minimum rate, or the artifact's deadline
+ *    (base + size, or the ceiling, at 256 KiB/s) fails it; without a size
+ *    at most the ceiling is accepted; ENOSPC deletes the .part.
  *  - Test-only knobs: CUDAENV_RETRY_DELAY_MS (backoff base, default 1000),
- *    CUDAENV_STALL_TIMEOUT (seconds without a byte before a retry, default 60).
+ *    CUDAENV_STALL_TIMEOUT (seconds without a byte before a retry, default 30),
+ *    CUDAENV_RATE_WINDOW (s, 60), CUDAENV_MIN_RATE (bytes/s, 4096),
+ *    CUDAENV_DEADLINE_BASE (s, 900), CUDAENV_FETCH_CEILING (bytes, 16 GiB).
  * Progress: ce_progress(ctx, label, done, total, rate) about 10x a second per
  * item, and one CE_EV_DONE per item when it is verified (or found cached). */
 #ifndef CE_FETCH_H

@@ -144,3 +144,58 @@ PY
     hold_no_staging
     [ ! -e "$CUDAENV_ROOT/versions/11.8.0+cudnn8.7.0.84" ]
 }
+
+# ---- bounded downloads (windows shortened by the test-only knobs) ----
+
+PLAIN=plain/cudnn-linux-x86_64-8.7.0.84_cuda11-archive.tar.xz
+
+@test "a stall is retried with a message shown without -v: no data for N s from HOST, retrying (2/5)" {
+    hold_manifest "$SERVER_URL/_/stall=4/$PLAIN" no > "$CUDAENV_MANIFEST"
+    CUDAENV_STALL_TIMEOUT=1 run "$CUDAENV" install tf-2.14
+    [ "$status" -eq 0 ] || { echo "$output"; false; }
+    [[ "$output" == *"no data for 1 s from 127.0.0.1:"*", retrying (2/5)"* ]] || { echo "$output"; false; }
+    grep -q "stall=4/$PLAIN range=bytes=1024- status=206" "$SERVER_LOG"
+}
+
+@test "a server trickling a byte every 0.5 s fails after one rate window (exit 4, names the rate), not a bad archive" {
+    hold_manifest "$SERVER_URL/_/trickle=0.5/$PLAIN" no > "$CUDAENV_MANIFEST"
+    SECONDS=0
+    CUDAENV_RATE_WINDOW=3 run "$CUDAENV" install tf-2.14
+    local took=$SECONDS
+    [ "$status" -eq 4 ] || { echo "$output"; false; }
+    [[ "$output" == *"127.0.0.1:"*"is too slow"*"bytes in the last 3 s"* ]] || { echo "$output"; false; }
+    [[ "$output" != *"not a readable archive"* ]]
+    [ "$took" -ge 3 ] && [ "$took" -lt 30 ]
+    [ ! -e "$CUDAENV_ROOT/versions/11.8.0+cudnn8.7.0.84" ]
+    hold_no_staging
+}
+
+@test "an endless stream without a size stops at the byte ceiling, its .part deleted (exit 4)" {
+    hold_manifest "$SERVER_URL/_/endless/$PLAIN" no > "$CUDAENV_MANIFEST"
+    SECONDS=0
+    CUDAENV_FETCH_CEILING=$((8 << 20)) run "$CUDAENV" install tf-2.14
+    [ "$status" -eq 4 ] || { echo "$output"; false; }
+    [[ "$output" == *"sent more than 8388608 bytes"*"endless stream"* ]] || { echo "$output"; false; }
+    [ "$SECONDS" -lt 30 ]
+    ! ls "$CUDAENV_ROOT"/cache/*.part 2>/dev/null | grep -q .
+    hold_no_staging
+}
+
+@test "an endless stream that fills the disk (8 MiB tmpfs): ENOSPC, exit 1, the .part deleted so the disk is not left full" {
+    hold_manifest "$SERVER_URL/_/endless/$PLAIN" no > "$CUDAENV_MANIFEST"
+    in_tmpfs 8m '"$CUDAENV" install tf-2.14; rc=$?
+        ls "$CUDAENV_ROOT"/cache/*.part 2>/dev/null | sed "s/^/LEFT: /"
+        echo "FREE $(df -k --output=avail "$CUDAENV_ROOT" | tail -1)"; exit $rc'
+    [ "$status" -eq 1 ] || { echo "$output"; false; }
+    [[ "$output" == *"ENOSPC"*"partial download was deleted"* ]] || { echo "$output"; false; }
+    [[ "$output" != *"LEFT: "* ]]
+    [ "$(sed -n 's/^FREE *//p' <<<"$output")" -gt 4096 ]
+}
+
+@test "a download slower than its size-scaled deadline fails (exit 4) naming the URL" {
+    hold_manifest "$SERVER_URL/_/throttle=300/$PLAIN" yes > "$CUDAENV_MANIFEST"
+    CUDAENV_MIN_RATE=0 CUDAENV_DEADLINE_BASE=2 run "$CUDAENV" install tf-2.14
+    [ "$status" -eq 4 ] || { echo "$output"; false; }
+    [[ "$output" == *"throttle=300/$PLAIN did not finish in time"* ]] || { echo "$output"; false; }
+    hold_no_staging
+}
