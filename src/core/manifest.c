@@ -199,6 +199,11 @@ static int apply_mirror(parser *p, char **url)
 
 static int check_url(parser *p, char **url)
 {
+    for (const unsigned char *c = (const unsigned char *)*url; *c; c++)
+        if (*c <= ' ' || *c == 0x7f)
+            return bad(p, "URL '%s' contains a %s (byte 0x%02x at offset %zu); percent-encode it "
+                          "(a space is %%20)", *url, *c == ' ' ? "space" : "control character", *c,
+                       (size_t)(c - (const unsigned char *)*url));
     size_t sl = scheme_len(*url);
     int rc;
     if (!sl) {
@@ -282,6 +287,9 @@ static int parse_cuda(parser *p, const cJSON *v, ce_cuda *c)
     if (!(c->version = xstrdup(p, v->string))) return CE_ERR_NOMEM;
     if (!ce_version_valid(v->string) || count_dots(v->string) != 2)
         return bad(p, "CUDA releases are keyed X.Y.Z (e.g. \"11.8.0\"), not '%s'", v->string);
+    if (strlen(v->string) > CE_MANIFEST_KEY_MAX)
+        return bad(p, "the version key is %zu characters; the store names at most %d", strlen(v->string),
+                   CE_MANIFEST_KEY_MAX);
     if (!cJSON_IsObject(v)) return bad(p, "expected an object, got %s", type_name(v));
     int rc;
     if ((rc = get_version(p, v, "min_driver", false, &c->min_driver)) ||
@@ -320,6 +328,9 @@ static int parse_cudnn(parser *p, const cJSON *v, ce_cudnn *c)
     if (!(c->version = xstrdup(p, v->string))) return CE_ERR_NOMEM;
     if (!ce_version_valid(v->string) || count_dots(v->string) < 2)
         return bad(p, "cuDNN releases are keyed by their full version (e.g. \"8.7.0.84\"), not '%s'", v->string);
+    if (strlen(v->string) > CE_MANIFEST_KEY_MAX)
+        return bad(p, "the version key is %zu characters; the store names at most %d", strlen(v->string),
+                   CE_MANIFEST_KEY_MAX);
     if (!cJSON_IsObject(v)) return bad(p, "expected an object, got %s", type_name(v));
     int rc;
     if ((rc = get_str(p, v, "source", false, &c->source))) return rc;
@@ -470,6 +481,23 @@ int ce_manifest_parse(ce_ctx *ctx, const char *text, size_t len, const char *ori
         for (size_t i = 0; i < off && i < len; i++) line += text[i] == '\n';
         return ce_fail(ctx, CE_ERR_INTEGRITY, "invalid manifest %s: not valid JSON (near line %zu, byte %zu)",
                        origin, line, off);
+    }
+    /* one document: only whitespace may follow it (not a second one, not garbage) */
+    size_t off = end && end >= text ? (size_t)(end - text) : len;
+    while (off < len && (text[off] == ' ' || text[off] == '\t' || text[off] == '\n' || text[off] == '\r')) off++;
+    if (off < len) {
+        size_t line = 1;
+        for (size_t i = 0; i < off; i++) line += text[i] == '\n';
+        cJSON_Delete(doc);
+        return ce_fail(ctx, CE_ERR_INTEGRITY, "invalid manifest %s: data after the JSON document (line %zu, "
+                       "byte %zu): a second document or trailing garbage; a manifest is exactly one JSON object",
+                       origin, line, off);
+    }
+    /* cJSON cuts a string at an escaped NUL: "a.run\u0000..." would be read as "a.run" */
+    if (memmem(text, len, "\\u0000", 6)) {
+        cJSON_Delete(doc);
+        return ce_fail(ctx, CE_ERR_INTEGRITY, "invalid manifest %s: a string contains \\u0000 (a control "
+                       "character); nothing in a manifest may", origin);
     }
     ce_manifest *m = calloc(1, sizeof *m);
     parser p = { .ctx = ctx, .origin = origin, .local = local };

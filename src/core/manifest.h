@@ -10,6 +10,10 @@
 #include "ctx.h"
 
 #define CE_MANIFEST_MAX (16u * 1024 * 1024)
+/* Longest CUDA or cuDNN version key: the store names toolchains with it
+ * (store.h: ce_toolchain keeps 32-byte versions), so a longer one would
+ * install a toolchain that list, use and uninstall cannot see. */
+#define CE_MANIFEST_KEY_MAX 31
 
 typedef struct ce_artifact {
     char *platform;      /* "linux-x86_64", "linux-sbsa" */

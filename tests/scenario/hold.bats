@@ -199,3 +199,25 @@ PLAIN=plain/cudnn-linux-x86_64-8.7.0.84_cuda11-archive.tar.xz
     [[ "$output" == *"throttle=300/$PLAIN did not finish in time"* ]] || { echo "$output"; false; }
     hold_no_staging
 }
+
+# ---- strict manifests ----
+
+@test "manifests: a second document, a URL with a space, a version key the store cannot name: exit 5 before any download" {
+    local good=$T/good.json
+    hold_manifest "$SERVER_URL/$PLAIN" yes > "$good"
+    { cat "$good"; echo '{"schema": 1}'; } > "$CUDAENV_MANIFEST"
+    run "$CUDAENV" install tf-2.14
+    [ "$status" -eq 5 ] || { echo "$output"; false; }
+    [[ "$output" == *"data after the JSON document"* ]] || { echo "$output"; false; }
+    sed 's|/plain/|/pl ain/|' "$good" > "$CUDAENV_MANIFEST"
+    run "$CUDAENV" install tf-2.14
+    [ "$status" -eq 5 ] || { echo "$output"; false; }
+    [[ "$output" == *"contains a space"* ]] || { echo "$output"; false; }
+    # a 60-character CUDA key used to install a toolchain list/use/uninstall could not see
+    local key=11.8.$(printf '0%.0s' $(seq 55))
+    sed "s/\"11.8.0\"/\"$key\"/g" "$good" > "$CUDAENV_MANIFEST"
+    run "$CUDAENV" install "$key" --no-cudnn
+    [ "$status" -eq 5 ] || { echo "$output"; false; }
+    [[ "$output" == *"the version key is 60 characters; the store names at most 31"* ]] || { echo "$output"; false; }
+    [ "$(wc -l < "$SERVER_LOG")" -eq 0 ]
+}

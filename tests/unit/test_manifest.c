@@ -220,6 +220,17 @@ static void test_invalid(void **state)
         { "\"updated\": \"2026-01-01\"", "\"updated\": 20260101", "updated: expected a string" },
         { "\"schema\": 1,", "\"schema\": 1,,", "not valid JSON (near line 1" },
         { "\"cuda\": {\n", "\"cuda\": {\n \"11.8.0\": 5,\n", "cuda.\"11.8.0\": expected an object" },
+        /* strict parsing (issue 8): URLs with spaces or control characters, keys the store cannot name */
+        { "cuda_11.8.0_520.61.05_linux.run", "cuda_11.8.0 520.61.05_linux.run",
+          "cuda.\"11.8.0\".runfile.\"linux-x86_64\".url: URL '" },
+        { "cuda_11.8.0_520.61.05_linux.run", "cuda_11.8.0_520.61.05_linux.run\\r\\nX-Evil: 1",
+          "contains a control character (byte 0x0d" },
+        { "cuda_11.8.0_520.61.05_linux.run", "cuda_11.8.0_520.61.05_linux.run\\u0000",
+          "a string contains \\u0000 (a control character)" },
+        { "\"12.2.2\": {\"runfile\"", "\"12.2.20000000000000000000000000000\": {\"runfile\"",
+          "the version key is 34 characters; the store names at most 31" },
+        { "\"8.7.0.84\": {\"source\"", "\"8.7.0.8400000000000000000000000000\": {\"source\"",
+          "the version key is 34 characters; the store names at most 31" },
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         char *t = fx_subst(FIXTURE, cases[i].from, cases[i].to);
@@ -232,6 +243,31 @@ static void test_invalid(void **state)
         assert_null(m);
         free(t);
     }
+}
+
+/* One document: trailing garbage or a second document is refused, trailing
+ * whitespace is not. */
+static void test_trailing(void **state)
+{
+    (void)state;
+    static const char *tails[] = { "{}", "x", "\n{\"schema\": 1}\n", "\n\n,", "\x01" };
+    for (size_t i = 0; i < sizeof tails / sizeof *tails; i++) {
+        size_t n = strlen(FIXTURE) + strlen(tails[i]);
+        char *t = malloc(n + 1);
+        snprintf(t, n + 1, "%s%s", FIXTURE, tails[i]);
+        ce_manifest *m = (ce_manifest *)1;
+        int rc = ce_manifest_parse(&ctx, t, n, "/etc/two.json", true, &m);
+        if (rc != CE_ERR_INTEGRITY || !strstr(ctx.err, "/etc/two.json: data after the JSON document"))
+            fail_msg("tail %zu: rc %d, err '%s'", i, rc, ctx.err);
+        assert_null(m);
+        free(t);
+    }
+    size_t n = strlen(FIXTURE) + 4;
+    char *t = malloc(n + 1);
+    snprintf(t, n + 1, "%s \n\t\r", FIXTURE);
+    ce_manifest *m = parse_ok(t, "/etc/ws.json", true);
+    ce_manifest_free(m);
+    free(t);
 }
 
 static void test_size_limit(void **state)
@@ -272,6 +308,7 @@ int main(void)
         cmocka_unit_test_setup(test_mirror, setup),
         cmocka_unit_test_setup(test_http_policy, setup),
         cmocka_unit_test_setup(test_invalid, setup),
+        cmocka_unit_test_setup(test_trailing, setup),
         cmocka_unit_test_setup(test_size_limit, setup),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
