@@ -189,3 +189,40 @@ int ce_store_open(ce_ctx *ctx, const char *rel, int flags, mode_t mode)
     }
     return fd;
 }
+
+/* ---- escaping ---- */
+
+/* Bytes at s that form one control character: 0 when s is not one. */
+static size_t control_len(const unsigned char *s)
+{
+    if (*s == '\t' || *s == '\n') return 0;
+    if (*s < 0x20 || *s == 0x7f) return 1;
+    if (*s == 0xc2 && s[1] >= 0x80 && s[1] <= 0x9f) return 2;
+    return 0;
+}
+
+void ce_escape_into(char *out, size_t outsz, const char *s)
+{
+    size_t o = 0;
+    if (!outsz) return;
+    for (const unsigned char *p = (const unsigned char *)s; *p && o + 1 < outsz;) {
+        size_t n = control_len(p);
+        if (!n) {
+            out[o++] = (char)*p++;
+            continue;
+        }
+        for (size_t k = 0; k < n; k++, p++) {
+            if (o + 5 > outsz) { out[o] = '\0'; return; }
+            o += (size_t)snprintf(out + o, outsz - o, "\\x%02x", *p);
+        }
+    }
+    out[o] = '\0';
+}
+
+char *ce_escape_dup(const char *s)
+{
+    size_t need = strlen(s) * 4 + 1;
+    char *d = malloc(need);
+    if (d) ce_escape_into(d, need, s);
+    return d;
+}

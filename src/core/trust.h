@@ -14,6 +14,7 @@
 #define CE_TRUST_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 
@@ -45,5 +46,13 @@ int ce_trust_chain(ce_ctx *ctx, const char *real, const char *what, const char *
  * When privileged, an existing file that is not root's own and safe is
  * refused.  Returns the fd, or a negative ce_err with ctx->err set. */
 int ce_store_open(ce_ctx *ctx, const char *rel, int flags, mode_t mode);
+
+/* ---- text from files, manifests and servers ----
+ * Control characters (C0 except tab/newline, DEL, and UTF-8-encoded C1 such
+ * as U+009B CSI) become \xNN, so nothing cudaenv prints can drive the
+ * terminal (OSC 52 writes the clipboard).  ce_escape_dup mallocs (NULL on
+ * out of memory); ce_escape_into truncates to outsz. */
+char *ce_escape_dup(const char *s);
+void ce_escape_into(char *out, size_t outsz, const char *s);
 
 #endif
