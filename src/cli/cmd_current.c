@@ -7,6 +7,7 @@
 
 #include "store/activate.h"
 #include "cli.h"
+#include "core/trust.h"
 
 enum { OPT_JSON = 1 };
 
@@ -44,12 +45,18 @@ int cmd_current(cli *c, int argc, char **argv)
         else cJSON_AddNullToObject(j, "prefix");
         cJSON_AddBoolToObject(j, "installed", installed);
         cli_json_print(j);
-    } else if (s.origin == CE_ORIGIN_SYSTEM) {
+        return installed ? 0 : cli_fail(c, rc);
+    }
+    /* a spec from CUDAENV_VERSION and a path from a cloned tree: escaped */
+    char sname[sizeof s.spec * 4], ssrc[sizeof s.source * 4];
+    ce_escape_into(sname, sizeof sname, name);
+    ce_escape_into(ssrc, sizeof ssrc, s.source);
+    if (s.origin == CE_ORIGIN_SYSTEM) {
         printf("system (no toolchain selected: the machine's own CUDA)\n");
     } else if (s.origin == CE_ORIGIN_SHELL) {
-        printf("%s (set by CUDAENV_VERSION, cudaenv use)\n", name);
+        printf("%s (set by CUDAENV_VERSION, cudaenv use)\n", sname);
     } else {
-        printf("%s (set by %s)\n", name, s.source);
+        printf("%s (set by %s)\n", sname, ssrc);
     }
     return installed ? 0 : cli_fail(c, rc);
 }

@@ -40,16 +40,26 @@ static const char posix_fn[] =
     "  *) \"$__CUDAENV_BIN\" \"$@\";;\n"
     "  esac\n"
     "}\n"
+    "__cudaenv_read1() {\n"
+    "  local __ce_l=\n"
+    "  if [[ -n ${ZSH_VERSION-} ]]; then\n"
+    "    { IFS= read -r -u 0 -k 256 __ce_l < \"$2\"; } 2>/dev/null\n"
+    "  else\n"
+    "    { IFS= read -r -d '' -n 256 __ce_l < \"$2\"; } 2>/dev/null\n"
+    "  fi\n"
+    "  eval \"$1=\\${__ce_l%%\\$'\\\\n'*}\"\n"
+    "}\n"
     "__cudaenv_hook() {\n"
     "  local d=$PWD f= c= g= r=${CUDAENV_ROOT:-$HOME/.cudaenv} __ce_out\n"
     "  while :; do\n"
     "    if [[ -f $d/.cuda-version ]]; then\n"
-    "      f=$d/.cuda-version; { IFS= read -r c < \"$f\"; } 2>/dev/null; break\n"
+    "      f=$d/.cuda-version; __cudaenv_read1 c \"$f\"; break\n"
     "    fi\n"
     "    [[ -z $d ]] && break\n"
     "    d=${d%/*}\n"
     "  done\n"
-    "  [[ -f $r/global ]] && { IFS= read -r g < \"$r/global\"; } 2>/dev/null\n"
+    "  (( ${#PWD} >= 4000 )) && f=\"$f|deep:$PWD\"\n"
+    "  [[ -f $r/global ]] && __cudaenv_read1 g \"$r/global\"\n"
     "  d=\"${CUDAENV_VERSION-}|$f|$c|$g|$r\"\n"
     "  [[ $d == \"${__CUDAENV_KEY-}\" ]] && return 0\n"
     "  __CUDAENV_KEY=$d\n"
@@ -99,12 +109,13 @@ static const char fish_text[] =
     "  set -q CUDAENV_ROOT; and test -n \"$CUDAENV_ROOT\"; and set r $CUDAENV_ROOT\n"
     "  while true\n"
     "    if test -f \"$d/.cuda-version\"\n"
-    "      set f \"$d/.cuda-version\"; read c < $f 2>/dev/null; or true; break\n"
+    "      set f \"$d/.cuda-version\"; read -n 256 c < $f 2>/dev/null; or true; break\n"
     "    end\n"
     "    test -z \"$d\"; and break\n"
     "    set d (string replace -r '/[^/]*$' '' -- $d)\n"
     "  end\n"
-    "  test -f \"$r/global\"; and begin; read g < \"$r/global\" 2>/dev/null; or true; end\n"
+    "  test (string length -- $PWD) -ge 4000; and set f \"$f|deep:$PWD\"\n"
+    "  test -f \"$r/global\"; and begin; read -n 256 g < \"$r/global\" 2>/dev/null; or true; end\n"
     "  set -l k \"$CUDAENV_VERSION|$f|$c|$g|$r\"\n"
     "  set -q __CUDAENV_KEY; and test \"$k\" = \"$__CUDAENV_KEY\"; and return 0\n"
     "  set -g __CUDAENV_KEY $k\n"
@@ -130,13 +141,25 @@ static bool find_file(const cli *c, const char *const rel[], size_t n, char *out
     return false;
 }
 
-/* Single-quoted for bash/zsh/fish (no ' in paths we print). */
+/* Single-quoted for bash/zsh: ' becomes '\''. */
 static void print_quoted(const char *s)
 {
     putchar('\'');
     for (; *s; s++) {
         if (*s == '\'') fputs("'\\''", stdout);
         else putchar(*s);
+    }
+    putchar('\'');
+}
+
+/* Single-quoted for fish, where \' and \\ are escapes inside '...' (the
+ * POSIX form would let a \' in the path end the string and inject code). */
+static void print_quoted_fish(const char *s)
+{
+    putchar('\'');
+    for (; *s; s++) {
+        if (*s == '\'' || *s == '\\') putchar('\\');
+        putchar(*s);
     }
     putchar('\'');
 }
@@ -167,7 +190,7 @@ int cmd_init(cli *c, int argc, char **argv)
     /* the hook must not pay for loading the full binary: name the light one */
     if (fish) {
         fputs("set -g __CUDAENV_BIN ", stdout);
-        print_quoted(bin);
+        print_quoted_fish(bin);
         fputs("\n", stdout);
         fputs(fish_text, stdout);
         static const char *const fc[] = {
@@ -176,7 +199,7 @@ int cmd_init(cli *c, int argc, char **argv)
         };
         if (find_file(c, fc, 3, comp)) {
             fputs("source ", stdout);
-            print_quoted(comp);
+            print_quoted_fish(comp);
             fputs("\n", stdout);
         }
         return 0;

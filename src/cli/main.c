@@ -8,6 +8,7 @@
 
 #include "cli.h"
 #include "core/manifest.h"
+#include "core/trust.h"
 
 #ifdef CE_FULL
 #define FULL_ONLY(fn) fn
@@ -237,6 +238,12 @@ int main(int argc, char **argv)
         return cli_usage_error(NULL, "unknown command '%s'", argv[i]);
     if (i + 1 < argc && (!strcmp(argv[i + 1], "--help") || !strcmp(argv[i + 1], "-h")))
         return cli_help(cmd);
+    /* the store rule (core/trust.h): CUDAENV_ROOT absolute, and as root a
+     * store only root can change; init prints shell code and opens nothing */
+    if (strcmp(cmd->name, "init") != 0) {
+        int rc = ce_trust_root(&c.ctx);
+        if (rc) return cli_fail(&c, rc);
+    }
     if (!cmd->run)
         return cli_exec_full(&c);
     return cmd->run(&c, argc - i, argv + i);

@@ -6,6 +6,7 @@
 #include <time.h>
 
 #include "cli.h"
+#include "core/trust.h"
 
 #define MAX_ITEMS 16
 
@@ -84,7 +85,12 @@ static void vmsg(cli *c, const char *prefix, const char *color, const char *fmt,
         fprintf(stderr, "%scudaenv: %s\033[0m", color, prefix);
     else
         fprintf(stderr, "cudaenv: %s", prefix);
-    vfprintf(stderr, fmt, ap);
+    /* messages quote files, manifests and servers: their control
+     * characters are shown escaped, never sent to the terminal */
+    char raw[8192], safe[8192];
+    vsnprintf(raw, sizeof raw, fmt, ap);
+    ce_escape_into(safe, sizeof safe, raw);
+    fputs(safe, stderr);
     fputc('\n', stderr);
 }
 

@@ -28,13 +28,52 @@ int ce_path_join(char *out, size_t outsz, const char *a, const char *b)
     return (n < 0 || (size_t)n >= outsz) ? CE_ERR_OTHER : CE_OK;
 }
 
-int ce_file_read(ce_ctx *ctx, const char *path, size_t max, char **data, size_t *len)
+int ce_open_regular(ce_ctx *ctx, const char *path)
 {
-    *data = NULL;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    /* O_NONBLOCK: opening a FIFO with no writer must not hang; the check is
+     * on what was opened (the resolved target), so no race with a swap */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
     if (fd < 0)
         return ce_fail(ctx, errno == ENOENT ? CE_ERR_NOTFOUND : CE_ERR_IO,
                        "cannot open %s: %s", path, strerror(errno));
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
+        return ce_fail(ctx, CE_ERR_IO, "%s is not a regular file (a FIFO, device or directory); cudaenv "
+                       "reads its state only from regular files: remove or replace it", path);
+    }
+    int fl = fcntl(fd, F_GETFL);
+    if (fl >= 0) fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+    return fd;
+}
+
+int ce_file_head(ce_ctx *ctx, const char *path, char *buf, size_t cap, size_t *len)
+{
+    int fd = ce_open_regular(ctx, path);
+    if (fd < 0) return fd;
+    size_t n = 0;
+    while (n + 1 < cap) {
+        ssize_t r = read(fd, buf + n, cap - 1 - n);
+        if (r < 0 && errno == EINTR) continue;
+        if (r < 0) {
+            int e = errno;
+            close(fd);
+            return ce_fail(ctx, CE_ERR_IO, "cannot read %s: %s", path, strerror(e));
+        }
+        if (r == 0) break;
+        n += (size_t)r;
+    }
+    close(fd);
+    buf[n] = '\0';
+    if (len) *len = n;
+    return CE_OK;
+}
+
+int ce_file_read(ce_ctx *ctx, const char *path, size_t max, char **data, size_t *len)
+{
+    *data = NULL;
+    int fd = ce_open_regular(ctx, path);
+    if (fd < 0) return fd;
     struct stat st;
     if (fstat(fd, &st) != 0 || (size_t)st.st_size > max) {
         close(fd);
@@ -88,8 +127,12 @@ int ce_fsync_dir(const char *path)
 int ce_file_write_atomic(ce_ctx *ctx, const char *path, const void *data, size_t len, int mode)
 {
     char tmp[4200];
-    snprintf(tmp, sizeof tmp, "%s.tmp-%ld", path, (long)getpid());
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
+    /* mkstemp-style: a fresh random name created with O_EXCL|O_NOFOLLOW, so
+     * a name planted in a shared directory (a cloned repository for
+     * `cudaenv local`) can never redirect the write */
+    if (snprintf(tmp, sizeof tmp, "%s.tmp-XXXXXX", path) >= (int)sizeof tmp)
+        return ce_fail(ctx, CE_ERR_OTHER, "path too long: %s", path);
+    int fd = mkostemp(tmp, O_CLOEXEC);
     if (fd < 0)
         return ce_fail(ctx, errno == EACCES ? CE_ERR_PERM : CE_ERR_IO,
                        "cannot create %s: %s", tmp, strerror(errno));

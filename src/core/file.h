@@ -13,9 +13,15 @@ void ce_path_strip_trailing(char *p);
 /* out = a "/" b, failing (CE_ERR_OTHER) when it does not fit. */
 int ce_path_join(char *out, size_t outsz, const char *a, const char *b);
 
+/* Open a regular file for reading, never blocking: a FIFO, device or
+ * directory (checked on the resolved target) is refused, CE_ERR_IO.
+ * Returns the fd or a negative ce_err. */
+int ce_open_regular(ce_ctx *ctx, const char *path);
+/* At most cap - 1 bytes from the start of a regular file, NUL-terminated. */
+int ce_file_head(ce_ctx *ctx, const char *path, char *buf, size_t cap, size_t *len);
 /* Read a whole file (at most max bytes) into a NUL-terminated malloc'ed buffer. */
 int ce_file_read(ce_ctx *ctx, const char *path, size_t max, char **data, size_t *len);
-/* Write data to path atomically: path.tmp-PID, fsync, rename, fsync dir. */
+/* Write data to path atomically: path.tmp-XXXXXX (exclusive), fsync, rename, fsync dir. */
 int ce_file_write_atomic(ce_ctx *ctx, const char *path, const void *data, size_t len, int mode);
 /* mkdir -p with mode for created directories. */
 int ce_mkdir_p(ce_ctx *ctx, const char *path, int mode);

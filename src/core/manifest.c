@@ -17,6 +17,7 @@
 #include <strings.h>
 
 #include "file.h"
+#include "trust.h"
 #include "version.h"
 
 #define NVIDIA_PREFIX "https://developer.download.nvidia.com/"
@@ -68,9 +69,12 @@ static const char *type_name(const cJSON *v)
     return "an object";
 }
 
+/* Every string a manifest brings is stored with its control characters
+ * escaped (core/trust.h): a manifest cannot drive the terminal through
+ * `info`, `list-remote` or an error message. */
 static char *xstrdup(parser *p, const char *s)
 {
-    char *d = strdup(s);
+    char *d = ce_escape_dup(s);
     if (!d) ce_fail(p->ctx, CE_ERR_NOMEM, "out of memory reading manifest %s", p->origin);
     return d;
 }

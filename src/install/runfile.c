@@ -72,7 +72,8 @@ int ce_runfile_install(ce_ctx *ctx, const char *runfile, const char *label, cons
                      "--no-man-page", "--no-drm", "--override", a_tmp, NULL };
     char **env = installer_env(tmp);
     if (!env) return ce_fail(ctx, CE_ERR_NOMEM, "out of memory");
-    int logfd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    /* O_NOFOLLOW: a planted logs/<file> symlink must not redirect root's write */
+    int logfd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
     if (logfd < 0) {
         free(env);
         return ce_fail(ctx, CE_ERR_IO, "cannot create %s: %s", log, strerror(errno));

@@ -2,6 +2,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,29 +22,51 @@ const char *ce_origin_name(ce_origin o)
     return "?";
 }
 
-int ce_spec_file_read(ce_ctx *ctx, const char *path, char *spec, size_t specsz)
+/* Characters a spec can contain ("tf-2.14", "11.8.0+cudnn8.7", "tensorflow==2.14"). */
+static bool spec_chars(const char *s)
 {
-    char *data;
-    int rc = ce_file_read(ctx, path, 4096, &data, NULL);
-    if (rc) return rc;
-    /* the first line that is not blank or a comment, trimmed */
+    for (; *s; s++)
+        if (!isalnum((unsigned char)*s) && !strchr(".+-=_", *s)) return false;
+    return true;
+}
+
+/* The spec in the first CE_SPEC_FILE_MAX bytes of a spec file (n of them
+ * in data, NUL-terminated); shown names the file in messages. */
+static int spec_parse_head(ce_ctx *ctx, const char *shown, char *data, size_t n, char *spec, size_t specsz)
+{
+    /* the first line that is not blank or a comment, trimmed; it must end
+     * within the bytes read */
     char *line = data, *found = NULL;
+    bool cut = false;
     while (line && *line) {
         char *nl = strchr(line, '\n');
         if (nl) *nl = '\0';
+        else cut = n == CE_SPEC_FILE_MAX;
         while (isspace((unsigned char)*line)) line++;
         char *end = line + strlen(line);
         while (end > line && isspace((unsigned char)end[-1])) *--end = '\0';
         if (*line && *line != '#') { found = line; break; }
         line = nl ? nl + 1 : NULL;
     }
-    if (!found || strlen(found) >= specsz) {
-        free(data);
-        return ce_fail(ctx, CE_ERR_USAGE, "%s names no toolchain (expected one line such as 11.8 or tf-2.14)", path);
-    }
+    if (!found)
+        return ce_fail(ctx, CE_ERR_USAGE, "%s names no toolchain (expected one line such as 11.8 or tf-2.14)", shown);
+    /* never echoed: the file may hold a secret (a symlink to a token) or
+     * terminal escapes */
+    if (cut || strlen(found) >= specsz || !spec_chars(found))
+        return ce_fail(ctx, CE_ERR_USAGE, "%s: not a version spec (expected one line such as 11.8 or tf-2.14; "
+                       "its content is not shown)", shown);
     snprintf(spec, specsz, "%s", found);
-    free(data);
     return CE_OK;
+}
+
+int ce_spec_file_read(ce_ctx *ctx, const char *path, char *spec, size_t specsz)
+{
+    /* bounded: a .cuda-version comes with any cloned repository, so it may
+     * be a FIFO, /proc/self/pagemap or 200 MB without a newline */
+    char data[CE_SPEC_FILE_MAX + 1];
+    size_t n;
+    int rc = ce_file_head(ctx, path, data, sizeof data, &n);
+    return rc ? rc : spec_parse_head(ctx, path, data, n, spec, specsz);
 }
 
 int ce_spec_file_write(ce_ctx *ctx, const char *path, const char *spec)
@@ -83,6 +106,56 @@ int ce_version_file_find(ce_ctx *ctx, const char *dir, char *path, size_t pathsz
     return 0;
 }
 
+/* The working directory is deeper than PATH_MAX (getcwd fails): walk up
+ * with openat(..) from "." until "/", so the pin still applies.  path is
+ * $PWD with the levels climbed removed (or ../ repeated) for messages. */
+static int version_file_find_deep(ce_ctx *ctx, char *path, size_t pathsz, char *spec, size_t specsz)
+{
+    struct stat root_st, st;
+    if (stat("/", &root_st) != 0) return ce_fail(ctx, CE_ERR_IO, "cannot stat /: %s", strerror(errno));
+    int dfd = open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd < 0) return ce_fail(ctx, CE_ERR_IO, "cannot open the working directory: %s", strerror(errno));
+    const char *pwd = getenv("PWD");
+    for (int up = 0; up < 100000; up++) {
+        int fd = openat(dfd, CE_VERSION_FILE, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+        if (fd >= 0) {
+            /* the name for messages: $PWD less `up` levels, else ../ repeated */
+            char shown[4096] = "";
+            char *p = pwd && *pwd == '/' ? strdup(pwd) : NULL;
+            for (int k = 0; p && k < up; k++) {
+                char *sl = strrchr(p, '/');
+                if (sl) *sl = '\0';
+            }
+            if (p && strlen(p) < sizeof shown) {
+                snprintf(shown, sizeof shown, "%s", p);
+            } else {
+                for (int k = 0; k < up && strlen(shown) + 4 < sizeof shown; k++) strcat(shown, "../");
+            }
+            free(p);
+            snprintf(path, pathsz, "%s%s" CE_VERSION_FILE, shown, *shown && shown[strlen(shown) - 1] != '/' ? "/" : "");
+            char data[CE_SPEC_FILE_MAX + 1];
+            ssize_t n = 0;
+            bool reg = fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+            if (reg) n = read(fd, data, CE_SPEC_FILE_MAX);
+            close(fd);
+            close(dfd);
+            if (!reg || n < 0)
+                return ce_fail(ctx, CE_ERR_IO, "%s is not a readable regular file", path);
+            data[n] = '\0';
+            int rc = spec_parse_head(ctx, path, data, (size_t)n, spec, specsz);
+            return rc ? rc : 1;
+        }
+        if (fstat(dfd, &st) != 0 || (st.st_dev == root_st.st_dev && st.st_ino == root_st.st_ino)) break;
+        int parent = openat(dfd, "..", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        close(dfd);
+        if (parent < 0) return ce_fail(ctx, CE_ERR_IO, "cannot open a parent of the working directory: %s", strerror(errno));
+        dfd = parent;
+    }
+    close(dfd);
+    path[0] = '\0';
+    return 0;
+}
+
 int ce_select(ce_ctx *ctx, const char *spec, ce_active_info *out)
 {
     snprintf(out->spec, sizeof out->spec, "%s", spec);
@@ -112,12 +185,21 @@ int ce_active(ce_ctx *ctx, const char *cwd, ce_active_info *out)
         return ce_select(ctx, shell, out);
     }
     char here[4096], spec[128];
+    bool deep = false;
     if (!cwd) {
-        if (!getcwd(here, sizeof here)) here[0] = '\0';
+        if (!getcwd(here, sizeof here)) {
+            /* deeper than PATH_MAX: the pin must not be silently ignored */
+            if (errno != ERANGE && errno != ENAMETOOLONG)
+                return ce_fail(ctx, CE_ERR_IO, "cannot read the working directory: %s; a .cuda-version above it "
+                               "cannot be looked for", strerror(errno));
+            deep = true;
+            here[0] = '\0';
+        }
         cwd = here;
     }
-    if (*cwd) {
-        int r = ce_version_file_find(ctx, cwd, out->source, sizeof out->source, spec, sizeof spec);
+    if (*cwd || deep) {
+        int r = deep ? version_file_find_deep(ctx, out->source, sizeof out->source, spec, sizeof spec)
+                     : ce_version_file_find(ctx, cwd, out->source, sizeof out->source, spec, sizeof spec);
         if (r < 0) {
             out->origin = CE_ORIGIN_FILE;
             return r;

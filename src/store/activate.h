@@ -48,7 +48,11 @@ int ce_active(ce_ctx *ctx, const char *cwd, ce_active_info *out);
  * 0 none, < 0 error (unreadable, empty). */
 int ce_version_file_find(ce_ctx *ctx, const char *dir, char *path, size_t pathsz,
                          char *spec, size_t specsz);
-/* First line of a spec file (.cuda-version, global), trimmed. */
+/* First line of a spec file (.cuda-version, global), trimmed: a regular
+ * file (FIFOs and devices refused without blocking), at most
+ * CE_SPEC_FILE_MAX bytes read, content that is not a spec reported as "not
+ * a version spec" without echoing it. */
+#define CE_SPEC_FILE_MAX 256
 int ce_spec_file_read(ce_ctx *ctx, const char *path, char *spec, size_t specsz);
 /* Write a one-line spec file atomically. */
 int ce_spec_file_write(ce_ctx *ctx, const char *path, const char *spec);

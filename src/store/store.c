@@ -14,6 +14,7 @@
 #include "core/file.h"
 #include "core/manifest.h"
 #include "core/resolve.h"
+#include "core/trust.h"
 #include "core/version.h"
 
 int ce_store_path(ce_ctx *ctx, const char *sub, char *out, size_t outsz)
@@ -165,10 +166,9 @@ int ce_store_lock(ce_ctx *ctx, int *fd)
     int rc = ce_mkdir_p(ctx, ctx->root, 0755);
     if (rc) return rc;
     if ((rc = ce_store_path(ctx, ".lock", path, sizeof path))) return rc;
-    int f = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    if (f < 0)
-        return ce_fail(ctx, errno == EACCES ? CE_ERR_PERM : CE_ERR_IO, "cannot open the lock %s: %s; "
-                       "check the permissions of CUDAENV_ROOT", path, strerror(errno));
+    /* never through a symlink: .lock -> /anything must not create files as root */
+    int f = ce_store_open(ctx, ".lock", O_RDWR | O_CREAT, 0644);
+    if (f < 0) return f;
     if (flock(f, LOCK_EX | LOCK_NB) != 0) {
         ce_emit(ctx, CE_EV_NOTE, NULL, "waiting for another cudaenv install/uninstall (%s)", path);
         while (flock(f, LOCK_EX) != 0) {

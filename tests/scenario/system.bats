@@ -145,7 +145,7 @@ PY
     chown 65534 "$P118"
     run --separate-stderr "$CUDAENV" global 11.8 --system
     [ "$status" -eq 6 ]
-    [[ "$stderr" == *"$P118 is not owned by root"* ]]
+    [[ "$stderr" == *"$P118 is owned by uid 65534, not root"* ]]
     chown 0 "$P118"
     chmod g+w "$P118/lib64/libcudart.so.11.8.89"
     run --separate-stderr "$CUDAENV" global 11.8 --system

@@ -1,0 +1,228 @@
+#include "trust.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#ifdef SYS_openat2
+#include <linux/openat2.h>
+#endif
+
+bool ce_trust_privileged(void)
+{
+    /* no environment override: under sudo -E the caller's environment is
+     * exactly what must not be able to switch the rule off */
+    return geteuid() == 0;
+}
+
+const char *ce_trust_stat_reason(const struct stat *st, bool sticky_ok)
+{
+    static __thread char buf[64];
+    if (S_ISLNK(st->st_mode)) return "a symlink";
+    if (st->st_uid != 0) {
+        snprintf(buf, sizeof buf, "owned by uid %u, not root", (unsigned)st->st_uid);
+        return buf;
+    }
+    bool sticky = S_ISDIR(st->st_mode) && (st->st_mode & S_ISVTX) && sticky_ok;
+    if ((st->st_mode & (S_IWGRP | S_IWOTH)) && !sticky) return "writable by group or others";
+    return NULL;
+}
+
+int ce_trust_chain(ce_ctx *ctx, const char *real, const char *what, const char *fix)
+{
+    char cur[PATH_MAX];
+    size_t len = strlen(real);
+    if (len >= sizeof cur || real[0] != '/')
+        return ce_fail(ctx, CE_ERR_PERM, "%s is not an absolute resolved path", real);
+    for (size_t i = 0; i <= len; i++) {
+        if (i != len && real[i] != '/') continue;
+        size_t n = i ? i : 1;
+        memcpy(cur, real, n);
+        cur[n] = '\0';
+        struct stat st;
+        if (lstat(cur, &st) != 0)
+            return ce_fail(ctx, CE_ERR_IO, "cannot inspect %s: %s", cur, strerror(errno));
+        /* /tmp-like parents are fine: the sticky bit keeps others from
+         * renaming what root put there; the last component never is */
+        const char *why = ce_trust_stat_reason(&st, i != len);
+        if (why)
+            return ce_fail(ctx, CE_ERR_PERM, "unsafe for %s run as root: %s is %s; a user could make root "
+                           "write, delete or run files of their choosing. %s", what, cur, why, fix);
+    }
+    return CE_OK;
+}
+
+#define STORE_FIX_FMT "Use a root-owned store (sudo CUDAENV_ROOT=/opt/cudaenv cudaenv ...), or if %s is " \
+    "meant to be root's: chown -R root:root %s && chmod -R go-w %s"
+
+/* The entries cudaenv opens directly inside the store, and those one level
+ * further down (cache/<sha>, logs/<file>, pkgs/<tree>, versions/<name>). */
+static int check_entries(ce_ctx *ctx, const char *dir, int depth)
+{
+    static const char *const top[] = { ".lock", "global", "cache", "logs", "pkgs", "versions" };
+    char fix[PATH_MAX * 3 + 256];
+    snprintf(fix, sizeof fix, STORE_FIX_FMT, ctx->root, ctx->root, ctx->root);
+    DIR *d = opendir(dir);
+    if (!d) return errno == ENOENT ? CE_OK : ce_fail(ctx, CE_ERR_IO, "cannot read %s: %s", dir, strerror(errno));
+    struct dirent *e;
+    int rc = CE_OK;
+    while (rc == CE_OK && (e = readdir(d))) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+        bool known = depth > 0;
+        for (size_t i = 0; !known && i < sizeof top / sizeof *top; i++) known = !strcmp(e->d_name, top[i]);
+        if (!known) continue;
+        struct stat st;
+        if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
+        const char *why = ce_trust_stat_reason(&st, false);
+        if (why) {
+            rc = ce_fail(ctx, CE_ERR_PERM, "unsafe for cudaenv run as root: %s/%s is %s; a user could make "
+                         "root write, delete or run files of their choosing. %s", dir, e->d_name, why, fix);
+        } else if (depth == 0 && S_ISDIR(st.st_mode)) {
+            char sub[PATH_MAX];
+            if (snprintf(sub, sizeof sub, "%s/%s", dir, e->d_name) < (int)sizeof sub)
+                rc = check_entries(ctx, sub, 1);
+        }
+    }
+    closedir(d);
+    return rc;
+}
+
+int ce_trust_root(ce_ctx *ctx)
+{
+    if (ctx->root[0] != '/') {
+        bool tilde = ctx->root[0] == '~';
+        return ce_fail(ctx, CE_ERR_USAGE, "CUDAENV_ROOT='%s' is not an absolute path%s; cudaenv would use a "
+                       "store relative to the working directory (a repository could ship one). Set it to an "
+                       "absolute path, e.g.: export CUDAENV_ROOT=\"$HOME/.cudaenv\"", ctx->root,
+                       tilde ? " (a quoted ~ is not expanded by the shell)" : "");
+    }
+    if (!ce_trust_privileged()) return CE_OK;
+    char real[PATH_MAX], probe[PATH_MAX], fix[PATH_MAX * 3 + 256];
+    snprintf(fix, sizeof fix, STORE_FIX_FMT, ctx->root, ctx->root, ctx->root);
+    if (realpath(ctx->root, real)) {
+        int rc = ce_trust_chain(ctx, real, "a store used by cudaenv", fix);
+        if (rc) return rc;
+        /* from now on the resolved path: a symlink on the way cannot be re-pointed */
+        snprintf(ctx->root, sizeof ctx->root, "%s", real);
+        return check_entries(ctx, ctx->root, 0);
+    }
+    if (errno != ENOENT)
+        return ce_fail(ctx, CE_ERR_IO, "cannot resolve CUDAENV_ROOT %s: %s", ctx->root, strerror(errno));
+    /* not created yet: root will create it; its nearest existing parent must be safe */
+    snprintf(probe, sizeof probe, "%s", ctx->root);
+    for (;;) {
+        char *slash = strrchr(probe, '/');
+        if (!slash) break;
+        if (slash == probe) slash[1] = '\0'; else *slash = '\0';
+        if (realpath(probe, real)) return ce_trust_chain(ctx, real, "a store used by cudaenv", fix);
+        if (!strcmp(probe, "/")) break;
+    }
+    return CE_OK;
+}
+
+/* The fallback walk: every directory component opened with O_NOFOLLOW. */
+static int open_walk(int dfd, const char *rel, int flags, mode_t mode)
+{
+    char buf[PATH_MAX];
+    if (snprintf(buf, sizeof buf, "%s", rel) >= (int)sizeof buf) { errno = ENAMETOOLONG; return -1; }
+    int cur = dup(dfd);
+    char *p = buf;
+    for (;;) {
+        char *slash = strchr(p, '/');
+        if (!slash) break;
+        *slash = '\0';
+        if (!*p || !strcmp(p, "..")) { close(cur); errno = EXDEV; return -1; }
+        int next = openat(cur, p, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        int e = errno;
+        close(cur);
+        if (next < 0) { errno = e; return -1; }
+        cur = next;
+        p = slash + 1;
+    }
+    if (!strcmp(p, "..")) { close(cur); errno = EXDEV; return -1; }
+    int fd = openat(cur, p, flags | O_NOFOLLOW, mode);
+    int e = errno;
+    close(cur);
+    errno = e;
+    return fd;
+}
+
+int ce_store_open(ce_ctx *ctx, const char *rel, int flags, mode_t mode)
+{
+    int root = open(ctx->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC | (ce_trust_privileged() ? O_NOFOLLOW : 0));
+    if (root < 0)
+        return ce_fail(ctx, errno == EACCES ? CE_ERR_PERM : CE_ERR_IO, "cannot open the store %s: %s",
+                       ctx->root, strerror(errno));
+    flags |= O_CLOEXEC;
+    int fd = -1;
+#ifdef SYS_openat2
+    struct open_how how = { .flags = (unsigned long long)flags, .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS };
+    if (flags & O_CREAT) how.mode = mode;
+    fd = (int)syscall(SYS_openat2, root, rel, &how, sizeof how);
+    if (fd < 0 && (errno == ENOSYS || errno == EPERM))   /* old kernel, or a seccomp filter */
+        fd = open_walk(root, rel, flags, mode);
+#else
+    fd = open_walk(root, rel, flags, mode);
+#endif
+    int e = errno;
+    close(root);
+    if (fd < 0) {
+        bool link = e == ELOOP || e == EXDEV || (e == ENOTDIR && !(flags & O_DIRECTORY));
+        return ce_fail(ctx, e == ENOENT ? CE_ERR_NOTFOUND : link ? CE_ERR_PERM : e == EACCES ? CE_ERR_PERM : CE_ERR_IO,
+                       "cannot open %s/%s: %s%s", ctx->root, rel, strerror(e),
+                       link ? " (a symlink inside the store is never followed; remove it)" : "");
+    }
+    struct stat st;
+    if (ce_trust_privileged() && fstat(fd, &st) == 0) {
+        const char *why = ce_trust_stat_reason(&st, false);
+        if (why) {
+            close(fd);
+            return ce_fail(ctx, CE_ERR_PERM, "unsafe for cudaenv run as root: %s/%s is %s; remove it or "
+                           "chown root:root and chmod go-w it", ctx->root, rel, why);
+        }
+    }
+    return fd;
+}
+
+/* ---- escaping ---- */
+
+/* Bytes at s that form one control character: 0 when s is not one. */
+static size_t control_len(const unsigned char *s)
+{
+    if (*s == '\t' || *s == '\n') return 0;
+    if (*s < 0x20 || *s == 0x7f) return 1;
+    if (*s == 0xc2 && s[1] >= 0x80 && s[1] <= 0x9f) return 2;
+    return 0;
+}
+
+void ce_escape_into(char *out, size_t outsz, const char *s)
+{
+    size_t o = 0;
+    if (!outsz) return;
+    for (const unsigned char *p = (const unsigned char *)s; *p && o + 1 < outsz;) {
+        size_t n = control_len(p);
+        if (!n) {
+            out[o++] = (char)*p++;
+            continue;
+        }
+        for (size_t k = 0; k < n; k++, p++) {
+            if (o + 5 > outsz) { out[o] = '\0'; return; }
+            o += (size_t)snprintf(out + o, outsz - o, "\\x%02x", *p);
+        }
+    }
+    out[o] = '\0';
+}
+
+char *ce_escape_dup(const char *s)
+{
+    size_t need = strlen(s) * 4 + 1;
+    char *d = malloc(need);
+    if (d) ce_escape_into(d, need, s);
+    return d;
+}

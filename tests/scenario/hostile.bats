@@ -1,0 +1,156 @@
+#!/usr/bin/env bats
+# A cloned repository is hostile input (issue 9): .cuda-version as a FIFO, a
+# symlink to /proc/self/pagemap or to a secret, 200 MB without a newline,
+# terminal escapes; a planted .cuda-version.tmp symlink for `local`; a FIFO
+# as $CUDAENV_ROOT/global or as a receipt; a working directory deeper than
+# PATH_MAX; a binary path with a quote for `init fish`.  Run in real bash,
+# zsh and fish: the prompt never hangs (every shell is bounded by timeout)
+# and nothing from the file is echoed.
+load ../lib/common
+bats_require_minimum_version 1.5.0
+
+setup() {
+    switch_setup
+    mkdir -p "$T/repo/sub" "$T/elsewhere"
+    export T P118 P117 P123
+}
+teardown() { common_teardown; }
+
+# the hook in shell $1, cd into $2, print CUDA_HOME; never longer than 20 s
+hook_in() {
+    local sh=$1 dir=$2
+    case $sh in
+    bash) timeout 20 bash --norc -i 2>&1 <<EOS
+eval "\$(cudaenv init bash)"
+cd '$dir'
+__cudaenv_hook
+echo "home=\${CUDA_HOME-unset}"
+EOS
+    ;;
+    zsh) timeout 20 zsh -f -i 2>&1 <<EOS
+eval "\$(cudaenv init zsh)"
+cd '$dir'
+__cudaenv_hook
+echo "home=\${CUDA_HOME-unset}"
+EOS
+    ;;
+    fish) timeout 20 fish --no-config -c "cudaenv init fish | source; cd '$dir'; __cudaenv_hook; echo \"home=\$CUDA_HOME\"" 2>&1 ;;
+    esac
+}
+
+shells() { local s; for s in bash zsh fish; do command -v "$s" >/dev/null && echo "$s"; done; }
+
+@test "hostile .cuda-version: FIFO, /proc/self/pagemap, 200 MB without newline: the hook returns in every shell" {
+    for kind in fifo pagemap big; do
+        rm -f "$T/repo/.cuda-version"
+        case $kind in
+        fifo) mkfifo "$T/repo/.cuda-version" ;;
+        pagemap) ln -s /proc/self/pagemap "$T/repo/.cuda-version" ;;
+        big) head -c 200000000 /dev/zero | tr '\0' 'x' > "$T/repo/.cuda-version" ;;
+        esac
+        for sh in $(shells); do
+            run hook_in "$sh" "$T/repo/sub"
+            [ "$status" -ne 124 ] || { echo "$sh hung on $kind"; false; }
+            [[ "$output" == *"home="* ]] || { echo "$sh $kind: $output"; false; }
+        done
+        # the binary, promptly: a FIFO is not a pin (as for the hook's test -f),
+        # the others are "not a version spec"
+        cd "$T/repo/sub"
+        run --separate-stderr timeout 20 cudaenv current
+        [ "$status" -ne 124 ]
+        if [ $kind = fifo ]; then [ "$output" = "system (no toolchain selected: the machine's own CUDA)" ]
+        else [ "$status" -eq 2 ] && [[ "$stderr" == *"not a version spec"* || "$stderr" == *"names no toolchain"* ]]; fi
+        cd "$T"
+    done
+}
+
+@test "hostile .cuda-version -> a secret: 'not a version spec', the content is never printed" {
+    echo 'https://user:ghp_SECRETTOKEN@github.com' > "$T/home/.git-credentials"
+    ln -s "$T/home/.git-credentials" "$T/repo/.cuda-version"
+    cd "$T/repo/sub"
+    run --separate-stderr cudaenv current
+    [ "$status" -eq 2 ]
+    [[ "$stderr" == *"$T/repo/.cuda-version: not a version spec"* ]]
+    [[ "$stderr$output" != *SECRETTOKEN* ]]
+    for sh in $(shells); do
+        run hook_in "$sh" "$T/repo/sub"
+        [[ "$output" != *SECRETTOKEN* ]] || { echo "$sh leaked: $output"; false; }
+    done
+}
+
+@test "hostile escapes: .cuda-version, CUDAENV_VERSION and manifest strings are printed escaped" {
+    printf '\033]52;c;cHduZWQ=\007\n' > "$T/repo/.cuda-version"
+    cd "$T/repo"
+    run --separate-stderr cudaenv current
+    [ "$status" -ne 0 ]
+    [[ "$stderr$output" != *$'\033'* && "$stderr$output" != *$'\007'* ]]
+    cd "$T"
+    run --separate-stderr env CUDAENV_VERSION=$'11.9\033[2J' cudaenv current
+    [ "$status" -eq 3 ]
+    [[ "$output$stderr" != *$'\033'* ]]
+    [[ "$output$stderr" == *'\x1b[2J'* ]]
+    # a manifest whose strings carry escapes (python, source)
+    python3 - "$REPO/share/manifests/cudaenv.json" "$T/m.json" <<'PY'
+import json, sys
+m = json.load(open(sys.argv[1]))
+for tf in m["tensorflow"].values():
+    tf["python"] = "3.9\u001b]52;c;cHduZWQ=\u0007"
+    tf["source"] = "x\u009b31m"
+json.dump(m, open(sys.argv[2], "w"))
+PY
+    run --separate-stderr env CUDAENV_MANIFEST="$T/m.json" cudaenv info tf-2.14
+    [ "$status" -eq 0 ]
+    [[ "$output$stderr" != *$'\033'* && "$output$stderr" != *$'\007'* && "$output$stderr" != *$'\xc2\x9b'* ]]
+    [[ "$output" == *'\x1b]52'* ]]
+}
+
+@test "local: a planted .cuda-version.tmp-* symlink never redirects the write" {
+    echo 'export KEEP=1' > "$T/home/.bashrc"
+    cd "$T/repo"
+    for p in $(seq 1 64) $$; do ln -sf "$T/home/.bashrc" ".cuda-version.tmp-$p"; done
+    for i in 1 2 3 4 5; do cudaenv local 11.8; done
+    [ "$(cat "$T/home/.bashrc")" = 'export KEEP=1' ]
+    [ "$(cat .cuda-version)" = 11.8 ]
+    [ ! -L .cuda-version ]
+}
+
+@test "FIFOs as \$CUDAENV_ROOT/global and as a receipt are refused, never opened blocking" {
+    mkfifo "$CUDAENV_ROOT/global"
+    cd "$T/elsewhere"
+    run --separate-stderr timeout 20 cudaenv current
+    [ "$status" -eq 1 ]
+    [[ "$stderr" == *"$CUDAENV_ROOT/global is not a regular file"* ]]
+    run timeout 20 cudaenv env --shell bash
+    [ "$status" -eq 1 ]
+    rm "$CUDAENV_ROOT/global"
+    rm -f "$P117/.cudaenv-receipt.json"
+    mkfifo "$P117/.cudaenv-receipt.json"
+    run timeout 20 cudaenv verify 11.7 --json
+    [ "$status" -ne 124 ]
+    run timeout 20 cudaenv info 11.7
+    [ "$status" -ne 124 ]
+}
+
+@test "a working directory deeper than PATH_MAX: the pin applies (binary and hook)" {
+    echo 11.7 > "$T/repo/.cuda-version"
+    cd "$T/repo"
+    # 60 levels of 100 characters: about 6000 bytes
+    seg=$(printf 'd%.0s' $(seq 100))
+    for i in $(seq 60); do mkdir "$seg" && cd "$seg"; done
+    [ "${#PWD}" -gt 4096 ]
+    run --separate-stderr cudaenv current
+    [ "$status" -eq 0 ]
+    [[ "$output" == "11.7.0 (set by $T/repo/.cuda-version)" ]]
+    run bash --norc -c 'eval "$(cudaenv init bash)"; echo "home=$CUDA_HOME"'
+    [[ "$output" == *"home=$P117"* ]]
+}
+
+@test "init fish: a binary path with a quote and backslash is quoted for fish" {
+    command -v fish >/dev/null || skip "no fish"
+    d="$T/we'ird\\dir"
+    mkdir -p "$d/bin"
+    cp "$CUDAENV" "$d/bin/cudaenv"
+    run fish --no-config -c "\"$d/bin/cudaenv\" init fish | source; echo \"bin=\$__CUDAENV_BIN\""
+    [ "$status" -eq 0 ]
+    [ "${lines[-1]}" = "bin=$d/bin/cudaenv" ]
+}
