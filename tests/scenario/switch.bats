@@ -30,12 +30,13 @@ env_var() { bash -c "eval \"\$($CUDAENV env $1 --shell bash 2>/dev/null)\"; echo
 }
 
 @test "env strips exactly the entries of earlier switches, keeps foreign ones, and warns once" {
-    export PATH="$P123/bin:/opt/x/bin:/usr/bin:/bin" LD_LIBRARY_PATH="$P123/lib64:/usr/local/cuda-12.1/lib64:/opt/lib"
+    # $CUDAENV_ROOT/tools/bin is the user's, not a toolchain's: only versions/* entries are ours
+    export PATH="$P123/bin:$CUDAENV_ROOT/tools/bin:/opt/x/bin:/usr/bin:/bin" LD_LIBRARY_PATH="$P123/lib64:/usr/local/cuda-12.1/lib64:/opt/lib"
     run --separate-stderr "$CUDAENV" env 11.8 --json
     [ "$status" -eq 0 ]
     p=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["env"]["PATH"])' "$output")
     l=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["env"]["LD_LIBRARY_PATH"])' "$output")
-    [ "$p" = "$P118/bin:/opt/x/bin:/usr/bin:/bin" ]
+    [ "$p" = "$P118/bin:$CUDAENV_ROOT/tools/bin:/opt/x/bin:/usr/bin:/bin" ]
     [ "$l" = "$P118/lib64:/usr/local/cuda-12.1/lib64:/opt/lib" ]
     [[ "$stderr" == *"warning: LD_LIBRARY_PATH also has /usr/local/cuda-12.1/lib64"* ]]
     # the shell remembers the warning: the same foreign entries are not reported again

@@ -10,6 +10,7 @@ With --tls-* a second listener speaks https (same files, log and counters).
 Misbehaviour is chosen per request by a path prefix: /_/<modes>/<file>, with
 <modes> a comma-separated list:
   drop=N       first request of this URL: send headers + N body bytes, close
+  cut=N        EVERY request: send headers + at most N body bytes, close
   norange      ignore Range (answer 200 with the whole file)
   404          404 with an HTML body
   500=N        the first N requests of this URL answer 500 (HTML body)
@@ -159,6 +160,9 @@ class Handler(BaseHTTPRequestHandler):
         close = False
         if "drop" in modes and n == 1:
             stop = min(stop, start + int(modes["drop"]))
+            close = True
+        if "cut" in modes:
+            stop = min(stop, start + int(modes["cut"]))
             close = True
         if "truncate" in modes:
             stop = min(stop, max(start, int(modes["truncate"])))
