@@ -144,6 +144,15 @@ EOS
     [ "${lines[1]}" -ge 1 ]
 }
 
+@test "zsh -i: TAB produces commands, installed toolchains and options (zpty)" {
+    comp() { rm -f "$T/comp"; timeout 60 zsh -f "$TESTS_DIR/lib/zsh-complete.zsh" "$T/comp" "$1"; sort "$T/comp" | tr '\n' ' '; }
+    [ "$(comp 'cudaenv us')" = "use " ]
+    [ "$(comp 'cudaenv use ')" = "11.7.0 11.8.0+cudnn8.7.0.84 12.3.0 system " ]
+    [ "$(comp 'cudaenv global --r')" = "--rollback " ]
+    [ "$(comp 'cudaenv env 11.8 --shell ')" = "bash fish json zsh " ]
+    [ "$(comp 'cudaenv list-remote ')" = "cuda cudnn tf " ]
+}
+
 @test "fish: use, hook on cd, restore, 100 switches, completions" {
     run fish --no-config -c '
         cudaenv init fish | source
