@@ -189,8 +189,8 @@ fi
 for f in "${files[@]}"; do
     name=$(basename "$f" .mut)
     src=$(mut_field "$f" file)
-    by="$(mut_field "$f" test | tr '\n' ' ')$(mut_field "$f" unit | tr '\n' ' ')"
-    fl=$(mut_field "$f" filter); [ -n "$fl" ] && by="$by-f '$fl'"
+    by=$(echo $(mut_field "$f" test) $(mut_field "$f" unit))
+    fl=$(mut_field "$f" filter); [ -n "$fl" ] && by="$by -f '$fl'"
     t0=$(date +%s)
     cp -p "$S/$src" "$S/.orig" 2>/dev/null
     if ! why=$(mut_apply "$f" "$S"); then
