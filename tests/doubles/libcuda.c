@@ -5,8 +5,9 @@
  * Memory is plain host memory, so the fake driver's launch can compute the
  * verify kernel (out = a*x + y) on the pointers it is given.  The doubles
  * check what they are given as the real ones would: NVRTC needs a source
- * with an extern "C" __global__ function and a --gpu-architecture option,
- * and writes that name and arch into its image (a cubin only for sm_XY);
+ * with an extern "C" __global__ function, compiles for --gpu-architecture
+ * (default compute_52), and writes that name and arch into its image (a
+ * cubin only for sm_XY);
  * the driver loads only such an image, whose arch the device can run (PTX
  * of compute_XY <= the device, a cubin of the device's major and at most
  * its minor), finds only the function the image names, and launches only a
@@ -301,7 +302,8 @@ int nvrtcCompileProgram(void *p, int n, const char *const *opts)
     const char *arch = NULL;
     for (int i = 0; i < n; i++)
         if (strncmp(opts[i], "--gpu-architecture=", 19) == 0) arch = opts[i] + 19;
-    if (!arch || (strncmp(arch, "compute_", 8) != 0 && strncmp(arch, "sm_", 3) != 0)) return 5;
+    if (!arch) arch = "compute_52";  /* NVRTC's default: PTX for an old GPU, no cubin */
+    if (strncmp(arch, "compute_", 8) != 0 && strncmp(arch, "sm_", 3) != 0) return 5;
     snprintf(prog_log, sizeof prog_log, "cudaenv_verify.cu(1): error: fake compile failure");
     if (env_is("FAKE_NVRTC_COMPILE", "fail")) return 6;
     const char *g = strstr(prog_src, "__global__ void ");

@@ -289,6 +289,29 @@ PY
     no_staging
 }
 
+@test "a symlink planted at the runfile's .part is not followed: refused, its target untouched" {
+    sha=$(python3 -c "import json; m = json.load(open('$CUDAENV_MANIFEST')); print($RUN118['sha256'])")
+    mkdir -p "$CUDAENV_ROOT/cache"
+    echo precious > "$T/victim"
+    ln -s "$T/victim" "$CUDAENV_ROOT/cache/$sha.part"
+    run "$CUDAENV" install tf-2.14
+    [ "$status" -eq 1 ] || { echo "$output"; false; }
+    [[ "$output" == *"cannot open $CUDAENV_ROOT/cache/$sha.part"* ]] || { echo "$output"; false; }
+    [ "$(cat "$T/victim")" = precious ]
+    [ -z "$(ls -A "$CUDAENV_ROOT/versions" 2>/dev/null)" ]
+}
+
+@test "a file of the wrong size under a cache name is not trusted: downloaded again, then installed" {
+    sha=$(python3 -c "import json; m = json.load(open('$CUDAENV_MANIFEST')); print($RUN118['sha256'])")
+    run_file=$MIRROR/compute/cuda/11.8.0/local_installers/cuda_11.8.0_520.61.05_linux.run
+    mkdir -p "$CUDAENV_ROOT/cache"
+    head -c $(($(stat -c %s "$run_file") / 2)) "$run_file" > "$CUDAENV_ROOT/cache/$sha"
+    run "$CUDAENV" install tf-2.14
+    [ "$status" -eq 0 ] || { echo "$output"; false; }
+    [ "$(server_requests 'linux.run')" -eq 1 ]
+    cmp "$CUDAENV_ROOT/cache/$sha" "$run_file"
+}
+
 @test "not enough free space: exit 1 before any download, naming need and free; one byte more is enough" {
     CUDAENV_TEST_FREE_BYTES=1000 run "$CUDAENV" install tf-2.14
     [ "$status" -eq 1 ]
