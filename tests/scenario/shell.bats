@@ -110,6 +110,7 @@ EOS
     [ "$output" = "1 2 forks=0 seen=1" ]
     # strace agrees: the same number of process syscalls with 0 and with 200 hook calls
     command -v strace >/dev/null || skip "no strace"
+    strace -f -qq -o /dev/null true 2>/dev/null || skip "strace cannot trace here (ptrace refused)"
     cudaenv init bash > "$T/init.bash"
     for n in 0 200; do
         (cd "$T/proj/a/b" && strace -f -qq -o "$T/st.$n" -e trace=fork,vfork,clone,clone3,execve \
