@@ -26,6 +26,8 @@
 #   test: tests/scenario/install.bats     (repeatable; a bats file)
 #   filter: every response cut            (optional: bats -f REGEX for the tests above)
 #   unit: test_fetch                      (repeatable; a cmocka binary in build/tests)
+#   timeout: 120                          (optional: seconds per test command for this
+#                                          mutant, e.g. one that makes a retry loop endless)
 #   --- search
 #   the exact text, one or more lines
 #   --- replace
@@ -68,6 +70,7 @@ mut_field() {
 import sys
 for line in open(sys.argv[1]):
     if line.startswith("--- "): break
+    if line.startswith("#"): continue
     k, sep, v = line.partition(":")
     if sep and k.strip() == sys.argv[2]: print(v.strip())
 PY
@@ -148,22 +151,25 @@ build() { # build [UNIT...]
     make -C "$S" -j2 WERROR=0 BUILD=build "${targets[@]}" >"$S/.build.log" 2>&1
 }
 
-# run_tests MUTFILE: 0 when every named test passed
+# run_tests MUTFILE: 0 when every named test passed; sets timed_out=1 when one ran out of time
 run_tests() {
-    local f=$1 t u filter rc=0
+    local f=$1 t u filter rc=0 to
     filter=$(mut_field "$f" filter)
+    to=$(mut_field "$f" timeout); to=${to:-${MUTATE_TIMEOUT:-600}}
+    timed_out=0
     while IFS= read -r t; do
         [ -n "$t" ] || continue
         if [ -n "$filter" ]; then
-            (cd "$S" && timeout "${MUTATE_TIMEOUT:-600}" bats -f "$filter" "$t") >>"$S/.test.log" 2>&1 || rc=1
+            (cd "$S" && timeout "$to" bats -f "$filter" "$t") >>"$S/.test.log" 2>&1 || rc=$?
         else
-            (cd "$S" && timeout "${MUTATE_TIMEOUT:-600}" bats "$t") >>"$S/.test.log" 2>&1 || rc=1
+            (cd "$S" && timeout "$to" bats "$t") >>"$S/.test.log" 2>&1 || rc=$?
         fi
     done < <(mut_field "$f" test)
     while IFS= read -r u; do
         [ -n "$u" ] || continue
-        (cd "$S" && timeout "${MUTATE_TIMEOUT:-600}" "build/tests/$u") >>"$S/.test.log" 2>&1 || rc=1
+        (cd "$S" && timeout "$to" "build/tests/$u") >>"$S/.test.log" 2>&1 || rc=$?
     done < <(mut_field "$f" unit)
+    [ $rc -ne 124 ] || timed_out=1
     return $rc
 }
 
@@ -203,6 +209,8 @@ for f in "${files[@]}"; do
         grep -m3 'error' "$S/.build.log"
     elif run_tests "$f"; then
         result="**SURVIVED**"; bad=1
+    elif [ "$timed_out" = 1 ]; then
+        result="killed (timeout)"
     else
         result=killed
     fi
