@@ -225,6 +225,15 @@ PY
 
 # ---- the real paths, in a private mount namespace --------------------------
 
+@test "sysns.sh exits 77 (the namespace tests skip) where the kernel refuses a private mount namespace" {
+    mkdir -p "$T/fakebin"
+    printf '#!/bin/sh\necho "unshare: unshare failed: Operation not permitted" >&2\nexit 1\n' > "$T/fakebin/unshare"
+    chmod +x "$T/fakebin/unshare"
+    run env PATH="$T/fakebin:$PATH" "$REPO/tests/lib/sysns.sh" "$T" -c 'echo ran'
+    [ "$status" -eq 77 ]
+    [[ "$output" != *ran* ]]
+}
+
 @test "namespace: real /usr/local/cuda + ldconfig: ldconfig -p and the probe see the toolchain; rollback" {
     export CUDAENV_ROOT=$T/root
     unset CUDAENV_SYSROOT
