@@ -4,6 +4,7 @@
 #   make check-asan           the same under -fsanitize=address,undefined
 #   make bench                benchmarks, ratios against the alternatives
 #   make demo                 install -> use -> verify offline against a generated local mirror
+#   make mutate               break one check at a time (tests/mutants/*.mut); fails if a mutant survives
 #   make install PREFIX=/usr/local DESTDIR=
 #
 # Two binaries from one source tree: `cudaenv` is the light one on the hot
@@ -102,6 +103,10 @@ bench: all
 demo: all
 	BUILD=$(BUILD) tools/demo.sh
 
+# MUTANTS="a b" runs only those; tools/mutate.sh --check only checks the search texts still match
+mutate: all
+	tools/mutate.sh $(MUTANTS)
+
 manifest:
 	python3 tools/gen-manifest.py ../shared/data/manifest-draft.json ../shared/data/sizes.md > share/manifests/cudaenv.json
 
@@ -123,7 +128,7 @@ install: all
 clean:
 	rm -rf $(BUILD) build-asan
 
-.PHONY: all units check check-asan bench demo manifest install clean
+.PHONY: all units check check-asan bench demo mutate manifest install clean
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
 
 # Fuzz the parsers (manifest, spec, archive entry policy) with libFuzzer:

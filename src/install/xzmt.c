@@ -1,7 +1,9 @@
 #include "xzmt.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <lzma.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -57,7 +59,43 @@ struct ce_xzmt {
     bool end;             /* the decoder reached the end of the xz data */
     bool pull_failed;
     lzma_ret err;         /* LZMA_OK, or the error that stopped decoding */
+    int tids[64];         /* CUDAENV_TEST_XZ_THREADS: this process's threads before decoding */
+    size_t ntids;
 };
+
+/* Test hook: CUDAENV_TEST_XZ_THREADS=FILE appends, per archive, the number of
+ * threads that appeared in /proc/self/task while it was decoded (liblzma
+ * keeps its decoder threads until lzma_end), so a scenario can observe that
+ * a multi-block archive really was decoded on several threads. */
+static size_t list_tasks(int *out, size_t max)
+{
+    size_t n = 0;
+    DIR *d = opendir("/proc/self/task");
+    if (!d) return 0;
+    struct dirent *e;
+    while ((e = readdir(d)) && n < max)
+        if (e->d_name[0] != '.') out[n++] = atoi(e->d_name);
+    closedir(d);
+    return n;
+}
+
+static void report_threads(const ce_xzmt *x)
+{
+    const char *path = getenv("CUDAENV_TEST_XZ_THREADS");
+    if (!path || !*path) return;
+    int now[64];
+    size_t n = list_tasks(now, 64), fresh = 0;
+    for (size_t i = 0; i < n; i++) {
+        bool old = false;
+        for (size_t j = 0; j < x->ntids && !old; j++) old = now[i] == x->tids[j];
+        fresh += !old;
+    }
+    FILE *f = fopen(path, "a");
+    if (f) {
+        fprintf(f, "%zu\n", fresh);
+        fclose(f);
+    }
+}
 
 bool ce_xzmt_magic(const void *buf, size_t n)
 {
@@ -85,6 +123,7 @@ ce_xzmt *ce_xzmt_new(ce_xzmt_pull pull, void *ud, const void *first, size_t n, u
     x->pull = pull;
     x->ud = ud;
     x->threads = threads ? threads : default_threads();
+    if (getenv("CUDAENV_TEST_XZ_THREADS")) x->ntids = list_tasks(x->tids, 64);
     x->strm = (lzma_stream)LZMA_STREAM_INIT;
     x->strm.allocator = &xz_allocator;
     lzma_mt mt = {
@@ -159,6 +198,7 @@ int ce_xzmt_errno(const ce_xzmt *x)
 void ce_xzmt_free(ce_xzmt *x)
 {
     if (!x) return;
+    report_threads(x);
     lzma_end(&x->strm);
     free(x->out);
     free(x);

@@ -3,8 +3,16 @@
  *   -DCE_DOUBLE_CUDART  libcudart: versions plus memory (host memory)
  *   -DCE_DOUBLE_NVRTC   libnvrtc: a "compiler" that emits a token image
  * Memory is plain host memory, so the fake driver's launch can compute the
- * verify kernel (out = a*x + y) on the pointers it is given.  Behaviour
- * comes from the environment:
+ * verify kernel (out = a*x + y) on the pointers it is given.  The doubles
+ * check what they are given as the real ones would: NVRTC needs a source
+ * with an extern "C" __global__ function, compiles for --gpu-architecture
+ * (default compute_52), and writes that name and arch into its image (a
+ * cubin only for sm_XY);
+ * the driver loads only such an image, whose arch the device can run (PTX
+ * of compute_XY <= the device, a cubin of the device's major and at most
+ * its minor), finds only the function the image names, and launches only a
+ * function of a module still loaded, with a grid and block in range.
+ * Behaviour comes from the environment:
  *   FAKE_CUDA_DRIVER_VERSION  cuDriverGetVersion (default 13000)
  *   FAKE_CUDA_INIT            error cuInit returns (default 0)
  *   FAKE_CUDA_DEVICES         device count (default 1; 0: cuInit says NO_DEVICE)
@@ -36,7 +44,8 @@ static int env_is(const char *name, const char *want)
 
 enum {
     CUDA_SUCCESS = 0, CUDA_ERROR_INVALID_VALUE = 1, CUDA_ERROR_NOT_INITIALIZED = 3, CUDA_ERROR_NO_DEVICE = 100,
-    CUDA_ERROR_INVALID_DEVICE = 101, CUDA_ERROR_INVALID_PTX = 218, CUDA_ERROR_NOT_FOUND = 500,
+    CUDA_ERROR_INVALID_DEVICE = 101, CUDA_ERROR_INVALID_IMAGE = 200, CUDA_ERROR_NO_BINARY_FOR_GPU = 209,
+    CUDA_ERROR_INVALID_PTX = 218, CUDA_ERROR_INVALID_HANDLE = 400, CUDA_ERROR_NOT_FOUND = 500,
     CUDA_ERROR_LAUNCH_FAILED = 719,
 };
 
@@ -48,7 +57,10 @@ static const struct { int code; const char *name, *text; } errors[] = {
     { CUDA_ERROR_NOT_INITIALIZED, "CUDA_ERROR_NOT_INITIALIZED", "initialization error" },
     { CUDA_ERROR_NO_DEVICE, "CUDA_ERROR_NO_DEVICE", "no CUDA-capable device is detected" },
     { CUDA_ERROR_INVALID_DEVICE, "CUDA_ERROR_INVALID_DEVICE", "invalid device ordinal" },
+    { CUDA_ERROR_INVALID_IMAGE, "CUDA_ERROR_INVALID_IMAGE", "device kernel image is invalid" },
+    { CUDA_ERROR_NO_BINARY_FOR_GPU, "CUDA_ERROR_NO_BINARY_FOR_GPU", "no kernel image is available for execution on the device" },
     { CUDA_ERROR_INVALID_PTX, "CUDA_ERROR_INVALID_PTX", "a PTX JIT compilation failed" },
+    { CUDA_ERROR_INVALID_HANDLE, "CUDA_ERROR_INVALID_HANDLE", "invalid resource handle" },
     { CUDA_ERROR_NOT_FOUND, "CUDA_ERROR_NOT_FOUND", "named symbol not found" },
     { CUDA_ERROR_LAUNCH_FAILED, "CUDA_ERROR_LAUNCH_FAILED", "unspecified launch failure" },
 };
@@ -141,14 +153,42 @@ int cuDevicePrimaryCtxRelease_v2(int dev) { (void)dev; return 0; }
 int cuCtxSetCurrent(void *ctx) { (void)ctx; return 0; }
 int cuCtxSynchronize(void) { return 0; }
 
-static int fake_module, fake_function;
+#define IMAGE_MAGIC "// cudaenv fake NVRTC image\n"
+
+/* a loaded module: the one function its image names */
+static struct fake_mod { int loaded; char entry[128]; int fn; } mods[8];
+
+static int device_cc(void)
+{
+    const char *cc = getenv("FAKE_CUDA_CC");
+    int maj = 9, min = 0;
+    if (cc && *cc) sscanf(cc, "%d.%d", &maj, &min);
+    return maj * 10 + min;
+}
 
 int cuModuleLoadDataEx(void **mod, const void *image, unsigned n, int *opts, void **vals)
 {
-    (void)image; (void)n; (void)opts; (void)vals;
+    (void)n; (void)opts; (void)vals;
     if (env_is("FAKE_CUDA_MODULE_LOAD", "fail")) return CUDA_ERROR_INVALID_PTX;
-    *mod = &fake_module;
-    return 0;
+    if (!mod || !image || strncmp(image, IMAGE_MAGIC, strlen(IMAGE_MAGIC)) != 0) return CUDA_ERROR_INVALID_IMAGE;
+    const char *t = strstr(image, ".target "), *e = strstr(image, ".visible .entry ");
+    char kind[16] = "";
+    int arch = 0;
+    if (!t || !e || sscanf(t, ".target %15[a-z]_%d", kind, &arch) != 2) return CUDA_ERROR_INVALID_IMAGE;
+    int dev = device_cc();
+    if (strcmp(kind, "compute") == 0) {
+        if (arch > dev) return CUDA_ERROR_INVALID_PTX;           /* PTX for a newer GPU: no JIT */
+    } else if (strcmp(kind, "sm") != 0 || arch / 10 != dev / 10 || arch > dev) {
+        return CUDA_ERROR_NO_BINARY_FOR_GPU;                     /* a cubin for another GPU */
+    }
+    for (size_t i = 0; i < sizeof mods / sizeof *mods; i++) {
+        if (mods[i].loaded) continue;
+        if (sscanf(e, ".visible .entry %127[A-Za-z0-9_]", mods[i].entry) != 1) return CUDA_ERROR_INVALID_IMAGE;
+        mods[i].loaded = 1;
+        *mod = &mods[i];
+        return 0;
+    }
+    return CUDA_ERROR_INVALID_VALUE;
 }
 
 int cuModuleLoadData(void **mod, const void *image)
@@ -156,28 +196,46 @@ int cuModuleLoadData(void **mod, const void *image)
     return cuModuleLoadDataEx(mod, image, 0, NULL, NULL);
 }
 
+static struct fake_mod *loaded_mod(void *mod)
+{
+    for (size_t i = 0; i < sizeof mods / sizeof *mods; i++)
+        if (mod == &mods[i] && mods[i].loaded) return &mods[i];
+    return NULL;
+}
+
 int cuModuleGetFunction(void **fn, void *mod, const char *name)
 {
-    (void)mod;
-    if (strcmp(name, "cudaenv_axpy") != 0) return CUDA_ERROR_NOT_FOUND;
-    *fn = &fake_function;
+    struct fake_mod *m = loaded_mod(mod);
+    if (!m) return CUDA_ERROR_INVALID_HANDLE;
+    if (!name || strcmp(name, m->entry) != 0) return CUDA_ERROR_NOT_FOUND;
+    *fn = &m->fn;
     return 0;
 }
 
-int cuModuleUnload(void *mod) { (void)mod; return 0; }
+int cuModuleUnload(void *mod)
+{
+    struct fake_mod *m = loaded_mod(mod);
+    if (!m) return CUDA_ERROR_INVALID_HANDLE;
+    m->loaded = 0;
+    return 0;
+}
 
 /* The verify kernel: (const float *x, const float *y, float *out, float a, unsigned n). */
 int cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
                    unsigned shmem, void *stream, void **params, void **extra)
 {
-    (void)f; (void)gy; (void)gz; (void)by; (void)bz; (void)shmem; (void)stream; (void)extra;
+    (void)shmem; (void)stream; (void)extra;
+    struct fake_mod *m = NULL;
+    for (size_t i = 0; i < sizeof mods / sizeof *mods && !m; i++)
+        if (f == &mods[i].fn && mods[i].loaded) m = &mods[i];
+    if (!m || strcmp(m->entry, "cudaenv_axpy") != 0) return CUDA_ERROR_INVALID_HANDLE;
     if (env_is("FAKE_CUDA_LAUNCH", "fail")) return CUDA_ERROR_LAUNCH_FAILED;
     if (env_is("FAKE_CUDA_LAUNCH", "noop")) return 0;
+    if (!params || gx * gy * gz == 0 || bx * by * bz == 0 || bx * by * bz > 1024) return CUDA_ERROR_INVALID_VALUE;
     const float *x = *(const float **)params[0], *y = *(const float **)params[1];
     float *out = *(float **)params[2];
     float a = *(const float *)params[3];
     unsigned n = *(const unsigned *)params[4];
-    if (gx * bx == 0) return CUDA_ERROR_INVALID_VALUE;
     for (unsigned i = 0; i < n; i++) out[i] = fmaf(a, x[i], y[i]);  /* the kernel's grid-stride loop */
     return 0;
 }
@@ -215,30 +273,63 @@ int cudaEventDestroy(void *e) { (void)e; return 0; }
 #define NVRTC_MIN 0
 #endif
 
-static const char image[] = "// cudaenv fake NVRTC image\n.visible .entry cudaenv_axpy()\n";
+/* one program at a time: its source, then the image compiling it produced */
 static int fake_prog;
+static const char *prog_src;
+static char image[512], prog_log[256];
+static size_t image_len;
+static int image_cubin;
 
 int nvrtcVersion(int *maj, int *min) { *maj = NVRTC_MAJ; *min = NVRTC_MIN; return 0; }
-const char *nvrtcGetErrorString(int e) { return e ? "NVRTC_ERROR_COMPILATION" : "NVRTC_SUCCESS"; }
+const char *nvrtcGetErrorString(int e)
+{
+    return e == 0 ? "NVRTC_SUCCESS" : e == 3 ? "NVRTC_ERROR_INVALID_INPUT" : e == 4 ? "NVRTC_ERROR_INVALID_PROGRAM"
+         : e == 5 ? "NVRTC_ERROR_INVALID_OPTION" : "NVRTC_ERROR_COMPILATION";
+}
 int nvrtcCreateProgram(void **p, const char *src, const char *name, int n, const char *const *h,
                        const char *const *inc)
 {
-    (void)src; (void)name; (void)n; (void)h; (void)inc;
+    (void)name; (void)h; (void)inc;
+    if (!p || !src || n < 0) return 3;
+    prog_src = src;
+    image_len = 0;
     *p = &fake_prog;
     return 0;
 }
 int nvrtcCompileProgram(void *p, int n, const char *const *opts)
 {
-    (void)p; (void)n; (void)opts;
-    return env_is("FAKE_NVRTC_COMPILE", "fail") ? 6 : 0;
+    if (p != &fake_prog || !prog_src) return 4;
+    const char *arch = NULL;
+    for (int i = 0; i < n; i++)
+        if (strncmp(opts[i], "--gpu-architecture=", 19) == 0) arch = opts[i] + 19;
+    if (!arch) arch = "compute_52";  /* NVRTC's default: PTX for an old GPU, no cubin */
+    if (strncmp(arch, "compute_", 8) != 0 && strncmp(arch, "sm_", 3) != 0) return 5;
+    snprintf(prog_log, sizeof prog_log, "cudaenv_verify.cu(1): error: fake compile failure");
+    if (env_is("FAKE_NVRTC_COMPILE", "fail")) return 6;
+    const char *g = strstr(prog_src, "__global__ void ");
+    char entry[128];
+    if (!strstr(prog_src, "extern \"C\"") || !g || sscanf(g + 16, "%127[A-Za-z0-9_]", entry) != 1) {
+        snprintf(prog_log, sizeof prog_log, "cudaenv_verify.cu(1): error: no extern \"C\" __global__ function");
+        return 6;
+    }
+    image_len = (size_t)snprintf(image, sizeof image, "// cudaenv fake NVRTC image\n.target %s\n.visible .entry %s()\n",
+                                 arch, entry) + 1;
+    image_cubin = strncmp(arch, "sm_", 3) == 0;
+    return 0;
 }
-int nvrtcGetPTXSize(void *p, size_t *n) { (void)p; *n = sizeof image; return 0; }
-int nvrtcGetPTX(void *p, char *out) { (void)p; memcpy(out, image, sizeof image); return 0; }
-int nvrtcGetCUBINSize(void *p, size_t *n) { return nvrtcGetPTXSize(p, n); }
-int nvrtcGetCUBIN(void *p, char *out) { return nvrtcGetPTX(p, out); }
-static const char log_text[] = "cudaenv_verify.cu(1): error: fake compile failure";
-int nvrtcGetProgramLogSize(void *p, size_t *n) { (void)p; *n = sizeof log_text; return 0; }
-int nvrtcGetProgramLog(void *p, char *out) { (void)p; memcpy(out, log_text, sizeof log_text); return 0; }
-int nvrtcDestroyProgram(void **p) { *p = NULL; return 0; }
+int nvrtcGetPTXSize(void *p, size_t *n) { if (p != &fake_prog || !image_len) return 4; *n = image_len; return 0; }
+int nvrtcGetPTX(void *p, char *out) { if (p != &fake_prog || !image_len) return 4; memcpy(out, image, image_len); return 0; }
+/* NVRTC makes a cubin only for a real architecture (sm_XY) */
+int nvrtcGetCUBINSize(void *p, size_t *n) { if (p != &fake_prog || !image_len) return 4; *n = image_cubin ? image_len : 0; return 0; }
+int nvrtcGetCUBIN(void *p, char *out) { if (p != &fake_prog || !image_cubin) return 4; memcpy(out, image, image_len); return 0; }
+int nvrtcGetProgramLogSize(void *p, size_t *n) { (void)p; *n = strlen(prog_log) + 1; return 0; }
+int nvrtcGetProgramLog(void *p, char *out) { (void)p; memcpy(out, prog_log, strlen(prog_log) + 1); return 0; }
+int nvrtcDestroyProgram(void **p)
+{
+    if (!p || *p != &fake_prog) return 4;
+    prog_src = NULL;
+    *p = NULL;
+    return 0;
+}
 
 #endif

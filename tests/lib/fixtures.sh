@@ -141,7 +141,8 @@ C
 # the way the real one does (include -> targets/x86_64-linux/include,
 # lib64 -> targets/x86_64-linux/lib; version.json with a date-stamped
 # cuda.version).  LAYOUT: the CUDA version it really installs (a lying
-# runfile), or "empty" (installs no toolkit at all).
+# runfile), "empty" (installs no toolkit at all), or "nocudart" (the toolkit
+# without lib64/libcudart.so.*).
 # FX_RUNFILE_TREE=DIR packs that toolkit tree as it is instead (tests/gpu:
 # a real one); FX_RUNFILE_COMP=--nocomp|--gzip|... the makeself compression
 # (default --xz); FX_MAKESELF_HEADER the stock header to start from.
@@ -153,9 +154,12 @@ fx_runfile() {
         cp -al "$FX_RUNFILE_TREE/." "$w/payload/tree/" 2>/dev/null \
             || { rm -rf "$w/payload/tree" && cp -a "$FX_RUNFILE_TREE" "$w/payload/tree"; } || { rm -rf "$w"; return 1; }
     elif [ "$layout" != empty ]; then
+        local nocudart=
+        [ "$layout" = nocudart ] && { nocudart=1; layout=$ver; }
         local maj=${layout%%.*} r=${layout#*.}
         local min=${r%%.*}
         fx_toolkit "$w/tk" "$layout"
+        [ -n "$nocudart" ] && rm -f "$w/tk/lib64"/libcudart.so*
         mkdir -p "$w/tk/targets/x86_64-linux"
         mv "$w/tk/include" "$w/tk/targets/x86_64-linux/include"
         mv "$w/tk/lib64" "$w/tk/targets/x86_64-linux/lib"
@@ -320,4 +324,11 @@ fx_fake_gpu() {
         -o "$(readlink -f "$prefix/lib64/$rt")" "$src" -lm
     cc -shared -fPIC -DCE_DOUBLE_NVRTC -DNVRTC_MAJ="$maj" -DNVRTC_MIN="$min" -Wl,-soname,"$nv" \
         -o "$(readlink -f "$prefix/lib64/$nv")" "$src" -lm
+}
+
+# fx_slowpath OUT.so: tests/doubles/slowpath.c, an LD_PRELOAD that delays
+# rename/symlink onto paths ending with $CUDAENV_TEST_SLOW_PATH by
+# $CUDAENV_TEST_SLOW_PATH_MS ms (default 1500): a replacement in flight can be watched.
+fx_slowpath() {
+    cc -shared -fPIC -o "$1" "$TESTS_DIR/doubles/slowpath.c" -ldl
 }

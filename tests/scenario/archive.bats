@@ -127,11 +127,14 @@ refused() {
 @test "a device node is refused" {
     evil 'add(top + "/lib/evil-dev", tarfile.CHRTYPE, devmajor=1, devminor=3)'
     refused "evil-dev"
+    # by the entry policy, before anything reaches the disk (not by a failing mknod)
+    [[ "$output" == *"evil-dev"*": device node"* ]]
 }
 
 @test "a FIFO is refused" {
     evil 'add(top + "/lib/evil-fifo", tarfile.FIFOTYPE)'
     refused "evil-fifo"
+    [[ "$output" == *"evil-fifo"*": FIFO"* ]]
 }
 
 @test "a setuid file is refused, not silently stripped" {

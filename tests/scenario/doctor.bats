@@ -634,13 +634,42 @@ dr_wsl() {
 import json, os, sys
 s = json.load(open(sys.argv[1]))["summary"]
 assert s["driver"] is None and s["gpus"] == [] and s["pci_devices"] == 0, s
-if os.path.isdir("/usr/local/cuda-13.0"):
-    a = s["active"]
+# both ways: what the machine has is named, what it lacks is not invented
+a = s["active"]
+if os.path.isdir("/usr/local/cuda-13.0") and os.path.realpath("/usr/local/cuda") == "/usr/local/cuda-13.0":
     assert a["origin"] == "system" and a["cuda"] == "13.0" and a["prefix"] == "/usr/local/cuda-13.0", a
+elif not os.path.isdir("/usr/local/cuda"):
+    assert a is None, a
 if os.path.exists("/.dockerenv"):
     assert s["container"] == "docker", s
+elif not os.path.exists("/run/.containerenv"):
+    assert s["container"] != "docker", s
 PY
     [ $(((t1 - t0) / 1000000)) -lt 1000 ]
+}
+
+@test "the summary names the system CUDA and the container only when they are there (sysroot, both ways)" {
+    export PATH=/usr/bin:/bin
+    mkdir -p "$S/usr/local" "$S/proc/1"
+    echo "0::/init.scope" > "$S/proc/1/cgroup"
+    dr_run
+    python3 - "$T/out.json" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))["summary"]
+assert s["active"] is None and s["container"] is None, s
+PY
+    # the same sysroot with a CUDA 13.0 behind /usr/local/cuda, inside docker
+    fx_toolkit "$S/usr/local/cuda-13.0" 13.0.0
+    ln -s cuda-13.0 "$S/usr/local/cuda"
+    touch "$S/.dockerenv"
+    dr_run
+    python3 - "$T/out.json" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))["summary"]
+a = s["active"]
+assert a["origin"] == "system" and a["cuda"] == "13.0" and a["prefix"].endswith("/usr/local/cuda-13.0"), a
+assert s["container"] == "docker", s
+PY
 }
 
 @test "doctor rejects arguments it does not know (exit 2)" {

@@ -110,8 +110,21 @@ PY
     [[ "$output" == *"already installed"* ]]
     [ "$(wc -l < "$SERVER_LOG")" -eq "$n" ]
     old=$(stat -c %Y%i "$CUDAENV_ROOT/versions/11.8.0+cudnn8.7.0.84")
-    run "$CUDAENV" install --force tf-2.14
+    # a reader watches the toolchain while the commit is slowed down (each
+    # rename onto it waits 1.5 s): it must find it complete at every look
+    p=$CUDAENV_ROOT/versions/11.8.0+cudnn8.7.0.84
+    fx_slowpath "$T/slowpath.so"
+    : > "$T/bad"
+    ( n=0; while [ ! -e "$T/stop" ]; do
+          [ -x "$p/bin/nvcc" ] && [ -f "$p/.cudaenv-receipt.json" ] || echo "incomplete at look $n" >> "$T/bad"
+          n=$((n + 1))
+      done; echo "$n" > "$T/looks" ) & reader=$!
+    LD_PRELOAD=$T/slowpath.so CUDAENV_TEST_SLOW_PATH=/versions/11.8.0+cudnn8.7.0.84 \
+        run "$CUDAENV" install --force tf-2.14
+    touch "$T/stop"; wait "$reader"
     [ "$status" -eq 0 ] || { echo "$output"; false; }
+    [ ! -s "$T/bad" ] || { head -3 "$T/bad"; echo "of $(cat "$T/looks") looks"; false; }
+    [ "$(cat "$T/looks")" -gt 10 ]
     [ -x "$CUDAENV_ROOT/versions/11.8.0+cudnn8.7.0.84/bin/nvcc" ]
     [ "$(stat -c %Y%i "$CUDAENV_ROOT/versions/11.8.0+cudnn8.7.0.84")" != "$old" ]
     # from the cache: nothing downloaded again
@@ -172,18 +185,30 @@ PY
     [ "$(wc -l < "$SERVER_LOG")" -eq "$n" ]
 }
 
-@test "sha256 off by one: exit 5, nothing under versions/, no staging left" {
-    edit_manifest "a = $CUDNN87; s = a['sha256']; a['sha256'] = s[:-1] + ('0' if s[-1] != '0' else '1')"
-    run "$CUDAENV" install tf-2.14
-    [ "$status" -eq 5 ] || { echo "$output"; false; }
-    [[ "$output" == *sha256* ]]
-    [ -z "$(ls -A "$CUDAENV_ROOT/versions" 2>/dev/null)" ]
-    [ ! -e "$CUDAENV_ROOT/pkgs/cudnn-8.7.0.84-cuda11" ]
-    no_staging
+@test "sha256 off by one, of the cuDNN archive or of the runfile: exit 5, nothing installed or cached" {
+    # the archive is checked while it unpacks, the runfile only by the download itself
+    for a in "$CUDNN87" "$RUN118"; do
+        rm -rf "$CUDAENV_ROOT"
+        fx_mirror_manifest "$MIRROR" "$SERVER_URL" > "$CUDAENV_MANIFEST"
+        edit_manifest "a = $a; s = a['sha256']; a['sha256'] = s[:-1] + ('0' if s[-1] != '0' else '1')"
+        bad=$(python3 -c "import json; m = json.load(open('$CUDAENV_MANIFEST')); print($a['sha256'])")
+        run "$CUDAENV" install tf-2.14
+        [ "$status" -eq 5 ] || { echo "$a: $output"; false; }
+        [[ "$output" == *"sha256"*"$bad"* ]] || { echo "$output"; false; }
+        [ -z "$(ls -A "$CUDAENV_ROOT/versions" 2>/dev/null)" ]
+        [ ! -e "$CUDAENV_ROOT/pkgs/cudnn-8.7.0.84-cuda11" ] && [ ! -e "$CUDAENV_ROOT/pkgs/cuda-11.8.0" ]
+        # nothing kept under the name it does not have
+        [ ! -e "$CUDAENV_ROOT/cache/$bad" ] && [ ! -e "$CUDAENV_ROOT/cache/$bad.part" ]
+        no_staging
+    done
 }
 
-@test "a multi-block .tar.xz (xz -T2, decoded on several threads) installs; a corrupt block is refused" {
-    fx_cudnn_tarball "$T/multi.tar.xz" 8.7.0.84 11 -T2 --block-size=4KiB
+@test "a multi-block .tar.xz (xz -T2) installs, decoded on several threads; a corrupt block is refused" {
+    # cuDNN plus 4.6 MB of text in 256 KiB blocks: each block takes a while to decode
+    local top=cudnn-linux-x86_64-8.7.0.84_cuda11-archive
+    fx_cudnn "$T/mb/$top" 8.7.0.84 11
+    seq 1 700000 > "$T/mb/$top/LICENSE.text"
+    tar -C "$T/mb" --owner=0 --group=0 --numeric-owner -cf - "$top" | xz -T2 --block-size=256KiB > "$T/multi.tar.xz"
     [ "$(xz -lv "$T/multi.tar.xz" | awk '/^ *Blocks:/ {print $2; exit}')" -gt 1 ]
     cp "$T/multi.tar.xz" "$MIRROR/multi.tar.xz"
     edit_manifest "import hashlib, os; a = $CUDNN87; f = '$MIRROR/multi.tar.xz'; a['url'] = '$SERVER_URL/multi.tar.xz'; a['sha256'] = hashlib.sha256(open(f, 'rb').read()).hexdigest(); a['size'] = os.path.getsize(f)"
@@ -191,6 +216,14 @@ PY
     [ "$status" -eq 0 ] || { echo "$output"; false; }
     grep -q 'CUDNN_MINOR 7' "$CUDAENV_ROOT/versions/11.8.0+cudnn8.7.0.84/include/cudnn_version.h"
     cmp "$CUDAENV_ROOT/versions/11.8.0+cudnn8.7.0.84/include/cudnn_version.h" <(tar -xJOf "$T/multi.tar.xz" --wildcards '*/include/cudnn_version.h')
+    # reinstalled from the cache: the decoder's threads are observed (test hook), not assumed
+    CUDAENV_TEST_XZ_THREADS=$T/threads run "$CUDAENV" install --force tf-2.14
+    [ "$status" -eq 0 ] || { echo "$output"; false; }
+    cmp "$CUDAENV_ROOT/versions/11.8.0+cudnn8.7.0.84/share/cudnn/LICENSE.text" "$T/mb/$top/LICENSE.text"
+    [ "$(wc -l < "$T/threads")" -eq 1 ]
+    if [ "$(nproc)" -ge 2 ]; then
+        [ "$(cat "$T/threads")" -ge 2 ] || { echo "decoded on $(cat "$T/threads") thread(s) with $(nproc) CPUs"; false; }
+    fi
     # one byte flipped inside the second block, with the manifest's digest of the result
     export CUDAENV_ROOT=$T/root2
     python3 - "$MIRROR/multi.tar.xz" <<'PY'
@@ -224,24 +257,90 @@ PY
     no_staging
 }
 
-@test "not enough free space: exit 1 before any download, naming need and free" {
-    CUDAENV_TEST_FREE_BYTES=1000 run "$CUDAENV" install tf-2.14
-    [ "$status" -eq 1 ]
-    [[ "$output" == *"not enough free space"*"1000"* || "$output" == *"not enough free space"*"free"* ]]
-    [ "$(wc -l < "$SERVER_LOG")" -eq 0 ]
-    [ -z "$(ls -A "$CUDAENV_ROOT/cache" 2>/dev/null)" ]
+# the free space the install of tf-2.14 needs: downloads + unpacked estimates
+# (install.h: runfile x 2.5, archive x 2.0), in bytes (a float) and as printed
+tf214_need() {
+    python3 - "$CUDAENV_MANIFEST" "${1:-}" <<'PY'
+import json, sys
+m = json.load(open(sys.argv[1]))
+r = m["cuda"]["11.8.0"]["runfile"]["linux-x86_64"]["size"]
+c = m["cudnn"]["8.7.0.84"]["cuda11"]["linux-x86_64"]["size"]
+need = r + r * 2.5 + c + c * 2.0
+if sys.argv[2] == "printed":
+    b, u = need, 0
+    while b >= 1024 and u < 4: b /= 1024; u += 1
+    print("%.1f %s" % (b, ["B", "KiB", "MiB", "GiB", "TiB"][u]))
+else:
+    print(repr(need))
+PY
 }
 
-@test "a runfile that installs another CUDA, or none: exit 5 naming what is wrong" {
+@test "a server that cuts every response short: each attempt resumes where the last stopped, the install completes" {
+    size=$(python3 -c "import json; m = json.load(open('$CUDAENV_MANIFEST')); print($RUN118['size'])")
+    cut=$((size / 8))
+    edit_manifest "for a in ($RUN118, $CUDNN87): a['url'] = a['url'].replace('/compute/', '/_/cut=$cut/compute/')"
+    run "$CUDAENV" install tf-2.14
+    [ "$status" -eq 0 ] || { echo "$output"; false; }
+    [ -x "$CUDAENV_ROOT/versions/11.8.0+cudnn8.7.0.84/bin/nvcc" ]
+    grep -q 'CUDNN_MINOR 7' "$CUDAENV_ROOT/versions/11.8.0+cudnn8.7.0.84/include/cudnn_version.h"
+    # more cut attempts in a row than CE_FETCH_ATTEMPTS (5): only progress kept it going
+    [ "$(server_requests "cut=$cut/compute/cuda/11.8.0/.*status=20")" -ge 8 ]
+    [ "$(server_requests "cut=$cut/compute/cuda/11.8.0/.*range=bytes=$((cut * 7))-")" -eq 1 ]
+    no_staging
+}
+
+@test "a symlink planted at the runfile's .part is not followed: refused, its target untouched" {
+    sha=$(python3 -c "import json; m = json.load(open('$CUDAENV_MANIFEST')); print($RUN118['sha256'])")
+    mkdir -p "$CUDAENV_ROOT/cache"
+    echo precious > "$T/victim"
+    ln -s "$T/victim" "$CUDAENV_ROOT/cache/$sha.part"
+    run "$CUDAENV" install tf-2.14
+    [ "$status" -eq 1 ] || { echo "$output"; false; }
+    [[ "$output" == *"cannot open $CUDAENV_ROOT/cache/$sha.part"* ]] || { echo "$output"; false; }
+    [ "$(cat "$T/victim")" = precious ]
+    [ -z "$(ls -A "$CUDAENV_ROOT/versions" 2>/dev/null)" ]
+}
+
+@test "a file of the wrong size under a cache name is not trusted: downloaded again, then installed" {
+    sha=$(python3 -c "import json; m = json.load(open('$CUDAENV_MANIFEST')); print($RUN118['sha256'])")
+    run_file=$MIRROR/compute/cuda/11.8.0/local_installers/cuda_11.8.0_520.61.05_linux.run
+    mkdir -p "$CUDAENV_ROOT/cache"
+    head -c $(($(stat -c %s "$run_file") / 2)) "$run_file" > "$CUDAENV_ROOT/cache/$sha"
+    run "$CUDAENV" install tf-2.14
+    [ "$status" -eq 0 ] || { echo "$output"; false; }
+    [ "$(server_requests 'linux.run')" -eq 1 ]
+    cmp "$CUDAENV_ROOT/cache/$sha" "$run_file"
+}
+
+@test "not enough free space: exit 1 before any download, naming need and free; one byte more is enough" {
+    CUDAENV_TEST_FREE_BYTES=1000 run "$CUDAENV" install tf-2.14
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"needs about $(tf214_need printed) (downloads plus unpacked trees) and 1000.0 B is free"* ]] \
+        || { echo "want $(tf214_need printed): $output"; false; }
+    [ "$(wc -l < "$SERVER_LOG")" -eq 0 ]
+    [ -z "$(ls -A "$CUDAENV_ROOT/cache" 2>/dev/null)" ]
+    # the boundary: one byte short is refused, exactly enough installs
+    need=$(tf214_need)
+    short=$(python3 -c "import math; print(math.ceil($need) - 1)")
+    CUDAENV_TEST_FREE_BYTES=$short run "$CUDAENV" install tf-2.14
+    [ "$status" -eq 1 ] || { echo "$short bytes for $need: $output"; false; }
+    [ "$(wc -l < "$SERVER_LOG")" -eq 0 ]
+    CUDAENV_TEST_FREE_BYTES=$((short + 1)) run "$CUDAENV" install tf-2.14
+    [ "$status" -eq 0 ] || { echo "$((short + 1)) bytes for $need: $output"; false; }
+}
+
+@test "a runfile that installs another CUDA, none, or one without libcudart: exit 5 naming what is wrong" {
     fx_runfile "$MIRROR/liar.run" 11.8.0 12.2.2
     fx_runfile "$MIRROR/empty.run" 11.8.0 empty
-    for kind in liar empty; do
+    fx_runfile "$MIRROR/nocudart.run" 11.8.0 nocudart
+    for kind in liar empty nocudart; do
         fx_mirror_manifest "$MIRROR" "$SERVER_URL" > "$CUDAENV_MANIFEST"
         edit_manifest "import hashlib, os; a = $RUN118; f = '$MIRROR/$kind.run'; a['url'] = '$SERVER_URL/$kind.run'; a['sha256'] = hashlib.sha256(open(f, 'rb').read()).hexdigest(); a['size'] = os.path.getsize(f)"
         run "$CUDAENV" install tf-2.14
         [ "$status" -eq 5 ] || { echo "$kind: $output"; false; }
         if [ $kind = liar ]; then [[ "$output" == *"installed CUDA 12.2"*"promised 11.8.0"* ]]; fi
         if [ $kind = empty ]; then [[ "$output" == *"bin/nvcc"* ]]; fi
+        if [ $kind = nocudart ]; then [[ "$output" == *"did not install lib64/libcudart.so.*"* ]]; fi
         [ -z "$(ls -A "$CUDAENV_ROOT/versions" 2>/dev/null)" ]
         [ ! -e "$CUDAENV_ROOT/pkgs/cuda-11.8.0" ]
         no_staging

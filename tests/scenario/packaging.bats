@@ -27,12 +27,44 @@ teardown() { common_teardown; }
     [[ "$output" != *"cannot run"* ]]
 }
 
+# the commands `cudaenv --help` lists, one per line
+help_commands() {
+    "$CUDAENV" --help | awk '/^commands:/ { on = 1; next } on && /^  [a-z]/ { print $1 } on && /^$/ { exit }'
+}
+
 @test "the man pages render and document every command and exit code" {
     command -v man >/dev/null || skip "man not installed"
+    # every command the program lists has its own entry in the COMMANDS section:
+    # a .TP tag naming it in bold (.B CMD ... or a bold word of .BR)
+    cmds=$(help_commands)
+    [ "$(wc -l <<<"$cmds")" -ge 16 ]
+    tags=$(python3 - "$REPO/man/cudaenv.1" <<'PY'
+import re, shlex, sys
+lines = open(sys.argv[1]).read().split("\n")
+s = lines.index(".SH COMMANDS")
+e = next(i for i in range(s + 1, len(lines)) if lines[i].startswith(".SH "))
+for i in range(s, e):
+    if lines[i] != ".TP" or i + 1 >= e: continue
+    tag = lines[i + 1]
+    if tag.startswith(".B "):
+        words = [tag[3:].split()[0]]
+    elif tag.startswith(".BR "):
+        words = shlex.split(tag[4:])[0::2]
+    else:
+        continue
+    for w in words:
+        print(re.sub(r"\\f.", "", w).replace("\\-", "-").split()[0])
+PY
+)
+    for c in $cmds; do
+        grep -qx -- "$c" <<<"$tags" || { echo "no COMMANDS entry for $c (tags: $(echo $tags))"; false; }
+    done
     run env MANWIDTH=100 man -l "$REPO/man/cudaenv.1"
     [ "$status" -eq 0 ]
-    for c in install uninstall list list-remote info prefix init use env local global current which exec verify doctor; do
-        [[ "$output" == *"$c"* ]] || { echo "man page lacks $c"; false; }
+    # and the rendered page shows them inside its COMMANDS section
+    section=$(awk '/^COMMANDS/ { on = 1; next } /^[A-Z]/ { on = 0 } on' <<<"$output")
+    for c in $cmds; do
+        grep -qE "^ +$c( |$)|, $c( |$)" <<<"$section" || { echo "rendered COMMANDS lacks $c"; false; }
     done
     for v in CUDAENV_ROOT CUDAENV_MANIFEST CUDAENV_MIRROR CUDAENV_SYSROOT CUDAENV_VERSION; do
         [[ "$output" == *"$v"* ]] || { echo "man page lacks $v"; false; }

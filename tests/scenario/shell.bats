@@ -96,15 +96,21 @@ EOS
 }
 
 @test "bash: the hook starts no process when nothing changed" {
+    # every child the shell forks (a command substitution too) fires the CHLD trap
     run bash --norc -c '
         eval "$(cudaenv init bash)"
         cd "$T/proj/a/b"; __cudaenv_hook; n=$__CUDAENV_HOOK_EXECS
-        for i in $(seq 200); do __cudaenv_hook; cd ..; cd b; __cudaenv_hook; done
-        echo "$n $__CUDAENV_HOOK_EXECS"'
+        forks=0; trap "forks=\$((forks + 1))" CHLD
+        for ((i = 0; i < 200; i++)); do __cudaenv_hook; cd ..; cd b; __cudaenv_hook; done
+        quiet=$forks
+        echo 12.3 > .cuda-version; __cudaenv_hook; rm .cuda-version
+        echo "$n $__CUDAENV_HOOK_EXECS forks=$quiet seen=$((forks > quiet))"'
     [ "$status" -eq 0 ]
-    [ "$output" = "1 1" ]
+    # no fork in 400 quiet calls; the counter does see the one that runs cudaenv env
+    [ "$output" = "1 2 forks=0 seen=1" ]
     # strace agrees: the same number of process syscalls with 0 and with 200 hook calls
     command -v strace >/dev/null || skip "no strace"
+    strace -f -qq -o /dev/null true 2>/dev/null || skip "strace cannot trace here (ptrace refused)"
     cudaenv init bash > "$T/init.bash"
     for n in 0 200; do
         (cd "$T/proj/a/b" && strace -f -qq -o "$T/st.$n" -e trace=fork,vfork,clone,clone3,execve \
@@ -137,6 +143,15 @@ EOS
     [ "$status" -eq 0 ]
     [ "${lines[0]}" = "comp=_cudaenv" ]
     [ "${lines[1]}" -ge 1 ]
+}
+
+@test "zsh -i: TAB produces commands, installed toolchains and options (zpty)" {
+    comp() { rm -f "$T/comp"; timeout 60 zsh -f "$TESTS_DIR/lib/zsh-complete.zsh" "$T/comp" "$1"; sort "$T/comp" | tr '\n' ' '; }
+    [ "$(comp 'cudaenv us')" = "use " ]
+    [ "$(comp 'cudaenv use ')" = "11.7.0 11.8.0+cudnn8.7.0.84 12.3.0 system " ]
+    [ "$(comp 'cudaenv global --r')" = "--rollback " ]
+    [ "$(comp 'cudaenv env 11.8 --shell ')" = "bash fish json zsh " ]
+    [ "$(comp 'cudaenv list-remote ')" = "cuda cudnn tf " ]
 }
 
 @test "fish: use, hook on cd, restore, 100 switches, completions" {

@@ -168,6 +168,33 @@ PY
     [ "$(cat "$S/etc/ld.so.conf.d/cuda-12-1.conf")" = /usr/local/cuda-12.1/lib64 ]
 }
 
+@test "a switch replaces the link and cudaenv.conf atomically: readers see the old or the new, never none or half" {
+    export CUDAENV_LDCONFIG=none
+    "$CUDAENV" -q global 11.8 --system
+    conf=$S/etc/ld.so.conf.d/cudaenv.conf
+    old=$(cat "$conf")
+    exec 8< "$conf"    # a reader that opened the conf before the switch (fd 3 is bats')
+    # each rename or symlink onto /usr/local/cuda waits 1.5 s: a reader looks meanwhile
+    fx_slowpath "$T/slowpath.so"
+    : > "$T/bad"
+    ( n=0; while [ ! -e "$T/stop" ]; do
+          [ -L "$S/usr/local/cuda" ] || echo "no link" >> "$T/bad"
+          c=$(grep -v '^#' "$conf" 2>/dev/null)
+          [ "$c" = "$I118/lib64" ] || [ "$c" = "$I117/lib64" ] || echo "conf: '$c'" >> "$T/bad"
+          n=$((n + 1))
+      done; echo "$n" > "$T/looks" ) & reader=$!
+    LD_PRELOAD=$T/slowpath.so CUDAENV_TEST_SLOW_PATH=/usr/local/cuda run "$CUDAENV" -q global 11.7 --system
+    touch "$T/stop"; wait "$reader"
+    [ "$status" -eq 0 ] || { echo "$output"; false; }
+    [ ! -s "$T/bad" ] || { sort "$T/bad" | uniq -c | head; false; }
+    [ "$(cat "$T/looks")" -gt 5 ]
+    # the old file was replaced, not rewritten: the early reader still has it whole
+    [ "$(cat <&8)" = "$old" ]
+    exec 8<&-
+    [ "$(readlink "$S/usr/local/cuda")" = "$I117" ]
+    [ "$(grep -v '^#' "$conf")" = "$I117/lib64" ]
+}
+
 @test "200 switches racing with readers: the link always resolves and the probe always loads" {
     # toolchains outside the sysroot: the link names host paths the readers resolve
     export CUDAENV_LDCONFIG=none CUDAENV_ROOT=$T/root
@@ -197,6 +224,15 @@ PY
 }
 
 # ---- the real paths, in a private mount namespace --------------------------
+
+@test "sysns.sh exits 77 (the namespace tests skip) where the kernel refuses a private mount namespace" {
+    mkdir -p "$T/fakebin"
+    printf '#!/bin/sh\necho "unshare: unshare failed: Operation not permitted" >&2\nexit 1\n' > "$T/fakebin/unshare"
+    chmod +x "$T/fakebin/unshare"
+    run env PATH="$T/fakebin:$PATH" "$REPO/tests/lib/sysns.sh" "$T" -c 'echo ran'
+    [ "$status" -eq 77 ]
+    [[ "$output" != *ran* ]]
+}
 
 @test "namespace: real /usr/local/cuda + ldconfig: ldconfig -p and the probe see the toolchain; rollback" {
     export CUDAENV_ROOT=$T/root

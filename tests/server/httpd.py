@@ -10,6 +10,9 @@ With --tls-* a second listener speaks https (same files, log and counters).
 Misbehaviour is chosen per request by a path prefix: /_/<modes>/<file>, with
 <modes> a comma-separated list:
   drop=N       first request of this URL: send headers + N body bytes, close
+  cut=N        EVERY request: send headers + at most N body bytes, close
+  endless      200 without Content-Length: the file, then zeros up to 64 MiB,
+               then close; logs "SENT <path> bytes=N" with what the client took
   norange      ignore Range (answer 200 with the whole file)
   404          404 with an HTML body
   500=N        the first N requests of this URL answer 500 (HTML body)
@@ -135,6 +138,9 @@ class Handler(BaseHTTPRequestHandler):
         if "tohttp" in modes:
             return self.redirect(f"http://127.0.0.1:{plain_port}{fpath}")
 
+        if "endless" in modes:
+            return self.endless(fpath)
+
         full = os.path.realpath(os.path.join(args.root, fpath.lstrip("/")))
         root = os.path.realpath(args.root)
         if not (full == root or full.startswith(root + os.sep)) or not os.path.isfile(full):
@@ -166,6 +172,9 @@ class Handler(BaseHTTPRequestHandler):
         close = False
         if "drop" in modes and n == 1:
             stop = min(stop, start + int(modes["drop"]))
+            close = True
+        if "cut" in modes:
+            stop = min(stop, start + int(modes["cut"]))
             close = True
         if "truncate" in modes:
             stop = min(stop, max(start, int(modes["truncate"])))
@@ -259,6 +268,29 @@ class Handler(BaseHTTPRequestHandler):
                     time.sleep(len(chunk) / rate)
         except (BrokenPipeError, ConnectionResetError, OSError):
             pass
+
+
+    def endless(self, fpath):
+        full = os.path.realpath(os.path.join(args.root, fpath.lstrip("/")))
+        data = open(full, "rb").read() if os.path.isfile(full) else b""
+        self.record(200)
+        self.send_response(200)
+        self.send_header("Content-Type", "application/octet-stream")
+        self.send_header("Connection", "close")
+        self.end_headers()
+        sent, limit, zeros = 0, 64 << 20, bytes(CHUNK)
+        try:
+            if data:
+                self.wfile.write(data)
+                sent += len(data)
+            while sent < limit:
+                self.wfile.write(zeros)
+                sent += len(zeros)
+            self.wfile.flush()
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+        self.close_connection = True
+        log_line(f"SENT {self.path} bytes={sent}")
 
 
 class Server(ThreadingHTTPServer):

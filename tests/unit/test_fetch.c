@@ -371,6 +371,38 @@ static void test_too_long_content_length(void **state)
     assert_int_equal(log_count("/_/longlen=10/b.bin range=bytes=204803- status=416", NULL), 1);
 }
 
+/* Bytes the server managed to send on path (its "SENT" log line), -1 if not logged yet. */
+static long long log_sent(const char *path)
+{
+    FILE *f = fopen(logpath, "r");
+    if (!f) return -1;
+    char line[2048], want[600];
+    snprintf(want, sizeof want, "SENT %s bytes=", path);
+    long long n = -1;
+    while (fgets(line, sizeof line, f))
+        if (strncmp(line, want, strlen(want)) == 0) n = atoll(line + strlen(want));
+    fclose(f);
+    return n;
+}
+
+static void test_endless_body_stops_at_size(void **state)
+{
+    (void)state;
+    ce_fetch_item it;
+    /* no Content-Length and a body that goes on (64 MiB): stopped past the manifest's size */
+    assert_int_equal(fetch1(&it, U(url, "/_/endless/a.bin"), sha_a, A_SIZE, true), CE_ERR_INTEGRITY);
+    assert_non_null(strstr(ctx.err, "sent more than"));
+    assert_nothing_cached(sha_a);
+    long long sent = -1;
+    for (int i = 0; i < 200 && sent < 0; i++) {
+        sent = log_sent("/_/endless/a.bin");
+        if (sent < 0) usleep(50000);
+    }
+    /* the connection was closed long before the end (what socket buffers hold at most) */
+    assert_true(sent >= 0);
+    assert_true(sent < (16LL << 20));
+}
+
 static void test_sha_off_by_one(void **state)
 {
     (void)state;
@@ -396,6 +428,10 @@ static void test_wrong_size(void **state)
     assert_nothing_cached(sha_a);
     /* without Content-Length the size is checked at the end */
     assert_int_equal(fetch1(&it, U(url, "/_/nolen/a.bin"), sha_a, A_SIZE - 1, true), CE_ERR_INTEGRITY);
+    assert_non_null(strstr(ctx.err, "size mismatch"));
+    assert_nothing_cached(sha_a);
+    /* ... and a body that ends short of it: the right bytes, but not what the manifest says */
+    assert_int_equal(fetch1(&it, U(url, "/_/nolen/a.bin"), sha_a, A_SIZE + 1, true), CE_ERR_INTEGRITY);
     assert_non_null(strstr(ctx.err, "size mismatch"));
     assert_nothing_cached(sha_a);
     assert_int_equal(fetch1(&it, U(url, "/_/nolen/a.bin"), sha_a, -1, true), CE_OK);
@@ -590,7 +626,7 @@ int main(void)
         T(test_plain), T(test_cached_no_request), T(test_resume_after_drop),
         T(test_resume_next_run), T(test_complete_part_no_request), T(test_server_ignores_range),
         T(test_404_html), T(test_500_then_ok), T(test_500_gives_up), T(test_truncated_body),
-        T(test_too_long_content_length), T(test_sha_off_by_one), T(test_wrong_size),
+        T(test_too_long_content_length), T(test_endless_body_stops_at_size), T(test_sha_off_by_one), T(test_wrong_size),
         T(test_stall_then_resume), T(test_redirect), T(test_redirect_loop), T(test_https),
         T(test_redirect_to_http_refused), T(test_http_refused_without_insecure),
         T(test_tls_verification), T(test_content_disposition_ignored), T(test_offline),
