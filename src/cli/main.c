@@ -118,6 +118,7 @@ static const cli_cmd commands[] = {
       "Run CMD with the environment of toolchain VERSION.\n" },
     { "verify", NULL, cmd_verify, "self-test a toolchain on the GPU",
       "usage: cudaenv verify [VERSION] [--json] [--all-devices] [--bench] [--deep]\n"
+      "       cudaenv verify [VERSION] --framework tf|torch [--python PATH] [--json]\n"
       "\n"
       "Check the files against the receipt, that all versions agree, that libraries load\n"
       "from the toolchain, then run a kernel and a cuDNN convolution on the GPU.\n"
@@ -127,7 +128,13 @@ static const cli_cmd commands[] = {
       "  --all-devices   check every GPU, not only device 0\n"
       "  --bench         add copy bandwidth and convolution throughput (vs PyTorch)\n"
       "  --deep          re-hash every file against the receipt's sha256\n"
-      "  -v              show the evidence of every step, not only of failures\n" },
+      "  -v              show the evidence of every step, not only of failures\n"
+      "  --framework F   instead: check TensorFlow (tf) or PyTorch (torch) on the toolchain:\n"
+      "                  in its environment (as exec), that Python reports the framework's\n"
+      "                  build (CUDA, cuDNN), its GPUs, a matmul and a convolution on GPU 0\n"
+      "                  against a CPU reference, and the libcudart/libcudnn files it mapped;\n"
+      "                  each problem is a finding with its evidence and fix (man cudaenv)\n"
+      "  --python PATH   the Python that has the framework (default: python3 on PATH)\n" },
     { "doctor", NULL, cmd_doctor, "diagnose driver, runtime, cuDNN, device, environment",
       "usage: cudaenv doctor [--json]\n"
       "\n"

@@ -143,8 +143,8 @@ def mapped():
 
 
 DISTS = ("torch", "tensorflow", "tensorflow-cpu", "tensorflow-gpu", "tf-nightly", "nvidia-cudnn-cu11",
-         "nvidia-cudnn-cu12", "nvidia-cudnn-cu13", "nvidia-cuda-runtime-cu11", "nvidia-cuda-runtime-cu12",
-         "nvidia-cuda-runtime-cu13")
+         "nvidia-cudnn-cu12", "nvidia-cudnn-cu13", "nvidia-cuda-runtime", "nvidia-cuda-runtime-cu11",
+         "nvidia-cuda-runtime-cu12", "nvidia-cuda-runtime-cu13")
 R["dists"] = {}
 try:
     import importlib.metadata

@@ -156,9 +156,10 @@ static void check_import(fw_an *a)
         const char *p = hay[i] ? strstr(hay[i], "cannot open shared object file") : NULL;
         const char *q = hay[i] ? strstr(hay[i], "Could not load dynamic library '") : NULL;
         if (q) so = q + strlen("Could not load dynamic library '");
-        else if (p) {
+        else if (p) {  /* "<file>: cannot open shared object file" */
             const char *s = p;
-            while (s > hay[i] && s[-1] != ' ' && s[-1] != '\'' && s[-1] != '\n') s--;
+            while (s > hay[i] && (s[-1] == ' ' || s[-1] == ':')) s--;
+            while (s > hay[i] && s[-1] != ' ' && s[-1] != '\'' && s[-1] != '\n' && s[-1] != '/') s--;
             so = s;
         }
     }
@@ -166,6 +167,8 @@ static void check_import(fw_an *a)
         char name[128];
         size_t k = strcspn(so, "': \n");
         snprintf(name, sizeof name, "%.*s", (int)(k < sizeof name ? k : sizeof name - 1), so);
+        if (!a->fwcudnn[0] && !strncmp(name, "libcudnn.so.", 12)) /* the major it wants */
+            snprintf(a->fwcudnn, sizeof a->fwcudnn, "%s", name + 12);
         char spec[96];
         wanted_spec(a, spec, sizeof spec);
         add(r, "framework.library-missing", CE_FW_ERROR,
@@ -258,18 +261,24 @@ static void check_versions(fw_an *a)
 static void classify(fw_an *a, const char *path, char *what, size_t wsz, char *fix, size_t fsz)
 {
     const cJSON *dists = cJSON_GetObjectItemCaseSensitive(a->r->doc, "dists");
-    const char *nv = strstr(path, "-packages/nvidia/");
+    /* a pip wheel's layout: <site-packages>/nvidia/<component>/lib/<file> */
+    const char *nv = NULL;
+    for (const char *q = strstr(path, "/nvidia/"); q && !nv; q = strstr(q + 1, "/nvidia/")) {
+        const char *slash = strchr(q + 8, '/');
+        if (slash && !strncmp(slash, "/lib/", 5)) nv = q;
+    }
     const char *pre = getenv("LD_PRELOAD");
     bool preloaded = pre && strstr(pre, path);
     if (nv) {
         char comp[64], wheel[96] = "";
-        nv += strlen("-packages/nvidia/");
+        nv += strlen("/nvidia/");
         snprintf(comp, sizeof comp, "%.*s", (int)strcspn(nv, "/"), nv);
         if (!strcmp(comp, "cuda_runtime")) snprintf(comp, sizeof comp, "cuda-runtime");
         for (const cJSON *d = dists ? dists->child : NULL; d; d = d->next) {
             char want[96];
-            snprintf(want, sizeof want, "nvidia-%s-cu", comp);
-            if (!strncmp(d->string, want, strlen(want))) snprintf(wheel, sizeof wheel, "%s", d->string);
+            size_t wl = (size_t)snprintf(want, sizeof want, "nvidia-%s", comp);
+            if (!strncmp(d->string, want, wl) && (!d->string[wl] || !strncmp(d->string + wl, "-cu", 3)))
+                snprintf(wheel, sizeof wheel, "%s", d->string);
         }
         if (!wheel[0]) snprintf(wheel, sizeof wheel, "nvidia-%s-cuXX", comp);
         snprintf(what, wsz, "the pip wheel %s", wheel);
@@ -411,6 +420,13 @@ void ce_fw_analyse(ce_ctx *ctx, const ce_fw_target *tc, const ce_fw_options *opt
     if ((v = jstr(r->doc, "version"))) snprintf(a.version, sizeof a.version, "%s", v);
     if ((v = jstr(r->doc, "cuda"))) snprintf(a.fwcuda, sizeof a.fwcuda, "%s", v);
     if ((v = jstr(r->doc, "cudnn"))) snprintf(a.fwcudnn, sizeof a.fwcudnn, "%s", v);
+    /* import failed: the installed distribution still tells the release,
+     * and a PyTorch wheel's local version its CUDA ("2.5.1+cu118") */
+    const char *dist = jstr(cJSON_GetObjectItemCaseSensitive(r->doc, "dists"), r->module);
+    if (!a.version[0] && dist) snprintf(a.version, sizeof a.version, "%s", dist);
+    const char *cu = a.torch ? strstr(a.version, "+cu") : NULL;
+    if (!a.fwcuda[0] && cu && strlen(cu + 3) >= 3 && strlen(cu + 3) <= 4)
+        snprintf(a.fwcuda, sizeof a.fwcuda, "%.*s.%c", (int)strlen(cu + 3) - 1, cu + 3, cu[strlen(cu) - 1]);
     const cJSON *rt = cJSON_GetObjectItemCaseSensitive(r->doc, "cudnn_runtime");
     if (!a.fwcudnn[0] && cJSON_IsNumber(rt) && rt->valuedouble > 0)
         st_cudnn_decode((long)rt->valuedouble, a.fwcudnn, sizeof a.fwcudnn);

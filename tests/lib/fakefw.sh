@@ -12,7 +12,9 @@
 # fx_fakefw DIR: the packages in DIR (put DIR on PYTHONPATH).
 fx_fakefw() {
     local d=$1
-    mkdir -p "$d/torch" "$d/tensorflow"
+    mkdir -p "$d/torch" "$d/tensorflow" "$d/torch-2.5.1+cu118.dist-info" "$d/tensorflow-2.14.1.dist-info"
+    printf 'Metadata-Version: 2.1\nName: torch\nVersion: 2.5.1+cu118\n' > "$d/torch-2.5.1+cu118.dist-info/METADATA"
+    printf 'Metadata-Version: 2.1\nName: tensorflow\nVersion: 2.14.1\n' > "$d/tensorflow-2.14.1.dist-info/METADATA"
     cat > "$d/_cudaenv_fakefw.py" <<'PY'
 import ctypes, os
 
