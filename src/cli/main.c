@@ -135,6 +135,17 @@ static const cli_cmd commands[] = {
       "                  against a CPU reference, and the libcudart/libcudnn files it mapped;\n"
       "                  each problem is a finding with its evidence and fix (man cudaenv)\n"
       "  --python PATH   the Python that has the framework (default: python3 on PATH)\n" },
+    { "jupyter", NULL, cmd_jupyter, "a Jupyter kernel with a toolchain's environment",
+      "usage: cudaenv jupyter install VERSION [--python PATH] [--name NAME]\n"
+      "\n"
+      "Write a Jupyter kernelspec (kernel.json) whose env carries the environment of the\n"
+      "installed toolchain VERSION (what cudaenv env VERSION --shell json prints), so a\n"
+      "notebook loads the same libraries as cudaenv use.  It goes to\n"
+      "$JUPYTER_DATA_DIR/kernels/NAME, else ${XDG_DATA_HOME:-~/.local/share}/jupyter/kernels/NAME;\n"
+      "the path is printed.  The Python needs ipykernel.\n"
+      "\n"
+      "  --python PATH   the kernel's Python (default: python3 on PATH), written as an absolute path\n"
+      "  --name NAME     the kernel's name (default: cudaenv-VERSION; letters, digits, . _ -)\n" },
     { "doctor", NULL, cmd_doctor, "diagnose driver, runtime, cuDNN, device, environment",
       "usage: cudaenv doctor [--json]\n"
       "\n"
