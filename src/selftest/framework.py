@@ -172,5 +172,29 @@ except BaseException as e:
     R[where] = "%s: %s" % (type(e).__name__, e)
     R["traceback"] = traceback.format_exc()[-3000:]
 R["maps"] = mapped()
+
+
+def owners(paths):
+    # the pip distribution that installed each mapped file (nvidia-* wheels)
+    out = {}
+    want = {os.path.realpath(p): p for p in paths if "/nvidia/" in p}
+    if not want:
+        return out
+    try:
+        import importlib.metadata as md
+        for dist in md.distributions():
+            name = dist.metadata["Name"] or ""
+            if not name.lower().startswith("nvidia"):
+                continue
+            for f in dist.files or []:
+                real = os.path.realpath(str(dist.locate_file(f)))
+                if real in want:
+                    out[want[real]] = name
+    except Exception:
+        pass
+    return out
+
+
+R["owners"] = owners(R["maps"])
 with open(OUT, "w") as f:
     json.dump(R, f)

@@ -9,6 +9,7 @@
  *   framework.cudnn-mismatch     built for cuDNN X, the toolchain has Y
  *   framework.cudnn-missing      built with cuDNN, the toolchain has none
  *   framework.foreign-library    libcudart/libcudnn mapped from outside the toolchain
+ *   framework.cudnn-mixed        cuDNN's parts mapped from two directories
  *   framework.no-gpu             the framework sees no GPU (and why)
  *   framework.compute-failed     the matmul / convolution raised
  *   framework.wrong-result       ... or gave a wrong answer */
@@ -280,11 +281,16 @@ static void classify(fw_an *a, const char *path, char *what, size_t wsz, char *f
             if (!strncmp(d->string, want, wl) && (!d->string[wl] || !strncmp(d->string + wl, "-cu", 3)))
                 snprintf(wheel, sizeof wheel, "%s", d->string);
         }
+        const char *owner = jstr(cJSON_GetObjectItemCaseSensitive(a->r->doc, "owners"), path);
+        if (owner) snprintf(wheel, sizeof wheel, "%s", owner);
         if (!wheel[0]) snprintf(wheel, sizeof wheel, "nvidia-%s-cuXX", comp);
         snprintf(what, wsz, "the pip wheel %s", wheel);
-        snprintf(fix, fsz, "%s%s -m pip uninstall -y %s (the framework then loads the toolchain's copy from "
-                 "LD_LIBRARY_PATH), or leave the wheel and drop cuDNN from the toolchain",
-                 preloaded ? "remove it from LD_PRELOAD; or " : "", a->py, wheel);
+        /* PyTorch's wheels open their nvidia-* wheels' files by path (seen
+         * with 2.11 on CUDA 13: an LD_PRELOADed copy does not stop it), so
+         * the toolchain's copy is used only once the wheel is gone */
+        snprintf(fix, fsz, "%s%s -m pip uninstall -y %s (the loader then finds the toolchain's copy through "
+                 "LD_LIBRARY_PATH; pip install --no-deps keeps it out), or run the framework without the toolchain's "
+                 "environment and let it use the wheel", preloaded ? "remove it from LD_PRELOAD; or " : "", a->py, wheel);
         return;
     }
     char dir[PATH_MAX], meta[PATH_MAX + 16];
@@ -332,6 +338,33 @@ static void check_maps(fw_an *a)
                 root, getenv("LD_LIBRARY_PATH") ? getenv("LD_LIBRARY_PATH") : "", pre ? "\nLD_PRELOAD=" : "",
                 pre ? pre : ""), fix);
     }
+}
+
+/* One cuDNN from two places: libcudnn.so.9 from a wheel and its
+ * libcudnn_graph / _engines_* (which it dlopens by SONAME, through
+ * LD_LIBRARY_PATH) from the toolchain, or the other way round. */
+static void check_cudnn_mixed(fw_an *a)
+{
+    ce_fw_report *r = a->r;
+    const cJSON *maps = cJSON_GetObjectItemCaseSensitive(r->doc, "maps");
+    char first[PATH_MAX] = "", ev[8192] = "", sum[1024];
+    bool mixed = false;
+    size_t used = 0;
+    for (const cJSON *m = maps ? maps->child : NULL; m; m = m->next) {
+        const char *p = cJSON_IsString(m) ? m->valuestring : "";
+        const char *base = strrchr(p, '/');
+        if (!base || strncmp(base + 1, "libcudnn", 8)) continue;
+        size_t dl = (size_t)(base - p);
+        if (!first[0]) snprintf(first, sizeof first, "%.*s", (int)dl, p);
+        else if (strlen(first) != dl || strncmp(first, p, dl)) mixed = true;
+        used += (size_t)snprintf(ev + used, used < sizeof ev ? sizeof ev - used : 0, "%s%s", used ? "\n" : "", p);
+        if (used >= sizeof ev) used = sizeof ev - 1;
+    }
+    if (!mixed) return;
+    add(r, "framework.cudnn-mixed", CE_FW_ERROR,
+        fmt(sum, sizeof sum, "%s runs one cuDNN made of libraries from two directories", r->module), ev,
+        "keep one cuDNN: remove the other copy (the fix of framework.foreign-library), or run the framework "
+        "without the toolchain on LD_LIBRARY_PATH so every part comes from the framework's own");
 }
 
 static int cuda_num(const char *v)
@@ -442,6 +475,7 @@ void ce_fw_analyse(ce_ctx *ctx, const ce_fw_target *tc, const ce_fw_options *opt
     }
     check_versions(&a);
     check_maps(&a);
+    check_cudnn_mixed(&a);
     if (!opt->quick) {
         check_gpus(&a);
         check_compute(&a);

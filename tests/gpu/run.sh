@@ -17,6 +17,7 @@
 # Usage: tests/gpu/run.sh   (OUT=dir for the reports; CUDA_SRC=/usr/local/cuda-13.0;
 #   CUDNN_SRC=dir: the libcudnn.so.9* to pack (its ../include has the headers);
 #   GPU_INSTALL_ONLY=1 when sourced: stop once the toolchain is installed;
+#   GPU_FULL_LIBS=1: the toolkit with every shared library, not only what verify needs;
 #   GPU_MODE=lay lays the toolchain into versions/ directly, as before, without install;
 #   GPU_CUDNN_FIXTURE=1 uses a fixture cuDNN 9 (fx_cudnn) when none is found)
 # Binaries: .devdeps/gpu (tests/gpu/devdeps.sh: light + full binary with their
@@ -113,6 +114,8 @@ lay_toolkit() {
             "$cuda_ver" "$nv" "$nv" > "$tk/version.json"
     fi
     cp -a "$src_lib"/libcudart.so* "$src_lib"/libnvrtc.so* "$src_lib"/libnvrtc-builtins.so* "$tl/lib/"
+    # GPU_FULL_LIBS=1: every shared library of the toolkit, as the real runfile lays it (what a framework links)
+    [ -n "${GPU_FULL_LIBS:-}" ] && cp -an "$src_lib"/lib*.so* "$tl/lib/"
     for f in libcudart_static.a libcudadevrt.a libculibos.a; do
         [ -e "$src_lib/$f" ] && cp -a "$src_lib/$f" "$tl/lib/"
     done

@@ -130,10 +130,14 @@ class nn:
 PY
 }
 
-# fx_fakewheel SITE NAME COMPONENT VERSION: a pip nvidia-* wheel's layout in SITE
-# (nvidia/COMPONENT/lib + its dist-info), for libraries laid in by the caller.
+# fx_fakewheel SITE NAME COMPONENT VERSION [LIBDIR]: a pip nvidia-* wheel in SITE:
+# nvidia/COMPONENT/lib with LIBDIR's files copied in, and its dist-info whose
+# RECORD lists them (how pip knows which wheel owns a file).
 fx_fakewheel() {
-    local site=$1 name=$2 comp=$3 ver=$4
-    mkdir -p "$site/nvidia/$comp/lib" "$site/${name//-/_}-$ver.dist-info"
-    printf 'Metadata-Version: 2.1\nName: %s\nVersion: %s\n' "$name" "$ver" > "$site/${name//-/_}-$ver.dist-info/METADATA"
+    local site=$1 name=$2 comp=$3 ver=$4 from=${5:-}
+    local di=$site/${name//-/_}-$ver.dist-info
+    mkdir -p "$site/nvidia/$comp/lib" "$di"
+    [ -n "$from" ] && cp -a "$from/." "$site/nvidia/$comp/lib/"
+    printf 'Metadata-Version: 2.1\nName: %s\nVersion: %s\n' "$name" "$ver" > "$di/METADATA"
+    (cd "$site" && find "nvidia/$comp" -type f -o -type l | sed 's/$/,,/') > "$di/RECORD"
 }

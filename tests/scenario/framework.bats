@@ -124,9 +124,8 @@ print(v if not isinstance(v, bool) else str(v).lower())' "$1" <<<"$output"
 }
 
 @test "framework.foreign-library: libcudnn mapped from the pip nvidia-cudnn wheel, named with the wheel" {
-    fx_fakewheel "$T/site" nvidia-cudnn-cu11 cudnn 8.7.0.84
     fx_cudnn "$T/w" 8.7.0 11
-    cp -a "$T/w/lib/." "$T/site/nvidia/cudnn/lib/"
+    fx_fakewheel "$T/site" nvidia-cudnn-cu11 cudnn 8.7.0.84 "$T/w/lib"
     export FAKE_FW_LIBS="libcudart.so.11.0 $T/site/nvidia/cudnn/lib/libcudnn.so.8"
     fw torch
     [ "$status" -eq 7 ]
@@ -134,13 +133,33 @@ print(v if not isinstance(v, bool) else str(v).lower())' "$1" <<<"$output"
     f='fs["framework.foreign-library"]'
     [ "$(j "$f[\"summary\"]")" = "torch mapped libcudnn.so.8.7.0 from the pip wheel nvidia-cudnn-cu11, not from toolchain 11.8.0+cudnn8.7.0.84" ]
     [[ "$(j "$f[\"evidence\"]")" == *"/proc/self/maps of $PY: $T/site/nvidia/cudnn/lib/libcudnn.so.8.7.0"* ]]
-    [[ "$(j "$f[\"fix\"]")" == "$PY -m pip uninstall -y nvidia-cudnn-cu11"* ]]
+    [ "$(j "$f[\"fix\"]")" = "$PY -m pip uninstall -y nvidia-cudnn-cu11 (the loader then finds the toolchain's copy through LD_LIBRARY_PATH; pip install --no-deps keeps it out), or run the framework without the toolchain's environment and let it use the wheel" ]
+}
+
+@test "framework.foreign-library: the owning wheel from pip's RECORD (CUDA 13's nvidia/cu13 layout)" {
+    fx_toolkit "$T/tk" 11.8.0
+    fx_fakewheel "$T/site" nvidia-cuda-runtime cu13 13.0.96 "$T/tk/lib64"
+    export FAKE_FW_LIBS="$T/site/nvidia/cu13/lib/libcudart.so.11.0 libcudnn.so.8"
+    fw torch
+    [ "$status" -eq 7 ]
+    [ "$(j 'fs["framework.foreign-library"]["summary"]')" = "torch mapped libcudart.so.11.8.89 from the pip wheel nvidia-cuda-runtime, not from toolchain 11.8.0+cudnn8.7.0.84" ]
+    [[ "$(j 'fs["framework.foreign-library"]["fix"]')" == "$PY -m pip uninstall -y nvidia-cuda-runtime "* ]]
+}
+
+@test "framework.cudnn-mixed: libcudnn from a wheel, its parts from the toolchain" {
+    fx_cudnn "$T/w" 8.7.0 11
+    fx_fakewheel "$T/site" nvidia-cudnn-cu11 cudnn 8.7.0.84 "$T/w/lib"
+    export FAKE_FW_LIBS="libcudart.so.11.0 $T/site/nvidia/cudnn/lib/libcudnn.so.8 libcudnn_ops_infer.so.8"
+    fw torch
+    [ "$status" -eq 7 ]
+    [ "$(j 'sorted(fs)')" = "['framework.cudnn-mixed', 'framework.foreign-library']" ]
+    [ "$(j 'fs["framework.cudnn-mixed"]["summary"]')" = "torch runs one cuDNN made of libraries from two directories" ]
+    [ "$(j 'sorted(fs["framework.cudnn-mixed"]["evidence"].split("\n"))')" = "['$P/lib64/libcudnn_ops_infer.so.8.7.0', '$T/site/nvidia/cudnn/lib/libcudnn.so.8.7.0']" ]
 }
 
 @test "framework.foreign-library: LD_PRELOAD is named in the evidence and the fix" {
-    fx_fakewheel "$T/site" nvidia-cudnn-cu11 cudnn 8.7.0.84
     fx_cudnn "$T/w" 8.7.0 11
-    cp -a "$T/w/lib/." "$T/site/nvidia/cudnn/lib/"
+    fx_fakewheel "$T/site" nvidia-cudnn-cu11 cudnn 8.7.0.84 "$T/w/lib"
     LD_PRELOAD=$T/site/nvidia/cudnn/lib/libcudnn.so.8.7.0 fw torch
     [ "$status" -eq 7 ]
     [[ "$(j 'fs["framework.foreign-library"]["evidence"]')" == *"LD_PRELOAD=$T/site/nvidia/cudnn/lib/libcudnn.so.8.7.0"* ]]
