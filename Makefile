@@ -72,6 +72,9 @@ $(BUILD)/obj/src/cli/main-full.o: src/cli/main.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -DCE_FULL -MMD -MP -c $< -o $@
 
+# framework.c embeds framework.py with .incbin (path from the top of the tree)
+$(BUILD)/obj/src/selftest/framework.o: src/selftest/framework.py
+
 $(BIN): $(LIGHT_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(LIGHT_OBJ) $(LIGHT_LIBS)

@@ -22,7 +22,7 @@ _cudaenv_remote() {
 
 _cudaenv() {
     local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]}
-    local cmds="install uninstall list ls list-remote ls-remote info prefix init use env local global current which exec verify doctor deactivate help"
+    local cmds="install uninstall list ls list-remote ls-remote info prefix init use env local global current which exec verify jupyter doctor deactivate help"
     if [[ $COMP_CWORD -eq 1 ]]; then
         if [[ $cur == -* ]]; then
             COMPREPLY=($(compgen -W "--version --help --quiet --verbose" -- "$cur"))
@@ -42,7 +42,8 @@ _cudaenv() {
         use) opts+=" --unset" ;;
         local) opts+=" --unset --force" ;;
         global) opts+=" --system --force --dry-run --rollback --unset" ;;
-        verify) opts+=" --json --all-devices --bench --deep" ;;
+        verify) opts+=" --json --all-devices --bench --deep --framework --python" ;;
+        jupyter) opts+=" --python --name" ;;
         doctor) opts+=" --json" ;;
     esac
     if [[ $cur == -* ]]; then
@@ -51,7 +52,8 @@ _cudaenv() {
     fi
     case $prev in
         --shell) COMPREPLY=($(compgen -W "bash zsh fish json" -- "$cur")); return ;;
-        --manifest) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        --manifest|--python) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        --framework) COMPREPLY=($(compgen -W "tf torch" -- "$cur")); return ;;
     esac
     case $sub in
         use|env|prefix|local|global|uninstall|verify)
@@ -65,6 +67,9 @@ _cudaenv() {
             fi ;;
         install|info) COMPREPLY=($(compgen -W "$(_cudaenv_remote)" -- "$cur")) ;;
         list-remote|ls-remote) COMPREPLY=($(compgen -W "tf cuda cudnn" -- "$cur")) ;;
+        jupyter)
+            if [[ $COMP_CWORD -eq 2 ]]; then COMPREPLY=($(compgen -W "install" -- "$cur"))
+            else COMPREPLY=($(compgen -W "$(_cudaenv_installed)" -- "$cur")); fi ;;
         init) COMPREPLY=($(compgen -W "bash zsh fish" -- "$cur")) ;;
         which) COMPREPLY=($(compgen -W "nvcc ptxas cuobjdump nvdisasm nvprof nsys ncu cuda-gdb compute-sanitizer" -- "$cur")) ;;
         help) COMPREPLY=($(compgen -W "$cmds" -- "$cur")) ;;

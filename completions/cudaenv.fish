@@ -15,7 +15,7 @@ function __cudaenv_remote
     $bin list-remote cuda 2>/dev/null | string match -r '^[0-9][^ \t]*'
 end
 
-set -l __cudaenv_cmds install uninstall list list-remote info prefix init use deactivate env local global current which exec verify doctor
+set -l __cudaenv_cmds install uninstall list list-remote info prefix init use deactivate env local global current which exec verify jupyter doctor
 complete -c cudaenv -f
 complete -c cudaenv -n "not __fish_seen_subcommand_from $__cudaenv_cmds" -a "$__cudaenv_cmds"
 complete -c cudaenv -s h -l help -d 'usage'
@@ -41,3 +41,7 @@ complete -c cudaenv -n '__fish_seen_subcommand_from install' -l offline
 complete -c cudaenv -n '__fish_seen_subcommand_from verify' -l all-devices
 complete -c cudaenv -n '__fish_seen_subcommand_from verify' -l bench
 complete -c cudaenv -n '__fish_seen_subcommand_from verify' -l deep
+complete -c cudaenv -n '__fish_seen_subcommand_from verify' -l framework -xa 'tf torch' -d 'check TensorFlow / PyTorch on the toolchain'
+complete -c cudaenv -n '__fish_seen_subcommand_from verify jupyter' -l python -r -d 'the Python with the framework'
+complete -c cudaenv -n '__fish_seen_subcommand_from jupyter' -a 'install (__cudaenv_installed)'
+complete -c cudaenv -n '__fish_seen_subcommand_from jupyter' -l name -x -d 'kernel name'

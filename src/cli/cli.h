@@ -103,5 +103,12 @@ int cmd_which(cli *c, int argc, char **argv);
 int cmd_exec(cli *c, int argc, char **argv);
 int cmd_verify(cli *c, int argc, char **argv);
 int cmd_doctor(cli *c, int argc, char **argv);
+int cmd_jupyter(cli *c, int argc, char **argv);
+
+/* verify_framework.c: verify --framework on an installed toolchain (in its
+ * environment, like exec); returns the exit status. */
+struct ce_toolchain;
+int cli_verify_framework(cli *c, const struct ce_toolchain *tc, const char *framework, const char *python,
+                         const char *libcuda);
 
 #endif

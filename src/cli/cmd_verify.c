@@ -1,6 +1,9 @@
-/* cudaenv verify [VERSION] [--json] [--all-devices] [--bench] [--deep]:
+/* cudaenv verify [VERSION] [--json] [--all-devices] [--bench] [--deep]
+ *                [--framework tf|torch [--python PATH]]:
  * run the self-test (src/selftest) and draw its report, as a table or as
- * one JSON document.  Exit 0 all passed, 7 a check failed, 8 no usable GPU. */
+ * one JSON document.  Exit 0 all passed, 7 a check failed, 8 no usable GPU.
+ * --framework checks TensorFlow / PyTorch on the toolchain instead
+ * (verify_framework.c). */
 #include <cJSON.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,13 +20,15 @@
  * --deep re-execs the full binary. */
 #pragma weak ce_sha256_file
 
-enum { OPT_JSON = 1, OPT_ALL, OPT_BENCH, OPT_DEEP };
+enum { OPT_JSON = 1, OPT_ALL, OPT_BENCH, OPT_DEEP, OPT_FRAMEWORK, OPT_PYTHON };
 
 static const cli_opt verify_opts[] = {
     { "json", 0, false, OPT_JSON },
     { "all-devices", 0, false, OPT_ALL },
     { "bench", 0, false, OPT_BENCH },
     { "deep", 0, false, OPT_DEEP },
+    { "framework", 0, true, OPT_FRAMEWORK },
+    { "python", 0, true, OPT_PYTHON },
     { 0 },
 };
 
@@ -225,7 +230,7 @@ int cmd_verify(cli *c, int argc, char **argv)
     cli_args a;
     cli_args_init(&a, argc, argv);
     st_options opt = { 0 };
-    const char *spec_arg = NULL, *arg = NULL;
+    const char *spec_arg = NULL, *arg = NULL, *framework = NULL, *python = NULL;
     int id;
     while ((id = cli_next(c, &a, cmd, verify_opts, &arg)) != CLI_END) {
         switch (id) {
@@ -239,8 +244,11 @@ int cmd_verify(cli *c, int argc, char **argv)
         case OPT_ALL: opt.all_devices = true; break;
         case OPT_BENCH: opt.bench = true; break;
         case OPT_DEEP: opt.deep = true; break;
+        case OPT_FRAMEWORK: framework = arg; break;
+        case OPT_PYTHON: python = arg; break;
         }
     }
+    if (python && !framework) return cli_usage_error(cmd, "--python goes with --framework tf|torch");
     opt.sha256_file = ce_sha256_file;  /* NULL in the light binary */
     if (opt.deep && !opt.sha256_file && !getenv("CUDAENV_VERIFY_NO_REEXEC")) {
         setenv("CUDAENV_VERIFY_NO_REEXEC", "1", 1);  /* never loop if the full binary lacks it too */
@@ -254,6 +262,7 @@ int cmd_verify(cli *c, int argc, char **argv)
     ce_toolchain tc;
     int rc = spec_arg ? ce_store_find(&c->ctx, spec_arg, &tc) : default_toolchain(c, &tc);
     if (rc) return cli_fail(c, rc);
+    if (framework) return cli_verify_framework(c, &tc, framework, python, opt.libcuda);
     st_toolchain stc = { 0 };
     snprintf(stc.name, sizeof stc.name, "%s", tc.name);
     snprintf(stc.prefix, sizeof stc.prefix, "%s", tc.prefix);

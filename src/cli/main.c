@@ -119,6 +119,7 @@ static const cli_cmd commands[] = {
       "Run CMD with the environment of toolchain VERSION.\n" },
     { "verify", NULL, cmd_verify, "self-test a toolchain on the GPU",
       "usage: cudaenv verify [VERSION] [--json] [--all-devices] [--bench] [--deep]\n"
+      "       cudaenv verify [VERSION] --framework tf|torch [--python PATH] [--json]\n"
       "\n"
       "Check the files against the receipt, that all versions agree, that libraries load\n"
       "from the toolchain, then run a kernel and a cuDNN convolution on the GPU.\n"
@@ -128,7 +129,24 @@ static const cli_cmd commands[] = {
       "  --all-devices   check every GPU, not only device 0\n"
       "  --bench         add copy bandwidth and convolution throughput (vs PyTorch)\n"
       "  --deep          re-hash every file against the receipt's sha256\n"
-      "  -v              show the evidence of every step, not only of failures\n" },
+      "  -v              show the evidence of every step, not only of failures\n"
+      "  --framework F   instead: check TensorFlow (tf) or PyTorch (torch) on the toolchain:\n"
+      "                  in its environment (as exec), that Python reports the framework's\n"
+      "                  build (CUDA, cuDNN), its GPUs, a matmul and a convolution on GPU 0\n"
+      "                  against a CPU reference, and the libcudart/libcudnn files it mapped;\n"
+      "                  each problem is a finding with its evidence and fix (man cudaenv)\n"
+      "  --python PATH   the Python that has the framework (default: python3 on PATH)\n" },
+    { "jupyter", NULL, cmd_jupyter, "a Jupyter kernel with a toolchain's environment",
+      "usage: cudaenv jupyter install VERSION [--python PATH] [--name NAME]\n"
+      "\n"
+      "Write a Jupyter kernelspec (kernel.json) whose env carries the environment of the\n"
+      "installed toolchain VERSION (what cudaenv env VERSION --shell json prints), so a\n"
+      "notebook loads the same libraries as cudaenv use.  It goes to\n"
+      "$JUPYTER_DATA_DIR/kernels/NAME, else ${XDG_DATA_HOME:-~/.local/share}/jupyter/kernels/NAME;\n"
+      "the path is printed.  The Python needs ipykernel.\n"
+      "\n"
+      "  --python PATH   the kernel's Python (default: python3 on PATH), written as an absolute path\n"
+      "  --name NAME     the kernel's name (default: cudaenv-VERSION; letters, digits, . _ -)\n" },
     { "doctor", NULL, cmd_doctor, "diagnose driver, runtime, cuDNN, device, environment",
       "usage: cudaenv doctor [--json]\n"
       "\n"

@@ -15,6 +15,9 @@
 # Without a GPU (the CI machine) it stops after install, switching and one
 # verify (exit 8 expected).
 # Usage: tests/gpu/run.sh   (OUT=dir for the reports; CUDA_SRC=/usr/local/cuda-13.0;
+#   CUDNN_SRC=dir: the libcudnn.so.9* to pack (its ../include has the headers);
+#   GPU_INSTALL_ONLY=1 when sourced: stop once the toolchain is installed;
+#   GPU_FULL_LIBS=1: the toolkit with every shared library, not only what verify needs;
 #   GPU_MODE=lay lays the toolchain into versions/ directly, as before, without install;
 #   GPU_CUDNN_FIXTURE=1 uses a fixture cuDNN 9 (fx_cudnn) when none is found)
 # Binaries: .devdeps/gpu (tests/gpu/devdeps.sh: light + full binary with their
@@ -61,11 +64,11 @@ t() { local s; s=$(date +%s%N); "$@"; local rc=$?; echo "  ($(( ($(date +%s%N) -
 src_inc=$(readlink -f "$CUDA_SRC/include")
 src_lib=$(readlink -f "$CUDA_SRC/lib64")
 cudnn_lib=
-for d in /usr/lib/x86_64-linux-gnu "$src_lib" $(python3 -c 'import nvidia.cudnn, os; print(os.path.dirname(nvidia.cudnn.__file__) + "/lib")' 2>/dev/null); do
+for d in ${CUDNN_SRC:-} /usr/lib/x86_64-linux-gnu "$src_lib" $(python3 -c 'import nvidia.cudnn, os; print(os.path.dirname(nvidia.cudnn.__file__) + "/lib")' 2>/dev/null); do
     if ls "$d"/libcudnn.so.9* >/dev/null 2>&1; then cudnn_lib=$d; break; fi
 done
 cudnn_hdr=
-for h in /usr/include/cudnn_version.h /usr/include/x86_64-linux-gnu/cudnn_version_v9.h \
+for h in ${CUDNN_SRC:+$CUDNN_SRC/../include/cudnn_version.h} /usr/include/cudnn_version.h /usr/include/x86_64-linux-gnu/cudnn_version_v9.h \
          /usr/include/x86_64-linux-gnu/cudnn_version.h "$src_inc/cudnn_version.h" "$cudnn_lib/../include/cudnn_version.h"; do
     [ -e "$h" ] && { cudnn_hdr=$(readlink -f "$h"); break; }
 done
@@ -111,6 +114,8 @@ lay_toolkit() {
             "$cuda_ver" "$nv" "$nv" > "$tk/version.json"
     fi
     cp -a "$src_lib"/libcudart.so* "$src_lib"/libnvrtc.so* "$src_lib"/libnvrtc-builtins.so* "$tl/lib/"
+    # GPU_FULL_LIBS=1: every shared library of the toolkit, as the real runfile lays it (what a framework links)
+    [ -n "${GPU_FULL_LIBS:-}" ] && cp -an "$src_lib"/lib*.so* "$tl/lib/"
     for f in libcudart_static.a libcudadevrt.a libculibos.a; do
         [ -e "$src_lib/$f" ] && cp -a "$src_lib/$f" "$tl/lib/"
     done
@@ -188,6 +193,8 @@ if [ "$MODE" = lay ]; then
 else
     source tests/gpu/install.sh || { echo "$pass passed, $fail failed (install)"; exit 1; }
 fi
+# sourced by another GPU script (framework.sh) that only needs the toolchain
+[ -n "${GPU_INSTALL_ONLY:-}" ] && return 0
 if [ "$GPU" = 0 ]; then
     echo "== no GPU here: verify runs the host steps only"
     "$BIN" verify "$NAME" --json > "$OUT/verify.json"; rc=$?

@@ -1,0 +1,160 @@
+/* cudaenv jupyter install VERSION [--python PATH] [--name NAME]: a Jupyter
+ * kernelspec whose env carries the toolchain's environment (the document of
+ * `env --shell json`), so a notebook gets the same libraries as `cudaenv use`.
+ * Written to $JUPYTER_DATA_DIR/kernels/NAME/kernel.json, else
+ * ${XDG_DATA_HOME:-~/.local/share}/jupyter/kernels/NAME/kernel.json. */
+#include <cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "core/file.h"
+#include "store/activate.h"
+
+enum { OPT_PYTHON = 1, OPT_NAME };
+
+static const cli_opt opts[] = {
+    { "python", 0, true, OPT_PYTHON },
+    { "name", 0, true, OPT_NAME },
+    { 0 },
+};
+
+/* Jupyter's kernel names: letters, digits, '.', '_' and '-' (so never a path). */
+static bool valid_name(const char *s)
+{
+    if (!*s || strlen(s) > 64 || !strcmp(s, ".") || !strcmp(s, "..")) return false;
+    for (; *s; s++)
+        if (!(*s >= 'a' && *s <= 'z') && !(*s >= 'A' && *s <= 'Z') && !(*s >= '0' && *s <= '9') && !strchr("._-", *s))
+            return false;
+    return true;
+}
+
+/* An absolute path for PYTHON: a name is looked up on PATH (the kernel must
+ * not depend on the PATH Jupyter happens to start with). */
+static bool python_path(const char *want, char *out, size_t outsz)
+{
+    if (strchr(want, '/')) {
+        /* made absolute, not resolved: a venv's bin/python links to the base interpreter */
+        char cwd[4096] = "";
+        if (want[0] != '/' && !getcwd(cwd, sizeof cwd)) return false;
+        snprintf(out, outsz, "%s%s%s", cwd, cwd[0] ? "/" : "", want);
+        return access(out, X_OK) == 0;
+    }
+    const char *path = getenv("PATH");
+    char *dup = strdup(path && *path ? path : "/usr/bin:/bin"), *save = NULL;
+    bool found = false;
+    for (char *d = dup ? strtok_r(dup, ":", &save) : NULL; d && !found; d = strtok_r(NULL, ":", &save)) {
+        if (d[0] != '/') continue;
+        snprintf(out, outsz, "%s/%s", d, want);
+        found = access(out, X_OK) == 0;
+    }
+    free(dup);
+    return found;
+}
+
+static int data_dir(cli *c, char *out, size_t n)
+{
+    const char *j = getenv("JUPYTER_DATA_DIR"), *x = getenv("XDG_DATA_HOME"), *h = getenv("HOME");
+    if (j && *j) snprintf(out, n, "%s", j);
+    else if (x && *x) snprintf(out, n, "%s/jupyter", x);
+    else if (h && *h) snprintf(out, n, "%s/.local/share/jupyter", h);
+    else return ce_fail(&c->ctx, CE_ERR_USAGE, "no Jupyter data directory: set JUPYTER_DATA_DIR or HOME");
+    return CE_OK;
+}
+
+static int install(cli *c, const cli_cmd *cmd, const char *version, const char *python, const char *name)
+{
+    ce_active_info sel;
+    memset(&sel, 0, sizeof sel);
+    sel.origin = CE_ORIGIN_SHELL;
+    int rc = ce_select(&c->ctx, version, &sel);
+    if (rc) return cli_fail(c, rc);
+    if (sel.is_system) return cli_usage_error(cmd, "a kernel needs an installed toolchain, not 'system'");
+    char py[4096], kname[128];
+    if (!python_path(python ? python : "python3", py, sizeof py))
+        return cli_fail(c, ce_fail(&c->ctx, CE_ERR_NOTFOUND, "%s: %s; name the Python with --python PATH",
+                                   python ? python : "python3", python ? "no such executable" : "not found on PATH"));
+    if (name) {
+        if (!valid_name(name))
+            return cli_usage_error(cmd, "bad kernel name '%s' (letters, digits, '.', '_', '-')", name);
+        snprintf(kname, sizeof kname, "%s", name);
+    } else {
+        snprintf(kname, sizeof kname, "cudaenv-%s", sel.tc.name);
+        for (char *p = kname; *p; p++)
+            if (*p == '+') *p = '-';
+    }
+    /* the environment: what `cudaenv env VERSION --shell json` prints */
+    ce_env env;
+    char *text = NULL;
+    if ((rc = ce_env_compute(&c->ctx, &sel, true, &env))) return cli_fail(c, rc);
+    rc = ce_env_format(&c->ctx, &env, &sel, CE_SH_JSON, &text);
+    ce_env_free(&env);
+    if (rc) return cli_fail(c, rc);
+    cJSON *doc = cJSON_Parse(text);
+    free(text);
+    cJSON *envobj = doc ? cJSON_DetachItemFromObjectCaseSensitive(doc, "env") : NULL;
+    cJSON_Delete(doc);
+    if (!envobj) return cli_fail(c, ce_fail(&c->ctx, CE_ERR_OTHER, "cannot read the toolchain's environment"));
+
+    cJSON *k = cJSON_CreateObject();
+    cJSON *argv = cJSON_AddArrayToObject(k, "argv");
+    const char *args[] = { py, "-m", "ipykernel_launcher", "-f", "{connection_file}" };
+    for (size_t i = 0; i < sizeof args / sizeof *args; i++) cJSON_AddItemToArray(argv, cJSON_CreateString(args[i]));
+    char disp[256];
+    snprintf(disp, sizeof disp, "Python 3 (cudaenv %s)", sel.tc.name);
+    cJSON_AddStringToObject(k, "display_name", disp);
+    cJSON_AddStringToObject(k, "language", "python");
+    cJSON_AddItemToObject(k, "env", envobj);
+    cJSON *meta = cJSON_AddObjectToObject(cJSON_AddObjectToObject(k, "metadata"), "cudaenv");
+    cJSON_AddStringToObject(meta, "toolchain", sel.tc.name);
+    cJSON_AddStringToObject(meta, "prefix", sel.tc.prefix);
+    char *json = cJSON_Print(k);
+    cJSON_Delete(k);
+    if (!json) return cli_fail(c, ce_fail(&c->ctx, CE_ERR_NOMEM, "out of memory"));
+
+    char dir[4096], kdir[4300], file[4400];
+    if ((rc = data_dir(c, dir, sizeof dir))) {
+        free(json);
+        return cli_fail(c, rc);
+    }
+    snprintf(kdir, sizeof kdir, "%s/kernels/%s", dir, kname);
+    snprintf(file, sizeof file, "%s/kernel.json", kdir);
+    size_t len = strlen(json);
+    json[len] = '\n';  /* cJSON_Print leaves room: replace the NUL, write len + 1 */
+    rc = ce_mkdir_p(&c->ctx, kdir, 0755);
+    if (!rc) rc = ce_file_write_atomic(&c->ctx, file, json, len + 1, 0644);
+    free(json);
+    if (rc) return cli_fail(c, rc);
+    printf("%s\n", file);
+    cli_note(c, "kernel '%s' (%s) runs %s with toolchain %s; pick it in Jupyter's kernel list", kname, disp, py,
+             sel.tc.name);
+    return 0;
+}
+
+int cmd_jupyter(cli *c, int argc, char **argv)
+{
+    const cli_cmd *cmd = cli_find_cmd("jupyter");
+    cli_args a;
+    cli_args_init(&a, argc, argv);
+    const char *arg, *sub = NULL, *version = NULL, *python = NULL, *name = NULL;
+    int id;
+    while ((id = cli_next(c, &a, cmd, opts, &arg)) != CLI_END) {
+        switch (id) {
+        case CLI_HELP: return cli_help(cmd);
+        case CLI_BAD: return 2;
+        case OPT_PYTHON: python = arg; break;
+        case OPT_NAME: name = arg; break;
+        case CLI_ARG:
+            if (!sub) sub = arg;
+            else if (!version) version = arg;
+            else return cli_usage_error(cmd, "one VERSION only (got '%s' and '%s')", version, arg);
+            break;
+        }
+    }
+    if (!sub || strcmp(sub, "install"))
+        return cli_usage_error(cmd, "usage: cudaenv jupyter install VERSION [--python PATH] [--name NAME]");
+    if (!version) return cli_usage_error(cmd, "name the toolchain: cudaenv jupyter install VERSION");
+    return install(c, cmd, version, python, name);
+}

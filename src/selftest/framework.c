@@ -1,0 +1,147 @@
+/* verify --framework: run framework.py in the framework's own Python and
+ * read back its report; count the GPUs the driver shows, so "the framework
+ * sees none" can be told apart from "there are none".  The findings are made
+ * in framework_check.c. */
+#include "framework.h"
+
+#include <cJSON.h>
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/file.h"
+#include "st_int.h"
+
+/* framework.py, embedded as a NUL-terminated string (the Makefile makes this
+ * object depend on it; the path is relative to the top of the tree, where
+ * make runs the compiler). */
+__asm__(".section .rodata\n"
+        ".global ce_fw_script\n"
+        ".type ce_fw_script, @object\n"
+        "ce_fw_script:\n"
+        ".incbin \"src/selftest/framework.py\"\n"
+        ".byte 0\n"
+        ".previous\n");
+extern const char ce_fw_script[];
+
+const char *ce_fw_name(const char *s)
+{
+    if (!s) return NULL;
+    if (!strcmp(s, "torch") || !strcmp(s, "pytorch")) return "torch";
+    if (!strcmp(s, "tf") || !strcmp(s, "tensorflow")) return "tf";
+    return NULL;
+}
+
+const char *ce_fw_sev_name(ce_fw_sev s)
+{
+    return s == CE_FW_ERROR ? "error" : s == CE_FW_WARNING ? "warning" : "info";
+}
+
+int ce_fw_exit_code(const ce_fw_report *r)
+{
+    return r->errors ? 7 : r->nogpu ? 8 : 0;
+}
+
+void ce_fw_free(ce_fw_report *r)
+{
+    for (size_t i = 0; i < r->n; i++) {
+        free(r->f[i].summary);
+        free(r->f[i].evidence);
+        free(r->f[i].fix);
+    }
+    free(r->f);
+    r->f = NULL;
+    r->n = r->cap = 0;
+    cJSON_Delete(r->doc);
+    r->doc = NULL;
+}
+
+/* python3 (or the name given) on PATH, like execvp would find it. */
+static bool find_python(const char *want, char *out, size_t outsz)
+{
+    if (strchr(want, '/')) {
+        snprintf(out, outsz, "%s", want);
+        return access(out, X_OK) == 0;
+    }
+    const char *path = getenv("PATH");
+    char *dup = strdup(path && *path ? path : "/usr/bin:/bin");
+    char *save = NULL;
+    bool found = false;
+    for (char *d = dup ? strtok_r(dup, ":", &save) : NULL; d && !found; d = strtok_r(NULL, ":", &save)) {
+        snprintf(out, outsz, "%s/%s", *d ? d : ".", want);
+        found = access(out, X_OK) == 0;
+    }
+    free(dup);
+    return found;
+}
+
+/* The GPUs the driver shows, with CUDA_VISIBLE_DEVICES out of the way (the
+ * framework's own count is the one that honours it). */
+static void count_driver_gpus(const ce_fw_options *opt, ce_fw_report *r)
+{
+    r->driver_gpus = -1;
+    void *h = dlopen(opt->libcuda ? opt->libcuda : "libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!h) return;
+    int (*init)(unsigned) = (int (*)(unsigned))dlsym(h, "cuInit");
+    int (*count)(int *) = (int (*)(int *))dlsym(h, "cuDeviceGetCount");
+    int (*version)(int *) = (int (*)(int *))dlsym(h, "cuDriverGetVersion");
+    if (version) version(&r->driver_cuda);
+    const char *cvd = getenv("CUDA_VISIBLE_DEVICES");
+    char *saved = cvd ? strdup(cvd) : NULL;
+    unsetenv("CUDA_VISIBLE_DEVICES");
+    int n = 0;
+    r->driver_gpus = init && count && init(0) == 0 && count(&n) == 0 ? n : 0;
+    if (saved) setenv("CUDA_VISIBLE_DEVICES", saved, 1);
+    free(saved);
+    /* libcuda stays loaded: unloading an initialised driver is not safe */
+}
+
+static char *read_small(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) return NULL;
+    size_t cap = 1u << 20, len;
+    char *buf = malloc(cap);
+    len = buf ? fread(buf, 1, cap - 1, f) : 0;
+    fclose(f);
+    if (buf) buf[len] = '\0';
+    return buf;
+}
+
+int ce_fw_run(ce_ctx *ctx, const ce_fw_target *tc, const ce_fw_options *opt, ce_fw_report *r)
+{
+    double t0 = st_now_ms();
+    memset(r, 0, sizeof *r);
+    r->framework_gpus = -1;
+    const char *fw = ce_fw_name(opt->framework);
+    if (!fw)
+        return ce_fail(ctx, CE_ERR_USAGE, "unknown framework '%s' (torch or tf)",
+                       opt->framework ? opt->framework : "");
+    snprintf(r->framework, sizeof r->framework, "%s", fw);
+    snprintf(r->module, sizeof r->module, "%s", !strcmp(fw, "torch") ? "torch" : "tensorflow");
+    const char *want = opt->python && *opt->python ? opt->python : "python3";
+    if (!find_python(want, r->python, sizeof r->python))
+        return ce_fail(ctx, CE_ERR_NOTFOUND, "%s: %s; name the Python that has %s with --python PATH", want,
+                       strchr(want, '/') ? "no such executable" : "not found on PATH", r->module);
+    if (!opt->quick) count_driver_gpus(opt, r);
+
+    const char *tmp = getenv("TMPDIR");
+    char out[4200];
+    snprintf(out, sizeof out, "%s/cudaenv-framework.XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    int fd = mkstemp(out);
+    if (fd < 0) return ce_fail(ctx, CE_ERR_IO, "cannot create a temporary file in %s: %m", tmp && *tmp ? tmp : "/tmp");
+    close(fd);
+    char *argv[] = { r->python, "-c", (char *)ce_fw_script, r->framework, out, opt->quick ? "1" : "0", NULL };
+    int timeout = opt->timeout_s > 0 ? opt->timeout_s : 300;
+    if (st_run_capture(argv, NULL, NULL, r->log, sizeof r->log, timeout, &r->status) != 0)
+        snprintf(r->log, sizeof r->log, "cannot start %s: %m", r->python);
+    char *text = read_small(out);
+    unlink(out);
+    r->doc = text && *text ? cJSON_Parse(text) : NULL;
+    free(text);
+    ce_fw_analyse(ctx, tc, opt, r);
+    r->ms = st_now_ms() - t0;
+    return CE_OK;
+}

@@ -1,0 +1,200 @@
+# cudaenv verify --framework: run by the framework's own Python, in the
+# toolchain's environment.  argv: FRAMEWORK (torch|tf) OUT_JSON QUICK (0|1).
+# Writes one JSON document to OUT_JSON: the framework's version and build
+# information, the GPUs it sees, a matmul and a convolution on GPU 0 against
+# a float64 reference computed here, and the libcudart/libcudnn files the
+# process mapped (/proc/self/maps).  QUICK=1 (doctor): no GPU work at all.
+# Embedded into cudaenv at build time (src/selftest/framework.c).
+import json, os, sys, traceback, warnings
+
+FW, OUT, QUICK = sys.argv[1], sys.argv[2], sys.argv[3] == "1"
+R = {"framework": FW, "python": sys.executable, "python_version": "%d.%d.%d" % sys.version_info[:3],
+     "env": {k: os.environ.get(k) for k in ("CUDA_VISIBLE_DEVICES", "LD_PRELOAD", "LD_LIBRARY_PATH")},
+     "imported": False, "version": None, "cuda": None, "cudnn": None, "cudnn_runtime": None,
+     "cuda_build": None, "gpus": None, "gpu_error": None, "checks": [], "compute_error": None,
+     "import_error": None, "error": None}
+N, C, H, W, K = 64, 4, 12, 12, 8   # matmul NxN; conv 1xCxHxW * KxCx3x3, padding 1
+
+
+def data(n, seed):
+    # k/64 with |k| <= 64: exact in float32 (and TF32), so any difference is a fault
+    out, v = [], seed
+    for _ in range(n):
+        v = (v * 1103515245 + 12345) % 2147483648
+        out.append(((v >> 8) % 129 - 64) / 64.0)
+    return out
+
+
+def ref_matmul(a, b):
+    return [sum(a[i * N + k] * b[k * N + j] for k in range(N)) for i in range(N) for j in range(N)]
+
+
+def ref_conv(x, w):  # NCHW input, KCRS filter, stride 1, padding 1
+    out = []
+    for k in range(K):
+        for i in range(H):
+            for j in range(W):
+                s = 0.0
+                for c in range(C):
+                    for r in range(3):
+                        for q in range(3):
+                            y, z = i + r - 1, j + q - 1
+                            if 0 <= y < H and 0 <= z < W:
+                                s += x[(c * H + y) * W + z] * w[((k * C + c) * 3 + r) * 3 + q]
+                out.append(s)
+    return out
+
+
+def check(name, shape, got, ref):
+    scale = max(abs(v) for v in ref) or 1.0
+    err = max(abs(float(g) - r) for g, r in zip(got, ref)) / scale if len(got) == len(ref) else None
+    R["checks"].append({"name": name, "shape": shape, "max_rel_err": err,
+                        "ok": err is not None and err <= 1e-3, "n": len(got)})
+
+
+A, B, X, WK = data(N * N, 1), data(N * N, 2), data(C * H * W, 3), data(K * C * 9, 4)
+
+
+def run_torch():
+    import torch
+    R["imported"] = True
+    R["module"] = getattr(torch, "__file__", None)
+    R["version"] = str(torch.__version__)
+    R["cuda"] = torch.version.cuda
+    R["cuda_build"] = torch.version.cuda is not None
+    try:
+        R["cudnn"] = "%d.%d.%d" % tuple(torch._C._cudnn.getCompileVersion())
+    except Exception:
+        pass
+    try:
+        R["cudnn_runtime"] = torch.backends.cudnn.version()
+    except Exception as e:
+        R["gpu_error"] = "cuDNN: %s" % e
+    if QUICK or not R["cuda_build"]:
+        return
+    with warnings.catch_warnings(record=True) as ws:
+        warnings.simplefilter("always")
+        avail = torch.cuda.is_available()
+    n = torch.cuda.device_count() if avail else 0
+    R["gpus"] = [torch.cuda.get_device_name(i) for i in range(n)]
+    if not n:
+        R["gpu_error"] = " ".join(str(w.message) for w in ws) or None
+        return
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    f32 = torch.float32
+    a = torch.tensor(A, dtype=f32).reshape(N, N).to("cuda")
+    b = torch.tensor(B, dtype=f32).reshape(N, N).to("cuda")
+    check("matmul", [N, N, N], torch.matmul(a, b).cpu().flatten().tolist(), ref_matmul(A, B))
+    x = torch.tensor(X, dtype=f32).reshape(1, C, H, W).to("cuda")
+    w = torch.tensor(WK, dtype=f32).reshape(K, C, 3, 3).to("cuda")
+    got = torch.nn.functional.conv2d(x, w, padding=1).cpu().flatten().tolist()
+    check("conv2d", [1, C, H, W, K, 3, 3], got, ref_conv(X, WK))
+
+
+def run_tf():
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")
+    import tensorflow as tf
+    R["imported"] = True
+    R["module"] = getattr(tf, "__file__", None)
+    R["version"] = str(tf.__version__)
+    bi = dict(tf.sysconfig.get_build_info())
+    R["cuda"] = bi.get("cuda_version")
+    R["cudnn"] = bi.get("cudnn_version")
+    R["cuda_build"] = bool(bi.get("is_cuda_build"))
+    if QUICK or not R["cuda_build"]:
+        return
+    gpus = tf.config.list_physical_devices("GPU")
+    names = []
+    for g in gpus:
+        try:
+            names.append(tf.config.experimental.get_device_details(g).get("device_name") or g.name)
+        except Exception:
+            names.append(g.name)
+    R["gpus"] = names
+    if not gpus:
+        return
+    tf.config.experimental.enable_tensor_float_32_execution(False)
+    f32 = tf.float32
+    hwio = [WK[((k * C + c) * 3 + r) * 3 + q] for r in range(3) for q in range(3) for c in range(C) for k in range(K)]
+    with tf.device("/GPU:0"):
+        a = tf.reshape(tf.constant(A, dtype=f32), [N, N])
+        b = tf.reshape(tf.constant(B, dtype=f32), [N, N])
+        check("matmul", [N, N, N], tf.reshape(tf.matmul(a, b), [-1]).numpy().tolist(), ref_matmul(A, B))
+        x = tf.reshape(tf.constant(X, dtype=f32), [1, C, H, W])
+        w = tf.reshape(tf.constant(hwio, dtype=f32), [3, 3, C, K])
+        y = tf.nn.conv2d(x, w, strides=1, padding="SAME", data_format="NCHW")
+        check("conv2d", [1, C, H, W, K, 3, 3], tf.reshape(y, [-1]).numpy().tolist(), ref_conv(X, WK))
+
+
+def mapped():
+    seen = []
+    try:
+        with open("/proc/self/maps") as f:
+            for line in f:
+                p = line.split(None, 5)
+                path = p[5].strip() if len(p) == 6 else ""
+                base = os.path.basename(path)
+                if base.startswith(("libcudart.so", "libcudnn")) and ".so" in base and path not in seen:
+                    seen.append(path)
+    except OSError:
+        pass
+    return seen
+
+
+DISTS = ("torch", "tensorflow", "tensorflow-cpu", "tensorflow-gpu", "tf-nightly", "nvidia-cudnn-cu11",
+         "nvidia-cudnn-cu12", "nvidia-cudnn-cu13", "nvidia-cuda-runtime", "nvidia-cuda-runtime-cu11",
+         "nvidia-cuda-runtime-cu12", "nvidia-cuda-runtime-cu13")
+R["dists"] = {}
+try:
+    import importlib.metadata
+    for d in DISTS:
+        try:
+            R["dists"][d] = importlib.metadata.version(d)
+        except Exception:
+            pass
+except Exception:
+    pass
+try:
+    import importlib.util
+    mod = "torch" if FW == "torch" else "tensorflow"
+    if importlib.util.find_spec(mod) is None:
+        R["import_error"] = "No module named '%s'" % mod
+    else:
+        try:
+            (run_torch if FW == "torch" else run_tf)()
+        except ImportError as e:
+            if R["imported"]:
+                raise
+            R["import_error"] = "%s: %s" % (type(e).__name__, e)
+except BaseException as e:
+    where = "compute_error" if R["gpus"] else "error"
+    R[where] = "%s: %s" % (type(e).__name__, e)
+    R["traceback"] = traceback.format_exc()[-3000:]
+R["maps"] = mapped()
+
+
+def owners(paths):
+    # the pip distribution that installed each mapped file (nvidia-* wheels)
+    out = {}
+    want = {os.path.realpath(p): p for p in paths if "/nvidia/" in p}
+    if not want:
+        return out
+    try:
+        import importlib.metadata as md
+        for dist in md.distributions():
+            name = dist.metadata["Name"] or ""
+            if not name.lower().startswith("nvidia"):
+                continue
+            for f in dist.files or []:
+                real = os.path.realpath(str(dist.locate_file(f)))
+                if real in want:
+                    out[want[real]] = name
+    except Exception:
+        pass
+    return out
+
+
+R["owners"] = owners(R["maps"])
+with open(OUT, "w") as f:
+    json.dump(R, f)

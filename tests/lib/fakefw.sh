@@ -1,0 +1,143 @@
+# Fake TensorFlow and PyTorch for verify --framework, generated at test time:
+# pure-Python packages that answer the calls framework.py makes, report the
+# build information the test chooses and load libraries through ctypes like
+# the real ones do.  Knobs (environment of the Python that imports them):
+#   FAKE_FW_VERSION  framework version (torch 2.5.1+cu118, tensorflow 2.14.1)
+#   FAKE_FW_CUDA     CUDA it was built for (11.8); "none": a CPU-only build
+#   FAKE_FW_CUDNN    cuDNN it was built for (8.7.0)
+#   FAKE_FW_LIBS     sonames or paths to load at import (a failure is an ImportError)
+#   FAKE_FW_GPUS     GPUs it lists (1); CUDA_VISIBLE_DEVICES "" or -1 hides them
+#   FAKE_FW_WRONG    set: GPU results are off;  FAKE_FW_RAISE=MSG: GPU work raises MSG
+
+# fx_fakefw DIR: the packages in DIR (put DIR on PYTHONPATH).
+fx_fakefw() {
+    local d=$1
+    mkdir -p "$d/torch" "$d/tensorflow" "$d/torch-2.5.1+cu118.dist-info" "$d/tensorflow-2.14.1.dist-info"
+    printf 'Metadata-Version: 2.1\nName: torch\nVersion: 2.5.1+cu118\n' > "$d/torch-2.5.1+cu118.dist-info/METADATA"
+    printf 'Metadata-Version: 2.1\nName: tensorflow\nVersion: 2.14.1\n' > "$d/tensorflow-2.14.1.dist-info/METADATA"
+    cat > "$d/_cudaenv_fakefw.py" <<'PY'
+import ctypes, os
+
+def cuda():
+    c = os.environ.get("FAKE_FW_CUDA", "11.8")
+    return None if c == "none" else c
+
+def cudnn():
+    return os.environ.get("FAKE_FW_CUDNN", "8.7.0")
+
+def gpus():
+    if os.environ.get("CUDA_VISIBLE_DEVICES") in ("", "-1"):
+        return 0
+    return int(os.environ.get("FAKE_FW_GPUS", "1"))
+
+def load():
+    for name in os.environ.get("FAKE_FW_LIBS", "").split():
+        try:
+            ctypes.CDLL(name)
+        except OSError as e:
+            raise ImportError(str(e))
+
+class T:
+    def __init__(s, data, shape=None):
+        s.data, s.shape = list(data), tuple(shape or (len(data),))
+    def reshape(s, *shape):
+        shape = tuple(shape[0]) if len(shape) == 1 and isinstance(shape[0], (list, tuple)) else shape
+        return T(s.data, (len(s.data),) if -1 in shape else shape)
+    def to(s, dev): return s
+    def cpu(s): return s
+    def numpy(s): return s
+    def flatten(s): return T(s.data)
+    def tolist(s): return list(s.data)
+
+def tensor(data, dtype=None):
+    return T(data)
+
+def out(vals):
+    if os.environ.get("FAKE_FW_RAISE"):
+        raise RuntimeError(os.environ["FAKE_FW_RAISE"])
+    if os.environ.get("FAKE_FW_WRONG"):
+        vals[0] += 1.0
+    return T(vals)
+
+def matmul(a, b):
+    n, k = a.shape
+    m = b.shape[1]
+    return out([sum(a.data[i * k + p] * b.data[p * m + j] for p in range(k)) for i in range(n) for j in range(m)])
+
+def conv(x, w, kcrs):  # NCHW input; filter KCRS (torch) or RSCK (tf); stride 1, padding 1
+    _, C, H, W = x.shape
+    K = w.shape[0] if kcrs else w.shape[3]
+    wv = (lambda k, c, r, q: w.data[((k * C + c) * 3 + r) * 3 + q]) if kcrs else \
+         (lambda k, c, r, q: w.data[((r * 3 + q) * C + c) * K + k])
+    return out([sum(x.data[(c * H + i + r - 1) * W + j + q - 1] * wv(k, c, r, q)
+                    for c in range(C) for r in range(3) for q in range(3)
+                    if 0 <= i + r - 1 < H and 0 <= j + q - 1 < W)
+                for k in range(K) for i in range(H) for j in range(W)])
+PY
+    cat > "$d/torch/__init__.py" <<'PY'
+import os, _cudaenv_fakefw as F
+F.load()
+__version__ = os.environ.get("FAKE_FW_VERSION", "2.5.1+cu118")
+float32 = "float32"
+tensor, matmul = F.tensor, F.matmul
+class version:
+    cuda = F.cuda()
+class _C:
+    class _cudnn:
+        @staticmethod
+        def getCompileVersion():
+            return tuple(int(x) for x in F.cudnn().split("."))
+class backends:
+    class cudnn:
+        allow_tf32 = True
+        @staticmethod
+        def version():
+            M, m, p = (int(x) for x in F.cudnn().split("."))
+            return M * (10000 if M >= 9 else 1000) + m * 100 + p
+    class cuda:
+        class matmul:
+            allow_tf32 = False
+class cuda:
+    is_available = staticmethod(lambda: F.gpus() > 0)
+    device_count = staticmethod(F.gpus)
+    get_device_name = staticmethod(lambda i: "Fake GPU %d" % i)
+class nn:
+    class functional:
+        conv2d = staticmethod(lambda x, w, padding=1: F.conv(x, w, True))
+PY
+    cat > "$d/tensorflow/__init__.py" <<'PY'
+import contextlib, os, _cudaenv_fakefw as F
+F.load()
+__version__ = os.environ.get("FAKE_FW_VERSION", "2.14.1")
+float32 = "float32"
+constant, matmul = F.tensor, F.matmul
+reshape = lambda t, shape: t.reshape(shape)
+device = lambda name: contextlib.nullcontext()
+class sysconfig:
+    @staticmethod
+    def get_build_info():
+        c = F.cuda()
+        return {"cuda_version": c, "cudnn_version": F.cudnn() if c else None, "is_cuda_build": c is not None}
+class _Dev:
+    def __init__(s, i): s.name = "/physical_device:GPU:%d" % i
+class config:
+    list_physical_devices = staticmethod(lambda kind: [_Dev(i) for i in range(F.gpus())])
+    class experimental:
+        enable_tensor_float_32_execution = staticmethod(lambda on: None)
+        get_device_details = staticmethod(lambda d: {"device_name": "Fake GPU"})
+class nn:
+    conv2d = staticmethod(lambda x, w, strides=1, padding="SAME", data_format="NCHW": F.conv(x, w, False))
+PY
+}
+
+# fx_fakewheel SITE NAME COMPONENT VERSION [LIBDIR]: a pip nvidia-* wheel in SITE:
+# nvidia/COMPONENT/lib with LIBDIR's files copied in, and its dist-info whose
+# RECORD lists them (how pip knows which wheel owns a file).
+fx_fakewheel() {
+    local site=$1 name=$2 comp=$3 ver=$4 from=${5:-}
+    local di=$site/${name//-/_}-$ver.dist-info
+    mkdir -p "$site/nvidia/$comp/lib" "$di"
+    [ -n "$from" ] && cp -a "$from/." "$site/nvidia/$comp/lib/"
+    printf 'Metadata-Version: 2.1\nName: %s\nVersion: %s\n' "$name" "$ver" > "$di/METADATA"
+    (cd "$site" && find "nvidia/$comp" -type f -o -type l | sed 's/$/,,/') > "$di/RECORD"
+}

@@ -1,0 +1,255 @@
+#!/usr/bin/env bats
+# cudaenv verify --framework tf|torch with fake TensorFlow / PyTorch packages
+# (tests/lib/fakefw.sh) on PYTHONPATH that report the build information each
+# test chooses and load fixture libraries through ctypes; the driver is the
+# fake libcuda.so.1 of tests/doubles.  One scenario per finding, and the
+# passing cases; the JSON document is checked field by field.
+bats_require_minimum_version 1.5.0
+load ../lib/common
+source "$TESTS_DIR/lib/fakefw.sh"
+
+PY=/usr/bin/python3
+
+setup() {
+    common_setup
+    unset LD_LIBRARY_PATH LD_PRELOAD CUDA_VISIBLE_DEVICES FAKE_CUDA_DRIVER_VERSION FAKE_CUDA_DEVICES
+    unset FAKE_FW_VERSION FAKE_FW_CUDA FAKE_FW_CUDNN FAKE_FW_GPUS FAKE_FW_WRONG FAKE_FW_RAISE
+    fx_fakefw "$T/site"
+    export PYTHONPATH=$T/site
+    # a driver showing one GPU (tests/doubles/libcuda.c)
+    mkdir -p "$T/drv"
+    cc -shared -fPIC -Wl,-soname,libcuda.so.1 -o "$T/drv/libcuda.so.1" "$TESTS_DIR/doubles/libcuda.c" -lm
+    export CUDAENV_TEST_LIBCUDA=$T/drv/libcuda.so.1
+    P=$(fx_installed 11.8.0 8.7.0.84)
+    fx_receipt "$P"
+    export FAKE_FW_LIBS="libcudart.so.11.0 libcudnn.so.8"
+}
+teardown() { common_teardown; }
+
+# fw FRAMEWORK [ARGS...]: verify 11.8 --framework FRAMEWORK --json, stdout in $output
+fw() {
+    local f=$1; shift
+    run --separate-stderr "$CUDAENV" verify 11.8 --framework "$f" --python "$PY" "$@" --json
+}
+# j EXPR: a Python expression on the document (d), fs = the findings by code
+j() {
+    "$PY" -c 'import json, sys
+d = json.loads(sys.stdin.read())
+fs = {f["code"]: f for f in d["findings"]}
+v = eval(sys.argv[1])
+print(v if not isinstance(v, bool) else str(v).lower())' "$1" <<<"$output"
+}
+
+@test "torch on the toolchain: build info, GPU, matmul and conv right, libraries from the toolchain, exit 0" {
+    fw torch
+    [ "$status" -eq 0 ]
+    [ "$(j 'd["exit_code"]')" = 0 ]
+    [ "$(j 'd["findings"]')" = "[]" ]
+    [ "$(j 'd["framework"]["version"]')" = 2.5.1+cu118 ]
+    [ "$(j 'd["framework"]["cuda"]')" = 11.8 ]
+    [ "$(j 'd["framework"]["cudnn"]')" = 8.7.0 ]
+    [ "$(j 'd["framework"]["cudnn_runtime"]')" = 8700 ]
+    [ "$(j 'd["framework"]["gpus"]')" = "['Fake GPU 0']" ]
+    [ "$(j '[(c["name"], c["ok"], c["max_rel_err"] == 0) for c in d["framework"]["checks"]]')" = "[('matmul', True, True), ('conv2d', True, True)]" ]
+    [ "$(j 'sorted(m.rsplit("/", 1)[1] for m in d["framework"]["maps"])')" = "['libcudart.so.11.8.89', 'libcudnn.so.8.7.0']" ]
+    [ "$(j 'all(m.startswith(d["toolchain"]["prefix"] + "/") for m in d["framework"]["maps"])')" = true ]
+    # the toolchain's environment, as exec gives it
+    [ "$(j 'd["framework"]["env"]["LD_LIBRARY_PATH"].split(":")[0]')" = "$P/lib64" ]
+    [ "$(j 'd["driver"]')" = "{'gpus': 1, 'cuda': '13.0'}" ]
+    [ "$(j 'd["python"]')" = "$PY" ]
+}
+
+@test "tensorflow on the toolchain: the table names version, GPUs, checks and mapped files" {
+    export FAKE_FW_CUDNN=8
+    run "$CUDAENV" verify 11.8 --framework tf --python "$PY"
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"tensorflow 2.14.1: built for CUDA 11.8, cuDNN 8;"* ]]
+    [[ "$output" == *"GPUs seen by tensorflow: 1 (Fake GPU); by the driver: 1"* ]]
+    [[ "$output" == *"matmul  on GPU 0 vs float64 on the CPU: max relative error 0: passed"* ]]
+    [[ "$output" == *"conv2d  on GPU 0"*passed* ]]
+    [[ "$output" == *"mapped  $P/lib64/libcudnn.so.8.7.0"* ]]
+    [[ "$output" == *"the framework runs on the toolchain"* ]]
+}
+
+@test "framework.cuda-mismatch: TF 2.14 (CUDA 11.8) on a CUDA 12 toolchain, the fix is the TF table's tf-2.14" {
+    P12=$(fx_installed 12.3.0 8.9.7.29)
+    fx_receipt "$P12"
+    export FAKE_FW_CUDNN=8 FAKE_FW_LIBS=
+    run --separate-stderr "$CUDAENV" verify 12.3 --framework tf --python "$PY" --json
+    [ "$status" -eq 7 ]
+    [ "$(j 'sorted(fs)')" = "['framework.cuda-mismatch']" ]
+    [ "$(j 'fs["framework.cuda-mismatch"]["severity"]')" = error ]
+    [ "$(j 'fs["framework.cuda-mismatch"]["summary"]')" = "tensorflow 2.14.1 was built for CUDA 11.8 but toolchain 12.3.0+cudnn8.9.7.29 has CUDA 12.3.0" ]
+    [ "$(j 'fs["framework.cuda-mismatch"]["fix"]')" = "cudaenv install tf-2.14 && cudaenv verify tf-2.14 --framework tf" ]
+    [[ "$(j 'fs["framework.cuda-mismatch"]["evidence"]')" == *"cuda_version']: CUDA 11.8"* ]]
+}
+
+@test "framework.cudnn-mismatch: torch built for cuDNN 9.1 on a cuDNN 8 toolchain" {
+    export FAKE_FW_CUDNN=9.1.0 FAKE_FW_LIBS=libcudart.so.11.0
+    fw torch
+    [ "$status" -eq 7 ]
+    [ "$(j 'sorted(fs)')" = "['framework.cudnn-mismatch']" ]
+    [ "$(j 'fs["framework.cudnn-mismatch"]["summary"]')" = "torch 2.5.1+cu118 was built for cuDNN 9.1.0 but toolchain 11.8.0+cudnn8.7.0.84 has cuDNN 8.7.0.84" ]
+    [ "$(j 'fs["framework.cudnn-mismatch"]["fix"]')" = "cudaenv install 11.8+cudnn9.1 && cudaenv verify 11.8+cudnn9.1 --framework torch" ]
+}
+
+@test "framework.cudnn-mismatch: an older cuDNN minor is an error for torch, a warning for tf" {
+    export FAKE_FW_CUDNN=8.9.2
+    fw torch
+    [ "$status" -eq 7 ]
+    [ "$(j 'fs["framework.cudnn-mismatch"]["severity"]')" = error ]
+    fw tf
+    [ "$status" -eq 0 ]
+    [ "$(j 'fs["framework.cudnn-mismatch"]["severity"]')" = warning ]
+}
+
+@test "framework.cudnn-missing: built with cuDNN, the toolchain has none" {
+    P117=$(fx_installed 11.7.0)
+    fx_receipt "$P117"
+    export FAKE_FW_CUDA=11.7 FAKE_FW_LIBS=libcudart.so.11.0
+    run --separate-stderr "$CUDAENV" verify 11.7 --framework torch --python "$PY" --json
+    [ "$status" -eq 7 ]
+    [ "$(j 'sorted(fs)')" = "['framework.cudnn-missing']" ]
+    [ "$(j 'fs["framework.cudnn-missing"]["fix"]')" = "cudaenv install 11.7+cudnn8.7 && cudaenv verify 11.7+cudnn8.7 --framework torch" ]
+}
+
+@test "framework.library-missing: the framework needs libcudnn.so.7 the toolchain lacks" {
+    export FAKE_FW_CUDNN=7.6.5 FAKE_FW_LIBS="libcudart.so.11.0 libcudnn.so.7"
+    fw torch
+    [ "$status" -eq 7 ]
+    [ "$(j 'sorted(fs)')" = "['framework.library-missing']" ]
+    [[ "$(j 'fs["framework.library-missing"]["summary"]')" == "torch cannot load libcudnn.so.7, which toolchain 11.8.0+cudnn8.7.0.84 does not provide" ]]
+    [[ "$(j 'fs["framework.library-missing"]["evidence"]')" == *"cannot open shared object file"* ]]
+    [ "$(j 'fs["framework.library-missing"]["fix"]')" = "cudaenv install 11.8+cudnn7 && cudaenv verify 11.8+cudnn7 --framework torch" ]
+}
+
+@test "framework.foreign-library: libcudnn mapped from the pip nvidia-cudnn wheel, named with the wheel" {
+    fx_cudnn "$T/w" 8.7.0 11
+    fx_fakewheel "$T/site" nvidia-cudnn-cu11 cudnn 8.7.0.84 "$T/w/lib"
+    export FAKE_FW_LIBS="libcudart.so.11.0 $T/site/nvidia/cudnn/lib/libcudnn.so.8"
+    fw torch
+    [ "$status" -eq 7 ]
+    [ "$(j 'sorted(fs)')" = "['framework.foreign-library']" ]
+    f='fs["framework.foreign-library"]'
+    [ "$(j "$f[\"summary\"]")" = "torch mapped libcudnn.so.8.7.0 from the pip wheel nvidia-cudnn-cu11, not from toolchain 11.8.0+cudnn8.7.0.84" ]
+    [[ "$(j "$f[\"evidence\"]")" == *"/proc/self/maps of $PY: $T/site/nvidia/cudnn/lib/libcudnn.so.8.7.0"* ]]
+    [ "$(j "$f[\"fix\"]")" = "$PY -m pip uninstall -y nvidia-cudnn-cu11 (the loader then finds the toolchain's copy through LD_LIBRARY_PATH; pip install --no-deps keeps it out), or run the framework without the toolchain's environment and let it use the wheel" ]
+}
+
+@test "framework.foreign-library: the owning wheel from pip's RECORD (CUDA 13's nvidia/cu13 layout)" {
+    fx_toolkit "$T/tk" 11.8.0
+    fx_fakewheel "$T/site" nvidia-cuda-runtime cu13 13.0.96 "$T/tk/lib64"
+    export FAKE_FW_LIBS="$T/site/nvidia/cu13/lib/libcudart.so.11.0 libcudnn.so.8"
+    fw torch
+    [ "$status" -eq 7 ]
+    [ "$(j 'fs["framework.foreign-library"]["summary"]')" = "torch mapped libcudart.so.11.8.89 from the pip wheel nvidia-cuda-runtime, not from toolchain 11.8.0+cudnn8.7.0.84" ]
+    [[ "$(j 'fs["framework.foreign-library"]["fix"]')" == "$PY -m pip uninstall -y nvidia-cuda-runtime "* ]]
+}
+
+@test "framework.cudnn-mixed: libcudnn from a wheel, its parts from the toolchain" {
+    fx_cudnn "$T/w" 8.7.0 11
+    fx_fakewheel "$T/site" nvidia-cudnn-cu11 cudnn 8.7.0.84 "$T/w/lib"
+    export FAKE_FW_LIBS="libcudart.so.11.0 $T/site/nvidia/cudnn/lib/libcudnn.so.8 libcudnn_ops_infer.so.8"
+    fw torch
+    [ "$status" -eq 7 ]
+    [ "$(j 'sorted(fs)')" = "['framework.cudnn-mixed', 'framework.foreign-library']" ]
+    [ "$(j 'fs["framework.cudnn-mixed"]["summary"]')" = "torch runs one cuDNN made of libraries from two directories" ]
+    [ "$(j 'sorted(fs["framework.cudnn-mixed"]["evidence"].split("\n"))')" = "['$P/lib64/libcudnn_ops_infer.so.8.7.0', '$T/site/nvidia/cudnn/lib/libcudnn.so.8.7.0']" ]
+}
+
+@test "framework.foreign-library: LD_PRELOAD is named in the evidence and the fix" {
+    fx_cudnn "$T/w" 8.7.0 11
+    fx_fakewheel "$T/site" nvidia-cudnn-cu11 cudnn 8.7.0.84 "$T/w/lib"
+    LD_PRELOAD=$T/site/nvidia/cudnn/lib/libcudnn.so.8.7.0 fw torch
+    [ "$status" -eq 7 ]
+    [[ "$(j 'fs["framework.foreign-library"]["evidence"]')" == *"LD_PRELOAD=$T/site/nvidia/cudnn/lib/libcudnn.so.8.7.0"* ]]
+    [[ "$(j 'fs["framework.foreign-library"]["fix"]')" == "remove it from LD_PRELOAD"* ]]
+}
+
+@test "framework.foreign-library: libcudart from a conda environment" {
+    mkdir -p "$T/conda/envs/x/conda-meta"
+    fx_toolkit "$T/conda/envs/x" 11.8.0
+    mv "$T/conda/envs/x/lib64" "$T/conda/envs/x/lib"
+    export FAKE_FW_LIBS="$T/conda/envs/x/lib/libcudart.so.11.0 libcudnn.so.8"
+    fw tf
+    [ "$status" -eq 7 ]
+    [[ "$(j 'fs["framework.foreign-library"]["summary"]')" == "tensorflow mapped libcudart.so.11.8.89 from a conda package (cudatoolkit / cudnn) in $T/conda/envs/x/lib, not from"* ]]
+    [[ "$(j 'fs["framework.foreign-library"]["fix"]')" == "conda remove cudatoolkit cudnn"* ]]
+}
+
+@test "framework.cpu-only-build: torch+cpu and tensorflow-cpu, with the wheel to install instead" {
+    export FAKE_FW_CUDA=none FAKE_FW_VERSION=2.5.1+cpu FAKE_FW_LIBS=
+    fw torch
+    [ "$status" -eq 7 ]
+    [ "$(j 'sorted(fs)')" = "['framework.cpu-only-build']" ]
+    [ "$(j 'fs["framework.cpu-only-build"]["fix"]')" = "$PY -m pip install --force-reinstall torch --index-url https://download.pytorch.org/whl/cu118" ]
+    mkdir -p "$T/site/tensorflow_cpu-2.14.1.dist-info"
+    printf 'Metadata-Version: 2.1\nName: tensorflow-cpu\nVersion: 2.14.1\n' > "$T/site/tensorflow_cpu-2.14.1.dist-info/METADATA"
+    export FAKE_FW_VERSION=2.14.1
+    fw tf
+    [ "$status" -eq 7 ]
+    [[ "$(j 'fs["framework.cpu-only-build"]["evidence"]')" == *"the tensorflow-cpu wheel is installed, version 2.14.1"* ]]
+    [ "$(j 'fs["framework.cpu-only-build"]["fix"]')" = "$PY -m pip uninstall -y tensorflow-cpu && $PY -m pip install tensorflow==2.14.*" ]
+}
+
+@test "framework.no-gpu: CUDA_VISIBLE_DEVICES hides the GPU the driver shows" {
+    CUDA_VISIBLE_DEVICES=-1 fw torch
+    [ "$status" -eq 7 ]
+    [ "$(j 'sorted(fs)')" = "['framework.no-gpu']" ]
+    [ "$(j 'fs["framework.no-gpu"]["summary"]')" = "torch sees no GPU while the driver shows 1: CUDA_VISIBLE_DEVICES='-1' hides them" ]
+    [[ "$(j 'fs["framework.no-gpu"]["fix"]')" == "unset CUDA_VISIBLE_DEVICES"* ]]
+}
+
+@test "framework.no-gpu: a driver too old for the framework's CUDA, with the driver it needs" {
+    export FAKE_FW_GPUS=0 FAKE_CUDA_DRIVER_VERSION=11020
+    fw tf
+    [ "$status" -eq 7 ]
+    [ "$(j 'fs["framework.no-gpu"]["summary"]')" = "tensorflow sees no GPU: the driver supports CUDA 11.2, tensorflow 2.14.1 was built for CUDA 11.8" ]
+    [ "$(j 'fs["framework.no-gpu"]["fix"]')" = "upgrade the NVIDIA driver to 520.61.05, or install a tensorflow build for CUDA 11.2 or older" ]
+}
+
+@test "no driver and no GPU: the static checks still run, exit 8" {
+    export CUDAENV_TEST_LIBCUDA=$T/none/libcuda.so.1 FAKE_FW_GPUS=0
+    fw torch
+    [ "$status" -eq 8 ]
+    [ "$(j 'sorted(fs)')" = "['framework.no-gpu']" ]
+    [ "$(j 'fs["framework.no-gpu"]["severity"]')" = info ]
+    [ "$(j 'd["driver"]["gpus"]')" = -1 ]
+    export FAKE_FW_CUDNN=9.1.0 FAKE_FW_LIBS=libcudart.so.11.0
+    fw torch
+    [ "$status" -eq 7 ]
+    [ "$(j 'sorted(fs)')" = "['framework.cudnn-mismatch', 'framework.no-gpu']" ]
+}
+
+@test "framework.wrong-result and framework.compute-failed" {
+    FAKE_FW_WRONG=1 fw torch
+    [ "$status" -eq 7 ]
+    [ "$(j 'sorted(fs)')" = "['framework.wrong-result']" ]
+    [[ "$(j 'fs["framework.wrong-result"]["evidence"]')" == *"relative to the float64 CPU reference"* ]]
+    FAKE_FW_RAISE="CUDNN_STATUS_NOT_INITIALIZED" fw tf
+    [ "$status" -eq 7 ]
+    [ "$(j 'sorted(fs)')" = "['framework.compute-failed']" ]
+    [[ "$(j 'fs["framework.compute-failed"]["evidence"]')" == "RuntimeError: CUDNN_STATUS_NOT_INITIALIZED"* ]]
+}
+
+@test "framework.not-importable: the Python has no torch" {
+    export PYTHONPATH=$T/empty
+    fw torch
+    [ "$status" -eq 7 ]
+    [ "$(j 'sorted(fs)')" = "['framework.not-importable']" ]
+    [ "$(j 'fs["framework.not-importable"]["summary"]')" = "$PY cannot import torch" ]
+}
+
+@test "usage: --python needs --framework, unknown framework, missing Python" {
+    run "$CUDAENV" verify 11.8 --python "$PY"
+    [ "$status" -eq 2 ]
+    [[ "$output" == *"--python goes with --framework"* ]]
+    run "$CUDAENV" verify 11.8 --framework jax
+    [ "$status" -eq 2 ]
+    [[ "$output" == *"unknown framework 'jax' (tf or torch)"* ]]
+    run "$CUDAENV" verify 11.8 --framework torch --python "$T/nope/python"
+    [ "$status" -eq 3 ]
+    [[ "$output" == *"$T/nope/python: no such executable"* ]]
+    run "$CUDAENV" verify --help
+    [[ "$output" == *"--framework tf|torch"* ]]
+}
