@@ -103,7 +103,7 @@ demo: all
 	BUILD=$(BUILD) tools/demo.sh
 
 manifest:
-	python3 tools/gen-manifest.py ../shared/data/manifest-draft.json ../shared/data/sizes.md > share/manifests/cudaenv.json
+	python3 tools/gen-manifest.py > share/manifests/cudaenv.json
 
 install: all
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBEXECDIR) $(DESTDIR)$(DATADIR)/manifests \
