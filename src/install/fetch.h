@@ -14,6 +14,7 @@
  *    never to http:// unless allow_http.  TLS verification is always on;
  *    CURL_CA_BUNDLE names the CA file; https_proxy/no_proxy as libcurl reads
  *    them.
+ *  - At most CUDAENV_MAX_CONNECTIONS (default 8) transfers run at once.
  *  - Test-only knobs: CUDAENV_RETRY_DELAY_MS (backoff base, default 1000),
  *    CUDAENV_STALL_TIMEOUT (seconds without a byte before a retry, default 60).
  * Progress: ce_progress(ctx, label, done, total, rate) about 10x a second per
