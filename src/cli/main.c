@@ -8,6 +8,8 @@
 
 #include "cli.h"
 #include "core/manifest.h"
+#include "install/components.h"
+#include "install/redist.h"
 
 #ifdef CE_FULL
 #define FULL_ONLY(fn) fn
@@ -17,6 +19,9 @@
 
 int (*const cli_url_manifest_loader)(ce_ctx *, const char *, struct ce_manifest **) =
     FULL_ONLY(ce_manifest_load_url);
+int (*const cli_components_plan)(ce_ctx *, const struct ce_manifest *, const struct ce_resolved *,
+                                 struct ce_redist **, const char **) = FULL_ONLY(ce_components_plan);
+void (*const cli_redist_free)(struct ce_redist *) = FULL_ONLY(ce_redist_free);
 
 static const cli_cmd commands[] = {
     { "install", NULL, FULL_ONLY(cmd_install), "download, verify and install toolchains",

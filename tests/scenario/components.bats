@@ -277,3 +277,28 @@ PY
         no_staging
     done
 }
+
+@test "info lists the components with sizes and the total; --json too; --components adjusts it" {
+    run "$CUDAENV" info tf-2.14
+    [ "$status" -eq 0 ] || { echo "$output"; false; }
+    [[ "$output" == *"components  tf profile: 8 of the 15 in $SERVER_URL/compute/cuda/redist/redistrib_11.8.0.json"* ]]
+    [[ "$output" == *"libcublas              11.11.3.6"* ]]
+    [[ "$output" == *"    total "* ]]
+    [[ "$output" != *nvidia_driver* ]]
+    "$CUDAENV" info tf-2.14 --json --components +nsight_systems 2>/dev/null > "$T/info.json"
+    python3 - "$MIRROR/compute/cuda/redist/redistrib_11.8.0.json" "$T/info.json" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+d = json.load(open(sys.argv[2]))
+c = d["cuda"]["components"]
+names = [x["name"] for x in c["list"]]
+assert c["profile"] == "tf" and "nsight_systems" in names and "nvidia_driver" not in names, c
+assert c["total"] == sum(int(j[n]["linux-x86_64"]["size"]) for n in names), c
+PY
+    # a CUDA release without a JSON: components null
+    python3 - "$CUDAENV_MANIFEST" <<'PY'
+import json, sys
+m = json.load(open(sys.argv[1])); del m["cuda"]["11.8.0"]["redist"]; json.dump(m, open(sys.argv[1], "w"))
+PY
+    "$CUDAENV" info tf-2.14 --json 2>/dev/null | python3 -c 'import json,sys; assert json.load(sys.stdin)["cuda"]["components"] is None'
+}
