@@ -62,6 +62,10 @@ int cmd_install(cli *c, int argc, char **argv)
         free(specs);
         return cli_usage_error(cmd, "which toolchain? e.g. cudaenv install tf-2.14");
     }
+    if (c->ctx.install_components[0] && strcmp(c->ctx.install_from, "runfile") == 0) {
+        free(specs);
+        return cli_usage_error(cmd, "--components chooses NVIDIA components; the runfile installs its own set");
+    }
     if (no_cudnn && *cudnn) {
         free(specs);
         return cli_usage_error(cmd, "--cudnn and --no-cudnn contradict each other");
