@@ -58,7 +58,7 @@ UNIT_BIN  = $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 BIN  = $(BUILD)/bin/cudaenv
 FULL = $(BUILD)/libexec/cudaenv/cudaenv-full
 
-all: $(BIN) $(FULL) $(BUILD)/share/cudaenv/manifests
+all: $(BIN) $(FULL) $(BUILD)/share/cudaenv/manifests $(BUILD)/share/cudaenv/redist
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -88,6 +88,12 @@ $(BUILD)/share/cudaenv/manifests:
 	@mkdir -p $(BUILD)/share/cudaenv
 	ln -sfn $(CURDIR)/share/manifests $@
 
+# NVIDIA's redistrib JSONs the manifest pins, shipped so that info and
+# install need no network for them (components.c checks their sha256).
+$(BUILD)/share/cudaenv/redist:
+	@mkdir -p $(BUILD)/share/cudaenv
+	ln -sfn $(CURDIR)/data/redist/cuda $@
+
 $(BUILD)/tests/%: tests/unit/%.c $(LIB_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIB_OBJ) $(FULL_LIBS) -lcmocka
@@ -111,7 +117,7 @@ mutate: all
 	tools/mutate.sh $(MUTANTS)
 
 manifest:
-	python3 tools/gen-manifest.py ../shared/data/manifest-draft.json ../shared/data/sizes.md > share/manifests/cudaenv.json
+	python3 tools/gen-manifest.py > share/manifests/cudaenv.json
 
 install: all
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBEXECDIR) $(DESTDIR)$(DATADIR)/manifests \
@@ -122,6 +128,8 @@ install: all
 	install -m 755 $(BIN) $(DESTDIR)$(BINDIR)/cudaenv
 	install -m 755 $(FULL) $(DESTDIR)$(LIBEXECDIR)/cudaenv-full
 	install -m 644 share/manifests/*.json $(DESTDIR)$(DATADIR)/manifests/
+	install -d $(DESTDIR)$(DATADIR)/redist
+	install -m 644 data/redist/cuda/*.json $(DESTDIR)$(DATADIR)/redist/
 	install -m 644 man/cudaenv.1 $(DESTDIR)$(MANDIR)/man1/cudaenv.1
 	install -m 644 man/cudaenv-manifest.5 $(DESTDIR)$(MANDIR)/man5/cudaenv-manifest.5
 	install -m 644 completions/cudaenv.bash $(DESTDIR)$(PREFIX)/share/bash-completion/completions/cudaenv

@@ -33,11 +33,12 @@ _cudaenv() {
     fi
     local sub=${COMP_WORDS[1]} opts="--help --quiet --verbose"
     case $sub in
-        install) opts+=" --cudnn --no-cudnn --force --offline --insecure --manifest" ;;
+        install) opts+=" --cudnn --no-cudnn --from --components --force --offline --insecure --manifest" ;;
         uninstall) opts+=" --force" ;;
         list|ls) opts+=" --json --names" ;;
         current) opts+=" --json" ;;
-        list-remote|ls-remote|info) opts+=" --json --manifest" ;;
+        list-remote|ls-remote) opts+=" --json --manifest" ;;
+        info) opts+=" --json --cudnn --no-cudnn --components --manifest" ;;
         env) opts+=" --shell --json" ;;
         use) opts+=" --unset" ;;
         local) opts+=" --unset --force" ;;

@@ -1,9 +1,15 @@
 #!/usr/bin/env python3
 """Generate cudaenv's built-in manifest (schema 1, MANIFEST.md) from the
-research draft and the table of published sizes.
+research draft, the table of published sizes and NVIDIA's redistrib JSONs,
+all kept in the repository under data/ (a clone rebuilds its manifest alone):
 
-    python3 tools/gen-manifest.py manifest-draft.json sizes.md > share/manifests/cudaenv.json
-    (make manifest)
+    python3 tools/gen-manifest.py > share/manifests/cudaenv.json    (make manifest)
+    python3 tools/gen-manifest.py DRAFT.json SIZES.md [REDIST_DIR] > cudaenv.json
+
+REDIST_DIR holds cuda/redistrib_<ver>.json and cudnn/redistrib_<ver>.json,
+verified byte-exact copies of NVIDIA's files (data/redist/SOURCES.md: each
+file's sha256 must be listed there as "verified"; unverified ones are never
+pinned).
 
 Rules this follows, because the manifest is the trust root:
   * values are copied from the draft, never invented: a file without a
@@ -15,13 +21,46 @@ Rules this follows, because the manifest is the trust root:
   * every TF row's CUDA + cuDNN pair is checked against TensorFlow's own
     table (major.minor) before it is written, and the draft's digests for
     the row must equal the ones in the cuda / cudnn sections;
-  * every value group keeps its "source".
+  * every value group keeps its "source";
+  * cuda.<ver>.redist pins NVIDIA's redistrib JSON (url, sha256, size) for
+    every release with a verified copy; cuDNN sizes the draft lacks come from
+    the verified cuDNN redistrib JSONs, only where their sha256 equals the
+    manifest's (a different sha256 is an error);
+  * "profiles" name the component sets installed from a redistrib JSON.
 The generator fails (exit 1, message on stderr) rather than write a manifest
 that breaks one of these.  Output is deterministic (no clock, stable order).
 """
+import hashlib
 import json
+import os
 import re
 import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+DATA = os.path.join(HERE, "..", "data")
+REDIST_BASE = "https://developer.download.nvidia.com/compute/cuda/redist/"
+REDIST_SOURCE = ("NVIDIA's redistrib JSON, byte-exact copy in data/redist/cuda (provenance and the sha256 "
+                 "TensorFlow/XLA's cuda_redist_versions.bzl pins for NVIDIA's URL: data/redist/SOURCES.md)")
+
+# Component profiles (MANIFEST.md "profiles"): what `install` takes from a
+# release's redistrib JSON.  Names a release lacks are skipped.
+PROFILES = {
+    "tf": {
+        "components": ["cuda_cudart", "libcublas", "libcufft", "libcurand", "libcusolver", "libcusparse",
+                       "cuda_cupti", "cuda_nvcc", "cuda_nvrtc", "cuda_cccl", "cuda_nvtx", "cuda_nvml_dev",
+                       "cuda_nvprune", "cuda_profiler_api", "cuda_nvdisasm", "libnvjitlink", "cuda_crt",
+                       "libnvvm"],
+        "source": ("TensorFlow/XLA hermetic CUDA: third_party/gpus/cuda/hermetic/cuda_redist_versions.bzl "
+                   "(REDIST_VERSIONS_TO_BUILD_TEMPLATES) + cuda_crt/libnvvm split out in CUDA 13"),
+    },
+    "toolkit": {
+        "components": ["*"],
+        "exclude": ["cuda_documentation", "cuda_demo_suite", "cuda_nsight", "cuda_nvvp", "nsight_compute",
+                    "nsight_systems", "nsight_vse", "nsight_nvtx", "visual_studio_integration",
+                    "libnvvm_samples"],
+        "source": "what the runfile's --toolkit installs on Linux, less documentation, demo suite and the Nsight GUIs",
+    },
+}
 
 UPDATED = "2026-07-01"   # date of the newest snapshot the draft was read from (nvidia-facts.md)
 PLATFORMS = ("linux-x86_64", "linux-sbsa")   # what cudaenv installs for
@@ -266,19 +305,93 @@ def tf_section(draft, cuda, cudnn):
     return out
 
 
+def verified_files(redist_dir):
+    """{file name: sha256} of the rows SOURCES.md marks verified."""
+    out = {}
+    for line in open(os.path.join(redist_dir, "SOURCES.md"), encoding="utf-8"):
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) == 7 and cells[6] == "verified" and SHA.match(cells[4]):
+            out[cells[0]] = cells[4]
+    return out
+
+
+def read_redist(redist_dir, kind):
+    """[(version label, file name, bytes, sha256, parsed)] of the verified JSONs in redist_dir/kind."""
+    ok = verified_files(redist_dir)
+    d = os.path.join(redist_dir, kind)
+    out = []
+    for name in sorted(os.listdir(d)):
+        if not re.match(r"^redistrib_[\d.]+\.json$", name):
+            continue
+        raw = open(os.path.join(d, name), "rb").read()
+        sha = hashlib.sha256(raw).hexdigest()
+        if ok.get(name) != sha:
+            die("%s/%s: sha256 %s is not listed as verified in SOURCES.md; only verified copies are pinned"
+                % (d, name, sha))
+        out.append((name[len("redistrib_"):-len(".json")], name, len(raw), sha, json.loads(raw)))
+    return out
+
+
+def add_redist(cuda, redist_dir):
+    for ver, name, size, sha, doc in read_redist(redist_dir, "cuda"):
+        if doc.get("release_label", ver) != ver:
+            die("%s: release_label %s does not match the file name" % (name, doc.get("release_label")))
+        if ver not in cuda:
+            die("%s: CUDA %s has no entry in the cuda section (no verified runfile)" % (name, ver))
+        e = cuda[ver]
+        e["redist"] = {"url": REDIST_BASE + name, "sha256": sha, "size": size}
+        e["sources"]["redist"] = REDIST_SOURCE
+
+
+def fill_cudnn_sizes(cudnn, redist_dir):
+    """Sizes from NVIDIA's cuDNN JSONs where the manifest's sha256 is the JSON's."""
+    filled = 0
+    for ver, name, _, _, doc in read_redist(redist_dir, "cudnn"):
+        c = doc.get("cudnn") or {}
+        full = c.get("version")
+        entry = cudnn.get(full)
+        if not entry:
+            continue
+        for plat in PLATFORMS:
+            for variant, art in (c.get(plat) or {}).items():
+                m = entry.get(variant, {}).get(plat)
+                if not m or not isinstance(art, dict):
+                    continue
+                if m["url"].rsplit("/", 1)[1] != art["relative_path"].rsplit("/", 1)[1]:
+                    continue
+                if m["sha256"] != art["sha256"]:
+                    die("cuDNN %s %s %s: manifest sha256 %s != %s in %s"
+                        % (full, variant, plat, m["sha256"], art["sha256"], name))
+                size = int(art["size"])
+                if "size" in m and m["size"] != size:
+                    die("cuDNN %s %s %s: size %d != %d in %s" % (full, variant, plat, m["size"], size, name))
+                if "size" not in m:
+                    m["size"] = size
+                    filled += 1
+        entry["source"] += "; sizes also from NVIDIA's %s (data/redist/cudnn)" % name
+    return filled
+
+
 def main(argv):
-    if len(argv) != 3:
-        die("usage: gen-manifest.py manifest-draft.json sizes.md > cudaenv.json")
-    draft = json.load(open(argv[1], encoding="utf-8"))
-    rows, cudnn_sizes = parse_sizes(argv[2])
+    if len(argv) not in (1, 3, 4):
+        die("usage: gen-manifest.py [manifest-draft.json sizes.md [redist-dir]] > cudaenv.json")
+    draft_p = argv[1] if len(argv) > 1 else os.path.join(DATA, "manifest-draft.json")
+    sizes_p = argv[2] if len(argv) > 2 else os.path.join(DATA, "sizes.md")
+    redist_p = argv[3] if len(argv) > 3 else os.path.join(DATA, "redist")
+    draft = json.load(open(draft_p, encoding="utf-8"))
+    rows, cudnn_sizes = parse_sizes(sizes_p)
     cuda = cuda_section(draft, rows)
     cudnn = cudnn_section(draft, cudnn_sizes)
+    add_redist(cuda, redist_p)
+    fill_cudnn_sizes(cudnn, redist_p)
     tf = tf_section(draft, cuda, cudnn)
     doc = {
         "schema": 1,
         "updated": UPDATED,
-        "generated_by": "tools/gen-manifest.py from manifest-draft.json and sizes.md (make manifest); do not edit",
+        "generated_by": ("tools/gen-manifest.py from data/manifest-draft.json, data/sizes.md and "
+                         "data/redist/ (make manifest); do not edit"),
         "sources": draft["generated_from"],
+        "profiles": PROFILES,
         "tensorflow": tf,
         "cuda": cuda,
         "cudnn": cudnn,

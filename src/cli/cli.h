@@ -65,6 +65,14 @@ int cli_exec_full(cli *c);
 struct ce_manifest;
 extern int (*const cli_url_manifest_loader)(ce_ctx *ctx, const char *url, struct ce_manifest **out);
 
+/* Component planning for info (install/components.h): NULL in the light
+ * binary, which re-execs the full one to read a release's redistrib JSON. */
+struct ce_redist;
+struct ce_resolved;
+extern int (*const cli_components_plan)(ce_ctx *ctx, const struct ce_manifest *m, const struct ce_resolved *r,
+                                        struct ce_redist **out, const char **profile);
+extern void (*const cli_redist_free)(struct ce_redist *r);
+
 /* manifest_load.c: load the manifest a command uses (ce_manifest_location):
  * a local path or file:// URL directly, an http(s) URL through
  * cli_url_manifest_loader (the light binary re-execs the full one).  Returns

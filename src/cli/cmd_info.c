@@ -13,13 +13,16 @@
 #include "core/manifest.h"
 #include "core/resolve.h"
 #include "core/version.h"
+#include "install/redist.h"
+#include "store/layout.h"
 
-enum { OPT_JSON = 1, OPT_CUDNN, OPT_NO_CUDNN };
+enum { OPT_JSON = 1, OPT_CUDNN, OPT_NO_CUDNN, OPT_COMPONENTS };
 
 static const cli_opt opts[] = {
     { "json", 0, false, OPT_JSON },
     { "cudnn", 0, true, OPT_CUDNN },
     { "no-cudnn", 0, false, OPT_NO_CUDNN },
+    { "components", 0, true, OPT_COMPONENTS },
     { 0 },
 };
 
@@ -34,6 +37,35 @@ static cJSON *artifact_json(const ce_artifact *a)
     cli_json_add_str(o, "for_cuda", a->for_cuda);
     return o;
 }
+
+/* The release's components as install would take them, NULL when it
+ * installs from the runfile (or the JSON could not be read: *why says). */
+static cJSON *components_json(const ce_redist *red, const char *profile, const char *url)
+{
+    if (!red) return cJSON_CreateNull();
+    cJSON *o = cJSON_CreateObject(), *list = cJSON_CreateArray();
+    cli_json_add_str(o, "profile", profile);
+    cli_json_add_str(o, "redist", url);
+    long long total = 0;
+    for (size_t i = 0; i < red->n; i++) {
+        const ce_component *c = &red->comps[i];
+        if (!c->selected) continue;
+        cJSON *j = cJSON_CreateObject();
+        cli_json_add_str(j, "name", c->name);
+        cli_json_add_str(j, "version", c->version);
+        cJSON_AddNumberToObject(j, "size", (double)c->size);
+        cli_json_add_str(j, "url", c->url);
+        cli_json_add_str(j, "sha256", c->sha256);
+        cJSON_AddItemToArray(list, j);
+        total += c->size;
+    }
+    cJSON_AddItemToObject(o, "list", list);
+    cJSON_AddNumberToObject(o, "total", (double)total);
+    return o;
+}
+
+static const ce_redist *g_red;      /* set by cmd_info for the printers */
+static const char *g_profile;
 
 static int print_json(const ce_manifest *m, const ce_spec *s, const ce_resolved *r, const char *platform,
                       const char *problem)
@@ -66,6 +98,7 @@ static int print_json(const ce_manifest *m, const ce_spec *s, const ce_resolved 
         cli_json_add_str(sm, "min", c->sm_min);
         cli_json_add_str(sm, "max", c->sm_max);
         cJSON_AddItemToObject(j, "runfile", artifact_json(r->runfile));
+        cJSON_AddItemToObject(j, "components", components_json(g_red, g_profile, c->redist ? c->redist->url : NULL));
         cli_json_add_str(j, "source", c->source);
     } else {
         cJSON_AddNullToObject(o, "cuda");
@@ -126,6 +159,23 @@ static void print_text(const ce_spec *s, const ce_resolved *r, const char *platf
         else printf("  %-11s unknown\n", "max gcc");
         printf("  %-11s sm %s - %s\n", "GPUs", c->sm_min ? c->sm_min : "?", c->sm_max ? c->sm_max : "?");
         print_artifact("runfile", r->runfile, platform);
+        if (g_red) {
+            size_t n = 0;
+            long long total = 0; /* (redist.c is in the full binary only) */
+            for (size_t i = 0; i < g_red->n; i++)
+                if (g_red->comps[i].selected) { n++; total += g_red->comps[i].size; }
+            char sz[64];
+            printf("  %-11s %s profile: %zu of the %zu in %s (installed instead of the runfile)\n", "components",
+                   g_profile, n, g_red->n, c->redist->url);
+            for (size_t i = 0; i < g_red->n; i++) {
+                const ce_component *k = &g_red->comps[i];
+                if (!k->selected) continue;
+                human(sz, sizeof sz, k->size);
+                printf("    %-22s %-12s %s\n", k->name, k->version, sz);
+            }
+            human(sz, sizeof sz, total);
+            printf("    %-22s %-12s %s\n", "total", "", sz);
+        }
         if (c->source) printf("  %-11s %s\n", "source", c->source);
     }
     if (r->cudnn) {
@@ -153,6 +203,11 @@ int cmd_info(cli *c, int argc, char **argv)
         if (id == OPT_JSON) c->json = true;
         if (id == OPT_CUDNN) cudnn = arg;
         if (id == OPT_NO_CUDNN) no_cudnn = true;
+        if (id == OPT_COMPONENTS) {
+            if (strlen(arg) >= sizeof c->ctx.install_components)
+                return cli_usage_error(cmd, "--components: the list is too long");
+            snprintf(c->ctx.install_components, sizeof c->ctx.install_components, "%s", arg);
+        }
         if (id == CLI_ARG) {
             if (spec_text) return cli_usage_error(cmd, "one SPEC at a time (got '%s' and '%s')", spec_text, arg);
             spec_text = arg;
@@ -179,8 +234,29 @@ int cmd_info(cli *c, int argc, char **argv)
     }
     const char *problem = rc ? c->ctx.err : NULL;
     if (problem && !c->json) cli_warn(c, "%s", problem);
+    ce_redist *red = NULL;
+    if (!problem && r.cuda && r.cuda->redist && ce_layout_target(c->ctx.platform)) {
+        /* the components and their sizes come from the release's JSON:
+         * fetched (or taken from the cache) by the full binary */
+        if (!cli_components_plan) {
+            ce_manifest_free(m);
+            return cli_exec_full(c);
+        }
+        ce_ctx scratch = c->ctx;
+        scratch.event = NULL; /* stdout/stderr stay info's own */
+        int prc = cli_components_plan(&scratch, m, &r, &red, &g_profile);
+        if (prc == CE_ERR_USAGE) {
+            ce_manifest_free(m);
+            c->ctx = scratch;
+            return cli_fail(c, prc);
+        }
+        if (prc) cli_warn(c, "cannot list the components: %s", scratch.err);
+        g_red = red;
+    }
     int out = c->json ? print_json(m, &spec, &r, c->ctx.platform, problem)
                       : (print_text(&spec, &r, c->ctx.platform, problem), 0);
+    if (red) cli_redist_free(red);
+    g_red = NULL;
     ce_manifest_free(m);
     return out;
 }

@@ -1,6 +1,7 @@
 /* cudaenv install SPEC... : lock, clean up after crashed runs, load the
  * manifest, resolve every spec (all before any download, so a typo in the
  * third spec costs nothing), then the pipeline in core/install.c. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -10,13 +11,15 @@
 #include "core/resolve.h"
 #include "store/store.h"
 
-enum { OPT_CUDNN = 1, OPT_NO_CUDNN, OPT_FORCE, OPT_OFFLINE };
+enum { OPT_CUDNN = 1, OPT_NO_CUDNN, OPT_FORCE, OPT_OFFLINE, OPT_FROM, OPT_COMPONENTS };
 
 static const cli_opt install_opts[] = {
     { "cudnn", 0, true, OPT_CUDNN },
     { "no-cudnn", 0, false, OPT_NO_CUDNN },
     { "force", 'f', false, OPT_FORCE },
     { "offline", 0, false, OPT_OFFLINE },
+    { "from", 0, true, OPT_FROM },
+    { "components", 0, true, OPT_COMPONENTS },
     { 0 },
 };
 
@@ -39,11 +42,29 @@ int cmd_install(cli *c, int argc, char **argv)
         case OPT_NO_CUDNN: no_cudnn = true; break;
         case OPT_FORCE: c->ctx.force = true; break;
         case OPT_OFFLINE: c->ctx.offline = true; break;
+        case OPT_FROM:
+            if (strcmp(arg, "runfile") != 0 && strcmp(arg, "redist") != 0) {
+                free(specs);
+                return cli_usage_error(cmd, "--from takes runfile or redist, not '%s'", arg);
+            }
+            snprintf(c->ctx.install_from, sizeof c->ctx.install_from, "%s", arg);
+            break;
+        case OPT_COMPONENTS:
+            if (strlen(arg) >= sizeof c->ctx.install_components) {
+                free(specs);
+                return cli_usage_error(cmd, "--components: the list is too long");
+            }
+            snprintf(c->ctx.install_components, sizeof c->ctx.install_components, "%s", arg);
+            break;
         }
     }
     if (nspecs == 0) {
         free(specs);
         return cli_usage_error(cmd, "which toolchain? e.g. cudaenv install tf-2.14");
+    }
+    if (c->ctx.install_components[0] && strcmp(c->ctx.install_from, "runfile") == 0) {
+        free(specs);
+        return cli_usage_error(cmd, "--components chooses NVIDIA components; the runfile installs its own set");
     }
     if (no_cudnn && *cudnn) {
         free(specs);

@@ -9,6 +9,8 @@
 #include "cli.h"
 #include "core/manifest.h"
 #include "core/trust.h"
+#include "install/components.h"
+#include "install/redist.h"
 
 #ifdef CE_FULL
 #define FULL_ONLY(fn) fn
@@ -18,18 +20,28 @@
 
 int (*const cli_url_manifest_loader)(ce_ctx *, const char *, struct ce_manifest **) =
     FULL_ONLY(ce_manifest_load_url);
+int (*const cli_components_plan)(ce_ctx *, const struct ce_manifest *, const struct ce_resolved *,
+                                 struct ce_redist **, const char **) = FULL_ONLY(ce_components_plan);
+void (*const cli_redist_free)(struct ce_redist *) = FULL_ONLY(ce_redist_free);
 
 static const cli_cmd commands[] = {
     { "install", NULL, FULL_ONLY(cmd_install), "download, verify and install toolchains",
-      "usage: cudaenv install SPEC... [--cudnn VER] [--no-cudnn] [--force] [--offline] [--insecure]\n"
+      "usage: cudaenv install SPEC... [--cudnn VER] [--no-cudnn] [--from runfile|redist]\n"
+      "                [--components +NAME,-NAME] [--force] [--offline] [--insecure]\n"
       "\n"
       "Resolve each SPEC through the manifest (tf-2.14, tensorflow-2.14.1, 11.8, 11.8.0,\n"
-      "cuda-11.8, optionally +cudnn8.7), download the CUDA runfile and the cuDNN tarball\n"
+      "cuda-11.8, optionally +cudnn8.7), download what it needs and the cuDNN tarball\n"
       "(resume, retry, parallel), check size and sha256, and install them side by side\n"
-      "under $CUDAENV_ROOT/versions without root.\n"
+      "under $CUDAENV_ROOT/versions without root.  Where the manifest pins NVIDIA's\n"
+      "redistrib JSON for the release, only the components of a profile are downloaded\n"
+      "(tf for tf-X.Y specs, toolkit for CUDA specs) and laid out as the runfile would;\n"
+      "otherwise the runfile is installed.\n"
       "\n"
       "  --cudnn VER    use this cuDNN release instead of the one the spec implies\n"
       "  --no-cudnn     install the CUDA toolkit alone\n"
+      "  --from runfile install from NVIDIA's runfile even where components exist\n"
+      "  --from redist  install from components; fail where the release has none\n"
+      "  --components L adjust the profile: +nsight_systems adds, -libcufft removes\n"
       "  --force        reinstall; also install a toolkit this machine's driver cannot run\n"
       "  --offline      use the download cache only, never the network\n"
       "  --insecure     allow http:// URLs in the manifest\n"
@@ -64,7 +76,11 @@ static const cli_cmd commands[] = {
       "\n"
       "  --cudnn VER    choose the cuDNN release (8.9 = newest 8.9.*; wins over +cudnn)\n"
       "  --no-cudnn     the CUDA toolkit alone\n"
-      "  --json         one JSON document (keys: man cudaenv)\n" },
+      "  --components L with the profile adjusted as install --components L would\n"
+      "  --json         one JSON document (keys: man cudaenv)\n"
+      "\n"
+      "Where the release installs from NVIDIA's components, info lists them with their\n"
+      "sizes and the total (it reads the release's redistrib JSON: cached, else fetched).\n" },
     { "prefix", NULL, cmd_prefix, "the directory of a toolchain",
       "usage: cudaenv prefix [VERSION]\n"
       "\n"

@@ -46,6 +46,8 @@ typedef struct ce_ctx {
     void *event_ud;
     int err_code;
     char err[4096];       /* message of the last failure */
+    char install_from[16];        /* install --from: "" (redist where the release has it), "runfile", "redist" */
+    char install_components[1024]; /* install --components "+a,-b", "" = the profile as it is */
 } ce_ctx;
 
 /* Fill ctx from the environment (CUDAENV_ROOT, HOME, ...). */

@@ -201,13 +201,15 @@ static int apply_mirror(parser *p, char **url)
     return CE_OK;
 }
 
-static int check_url(parser *p, char **url)
+/* raw: the string as the manifest wrote it (*url holds it with control
+ * characters escaped for printing, so the scan must see the raw bytes). */
+static int check_url(parser *p, char **url, const char *raw)
 {
-    for (const unsigned char *c = (const unsigned char *)*url; *c; c++)
+    for (const unsigned char *c = (const unsigned char *)raw; *c; c++)
         if (*c <= ' ' || *c == 0x7f)
             return bad(p, "URL '%s' contains a %s (byte 0x%02x at offset %zu); percent-encode it "
                           "(a space is %%20)", *url, *c == ' ' ? "space" : "control character", *c,
-                       (size_t)(c - (const unsigned char *)*url));
+                       (size_t)(c - (const unsigned char *)raw));
     size_t sl = scheme_len(*url);
     int rc;
     if (!sl) {
@@ -232,7 +234,7 @@ static int check_url(parser *p, char **url)
 static int parse_artifact(parser *p, const cJSON *v, const char *platform, ce_artifact *a)
 {
     a->size = -1;
-    if (!is_platform(platform))
+    if (strcmp(platform, "any") != 0 && !is_platform(platform))
         return bad(p, "unknown platform '%s' (NVIDIA's names: linux-x86_64, linux-sbsa)", platform);
     if (!cJSON_IsObject(v)) return bad(p, "expected an object with url and sha256, got %s", type_name(v));
     if (!(a->platform = xstrdup(p, platform))) return CE_ERR_NOMEM;
@@ -262,7 +264,7 @@ static int parse_artifact(parser *p, const cJSON *v, const char *platform, ce_ar
     }
     if ((rc = get_version(p, v, "for_cuda", false, &a->for_cuda))) return rc;
     n = path_push(p, "url");
-    rc = check_url(p, &a->url);
+    rc = check_url(p, &a->url, cJSON_GetObjectItemCaseSensitive(v, "url")->valuestring);
     path_pop(p, n);
     return rc;
 }
@@ -322,7 +324,119 @@ static int parse_cuda(parser *p, const cJSON *v, ce_cuda *c)
         if ((rc = parse_platforms(p, rf, &c->runfiles, &c->n_runfiles))) return rc;
         path_pop(p, n);
     }
+    const cJSON *rd = cJSON_GetObjectItemCaseSensitive(v, "redist");
+    if (rd && !cJSON_IsNull(rd)) {
+        size_t n = path_push(p, "redist");
+        if (!(c->redist = calloc(1, sizeof *c->redist))) return ce_fail(p->ctx, CE_ERR_NOMEM, "out of memory");
+        if ((rc = parse_artifact(p, rd, "any", c->redist))) return rc;
+        if (c->redist->size > 64ll * 1024 * 1024)
+            return bad(p, "a redistrib JSON of %lld bytes is not plausible (limit 64 MiB)", c->redist->size);
+        path_pop(p, n);
+    }
     return CE_OK;
+}
+
+/* ---- profiles -------------------------------------------------------------- */
+
+bool ce_component_name_valid(const char *s, bool with_glob)
+{
+    size_t n = strlen(s);
+    if (n == 0 || n > CE_COMPONENT_MAX) return false;
+    for (size_t i = 0; i < n; i++) {
+        char ch = s[i];
+        bool ok = (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '_' ||
+                  (with_glob && ch == '*' && i == n - 1);
+        if (!ok) return false;
+    }
+    return true;
+}
+
+static int parse_names(parser *p, const cJSON *obj, const char *key, bool glob, char ***out, size_t *count)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+    if (!v || cJSON_IsNull(v)) return CE_OK;
+    size_t m = path_push(p, key);
+    if (!cJSON_IsArray(v)) return bad(p, "expected an array of component names, got %s", type_name(v));
+    size_t n = (size_t)cJSON_GetArraySize(v);
+    if (n > 4096) return bad(p, "%zu names: more than 4096", n);
+    *out = calloc(n ? n : 1, sizeof **out);
+    if (!*out) return ce_fail(p->ctx, CE_ERR_NOMEM, "out of memory");
+    const cJSON *it;
+    size_t i = 0;
+    cJSON_ArrayForEach(it, v) {
+        if (!cJSON_IsString(it) || !ce_component_name_valid(it->valuestring, glob))
+            return bad(p, "element %zu: expected a component name ([a-z0-9_]+%s), got %s%s%.64s%s", i,
+                       glob ? ", \"*\" or a prefix ending in *" : "", type_name(it),
+                       cJSON_IsString(it) ? " '" : "", cJSON_IsString(it) ? it->valuestring : "",
+                       cJSON_IsString(it) ? "'" : "");
+        if (!((*out)[(*count)++] = xstrdup(p, it->valuestring))) return CE_ERR_NOMEM;
+        i++;
+    }
+    path_pop(p, m);
+    return CE_OK;
+}
+
+static int parse_profile(parser *p, const cJSON *v, ce_profile *pr)
+{
+    if (!(pr->name = xstrdup(p, v->string))) return CE_ERR_NOMEM;
+    if (!ce_component_name_valid(v->string, false))
+        return bad(p, "profile names are [a-z0-9_]+ (e.g. \"tf\"), not '%s'", v->string);
+    if (!cJSON_IsObject(v)) return bad(p, "expected {\"components\": [...], \"exclude\": [...]}, got %s", type_name(v));
+    int rc;
+    if ((rc = get_str(p, v, "source", false, &pr->source)) ||
+        (rc = parse_names(p, v, "components", true, &pr->components, &pr->n_components)) ||
+        (rc = parse_names(p, v, "exclude", true, &pr->exclude, &pr->n_exclude)))
+        return rc;
+    if (pr->n_components == 0) {
+        size_t n = path_push(p, "components");
+        rc = bad(p, "missing or empty: a profile names its components (or [\"*\"])");
+        path_pop(p, n);
+    }
+    return rc;
+}
+
+static int parse_profiles(parser *p, const cJSON *doc, ce_manifest *m)
+{
+    const cJSON *sec = cJSON_GetObjectItemCaseSensitive(doc, "profiles");
+    snprintf(p->path, sizeof p->path, "profiles");
+    if (!sec || cJSON_IsNull(sec)) return CE_OK;
+    if (!cJSON_IsObject(sec)) return bad(p, "expected an object of profile name -> {components}, got %s", type_name(sec));
+    size_t n = (size_t)cJSON_GetArraySize(sec);
+    m->profiles = calloc(n ? n : 1, sizeof *m->profiles);
+    if (!m->profiles) return ce_fail(p->ctx, CE_ERR_NOMEM, "out of memory");
+    const cJSON *it;
+    cJSON_ArrayForEach(it, sec) {
+        size_t k = path_push(p, it->string);
+        for (size_t i = 0; i < m->n_profiles; i++)
+            if (strcmp(m->profiles[i].name, it->string) == 0) return bad(p, "duplicate key");
+        int rc = parse_profile(p, it, &m->profiles[m->n_profiles++]);
+        if (rc) return rc;
+        path_pop(p, k);
+    }
+    return CE_OK;
+}
+
+static bool name_matches(const char *pat, const char *name)
+{
+    size_t n = strlen(pat);
+    if (n && pat[n - 1] == '*') return strncmp(pat, name, n - 1) == 0;
+    return strcmp(pat, name) == 0;
+}
+
+bool ce_profile_selects(const ce_profile *p, const char *name)
+{
+    if (!p || !name) return false;
+    bool in = false;
+    for (size_t i = 0; i < p->n_components && !in; i++) in = name_matches(p->components[i], name);
+    for (size_t i = 0; i < p->n_exclude && in; i++) in = !name_matches(p->exclude[i], name);
+    return in;
+}
+
+const ce_profile *ce_manifest_profile(const ce_manifest *m, const char *name)
+{
+    for (size_t i = 0; m && name && i < m->n_profiles; i++)
+        if (strcmp(m->profiles[i].name, name) == 0) return &m->profiles[i];
+    return NULL;
 }
 
 /* cudnn."8.7.0.84": { "cuda11": { platform: artifact }, "source": "..." }.
@@ -465,7 +579,8 @@ static int parse_doc(parser *p, const cJSON *doc, ce_manifest *m)
         (rc = parse_section(p, doc, "cudnn", sizeof(ce_cudnn), (parse_fn)parse_cudnn, cmp_cudnn,
                             (void **)&m->cudnn, &m->n_cudnn)) ||
         (rc = parse_section(p, doc, "tensorflow", sizeof(ce_tf), (parse_fn)parse_tf, cmp_tf,
-                            (void **)&m->tf, &m->n_tf)))
+                            (void **)&m->tf, &m->n_tf)) ||
+        (rc = parse_profiles(p, doc, m)))
         return rc;
     return check_tf_refs(p, m);
 }
@@ -561,8 +676,16 @@ void ce_manifest_free(ce_manifest *m)
         free(c->version); free(c->min_driver); free(c->min_driver_compat); free(c->sm_min); free(c->sm_max);
         free(c->source);
         free_artifacts(c->runfiles, c->n_runfiles);
+        free_artifacts(c->redist, c->redist ? 1 : 0);
     }
     free(m->cuda);
+    for (size_t i = 0; i < m->n_profiles; i++) {
+        ce_profile *pr = &m->profiles[i];
+        for (size_t k = 0; k < pr->n_components; k++) free(pr->components[k]);
+        for (size_t k = 0; k < pr->n_exclude; k++) free(pr->exclude[k]);
+        free(pr->name); free(pr->components); free(pr->exclude); free(pr->source);
+    }
+    free(m->profiles);
     for (size_t i = 0; i < m->n_cudnn; i++) {
         ce_cudnn *c = &m->cudnn[i];
         free(c->version); free(c->source);

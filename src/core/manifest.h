@@ -34,7 +34,23 @@ typedef struct ce_cuda {
     size_t n_runfiles;
     char *min_driver_compat; /* lowest driver through minor-version compatibility
                                 ("525.60.13", "580"), NULL if none/unknown */
+    ce_artifact *redist;     /* "redist": NVIDIA's redistrib_<ver>.json pinned by
+                                url/sha256/size (platform "any"); NULL if none */
 } ce_cuda;
+
+/* "profiles": named component sets installed from a redistrib JSON.
+ * components: exact names, or "*" for every component; exclude: exact names
+ * or prefixes ending in "*" ("nsight_*").  Names a release lacks are skipped. */
+typedef struct ce_profile {
+    char *name;          /* "tf", "toolkit" */
+    char **components;
+    size_t n_components;
+    char **exclude;
+    size_t n_exclude;
+    char *source;
+} ce_profile;
+
+#define CE_COMPONENT_MAX 64  /* longest component name accepted */
 
 typedef struct ce_cudnn_build {
     int cuda_major;      /* from the key "cuda11" */
@@ -69,6 +85,8 @@ typedef struct ce_manifest {
     size_t n_cuda;
     ce_cudnn *cudnn;     /* sorted by version */
     size_t n_cudnn;
+    ce_profile *profiles;
+    size_t n_profiles;
 } ce_manifest;
 
 /* Parse and validate text.  origin is the path/URL used to resolve relative
@@ -85,6 +103,12 @@ void ce_manifest_free(ce_manifest *m);
 const ce_cuda *ce_manifest_cuda(const ce_manifest *m, const char *version);
 const ce_cudnn *ce_manifest_cudnn(const ce_manifest *m, const char *version);
 const ce_tf *ce_manifest_tf(const ce_manifest *m, const char *version);
+const ce_profile *ce_manifest_profile(const ce_manifest *m, const char *name);
+/* Whether profile p takes the component called name. */
+bool ce_profile_selects(const ce_profile *p, const char *name);
+/* A component name as NVIDIA writes them: [a-z0-9_]+, at most
+ * CE_COMPONENT_MAX characters (with_glob: "*" or a trailing "*" too). */
+bool ce_component_name_valid(const char *name, bool with_glob);
 /* The artifact of a list for a platform, NULL if none. */
 const ce_artifact *ce_artifact_for(const ce_artifact *list, size_t n, const char *platform);
 /* The cuDNN archive of cudnn for a CUDA major and platform, NULL if none. */

@@ -277,8 +277,8 @@ int ce_resolve(ce_ctx *ctx, const ce_manifest *m, const ce_spec *spec,
     out->runfile = ce_artifact_for(cuda->runfiles, cuda->n_runfiles, ctx->platform);
     ce_toolchain_name(out->name, sizeof out->name, cuda->version, out->cudnn ? out->cudnn->version : NULL);
     /* no toolkit for this platform is the more fundamental problem */
-    if (rc && out->runfile) return rc;
-    if (!out->runfile) {
+    if (rc && (out->runfile || cuda->redist)) return rc;
+    if (!out->runfile && !cuda->redist) { /* redist: installs from NVIDIA's components */
         char have[128] = "";
         size_t len = 0;
         for (size_t i = 0; i < cuda->n_runfiles; i++)

@@ -540,6 +540,15 @@ int ce_cache_path(ce_ctx *ctx, const char *sha256, char *out, size_t outsz)
     return CE_OK;
 }
 
+/* At most this many transfers at once (CUDAENV_MAX_CONNECTIONS, default
+ * 8): a component install names ~15-40 archives; libcurl queues the rest. */
+static long max_connections(void)
+{
+    const char *e = getenv("CUDAENV_MAX_CONNECTIONS");
+    long n = e && *e ? atol(e) : 8;
+    return n < 1 ? 1 : n > 64 ? 64 : n;
+}
+
 int ce_fetch_all(ce_ctx *ctx, ce_fetch_item *items, size_t n)
 {
     if (n == 0)
@@ -589,6 +598,7 @@ int ce_fetch_all(ce_ctx *ctx, ce_fetch_item *items, size_t n)
         if (!m) {
             rc = ce_fail(ctx, CE_ERR_NOMEM, "cannot start libcurl");
         } else {
+            curl_multi_setopt(m, CURLMOPT_MAX_TOTAL_CONNECTIONS, max_connections());
             rc = run_transfers(ctx, ds, n, m);
             for (size_t i = 0; i < n; i++)
                 dl_release(&ds[i], m);

@@ -19,6 +19,7 @@
  *    window averaging under the minimum rate, or the artifact's deadline
  *    (base + size, or the ceiling, at 256 KiB/s) fails it; without a size
  *    at most the ceiling is accepted; ENOSPC deletes the .part.
+ *  - At most CUDAENV_MAX_CONNECTIONS (default 8) transfers run at once.
  *  - Test-only knobs: CUDAENV_RETRY_DELAY_MS (backoff base, default 1000),
  *    CUDAENV_STALL_TIMEOUT (seconds without a byte before a retry, default 30),
  *    CUDAENV_RATE_WINDOW (s, 60), CUDAENV_MIN_RATE (bytes/s, 4096),

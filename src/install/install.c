@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "store/compose.h"
+#include "components.h"
 #include "fetch.h"
 #include "core/file.h"
 #include "preflight.h"
@@ -367,6 +368,13 @@ int ce_install(ce_ctx *ctx, const ce_manifest *m, const ce_resolved *r, size_t n
                     r[i].name, final);
             continue;
         }
+        int crc; /* NVIDIA's component archives where the release has them (components.c) */
+        if (ce_components_apply(ctx, &r[i], &crc)) {
+            if ((rc = ce_preflight_install(ctx, r[i].cuda)) || (rc = ce_components_install(ctx, m, &r[i])))
+                return rc;
+            continue;
+        }
+        if (crc) return crc;
         if (!r[i].runfile)
             return ce_fail(ctx, CE_ERR_NOTFOUND, "CUDA %s has no runfile for %s in the manifest",
                            r[i].cuda->version, ctx->platform);

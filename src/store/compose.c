@@ -20,7 +20,7 @@ void ce_filelist_free(ce_filelist *l)
     memset(l, 0, sizeof *l);
 }
 
-static int filelist_add(ce_ctx *ctx, ce_filelist *l, const char *path, long long size)
+int ce_filelist_add(ce_ctx *ctx, ce_filelist *l, const char *path, long long size)
 {
     if (!l) return CE_OK;
     if (l->n == l->cap) {
@@ -43,6 +43,7 @@ typedef struct composer {
     ce_ctx *ctx;
     ce_filelist *files;
     bool force_copy;
+    bool merge_same;     /* an existing identical file or link is fine (components) */
     char src[PATH_MAX];  /* for messages */
     char rel[PATH_MAX];  /* path relative to the prefix */
 } composer;
@@ -104,6 +105,49 @@ static int open_dst_dir(composer *c, int dfd, const char *name, mode_t mode)
     return ce_fail(c->ctx, CE_ERR_IO, "cannot merge into %s of the toolchain: %s", c->rel, strerror(errno));
 }
 
+/* Same bytes?  Same inode (hardlinked from the same tree) or equal content. */
+static bool same_file(int sfd, int dfd, const char *name)
+{
+    struct stat a, b;
+    if (fstatat(sfd, name, &a, AT_SYMLINK_NOFOLLOW) != 0 || fstatat(dfd, name, &b, AT_SYMLINK_NOFOLLOW) != 0)
+        return false;
+    if (!S_ISREG(a.st_mode) || !S_ISREG(b.st_mode) || a.st_size != b.st_size) return false;
+    if (a.st_dev == b.st_dev && a.st_ino == b.st_ino) return true;
+    int x = openat(sfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC), y = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    bool same = x >= 0 && y >= 0;
+    static __thread char bx[1 << 16], by[1 << 16];
+    while (same) {
+        ssize_t n = read(x, bx, sizeof bx);
+        if (n <= 0) { same = n == 0 && read(y, by, 1) == 0; break; }
+        ssize_t got = 0;
+        while (got < n) {
+            ssize_t m = read(y, by + got, (size_t)(n - got));
+            if (m <= 0) break;
+            got += m;
+        }
+        same = got == n && memcmp(bx, by, (size_t)n) == 0;
+    }
+    if (x >= 0) close(x);
+    if (y >= 0) close(y);
+    return same;
+}
+
+static bool same_link(int dfd, const char *name, const char *target)
+{
+    char tg[PATH_MAX];
+    ssize_t n = readlinkat(dfd, name, tg, sizeof tg - 1);
+    if (n < 0) return false;
+    tg[n] = '\0';
+    return strcmp(tg, target) == 0;
+}
+
+static int conflict(composer *c)
+{
+    return ce_fail(c->ctx, CE_ERR_INTEGRITY, "two components ship %s with different content (this one from %s); "
+                   "refusing to pick one: leave one of them out with --components -NAME, or report the "
+                   "release's redistrib JSON", c->rel, c->src);
+}
+
 static int compose_dir(composer *c, int sfd, int dfd)
 {
     int dup_fd = dup(sfd);
@@ -143,10 +187,14 @@ static int compose_dir(composer *c, int sfd, int dfd)
                 rc = ce_fail(c->ctx, CE_ERR_IO, "cannot read the link %s: %s", c->src, strerror(errno));
             } else {
                 tg[n] = '\0';
-                if (symlinkat(tg, dfd, nm) != 0)
-                    rc = ce_fail(c->ctx, errno == EEXIST ? CE_ERR_INTEGRITY : CE_ERR_IO,
-                                 "cannot create the link %s in the toolchain: %s%s", c->rel, strerror(errno),
-                                 errno == EEXIST ? " (two packages provide it)" : "");
+                if (symlinkat(tg, dfd, nm) != 0) {
+                    if (c->merge_same && errno == EEXIST)
+                        rc = same_link(dfd, nm, tg) ? CE_OK : conflict(c);
+                    else
+                        rc = ce_fail(c->ctx, errno == EEXIST ? CE_ERR_INTEGRITY : CE_ERR_IO,
+                                     "cannot create the link %s in the toolchain: %s%s", c->rel, strerror(errno),
+                                     errno == EEXIST ? " (two packages provide it)" : "");
+                }
             }
         } else if (S_ISREG(st.st_mode)) {
             bool copied = false;
@@ -155,13 +203,15 @@ static int compose_dir(composer *c, int sfd, int dfd)
                 r = copy_file(sfd, nm, dfd, st.st_mode);
                 copied = true;
             }
-            if (r != 0)
+            if (r != 0 && c->merge_same && errno == EEXIST)
+                rc = same_file(sfd, dfd, nm) ? CE_OK : conflict(c); /* already listed once */
+            else if (r != 0)
                 rc = ce_fail(c->ctx, errno == EEXIST ? CE_ERR_INTEGRITY : errno == ENOSPC ? CE_ERR_SPACE : CE_ERR_IO,
                              "cannot link %s into the toolchain as %s: %s%s", c->src, c->rel, strerror(errno),
                              errno == EEXIST ? " (two packages provide it)" : "");
             else {
                 if (copied) c->files->copied++; else c->files->linked++;
-                rc = filelist_add(c->ctx, c->files, c->rel, (long long)st.st_size);
+                rc = ce_filelist_add(c->ctx, c->files, c->rel, (long long)st.st_size);
             }
         }
         /* anything else (a FIFO a toolkit would never ship) is left out */
@@ -172,10 +222,11 @@ static int compose_dir(composer *c, int sfd, int dfd)
     return rc;
 }
 
-int ce_compose_tree(ce_ctx *ctx, const char *src, const char *dst, const char *sub, ce_filelist *files)
+static int compose_tree(ce_ctx *ctx, const char *src, const char *dst, const char *sub, ce_filelist *files,
+                        bool merge_same)
 {
     ce_filelist scratch = { 0 };
-    composer c = { .ctx = ctx, .files = files ? files : &scratch };
+    composer c = { .ctx = ctx, .files = files ? files : &scratch, .merge_same = merge_same };
     const char *fc = getenv("CUDAENV_TEST_COMPOSE_COPY");
     c.force_copy = fc && *fc == '1';
     snprintf(c.src, sizeof c.src, "%s", src);
@@ -199,6 +250,16 @@ int ce_compose_tree(ce_ctx *ctx, const char *src, const char *dst, const char *s
     close(dfd);
     ce_filelist_free(&scratch);
     return rc;
+}
+
+int ce_compose_tree(ce_ctx *ctx, const char *src, const char *dst, const char *sub, ce_filelist *files)
+{
+    return compose_tree(ctx, src, dst, sub, files, false);
+}
+
+int ce_compose_merge(ce_ctx *ctx, const char *src, const char *dst, const char *sub, ce_filelist *files)
+{
+    return compose_tree(ctx, src, dst, sub, files, true);
 }
 
 int ce_compose_cudnn(ce_ctx *ctx, const char *tree, const char *dst, ce_filelist *files)
@@ -243,7 +304,7 @@ int ce_compose_cudnn(ce_ctx *ctx, const char *tree, const char *dst, ce_filelist
                 if (files) files->copied++;
             }
             struct stat st;
-            if (stat(one, &st) == 0) rc = filelist_add(ctx, files, sub, (long long)st.st_size);
+            if (stat(one, &st) == 0) rc = ce_filelist_add(ctx, files, sub, (long long)st.st_size);
         }
     }
     closedir(d);

@@ -24,6 +24,8 @@ typedef struct ce_filelist {
 } ce_filelist;
 
 void ce_filelist_free(ce_filelist *l);
+/* Append a path (relative to the prefix); a NULL list is a no-op. */
+int ce_filelist_add(ce_ctx *ctx, ce_filelist *l, const char *path, long long size);
 
 /* Link every entry under src into dst/<sub> ("" for dst itself), creating
  * directories.  Existing directories in dst are merged into; a symlinked
@@ -33,6 +35,12 @@ void ce_filelist_free(ce_filelist *l);
  * to files (may be NULL).  Set CUDAENV_TEST_COMPOSE_COPY=1 to force the copy
  * fallback in tests. */
 int ce_compose_tree(ce_ctx *ctx, const char *src, const char *dst, const char *sub, ce_filelist *files);
+
+/* ce_compose_tree for components of one release: a file or link that is
+ * already there with the same content (same inode, or equal bytes; same link
+ * target) is fine and listed once; different content is CE_ERR_INTEGRITY
+ * naming the path. */
+int ce_compose_merge(ce_ctx *ctx, const char *src, const char *dst, const char *sub, ce_filelist *files);
 
 /* cuDNN's archive layout into a toolkit prefix: include/ -> include/,
  * lib/ (or lib64/) -> lib64/, anything else -> share/cudnn/<name>. */

@@ -53,6 +53,21 @@ int ce_receipt_write(ce_ctx *ctx, const char *prefix, const ce_receipt *r)
         else cJSON_AddNullToObject(s, "size");
         cJSON_AddItemToArray(src, s);
     }
+    if (r->n_components) {
+        cJSON_AddItemToObject(o, "profile", str_or_null(r->profile));
+        cJSON *comps = cJSON_AddArrayToObject(o, "components");
+        for (size_t i = 0; comps && i < r->n_components; i++) {
+            const ce_receipt_component *c = &r->components[i];
+            cJSON *j = cJSON_CreateObject();
+            cJSON_AddStringToObject(j, "name", c->name);
+            cJSON_AddStringToObject(j, "version", c->version);
+            cJSON_AddStringToObject(j, "url", c->url);
+            cJSON_AddStringToObject(j, "sha256", c->sha256);
+            cJSON_AddNumberToObject(j, "size", (double)c->size);
+            cJSON_AddStringToObject(j, "pkg", c->pkg);
+            cJSON_AddItemToArray(comps, j);
+        }
+    }
     cJSON *files = cJSON_AddArrayToObject(o, "files");
     for (size_t i = 0; files && r->files && i < r->files->n; i++) {
         if (strcmp(r->files->v[i].path, CE_RECEIPT_NAME) == 0) continue;
@@ -71,4 +86,23 @@ int ce_receipt_write(ce_ctx *ctx, const char *prefix, const ce_receipt *r)
     else rc = ce_fail(ctx, CE_ERR_OTHER, "path too long: %s", prefix);
     free(text);
     return rc;
+}
+
+bool ce_receipt_uses_pkg(const char *prefix, const char *pkg)
+{
+    char path[4200], *text = NULL;
+    ce_ctx quiet = { 0 };
+    if (ce_path_join(path, sizeof path, prefix, CE_RECEIPT_NAME) != CE_OK ||
+        ce_file_read(&quiet, path, 256u << 20, &text, NULL) != CE_OK)
+        return false;
+    cJSON *o = cJSON_Parse(text);
+    free(text);
+    bool used = false;
+    const cJSON *c;
+    cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(o, "components")) {
+        const cJSON *p = cJSON_GetObjectItemCaseSensitive(c, "pkg");
+        used = used || (cJSON_IsString(p) && strcmp(p->valuestring, pkg) == 0);
+    }
+    cJSON_Delete(o);
+    return used;
 }

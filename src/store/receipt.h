@@ -5,6 +5,7 @@
 #ifndef CE_RECEIPT_H
 #define CE_RECEIPT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "compose.h"
@@ -17,6 +18,13 @@ typedef struct ce_receipt_source {
     long long size;       /* -1 unknown */
 } ce_receipt_source;
 
+/* A component installed from NVIDIA's redistrib JSON, and the pkgs/ tree
+ * it was unpacked into. */
+typedef struct ce_receipt_component {
+    const char *name, *version, *url, *sha256, *pkg;
+    long long size;
+} ce_receipt_component;
+
 typedef struct ce_receipt {
     const char *name, *cuda, *cudnn, *platform; /* cudnn NULL/"" -> null */
     const char *min_driver;                    /* NULL -> null */
@@ -27,9 +35,16 @@ typedef struct ce_receipt {
     ce_receipt_source sources[2];
     size_t n_sources;
     const ce_filelist *files;
+    const char *profile;                       /* component installs: "tf", "toolkit" */
+    const ce_receipt_component *components;    /* n_components == 0: a runfile install */
+    size_t n_components;
 } ce_receipt;
 
 /* Write <prefix>/.cudaenv-receipt.json (temp + fsync + rename, mode 0644). */
 int ce_receipt_write(ce_ctx *ctx, const char *prefix, const ce_receipt *r);
+
+/* Whether the receipt in prefix lists a component unpacked into pkgs/<pkg>
+ * (ce_store_gc_pkgs keeps such trees). */
+bool ce_receipt_uses_pkg(const char *prefix, const char *pkg);
 
 #endif

@@ -1,4 +1,5 @@
 #include "store.h"
+#include "receipt.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -298,7 +299,7 @@ int ce_store_gc_pkgs(ce_ctx *ctx)
         for (size_t i = 0; i < n && !used; i++) {
             char a[128], b[128];
             ce_store_pkg_names(v[i].cuda, v[i].cudnn, a, sizeof a, b, sizeof b);
-            used = !strcmp(base, a) || !strcmp(base, b);
+            used = !strcmp(base, a) || !strcmp(base, b) || ce_receipt_uses_pkg(v[i].prefix, base);
         }
         if (used) continue;
         snprintf(p, sizeof p, "%s/%s", dir, e->d_name);

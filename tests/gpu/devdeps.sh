@@ -9,6 +9,7 @@
 #   .devdeps/gpu/libexec/cudaenv/cudaenv-full     full binary, rpath $ORIGIN/../../lib/full
 #   .devdeps/gpu/lib/full/*.so*                   its libraries (not glibc's, libstdc++, libgcc_s)
 #   .devdeps/gpu/share/cudaenv/manifests/         the built-in manifest
+#   .devdeps/gpu/share/cudaenv/redist/            the redistrib JSONs it pins
 #   .devdeps/gpu/makeself/{makeself,makeself-header.sh}
 #
 # The binaries are relinked with a DT_RPATH (not RUNPATH: it also applies to
@@ -24,12 +25,13 @@ DEST=${DEST:-.devdeps/gpu}
 rm -f "$BUILD/bin/cudaenv" "$BUILD/libexec/cudaenv/cudaenv-full"
 make BUILD="$BUILD" -j"$(nproc)" \
     LDFLAGS="-Wl,--disable-new-dtags,-rpath,'\$\$ORIGIN/../lib:\$\$ORIGIN/../../lib/full'" \
-    "$BUILD/bin/cudaenv" "$BUILD/libexec/cudaenv/cudaenv-full" >/dev/null
+    "$BUILD/bin/cudaenv" "$BUILD/libexec/cudaenv/cudaenv-full" "$BUILD/share/cudaenv/manifests" \
+    "$BUILD/share/cudaenv/redist" >/dev/null
 rm -rf "$DEST"
 mkdir -p "$DEST/bin" "$DEST/lib/full" "$DEST/libexec/cudaenv" "$DEST/share/cudaenv" "$DEST/makeself"
 strip --strip-debug -o "$DEST/bin/cudaenv" "$BUILD/bin/cudaenv"
 strip --strip-debug -o "$DEST/libexec/cudaenv/cudaenv-full" "$BUILD/libexec/cudaenv/cudaenv-full"
-cp -r "$BUILD/share/cudaenv/manifests" "$DEST/share/cudaenv/"
+cp -rL "$BUILD/share/cudaenv/manifests" "$BUILD/share/cudaenv/redist" "$DEST/share/cudaenv/"
 readelf -d "$DEST/bin/cudaenv" | grep -q '(RPATH).*ORIGIN' || { echo "devdeps: no RPATH in the light binary" >&2; exit 1; }
 
 skip='^(linux-vdso|ld-linux|libc|libm|libdl|libpthread|librt|libresolv|libutil|libstdc\+\+|libgcc_s)[.-]'

@@ -19,6 +19,7 @@
 #   GPU_INSTALL_ONLY=1 when sourced: stop once the toolchain is installed;
 #   GPU_FULL_LIBS=1: the toolkit with every shared library, not only what verify needs;
 #   GPU_MODE=lay lays the toolchain into versions/ directly, as before, without install;
+#   GPU_MODE=redist installs it from NVIDIA-style per-component archives (tests/gpu/components.sh);
 #   GPU_CUDNN_FIXTURE=1 uses a fixture cuDNN 9 (fx_cudnn) when none is found)
 # Binaries: .devdeps/gpu (tests/gpu/devdeps.sh: light + full binary with their
 # libraries, makeself) when present, else .devdeps/verify (light only: lay mode),
@@ -43,6 +44,9 @@ else
     BIN=$REPO/${BUILD:-build}/bin/cudaenv
 fi
 MODE=${GPU_MODE:-install}
+if [ "$MODE" = redist ] && [ ! -x "$(dirname "$BIN")/../libexec/cudaenv/cudaenv-full" ]; then
+    echo "GPU_MODE=redist needs the full binary (tests/gpu/devdeps.sh)"; exit 1
+fi
 if [ "$MODE" = install ] && { [ ! -x "$(dirname "$BIN")/../libexec/cudaenv/cudaenv-full" ] || ! command -v makeself >/dev/null; }; then
     echo "no full binary next to $BIN or no makeself: laying the toolchain into versions/ instead of installing it"
     MODE=lay
@@ -190,6 +194,8 @@ if [ "$MODE" = lay ]; then
     t lay_toolchain "$P"
     t fx_receipt "$P" 580.65.06 15 7.5 12.1
     echo "laid $(find "$P" -type f | wc -l) files, $(du -sh "$P" | cut -f1) in $P"
+elif [ "$MODE" = redist ]; then
+    source tests/gpu/components.sh || { echo "$pass passed, $fail failed (component install)"; exit 1; }
 else
     source tests/gpu/install.sh || { echo "$pass passed, $fail failed (install)"; exit 1; }
 fi

@@ -30,7 +30,8 @@ static const char FIXTURE[] =
     "             \"runfile\": {\"linux-x86_64\": {\"url\": \"" NV "compute/cuda/11.8.0/local_installers/cuda_11.8.0_520.61.05_linux.run\",\n"
     "                                       \"sha256\": \"" SHA_A "\", \"size\": 4336730777, \"note\": \"x\"},\n"
     "                       \"linux-sbsa\": " ART(NV "compute/cuda/11.8.0/local_installers/cuda_11.8.0_520.61.05_linux_sbsa.run", SHA_B) "}},\n"
-    "  \"12.2.0\": {\"runfile\": {\"linux-x86_64\": " ART(NV "cuda_12.2.0.run", SHA_C) "}},\n"
+    "  \"12.2.0\": {\"runfile\": {\"linux-x86_64\": " ART(NV "cuda_12.2.0.run", SHA_C) "},\n"
+    "             \"redist\": {\"url\": \"" NV "compute/cuda/redist/redistrib_12.2.0.json\", \"sha256\": \"" SHA_B "\", \"size\": 55781}},\n"
     "  \"12.5.1\": {\"runfile\": {\"linux-x86_64\": " ART(NV "cuda_12.5.1.run", SHA_C) ", \"linux-sbsa\": " ART(NV "cuda_12.5.1_sbsa.run", SHA_C) "}},\n"
     "  \"13.0.0\": {\"runfile\": {\"linux-x86_64\": " ART(NV "cuda_13.0.0.run", SHA_C) "}},\n"
     "  \"10.0.130\": {\"runfile\": {\"linux-x86_64\": " ART(NV "cuda_10.0.130.run", SHA_C) "}}\n"
@@ -43,7 +44,9 @@ static const char FIXTURE[] =
     "  \"9.3.0.75\": {\"cuda12\": {\"linux-x86_64\": " ART(NV "cudnn-9.3-cuda12.tar.xz", SHA_C) "}},\n"
     "  \"7.6.5.32\": {\"cuda10\": {\"linux-x86_64\": {\"url\": \"" NV "cudnn-10.1-linux-x64-v7.6.5.32.tgz\", \"sha256\": \"" SHA_C "\", \"for_cuda\": \"10.1\"}}},\n"
     "  \"9.13.0.50\": {\"cuda13\": {\"linux-x86_64\": " ART(NV "cudnn-9.13-cuda13.tar.xz", SHA_C) "}}\n"
-    " }\n"
+    " },\n"
+    " \"profiles\": {\"tf\": {\"components\": [\"cuda_cudart\", \"libcublas\", \"cuda_nvcc\"], \"source\": \"xla\"},\n"
+    "              \"toolkit\": {\"components\": [\"*\"], \"exclude\": [\"cuda_documentation\", \"nsight_*\"]}}\n"
     "}\n";
 
 /* base with the first occurrence of from replaced by to (malloc'ed). */

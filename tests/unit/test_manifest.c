@@ -231,6 +231,24 @@ static void test_invalid(void **state)
           "the version key is 34 characters; the store names at most 31" },
         { "\"8.7.0.84\": {\"source\"", "\"8.7.0.8400000000000000000000000000\": {\"source\"",
           "the version key is 34 characters; the store names at most 31" },
+        /* cuda.<ver>.redist and profiles */
+        { "\"sha256\": \"" SHA_B "\", \"size\": 55781", "\"sha256\": \"" SHA_B "\", \"size\": \"55781\"",
+          "cuda.\"12.2.0\".redist.size: expected a non-negative integer" },
+        { "\"sha256\": \"" SHA_B "\", \"size\": 55781", "\"sha256\": \"x\", \"size\": 55781",
+          "cuda.\"12.2.0\".redist.sha256: expected 64 hex characters" },
+        { "\"size\": 55781", "\"size\": 99999999999", "cuda.\"12.2.0\".redist: a redistrib JSON of 99999999999 bytes" },
+        { "\"url\": \"" NV "compute/cuda/redist/", "\"url\": \"ftp://x/", "cuda.\"12.2.0\".redist.url: unsupported URL 'ftp://x/" },
+        { "\"redist\": {\"url\"", "\"redist\": [], \"x\": {\"url\"", "cuda.\"12.2.0\".redist: expected an object" },
+        { "\"profiles\": {", "\"profiles\": [], \"y\": {", "profiles: expected an object" },
+        { "\"components\": [\"cuda_cudart\"", "\"components\": [\"../cuda_cudart\"",
+          "profiles.tf.components: element 0: expected a component name" },
+        { "\"components\": [\"cuda_cudart\", \"libcublas\"", "\"components\": [\"cuda_cudart\", 7",
+          "profiles.tf.components: element 1: expected a component name ([a-z0-9_]+, \"*\" or a prefix ending in *), got a number" },
+        { "\"components\": [\"cuda_cudart\", \"libcublas\", \"cuda_nvcc\"]", "\"components\": []",
+          "profiles.tf.components: missing or empty" },
+        { "\"components\": [\"*\"]", "\"components\": \"*\"", "profiles.toolkit.components: expected an array" },
+        { "\"nsight_*\"", "\"nsight*x\"", "profiles.toolkit.exclude: element 1" },
+        { "\"tf\": {", "\"T F\": {", "profiles.\"T F\": profile names are [a-z0-9_]+" },
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         char *t = fx_subst(FIXTURE, cases[i].from, cases[i].to);
@@ -266,6 +284,44 @@ static void test_trailing(void **state)
     char *t = malloc(n + 1);
     snprintf(t, n + 1, "%s \n\t\r", FIXTURE);
     ce_manifest *m = parse_ok(t, "/etc/ws.json", true);
+    ce_manifest_free(m);
+    free(t);
+}
+
+static void test_redist_profiles(void **state)
+{
+    (void)state;
+    ce_manifest *m = parse_ok(FIXTURE, "https://mirror.example/m/cudaenv.json", false);
+    const ce_cuda *c = ce_manifest_cuda(m, "12.2.0");
+    assert_non_null(c->redist);
+    assert_string_equal(c->redist->url, "https://developer.download.nvidia.com/compute/cuda/redist/redistrib_12.2.0.json");
+    assert_string_equal(c->redist->sha256, SHA_B);
+    assert_true(c->redist->size == 55781);
+    assert_null(ce_manifest_cuda(m, "11.8.0")->redist);
+    assert_int_equal(m->n_profiles, 2);
+    const ce_profile *tf = ce_manifest_profile(m, "tf"), *tk = ce_manifest_profile(m, "toolkit");
+    assert_non_null(tf);
+    assert_non_null(tk);
+    assert_null(ce_manifest_profile(m, "nope"));
+    assert_string_equal(tf->source, "xla");
+    assert_true(ce_profile_selects(tf, "libcublas"));
+    assert_false(ce_profile_selects(tf, "libcufft"));
+    assert_false(ce_profile_selects(tf, "libcublas_x"));
+    assert_true(ce_profile_selects(tk, "libcufft"));
+    assert_false(ce_profile_selects(tk, "cuda_documentation"));
+    assert_false(ce_profile_selects(tk, "nsight_systems"));
+    assert_false(ce_profile_selects(NULL, "libcufft"));
+    assert_true(ce_component_name_valid("cuda_nvcc", false));
+    assert_false(ce_component_name_valid("cuda_nvcc*", false));
+    assert_true(ce_component_name_valid("mft*", true));
+    assert_false(ce_component_name_valid("", true));
+    assert_false(ce_component_name_valid("a/b", true));
+    assert_false(ce_component_name_valid("CUDA", true));
+    ce_manifest_free(m);
+    /* the relative redist URL resolves against the manifest, like any artifact */
+    char *t = fx_subst(FIXTURE, NV "compute/cuda/redist/redistrib_12.2.0.json", "redist/redistrib_12.2.0.json");
+    m = parse_ok(t, "https://mirror.example/m/cudaenv.json", false);
+    assert_string_equal(ce_manifest_cuda(m, "12.2.0")->redist->url, "https://mirror.example/m/redist/redistrib_12.2.0.json");
     ce_manifest_free(m);
     free(t);
 }
@@ -310,6 +366,7 @@ int main(void)
         cmocka_unit_test_setup(test_invalid, setup),
         cmocka_unit_test_setup(test_trailing, setup),
         cmocka_unit_test_setup(test_size_limit, setup),
+        cmocka_unit_test_setup(test_redist_profiles, setup),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,151 @@
+#!/usr/bin/env bash
+# Component install vs runfile install (issue 10), on loopback, one run each
+# (BENCH_RUNS for more, median):
+#   components  cudaenv install tf-2.14: the tf profile's archives with the
+#               real size distribution of NVIDIA's redistrib_11.8.0.json
+#               (data/redist), scaled down BENCH_SCALE times (default 8),
+#               built from real shared objects (+15% random bytes, xz -3, one
+#               block each as NVIDIA's), + the cuDNN tarball at the same scale
+#   runfile     cudaenv install tf-2.14 --from runfile: a makeself runfile
+#               of the runfile's size / BENCH_SCALE (--nocomp: its payload is
+#               not decoded, which favours the runfile) + the same cuDNN
+#   floor       max(download of the component + cuDNN bytes with curl in
+#               parallel, xz -dc | tar -x of every archive / cores)
+# Targets: components <= 0.35x runfile, <= 1.15x floor; peak RSS < 96 MiB
+# with 8 archives unpacking at once (CUDAENV_UNPACK_JOBS=8).
+# Archives are generated once into $BUILD/bench/components-<scale>/.
+set -eu
+cd "$(dirname "$0")/.."
+REPO=$PWD
+BUILD=${BUILD:-build}
+SCALE=${BENCH_SCALE:-8}
+RUNS=${BENCH_RUNS:-1}
+CUDAENV=$REPO/$BUILD/bin/cudaenv
+export CUDAENV_FULL=$REPO/$BUILD/libexec/cudaenv/cudaenv-full
+G=$REPO/$BUILD/bench/components-$SCALE
+W=$(mktemp -d "${TMPDIR:-/tmp}/cudaenv-bench-comp.XXXXXX")
+TESTS_DIR=$REPO/tests
+source tests/lib/fixtures.sh
+source tests/lib/server.bash
+trap 'server_stop >/dev/null 2>&1; rm -rf "$W"' EXIT
+RUNFILE_BYTES=4336730777 CUDNN_BYTES=886423308
+
+# the tf profile of NVIDIA's 11.8.0 JSON: "name version size" lines
+python3 - data/redist/cuda/redistrib_11.8.0.json share/manifests/cudaenv.json > "$W/plan" <<'PY'
+import json, sys
+j, m = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+p = m["profiles"]["tf"]["components"]
+for n in p:
+    if n in j and "linux-x86_64" in j[n]:
+        print(n, j[n]["version"], j[n]["linux-x86_64"]["size"])
+PY
+
+# fill FILE BYTES: real shared objects, then 15% random (xz ratio near NVIDIA's)
+mapfile -t SOS < <(find /usr/local/cuda-13.0/lib64 /usr/lib -name '*.so*' -type f -size +1M 2>/dev/null | sort)
+fill() {
+    local f=$1 want=$2 i=0
+    : > "$f"
+    while [ "$(stat -c %s "$f")" -lt $((want * 85 / 100)) ]; do
+        cat "${SOS[$(( (i * 7 + ${#want}) % ${#SOS[@]} ))]}" >> "$f"; i=$((i + 1))
+    done
+    truncate -s $((want * 85 / 100)) "$f"
+    head -c $((want * 15 / 100)) /dev/urandom >> "$f"
+}
+if [ ! -s "$G/done" ]; then
+    echo "generating the archives at 1/$SCALE (once; kept in $G)..." >&2
+    rm -rf "$G" && mkdir -p "$G/www/compute/cuda/redist" "$G/www/compute/cudnn" "$W/gen"
+    while read -r n v s; do
+        top=$n-linux-x86_64-$v-archive
+        mkdir -p "$W/gen/$top/lib" "$G/www/compute/cuda/redist/$n/linux-x86_64"
+        echo "$n bench" > "$W/gen/$top/LICENSE"
+        fill "$W/gen/$top/lib/$n.so.11" $((s * 5 / 2 / SCALE))   # raw ~2.5x the archive
+        tar -C "$W/gen" -cf - "$top" | xz -T1 -3 > "$G/www/compute/cuda/redist/$n/linux-x86_64/$top.tar.xz" &
+        [ "$(jobs -r | wc -l)" -ge "$(nproc)" ] && wait -n
+    done < "$W/plan"
+    wait
+    fx_toolkit "$W/tk" 11.8.0 >/dev/null
+    mv "$W/gen" "$W/payload"     # the runfile carries the same trees, and more up to its size
+    cp -a "$W/tk/." "$W/payload/tk/"
+    fill "$W/payload/rest.bin" $(( RUNFILE_BYTES / SCALE - $(du -sb "$W/payload" | cut -f1) ))
+    FX_RUNFILE_TREE=$W/payload FX_RUNFILE_COMP=--nocomp fx_runfile "$G/www/cuda.run" 11.8.0
+    rm -rf "$W/payload" "$W/tk"
+    ctop=cudnn-linux-x86_64-8.7.0.84_cuda11-archive
+    fx_cudnn "$W/c/$ctop" 8.7.0.84 11
+    fill "$W/c/$ctop/lib/libcudnn_bench.so.8" $((CUDNN_BYTES * 5 / 2 / SCALE))
+    tar -C "$W/c" -cf - "$ctop" | xz -T1 -3 > "$G/www/compute/cudnn/$ctop.tar.xz"
+    rm -rf "$W/c"
+    python3 - "$G/www" "$W/plan" > "$G/www/compute/cuda/redist/redistrib_11.8.0.json" <<'PY'
+import hashlib, json, os, sys
+www, plan = sys.argv[1:]
+doc = {"release_date": "2022-10-03", "release_label": "11.8.0", "release_product": "cuda"}
+for line in open(plan):
+    n, v, _ = line.split()
+    rel = "%s/linux-x86_64/%s-linux-x86_64-%s-archive.tar.xz" % (n, n, v)
+    raw = open(os.path.join(www, "compute/cuda/redist", rel), "rb").read()
+    doc[n] = {"name": n, "version": v, "linux-x86_64": {"relative_path": rel, "sha256": hashlib.sha256(raw).hexdigest(),
+                                                        "md5": hashlib.md5(raw).hexdigest(), "size": str(len(raw))}}
+json.dump(doc, sys.stdout, indent=4)
+PY
+    echo ok > "$G/done"
+fi
+server_start "$G/www" >/dev/null
+python3 - "$G/www" "$SERVER_URL" > "$W/manifest.json" <<'PY'
+import hashlib, json, os, sys
+www, base = sys.argv[1:]
+def art(rel):
+    raw = open(os.path.join(www, rel), "rb").read()
+    return {"url": base + "/" + rel, "sha256": hashlib.sha256(raw).hexdigest(), "size": len(raw)}
+m = json.load(open("share/manifests/cudaenv.json"))
+print(json.dumps({"schema": 1, "profiles": m["profiles"],
+    "tensorflow": {"2.14": {"cuda": "11.8.0", "cudnn": "8.7.0.84"}},
+    "cuda": {"11.8.0": {"runfile": {"linux-x86_64": art("cuda.run")},
+                        "redist": art("compute/cuda/redist/redistrib_11.8.0.json")}},
+    "cudnn": {"8.7.0.84": {"cuda11": {"linux-x86_64": art("compute/cudnn/cudnn-linux-x86_64-8.7.0.84_cuda11-archive.tar.xz")}}}}))
+PY
+export CUDAENV_MANIFEST=$W/manifest.json CUDAENV_UNPACK_JOBS=8
+now() { date +%s.%N; }
+median() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+inst() {  # inst ARGS...: a fresh root each time; prints seconds, leaves $W/rss
+    export CUDAENV_ROOT=$W/root
+    rm -rf "$W/root"
+    local t0; t0=$(now)
+    /usr/bin/time -f %M -o "$W/rss" "$CUDAENV" -q install tf-2.14 "$@" >/dev/null
+    echo "$(now) - $t0" | bc
+}
+arcs=$(find "$G/www/compute" -name '*.tar.xz' | sort)
+floor() {
+    local t0 d x=0 a
+    t0=$(now)
+    for a in $arcs; do curl -s -o /dev/null "$SERVER_URL/${a#$G/www/}" & done
+    wait
+    d=$(echo "$(now) - $t0" | bc)
+    for a in $arcs; do
+        rm -rf "$W/x" && mkdir -p "$W/x"
+        t0=$(now); xz -dc "$a" | tar -x -C "$W/x"; x=$(echo "$x + $(now) - $t0" | bc)
+    done
+    rm -rf "$W/x"
+    echo "$d $x"
+}
+: > "$W/t.c"; : > "$W/t.r"; : > "$W/t.f"; rssmax=0
+for r in $(seq "$RUNS"); do
+    inst >> "$W/t.c"; rss=$(cat "$W/rss"); [ "$rss" -gt "$rssmax" ] && rssmax=$rss
+    inst --from runfile >> "$W/t.r"
+    floor >> "$W/t.f"
+done
+c=$(median < "$W/t.c"); r=$(median < "$W/t.r")
+dl=$(awk '{print $1}' "$W/t.f" | median); dec=$(awk '{print $2}' "$W/t.f" | median)
+cores=$(nproc)
+fl=$(echo "d=$dl; x=$dec / $cores; if (d > x) d else x" | bc -l)
+cbytes=$(cat $arcs | wc -c); rbytes=$(( $(stat -c %s "$G/www/cuda.run") + $(stat -c %s "$G/www/compute/cudnn/"*.tar.xz) ))
+real_tf=$(awk '{s += $3} END {print s}' "$W/plan")
+printf '\nbench/components.sh: 1/%s scale, %s run(s), %s cores, %s archives (tf profile of redistrib_11.8.0.json + cuDNN)\n' \
+    "$SCALE" "$RUNS" "$cores" "$(echo "$arcs" | wc -l)"
+printf '  %-52s %9s %12s\n' "" "seconds" "downloaded"
+printf '  %-52s %9.2f %12s\n' "runfile: install tf-2.14 --from runfile (+ cuDNN)" "$r" "$(numfmt --to=iec "$rbytes")"
+printf '  %-52s %9.2f %12s\n' "components: install tf-2.14 (tf profile + cuDNN)" "$c" "$(numfmt --to=iec "$cbytes")"
+printf '  %-52s %9.2f %12s\n' "floor: max(download $dl s, decode $dec s / $cores)" "$fl" ""
+printf 'components / runfile = %.2f (target <= 0.35)   components / floor = %.2f (target <= 1.15)   peak RSS = %d MiB (target < 96)\n' \
+    "$(echo "$c / $r" | bc -l)" "$(echo "$c / $fl" | bc -l)" "$((rssmax / 1024))"
+printf 'full scale, from NVIDIA'"'"'s sizes: tf profile %s bytes (%s) + cuDNN %s vs runfile %s + cuDNN: %.0f %% of the bytes\n' \
+    "$real_tf" "$(numfmt --to=iec "$real_tf")" "$(numfmt --to=iec $CUDNN_BYTES)" "$(numfmt --to=iec $RUNFILE_BYTES)" \
+    "$(echo "($real_tf + $CUDNN_BYTES) * 100 / ($RUNFILE_BYTES + $CUDNN_BYTES)" | bc -l)"

@@ -1,0 +1,38 @@
+/* Installing a toolchain from NVIDIA's per-component archives (issue 10),
+ * full binary only:
+ *   fetch redistrib_<ver>.json (pinned by the manifest, cached by sha256) ->
+ *   validate it (redist.c) -> select the profile's components (tf for a
+ *   TensorFlow spec, toolkit for a CUDA spec; --components adjusts) ->
+ *   free-space preflight with the real sizes -> download the missing
+ *   archives and the cuDNN tarball in parallel (bounded connections) while
+ *   each verified archive is unpacked in a child process (several cores;
+ *   the existing entry policy) into pkgs/.staging-* -> rename to
+ *   pkgs/<component>-<version>-<sha256:12> (shared between toolchains) ->
+ *   compose versions/.staging-* in the runfile's layout (store/layout.h) ->
+ *   receipt with the components -> fsync -> rename.
+ * Test-only: CUDAENV_TEST_FAULT=during-download|after-unpack|before-commit
+ * as for runfile installs. */
+#ifndef CE_COMPONENTS_H
+#define CE_COMPONENTS_H
+
+#include <stdbool.h>
+
+#include "core/ctx.h"
+#include "core/manifest.h"
+#include "core/resolve.h"
+
+/* Whether r installs from components: the release has a redist JSON, the
+ * platform is x86_64 or sbsa, and --from is not runfile.  --from redist for
+ * a release without one is CE_ERR_NOTFOUND in *rc. */
+bool ce_components_apply(ce_ctx *ctx, const ce_resolved *r, int *rc);
+
+/* Install one toolchain (not yet installed; the caller holds the lock). */
+int ce_components_install(ce_ctx *ctx, const ce_manifest *m, const ce_resolved *r);
+
+/* Fetch (or take from the cache) and parse the release's JSON, select the
+ * components for r; *out is freed with ce_redist_free.  For info. */
+struct ce_redist;
+int ce_components_plan(ce_ctx *ctx, const ce_manifest *m, const ce_resolved *r, struct ce_redist **out,
+                       const char **profile);
+
+#endif

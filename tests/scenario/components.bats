@@ -1,0 +1,304 @@
+#!/usr/bin/env bats
+# Installs from NVIDIA's per-component archives (issue 10) against the
+# loopback server: fixtures in NVIDIA's real redistrib layout (tests/lib/
+# redist.sh: string sizes, md5, release_* keys, windows entries, driver
+# components that must never be fetched), the tf and toolkit profiles,
+# --components, --from runfile, integrity failures, a relative_path that
+# climbs, conflicting files, shared component trees, sbsa, the runfile's
+# layout, kill -9.
+load ../lib/common
+load ../lib/server
+
+setup_file() {
+    export MIRROR=$BATS_FILE_TMPDIR/mirror
+    source "$BATS_TEST_DIRNAME/../lib/fixtures.sh"
+    source "$BATS_TEST_DIRNAME/../lib/redist.sh"
+    fx_mirror "$MIRROR"
+    fx_redist "$MIRROR" 11.8.0
+}
+
+setup() {
+    common_setup
+    source "$TESTS_DIR/lib/fixtures.sh"
+    source "$TESTS_DIR/lib/redist.sh"
+    server_start "$MIRROR"
+    fx_mirror_manifest "$MIRROR" "$SERVER_URL" > "$T/manifest.json"
+    fx_redist_manifest "$T/manifest.json" "$MIRROR" 11.8.0 "$SERVER_URL"
+    export CUDAENV_MANIFEST=$T/manifest.json
+    export CUDAENV_RETRY_DELAY_MS=10
+}
+
+teardown() {
+    server_stop
+    common_teardown
+}
+
+P=11.8.0+cudnn8.7.0.84
+
+no_staging() {
+    ! ls -d "$CUDAENV_ROOT"/versions/.staging-* "$CUDAENV_ROOT"/pkgs/.staging-* 2>/dev/null | grep -q .
+}
+
+fetched() { server_requests "GET .*/$1/linux-x86_64/"; }
+
+# a second mirror with an evil JSON (FX_REDIST_EVIL), pinned correctly by the manifest
+evil_mirror() {
+    local d=$T/evil
+    mkdir -p "$d"
+    FX_REDIST_EVIL=$1 fx_redist "$d" 11.8.0
+    cp -a "$MIRROR/compute/cudnn" "$d/compute/"
+    server_stop
+    server_start "$d"
+    fx_mirror_manifest "$MIRROR" "$SERVER_URL" > "$CUDAENV_MANIFEST"
+    fx_redist_manifest "$CUDAENV_MANIFEST" "$d" 11.8.0 "$SERVER_URL"
+}
+
+@test "tf-2.14 installs the tf profile in the runfile's layout; no runfile, no driver, no windows, no nsight" {
+    run "$CUDAENV" install tf-2.14
+    [ "$status" -eq 0 ] || { echo "$output"; false; }
+    p=$CUDAENV_ROOT/versions/$P
+    [ -x "$p/bin/nvcc" ] && [ -x "$p/nvvm/bin/cicc" ]
+    [[ "$("$p/bin/nvcc" --version)" == *"release 11.8, V11.8.89"* ]]
+    [ "$(readlink "$p/include")" = targets/x86_64-linux/include ]
+    [ "$(readlink "$p/lib64")" = targets/x86_64-linux/lib ]
+    [ -f "$p/targets/x86_64-linux/lib/libcudart.so.11.8.89" ]
+    readelf -d "$(readlink -f "$p/lib64/libcudart.so.11.0")" | grep -q 'SONAME.*\[libcudart.so.11.0\]'
+    [ -f "$p/lib64/libcublas.so.11" ] && [ -f "$p/lib64/libcufft.so.11" ] && [ -f "$p/include/cub/cub.cuh" ]
+    [ -f "$p/include/crt/host_config.h" ]         # from cuda_nvcc and cuda_crt, identical
+    grep -q 'CUDNN_MINOR 7' "$p/include/cudnn_version.h"
+    [ -e "$p/lib64/libcudnn.so.8" ]
+    [ -f "$p/share/licenses/libcublas/LICENSE" ]
+    [ ! -e "$p/bin/nsys" ] && [ ! -e "$p/lib64/libnpp.so.11" ] && [ ! -e "$p/doc" ]
+    fx_probe "$T/probe" "$p"
+    run env LD_LIBRARY_PATH="$p/lib64" "$T/probe"
+    [ "${lines[0]}" = 11080 ]
+    python3 - "$p" <<'PY'
+import json, sys
+p = sys.argv[1]
+v = json.load(open(p + "/version.json"))
+assert v["cuda"] == {"name": "CUDA SDK", "version": "11.8.0"}, v
+assert v["cuda_cudart"]["version"] == "11.8.89" and v["libcublas"]["version"] == "11.11.3.6", v
+assert "nvidia_driver" not in v and "nsight_systems" not in v
+r = json.load(open(p + "/.cudaenv-receipt.json"))
+assert r["profile"] == "tf", r
+names = sorted(c["name"] for c in r["components"])
+assert names == ["cuda_cccl", "cuda_crt", "cuda_cudart", "cuda_cupti", "cuda_nvcc", "cuda_nvrtc",
+                 "libcublas", "libcufft"], names
+kinds = {s["kind"] for s in r["sources"]}
+assert kinds == {"redist", "cudnn"}, kinds
+assert all(len(c["sha256"]) == 64 and c["size"] > 0 and c["pkg"] for c in r["components"])
+files = {f["path"] for f in r["files"]}
+assert "bin/nvcc" in files and "version.json" in files and "targets/x86_64-linux/lib/libcudart.so.11.8.89" in files
+PY
+    [ "$(server_requests 'linux.run')" -eq 0 ]
+    for c in nvidia_driver cuda_compat fabricmanager nsight_systems cuda_documentation libnpp; do
+        [ "$(server_requests "/$c/")" -eq 0 ] || { echo "fetched $c"; false; }
+    done
+    [ "$(server_requests windows)" -eq 0 ]
+    [ "$(server_requests linux-sbsa)" -eq 0 ]
+    [ "$(fetched libcublas)" -eq 1 ]
+    no_staging
+    # verify reads version.json and re-hashes every file against the receipt
+    run "$CUDAENV" verify "$P" --deep --json
+    python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+s = {x["id"]: x["status"] for x in d["steps"]}
+assert s["files"] == "passed", s
+v = [x for x in d["steps"] if x["id"] == "versions"]
+assert not v or v[0]["status"] != "failed", v' <<<"$output"
+}
+
+@test "a CUDA spec installs the toolkit profile: libnpp and the sanitizer too, not documentation or Nsight" {
+    run "$CUDAENV" install 11.8 --no-cudnn
+    [ "$status" -eq 0 ] || { echo "$output"; false; }
+    p=$CUDAENV_ROOT/versions/11.8.0
+    [ -f "$p/lib64/libnpp.so.11" ] && [ -f "$p/lib64/cuda_sanitizer_api.so.11" ] && [ -f "$p/lib64/libcublas.so.11" ]
+    [ ! -e "$p/bin/nsys" ] && [ ! -e "$p/doc/index.html" ]
+    [ "$(server_requests '/nsight_systems/')" -eq 0 ] && [ "$(server_requests '/cuda_documentation/')" -eq 0 ]
+    [ "$(server_requests '/nvidia_driver/')" -eq 0 ] && [ "$(server_requests '/cuda_compat/')" -eq 0 ]
+    grep -q '"profile":[[:space:]]*"toolkit"' "$p/.cudaenv-receipt.json"
+}
+
+@test "--components adds and removes; a driver-side or unknown name is a usage error" {
+    run "$CUDAENV" install tf-2.14 --components +nsight_systems,-libcufft
+    [ "$status" -eq 0 ] || { echo "$output"; false; }
+    p=$CUDAENV_ROOT/versions/$P
+    [ -x "$p/bin/nsys" ] && [ ! -e "$p/lib64/libcufft.so.11" ] && [ -f "$p/lib64/libcublas.so.11" ]
+    [ "$(fetched libcufft)" -eq 0 ]
+    run "$CUDAENV" install 11.8 --no-cudnn --components +nvidia_driver
+    [ "$status" -eq 2 ] && [[ "$output" == *"driver-side"* ]]
+    run "$CUDAENV" install 11.8 --no-cudnn --components +cuda_nope
+    [ "$status" -eq 2 ] && [[ "$output" == *"'cuda_nope' is not a component"*"libcublas"* ]]
+    [ "$(server_requests '/nvidia_driver/')" -eq 0 ]
+}
+
+@test "--from runfile installs the runfile; --from redist fails where the release has no JSON" {
+    run "$CUDAENV" install tf-2.14 --from runfile
+    [ "$status" -eq 0 ] || { echo "$output"; false; }
+    [ "$(server_requests 'linux.run')" -eq 1 ]
+    [ "$(fetched libcublas)" -eq 0 ]
+    [ -L "$CUDAENV_ROOT/versions/$P/lib64" ]
+    ! grep -q '"components"' "$CUDAENV_ROOT/versions/$P/.cudaenv-receipt.json"
+    python3 - "$CUDAENV_MANIFEST" <<'PY'
+import json, sys
+m = json.load(open(sys.argv[1])); del m["cuda"]["11.8.0"]["redist"]; json.dump(m, open(sys.argv[1], "w"))
+PY
+    run "$CUDAENV" install 11.8 --no-cudnn --from redist
+    [ "$status" -eq 3 ] && [[ "$output" == *"no redistrib JSON"* ]]
+    run "$CUDAENV" install 11.8 --from zip
+    [ "$status" -eq 2 ]
+}
+
+@test "the JSON's sha256 off by one: exit 5 before any component is fetched" {
+    python3 - "$CUDAENV_MANIFEST" <<'PY'
+import json, sys
+m = json.load(open(sys.argv[1])); r = m["cuda"]["11.8.0"]["redist"]
+r["sha256"] = r["sha256"][:-1] + ("0" if r["sha256"][-1] != "0" else "1"); json.dump(m, open(sys.argv[1], "w"))
+PY
+    run "$CUDAENV" install tf-2.14
+    [ "$status" -eq 5 ] && [[ "$output" == *"redistrib_11.8.0.json"* ]]
+    [ "$(fetched cuda_cudart)" -eq 0 ]
+    [ -z "$(ls "$CUDAENV_ROOT/versions" 2>/dev/null)" ]
+    no_staging
+}
+
+@test "a component whose sha256 is off: exit 5 naming it, nothing installed" {
+    d=$T/bad; mkdir -p "$d"; cp -a "$MIRROR/compute" "$d/"
+    python3 - "$d/compute/cuda/redist/redistrib_11.8.0.json" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1])); a = j["libcublas"]["linux-x86_64"]
+a["sha256"] = a["sha256"][:-1] + ("0" if a["sha256"][-1] != "0" else "1"); json.dump(j, open(sys.argv[1], "w"))
+PY
+    server_stop; server_start "$d"
+    fx_mirror_manifest "$MIRROR" "$SERVER_URL" > "$CUDAENV_MANIFEST"
+    fx_redist_manifest "$CUDAENV_MANIFEST" "$d" 11.8.0 "$SERVER_URL"
+    run "$CUDAENV" install tf-2.14
+    [ "$status" -eq 5 ] && [[ "$output" == *libcublas* ]]
+    [ -z "$(ls "$CUDAENV_ROOT/versions" 2>/dev/null)" ]
+    ! ls "$CUDAENV_ROOT"/pkgs | grep -q libcublas
+    no_staging
+}
+
+@test "a relative_path with ..: exit 5, nothing outside the mirror is requested" {
+    evil_mirror dotdot
+    run "$CUDAENV" install tf-2.14
+    [ "$status" -eq 5 ] && [[ "$output" == *"libcufft"*"relative_path"*"'..' segment"* ]]
+    [ "$(server_requests 'GET /compute/cuda/redist/lib')" -eq 0 ]
+    [ -z "$(ls "$CUDAENV_ROOT/versions" 2>/dev/null)" ]
+    no_staging
+}
+
+@test "two components shipping one path with different bytes: exit 5, no toolchain" {
+    evil_mirror conflict
+    run "$CUDAENV" install tf-2.14
+    [ "$status" -eq 5 ] && [[ "$output" == *"two components ship targets/x86_64-linux/include/cuda_runtime_api.h"* ]]
+    [ -z "$(ls "$CUDAENV_ROOT/versions" 2>/dev/null)" ]
+    no_staging
+    # leaving one out installs
+    run "$CUDAENV" install tf-2.14 --components -libcufft
+    [ "$status" -eq 0 ] || { echo "$output"; false; }
+}
+
+@test "two toolchains share the component trees: same inodes, each archive fetched once" {
+    run "$CUDAENV" install tf-2.14 tf-2.12
+    [ "$status" -eq 0 ] || { echo "$output"; false; }
+    a=$CUDAENV_ROOT/versions/$P b=$CUDAENV_ROOT/versions/11.8.0+cudnn8.6.0.163
+    for f in bin/nvcc lib64/libcudart.so.11.8.89 lib64/libcublas.so.11 include/cuda_runtime_api.h; do
+        [ "$(stat -c %i "$a/$f")" = "$(stat -c %i "$b/$f")" ] || { echo "not shared: $f"; false; }
+    done
+    [ "$(stat -c %i "$a/lib64/libcublas.so.11")" = "$(stat -c %i "$CUDAENV_ROOT"/pkgs/libcublas-11.11.3.6-*/lib/libcublas.so.11)" ]
+    [ "$(fetched libcublas)" -eq 1 ] && [ "$(fetched cuda_cudart)" -eq 1 ]
+    grep -q 'CUDNN_MINOR 6' "$b/include/cudnn_version.h"
+    # uninstalling one keeps the trees the other uses
+    "$CUDAENV" uninstall 11.8.0+cudnn8.6.0.163
+    ls -d "$CUDAENV_ROOT"/pkgs/libcublas-11.11.3.6-*
+    [ -f "$a/lib64/libcublas.so.11" ]
+    "$CUDAENV" uninstall "$P"
+    ! ls -d "$CUDAENV_ROOT"/pkgs/libcublas-* 2>/dev/null
+}
+
+@test "sbsa selects the linux-sbsa archives and lays out targets/sbsa-linux (no sbsa runfile needed)" {
+    CUDAENV_PLATFORM=linux-sbsa run "$CUDAENV" install 11.8 --no-cudnn
+    [ "$status" -eq 0 ] || { echo "$output"; false; }
+    p=$CUDAENV_ROOT/versions/11.8.0
+    [ "$(readlink "$p/lib64")" = targets/sbsa-linux/lib ]
+    [ -f "$p/targets/sbsa-linux/lib/libcublas.so.11" ]
+    grep -q 'libcublas linux-sbsa' "$p/include/libcublas.h"
+    [ "$(server_requests linux-x86_64)" -eq 0 ]
+    [ "$(server_requests '/libcublas/linux-sbsa/')" -eq 1 ]
+}
+
+@test "the composed layout has every path of the runfile's layout for the same files" {
+    "$CUDAENV" install 11.8 --no-cudnn --from runfile
+    mv "$CUDAENV_ROOT/versions/11.8.0" "$T/runfile"
+    rm -rf "$CUDAENV_ROOT/pkgs/cuda-11.8.0"
+    "$CUDAENV" install 11.8 --no-cudnn
+    python3 - "$T/runfile" "$CUDAENV_ROOT/versions/11.8.0" <<'PY'
+import os, sys
+a, b = sys.argv[1:3]
+def walk(root):
+    out = {}
+    for d, dirs, files in os.walk(root):
+        for n in dirs + files:
+            p = os.path.join(d, n)
+            rel = os.path.relpath(p, root)
+            out[rel] = "link:" + os.readlink(p) if os.path.islink(p) else ("dir" if os.path.isdir(p) else "file")
+    return out
+ra, rb = walk(a), walk(b)
+skip = {".cudaenv-receipt.json", "bin/cuda-uninstaller"}
+missing = [p for p in ra if p not in skip and p not in rb]
+assert not missing, missing
+differ = [p for p in ra if p not in skip and ra[p] != rb[p]]
+assert not differ, [(p, ra[p], rb[p]) for p in differ]
+for p in ("bin/nvcc", "targets/x86_64-linux/include/cuda_runtime_api.h"):  # the fixture .so embed their build dir
+    assert open(os.path.join(a, p), "rb").read() == open(os.path.join(b, p), "rb").read(), p
+PY
+}
+
+@test "kill -9 during download, after unpack, before commit: nothing half-installed, the rerun completes" {
+    for point in during-download after-unpack before-commit; do
+        rm -rf "$CUDAENV_ROOT"
+        base=$SERVER_URL
+        [ $point = during-download ] && base=$SERVER_URL/_/rate=2000
+        fx_mirror_manifest "$MIRROR" "$SERVER_URL" > "$CUDAENV_MANIFEST"
+        fx_redist_manifest "$CUDAENV_MANIFEST" "$MIRROR" 11.8.0 "$base"
+        CUDAENV_TEST_FAULT=$point run "$CUDAENV" install tf-2.14
+        [ "$status" -eq 137 ] || { echo "$point: $status $output"; false; }
+        [ -z "$(ls "$CUDAENV_ROOT/versions" 2>/dev/null)" ]
+        case $point in
+            during-download) ls "$CUDAENV_ROOT"/cache/*.part ;;
+            after-unpack) ls -d "$CUDAENV_ROOT"/pkgs/.staging-* ;;
+            before-commit) ls -d "$CUDAENV_ROOT"/versions/.staging-* ;;
+        esac
+        run "$CUDAENV" install tf-2.14
+        [ "$status" -eq 0 ] || { echo "rerun after $point: $output"; false; }
+        [ -x "$CUDAENV_ROOT/versions/$P/bin/nvcc" ] && [ -f "$CUDAENV_ROOT/versions/$P/.cudaenv-receipt.json" ]
+        no_staging
+    done
+}
+
+@test "info lists the components with sizes and the total; --json too; --components adjusts it" {
+    run "$CUDAENV" info tf-2.14
+    [ "$status" -eq 0 ] || { echo "$output"; false; }
+    [[ "$output" == *"components  tf profile: 8 of the 15 in $SERVER_URL/compute/cuda/redist/redistrib_11.8.0.json"* ]]
+    [[ "$output" == *"libcublas              11.11.3.6"* ]]
+    [[ "$output" == *"    total "* ]]
+    [[ "$output" != *nvidia_driver* ]]
+    "$CUDAENV" info tf-2.14 --json --components +nsight_systems 2>/dev/null > "$T/info.json"
+    python3 - "$MIRROR/compute/cuda/redist/redistrib_11.8.0.json" "$T/info.json" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+d = json.load(open(sys.argv[2]))
+c = d["cuda"]["components"]
+names = [x["name"] for x in c["list"]]
+assert c["profile"] == "tf" and "nsight_systems" in names and "nvidia_driver" not in names, c
+assert c["total"] == sum(int(j[n]["linux-x86_64"]["size"]) for n in names), c
+PY
+    # a CUDA release without a JSON: components null
+    python3 - "$CUDAENV_MANIFEST" <<'PY'
+import json, sys
+m = json.load(open(sys.argv[1])); del m["cuda"]["11.8.0"]["redist"]; json.dump(m, open(sys.argv[1], "w"))
+PY
+    "$CUDAENV" info tf-2.14 --json 2>/dev/null | python3 -c 'import json,sys; assert json.load(sys.stdin)["cuda"]["components"] is None'
+}

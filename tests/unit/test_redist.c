@@ -1,0 +1,180 @@
+/* NVIDIA's redistrib JSON as untrusted input (install/redist.c): the real
+ * 11.8.0 file parses with string sizes, md5, release_* keys and other
+ * platforms; every malformed value is refused naming the JSON path;
+ * relative_path may not climb, be absolute or carry a scheme; profiles and
+ * --components select, driver-side components never. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/file.h"
+#include "install/redist.h"
+
+#define SHA "045e6455c9f8789b1c7ced19957c7904d23c221f4d1d75bb574a2c856aebae98"
+#define URL "https://developer.download.nvidia.com/compute/cuda/redist/redistrib_11.8.0.json"
+
+static ce_ctx ctx;
+
+static int setup(void **state)
+{
+    (void)state;
+    memset(&ctx, 0, sizeof ctx);
+    return 0;
+}
+
+static const char SMALL[] =
+    "{\"release_date\": \"2022-10-03\", \"release_label\": \"11.8.0\", \"release_product\": \"cuda\",\n"
+    " \"libcublas\": {\"name\": \"CUDA cuBLAS\", \"license\": \"CUDA Toolkit\", \"version\": \"11.11.3.6\",\n"
+    "   \"linux-x86_64\": {\"relative_path\": \"libcublas/linux-x86_64/libcublas-linux-x86_64-11.11.3.6-archive.tar.xz\",\n"
+    "                    \"sha256\": \"" SHA "\", \"md5\": \"86f5\", \"size\": \"500681532\"},\n"
+    "   \"windows-x86_64\": {\"relative_path\": \"x.zip\", \"sha256\": \"" SHA "\", \"size\": \"1\"}},\n"
+    " \"cuda_cudart\": {\"name\": \"CUDA Runtime\", \"version\": \"11.8.89\",\n"
+    "   \"linux-x86_64\": {\"relative_path\": \"cuda_cudart/linux-x86_64/a.tar.xz\", \"sha256\": \"" SHA "\", \"size\": \"913\"}},\n"
+    " \"nvidia_driver\": {\"name\": \"Driver\", \"version\": \"520.61.05\",\n"
+    "   \"linux-x86_64\": {\"relative_path\": \"nvidia_driver/d.tar.xz\", \"sha256\": \"" SHA "\", \"size\": \"5\"}},\n"
+    " \"cuda_nvvp\": {\"name\": \"Visual Profiler\", \"version\": \"11.8.87\",\n"
+    "   \"windows-x86_64\": {\"relative_path\": \"w.zip\", \"sha256\": \"" SHA "\", \"size\": \"1\"}}\n"
+    "}\n";
+
+static char *subst(const char *from, const char *to)
+{
+    const char *at = strstr(SMALL, from);
+    if (!at) return NULL;
+    size_t n = strlen(SMALL) - strlen(from) + strlen(to) + 1, pre = (size_t)(at - SMALL);
+    char *r = malloc(n);
+    memcpy(r, SMALL, pre);
+    strcpy(r + pre, to);
+    strcat(r, at + strlen(from));
+    return r;
+}
+
+static void test_small(void **state)
+{
+    (void)state;
+    ce_redist *r = NULL;
+    assert_int_equal(ce_redist_parse(&ctx, SMALL, strlen(SMALL), URL, "linux-x86_64", &r), CE_OK);
+    assert_string_equal(r->release_label, "11.8.0");
+    assert_int_equal(r->n, 3); /* cuda_nvvp has no linux-x86_64 archive */
+    assert_string_equal(r->comps[0].name, "libcublas");
+    assert_string_equal(r->comps[0].label, "CUDA cuBLAS");
+    assert_string_equal(r->comps[0].version, "11.11.3.6");
+    assert_true(r->comps[0].size == 500681532LL);
+    assert_string_equal(r->comps[0].url, "https://developer.download.nvidia.com/compute/cuda/redist/"
+                                         "libcublas/linux-x86_64/libcublas-linux-x86_64-11.11.3.6-archive.tar.xz");
+    ce_redist_free(r);
+    assert_int_equal(ce_redist_parse(&ctx, SMALL, strlen(SMALL), URL, "linux-sbsa", &r), CE_OK);
+    assert_int_equal(r->n, 0);
+    ce_redist_free(r);
+}
+
+static void test_invalid(void **state)
+{
+    (void)state;
+    static const struct { const char *from, *to, *want; } cases[] = {
+        { "libcublas/linux-x86_64/libcublas", "../../libcublas", "libcublas.\"linux-x86_64\": relative_path '../../libcublas" },
+        { "libcublas/linux-x86_64/libcublas", "libcublas/../../../etc/libcublas", "'..' segment" },
+        { "libcublas/linux-x86_64/libcublas", "/etc/libcublas", "it is an absolute path" },
+        { "libcublas/linux-x86_64/libcublas", "https://evil.example/libcublas", "it carries a scheme" },
+        { "libcublas/linux-x86_64/libcublas", "libcublas//x", "empty segment" },
+        { "libcublas/linux-x86_64/libcublas", "libcublas/x?y=", "a character a relative path may not have" },
+        { "\"size\": \"500681532\"", "\"size\": \"5e8\"", "libcublas.\"linux-x86_64\": size: expected a decimal" },
+        { "\"size\": \"500681532\"", "\"size\": \"-1\"", "size: expected a decimal" },
+        { "\"size\": \"500681532\"", "\"size\": true", "\"size\": expected a string, got a boolean" },
+        { "\"sha256\": \"" SHA "\", \"md5\"", "\"sha256\": \"abc\", \"md5\"", "sha256: expected 64 lowercase hex" },
+        { "\"sha256\": \"" SHA "\", \"md5\"", "\"md5\"", "\"sha256\" is missing" },
+        { "\"version\": \"11.11.3.6\"", "\"version\": 11", "libcublas: \"version\": expected a string, got a number" },
+        { "\"version\": \"11.11.3.6\"", "\"version\": \"11.x\"", "is not digits separated by dots" },
+        { "\"release_label\": \"11.8.0\"", "\"release_label\": 11", "(top): \"release_label\": expected a string" },
+        { "\"cuda_cudart\": {", "\"cuda_cudart\": 5, \"x\": {", "cuda_cudart: expected a component object" },
+        { "\"cuda_cudart\": {", "\"Cuda Cudart\": {", "not a component name" },
+        { "\"linux-x86_64\": {\"relative_path\": \"cuda_cudart", "\"linux-x86_64\": [], \"y\": {\"relative_path\": \"cuda_cudart",
+          "cuda_cudart.\"linux-x86_64\": expected an object, got an array" },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char *t = subst(cases[i].from, cases[i].to);
+        if (!t) fail_msg("case %zu: '%s' not in the fixture", i, cases[i].from);
+        ce_redist *r = (ce_redist *)1;
+        ctx.err[0] = '\0';
+        int rc = ce_redist_parse(&ctx, t, strlen(t), URL, "linux-x86_64", &r);
+        if (rc != CE_ERR_INTEGRITY || !strstr(ctx.err, cases[i].want) || !strstr(ctx.err, URL))
+            fail_msg("case %zu: rc %d, err '%s', want '%s'", i, rc, ctx.err, cases[i].want);
+        assert_null(r);
+        free(t);
+    }
+    ce_redist *r = NULL;
+    assert_int_equal(ce_redist_parse(&ctx, "[1]", 3, URL, "linux-x86_64", &r), CE_ERR_INTEGRITY);
+    assert_int_equal(ce_redist_parse(&ctx, "{", 1, URL, "linux-x86_64", &r), CE_ERR_INTEGRITY);
+}
+
+static void test_select(void **state)
+{
+    (void)state;
+    char *tf_c[] = { "cuda_cudart", "nvidia_driver" }, *all[] = { "*" }, *ex[] = { "libcub*" };
+    ce_profile tf = { .name = "tf", .components = tf_c, .n_components = 2 };
+    ce_profile tk = { .name = "toolkit", .components = all, .n_components = 1, .exclude = ex, .n_exclude = 1 };
+    ce_redist *r = NULL;
+    assert_int_equal(ce_redist_parse(&ctx, SMALL, strlen(SMALL), URL, "linux-x86_64", &r), CE_OK);
+    assert_int_equal(ce_redist_select(&ctx, r, &tf, NULL), CE_OK);
+    assert_false(r->comps[0].selected);
+    assert_true(r->comps[1].selected);
+    assert_false(r->comps[2].selected); /* driver-side, though the profile names it */
+    size_t n;
+    assert_true(ce_redist_selected_bytes(r, &n) == 913);
+    assert_int_equal(n, 1);
+    assert_int_equal(ce_redist_select(&ctx, r, &tk, NULL), CE_OK);
+    assert_false(r->comps[0].selected);
+    assert_true(r->comps[1].selected);
+    assert_false(r->comps[2].selected);
+    assert_int_equal(ce_redist_select(&ctx, r, &tf, "+libcublas,-cuda_cudart"), CE_OK);
+    assert_true(r->comps[0].selected);
+    assert_false(r->comps[1].selected);
+    assert_int_equal(ce_redist_select(&ctx, r, &tf, "+nvidia_driver"), CE_ERR_USAGE);
+    assert_non_null(strstr(ctx.err, "driver-side"));
+    assert_int_equal(ce_redist_select(&ctx, r, &tf, "+nsight_systems"), CE_ERR_USAGE);
+    assert_non_null(strstr(ctx.err, "it has: libcublas, cuda_cudart"));
+    assert_int_equal(ce_redist_select(&ctx, r, &tf, "+../x"), CE_ERR_USAGE);
+    ce_redist_free(r);
+    assert_true(ce_redist_driver_side("mft_oem"));
+    assert_true(ce_redist_driver_side("cuda_compat"));
+    assert_false(ce_redist_driver_side("cuda_cccl"));
+}
+
+/* NVIDIA's real file (data/redist, verified copy): 11.8.0, x86_64 */
+static void test_real_11_8(void **state)
+{
+    (void)state;
+    char *text = NULL;
+    size_t len = 0;
+    if (ce_file_read(&ctx, "data/redist/cuda/redistrib_11.8.0.json", CE_REDIST_MAX, &text, &len) != CE_OK)
+        skip();
+    ce_redist *r = NULL;
+    assert_int_equal(ce_redist_parse(&ctx, text, len, URL, "linux-x86_64", &r), CE_OK);
+    char *tf_c[] = { "cuda_cudart", "libcublas", "libcufft", "libcurand", "libcusolver", "libcusparse", "cuda_cupti",
+                     "cuda_nvcc", "cuda_nvrtc", "cuda_cccl", "cuda_nvtx", "cuda_nvml_dev", "cuda_nvprune",
+                     "cuda_profiler_api", "cuda_nvdisasm", "libnvjitlink", "cuda_crt", "libnvvm" };
+    ce_profile tf = { .name = "tf", .components = tf_c, .n_components = sizeof tf_c / sizeof *tf_c };
+    assert_int_equal(ce_redist_select(&ctx, r, &tf, NULL), CE_OK);
+    size_t n;
+    long long bytes = ce_redist_selected_bytes(r, &n);
+    printf("# 11.8.0 tf profile: %zu components, %lld bytes\n", n, bytes);
+    assert_int_equal(n, 15); /* 11.8 has no libnvjitlink, cuda_crt, libnvvm */
+    assert_true(bytes == 1314779856LL); /* 1.22 GiB: 30 % of the 4.34 GB runfile */
+    ce_redist_free(r);
+    free(text);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup(test_small, setup),
+        cmocka_unit_test_setup(test_invalid, setup),
+        cmocka_unit_test_setup(test_select, setup),
+        cmocka_unit_test_setup(test_real_11_8, setup),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
