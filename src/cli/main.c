@@ -44,7 +44,7 @@ static const cli_cmd commands[] = {
       "Installed toolchains; the active one is marked with why (shell, .cuda-version,\n"
       "global, system).  --names prints the bare names, one per line, for scripts.\n" },
     { "list-remote", "ls-remote", cmd_list_remote, "what the manifest offers",
-      "usage: cudaenv list-remote [tf|cuda|cudnn] [--json]\n"
+      "usage: cudaenv list-remote [tf|cuda|cudnn] [--json | --names]\n"
       "\n"
       "What the manifest offers, newest first (alias ls-remote):\n"
       "  tf      TensorFlow releases with their CUDA + cuDNN pair and Python range (default);\n"
@@ -52,7 +52,8 @@ static const cli_cmd commands[] = {
       "  cuda    CUDA releases: min driver, max gcc, GPU architectures, platforms\n"
       "  cudnn   cuDNN releases: the CUDA majors and platforms they have tarballs for\n"
       "\n"
-      "  --json   one JSON document\n" },
+      "  --json   one JSON document\n"
+      "  --names  the bare specs, one per line (installable TF rows only), for scripts\n" },
     { "info", NULL, cmd_info, "what a spec resolves to",
       "usage: cudaenv info SPEC [--json] [--cudnn VER] [--no-cudnn]\n"
       "\n"
@@ -83,12 +84,14 @@ static const cli_cmd commands[] = {
       "system = the machine's own CUDA.  --unset (or: cudaenv deactivate) drops the\n"
       "shell selection, so .cuda-version / global apply again.  Exit 3: not installed.\n" },
     { "env", NULL, cmd_env, "print the environment of a toolchain",
-      "usage: cudaenv env [VERSION|system] [--shell bash|zsh|fish|json] [--json]\n"
+      "usage: cudaenv env [VERSION|system] [--shell bash|zsh|fish|json|dotenv] [--json]\n"
       "\n"
       "Print the environment that use applies (CUDA_HOME, CUDA_PATH, CUDNN_PATH, PATH,\n"
       "LD_LIBRARY_PATH, CUDAENV_VERSION), for Jupyter kernels, cron and IDEs.  Without\n"
       "VERSION: the active selection (.cuda-version, global), what the cd hook applies.\n"
-      "Entries earlier switches added are removed; other CUDA entries are reported.\n" },
+      "Entries earlier switches added are removed; other CUDA entries are reported.\n"
+      "--shell dotenv prints KEY=VALUE lines for $GITHUB_ENV, docker --env-file and\n"
+      "systemd EnvironmentFile= (cudaenv env 11.8 --shell dotenv >> \"$GITHUB_ENV\").\n" },
     { "local", NULL, cmd_local, "pin a toolchain for this directory",
       "usage: cudaenv local [VERSION [--force] | --unset]\n"
       "\n"
