@@ -35,6 +35,53 @@ static cJSON *artifact_json(const ce_artifact *a)
     return o;
 }
 
+/* A manifest "source" as users should see it: the public references only.
+ * Segments ("; "-separated) that cite the maintainers' working notes
+ * (nvidia-facts.md) are dropped, "(notes.md 5.2)" asides removed, and "this
+ * draft" is cudaenv. */
+static void public_source(const char *src, char *out, size_t n)
+{
+    size_t len = 0;
+    out[0] = '\0';
+    const char *p = src;
+    while (*p) {
+        const char *e = strstr(p, "; ");
+        size_t sl = e ? (size_t)(e - p) : strlen(p);
+        char seg[1024];
+        snprintf(seg, sizeof seg, "%.*s", (int)sl, p);
+        p += sl + (e ? 2 : 0);
+        if (strstr(seg, "nvidia-facts")) continue;
+        /* "choice made by this draft", "is a draft choice": cudaenv's choice */
+        char *d;
+        if ((d = strstr(seg, "this draft")) || (d = strstr(seg, "a draft"))) {
+            char tail[1024];
+            snprintf(tail, sizeof tail, "%s", d + (d[0] == 't' ? 10 : 7));
+            snprintf(d, sizeof seg - (size_t)(d - seg), "cudaenv%s%s", d[0] == 'a' ? "'s" : "", tail);
+        }
+        char *open = strstr(seg, " (");
+        if (open && strstr(open, ".md ") && strchr(open, ')') && !strchr(open, '@')) {
+            char *close = strchr(open, ')');
+            memmove(open, close + 1, strlen(close + 1) + 1);
+        }
+        if (len < n) len += (size_t)snprintf(out + len, n - len, "%s%s", len ? "; " : "", seg);
+    }
+}
+
+static void print_source(const char *src)
+{
+    char buf[4096];
+    if (!src) return;
+    public_source(src, buf, sizeof buf);
+    if (buf[0]) printf("  %-11s %s\n", "source", buf);
+}
+
+static void json_source(cJSON *o, const char *src)
+{
+    char buf[4096];
+    if (src) public_source(src, buf, sizeof buf);
+    cli_json_add_str(o, "source", src ? buf : NULL);
+}
+
 static int print_json(const ce_manifest *m, const ce_spec *s, const ce_resolved *r, const char *platform,
                       const char *problem)
 {
@@ -51,7 +98,7 @@ static int print_json(const ce_manifest *m, const ce_spec *s, const ce_resolved 
         cli_json_add_str(t, "cudnn", r->tf->cudnn);
         cli_json_add_str(t, "python", r->tf->python);
         cli_json_add_str(t, "not_installable", r->tf->not_installable);
-        cli_json_add_str(t, "source", r->tf->source);
+        json_source(t, r->tf->source);
     } else {
         cJSON_AddNullToObject(o, "tensorflow");
     }
@@ -66,7 +113,7 @@ static int print_json(const ce_manifest *m, const ce_spec *s, const ce_resolved 
         cli_json_add_str(sm, "min", c->sm_min);
         cli_json_add_str(sm, "max", c->sm_max);
         cJSON_AddItemToObject(j, "runfile", artifact_json(r->runfile));
-        cli_json_add_str(j, "source", c->source);
+        json_source(j, c->source);
     } else {
         cJSON_AddNullToObject(o, "cuda");
     }
@@ -75,7 +122,7 @@ static int print_json(const ce_manifest *m, const ce_spec *s, const ce_resolved 
         cli_json_add_str(j, "version", r->cudnn->version);
         cJSON_AddNumberToObject(j, "cuda_major", r->cuda ? ce_version_major(r->cuda->version) : 0);
         cJSON_AddItemToObject(j, "archive", artifact_json(r->cudnn_archive));
-        cli_json_add_str(j, "source", r->cudnn->source);
+        json_source(j, r->cudnn->source);
     } else {
         cJSON_AddNullToObject(o, "cudnn");
     }
@@ -113,7 +160,7 @@ static void print_text(const ce_spec *s, const ce_resolved *r, const char *platf
     if (r->tf) {
         printf("%-13s %s\n", "TensorFlow", r->tf->version);
         if (r->tf->python) printf("  %-11s %s\n", "python", r->tf->python);
-        if (r->tf->source) printf("  %-11s %s\n", "source", r->tf->source);
+        print_source(r->tf->source);
         if (!r->cuda) printf("  %-11s CUDA %s + cuDNN %s\n", "needs", r->tf->cuda, r->tf->cudnn ? r->tf->cudnn : "none");
     }
     if (r->cuda) {
@@ -126,12 +173,12 @@ static void print_text(const ce_spec *s, const ce_resolved *r, const char *platf
         else printf("  %-11s unknown\n", "max gcc");
         printf("  %-11s sm %s - %s\n", "GPUs", c->sm_min ? c->sm_min : "?", c->sm_max ? c->sm_max : "?");
         print_artifact("runfile", r->runfile, platform);
-        if (c->source) printf("  %-11s %s\n", "source", c->source);
+        print_source(c->source);
     }
     if (r->cudnn) {
         printf("%-13s %s (build for CUDA %d)\n", "cuDNN", r->cudnn->version, ce_version_major(r->cuda->version));
         print_artifact("tarball", r->cudnn_archive, platform);
-        if (r->cudnn->source) printf("  %-11s %s\n", "source", r->cudnn->source);
+        print_source(r->cudnn->source);
     } else if (r->cuda) {
         printf("%-13s none\n", "cuDNN");
     }
@@ -180,7 +227,7 @@ int cmd_info(cli *c, int argc, char **argv)
     const char *problem = rc ? c->ctx.err : NULL;
     if (problem && !c->json) cli_warn(c, "%s", problem);
     int out = c->json ? print_json(m, &spec, &r, c->ctx.platform, problem)
-                      : (print_text(&spec, &r, c->ctx.platform, problem), 0);
+                      : (print_text(&spec, &r, c->ctx.platform, problem), printf("%-13s %s\n", "manifest", m->origin), 0);
     ce_manifest_free(m);
     return out;
 }

@@ -8,6 +8,7 @@
 
 #include "cli.h"
 #include "core/manifest.h"
+#include "core/resolve.h"
 
 #ifdef CE_FULL
 #define FULL_ONLY(fn) fn
@@ -36,8 +37,8 @@ static const cli_cmd commands[] = {
     { "uninstall", NULL, cmd_uninstall, "remove an installed toolchain",
       "usage: cudaenv uninstall VERSION [--force]\n"
       "\n"
-      "Remove one installed toolchain.  The toolchain the system switch points at is\n"
-      "refused without --force.\n" },
+      "Remove one installed toolchain.  The toolchain the system switch points at, and\n"
+      "the active one (this shell's, .cuda-version, global), are refused without --force.\n" },
     { "list", "ls", cmd_list, "installed toolchains and which one is active",
       "usage: cudaenv list [--json | --names]\n"
       "\n"
@@ -151,7 +152,7 @@ const cli_cmd *cli_find_cmd(const char *name)
 
 static void main_usage(FILE *f)
 {
-    fprintf(f, "usage: cudaenv [-q|-v] COMMAND [ARGS]\n\n"
+    fprintf(f, "usage: cudaenv [-q|-v] [--manifest M] [--insecure] COMMAND [ARGS]\n\n"
                "Install and switch NVIDIA CUDA toolkits + cuDNN, and prove they work.\n\ncommands:\n");
     for (size_t i = 0; i < n_commands; i++)
         fprintf(f, "  %-12s %s\n", commands[i].name, commands[i].summary);
@@ -175,8 +176,26 @@ int cli_usage_error(const cli_cmd *cmd, const char *fmt, ...)
     va_start(ap, fmt);
     vfprintf(stderr, fmt, ap);
     va_end(ap);
-    fprintf(stderr, "\nTry 'cudaenv %s--help'.\n", cmd ? cmd->name : "");
+    fprintf(stderr, "\nTry 'cudaenv %s%s--help'.\n", cmd ? cmd->name : "", cmd ? " " : "");
     return 2;
+}
+
+/* "instal" -> install, "verfy" -> verify: the nearest command within two
+ * edits (or the one the typed word is a prefix of). */
+static const char *nearest_command(const char *typed)
+{
+    const char *best = NULL;
+    int best_d = 3;
+    for (size_t i = 0; i < n_commands; i++) {
+        const char *names[2] = { commands[i].name, commands[i].alias };
+        for (int k = 0; k < 2; k++) {
+            if (!names[k]) continue;
+            int d = ce_edit_distance(typed, names[k]);
+            if (strlen(typed) >= 3 && strncmp(typed, names[k], strlen(typed)) == 0) d = 1;
+            if (d < best_d) { best_d = d; best = commands[i].name; }
+        }
+    }
+    return best;
 }
 
 int cli_exec_full(cli *c)
@@ -221,6 +240,13 @@ int main(int argc, char **argv)
             c.ctx.quiet = true;
         } else if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) {
             c.ctx.verbose++;
+        } else if (!strcmp(a, "--insecure")) {
+            c.ctx.insecure = true;
+        } else if (!strncmp(a, "--manifest=", 11)) {
+            snprintf(c.ctx.manifest, sizeof c.ctx.manifest, "%s", a + 11);
+        } else if (!strcmp(a, "--manifest")) {
+            if (i + 1 >= argc) return cli_usage_error(NULL, "option --manifest needs a value");
+            snprintf(c.ctx.manifest, sizeof c.ctx.manifest, "%s", argv[++i]);
         } else {
             return cli_usage_error(NULL, "unknown option %s", a);
         }
@@ -236,8 +262,11 @@ int main(int argc, char **argv)
         return 0;
     }
     const cli_cmd *cmd = cli_find_cmd(argv[i]);
-    if (!cmd)
+    if (!cmd) {
+        const char *near = nearest_command(argv[i]);
+        if (near) return cli_usage_error(NULL, "unknown command '%s'; did you mean '%s'?", argv[i], near);
         return cli_usage_error(NULL, "unknown command '%s'", argv[i]);
+    }
     if (i + 1 < argc && (!strcmp(argv[i + 1], "--help") || !strcmp(argv[i + 1], "-h")))
         return cli_help(cmd);
     if (!cmd->run)

@@ -116,6 +116,10 @@ void cli_note(cli *c, const char *fmt, ...)
 int cli_fail(cli *c, int err)
 {
     cli_error(c, "%s", c->ctx.err[0] ? c->ctx.err : ce_err_name(err));
+    /* a network failure always ends in the three ways out */
+    if (err == CE_ERR_DOWNLOAD && !strstr(c->ctx.err, "https_proxy"))
+        fprintf(stderr, "cudaenv: behind a proxy: export https_proxy=http://HOST:PORT; from a mirror: "
+                        "export CUDAENV_MIRROR=URL; with files already downloaded: cudaenv install --offline ...\n");
     return ce_exit_code(err);
 }
 
@@ -131,7 +135,9 @@ void cli_render_event(void *ud, const ce_event *ev)
         cli_note(c, "%s", ev->text ? ev->text : "");
         break;
     case CE_EV_INFO:
-        if (c->ctx.verbose) cli_note(c, "%s", ev->text ? ev->text : "");
+        /* retries and resumes are worth seeing without -v: the network is slow */
+        if (c->ctx.verbose || (ev->text && (strstr(ev->text, "retrying") || strstr(ev->text, "resuming"))))
+            cli_note(c, "%s", ev->text ? ev->text : "");
         break;
     case CE_EV_PROGRESS: {
         if (!c->err_tty || c->ctx.quiet || !ev->item) break;
