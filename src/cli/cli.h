@@ -83,6 +83,9 @@ void cli_render_event(void *ud, const ce_event *ev);
 void cli_error(cli *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void cli_warn(cli *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void cli_note(cli *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Ctrl-C / SIGTERM during a long step: clear the bar, say what was kept and
+ * that the next run resumes, then die of the signal. */
+void cli_render_trap_interrupt(cli *c);
 /* Print ctx->err as the error of a failed core call and return its exit code. */
 int cli_fail(cli *c, int err);
 
