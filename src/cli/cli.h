@@ -106,5 +106,6 @@ int cmd_which(cli *c, int argc, char **argv);
 int cmd_exec(cli *c, int argc, char **argv);
 int cmd_verify(cli *c, int argc, char **argv);
 int cmd_doctor(cli *c, int argc, char **argv);
+int cmd_adopt(cli *c, int argc, char **argv);
 
 #endif

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "store/activate.h"
+#include "store/adopt.h"
 #include "cli.h"
 #include "store/system.h"
 
@@ -53,6 +54,8 @@ int cmd_list(cli *c, int argc, char **argv)
     for (size_t i = 0; i < n; i++) {
         bool active = have_active && !strcmp(act.tc.name, v[i].name);
         bool system = sys.present && !strcmp(sys.name, v[i].name);
+        char from[4096];
+        bool adopted = ce_adopted_from(v[i].prefix, from, sizeof from) == 1;
         if (root) {
             cJSON *t = cJSON_CreateObject();
             cJSON_AddStringToObject(t, "name", v[i].name);
@@ -66,6 +69,7 @@ int cmd_list(cli *c, int argc, char **argv)
             if (active && act.source[0]) cJSON_AddStringToObject(t, "source", act.source);
             else cJSON_AddNullToObject(t, "source");
             cJSON_AddBoolToObject(t, "system", system);
+            cli_json_add_str(t, "adopted_from", adopted ? from : NULL);
             cJSON_AddItemToArray(arr, t);
             continue;
         }
@@ -75,6 +79,7 @@ int cmd_list(cli *c, int argc, char **argv)
             else printf("  (%s: %s)", ce_origin_name(act.origin), act.source);
         }
         if (system) printf("  (system: /usr/local/cuda)");
+        if (adopted) printf("  (adopted: %s)", from);
         putchar('\n');
     }
     if (root) {

@@ -7,6 +7,7 @@
 
 #include "cli.h"
 #include "store/activate.h"
+#include "store/adopt.h"
 #include "store/store.h"
 #include "core/version.h"
 
@@ -75,7 +76,15 @@ int cmd_uninstall(cli *c, int argc, char **argv)
                          "give the full name (see: cudaenv list)", want);
     }
     if (rc == CE_OK && !force) rc = refuse_active(c, &t);
+    char from[4096];
+    bool adopted = rc == CE_OK && ce_adopted_from(t.prefix, from, sizeof from) == 1;
     if (rc == CE_OK) rc = ce_store_uninstall(&c->ctx, t.name, force);
+    if (rc == CE_OK && adopted) {
+        /* only the symlinks went: the toolkit itself is the user's */
+        ce_emit(&c->ctx, CE_EV_NOTE, t.name, "forgot %s; %s is left as it was", t.name, from);
+        ce_store_unlock(lock);
+        return 0;
+    }
     if (rc == CE_OK) {
         int gc = ce_store_gc_pkgs(&c->ctx);
         if (gc > 0) ce_emit(&c->ctx, CE_EV_INFO, NULL, "removed %d unpacked package tree%s no toolchain uses",

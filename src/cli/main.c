@@ -137,6 +137,18 @@ static const cli_cmd commands[] = {
       "\n"
       "Walk the troubleshooting chain and name the fix for each problem.  Exit 0 when\n"
       "there are no errors, 7 when there are.\n" },
+    { "adopt", NULL, cmd_adopt, "register a CUDA toolkit installed elsewhere",
+      "usage: cudaenv adopt DIR [--name NAME] | cudaenv adopt --scan\n"
+      "\n"
+      "Use a toolkit cudaenv did not install (/usr/local/cuda-12.4, /usr/lib/cuda) like any\n"
+      "other toolchain: its version comes from version.json, nvcc or cuda.h, a cuDNN inside\n"
+      "it is detected, and a receipt of every file's size is written now so verify can\n"
+      "tell later changes.  list marks it adopted; uninstall only forgets it (DIR is never\n"
+      "touched).\n"
+      "\n"
+      "  --name NAME   the toolchain name: CUDA[+cudnnVER][@label], e.g. 12.4.1@system\n"
+      "                (default: the versions found; @adopted when that name is taken)\n"
+      "  --scan        list /usr/local/cuda-*, /opt/cuda* and /usr/lib/cuda, adopted or not\n" },
 };
 
 static const size_t n_commands = sizeof commands / sizeof *commands;

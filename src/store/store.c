@@ -29,15 +29,21 @@ int ce_toolchain_parse_name(const char *name, ce_toolchain *out)
     size_t len = strlen(name);
     if (len >= sizeof out->name) return 0;
     memcpy(out->name, name, len + 1);
+    /* "12.4.1@system": an adopted toolkit beside cudaenv's own 12.4.1 */
+    const char *at = strchr(name, '@');
+    size_t base = at ? (size_t)(at - name) : len;
+    if (at && !at[1]) return 0;
     const char *plus = strstr(name, "+cudnn");
-    size_t cl = plus ? (size_t)(plus - name) : strlen(name);
+    if (plus && plus > name + base) plus = NULL;
+    size_t cl = plus ? (size_t)(plus - name) : base;
     if (cl >= sizeof out->cuda) return 0;
     memcpy(out->cuda, name, cl);
     out->cuda[cl] = '\0';
     if (plus) {
-        size_t dl = strlen(plus + 6);
+        size_t dl = base - (size_t)(plus + 6 - name);
         if (dl >= sizeof out->cudnn) return 0;
-        memcpy(out->cudnn, plus + 6, dl + 1);
+        memcpy(out->cudnn, plus + 6, dl);
+        out->cudnn[dl] = '\0';
     }
     if (!ce_version_valid(out->cuda)) return 0;
     if (plus && !ce_version_valid(out->cudnn)) return 0;
