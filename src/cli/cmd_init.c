@@ -4,7 +4,8 @@
  *   `global` change this shell by evaluating what the binary prints; every
  *   other subcommand passes through to the binary;
  * - a prompt/cd hook that finds .cuda-version from $PWD up to / and reads it
- *   and $CUDAENV_ROOT/global with shell builtins only ([ -f ], read, string
+ *   and $CUDAENV_ROOT/global (and ~/.config/cudaenv/global, the user's own
+ *   default beside a shared store) with shell builtins only ([ -f ], read, string
  *   ops): when the key (CUDAENV_VERSION | file | its first line | global |
  *   root) equals the one it saw last, it returns without starting any
  *   process (__CUDAENV_HOOK_EXECS counts the times it did, for the bench
@@ -50,6 +51,8 @@ static const char posix_fn[] =
     "    d=${d%/*}\n"
     "  done\n"
     "  [[ -f $r/global ]] && { IFS= read -r g < \"$r/global\"; } 2>/dev/null\n"
+    "  d=${XDG_CONFIG_HOME:-$HOME/.config}/cudaenv/global\n"
+    "  [[ -f $d ]] && { IFS= read -r d < \"$d\"; g=\"$g|$d\"; } 2>/dev/null\n"
     "  d=\"${CUDAENV_VERSION-}|$f|$c|$g|$r\"\n"
     "  [[ $d == \"${__CUDAENV_KEY-}\" ]] && return 0\n"
     "  __CUDAENV_KEY=$d\n"
@@ -105,6 +108,8 @@ static const char fish_text[] =
     "    set d (string replace -r '/[^/]*$' '' -- $d)\n"
     "  end\n"
     "  test -f \"$r/global\"; and begin; read g < \"$r/global\" 2>/dev/null; or true; end\n"
+    "  set -l u $HOME/.config; set -q XDG_CONFIG_HOME; and test -n \"$XDG_CONFIG_HOME\"; and set u $XDG_CONFIG_HOME\n"
+    "  if test -f \"$u/cudaenv/global\"; read -l ug < \"$u/cudaenv/global\" 2>/dev/null; and set g \"$g|$ug\"; end\n"
     "  set -l k \"$CUDAENV_VERSION|$f|$c|$g|$r\"\n"
     "  set -q __CUDAENV_KEY; and test \"$k\" = \"$__CUDAENV_KEY\"; and return 0\n"
     "  set -g __CUDAENV_KEY $k\n"
