@@ -86,6 +86,8 @@ void cli_note(cli *c, const char *fmt, ...) __attribute__((format(printf, 2, 3))
 /* Ctrl-C / SIGTERM during a long step: clear the bar, say what was kept and
  * that the next run resumes, then die of the signal. */
 void cli_render_trap_interrupt(cli *c);
+/* "845.4 MiB": bytes for people */
+void cli_size(char *out, size_t n, double bytes);
 /* Print ctx->err as the error of a failed core call and return its exit code. */
 int cli_fail(cli *c, int err);
 
@@ -107,5 +109,6 @@ int cmd_exec(cli *c, int argc, char **argv);
 int cmd_verify(cli *c, int argc, char **argv);
 int cmd_doctor(cli *c, int argc, char **argv);
 int cmd_adopt(cli *c, int argc, char **argv);
+int cmd_cache(cli *c, int argc, char **argv);
 
 #endif

@@ -36,9 +36,39 @@ static cJSON *artifact_json(const ce_artifact *a)
 }
 
 /* A manifest "source" as users should see it: the public references only.
- * Segments ("; "-separated) that cite the maintainers' working notes
- * (nvidia-facts.md) are dropped, "(notes.md 5.2)" asides removed, and "this
- * draft" is cudaenv. */
+ * Citations of the maintainers' working notes ("nvidia-facts.md 7a:",
+ * "(sizes.md 5.2)") are cut out, a segment ("; "-separated) left with
+ * nothing but its key is dropped, and "this draft" is cudaenv. */
+static bool word_ch(char ch)
+{
+    return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || ch == '-' || ch == '_';
+}
+
+static void cut_notes(char *seg)
+{
+    char *m;
+    while ((m = strstr(seg, ".md ")) && m[4] >= '0' && m[4] <= '9') {
+        char *a = m, *b = m + 4;
+        while (a > seg && word_ch(a[-1])) a--;
+        while (*b && *b != ' ' && *b != ')' && *b != ';' && *b != ':') b++;
+        if (*b == ':') b++;
+        while (*b == ' ') b++;
+        /* "( ... )" left empty: take the brackets and the space before them */
+        if (a > seg && a[-1] == '(' && *b == ')') {
+            a--; b++;
+            if (a > seg && a[-1] == ' ') a--;
+        }
+        memmove(a, b, strlen(b) + 1);
+    }
+    char *d;
+    if ((d = strstr(seg, "this draft")) || (d = strstr(seg, "a draft"))) {
+        char tail[1024];
+        bool art = d[0] == 'a';
+        snprintf(tail, sizeof tail, "%s", d + (art ? 7 : 10));
+        snprintf(d, 1024 - (size_t)(d - seg), "cudaenv%s%s", art ? "'s" : "", tail);
+    }
+}
+
 static void public_source(const char *src, char *out, size_t n)
 {
     size_t len = 0;
@@ -50,19 +80,10 @@ static void public_source(const char *src, char *out, size_t n)
         char seg[1024];
         snprintf(seg, sizeof seg, "%.*s", (int)sl, p);
         p += sl + (e ? 2 : 0);
-        if (strstr(seg, "nvidia-facts")) continue;
-        /* "choice made by this draft", "is a draft choice": cudaenv's choice */
-        char *d;
-        if ((d = strstr(seg, "this draft")) || (d = strstr(seg, "a draft"))) {
-            char tail[1024];
-            snprintf(tail, sizeof tail, "%s", d + (d[0] == 't' ? 10 : 7));
-            snprintf(d, sizeof seg - (size_t)(d - seg), "cudaenv%s%s", d[0] == 'a' ? "'s" : "", tail);
-        }
-        char *open = strstr(seg, " (");
-        if (open && strstr(open, ".md ") && strchr(open, ')') && !strchr(open, '@')) {
-            char *close = strchr(open, ')');
-            memmove(open, close + 1, strlen(close + 1) + 1);
-        }
+        cut_notes(seg);
+        size_t l = strlen(seg);
+        while (l && seg[l - 1] == ' ') seg[--l] = '\0';
+        if (!l || seg[l - 1] == ':') continue;   /* "sm:" with nothing left */
         if (len < n) len += (size_t)snprintf(out + len, n - len, "%s%s", len ? "; " : "", seg);
     }
 }

@@ -149,6 +149,16 @@ static const cli_cmd commands[] = {
       "  --name NAME   the toolchain name: CUDA[+cudnnVER][@label], e.g. 12.4.1@system\n"
       "                (default: the versions found; @adopted when that name is taken)\n"
       "  --scan        list /usr/local/cuda-*, /opt/cuda* and /usr/lib/cuda, adopted or not\n" },
+    { "cache", NULL, cmd_cache, "downloads and unpacked trees: dir, list, clean, prune",
+      "usage: cudaenv cache [dir | list [--json] | clean [--dry-run] | prune [--dry-run]]\n"
+      "\n"
+      "The downloads in $CUDAENV_ROOT/cache (verified files and partial ones) and the\n"
+      "unpacked releases in pkgs/ that toolchains are hardlinked from.\n"
+      "  dir      print the cache directory\n"
+      "  list     each item with its size and whether an installed toolchain came from it\n"
+      "  clean    remove every download (a reinstall then downloads again)\n"
+      "  prune    remove the downloads and unpacked trees no installed toolchain uses\n"
+      "  --dry-run, -n   print what would be removed, remove nothing\n" },
 };
 
 static const size_t n_commands = sizeof commands / sizeof *commands;

@@ -60,6 +60,11 @@ static void human(char *out, size_t n, double bytes)
     snprintf(out, n, i ? "%.1f %s" : "%.0f %s", bytes, u[i]);
 }
 
+void cli_size(char *out, size_t n, double bytes)
+{
+    human(out, n, bytes);
+}
+
 /* "845M", "1.2G": the bar has no room for more */
 static void human_short(char *out, size_t n, double bytes)
 {
