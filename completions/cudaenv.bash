@@ -58,7 +58,7 @@ _cudaenv() {
         global) opts+=" --system --force --dry-run --rollback --unset" ;;
         verify) opts+=" --json --all-devices --bench --deep" ;;
         adopt) opts+=" --name --scan" ;;
-        cache) opts+=" --dry-run" ;;
+        cache) opts+=" --dry-run --json" ;;
     esac
     if [[ $cur == -* ]]; then
         COMPREPLY=($(compgen -W "$opts" -- "$cur"))

@@ -51,7 +51,7 @@ complete -c cudaenv -n '__fish_seen_subcommand_from init' -a 'bash zsh fish'
 complete -c cudaenv -n '__fish_seen_subcommand_from which' -a 'nvcc ptxas cuobjdump nvdisasm nsys ncu cuda-gdb compute-sanitizer'
 complete -c cudaenv -n '__fish_seen_subcommand_from help' -a "$__cudaenv_cmds"
 complete -c cudaenv -n '__fish_seen_subcommand_from env' -l shell -xa 'bash zsh fish json dotenv'
-complete -c cudaenv -n '__fish_seen_subcommand_from list ls current doctor env info list-remote ls-remote verify' -l json
+complete -c cudaenv -n '__fish_seen_subcommand_from list ls current doctor env info list-remote ls-remote verify cache' -l json
 complete -c cudaenv -n '__fish_seen_subcommand_from list ls' -l names -d 'bare names, one per line'
 complete -c cudaenv -n '__fish_seen_subcommand_from use local global' -l unset
 complete -c cudaenv -n '__fish_seen_subcommand_from global' -l system -d 'root: /usr/local/cuda + ld.so.conf.d'
