@@ -28,7 +28,9 @@ all_start_with() { local w; for w in $1; do [[ $w == "$2"* ]] || return 1; done;
         c cudaenv -q use ""
         c cudaenv ""
         c cudaenv env 11.8 --shell d
-        c cudaenv list-remote --n'
+        c cudaenv list-remote --n
+        c cudaenv cache ""
+        c cudaenv adopt --s'
     [ "$status" -eq 0 ]
     [ "${lines[0]}" = "complete -F _cudaenv cudaenv" ]
     all_start_with "${lines[1]}" tf-2.1 tf-2.14
@@ -41,6 +43,9 @@ all_start_with() { local w; for w in $1; do [[ $w == "$2"* ]] || return 1; done;
     done
     [ "${lines[7]}" = "dotenv" ]
     [ "${lines[8]}" = "--names" ]
+    [ "${lines[9]}" = "dir list clean prune" ]
+    [ "${lines[10]}" = "--scan" ]
+    for cmd in adopt cache; do [[ " ${lines[6]} " == *" $cmd "* ]]; done
 }
 
 @test "zsh: compinit + _cudaenv in an interactive pty: tf-* specs, components, commands" {
@@ -56,6 +61,10 @@ all_start_with() { local w; for w in $1; do [[ $w == "$2"* ]] || return 1; done;
     [ "$out" = "verify" ]
     out=$(z 'cudaenv env 11.8 --shell ')
     [ "$out" = "bash zsh fish json dotenv" ]
+    out=$(z 'cudaenv cache ')
+    [ "$out" = "dir list clean prune" ]
+    out=$(z 'cudaenv ado')
+    [ "$out" = "adopt" ]
 }
 
 @test "fish: complete -C: tf-* specs, components, --cudnn, commands" {
@@ -67,7 +76,9 @@ all_start_with() { local w; for w in $1; do [[ $w == "$2"* ]] || return 1; done;
         c "cudaenv install --cudnn 8.9"
         c "cudaenv -v use "
         c "cudaenv verif"
-        c "cudaenv env 11.8 --shell d"; true'
+        c "cudaenv env 11.8 --shell d"
+        c "cudaenv cache "
+        c "cudaenv ado"; true'
     [ "$status" -eq 0 ]
     all_start_with "${lines[0]}" tf-2.1 tf-2.14
     all_start_with "${lines[1]}" 11.8.0+cudnn8.9 11.8.0+cudnn8.9.7.29
@@ -75,6 +86,8 @@ all_start_with() { local w; for w in $1; do [[ $w == "$2"* ]] || return 1; done;
     [ "${lines[3]}" = "11.7.0 11.8.0+cudnn8.7.0.84 12.3.0 system" ]
     [ "${lines[4]}" = "verify" ]
     [ "${lines[5]}" = "dotenv" ]
+    [ "${lines[6]}" = "clean dir list prune" ]
+    [ "${lines[7]}" = "adopt" ]
 }
 
 @test "list-remote --names: bare specs, installable TF rows only" {
