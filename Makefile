@@ -6,6 +6,7 @@
 #   make demo                 install -> use -> verify offline against a generated local mirror
 #   make mutate               break one check at a time (tests/mutants/*.mut); fails if a mutant survives
 #   make install PREFIX=/usr/local DESTDIR=
+#   make uninstall PREFIX=/usr/local DESTDIR=   (the same variables as install)
 #
 # Two binaries from one source tree: `cudaenv` is the light one on the hot
 # path (env/use/cd hook/current) and links only libcjson and libdl; commands
@@ -25,6 +26,14 @@ VERSION  = 0.1.0
 
 HEAVY_PKGS = libcurl libarchive libcrypto liblzma
 LIGHT_PKGS = libcjson
+
+# Without the -dev packages, say what to do once instead of a page of
+# pkg-config errors (targets that compile nothing are let through).
+ifeq ($(filter clean uninstall manifest,$(MAKECMDGOALS)),)
+ifneq ($(shell $(PKG_CONFIG) --exists $(LIGHT_PKGS) $(HEAVY_PKGS) 2>/dev/null && echo ok),ok)
+$(error build dependencies missing: $(PKG_CONFIG) cannot find all of $(LIGHT_PKGS) $(HEAVY_PKGS). Run tools/setup.sh (Debian/Ubuntu: installs tools/deps.txt with apt, then builds))
+endif
+endif
 
 WERROR  ?= 1
 CC      ?= cc
@@ -117,7 +126,8 @@ mutate: all
 	tools/mutate.sh $(MUTANTS)
 
 manifest:
-	python3 tools/gen-manifest.py > share/manifests/cudaenv.json
+	python3 tools/gen-manifest.py > share/manifests/cudaenv.json.tmp
+	mv share/manifests/cudaenv.json.tmp share/manifests/cudaenv.json
 
 install: all
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBEXECDIR) $(DESTDIR)$(DATADIR)/manifests \
@@ -136,10 +146,20 @@ install: all
 	install -m 644 completions/_cudaenv $(DESTDIR)$(PREFIX)/share/zsh/site-functions/_cudaenv
 	install -m 644 completions/cudaenv.fish $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d/cudaenv.fish
 
+# Removes exactly what install put in place (toolchains in ~/.cudaenv are the user's).
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/cudaenv $(DESTDIR)$(LIBEXECDIR)/cudaenv-full \
+	    $(DESTDIR)$(MANDIR)/man1/cudaenv.1 $(DESTDIR)$(MANDIR)/man5/cudaenv-manifest.5 \
+	    $(DESTDIR)$(PREFIX)/share/bash-completion/completions/cudaenv \
+	    $(DESTDIR)$(PREFIX)/share/zsh/site-functions/_cudaenv \
+	    $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d/cudaenv.fish
+	rm -f $(DESTDIR)$(DATADIR)/manifests/*.json
+	-rmdir $(DESTDIR)$(DATADIR)/manifests $(DESTDIR)$(DATADIR) $(DESTDIR)$(LIBEXECDIR) 2>/dev/null
+
 clean:
 	rm -rf $(BUILD) build-asan
 
-.PHONY: all units check check-asan bench demo mutate manifest install clean
+.PHONY: all units check check-asan bench demo mutate manifest install uninstall clean
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
 
 # Fuzz the parsers (manifest, spec, archive entry policy) with libFuzzer:

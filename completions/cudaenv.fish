@@ -1,5 +1,6 @@
-# fish completion for cudaenv: commands, options, installed toolchains (a glob
-# of $CUDAENV_ROOT/versions) and remote specs (`cudaenv list-remote`).
+# fish completion for cudaenv: commands (also after global options such as
+# --manifest M), options, installed toolchains (a glob of $CUDAENV_ROOT/versions),
+# remote specs and components (`cudaenv list-remote tf|cuda|cudnn --names`).
 function __cudaenv_installed
     set -l r $HOME/.cudaenv
     set -q CUDAENV_ROOT; and test -n "$CUDAENV_ROOT"; and set r $CUDAENV_ROOT
@@ -8,35 +9,57 @@ function __cudaenv_installed
     end
 end
 
+# __cudaenv_remote tf|cuda|cudnn: bare specs from the manifest in use
+# (a --manifest M already typed on the line counts).
 function __cudaenv_remote
     set -l bin cudaenv
     set -q __CUDAENV_BIN; and set bin $__CUDAENV_BIN
-    $bin list-remote tf 2>/dev/null | string match -r '^[0-9][^ \t]*' | string replace -r '^' 'tf-'
-    $bin list-remote cuda 2>/dev/null | string match -r '^[0-9][^ \t]*'
+    set -l words (commandline -opc)
+    set -l m
+    if set -l i (contains -i -- --manifest $words); and test (count $words) -gt $i
+        set m --manifest $words[(math $i + 1)]
+    end
+    $bin list-remote $argv[1] --names $m 2>/dev/null
 end
 
-set -l __cudaenv_cmds install uninstall list list-remote info prefix init use deactivate env local global current which exec verify jupyter doctor
+# SPEC+cudnnVER for the token being typed, once it has a +
+function __cudaenv_components
+    set -l tok (commandline -ct)
+    string match -q -- '*+*' $tok; or return
+    set -l base (string replace -r '\+.*' '' -- $tok)
+    for v in (__cudaenv_remote cudnn)
+        echo "$base+cudnn$v"
+    end
+end
+
+set -l __cudaenv_cmds install uninstall list ls list-remote ls-remote info prefix init use deactivate env local global current which exec verify jupyter doctor adopt cache help
 complete -c cudaenv -f
 complete -c cudaenv -n "not __fish_seen_subcommand_from $__cudaenv_cmds" -a "$__cudaenv_cmds"
 complete -c cudaenv -s h -l help -d 'usage'
 complete -c cudaenv -s q -l quiet
 complete -c cudaenv -s v -l verbose
+complete -c cudaenv -l manifest -r -F -d 'manifest file or URL'
+complete -c cudaenv -l insecure -d 'allow http:// URLs'
+complete -c cudaenv -n "not __fish_seen_subcommand_from $__cudaenv_cmds" -l version
 complete -c cudaenv -n '__fish_seen_subcommand_from use env prefix local global uninstall verify' -a '(__cudaenv_installed) system' -d toolchain
 complete -c cudaenv -n '__fish_seen_subcommand_from exec' -a '(__cudaenv_installed)' -d toolchain
-complete -c cudaenv -n '__fish_seen_subcommand_from install info' -a '(__cudaenv_remote)' -d spec
+complete -c cudaenv -n '__fish_seen_subcommand_from install info; and not string match -q -- "*+*" (commandline -ct)' -a '(__cudaenv_remote tf) (__cudaenv_remote cuda)' -d spec
+complete -c cudaenv -n '__fish_seen_subcommand_from install info' -a '(__cudaenv_components)' -d component
 complete -c cudaenv -n '__fish_seen_subcommand_from list-remote ls-remote' -a 'tf cuda cudnn'
+complete -c cudaenv -n '__fish_seen_subcommand_from list-remote ls-remote' -l names -d 'bare specs'
 complete -c cudaenv -n '__fish_seen_subcommand_from init' -a 'bash zsh fish'
 complete -c cudaenv -n '__fish_seen_subcommand_from which' -a 'nvcc ptxas cuobjdump nvdisasm nsys ncu cuda-gdb compute-sanitizer'
-complete -c cudaenv -n '__fish_seen_subcommand_from env' -l shell -xa 'bash zsh fish json'
-complete -c cudaenv -n '__fish_seen_subcommand_from list ls current doctor env info list-remote verify' -l json
+complete -c cudaenv -n '__fish_seen_subcommand_from help' -a "$__cudaenv_cmds"
+complete -c cudaenv -n '__fish_seen_subcommand_from env' -l shell -xa 'bash zsh fish json dotenv'
+complete -c cudaenv -n '__fish_seen_subcommand_from list ls current doctor env info list-remote ls-remote verify cache' -l json
 complete -c cudaenv -n '__fish_seen_subcommand_from list ls' -l names -d 'bare names, one per line'
 complete -c cudaenv -n '__fish_seen_subcommand_from use local global' -l unset
 complete -c cudaenv -n '__fish_seen_subcommand_from global' -l system -d 'root: /usr/local/cuda + ld.so.conf.d'
-complete -c cudaenv -n '__fish_seen_subcommand_from global' -l dry-run -d 'print the plan'
+complete -c cudaenv -n '__fish_seen_subcommand_from global cache' -l dry-run -d 'print the plan'
 complete -c cudaenv -n '__fish_seen_subcommand_from global' -l rollback -d 'previous system target'
 complete -c cudaenv -n '__fish_seen_subcommand_from global local uninstall install' -l force
-complete -c cudaenv -n '__fish_seen_subcommand_from install' -l cudnn -x
-complete -c cudaenv -n '__fish_seen_subcommand_from install' -l no-cudnn
+complete -c cudaenv -n '__fish_seen_subcommand_from install info' -l cudnn -xa '(__cudaenv_remote cudnn)'
+complete -c cudaenv -n '__fish_seen_subcommand_from install info' -l no-cudnn
 complete -c cudaenv -n '__fish_seen_subcommand_from install' -l offline
 complete -c cudaenv -n '__fish_seen_subcommand_from install' -l from -xa 'runfile redist' -d 'runfile or NVIDIA components'
 complete -c cudaenv -n '__fish_seen_subcommand_from install info' -l components -x -d '+name,-name: adjust the profile'
@@ -47,3 +70,7 @@ complete -c cudaenv -n '__fish_seen_subcommand_from verify' -l framework -xa 'tf
 complete -c cudaenv -n '__fish_seen_subcommand_from verify jupyter' -l python -r -d 'the Python with the framework'
 complete -c cudaenv -n '__fish_seen_subcommand_from jupyter' -a 'install (__cudaenv_installed)'
 complete -c cudaenv -n '__fish_seen_subcommand_from jupyter' -l name -x -d 'kernel name'
+complete -c cudaenv -n '__fish_seen_subcommand_from adopt' -l name -x -d 'toolchain name'
+complete -c cudaenv -n '__fish_seen_subcommand_from adopt' -l scan -d 'offer /usr/local/cuda-*, /opt/cuda*, /usr/lib/cuda'
+complete -c cudaenv -n '__fish_seen_subcommand_from adopt' -a '(__fish_complete_directories)'
+complete -c cudaenv -n '__fish_seen_subcommand_from cache; and not __fish_seen_subcommand_from dir list clean prune' -a 'dir list clean prune'

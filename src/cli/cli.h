@@ -91,6 +91,11 @@ void cli_render_event(void *ud, const ce_event *ev);
 void cli_error(cli *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void cli_warn(cli *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void cli_note(cli *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Ctrl-C / SIGTERM during a long step: clear the bar, say what was kept and
+ * that the next run resumes, then die of the signal. */
+void cli_render_trap_interrupt(cli *c);
+/* "845.4 MiB": bytes for people */
+void cli_size(char *out, size_t n, double bytes);
 /* Print ctx->err as the error of a failed core call and return its exit code. */
 int cli_fail(cli *c, int err);
 
@@ -118,5 +123,7 @@ int cmd_jupyter(cli *c, int argc, char **argv);
 struct ce_toolchain;
 int cli_verify_framework(cli *c, const struct ce_toolchain *tc, const char *framework, const char *python,
                          const char *libcuda);
+int cmd_adopt(cli *c, int argc, char **argv);
+int cmd_cache(cli *c, int argc, char **argv);
 
 #endif

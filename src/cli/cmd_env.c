@@ -3,7 +3,8 @@
  * the environment of the active selection (what the cd hook applies); when
  * that names a toolchain that is not installed, the output still returns
  * the shell to the machine's own CUDA (so a stale toolchain never lingers)
- * and the exit status is 3. */
+ * and the exit status is 3.  --shell dotenv: KEY=VALUE lines for CI and
+ * service files. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -17,6 +18,24 @@ static const cli_opt opts[] = {
     { "json", 0, false, OPT_JSON },
     { 0 },
 };
+
+/* --shell dotenv: KEY=VALUE lines, read literally by $GITHUB_ENV, docker
+ * --env-file and systemd EnvironmentFile=.  None of them can unset, so unset
+ * variables are left out; a newline in a value would start a new entry. */
+enum { SH_DOTENV = 100 };
+
+static int print_dotenv(cli *c, const ce_env *env)
+{
+    for (size_t i = 0; i < env->n; i++)
+        if (env->vars[i].value && strchr(env->vars[i].value, '\n')) {
+            cli_error(c, "%s contains a newline, which a KEY=VALUE file cannot hold; use --shell bash or --json",
+                      env->vars[i].name);
+            return 1;
+        }
+    for (size_t i = 0; i < env->n; i++)
+        if (env->vars[i].value) printf("%s=%s\n", env->vars[i].name, env->vars[i].value);
+    return 0;
+}
 
 static int default_shell(void)
 {
@@ -38,8 +57,9 @@ int cmd_env(cli *c, int argc, char **argv)
         case CLI_BAD: return 2;
         case OPT_JSON: sh = CE_SH_JSON; break;
         case OPT_SHELL:
-            if ((sh = ce_shell_parse(arg)) < 0)
-                return cli_usage_error(cmd, "unknown shell '%s' (bash, zsh, fish, json)", arg);
+            if (!strcmp(arg, "dotenv")) sh = SH_DOTENV;
+            else if ((sh = ce_shell_parse(arg)) < 0)
+                return cli_usage_error(cmd, "unknown shell '%s' (bash, zsh, fish, json, dotenv)", arg);
             break;
         case CLI_ARG:
             if (version) return cli_usage_error(cmd, "one VERSION only");
@@ -66,6 +86,11 @@ int cmd_env(cli *c, int argc, char **argv)
     ce_env env;
     char *text;
     if ((rc = ce_env_compute(&c->ctx, &sel, set_version, &env))) return cli_fail(c, rc);
+    if (sh == SH_DOTENV) {
+        rc = print_dotenv(c, &env);
+        ce_env_free(&env);
+        return rc ? rc : status;
+    }
     rc = ce_env_format(&c->ctx, &env, &sel, (ce_shell)sh, &text);
     ce_env_free(&env);
     if (rc) return cli_fail(c, rc);

@@ -8,6 +8,8 @@
 
 #include "store/activate.h"
 #include "cli.h"
+#include "store/store.h"
+#include "store/userstate.h"
 #include "core/file.h"
 #include "store/system.h"
 
@@ -89,6 +91,8 @@ int cmd_global(cli *c, int argc, char **argv)
         return 0;
     }
     if (!version) {
+        /* beside a shared store without a choice of our own: the site default */
+        if (!ce_exists(path) && ce_store_shared(&c->ctx)) ce_store_path(&c->ctx, "global", path, sizeof path);
         if (!ce_exists(path)) {
             printf("system\n");
             return 0;
@@ -99,7 +103,10 @@ int cmd_global(cli *c, int argc, char **argv)
     }
     ce_active_info s;
     if ((rc = ce_select(&c->ctx, version, &s))) return cli_fail(c, rc);
-    if ((rc = ce_mkdir_p(&c->ctx, c->ctx.root, 0755)) ||
+    char parent[4096];
+    snprintf(parent, sizeof parent, "%s", path);
+    if (strrchr(parent, '/')) *strrchr(parent, '/') = '\0';
+    if ((rc = ce_mkdir_p(&c->ctx, parent, 0755)) ||
         (rc = ce_spec_file_write(&c->ctx, path, s.is_system ? "system" : s.tc.name)))
         return cli_fail(c, rc);
     return 0;

@@ -67,6 +67,74 @@ static cJSON *components_json(const ce_redist *red, const char *profile, const c
 static const ce_redist *g_red;      /* set by cmd_info for the printers */
 static const char *g_profile;
 
+/* A manifest "source" as users should see it: the public references only.
+ * Citations of the maintainers' working notes ("nvidia-facts.md 7a:",
+ * "(sizes.md 5.2)") are cut out, a segment ("; "-separated) left with
+ * nothing but its key is dropped, and "this draft" is cudaenv. */
+static bool word_ch(char ch)
+{
+    return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || ch == '-' || ch == '_';
+}
+
+static void cut_notes(char *seg)
+{
+    char *m;
+    while ((m = strstr(seg, ".md ")) && m[4] >= '0' && m[4] <= '9') {
+        char *a = m, *b = m + 4;
+        while (a > seg && word_ch(a[-1])) a--;
+        while (*b && *b != ' ' && *b != ')' && *b != ';' && *b != ':') b++;
+        if (*b == ':') b++;
+        while (*b == ' ') b++;
+        /* "( ... )" left empty: take the brackets and the space before them */
+        if (a > seg && a[-1] == '(' && *b == ')') {
+            a--; b++;
+            if (a > seg && a[-1] == ' ') a--;
+        }
+        memmove(a, b, strlen(b) + 1);
+    }
+    char *d;
+    if ((d = strstr(seg, "this draft")) || (d = strstr(seg, "a draft"))) {
+        char tail[1024];
+        bool art = d[0] == 'a';
+        snprintf(tail, sizeof tail, "%s", d + (art ? 7 : 10));
+        snprintf(d, 1024 - (size_t)(d - seg), "cudaenv%s%s", art ? "'s" : "", tail);
+    }
+}
+
+static void public_source(const char *src, char *out, size_t n)
+{
+    size_t len = 0;
+    out[0] = '\0';
+    const char *p = src;
+    while (*p) {
+        const char *e = strstr(p, "; ");
+        size_t sl = e ? (size_t)(e - p) : strlen(p);
+        char seg[1024];
+        snprintf(seg, sizeof seg, "%.*s", (int)sl, p);
+        p += sl + (e ? 2 : 0);
+        cut_notes(seg);
+        size_t l = strlen(seg);
+        while (l && seg[l - 1] == ' ') seg[--l] = '\0';
+        if (!l || seg[l - 1] == ':') continue;   /* "sm:" with nothing left */
+        if (len < n) len += (size_t)snprintf(out + len, n - len, "%s%s", len ? "; " : "", seg);
+    }
+}
+
+static void print_source(const char *src)
+{
+    char buf[4096];
+    if (!src) return;
+    public_source(src, buf, sizeof buf);
+    if (buf[0]) printf("  %-11s %s\n", "source", buf);
+}
+
+static void json_source(cJSON *o, const char *src)
+{
+    char buf[4096];
+    if (src) public_source(src, buf, sizeof buf);
+    cli_json_add_str(o, "source", src ? buf : NULL);
+}
+
 static int print_json(const ce_manifest *m, const ce_spec *s, const ce_resolved *r, const char *platform,
                       const char *problem)
 {
@@ -83,7 +151,7 @@ static int print_json(const ce_manifest *m, const ce_spec *s, const ce_resolved 
         cli_json_add_str(t, "cudnn", r->tf->cudnn);
         cli_json_add_str(t, "python", r->tf->python);
         cli_json_add_str(t, "not_installable", r->tf->not_installable);
-        cli_json_add_str(t, "source", r->tf->source);
+        json_source(t, r->tf->source);
     } else {
         cJSON_AddNullToObject(o, "tensorflow");
     }
@@ -99,7 +167,7 @@ static int print_json(const ce_manifest *m, const ce_spec *s, const ce_resolved 
         cli_json_add_str(sm, "max", c->sm_max);
         cJSON_AddItemToObject(j, "runfile", artifact_json(r->runfile));
         cJSON_AddItemToObject(j, "components", components_json(g_red, g_profile, c->redist ? c->redist->url : NULL));
-        cli_json_add_str(j, "source", c->source);
+        json_source(j, c->source);
     } else {
         cJSON_AddNullToObject(o, "cuda");
     }
@@ -108,7 +176,7 @@ static int print_json(const ce_manifest *m, const ce_spec *s, const ce_resolved 
         cli_json_add_str(j, "version", r->cudnn->version);
         cJSON_AddNumberToObject(j, "cuda_major", r->cuda ? ce_version_major(r->cuda->version) : 0);
         cJSON_AddItemToObject(j, "archive", artifact_json(r->cudnn_archive));
-        cli_json_add_str(j, "source", r->cudnn->source);
+        json_source(j, r->cudnn->source);
     } else {
         cJSON_AddNullToObject(o, "cudnn");
     }
@@ -146,7 +214,7 @@ static void print_text(const ce_spec *s, const ce_resolved *r, const char *platf
     if (r->tf) {
         printf("%-13s %s\n", "TensorFlow", r->tf->version);
         if (r->tf->python) printf("  %-11s %s\n", "python", r->tf->python);
-        if (r->tf->source) printf("  %-11s %s\n", "source", r->tf->source);
+        print_source(r->tf->source);
         if (!r->cuda) printf("  %-11s CUDA %s + cuDNN %s\n", "needs", r->tf->cuda, r->tf->cudnn ? r->tf->cudnn : "none");
     }
     if (r->cuda) {
@@ -176,12 +244,12 @@ static void print_text(const ce_spec *s, const ce_resolved *r, const char *platf
             human(sz, sizeof sz, total);
             printf("    %-22s %-12s %s\n", "total", "", sz);
         }
-        if (c->source) printf("  %-11s %s\n", "source", c->source);
+        print_source(c->source);
     }
     if (r->cudnn) {
         printf("%-13s %s (build for CUDA %d)\n", "cuDNN", r->cudnn->version, ce_version_major(r->cuda->version));
         print_artifact("tarball", r->cudnn_archive, platform);
-        if (r->cudnn->source) printf("  %-11s %s\n", "source", r->cudnn->source);
+        print_source(r->cudnn->source);
     } else if (r->cuda) {
         printf("%-13s none\n", "cuDNN");
     }
@@ -254,7 +322,7 @@ int cmd_info(cli *c, int argc, char **argv)
         g_red = red;
     }
     int out = c->json ? print_json(m, &spec, &r, c->ctx.platform, problem)
-                      : (print_text(&spec, &r, c->ctx.platform, problem), 0);
+                      : (print_text(&spec, &r, c->ctx.platform, problem), printf("%-13s %s\n", "manifest", m->origin), 0);
     if (red) cli_redist_free(red);
     g_red = NULL;
     ce_manifest_free(m);

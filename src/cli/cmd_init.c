@@ -4,7 +4,8 @@
  *   `global` change this shell by evaluating what the binary prints; every
  *   other subcommand passes through to the binary;
  * - a prompt/cd hook that finds .cuda-version from $PWD up to / and reads it
- *   and $CUDAENV_ROOT/global with shell builtins only ([ -f ], read, string
+ *   and $CUDAENV_ROOT/global (and ~/.config/cudaenv/global, the user's own
+ *   default beside a shared store) with shell builtins only ([ -f ], read, string
  *   ops): when the key (CUDAENV_VERSION | file | its first line | global |
  *   root) equals the one it saw last, it returns without starting any
  *   process (__CUDAENV_HOOK_EXECS counts the times it did, for the bench
@@ -60,6 +61,8 @@ static const char posix_fn[] =
     "  done\n"
     "  (( ${#PWD} >= 4000 )) && f=\"$f|deep:$PWD\"\n"
     "  [[ -f $r/global ]] && __cudaenv_read1 g \"$r/global\"\n"
+    "  d=${XDG_CONFIG_HOME:-$HOME/.config}/cudaenv/global\n"
+    "  [[ -f $d ]] && { __cudaenv_read1 d \"$d\"; g=\"$g|$d\"; }\n"
     "  d=\"${CUDAENV_VERSION-}|$f|$c|$g|$r\"\n"
     "  [[ $d == \"${__CUDAENV_KEY-}\" ]] && return 0\n"
     "  __CUDAENV_KEY=$d\n"
@@ -116,6 +119,8 @@ static const char fish_text[] =
     "  end\n"
     "  test (string length -- $PWD) -ge 4000; and set f \"$f|deep:$PWD\"\n"
     "  test -f \"$r/global\"; and begin; read -n 256 g < \"$r/global\" 2>/dev/null; or true; end\n"
+    "  set -l u $HOME/.config; set -q XDG_CONFIG_HOME; and test -n \"$XDG_CONFIG_HOME\"; and set u $XDG_CONFIG_HOME\n"
+    "  if test -f \"$u/cudaenv/global\"; read -n 256 -l ug < \"$u/cudaenv/global\" 2>/dev/null; and set g \"$g|$ug\"; end\n"
     "  set -l k \"$CUDAENV_VERSION|$f|$c|$g|$r\"\n"
     "  set -q __CUDAENV_KEY; and test \"$k\" = \"$__CUDAENV_KEY\"; and return 0\n"
     "  set -g __CUDAENV_KEY $k\n"

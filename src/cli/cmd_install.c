@@ -87,7 +87,11 @@ int cmd_install(cli *c, int argc, char **argv)
         }
         if ((rc = ce_resolve(&c->ctx, m, &spec, cudnn, no_cudnn, &r[i])) != CE_OK) goto out;
     }
+    cli_render_trap_interrupt(c);
     rc = ce_install(&c->ctx, m, r, nspecs);
+    if (rc == CE_OK && !c->ctx.quiet)
+        cli_note(c, "use it: cudaenv use %s (this shell; needs eval \"$(cudaenv init bash)\"), "
+                 "cudaenv exec %s -- CMD, cudaenv global %s (default)", r[0].name, r[0].name, r[0].name);
 out:
     ce_store_unlock(lock);
     ce_manifest_free(m);

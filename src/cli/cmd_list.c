@@ -1,12 +1,16 @@
 /* cudaenv list [--json]: installed toolchains; the active one is marked with
  * why it is active (shell, .cuda-version, global), and the one the system
- * switch points at is marked "system". */
+ * switch points at is marked "system".  Each line shows the bytes only that
+ * toolchain holds (freed by uninstall) and those it shares with another
+ * through hardlinks (composition links one unpacked release into many). */
 #include <cjson/cJSON.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "store/activate.h"
+#include "store/adopt.h"
+#include "store/cache.h"
 #include "cli.h"
 #include "store/system.h"
 
@@ -48,11 +52,16 @@ int cmd_list(cli *c, int argc, char **argv)
     bool have_active = ce_active(&quiet, NULL, &act) == CE_OK && !act.is_system;
     ce_sys_record sys;
     if (ce_system_record(&quiet, &sys) != CE_OK) sys.present = false;
+    /* what each one costs: bytes only it holds, bytes shared by hardlinks */
+    ce_tc_usage *use = calloc(n ? n : 1, sizeof *use);
+    if (!use || ce_store_usage(&quiet, v, n, use) != CE_OK) { free(use); use = NULL; }
     cJSON *root = c->json ? cJSON_CreateObject() : NULL;
     cJSON *arr = root ? cJSON_AddArrayToObject(root, "toolchains") : NULL;
     for (size_t i = 0; i < n; i++) {
         bool active = have_active && !strcmp(act.tc.name, v[i].name);
         bool system = sys.present && !strcmp(sys.name, v[i].name);
+        char from[4096];
+        bool adopted = ce_adopted_from(v[i].prefix, from, sizeof from) == 1;
         if (root) {
             cJSON *t = cJSON_CreateObject();
             cJSON_AddStringToObject(t, "name", v[i].name);
@@ -66,6 +75,11 @@ int cmd_list(cli *c, int argc, char **argv)
             if (active && act.source[0]) cJSON_AddStringToObject(t, "source", act.source);
             else cJSON_AddNullToObject(t, "source");
             cJSON_AddBoolToObject(t, "system", system);
+            cli_json_add_str(t, "adopted_from", adopted ? from : NULL);
+            if (use) {
+                cJSON_AddNumberToObject(t, "unique_bytes", (double)use[i].unique);
+                cJSON_AddNumberToObject(t, "shared_bytes", (double)use[i].shared);
+            }
             cJSON_AddItemToArray(arr, t);
             continue;
         }
@@ -75,6 +89,13 @@ int cmd_list(cli *c, int argc, char **argv)
             else printf("  (%s: %s)", ce_origin_name(act.origin), act.source);
         }
         if (system) printf("  (system: /usr/local/cuda)");
+        if (adopted) printf("  (adopted: %s)", from);
+        if (use) {
+            char u[32], sh[32];
+            cli_size(u, sizeof u, (double)use[i].unique);
+            cli_size(sh, sizeof sh, (double)use[i].shared);
+            printf("  [%s own, %s shared]", u, sh);
+        }
         putchar('\n');
     }
     if (root) {
@@ -92,6 +113,7 @@ int cmd_list(cli *c, int argc, char **argv)
     } else if (!have_active) {
         cli_note(c, "none active: the machine's own CUDA is used (cudaenv use/local/global VERSION)");
     }
+    free(use);
     free(v);
     return 0;
 }

@@ -1,7 +1,7 @@
 /* cudaenv list-remote [tf|cuda|cudnn] [--json] (alias ls-remote): what the
  * manifest offers, newest first.  tf (the default) shows each TensorFlow
  * release with its CUDA + cuDNN pair; cuda and cudnn show the releases with
- * the platforms the manifest has files for. */
+ * the platforms the manifest has files for.  --names: bare specs, one a line. */
 #include <cjson/cJSON.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,10 +10,11 @@
 #include "cli.h"
 #include "core/manifest.h"
 
-enum { OPT_JSON = 1 };
+enum { OPT_JSON = 1, OPT_NAMES };
 
 static const cli_opt opts[] = {
     { "json", 0, false, OPT_JSON },
+    { "names", 0, false, OPT_NAMES },
     { 0 },
 };
 
@@ -101,6 +102,20 @@ static int print_json(const ce_manifest *m, what_t what)
     return cli_json_print(o);
 }
 
+/* --names: the bare specs install accepts, one a line, newest first (for
+ * completions and scripts); TF rows the manifest cannot install are left out. */
+static void print_names(const ce_manifest *m, what_t what)
+{
+    if (what == WHAT_TF) {
+        for (size_t i = m->n_tf; i-- > 0;)
+            if (!m->tf[i].not_installable) printf("tf-%s\n", m->tf[i].version);
+    } else if (what == WHAT_CUDA) {
+        for (size_t i = m->n_cuda; i-- > 0;) printf("%s\n", m->cuda[i].version);
+    } else {
+        for (size_t i = m->n_cudnn; i-- > 0;) printf("%s\n", m->cudnn[i].version);
+    }
+}
+
 static void print_text(const ce_manifest *m, what_t what)
 {
     char buf[256];
@@ -144,12 +159,13 @@ int cmd_list_remote(cli *c, int argc, char **argv)
     cli_args_init(&a, argc, argv);
     const char *arg;
     what_t what = WHAT_TF;
-    bool have_what = false;
+    bool have_what = false, names = false;
     int id;
     while ((id = cli_next(c, &a, cmd, opts, &arg)) != CLI_END) {
         if (id == CLI_HELP) return cli_help(cmd);
         if (id == CLI_BAD) return 2;
         if (id == OPT_JSON) c->json = true;
+        if (id == OPT_NAMES) names = true;
         if (id == CLI_ARG) {
             if (have_what) return cli_usage_error(cmd, "unexpected argument '%s'", arg);
             have_what = true;
@@ -164,6 +180,7 @@ int cmd_list_remote(cli *c, int argc, char **argv)
     if (rc) return cli_fail(c, rc);
     int out = 0;
     if (c->json) out = print_json(m, what);
+    else if (names) print_names(m, what);
     else print_text(m, what);
     ce_manifest_free(m);
     return out;

@@ -1,10 +1,13 @@
 /* cudaenv uninstall VERSION : under the store lock, remove the toolchain in
- * one rename (then rm -rf), refuse the system-wide one without --force, and
+ * one rename (then rm -rf), refuse the system-wide one and the active one
+ * (this shell's, .cuda-version, global) without --force, and
  * garbage-collect pkgs/ trees no toolchain is composed from any more. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
+#include "store/activate.h"
+#include "store/adopt.h"
 #include "store/store.h"
 #include "core/version.h"
 
@@ -14,6 +17,24 @@ static const cli_opt uninstall_opts[] = {
     { "force", 'f', false, OPT_FORCE },
     { 0 },
 };
+
+/* The toolchain this shell uses (CUDA_HOME, or the selection that applies
+ * here: shell, .cuda-version, global) is not removed from under it without
+ * --force. */
+static int refuse_active(cli *c, const ce_toolchain *t)
+{
+    const char *home = getenv("CUDA_HOME");
+    ce_active_info sel;
+    memset(&sel, 0, sizeof sel);
+    const char *why = NULL;
+    if (home && !strcmp(home, t->prefix)) why = "this shell's CUDA_HOME";
+    else if (ce_active(&c->ctx, NULL, &sel) == CE_OK && !sel.is_system && !strcmp(sel.tc.name, t->name))
+        why = sel.source[0] ? sel.source : ce_origin_name(sel.origin);
+    c->ctx.err[0] = '\0';
+    if (!why) return CE_OK;
+    return ce_fail(&c->ctx, CE_ERR_OTHER, "%s is the active toolchain (%s); switch away first "
+                   "(cudaenv use system, cudaenv local/global --unset) or pass --force", t->name, why);
+}
 
 int cmd_uninstall(cli *c, int argc, char **argv)
 {
@@ -54,7 +75,16 @@ int cmd_uninstall(cli *c, int argc, char **argv)
             rc = ce_fail(&c->ctx, CE_ERR_USAGE, "%s names more than one installed toolchain; "
                          "give the full name (see: cudaenv list)", want);
     }
+    if (rc == CE_OK && !force) rc = refuse_active(c, &t);
+    char from[4096];
+    bool adopted = rc == CE_OK && ce_adopted_from(t.prefix, from, sizeof from) == 1;
     if (rc == CE_OK) rc = ce_store_uninstall(&c->ctx, t.name, force);
+    if (rc == CE_OK && adopted) {
+        /* only the symlinks went: the toolkit itself is the user's */
+        ce_emit(&c->ctx, CE_EV_NOTE, t.name, "forgot %s; %s is left as it was", t.name, from);
+        ce_store_unlock(lock);
+        return 0;
+    }
     if (rc == CE_OK) {
         int gc = ce_store_gc_pkgs(&c->ctx);
         if (gc > 0) ce_emit(&c->ctx, CE_EV_INFO, NULL, "removed %d unpacked package tree%s no toolchain uses",

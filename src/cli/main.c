@@ -11,6 +11,7 @@
 #include "core/trust.h"
 #include "install/components.h"
 #include "install/redist.h"
+#include "core/resolve.h"
 
 #ifdef CE_FULL
 #define FULL_ONLY(fn) fn
@@ -49,15 +50,15 @@ static const cli_cmd commands[] = {
     { "uninstall", NULL, cmd_uninstall, "remove an installed toolchain",
       "usage: cudaenv uninstall VERSION [--force]\n"
       "\n"
-      "Remove one installed toolchain.  The toolchain the system switch points at is\n"
-      "refused without --force.\n" },
+      "Remove one installed toolchain.  The toolchain the system switch points at, and\n"
+      "the active one (this shell's, .cuda-version, global), are refused without --force.\n" },
     { "list", "ls", cmd_list, "installed toolchains and which one is active",
       "usage: cudaenv list [--json | --names]\n"
       "\n"
       "Installed toolchains; the active one is marked with why (shell, .cuda-version,\n"
       "global, system).  --names prints the bare names, one per line, for scripts.\n" },
     { "list-remote", "ls-remote", cmd_list_remote, "what the manifest offers",
-      "usage: cudaenv list-remote [tf|cuda|cudnn] [--json]\n"
+      "usage: cudaenv list-remote [tf|cuda|cudnn] [--json | --names]\n"
       "\n"
       "What the manifest offers, newest first (alias ls-remote):\n"
       "  tf      TensorFlow releases with their CUDA + cuDNN pair and Python range (default);\n"
@@ -65,7 +66,8 @@ static const cli_cmd commands[] = {
       "  cuda    CUDA releases: min driver, max gcc, GPU architectures, platforms\n"
       "  cudnn   cuDNN releases: the CUDA majors and platforms they have tarballs for\n"
       "\n"
-      "  --json   one JSON document\n" },
+      "  --json   one JSON document\n"
+      "  --names  the bare specs, one per line (installable TF rows only), for scripts\n" },
     { "info", NULL, cmd_info, "what a spec resolves to",
       "usage: cudaenv info SPEC [--json] [--cudnn VER] [--no-cudnn]\n"
       "\n"
@@ -100,12 +102,14 @@ static const cli_cmd commands[] = {
       "system = the machine's own CUDA.  --unset (or: cudaenv deactivate) drops the\n"
       "shell selection, so .cuda-version / global apply again.  Exit 3: not installed.\n" },
     { "env", NULL, cmd_env, "print the environment of a toolchain",
-      "usage: cudaenv env [VERSION|system] [--shell bash|zsh|fish|json] [--json]\n"
+      "usage: cudaenv env [VERSION|system] [--shell bash|zsh|fish|json|dotenv] [--json]\n"
       "\n"
       "Print the environment that use applies (CUDA_HOME, CUDA_PATH, CUDNN_PATH, PATH,\n"
       "LD_LIBRARY_PATH, CUDAENV_VERSION), for Jupyter kernels, cron and IDEs.  Without\n"
       "VERSION: the active selection (.cuda-version, global), what the cd hook applies.\n"
-      "Entries earlier switches added are removed; other CUDA entries are reported.\n" },
+      "Entries earlier switches added are removed; other CUDA entries are reported.\n"
+      "--shell dotenv prints KEY=VALUE lines for $GITHUB_ENV, docker --env-file and\n"
+      "systemd EnvironmentFile= (cudaenv env 11.8 --shell dotenv >> \"$GITHUB_ENV\").\n" },
     { "local", NULL, cmd_local, "pin a toolchain for this directory",
       "usage: cudaenv local [VERSION [--force] | --unset]\n"
       "\n"
@@ -168,6 +172,28 @@ static const cli_cmd commands[] = {
       "\n"
       "Walk the troubleshooting chain and name the fix for each problem.  Exit 0 when\n"
       "there are no errors, 7 when there are.\n" },
+    { "adopt", NULL, cmd_adopt, "register a CUDA toolkit installed elsewhere",
+      "usage: cudaenv adopt DIR [--name NAME] | cudaenv adopt --scan\n"
+      "\n"
+      "Use a toolkit cudaenv did not install (/usr/local/cuda-12.4, /usr/lib/cuda) like any\n"
+      "other toolchain: its version comes from version.json, nvcc or cuda.h, a cuDNN inside\n"
+      "it is detected, and a receipt of every file's size is written now so verify can\n"
+      "tell later changes.  list marks it adopted; uninstall only forgets it (DIR is never\n"
+      "touched).\n"
+      "\n"
+      "  --name NAME   the toolchain name: CUDA[+cudnnVER][@label], e.g. 12.4.1@system\n"
+      "                (default: the versions found; @adopted when that name is taken)\n"
+      "  --scan        list /usr/local/cuda-*, /opt/cuda* and /usr/lib/cuda, adopted or not\n" },
+    { "cache", NULL, cmd_cache, "downloads and unpacked trees: dir, list, clean, prune",
+      "usage: cudaenv cache [dir | list [--json] | clean [--dry-run] | prune [--dry-run]]\n"
+      "\n"
+      "The downloads in $CUDAENV_ROOT/cache (verified files and partial ones) and the\n"
+      "unpacked releases in pkgs/ that toolchains are hardlinked from.\n"
+      "  dir      print the cache directory\n"
+      "  list     each item with its size and whether an installed toolchain came from it\n"
+      "  clean    remove every download (a reinstall then downloads again)\n"
+      "  prune    remove the downloads and unpacked trees no installed toolchain uses\n"
+      "  --dry-run, -n   print what would be removed, remove nothing\n" },
 };
 
 static const size_t n_commands = sizeof commands / sizeof *commands;
@@ -183,7 +209,7 @@ const cli_cmd *cli_find_cmd(const char *name)
 
 static void main_usage(FILE *f)
 {
-    fprintf(f, "usage: cudaenv [-q|-v] COMMAND [ARGS]\n\n"
+    fprintf(f, "usage: cudaenv [-q|-v] [--manifest M] [--insecure] COMMAND [ARGS]\n\n"
                "Install and switch NVIDIA CUDA toolkits + cuDNN, and prove they work.\n\ncommands:\n");
     for (size_t i = 0; i < n_commands; i++)
         fprintf(f, "  %-12s %s\n", commands[i].name, commands[i].summary);
@@ -207,8 +233,26 @@ int cli_usage_error(const cli_cmd *cmd, const char *fmt, ...)
     va_start(ap, fmt);
     vfprintf(stderr, fmt, ap);
     va_end(ap);
-    fprintf(stderr, "\nTry 'cudaenv %s--help'.\n", cmd ? cmd->name : "");
+    fprintf(stderr, "\nTry 'cudaenv %s%s--help'.\n", cmd ? cmd->name : "", cmd ? " " : "");
     return 2;
+}
+
+/* "instal" -> install, "verfy" -> verify: the nearest command within two
+ * edits (or the one the typed word is a prefix of). */
+static const char *nearest_command(const char *typed)
+{
+    const char *best = NULL;
+    int best_d = 3;
+    for (size_t i = 0; i < n_commands; i++) {
+        const char *names[2] = { commands[i].name, commands[i].alias };
+        for (int k = 0; k < 2; k++) {
+            if (!names[k]) continue;
+            int d = ce_edit_distance(typed, names[k]);
+            if (strlen(typed) >= 3 && strncmp(typed, names[k], strlen(typed)) == 0) d = 1;
+            if (d < best_d) { best_d = d; best = commands[i].name; }
+        }
+    }
+    return best;
 }
 
 int cli_exec_full(cli *c)
@@ -253,6 +297,13 @@ int main(int argc, char **argv)
             c.ctx.quiet = true;
         } else if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) {
             c.ctx.verbose++;
+        } else if (!strcmp(a, "--insecure")) {
+            c.ctx.insecure = true;
+        } else if (!strncmp(a, "--manifest=", 11)) {
+            snprintf(c.ctx.manifest, sizeof c.ctx.manifest, "%s", a + 11);
+        } else if (!strcmp(a, "--manifest")) {
+            if (i + 1 >= argc) return cli_usage_error(NULL, "option --manifest needs a value");
+            snprintf(c.ctx.manifest, sizeof c.ctx.manifest, "%s", argv[++i]);
         } else {
             return cli_usage_error(NULL, "unknown option %s", a);
         }
@@ -268,8 +319,11 @@ int main(int argc, char **argv)
         return 0;
     }
     const cli_cmd *cmd = cli_find_cmd(argv[i]);
-    if (!cmd)
+    if (!cmd) {
+        const char *near = nearest_command(argv[i]);
+        if (near) return cli_usage_error(NULL, "unknown command '%s'; did you mean '%s'?", argv[i], near);
         return cli_usage_error(NULL, "unknown command '%s'", argv[i]);
+    }
     if (i + 1 < argc && (!strcmp(argv[i + 1], "--help") || !strcmp(argv[i + 1], "-h")))
         return cli_help(cmd);
     /* the store rule (core/trust.h): CUDAENV_ROOT absolute, and as root a

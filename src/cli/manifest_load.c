@@ -2,6 +2,8 @@
  * built-in one.  A local path (or file:// URL) is read here; an http(s) URL
  * needs libcurl, which only the full binary links, so the light binary
  * re-execs cudaenv-full with the same argv instead. */
+#include <limits.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -21,5 +23,8 @@ int cli_load_manifest(cli *c, ce_manifest **out)
         return ce_fail(&c->ctx, CE_ERR_OTHER, "cannot load manifest %s without cudaenv-full", loc);
     }
     const char *path = strncasecmp(loc, "file://", 7) == 0 ? loc + 7 : loc;
+    /* name it as the user would find it: bin/../share/... -> share/... */
+    char real[PATH_MAX];
+    if (realpath(path, real)) path = real;
     return ce_manifest_load_file(&c->ctx, path, out);
 }

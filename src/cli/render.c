@@ -1,20 +1,41 @@
-/* The one place that draws: messages on stderr, a progress bar on a terminal
- * only (downloads running in parallel share one line), nothing on stdout. */
+/* The one place that draws: messages on stderr, nothing on stdout.  On a
+ * terminal, one progress line (downloads running in parallel share it) that
+ * fits the width and names the active files; without one, a line per file
+ * every 10 % or 15 s.  Ctrl-C says what was kept and that a rerun resumes. */
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "core/trust.h"
 
 #define MAX_ITEMS 16
 
-typedef struct bar_item { char name[96]; long long done, total; double rate; bool finished; } bar_item;
+/* One download (or step) being reported.  On a terminal all of them share one
+ * line that fits its width and names the active ones; without a terminal
+ * (CI logs) each gets a line every 10 % or 15 s. */
+typedef struct bar_item {
+    char name[96];
+    long long done, total;
+    double rate;
+    bool finished;
+    int next_pct;          /* pipe: next 10 % step to report */
+    double last_line;      /* pipe: when its last line was printed */
+} bar_item;
 static bar_item items[MAX_ITEMS];
 static size_t n_items;
 static bool bar_drawn;
 static double last_draw;
+#define PIPE_INTERVAL_S 15.0
+
+/* What Ctrl-C prints: rebuilt as progress arrives, written by the handler. */
+static char interrupt_msg[8192];
+static volatile sig_atomic_t interrupt_tty_bar;
 
 static double now_s(void)
 {
@@ -28,6 +49,7 @@ static void clear_bar(void)
     if (bar_drawn) {
         fputs("\r\033[K", stderr);
         bar_drawn = false;
+        interrupt_tty_bar = 0;
     }
 }
 
@@ -39,32 +61,133 @@ static void human(char *out, size_t n, double bytes)
     snprintf(out, n, i ? "%.1f %s" : "%.0f %s", bytes, u[i]);
 }
 
+void cli_size(char *out, size_t n, double bytes)
+{
+    human(out, n, bytes);
+}
+
+/* "845M", "1.2G": the bar has no room for more */
+static void human_short(char *out, size_t n, double bytes)
+{
+    const char *u = "BKMGT";
+    int i = 0;
+    while (bytes >= 1024 && i < 4) { bytes /= 1024; i++; }
+    snprintf(out, n, bytes < 10 && i ? "%.1f%c" : "%.0f%c", bytes, u[i]);
+}
+
+static int term_width(void)
+{
+    struct winsize ws;
+    if (ioctl(2, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0) return ws.ws_col;
+    const char *c = getenv("COLUMNS");
+    int w = c ? atoi(c) : 0;
+    return w > 0 ? w : 80;
+}
+
+static void set_interrupt_msg(const char *root)
+{
+    size_t len = 0;
+    /* "about": the downloader writes in blocks, the last one may be lost */
+    len += (size_t)snprintf(interrupt_msg + len, sizeof interrupt_msg - len, "cudaenv: interrupted; kept about");
+    int listed = 0;
+    for (size_t i = 0; i < n_items && len < sizeof interrupt_msg; i++) {
+        if (items[i].finished || items[i].done <= 0) continue;
+        char d[32];
+        human(d, sizeof d, (double)items[i].done);
+        if (listed++ < 3)
+            len += (size_t)snprintf(interrupt_msg + len, sizeof interrupt_msg - len, "%s %s of %s",
+                                    listed > 1 ? "," : "", d, items[i].name);
+    }
+    if (!listed && len < sizeof interrupt_msg)
+        len += (size_t)snprintf(interrupt_msg + len, sizeof interrupt_msg - len, " every finished download");
+    if (len < sizeof interrupt_msg)
+        snprintf(interrupt_msg + len, sizeof interrupt_msg - len,
+                 " in %s/cache; run the same command again to resume from there\n", root);
+}
+
 static void draw_bar(void)
 {
     long long done = 0, total = 0;
     double rate = 0;
-    size_t active = 0;
     bool unknown = false;
+    char names[256] = "";
+    size_t nl = 0;
     for (size_t i = 0; i < n_items; i++) {
         done += items[i].done;
         if (items[i].total < 0) unknown = true; else total += items[i].total;
-        if (!items[i].finished) { rate += items[i].rate; active++; }
+        if (!items[i].finished) {
+            rate += items[i].rate;
+            if (nl < sizeof names)
+                nl += (size_t)snprintf(names + nl, sizeof names - nl, "%s%s", nl ? ", " : "", items[i].name);
+        }
     }
-    char d[32], t[32], r[32], eta[32] = "--:--";
-    human(d, sizeof d, (double)done);
-    human(t, sizeof t, (double)total);
-    human(r, sizeof r, rate);
+    char d[16], t[16], r[16], eta[64] = " ETA --:--";
+    human_short(d, sizeof d, (double)done);
+    human_short(t, sizeof t, (double)total);
+    human_short(r, sizeof r, rate);
     if (!unknown && rate > 0 && total > done) {
-        long s = (long)((double)(total - done) / rate);
-        snprintf(eta, sizeof eta, "%ld:%02ld", s / 60, s % 60);
+        long sec = (long)((double)(total - done) / rate);
+        snprintf(eta, sizeof eta, " ETA %ld:%02ld", sec / 60, sec % 60);
     }
-    int width = 30, fill = (!unknown && total > 0) ? (int)((double)done * width / (double)total) : 0;
-    char barbuf[64];
-    for (int i = 0; i < width; i++) barbuf[i] = i < fill ? '#' : '-';
-    barbuf[width] = '\0';
-    fprintf(stderr, "\r\033[K[%s] %s / %s  %s/s  ETA %s  (%zu active)", barbuf, d, unknown ? "?" : t, r, eta, active);
+    int pct = !unknown && total > 0 ? (int)(done * 100 / total) : 0;
+    int avail = term_width() - 1;      /* never the last column: no wrap */
+    int width = avail >= 100 ? 30 : avail >= 80 ? 20 : avail >= 64 ? 10 : 0;
+    char line[512];
+    int len = 0;
+    if (width) {
+        int fill = (!unknown && total > 0) ? (int)((double)done * width / (double)total) : 0;
+        line[len++] = '[';
+        for (int i = 0; i < width; i++) line[len++] = i < fill ? '#' : '-';
+        line[len++] = ']';
+        line[len++] = ' ';
+    }
+    len += snprintf(line + len, sizeof line - (size_t)len, "%d%% %s/%s %s/s%s %s", pct, d, unknown ? "?" : t, r, eta, names);
+    if (len > avail && avail > 3) {
+        line[avail - 3] = '.'; line[avail - 2] = '.'; line[avail - 1] = '.';
+        line[avail] = '\0';
+    }
+    fprintf(stderr, "\r\033[K%s", line);
     fflush(stderr);
     bar_drawn = true;
+    interrupt_tty_bar = 1;
+}
+
+/* Without a terminal: "NAME: 40% (338.2 MiB of 845.4 MiB, 12.1 MiB/s)" at
+ * every 10 % step, or after 15 s without a line. */
+static void pipe_line(cli *c, bar_item *it, double t)
+{
+    if (it->last_line == 0) { it->last_line = t; it->next_pct = 10; }
+    int pct = it->total > 0 ? (int)(it->done * 100 / it->total) : -1;
+    bool step = pct >= it->next_pct && pct < 100;
+    if (!step && t - it->last_line < PIPE_INTERVAL_S) return;
+    char d[32], tot[32], r[32];
+    human(d, sizeof d, (double)it->done);
+    human(tot, sizeof tot, (double)it->total);
+    human(r, sizeof r, it->rate);
+    if (pct >= 0)
+        cli_note(c, "%s: %d%% (%s of %s, %s/s)", it->name, pct, d, tot, r);
+    else
+        cli_note(c, "%s: %s (%s/s)", it->name, d, r);
+    if (pct >= 0) it->next_pct = (pct / 10 + 1) * 10;
+    it->last_line = t;
+}
+
+static void on_interrupt(int sig)
+{
+    if (interrupt_tty_bar) { ssize_t w = write(2, "\r\033[K", 4); (void)w; }
+    const char *m = interrupt_msg[0] ? interrupt_msg : "cudaenv: interrupted; run the same command again to resume\n";
+    ssize_t w = write(2, m, strlen(m));
+    (void)w;
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+void cli_render_trap_interrupt(cli *c)
+{
+    snprintf(interrupt_msg, sizeof interrupt_msg, "cudaenv: interrupted; finished downloads are kept in %s/cache; "
+             "run the same command again to resume from there\n", c->ctx.root);
+    signal(SIGINT, on_interrupt);
+    signal(SIGTERM, on_interrupt);
 }
 
 static bar_item *item_for(const char *name)
@@ -122,6 +245,10 @@ void cli_note(cli *c, const char *fmt, ...)
 int cli_fail(cli *c, int err)
 {
     cli_error(c, "%s", c->ctx.err[0] ? c->ctx.err : ce_err_name(err));
+    /* a network failure always ends in the three ways out */
+    if (err == CE_ERR_DOWNLOAD && !strstr(c->ctx.err, "https_proxy"))
+        fprintf(stderr, "cudaenv: behind a proxy: export https_proxy=http://HOST:PORT; from a mirror: "
+                        "export CUDAENV_MIRROR=URL; with files already downloaded: cudaenv install --offline ...\n");
     return ce_exit_code(err);
 }
 
@@ -137,25 +264,52 @@ void cli_render_event(void *ud, const ce_event *ev)
         cli_note(c, "%s", ev->text ? ev->text : "");
         break;
     case CE_EV_INFO:
-        if (c->ctx.verbose) cli_note(c, "%s", ev->text ? ev->text : "");
+        /* retries and resumes are worth seeing without -v: the network is slow */
+        if (c->ctx.verbose || (ev->text && (strstr(ev->text, "retrying") || strstr(ev->text, "resuming"))))
+            cli_note(c, "%s", ev->text ? ev->text : "");
         break;
     case CE_EV_PROGRESS: {
-        if (!c->err_tty || c->ctx.quiet || !ev->item) break;
+        if (c->ctx.quiet || !ev->item) break;
         bar_item *it = item_for(ev->item);
         if (!it) break;
         it->done = ev->done;
         it->total = ev->total;
         it->rate = ev->rate;
         double t = now_s();
-        if (t - last_draw >= 0.1) {
+        if (!c->err_tty) {
+            pipe_line(c, it, t);
+            set_interrupt_msg(c->ctx.root);
+        } else if (t - last_draw >= 0.1) {
             last_draw = t;
             draw_bar();
+            set_interrupt_msg(c->ctx.root);
+        }
+        break;
+    }
+    case CE_EV_ELAPSED: {
+        /* the runfile step: "running cuda_11.8.0_520.61.05_linux.run: 1:23 elapsed" */
+        if (c->ctx.quiet || !ev->item) break;
+        static long last_pipe_line;
+        long sec = (long)(ev->done / 1000);
+        const char *base = strrchr(ev->item, '/') ? strrchr(ev->item, '/') + 1 : ev->item;
+        if (c->err_tty) {
+            char line[256];
+            int avail = term_width() - 1;
+            int len = snprintf(line, sizeof line, "running %s: %ld:%02ld elapsed", base, sec / 60, sec % 60);
+            if (len > avail && avail > 0) line[avail] = '\0';
+            fprintf(stderr, "\r\033[K%s", line);
+            fflush(stderr);
+            bar_drawn = true;
+            interrupt_tty_bar = 1;
+        } else if (sec / (long)PIPE_INTERVAL_S > last_pipe_line / (long)PIPE_INTERVAL_S) {
+            last_pipe_line = sec;
+            cli_note(c, "running %s: %ld:%02ld elapsed", base, sec / 60, sec % 60);
         }
         break;
     }
     case CE_EV_DONE: {
         if (!ev->item) break;
-        bar_item *it = c->err_tty ? item_for(ev->item) : NULL;
+        bar_item *it = item_for(ev->item);
         if (it) it->finished = true;
         clear_bar();
         if (ev->text) cli_note(c, "%s", ev->text);

@@ -18,6 +18,7 @@ typedef enum ce_event_kind {
     CE_EV_STEP,      /* a pipeline step starts: "downloading", "extracting" ... */
     CE_EV_PROGRESS,  /* bytes done / total for a named item */
     CE_EV_DONE,      /* progress for an item finished */
+    CE_EV_ELAPSED,   /* a step without byte counts still runs: done = ms since it began */
 } ce_event_kind;
 
 typedef struct ce_event {

@@ -94,6 +94,11 @@ static int levenshtein(const char *a, const char *b)
     return d[la][lb];
 }
 
+int ce_edit_distance(const char *a, const char *b)
+{
+    return levenshtein(a, b);
+}
+
 static int count_parts(const char *v)
 {
     int n = 1;
@@ -276,6 +281,11 @@ int ce_resolve(ce_ctx *ctx, const ce_manifest *m, const ce_spec *spec,
     }
     out->runfile = ce_artifact_for(cuda->runfiles, cuda->n_runfiles, ctx->platform);
     ce_toolchain_name(out->name, sizeof out->name, cuda->version, out->cudnn ? out->cudnn->version : NULL);
+    /* tf-2.14+cudnn9, --cudnn, --no-cudnn: the user leaves TF's tested pair */
+    if (!rc && out->tf && out->tf->cudnn && (!out->cudnn || strcmp(out->cudnn->version, out->tf->cudnn)))
+        ce_emit(ctx, CE_EV_WARN, NULL, "TensorFlow %s was tested with CUDA %s + cuDNN %s; %s is not that pair "
+                "(for the tested one: cudaenv install tf-%s)", out->tf->version, out->tf->cuda, out->tf->cudnn,
+                out->name, out->tf->version);
     /* no toolkit for this platform is the more fundamental problem */
     if (rc && (out->runfile || cuda->redist)) return rc;
     if (!out->runfile && !cuda->redist) { /* redist: installs from NVIDIA's components */

@@ -40,6 +40,10 @@ typedef struct ce_resolved {
 int ce_resolve(ce_ctx *ctx, const ce_manifest *m, const ce_spec *spec,
                const char *cudnn_override, bool no_cudnn, ce_resolved *out);
 
+/* Levenshtein distance of two short strings (99 when either is over 31
+ * characters): the did-you-mean of specs and commands. */
+int ce_edit_distance(const char *a, const char *b);
+
 /* Toolchain directory name for a CUDA release and optional cuDNN release. */
 void ce_toolchain_name(char *out, unsigned outsz, const char *cuda, const char *cudnn);
 

@@ -11,6 +11,7 @@
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "core/file.h"
@@ -101,8 +102,20 @@ int ce_runfile_install(ce_ctx *ctx, const char *runfile, const char *label, cons
     close(logfd);
     free(env);
     int st;
-    while (waitpid(pid, &st, 0) < 0) {
-        if (errno != EINTR) return ce_fail(ctx, CE_ERR_OTHER, "lost the installer: %s", strerror(errno));
+    /* the installer runs for minutes: report the elapsed time once a second */
+    struct timespec t0, now, nap = { 0, 100 * 1000 * 1000 };
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (long ticks = 0;; ticks++) {
+        pid_t w = waitpid(pid, &st, WNOHANG);
+        if (w == pid) break;
+        if (w < 0 && errno != EINTR) return ce_fail(ctx, CE_ERR_OTHER, "lost the installer: %s", strerror(errno));
+        if (ticks % 10 == 9) {
+            clock_gettime(CLOCK_MONOTONIC, &now);
+            ce_event ev = { .kind = CE_EV_ELAPSED, .item = label, .total = -1,
+                            .done = (int64_t)(now.tv_sec - t0.tv_sec) * 1000 + (now.tv_nsec - t0.tv_nsec) / 1000000 };
+            if (ctx->event) ctx->event(ctx->event_ud, &ev);
+        }
+        nanosleep(&nap, NULL);
     }
     if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
         char tail[512];

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "core/file.h"
+#include "userstate.h"
 
 const char *ce_origin_name(ce_origin o)
 {
@@ -80,6 +81,8 @@ int ce_spec_file_write(ce_ctx *ctx, const char *path, const char *spec)
 
 int ce_global_path(ce_ctx *ctx, char *out, size_t outsz)
 {
+    /* a store that is not ours: our default lives in ~/.config/cudaenv */
+    if (ce_store_shared(ctx)) return ce_user_config_path(ctx, "global", out, outsz);
     return ce_store_path(ctx, "global", out, outsz);
 }
 
@@ -214,6 +217,8 @@ int ce_active(ce_ctx *ctx, const char *cwd, ce_active_info *out)
     char g[4096];
     int rc = ce_global_path(ctx, g, sizeof g);
     if (rc) return rc;
+    /* no default of our own beside a shared store: the site default */
+    if (!ce_exists(g) && ce_store_shared(ctx) && (rc = ce_store_path(ctx, "global", g, sizeof g))) return rc;
     if (ce_exists(g)) {
         out->origin = CE_ORIGIN_GLOBAL;
         snprintf(out->source, sizeof out->source, "%s", g);

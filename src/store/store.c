@@ -31,15 +31,21 @@ int ce_toolchain_parse_name(const char *name, ce_toolchain *out)
     size_t len = strlen(name);
     if (len >= sizeof out->name) return 0;
     memcpy(out->name, name, len + 1);
+    /* "12.4.1@system": an adopted toolkit beside cudaenv's own 12.4.1 */
+    const char *at = strchr(name, '@');
+    size_t base = at ? (size_t)(at - name) : len;
+    if (at && !at[1]) return 0;
     const char *plus = strstr(name, "+cudnn");
-    size_t cl = plus ? (size_t)(plus - name) : strlen(name);
+    if (plus && plus > name + base) plus = NULL;
+    size_t cl = plus ? (size_t)(plus - name) : base;
     if (cl >= sizeof out->cuda) return 0;
     memcpy(out->cuda, name, cl);
     out->cuda[cl] = '\0';
     if (plus) {
-        size_t dl = strlen(plus + 6);
+        size_t dl = base - (size_t)(plus + 6 - name);
         if (dl >= sizeof out->cudnn) return 0;
-        memcpy(out->cudnn, plus + 6, dl + 1);
+        memcpy(out->cudnn, plus + 6, dl);
+        out->cudnn[dl] = '\0';
     }
     if (!ce_version_valid(out->cuda)) return 0;
     if (plus && !ce_version_valid(out->cudnn)) return 0;
@@ -88,17 +94,45 @@ int ce_store_list(ce_ctx *ctx, ce_toolchain **out, size_t *n)
     return CE_OK;
 }
 
+/* What to run next for a spec that is not installed: install it when the
+ * (local) manifest can, else point at list-remote.  Never suggest
+ * "install 99.9" for something the manifest does not have. */
+static void install_hint(ce_ctx *ctx, const char *spec_text, char *out, size_t outsz)
+{
+    char loc[4096];
+    ce_manifest *m = NULL;
+    ce_spec spec;
+    ce_resolved r;
+    ce_event_fn ev = ctx->event;
+    ctx->event = NULL;   /* a probe: no warnings from resolve */
+    bool ok = ce_spec_parse(ctx, spec_text, &spec) == CE_OK && spec.kind != CE_SPEC_SYSTEM &&
+              ce_manifest_location(ctx, loc, sizeof loc) == CE_OK && !strstr(loc, "://") &&
+              ce_manifest_load_file(ctx, loc, &m) == CE_OK && ce_resolve(ctx, m, &spec, NULL, false, &r) == CE_OK;
+    ctx->event = ev;
+    ce_manifest_free(m);
+    if (ok) snprintf(out, outsz, "run: cudaenv install %s", spec_text);
+    else snprintf(out, outsz, "the manifest has no installable %s either; see: cudaenv list-remote", spec_text);
+}
+
 static int not_installed(ce_ctx *ctx, const char *spec, const ce_toolchain *v, size_t n)
 {
-    char have[1024] = "";
+    char have[1024] = "", hint[512], where[4300];
     size_t used = 0;
     for (size_t i = 0; i < n && used + 100 < sizeof have; i++)
         used += (size_t)snprintf(have + used, sizeof have - used, "%s%s", i ? ", " : "", v[i].name);
+    install_hint(ctx, spec, hint, sizeof hint);
+    snprintf(where, sizeof where, "%s/versions", ctx->root);
+    /* sudo keeps the user's environment out: say which store root looked in */
+    const char *sudo_user = getenv("SUDO_USER");
+    char sudo_note[256] = "";
+    if (sudo_user && *sudo_user && geteuid() == 0 && !getenv("CUDAENV_ROOT"))
+        snprintf(sudo_note, sizeof sudo_note, " (running under sudo: %s's toolchains need "
+                 "sudo CUDAENV_ROOT=~%s/.cudaenv, or install into /opt/cudaenv)", sudo_user, sudo_user);
     if (n == 0)
-        return ce_fail(ctx, CE_ERR_NOTFOUND,
-                       "%s is not installed (no toolchains installed); run: cudaenv install %s", spec, spec);
-    return ce_fail(ctx, CE_ERR_NOTFOUND, "%s is not installed (installed: %s); run: cudaenv install %s",
-                   spec, have, spec);
+        return ce_fail(ctx, CE_ERR_NOTFOUND, "%s is not installed in %s (no toolchains there)%s; %s",
+                       spec, where, sudo_note, hint);
+    return ce_fail(ctx, CE_ERR_NOTFOUND, "%s is not installed in %s (installed: %s)%s; %s",
+                   spec, where, have, sudo_note, hint);
 }
 
 int ce_store_find(ce_ctx *ctx, const char *spec_text, ce_toolchain *out)

@@ -189,6 +189,7 @@ done
 [ -n "$tkpath" ] || { echo "ERROR: --toolkitpath is required" >&2; exit 1; }
 echo "fixture installer: HOME=$HOME TMPDIR=$TMPDIR LANG=$LANG DISPLAY=${DISPLAY-<unset>} SUDO_USER=${SUDO_USER-<unset>} tmpdir=$tmpdir defaultroot=$defroot"
 [ -n "${FX_RUNFILE_FAIL:-}" ] && { echo "ERROR: fixture told to fail" >&2; exit 3; }
+[ -n "${FX_RUNFILE_SLEEP:-}" ] && sleep "$FX_RUNFILE_SLEEP"
 mkdir -p "$tkpath" && cp -a tree/. "$tkpath/" || exit 1
 echo "fixture installer: toolkit installed in $tkpath"
 SH

@@ -24,7 +24,7 @@ teardown() { common_teardown; }
 }
 
 @test "every command has --help (exit 0, usage on stdout)" {
-    for c in install uninstall list list-remote ls-remote info prefix init use env local global current which exec verify doctor; do
+    for c in install uninstall list list-remote ls-remote info prefix init use env local global current which exec verify doctor adopt cache; do
         run "$CUDAENV" "$c" --help
         [ "$status" -eq 0 ] || { echo "$c --help: $status"; false; }
         [[ "$output" == *"usage: cudaenv ${c/ls-remote/list-remote}"* ]] || { echo "$c: $output"; false; }

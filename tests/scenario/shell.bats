@@ -150,7 +150,7 @@ EOS
     [ "$(comp 'cudaenv us')" = "use " ]
     [ "$(comp 'cudaenv use ')" = "11.7.0 11.8.0+cudnn8.7.0.84 12.3.0 system " ]
     [ "$(comp 'cudaenv global --r')" = "--rollback " ]
-    [ "$(comp 'cudaenv env 11.8 --shell ')" = "bash fish json zsh " ]
+    [ "$(comp 'cudaenv env 11.8 --shell ')" = "bash dotenv fish json zsh " ]
     [ "$(comp 'cudaenv list-remote ')" = "cuda cudnn tf " ]
 }
 
@@ -189,7 +189,7 @@ EOS
     [ "${lines[2]}" = "11.7.0 11.8.0+cudnn8.7.0.84 12.3.0 system" ]
     [ "${lines[3]}" = "11.7.0 11.8.0+cudnn8.7.0.84" ]
     [[ "${lines[4]}" == *"--system"* && "${lines[4]}" == *"--rollback"* && "${lines[4]}" == *"--dry-run"* ]]
-    [ "${lines[5]}" = "bash zsh fish json" ]
+    [ "${lines[5]}" = "bash zsh fish json dotenv" ]
 }
 
 @test "init: unknown shell is a usage error; output names the light binary" {

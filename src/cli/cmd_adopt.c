@@ -1,0 +1,98 @@
+/* cudaenv adopt DIR [--name NAME] | adopt --scan: use a CUDA toolkit that
+ * cudaenv did not install (store/adopt.h) like any other toolchain. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "store/adopt.h"
+#include "store/store.h"
+
+enum { OPT_NAME = 1, OPT_SCAN };
+
+static const cli_opt opts[] = {
+    { "name", 0, true, OPT_NAME },
+    { "scan", 0, false, OPT_SCAN },
+    { 0 },
+};
+
+/* the toolchain already adopted from dir, if any */
+static bool adopted_as(cli *c, const char *dir, char *name, size_t n)
+{
+    ce_toolchain *v = NULL;
+    size_t cnt = 0;
+    bool found = false;
+    char from[4096], real[4096];
+    if (!realpath(dir, real)) snprintf(real, sizeof real, "%s", dir);
+    if (ce_store_list(&c->ctx, &v, &cnt) != CE_OK) return false;
+    for (size_t i = 0; i < cnt && !found; i++)
+        if (ce_adopted_from(v[i].prefix, from, sizeof from) && !strcmp(from, real)) {
+            snprintf(name, n, "%s", v[i].name);
+            found = true;
+        }
+    free(v);
+    return found;
+}
+
+static int scan(cli *c)
+{
+    char (*dirs)[4096] = calloc(32, sizeof *dirs);
+    if (!dirs) return 1;
+    size_t n = ce_adopt_scan(&c->ctx, dirs, 32);
+    if (n == 0)
+        cli_note(c, "no CUDA toolkit found in /usr/local/cuda-*, /opt/cuda*, /usr/lib/cuda; "
+                 "adopt one elsewhere with: cudaenv adopt DIR");
+    for (size_t i = 0; i < n; i++) {
+        char cuda[64], cudnn[64], name[96];
+        if (ce_adopt_probe(&c->ctx, dirs[i], cuda, sizeof cuda, cudnn, sizeof cudnn) != CE_OK) continue;
+        char what[160];
+        snprintf(what, sizeof what, "CUDA %s%s%s", cuda, cudnn[0] ? " + cuDNN " : "", cudnn);
+        if (adopted_as(c, dirs[i], name, sizeof name))
+            printf("%-28s %-30s adopted as %s\n", dirs[i], what, name);
+        else
+            printf("%-28s %-30s cudaenv adopt %s\n", dirs[i], what, dirs[i]);
+    }
+    free(dirs);
+    return 0;
+}
+
+int cmd_adopt(cli *c, int argc, char **argv)
+{
+    const cli_cmd *cmd = cli_find_cmd("adopt");
+    cli_args a;
+    cli_args_init(&a, argc, argv);
+    const char *arg, *dir = NULL, *name = NULL;
+    bool do_scan = false;
+    int id;
+    while ((id = cli_next(c, &a, cmd, opts, &arg)) != CLI_END) {
+        switch (id) {
+        case CLI_HELP: return cli_help(cmd);
+        case CLI_BAD: return 2;
+        case OPT_NAME: name = arg; break;
+        case OPT_SCAN: do_scan = true; break;
+        case CLI_ARG:
+            if (dir) return cli_usage_error(cmd, "one DIR at a time (got %s and %s)", dir, arg);
+            dir = arg;
+            break;
+        }
+    }
+    if (do_scan) {
+        if (dir || name) return cli_usage_error(cmd, "--scan takes no DIR or --name");
+        return scan(c);
+    }
+    if (!dir) return cli_usage_error(cmd, "which directory? e.g. cudaenv adopt /usr/local/cuda-12.4 (or --scan)");
+    char have[96];
+    if (adopted_as(c, dir, have, sizeof have)) {
+        cli_note(c, "%s is already adopted as %s", dir, have);
+        return 0;
+    }
+    int lock = -1, rc = ce_store_lock(&c->ctx, &lock);
+    if (rc) return cli_fail(c, rc);
+    char got[96];
+    rc = ce_adopt(&c->ctx, dir, name, got, sizeof got);
+    ce_store_unlock(lock);
+    if (rc) return cli_fail(c, rc);
+    cli_note(c, "adopted %s as %s (cudaenv uninstall %s forgets it and leaves %s alone)", dir, got, got, dir);
+    cli_note(c, "use it: cudaenv use %s, cudaenv exec %s -- CMD, cudaenv verify %s", got, got, got);
+    return 0;
+}

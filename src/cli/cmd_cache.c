@@ -1,0 +1,152 @@
+/* cudaenv cache dir|list|clean|prune [--dry-run] [--json]: the downloads in
+ * $CUDAENV_ROOT/cache and the unpacked trees in pkgs/ (store/cache.h).
+ * clean removes every download (reinstalling then needs the network); prune
+ * removes downloads and trees no installed toolchain came from. */
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "core/manifest.h"
+#include "store/cache.h"
+
+enum { OPT_DRY = 1, OPT_JSON };
+
+static const cli_opt opts[] = {
+    { "dry-run", 'n', false, OPT_DRY },
+    { "json", 0, false, OPT_JSON },
+    { 0 },
+};
+
+static const char *kind_name(ce_cache_kind k)
+{
+    return k == CE_CACHE_TREE ? "unpacked" : k == CE_CACHE_PARTIAL ? "partial" : "download";
+}
+
+/* name the downloads no receipt names, from the manifest (quietly) */
+static void label_from_manifest(cli *c, ce_cache_item *v, size_t n)
+{
+    ce_ctx q = c->ctx;
+    q.event = NULL;
+    char loc[4096];
+    ce_manifest *m = NULL;
+    if (ce_manifest_location(&q, loc, sizeof loc) || strstr(loc, "://") || ce_manifest_load_file(&q, loc, &m)) return;
+    for (size_t i = 0; i < n; i++) {
+        if (v[i].label[0] || v[i].kind == CE_CACHE_TREE) continue;
+        const ce_artifact *hit = NULL;
+        for (size_t k = 0; k < m->n_cuda && !hit; k++)
+            for (size_t r = 0; r < m->cuda[k].n_runfiles && !hit; r++)
+                if (!strncmp(m->cuda[k].runfiles[r].sha256, v[i].name, 64)) hit = &m->cuda[k].runfiles[r];
+        for (size_t k = 0; k < m->n_cudnn && !hit; k++)
+            for (size_t b = 0; b < m->cudnn[k].n_builds && !hit; b++)
+                for (size_t r = 0; r < m->cudnn[k].builds[b].n_archives && !hit; r++)
+                    if (!strncmp(m->cudnn[k].builds[b].archives[r].sha256, v[i].name, 64))
+                        hit = &m->cudnn[k].builds[b].archives[r];
+        const char *base = hit && hit->url ? strrchr(hit->url, '/') : NULL;
+        if (base) snprintf(v[i].label, sizeof v[i].label, "%s", base + 1);
+    }
+    ce_manifest_free(m);
+}
+
+static int list(cli *c, ce_cache_item *v, size_t n)
+{
+    long long total = 0, unused = 0;
+    if (c->json) {
+        cJSON *o = cJSON_CreateObject();
+        char dir[4200];
+        ce_store_path(&c->ctx, "cache", dir, sizeof dir);
+        cli_json_add_str(o, "cache", dir);
+        cJSON *arr = cJSON_AddArrayToObject(o, "items");
+        for (size_t i = 0; i < n; i++) {
+            cJSON *it = cJSON_CreateObject();
+            cJSON_AddStringToObject(it, "kind", kind_name(v[i].kind));
+            cJSON_AddStringToObject(it, "name", v[i].name);
+            cli_json_add_str(it, "file", v[i].label);
+            cJSON_AddStringToObject(it, "path", v[i].path);
+            cJSON_AddNumberToObject(it, "size", (double)v[i].size);
+            cJSON_AddBoolToObject(it, "used", v[i].used);
+            cJSON_AddItemToArray(arr, it);
+        }
+        return cli_json_print(o);
+    }
+    printf("%-9s %10s  %-6s %s\n", "KIND", "SIZE", "USED", "NAME");
+    for (size_t i = 0; i < n; i++) {
+        char sz[32], name[600];
+        cli_size(sz, sizeof sz, (double)v[i].size);
+        if (v[i].label[0]) snprintf(name, sizeof name, "%s (%.16s...)", v[i].label, v[i].name);
+        else snprintf(name, sizeof name, "%s", v[i].name);
+        printf("%-9s %10s  %-6s %s\n", kind_name(v[i].kind), sz, v[i].used ? "yes" : "no", name);
+        total += v[i].size;
+        if (!v[i].used) unused += v[i].size;
+    }
+    char t[32], u[32];
+    cli_size(t, sizeof t, (double)total);
+    cli_size(u, sizeof u, (double)unused);
+    printf("total %s; %s not used by any toolchain (cudaenv cache prune)\n", t, u);
+    return 0;
+}
+
+static int sweep(cli *c, ce_cache_item *v, size_t n, bool prune, bool dry)
+{
+    int lock = -1, rc = ce_store_lock(&c->ctx, &lock);
+    if (rc) return cli_fail(c, rc);
+    long long freed = 0;
+    size_t count = 0;
+    for (size_t i = 0; i < n && rc == CE_OK; i++) {
+        bool go = prune ? !v[i].used : v[i].kind != CE_CACHE_TREE;
+        if (!go) continue;
+        char sz[32];
+        cli_size(sz, sizeof sz, (double)v[i].size);
+        printf("%s %s %s (%s)\n", dry ? "would remove" : "removed", kind_name(v[i].kind),
+               v[i].label[0] ? v[i].label : v[i].name, sz);
+        if (!dry) rc = ce_cache_remove(&c->ctx, &v[i]);
+        if (rc == CE_OK) { freed += v[i].size; count++; }
+    }
+    ce_store_unlock(lock);
+    if (rc) return cli_fail(c, rc);
+    char f[32];
+    cli_size(f, sizeof f, (double)freed);
+    cli_note(c, "%s %zu item%s, %s", dry ? "would free" : "freed", count, count == 1 ? "" : "s", f);
+    return 0;
+}
+
+int cmd_cache(cli *c, int argc, char **argv)
+{
+    const cli_cmd *cmd = cli_find_cmd("cache");
+    cli_args a;
+    cli_args_init(&a, argc, argv);
+    const char *arg, *what = NULL;
+    bool dry = false;
+    int id;
+    while ((id = cli_next(c, &a, cmd, opts, &arg)) != CLI_END) {
+        switch (id) {
+        case CLI_HELP: return cli_help(cmd);
+        case CLI_BAD: return 2;
+        case OPT_DRY: dry = true; break;
+        case OPT_JSON: c->json = true; break;
+        case CLI_ARG:
+            if (what) return cli_usage_error(cmd, "unexpected argument '%s'", arg);
+            what = arg;
+            break;
+        }
+    }
+    if (!what) what = "list";
+    if (!strcmp(what, "dir")) {
+        char dir[4200];
+        ce_store_path(&c->ctx, "cache", dir, sizeof dir);
+        printf("%s\n", dir);
+        return 0;
+    }
+    bool is_list = !strcmp(what, "list"), is_clean = !strcmp(what, "clean"), is_prune = !strcmp(what, "prune");
+    if (!is_list && !is_clean && !is_prune)
+        return cli_usage_error(cmd, "'%s': dir, list, clean or prune", what);
+    ce_cache_item *v;
+    size_t n;
+    int rc = ce_cache_scan(&c->ctx, &v, &n);
+    if (rc) return cli_fail(c, rc);
+    label_from_manifest(c, v, n);
+    int out = is_list ? list(c, v, n) : sweep(c, v, n, is_prune, dry);
+    free(v);
+    return out;
+}

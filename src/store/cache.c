@@ -1,0 +1,225 @@
+#include "cache.h"
+
+#include <cjson/cJSON.h>
+#include <dirent.h>
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "core/file.h"
+
+/* ---- per-toolchain usage: which toolchains link each inode ------------- */
+
+/* open addressing on (dev, ino); owner -1 = empty slot */
+typedef struct inode_use { dev_t dev; ino_t ino; int owner; bool multi; } inode_use;
+
+static inode_use *tab;
+static size_t tab_cap, tab_n;
+static int cur_owner;
+static bool pass_two, walk_oom;
+static ce_tc_usage *cur_usage;
+
+static inode_use *slot(dev_t dev, ino_t ino)
+{
+    size_t h = ((size_t)ino * 0x9E3779B97F4A7C15ull ^ (size_t)dev) & (tab_cap - 1);
+    while (tab[h].owner != -1 && !(tab[h].ino == ino && tab[h].dev == dev)) h = (h + 1) & (tab_cap - 1);
+    return &tab[h];
+}
+
+static bool grow(void)
+{
+    size_t old_cap = tab_cap;
+    inode_use *old = tab;
+    tab_cap = tab_cap ? tab_cap * 2 : 4096;
+    tab = malloc(tab_cap * sizeof *tab);
+    if (!tab) { tab = old; tab_cap = old_cap; return false; }
+    for (size_t i = 0; i < tab_cap; i++) tab[i].owner = -1;
+    for (size_t i = 0; i < old_cap; i++)
+        if (old[i].owner != -1) *slot(old[i].dev, old[i].ino) = old[i];
+    free(old);
+    return true;
+}
+
+static int usage_one(const char *p, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)p; (void)ftw;
+    if (flag != FTW_F || !S_ISREG(st->st_mode)) return 0;
+    if (pass_two) {
+        inode_use *u = slot(st->st_dev, st->st_ino);
+        if (u->owner != -1 && u->multi) cur_usage->shared += (long long)st->st_size;
+        else cur_usage->unique += (long long)st->st_size;
+        return 0;
+    }
+    if (tab_n * 2 >= tab_cap && !grow()) { walk_oom = true; return 1; }
+    inode_use *u = slot(st->st_dev, st->st_ino);
+    if (u->owner == -1) {
+        *u = (inode_use){ st->st_dev, st->st_ino, cur_owner, false };
+        tab_n++;
+    } else if (u->owner != cur_owner) {
+        u->multi = true;
+    }
+    return 0;
+}
+
+int ce_store_usage(ce_ctx *ctx, const ce_toolchain *v, size_t n, ce_tc_usage *usage)
+{
+    tab = NULL;
+    tab_cap = tab_n = 0;
+    walk_oom = false;
+    if (!grow()) return ce_fail(ctx, CE_ERR_NOMEM, "out of memory");
+    for (int pass = 0; pass < 2 && !walk_oom; pass++) {
+        pass_two = pass == 1;
+        for (size_t i = 0; i < n && !walk_oom; i++) {
+            cur_owner = (int)i;
+            cur_usage = &usage[i];
+            if (pass_two) usage[i].unique = usage[i].shared = 0;
+            nftw(v[i].prefix, usage_one, 32, FTW_PHYS);
+        }
+    }
+    free(tab);
+    tab = NULL;
+    if (walk_oom) return ce_fail(ctx, CE_ERR_NOMEM, "out of memory");
+    return CE_OK;
+}
+
+/* ---- the cache: downloads and unpacked trees ----------------------------- */
+
+static long long tree_bytes;
+static int tree_one(const char *p, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)p; (void)ftw;
+    if (flag == FTW_F && S_ISREG(st->st_mode)) tree_bytes += (long long)st->st_size;
+    return 0;
+}
+
+/* sha256s and file names of the downloads installed toolchains came from */
+typedef struct used_src { char sha[65]; char label[256]; } used_src;
+
+static size_t receipt_sources(ce_ctx *ctx, const ce_toolchain *v, size_t n, used_src **out)
+{
+    size_t cnt = 0, cap = 0;
+    used_src *u = NULL;
+    ce_event_fn ev = ctx->event;
+    ctx->event = NULL;
+    for (size_t i = 0; i < n; i++) {
+        char p[4200], *data = NULL;
+        size_t len = 0;
+        snprintf(p, sizeof p, "%s/%s", v[i].prefix, CE_RECEIPT_NAME);
+        if (!ce_exists(p) || ce_file_read(ctx, p, 64 << 20, &data, &len) != CE_OK) continue;
+        cJSON *j = cJSON_ParseWithLength(data, len);
+        free(data);
+        const cJSON *s;
+        cJSON_ArrayForEach(s, cJSON_GetObjectItemCaseSensitive(j, "sources")) {
+            const cJSON *sha = cJSON_GetObjectItemCaseSensitive(s, "sha256");
+            const cJSON *url = cJSON_GetObjectItemCaseSensitive(s, "url");
+            if (!cJSON_IsString(sha)) continue;
+            if (cnt == cap) {
+                cap = cap ? cap * 2 : 8;
+                used_src *nu = realloc(u, cap * sizeof *nu);
+                if (!nu) break;
+                u = nu;
+            }
+            snprintf(u[cnt].sha, sizeof u[cnt].sha, "%s", sha->valuestring);
+            const char *base = cJSON_IsString(url) ? strrchr(url->valuestring, '/') : NULL;
+            snprintf(u[cnt].label, sizeof u[cnt].label, "%s", base ? base + 1 : "");
+            cnt++;
+        }
+        cJSON_Delete(j);
+    }
+    ctx->event = ev;
+    *out = u;
+    return cnt;
+}
+
+static int add_item(ce_cache_item **v, size_t *n, size_t *cap, const ce_cache_item *it)
+{
+    if (*n == *cap) {
+        size_t c = *cap ? *cap * 2 : 16;
+        ce_cache_item *nv = realloc(*v, c * sizeof *nv);
+        if (!nv) return -1;
+        *v = nv;
+        *cap = c;
+    }
+    (*v)[(*n)++] = *it;
+    return 0;
+}
+
+int ce_cache_scan(ce_ctx *ctx, ce_cache_item **out, size_t *n_out)
+{
+    *out = NULL;
+    *n_out = 0;
+    ce_toolchain *v;
+    size_t n;
+    int rc = ce_store_list(ctx, &v, &n);
+    if (rc) return rc;
+    used_src *src = NULL;
+    size_t nsrc = receipt_sources(ctx, v, n, &src);
+    ce_cache_item *items = NULL, it;
+    size_t cnt = 0, cap = 0;
+    char dir[4200];
+    DIR *d;
+    struct dirent *e;
+    ce_store_path(ctx, "cache", dir, sizeof dir);
+    if ((d = opendir(dir))) {
+        while ((e = readdir(d))) {
+            if (e->d_name[0] == '.') continue;
+            memset(&it, 0, sizeof it);
+            snprintf(it.name, sizeof it.name, "%s", e->d_name);
+            snprintf(it.path, sizeof it.path, "%s/%s", dir, e->d_name);
+            size_t l = strlen(e->d_name);
+            it.kind = l > 5 && !strcmp(e->d_name + l - 5, ".part") ? CE_CACHE_PARTIAL : CE_CACHE_DOWNLOAD;
+            struct stat st;
+            if (lstat(it.path, &st) != 0 || !S_ISREG(st.st_mode)) continue;
+            it.size = (long long)st.st_size;
+            for (size_t k = 0; k < nsrc; k++)
+                if (!strncmp(src[k].sha, e->d_name, 64)) {
+                    snprintf(it.label, sizeof it.label, "%s", src[k].label);
+                    it.used = it.kind == CE_CACHE_DOWNLOAD;
+                }
+            if (add_item(&items, &cnt, &cap, &it)) { rc = ce_fail(ctx, CE_ERR_NOMEM, "out of memory"); break; }
+        }
+        closedir(d);
+    }
+    ce_store_path(ctx, "pkgs", dir, sizeof dir);
+    if (rc == CE_OK && (d = opendir(dir))) {
+        while ((e = readdir(d))) {
+            if (e->d_name[0] == '.') continue;
+            memset(&it, 0, sizeof it);
+            snprintf(it.path, sizeof it.path, "%s/%s", dir, e->d_name);
+            if (!ce_is_dir(it.path)) continue;   /* <tree>.sha256.json goes with its tree */
+            it.kind = CE_CACHE_TREE;
+            snprintf(it.name, sizeof it.name, "%s", e->d_name);
+            tree_bytes = 0;
+            nftw(it.path, tree_one, 32, FTW_PHYS);
+            it.size = tree_bytes;
+            for (size_t i = 0; i < n && !it.used; i++) {
+                char a[128], b[128];
+                ce_store_pkg_names(v[i].cuda, v[i].cudnn, a, sizeof a, b, sizeof b);
+                it.used = !strcmp(e->d_name, a) || !strcmp(e->d_name, b);
+            }
+            if (add_item(&items, &cnt, &cap, &it)) { rc = ce_fail(ctx, CE_ERR_NOMEM, "out of memory"); break; }
+        }
+        closedir(d);
+    }
+    free(src);
+    free(v);
+    if (rc) { free(items); return rc; }
+    *out = items;
+    *n_out = cnt;
+    return CE_OK;
+}
+
+int ce_cache_remove(ce_ctx *ctx, const ce_cache_item *it)
+{
+    if (it->kind != CE_CACHE_TREE) {
+        if (unlink(it->path) != 0) return ce_fail(ctx, CE_ERR_IO, "cannot remove %s", it->path);
+        return CE_OK;
+    }
+    char idx[4600];
+    snprintf(idx, sizeof idx, "%s.sha256.json", it->path);
+    unlink(idx);
+    return ce_store_remove(ctx, it->path);
+}

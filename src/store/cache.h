@@ -1,0 +1,38 @@
+/* Disk use of the store: what each toolchain costs (bytes only it holds vs
+ * bytes shared with another toolchain through hardlinks), and the cache:
+ * downloads in cache/ and unpacked trees in pkgs/, each marked used when an
+ * installed toolchain was made from it (its receipt names the download's
+ * sha256; its CUDA/cuDNN releases name the tree). */
+#ifndef CE_CACHE_H
+#define CE_CACHE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "store.h"
+
+typedef struct ce_tc_usage {
+    long long unique;    /* bytes in files no other toolchain links */
+    long long shared;    /* bytes in files another toolchain links too */
+} ce_tc_usage;
+
+/* usage[i] for v[i] (regular files; an adopted toolchain's symlinks cost 0). */
+int ce_store_usage(ce_ctx *ctx, const ce_toolchain *v, size_t n, ce_tc_usage *usage);
+
+typedef enum { CE_CACHE_DOWNLOAD, CE_CACHE_PARTIAL, CE_CACHE_TREE } ce_cache_kind;
+
+typedef struct ce_cache_item {
+    ce_cache_kind kind;
+    char name[256];      /* sha256[.part] or the pkgs/ tree name */
+    char path[4500];
+    char label[256];     /* the download's file name from a receipt, or "" */
+    long long size;      /* bytes (a tree: its regular files) */
+    bool used;           /* an installed toolchain came from it */
+} ce_cache_item;
+
+/* Everything in cache/ and pkgs/, downloads first. */
+int ce_cache_scan(ce_ctx *ctx, ce_cache_item **out, size_t *n);
+/* Remove one item (a tree's .sha256.json index with it). */
+int ce_cache_remove(ce_ctx *ctx, const ce_cache_item *it);
+
+#endif

@@ -1,0 +1,33 @@
+#include "userstate.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+bool ce_store_shared(const ce_ctx *ctx)
+{
+    struct stat st;
+    return stat(ctx->root, &st) == 0 && st.st_uid != geteuid();
+}
+
+static int xdg_path(ce_ctx *ctx, const char *var, const char *fallback, const char *name, char *out, size_t outsz)
+{
+    const char *base = getenv(var), *home = getenv("HOME");
+    int n;
+    if (base && base[0] == '/') n = snprintf(out, outsz, "%s/cudaenv/%s", base, name);
+    else if (home && *home) n = snprintf(out, outsz, "%s/%s/cudaenv/%s", home, fallback, name);
+    else return ce_fail(ctx, CE_ERR_OTHER, "neither %s nor HOME is set: nowhere to keep your own %s", var, name);
+    if (n < 0 || (size_t)n >= outsz) return ce_fail(ctx, CE_ERR_OTHER, "path too long for %s", name);
+    return CE_OK;
+}
+
+int ce_user_config_path(ce_ctx *ctx, const char *name, char *out, size_t outsz)
+{
+    return xdg_path(ctx, "XDG_CONFIG_HOME", ".config", name, out, outsz);
+}
+
+int ce_user_state_path(ce_ctx *ctx, const char *name, char *out, size_t outsz)
+{
+    return xdg_path(ctx, "XDG_STATE_HOME", ".local/state", name, out, outsz);
+}

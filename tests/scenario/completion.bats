@@ -1,0 +1,111 @@
+#!/usr/bin/env bats
+# Completions through each shell's own machinery: bash (complete -p + the
+# function with COMP_WORDS), zsh (an interactive zsh in a pty with compinit,
+# tests/lib/zcomp.zsh), fish (complete -C).  Remote specs come from the
+# manifest (tf-* rows, CUDA releases), components from its cuDNN releases;
+# global options before the command do not hide it.  And env --shell dotenv.
+load ../lib/common
+bats_require_minimum_version 1.5.0
+
+setup() {
+    switch_setup
+    export T P118 P117 P123
+}
+teardown() { common_teardown; }
+
+# every word of $1 starts with $2 and $1 contains the word $3
+all_start_with() { local w; for w in $1; do [[ $w == "$2"* ]] || return 1; done; [[ " $1 " == *" $3 "* ]]; }
+
+@test "bash: tf-* specs, components, --cudnn, commands after global options" {
+    run bash --norc -c '
+        eval "$(cudaenv init bash)"
+        complete -p cudaenv
+        c() { COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1)); COMPREPLY=(); _cudaenv; echo "${COMPREPLY[*]}"; }
+        c cudaenv install tf-2.1
+        c cudaenv info 11.8.0+cudnn8.9
+        c cudaenv install --cudnn 8.9
+        c cudaenv --manifest /nonexistent.json -v ins
+        c cudaenv -q use ""
+        c cudaenv ""
+        c cudaenv env 11.8 --shell d
+        c cudaenv list-remote --n
+        c cudaenv cache ""
+        c cudaenv adopt --s'
+    [ "$status" -eq 0 ]
+    [ "${lines[0]}" = "complete -F _cudaenv cudaenv" ]
+    all_start_with "${lines[1]}" tf-2.1 tf-2.14
+    all_start_with "${lines[2]}" 11.8.0+cudnn8.9 11.8.0+cudnn8.9.7.29
+    all_start_with "${lines[3]}" 8.9 8.9.7.29
+    [ "${lines[4]}" = "install" ]
+    [ "${lines[5]}" = "11.7.0 11.8.0+cudnn8.7.0.84 12.3.0 system" ]
+    for cmd in install uninstall list list-remote info prefix init use env local global current which exec verify doctor deactivate help; do
+        [[ " ${lines[6]} " == *" $cmd "* ]] || { echo "missing $cmd"; false; }
+    done
+    [ "${lines[7]}" = "dotenv" ]
+    [ "${lines[8]}" = "--names" ]
+    [ "${lines[9]}" = "dir list clean prune" ]
+    [ "${lines[10]}" = "--scan" ]
+    for cmd in adopt cache; do [[ " ${lines[6]} " == *" $cmd "* ]]; done
+}
+
+@test "zsh: compinit + _cudaenv in an interactive pty: tf-* specs, components, commands" {
+    export ZCOMP_FPATH=$REPO/completions __CUDAENV_BIN=$CUDAENV
+    z() { timeout 60 zsh -f "$REPO/tests/lib/zcomp.zsh" "$1" | tr '\n' ' ' | sed 's/ $//'; }
+    out=$(z 'cudaenv install tf-2.1')
+    all_start_with "$out" tf-2.1 tf-2.14
+    out=$(z 'cudaenv install 11.8.0+cudnn8.9')
+    all_start_with "$out" 11.8.0+cudnn8.9 11.8.0+cudnn8.9.7.29
+    out=$(z 'cudaenv -v --manifest share/manifests/cudaenv.json use ')
+    [ "$out" = "11.7.0 11.8.0+cudnn8.7.0.84 12.3.0 system" ]
+    out=$(z 'cudaenv verif')
+    [ "$out" = "verify" ]
+    out=$(z 'cudaenv env 11.8 --shell ')
+    [ "$out" = "bash zsh fish json dotenv" ]
+    out=$(z 'cudaenv cache ')
+    [ "$out" = "dir list clean prune" ]
+    out=$(z 'cudaenv ado')
+    [ "$out" = "adopt" ]
+}
+
+@test "fish: complete -C: tf-* specs, components, --cudnn, commands" {
+    run fish --no-config -c '
+        cudaenv init fish | source
+        function c; complete -C "$argv" | string replace -r "\t.*" "" | string join " "; or echo; end
+        c "cudaenv install tf-2.1"
+        c "cudaenv install 11.8.0+cudnn8.9"
+        c "cudaenv install --cudnn 8.9"
+        c "cudaenv -v use "
+        c "cudaenv verif"
+        c "cudaenv env 11.8 --shell d"
+        c "cudaenv cache "
+        c "cudaenv ado"; true'
+    [ "$status" -eq 0 ]
+    all_start_with "${lines[0]}" tf-2.1 tf-2.14
+    all_start_with "${lines[1]}" 11.8.0+cudnn8.9 11.8.0+cudnn8.9.7.29
+    all_start_with "${lines[2]}" 8.9 8.9.7.29
+    [ "${lines[3]}" = "11.7.0 11.8.0+cudnn8.7.0.84 12.3.0 system" ]
+    [ "${lines[4]}" = "verify" ]
+    [ "${lines[5]}" = "dotenv" ]
+    [ "${lines[6]}" = "clean dir list prune" ]
+    [ "${lines[7]}" = "adopt" ]
+}
+
+@test "list-remote --names: bare specs, installable TF rows only" {
+    run cudaenv list-remote tf --names
+    [ "$status" -eq 0 ]
+    [[ " ${lines[*]} " == *" tf-2.14 "* ]]
+    for l in "${lines[@]}"; do [[ $l == tf-[0-9]* && $l != *" "* ]]; done
+    run cudaenv list-remote cudnn --names
+    [[ " ${lines[*]} " == *" 8.9.7.29 "* ]]
+}
+
+@test "env --shell dotenv: KEY=VALUE lines that docker --env-file / GITHUB_ENV read" {
+    run --separate-stderr cudaenv env 11.8 --shell dotenv
+    [ "$status" -eq 0 ]
+    for l in "${lines[@]}"; do [[ $l =~ ^[A-Z_]+=[^\']*$ ]] || { echo "bad line: $l"; false; }; done
+    [[ " ${lines[*]} " == *" CUDA_HOME=$P118 "* ]]
+    [[ "$output" != *export* && "$output" != *unset* ]]
+    # read back the way a KEY=VALUE consumer does (split at the first =)
+    while IFS='=' read -r k v; do [ "$k" = PATH ] && p=$v; done <<<"$output"
+    [[ $p == "$P118/bin:"* ]]
+}

@@ -1,0 +1,82 @@
+#!/usr/bin/env bats
+# Disk and cache: list shows what each toolchain costs (own vs shared bytes),
+# cache dir|list|clean|prune [--dry-run] manage downloads and unpacked trees.
+load ../lib/common
+load ../lib/server
+bats_require_minimum_version 1.5.0
+
+setup_file() {
+    export MIRROR=$BATS_FILE_TMPDIR/mirror
+    source "$BATS_TEST_DIRNAME/../lib/fixtures.sh"
+    fx_mirror "$MIRROR"
+}
+
+setup() {
+    common_setup
+    server_start "$MIRROR"
+    fx_mirror_manifest "$MIRROR" "$SERVER_URL" > "$T/manifest.json"
+    export CUDAENV_MANIFEST=$T/manifest.json
+    export CUDAENV_RETRY_DELAY_MS=10
+    "$CUDAENV" -q install tf-2.14 tf-2.12 2>/dev/null
+}
+
+teardown() {
+    server_stop
+    common_teardown
+}
+
+@test "list: own and shared bytes per toolchain (tf-2.12 and tf-2.14 share CUDA 11.8's files)" {
+    run --separate-stderr "$CUDAENV" list
+    [ "$status" -eq 0 ]
+    [[ "${lines[0]}" == *"11.8.0+cudnn8.6.0.163  ["*" own, "*" shared]"* ]]
+    run "$CUDAENV" list --json
+    python3 - "$output" <<'PY'
+import json, sys
+t = {x["name"]: x for x in json.loads(sys.argv[1])["toolchains"]}
+a, b = t["11.8.0+cudnn8.6.0.163"], t["11.8.0+cudnn8.7.0.84"]
+assert a["shared_bytes"] > 0 and a["shared_bytes"] == b["shared_bytes"], (a, b)
+assert a["unique_bytes"] > 0 and b["unique_bytes"] > 0, (a, b)
+PY
+}
+
+@test "cache dir and list: downloads named and marked used, unpacked trees too" {
+    run "$CUDAENV" cache dir
+    [ "$output" = "$CUDAENV_ROOT/cache" ]
+    run --separate-stderr "$CUDAENV" cache list
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"download"*"yes"*"cuda_11.8.0_520.61.05_linux.run"* ]]
+    [[ "$output" == *"cudnn-linux-x86_64-8.6.0.163_cuda11-archive.tar.xz"* ]]
+    [[ "$output" == *"unpacked"*"yes"*"cuda-11.8.0"* ]]
+    [[ "${lines[-1]}" == "total "*"; 0 B not used by any toolchain"* ]]
+}
+
+@test "cache prune [--dry-run]: removes only what no toolchain uses; clean removes every download" {
+    "$CUDAENV" -q uninstall 11.8.0+cudnn8.6.0.163
+    touch "$CUDAENV_ROOT/cache/$(printf 'a%.0s' {1..64}).part"
+    run --separate-stderr "$CUDAENV" cache prune --dry-run
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"would remove download cudnn-linux-x86_64-8.6.0.163_cuda11-archive.tar.xz"* ]]
+    [[ "$output" == *"would remove partial"* ]]
+    [[ "$output" != *"cuda_11.8.0"* ]]
+    [ -n "$(ls "$CUDAENV_ROOT"/cache/*.part)" ]
+    before=$(ls "$CUDAENV_ROOT/cache" | wc -l)
+    run --separate-stderr "$CUDAENV" cache prune
+    [ "$status" -eq 0 ]
+    [ "$(ls "$CUDAENV_ROOT/cache" | wc -l)" -eq $((before - 2)) ]
+    [[ "$stderr" == *"freed 2 items"* ]]
+    # what is used stays: the remaining toolchain reinstalls offline
+    run "$CUDAENV" install tf-2.14 --force --offline
+    [ "$status" -eq 0 ]
+    run --separate-stderr "$CUDAENV" cache clean
+    [ "$status" -eq 0 ]
+    [ -z "$(ls "$CUDAENV_ROOT/cache")" ]
+    [ -d "$CUDAENV_ROOT/pkgs/cuda-11.8.0" ]
+    run "$CUDAENV" install tf-2.12 --offline
+    [ "$status" -eq 3 ]
+}
+
+@test "cache: an unknown action is a usage error naming the four" {
+    run --separate-stderr "$CUDAENV" cache purge
+    [ "$status" -eq 2 ]
+    [[ "$stderr" == *"dir, list, clean or prune"* ]]
+}

@@ -1,0 +1,124 @@
+#!/usr/bin/env bats
+# Progress for every long step, and what an install says at its end: the bar
+# fits a 50-column terminal and names the file; without a terminal one line
+# per file every 10 %; the runfile step shows the elapsed time; Ctrl-C says
+# what was kept and the rerun resumes; network failures name the ways out;
+# a finished install says how to use it.
+load ../lib/common
+load ../lib/server
+bats_require_minimum_version 1.5.0
+
+setup_file() {
+    export MIRROR=$BATS_FILE_TMPDIR/mirror
+    source "$BATS_TEST_DIRNAME/../lib/fixtures.sh"
+    fx_mirror "$MIRROR"
+    # a runfile of 3 MiB (makeself ignores what follows its archive): more than
+    # the 1 MiB the downloader gathers before writing, for the Ctrl-C test
+    mkdir -p "$MIRROR/big"
+    cp "$MIRROR/compute/cuda/11.8.0/local_installers/cuda_11.8.0_520.61.05_linux.run" "$MIRROR/big/"
+    head -c 3145728 /dev/urandom >> "$MIRROR/big/cuda_11.8.0_520.61.05_linux.run"
+}
+
+setup() {
+    common_setup
+    server_start "$MIRROR"
+    fx_mirror_manifest "$MIRROR" "$SERVER_URL" > "$T/manifest.json"
+    export CUDAENV_MANIFEST=$T/manifest.json
+    export CUDAENV_RETRY_DELAY_MS=10
+}
+
+teardown() {
+    server_stop
+    common_teardown
+}
+
+edit_manifest() {
+    python3 - "$CUDAENV_MANIFEST" "$1" <<'PY'
+import json, sys
+p, expr = sys.argv[1], sys.argv[2]
+m = json.load(open(p))
+exec(expr)
+json.dump(m, open(p, "w"))
+PY
+}
+CUDNN87='m["cudnn"]["8.7.0.84"]["cuda11"]["linux-x86_64"]'
+RUN118='m["cuda"]["11.8.0"]["runfile"]["linux-x86_64"]'
+# the fixture runfile (~21 KB) is the larger download: throttle it
+slow_runfile() { edit_manifest "a = $RUN118; a['url'] = a['url'].replace('/compute/', '/_/rate=$1/compute/')"; }
+
+@test "a 50-column terminal: every bar line fits in 49 columns and names the file" {
+    command -v script >/dev/null || skip "script (util-linux) not installed"
+    slow_runfile 4000
+    run script -qec "stty cols 50 rows 20; $CUDAENV install tf-2.14" /dev/null
+    [ "$status" -eq 0 ] || { echo "$output"; false; }
+    # the bar: what follows each "\r ESC[K" up to the next \r or newline
+    bars=$(printf '%s' "$output" | tr '\n' '\r' | tr '\r' '\n' | sed -n 's/^\x1b\[K//p' | grep '%' || true)
+    [ -n "$bars" ]
+    echo "$bars" | head -3
+    while IFS= read -r b; do [ "${#b}" -le 49 ] || { echo "too wide (${#b}): $b"; false; }; done <<<"$bars"
+    grep -q 'cuda_11.8.0' <<<"$bars"
+    # a wide terminal gets the [####] bar too
+    "$CUDAENV" uninstall -q tf-2.14; rm -rf "$CUDAENV_ROOT/cache" "$CUDAENV_ROOT/pkgs"
+    run script -qec "stty cols 120 rows 20; $CUDAENV install tf-2.14" /dev/null
+    [[ "$output" == *"[#"* && "$output" == *"cuda_11.8.0_520.61.05_linux.run"* ]]
+}
+
+@test "no terminal: one line per file at every 10 %, no carriage returns" {
+    slow_runfile 4000
+    run --separate-stderr "$CUDAENV" install tf-2.14
+    [ "$status" -eq 0 ] || { echo "$stderr"; false; }
+    n=$(grep -cE 'cuda_11[^:]*: [0-9]+% \([0-9.]+ [KMG]?i?B of ' <<<"$stderr")
+    echo "$stderr" | grep '%' | head -12
+    [ "$n" -ge 3 ] && [ "$n" -le 12 ]
+    [[ "$stderr" != *$'\r'* ]]
+    # the percentages only go up
+    grep -oE 'cuda_11[^:]*: [0-9]+%' <<<"$stderr" | grep -oE '[0-9]+%$' | tr -d % | sort -nc
+}
+
+@test "the runfile step shows the elapsed time" {
+    command -v script >/dev/null || skip "script (util-linux) not installed"
+    run script -qec "env FX_RUNFILE_SLEEP=3 $CUDAENV install tf-2.14" /dev/null
+    [ "$status" -eq 0 ] || { echo "$output"; false; }
+    [[ "$output" == *"running cuda_11.8.0_520.61.05_linux.run: 0:0"[1-9]" elapsed"* ]]
+}
+
+@test "Ctrl-C in a throttled download: says what was kept; the rerun resumes" {
+    f=$MIRROR/big/cuda_11.8.0_520.61.05_linux.run
+    edit_manifest "import hashlib, os; a = $RUN118; a['url'] = '$SERVER_URL/_/rate=400000/big/cuda_11.8.0_520.61.05_linux.run'; a['sha256'] = hashlib.sha256(open('$f', 'rb').read()).hexdigest(); a['size'] = os.path.getsize('$f')"
+    # a background job of a script ignores SIGINT; start it as a terminal would
+    python3 -c 'import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); os.execv(sys.argv[1], sys.argv[1:])' \
+        "$CUDAENV" install tf-2.14 2>"$T/err" &
+    pid=$!
+    for i in $(seq 300); do
+        grep -qE 'cuda_11[^:]*: ([5-9][0-9])%' "$T/err" && break
+        sleep 0.1
+    done
+    kill -INT "$pid"
+    rc=0; wait "$pid" || rc=$?
+    cat "$T/err"
+    [ "$rc" -eq 130 ]
+    grep -q "interrupted; kept about [0-9.]* MiB of cuda_11.8.0" "$T/err"
+    grep -q "in $CUDAENV_ROOT/cache; run the same command again to resume" "$T/err"
+    edit_manifest "a = $RUN118; a['url'] = a['url'].replace('/_/rate=400000', '')"
+    # (the padded runfile then fails makeself's own size check: only the download matters here)
+    run "$CUDAENV" install tf-2.14
+    [[ "$output" == *"resuming cuda_11.8.0_520.61.05_linux.run at byte "* ]]
+    [[ "$output" == *"downloaded cuda_11.8.0_520.61.05_linux.run (3"*"bytes, sha256 ok)"* ]]
+    [ "$(server_requests 'big/cuda_11.8.0.*range=bytes=[1-9][0-9][0-9][0-9][0-9][0-9][0-9]-')" -ge 1 ]
+}
+
+@test "network failure: exit 4, retries shown without -v, and the ways out named" {
+    edit_manifest "a = $RUN118; a['url'] = a['url'].replace('$SERVER_URL', 'http://127.0.0.1:1')"
+    run --separate-stderr "$CUDAENV" install tf-2.14
+    [ "$status" -eq 4 ]
+    [[ "$stderr" == *"retrying"* ]]
+    [[ "$stderr" == *"https_proxy"* && "$stderr" == *"CUDAENV_MIRROR"* && "$stderr" == *"--offline"* ]]
+}
+
+@test "a finished install says how to use it" {
+    run --separate-stderr "$CUDAENV" install tf-2.14
+    [ "$status" -eq 0 ]
+    [[ "$stderr" == *"use it: cudaenv use 11.8.0+cudnn8.7.0.84"* && "$stderr" == *"cudaenv exec 11.8.0+cudnn8.7.0.84 -- CMD"* ]]
+    run --separate-stderr "$CUDAENV" -q install tf-2.14 --force
+    [[ "$stderr" != *"use it"* ]]
+}

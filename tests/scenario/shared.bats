@@ -1,0 +1,75 @@
+#!/usr/bin/env bats
+# One root-owned store for the machine, every user picks their own default:
+# a user who does not own $CUDAENV_ROOT keeps `global` in
+# ${XDG_CONFIG_HOME:-~/.config}/cudaenv/global; the store's own global is the
+# site default until they choose.  A real second user (useradd + runuser).
+load ../lib/common
+bats_require_minimum_version 1.5.0
+
+U=cudaenv-test-user
+
+setup_file() {
+    [ "$(id -u)" -eq 0 ] || return 0
+    command -v useradd >/dev/null && command -v runuser >/dev/null || return 0
+    id "$U" >/dev/null 2>&1 || useradd -M -N -s /bin/bash "$U"
+}
+
+teardown_file() {
+    [ "$(id -u)" -eq 0 ] && id "$U" >/dev/null 2>&1 && userdel "$U" 2>/dev/null || true
+}
+
+setup() {
+    [ "$(id -u)" -eq 0 ] || skip "needs root (useradd, runuser)"
+    id "$U" >/dev/null 2>&1 || skip "no second user (useradd/runuser missing)"
+    common_setup
+    chmod 755 "$T"
+    export CUDAENV_ROOT=$T/opt/cudaenv
+    P118=$(fx_installed 11.8.0)
+    P123=$(fx_installed 12.3.0)
+    chmod -R a+rX "$T/opt"
+    UH=$T/home-user
+    mkdir -p "$UH" && chown "$U" "$UH"
+}
+teardown() { [ -n "${T:-}" ] && common_teardown; }
+
+# run cudaenv (or a shell line) as the second user, with their own HOME
+as_user() { runuser -u "$U" -- env -i PATH="$BUILD/bin:/usr/bin:/bin" HOME="$UH" CUDAENV_ROOT="$CUDAENV_ROOT" NO_COLOR=1 "$@"; }
+
+@test "a user's global beside a root-owned store goes to ~/.config/cudaenv, the store stays untouched" {
+    "$CUDAENV" global 12.3.0          # root: the site default
+    run --separate-stderr as_user cudaenv current
+    [ "$status" -eq 0 ]
+    [[ "$output" == "12.3.0"*"$CUDAENV_ROOT/global"* ]]
+    run --separate-stderr as_user cudaenv global 11.8.0
+    [ "$status" -eq 0 ] || { echo "$stderr"; false; }
+    [ "$(cat "$UH/.config/cudaenv/global")" = "11.8.0" ]
+    [ "$(stat -c %U "$UH/.config/cudaenv/global")" = "$U" ]
+    [ "$(cat "$CUDAENV_ROOT/global")" = "12.3.0" ]
+    run --separate-stderr as_user cudaenv current
+    [[ "$output" == "11.8.0"*"$UH/.config/cudaenv/global"* ]]
+    run as_user cudaenv global
+    [ "$output" = "11.8.0" ]
+    # root still sees the site default
+    run "$CUDAENV" current
+    [[ "$output" == "12.3.0"* ]]
+    # --unset drops the user's choice only: the site default applies again
+    run --separate-stderr as_user cudaenv global --unset
+    [ "$status" -eq 0 ]
+    [ ! -e "$UH/.config/cudaenv/global" ] && [ -e "$CUDAENV_ROOT/global" ]
+    run as_user cudaenv global
+    [ "$output" = "12.3.0" ]
+}
+
+@test "XDG_CONFIG_HOME is honoured; the bash hook follows the user's own default" {
+    run --separate-stderr as_user XDG_CONFIG_HOME="$UH/cfg" cudaenv global 11.8.0
+    [ "$status" -eq 0 ]
+    [ -f "$UH/cfg/cudaenv/global" ]
+    run as_user XDG_CONFIG_HOME="$UH/cfg" bash --norc -c 'eval "$(cudaenv init bash)"; echo "$CUDA_HOME"'
+    [ "$output" = "$P118" ]
+}
+
+@test "the store's owner keeps global in the store" {
+    "$CUDAENV" global 11.8.0
+    [ "$(cat "$CUDAENV_ROOT/global")" = "11.8.0" ]
+    [ ! -e "$HOME/.config/cudaenv/global" ]
+}
