@@ -22,7 +22,7 @@ _cudaenv_remote() {
 
 _cudaenv() {
     local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]}
-    local cmds="install uninstall list ls list-remote ls-remote info prefix init use env local global current which exec verify doctor deactivate help"
+    local cmds="install uninstall list ls list-remote ls-remote info prefix init use env local global current which exec verify doctor modulefile deactivate help"
     if [[ $COMP_CWORD -eq 1 ]]; then
         if [[ $cur == -* ]]; then
             COMPREPLY=($(compgen -W "--version --help --quiet --verbose" -- "$cur"))
@@ -33,7 +33,8 @@ _cudaenv() {
     fi
     local sub=${COMP_WORDS[1]} opts="--help --quiet --verbose"
     case $sub in
-        install) opts+=" --cudnn --no-cudnn --force --offline --insecure --manifest" ;;
+        install) opts+=" --cudnn --no-cudnn --force --offline --insecure --manifest --modulefiles --module-format" ;;
+        modulefile) opts+=" --all --format --to" ;;
         uninstall) opts+=" --force" ;;
         list|ls) opts+=" --json --names" ;;
         current) opts+=" --json" ;;
@@ -52,9 +53,11 @@ _cudaenv() {
     case $prev in
         --shell) COMPREPLY=($(compgen -W "bash zsh fish json" -- "$cur")); return ;;
         --manifest) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        --format|--module-format) COMPREPLY=($(compgen -W "lmod tcl" -- "$cur")); return ;;
+        --to|--modulefiles) COMPREPLY=($(compgen -d -- "$cur")); return ;;
     esac
     case $sub in
-        use|env|prefix|local|global|uninstall|verify)
+        use|env|prefix|local|global|uninstall|verify|modulefile)
             [[ $COMP_CWORD -eq 2 || $prev == --* ]] || return
             COMPREPLY=($(compgen -W "$(_cudaenv_installed) system" -- "$cur")) ;;
         exec)

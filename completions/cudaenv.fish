@@ -15,13 +15,19 @@ function __cudaenv_remote
     $bin list-remote cuda 2>/dev/null | string match -r '^[0-9][^ \t]*'
 end
 
-set -l __cudaenv_cmds install uninstall list list-remote info prefix init use deactivate env local global current which exec verify doctor
+set -l __cudaenv_cmds install uninstall list list-remote info prefix init use deactivate env local global current which exec verify doctor modulefile
 complete -c cudaenv -f
 complete -c cudaenv -n "not __fish_seen_subcommand_from $__cudaenv_cmds" -a "$__cudaenv_cmds"
 complete -c cudaenv -s h -l help -d 'usage'
 complete -c cudaenv -s q -l quiet
 complete -c cudaenv -s v -l verbose
 complete -c cudaenv -n '__fish_seen_subcommand_from use env prefix local global uninstall verify' -a '(__cudaenv_installed) system' -d toolchain
+complete -c cudaenv -n '__fish_seen_subcommand_from modulefile' -a '(__cudaenv_installed)' -d toolchain
+complete -c cudaenv -n '__fish_seen_subcommand_from modulefile' -l all -d 'every installed toolchain'
+complete -c cudaenv -n '__fish_seen_subcommand_from modulefile' -l format -xa 'lmod tcl'
+complete -c cudaenv -n '__fish_seen_subcommand_from modulefile' -l to -xa '(__fish_complete_directories)'
+complete -c cudaenv -n '__fish_seen_subcommand_from install' -l modulefiles -xa '(__fish_complete_directories)' -d 'regenerate module files'
+complete -c cudaenv -n '__fish_seen_subcommand_from install' -l module-format -xa 'lmod tcl'
 complete -c cudaenv -n '__fish_seen_subcommand_from exec' -a '(__cudaenv_installed)' -d toolchain
 complete -c cudaenv -n '__fish_seen_subcommand_from install info' -a '(__cudaenv_remote)' -d spec
 complete -c cudaenv -n '__fish_seen_subcommand_from list-remote ls-remote' -a 'tf cuda cudnn'

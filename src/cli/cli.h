@@ -103,5 +103,6 @@ int cmd_which(cli *c, int argc, char **argv);
 int cmd_exec(cli *c, int argc, char **argv);
 int cmd_verify(cli *c, int argc, char **argv);
 int cmd_doctor(cli *c, int argc, char **argv);
+int cmd_modulefile(cli *c, int argc, char **argv);
 
 #endif

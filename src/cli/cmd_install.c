@@ -8,15 +8,18 @@
 #include "install/install.h"
 #include "core/manifest.h"
 #include "core/resolve.h"
+#include "store/modulefile.h"
 #include "store/store.h"
 
-enum { OPT_CUDNN = 1, OPT_NO_CUDNN, OPT_FORCE, OPT_OFFLINE };
+enum { OPT_CUDNN = 1, OPT_NO_CUDNN, OPT_FORCE, OPT_OFFLINE, OPT_MODULEFILES, OPT_MODULE_FORMAT };
 
 static const cli_opt install_opts[] = {
     { "cudnn", 0, true, OPT_CUDNN },
     { "no-cudnn", 0, false, OPT_NO_CUDNN },
     { "force", 'f', false, OPT_FORCE },
     { "offline", 0, false, OPT_OFFLINE },
+    { "modulefiles", 0, true, OPT_MODULEFILES },
+    { "module-format", 0, true, OPT_MODULE_FORMAT },
     { 0 },
 };
 
@@ -25,7 +28,8 @@ int cmd_install(cli *c, int argc, char **argv)
     const cli_cmd *cmd = cli_find_cmd("install");
     cli_args a;
     cli_args_init(&a, argc, argv);
-    const char *arg, *cudnn = "";
+    const char *arg, *cudnn = "", *moddir = NULL;
+    ce_modfmt modfmt = CE_MODFMT_LMOD;
     bool no_cudnn = false;
     const char **specs = calloc((size_t)argc, sizeof *specs);
     size_t nspecs = 0;
@@ -39,6 +43,13 @@ int cmd_install(cli *c, int argc, char **argv)
         case OPT_NO_CUDNN: no_cudnn = true; break;
         case OPT_FORCE: c->ctx.force = true; break;
         case OPT_OFFLINE: c->ctx.offline = true; break;
+        case OPT_MODULEFILES: moddir = arg; break;
+        case OPT_MODULE_FORMAT:
+            if (!ce_modfmt_parse(arg, &modfmt)) {
+                free(specs);
+                return cli_usage_error(cmd, "unknown module format '%s': use lmod or tcl", arg);
+            }
+            break;
         }
     }
     if (nspecs == 0) {
@@ -67,6 +78,8 @@ int cmd_install(cli *c, int argc, char **argv)
         if ((rc = ce_resolve(&c->ctx, m, &spec, cudnn, no_cudnn, &r[i])) != CE_OK) goto out;
     }
     rc = ce_install(&c->ctx, m, r, nspecs);
+    if (rc == CE_OK && moddir) /* still under the lock: no install races the listing */
+        rc = ce_modulefile_write_all(&c->ctx, modfmt, moddir, NULL, NULL);
 out:
     ce_store_unlock(lock);
     ce_manifest_free(m);
