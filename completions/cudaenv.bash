@@ -22,7 +22,7 @@ _cudaenv_remote() {
 
 _cudaenv() {
     local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]}
-    local cmds="install uninstall list ls list-remote ls-remote info prefix init use env local global current which exec verify doctor modulefile deactivate help"
+    local cmds="install uninstall list ls list-remote ls-remote info prefix init use env local global current which exec verify doctor modulefile mirror deactivate help"
     if [[ $COMP_CWORD -eq 1 ]]; then
         if [[ $cur == -* ]]; then
             COMPREPLY=($(compgen -W "--version --help --quiet --verbose" -- "$cur"))
@@ -35,6 +35,7 @@ _cudaenv() {
     case $sub in
         install) opts+=" --cudnn --no-cudnn --force --offline --insecure --manifest --modulefiles --module-format" ;;
         modulefile) opts+=" --all --format --to" ;;
+        mirror) opts+=" --all --to --platform --check --cudnn --no-cudnn --insecure --manifest" ;;
         uninstall) opts+=" --force" ;;
         list|ls) opts+=" --json --names" ;;
         current) opts+=" --json" ;;
@@ -54,7 +55,8 @@ _cudaenv() {
         --shell) COMPREPLY=($(compgen -W "bash zsh fish json" -- "$cur")); return ;;
         --manifest) COMPREPLY=($(compgen -f -- "$cur")); return ;;
         --format|--module-format) COMPREPLY=($(compgen -W "lmod tcl" -- "$cur")); return ;;
-        --to|--modulefiles) COMPREPLY=($(compgen -d -- "$cur")); return ;;
+        --to|--modulefiles|--check) COMPREPLY=($(compgen -d -- "$cur")); return ;;
+        --platform) COMPREPLY=($(compgen -W "linux-x86_64 linux-sbsa linux-x86_64,linux-sbsa" -- "$cur")); return ;;
     esac
     case $sub in
         use|env|prefix|local|global|uninstall|verify|modulefile)
@@ -66,7 +68,7 @@ _cudaenv() {
             else
                 COMPREPLY=($(compgen -c -- "$cur"))
             fi ;;
-        install|info) COMPREPLY=($(compgen -W "$(_cudaenv_remote)" -- "$cur")) ;;
+        install|info|mirror) COMPREPLY=($(compgen -W "$(_cudaenv_remote)" -- "$cur")) ;;
         list-remote|ls-remote) COMPREPLY=($(compgen -W "tf cuda cudnn" -- "$cur")) ;;
         init) COMPREPLY=($(compgen -W "bash zsh fish" -- "$cur")) ;;
         which) COMPREPLY=($(compgen -W "nvcc ptxas cuobjdump nvdisasm nvprof nsys ncu cuda-gdb compute-sanitizer" -- "$cur")) ;;

@@ -15,7 +15,7 @@ function __cudaenv_remote
     $bin list-remote cuda 2>/dev/null | string match -r '^[0-9][^ \t]*'
 end
 
-set -l __cudaenv_cmds install uninstall list list-remote info prefix init use deactivate env local global current which exec verify doctor modulefile
+set -l __cudaenv_cmds install uninstall list list-remote info prefix init use deactivate env local global current which exec verify doctor modulefile mirror
 complete -c cudaenv -f
 complete -c cudaenv -n "not __fish_seen_subcommand_from $__cudaenv_cmds" -a "$__cudaenv_cmds"
 complete -c cudaenv -s h -l help -d 'usage'
@@ -29,7 +29,11 @@ complete -c cudaenv -n '__fish_seen_subcommand_from modulefile' -l to -xa '(__fi
 complete -c cudaenv -n '__fish_seen_subcommand_from install' -l modulefiles -xa '(__fish_complete_directories)' -d 'regenerate module files'
 complete -c cudaenv -n '__fish_seen_subcommand_from install' -l module-format -xa 'lmod tcl'
 complete -c cudaenv -n '__fish_seen_subcommand_from exec' -a '(__cudaenv_installed)' -d toolchain
-complete -c cudaenv -n '__fish_seen_subcommand_from install info' -a '(__cudaenv_remote)' -d spec
+complete -c cudaenv -n '__fish_seen_subcommand_from install info mirror' -a '(__cudaenv_remote)' -d spec
+complete -c cudaenv -n '__fish_seen_subcommand_from mirror' -l to -xa '(__fish_complete_directories)' -d 'mirror directory'
+complete -c cudaenv -n '__fish_seen_subcommand_from mirror' -l check -xa '(__fish_complete_directories)' -d 're-hash a mirror'
+complete -c cudaenv -n '__fish_seen_subcommand_from mirror' -l all -d 'every file of the manifest'
+complete -c cudaenv -n '__fish_seen_subcommand_from mirror' -l platform -xa 'linux-x86_64 linux-sbsa'
 complete -c cudaenv -n '__fish_seen_subcommand_from list-remote ls-remote' -a 'tf cuda cudnn'
 complete -c cudaenv -n '__fish_seen_subcommand_from init' -a 'bash zsh fish'
 complete -c cudaenv -n '__fish_seen_subcommand_from which' -a 'nvcc ptxas cuobjdump nvdisasm nsys ncu cuda-gdb compute-sanitizer'

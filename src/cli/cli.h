@@ -104,5 +104,6 @@ int cmd_exec(cli *c, int argc, char **argv);
 int cmd_verify(cli *c, int argc, char **argv);
 int cmd_doctor(cli *c, int argc, char **argv);
 int cmd_modulefile(cli *c, int argc, char **argv);
+int cmd_mirror(cli *c, int argc, char **argv);
 
 #endif

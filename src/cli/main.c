@@ -51,6 +51,23 @@ static const cli_cmd commands[] = {
       "              module file of VERSION on stdout\n"
       "  --all       every installed toolchain, and remove the files cudaenv wrote for\n"
       "              toolchains no longer installed (install --modulefiles DIR does this)\n" },
+    { "mirror", NULL, FULL_ONLY(cmd_mirror), "a mirror directory for a site (files + manifest)",
+      "usage: cudaenv mirror SPEC...|--all --to DIR [--platform P[,P]] [--cudnn VER] [--no-cudnn]\n"
+      "       cudaenv mirror --check DIR\n"
+      "\n"
+      "Fetch every file the specs need (resume, retry, sha256; files already in the cache\n"
+      "are copied, not downloaded) into DIR under NVIDIA's paths (compute/cuda/...), and\n"
+      "write DIR/cudaenv.json: a manifest of just those files with relative URLs.  Serve\n"
+      "DIR with any static server or share it, then on every machine:\n"
+      "  CUDAENV_MANIFEST=https://mirror.lab/cuda/cudaenv.json cudaenv install tf-2.14\n"
+      "Running it again adds specs; files already there are kept.\n"
+      "\n"
+      "  --to DIR          the mirror directory (created)\n"
+      "  --all             every file the manifest names (for the platforms)\n"
+      "  --platform P,P    linux-x86_64, linux-sbsa (default: this machine's)\n"
+      "  --cudnn VER, --no-cudnn   as for install\n"
+      "  --check DIR       re-hash every file DIR/cudaenv.json names; exit 5 if any is\n"
+      "                    missing or wrong\n" },
     { "uninstall", NULL, cmd_uninstall, "remove an installed toolchain",
       "usage: cudaenv uninstall VERSION [--force]\n"
       "\n"
