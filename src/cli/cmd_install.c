@@ -79,7 +79,7 @@ int cmd_install(cli *c, int argc, char **argv)
     }
     rc = ce_install(&c->ctx, m, r, nspecs);
     if (rc == CE_OK && moddir) /* still under the lock: no install races the listing */
-        rc = ce_modulefile_write_all(&c->ctx, modfmt, moddir, NULL, NULL);
+        rc = ce_modulefile_write_all(&c->ctx, modfmt, moddir, NULL, NULL, NULL);
 out:
     ce_store_unlock(lock);
     ce_manifest_free(m);

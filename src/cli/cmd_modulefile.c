@@ -49,10 +49,10 @@ int cmd_modulefile(cli *c, int argc, char **argv)
     if (all && !dir) return cli_usage_error(cmd, "--all needs --to DIR");
     int rc;
     if (all) {
-        size_t nw, nr;
-        if ((rc = ce_modulefile_write_all(&c->ctx, fmt, dir, &nw, &nr))) return cli_fail(c, rc);
-        cli_note(c, "%zu module file%s in %s/cuda%s", nw, nw == 1 ? "" : "s", dir,
-                 nr ? " (stale ones removed)" : "");
+        size_t nw, nc, nr;
+        if ((rc = ce_modulefile_write_all(&c->ctx, fmt, dir, &nw, &nc, &nr))) return cli_fail(c, rc);
+        /* stdout, one line, for scripts and configuration management */
+        printf("%zu module file%s in %s/cuda: %zu changed, %zu removed\n", nw, nw == 1 ? "" : "s", dir, nc, nr);
         if (nw == 0) cli_note(c, "no toolchains installed; run: cudaenv install SPEC");
         return 0;
     }
@@ -66,7 +66,7 @@ int cmd_modulefile(cli *c, int argc, char **argv)
         return 0;
     }
     char path[4600];
-    if ((rc = ce_modulefile_write(&c->ctx, &tc, fmt, dir, path, sizeof path))) return cli_fail(c, rc);
+    if ((rc = ce_modulefile_write(&c->ctx, &tc, fmt, dir, path, sizeof path, NULL))) return cli_fail(c, rc);
     printf("%s\n", path);
     return 0;
 }

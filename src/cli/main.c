@@ -50,7 +50,9 @@ static const cli_cmd commands[] = {
       "  --to DIR    write DIR/cuda/<name>[.lua] (prints the path); without it, print the\n"
       "              module file of VERSION on stdout\n"
       "  --all       every installed toolchain, and remove the files cudaenv wrote for\n"
-      "              toolchains no longer installed (install --modulefiles DIR does this)\n" },
+      "              toolchains no longer installed (install --modulefiles DIR does this);\n"
+      "              prints \"N module files in DIR/cuda: N changed, N removed\"; files whose\n"
+      "              text is current are not rewritten\n" },
     { "mirror", NULL, FULL_ONLY(cmd_mirror), "a mirror directory for a site (files + manifest)",
       "usage: cudaenv mirror SPEC...|--all --to DIR [--platform P[,P]] [--cudnn VER] [--no-cudnn]\n"
       "       cudaenv mirror --check DIR\n"

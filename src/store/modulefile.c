@@ -129,7 +129,7 @@ static int file_path(ce_ctx *ctx, const char *dir, const char *toolchain, ce_mod
 }
 
 int ce_modulefile_write(ce_ctx *ctx, const ce_toolchain *tc, ce_modfmt fmt, const char *dir,
-                        char *path, size_t pathsz)
+                        char *path, size_t pathsz, bool *changed)
 {
     char p[4400], sub[4300];
     int rc;
@@ -137,10 +137,17 @@ int ce_modulefile_write(ce_ctx *ctx, const ce_toolchain *tc, ce_modfmt fmt, cons
         return ce_fail(ctx, CE_ERR_OTHER, "module directory path too long: %s", dir);
     if ((rc = file_path(ctx, dir, tc->name, fmt, p, sizeof p))) return rc;
     if ((rc = ce_mkdir_p(ctx, sub, 0755))) return rc;
-    char *text;
+    char *text, *old = NULL;
+    size_t oldlen = 0;
     if ((rc = ce_modulefile_render(ctx, tc, fmt, &text))) return rc;
-    rc = ce_file_write_atomic(ctx, p, text, strlen(text), 0644);
+    ce_ctx quiet = *ctx;
+    quiet.event = NULL;
+    bool same = ce_file_read(&quiet, p, 1u << 20, &old, &oldlen) == CE_OK && oldlen == strlen(text) &&
+                memcmp(old, text, oldlen) == 0;
+    free(old);
+    rc = same ? CE_OK : ce_file_write_atomic(ctx, p, text, strlen(text), 0644);
     free(text);
+    if (!rc && changed) *changed = !same;
     /* the other format's file of the same toolchain would shadow or duplicate it */
     char other[4400];
     if (!rc && !file_path(ctx, dir, tc->name, fmt == CE_MODFMT_LMOD ? CE_MODFMT_TCL : CE_MODFMT_LMOD,
@@ -151,7 +158,7 @@ int ce_modulefile_write(ce_ctx *ctx, const ce_toolchain *tc, ce_modfmt fmt, cons
             size_t n = fread(head, 1, sizeof head - 1, f);
             head[n] = '\0';
             fclose(f);
-            if (strstr(head, CE_MODULEFILE_MARK)) unlink(other);
+            if (strstr(head, CE_MODULEFILE_MARK) && unlink(other) == 0 && changed) *changed = true;
         }
     }
     if (!rc && path) snprintf(path, pathsz, "%s", p);
@@ -170,14 +177,18 @@ static bool ours(const char *path)
     return strstr(head, CE_MODULEFILE_MARK) != NULL;
 }
 
-int ce_modulefile_write_all(ce_ctx *ctx, ce_modfmt fmt, const char *dir, size_t *written, size_t *removed)
+int ce_modulefile_write_all(ce_ctx *ctx, ce_modfmt fmt, const char *dir, size_t *written,
+                            size_t *changed, size_t *removed)
 {
     ce_toolchain *v;
-    size_t n, nw = 0, nr = 0;
+    size_t n, nw = 0, nc = 0, nr = 0;
     int rc = ce_store_list(ctx, &v, &n);
     if (rc) return rc;
-    for (size_t i = 0; i < n && !rc; i++)
-        if (!(rc = ce_modulefile_write(ctx, &v[i], fmt, dir, NULL, 0))) nw++;
+    for (size_t i = 0; i < n && !rc; i++) {
+        bool ch = false;
+        if (!(rc = ce_modulefile_write(ctx, &v[i], fmt, dir, NULL, 0, &ch))) nw++;
+        nc += ch;
+    }
     char sub[4300];
     snprintf(sub, sizeof sub, "%s/cuda", dir);
     DIR *d = rc ? NULL : opendir(sub);
@@ -204,6 +215,7 @@ int ce_modulefile_write_all(ce_ctx *ctx, ce_modfmt fmt, const char *dir, size_t 
     if (d) closedir(d);
     free(v);
     if (written) *written = nw;
+    if (changed) *changed = nc;
     if (removed) *removed = nr;
     return rc;
 }

@@ -33,15 +33,18 @@ void ce_modulefile_name(const char *toolchain, char *out, size_t outsz);
 /* The text of one modulefile (malloc'ed, NUL-terminated). */
 int ce_modulefile_render(ce_ctx *ctx, const ce_toolchain *tc, ce_modfmt fmt, char **out);
 
-/* Write DIR/cuda/<name>[.lua] atomically (creating DIR/cuda); path gets
- * the file written when not NULL. */
+/* Write DIR/cuda/<module>[.lua] atomically (creating DIR/cuda); path gets
+ * the file when not NULL.  A file that already has the same text is left
+ * alone: *changed (may be NULL) says whether anything was written or
+ * removed, so configuration management can report "no change". */
 int ce_modulefile_write(ce_ctx *ctx, const ce_toolchain *tc, ce_modfmt fmt, const char *dir,
-                        char *path, size_t pathsz);
+                        char *path, size_t pathsz, bool *changed);
 
 /* Write one file per installed toolchain and remove the files cudaenv wrote
  * (CE_MODULEFILE_MARK, either format) for toolchains no longer installed.
- * *written / *removed (may be NULL) count them. */
+ * *written (files now current), *changed (of them, rewritten) and *removed
+ * (may be NULL) count them. */
 int ce_modulefile_write_all(ce_ctx *ctx, ce_modfmt fmt, const char *dir, size_t *written,
-                            size_t *removed);
+                            size_t *changed, size_t *removed);
 
 #endif

@@ -182,3 +182,17 @@ check_scenario() {
     [ -f "$MODS/cuda/12.3.0" ]
     [ -f "$MODS/cuda/site.lua" ]
 }
+
+@test "modulefile --all says on stdout what changed: nothing on a second run (configuration management)" {
+    run --separate-stderr "$CUDAENV" modulefile --all --to "$MODS"
+    [ "$output" = "3 module files in $MODS/cuda: 3 changed, 0 removed" ]
+    before=$(stat -c %Y.%i "$MODS/cuda/12.3.0.lua")
+    run --separate-stderr "$CUDAENV" modulefile --all --to "$MODS"
+    [ "$output" = "3 module files in $MODS/cuda: 0 changed, 0 removed" ]
+    [ "$(stat -c %Y.%i "$MODS/cuda/12.3.0.lua")" = "$before" ]
+    rm -rf "$P117"
+    run --separate-stderr "$CUDAENV" modulefile --all --to "$MODS"
+    [ "$output" = "2 module files in $MODS/cuda: 0 changed, 1 removed" ]
+    run --separate-stderr "$CUDAENV" modulefile --all --format tcl --to "$MODS"
+    [ "$output" = "2 module files in $MODS/cuda: 2 changed, 0 removed" ]
+}
