@@ -75,11 +75,11 @@ READER='
     touch "$T/stop"
     wait "$reader"
     cat "$T/reader.out"
-    ! grep -q "BAD\|HALF" "$T/reader.out"
+    [ -z "$(grep "BAD\|HALF" "$T/reader.out")" ]
     grep -q "reader: ok=[1-9]" "$T/reader.out"
     [ "$(ls "$SHARED/versions")" = "$(printf '%s\n' 11.8.0+cudnn8.6.0.163 11.8.0+cudnn8.7.0.84 12.2.2+cudnn8.9.7.29)" ]
     for d in "$SHARED"/versions/*; do [ -f "$d/.cudaenv-receipt.json" ]; done
-    ! ls -d "$SHARED"/versions/.staging-* "$SHARED"/pkgs/.staging-* 2>/dev/null
+    [ -z "$(ls -d "$SHARED"/versions/.staging-* "$SHARED"/pkgs/.staging-* 2>/dev/null)" ]
     # one shared cache: every file came from the server once
     [ "$(server_requests 'cuda_11.8.0_520.61.05_linux.run')" -eq 1 ]
     [ "$(server_requests 'cudnn-linux-x86_64-8.7.0.84')" -eq 1 ]
