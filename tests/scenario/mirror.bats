@@ -163,17 +163,23 @@ PY
     [ "$status" -eq 3 ]
 }
 
-@test "a URL whose path would leave the mirror directory is refused (exit 5)" {
-    python3 - "$CUDAENV_MANIFEST" "$UP_URL" <<'PY'
+@test "a URL whose path would leave the mirror directory or clash with its own files is refused (exit 5)" {
+    cp "$CUDAENV_MANIFEST" "$T/orig.json"
+    for bad in "$UP_URL/compute/../../../etc/evil.run" "$UP_URL/a/./b.run" "../outside.run" "/etc/passwd" \
+               "$UP_URL/cudaenv.json" ".cudaenv-mirror/cache/x" "$UP_URL/a//b.run" "$UP_URL/"; do
+        python3 - "$T/orig.json" "$CUDAENV_MANIFEST" "$bad" <<'PY2'
 import json, sys
 m = json.load(open(sys.argv[1]))
-m["cuda"]["11.8.0"]["runfile"]["linux-x86_64"]["url"] = sys.argv[2] + "/compute/../../../etc/evil.run"
-json.dump(m, open(sys.argv[1], "w"))
-PY
-    run --separate-stderr "$CUDAENV" mirror tf-2.14 --to "$M"
-    [ "$status" -eq 5 ]
-    [[ "$stderr" == *"would leave the mirror directory"* ]]
+m["cuda"]["11.8.0"]["runfile"]["linux-x86_64"]["url"] = sys.argv[3]
+json.dump(m, open(sys.argv[2], "w"))
+PY2
+        run --separate-stderr "$CUDAENV" mirror tf-2.14 --to "$M"
+        [ "$status" -eq 5 ] || { echo "not refused: $bad ($status) $stderr"; false; }
+        [[ "$stderr" == *"cannot mirror"* ]] || { echo "$bad: $stderr"; false; }
+    done
     [ ! -e "$T/etc" ]
+    [ ! -e "$T/outside.run" ]
+    [ ! -e "$M/cudaenv.json" ]
     [ "$(server_requests GET)" -eq 0 ]
 }
 

@@ -31,7 +31,7 @@ teardown() { common_teardown; }
     command -v man >/dev/null || skip "man not installed"
     run env MANWIDTH=100 man -l "$REPO/man/cudaenv.1"
     [ "$status" -eq 0 ]
-    for c in install uninstall list list-remote info prefix init use env local global current which exec verify doctor; do
+    for c in install uninstall list list-remote info prefix init use env local global current which exec verify doctor modulefile mirror; do
         [[ "$output" == *"$c"* ]] || { echo "man page lacks $c"; false; }
     done
     for v in CUDAENV_ROOT CUDAENV_MANIFEST CUDAENV_MIRROR CUDAENV_SYSROOT CUDAENV_VERSION; do
