@@ -51,7 +51,7 @@ FULL_LIBS  = $(shell $(PKG_CONFIG) --libs $(LIGHT_PKGS) $(HEAVY_PKGS)) -ldl -lpt
 #   core (vocabulary) <- store, doctor, selftest <- install <- cli
 # src/install/ is exactly what links libcurl / libarchive / libcrypto / liblzma:
 # it and the commands that drive it live only in the full binary.
-HEAVY_SRC = $(wildcard src/install/*.c) src/cli/cmd_install.c
+HEAVY_SRC = $(wildcard src/install/*.c) src/cli/cmd_install.c src/cli/cmd_mirror.c
 CORE_SRC  = $(wildcard src/core/*.c src/store/*.c src/doctor/*.c src/install/*.c src/selftest/*.c)
 CLI_SRC   = $(filter-out src/cli/main.c,$(wildcard src/cli/*.c))
 LIGHT_SRC = $(filter-out $(HEAVY_SRC),$(CORE_SRC) $(CLI_SRC))

@@ -18,7 +18,7 @@ _cudaenv_remote() {
 
 _cudaenv() {
     local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]}
-    local cmds="install uninstall list ls list-remote ls-remote info prefix init use env local global current which exec verify jupyter doctor adopt cache deactivate help"
+    local cmds="install uninstall list ls list-remote ls-remote info prefix init use env local global current which exec verify jupyter doctor adopt cache modulefile mirror deactivate help"
     local globals="--help --quiet --verbose --manifest --insecure --version"
     local _cudaenv_manifest= sub= subi=0 i
     # the command is the first word that is not a global option (or its value)
@@ -36,6 +36,9 @@ _cudaenv() {
         --cudnn) COMPREPLY=($(compgen -W "$(_cudaenv_remote cudnn)" -- "$cur")); return ;;
         --name) return ;;
         --python) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        --format|--module-format) COMPREPLY=($(compgen -W "lmod tcl" -- "$cur")); return ;;
+        --to|--modulefiles|--check) COMPREPLY=($(compgen -d -- "$cur")); return ;;
+        --platform) COMPREPLY=($(compgen -W "linux-x86_64 linux-sbsa linux-x86_64,linux-sbsa" -- "$cur")); return ;;
         --framework) COMPREPLY=($(compgen -W "tf torch" -- "$cur")); return ;;
     esac
     if [[ -z $sub ]]; then
@@ -48,7 +51,9 @@ _cudaenv() {
     fi
     local opts="--help --quiet --verbose"
     case $sub in
-        install) opts+=" --cudnn --no-cudnn --from --components --force --offline --insecure --manifest" ;;
+        install) opts+=" --cudnn --no-cudnn --from --components --force --offline --insecure --manifest --modulefiles --module-format" ;;
+        modulefile) opts+=" --all --format --to" ;;
+        mirror) opts+=" --all --to --platform --check --cudnn --no-cudnn --insecure --manifest" ;;
         uninstall) opts+=" --force" ;;
         list|ls) opts+=" --json --names" ;;
         current|doctor) opts+=" --json" ;;
@@ -69,7 +74,7 @@ _cudaenv() {
     fi
     local n=$((COMP_CWORD - subi))   # 1 = the first word after the command
     case $sub in
-        use|env|prefix|local|global|uninstall|verify)
+        use|env|prefix|local|global|uninstall|verify|modulefile)
             [[ $n -eq 1 || $prev == --* ]] || return
             COMPREPLY=($(compgen -W "$(_cudaenv_installed) system" -- "$cur")) ;;
         exec)
@@ -78,7 +83,7 @@ _cudaenv() {
             else
                 COMPREPLY=($(compgen -c -- "$cur"))
             fi ;;
-        install|info)
+        install|info|mirror)
             if [[ $cur == *+* ]]; then
                 # a component: SPEC+cudnnVER
                 local base=${cur%%+*} v words=

@@ -32,7 +32,7 @@ function __cudaenv_components
     end
 end
 
-set -l __cudaenv_cmds install uninstall list ls list-remote ls-remote info prefix init use deactivate env local global current which exec verify jupyter doctor adopt cache help
+set -l __cudaenv_cmds install uninstall list ls list-remote ls-remote info prefix init use deactivate env local global current which exec verify jupyter doctor adopt cache modulefile mirror help
 complete -c cudaenv -f
 complete -c cudaenv -n "not __fish_seen_subcommand_from $__cudaenv_cmds" -a "$__cudaenv_cmds"
 complete -c cudaenv -s h -l help -d 'usage'
@@ -42,9 +42,19 @@ complete -c cudaenv -l manifest -r -F -d 'manifest file or URL'
 complete -c cudaenv -l insecure -d 'allow http:// URLs'
 complete -c cudaenv -n "not __fish_seen_subcommand_from $__cudaenv_cmds" -l version
 complete -c cudaenv -n '__fish_seen_subcommand_from use env prefix local global uninstall verify' -a '(__cudaenv_installed) system' -d toolchain
+complete -c cudaenv -n '__fish_seen_subcommand_from modulefile' -a '(__cudaenv_installed)' -d toolchain
+complete -c cudaenv -n '__fish_seen_subcommand_from modulefile' -l all -d 'every installed toolchain'
+complete -c cudaenv -n '__fish_seen_subcommand_from modulefile' -l format -xa 'lmod tcl'
+complete -c cudaenv -n '__fish_seen_subcommand_from modulefile' -l to -xa '(__fish_complete_directories)'
+complete -c cudaenv -n '__fish_seen_subcommand_from install' -l modulefiles -xa '(__fish_complete_directories)' -d 'regenerate module files'
+complete -c cudaenv -n '__fish_seen_subcommand_from install' -l module-format -xa 'lmod tcl'
 complete -c cudaenv -n '__fish_seen_subcommand_from exec' -a '(__cudaenv_installed)' -d toolchain
-complete -c cudaenv -n '__fish_seen_subcommand_from install info; and not string match -q -- "*+*" (commandline -ct)' -a '(__cudaenv_remote tf) (__cudaenv_remote cuda)' -d spec
-complete -c cudaenv -n '__fish_seen_subcommand_from install info' -a '(__cudaenv_components)' -d component
+complete -c cudaenv -n '__fish_seen_subcommand_from install info mirror; and not string match -q -- "*+*" (commandline -ct)' -a '(__cudaenv_remote tf) (__cudaenv_remote cuda)' -d spec
+complete -c cudaenv -n '__fish_seen_subcommand_from install info mirror' -a '(__cudaenv_components)' -d component
+complete -c cudaenv -n '__fish_seen_subcommand_from mirror' -l to -xa '(__fish_complete_directories)' -d 'mirror directory'
+complete -c cudaenv -n '__fish_seen_subcommand_from mirror' -l check -xa '(__fish_complete_directories)' -d 're-hash a mirror'
+complete -c cudaenv -n '__fish_seen_subcommand_from mirror' -l all -d 'every file of the manifest'
+complete -c cudaenv -n '__fish_seen_subcommand_from mirror' -l platform -xa 'linux-x86_64 linux-sbsa'
 complete -c cudaenv -n '__fish_seen_subcommand_from list-remote ls-remote' -a 'tf cuda cudnn'
 complete -c cudaenv -n '__fish_seen_subcommand_from list-remote ls-remote' -l names -d 'bare specs'
 complete -c cudaenv -n '__fish_seen_subcommand_from init' -a 'bash zsh fish'

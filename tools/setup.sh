@@ -32,5 +32,6 @@ apt_get() {
 
 apt_get update
 apt_get install -y --no-install-recommends $(cat tools/deps.txt)
+$SUDO tools/envmodules.sh || echo "environment-modules not unpacked: its module-file test will skip"
 make -j"$(nproc)"
 echo "built: build/bin/cudaenv   next: make check, make demo, sudo make install"

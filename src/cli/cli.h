@@ -125,5 +125,7 @@ int cli_verify_framework(cli *c, const struct ce_toolchain *tc, const char *fram
                          const char *libcuda);
 int cmd_adopt(cli *c, int argc, char **argv);
 int cmd_cache(cli *c, int argc, char **argv);
+int cmd_modulefile(cli *c, int argc, char **argv);
+int cmd_mirror(cli *c, int argc, char **argv);
 
 #endif

@@ -9,9 +9,10 @@
 #include "install/install.h"
 #include "core/manifest.h"
 #include "core/resolve.h"
+#include "store/modulefile.h"
 #include "store/store.h"
 
-enum { OPT_CUDNN = 1, OPT_NO_CUDNN, OPT_FORCE, OPT_OFFLINE, OPT_FROM, OPT_COMPONENTS };
+enum { OPT_CUDNN = 1, OPT_NO_CUDNN, OPT_FORCE, OPT_OFFLINE, OPT_FROM, OPT_COMPONENTS, OPT_MODULEFILES, OPT_MODULE_FORMAT };
 
 static const cli_opt install_opts[] = {
     { "cudnn", 0, true, OPT_CUDNN },
@@ -20,6 +21,8 @@ static const cli_opt install_opts[] = {
     { "offline", 0, false, OPT_OFFLINE },
     { "from", 0, true, OPT_FROM },
     { "components", 0, true, OPT_COMPONENTS },
+    { "modulefiles", 0, true, OPT_MODULEFILES },
+    { "module-format", 0, true, OPT_MODULE_FORMAT },
     { 0 },
 };
 
@@ -28,7 +31,8 @@ int cmd_install(cli *c, int argc, char **argv)
     const cli_cmd *cmd = cli_find_cmd("install");
     cli_args a;
     cli_args_init(&a, argc, argv);
-    const char *arg, *cudnn = "";
+    const char *arg, *cudnn = "", *moddir = NULL;
+    ce_modfmt modfmt = CE_MODFMT_LMOD;
     bool no_cudnn = false;
     const char **specs = calloc((size_t)argc, sizeof *specs);
     size_t nspecs = 0;
@@ -55,6 +59,13 @@ int cmd_install(cli *c, int argc, char **argv)
                 return cli_usage_error(cmd, "--components: the list is too long");
             }
             snprintf(c->ctx.install_components, sizeof c->ctx.install_components, "%s", arg);
+            break;
+        case OPT_MODULEFILES: moddir = arg; break;
+        case OPT_MODULE_FORMAT:
+            if (!ce_modfmt_parse(arg, &modfmt)) {
+                free(specs);
+                return cli_usage_error(cmd, "unknown module format '%s': use lmod or tcl", arg);
+            }
             break;
         }
     }
@@ -89,6 +100,8 @@ int cmd_install(cli *c, int argc, char **argv)
     }
     cli_render_trap_interrupt(c);
     rc = ce_install(&c->ctx, m, r, nspecs);
+    if (rc == CE_OK && moddir) /* still under the lock: no install races the listing */
+        rc = ce_modulefile_write_all(&c->ctx, modfmt, moddir, NULL, NULL, NULL);
     if (rc == CE_OK && !c->ctx.quiet)
         cli_note(c, "use it: cudaenv use %s (this shell; needs eval \"$(cudaenv init bash)\"), "
                  "cudaenv exec %s -- CMD, cudaenv global %s (default)", r[0].name, r[0].name, r[0].name);

@@ -29,6 +29,7 @@ static const cli_cmd commands[] = {
     { "install", NULL, FULL_ONLY(cmd_install), "download, verify and install toolchains",
       "usage: cudaenv install SPEC... [--cudnn VER] [--no-cudnn] [--from runfile|redist]\n"
       "                [--components +NAME,-NAME] [--force] [--offline] [--insecure]\n"
+      "                [--modulefiles DIR [--module-format lmod|tcl]]\n"
       "\n"
       "Resolve each SPEC through the manifest (tf-2.14, tensorflow-2.14.1, 11.8, 11.8.0,\n"
       "cuda-11.8, optionally +cudnn8.7), download what it needs and the cuDNN tarball\n"
@@ -46,7 +47,43 @@ static const cli_cmd commands[] = {
       "  --force        reinstall; also install a toolkit this machine's driver cannot run\n"
       "  --offline      use the download cache only, never the network\n"
       "  --insecure     allow http:// URLs in the manifest\n"
-      "  --manifest M   use manifest file or URL M (also CUDAENV_MANIFEST)\n" },
+      "  --manifest M   use manifest file or URL M (also CUDAENV_MANIFEST)\n"
+      "  --modulefiles DIR   afterwards, regenerate DIR's module files (modulefile --all)\n"
+      "  --module-format F   lmod (default) or tcl, for --modulefiles\n" },
+    { "modulefile", NULL, cmd_modulefile, "module files for Lmod / Environment Modules",
+      "usage: cudaenv modulefile VERSION|--all [--format lmod|tcl] [--to DIR]\n"
+      "\n"
+      "Write a module file per toolchain so `module load cuda/<name>` applies what\n"
+      "cudaenv use does: <prefix>/bin and <prefix>/lib64 first in PATH and LD_LIBRARY_PATH,\n"
+      "CUDA_HOME, CUDA_PATH and CUDNN_PATH set; family(\"cuda\") / conflict cuda, so one\n"
+      "is loaded at a time; whatis names CUDA, cuDNN and the TensorFlow releases.\n"
+      "Add DIR to MODULEPATH (module use DIR).\n"
+      "\n"
+      "  --format F  lmod: DIR/cuda/<name>.lua (default); tcl: DIR/cuda/<name>, read by\n"
+      "              Environment Modules and Lmod\n"
+      "  --to DIR    write DIR/cuda/<name>[.lua] (prints the path); without it, print the\n"
+      "              module file of VERSION on stdout\n"
+      "  --all       every installed toolchain, and remove the files cudaenv wrote for\n"
+      "              toolchains no longer installed (install --modulefiles DIR does this);\n"
+      "              prints \"N module files in DIR/cuda: N changed, N removed\"; files whose\n"
+      "              text is current are not rewritten\n" },
+    { "mirror", NULL, FULL_ONLY(cmd_mirror), "a mirror directory for a site (files + manifest)",
+      "usage: cudaenv mirror SPEC...|--all --to DIR [--platform P[,P]] [--cudnn VER] [--no-cudnn]\n"
+      "       cudaenv mirror --check DIR\n"
+      "\n"
+      "Fetch every file the specs need (resume, retry, sha256; files already in the cache\n"
+      "are copied, not downloaded) into DIR under NVIDIA's paths (compute/cuda/...), and\n"
+      "write DIR/cudaenv.json: a manifest of just those files with relative URLs.  Serve\n"
+      "DIR with any static server or share it, then on every machine:\n"
+      "  CUDAENV_MANIFEST=https://mirror.lab/cuda/cudaenv.json cudaenv install tf-2.14\n"
+      "Running it again adds specs; files already there are kept.\n"
+      "\n"
+      "  --to DIR          the mirror directory (created)\n"
+      "  --all             every file the manifest names (for the platforms)\n"
+      "  --platform P,P    linux-x86_64, linux-sbsa (default: this machine's)\n"
+      "  --cudnn VER, --no-cudnn   as for install\n"
+      "  --check DIR       re-hash every file DIR/cudaenv.json names; exit 5 if any is\n"
+      "                    missing or wrong\n" },
     { "uninstall", NULL, cmd_uninstall, "remove an installed toolchain",
       "usage: cudaenv uninstall VERSION [--force]\n"
       "\n"

@@ -204,9 +204,20 @@ int ce_store_lock(ce_ctx *ctx, int *fd)
     /* never through a symlink: .lock -> /anything must not create files as root */
     int f = ce_store_open(ctx, ".lock", O_RDWR | O_CREAT, 0644);
     if (f < 0) return f;
-    if (flock(f, LOCK_EX | LOCK_NB) != 0) {
+    /* An open file description lock (fcntl F_OFD_SETLKW), not flock: NFS
+     * carries fcntl locks between nodes (lockd / NFSv4), so installs on a
+     * shared store serialise across machines too.  It belongs to this open
+     * file and is dropped by the close in ce_store_unlock (or at exit). */
+    struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 0 };
+    if (fcntl(f, F_OFD_SETLK, &fl) != 0) {
+        if (errno != EAGAIN && errno != EACCES && errno != EINTR) {
+            int e = errno;
+            close(f);
+            return ce_fail(ctx, CE_ERR_IO, "cannot lock %s: %s (the filesystem must support fcntl locks; "
+                           "on NFS run lockd / use NFSv4)", path, strerror(e));
+        }
         ce_emit(ctx, CE_EV_NOTE, NULL, "waiting for another cudaenv install/uninstall (%s)", path);
-        while (flock(f, LOCK_EX) != 0) {
+        while (fcntl(f, F_OFD_SETLKW, &fl) != 0) {
             if (errno == EINTR) continue;
             int e = errno;
             close(f);
@@ -219,7 +230,7 @@ int ce_store_lock(ce_ctx *ctx, int *fd)
 
 void ce_store_unlock(int fd)
 {
-    if (fd >= 0) close(fd); /* closing drops the flock */
+    if (fd >= 0) close(fd); /* closing drops the lock */
 }
 
 int ce_store_clean_staging(ce_ctx *ctx)

@@ -6,7 +6,7 @@
  *   versions/<name>/.cudaenv-receipt.json   what was installed (see below)
  *   versions/.staging-XXXXXX       work in progress; removed by the next run
  *   global                         the user's default toolchain (one line)
- *   .lock                          flock held by install/uninstall
+ *   .lock                          fcntl (OFD) lock held by install/uninstall
  * Receipt (JSON): {"schema":1,"name","cuda","cudnn"(or null),"platform",
  *   "installed_at","tensorflow":[..],"min_driver","max_gcc","sm":{"min","max"},
  *   "sources":[{"kind":"runfile"|"cudnn","url","sha256","size"}],
@@ -45,7 +45,7 @@ int ce_store_find(ce_ctx *ctx, const char *spec, ce_toolchain *out);
  * Every writer holds the lock for its whole run, so any .staging-* found
  * while holding it belongs to a crashed run and is removed. */
 
-/* Take the exclusive flock on $CUDAENV_ROOT/.lock (creating the root),
+/* Take the exclusive fcntl lock (F_OFD_SETLKW: works on NFS) on $CUDAENV_ROOT/.lock (creating the root),
  * waiting for another install/uninstall (a CE_EV_NOTE says so).  *fd is
  * what ce_store_unlock releases. */
 int ce_store_lock(ce_ctx *ctx, int *fd);

@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# One toolchain (tf-2.14) onto NODES simulated nodes (separate CUDAENV_ROOTs),
+# two ways, against a loopback "NVIDIA" server limited to RATE bytes/s per
+# connection (a WAN link):
+#   direct  every node downloads from the "NVIDIA" server
+#   mirror  `cudaenv mirror` fetches once; the nodes install from a second,
+#           unlimited loopback server serving the mirror directory (the LAN)
+# Prints wall time per phase and the bytes the "NVIDIA" server sent, counted
+# from its request log (file size minus the Range start of each 200/206).
+# The CUDA runfile is padded with PAD_MB MiB of random data so the bytes and
+# times mean something (fixtures are otherwise a few KiB).
+#   NODES=8 PAD_MB=256 RATE=52428800 bench/cluster.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BUILD=${BUILD:-build}
+NODES=${NODES:-8} PAD_MB=${PAD_MB:-256} RATE=${RATE:-52428800}
+export TESTS_DIR=$PWD/tests CUDAENV_FULL=$PWD/$BUILD/libexec/cudaenv/cudaenv-full NO_COLOR=1
+CUDAENV=$PWD/$BUILD/bin/cudaenv
+source tests/lib/fixtures.sh
+source tests/lib/server.bash
+W=$(mktemp -d "${TMPDIR:-/tmp}/cudaenv-bench-cluster.XXXXXX")
+trap 'server_stop; [ -n "${UP_PID:-}" ] && kill "$UP_PID" 2>/dev/null; rm -rf "$W"' EXIT
+
+UP=$W/nvidia
+fx_mirror "$UP" >/dev/null
+# pad the 11.8.0 runfile: a toolkit tree with PAD_MB of incompressible data
+fx_toolkit "$W/tk" 11.8.0
+head -c $((PAD_MB * 1024 * 1024)) /dev/urandom > "$W/tk/lib64/libpadding.so.11.8.89"
+FX_RUNFILE_TREE=$W/tk FX_RUNFILE_COMP=--nocomp \
+    fx_runfile "$UP/compute/cuda/11.8.0/local_installers/cuda_11.8.0_520.61.05_linux.run" 11.8.0
+fx_mirror_manifest "$UP" "https://developer.download.nvidia.com" > "$UP/manifest-nvidia.json"
+
+server_start "$UP"
+UP_URL=$SERVER_URL UP_LOG=$SERVER_LOG UP_PID=$SERVER_PID UP_STATE=$SERVER_STATE
+unset SERVER_PID SERVER_STATE
+export CUDAENV_MANIFEST=$UP/manifest-nvidia.json CUDAENV_MIRROR=$UP_URL/_/rate=$RATE
+
+bytes_sent() {  # from the "NVIDIA" server's log
+    python3 - "$UP" "$UP_LOG" <<'PY'
+import os, re, sys
+root, log = sys.argv[1], sys.argv[2]
+total = 0
+for line in open(log):
+    m = re.match(r"GET /_/[^/]*/(\S+) range=(\S+) status=(\d+)", line)
+    if not m or m.group(3) not in ("200", "206"):
+        continue
+    size = os.path.getsize(os.path.join(root, m.group(1)))
+    r = re.match(r"bytes=(\d+)-", m.group(2))
+    total += size - (int(r.group(1)) if r and m.group(3) == "206" else 0)
+print(total)
+PY
+}
+now() { date +%s.%N; }
+secs() { python3 -c "print(f'{$2 - $1:.2f}')"; }
+size=$(stat -c %s "$UP/compute/cuda/11.8.0/local_installers/cuda_11.8.0_520.61.05_linux.run")
+echo "tf-2.14 onto $NODES nodes; runfile $size bytes; \"NVIDIA\" link $((RATE / 1048576)) MiB/s per connection"
+
+: > "$UP_LOG"
+t0=$(now)
+for i in $(seq "$NODES"); do
+    CUDAENV_ROOT=$W/direct/node$i "$CUDAENV" -q install tf-2.14 2>/dev/null
+done
+t1=$(now)
+direct_bytes=$(bytes_sent)
+echo "direct: $(secs "$t0" "$t1") s for $NODES nodes; \"NVIDIA\" sent $direct_bytes bytes"
+
+: > "$UP_LOG"
+t0=$(now)
+"$CUDAENV" -q mirror tf-2.14 --to "$W/site" 2>/dev/null
+t1=$(now)
+mirror_bytes=$(bytes_sent)
+server_start "$W/site"   # the LAN: no rate limit
+unset CUDAENV_MIRROR
+for i in $(seq "$NODES"); do
+    CUDAENV_ROOT=$W/mirror/node$i CUDAENV_MANIFEST=$SERVER_URL/cudaenv.json "$CUDAENV" -q install tf-2.14 --insecure 2>/dev/null
+done
+t2=$(now)
+echo "mirror: $(secs "$t0" "$t1") s to build the mirror + $(secs "$t1" "$t2") s for $NODES nodes = $(secs "$t0" "$t2") s; \"NVIDIA\" sent $mirror_bytes bytes"
+for i in $(seq "$NODES"); do
+    cmp -s "$W/direct/node$i/versions/11.8.0+cudnn8.7.0.84/lib64/libpadding.so.11.8.89" \
+           "$W/mirror/node$i/versions/11.8.0+cudnn8.7.0.84/lib64/libpadding.so.11.8.89" \
+        || { echo "node $i: the two installs differ"; exit 1; }
+done
+echo "all $NODES nodes identical both ways"

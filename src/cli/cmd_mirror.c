@@ -1,0 +1,126 @@
+/* cudaenv mirror SPEC...|--all --to DIR [--platform P,P] | --check DIR:
+ * a directory any static server or shared filesystem can serve as the
+ * manifest + files of a site (install/mirror.h).  Full binary only. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "cli.h"
+#include "core/file.h"
+#include "core/manifest.h"
+#include "core/resolve.h"
+#include "install/fetch.h"
+#include "install/mirror.h"
+
+enum { OPT_TO = 1, OPT_ALL, OPT_PLATFORM, OPT_CHECK, OPT_CUDNN, OPT_NO_CUDNN };
+
+static const cli_opt opts[] = {
+    { "to", 0, true, OPT_TO },
+    { "all", 'a', false, OPT_ALL },
+    { "platform", 0, true, OPT_PLATFORM },
+    { "check", 0, true, OPT_CHECK },
+    { "cudnn", 0, true, OPT_CUDNN },
+    { "no-cudnn", 0, false, OPT_NO_CUDNN },
+    { 0 },
+};
+
+/* The source manifest as text (for the JSON it copies) and parsed. */
+static int load_source(cli *c, char **text, size_t *len, ce_manifest **m)
+{
+    char loc[4096];
+    int rc = ce_manifest_location(&c->ctx, loc, sizeof loc);
+    if (rc) return rc;
+    bool url = !strncasecmp(loc, "https://", 8) || !strncasecmp(loc, "http://", 7);
+    const char *path = !strncasecmp(loc, "file://", 7) ? loc + 7 : loc;
+    rc = url ? ce_fetch_text(&c->ctx, loc, CE_MANIFEST_MAX, c->ctx.insecure, text, len)
+             : ce_file_read(&c->ctx, path, CE_MANIFEST_MAX, text, len);
+    if (rc == CE_ERR_NOTFOUND && !url)
+        return ce_fail(&c->ctx, rc, "manifest %s does not exist; check CUDAENV_MANIFEST / --manifest", path);
+    if (rc) return rc;
+    return ce_manifest_parse(&c->ctx, *text, *len, url ? loc : path, !url, m);
+}
+
+static int split_platforms(const cli_cmd *cmd, char *list, ce_mirror_req *req)
+{
+    for (char *save = NULL, *p = strtok_r(list, ",", &save); p; p = strtok_r(NULL, ",", &save)) {
+        if (strcmp(p, "linux-x86_64") && strcmp(p, "linux-sbsa") && strcmp(p, "linux-aarch64"))
+            return cli_usage_error(cmd, "unknown platform '%s': use linux-x86_64, linux-sbsa or linux-aarch64", p);
+        if (req->n_platforms == CE_MIRROR_MAX_PLATFORMS)
+            return cli_usage_error(cmd, "at most %d platforms", CE_MIRROR_MAX_PLATFORMS);
+        req->platforms[req->n_platforms++] = p;
+    }
+    return req->n_platforms ? 0 : cli_usage_error(cmd, "--platform needs a platform, e.g. linux-x86_64,linux-sbsa");
+}
+
+int cmd_mirror(cli *c, int argc, char **argv)
+{
+    const cli_cmd *cmd = cli_find_cmd("mirror");
+    cli_args a;
+    cli_args_init(&a, argc, argv);
+    const char *arg, *check = NULL, *platforms = NULL;
+    ce_mirror_req req = { .cudnn = "" };
+    const char **texts = calloc((size_t)argc + 1, sizeof *texts);
+    size_t nspecs = 0;
+    int id, rc = 0;
+    if (!texts) return 1;
+    while (!rc && (id = cli_next(c, &a, cmd, opts, &arg)) != CLI_END) {
+        switch (id) {
+        case CLI_HELP: free(texts); return cli_help(cmd);
+        case CLI_BAD: rc = 2; break;
+        case CLI_ARG: texts[nspecs++] = arg; break;
+        case OPT_TO: req.dir = arg; break;
+        case OPT_ALL: req.all = true; break;
+        case OPT_PLATFORM: platforms = arg; break;
+        case OPT_CHECK: check = arg; break;
+        case OPT_CUDNN: req.cudnn = arg; break;
+        case OPT_NO_CUDNN: req.no_cudnn = true; break;
+        }
+    }
+    if (!rc && check && (nspecs || req.all || req.dir))
+        rc = cli_usage_error(cmd, "--check DIR takes no specs, --all or --to");
+    if (!rc && !check && !req.dir) rc = cli_usage_error(cmd, "where to? --to DIR");
+    if (!rc && !check && req.all == (nspecs > 0))
+        rc = cli_usage_error(cmd, req.all ? "SPECs and --all contradict each other"
+                                          : "what to mirror? SPEC... (tf-2.14, 11.8) or --all");
+    char plist[256];
+    snprintf(plist, sizeof plist, "%s", platforms ? platforms : c->ctx.platform);
+    if (!rc && !check) rc = split_platforms(cmd, plist, &req);
+    if (rc) { free(texts); return rc; }
+
+    ce_mirror_stats st;
+    if (check) {
+        free(texts);
+        rc = ce_mirror_check(&c->ctx, check, &st);
+        if (rc == CE_OK) cli_note(c, "%zu files in %s: all present, sizes and sha256 match", st.files, check);
+        return rc ? cli_fail(c, rc) : 0;
+    }
+    ce_spec *specs = calloc(nspecs + 1, sizeof *specs);
+    char *text = NULL;
+    size_t len = 0;
+    ce_manifest *m = NULL;
+    rc = specs ? CE_OK : ce_fail(&c->ctx, CE_ERR_NOMEM, "out of memory");
+    for (size_t i = 0; i < nspecs && !rc; i++) {
+        rc = ce_spec_parse(&c->ctx, texts[i], &specs[i]);
+        if (!rc && specs[i].kind == CE_SPEC_SYSTEM)
+            rc = ce_fail(&c->ctx, CE_ERR_NOTFOUND, "'system' is the machine's own CUDA; nothing to mirror");
+    }
+    if (!rc) rc = load_source(c, &text, &len, &m);
+    if (!rc) {
+        req.src_text = text;
+        req.src_len = len;
+        req.m = m;
+        req.specs = specs;
+        req.n_specs = nspecs;
+        rc = ce_mirror_build(&c->ctx, &req, &st);
+    }
+    if (!rc)
+        cli_note(c, "mirror %s: %zu files (%zu added, %lld bytes; %zu already there); serve it and set "
+                 "CUDAENV_MANIFEST=<its URL or path>/cudaenv.json", req.dir, st.files, st.added,
+                 st.bytes_fetched, st.kept);
+    ce_manifest_free(m);
+    free(text);
+    free(specs);
+    free(texts);
+    return rc ? cli_fail(c, rc) : 0;
+}

@@ -1,0 +1,70 @@
+/* Mirror bundles (full binary): every file some specs need, under NVIDIA's
+ * relative paths in one directory, plus DIR/cudaenv.json, a manifest of just
+ * those files with relative URLs.  Any static server (nginx, python3 -m
+ * http.server, S3) or a shared filesystem then serves it:
+ *   CUDAENV_MANIFEST=https://mirror.lab/cuda/cudaenv.json cudaenv install tf-2.14
+ *
+ *   DIR/cudaenv.json                     schema 1, URLs relative to DIR
+ *   DIR/compute/cuda/<ver>/...run        NVIDIA's paths (the URL's path part)
+ *   DIR/compute/cudnn/redist/...
+ *   DIR/.cudaenv-mirror/cache/<sha256>[.part]  downloads in progress (resumable),
+ *                                        renamed into place once verified
+ *   DIR/.cudaenv-mirror/.lock            one mirror run at a time
+ *
+ * Downloads reuse the fetch pipeline (resume, retry, size + sha256 before the
+ * rename); a file already in $CUDAENV_ROOT/cache is linked or copied instead
+ * of downloaded.  Running again adds specs: files already present with the
+ * right size are kept, and the manifest is merged (entries of earlier runs
+ * stay).  ce_mirror_check re-hashes every file the manifest names.
+ *
+ * Components (NVIDIA's redistrib JSONs, cuda.<ver>.redist) are not mirrored
+ * yet: a mirror plan is a list of ce_mirror_file (JSON location + artifact),
+ * so a component kind only needs to add its files in plan_components() in
+ * mirror.c and its JSON in merge_entry(). */
+#ifndef CE_MIRROR_H
+#define CE_MIRROR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "core/ctx.h"
+#include "core/manifest.h"
+#include "core/resolve.h"
+
+#define CE_MIRROR_MANIFEST "cudaenv.json"
+#define CE_MIRROR_MAX_PLATFORMS 4
+
+typedef struct ce_mirror_req {
+    const char *dir;
+    const char *src_text;      /* the source manifest's JSON text */
+    size_t src_len;
+    const ce_manifest *m;      /* the same, parsed (resolved URLs) */
+    const ce_spec *specs;      /* what to mirror; ignored with all */
+    size_t n_specs;
+    const char *cudnn;         /* --cudnn override ("" none) */
+    bool no_cudnn;
+    bool all;                  /* everything the manifest names */
+    const char *platforms[CE_MIRROR_MAX_PLATFORMS]; /* default: ctx->platform */
+    size_t n_platforms;
+} ce_mirror_req;
+
+typedef struct ce_mirror_stats {
+    size_t files;              /* files the mirror's manifest names after the run */
+    size_t added;              /* files placed by this run */
+    size_t kept;               /* already present */
+    long long bytes_fetched;   /* bytes this run placed */
+    size_t bad;                /* ce_mirror_check: missing or wrong files */
+} ce_mirror_stats;
+
+/* Fetch what req needs into req->dir and write dir/cudaenv.json (merged
+ * with an existing one).  Errors as ce_fetch_all, CE_ERR_NOTFOUND for a spec
+ * or platform the manifest lacks, CE_ERR_INTEGRITY for an existing
+ * cudaenv.json that is not a valid manifest. */
+int ce_mirror_build(ce_ctx *ctx, const ce_mirror_req *req, ce_mirror_stats *st);
+
+/* Re-hash every file dir/cudaenv.json names.  Each bad file is reported as a
+ * CE_EV_WARN naming it; returns CE_ERR_INTEGRITY when any is missing or
+ * differs (st->bad counts them), CE_OK when all match. */
+int ce_mirror_check(ce_ctx *ctx, const char *dir, ce_mirror_stats *st);
+
+#endif

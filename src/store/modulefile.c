@@ -1,0 +1,221 @@
+#include "modulefile.h"
+
+#include <cjson/cJSON.h>
+#include <dirent.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/file.h"
+
+bool ce_modfmt_parse(const char *s, ce_modfmt *out)
+{
+    if (!strcmp(s, "lmod") || !strcmp(s, "lua")) { *out = CE_MODFMT_LMOD; return true; }
+    if (!strcmp(s, "tcl")) { *out = CE_MODFMT_TCL; return true; }
+    return false;
+}
+
+/* A growing string; on failure the buffer is freed and ok cleared. */
+typedef struct sbuf { char *p; size_t len, cap; bool ok; } sbuf;
+
+static void sb_add(sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void sb_add(sbuf *b, const char *fmt, ...)
+{
+    if (!b->ok) return;
+    for (;;) {
+        va_list ap;
+        va_start(ap, fmt);
+        int n = vsnprintf(b->p ? b->p + b->len : NULL, b->p ? b->cap - b->len : 0, fmt, ap);
+        va_end(ap);
+        if (n < 0) { b->ok = false; return; }
+        if (b->p && b->len + (size_t)n < b->cap) { b->len += (size_t)n; return; }
+        size_t cap = (b->cap ? b->cap * 2 : 1024) + (size_t)n;
+        char *np = realloc(b->p, cap);
+        if (!np) { free(b->p); b->p = NULL; b->ok = false; return; }
+        b->p = np;
+        b->cap = cap;
+    }
+}
+
+/* TensorFlow releases from the receipt, "2.12, 2.14" ("" when none). */
+static void receipt_tf(ce_ctx *ctx, const ce_toolchain *tc, char *out, size_t outsz)
+{
+    char path[4200], *text = NULL;
+    size_t len, used = 0;
+    out[0] = '\0';
+    snprintf(path, sizeof path, "%s/%s", tc->prefix, CE_RECEIPT_NAME);
+    ce_ctx quiet = *ctx;
+    quiet.event = NULL;
+    if (ce_file_read(&quiet, path, 64u * 1024 * 1024, &text, &len) != CE_OK) return;
+    cJSON *r = cJSON_ParseWithLength(text, len);
+    free(text);
+    const cJSON *tf = cJSON_GetObjectItemCaseSensitive(r, "tensorflow"), *e;
+    cJSON_ArrayForEach(e, tf) {
+        if (cJSON_IsString(e) && used + strlen(e->valuestring) + 3 < outsz)
+            used += (size_t)snprintf(out + used, outsz - used, "%s%s", used ? ", " : "", e->valuestring);
+    }
+    cJSON_Delete(r);
+}
+
+/* Characters a module file cannot carry inside its quoting. */
+static bool quotable(const char *s)
+{
+    return strpbrk(s, "\"\\{}[]$\n\r`") == NULL;
+}
+
+int ce_modulefile_render(ce_ctx *ctx, const ce_toolchain *tc, ce_modfmt fmt, char **out)
+{
+    *out = NULL;
+    if (!quotable(tc->prefix))
+        return ce_fail(ctx, CE_ERR_USAGE, "cannot write a module file for %s: its path contains one of "
+                       "\" \\ { } [ ] $ ` or a newline; use a plainer CUDAENV_ROOT", tc->prefix);
+    char tf[512], desc[768];
+    receipt_tf(ctx, tc, tf, sizeof tf);
+    snprintf(desc, sizeof desc, "CUDA %s%s%s%s%s", tc->cuda, tc->cudnn[0] ? " + cuDNN " : "",
+             tc->cudnn, tf[0] ? " (TensorFlow " : "", tf[0] ? tf : "");
+    if (tf[0]) strncat(desc, ")", sizeof desc - strlen(desc) - 1);
+    sbuf b = { .ok = true };
+    if (fmt == CE_MODFMT_LMOD) {
+        sb_add(&b, "-- %s %s: cudaenv modulefile --format lmod; do not edit\n", CE_MODULEFILE_MARK, CE_VERSION);
+        sb_add(&b, "help([[\n%s, installed by cudaenv in\n  %s\n"
+                   "Puts bin/ and lib64/ first in PATH and LD_LIBRARY_PATH and sets CUDA_HOME,\n"
+                   "CUDA_PATH%s.  cudaenv verify %s checks it on the GPU.\n]])\n",
+               desc, tc->prefix, tc->cudnn[0] ? " and CUDNN_PATH" : "", tc->name);
+        sb_add(&b, "whatis(\"Name: cuda\")\nwhatis(\"Toolchain: %s\")\n", tc->name);
+        sb_add(&b, "whatis(\"CUDA: %s\")\n", tc->cuda);
+        if (tc->cudnn[0]) sb_add(&b, "whatis(\"cuDNN: %s\")\n", tc->cudnn);
+        if (tf[0]) sb_add(&b, "whatis(\"TensorFlow: %s\")\n", tf);
+        sb_add(&b, "whatis(\"Description: %s\")\n", desc);
+        sb_add(&b, "family(\"cuda\")\nlocal prefix = \"%s\"\n", tc->prefix);
+        sb_add(&b, "prepend_path(\"PATH\", prefix .. \"/bin\")\n"
+                   "prepend_path(\"LD_LIBRARY_PATH\", prefix .. \"/lib64\")\n"
+                   "setenv(\"CUDA_HOME\", prefix)\nsetenv(\"CUDA_PATH\", prefix)\n");
+        if (tc->cudnn[0]) sb_add(&b, "setenv(\"CUDNN_PATH\", prefix)\n");
+    } else {
+        sb_add(&b, "#%%Module1.0\n## %s %s: cudaenv modulefile --format tcl; do not edit\n",
+               CE_MODULEFILE_MARK, CE_VERSION);
+        sb_add(&b, "proc ModulesHelp { } {\n    puts stderr {%s, installed by cudaenv in}\n"
+                   "    puts stderr {  %s}\n"
+                   "    puts stderr {Puts bin/ and lib64/ first in PATH and LD_LIBRARY_PATH and sets CUDA_HOME,}\n"
+                   "    puts stderr {CUDA_PATH%s.  cudaenv verify %s checks it on the GPU.}\n}\n",
+               desc, tc->prefix, tc->cudnn[0] ? " and CUDNN_PATH" : "", tc->name);
+        sb_add(&b, "module-whatis {%s}\nconflict cuda\nset prefix {%s}\n", desc, tc->prefix);
+        sb_add(&b, "prepend-path PATH $prefix/bin\nprepend-path LD_LIBRARY_PATH $prefix/lib64\n"
+                   "setenv CUDA_HOME $prefix\nsetenv CUDA_PATH $prefix\n");
+        if (tc->cudnn[0]) sb_add(&b, "setenv CUDNN_PATH $prefix\n");
+    }
+    if (!b.ok) return ce_fail(ctx, CE_ERR_NOMEM, "out of memory writing a module file");
+    *out = b.p;
+    return CE_OK;
+}
+
+void ce_modulefile_name(const char *toolchain, char *out, size_t outsz)
+{
+    snprintf(out, outsz, "%s", toolchain);
+    for (char *p = out; *p; p++)
+        if (*p == '+') *p = '-';
+}
+
+static int file_path(ce_ctx *ctx, const char *dir, const char *toolchain, ce_modfmt fmt, char *out, size_t outsz)
+{
+    char name[128];
+    ce_modulefile_name(toolchain, name, sizeof name);
+    if ((size_t)snprintf(out, outsz, "%s/cuda/%s%s", dir, name, fmt == CE_MODFMT_LMOD ? ".lua" : "") >= outsz)
+        return ce_fail(ctx, CE_ERR_OTHER, "module directory path too long: %s", dir);
+    return CE_OK;
+}
+
+int ce_modulefile_write(ce_ctx *ctx, const ce_toolchain *tc, ce_modfmt fmt, const char *dir,
+                        char *path, size_t pathsz, bool *changed)
+{
+    char p[4400], sub[4300];
+    int rc;
+    if ((size_t)snprintf(sub, sizeof sub, "%s/cuda", dir) >= sizeof sub)
+        return ce_fail(ctx, CE_ERR_OTHER, "module directory path too long: %s", dir);
+    if ((rc = file_path(ctx, dir, tc->name, fmt, p, sizeof p))) return rc;
+    if ((rc = ce_mkdir_p(ctx, sub, 0755))) return rc;
+    char *text, *old = NULL;
+    size_t oldlen = 0;
+    if ((rc = ce_modulefile_render(ctx, tc, fmt, &text))) return rc;
+    ce_ctx quiet = *ctx;
+    quiet.event = NULL;
+    bool same = ce_file_read(&quiet, p, 1u << 20, &old, &oldlen) == CE_OK && oldlen == strlen(text) &&
+                memcmp(old, text, oldlen) == 0;
+    free(old);
+    rc = same ? CE_OK : ce_file_write_atomic(ctx, p, text, strlen(text), 0644);
+    free(text);
+    if (!rc && changed) *changed = !same;
+    /* the other format's file of the same toolchain would shadow or duplicate it */
+    char other[4400];
+    if (!rc && !file_path(ctx, dir, tc->name, fmt == CE_MODFMT_LMOD ? CE_MODFMT_TCL : CE_MODFMT_LMOD,
+                          other, sizeof other)) {
+        char head[256] = "";
+        FILE *f = fopen(other, "r");
+        if (f) {
+            size_t n = fread(head, 1, sizeof head - 1, f);
+            head[n] = '\0';
+            fclose(f);
+            if (strstr(head, CE_MODULEFILE_MARK) && unlink(other) == 0 && changed) *changed = true;
+        }
+    }
+    if (!rc && path) snprintf(path, pathsz, "%s", p);
+    return rc;
+}
+
+/* Is DIR/cuda/<file> one cudaenv wrote? */
+static bool ours(const char *path)
+{
+    char head[256];
+    FILE *f = fopen(path, "r");
+    if (!f) return false;
+    size_t n = fread(head, 1, sizeof head - 1, f);
+    fclose(f);
+    head[n] = '\0';
+    return strstr(head, CE_MODULEFILE_MARK) != NULL;
+}
+
+int ce_modulefile_write_all(ce_ctx *ctx, ce_modfmt fmt, const char *dir, size_t *written,
+                            size_t *changed, size_t *removed)
+{
+    ce_toolchain *v;
+    size_t n, nw = 0, nc = 0, nr = 0;
+    int rc = ce_store_list(ctx, &v, &n);
+    if (rc) return rc;
+    for (size_t i = 0; i < n && !rc; i++) {
+        bool ch = false;
+        if (!(rc = ce_modulefile_write(ctx, &v[i], fmt, dir, NULL, 0, &ch))) nw++;
+        nc += ch;
+    }
+    char sub[4300];
+    snprintf(sub, sizeof sub, "%s/cuda", dir);
+    DIR *d = rc ? NULL : opendir(sub);
+    struct dirent *e;
+    while (d && (e = readdir(d))) {
+        if (e->d_name[0] == '.') continue;
+        char name[256];
+        snprintf(name, sizeof name, "%s", e->d_name);
+        size_t l = strlen(name);
+        if (l > 4 && !strcmp(name + l - 4, ".lua")) name[l - 4] = '\0';
+        bool installed = false;
+        for (size_t i = 0; i < n && !installed; i++) {
+            char mod[128];
+            ce_modulefile_name(v[i].name, mod, sizeof mod);
+            installed = !strcmp(mod, name);
+        }
+        char p[4600];
+        snprintf(p, sizeof p, "%s/%s", sub, e->d_name);
+        if (!installed && ours(p) && unlink(p) == 0) {
+            ce_emit(ctx, CE_EV_INFO, NULL, "removed %s (toolchain %s is not installed)", p, name);
+            nr++;
+        }
+    }
+    if (d) closedir(d);
+    free(v);
+    if (written) *written = nw;
+    if (changed) *changed = nc;
+    if (removed) *removed = nr;
+    return rc;
+}

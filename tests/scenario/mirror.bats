@@ -1,0 +1,212 @@
+#!/usr/bin/env bats
+# cudaenv mirror: a site mirror built from the loopback "NVIDIA" server
+# (fx_mirror: CUDA 11.8.0 + 12.2.2 runfiles, cuDNN 8.6/8.7/8.9 tarballs), then
+# served by a second loopback server (http, https) or used as a path; resume,
+# integrity, incremental runs, the cache reused, --check, hostile paths;
+# install --modulefiles from it.
+load ../lib/common
+load ../lib/server
+bats_require_minimum_version 1.5.0
+
+setup_file() {
+    export UPSTREAM=$BATS_FILE_TMPDIR/nvidia
+    source "$BATS_TEST_DIRNAME/../lib/fixtures.sh"
+    fx_mirror "$UPSTREAM"
+}
+
+setup() {
+    common_setup
+    server_start "$UPSTREAM"
+    UP_URL=$SERVER_URL UP_LOG=$SERVER_LOG
+    fx_mirror_manifest "$UPSTREAM" "$SERVER_URL" > "$T/manifest.json"
+    export CUDAENV_MANIFEST=$T/manifest.json CUDAENV_RETRY_DELAY_MS=10
+    M=$T/site
+}
+
+teardown() {
+    server_stop
+    common_teardown
+}
+
+RUN118=compute/cuda/11.8.0/local_installers/cuda_11.8.0_520.61.05_linux.run
+CUDNN87=compute/cudnn/redist/cudnn/linux-x86_64/cudnn-linux-x86_64-8.7.0.84_cuda11-archive.tar.xz
+RUN122=compute/cuda/12.2.2/local_installers/cuda_12.2.2_535.104.05_linux.run
+
+py() { python3 -c "import json,sys; m=json.load(open(sys.argv[1])); sys.exit(0 if ($1) else 1)" "$2"; }
+
+@test "mirror tf-2.14: NVIDIA's paths, a manifest of just those files with relative URLs, each file fetched once" {
+    run "$CUDAENV" mirror tf-2.14 --to "$M"
+    [ "$status" -eq 0 ] || { echo "$output"; false; }
+    cmp "$UPSTREAM/$RUN118" "$M/$RUN118"
+    cmp "$UPSTREAM/$CUDNN87" "$M/$CUDNN87"
+    [ "$(find "$M" -type f ! -path "*/.cudaenv-mirror/*" | wc -l)" -eq 3 ]
+    py 'list(m["tensorflow"]) == ["2.14"] and list(m["cuda"]) == ["11.8.0"] and list(m["cudnn"]) == ["8.7.0.84"]' "$M/cudaenv.json"
+    py 'm["cuda"]["11.8.0"]["runfile"]["linux-x86_64"]["url"] == "'$RUN118'"' "$M/cudaenv.json"
+    py 'list(m["cudnn"]["8.7.0.84"]) == ["source", "cuda11"] and m["cudnn"]["8.7.0.84"]["cuda11"]["linux-x86_64"]["url"] == "'$CUDNN87'"' "$M/cudaenv.json"
+    py 'm["cuda"]["11.8.0"]["min_driver"] == "520.61.05" and m["cuda"]["11.8.0"]["max_gcc"] == 11' "$M/cudaenv.json"
+    [ "$(server_requests "GET /$RUN118")" -eq 1 ]
+    [ "$(server_requests "GET /$CUDNN87")" -eq 1 ]
+    [[ "$output" == *"2 files (2 added"* ]]
+}
+
+@test "the mirror serves installs: as a path, over https, and over http with --insecure" {
+    run "$CUDAENV" mirror tf-2.14 --to "$M"
+    [ "$status" -eq 0 ]
+    server_stop   # the "NVIDIA" server is gone from here on
+    CUDAENV_ROOT=$T/node1 CUDAENV_MANIFEST=$M/cudaenv.json run "$CUDAENV" install tf-2.14
+    [ "$status" -eq 0 ] || { echo "$output"; false; }
+    [ -x "$T/node1/versions/11.8.0+cudnn8.7.0.84/bin/nvcc" ]
+
+    server_start "$M" --tls
+    CUDAENV_ROOT=$T/node2 CUDAENV_MANIFEST=$SERVER_TLS_URL/cudaenv.json run "$CUDAENV" install tf-2.14
+    [ "$status" -eq 0 ] || { echo "$output"; false; }
+    [ -f "$T/node2/versions/11.8.0+cudnn8.7.0.84/.cudaenv-receipt.json" ]
+    grep -q "\"url\":.*\"$SERVER_TLS_URL/$RUN118\"" "$T/node2/versions/11.8.0+cudnn8.7.0.84/.cudaenv-receipt.json"
+    [ "$(server_requests "GET /$RUN118 .*tls=1")" -eq 1 ]
+
+    # plain http: the manifest and its files only with --insecure
+    CUDAENV_ROOT=$T/node3 CUDAENV_MANIFEST=$SERVER_URL/cudaenv.json run "$CUDAENV" install tf-2.14
+    [ "$status" -eq 4 ]
+    CUDAENV_ROOT=$T/node3 CUDAENV_MANIFEST=$SERVER_URL/cudaenv.json run "$CUDAENV" install tf-2.14 --insecure
+    [ "$status" -eq 0 ] || { echo "$output"; false; }
+    [ -x "$T/node3/versions/11.8.0+cudnn8.7.0.84/bin/nvcc" ]
+    # what the mirror does not hold is not offered
+    CUDAENV_MANIFEST=$M/cudaenv.json run --separate-stderr "$CUDAENV" install tf-2.15
+    [ "$status" -eq 3 ]
+}
+
+@test "incremental: a second spec adds its files and rows; a rerun fetches nothing" {
+    "$CUDAENV" -q mirror tf-2.14 --to "$M"
+    run "$CUDAENV" mirror 12.2 --no-cudnn --to "$M"
+    [ "$status" -eq 0 ] || { echo "$output"; false; }
+    # CUDA 12.2.2 alone: TensorFlow 2.15 also needs cuDNN 8.9, so no row yet
+    py 'sorted(m["tensorflow"]) == ["2.14"] and sorted(m["cuda"]) == ["11.8.0", "12.2.2"]' "$M/cudaenv.json"
+    run "$CUDAENV" mirror tf-2.15 --to "$M"
+    [ "$status" -eq 0 ] || { echo "$output"; false; }
+    [[ "$output" == *"1 added"*"1 already there"* ]]
+    [ -f "$M/$RUN122" ]
+    py 'sorted(m["tensorflow"]) == ["2.14", "2.15"] and sorted(m["cuda"]) == ["11.8.0", "12.2.2"]' "$M/cudaenv.json"
+    py 'sorted(m["cudnn"]) == ["8.7.0.84", "8.9.7.29"]' "$M/cudaenv.json"
+    before=$(wc -l < "$UP_LOG")
+    run "$CUDAENV" mirror tf-2.14 tf-2.15 --to "$M"
+    [ "$status" -eq 0 ]
+    [ "$(wc -l < "$UP_LOG")" -eq "$before" ]
+    [[ "$output" == *"0 added, 0 bytes; 4 already there"* ]]
+    run "$CUDAENV" mirror --check "$M"
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"4 files"* ]]
+}
+
+@test "--all mirrors every file for the platform; a platform the manifest lacks exits 3" {
+    run "$CUDAENV" mirror --all --platform linux-x86_64 --to "$M"
+    [ "$status" -eq 0 ] || { echo "$output"; false; }
+    [ "$(find "$M/compute" -type f | wc -l)" -eq 5 ]
+    py 'sorted(m["tensorflow"]) == ["2.12", "2.14", "2.15"]' "$M/cudaenv.json"
+    run --separate-stderr "$CUDAENV" mirror tf-2.14 --platform linux-x86_64,linux-sbsa --to "$T/sbsa"
+    [ "$status" -eq 3 ]
+    [[ "$stderr" == *"no runfile for linux-sbsa"* ]]
+    [ ! -e "$T/sbsa/cudaenv.json" ]
+    run --separate-stderr "$CUDAENV" mirror tf-2.14 --platform windows --to "$T/w"
+    [ "$status" -eq 2 ]
+}
+
+@test "a dropped connection is resumed with Range; NVIDIA URLs through CUDAENV_MIRROR keep NVIDIA's paths" {
+    CUDAENV_MANIFEST=$UPSTREAM/manifest-nvidia.json CUDAENV_MIRROR=$UP_URL/_/drop=5000 \
+        run "$CUDAENV" mirror tf-2.14 --to "$M"
+    [ "$status" -eq 0 ] || { echo "$output"; false; }
+    cmp "$UPSTREAM/$RUN118" "$M/$RUN118"
+    [ "$(server_requests "GET /_/drop=5000/$RUN118 range=bytes=5000- status=206")" -eq 1 ]
+    py 'm["cuda"]["11.8.0"]["runfile"]["linux-x86_64"]["url"] == "'$RUN118'"' "$M/cudaenv.json"
+}
+
+@test "a wrong sha256 upstream: exit 5, the file is not placed and no manifest names it" {
+    python3 - "$CUDAENV_MANIFEST" <<'PY'
+import json, sys
+m = json.load(open(sys.argv[1]))
+a = m["cudnn"]["8.7.0.84"]["cuda11"]["linux-x86_64"]
+a["sha256"] = "0" * 64
+json.dump(m, open(sys.argv[1], "w"))
+PY
+    run "$CUDAENV" mirror tf-2.14 --to "$M"
+    [ "$status" -eq 5 ]
+    [[ "$output" == *"sha256 mismatch"* ]]
+    [ ! -e "$M/$CUDNN87" ]
+    [ ! -e "$M/cudaenv.json" ]
+}
+
+@test "files already in the download cache are copied, not downloaded again" {
+    run "$CUDAENV" install tf-2.14
+    [ "$status" -eq 0 ]
+    before=$(wc -l < "$UP_LOG")
+    run "$CUDAENV" mirror tf-2.14 --to "$M"
+    [ "$status" -eq 0 ]
+    [ "$(wc -l < "$UP_LOG")" -eq "$before" ]
+    cmp "$UPSTREAM/$RUN118" "$M/$RUN118"
+}
+
+@test "mirror --check re-hashes: a same-size tamper and a missing file exit 5 naming them" {
+    "$CUDAENV" -q mirror tf-2.14 --to "$M"
+    run "$CUDAENV" mirror --check "$M"
+    [ "$status" -eq 0 ]
+    printf 'X' | dd of="$M/$RUN118" bs=1 seek=100 conv=notrunc 2>/dev/null
+    rm "$M/$CUDNN87"
+    run --separate-stderr "$CUDAENV" mirror --check "$M"
+    [ "$status" -eq 5 ]
+    [[ "$stderr" == *"sha256 mismatch: $M/$RUN118"* ]]
+    [[ "$stderr" == *"missing: $M/$CUDNN87"* ]]
+    [[ "$stderr" == *"2 of 2 files"* ]]
+    # the next mirror run repairs the missing one (the tampered one has the right size: --check finds it)
+    run "$CUDAENV" mirror tf-2.14 --to "$M"
+    [ "$status" -eq 0 ]
+    cmp "$UPSTREAM/$CUDNN87" "$M/$CUDNN87"
+    run "$CUDAENV" mirror --check "$T/nothing"
+    [ "$status" -eq 3 ]
+}
+
+@test "a URL whose path would leave the mirror directory or clash with its own files is refused (exit 5)" {
+    cp "$CUDAENV_MANIFEST" "$T/orig.json"
+    for bad in "$UP_URL/compute/../../../etc/evil.run" "$UP_URL/a/./b.run" "../outside.run" "/etc/passwd" \
+               "$UP_URL/cudaenv.json" ".cudaenv-mirror/cache/x" "$UP_URL/a//b.run" "$UP_URL/"; do
+        python3 - "$T/orig.json" "$CUDAENV_MANIFEST" "$bad" <<'PY2'
+import json, sys
+m = json.load(open(sys.argv[1]))
+m["cuda"]["11.8.0"]["runfile"]["linux-x86_64"]["url"] = sys.argv[3]
+json.dump(m, open(sys.argv[2], "w"))
+PY2
+        run --separate-stderr "$CUDAENV" mirror tf-2.14 --to "$M"
+        [ "$status" -eq 5 ] || { echo "not refused: $bad ($status) $stderr"; false; }
+        [[ "$stderr" == *"cannot mirror"* ]] || { echo "$bad: $stderr"; false; }
+    done
+    [ ! -e "$T/etc" ]
+    [ ! -e "$T/outside.run" ]
+    [ ! -e "$M/cudaenv.json" ]
+    [ "$(server_requests GET)" -eq 0 ]
+}
+
+@test "mirror usage errors exit 2" {
+    run "$CUDAENV" mirror tf-2.14
+    [ "$status" -eq 2 ]
+    run "$CUDAENV" mirror --to "$M"
+    [ "$status" -eq 2 ]
+    run "$CUDAENV" mirror tf-2.14 --all --to "$M"
+    [ "$status" -eq 2 ]
+    run "$CUDAENV" mirror --check "$M" tf-2.14
+    [ "$status" -eq 2 ]
+    run "$CUDAENV" mirror --help
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"--check DIR"* ]]
+}
+
+@test "install --modulefiles DIR writes the module files of every toolchain after installing" {
+    run "$CUDAENV" install tf-2.14 --modulefiles "$T/mods"
+    [ "$status" -eq 0 ] || { echo "$output"; false; }
+    [ -f "$T/mods/cuda/11.8.0-cudnn8.7.0.84.lua" ]
+    run "$CUDAENV" install tf-2.15 --modulefiles "$T/mods" --module-format tcl
+    [ "$status" -eq 0 ]
+    [ -f "$T/mods/cuda/12.2.2-cudnn8.9.7.29" ]
+    [ -f "$T/mods/cuda/11.8.0-cudnn8.7.0.84" ]
+    [ ! -e "$T/mods/cuda/11.8.0-cudnn8.7.0.84.lua" ]
+    grep -q "TensorFlow 2.14" "$T/mods/cuda/11.8.0-cudnn8.7.0.84"
+    run "$CUDAENV" install tf-2.14 --modulefiles "$T/mods" --module-format csh
+    [ "$status" -eq 2 ]
+}
