@@ -119,6 +119,14 @@ install: all
 	install -m 644 completions/cudaenv.bash $(DESTDIR)$(PREFIX)/share/bash-completion/completions/cudaenv
 	install -m 644 completions/_cudaenv $(DESTDIR)$(PREFIX)/share/zsh/site-functions/_cudaenv
 	install -m 644 completions/cudaenv.fish $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d/cudaenv.fish
+	@# static shell integration (source it: no process at shell start), written by the
+	@# installed binary so its paths are the installed ones (DESTDIR stripped)
+	install -d $(DESTDIR)$(DATADIR)/init
+	for sh in bash zsh fish; do \
+	    f=$(DESTDIR)$(DATADIR)/init/cudaenv.$$sh; \
+	    $(DESTDIR)$(BINDIR)/cudaenv init $$sh --static -q -o $$f >/dev/null || exit 1; \
+	    if [ -n "$(DESTDIR)" ]; then sed -i 's|$(DESTDIR)||g' $$f; fi; \
+	done
 
 clean:
 	rm -rf $(BUILD) build-asan

@@ -27,13 +27,20 @@ median_ms() { # hyperfine json -> median in ms of command $2
     python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print("%.3f" % (d["results"][int(sys.argv[2])]["median"]*1000))' "$1" "$2"
 }
 
+# the static init (sourced, no process) and Lmod's init/bash, the peer it is held to
+STATIC=$T/static-init.bash
+"$B" init bash --static -q -o "$STATIC" >/dev/null
+LMOD_INIT=${LMOD_INIT:-/usr/share/lmod/lmod/init/bash}
+[ -f "$LMOD_INIT" ] || LMOD_INIT=
 "$HYPERFINE" -N --warmup 30 --runs "$RUNS" --export-json "$T/hf.json" \
     'bash -c true' \
     "$B env 11.8 --shell bash" \
     "$B use 11.8 --shell bash -q" \
     "$B current" \
     'bash --norc -c true' \
-    "bash --norc -c 'eval \"\$($B init bash)\"'" >/dev/null
+    "bash --norc -c 'eval \"\$($B init bash)\"'" \
+    "bash --norc -c 'source $STATIC'" \
+    ${LMOD_INIT:+"bash --norc -c 'source $LMOD_INIT'"} >/dev/null
 floor=$(median_ms "$T/hf.json" 0)
 envm=$(median_ms "$T/hf.json" 1)
 usem=$(median_ms "$T/hf.json" 2)
@@ -42,6 +49,16 @@ shm=$(median_ms "$T/hf.json" 4)
 initm=$(median_ms "$T/hf.json" 5)
 ratio() { python3 -c "print('%.2fx' % ($1 / $2))"; }
 initd=$(python3 -c "print('%.3f' % ($initm - $shm))")
+staticd=$(python3 -c "print('%.3f' % ($(median_ms "$T/hf.json" 6) - $shm))")
+lmodd=n/a
+[ -n "$LMOD_INIT" ] && lmodd=$(python3 -c "print('%.3f' % ($(median_ms "$T/hf.json" 7) - $shm))")
+# the same two sourced 300 times inside one shell, interleaved (no bash start-up in the number)
+read -r static_in lmod_in < <(cd "$T" && bash --norc -c '
+    t() { local s=$EPOCHREALTIME; for ((i = 0; i < 100; i++)); do source "$1"; done; local e=$EPOCHREALTIME; echo $(( ${e/./} - ${s/./} )); }
+    a=0 b=0; for r in 1 2 3; do a=$((a + $(t "$1"))); [ -n "$2" ] && b=$((b + $(t "$2"))); done
+    echo "$((a / 300)) $((b / 300))"' _ "$STATIC" "$LMOD_INIT")
+static_in=$(python3 -c "print('%.3f' % ($static_in / 1000))")
+lmod_in=$(python3 -c "print('%.3f' % ($lmod_in / 1000))")
 
 # the hook: time per call and processes started, in one real bash
 read -r hook_us execs < <(cd "$T/proj/a/b/c/d" && bash --norc -c '
@@ -77,4 +94,11 @@ echo "| \`cudaenv use 11.8\` (binary part) | $usem ms | $(ratio "$usem" "$floor"
 echo "| \`cudaenv current\` | $curm ms | $(ratio "$curm" "$floor") | |"
 echo "| \`eval \"\$(cudaenv init bash)\"\` (mean of 200 in one shell) | $init_in ms | $(ratio "$init_in" "$subst") of \`x=\$(/bin/true)\` ($subst ms) | < 5 ms |"
 echo "| same, as shell start minus bare \`bash --norc -c true\` | $initd ms | | < 5 ms |"
+if [ -n "$LMOD_INIT" ]; then
+    echo "| \`source\` the static init (mean of 300 in one shell) | $static_in ms | $(ratio "$static_in" "$lmod_in") of Lmod \`source init/bash\` ($lmod_in ms) | <= 1.0x Lmod |"
+    echo "| same, as shell start minus bare bash | $staticd ms | $(ratio "$staticd" "$lmodd") of Lmod ($lmodd ms) | <= 1.0x Lmod |"
+else
+    echo "| \`source\` the static init (mean of 300 in one shell) | $static_in ms | (Lmod not installed) | <= 1.0x Lmod |"
+    echo "| same, as shell start minus bare bash | $staticd ms | | |"
+fi
 echo "| \`bash -c true\` (floor) | $floor ms | 1.00x | |"

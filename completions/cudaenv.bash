@@ -65,7 +65,7 @@ _cudaenv() {
             fi ;;
         install|info) COMPREPLY=($(compgen -W "$(_cudaenv_remote)" -- "$cur")) ;;
         list-remote|ls-remote) COMPREPLY=($(compgen -W "tf cuda cudnn" -- "$cur")) ;;
-        init) COMPREPLY=($(compgen -W "bash zsh fish" -- "$cur")) ;;
+        init) COMPREPLY=($(compgen -W "bash zsh fish --static --output" -- "$cur")) ;;
         which) COMPREPLY=($(compgen -W "nvcc ptxas cuobjdump nvdisasm nvprof nsys ncu cuda-gdb compute-sanitizer" -- "$cur")) ;;
         help) COMPREPLY=($(compgen -W "$cmds" -- "$cur")) ;;
     esac
