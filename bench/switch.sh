@@ -60,6 +60,27 @@ read -r static_in lmod_in < <(cd "$T" && bash --norc -c '
 static_in=$(python3 -c "print('%.3f' % ($static_in / 1000))")
 lmod_in=$(python3 -c "print('%.3f' % ($lmod_in / 1000))")
 
+# resolution: `use tf-2.14` through the index against `use <exact name>`, with the
+# built-in manifest and a 10x one; then without the index (the manifest path)
+EXACT=11.8.0+cudnn8.7.0.84
+BIG=$T/manifest-10x.json
+python3 bench/bigmanifest.py share/manifests/cudaenv.json 10 > "$BIG"
+IDX=$CUDAENV_ROOT/versions/.index
+res_run() { # label -> "exact tf" medians
+    "$HYPERFINE" -N --warmup 20 --runs "$RUNS" --export-json "$T/hr.json" \
+        "$B use $EXACT --shell bash -q" "$B use tf-2.14 --shell bash -q" >/dev/null
+    echo "$(median_ms "$T/hr.json" 0) $(median_ms "$T/hr.json" 1)"
+}
+"$B" -q install tf-2.14 --offline >/dev/null   # already installed: writes the index
+read -r ex1 tf1 < <(res_run)
+rm -f "$IDX"; read -r ex1n tf1n < <(res_run)
+export CUDAENV_MANIFEST=$BIG
+"$B" -q install tf-2.14 --offline >/dev/null
+read -r ex10 tf10 < <(res_run)
+rm -f "$IDX"; read -r ex10n tf10n < <(res_run)
+unset CUDAENV_MANIFEST
+"$B" -q install tf-2.14 --offline >/dev/null
+
 # the hook: time per call and processes started, in one real bash
 read -r hook_us execs < <(cd "$T/proj/a/b/c/d" && bash --norc -c '
     eval "$('"$B"' init bash)"; __cudaenv_hook; n0=$__CUDAENV_HOOK_EXECS
@@ -101,4 +122,8 @@ else
     echo "| \`source\` the static init (mean of 300 in one shell) | $static_in ms | (Lmod not installed) | <= 1.0x Lmod |"
     echo "| same, as shell start minus bare bash | $staticd ms | | |"
 fi
+echo "| \`use tf-2.14\`, index, built-in manifest ($(( $(stat -c %s share/manifests/cudaenv.json) / 1024 )) KiB) | $tf1 ms | $(ratio "$tf1" "$ex1") of \`use $EXACT\` ($ex1 ms) | <= 1.3x |"
+echo "| \`use tf-2.14\`, index, 10x manifest ($(( $(stat -c %s "$BIG") / 1024 )) KiB) | $tf10 ms | $(ratio "$tf10" "$ex10") of \`use $EXACT\` ($ex10 ms) | <= 1.3x |"
+echo "| \`use tf-2.14\`, no index (manifest parse), built-in | $tf1n ms | $(ratio "$tf1n" "$ex1n") of exact ($ex1n ms) | (before) |"
+echo "| \`use tf-2.14\`, no index (manifest parse), 10x | $tf10n ms | $(ratio "$tf10n" "$ex10n") of exact ($ex10n ms) | (before) |"
 echo "| \`bash -c true\` (floor) | $floor ms | 1.00x | |"

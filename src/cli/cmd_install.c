@@ -8,6 +8,7 @@
 #include "install/install.h"
 #include "core/manifest.h"
 #include "core/resolve.h"
+#include "store/index.h"
 #include "store/store.h"
 
 enum { OPT_CUDNN = 1, OPT_NO_CUDNN, OPT_FORCE, OPT_OFFLINE };
@@ -67,6 +68,7 @@ int cmd_install(cli *c, int argc, char **argv)
         if ((rc = ce_resolve(&c->ctx, m, &spec, cudnn, no_cudnn, &r[i])) != CE_OK) goto out;
     }
     rc = ce_install(&c->ctx, m, r, nspecs);
+    if (rc == CE_OK) ce_index_rebuild(&c->ctx, m);   /* tf-X resolves without the manifest */
 out:
     ce_store_unlock(lock);
     ce_manifest_free(m);

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "store/index.h"
 #include "store/store.h"
 #include "core/version.h"
 
@@ -56,6 +57,7 @@ int cmd_uninstall(cli *c, int argc, char **argv)
     }
     if (rc == CE_OK) rc = ce_store_uninstall(&c->ctx, t.name, force);
     if (rc == CE_OK) {
+        ce_index_prune(&c->ctx);
         int gc = ce_store_gc_pkgs(&c->ctx);
         if (gc > 0) ce_emit(&c->ctx, CE_EV_INFO, NULL, "removed %d unpacked package tree%s no toolchain uses",
                             gc, gc == 1 ? "" : "s");
