@@ -7,7 +7,8 @@
 #   make install PREFIX=/usr/local DESTDIR=
 #
 # Two binaries from one source tree: `cudaenv` is the light one on the hot
-# path (env/use/cd hook/current) and links only libcjson and libdl; commands
+# path (env/use/cd hook/current) and links only libc (libcjson is dlopened on first
+# JSON use: src/cli/cjson_lazy.c); commands
 # that need the network or archives (install, URL manifests) re-exec
 # `libexec/cudaenv/cudaenv-full`, which also links libcurl, libarchive and
 # libcrypto.  Loading those costs ~20 ms per exec (PERFORMANCE.md).
@@ -34,7 +35,9 @@ override CFLAGS += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wshadow -Wno-missing-fi
 ifeq ($(WERROR),1)
 override CFLAGS += -Werror
 endif
-LIGHT_LIBS = $(shell $(PKG_CONFIG) --libs $(LIGHT_PKGS)) -ldl
+# the light binary dlopens libcjson on first use (src/cli/cjson_lazy.c): env/use/the
+# hook never load it
+LIGHT_LIBS = -ldl
 FULL_LIBS  = $(shell $(PKG_CONFIG) --libs $(LIGHT_PKGS) $(HEAVY_PKGS)) -ldl -lpthread
 
 # Layers (tools/incgraph.py checks that includes only point down this list):
@@ -43,11 +46,11 @@ FULL_LIBS  = $(shell $(PKG_CONFIG) --libs $(LIGHT_PKGS) $(HEAVY_PKGS)) -ldl -lpt
 # it and the commands that drive it live only in the full binary.
 HEAVY_SRC = $(wildcard src/install/*.c) src/cli/cmd_install.c
 CORE_SRC  = $(wildcard src/core/*.c src/store/*.c src/doctor/*.c src/install/*.c src/selftest/*.c)
-CLI_SRC   = $(filter-out src/cli/main.c,$(wildcard src/cli/*.c))
+CLI_SRC   = $(filter-out src/cli/main.c src/cli/cjson_lazy.c,$(wildcard src/cli/*.c))
 LIGHT_SRC = $(filter-out $(HEAVY_SRC),$(CORE_SRC) $(CLI_SRC))
 FULL_SRC  = $(CORE_SRC) $(CLI_SRC)
 
-LIGHT_OBJ = $(LIGHT_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/src/cli/main-light.o
+LIGHT_OBJ = $(LIGHT_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/src/cli/main-light.o $(BUILD)/obj/src/cli/cjson_lazy.o
 FULL_OBJ  = $(FULL_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/src/cli/main-full.o
 LIB_OBJ   = $(filter-out $(BUILD)/obj/src/cli/%,$(CORE_SRC:%.c=$(BUILD)/obj/%.o))
 
