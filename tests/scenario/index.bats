@@ -41,7 +41,7 @@ opens_manifest() {
     [ -z "$(ls -A "$CUDAENV_ROOT/versions")" ]
 }
 
-@test "use/env/exec/current/prefix resolve an installed tf-X.Y without opening the manifest; same results" {
+@test "use/env/exec/current/prefix/global --system resolve an installed tf-X.Y without opening the manifest; same results" {
     command -v strace >/dev/null || skip "no strace"
     "$CUDAENV" -q install tf-2.14
     P=$CUDAENV_ROOT/versions/11.8.0+cudnn8.7.0.84
@@ -51,6 +51,9 @@ opens_manifest() {
     ! opens_manifest prefix tf-2.14
     ! opens_manifest prefix tensorflow==2.14.1
     ! opens_manifest prefix tf-2.14+cudnn8.7
+    ! opens_manifest global tf-2.14 --system --dry-run
+    run "$CUDAENV" global tf-2.14 --system --dry-run
+    [ "$status" -eq 0 ] && [[ "$output" == *"11.8.0+cudnn8.7.0.84"* ]]
     echo tf-2.14 > "$T/.cuda-version"
     (cd "$T" && ! opens_manifest current)
     (cd "$T" && ! opens_manifest env --shell bash)
