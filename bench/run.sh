@@ -4,3 +4,4 @@ set -eu
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build} bench/switch.sh
 BUILD=${BUILD:-build} bench/install.sh
+BUILD=${BUILD:-build} bench/peers.sh
