@@ -9,7 +9,8 @@
 #   make uninstall PREFIX=/usr/local DESTDIR=   (the same variables as install)
 #
 # Two binaries from one source tree: `cudaenv` is the light one on the hot
-# path (env/use/cd hook/current) and links only libcjson and libdl; commands
+# path (env/use/cd hook/current) and links only libc (libcjson is dlopened on first
+# JSON use: src/cli/cjson_lazy.c); commands
 # that need the network or archives (install, URL manifests) re-exec
 # `libexec/cudaenv/cudaenv-full`, which also links libcurl, libarchive and
 # libcrypto.  Loading those costs ~20 ms per exec (PERFORMANCE.md).
@@ -44,7 +45,9 @@ override CFLAGS += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wshadow -Wno-missing-fi
 ifeq ($(WERROR),1)
 override CFLAGS += -Werror
 endif
-LIGHT_LIBS = $(shell $(PKG_CONFIG) --libs $(LIGHT_PKGS)) -ldl
+# the light binary dlopens libcjson on first use (src/cli/cjson_lazy.c): env/use/the
+# hook never load it
+LIGHT_LIBS = -ldl
 FULL_LIBS  = $(shell $(PKG_CONFIG) --libs $(LIGHT_PKGS) $(HEAVY_PKGS)) -ldl -lpthread
 
 # Layers (tools/incgraph.py checks that includes only point down this list):
@@ -53,11 +56,11 @@ FULL_LIBS  = $(shell $(PKG_CONFIG) --libs $(LIGHT_PKGS) $(HEAVY_PKGS)) -ldl -lpt
 # it and the commands that drive it live only in the full binary.
 HEAVY_SRC = $(wildcard src/install/*.c) src/cli/cmd_install.c src/cli/cmd_mirror.c
 CORE_SRC  = $(wildcard src/core/*.c src/store/*.c src/doctor/*.c src/install/*.c src/selftest/*.c)
-CLI_SRC   = $(filter-out src/cli/main.c,$(wildcard src/cli/*.c))
+CLI_SRC   = $(filter-out src/cli/main.c src/cli/cjson_lazy.c,$(wildcard src/cli/*.c))
 LIGHT_SRC = $(filter-out $(HEAVY_SRC),$(CORE_SRC) $(CLI_SRC))
 FULL_SRC  = $(CORE_SRC) $(CLI_SRC)
 
-LIGHT_OBJ = $(LIGHT_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/src/cli/main-light.o
+LIGHT_OBJ = $(LIGHT_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/src/cli/main-light.o $(BUILD)/obj/src/cli/cjson_lazy.o
 FULL_OBJ  = $(FULL_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/src/cli/main-full.o
 LIB_OBJ   = $(filter-out $(BUILD)/obj/src/cli/%,$(CORE_SRC:%.c=$(BUILD)/obj/%.o))
 
@@ -145,6 +148,14 @@ install: all
 	install -m 644 completions/cudaenv.bash $(DESTDIR)$(PREFIX)/share/bash-completion/completions/cudaenv
 	install -m 644 completions/_cudaenv $(DESTDIR)$(PREFIX)/share/zsh/site-functions/_cudaenv
 	install -m 644 completions/cudaenv.fish $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d/cudaenv.fish
+	@# static shell integration (source it: no process at shell start), written by the
+	@# installed binary so its paths are the installed ones (DESTDIR stripped)
+	install -d $(DESTDIR)$(DATADIR)/init
+	for sh in bash zsh fish; do \
+	    f=$(DESTDIR)$(DATADIR)/init/cudaenv.$$sh; \
+	    $(DESTDIR)$(BINDIR)/cudaenv init $$sh --static -q -o $$f >/dev/null || exit 1; \
+	    if [ -n "$(DESTDIR)" ]; then sed -i 's|$(DESTDIR)||g' $$f; fi; \
+	done
 
 # Removes exactly what install put in place (toolchains in ~/.cudaenv are the user's).
 uninstall:

@@ -5,7 +5,9 @@
 #   xz|tar    xz -dc | tar -x of the already-downloaded file (the decode floor)
 #   cudaenv   cudaenv install (download, sha256 and unpack in one pass,
 #             compose, receipt, commit), peak RSS from /usr/bin/time -v
-# and composing a second toolchain from an already-unpacked CUDA release of
+# then the single-block archive through a throttled loopback link (BENCH_LINKS,
+# MB/s, default "50 200"), seeds vs cudaenv; and composing a second toolchain
+# from an already-unpacked CUDA release of
 # BENCH_FILES files (hardlinks).  Targets: <= 0.6x seeds, <= 1.15x xz|tar,
 # RSS < 64 MiB, compose < 0.2 s.
 #
@@ -67,7 +69,9 @@ server_start "$W/www" >/dev/null
 rsha=$(sha256sum "$W/www/cuda.run" | cut -d' ' -f1)
 export CUDAENV_MANIFEST=$W/manifest.json
 
-# serve $1 as cudnn.tar.xz, with a manifest naming its sha256 and size
+# serve $1 as cudnn.tar.xz, with a manifest naming its sha256 and size;
+# URLP=_/rate=BPS/ serves it through a link of about BPS bytes a second
+URLP=
 serve() {
     rm -f "$W/www/cudnn.tar.xz"
     ln "$1" "$W/www/cudnn.tar.xz" 2>/dev/null || cp "$1" "$W/www/cudnn.tar.xz"
@@ -78,7 +82,7 @@ serve() {
   "cuda": { "11.8.0": { "runfile": { "linux-x86_64": {
       "url": "$SERVER_URL/cuda.run", "sha256": "$rsha", "size": $(stat -c %s "$W/www/cuda.run") } } } },
   "cudnn": { "8.7.0.84": { "cuda11": { "linux-x86_64": {
-      "url": "$SERVER_URL/cudnn.tar.xz", "sha256": "$sha", "size": $size } } } } }
+      "url": "$SERVER_URL/${URLP}cudnn.tar.xz", "sha256": "$sha", "size": $size } } } } }
 JSON
 }
 
@@ -88,7 +92,7 @@ median() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 seeds() {
     rm -rf "$W/s" && mkdir -p "$W/s/x"
     local t0; t0=$(now)
-    curl -s -o "$W/s/c.tar.xz" "$SERVER_URL/cudnn.tar.xz"
+    curl -s -o "$W/s/c.tar.xz" "$SERVER_URL/${URLP}cudnn.tar.xz"
     sha256sum "$W/s/c.tar.xz" > /dev/null
     tar -xJf "$W/s/c.tar.xz" -C "$W/s/x"
     echo "$(now) - $t0" | bc
@@ -146,6 +150,26 @@ measure() {
 }
 measure single "$big"
 measure multi "$multi"
+
+# a real link: the loopback server at ~50 and ~200 MB/s, single-block archive.
+# The seeds pay download, then hash, then decode; cudaenv overlaps them.
+for mbps in ${BENCH_LINKS:-50 200}; do
+    URLP="_/rate=$((mbps * 1000 * 1000))/"
+    serve "$big"
+    : > "$W/t.seeds"; : > "$W/t.ce"
+    for r in $(seq "$RUNS"); do
+        seeds >> "$W/t.seeds"
+        rm -rf "$W/s"
+        cudaenv_install >> "$W/t.ce"
+    done
+    s=$(median < "$W/t.seeds"); c=$(median < "$W/t.ce")
+    floor=$(echo "scale=2; $size / ($mbps * 1000 * 1000)" | bc)
+    rows+=("$(printf '%-46s %10s %10s' "single, ~$mbps MB/s link (download alone >= ${floor} s)" "" "")")
+    rows+=("$(printf '  %-44s %10.2f %10s' "seeds: curl -o; sha256sum; tar -xJf" "$s" "1.00")")
+    rows+=("$(printf '  %-44s %10.2f %10s' "cudaenv install" "$c" "$(ratio "$c" "$s")")")
+    summary+=("$(printf 'link %-3s cudaenv / seeds = %s (target <= 0.60)' "$mbps" "$(ratio "$c" "$s")")")
+done
+URLP=
 
 # compose a second toolchain from an unpacked release of $FILES files
 export CUDAENV_ROOT=$W/croot

@@ -27,13 +27,20 @@ median_ms() { # hyperfine json -> median in ms of command $2
     python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print("%.3f" % (d["results"][int(sys.argv[2])]["median"]*1000))' "$1" "$2"
 }
 
+# the static init (sourced, no process) and Lmod's init/bash, the peer it is held to
+STATIC=$T/static-init.bash
+"$B" init bash --static -q -o "$STATIC" >/dev/null
+LMOD_INIT=${LMOD_INIT:-/usr/share/lmod/lmod/init/bash}
+[ -f "$LMOD_INIT" ] || LMOD_INIT=
 "$HYPERFINE" -N --warmup 30 --runs "$RUNS" --export-json "$T/hf.json" \
     'bash -c true' \
     "$B env 11.8 --shell bash" \
     "$B use 11.8 --shell bash -q" \
     "$B current" \
     'bash --norc -c true' \
-    "bash --norc -c 'eval \"\$($B init bash)\"'" >/dev/null
+    "bash --norc -c 'eval \"\$($B init bash)\"'" \
+    "bash --norc -c 'source $STATIC'" \
+    ${LMOD_INIT:+"bash --norc -c 'source $LMOD_INIT'"} >/dev/null
 floor=$(median_ms "$T/hf.json" 0)
 envm=$(median_ms "$T/hf.json" 1)
 usem=$(median_ms "$T/hf.json" 2)
@@ -42,6 +49,37 @@ shm=$(median_ms "$T/hf.json" 4)
 initm=$(median_ms "$T/hf.json" 5)
 ratio() { python3 -c "print('%.2fx' % ($1 / $2))"; }
 initd=$(python3 -c "print('%.3f' % ($initm - $shm))")
+staticd=$(python3 -c "print('%.3f' % ($(median_ms "$T/hf.json" 6) - $shm))")
+lmodd=n/a
+[ -n "$LMOD_INIT" ] && lmodd=$(python3 -c "print('%.3f' % ($(median_ms "$T/hf.json" 7) - $shm))")
+# the same two sourced 300 times inside one shell, interleaved (no bash start-up in the number)
+read -r static_in lmod_in < <(cd "$T" && bash --norc -c '
+    t() { local s=$EPOCHREALTIME; for ((i = 0; i < 100; i++)); do source "$1"; done; local e=$EPOCHREALTIME; echo $(( ${e/./} - ${s/./} )); }
+    a=0 b=0; for r in 1 2 3; do a=$((a + $(t "$1"))); [ -n "$2" ] && b=$((b + $(t "$2"))); done
+    echo "$((a / 300)) $((b / 300))"' _ "$STATIC" "$LMOD_INIT")
+static_in=$(python3 -c "print('%.3f' % ($static_in / 1000))")
+lmod_in=$(python3 -c "print('%.3f' % ($lmod_in / 1000))")
+
+# resolution: `use tf-2.14` through the index against `use <exact name>`, with the
+# built-in manifest and a 10x one; then without the index (the manifest path)
+EXACT=11.8.0+cudnn8.7.0.84
+BIG=$T/manifest-10x.json
+python3 bench/bigmanifest.py share/manifests/cudaenv.json 10 > "$BIG"
+IDX=$CUDAENV_ROOT/versions/.index
+res_run() { # label -> "exact tf" medians
+    "$HYPERFINE" -N --warmup 20 --runs "$RUNS" --export-json "$T/hr.json" \
+        "$B use $EXACT --shell bash -q" "$B use tf-2.14 --shell bash -q" >/dev/null
+    echo "$(median_ms "$T/hr.json" 0) $(median_ms "$T/hr.json" 1)"
+}
+"$B" -q install tf-2.14 --offline >/dev/null   # already installed: writes the index
+read -r ex1 tf1 < <(res_run)
+rm -f "$IDX"; read -r ex1n tf1n < <(res_run)
+export CUDAENV_MANIFEST=$BIG
+"$B" -q install tf-2.14 --offline >/dev/null
+read -r ex10 tf10 < <(res_run)
+rm -f "$IDX"; read -r ex10n tf10n < <(res_run)
+unset CUDAENV_MANIFEST
+"$B" -q install tf-2.14 --offline >/dev/null
 
 # the hook: time per call and processes started, in one real bash
 read -r hook_us execs < <(cd "$T/proj/a/b/c/d" && bash --norc -c '
@@ -77,4 +115,15 @@ echo "| \`cudaenv use 11.8\` (binary part) | $usem ms | $(ratio "$usem" "$floor"
 echo "| \`cudaenv current\` | $curm ms | $(ratio "$curm" "$floor") | |"
 echo "| \`eval \"\$(cudaenv init bash)\"\` (mean of 200 in one shell) | $init_in ms | $(ratio "$init_in" "$subst") of \`x=\$(/bin/true)\` ($subst ms) | < 5 ms |"
 echo "| same, as shell start minus bare \`bash --norc -c true\` | $initd ms | | < 5 ms |"
+if [ -n "$LMOD_INIT" ]; then
+    echo "| \`source\` the static init (mean of 300 in one shell) | $static_in ms | $(ratio "$static_in" "$lmod_in") of Lmod \`source init/bash\` ($lmod_in ms) | <= 1.0x Lmod |"
+    echo "| same, as shell start minus bare bash | $staticd ms | $(ratio "$staticd" "$lmodd") of Lmod ($lmodd ms) | <= 1.0x Lmod |"
+else
+    echo "| \`source\` the static init (mean of 300 in one shell) | $static_in ms | (Lmod not installed) | <= 1.0x Lmod |"
+    echo "| same, as shell start minus bare bash | $staticd ms | | |"
+fi
+echo "| \`use tf-2.14\`, index, built-in manifest ($(( $(stat -c %s share/manifests/cudaenv.json) / 1024 )) KiB) | $tf1 ms | $(ratio "$tf1" "$ex1") of \`use $EXACT\` ($ex1 ms) | <= 1.3x |"
+echo "| \`use tf-2.14\`, index, 10x manifest ($(( $(stat -c %s "$BIG") / 1024 )) KiB) | $tf10 ms | $(ratio "$tf10" "$ex10") of \`use $EXACT\` ($ex10 ms) | <= 1.3x |"
+echo "| \`use tf-2.14\`, no index (manifest parse), built-in | $tf1n ms | $(ratio "$tf1n" "$ex1n") of exact ($ex1n ms) | (before) |"
+echo "| \`use tf-2.14\`, no index (manifest parse), 10x | $tf10n ms | $(ratio "$tf10n" "$ex10n") of exact ($ex10n ms) | (before) |"
 echo "| \`bash -c true\` (floor) | $floor ms | 1.00x | |"

@@ -96,7 +96,7 @@ _cudaenv() {
         jupyter)
             if [[ $COMP_CWORD -eq 2 ]]; then COMPREPLY=($(compgen -W "install" -- "$cur"))
             else COMPREPLY=($(compgen -W "$(_cudaenv_installed)" -- "$cur")); fi ;;
-        init) COMPREPLY=($(compgen -W "bash zsh fish" -- "$cur")) ;;
+        init) COMPREPLY=($(compgen -W "bash zsh fish --static --output" -- "$cur")) ;;
         which) COMPREPLY=($(compgen -W "nvcc ptxas cuobjdump nvdisasm nvprof nsys ncu cuda-gdb compute-sanitizer" -- "$cur")) ;;
         adopt) COMPREPLY=($(compgen -d -- "$cur")) ;;
         cache) [[ $n -eq 1 ]] && COMPREPLY=($(compgen -W "dir list clean prune" -- "$cur")) ;;

@@ -58,6 +58,8 @@ complete -c cudaenv -n '__fish_seen_subcommand_from mirror' -l platform -xa 'lin
 complete -c cudaenv -n '__fish_seen_subcommand_from list-remote ls-remote' -a 'tf cuda cudnn'
 complete -c cudaenv -n '__fish_seen_subcommand_from list-remote ls-remote' -l names -d 'bare specs'
 complete -c cudaenv -n '__fish_seen_subcommand_from init' -a 'bash zsh fish'
+complete -c cudaenv -n '__fish_seen_subcommand_from init' -l static -d 'write a file to source (no process at shell start)'
+complete -c cudaenv -n '__fish_seen_subcommand_from init' -s o -l output -r -d 'where --static writes'
 complete -c cudaenv -n '__fish_seen_subcommand_from which' -a 'nvcc ptxas cuobjdump nvdisasm nsys ncu cuda-gdb compute-sanitizer'
 complete -c cudaenv -n '__fish_seen_subcommand_from help' -a "$__cudaenv_cmds"
 complete -c cudaenv -n '__fish_seen_subcommand_from env' -l shell -xa 'bash zsh fish json dotenv'

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "store/activate.h"
+#include "store/index.h"
 #include "cli.h"
 #include "store/store.h"
 #include "store/userstate.h"
@@ -76,7 +77,9 @@ int cmd_global(cli *c, int argc, char **argv)
             return 6;
         }
         ce_toolchain tc;
-        if ((rc = ce_store_find(&c->ctx, version, &tc))) return cli_fail(c, rc);
+        /* an installed tf-X.Y through the index: no manifest parse */
+        if (!ce_index_find(&c->ctx, version, &tc) && (rc = ce_store_find(&c->ctx, version, &tc)))
+            return cli_fail(c, rc);
         if ((rc = ce_system_switch(&c->ctx, &tc, &so))) return cli_fail(c, rc);
         if (!so.dry_run) cli_note(c, "system CUDA is now %s", tc.name);
         return 0;

@@ -13,8 +13,15 @@
  *   .cuda-version toolchain on entering a project and the global default (or
  *   the machine's CUDA) on leaving it;
  * - completions, sourced from the files `make install` puts in place (or the
- *   source tree when run from a build directory).
- * The bash and zsh texts are one: the syntax used is common to both. */
+ *   source tree when run from a build directory); bash's on the first
+ *   completion (a stub _cudaenv sources the file), zsh's through autoload.
+ * The bash and zsh texts are one: the syntax used is common to both.
+ *
+ * --static [-o FILE] writes the same text to a file (default
+ * $CUDAENV_ROOT/init/cudaenv.SHELL; `make install` puts one per shell in
+ * share/cudaenv/init/) that the start-up file sources: no `$(cudaenv init)`
+ * subprocess at shell start.  The file carries the version that wrote it and
+ * regenerates itself when the binary is newer than it (test -nt, a builtin). */
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +29,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "core/file.h"
 
 static const char posix_fn[] =
     "cudaenv() {\n"
@@ -147,74 +155,54 @@ static bool find_file(const cli *c, const char *const rel[], size_t n, char *out
 }
 
 /* Single-quoted for bash/zsh: ' becomes '\''. */
-static void print_quoted(const char *s)
+static void print_quoted(FILE *o, const char *s)
 {
-    putchar('\'');
+    fputc('\'', o);
     for (; *s; s++) {
-        if (*s == '\'') fputs("'\\''", stdout);
-        else putchar(*s);
+        if (*s == '\'') fputs("'\\''", o);
+        else fputc(*s, o);
     }
-    putchar('\'');
+    fputc('\'', o);
 }
 
 /* Single-quoted for fish, where \' and \\ are escapes inside '...' (the
  * POSIX form would let a \' in the path end the string and inject code). */
-static void print_quoted_fish(const char *s)
+static void print_quoted_fish(FILE *o, const char *s)
 {
-    putchar('\'');
+    fputc('\'', o);
     for (; *s; s++) {
-        if (*s == '\'' || *s == '\\') putchar('\\');
-        putchar(*s);
+        if (*s == '\'' || *s == '\\') fputc('\\', o);
+        fputc(*s, o);
     }
-    putchar('\'');
+    fputc('\'', o);
 }
 
-int cmd_init(cli *c, int argc, char **argv)
+/* The integration text for one shell, with the light binary bin. */
+static void write_init(const cli *c, FILE *o, const char *shell, const char *bin)
 {
-    const cli_cmd *cmd = cli_find_cmd("init");
-    cli_args a;
-    cli_args_init(&a, argc, argv);
-    const char *arg, *shell = NULL;
-    int id;
-    while ((id = cli_next(c, &a, cmd, NULL, &arg)) != CLI_END) {
-        if (id == CLI_HELP) return cli_help(cmd);
-        if (id == CLI_BAD) return 2;
-        if (id == CLI_ARG) {
-            if (shell) return cli_usage_error(cmd, "one shell only");
-            shell = arg;
-        }
-    }
-    if (!shell) return cli_usage_error(cmd, "which shell? bash, zsh or fish");
-    bool fish = !strcmp(shell, "fish"), zsh = !strcmp(shell, "zsh");
-    if (!fish && !zsh && strcmp(shell, "bash"))
-        return cli_usage_error(cmd, "unsupported shell '%s' (bash, zsh, fish)", shell);
-
-    char bin[PATH_MAX + 16], comp[PATH_MAX];
-    snprintf(bin, sizeof bin, "%s/cudaenv", c->ctx.self_dir);
-    if (access(bin, X_OK) != 0) snprintf(bin, sizeof bin, "cudaenv");
-    /* the hook must not pay for loading the full binary: name the light one */
-    if (fish) {
-        fputs("set -g __CUDAENV_BIN ", stdout);
-        print_quoted_fish(bin);
-        fputs("\n", stdout);
-        fputs(fish_text, stdout);
+    char comp[PATH_MAX];
+    if (!strcmp(shell, "fish")) {
+        fputs("set -g __CUDAENV_BIN ", o);
+        print_quoted_fish(o, bin);
+        fputs("\n", o);
+        fputs(fish_text, o);
         static const char *const fc[] = {
             "../share/fish/vendor_completions.d/cudaenv.fish", "../../completions/cudaenv.fish",
             "../../share/fish/vendor_completions.d/cudaenv.fish",
         };
         if (find_file(c, fc, 3, comp)) {
-            fputs("source ", stdout);
-            print_quoted_fish(comp);
-            fputs("\n", stdout);
+            fputs("source ", o);
+            print_quoted_fish(o, comp);
+            fputs("\n", o);
         }
-        return 0;
+        return;
     }
-    fputs("__CUDAENV_BIN=", stdout);
-    print_quoted(bin);
-    fputs("\n", stdout);
-    fputs(posix_fn, stdout);
-    if (zsh) {
-        fputs(zsh_tail, stdout);
+    fputs("__CUDAENV_BIN=", o);
+    print_quoted(o, bin);
+    fputs("\n", o);
+    fputs(posix_fn, o);
+    if (!strcmp(shell, "zsh")) {
+        fputs(zsh_tail, o);
         static const char *const zc[] = {
             "../share/zsh/site-functions/_cudaenv", "../../completions/_cudaenv",
             "../../share/zsh/site-functions/_cudaenv",
@@ -223,21 +211,140 @@ int cmd_init(cli *c, int argc, char **argv)
             char *slash = strrchr(comp, '/');
             *slash = '\0';
             /* compdef exists only after compinit; without it, no completions */
-            fputs("if (( $+functions[compdef] )); then fpath=(", stdout);
-            print_quoted(comp);
-            fputs(" $fpath); autoload -Uz _cudaenv; compdef _cudaenv cudaenv; fi\n", stdout);
+            fputs("if (( $+functions[compdef] )); then fpath=(", o);
+            print_quoted(o, comp);
+            fputs(" $fpath); autoload -Uz _cudaenv; compdef _cudaenv cudaenv; fi\n", o);
         }
-        return 0;
+        return;
     }
-    fputs(bash_tail, stdout);
+    fputs(bash_tail, o);
     static const char *const bc[] = {
         "../share/bash-completion/completions/cudaenv", "../../completions/cudaenv.bash",
         "../../share/bash-completion/completions/cudaenv",
     };
     if (find_file(c, bc, 3, comp)) {
-        fputs("source ", stdout);
-        print_quoted(comp);
-        fputs("\n", stdout);
+        /* loaded on the first completion, not at every shell start */
+        fputs("_cudaenv() { unset -f _cudaenv; source ", o);
+        print_quoted(o, comp);
+        fputs(" && _cudaenv \"$@\"; }\ncomplete -F _cudaenv cudaenv\n", o);
     }
+}
+
+/* The static file: a version stamp, then the staleness check (the binary is
+ * newer than this file: a rebuild or an upgrade), which regenerates the
+ * file and sources it again (once: __CUDAENV_REGEN), falling back to the
+ * eval of `init` when the file cannot be written; then the integration. */
+static void write_static_head(FILE *o, const char *shell, const char *bin, const char *path)
+{
+    bool fish = !strcmp(shell, "fish");
+    fprintf(o, "# cudaenv %s static shell integration for %s, written by `cudaenv init %s --static`.\n"
+               "# Sourced with no process started; regenerated when the cudaenv binary is newer.\n",
+            CE_VERSION, shell, shell);
+    if (fish) {
+        fputs("if not set -q __CUDAENV_REGEN; and test ", o);
+        print_quoted_fish(o, bin);
+        fputs(" -nt ", o);
+        print_quoted_fish(o, path);
+        fputs("\n  set -g __CUDAENV_REGEN 1\n  if ", o);
+        print_quoted_fish(o, bin);
+        fputs(" init fish --static --output ", o);
+        print_quoted_fish(o, path);
+        fputs(" >/dev/null 2>&1\n    source ", o);
+        print_quoted_fish(o, path);
+        fputs("\n  else\n    ", o);
+        print_quoted_fish(o, bin);
+        fputs(" init fish | source\n  end\n  set -e __CUDAENV_REGEN\n  return 0\nend\n", o);
+        fprintf(o, "set -g __CUDAENV_INIT_VERSION '%s'\n", CE_VERSION);
+        return;
+    }
+    fputs("if [[ -z ${__CUDAENV_REGEN-} && ", o);
+    print_quoted(o, bin);
+    fputs(" -nt ", o);
+    print_quoted(o, path);
+    fputs(" ]]; then\n  __CUDAENV_REGEN=1\n  if ", o);
+    print_quoted(o, bin);
+    fprintf(o, " init %s --static --output ", shell);
+    print_quoted(o, path);
+    fputs(" >/dev/null 2>&1; then\n    source ", o);
+    print_quoted(o, path);
+    fputs("\n  else\n    eval \"$(", o);
+    print_quoted(o, bin);
+    fprintf(o, " init %s)\"\n  fi\n  unset __CUDAENV_REGEN\n  return 0\nfi\n", shell);
+    fprintf(o, "__CUDAENV_INIT_VERSION='%s'\n", CE_VERSION);
+}
+
+/* --static: write the file atomically (default $CUDAENV_ROOT/init/cudaenv.SHELL). */
+static int write_static(cli *c, const char *shell, const char *bin, const char *out)
+{
+    char path[PATH_MAX + 64], dir[PATH_MAX + 64];
+    int n;
+    if (out && *out) {
+        if (out[0] == '/' || !getcwd(dir, PATH_MAX)) n = snprintf(path, sizeof path, "%s", out);
+        else n = snprintf(path, sizeof path, "%s/%s", dir, out);
+    } else {
+        n = snprintf(path, sizeof path, "%s/init/cudaenv.%s", c->ctx.root, shell);
+    }
+    if (n < 0 || (size_t)n >= sizeof path)
+        return cli_fail(c, ce_fail(&c->ctx, CE_ERR_OTHER, "path too long: %s", out ? out : c->ctx.root));
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (slash && slash != dir) {
+        *slash = '\0';
+        int rc = ce_mkdir_p(&c->ctx, dir, 0755);
+        if (rc) return cli_fail(c, rc);
+    }
+    char *text = NULL;
+    size_t len = 0;
+    FILE *o = open_memstream(&text, &len);
+    if (!o) return cli_fail(c, ce_fail(&c->ctx, CE_ERR_NOMEM, "out of memory"));
+    write_static_head(o, shell, bin, path);
+    write_init(c, o, shell, bin);
+    fclose(o);
+    int rc = ce_file_write_atomic(&c->ctx, path, text, len, 0644);
+    free(text);
+    if (rc) return cli_fail(c, rc);
+    puts(path);
+    if (!c->ctx.quiet)
+        cli_note(c, "wrote %s; add to your shell's start-up file: source %s", path, path);
+    return 0;
+}
+
+enum { OPT_STATIC = 1, OPT_OUTPUT };
+
+static const cli_opt opts[] = {
+    { "static", 0, false, OPT_STATIC },
+    { "output", 'o', true, OPT_OUTPUT },
+    { 0 },
+};
+
+int cmd_init(cli *c, int argc, char **argv)
+{
+    const cli_cmd *cmd = cli_find_cmd("init");
+    cli_args a;
+    cli_args_init(&a, argc, argv);
+    const char *arg, *shell = NULL, *output = NULL;
+    bool stat_file = false;
+    int id;
+    while ((id = cli_next(c, &a, cmd, opts, &arg)) != CLI_END) {
+        if (id == CLI_HELP) return cli_help(cmd);
+        if (id == CLI_BAD) return 2;
+        if (id == OPT_STATIC) stat_file = true;
+        if (id == OPT_OUTPUT) output = arg;
+        if (id == CLI_ARG) {
+            if (shell) return cli_usage_error(cmd, "one shell only");
+            shell = arg;
+        }
+    }
+    if (!shell) return cli_usage_error(cmd, "which shell? bash, zsh or fish");
+    if (strcmp(shell, "fish") && strcmp(shell, "zsh") && strcmp(shell, "bash"))
+        return cli_usage_error(cmd, "unsupported shell '%s' (bash, zsh, fish)", shell);
+    if (output && !stat_file) return cli_usage_error(cmd, "--output goes with --static");
+
+    char bin[PATH_MAX + 16];
+    snprintf(bin, sizeof bin, "%s/cudaenv", c->ctx.self_dir);
+    if (access(bin, X_OK) != 0) snprintf(bin, sizeof bin, "cudaenv");
+    /* the hook must not pay for loading the full binary: name the light one */
+    if (stat_file) return write_static(c, shell, bin, output);
+    write_init(c, stdout, shell, bin);
     return 0;
 }

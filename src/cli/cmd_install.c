@@ -9,6 +9,7 @@
 #include "install/install.h"
 #include "core/manifest.h"
 #include "core/resolve.h"
+#include "store/index.h"
 #include "store/modulefile.h"
 #include "store/store.h"
 
@@ -100,6 +101,7 @@ int cmd_install(cli *c, int argc, char **argv)
     }
     cli_render_trap_interrupt(c);
     rc = ce_install(&c->ctx, m, r, nspecs);
+    if (rc == CE_OK) ce_index_rebuild(&c->ctx, m);   /* tf-X resolves without the manifest */
     if (rc == CE_OK && moddir) /* still under the lock: no install races the listing */
         rc = ce_modulefile_write_all(&c->ctx, modfmt, moddir, NULL, NULL, NULL);
     if (rc == CE_OK && !c->ctx.quiet)

@@ -125,12 +125,17 @@ static const cli_cmd commands[] = {
       "\n"
       "Print the directory of the installed toolchain VERSION (default: the active one).\n" },
     { "init", NULL, cmd_init, "shell integration to eval",
-      "usage: cudaenv init bash|zsh|fish\n"
+      "usage: cudaenv init bash|zsh|fish [--static [-o FILE]]\n"
       "\n"
       "Print the shell integration: the cudaenv shell function (so use can change the\n"
       "current shell), the cd hook for .cuda-version, and completions.\n"
       "  bash: eval \"$(cudaenv init bash)\"     zsh: eval \"$(cudaenv init zsh)\"\n"
-      "  fish: cudaenv init fish | source\n" },
+      "  fish: cudaenv init fish | source\n"
+      "\n"
+      "  --static       write it to a file to source instead (no process at shell start;\n"
+      "                 the file regenerates itself when the binary is newer) and print\n"
+      "                 its path; then in ~/.bashrc: source ~/.cudaenv/init/cudaenv.bash\n"
+      "  -o, --output FILE   where --static writes (default $CUDAENV_ROOT/init/cudaenv.SHELL)\n" },
     { "use", NULL, cmd_use, "switch this shell",
       "usage: cudaenv use VERSION|system | --unset\n"
       "\n"

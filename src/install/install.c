@@ -178,9 +178,12 @@ static int unpack_cudnn(ce_ctx *ctx, need *nd, bool follow, const volatile int *
     if (!nd->staging[0] && (rc = ce_store_staging(ctx, "pkgs", nd->staging, sizeof nd->staging))) return rc;
     char part[4300];
     snprintf(part, sizeof part, "%s.part", nd->cache);
+    char index[4400];   /* per-file sha256s, hashed while unpacking (pkgindex.h) */
+    if ((rc = ce_store_path(ctx, "pkgs", index, sizeof index))) return rc;
+    snprintf(index + strlen(index), sizeof index - strlen(index), "/%s.sha256.json", nd->pkg);
     ce_unpack_src src = { .path = nd->cache, .part = follow ? part : NULL, .writer_done = done,
                           .label = nd->art->url, .sha256 = nd->art->sha256, .size = nd->art->size,
-                          .strip_top = true };
+                          .strip_top = true, .hash_index = index };
     return ce_unpack(ctx, &src, nd->staging);
 }
 

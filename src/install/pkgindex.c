@@ -51,6 +51,27 @@ static int hash_one(const char *p, const struct stat *st, int flag, struct FTW *
     return 0;
 }
 
+/* Write x->v[first..] as the index of the tree whose directory inode is tree_ino. */
+static int save(ce_ctx *ctx, const idx *x, size_t first, unsigned long long tree_ino, const char *path)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddNumberToObject(o, "tree_ino", (double)tree_ino);
+    cJSON *fs = cJSON_AddArrayToObject(o, "files");
+    for (size_t k = first; fs && k < x->n; k++) {
+        cJSON *f = cJSON_CreateObject();
+        cJSON_AddNumberToObject(f, "ino", (double)x->v[k].ino);
+        cJSON_AddNumberToObject(f, "size", (double)x->v[k].size);
+        cJSON_AddStringToObject(f, "sha256", x->v[k].sha);
+        cJSON_AddItemToArray(fs, f);
+    }
+    char *out = cJSON_PrintUnformatted(o);
+    cJSON_Delete(o);
+    if (!out) return ce_fail(ctx, CE_ERR_NOMEM, "out of memory writing %s", path);
+    int rc = ce_file_write_atomic(ctx, path, out, strlen(out), 0644);
+    free(out);
+    return rc;
+}
+
 /* The index is valid only for the tree it was made from: a tree unpacked
  * again has new inodes, so the tree's own inode is recorded and compared. */
 static int load_or_build(ce_ctx *ctx, const char *tree, idx *x)
@@ -88,22 +109,42 @@ static int load_or_build(ce_ctx *ctx, const char *tree, idx *x)
     walk.rc = CE_OK;
     if (nftw(tree, hash_one, 64, FTW_PHYS) != 0)
         return walk.rc ? walk.rc : ce_fail(ctx, CE_ERR_IO, "cannot walk %s", tree);
-    cJSON *o = cJSON_CreateObject();
-    cJSON_AddNumberToObject(o, "tree_ino", (double)tst.st_ino);
-    cJSON *fs = cJSON_AddArrayToObject(o, "files");
-    for (size_t k = first; fs && k < x->n; k++) {
-        cJSON *f = cJSON_CreateObject();
-        cJSON_AddNumberToObject(f, "ino", (double)x->v[k].ino);
-        cJSON_AddNumberToObject(f, "size", (double)x->v[k].size);
-        cJSON_AddStringToObject(f, "sha256", x->v[k].sha);
-        cJSON_AddItemToArray(fs, f);
-    }
-    char *out = cJSON_PrintUnformatted(o);
-    cJSON_Delete(o);
-    if (!out) return ce_fail(ctx, CE_ERR_NOMEM, "out of memory writing %s", path);
-    int rc = ce_file_write_atomic(ctx, path, out, strlen(out), 0644);
-    free(out);
-    return rc;
+    return save(ctx, x, first, (unsigned long long)tst.st_ino, path);
+}
+
+/* ---- gathered while unpacking (one pass) ---- */
+
+struct ce_pkgindex_list { idx x; };
+
+ce_pkgindex_list *ce_pkgindex_list_new(void)
+{
+    return calloc(1, sizeof(ce_pkgindex_list));
+}
+
+int ce_pkgindex_list_add(ce_pkgindex_list *l, unsigned long long ino, long long size, const char *sha)
+{
+    /* an archive may hold a path twice: the later file replaced the earlier one,
+     * whose inode may be reused; keep only the last entry of an inode */
+    for (size_t k = l->x.n; k-- > 0 && k + 64 >= l->x.n;)
+        if (l->x.v[k].ino == ino) {
+            l->x.v[k].size = size;
+            snprintf(l->x.v[k].sha, sizeof l->x.v[k].sha, "%s", sha);
+            return 0;
+        }
+    return idx_add(&l->x, ino, size, sha);
+}
+
+int ce_pkgindex_list_save(ce_ctx *ctx, ce_pkgindex_list *l, const char *tree, const char *path)
+{
+    struct stat tst;
+    if (stat(tree, &tst) != 0) return ce_fail(ctx, CE_ERR_IO, "cannot stat %s", tree);
+    return save(ctx, &l->x, 0, (unsigned long long)tst.st_ino, path);
+}
+
+void ce_pkgindex_list_free(ce_pkgindex_list *l)
+{
+    if (l) free(l->x.v);
+    free(l);
 }
 
 int ce_pkgindex_hash_files(ce_ctx *ctx, const char *prefix, const char *const *trees, ce_filelist *files)

@@ -15,4 +15,15 @@
  * is not there (a copy made across filesystems).  trees ends with NULL. */
 int ce_pkgindex_hash_files(ce_ctx *ctx, const char *prefix, const char *const *trees, ce_filelist *files);
 
+/* The same index gathered while an archive is unpacked (unpack.c hashes each
+ * file's data blocks as it writes them), so the tree is never read back:
+ * add (inode, size, sha256) per regular file, then save it as the index of
+ * tree (its directory inode; a staging directory keeps it through the
+ * rename into pkgs/) at path, pkgs/<name>.sha256.json. */
+typedef struct ce_pkgindex_list ce_pkgindex_list;
+ce_pkgindex_list *ce_pkgindex_list_new(void);
+int ce_pkgindex_list_add(ce_pkgindex_list *l, unsigned long long ino, long long size, const char *sha);
+int ce_pkgindex_list_save(ce_ctx *ctx, ce_pkgindex_list *l, const char *tree, const char *path);
+void ce_pkgindex_list_free(ce_pkgindex_list *l);
+
 #endif

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "digest.h"
+#include "pkgindex.h"
 #include "xzmt.h"
 
 /* 1 MiB reads: small blocks make libarchive's xz reader crawl (PERFORMANCE.md). */
@@ -284,8 +285,43 @@ static bool disk_errno(int e)
     return e == ENOSPC || e == EDQUOT || e == EIO || e == EROFS || e == EFBIG;
 }
 
+/* ---- one-pass per-file sha256 (src->hash_index) ----
+ * Each regular file's data blocks are hashed as they are written (holes as
+ * the zeros they read back as), so the unpacked tree is never read again to
+ * build its pkgs/<name>.sha256.json (pkgindex.h). */
+typedef struct file_hash {
+    ce_sha256 *md;
+    ce_pkgindex_list *list;
+    long long pos;          /* bytes of the current file hashed so far */
+} file_hash;
+
+static void fh_block(file_hash *fh, const void *buf, size_t size, long long off)
+{
+    static const unsigned char zeros[65536];
+    while (fh->pos < off) {
+        size_t n = off - fh->pos < (long long)sizeof zeros ? (size_t)(off - fh->pos) : sizeof zeros;
+        ce_sha256_update(fh->md, zeros, n);
+        fh->pos += (long long)n;
+    }
+    ce_sha256_update(fh->md, buf, size);
+    fh->pos += (long long)size;
+}
+
+/* After the entry was written: record (inode, size, sha256) of rel. */
+static int fh_end(ce_ctx *ctx, file_hash *fh, const char *rel, long long size)
+{
+    if (size > fh->pos) fh_block(fh, NULL, 0, size);
+    char hex[CE_SHA256_HEX];
+    ce_sha256_final(fh->md, hex);
+    struct stat st;
+    if (lstat(rel, &st) == 0 && S_ISREG(st.st_mode) && st.st_size == fh->pos &&
+        ce_pkgindex_list_add(fh->list, (unsigned long long)st.st_ino, (long long)st.st_size, hex) != 0)
+        return ce_fail(ctx, CE_ERR_NOMEM, "out of memory hashing %s", rel);
+    return CE_OK;
+}
+
 /* 0, or -1 when reading failed (archive_error_string(in)), -2 when writing did. */
-static int copy_data(struct archive *in, struct archive *out)
+static int copy_data(struct archive *in, struct archive *out, file_hash *fh)
 {
     const void *buf;
     size_t size;
@@ -295,6 +331,7 @@ static int copy_data(struct archive *in, struct archive *out)
         if (r == ARCHIVE_EOF) return 0;
         if (r < ARCHIVE_WARN) return -1;
         if (archive_write_data_block(out, buf, size, off) < ARCHIVE_OK) return -2;
+        if (fh) fh_block(fh, buf, size, off);
     }
 }
 
@@ -327,7 +364,7 @@ static int check_declared(ce_ctx *ctx, const ce_unpack_src *s, const char *entry
     return CE_OK;
 }
 
-static int extract(ce_ctx *ctx, const ce_unpack_src *s, struct archive *a, struct archive *w)
+static int extract(ce_ctx *ctx, const ce_unpack_src *s, struct archive *a, struct archive *w, file_hash *hash)
 {
     char top[256] = "";
     char rel[PATH_MAX], hrel[PATH_MAX];
@@ -371,12 +408,16 @@ static int extract(ce_ctx *ctx, const ce_unpack_src *s, struct archive *a, struc
             if (disk_errno(archive_errno(w))) return write_failed(ctx, s, w, rel, "create");
             return refuse(ctx, s, path, archive_error_string(w) ? archive_error_string(w) : "refused by libarchive");
         }
+        file_hash *fh = hash && !hl && archive_entry_filetype(e) == AE_IFREG ? hash : NULL;
+        if (fh) fh->pos = 0;
         if (archive_entry_size(e) > 0) {
-            int c = copy_data(a, w);
+            int c = copy_data(a, w, fh);
             if (c == -1) return CE_ERR_OTHER;
             if (c == -2) return write_failed(ctx, s, w, rel, "write");
         }
         if (archive_write_finish_entry(w) < ARCHIVE_OK) return write_failed(ctx, s, w, rel, "finish");
+        int hrc = fh ? fh_end(ctx, fh, rel, (long long)archive_entry_size(e)) : CE_OK;
+        if (hrc) return hrc;
         any = true;
     }
     if (!any) return ce_fail(ctx, CE_ERR_INTEGRITY, "%s holds no files", s->label);
@@ -436,6 +477,11 @@ int ce_unpack(ce_ctx *ctx, const ce_unpack_src *s, const char *dest)
         return rc;
     }
 
+    file_hash hash = { 0 };
+    if (s->hash_index && (!(hash.md = ce_sha256_new()) || !(hash.list = ce_pkgindex_list_new()))) {
+        ce_sha256_free(hash.md);   /* no one-pass index: compose hashes the tree instead */
+        hash.md = NULL;
+    }
     struct archive *a = archive_read_new();
     struct archive *w = archive_write_disk_new();
     /* compressions the tarballs use; no support_filter_all: that can spawn
@@ -454,7 +500,7 @@ int ce_unpack(ce_ctx *ctx, const ce_unpack_src *s, const char *dest)
     if (archive_read_open2(a, &r, NULL, read_cb, NULL, NULL) != ARCHIVE_OK) {
         rc = r.incomplete ? CE_ERR_DOWNLOAD : CE_ERR_OTHER;
     } else {
-        rc = extract(ctx, s, a, w);
+        rc = extract(ctx, s, a, w, hash.md ? &hash : NULL);
     }
     char unreadable[512] = "";
     if (rc == CE_ERR_OTHER) {
@@ -487,6 +533,13 @@ int ce_unpack(ce_ctx *ctx, const ce_unpack_src *s, const char *dest)
     free(r.buf);
     ce_sha256_free(r.md);
     if (rc == CE_OK) rc = ce_unpack_check_links(ctx, dest, s->label);
+    if (rc == CE_OK && hash.md) {
+        /* verified: save the index (a cache: failing to, compose hashes the tree) */
+        ce_ctx scratch = *ctx;
+        ce_pkgindex_list_save(&scratch, hash.list, dest, s->hash_index);
+    }
+    ce_sha256_free(hash.md);
+    ce_pkgindex_list_free(hash.list);
     return rc;
 }
 

@@ -62,6 +62,9 @@ typedef struct ce_unpack_src {
     const char *sha256;     /* when set, the bytes read must have this digest ... */
     long long size;         /* ... and this size (-1: unknown) */
     bool strip_top;         /* strip the archive's single top directory */
+    const char *hash_index; /* when set: each file's sha256, computed from the bytes as they
+                               are written, saved there once the archive verified
+                               (pkgs/<name>.sha256.json, pkgindex.h) */
 } ce_unpack_src;
 
 /* Extract src into dest (an existing, empty directory).  On failure dest

@@ -55,17 +55,20 @@ static int copy_file(int sfd, const char *name, int dfd, mode_t mode)
     int out = openat(dfd, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode & 07777);
     if (out < 0) { int e = errno; close(in); errno = e; return -1; }
     bool plain = false;
+    /* heap, not a static __thread buffer: static TLS is zeroed at every exec
+     * of the light binary (64 KiB = 16 page faults on the env/use path) */
+    char *buf = NULL;
     for (;;) {
         ssize_t n;
         if (!plain) {
             n = copy_file_range(in, NULL, out, NULL, 1 << 30, 0);
             if (n < 0 && (errno == EXDEV || errno == ENOSYS || errno == EINVAL || errno == EOPNOTSUPP)) {
                 plain = true;
+                if (!(buf = malloc(1 << 16))) { close(in); close(out); errno = ENOMEM; return -1; }
                 continue;
             }
         } else {
-            static __thread char buf[1 << 16];
-            n = read(in, buf, sizeof buf);
+            n = read(in, buf, 1 << 16);
             for (ssize_t off = 0; n > 0 && off < n;) {
                 ssize_t w = write(out, buf + off, (size_t)(n - off));
                 if (w < 0 && errno == EINTR) continue;
@@ -76,6 +79,7 @@ static int copy_file(int sfd, const char *name, int dfd, mode_t mode)
         if (n < 0 && errno == EINTR) continue;
         if (n <= 0) {
             int e = errno;
+            free(buf);
             close(in);
             if (close(out) != 0 && n == 0) n = -1;
             errno = e;

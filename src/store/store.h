@@ -5,6 +5,7 @@
  *   versions/<name>/               toolchains, composed from pkgs/ with hardlinks
  *   versions/<name>/.cudaenv-receipt.json   what was installed (see below)
  *   versions/.staging-XXXXXX       work in progress; removed by the next run
+ *   versions/.index                tf X.Y -> CUDA + cuDNN for what is installed (index.h)
  *   global                         the user's default toolchain (one line)
  *   .lock                          fcntl (OFD) lock held by install/uninstall
  * Receipt (JSON): {"schema":1,"name","cuda","cudnn"(or null),"platform",

@@ -36,3 +36,21 @@ teardown() { common_teardown; }
     [ "$status" -eq 0 ]
     [[ "$output" != *libcurl* && "$output" != *libarchive* && "$output" != *libcrypto* ]]
 }
+
+@test "the light binary needs only libc and no big static TLS; libcjson is loaded on the first JSON use, never by env" {
+    run readelf -d "$CUDAENV"
+    [ "$status" -eq 0 ]
+    [ "$(grep NEEDED <<<"$output" | grep -v 'libc\.so' || true)" = "" ]
+    # no big static TLS either: ld.so zeroes it at every exec (64 KiB cost 16 page faults)
+    tls=$(readelf -lW "$CUDAENV" | awk '$1 == "TLS" { print $6 }')
+    [ $(( ${tls:-0} )) -lt 4096 ]
+    command -v strace >/dev/null || skip "no strace"
+    mkdir -p "$CUDAENV_ROOT/versions"
+    strace -f -qq -e trace=openat -o "$T/st" "$CUDAENV" env system --shell bash >/dev/null
+    ! grep -q libcjson "$T/st"
+    strace -f -qq -e trace=openat -o "$T/st" "$CUDAENV" list --json >/dev/null
+    grep -q libcjson "$T/st"
+    run "$CUDAENV" list --json
+    [ "$status" -eq 0 ]
+    python3 -c 'import json,sys; json.load(sys.stdin)' <<<"$output"
+}

@@ -14,9 +14,14 @@ teardown() { common_teardown; }
     for f in bin/cudaenv libexec/cudaenv/cudaenv-full share/cudaenv/manifests/cudaenv.json \
              share/man/man1/cudaenv.1 share/man/man5/cudaenv-manifest.5 \
              share/bash-completion/completions/cudaenv share/zsh/site-functions/_cudaenv \
-             share/fish/vendor_completions.d/cudaenv.fish; do
+             share/fish/vendor_completions.d/cudaenv.fish \
+             share/cudaenv/init/cudaenv.bash share/cudaenv/init/cudaenv.zsh share/cudaenv/init/cudaenv.fish; do
         [ -f "$d/$f" ] || { echo "missing $f"; false; }
     done
+    # the static init files name the installed paths, never DESTDIR
+    grep -q "^__CUDAENV_BIN='/opt/ce/bin/cudaenv'$" "$d/share/cudaenv/init/cudaenv.bash"
+    ! grep -q "$T/dest" "$d"/share/cudaenv/init/*
+    [ ! "$d/bin/cudaenv" -nt "$d/share/cudaenv/init/cudaenv.bash" ]
     # the installed light binary reads the installed manifest ...
     run "$d/bin/cudaenv" info tf-2.14 --json
     [ "$status" -eq 0 ]

@@ -15,7 +15,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cJSON.h>
+
 #include "core/file.h"
+#include "install/digest.h"
 #include "install/unpack.h"
 
 typedef struct row { const char *path; unsigned mode; const char *sym, *hard; const char *why; } row;
@@ -311,6 +314,73 @@ static void test_unpack_multiblock_broken(void **state)
         fail_msg("message '%s'", ctx.err);
 }
 
+/* One pass: the index written while unpacking holds, for every regular
+ * file's inode, the sha256 of what is on disk (empty files, hardlinks, a
+ * path given twice); none is written when the archive's digest is wrong. */
+static void test_unpack_hash_index(void **state)
+{
+    (void)state;
+    static const ent ents[] = {
+        { "cudnn-x/", AE_IFDIR | 0755, 0, 0, 0 },
+        { "cudnn-x/include/cudnn_version.h", AE_IFREG | 0644, 0, 0, "#define CUDNN_MAJOR 8\n" },
+        { "cudnn-x/lib/libcudnn.so.8.7.0", AE_IFREG | 0755, 0, 0, "ELF and more bytes" },
+        { "cudnn-x/lib/libcudnn.so.8", AE_IFLNK | 0777, "libcudnn.so.8.7.0", 0, 0 },
+        { "cudnn-x/lib/hard", AE_IFREG | 0755, 0, "cudnn-x/lib/libcudnn.so.8.7.0", 0 },
+        { "cudnn-x/empty", AE_IFREG | 0644, 0, 0, 0 },
+        { "cudnn-x/twice", AE_IFREG | 0644, 0, 0, "first" },
+        { "cudnn-x/twice", AE_IFREG | 0644, 0, 0, "second, longer" },
+    };
+    const size_t n = sizeof ents / sizeof *ents;
+    char tar[512], dest[512], index[600];
+    snprintf(tar, sizeof tar, "%s/hidx.tar.xz", tmpdir);
+    snprintf(dest, sizeof dest, "%s/hidx", tmpdir);
+    snprintf(index, sizeof index, "%s/hidx.sha256.json", tmpdir);
+    write_tar(tar, ents, n);
+    mkdir(dest, 0755);
+    ce_ctx ctx;
+    ce_ctx_init(&ctx);
+    ce_unpack_src src = { .path = tar, .label = tar, .size = -1, .strip_top = true, .hash_index = index };
+    assert_int_equal(ce_unpack(&ctx, &src, dest), CE_OK);
+
+    char *text = NULL;
+    assert_int_equal(ce_file_read(&ctx, index, 1 << 20, &text, NULL), CE_OK);
+    cJSON *j = cJSON_Parse(text);
+    free(text);
+    assert_non_null(j);
+    struct stat st;
+    assert_int_equal(stat(dest, &st), 0);
+    assert_true((unsigned long long)cJSON_GetObjectItemCaseSensitive(j, "tree_ino")->valuedouble ==
+                (unsigned long long)st.st_ino);
+    const cJSON *files = cJSON_GetObjectItemCaseSensitive(j, "files");
+    assert_int_equal(cJSON_GetArraySize(files), 4);   /* version.h, the .so (= hard), empty, twice */
+    static const char *const regular[] = { "include/cudnn_version.h", "lib/libcudnn.so.8.7.0", "lib/hard",
+                                           "empty", "twice" };
+    for (size_t i = 0; i < sizeof regular / sizeof *regular; i++) {
+        char p[700], want[CE_SHA256_HEX];
+        snprintf(p, sizeof p, "%s/%s", dest, regular[i]);
+        assert_int_equal(stat(p, &st), 0);
+        assert_int_equal(ce_sha256_file(&ctx, p, want), CE_OK);
+        const cJSON *f, *hit = NULL;
+        cJSON_ArrayForEach(f, files)
+            if ((unsigned long long)cJSON_GetObjectItemCaseSensitive(f, "ino")->valuedouble ==
+                (unsigned long long)st.st_ino) hit = f;
+        if (!hit) fail_msg("%s (inode %llu) is not in the index", regular[i], (unsigned long long)st.st_ino);
+        assert_string_equal(cJSON_GetObjectItemCaseSensitive(hit, "sha256")->valuestring, want);
+        assert_true((long long)cJSON_GetObjectItemCaseSensitive(hit, "size")->valuedouble == (long long)st.st_size);
+    }
+    cJSON_Delete(j);
+
+    /* a wrong archive digest: the tree is refused and no index is written */
+    snprintf(dest, sizeof dest, "%s/hidx-bad", tmpdir);
+    snprintf(index, sizeof index, "%s/hidx-bad.sha256.json", tmpdir);
+    mkdir(dest, 0755);
+    ce_ctx_init(&ctx);
+    ce_unpack_src bad = { .path = tar, .label = tar, .size = -1, .strip_top = true, .hash_index = index,
+                          .sha256 = "0000000000000000000000000000000000000000000000000000000000000000" };
+    assert_int_equal(ce_unpack(&ctx, &bad, dest), CE_ERR_INTEGRITY);
+    assert_false(ce_exists(index));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -322,6 +392,7 @@ int main(void)
         cmocka_unit_test(test_link_chain),
         cmocka_unit_test(test_unpack_multiblock),
         cmocka_unit_test(test_unpack_multiblock_broken),
+        cmocka_unit_test(test_unpack_hash_index),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

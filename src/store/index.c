@@ -1,0 +1,217 @@
+#include "index.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "core/file.h"
+#include "core/resolve.h"
+#include "core/version.h"
+
+#define INDEX_MAGIC "cudaenv-index 1"
+#define INDEX_MAX (1u << 20)
+
+static int index_path(ce_ctx *ctx, char *out, size_t n)
+{
+    return ce_store_path(ctx, "versions/" CE_INDEX_NAME, out, n);
+}
+
+/* "manifest <dev>:<inode> <size> <mtime>" of the manifest ctx resolves with
+ * (the file, whichever path names it: the light and the full binary reach
+ * the built-in one through different paths), and in *path its path; false
+ * for a URL manifest or one that cannot be stat'ed (no index then). */
+static bool manifest_id(ce_ctx *ctx, char *out, size_t n, const char **path_out)
+{
+    char loc[4200], saved[sizeof ctx->err];
+    int saved_code = ctx->err_code;
+    memcpy(saved, ctx->err, sizeof saved);
+    int rc = ce_manifest_location(ctx, loc, sizeof loc);
+    memcpy(ctx->err, saved, sizeof saved);   /* a lookup miss leaves no error behind */
+    ctx->err_code = saved_code;
+    if (rc || strncasecmp(loc, "http://", 7) == 0 || strncasecmp(loc, "https://", 8) == 0) return false;
+    const char *path = strncasecmp(loc, "file://", 7) == 0 ? loc + 7 : loc;
+    struct stat st;
+    if (stat(path, &st) != 0 || strchr(path, '\n')) return false;
+    int w = snprintf(out, n, "manifest %llu:%llu %lld %lld.%09ld", (unsigned long long)st.st_dev,
+                     (unsigned long long)st.st_ino, (long long)st.st_size,
+                     (long long)st.st_mtim.tv_sec, st.st_mtim.tv_nsec);
+    if (path_out) {
+        static char keep[4200];
+        snprintf(keep, sizeof keep, "%s", path);
+        *path_out = keep;
+    }
+    return w > 0 && (size_t)w < n;
+}
+
+/* The index's manifest line names the same file as id (the path after it is for people). */
+static bool same_manifest(const char *line, const char *id)
+{
+    size_t n = strlen(id);
+    return strncmp(line, id, n) == 0 && (line[n] == ' ' || line[n] == '\0');
+}
+
+/* The index text split into lines (in place); NULL when absent or not ours. */
+static char *read_index(ce_ctx *ctx, char **line2, char **rest)
+{
+    char path[4200], *data = NULL, saved[sizeof ctx->err];
+    size_t len = 0;
+    int saved_code = ctx->err_code;
+    memcpy(saved, ctx->err, sizeof saved);
+    int rc = index_path(ctx, path, sizeof path);
+    if (rc == CE_OK) rc = ce_file_read(ctx, path, INDEX_MAX, &data, &len);
+    memcpy(ctx->err, saved, sizeof saved);
+    ctx->err_code = saved_code;
+    if (rc) return NULL;
+    char *nl1 = strchr(data, '\n'), *nl2 = nl1 ? strchr(nl1 + 1, '\n') : NULL;
+    if (!nl2 || (size_t)(nl1 - data) != strlen(INDEX_MAGIC) || strncmp(data, INDEX_MAGIC, strlen(INDEX_MAGIC))) {
+        free(data);
+        return NULL;
+    }
+    *nl1 = *nl2 = '\0';
+    *line2 = nl1 + 1;
+    *rest = nl2 + 1;
+    return data;
+}
+
+/* One "tf X.Y cuda cudnn|-" record; false for anything else. */
+static bool parse_tf(const char *line, char *tf, char *cuda, char *cudnn)
+{
+    char extra;
+    if (sscanf(line, "tf %31s %31s %31s %c", tf, cuda, cudnn, &extra) != 3) return false;
+    if (!strcmp(cudnn, "-")) cudnn[0] = '\0';
+    return ce_version_valid(tf) && ce_version_valid(cuda) && (!cudnn[0] || ce_version_valid(cudnn));
+}
+
+int ce_index_tf(ce_ctx *ctx, const char *tf, char *cuda, size_t cudasz, char *cudnn, size_t cudnnsz)
+{
+    char id[4300], *line2, *rest;
+    if (!manifest_id(ctx, id, sizeof id, NULL)) return 0;
+    char *data = read_index(ctx, &line2, &rest);
+    if (!data) return 0;
+    int found = 0;
+    if (same_manifest(line2, id)) {
+        for (char *save = NULL, *l = strtok_r(rest, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+            char t[32], c[32], d[32];
+            if (!parse_tf(l, t, c, d)) { found = 0; break; }   /* corrupt: trust none of it */
+            if (!found && !strcmp(t, tf)) {
+                snprintf(cuda, cudasz, "%s", c);
+                snprintf(cudnn, cudnnsz, "%s", d);
+                found = 1;
+            }
+        }
+    }
+    free(data);
+    return found;
+}
+
+int ce_index_find(ce_ctx *ctx, const char *spec_text, ce_toolchain *out)
+{
+    char saved[sizeof ctx->err], cuda[32], cudnn[32], name[128];
+    int saved_code = ctx->err_code, found = 0;
+    memcpy(saved, ctx->err, sizeof saved);
+    ce_spec spec;
+    if (ce_spec_parse(ctx, spec_text, &spec) == CE_OK && spec.kind == CE_SPEC_TF &&
+        ce_index_tf(ctx, spec.version, cuda, sizeof cuda, cudnn, sizeof cudnn) == 1) {
+        const char *d = spec.cudnn[0] ? spec.cudnn : cudnn;   /* +cudnnX wins, as in ce_store_find */
+        snprintf(name, sizeof name, "%s%s%s", cuda, d[0] ? "+cudnn" : "", d);
+        found = ce_store_find(ctx, name, out) == CE_OK;
+    }
+    memcpy(ctx->err, saved, sizeof saved);
+    ctx->err_code = saved_code;
+    return found;
+}
+
+/* Some installed toolchain is what ce_store_find picks for cuda + cudnn. */
+static bool satisfied(const ce_toolchain *v, size_t n, const char *cuda, const char *cudnn)
+{
+    for (size_t i = 0; i < n; i++)
+        if (ce_version_matches(cuda, v[i].cuda) &&
+            (!cudnn[0] || (v[i].cudnn[0] && ce_version_matches(cudnn, v[i].cudnn))))
+            return true;
+    return false;
+}
+
+static void append(char **buf, size_t *len, size_t *cap, const char *fmt, const char *a, const char *b,
+                   const char *c)
+{
+    char line[4400];
+    int w = snprintf(line, sizeof line, fmt, a, b, c);
+    if (w < 0 || (size_t)w >= sizeof line || !*buf) return;
+    if (*len + (size_t)w + 1 > *cap) {
+        size_t ncap = (*cap + (size_t)w + 1) * 2;
+        char *nb = realloc(*buf, ncap);
+        if (!nb) { free(*buf); *buf = NULL; return; }
+        *buf = nb;
+        *cap = ncap;
+    }
+    memcpy(*buf + *len, line, (size_t)w + 1);
+    *len += (size_t)w;
+}
+
+/* Write the index; with no record it is removed (versions/ left empty). */
+static void write_index(ce_ctx *ctx, const char *text, size_t len)
+{
+    char path[4200], saved[sizeof ctx->err];
+    int saved_code = ctx->err_code;
+    memcpy(saved, ctx->err, sizeof saved);
+    int rc = index_path(ctx, path, sizeof path);
+    if (rc == CE_OK && !strstr(text, "\ntf ")) {
+        if (unlink(path) != 0 && errno != ENOENT)
+            rc = ce_fail(ctx, CE_ERR_IO, "cannot remove %s: %s", path, strerror(errno));
+    } else if (rc == CE_OK) {
+        rc = ce_file_write_atomic(ctx, path, text, len, 0644);
+    }
+    if (rc) ce_emit(ctx, CE_EV_WARN, NULL, "cannot update the resolution index (specs resolve "
+                    "through the manifest instead): %s", ctx->err);
+    memcpy(ctx->err, saved, sizeof saved);
+    ctx->err_code = saved_code;
+}
+
+void ce_index_rebuild(ce_ctx *ctx, const ce_manifest *m)
+{
+    char id[4300];
+    const char *mpath;
+    if (!m || !manifest_id(ctx, id, sizeof id, &mpath)) return;
+    ce_toolchain *v = NULL;
+    size_t n = 0;
+    if (ce_store_list(ctx, &v, &n)) return;
+    size_t cap = 4096, len = 0;
+    char *buf = malloc(cap);
+    if (buf) buf[0] = '\0';
+    append(&buf, &len, &cap, "%s\n%s %s\n", INDEX_MAGIC, id, mpath);
+    for (size_t i = 0; i < m->n_tf; i++) {
+        const ce_tf *t = &m->tf[i];
+        if (t->not_installable || !satisfied(v, n, t->cuda, t->cudnn ? t->cudnn : "")) continue;
+        append(&buf, &len, &cap, "tf %s %s %s\n", t->version, t->cuda, t->cudnn ? t->cudnn : "-");
+    }
+    free(v);
+    if (buf) write_index(ctx, buf, len);
+    free(buf);
+}
+
+void ce_index_prune(ce_ctx *ctx)
+{
+    char *line2, *rest;
+    char *data = read_index(ctx, &line2, &rest);
+    if (!data) return;
+    ce_toolchain *v = NULL;
+    size_t n = 0;
+    if (ce_store_list(ctx, &v, &n)) { free(data); return; }
+    size_t cap = 4096, len = 0;
+    char *buf = malloc(cap);
+    if (buf) buf[0] = '\0';
+    append(&buf, &len, &cap, "%s\n%s%s\n", INDEX_MAGIC, "", line2);
+    for (char *save = NULL, *l = strtok_r(rest, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+        char t[32], c[32], d[32];
+        if (!parse_tf(l, t, c, d)) continue;
+        if (satisfied(v, n, c, d)) append(&buf, &len, &cap, "tf %s %s %s\n", t, c, d[0] ? d : "-");
+    }
+    free(v);
+    free(data);
+    if (buf) write_index(ctx, buf, len);
+    free(buf);
+}
