@@ -118,10 +118,12 @@ static bool same_file(int sfd, int dfd, const char *name)
     if (!S_ISREG(a.st_mode) || !S_ISREG(b.st_mode) || a.st_size != b.st_size) return false;
     if (a.st_dev == b.st_dev && a.st_ino == b.st_ino) return true;
     int x = openat(sfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC), y = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-    bool same = x >= 0 && y >= 0;
-    static __thread char bx[1 << 16], by[1 << 16];
+    /* heap, not static __thread: the light binary links this file and ld.so
+     * would zero static TLS at every exec (cli.bats checks) */
+    char *bx = malloc(1 << 16), *by = malloc(1 << 16);
+    bool same = x >= 0 && y >= 0 && bx && by;
     while (same) {
-        ssize_t n = read(x, bx, sizeof bx);
+        ssize_t n = read(x, bx, 1 << 16);
         if (n <= 0) { same = n == 0 && read(y, by, 1) == 0; break; }
         ssize_t got = 0;
         while (got < n) {
@@ -131,6 +133,8 @@ static bool same_file(int sfd, int dfd, const char *name)
         }
         same = got == n && memcmp(bx, by, (size_t)n) == 0;
     }
+    free(bx);
+    free(by);
     if (x >= 0) close(x);
     if (y >= 0) close(y);
     return same;
