@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# One toolchain (tf-2.14) onto NODES simulated nodes (separate CUDAENV_ROOTs),
-# two ways, against a loopback "NVIDIA" server limited to RATE bytes/s per
+# One toolchain (tf-2.14) onto NODES simulated nodes (each a private mount
+# namespace with its own store at /opt/cudaenv, tests/lib/node.sh; separate
+# CUDAENV_ROOTs when namespaces are unavailable), three ways, against a loopback "NVIDIA" server limited to RATE bytes/s per
 # connection (a WAN link):
 #   direct  every node downloads from the "NVIDIA" server
 #   mirror  `cudaenv mirror` fetches once; the nodes install from a second,
 #           unlimited loopback server serving the mirror directory (the LAN)
+#   path    the same mirror directory used as a path (a shared filesystem)
 # Prints wall time per phase and the bytes the "NVIDIA" server sent, counted
 # from its request log (file size minus the Range start of each 200/206).
 # The CUDA runfile is padded with PAD_MB MiB of random data so the bytes and
@@ -51,14 +53,22 @@ print(total)
 PY
 }
 now() { date +%s.%N; }
+# node DIR CMD...: run CMD as one node whose store is DIR
+if tests/lib/node.sh "$W" -c true 2>/dev/null; then
+    NODE_KIND="mount namespaces, store at /opt/cudaenv"
+    node() { local d=$1; shift; mkdir -p "$d"; tests/lib/node.sh "$d" -c '"$@"' _ "$@"; }
+else
+    NODE_KIND="separate CUDAENV_ROOTs"
+    node() { local d=$1; shift; CUDAENV_ROOT=$d "$@"; }
+fi
 secs() { python3 -c "print(f'{$2 - $1:.2f}')"; }
 size=$(stat -c %s "$UP/compute/cuda/11.8.0/local_installers/cuda_11.8.0_520.61.05_linux.run")
-echo "tf-2.14 onto $NODES nodes; runfile $size bytes; \"NVIDIA\" link $((RATE / 1048576)) MiB/s per connection"
+echo "tf-2.14 onto $NODES nodes ($NODE_KIND); runfile $size bytes; \"NVIDIA\" link $((RATE / 1048576)) MiB/s per connection"
 
 : > "$UP_LOG"
 t0=$(now)
 for i in $(seq "$NODES"); do
-    CUDAENV_ROOT=$W/direct/node$i "$CUDAENV" -q install tf-2.14 2>/dev/null
+    node "$W/direct/node$i" "$CUDAENV" -q install tf-2.14 2>/dev/null
 done
 t1=$(now)
 direct_bytes=$(bytes_sent)
@@ -72,13 +82,21 @@ mirror_bytes=$(bytes_sent)
 server_start "$W/site"   # the LAN: no rate limit
 unset CUDAENV_MIRROR
 for i in $(seq "$NODES"); do
-    CUDAENV_ROOT=$W/mirror/node$i CUDAENV_MANIFEST=$SERVER_URL/cudaenv.json "$CUDAENV" -q install tf-2.14 --insecure 2>/dev/null
+    CUDAENV_MANIFEST=$SERVER_URL/cudaenv.json node "$W/mirror/node$i" "$CUDAENV" -q install tf-2.14 --insecure 2>/dev/null
 done
 t2=$(now)
 echo "mirror: $(secs "$t0" "$t1") s to build the mirror + $(secs "$t1" "$t2") s for $NODES nodes = $(secs "$t0" "$t2") s; \"NVIDIA\" sent $mirror_bytes bytes"
+t3=$(now)
 for i in $(seq "$NODES"); do
-    cmp -s "$W/direct/node$i/versions/11.8.0+cudnn8.7.0.84/lib64/libpadding.so.11.8.89" \
-           "$W/mirror/node$i/versions/11.8.0+cudnn8.7.0.84/lib64/libpadding.so.11.8.89" \
-        || { echo "node $i: the two installs differ"; exit 1; }
+    CUDAENV_MANIFEST=$W/site/cudaenv.json node "$W/path/node$i" "$CUDAENV" -q install tf-2.14 2>/dev/null
 done
-echo "all $NODES nodes identical both ways"
+t4=$(now)
+echo "path:   the same mirror as a shared directory: $(secs "$t3" "$t4") s for $NODES nodes; \"NVIDIA\" sent 0 more bytes ($(bytes_sent) in all)"
+for i in $(seq "$NODES"); do
+    for way in mirror path; do
+        cmp -s "$W/direct/node$i/versions/11.8.0+cudnn8.7.0.84/lib64/libpadding.so.11.8.89" \
+               "$W/$way/node$i/versions/11.8.0+cudnn8.7.0.84/lib64/libpadding.so.11.8.89" \
+            || { echo "node $i: the $way install differs"; exit 1; }
+    done
+done
+echo "all $NODES nodes identical all three ways"

@@ -53,7 +53,7 @@ static cJSON *src_node(cJSON *src, const ce_mirror_file *f)
 /* NVIDIA's relative path of a manifest URL as written in the source:
  * relative as is, https://developer.download.nvidia.com/X -> X, any other
  * absolute URL -> its path.  Nothing that could leave DIR. */
-static int rel_path(ce_ctx *ctx, const char *url, char *out, size_t outsz)
+int ce_mirror_rel_path(ce_ctx *ctx, const char *url, char *out, size_t outsz)
 {
     const char *p = url;
     if (!strncmp(url, NVIDIA_BASE, strlen(NVIDIA_BASE))) {
@@ -101,7 +101,7 @@ static int plan_add(ce_ctx *ctx, plan *pl, cJSON *src, mf_kind kind, const char 
     if (!cJSON_IsString(url))
         return ce_fail(ctx, CE_ERR_INTEGRITY, "the manifest has no URL for %s %s (%s)", version, platform,
                        kind == MF_RUNFILE ? "runfile" : "cuDNN archive");
-    int rc = rel_path(ctx, url->valuestring, f->rel, sizeof f->rel);
+    int rc = ce_mirror_rel_path(ctx, url->valuestring, f->rel, sizeof f->rel);
     if (!rc) pl->n++;
     return rc;
 }

@@ -111,3 +111,23 @@ while not os.path.exists(sys.argv[1] + \"/release\"): time.sleep(0.05)
     "$NODE" "$SHARED" -c '"$CUDAENV" -q install tf-2.14 --modulefiles /opt/cudaenv/modulefiles'
     grep -q 'local prefix = "/opt/cudaenv/versions/11.8.0+cudnn8.7.0.84"' "$SHARED/modulefiles/cuda/11.8.0-cudnn8.7.0.84.lua"
 }
+
+@test "compute nodes mount the store read-only: exec, list, env, modulefile work; install says why it cannot" {
+    "$NODE" "$SHARED" -c '"$CUDAENV" -q install tf-2.14'
+    run --separate-stderr "$NODE" "$SHARED" -c '
+        mount -o remount,bind,ro /opt/cudaenv || exit 77
+        touch /opt/cudaenv/x 2>/dev/null && { echo "not read-only"; exit 1; }
+        "$CUDAENV" exec tf-2.14 -- nvcc --version | tail -1
+        "$CUDAENV" list --names
+        "$CUDAENV" env 11.8 --shell bash | grep "^export CUDA_HOME="
+        "$CUDAENV" modulefile 11.8 --to "$T/mods"
+        "$CUDAENV" install 12.2 2>&1; echo "install=$?"'
+    [ "$status" -ne 77 ] || skip "cannot remount read-only here"
+    [ "$status" -eq 0 ] || { echo "$output $stderr"; false; }
+    [ "${lines[0]}" = "Cuda compilation tools, release 11.8, V11.8.89" ]
+    [ "${lines[1]}" = "11.8.0+cudnn8.7.0.84" ]
+    [[ "${lines[2]}" == "export CUDA_HOME="*"/opt/cudaenv/versions/11.8.0+cudnn8.7.0.84"* ]]
+    [ "${lines[3]}" = "$T/mods/cuda/11.8.0-cudnn8.7.0.84.lua" ]
+    [[ "$output" == *"cannot open the lock /opt/cudaenv/.lock: Read-only file system"* ]]
+    [[ "$output" == *"install=1"* ]]
+}

@@ -119,6 +119,20 @@ py() { python3 -c "import json,sys; m=json.load(open(sys.argv[1])); sys.exit(0 i
     py 'm["cuda"]["11.8.0"]["runfile"]["linux-x86_64"]["url"] == "'$RUN118'"' "$M/cudaenv.json"
 }
 
+@test "a mirror run that died mid-download resumes from its .part on the next run" {
+    # what a killed run leaves: the first 5000 bytes in .cudaenv-mirror/cache/<sha256>.part
+    sha=$(sha256sum "$UPSTREAM/$RUN118" | cut -d" " -f1)
+    mkdir -p "$M/.cudaenv-mirror/cache"
+    head -c 5000 "$UPSTREAM/$RUN118" > "$M/.cudaenv-mirror/cache/$sha.part"
+    run "$CUDAENV" -v mirror 11.8 --no-cudnn --to "$M"
+    [ "$status" -eq 0 ] || { echo "$output"; false; }
+    [[ "$output" == *"resuming cuda_11.8.0_520.61.05_linux.run at byte 5000"* ]]
+    [ "$(server_requests "GET /$RUN118 range=bytes=5000- status=206")" -eq 1 ]
+    [ "$(server_requests "GET /$RUN118")" -eq 1 ]
+    cmp "$UPSTREAM/$RUN118" "$M/$RUN118"
+    [ -z "$(ls -A "$M/.cudaenv-mirror/cache")" ]
+}
+
 @test "a wrong sha256 upstream: exit 5, the file is not placed and no manifest names it" {
     python3 - "$CUDAENV_MANIFEST" <<'PY'
 import json, sys
