@@ -295,8 +295,13 @@ PY
     echo precious > "$T/victim"
     ln -s "$T/victim" "$CUDAENV_ROOT/cache/$sha.part"
     run "$CUDAENV" install tf-2.14
-    [ "$status" -eq 1 ] || { echo "$output"; false; }
-    [[ "$output" == *"cannot open $CUDAENV_ROOT/cache/$sha.part"* ]] || { echo "$output"; false; }
+    if [ "$(id -u)" -eq 0 ]; then   # root: the trust rule refuses any symlink inside the store (exit 6)
+        [ "$status" -eq 6 ] || { echo "$output"; false; }
+        [[ "$output" == *"$CUDAENV_ROOT/cache/$sha.part is a symlink"* ]] || { echo "$output"; false; }
+    else                            # a user's own store: O_NOFOLLOW refuses it (exit 1)
+        [ "$status" -eq 1 ] || { echo "$output"; false; }
+        [[ "$output" == *"cannot open $CUDAENV_ROOT/cache/$sha.part"* ]] || { echo "$output"; false; }
+    fi
     [ "$(cat "$T/victim")" = precious ]
     [ -z "$(ls -A "$CUDAENV_ROOT/versions" 2>/dev/null)" ]
 }
@@ -325,8 +330,13 @@ PY
     CUDAENV_TEST_FREE_BYTES=$short run "$CUDAENV" install tf-2.14
     [ "$status" -eq 1 ] || { echo "$short bytes for $need: $output"; false; }
     [ "$(wc -l < "$SERVER_LOG")" -eq 0 ]
+    # exactly enough passes the preflight: the downloads start.  (The unpack
+    # then checks the archive's declared sizes against the same fake free
+    # space; the fixture's cuDNN compresses 38x where NVIDIA's does ~2.6x,
+    # so it may still stop there, but never with the preflight's message.)
     CUDAENV_TEST_FREE_BYTES=$((short + 1)) run "$CUDAENV" install tf-2.14
-    [ "$status" -eq 0 ] || { echo "$((short + 1)) bytes for $need: $output"; false; }
+    [[ "$output" != *"needs about"* ]] || { echo "$((short + 1)) bytes for $need: $output"; false; }
+    [ "$(wc -l < "$SERVER_LOG")" -gt 0 ]
 }
 
 @test "a runfile that installs another CUDA, none, or one without libcudart: exit 5 naming what is wrong" {
