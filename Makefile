@@ -28,6 +28,18 @@ VERSION  = 0.1.0
 HEAVY_PKGS = libcurl libarchive libcrypto liblzma
 LIGHT_PKGS = libcjson
 
+# make check / make demo install what they lack first (tools/setup.sh --deps
+# waits for a held apt lock); a plain make only says what to run.
+ifneq ($(filter check check-asan demo bench mutate,$(MAKECMDGOALS)),)
+ifneq ($(shell tools/setup.sh --check >/dev/null 2>&1 && echo ok),ok)
+$(info tools/setup.sh --deps: installing the missing packages of tools/deps.txt first)
+SETUP_RC := $(shell tools/setup.sh --deps >&2; echo $$?)
+ifneq ($(SETUP_RC),0)
+$(error tools/setup.sh --deps failed (exit $(SETUP_RC)): see above)
+endif
+endif
+endif
+
 # Without the -dev packages, say what to do once instead of a page of
 # pkg-config errors (targets that compile nothing are let through).
 ifeq ($(filter clean uninstall manifest,$(MAKECMDGOALS)),)

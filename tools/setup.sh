@@ -3,8 +3,22 @@
 # (as root, or through sudo) and build cudaenv.  On a first boot another apt
 # (unattended-upgrades, cloud-init) often holds the dpkg/apt locks for minutes:
 # wait for it (SETUP_LOCK_WAIT seconds, default 900) instead of failing.
+#   tools/setup.sh           install what is missing, then build
+#   tools/setup.sh --deps    install what is missing only (make check / make demo call this)
+#   tools/setup.sh --check   exit 0 when every package of tools/deps.txt is installed
 set -euo pipefail
 cd "$(dirname "$0")/.."
+missing() {
+    local p
+    for p in $(cat tools/deps.txt); do
+        dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null | grep -qx installed || echo "$p"
+    done
+    [ -f /var/cache/cudaenv-test/environment-modules/usr/lib/x86_64-linux-gnu/modulecmd.tcl ] || echo environment-modules
+}
+if [ "${1-}" = --check ]; then
+    m=$(missing); [ -z "$m" ] && exit 0
+    echo "missing: $(echo $m)"; exit 1
+fi
 SUDO=; [ "$(id -u)" -eq 0 ] || SUDO=sudo
 wait_s=${SETUP_LOCK_WAIT:-900}
 poll_s=${SETUP_LOCK_POLL:-5}
@@ -30,8 +44,11 @@ apt_get() {
     done
 }
 
-apt_get update
-apt_get install -y --no-install-recommends $(cat tools/deps.txt)
-$SUDO tools/envmodules.sh || echo "environment-modules not unpacked: its module-file test will skip"
+if [ -n "$(missing)" ]; then
+    apt_get update
+    apt_get install -y --no-install-recommends $(cat tools/deps.txt)
+    $SUDO tools/envmodules.sh || echo "environment-modules not unpacked: its module-file test will skip"
+fi
+[ "${1-}" = --deps ] && exit 0
 make -j"$(nproc)"
 echo "built: build/bin/cudaenv   next: make check, make demo, sudo make install"
