@@ -4,6 +4,7 @@
 # did-you-mean, CUDAENV_MANIFEST / --manifest with invalid manifests (exit 5
 # naming the JSON path), CUDAENV_MIRROR, relative URLs, platforms.
 load ../lib/common
+bats_require_minimum_version 1.5.0
 load ../lib/server
 
 setup() { common_setup; }
@@ -90,7 +91,7 @@ py() { python3 -c "import json,sys; d=json.load(sys.stdin); r=($1); sys.exit(0 i
     py 'd["toolchain"].startswith("11.8.0+cudnn8.6.")' <<<"$output"
     run "$CUDAENV" info 11.8.0+cudnn8.7 --json
     py 'd["toolchain"] == "11.8.0+cudnn8.7.0.84"' <<<"$output"
-    run "$CUDAENV" info tf-2.14 --no-cudnn --json
+    run --separate-stderr "$CUDAENV" info tf-2.14 --no-cudnn --json   # stderr: leaves the tested pair
     py 'd["toolchain"] == "11.8.0" and d["cudnn"] is None' <<<"$output"
     run "$CUDAENV" info 11.8 --cudnn 9.13
     [ "$status" -eq 3 ]
