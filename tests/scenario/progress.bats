@@ -122,3 +122,12 @@ slow_runfile() { edit_manifest "a = $RUN118; a['url'] = a['url'].replace('/compu
     run --separate-stderr "$CUDAENV" -q install tf-2.14 --force
     [[ "$stderr" != *"use it"* ]]
 }
+
+@test "a stalled download shows in a CI log: a line after 15 s saying no data came, then the retry" {
+    edit_manifest "a = $RUN118; a['url'] = a['url'].replace('/compute/', '/_/stall=18/compute/')"
+    run --separate-stderr env CUDAENV_STALL_TIMEOUT=60 "$CUDAENV" install tf-2.14
+    [ "$status" -eq 0 ] || { echo "$stderr"; false; }
+    echo "$stderr" | grep -E 'no data|retrying|resuming'
+    grep -qE 'cuda_11.8.0_520.61.05_linux.run: [0-9]+% \(.*; no data for 1[0-9] s\)' <<<"$stderr"
+    grep -q 'retrying\|resuming' <<<"$stderr"
+}
