@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -200,6 +201,14 @@ int ce_store_lock(ce_ctx *ctx, int *fd)
     if (rc) return rc;
     if ((rc = ce_store_path(ctx, ".lock", path, sizeof path))) return rc;
     int f = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    struct stat rst;
+    if (f < 0 && errno == EACCES && stat(ctx->root, &rst) == 0 && rst.st_uid != geteuid()) {
+        /* a shared store: changing it is its owner's job */
+        struct passwd *pw = getpwuid(rst.st_uid);
+        return ce_fail(ctx, CE_ERR_PERM, "the store %s belongs to %s and is read-only to you: ask its owner "
+                       "(sudo CUDAENV_ROOT=%s cudaenv ...), or use a store of your own: CUDAENV_ROOT=~/.cudaenv",
+                       ctx->root, pw ? pw->pw_name : "another user", ctx->root);
+    }
     if (f < 0)
         return ce_fail(ctx, errno == EACCES ? CE_ERR_PERM : CE_ERR_IO, "cannot open the lock %s: %s; "
                        "check the permissions of CUDAENV_ROOT", path, strerror(errno));
