@@ -111,8 +111,10 @@ bench: all
 demo: all
 	BUILD=$(BUILD) tools/demo.sh
 
+# temp + rename: a failing generator leaves the manifest as it was
 manifest:
-	python3 tools/gen-manifest.py ../shared/data/manifest-draft.json ../shared/data/sizes.md > share/manifests/cudaenv.json.tmp
+	python3 tools/gen-manifest.py ../shared/data/manifest-draft.json ../shared/data/sizes.md > share/manifests/cudaenv.json.tmp \
+	    || { rm -f share/manifests/cudaenv.json.tmp; exit 1; }
 	mv share/manifests/cudaenv.json.tmp share/manifests/cudaenv.json
 
 install: all
