@@ -194,8 +194,12 @@ void cli_render_trap_interrupt(cli *c)
 {
     snprintf(interrupt_msg, sizeof interrupt_msg, "cudaenv: interrupted; finished downloads are kept in %s/cache; "
              "run the same command again to resume from there\n", c->ctx.root);
-    signal(SIGINT, on_interrupt);
-    signal(SIGTERM, on_interrupt);
+    /* a signal the parent ignores (a script's background job) stays ignored */
+    static const int sigs[] = { SIGINT, SIGTERM };
+    for (size_t i = 0; i < 2; i++) {
+        struct sigaction old;
+        if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler != SIG_IGN) signal(sigs[i], on_interrupt);
+    }
 }
 
 static bar_item *item_for(const char *name)
