@@ -140,8 +140,10 @@ demo: all
 mutate: all
 	tools/mutate.sh $(MUTANTS)
 
+# temp + rename: a failing generator leaves the manifest as it was
 manifest:
-	python3 tools/gen-manifest.py > share/manifests/cudaenv.json.tmp
+	python3 tools/gen-manifest.py > share/manifests/cudaenv.json.tmp \
+	    || { rm -f share/manifests/cudaenv.json.tmp; exit 1; }
 	mv share/manifests/cudaenv.json.tmp share/manifests/cudaenv.json
 
 install: all

@@ -26,12 +26,14 @@ typedef struct bar_item {
     bool finished;
     int next_pct;          /* pipe: next 10 % step to report */
     double last_line;      /* pipe: when its last line was printed */
+    double last_change;    /* when done last moved: a stall shows */
 } bar_item;
 static bar_item items[MAX_ITEMS];
 static size_t n_items;
 static bool bar_drawn;
 static double last_draw;
 #define PIPE_INTERVAL_S 15.0
+#define STALL_SHOW_S 5.0
 
 /* What Ctrl-C prints: rebuilt as progress arrives, written by the handler. */
 static char interrupt_msg[8192];
@@ -117,7 +119,11 @@ static void draw_bar(void)
         if (items[i].total < 0) unknown = true; else total += items[i].total;
         if (!items[i].finished) {
             rate += items[i].rate;
-            if (nl < sizeof names)
+            double still = now_s() - items[i].last_change;
+            if (nl < sizeof names && still >= STALL_SHOW_S)
+                nl += (size_t)snprintf(names + nl, sizeof names - nl, "%s%s (no data for %.0fs)", nl ? ", " : "",
+                                       items[i].name, still);
+            else if (nl < sizeof names)
                 nl += (size_t)snprintf(names + nl, sizeof names - nl, "%s%s", nl ? ", " : "", items[i].name);
         }
     }
@@ -164,10 +170,13 @@ static void pipe_line(cli *c, bar_item *it, double t)
     human(d, sizeof d, (double)it->done);
     human(tot, sizeof tot, (double)it->total);
     human(r, sizeof r, it->rate);
+    char stall[48] = "";
+    if (t - it->last_change >= STALL_SHOW_S)
+        snprintf(stall, sizeof stall, "; no data for %.0f s", t - it->last_change);
     if (pct >= 0)
-        cli_note(c, "%s: %d%% (%s of %s, %s/s)", it->name, pct, d, tot, r);
+        cli_note(c, "%s: %d%% (%s of %s, %s/s%s)", it->name, pct, d, tot, r, stall);
     else
-        cli_note(c, "%s: %s (%s/s)", it->name, d, r);
+        cli_note(c, "%s: %s (%s/s%s)", it->name, d, r, stall);
     if (pct >= 0) it->next_pct = (pct / 10 + 1) * 10;
     it->last_line = t;
 }
@@ -186,8 +195,12 @@ void cli_render_trap_interrupt(cli *c)
 {
     snprintf(interrupt_msg, sizeof interrupt_msg, "cudaenv: interrupted; finished downloads are kept in %s/cache; "
              "run the same command again to resume from there\n", c->ctx.root);
-    signal(SIGINT, on_interrupt);
-    signal(SIGTERM, on_interrupt);
+    /* a signal the parent ignores (a script's background job) stays ignored */
+    static const int sigs[] = { SIGINT, SIGTERM };
+    for (size_t i = 0; i < 2; i++) {
+        struct sigaction old;
+        if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler != SIG_IGN) signal(sigs[i], on_interrupt);
+    }
 }
 
 static bar_item *item_for(const char *name)
@@ -272,10 +285,11 @@ void cli_render_event(void *ud, const ce_event *ev)
         if (c->ctx.quiet || !ev->item) break;
         bar_item *it = item_for(ev->item);
         if (!it) break;
+        double t = now_s();
+        if (it->last_change == 0 || ev->done != it->done) it->last_change = t;
         it->done = ev->done;
         it->total = ev->total;
         it->rate = ev->rate;
-        double t = now_s();
         if (!c->err_tty) {
             pipe_line(c, it, t);
             set_interrupt_msg(c->ctx.root);

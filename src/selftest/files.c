@@ -10,6 +10,7 @@
 #include "core/file.h"
 #include "core/manifest.h"
 #include "st_int.h"
+#include "store/adopt.h"
 #include "store/store.h"
 
 #define RECEIPT_MAX (64u * 1024 * 1024)
@@ -147,6 +148,15 @@ void st_files(st_state *st)
     if (problems) {
         char extra[64] = "";
         if (deep) snprintf(extra, sizeof extra, ", %ld wrong sha256", wrong_hash);
+        char from[4096];
+        if (ce_adopted_from(st->r->tc.prefix, from, sizeof from) == 1) {
+            /* not ours to reinstall: the toolkit changed since it was adopted */
+            st_failf(s, "%ld of %ld files differ from the receipt written when %s was adopted (%ld missing, "
+                     "%ld wrong size%s): %s changed since; if that was intended: cudaenv uninstall %s && "
+                     "cudaenv adopt %s --name %s", problems, n, st->r->tc.name, missing, wrong_size, extra, from,
+                     st->r->tc.name, from, st->r->tc.name);
+            return;
+        }
         st_failf(s, "%ld of %ld files differ from the receipt (%ld missing, %ld wrong size%s); "
                  "reinstall: cudaenv install %s --force",
                  problems, n, missing, wrong_size, extra, st->r->tc.name);

@@ -203,7 +203,8 @@ int ce_adopt(ce_ctx *ctx, const char *dir_in, const char *name, char *out_name, 
                            "(e.g. %s%s%s@system)", name, cuda, cudnn[0] ? "+cudnn" : "", cudnn);
         snprintf(want, sizeof want, "%s", name);
     } else {
-        snprintf(want, sizeof want, "%s%s%s", cuda, cudnn[0] ? "+cudnn" : "", cudnn);
+        if (snprintf(want, sizeof want, "%.31s%s%.31s", cuda, cudnn[0] ? "+cudnn" : "", cudnn) >= (int)sizeof want)
+            return ce_fail(ctx, CE_ERR_OTHER, "versions too long: %s, %s", cuda, cudnn);
     }
     char final[4400];
     snprintf(final, sizeof final, "%s/%s", versions, want);

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -203,6 +204,14 @@ int ce_store_lock(ce_ctx *ctx, int *fd)
     if ((rc = ce_store_path(ctx, ".lock", path, sizeof path))) return rc;
     /* never through a symlink: .lock -> /anything must not create files as root */
     int f = ce_store_open(ctx, ".lock", O_RDWR | O_CREAT, 0644);
+    struct stat rst;
+    if (f == CE_ERR_PERM && stat(ctx->root, &rst) == 0 && rst.st_uid != geteuid()) {
+        /* a shared store: changing it is its owner's job */
+        struct passwd *pw = getpwuid(rst.st_uid);
+        return ce_fail(ctx, CE_ERR_PERM, "the store %s belongs to %s and is read-only to you: ask its owner "
+                       "(sudo CUDAENV_ROOT=%s cudaenv ...), or use a store of your own: CUDAENV_ROOT=~/.cudaenv",
+                       ctx->root, pw ? pw->pw_name : "another user", ctx->root);
+    }
     if (f < 0) return f;
     /* An open file description lock (fcntl F_OFD_SETLKW), not flock: NFS
      * carries fcntl locks between nodes (lockd / NFSv4), so installs on a

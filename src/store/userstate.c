@@ -26,8 +26,3 @@ int ce_user_config_path(ce_ctx *ctx, const char *name, char *out, size_t outsz)
 {
     return xdg_path(ctx, "XDG_CONFIG_HOME", ".config", name, out, outsz);
 }
-
-int ce_user_state_path(ce_ctx *ctx, const char *name, char *out, size_t outsz)
-{
-    return xdg_path(ctx, "XDG_STATE_HOME", ".local/state", name, out, outsz);
-}

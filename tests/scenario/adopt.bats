@@ -39,7 +39,8 @@ teardown() { common_teardown; }
     [[ "$output" == *'"name":"files","status":"passed"'* || "$output" == *'"files"'*'"passed"'* ]]
     echo '# changed after adopt' >> "$TK/bin/nvcc"
     run cudaenv verify 12.4.1+cudnn9.1.0
-    [[ "$output" == *"wrong size"* ]]
+    [[ "$output" == *"1 wrong size"*"$TK changed since"*"cudaenv adopt $TK --name 12.4.1+cudnn9.1.0"* ]]
+    [[ "$output" != *"cudaenv install 12.4.1+cudnn9.1.0 --force"* ]]
 }
 
 @test "adopt: --name with a label beside a toolchain of the same versions; a taken name gets @adopted" {

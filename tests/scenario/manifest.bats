@@ -5,6 +5,7 @@
 # naming the JSON path), CUDAENV_MIRROR, relative URLs, platforms.
 bats_require_minimum_version 1.5.0
 load ../lib/common
+bats_require_minimum_version 1.5.0
 load ../lib/server
 
 setup() { common_setup; }
@@ -91,7 +92,7 @@ py() { python3 -c "import json,sys; d=json.load(sys.stdin); r=($1); sys.exit(0 i
     py 'd["toolchain"].startswith("11.8.0+cudnn8.6.")' <<<"$output"
     run "$CUDAENV" info 11.8.0+cudnn8.7 --json
     py 'd["toolchain"] == "11.8.0+cudnn8.7.0.84"' <<<"$output"
-    run --separate-stderr "$CUDAENV" info tf-2.14 --no-cudnn --json
+    run --separate-stderr "$CUDAENV" info tf-2.14 --no-cudnn --json   # stderr: leaves the tested pair
     py 'd["toolchain"] == "11.8.0" and d["cudnn"] is None' <<<"$output"
     [[ "$stderr" == *"TensorFlow 2.14 was tested with CUDA 11.8.0 + cuDNN 8.7.0.84"* ]]
     run "$CUDAENV" info 11.8 --cudnn 9.13

@@ -122,3 +122,29 @@ slow_runfile() { edit_manifest "a = $RUN118; a['url'] = a['url'].replace('/compu
     run --separate-stderr "$CUDAENV" -q install tf-2.14 --force
     [[ "$stderr" != *"use it"* ]]
 }
+
+@test "a stalled download shows in a CI log: a line after 15 s saying no data came, then the retry" {
+    edit_manifest "a = $RUN118; a['url'] = a['url'].replace('/compute/', '/_/stall=18/compute/')"
+    run --separate-stderr env CUDAENV_STALL_TIMEOUT=60 "$CUDAENV" install tf-2.14
+    [ "$status" -eq 0 ] || { echo "$stderr"; false; }
+    echo "$stderr" | grep -E 'no data|retrying|resuming'
+    grep -qE 'cuda_11.8.0_520.61.05_linux.run: [0-9]+% \(.*; no data for 1[0-9] s\)' <<<"$stderr"
+    grep -q 'retrying\|resuming' <<<"$stderr"
+}
+
+@test "Ctrl-C on a terminal: the bar's line is cleared before the message (no half line)" {
+    command -v script >/dev/null || skip "script (util-linux) not installed"
+    slow_runfile 3000
+    cat > "$T/run.sh" <<SH
+python3 -c 'import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); os.execv(sys.argv[1], sys.argv[1:])' $CUDAENV install tf-2.14 &
+pid=\$!
+sleep 3
+kill -INT \$pid
+wait \$pid
+echo "rc=\$?"
+SH
+    run script -qec "sh $T/run.sh" /dev/null
+    [[ "$output" == *"% "*"cuda_11.8.0"* ]]                       # the bar was drawn
+    [[ "$output" == *$'\r\e[Kcudaenv: interrupted; kept about'* ]]  # then cleared
+    [[ "$output" == *"rc=130"* ]]
+}

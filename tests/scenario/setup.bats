@@ -67,3 +67,15 @@ teardown() { common_teardown; }
     [ "$status" -eq 0 ]
     [ "$(find "$T/dest" -type f)" = "$T/dest/opt/ce/bin/other-tool" ]
 }
+
+@test "make manifest that fails (no generator data beside the clone) leaves the manifest as it was" {
+    mkdir -p "$T/clone"
+    cp -a "$REPO/Makefile" "$REPO/tools" "$REPO/share" "$T/clone/"
+    before=$(sha256sum < "$T/clone/share/manifests/cudaenv.json")
+    # a generator that fails half-way, after writing part of its output
+    printf 'import sys\nprint("{\\"schema\\": 1,")\nsys.exit("generator failed")\n' > "$T/clone/tools/gen-manifest.py"
+    run make -C "$T/clone" manifest
+    [ "$status" -ne 0 ]
+    [ "$(sha256sum < "$T/clone/share/manifests/cudaenv.json")" = "$before" ]
+    [ "$(ls "$T/clone/share/manifests")" = "cudaenv.json" ]
+}

@@ -68,6 +68,14 @@ as_user() { runuser -u "$U" -- env -i PATH="$BUILD/bin:/usr/bin:/bin" HOME="$UH"
     [ "$output" = "$P118" ]
 }
 
+@test "changing a shared store as another user: exit 6 naming its owner and both ways out" {
+    run --separate-stderr as_user cudaenv uninstall 11.8.0
+    [ "$status" -eq 6 ]
+    [[ "$stderr" == *"the store $CUDAENV_ROOT belongs to root and is read-only to you"* ]]
+    [[ "$stderr" == *"sudo CUDAENV_ROOT=$CUDAENV_ROOT cudaenv"*"CUDAENV_ROOT=~/.cudaenv"* ]]
+    [ -d "$P118" ]
+}
+
 @test "the store's owner keeps global in the store" {
     "$CUDAENV" global 11.8.0
     [ "$(cat "$CUDAENV_ROOT/global")" = "11.8.0" ]
