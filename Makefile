@@ -178,8 +178,10 @@ uninstall:
 	    $(DESTDIR)$(PREFIX)/share/bash-completion/completions/cudaenv \
 	    $(DESTDIR)$(PREFIX)/share/zsh/site-functions/_cudaenv \
 	    $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d/cudaenv.fish
-	rm -f $(DESTDIR)$(DATADIR)/manifests/*.json
-	-rmdir $(DESTDIR)$(DATADIR)/manifests $(DESTDIR)$(DATADIR) $(DESTDIR)$(LIBEXECDIR) 2>/dev/null
+	rm -f $(DESTDIR)$(DATADIR)/manifests/*.json $(DESTDIR)$(DATADIR)/redist/*.json \
+	    $(DESTDIR)$(DATADIR)/init/cudaenv.bash $(DESTDIR)$(DATADIR)/init/cudaenv.zsh $(DESTDIR)$(DATADIR)/init/cudaenv.fish
+	-rmdir $(DESTDIR)$(DATADIR)/manifests $(DESTDIR)$(DATADIR)/redist $(DESTDIR)$(DATADIR)/init \
+	    $(DESTDIR)$(DATADIR) $(DESTDIR)$(LIBEXECDIR) 2>/dev/null
 
 clean:
 	rm -rf $(BUILD) build-asan
