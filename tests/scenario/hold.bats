@@ -221,3 +221,65 @@ PLAIN=plain/cudnn-linux-x86_64-8.7.0.84_cuda11-archive.tar.xz
     [[ "$output" == *"the version key is 60 characters; the store names at most 31"* ]] || { echo "$output"; false; }
     [ "$(wc -l < "$SERVER_LOG")" -eq 0 ]
 }
+
+# ---- the runfile under control ----
+
+runfile_setup() {
+    rm -rf "$CUDAENV_ROOT/pkgs/cuda-11.8.0" "$CUDAENV_ROOT/versions/11.8.0"
+    hold_manifest "$SERVER_URL/$PLAIN" yes > "$CUDAENV_MANIFEST"
+}
+
+# pids_gone FILE: none of the pids in FILE is alive (waits up to 10 s)
+pids_gone() {
+    local i p alive
+    for i in $(seq 100); do
+        alive=
+        for p in $(cat "$1"); do kill -0 "$p" 2>/dev/null && alive="$alive $p"; done
+        [ -z "$alive" ] && return 0
+        sleep 0.1
+    done
+    echo "still running:$alive"; ps -o pid,pgid,args -p "${alive# }" || true
+    return 1
+}
+
+@test "runfile: its log keeps the head and the tail, with a line saying how much was left out" {
+    runfile_setup
+    FX_RUNFILE_SPAM=200000 CUDAENV_RUNFILE_LOG_CAP=65536 run "$CUDAENV" install 11.8.0 --no-cudnn
+    [ "$status" -eq 0 ] || { echo "$output"; false; }
+    local log=$CUDAENV_ROOT/logs/cuda-11.8.0-runfile.log
+    [ "$(stat -c %s "$log")" -le $((2 * 65536 + 200)) ]
+    head -c 65536 "$log" | grep -q "^fixture installer: spam line 1$"
+    grep -q "bytes of output left out here; the first 65536 and the last 65536 are kept" "$log"
+    tail -c 65536 "$log" | grep -q "^fixture installer: spam line 200000$"
+    tail -n 1 "$log" | grep -q "toolkit installed"
+}
+
+@test "runfile: past its deadline it is stopped with everything it started (exit 1, a clear message)" {
+    runfile_setup
+    SECONDS=0
+    FX_RUNFILE_SLEEP=120 FX_RUNFILE_PIDS=$T/pids CUDAENV_RUNFILE_TIMEOUT=2 run "$CUDAENV" install 11.8.0 --no-cudnn
+    [ "$status" -eq 1 ] || { echo "$output"; false; }
+    [[ "$output" == *"installer"*"did not finish in 2 s and was stopped"* ]] || { echo "$output"; false; }
+    [ "$SECONDS" -lt 60 ]
+    pids_gone "$T/pids"
+    [ ! -e "$CUDAENV_ROOT/versions/11.8.0" ]
+    hold_no_staging
+}
+
+@test "runfile: nothing it started survives a kill -9 of cudaenv" {
+    runfile_setup
+    FX_RUNFILE_SLEEP=120 FX_RUNFILE_PIDS=$T/pids "$CUDAENV" install 11.8.0 --no-cudnn >"$T/out" 2>&1 &
+    local pid=$! i
+    for i in $(seq 300); do [ -s "$T/pids" ] && break; sleep 0.1; done
+    [ -s "$T/pids" ] || { cat "$T/out"; false; }
+    kill -9 "$pid"
+    wait "$pid" || true
+    pids_gone "$T/pids"
+}
+
+@test "runfile: one that writes outside its toolkit path is reported" {
+    runfile_setup
+    FX_RUNFILE_OUTSIDE=$CUDAENV_SYSROOT/usr/local/cuda-11.8 run "$CUDAENV" install 11.8.0 --no-cudnn
+    [ "$status" -eq 0 ] || { echo "$output"; false; }
+    [[ "$output" == *"installer created $CUDAENV_SYSROOT/usr/local/cuda-11.8, outside the toolkit path"* ]] || { echo "$output"; false; }
+}
