@@ -16,6 +16,7 @@
 #include "store/compose.h"
 #include "fetch.h"
 #include "core/file.h"
+#include "core/rmtree.h"
 #include "preflight.h"
 #include "store/receipt.h"
 #include "runfile.h"
@@ -166,7 +167,7 @@ static void drop_stagings(ce_ctx *ctx, need *needs, size_t n)
 {
     ce_ctx scratch = *ctx; /* cleanup must not overwrite the error being reported */
     for (size_t i = 0; i < n; i++) {
-        if (needs[i].staging[0]) ce_rm_rf(&scratch, needs[i].staging);
+        if (needs[i].staging[0]) ce_rm_tree(&scratch, needs[i].staging);
         needs[i].staging[0] = '\0';
     }
 }
@@ -239,7 +240,7 @@ static int fetch_and_unpack(ce_ctx *ctx, const ce_manifest *m, need *needs, size
         int rc = CE_OK;
         if (!needs[i].is_runfile && needs[i].retry) {
             /* the overlapped pass saw a restarted download: unpack the verified file */
-            if ((rc = ce_rm_rf(ctx, needs[i].staging)) == CE_OK) {
+            if ((rc = ce_rm_tree(ctx, needs[i].staging)) == CE_OK) {
                 needs[i].staging[0] = '\0';
                 ce_emit(ctx, CE_EV_STEP, items[i].label, "unpacking %s", items[i].label);
                 rc = unpack_cudnn(ctx, &needs[i], false, &job.done);
@@ -256,7 +257,7 @@ static int fetch_and_unpack(ce_ctx *ctx, const ce_manifest *m, need *needs, size
             }
             if (tmp[0]) {
                 ce_ctx scratch = *ctx;
-                ce_rm_rf(&scratch, tmp);
+                ce_rm_tree(&scratch, tmp);
             }
         }
         needs[i].item = NULL;
@@ -316,7 +317,7 @@ static int compose_one(ce_ctx *ctx, const ce_manifest *m, const ce_resolved *r)
     }
     if (rc != CE_OK) {
         ce_ctx scratch = *ctx;
-        ce_rm_rf(&scratch, staging);
+        ce_rm_tree(&scratch, staging);
     } else {
         ce_emit(ctx, CE_EV_INFO, r->name, "composed %zu files (%zu hardlinked, %zu copied) in %.1f ms",
                 files.n, files.linked, files.copied, t_compose);

@@ -283,3 +283,93 @@ pids_gone() {
     [ "$status" -eq 0 ] || { echo "$output"; false; }
     [[ "$output" == *"installer created $CUDAENV_SYSROOT/usr/local/cuda-11.8, outside the toolkit path"* ]] || { echo "$output"; false; }
 }
+
+# ---- archive hygiene ----
+
+# tarball KIND OUT: a cuDNN-shaped .tar.xz written by python's tarfile (pax):
+# modes (0000, 0666, 0700 files, a 0777 directory), long (a 300-character
+# component; a 4200-character path of short ones), deep (a file 4081
+# characters below the top, past PATH_MAX once the staging directory's own
+# path is added; then an entry climbing out, so the install fails).
+tarball() {
+    python3 - "$1" "$2" <<'PY'
+import io, lzma, sys, tarfile
+kind, out = sys.argv[1:]
+top = "cudnn-linux-x86_64-8.7.0.84_cuda11-archive"
+buf = io.BytesIO()
+t = tarfile.open(fileobj=buf, mode="w", format=tarfile.PAX_FORMAT)
+def add(name, data=b"x", mode=0o644, typ=tarfile.REGTYPE):
+    i = tarfile.TarInfo(name); i.mode = mode; i.type = typ
+    if typ == tarfile.REGTYPE:
+        i.size = len(data); t.addfile(i, io.BytesIO(data))
+    else:
+        t.addfile(i)
+add(top, mode=0o755, typ=tarfile.DIRTYPE)
+add(top + "/include/cudnn_version.h", b"#define CUDNN_MAJOR 8\n#define CUDNN_MINOR 7\n#define CUDNN_PATCHLEVEL 0\n")
+if kind == "modes":
+    add(top + "/lib", mode=0o777, typ=tarfile.DIRTYPE)
+    add(top + "/lib/zero.so", mode=0o000)
+    add(top + "/lib/gw.so", mode=0o666)
+    add(top + "/bin", mode=0o700, typ=tarfile.DIRTYPE)
+    add(top + "/bin/tool", mode=0o700)
+elif kind == "name":
+    add(top + "/lib/" + "n" * 300)
+elif kind == "path":
+    add(top + "/" + "/".join(["dd"] * 1400) + "/x")
+elif kind == "deep":
+    p = top
+    for i in range(40):
+        p += "/" + str(i % 10) * 100
+        add(p, mode=0o755, typ=tarfile.DIRTYPE)
+    add(p + "/" + "y" * 40)
+    add(top + "/../evil")
+t.close()
+open(out, "wb").write(lzma.compress(buf.getvalue()))
+PY
+}
+
+@test "archive modes are normalised: dirs 0755, files 0644/0755 by the owner's x bit, 0000 readable" {
+    mkdir -p "$FM/modes"; tarball modes "$FM/modes/cudnn-linux-x86_64-8.7.0.84_cuda11-archive.tar.xz"
+    hold_manifest "$SERVER_URL/modes/cudnn-linux-x86_64-8.7.0.84_cuda11-archive.tar.xz" yes > "$CUDAENV_MANIFEST"
+    run "$CUDAENV" install tf-2.14
+    [ "$status" -eq 0 ] || { echo "$output"; false; }
+    local p=$CUDAENV_ROOT/pkgs/cudnn-8.7.0.84-cuda11
+    [ "$(stat -c %a "$p/lib")" = 755 ]
+    [ "$(stat -c %a "$p/bin")" = 755 ]
+    [ "$(stat -c %a "$p/lib/zero.so")" = 644 ]
+    [ "$(stat -c %a "$p/lib/gw.so")" = 644 ]
+    [ "$(stat -c %a "$p/bin/tool")" = 755 ]
+}
+
+@test "archive entries past NAME_MAX or PATH_MAX are refused with exit 5 naming why" {
+    local kind
+    for kind in name path; do
+        rm -rf "$CUDAENV_ROOT"; cp -a "$BASE" "$CUDAENV_ROOT"
+        mkdir -p "$FM/$kind"; tarball "$kind" "$FM/$kind/cudnn-linux-x86_64-8.7.0.84_cuda11-archive.tar.xz"
+        hold_manifest "$SERVER_URL/$kind/cudnn-linux-x86_64-8.7.0.84_cuda11-archive.tar.xz" yes > "$CUDAENV_MANIFEST"
+        run "$CUDAENV" install tf-2.14
+        [ "$status" -eq 5 ] || { echo "$output"; false; }
+        [[ "$output" == *"longer than $( [ $kind = name ] && echo NAME_MAX || echo PATH_MAX)"* ]] || { echo "$output"; false; }
+        hold_no_staging
+    done
+}
+
+@test "a staging tree whose paths pass PATH_MAX is removed after a refusal (removal works on directory fds)" {
+    mkdir -p "$FM/deep"; tarball deep "$FM/deep/cudnn-linux-x86_64-8.7.0.84_cuda11-archive.tar.xz"
+    hold_manifest "$SERVER_URL/deep/cudnn-linux-x86_64-8.7.0.84_cuda11-archive.tar.xz" yes > "$CUDAENV_MANIFEST"
+    run "$CUDAENV" install tf-2.14
+    [ "$status" -eq 5 ] || { echo "$output"; false; }
+    [[ "$output" == *"'..'"* ]] || { echo "$output"; false; }
+    hold_no_staging
+    [ -z "$(ls -A "$CUDAENV_ROOT/pkgs" | grep -v '^cuda-11.8.0')" ]
+}
+
+@test "a stray file in pkgs/ does not stop the clean-up of unused packages" {
+    # several, so that readdir meets one before the package whatever the hash order
+    local f
+    for f in a b c notes.txt x y z; do echo "my notes" > "$CUDAENV_ROOT/pkgs/$f"; done
+    run "$CUDAENV" uninstall 11.8.0
+    [ "$status" -eq 0 ] || { echo "$output"; false; }
+    [ ! -e "$CUDAENV_ROOT/pkgs/cuda-11.8.0" ]
+    [ -f "$CUDAENV_ROOT/pkgs/notes.txt" ]
+}
