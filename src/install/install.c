@@ -17,6 +17,7 @@
 #include "components.h"
 #include "fetch.h"
 #include "core/file.h"
+#include "core/rmtree.h"
 #include "preflight.h"
 #include "store/receipt.h"
 #include "runfile.h"
@@ -33,7 +34,7 @@ typedef struct need {
     ce_fetch_item *item;
     char cache[4200];       /* cache/<sha256>: our own copy, the fetch thread owns item */
     char staging[4200];     /* pkgs/.staging-* holding the unpacked tree, "" if none */
-    bool retry;             /* follow-mode unpack lost the race: unpack the verified file */
+    bool retry;             /* cached, or the follow-mode unpack lost: unpack the verified file */
 } need;
 
 #define MAX_NEEDS 32
@@ -167,7 +168,7 @@ static void drop_stagings(ce_ctx *ctx, need *needs, size_t n)
 {
     ce_ctx scratch = *ctx; /* cleanup must not overwrite the error being reported */
     for (size_t i = 0; i < n; i++) {
-        if (needs[i].staging[0]) ce_rm_rf(&scratch, needs[i].staging);
+        if (needs[i].staging[0]) ce_rm_tree(&scratch, needs[i].staging);
         needs[i].staging[0] = '\0';
     }
 }
@@ -215,9 +216,14 @@ static int fetch_and_unpack(ce_ctx *ctx, const ce_manifest *m, need *needs, size
     int urc = CE_OK;
     for (size_t i = 0; i < n && urc == CE_OK; i++) {
         if (needs[i].is_runfile) continue;
-        bool follow = !ce_exists(needs[i].cache);
-        urc = unpack_cudnn(&uctx, &needs[i], follow, &job.done);
-        if (follow && (urc == CE_ERR_DOWNLOAD || urc == CE_ERR_INTEGRITY)) {
+        if (ce_exists(needs[i].cache)) {
+            /* already cached: the fetch thread hashes it again first, and
+             * nothing from the cache is unpacked before that */
+            needs[i].retry = true;
+            continue;
+        }
+        urc = unpack_cudnn(&uctx, &needs[i], true, &job.done);
+        if (urc == CE_ERR_DOWNLOAD || urc == CE_ERR_INTEGRITY) {
             /* The download stopped, or started over (a server ignoring
              * Range), or sent bytes the manifest does not name: the fetch
              * reports a failure itself; after a success only the verified
@@ -242,8 +248,8 @@ static int fetch_and_unpack(ce_ctx *ctx, const ce_manifest *m, need *needs, size
         needs[i].item = &items[i];
         int rc = CE_OK;
         if (!needs[i].is_runfile && needs[i].retry) {
-            /* the overlapped pass saw a restarted download: unpack the verified file */
-            if ((rc = ce_rm_rf(ctx, needs[i].staging)) == CE_OK) {
+            /* cached, or the overlapped pass lost: unpack the verified file */
+            if (!needs[i].staging[0] || (rc = ce_rm_tree(ctx, needs[i].staging)) == CE_OK) {
                 needs[i].staging[0] = '\0';
                 ce_emit(ctx, CE_EV_STEP, items[i].label, "unpacking %s", items[i].label);
                 rc = unpack_cudnn(ctx, &needs[i], false, &job.done);
@@ -260,7 +266,7 @@ static int fetch_and_unpack(ce_ctx *ctx, const ce_manifest *m, need *needs, size
             }
             if (tmp[0]) {
                 ce_ctx scratch = *ctx;
-                ce_rm_rf(&scratch, tmp);
+                ce_rm_tree(&scratch, tmp);
             }
         }
         needs[i].item = NULL;
@@ -320,7 +326,7 @@ static int compose_one(ce_ctx *ctx, const ce_manifest *m, const ce_resolved *r)
     }
     if (rc != CE_OK) {
         ce_ctx scratch = *ctx;
-        ce_rm_rf(&scratch, staging);
+        ce_rm_tree(&scratch, staging);
     } else {
         ce_emit(ctx, CE_EV_INFO, r->name, "composed %zu files (%zu hardlinked, %zu copied) in %.1f ms",
                 files.n, files.linked, files.copied, t_compose);

@@ -16,6 +16,7 @@
 
 #include "core/file.h"
 #include "core/version.h"
+#include "runproc.h"
 
 extern char **environ;
 
@@ -48,6 +49,14 @@ static char **installer_env(const char *tmp)
     return env;
 }
 
+static long ce_env_long_or(const char *name, long dflt)
+{
+    const char *v = getenv(name);
+    char *end;
+    long x = v && *v ? strtol(v, &end, 10) : 0;
+    return v && *v && !*end && x > 0 ? x : dflt;
+}
+
 /* The last non-empty line of the log, for the error message. */
 static void log_tail(const char *log, char *out, size_t outsz)
 {
@@ -62,6 +71,50 @@ static void log_tail(const char *log, char *out, size_t outsz)
     fclose(f);
 }
 
+/* Paths a CUDA runfile touches when it ignores --toolkitpath (under
+ * CUDAENV_SYSROOT when set): compared before and after, and reported. */
+#define N_WATCH 6
+typedef struct watched {
+    char path[4200];
+    bool exists;
+    struct stat st;
+} watched;
+
+static void watch_take(const ce_ctx *ctx, const char *version, watched w[N_WATCH])
+{
+    char mm[32];
+    ce_version_prefix(version, 2, mm, sizeof mm);
+    char cuda_mm[64];
+    snprintf(cuda_mm, sizeof cuda_mm, "/usr/local/cuda-%s", mm);
+    const char *paths[N_WATCH] = { "/usr/local/cuda", cuda_mm, "/etc/ld.so.conf.d", "/etc/profile.d",
+                                   "/usr/bin/nvidia-uninstall", "/usr/local/bin" };
+    for (int i = 0; i < N_WATCH; i++) {
+        snprintf(w[i].path, sizeof w[i].path, "%s%s", ctx->sysroot, paths[i]);
+        w[i].exists = lstat(w[i].path, &w[i].st) == 0;
+    }
+}
+
+static bool same_stat(const struct stat *a, const struct stat *b)
+{
+    return a->st_ino == b->st_ino && a->st_dev == b->st_dev && a->st_mode == b->st_mode &&
+           a->st_size == b->st_size && a->st_mtim.tv_sec == b->st_mtim.tv_sec &&
+           a->st_mtim.tv_nsec == b->st_mtim.tv_nsec && a->st_ctim.tv_sec == b->st_ctim.tv_sec &&
+           a->st_ctim.tv_nsec == b->st_ctim.tv_nsec;
+}
+
+static void watch_report(ce_ctx *ctx, const char *version, const char *staging, const watched before[N_WATCH])
+{
+    watched after[N_WATCH];
+    watch_take(ctx, version, after);
+    for (int i = 0; i < N_WATCH; i++) {
+        if (before[i].exists == after[i].exists && (!after[i].exists || same_stat(&before[i].st, &after[i].st)))
+            continue;
+        ce_emit(ctx, CE_EV_WARN, after[i].path, "the CUDA %s installer %s %s, outside the toolkit path it was "
+                "given (%s); check it and undo it if it is not yours", version,
+                !before[i].exists ? "created" : !after[i].exists ? "removed" : "changed", after[i].path, staging);
+    }
+}
+
 int ce_runfile_install(ce_ctx *ctx, const char *runfile, const char *label, const char *staging,
                        const char *tmp, const char *log, const char *version)
 {
@@ -73,55 +126,30 @@ int ce_runfile_install(ce_ctx *ctx, const char *runfile, const char *label, cons
                      "--no-man-page", "--no-drm", "--override", a_tmp, NULL };
     char **env = installer_env(tmp);
     if (!env) return ce_fail(ctx, CE_ERR_NOMEM, "out of memory");
-    /* O_NOFOLLOW: a planted logs/<file> symlink must not redirect root's write */
-    int logfd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
-    if (logfd < 0) {
-        free(env);
-        return ce_fail(ctx, CE_ERR_IO, "cannot create %s: %s", log, strerror(errno));
-    }
+    long timeout = ce_env_long_or("CUDAENV_RUNFILE_TIMEOUT", CE_RUNFILE_TIMEOUT_S);
+    long cap = ce_env_long_or("CUDAENV_RUNFILE_LOG_CAP", CE_RUNFILE_LOG_CAP);
+    ce_runproc rp = { .path = "/bin/sh", .argv = argv, .env = env, .cwd = tmp, .log = log,
+                      .timeout_s = (double)timeout, .log_head = (size_t)cap, .log_tail = (size_t)cap,
+                      .label = label };
+    watched before[N_WATCH];
+    watch_take(ctx, version, before);
     ce_emit(ctx, CE_EV_STEP, label, "running the CUDA %s installer (log: %s)", version, log);
-    pid_t pid = fork();
-    if (pid < 0) {
-        int e = errno;
-        close(logfd);
-        free(env);
-        return ce_fail(ctx, CE_ERR_OTHER, "cannot start the installer: %s", strerror(e));
-    }
-    if (pid == 0) {
-        /* a killed cudaenv must not leave the installer writing into a
-         * staging directory the next run deletes */
-        prctl(PR_SET_PDEATHSIG, SIGKILL);
-        int null = open("/dev/null", O_RDONLY);
-        if (null >= 0) dup2(null, 0);
-        dup2(logfd, 1);
-        dup2(logfd, 2);
-        if (chdir(tmp) != 0) _exit(126);
-        execve("/bin/sh", argv, env);
-        _exit(127);
-    }
-    close(logfd);
+    int st = 0;
+    bool timed_out = false;
+    int rc = ce_runproc_run(ctx, &rp, &st, &timed_out);
     free(env);
-    int st;
-    /* the installer runs for minutes: report the elapsed time once a second */
-    struct timespec t0, now, nap = { 0, 100 * 1000 * 1000 };
-    clock_gettime(CLOCK_MONOTONIC, &t0);
-    for (long ticks = 0;; ticks++) {
-        pid_t w = waitpid(pid, &st, WNOHANG);
-        if (w == pid) break;
-        if (w < 0 && errno != EINTR) return ce_fail(ctx, CE_ERR_OTHER, "lost the installer: %s", strerror(errno));
-        if (ticks % 10 == 9) {
-            clock_gettime(CLOCK_MONOTONIC, &now);
-            ce_event ev = { .kind = CE_EV_ELAPSED, .item = label, .total = -1,
-                            .done = (int64_t)(now.tv_sec - t0.tv_sec) * 1000 + (now.tv_nsec - t0.tv_nsec) / 1000000 };
-            if (ctx->event) ctx->event(ctx->event_ud, &ev);
-        }
-        nanosleep(&nap, NULL);
-    }
+    if (rc != CE_OK) return rc;
+    watch_report(ctx, version, staging, before);
+    if (timed_out)
+        return ce_fail(ctx, CE_ERR_OTHER, "the CUDA %s installer (%s) did not finish in %ld s and was stopped "
+                       "with everything it started (CUDAENV_RUNFILE_TIMEOUT); its output is in %s",
+                       version, label, timeout, log);
     if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
         char tail[512];
         log_tail(log, tail, sizeof tail);
         char how[64];
-        if (WIFEXITED(st)) snprintf(how, sizeof how, "exit status %d", WEXITSTATUS(st));
+        if (WIFEXITED(st) && WEXITSTATUS(st) > 128) snprintf(how, sizeof how, "signal %d", WEXITSTATUS(st) - 128);
+        else if (WIFEXITED(st)) snprintf(how, sizeof how, "exit status %d", WEXITSTATUS(st));
         else snprintf(how, sizeof how, "signal %d", WIFSIGNALED(st) ? WTERMSIG(st) : 0);
         return ce_fail(ctx, CE_ERR_OTHER, "the CUDA %s installer (%s) failed with %s%s%s; its output is in %s",
                        version, label, how, tail[0] ? ": " : "", tail, log);

@@ -11,9 +11,18 @@
  * --tmpdir=TMP` with fork/execve (no shell in between), HOME and TMPDIR set
  * to tmp (a private, empty directory), LANG=C, DISPLAY and SUDO_USER unset,
  * stdin from /dev/null and stdout/stderr into log.  runfile must be the
- * verified cache file.  Then ce_toolkit_check(staging, version).
- * CE_ERR_OTHER when the installer fails (naming the log), CE_ERR_INTEGRITY
- * when the tree is not the promised toolkit. */
+ * verified cache file.  It runs under ce_runproc: its own process group
+ * killed with cudaenv (even kill -9), a deadline (CE_RUNFILE_TIMEOUT_S,
+ * CUDAENV_RUNFILE_TIMEOUT), the log capped to its first and last
+ * CE_RUNFILE_LOG_CAP bytes (CUDAENV_RUNFILE_LOG_CAP).  A few well-known
+ * system paths (/usr/local/cuda, /usr/local/cuda-X.Y, /etc/ld.so.conf.d,
+ * /etc/profile.d, /usr/bin/nvidia-uninstall, /usr/local/bin, under
+ * CUDAENV_SYSROOT) are compared before and after: a change is a CE_EV_WARN.
+ * Then ce_toolkit_check(staging, version).
+ * CE_ERR_OTHER when the installer fails or times out (naming the log),
+ * CE_ERR_INTEGRITY when the tree is not the promised toolkit. */
+#define CE_RUNFILE_TIMEOUT_S 3600
+#define CE_RUNFILE_LOG_CAP (1L << 20)
 int ce_runfile_install(ce_ctx *ctx, const char *runfile, const char *label, const char *staging,
                        const char *tmp, const char *log, const char *version);
 

@@ -42,9 +42,23 @@ static int walk_depth(const char *p, int depth0, bool allow_dotdot)
     return depth;
 }
 
+/* A name this system can create: under PATH_MAX, every component under NAME_MAX. */
+static const char *length_refusal(const char *p)
+{
+    if (strlen(p) >= PATH_MAX) return "path longer than PATH_MAX";
+    for (;;) {
+        size_t n = strcspn(p, "/");
+        if (n > NAME_MAX) return "path component longer than NAME_MAX";
+        if (!p[n]) return NULL;
+        p += n + 1;
+    }
+}
+
 static const char *path_refusal(const char *p)
 {
     if (!p || !*p) return "empty path";
+    const char *len = length_refusal(p);
+    if (len) return len;
     if (p[0] == '/') return "absolute path";
     if (walk_depth(p, 0, false) < 0) return "path with a '..' component";
     return NULL;
@@ -66,6 +80,7 @@ const char *ce_entry_refusal(const ce_entry *e)
     if (t == S_IFLNK || e->symlink) {
         const char *tg = e->symlink;
         if (!tg || !*tg) return "symlink without a target";
+        if (length_refusal(tg)) return "symlink target longer than PATH_MAX or NAME_MAX";
         if (tg[0] == '/') return "symlink to an absolute path";
         /* the link's directory: every component of its path but the last */
         int dir_depth = walk_depth(e->path, 0, false) - 1;
@@ -246,10 +261,12 @@ static la_ssize_t read_cb(struct archive *a, void *ud, const void **buf)
 
 static int refuse(ce_ctx *ctx, const ce_unpack_src *s, const char *entry, const char *why)
 {
+    if (!entry) entry = "(unnamed)";
+    int n = strlen(entry) > 200 ? 200 : (int)strlen(entry); /* a 4 KiB name would hide the reason */
     return ce_fail(ctx, CE_ERR_INTEGRITY,
-                   "unsafe entry '%s' in %s: %s; nothing was installed from this archive "
+                   "unsafe entry '%.*s%s' in %s: %s; nothing was installed from this archive "
                    "(the archive or its manifest entry is wrong: report it to whoever publishes it)",
-                   entry ? entry : "(unnamed)", s->label, why);
+                   n, entry, entry[n] ? "..." : "", s->label, why);
 }
 
 /* The names a full or failing disk gives, for messages that say which. */
@@ -335,6 +352,16 @@ static int copy_data(struct archive *in, struct archive *out, file_hash *fh)
     }
 }
 
+/* Modes as a package tree wants them, whatever the archive says: directories
+ * 0755, files 0755 or 0644 by the owner's x bit (so 0000 becomes readable,
+ * group/other never get write). */
+static void normalise_mode(struct archive_entry *e)
+{
+    mode_t t = archive_entry_filetype(e);
+    if (t == AE_IFDIR) archive_entry_set_perm(e, 0755);
+    else if (t == AE_IFREG) archive_entry_set_perm(e, (archive_entry_perm(e) & S_IXUSR) ? 0755 : 0644);
+}
+
 /* Free bytes where the tree goes (CUDAENV_TEST_FREE_BYTES fakes it), -1 unknown. */
 static double free_bytes(const char *dir)
 {
@@ -384,6 +411,7 @@ static int extract(ce_ctx *ctx, const ce_unpack_src *s, struct archive *a, struc
                                                    : "no top directory");
             if (!*rest) continue; /* the top directory itself */
         }
+        if (strlen(rest) >= sizeof rel) return refuse(ctx, s, path, "path longer than PATH_MAX");
         snprintf(rel, sizeof rel, "%s", rest);
         const char *hl = archive_entry_hardlink(e);
         const char *hrest = NULL;
@@ -391,6 +419,7 @@ static int extract(ce_ctx *ctx, const ce_unpack_src *s, struct archive *a, struc
             hrest = hl;
             if (s->strip_top && (ce_strip_top(hl, top, sizeof top, &hrest) != 0 || !*hrest))
                 return refuse(ctx, s, path, "hardlink target outside the tree");
+            if (strlen(hrest) >= sizeof hrel) return refuse(ctx, s, path, "hardlink target longer than PATH_MAX");
             snprintf(hrel, sizeof hrel, "%s", hrest);
         }
         ce_entry ent = { .path = rel, .mode = archive_entry_mode(e),
@@ -402,6 +431,7 @@ static int extract(ce_ctx *ctx, const ce_unpack_src *s, struct archive *a, struc
             int rc = check_declared(ctx, s, rel, declared, avail);
             if (rc != CE_OK) return rc;
         }
+        normalise_mode(e);
         archive_entry_set_pathname(e, rel);
         if (hl) archive_entry_set_hardlink(e, hrel);
         if (archive_write_header(w, e) < ARCHIVE_WARN) {

@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/rmtree.h"
 #include "core/file.h"
 #include "core/manifest.h"
 #include "core/resolve.h"
@@ -256,7 +257,7 @@ int ce_store_clean_staging(ce_ctx *ctx)
         while ((e = readdir(d))) {
             if (strncmp(e->d_name, ".staging-", 9) != 0) continue;
             snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
-            if ((rc = ce_rm_rf(ctx, p))) { closedir(d); return rc; }
+            if ((rc = ce_rm_tree(ctx, p))) { closedir(d); return rc; }
             ce_emit(ctx, CE_EV_INFO, NULL, "removed %s, left by an interrupted run", p);
             removed++;
         }
@@ -300,7 +301,7 @@ int ce_store_commit(ce_ctx *ctx, const char *staging, const char *final)
     if (renameat2(AT_FDCWD, staging, AT_FDCWD, final, RENAME_EXCHANGE) != 0)
         return ce_fail(ctx, CE_ERR_IO, "cannot replace %s with %s: %s", final, staging, strerror(errno));
     ce_fsync_dir(parent);
-    return ce_rm_rf(ctx, staging);
+    return ce_rm_tree(ctx, staging);
 }
 
 int ce_store_remove(ce_ctx *ctx, const char *dir)
@@ -317,7 +318,7 @@ int ce_store_remove(ce_ctx *ctx, const char *dir)
         return ce_fail(ctx, e == ENOENT ? CE_ERR_NOTFOUND : CE_ERR_IO, "cannot remove %s: %s", dir, strerror(e));
     }
     ce_fsync_dir(parent);
-    return ce_rm_rf(ctx, tmp);
+    return ce_rm_tree(ctx, tmp);
 }
 
 void ce_store_pkg_names(const char *cuda, const char *cudnn, char *cuda_pkg, size_t cn,
@@ -361,12 +362,16 @@ int ce_store_gc_pkgs(ce_ctx *ctx)
             unlink(p);
             continue;
         }
-        if ((rc = ce_store_remove(ctx, p))) { closedir(d); free(v); return rc; }
-        removed++;
+        struct stat st;
+        if (lstat(p, &st) != 0 || !S_ISDIR(st.st_mode)) continue; /* a stray file: not a package */
+        /* one package that cannot go does not keep the others */
+        int r1 = ce_store_remove(ctx, p);
+        if (r1 && !rc) rc = r1;
+        removed += r1 == CE_OK;
     }
     closedir(d);
     free(v);
-    return removed;
+    return rc ? rc : removed;
 }
 
 /* Does $CUDAENV_SYSROOT/usr/local/cuda resolve into prefix? */

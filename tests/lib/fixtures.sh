@@ -143,6 +143,8 @@ C
 # cuda.version).  LAYOUT: the CUDA version it really installs (a lying
 # runfile), "empty" (installs no toolkit at all), or "nocudart" (the toolkit
 # without lib64/libcudart.so.*).
+# At install time FX_RUNFILE_FAIL, FX_RUNFILE_SPAM=N, FX_RUNFILE_OUTSIDE=DIR and
+# FX_RUNFILE_SLEEP=S [+ FX_RUNFILE_PIDS=FILE] change what it does (see install.sh).
 # FX_RUNFILE_TREE=DIR packs that toolkit tree as it is instead (tests/gpu:
 # a real one); FX_RUNFILE_COMP=--nocomp|--gzip|... the makeself compression
 # (default --xz); FX_MAKESELF_HEADER the stock header to start from.
@@ -189,7 +191,16 @@ done
 [ -n "$tkpath" ] || { echo "ERROR: --toolkitpath is required" >&2; exit 1; }
 echo "fixture installer: HOME=$HOME TMPDIR=$TMPDIR LANG=$LANG DISPLAY=${DISPLAY-<unset>} SUDO_USER=${SUDO_USER-<unset>} tmpdir=$tmpdir defaultroot=$defroot"
 [ -n "${FX_RUNFILE_FAIL:-}" ] && { echo "ERROR: fixture told to fail" >&2; exit 3; }
-[ -n "${FX_RUNFILE_SLEEP:-}" ] && sleep "$FX_RUNFILE_SLEEP"
+# test knobs: print N lines; create a directory outside the toolkit path;
+# start a background child and sleep (both pids in FX_RUNFILE_PIDS)
+[ -n "${FX_RUNFILE_SPAM:-}" ] && seq "$FX_RUNFILE_SPAM" | sed 's/^/fixture installer: spam line /'
+[ -n "${FX_RUNFILE_OUTSIDE:-}" ] && mkdir -p "$FX_RUNFILE_OUTSIDE"
+if [ -n "${FX_RUNFILE_SLEEP:-}" ] && [ -z "${FX_RUNFILE_PIDS:-}" ]; then
+    sleep "$FX_RUNFILE_SLEEP"
+elif [ -n "${FX_RUNFILE_SLEEP:-}" ]; then
+    sleep "$FX_RUNFILE_SLEEP" & echo $! > "$FX_RUNFILE_PIDS.tmp"; echo $$ >> "$FX_RUNFILE_PIDS.tmp"
+    mv "$FX_RUNFILE_PIDS.tmp" "$FX_RUNFILE_PIDS"; sleep "$FX_RUNFILE_SLEEP"
+fi
 mkdir -p "$tkpath" && cp -a tree/. "$tkpath/" || exit 1
 echo "fixture installer: toolkit installed in $tkpath"
 SH

@@ -105,6 +105,24 @@ PY
     [[ "$output" != *"HAVE: 11.8.0+cudnn"* && "$output" != *"HAVE: cudnn-"* ]] || { echo "$output"; false; }
 }
 
+@test "ENOSPC, then space freed mid-extraction (8 MiB tmpfs, a filler removed once it is full): still exit 1, nothing committed" {
+    hold_manifest "$SERVER_URL/big/cudnn-linux-x86_64-8.7.0.84_cuda11-archive.tar.xz" yes > "$CUDAENV_MANIFEST"
+    in_tmpfs 8m 'avail=$(df -k --output=avail "$CUDAENV_ROOT" | tail -1)
+        head -c $(( (avail - 1024) * 1024 )) /dev/zero > "$CUDAENV_ROOT/../filler"
+        # the watcher frees the filler only once the disk is full: the write has failed by then
+        ( while [ "$(df -k --output=avail "$CUDAENV_ROOT" | tail -1)" -gt 64 ]; do sleep 0.01; done
+          rm -f "$CUDAENV_ROOT/../filler"; echo FREED ) &
+        CUDAENV_TEST_FREE_BYTES=1e12 "$CUDAENV" install tf-2.14; rc=$?
+        wait
+        ls -d "$CUDAENV_ROOT"/pkgs/.staging-* "$CUDAENV_ROOT"/versions/.staging-* 2>/dev/null | sed "s/^/LEFT: /"
+        ls "$CUDAENV_ROOT/versions" "$CUDAENV_ROOT/pkgs" | sed "s/^/HAVE: /"; exit $rc'
+    [ "$status" -eq 1 ] || { echo "$output"; false; }
+    [[ "$output" == *FREED* ]] || { echo "$output"; false; }
+    [[ "$output" == *"libcudnn_big.so"*"ENOSPC"* ]] || { echo "$output"; false; }
+    [[ "$output" != *"LEFT: "* ]] || { echo "$output"; false; }
+    [[ "$output" != *"HAVE: 11.8.0+cudnn"* && "$output" != *"HAVE: cudnn-"* ]] || { echo "$output"; false; }
+}
+
 @test "a write that fails while later ones succeed (EFBIG under ulimit -f): exit 1 naming the file, nothing committed" {
     hold_manifest "$SERVER_URL/big/cudnn-linux-x86_64-8.7.0.84_cuda11-archive.tar.xz" yes > "$CUDAENV_MANIFEST"
     run bash -c 'trap "" XFSZ; ulimit -f 4096; exec "$0" install tf-2.14' "$CUDAENV"
@@ -220,4 +238,156 @@ PLAIN=plain/cudnn-linux-x86_64-8.7.0.84_cuda11-archive.tar.xz
     [ "$status" -eq 5 ] || { echo "$output"; false; }
     [[ "$output" == *"the version key is 60 characters; the store names at most 31"* ]] || { echo "$output"; false; }
     [ "$(wc -l < "$SERVER_LOG")" -eq 0 ]
+}
+
+# ---- the runfile under control ----
+
+runfile_setup() {
+    rm -rf "$CUDAENV_ROOT/pkgs/cuda-11.8.0" "$CUDAENV_ROOT/versions/11.8.0"
+    hold_manifest "$SERVER_URL/$PLAIN" yes > "$CUDAENV_MANIFEST"
+}
+
+# pids_gone FILE: none of the pids in FILE is alive (waits up to 10 s)
+pids_gone() {
+    local i p alive
+    for i in $(seq 100); do
+        alive=
+        for p in $(cat "$1"); do kill -0 "$p" 2>/dev/null && alive="$alive $p"; done
+        [ -z "$alive" ] && return 0
+        sleep 0.1
+    done
+    echo "still running:$alive"; ps -o pid,pgid,args -p "${alive# }" || true
+    return 1
+}
+
+@test "runfile: its log keeps the head and the tail, with a line saying how much was left out" {
+    runfile_setup
+    FX_RUNFILE_SPAM=200000 CUDAENV_RUNFILE_LOG_CAP=65536 run "$CUDAENV" install 11.8.0 --no-cudnn
+    [ "$status" -eq 0 ] || { echo "$output"; false; }
+    local log=$CUDAENV_ROOT/logs/cuda-11.8.0-runfile.log
+    [ "$(stat -c %s "$log")" -le $((2 * 65536 + 200)) ]
+    head -c 65536 "$log" | grep -q "^fixture installer: spam line 1$"
+    grep -q "bytes of output left out here; the first 65536 and the last 65536 are kept" "$log"
+    tail -c 65536 "$log" | grep -q "^fixture installer: spam line 200000$"
+    tail -n 1 "$log" | grep -q "toolkit installed"
+}
+
+@test "runfile: past its deadline it is stopped with everything it started (exit 1, a clear message)" {
+    runfile_setup
+    SECONDS=0
+    FX_RUNFILE_SLEEP=120 FX_RUNFILE_PIDS=$T/pids CUDAENV_RUNFILE_TIMEOUT=2 run "$CUDAENV" install 11.8.0 --no-cudnn
+    [ "$status" -eq 1 ] || { echo "$output"; false; }
+    [[ "$output" == *"installer"*"did not finish in 2 s and was stopped"* ]] || { echo "$output"; false; }
+    [ "$SECONDS" -lt 60 ]
+    pids_gone "$T/pids"
+    [ ! -e "$CUDAENV_ROOT/versions/11.8.0" ]
+    hold_no_staging
+}
+
+@test "runfile: nothing it started survives a kill -9 of cudaenv" {
+    runfile_setup
+    FX_RUNFILE_SLEEP=120 FX_RUNFILE_PIDS=$T/pids "$CUDAENV" install 11.8.0 --no-cudnn >"$T/out" 2>&1 &
+    local pid=$! i
+    for i in $(seq 300); do [ -s "$T/pids" ] && break; sleep 0.1; done
+    [ -s "$T/pids" ] || { cat "$T/out"; false; }
+    kill -9 "$pid"
+    wait "$pid" || true
+    pids_gone "$T/pids"
+}
+
+@test "runfile: one that writes outside its toolkit path is reported" {
+    runfile_setup
+    FX_RUNFILE_OUTSIDE=$CUDAENV_SYSROOT/usr/local/cuda-11.8 run "$CUDAENV" install 11.8.0 --no-cudnn
+    [ "$status" -eq 0 ] || { echo "$output"; false; }
+    [[ "$output" == *"installer created $CUDAENV_SYSROOT/usr/local/cuda-11.8, outside the toolkit path"* ]] || { echo "$output"; false; }
+}
+
+# ---- archive hygiene ----
+
+# tarball KIND OUT: a cuDNN-shaped .tar.xz written by python's tarfile (pax):
+# modes (0000, 0666, 0700 files, a 0777 directory), long (a 300-character
+# component; a 4200-character path of short ones), deep (a file 4081
+# characters below the top, past PATH_MAX once the staging directory's own
+# path is added; then an entry climbing out, so the install fails).
+tarball() {
+    python3 - "$1" "$2" <<'PY'
+import io, lzma, sys, tarfile
+kind, out = sys.argv[1:]
+top = "cudnn-linux-x86_64-8.7.0.84_cuda11-archive"
+buf = io.BytesIO()
+t = tarfile.open(fileobj=buf, mode="w", format=tarfile.PAX_FORMAT)
+def add(name, data=b"x", mode=0o644, typ=tarfile.REGTYPE):
+    i = tarfile.TarInfo(name); i.mode = mode; i.type = typ
+    if typ == tarfile.REGTYPE:
+        i.size = len(data); t.addfile(i, io.BytesIO(data))
+    else:
+        t.addfile(i)
+add(top, mode=0o755, typ=tarfile.DIRTYPE)
+add(top + "/include/cudnn_version.h", b"#define CUDNN_MAJOR 8\n#define CUDNN_MINOR 7\n#define CUDNN_PATCHLEVEL 0\n")
+if kind == "modes":
+    add(top + "/lib", mode=0o777, typ=tarfile.DIRTYPE)
+    add(top + "/lib/zero.so", mode=0o000)
+    add(top + "/lib/gw.so", mode=0o666)
+    add(top + "/bin", mode=0o700, typ=tarfile.DIRTYPE)
+    add(top + "/bin/tool", mode=0o700)
+elif kind == "name":
+    add(top + "/lib/" + "n" * 300)
+elif kind == "path":
+    add(top + "/" + "/".join(["dd"] * 1400) + "/x")
+elif kind == "deep":
+    p = top
+    for i in range(40):
+        p += "/" + str(i % 10) * 100
+        add(p, mode=0o755, typ=tarfile.DIRTYPE)
+    add(p + "/" + "y" * 40)
+    add(top + "/../evil")
+t.close()
+open(out, "wb").write(lzma.compress(buf.getvalue()))
+PY
+}
+
+@test "archive modes are normalised: dirs 0755, files 0644/0755 by the owner's x bit, 0000 readable" {
+    mkdir -p "$FM/modes"; tarball modes "$FM/modes/cudnn-linux-x86_64-8.7.0.84_cuda11-archive.tar.xz"
+    hold_manifest "$SERVER_URL/modes/cudnn-linux-x86_64-8.7.0.84_cuda11-archive.tar.xz" yes > "$CUDAENV_MANIFEST"
+    run "$CUDAENV" install tf-2.14
+    [ "$status" -eq 0 ] || { echo "$output"; false; }
+    local p=$CUDAENV_ROOT/pkgs/cudnn-8.7.0.84-cuda11
+    [ "$(stat -c %a "$p/lib")" = 755 ]
+    [ "$(stat -c %a "$p/bin")" = 755 ]
+    [ "$(stat -c %a "$p/lib/zero.so")" = 644 ]
+    [ "$(stat -c %a "$p/lib/gw.so")" = 644 ]
+    [ "$(stat -c %a "$p/bin/tool")" = 755 ]
+}
+
+@test "archive entries past NAME_MAX or PATH_MAX are refused with exit 5 naming why" {
+    local kind
+    for kind in name path; do
+        rm -rf "$CUDAENV_ROOT"; cp -a "$BASE" "$CUDAENV_ROOT"
+        mkdir -p "$FM/$kind"; tarball "$kind" "$FM/$kind/cudnn-linux-x86_64-8.7.0.84_cuda11-archive.tar.xz"
+        hold_manifest "$SERVER_URL/$kind/cudnn-linux-x86_64-8.7.0.84_cuda11-archive.tar.xz" yes > "$CUDAENV_MANIFEST"
+        run "$CUDAENV" install tf-2.14
+        [ "$status" -eq 5 ] || { echo "$output"; false; }
+        [[ "$output" == *"longer than $( [ $kind = name ] && echo NAME_MAX || echo PATH_MAX)"* ]] || { echo "$output"; false; }
+        hold_no_staging
+    done
+}
+
+@test "a staging tree whose paths pass PATH_MAX is removed after a refusal (removal works on directory fds)" {
+    mkdir -p "$FM/deep"; tarball deep "$FM/deep/cudnn-linux-x86_64-8.7.0.84_cuda11-archive.tar.xz"
+    hold_manifest "$SERVER_URL/deep/cudnn-linux-x86_64-8.7.0.84_cuda11-archive.tar.xz" yes > "$CUDAENV_MANIFEST"
+    run "$CUDAENV" install tf-2.14
+    [ "$status" -eq 5 ] || { echo "$output"; false; }
+    [[ "$output" == *"'..'"* ]] || { echo "$output"; false; }
+    hold_no_staging
+    [ -z "$(ls -A "$CUDAENV_ROOT/pkgs" | grep -v '^cuda-11.8.0')" ]
+}
+
+@test "a stray file in pkgs/ does not stop the clean-up of unused packages" {
+    # several, so that readdir meets one before the package whatever the hash order
+    local f
+    for f in a b c notes.txt x y z; do echo "my notes" > "$CUDAENV_ROOT/pkgs/$f"; done
+    run "$CUDAENV" uninstall 11.8.0
+    [ "$status" -eq 0 ] || { echo "$output"; false; }
+    [ ! -e "$CUDAENV_ROOT/pkgs/cuda-11.8.0" ]
+    [ -f "$CUDAENV_ROOT/pkgs/notes.txt" ]
 }

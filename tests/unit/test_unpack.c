@@ -9,6 +9,7 @@
 #include <archive.h>
 #include <archive_entry.h>
 #include <lzma.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +21,12 @@
 #include "core/file.h"
 #include "install/digest.h"
 #include "install/unpack.h"
+
+/* 256 and 255 characters: one over NAME_MAX, and NAME_MAX itself */
+#define N16 "abcdefghijklmnop"
+#define N64 N16 N16 N16 N16
+#define LONG_NAME N64 N64 N64 N64
+#define OK_NAME N64 N64 N64 N16 N16 N16 "abcdefghijklmno"
 
 typedef struct row { const char *path; unsigned mode; const char *sym, *hard; const char *why; } row;
 
@@ -52,6 +59,11 @@ static void test_policy_table(void **state)
         { "a/b", S_IFLNK | 0777, "", NULL, "symlink without a target" },
         { "lib/h", S_IFREG | 0644, NULL, "../outside", "hardlink target outside the tree" },
         { "lib/h", S_IFREG | 0644, NULL, "/etc/shadow", "hardlink target outside the tree" },
+        { LONG_NAME, S_IFREG | 0644, NULL, NULL, "path component longer than NAME_MAX" },
+        { "lib/" LONG_NAME "/x", S_IFDIR | 0755, NULL, NULL, "path component longer than NAME_MAX" },
+        { "lib/s", S_IFLNK | 0777, LONG_NAME, NULL, "symlink target longer than PATH_MAX or NAME_MAX" },
+        { "lib/h", S_IFREG | 0644, NULL, LONG_NAME, "hardlink target outside the tree" },
+        { OK_NAME, S_IFREG | 0644, NULL, NULL, NULL },
     };
     for (size_t i = 0; i < sizeof rows / sizeof *rows; i++) {
         ce_entry e = { rows[i].path, rows[i].mode, rows[i].sym, rows[i].hard };
@@ -63,6 +75,14 @@ static void test_policy_table(void **state)
             assert_string_equal(why, rows[i].why);
         }
     }
+    /* a path of PATH_MAX characters made of short components */
+    static char deep[PATH_MAX + 2];
+    for (size_t i = 0; i < PATH_MAX; i++) deep[i] = i % 2 ? '/' : 'd';
+    deep[PATH_MAX] = 'd';
+    ce_entry e = { deep, S_IFREG | 0644, NULL, NULL };
+    const char *why = ce_entry_refusal(&e);
+    assert_non_null(why);
+    assert_string_equal(why, "path longer than PATH_MAX");
 }
 
 static void test_strip_top(void **state)
