@@ -253,3 +253,28 @@ print(v if not isinstance(v, bool) else str(v).lower())' "$1" <<<"$output"
     run "$CUDAENV" verify --help
     [[ "$output" == *"--framework tf|torch"* ]]
 }
+
+@test "doctor: the framework layer (quick, no GPU work) reports the build against the active toolchain" {
+    export CUDAENV_VERSION=11.8.0+cudnn8.7.0.84 CUDAENV_DOCTOR_PYTHON=$PY FAKE_FW_LIBS=libcudart.so.11.0
+    # selected, but not applied to this shell: the classic "Could not load dynamic library"
+    run --separate-stderr "$CUDAENV" doctor --json
+    [ "$(j '[f["summary"] for f in d["findings"] if f["code"] == "framework.library-missing"][0]')" = "torch cannot load libcudart.so.11.0: toolchain 11.8.0+cudnn8.7.0.84 has it, but it is not on the loader path" ]
+    [[ "$(j 'fs["framework.library-missing"]["fix"]')" == "cudaenv use 11.8.0+cudnn8.7.0.84 "* ]]
+    eval "$("$CUDAENV" env 11.8 --shell bash 2>/dev/null)"
+    export FAKE_FW_CUDNN=9.1.0
+    run --separate-stderr "$CUDAENV" doctor --json
+    [ "$(j '[(f["code"], f["severity"], f["summary"].split()[0]) for f in d["findings"] if f["layer"] == "framework"]')" = "[('framework.cudnn-mismatch', 'error', 'torch'), ('framework.cudnn-mismatch', 'error', 'tensorflow')]" ]
+    [ "$status" -eq 7 ]
+    run "$CUDAENV" doctor
+    [[ "$output" == *"Frameworks (TensorFlow, PyTorch)"*"framework.cudnn-mismatch"* ]]
+}
+
+@test "doctor: a CPU-only build is a warning; no framework installed, or CUDAENV_DOCTOR_PYTHON=none, says nothing" {
+    export CUDAENV_VERSION=11.8.0+cudnn8.7.0.84 CUDAENV_DOCTOR_PYTHON=$PY FAKE_FW_CUDA=none FAKE_FW_LIBS=
+    run --separate-stderr "$CUDAENV" doctor --json
+    [ "$(j '[(f["code"], f["severity"]) for f in d["findings"] if f["layer"] == "framework"]')" = "[('framework.cpu-only-build', 'warning'), ('framework.cpu-only-build', 'warning')]" ]
+    CUDAENV_DOCTOR_PYTHON=none run --separate-stderr "$CUDAENV" doctor --json
+    [ "$(j '[f for f in d["findings"] if f["layer"] == "framework"]')" = "[]" ]
+    PYTHONPATH=$T/empty run --separate-stderr "$CUDAENV" doctor --json
+    [ "$(j '[f for f in d["findings"] if f["layer"] == "framework"]')" = "[]" ]
+}
