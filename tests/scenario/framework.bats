@@ -250,6 +250,9 @@ print(v if not isinstance(v, bool) else str(v).lower())' "$1" <<<"$output"
     run "$CUDAENV" verify 11.8 --framework torch --python "$T/nope/python"
     [ "$status" -eq 3 ]
     [[ "$output" == *"$T/nope/python: no such executable"* ]]
+    run "$CUDAENV" verify 11.8 --framework torch --bench
+    [ "$status" -eq 2 ]
+    [[ "$output" == *"--framework checks the framework only"* ]]
     run "$CUDAENV" verify --help
     [[ "$output" == *"--framework tf|torch"* ]]
 }
