@@ -39,8 +39,8 @@ static bool python_path(const char *want, char *out, size_t outsz)
         /* made absolute, not resolved: a venv's bin/python links to the base interpreter */
         char cwd[4096] = "";
         if (want[0] != '/' && !getcwd(cwd, sizeof cwd)) return false;
-        snprintf(out, outsz, "%s%s%s", cwd, cwd[0] ? "/" : "", want);
-        return access(out, X_OK) == 0;
+        int n = snprintf(out, outsz, "%s%s%s", cwd, cwd[0] ? "/" : "", want);
+        return n > 0 && (size_t)n < outsz && access(out, X_OK) == 0;
     }
     const char *path = getenv("PATH");
     char *dup = strdup(path && *path ? path : "/usr/bin:/bin"), *save = NULL;

@@ -160,7 +160,8 @@ print(v if not isinstance(v, bool) else str(v).lower())' "$1" <<<"$output"
 @test "framework.foreign-library: LD_PRELOAD is named in the evidence and the fix" {
     fx_cudnn "$T/w" 8.7.0 11
     fx_fakewheel "$T/site" nvidia-cudnn-cu11 cudnn 8.7.0.84 "$T/w/lib"
-    LD_PRELOAD=$T/site/nvidia/cudnn/lib/libcudnn.so.8.7.0 fw torch
+    # (an ASan build of cudaenv would refuse a preload ahead of its runtime)
+    ASAN_OPTIONS=verify_asan_link_order=0 LD_PRELOAD=$T/site/nvidia/cudnn/lib/libcudnn.so.8.7.0 fw torch
     [ "$status" -eq 7 ]
     [[ "$(j 'fs["framework.foreign-library"]["evidence"]')" == *"LD_PRELOAD=$T/site/nvidia/cudnn/lib/libcudnn.so.8.7.0"* ]]
     [[ "$(j 'fs["framework.foreign-library"]["fix"]')" == "remove it from LD_PRELOAD"* ]]
