@@ -207,7 +207,7 @@ static void check_import(fw_an *a)
     }
     const char *tb = jstr(r->doc, "traceback");
     add(r, "framework.import-failed", CE_FW_ERROR, fmt(sum, sizeof sum, "importing %s failed", r->module),
-        fmt(ev, sizeof ev, "%s\n%s", err, tb ? tb : ""),
+        fmt(ev, sizeof ev, "%s\n%s", err ? err : "(no error text; see the log)", tb ? tb : r->log),
         fmt(fix, sizeof fix, "%s -c 'import %s' shows the whole error; cudaenv doctor checks the layers below",
             a->py, r->module));
 }

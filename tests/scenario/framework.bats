@@ -282,3 +282,17 @@ print(v if not isinstance(v, bool) else str(v).lower())' "$1" <<<"$output"
     PYTHONPATH=$T/empty run --separate-stderr "$CUDAENV" doctor --json
     [ "$(j '[f for f in d["findings"] if f["layer"] == "framework"]')" = "[]" ]
 }
+
+@test "framework.import-failed and framework.script-failed" {
+    mkdir -p "$T/bad/torch"
+    echo 'raise RuntimeError("CUDA call failed lazily")' > "$T/bad/torch/__init__.py"
+    PYTHONPATH=$T/bad fw torch
+    [ "$status" -eq 7 ]
+    [ "$(j 'sorted(fs)')" = "['framework.import-failed']" ]
+    [[ "$(j 'fs["framework.import-failed"]["evidence"]')" == "RuntimeError: CUDA call failed lazily"* ]]
+    printf '#!/bin/sh\necho broken python >&2\nexit 3\n' > "$T/py" && chmod +x "$T/py"
+    run --separate-stderr "$CUDAENV" verify 11.8 --framework tf --python "$T/py" --json
+    [ "$status" -eq 7 ]
+    [ "$(j 'fs["framework.script-failed"]["summary"]')" = "the framework check did not report ($T/py exited with status 3)" ]
+    [ "$(j 'fs["framework.script-failed"]["evidence"]')" = "broken python" ]
+}
