@@ -233,12 +233,17 @@ print(v if not isinstance(v, bool) else str(v).lower())' "$1" <<<"$output"
     [[ "$(j 'fs["framework.compute-failed"]["evidence"]')" == "RuntimeError: CUDNN_STATUS_NOT_INITIALIZED"* ]]
 }
 
+# nosite: a Python without site-packages (python3-torch may be installed system-wide)
+nosite() {
+    printf '#!/bin/sh\nexec %s -S "$@"\n' "$PY" > "$T/nosite" && chmod +x "$T/nosite"
+}
+
 @test "framework.not-importable: the Python has no torch" {
-    export PYTHONPATH=$T/empty
-    fw torch
+    nosite
+    PYTHONPATH=$T/empty run --separate-stderr "$CUDAENV" verify 11.8 --framework torch --python "$T/nosite" --json
     [ "$status" -eq 7 ]
     [ "$(j 'sorted(fs)')" = "['framework.not-importable']" ]
-    [ "$(j 'fs["framework.not-importable"]["summary"]')" = "$PY cannot import torch" ]
+    [ "$(j 'fs["framework.not-importable"]["summary"]')" = "$T/nosite cannot import torch" ]
 }
 
 @test "usage: --python needs --framework, unknown framework, missing Python" {
@@ -279,7 +284,8 @@ print(v if not isinstance(v, bool) else str(v).lower())' "$1" <<<"$output"
     [ "$(j '[(f["code"], f["severity"]) for f in d["findings"] if f["layer"] == "framework"]')" = "[('framework.cpu-only-build', 'warning'), ('framework.cpu-only-build', 'warning')]" ]
     CUDAENV_DOCTOR_PYTHON=none run --separate-stderr "$CUDAENV" doctor --json
     [ "$(j '[f for f in d["findings"] if f["layer"] == "framework"]')" = "[]" ]
-    PYTHONPATH=$T/empty run --separate-stderr "$CUDAENV" doctor --json
+    nosite
+    PYTHONPATH=$T/empty CUDAENV_DOCTOR_PYTHON=$T/nosite run --separate-stderr "$CUDAENV" doctor --json
     [ "$(j '[f for f in d["findings"] if f["layer"] == "framework"]')" = "[]" ]
 }
 
@@ -295,4 +301,19 @@ print(v if not isinstance(v, bool) else str(v).lower())' "$1" <<<"$output"
     [ "$status" -eq 7 ]
     [ "$(j 'fs["framework.script-failed"]["summary"]')" = "the framework check did not report ($T/py exited with status 3)" ]
     [ "$(j 'fs["framework.script-failed"]["evidence"]')" = "broken python" ]
+}
+
+@test "a real PyTorch (Debian's CPU-only python3-torch): cpu-only-build from its own build info, in verify and doctor" {
+    unset PYTHONPATH FAKE_FW_LIBS
+    "$PY" -c 'import torch' 2>/dev/null || skip "python3-torch is not installed (tools/deps.txt)"
+    fw torch
+    [ "$status" -eq 7 ]
+    [ "$(j 'sorted(fs)')" = "['framework.cpu-only-build']" ]
+    [ "$(j 'd["framework"]["cuda"]')" = None ]
+    [ "$(j 'd["framework"]["imported"]')" = true ]
+    [[ "$(j 'd["framework"]["module"]')" == /usr/lib/python3/dist-packages/torch/__init__.py ]]
+    [[ "$(j 'fs["framework.cpu-only-build"]["evidence"]')" == "torch "*": torch.version.cuda is None" ]]
+    export CUDAENV_VERSION=11.8.0+cudnn8.7.0.84 CUDAENV_DOCTOR_PYTHON=$PY
+    run --separate-stderr "$CUDAENV" doctor --json
+    [ "$(j '[(f["code"], f["severity"]) for f in d["findings"] if f["layer"] == "framework"]')" = "[('framework.cpu-only-build', 'warning')]" ]
 }
