@@ -58,7 +58,7 @@ hidden() {  # hidden CMD...: run CMD with the wheels' lib folders gone
     unhide
     return $rc
 }
-echo "== the nvidia-cudnn and nvidia-cu13 wheels' libraries hidden (as pip install torch --no-deps): the toolchain's are used"
+echo "== the nvidia-cudnn and nvidia-cu13 wheels' lib folders moved aside (as if uninstalled): the toolchain's are used"
 hidden "${V[@]}"; echo "exit $?"
 hidden "${V[@]}" --json > "$OUT/fw-pass.json"; rc=$?
 fwcheck "$OUT/fw-pass.json" "$rc" 0 "torch runs on the toolchain: matmul + conv right, every libcudart/libcudnn from the toolchain, exit 0" \
