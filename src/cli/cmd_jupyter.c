@@ -4,9 +4,12 @@
  * Written to $JUPYTER_DATA_DIR/kernels/NAME/kernel.json, else
  * ${XDG_DATA_HOME:-~/.local/share}/jupyter/kernels/NAME/kernel.json. */
 #include <cJSON.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -39,8 +42,8 @@ static bool python_path(const char *want, char *out, size_t outsz)
         /* made absolute, not resolved: a venv's bin/python links to the base interpreter */
         char cwd[4096] = "";
         if (want[0] != '/' && !getcwd(cwd, sizeof cwd)) return false;
-        snprintf(out, outsz, "%s%s%s", cwd, cwd[0] ? "/" : "", want);
-        return access(out, X_OK) == 0;
+        int n = snprintf(out, outsz, "%s%s%s", cwd, cwd[0] ? "/" : "", want);
+        return n > 0 && (size_t)n < outsz && access(out, X_OK) == 0;
     }
     const char *path = getenv("PATH");
     char *dup = strdup(path && *path ? path : "/usr/bin:/bin"), *save = NULL;
@@ -52,6 +55,26 @@ static bool python_path(const char *want, char *out, size_t outsz)
     }
     free(dup);
     return found;
+}
+
+/* Whether py can import ipykernel (what the kernel's argv runs). */
+static bool has_ipykernel(const char *py)
+{
+    pid_t pid = fork();
+    if (pid < 0) return true;  /* cannot tell: no warning */
+    if (pid == 0) {
+        int null = open("/dev/null", O_RDWR);
+        if (null >= 0) {
+            dup2(null, 0);
+            dup2(null, 1);
+            dup2(null, 2);
+        }
+        execl(py, py, "-c", "import ipykernel", (char *)NULL);
+        _exit(127);
+    }
+    int st = 0;
+    while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {}
+    return WIFEXITED(st) && WEXITSTATUS(st) == 0;
 }
 
 static int data_dir(cli *c, char *out, size_t n)
@@ -128,6 +151,8 @@ static int install(cli *c, const cli_cmd *cmd, const char *version, const char *
     free(json);
     if (rc) return cli_fail(c, rc);
     printf("%s\n", file);
+    if (!has_ipykernel(py))
+        cli_warn(c, "%s cannot import ipykernel, which the kernel runs: %s -m pip install ipykernel", py, py);
     cli_note(c, "kernel '%s' (%s) runs %s with toolchain %s; pick it in Jupyter's kernel list", kname, disp, py,
              sel.tc.name);
     return 0;

@@ -249,6 +249,9 @@ int cmd_verify(cli *c, int argc, char **argv)
         }
     }
     if (python && !framework) return cli_usage_error(cmd, "--python goes with --framework tf|torch");
+    if (framework && (opt.all_devices || opt.bench || opt.deep))
+        return cli_usage_error(cmd, "--framework checks the framework only; --all-devices, --bench and --deep "
+                                    "go with the toolchain's own check (run them separately)");
     opt.sha256_file = ce_sha256_file;  /* NULL in the light binary */
     if (opt.deep && !opt.sha256_file && !getenv("CUDAENV_VERIFY_NO_REEXEC")) {
         setenv("CUDAENV_VERIFY_NO_REEXEC", "1", 1);  /* never loop if the full binary lacks it too */

@@ -18,14 +18,14 @@
 #include "core/version.h"
 
 const char *const ce_doctor_layers[] = { "gpu", "driver", "container", "wsl", "mig", "libs", "env", "compat",
-                                         "perf", NULL };
+                                         "framework", "perf", NULL };
 
 const char *ce_doctor_layer_title(const char *code)
 {
     static const struct { const char *k, *t; } titles[] = {
         { "gpu", "GPU" }, { "driver", "Driver" }, { "container", "Container" }, { "wsl", "WSL2" },
         { "mig", "MIG" }, { "libs", "Libraries the loader picks" }, { "env", "Environment" },
-        { "compat", "Compatibility" }, { "perf", "Performance" },
+        { "compat", "Compatibility" }, { "framework", "Frameworks (TensorFlow, PyTorch)" }, { "perf", "Performance" },
     };
     size_t n = strcspn(code, ".");
     for (size_t i = 0; i < sizeof titles / sizeof *titles; i++)
@@ -217,6 +217,7 @@ int ce_doctor_run(ce_ctx *ctx, ce_doctor *d)
     check_selection(d);
     doc_check_env(d);
     doc_check_compat(d);
+    doc_check_framework(d);
     doc_check_perf(d);
 
     clock_gettime(CLOCK_MONOTONIC, &t1);

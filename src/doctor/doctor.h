@@ -4,7 +4,7 @@
  * and the exact fix.  The core never prints: the CLI renders the report.
  *
  * Layers (the first part of every code): gpu, driver, container, wsl, mig,
- * libs, env, compat, perf.  The codes are listed in cudaenv(1). */
+ * libs, env, compat, framework, perf.  The codes are listed in cudaenv(1). */
 #ifndef CE_DOCTOR_H
 #define CE_DOCTOR_H
 
@@ -163,6 +163,9 @@ void doc_check_env(ce_doctor *d);
 /* The CUDA release (major.minor) of a toolkit tree: version.json,
  * version.txt, CUDART_VERSION, then a cuda-X.Y directory name; "" unknown. */
 void doc_toolkit_version(const char *root, char *out, size_t n);
+/* doctor_framework.c: TensorFlow / PyTorch as python3 imports them (quick:
+ * build information and mapped libraries, no GPU work) */
+void doc_check_framework(ce_doctor *d);
 /* doctor_compat.c */
 void doc_check_driver_toolkit(ce_doctor *d);
 void doc_check_compat(ce_doctor *d);

@@ -170,7 +170,20 @@ static void check_import(fw_an *a)
         snprintf(name, sizeof name, "%.*s", (int)(k < sizeof name ? k : sizeof name - 1), so);
         if (!a->fwcudnn[0] && !strncmp(name, "libcudnn.so.", 12)) /* the major it wants */
             snprintf(a->fwcudnn, sizeof a->fwcudnn, "%s", name + 12);
-        char spec[96];
+        char spec[96], have[PATH_MAX + 160];
+        struct stat st;
+        snprintf(have, sizeof have, "%s/lib64/%s", a->tc->prefix, name);
+        if (a->tc->prefix[0] && stat(have, &st) == 0) {  /* there, but not on this process's loader path */
+            add(r, "framework.library-missing", CE_FW_ERROR,
+                fmt(sum, sizeof sum, "%s cannot load %s: toolchain %s has it, but it is not on the loader path",
+                    r->module, name, a->tc->name),
+                fmt(ev, sizeof ev, "%s\n%s exists\nLD_LIBRARY_PATH=%s", text ? text : "(in the log)", have,
+                    getenv("LD_LIBRARY_PATH") ? getenv("LD_LIBRARY_PATH") : ""),
+                fmt(fix, sizeof fix, "cudaenv use %s (or eval \"$(cudaenv env %s)\"), or run it as cudaenv exec %s -- "
+                    "python ...; for Jupyter: cudaenv jupyter install %s", a->tc->name, a->tc->name, a->tc->name,
+                    a->tc->name));
+            return;
+        }
         wanted_spec(a, spec, sizeof spec);
         add(r, "framework.library-missing", CE_FW_ERROR,
             fmt(sum, sizeof sum, "%s cannot load %s, which toolchain %s does not provide", r->module, name,
@@ -194,7 +207,7 @@ static void check_import(fw_an *a)
     }
     const char *tb = jstr(r->doc, "traceback");
     add(r, "framework.import-failed", CE_FW_ERROR, fmt(sum, sizeof sum, "importing %s failed", r->module),
-        fmt(ev, sizeof ev, "%s\n%s", err, tb ? tb : ""),
+        fmt(ev, sizeof ev, "%s\n%s", err ? err : "(no error text; see the log)", tb ? tb : r->log),
         fmt(fix, sizeof fix, "%s -c 'import %s' shows the whole error; cudaenv doctor checks the layers below",
             a->py, r->module));
 }

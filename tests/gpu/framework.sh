@@ -6,8 +6,8 @@
 #   verify --framework torch --python /opt/torch/.venv/bin/python, as the venv
 #     comes: torch maps the nvidia-cudnn wheel's libcudnn (and nvidia-cuda-runtime's
 #     libcudart) whatever LD_LIBRARY_PATH says    -> exit 7, framework.foreign-library naming the wheel
-#   the wheels' lib folders hidden (unshare -m + bind mounts: as if installed
-#     with --no-deps, the fix)                   -> exit 0, no finding
+#   the wheels' lib folders moved aside (as if uninstalled, the fix; put back
+#     on exit)                                    -> exit 0, no finding
 #   CUDA_VISIBLE_DEVICES=-1                       -> exit 7, framework.no-gpu naming it
 # Usage: run(carry=[".devdeps/gpu"], command="tests/gpu/framework.sh")  (tests/gpu/devdeps.sh first)
 set -u
@@ -43,15 +43,22 @@ t "${V[@]}"; echo "exit $?"
 fwcheck "$OUT/fw-wheel.json" "$rc" 7 "the wheel's libcudnn mapped instead -> framework.foreign-library naming nvidia-cudnn and the file, exit 7" \
     'any("nvidia-cudnn" in f["summary"] and "'"$WHEEL_CUDNN"'/libcudnn.so.9" in f["evidence"] for f in d["findings"] if f["code"] == "framework.foreign-library")'
 
-# As if torch were installed with --no-deps (the fix): the wheels' lib folders
-# hidden behind empty ones in a private mount namespace, the venv untouched.
-SITE=$(dirname "$(dirname "$WHEEL_CUDNN")")
-hidden() {  # hidden CMD...: run CMD with nvidia/cudnn/lib and nvidia/cu13/lib empty
-    mkdir -p "$W/empty"
-    unshare -m sh -c 'for d in "$0/nvidia/cudnn/lib" "$0/nvidia/cu13/lib"; do [ -d "$d" ] && mount --bind "$1" "$d"; done; shift; exec "$@"' \
-        "$SITE" "$W/empty" "$@"
+# As if the wheels were uninstalled (the fix): their lib folders moved aside
+# for the run and put back on exit.  Only on the device machine, which is
+# handed back bare after the session.
+SITE=${WHEEL_CUDNN%/nvidia/cudnn/lib}
+HID=()
+for d in "$SITE/nvidia/cudnn/lib" "$SITE/nvidia/cu13/lib"; do [ -d "$d" ] && HID+=("$d"); done
+unhide() { local d; for d in "${HID[@]}"; do [ -d "$d.cudaenv-hidden" ] && mv "$d.cudaenv-hidden" "$d"; done; }
+trap 'unhide; server_stop >/dev/null 2>&1; rm -rf "$W"' EXIT
+hidden() {  # hidden CMD...: run CMD with the wheels' lib folders gone
+    local d rc
+    for d in "${HID[@]}"; do mv "$d" "$d.cudaenv-hidden"; done
+    "$@"; rc=$?
+    unhide
+    return $rc
 }
-echo "== the nvidia-cudnn and nvidia-cu13 wheels' libraries hidden (as pip install torch --no-deps): the toolchain's are used"
+echo "== the nvidia-cudnn and nvidia-cu13 wheels' lib folders moved aside (as if uninstalled): the toolchain's are used"
 hidden "${V[@]}"; echo "exit $?"
 hidden "${V[@]}" --json > "$OUT/fw-pass.json"; rc=$?
 fwcheck "$OUT/fw-pass.json" "$rc" 0 "torch runs on the toolchain: matmul + conv right, every libcudart/libcudnn from the toolchain, exit 0" \

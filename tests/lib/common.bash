@@ -16,6 +16,9 @@ common_setup() {
     mkdir -p "$HOME" "$CUDAENV_SYSROOT"
     unset CUDAENV_VERSION CUDAENV_MANIFEST CUDAENV_MIRROR
     export NO_COLOR=1
+    # the test machine's own Python frameworks must not decide doctor's findings
+    # (framework.bats names the Python it checks)
+    export CUDAENV_DOCTOR_PYTHON=none
 }
 
 common_teardown() {

@@ -128,6 +128,6 @@ while not os.path.exists(sys.argv[1] + \"/release\"): time.sleep(0.05)
     [ "${lines[1]}" = "11.8.0+cudnn8.7.0.84" ]
     [[ "${lines[2]}" == "export CUDA_HOME="*"/opt/cudaenv/versions/11.8.0+cudnn8.7.0.84"* ]]
     [ "${lines[3]}" = "$T/mods/cuda/11.8.0-cudnn8.7.0.84.lua" ]
-    [[ "$output" == *"cannot open the lock /opt/cudaenv/.lock: Read-only file system"* ]]
+    [[ "$output" == *"cannot open /opt/cudaenv/.lock: Read-only file system"* ]]
     [[ "$output" == *"install=1"* ]]
 }

@@ -160,7 +160,8 @@ print(v if not isinstance(v, bool) else str(v).lower())' "$1" <<<"$output"
 @test "framework.foreign-library: LD_PRELOAD is named in the evidence and the fix" {
     fx_cudnn "$T/w" 8.7.0 11
     fx_fakewheel "$T/site" nvidia-cudnn-cu11 cudnn 8.7.0.84 "$T/w/lib"
-    LD_PRELOAD=$T/site/nvidia/cudnn/lib/libcudnn.so.8.7.0 fw torch
+    # (an ASan build of cudaenv would refuse a preload ahead of its runtime)
+    ASAN_OPTIONS=verify_asan_link_order=0 LD_PRELOAD=$T/site/nvidia/cudnn/lib/libcudnn.so.8.7.0 fw torch
     [ "$status" -eq 7 ]
     [[ "$(j 'fs["framework.foreign-library"]["evidence"]')" == *"LD_PRELOAD=$T/site/nvidia/cudnn/lib/libcudnn.so.8.7.0"* ]]
     [[ "$(j 'fs["framework.foreign-library"]["fix"]')" == "remove it from LD_PRELOAD"* ]]
@@ -232,12 +233,17 @@ print(v if not isinstance(v, bool) else str(v).lower())' "$1" <<<"$output"
     [[ "$(j 'fs["framework.compute-failed"]["evidence"]')" == "RuntimeError: CUDNN_STATUS_NOT_INITIALIZED"* ]]
 }
 
+# nosite: a Python without site-packages (python3-torch may be installed system-wide)
+nosite() {
+    printf '#!/bin/sh\nexec %s -S "$@"\n' "$PY" > "$T/nosite" && chmod +x "$T/nosite"
+}
+
 @test "framework.not-importable: the Python has no torch" {
-    export PYTHONPATH=$T/empty
-    fw torch
+    nosite
+    PYTHONPATH=$T/empty run --separate-stderr "$CUDAENV" verify 11.8 --framework torch --python "$T/nosite" --json
     [ "$status" -eq 7 ]
     [ "$(j 'sorted(fs)')" = "['framework.not-importable']" ]
-    [ "$(j 'fs["framework.not-importable"]["summary"]')" = "$PY cannot import torch" ]
+    [ "$(j 'fs["framework.not-importable"]["summary"]')" = "$T/nosite cannot import torch" ]
 }
 
 @test "usage: --python needs --framework, unknown framework, missing Python" {
@@ -250,6 +256,64 @@ print(v if not isinstance(v, bool) else str(v).lower())' "$1" <<<"$output"
     run "$CUDAENV" verify 11.8 --framework torch --python "$T/nope/python"
     [ "$status" -eq 3 ]
     [[ "$output" == *"$T/nope/python: no such executable"* ]]
+    run "$CUDAENV" verify 11.8 --framework torch --bench
+    [ "$status" -eq 2 ]
+    [[ "$output" == *"--framework checks the framework only"* ]]
     run "$CUDAENV" verify --help
     [[ "$output" == *"--framework tf|torch"* ]]
+}
+
+@test "doctor: the framework layer (quick, no GPU work) reports the build against the active toolchain" {
+    export CUDAENV_VERSION=11.8.0+cudnn8.7.0.84 CUDAENV_DOCTOR_PYTHON=$PY FAKE_FW_LIBS=libcudart.so.11.0
+    # selected, but not applied to this shell: the classic "Could not load dynamic library"
+    run --separate-stderr "$CUDAENV" doctor --json
+    [ "$(j '[f["summary"] for f in d["findings"] if f["code"] == "framework.library-missing"][0]')" = "torch cannot load libcudart.so.11.0: toolchain 11.8.0+cudnn8.7.0.84 has it, but it is not on the loader path" ]
+    [[ "$(j 'fs["framework.library-missing"]["fix"]')" == "cudaenv use 11.8.0+cudnn8.7.0.84 "* ]]
+    eval "$("$CUDAENV" env 11.8 --shell bash 2>/dev/null)"
+    export FAKE_FW_CUDNN=9.1.0
+    run --separate-stderr "$CUDAENV" doctor --json
+    [ "$(j '[(f["code"], f["severity"], f["summary"].split()[0]) for f in d["findings"] if f["layer"] == "framework"]')" = "[('framework.cudnn-mismatch', 'error', 'torch'), ('framework.cudnn-mismatch', 'error', 'tensorflow')]" ]
+    [ "$status" -eq 7 ]
+    run "$CUDAENV" doctor
+    [[ "$output" == *"Frameworks (TensorFlow, PyTorch)"*"framework.cudnn-mismatch"* ]]
+}
+
+@test "doctor: a CPU-only build is a warning; no framework installed, or CUDAENV_DOCTOR_PYTHON=none, says nothing" {
+    export CUDAENV_VERSION=11.8.0+cudnn8.7.0.84 CUDAENV_DOCTOR_PYTHON=$PY FAKE_FW_CUDA=none FAKE_FW_LIBS=
+    run --separate-stderr "$CUDAENV" doctor --json
+    [ "$(j '[(f["code"], f["severity"]) for f in d["findings"] if f["layer"] == "framework"]')" = "[('framework.cpu-only-build', 'warning'), ('framework.cpu-only-build', 'warning')]" ]
+    CUDAENV_DOCTOR_PYTHON=none run --separate-stderr "$CUDAENV" doctor --json
+    [ "$(j '[f for f in d["findings"] if f["layer"] == "framework"]')" = "[]" ]
+    nosite
+    PYTHONPATH=$T/empty CUDAENV_DOCTOR_PYTHON=$T/nosite run --separate-stderr "$CUDAENV" doctor --json
+    [ "$(j '[f for f in d["findings"] if f["layer"] == "framework"]')" = "[]" ]
+}
+
+@test "framework.import-failed and framework.script-failed" {
+    mkdir -p "$T/bad/torch"
+    echo 'raise RuntimeError("CUDA call failed lazily")' > "$T/bad/torch/__init__.py"
+    PYTHONPATH=$T/bad fw torch
+    [ "$status" -eq 7 ]
+    [ "$(j 'sorted(fs)')" = "['framework.import-failed']" ]
+    [[ "$(j 'fs["framework.import-failed"]["evidence"]')" == "RuntimeError: CUDA call failed lazily"* ]]
+    printf '#!/bin/sh\necho broken python >&2\nexit 3\n' > "$T/py" && chmod +x "$T/py"
+    run --separate-stderr "$CUDAENV" verify 11.8 --framework tf --python "$T/py" --json
+    [ "$status" -eq 7 ]
+    [ "$(j 'fs["framework.script-failed"]["summary"]')" = "the framework check did not report ($T/py exited with status 3)" ]
+    [ "$(j 'fs["framework.script-failed"]["evidence"]')" = "broken python" ]
+}
+
+@test "a real PyTorch (Debian's CPU-only python3-torch): cpu-only-build from its own build info, in verify and doctor" {
+    unset PYTHONPATH FAKE_FW_LIBS
+    "$PY" -c 'import torch' 2>/dev/null || skip "python3-torch is not installed (tools/deps.txt)"
+    fw torch
+    [ "$status" -eq 7 ]
+    [ "$(j 'sorted(fs)')" = "['framework.cpu-only-build']" ]
+    [ "$(j 'd["framework"]["cuda"]')" = None ]
+    [ "$(j 'd["framework"]["imported"]')" = true ]
+    [[ "$(j 'd["framework"]["module"]')" == /usr/lib/python3/dist-packages/torch/__init__.py ]]
+    [[ "$(j 'fs["framework.cpu-only-build"]["evidence"]')" == "torch "*": torch.version.cuda is None" ]]
+    export CUDAENV_VERSION=11.8.0+cudnn8.7.0.84 CUDAENV_DOCTOR_PYTHON=$PY
+    run --separate-stderr "$CUDAENV" doctor --json
+    [ "$(j '[(f["code"], f["severity"]) for f in d["findings"] if f["layer"] == "framework"]')" = "[('framework.cpu-only-build', 'warning')]" ]
 }

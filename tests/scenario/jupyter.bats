@@ -25,6 +25,12 @@ k() { "$PY" -c 'import json, sys; d = json.load(open(sys.argv[1])); print(eval(s
     [ "$status" -eq 0 ]
     [ "$output" = "$K" ]
     [[ "$stderr" == *"kernel 'cudaenv-11.8.0-cudnn8.7.0.84'"* ]]
+    [[ "$stderr" == *"$PY cannot import ipykernel, which the kernel runs: $PY -m pip install ipykernel"* ]]
+    # a Python with ipykernel: no warning
+    mkdir -p "$T/ipk/ipykernel" && : > "$T/ipk/ipykernel/__init__.py"
+    PYTHONPATH=$T/ipk run --separate-stderr "$CUDAENV" jupyter install 11.8 --python "$PY"
+    [ "$status" -eq 0 ]
+    [[ "$stderr" != *ipykernel* ]]
     [ "$(k "$K" 'd["argv"]')" = "['$PY', '-m', 'ipykernel_launcher', '-f', '{connection_file}']" ]
     [ "$(k "$K" 'd["display_name"]')" = "Python 3 (cudaenv 11.8.0+cudnn8.7.0.84)" ]
     [ "$(k "$K" 'd["language"]')" = python ]
