@@ -61,6 +61,7 @@ fi
 # pyenv's python3 shim costs ~100 ms a call; the tests call python3 often.
 if [ -x /usr/bin/python3 ] && [ "$(command -v python3)" != /usr/bin/python3 ]; then
     pybin=$(mktemp -d); ln -s /usr/bin/python3 "$pybin/python3"; export PATH=$pybin:$PATH
+    trap 'rm -rf "$pybin"' EXIT
 fi
 PY=python3
 
@@ -123,15 +124,18 @@ print_table() {
     printf '%s\n' "${rows[@]}"
 }
 
-if [ $check_only = 1 ]; then
-    for f in "${files[@]}"; do
-        name=$(basename "$f" .mut)
-        if why=$(mut_apply "$f" "$REPO" --dry); then row "$name" matches - "$(mut_field "$f" test | tr '\n' ' ')$(mut_field "$f" unit | tr '\n' ' ')"
-        else row "$name" "**NOT FOUND**" - "$why"; bad=1; fi
-    done
+# every search text must match before anything is built (fail fast after a merge)
+for f in "${files[@]}"; do
+    name=$(basename "$f" .mut)
+    if why=$(mut_apply "$f" "$REPO" --dry); then row "$name" matches - "$(echo $(mut_field "$f" test) $(mut_field "$f" unit))"
+    else row "$name" "**NOT FOUND**" - "$why"; bad=1; fi
+done
+if [ $check_only = 1 ] || [ $bad = 1 ]; then
     print_table
+    [ $bad = 1 ] && [ $check_only = 0 ] && echo "mutate: re-point the mutants above first; nothing was run"
     exit $bad
 fi
+rows=()
 
 t_all=$(date +%s)
 S=$(mktemp -d /tmp/cudaenv-mutate.XXXXXX)

@@ -344,3 +344,9 @@ fx_fake_gpu() {
 fx_slowpath() {
     cc -shared -fPIC -o "$1" "$TESTS_DIR/doubles/slowpath.c" -ldl
 }
+
+# ASAN_OPTIONS for a run with LD_PRELOAD: an -fsanitize=address build (make
+# check-asan) otherwise refuses a preload loaded before its runtime.
+fx_asan_preload_ok() {
+    echo "${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0"
+}

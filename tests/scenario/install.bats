@@ -119,7 +119,7 @@ PY
           [ -x "$p/bin/nvcc" ] && [ -f "$p/.cudaenv-receipt.json" ] || echo "incomplete at look $n" >> "$T/bad"
           n=$((n + 1))
       done; echo "$n" > "$T/looks" ) & reader=$!
-    LD_PRELOAD=$T/slowpath.so CUDAENV_TEST_SLOW_PATH=/versions/11.8.0+cudnn8.7.0.84 \
+    LD_PRELOAD=$T/slowpath.so CUDAENV_TEST_SLOW_PATH=/versions/11.8.0+cudnn8.7.0.84 ASAN_OPTIONS=$(fx_asan_preload_ok) \
         run "$CUDAENV" install --force tf-2.14
     touch "$T/stop"; wait "$reader"
     [ "$status" -eq 0 ] || { echo "$output"; false; }

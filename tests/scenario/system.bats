@@ -183,7 +183,8 @@ PY
           [ "$c" = "$I118/lib64" ] || [ "$c" = "$I117/lib64" ] || echo "conf: '$c'" >> "$T/bad"
           n=$((n + 1))
       done; echo "$n" > "$T/looks" ) & reader=$!
-    LD_PRELOAD=$T/slowpath.so CUDAENV_TEST_SLOW_PATH=/usr/local/cuda run "$CUDAENV" -q global 11.7 --system
+    LD_PRELOAD=$T/slowpath.so CUDAENV_TEST_SLOW_PATH=/usr/local/cuda ASAN_OPTIONS=$(fx_asan_preload_ok) \
+        run "$CUDAENV" -q global 11.7 --system
     touch "$T/stop"; wait "$reader"
     [ "$status" -eq 0 ] || { echo "$output"; false; }
     [ ! -s "$T/bad" ] || { sort "$T/bad" | uniq -c | head; false; }
