@@ -316,7 +316,8 @@ int ce_store_gc_pkgs(ce_ctx *ctx)
 
 /* Resolve $CUDAENV_SYSROOT/usr/local/cuda as the image sees it: an
  * absolute symlink target (/opt/cudaenv/..., /etc/alternatives/cuda) names a
- * path inside the sysroot, not on the host.  false when it resolves to
+ * path inside the sysroot, not on the host (a host path when nothing is
+ * there: a toolchain outside the image).  false when it resolves to
  * nothing. */
 static bool sys_resolve(const ce_ctx *ctx, const char *abs, char *out)
 {
@@ -326,8 +327,12 @@ static bool sys_resolve(const ce_ctx *ctx, const char *abs, char *out)
         ssize_t n = readlink(cur, t, sizeof t - 1);
         if (n < 0) break;   /* not a link: the rest resolves on the host as is */
         t[n] = '\0';
+        struct stat st;
         if (t[0] == '/') {
+            /* as the system switch records it: inside the image, or a host
+             * path when the toolchain lives outside it */
             snprintf(next, sizeof next, "%s%s", ctx->sysroot, t);
+            if (ctx->sysroot[0] && lstat(next, &st) != 0) snprintf(next, sizeof next, "%s", t);
         } else {
             char *slash = strrchr(cur, '/');
             if (slash) *slash = '\0';
