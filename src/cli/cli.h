@@ -83,6 +83,9 @@ void cli_render_event(void *ud, const ce_event *ev);
 void cli_error(cli *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void cli_warn(cli *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void cli_note(cli *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* s with control characters escaped (core/trust.h), for stdout text that
+ * quotes files, drivers or manifests; one of 8 rotating static buffers. */
+const char *cli_esc(const char *s);
 /* Print ctx->err as the error of a failed core call and return its exit code. */
 int cli_fail(cli *c, int err);
 
