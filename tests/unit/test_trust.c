@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/file.h"
 #include "core/trust.h"
 #include "store/activate.h"
 
@@ -142,6 +143,24 @@ static void test_spec_file_bounded(void **state)
     assert_non_null(strstr(ctx.err, "not a regular file"));
 }
 
+static void test_rm_rf_no_follow(void **state)
+{
+    (void)state;
+    ce_ctx ctx;
+    memset(&ctx, 0, sizeof ctx);
+    char cmd[512], p[256];
+    /* a tree with a read-only directory and symlinks out to a victim */
+    snprintf(cmd, sizeof cmd,
+             "cd '%s' && mkdir -p victim t/a/ro t/b && echo keep > victim/f && echo x > t/a/ro/f && chmod 555 t/a/ro "
+             "&& ln -s ../../victim t/b/dirlink && ln -s ../victim/f t/filelink", dir);
+    assert_int_equal(system(cmd), 0);
+    snprintf(p, sizeof p, "%s/t", dir);
+    assert_int_equal(ce_rm_rf(&ctx, p), CE_OK);
+    assert_int_equal(access(p, F_OK), -1);
+    snprintf(p, sizeof p, "%s/victim/f", dir);
+    assert_int_equal(access(p, F_OK), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -150,6 +169,7 @@ int main(void)
         cmocka_unit_test(test_root_absolute),
         cmocka_unit_test_setup_teardown(test_store_open_no_symlinks, mk_dir, rm_dir),
         cmocka_unit_test_setup_teardown(test_spec_file_bounded, mk_dir, rm_dir),
+        cmocka_unit_test_setup_teardown(test_rm_rf_no_follow, mk_dir, rm_dir),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
