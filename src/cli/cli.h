@@ -96,6 +96,9 @@ void cli_note(cli *c, const char *fmt, ...) __attribute__((format(printf, 2, 3))
 void cli_render_trap_interrupt(cli *c);
 /* "845.4 MiB": bytes for people */
 void cli_size(char *out, size_t n, double bytes);
+/* s with control characters escaped (core/trust.h), for stdout text that
+ * quotes files, drivers or manifests; one of 8 rotating static buffers. */
+const char *cli_esc(const char *s);
 /* Print ctx->err as the error of a failed core call and return its exit code. */
 int cli_fail(cli *c, int err);
 

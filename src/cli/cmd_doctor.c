@@ -88,20 +88,20 @@ static void print_human(const cli *c, const ce_doctor *d)
     }
     for (int i = 0; i < p->n_gpus; i++) {
         const ce_gpu *g = &p->gpus[i];
-        printf("  GPU %d: %s", i, g->name);
+        printf("  GPU %d: %s", i, cli_esc(g->name));
         if (g->cc_major >= 0) printf(", sm_%d%d", g->cc_major, g->cc_minor);
         if (g->mem_total) printf(", %llu MiB (%llu MiB in use)", g->mem_total >> 20, g->mem_used >> 20);
         if (g->mig == 1) printf(", MIG");
         printf("\n");
     }
     if (!p->n_gpus) printf("  GPUs: %d NVIDIA PCI device(s), none usable through the driver\n", p->n_pci);
-    if (p->container[0]) printf("  container: %s\n", p->container);
-    if (p->wsl) printf("  WSL2: %s\n", p->osrelease);
+    if (p->container[0]) printf("  container: %s\n", cli_esc(p->container));
+    if (p->wsl) printf("  WSL2: %s\n", cli_esc(p->osrelease));
     if (d->act.present)
         printf("  active: %s (CUDA %s%s%s, %s) at %s\n", d->act.name, d->act.cuda[0] ? d->act.cuda : "?",
-               d->act.cudnn[0] ? ", cuDNN " : "", d->act.cudnn, d->act.origin, d->act.prefix);
+               d->act.cudnn[0] ? ", cuDNN " : "", d->act.cudnn, cli_esc(d->act.origin), cli_esc(d->act.prefix));
     else
-        printf("  active: none%s%s\n", d->act.spec[0] ? " installed for " : "", d->act.spec);
+        printf("  active: none%s%s\n", d->act.spec[0] ? " installed for " : "", cli_esc(d->act.spec));
 
     for (const char *const *l = ce_doctor_layers; *l; l++) {
         size_t ln = strlen(*l);
@@ -111,9 +111,9 @@ static void print_human(const cli *c, const ce_doctor *d)
             if (strncmp(f->code, *l, ln) || f->code[ln] != '.') continue;
             if (!header) { printf("\n%s%s%s\n", bold, ce_doctor_layer_title(f->code), off); header = true; }
             const char *col = f->sev == CE_SEV_ERROR ? red : f->sev == CE_SEV_WARNING ? yel : cyan;
-            printf("  %s%-7s%s %s: %s\n", col, ce_severity_name(f->sev), off, f->code, f->summary);
-            printf("          evidence: %s\n", f->evidence);
-            printf("          fix: %s\n", f->fix);
+            printf("  %s%-7s%s %s: %s\n", col, ce_severity_name(f->sev), off, f->code, cli_esc(f->summary));
+            printf("          evidence: %s\n", cli_esc(f->evidence));
+            printf("          fix: %s\n", cli_esc(f->fix));
         }
     }
     printf("\n%d error%s, %d warning%s, %d info", d->errors, d->errors == 1 ? "" : "s", d->warnings,

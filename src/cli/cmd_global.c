@@ -35,6 +35,9 @@ static int show_system(cli *c)
         return 3;
     }
     printf("%s\n", r.name[0] ? r.name : r.target);
+    if (r.pending)
+        cli_warn(c, "the last system switch (to %s) was interrupted; complete it with: sudo cudaenv global %s --system "
+                 "(cudaenv doctor shows what disagrees)", r.name[0] ? r.name : r.target, r.name[0] ? r.name : "VERSION");
     return 0;
 }
 

@@ -166,6 +166,7 @@ static const cli_cmd commands[] = {
       "A real directory at /usr/local/cuda is refused (exit 1) unless --force moves it aside;\n"
       "an update-alternatives link is cooperated with.  Exit 6: not root, or the toolchain\n"
       "is in a tree not owned by root or writable by others (use CUDAENV_ROOT=/opt/cudaenv).\n"
+      "A switch interrupted (kill -9, power loss) is completed by the next --system/--rollback.\n"
       "CUDAENV_LDCONFIG overrides the ldconfig path (\"none\" skips it).\n" },
     { "current", NULL, cmd_current, "the active toolchain and where it comes from",
       "usage: cudaenv current [--json]\n"

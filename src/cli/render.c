@@ -255,6 +255,15 @@ void cli_note(cli *c, const char *fmt, ...)
     va_end(ap);
 }
 
+const char *cli_esc(const char *s)
+{
+    static char bufs[8][16384];
+    static unsigned next;
+    char *b = bufs[next++ % 8];
+    ce_escape_into(b, sizeof bufs[0], s ? s : "");
+    return b;
+}
+
 int cli_fail(cli *c, int err)
 {
     cli_error(c, "%s", c->ctx.err[0] ? c->ctx.err : ce_err_name(err));

@@ -2,7 +2,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -192,23 +192,39 @@ int ce_mkdir_p(ce_ctx *ctx, const char *path, int mode)
     return CE_OK;
 }
 
-static int rm_one(const char *p, const struct stat *st, int flag, struct FTW *ftw)
+/* Remove everything inside the directory dfd (which it closes), never
+ * following a symlink and never leaving the filesystem dev: every level is
+ * opened with openat(O_NOFOLLOW) from its parent's descriptor, so swapping a
+ * directory for a symlink mid-way cannot redirect the delete elsewhere. */
+static int rm_inside(int dfd, dev_t dev, int depth)
 {
-    (void)st; (void)ftw;
-    int r = (flag == FTW_DP) ? rmdir(p) : unlink(p);
-    if (r != 0 && errno == EACCES && flag == FTW_DP) {
-        chmod(p, 0700);
-        r = rmdir(p);
+    if (depth > 256) { close(dfd); errno = ELOOP; return -1; }
+    struct stat st;
+    /* read-only directories (toolkits ship some) must be opened up first */
+    if (fstat(dfd, &st) == 0 && !(st.st_mode & S_IWUSR)) fchmod(dfd, (st.st_mode & 07777) | S_IRWXU);
+    DIR *d = fdopendir(dfd);
+    if (!d) { close(dfd); return -1; }
+    struct dirent *e;
+    int rc = 0;
+    while ((e = readdir(d))) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+        if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
+            if (errno != ENOENT) rc = -1;
+            continue;
+        }
+        if (S_ISDIR(st.st_mode)) {
+            if (st.st_dev != dev) { rc = -1; errno = EXDEV; continue; }   /* a mount: leave it */
+            int sub = openat(dirfd(d), e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+            if (sub < 0 || rm_inside(sub, dev, depth + 1) != 0) { rc = -1; continue; }
+            if (unlinkat(dirfd(d), e->d_name, AT_REMOVEDIR) != 0 && errno != ENOENT) rc = -1;
+        } else if (unlinkat(dirfd(d), e->d_name, 0) != 0 && errno != ENOENT) {
+            rc = -1;
+        }
     }
-    return r != 0 && errno != ENOENT ? -1 : 0;
-}
-
-static int unlock_one(const char *p, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void)ftw;
-    if (flag == FTW_D && !(st->st_mode & S_IWUSR))
-        chmod(p, (st->st_mode & 07777) | S_IRWXU);
-    return 0;
+    int e2 = errno;
+    closedir(d);
+    errno = e2;
+    return rc;
 }
 
 int ce_rm_rf(ce_ctx *ctx, const char *path)
@@ -221,9 +237,8 @@ int ce_rm_rf(ce_ctx *ctx, const char *path)
             return ce_fail(ctx, CE_ERR_IO, "cannot remove %s: %s", path, strerror(errno));
         return CE_OK;
     }
-    /* read-only directories (toolkits ship some) must be opened up first */
-    nftw(path, unlock_one, 64, FTW_PHYS | FTW_MOUNT);
-    if (nftw(path, rm_one, 64, FTW_DEPTH | FTW_PHYS | FTW_MOUNT) != 0)
+    int dfd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (dfd < 0 || rm_inside(dfd, st.st_dev, 0) != 0 || (rmdir(path) != 0 && errno != ENOENT))
         return ce_fail(ctx, CE_ERR_IO, "cannot remove %s: %s", path, strerror(errno));
     return CE_OK;
 }

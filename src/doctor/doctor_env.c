@@ -263,6 +263,27 @@ static bool sys_selection(ce_doctor *d, char *target, size_t tn, char *name, siz
     return true;
 }
 
+/* A system switch killed half-way (system.json still "pending"): link,
+ * conf and loader cache may name different toolchains. */
+static void check_switch_pending(ce_doctor *d)
+{
+    ce_sys_record rec;
+    char saved[sizeof d->ctx->err], ev[8192], fix[1024];
+    snprintf(saved, sizeof saved, "%s", d->ctx->err);
+    int rc = ce_system_record(d->ctx, &rec);
+    snprintf(d->ctx->err, sizeof d->ctx->err, "%s", saved);
+    if (rc != CE_OK || !rec.present || !rec.pending) return;
+    doc_add(d, "env.system-switch-interrupted", CE_SEV_ERROR,
+            "a system switch was interrupted: /usr/local/cuda, cudaenv.conf and the loader cache may disagree",
+            doc_fmt(ev, sizeof ev, "%s/etc/cudaenv/system.json is still \"pending\" for %s (%s, libraries %s; "
+                    "before: %s)", d->m.root, rec.name[0] ? rec.name : "no toolchain",
+                    rec.target[0] ? rec.target : "no link", rec.lib[0] ? rec.lib : "none",
+                    rec.prev_target[0] ? rec.prev_target : "no link"),
+            doc_fmt(fix, sizeof fix, "complete it: sudo cudaenv global %s --system (or undo it: sudo cudaenv "
+                    "global --rollback); either repairs the interrupted switch first",
+                    rec.name[0] ? rec.name : "VERSION"));
+}
+
 static void check_link(ce_doctor *d)
 {
     char tgt[4096], res[4096], ev[8192], fix[2048];
@@ -400,6 +421,7 @@ void doc_check_env(ce_doctor *d)
 {
     check_path(d);
     check_ldpath(d);
+    check_switch_pending(d);
     check_link(d);
     check_ldconf(d);
     check_cvd(d);

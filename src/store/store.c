@@ -374,12 +374,41 @@ int ce_store_gc_pkgs(ce_ctx *ctx)
     return rc ? rc : removed;
 }
 
+/* Resolve $CUDAENV_SYSROOT/usr/local/cuda as the image sees it: an
+ * absolute symlink target (/opt/cudaenv/..., /etc/alternatives/cuda) names a
+ * path inside the sysroot, not on the host (a host path when nothing is
+ * there: a toolchain outside the image).  false when it resolves to
+ * nothing. */
+static bool sys_resolve(const ce_ctx *ctx, const char *abs, char *out)
+{
+    char cur[PATH_MAX * 2], t[PATH_MAX], next[PATH_MAX * 4];
+    if (snprintf(cur, sizeof cur, "%s%s", ctx->sysroot, abs) >= (int)sizeof cur) return false;
+    for (int hop = 0; hop < 40; hop++) {
+        ssize_t n = readlink(cur, t, sizeof t - 1);
+        if (n < 0) break;   /* not a link: the rest resolves on the host as is */
+        t[n] = '\0';
+        struct stat st;
+        if (t[0] == '/') {
+            /* as the system switch records it: inside the image, or a host
+             * path when the toolchain lives outside it */
+            snprintf(next, sizeof next, "%s%s", ctx->sysroot, t);
+            if (ctx->sysroot[0] && lstat(next, &st) != 0) snprintf(next, sizeof next, "%s", t);
+        } else {
+            char *slash = strrchr(cur, '/');
+            if (slash) *slash = '\0';
+            snprintf(next, sizeof next, "%s/%s", cur, t);
+        }
+        if (strlen(next) >= sizeof cur) return false;
+        memcpy(cur, next, strlen(next) + 1);
+    }
+    return realpath(cur, out) != NULL;
+}
+
 /* Does $CUDAENV_SYSROOT/usr/local/cuda resolve into prefix? */
 static bool system_points_into(const ce_ctx *ctx, const char *prefix)
 {
-    char link[4200], a[PATH_MAX], b[PATH_MAX];
-    ce_sys_path(ctx, "/usr/local/cuda", link, sizeof link);
-    if (!realpath(link, a) || !realpath(prefix, b)) return false;
+    char a[PATH_MAX], b[PATH_MAX];
+    if (!sys_resolve(ctx, "/usr/local/cuda", a) || !realpath(prefix, b)) return false;
     size_t n = strlen(b);
     return strncmp(a, b, n) == 0 && (a[n] == '\0' || a[n] == '/');
 }

@@ -4,6 +4,8 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
+#include <signal.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +17,8 @@
 #include <unistd.h>
 
 #include "core/file.h"
+#include "core/trust.h"
+#include "store.h"
 
 #define CE_ALT_LINK "/etc/alternatives/cuda"
 
@@ -27,6 +31,9 @@ static const char *inside(const ce_ctx *ctx, const char *host)
     return host;
 }
 
+#define SWITCH_FIX "Install the toolchain into a root-owned CUDAENV_ROOT instead, e.g.: " \
+    "sudo CUDAENV_ROOT=/opt/cudaenv cudaenv install SPEC"
+
 int ce_system_path_safe(ce_ctx *ctx, const char *path)
 {
     char real[PATH_MAX];
@@ -34,46 +41,68 @@ int ce_system_path_safe(ce_ctx *ctx, const char *path)
         return ce_fail(ctx, CE_ERR_NOTFOUND, "cannot resolve %s: %s", path, strerror(errno));
     /* every directory from / down: a user who can write any of them can
      * swap the libraries root's loader will trust */
-    char cur[PATH_MAX];
-    size_t len = strlen(real);
-    for (size_t i = 0; i <= len; i++) {
-        if (i != len && real[i] != '/') continue;
-        size_t n = i ? i : 1;
-        memcpy(cur, real, n);
-        cur[n] = '\0';
-        struct stat st;
-        if (stat(cur, &st) != 0)
-            return ce_fail(ctx, CE_ERR_IO, "cannot stat %s: %s", cur, strerror(errno));
-        bool writable = (st.st_mode & (S_IWGRP | S_IWOTH)) && !(S_ISDIR(st.st_mode) && (st.st_mode & S_ISVTX));
-        if (st.st_uid != 0 || writable)
-            return ce_fail(ctx, CE_ERR_PERM,
-                           "unsafe for a system switch: %s is %s; root's dynamic loader would trust "
-                           "libraries a user can replace.  Install the toolchain into a root-owned "
-                           "CUDAENV_ROOT instead, e.g.: sudo CUDAENV_ROOT=/opt/cudaenv cudaenv install SPEC",
-                           cur, st.st_uid != 0 ? "not owned by root" : "writable by group or others");
-    }
-    return CE_OK;
+    return ce_trust_chain(ctx, real, "a system switch", SWITCH_FIX);
 }
 
-/* The libraries themselves (not only their directories) must be root's. */
-static int libs_safe(ce_ctx *ctx, const char *lib)
+/* ---- the whole toolchain (issue 9) -------------------------------------
+ * /usr/local/cuda/bin/nvcc, include/ and lib64/ are used by root and by every
+ * user once the switch is made: every file and directory of the tree must be
+ * root's (lstat, no group/other write), and every symlink in it must resolve
+ * to a path whose every component is root's too. */
+
+static __thread ce_ctx *walk_ctx;
+static __thread int walk_rc;
+
+static int walk_one(const char *p, const struct stat *st, int flag, struct FTW *ftw)
 {
-    DIR *d = opendir(lib);
-    if (!d) return ce_fail(ctx, CE_ERR_NOTFOUND, "cannot open %s: %s", lib, strerror(errno));
-    struct dirent *e;
-    int rc = CE_OK;
-    while (rc == CE_OK && (e = readdir(d))) {
-        struct stat st;
-        if (e->d_name[0] == '.' || fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
-        if (S_ISLNK(st.st_mode)) continue;
-        if (st.st_uid != 0 || (st.st_mode & (S_IWGRP | S_IWOTH)))
-            rc = ce_fail(ctx, CE_ERR_PERM,
-                         "unsafe for a system switch: %s/%s is not owned by root or is writable by "
-                         "group or others; install into a root-owned CUDAENV_ROOT (e.g. /opt/cudaenv)",
-                         lib, e->d_name);
+    (void)ftw;
+    const char *why = NULL;
+    if (flag == FTW_SL || flag == FTW_SLN) {
+        /* a symlink's own mode bits mean nothing; its owner and its target do */
+        if (st->st_uid != 0) why = "a symlink not owned by root";
+    } else if (flag == FTW_DNR || flag == FTW_NS) {
+        why = "unreadable";
+    } else {
+        why = ce_trust_stat_reason(st, false);
     }
-    closedir(d);
-    return rc;
+    if (why) {
+        walk_rc = ce_fail(walk_ctx, CE_ERR_PERM, "unsafe for a system switch: %s is %s; root's loader and every "
+                          "user's nvcc would trust a file a user can replace. " SWITCH_FIX, p, why);
+        return 1;
+    }
+    if (flag == FTW_SL || flag == FTW_SLN) {
+        char real[PATH_MAX];
+        if (!realpath(p, real)) {
+            /* dangling: whoever can create the target decides what it is */
+            char t[PATH_MAX];
+            ssize_t n = readlink(p, t, sizeof t - 1);
+            t[n > 0 ? n : 0] = '\0';
+            walk_rc = ce_fail(walk_ctx, CE_ERR_PERM, "unsafe for a system switch: %s -> %s points to nothing "
+                              "(%s); remove the link or reinstall the toolchain", p, t, strerror(errno));
+            return 1;
+        }
+        if ((walk_rc = ce_trust_chain(walk_ctx, real, "a system switch", SWITCH_FIX)) != CE_OK) return 1;
+    }
+    return 0;
+}
+
+/* Resolve prefix fully (real) and check the whole tree; lib is the resolved
+ * lib64 directory the loader will be pointed at. */
+static int toolchain_safe(ce_ctx *ctx, const char *prefix, char *real, char *lib)
+{
+    char p[PATH_MAX + 8];
+    if (!realpath(prefix, real))
+        return ce_fail(ctx, CE_ERR_NOTFOUND, "cannot resolve %s: %s", prefix, strerror(errno));
+    snprintf(p, sizeof p, "%s/lib64", real);
+    if (!realpath(p, lib))
+        return ce_fail(ctx, CE_ERR_NOTFOUND, "cannot resolve %s: %s", p, strerror(errno));
+    int rc = ce_trust_chain(ctx, real, "a system switch", SWITCH_FIX);
+    if (rc) return rc;
+    walk_ctx = ctx;
+    walk_rc = CE_OK;
+    if (nftw(real, walk_one, 32, FTW_PHYS) != 0 && walk_rc == CE_OK)
+        walk_rc = ce_fail(ctx, CE_ERR_IO, "cannot walk %s: %s", real, strerror(errno));
+    return walk_rc;
 }
 
 /* ---- the record ------------------------------------------------------ */
@@ -110,6 +139,9 @@ int ce_system_record(ce_ctx *ctx, ce_sys_record *rec)
     jget(j, "prev_name", rec->prev_name, sizeof rec->prev_name);
     const cJSON *w = cJSON_GetObjectItemCaseSensitive(j, "when");
     rec->when = cJSON_IsNumber(w) ? (long long)w->valuedouble : 0;
+    char state[16];
+    jget(j, "state", state, sizeof state);
+    rec->pending = strcmp(state, "pending") == 0;
     rec->present = true;
     cJSON_Delete(j);
     return CE_OK;
@@ -119,6 +151,7 @@ static int record_write(ce_ctx *ctx, const ce_sys_record *rec)
 {
     cJSON *j = cJSON_CreateObject();
     cJSON_AddNumberToObject(j, "schema", 1);
+    cJSON_AddStringToObject(j, "state", rec->pending ? "pending" : "done");
     cJSON_AddStringToObject(j, "mode", rec->mode == CE_SYS_MODE_ALTERNATIVES ? "alternatives" : "link");
     cJSON_AddStringToObject(j, "name", rec->name);
     cJSON_AddStringToObject(j, "target", rec->target);
@@ -339,29 +372,163 @@ static int inspect_link(ce_ctx *ctx, const char *link, link_state *ls)
     return CE_OK;
 }
 
+/* ---- the transaction (issue 9) ------------------------------------------
+ * A switch (or a rollback) is: 1. the intent record (system.json with
+ * "state":"pending", naming the new target/lib and the previous ones),
+ * 2. the link (a real directory first moved aside with --force), 3. the conf,
+ * 4. ldconfig, 5. the final record ("state":"done").  Each step is atomic
+ * (rename) and idempotent, so a run killed anywhere leaves a pending intent
+ * that the next switch, rollback or doctor sees: recover() completes it when
+ * its target is still a safe toolchain, else returns to what it replaced.
+ * All of it under the store lock (uninstall cannot remove the target) and the
+ * system lock (one switch at a time). */
+
+/* Test hook: CUDAENV_TEST_CRASH_AT=intent|link|conf|ldconfig kills the run
+ * (SIGKILL) right after that step, for the kill -9 campaign. */
+static void crash_point(const char *step)
+{
+    const char *at = getenv("CUDAENV_TEST_CRASH_AT");
+    if (at && !strcmp(at, step)) raise(SIGKILL);
+}
+
+static void alt_prio(const char *name, char *out, size_t n)
+{
+    int maj = atoi(name), min = strchr(name, '.') ? atoi(strchr(name, '.') + 1) : 0;
+    snprintf(out, n, "%d", maj * 10 + min);
+}
+
+/* Make link, conf and the loader cache match rec (steps 2-4). */
+static int apply(ce_ctx *ctx, const ce_sys_record *rec)
+{
+    char link[4200], backup[8400];
+    int rc;
+    ce_sys_path(ctx, CE_SYS_LINK, link, sizeof link);
+    /* --force: the real directory goes to its recorded backup name first */
+    struct stat st;
+    size_t ll = strlen(CE_SYS_LINK ".cudaenv-backup-");
+    if (!strncmp(rec->prev_target, CE_SYS_LINK ".cudaenv-backup-", ll) && lstat(link, &st) == 0 &&
+        !S_ISLNK(st.st_mode)) {
+        ce_sys_path(ctx, rec->prev_target, backup, sizeof backup);
+        if (!ce_exists(backup) && rename(link, backup) != 0)
+            return ce_fail(ctx, CE_ERR_IO, "cannot move %s to %s: %s", link, backup, strerror(errno));
+    }
+    if (rec->mode == CE_SYS_MODE_ALTERNATIVES && rec->target[0]) {
+        char prio[16];
+        alt_prio(rec->name, prio, sizeof prio);
+        if ((rc = alternatives(ctx, "--install", CE_SYS_LINK, "cuda", rec->target, prio)) ||
+            (rc = alternatives(ctx, "--set", "cuda", rec->target, NULL, NULL)))
+            return rc;
+    } else if (rec->target[0]) {
+        if ((rc = swap_link(ctx, link, rec->target))) return rc;
+    } else if (unlink(link) != 0 && errno != ENOENT) {
+        return ce_fail(ctx, CE_ERR_IO, "cannot remove %s: %s", link, strerror(errno));
+    }
+    crash_point("link");
+    if ((rc = write_conf(ctx, rec->lib, rec->name))) return rc;
+    crash_point("conf");
+    if ((rc = run_ldconfig(ctx))) return rc;
+    crash_point("ldconfig");
+    return CE_OK;
+}
+
+/* Steps 1-5 for the state rec describes. */
+static int transact(ce_ctx *ctx, ce_sys_record *rec)
+{
+    rec->pending = true;
+    int rc = record_write(ctx, rec);
+    if (rc) return rc;
+    crash_point("intent");
+    if ((rc = apply(ctx, rec))) return rc;   /* the intent stays pending: the next run repairs */
+    rec->pending = false;
+    return record_write(ctx, rec);
+}
+
+/* The host path of a recorded (inside) path: inside the sysroot, or as is
+ * when it lived outside. */
+static void host_of(const ce_ctx *ctx, const char *inside_path, char *out, size_t n)
+{
+    snprintf(out, n, "%s%s", ctx->sysroot, inside_path);
+    if (ctx->sysroot[0] && !ce_exists(out)) snprintf(out, n, "%s", inside_path);
+}
+
+/* Complete or undo an interrupted switch (rec from system.json; rewritten). */
+static int recover(ce_ctx *ctx, ce_sys_record *rec)
+{
+    if (!rec->present || !rec->pending) return CE_OK;
+    bool forward = true;
+    if (rec->target[0]) {
+        char host[8400], real[PATH_MAX], lib[PATH_MAX];
+        ce_ctx quiet = *ctx;
+        host_of(ctx, rec->target, host, sizeof host);
+        forward = ce_is_dir(host) && toolchain_safe(&quiet, host, real, lib) == CE_OK;
+    }
+    if (!forward) {
+        /* back to what the interrupted switch replaced */
+        ce_sys_record back = *rec;
+        snprintf(back.name, sizeof back.name, "%s", rec->prev_name);
+        snprintf(back.target, sizeof back.target, "%s", rec->prev_target);
+        snprintf(back.lib, sizeof back.lib, "%s", rec->prev_lib);
+        *rec = back;
+    }
+    ce_emit(ctx, CE_EV_WARN, NULL, "a system switch to %s was interrupted; %s it", rec->target[0] ? rec->target : "nothing",
+            forward ? "completing" : "rolling back");
+    int rc = transact(ctx, rec);
+    if (rc == CE_OK) ce_emit(ctx, CE_EV_NOTE, NULL, "repaired: %s -> %s", CE_SYS_LINK, rec->target[0] ? rec->target : "absent");
+    return rc;
+}
+
+/* Both locks, then the repair of an interrupted switch; *old is the record. */
+static int begin(ce_ctx *ctx, int *sfd, int *fd, ce_sys_record *old)
+{
+    int rc;
+    if ((rc = ce_store_lock(ctx, sfd)) || (rc = lock_open(ctx, fd))) return rc;
+    if ((rc = ce_system_record(ctx, old)) || (rc = recover(ctx, old))) return rc;
+    return CE_OK;
+}
+
+static void end(int sfd, int fd)
+{
+    if (fd >= 0) close(fd);
+    ce_store_unlock(sfd);
+}
+
+/* Path as seen inside the sysroot, also when the sysroot path itself holds
+ * symlinks (realpath resolved them). */
+static const char *inside_real(const ce_ctx *ctx, const char *real)
+{
+    char sr[PATH_MAX];
+    if (ctx->sysroot[0] && realpath(ctx->sysroot, sr)) {
+        size_t n = strlen(sr);
+        if (strncmp(real, sr, n) == 0 && real[n] == '/') return real + n;
+    }
+    return inside(ctx, real);
+}
+
 int ce_system_switch(ce_ctx *ctx, const ce_toolchain *tc, const ce_sys_opts *o)
 {
     int rc;
     if (!o->dry_run && (rc = need_root(ctx, "global --system"))) return rc;
-    char lib_host[4200], link[4200];
-    snprintf(lib_host, sizeof lib_host, "%s/lib64", tc->prefix);
-    if ((rc = ce_system_path_safe(ctx, lib_host)) || (rc = libs_safe(ctx, lib_host))) return rc;
+    char link[4200], real[PATH_MAX], lib[PATH_MAX];
     ce_sys_path(ctx, CE_SYS_LINK, link, sizeof link);
-    int fd = -1;
-    if (!o->dry_run && (rc = lock_open(ctx, &fd))) return rc;
-
+    int sfd = -1, fd = -1;
     ce_sys_record old, rec;
     link_state ls;
-    if ((rc = ce_system_record(ctx, &old)) || (rc = inspect_link(ctx, link, &ls))) goto out;
+    if (!o->dry_run && (rc = begin(ctx, &sfd, &fd, &old))) goto out;
+    if (o->dry_run && (rc = ce_system_record(ctx, &old))) goto out;
+    /* with the store lock held: the toolchain is still there and stays */
+    if (!ce_is_dir(tc->prefix)) {
+        rc = ce_fail(ctx, CE_ERR_NOTFOUND, "%s is no longer installed (%s is gone); see: cudaenv list", tc->name, tc->prefix);
+        goto out;
+    }
+    /* the whole tree is root's; the fully resolved path is what gets linked */
+    if ((rc = toolchain_safe(ctx, tc->prefix, real, lib)) || (rc = inspect_link(ctx, link, &ls))) goto out;
     memset(&rec, 0, sizeof rec);
+    rec.present = true;
     rec.mode = ls.mode;
     rec.when = (long long)time(NULL);
     snprintf(rec.name, sizeof rec.name, "%s", tc->name);
-    snprintf(rec.target, sizeof rec.target, "%s", inside(ctx, tc->prefix));
-    if (snprintf(rec.lib, sizeof rec.lib, "%s", inside(ctx, lib_host)) >= (int)sizeof rec.lib) {
-        rc = ce_fail(ctx, CE_ERR_OTHER, "path too long: %s", lib_host);
-        goto out;
-    }
+    snprintf(rec.target, sizeof rec.target, "%s", inside_real(ctx, real));
+    snprintf(rec.lib, sizeof rec.lib, "%s", inside_real(ctx, lib));
     snprintf(rec.prev_target, sizeof rec.prev_target, "%s", ls.now);
     conf_lib(ctx, rec.prev_lib, sizeof rec.prev_lib);
     if (old.present && !strcmp(old.target, ls.now)) snprintf(rec.prev_name, sizeof rec.prev_name, "%s", old.name);
@@ -392,25 +559,9 @@ int ce_system_switch(ce_ctx *ctx, const ce_toolchain *tc, const ce_sys_opts *o)
     ce_emit(ctx, CE_EV_NOTE, NULL, "plan: run %s%s%s", ld ? ld : "no ldconfig", ctx->sysroot[0] && ld ? " -r " : "",
             ld ? ctx->sysroot : "");
     if (o->dry_run) goto out;
-
-    if (backup[0] && rename(link, backup) != 0) {
-        rc = ce_fail(ctx, CE_ERR_IO, "cannot move %s to %s: %s", link, backup, strerror(errno));
-        goto out;
-    }
-    if (ls.mode == CE_SYS_MODE_ALTERNATIVES) {
-        char prio[16];
-        int maj = atoi(tc->cuda), min = atoi(strchr(tc->cuda, '.') ? strchr(tc->cuda, '.') + 1 : "0");
-        snprintf(prio, sizeof prio, "%d", maj * 10 + min);
-        if ((rc = alternatives(ctx, "--install", CE_SYS_LINK, "cuda", rec.target, prio)) ||
-            (rc = alternatives(ctx, "--set", "cuda", rec.target, NULL, NULL)))
-            goto out;
-    } else if ((rc = swap_link(ctx, link, rec.target))) {
-        goto out;
-    }
-    if ((rc = write_conf(ctx, rec.lib, rec.name)) || (rc = record_write(ctx, &rec))) goto out;
-    rc = run_ldconfig(ctx);
+    rc = transact(ctx, &rec);
 out:
-    if (fd >= 0) close(fd);
+    end(sfd, fd);
     return rc;
 }
 
@@ -418,12 +569,12 @@ int ce_system_rollback(ce_ctx *ctx, const ce_sys_opts *o)
 {
     int rc;
     if (!o->dry_run && (rc = need_root(ctx, "global --rollback"))) return rc;
-    int fd = -1;
-    if (!o->dry_run && (rc = lock_open(ctx, &fd))) return rc;
+    int sfd = -1, fd = -1;
     ce_sys_record old, rec;
     char link[4200];
     ce_sys_path(ctx, CE_SYS_LINK, link, sizeof link);
-    if ((rc = ce_system_record(ctx, &old))) goto out;
+    if (!o->dry_run && (rc = begin(ctx, &sfd, &fd, &old))) goto out;
+    if (o->dry_run && (rc = ce_system_record(ctx, &old))) goto out;
     if (!old.present) {
         rc = ce_fail(ctx, CE_ERR_NOTFOUND, "no system switch to roll back (%s%s does not exist)", ctx->sysroot, CE_SYS_STATE);
         goto out;
@@ -431,6 +582,7 @@ int ce_system_rollback(ce_ctx *ctx, const ce_sys_opts *o)
     /* a rollback is a switch to the previous state; the record swaps so a
      * second rollback returns again */
     memset(&rec, 0, sizeof rec);
+    rec.present = true;
     rec.mode = old.mode;
     rec.when = (long long)time(NULL);
     snprintf(rec.name, sizeof rec.name, "%s", old.prev_name);
@@ -440,26 +592,16 @@ int ce_system_rollback(ce_ctx *ctx, const ce_sys_opts *o)
     snprintf(rec.prev_target, sizeof rec.prev_target, "%s", old.target);
     snprintf(rec.prev_lib, sizeof rec.prev_lib, "%s", old.lib);
     if (rec.lib[0]) {
-        /* recorded inside the sysroot, or a host path when it lived outside */
         char host[8200];
-        snprintf(host, sizeof host, "%s%s", ctx->sysroot, rec.lib);
-        if (!ce_exists(host)) snprintf(host, sizeof host, "%s", rec.lib);
+        host_of(ctx, rec.lib, host, sizeof host);
         if ((rc = ce_system_path_safe(ctx, host))) goto out;
     }
     ce_emit(ctx, CE_EV_NOTE, NULL, "plan: %s -> %s (was %s)", link, rec.target[0] ? rec.target : "absent", old.target);
     ce_emit(ctx, CE_EV_NOTE, NULL, "plan: %s %s%s%s%s", rec.lib[0] ? "write" : "remove", ctx->sysroot, CE_SYS_CONF,
             rec.lib[0] ? " naming " : "", rec.lib);
     if (o->dry_run) goto out;
-    if (rec.mode == CE_SYS_MODE_ALTERNATIVES && rec.target[0]) {
-        rc = alternatives(ctx, "--set", "cuda", rec.target, NULL, NULL);
-    } else if (rec.target[0]) {
-        rc = swap_link(ctx, link, rec.target);
-    } else if (unlink(link) != 0 && errno != ENOENT) {
-        rc = ce_fail(ctx, CE_ERR_IO, "cannot remove %s: %s", link, strerror(errno));
-    }
-    if (rc || (rc = write_conf(ctx, rec.lib, rec.name)) || (rc = record_write(ctx, &rec))) goto out;
-    rc = run_ldconfig(ctx);
+    rc = transact(ctx, &rec);
 out:
-    if (fd >= 0) close(fd);
+    end(sfd, fd);
     return rc;
 }

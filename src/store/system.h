@@ -28,6 +28,7 @@ typedef enum ce_sys_mode {
 /* What system.json records (paths as seen from inside the sysroot). */
 typedef struct ce_sys_record {
     bool present;              /* a system switch was ever made */
+    bool pending;              /* "state":"pending": an intent whose switch has not finished */
     ce_sys_mode mode;
     char name[96];             /* toolchain selected ("" after a rollback to a non-toolchain) */
     char target[4096];         /* where the link (or the alternative) points */

@@ -89,6 +89,9 @@ shells() { local s; for s in bash zsh fish; do command -v "$s" >/dev/null && ech
     [ "$status" -eq 3 ]
     [[ "$output$stderr" != *$'\033'* ]]
     [[ "$output$stderr" == *'\x1b[2J'* ]]
+    run --separate-stderr env CUDAENV_VERSION=$'11.9\033[2J' cudaenv doctor
+    [[ "$output$stderr" != *$'\033'* ]]
+    [[ "$output" == *'\x1b[2J'* ]]
     # a manifest whose strings carry escapes (python, source)
     python3 - "$REPO/share/manifests/cudaenv.json" "$T/m.json" <<'PY'
 import json, sys

@@ -1,0 +1,198 @@
+#!/usr/bin/env bats
+# The system switch trusts only what root controls and is a transaction
+# (issue 9 items 2, 3, 5), in a CUDAENV_SYSROOT image with the real
+# `ldconfig -r`: user-writable parts anywhere in the toolchain, symlinks out
+# of it and a user's symlink to the store are refused or resolved; kill -9 at
+# every step and at random points is repaired by the next switch (doctor
+# reports it first); 40 uninstall/switch races never leave /usr/local/cuda
+# dangling; uninstall in an image sees the image's system link.
+load ../lib/common
+bats_require_minimum_version 1.5.0
+
+setup() {
+    common_setup
+    [ "$(id -u)" -eq 0 ] || skip "the system switch tests run as root"
+    REAL_CUDA=$(readlink /usr/local/cuda || true)
+    S=$CUDAENV_SYSROOT
+    export CUDAENV_ROOT=$S/opt/cudaenv
+    mkdir -p "$S/etc/ld.so.conf.d" "$S/usr/local"
+    echo 'include /etc/ld.so.conf.d/*.conf' > "$S/etc/ld.so.conf"
+    chmod -R go-w "$T"
+    P118=$(fx_installed 11.8.0 8.7.0.84)
+    P117=$(fx_installed 11.7.0)
+    I118=/opt/cudaenv/versions/11.8.0+cudnn8.7.0.84
+    I117=/opt/cudaenv/versions/11.7.0
+}
+
+teardown() {
+    local bad=0
+    [ "$(readlink /usr/local/cuda || true)" = "${REAL_CUDA-}" ] || { echo "FATAL: /usr/local/cuda changed" >&2; bad=1; }
+    [ ! -e /etc/ld.so.conf.d/cudaenv.conf ] || { echo "FATAL: /etc/ld.so.conf.d/cudaenv.conf written" >&2; bad=1; }
+    common_teardown
+    return $bad
+}
+
+cache_lib() { ldconfig -r "$S" -p | awk -v s="$1" '$1 == s { print $NF; exit }'; }
+# a string field of system.json (cJSON_Print: one "key":<tab>"value" per line); no
+# python per call, the campaign reads the record hundreds of times
+rec() { sed -n 's/^[[:space:]]*"'"$1"'":[[:space:]]*"\(.*\)",\{0,1\}$/\1/p' "$S/etc/cudaenv/system.json"; }
+
+# link, conf, record and the loader cache name one toolchain, the record is done
+consistent() {
+    local t l
+    [ "$(rec state)" = done ] || { echo "record: $(rec state)"; return 1; }
+    t=$(rec target) l=$(rec lib)
+    [ "$(readlink "$S/usr/local/cuda")" = "$t" ] || { echo "link $(readlink "$S/usr/local/cuda") != $t"; return 1; }
+    [ "$(grep -v '^#' "$S/etc/ld.so.conf.d/cudaenv.conf")" = "$l" ] || { echo "conf != $l"; return 1; }
+    [ "$(cache_lib libcudart.so.11.0)" = "$l/libcudart.so.11.0" ] || { echo "cache $(cache_lib libcudart.so.11.0) != $l"; return 1; }
+    [ -d "$S$t" ] || { echo "dangling $t"; return 1; }
+}
+
+# ---- item 2: only what root controls ----
+
+@test "system trust: group/other-writable bin/, a user's nvcc or include/ anywhere in the tree: exit 6" {
+    chmod o+w "$P118/bin"
+    run --separate-stderr "$CUDAENV" global 11.8 --system
+    [ "$status" -eq 6 ]
+    [[ "$stderr" == *"$P118/bin is writable by group or others"* ]]
+    chmod o-w "$P118/bin"
+    chown 65534 "$P118/bin/nvcc"
+    run --separate-stderr "$CUDAENV" global 11.8 --system
+    [ "$status" -eq 6 ]
+    [[ "$stderr" == *"$P118/bin/nvcc is owned by uid 65534"* ]]
+    chown 0 "$P118/bin/nvcc"
+    chown 65534 "$P118/include"
+    run --separate-stderr "$CUDAENV" global 11.8 --system
+    [ "$status" -eq 6 ]
+    chown 0 "$P118/include"
+    [ ! -e "$S/usr/local/cuda" ] && [ ! -e "$S/etc/ld.so.conf.d/cudaenv.conf" ]
+    run "$CUDAENV" -q global 11.8 --system
+    [ "$status" -eq 0 ]
+}
+
+@test "system trust: a library symlink out of the tree into a user's directory: exit 6" {
+    mkdir -p "$T/userlib"
+    mv "$P118/lib64/libcudart.so.11.8.89" "$T/userlib/"
+    chown -R 65534 "$T/userlib"
+    ln -s "$T/userlib/libcudart.so.11.8.89" "$P118/lib64/libcudart.so.11.8.89"
+    run --separate-stderr "$CUDAENV" global 11.8 --system
+    [ "$status" -eq 6 ]
+    [[ "$stderr" == *"$T/userlib is owned by uid 65534"* ]]
+    [ ! -e "$S/usr/local/cuda" ]
+    # a lib64 that is itself a link to a user's directory
+    rm "$P118/lib64/libcudart.so.11.8.89" && mv "$T/userlib/libcudart.so.11.8.89" "$P118/lib64/"
+    mv "$P117/lib64" "$T/userlib/lib64" && ln -s "$T/userlib/lib64" "$P117/lib64"
+    run --separate-stderr "$CUDAENV" global 11.7 --system
+    [ "$status" -eq 6 ]
+}
+
+@test "system trust: a user's symlink to a good store: the resolved path is recorded and linked" {
+    ln -s "$S/opt/cudaenv" "$S/opt/storelink"
+    chown -h 65534 "$S/opt/storelink"
+    run --separate-stderr env CUDAENV_ROOT="$S/opt/storelink" "$CUDAENV" global 11.8 --system
+    [ "$status" -eq 0 ]
+    [ "$(readlink "$S/usr/local/cuda")" = "$I118" ]
+    [ "$(rec target)" = "$I118" ]
+    [ "$(grep -v '^#' "$S/etc/ld.so.conf.d/cudaenv.conf")" = "$I118/lib64" ]
+    # re-pointing the user's link changes nothing
+    mkdir -p "$T/evil/versions/11.8.0+cudnn8.7.0.84"
+    ln -sfn "$T/evil" "$S/opt/storelink"
+    [ "$(readlink "$S/usr/local/cuda")" = "$I118" ]
+    [ "$(grep -v '^#' "$S/etc/ld.so.conf.d/cudaenv.conf")" = "$I118/lib64" ]
+}
+
+# ---- item 3: a transaction that survives kill -9 ----
+
+@test "kill -9 after each step: doctor reports it, the next switch completes it, ldconfig agrees" {
+    "$CUDAENV" -q global 11.8 --system
+    consistent
+    for step in intent link conf ldconfig; do
+        run env CUDAENV_TEST_CRASH_AT=$step "$CUDAENV" -q global 11.7 --system
+        [ "$status" -eq 137 ]
+        [ "$(rec state)" = pending ]
+        run "$CUDAENV" doctor --json
+        [[ "$output" == *'"env.system-switch-interrupted"'* ]] || { echo "$output"; false; }
+        run --separate-stderr "$CUDAENV" global --system
+        [[ "$stderr" == *"was interrupted"* ]]
+        run --separate-stderr "$CUDAENV" global 11.8 --system
+        [ "$status" -eq 0 ]
+        [[ "$stderr" == *"was interrupted; completing it"* ]]
+        consistent
+        [ "$(rec target)" = "$I118" ] && [ "$(rec prev_target)" = "$I117" ]
+    done
+    # a rollback killed half-way is completed by the next rollback
+    run env CUDAENV_TEST_CRASH_AT=conf "$CUDAENV" -q global --rollback
+    [ "$status" -eq 137 ]
+    "$CUDAENV" -q global --rollback
+    consistent
+}
+
+@test "kill -9 during an uninstalled target's switch: rolled back to what it replaced" {
+    "$CUDAENV" -q global 11.8 --system
+    run env CUDAENV_TEST_CRASH_AT=link "$CUDAENV" -q global 11.7 --system
+    [ "$status" -eq 137 ]
+    rm -rf "$P117"     # the target is gone before the repair
+    run --separate-stderr "$CUDAENV" global --rollback --dry-run
+    "$CUDAENV" -q global 11.8 --system 2>"$T/err"
+    grep -q "rolling back" "$T/err"
+    consistent
+    [ "$(rec target)" = "$I118" ]
+}
+
+@test "kill -9 campaign: 30 runs at random points, every one consistent or repaired by the next run" {
+    "$CUDAENV" -q global 11.8 --system
+    local i direct=0 repaired=0 steps=(intent link conf ldconfig) v
+    for i in $(seq 30); do
+        v=$([ $((RANDOM % 2)) -eq 0 ] && echo 11.7 || echo 11.8)
+        if [ $((i % 2)) -eq 0 ]; then
+            env CUDAENV_TEST_CRASH_AT=${steps[RANDOM % 4]} "$CUDAENV" -q global $v --system 2>/dev/null || true
+        else
+            "$CUDAENV" -q global $v --system 2>/dev/null &
+            sleep "$(printf "0.%03d" $((RANDOM % 40)))"   # 0 to 39 ms: a switch takes ~20-40
+            kill -9 $! 2>/dev/null || true
+            wait $! 2>/dev/null || true
+        fi
+        if [ "$(rec state)" = done ] && consistent >/dev/null; then
+            direct=$((direct + 1))
+        else
+            [ "$(rec state)" = pending ] || { echo "run $i: inconsistent and not pending"; consistent; false; }
+            "$CUDAENV" -q global $v --system 2>/dev/null
+            consistent || { echo "run $i: not repaired"; false; }
+            repaired=$((repaired + 1))
+        fi
+    done
+    echo "# kill -9 campaign: 30 runs, $direct consistent as left, $repaired repaired by the next run, 0 broken" >&3
+    [ $((direct + repaired)) -eq 30 ]
+}
+
+@test "uninstall racing global --system, 40 runs: /usr/local/cuda never dangles" {
+    "$CUDAENV" -q global 11.8 --system
+    cp -a "$P117" "$T/tpl117"
+    local i switched=0 removed=0
+    for i in $(seq 40); do
+        [ -d "$P117" ] || cp -a "$T/tpl117" "$P117"
+        "$CUDAENV" -q global 11.8 --system 2>/dev/null
+        "$CUDAENV" -q global 11.7 --system 2>/dev/null &
+        a=$!
+        "$CUDAENV" -q uninstall 11.7 2>/dev/null &
+        b=$!
+        wait $a || true
+        wait $b || true
+        consistent || { echo "run $i"; false; }
+        if [ -d "$P117" ]; then switched=$((switched + 1)); else removed=$((removed + 1)); fi
+    done
+    echo "# uninstall/switch race: 40 runs, $switched switch first (uninstall refused), $removed uninstall first (switch refused), 0 dangling" >&3
+}
+
+# ---- item 5 ----
+
+@test "uninstall in a CUDAENV_SYSROOT image refuses the image's system toolchain without --force" {
+    "$CUDAENV" -q global 11.7 --system
+    run --separate-stderr "$CUDAENV" uninstall 11.7
+    [ "$status" -eq 1 ]
+    [[ "$stderr" == *"is the system-wide toolchain"* ]]
+    [ -d "$P117" ]
+    run "$CUDAENV" -q uninstall 11.7 --force
+    [ "$status" -eq 0 ]
+    [ ! -d "$P117" ]
+}
