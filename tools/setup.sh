@@ -44,7 +44,8 @@ apt_get() {
     done
 }
 
-if [ -n "$(missing)" ]; then
+# --deps (from make check / make demo): nothing to do when nothing is missing
+if [ "${1-}" != --deps ] || [ -n "$(missing)" ]; then
     apt_get update
     apt_get install -y --no-install-recommends $(cat tools/deps.txt)
     $SUDO tools/envmodules.sh || echo "environment-modules not unpacked: its module-file test will skip"

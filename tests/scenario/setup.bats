@@ -79,3 +79,28 @@ teardown() { common_teardown; }
     [ "$(sha256sum < "$T/clone/share/manifests/cudaenv.json")" = "$before" ]
     [ "$(ls "$T/clone/share/manifests")" = "cudaenv.json" ]
 }
+
+@test "make check / make demo install what they lack first: setup.sh --deps runs apt only when a package is missing" {
+    # a copy of tools/ whose deps.txt names one package dpkg does not have
+    mkdir -p "$T/repo/tools"
+    cp "$REPO"/tools/setup.sh "$REPO"/tools/envmodules.sh "$T/repo/tools/"
+    printf '#!/bin/sh\nexit 0\n' > "$T/repo/tools/envmodules.sh"
+    echo "bash" > "$T/repo/tools/deps.txt"
+    if [ ! -f /var/cache/cudaenv-test/environment-modules/usr/lib/x86_64-linux-gnu/modulecmd.tcl ]; then
+        skip "Environment Modules not unpacked here (tools/envmodules.sh)"
+    fi
+    run env PATH="$T/stub:$PATH" "$T/repo/tools/setup.sh" --check
+    [ "$status" -eq 0 ] || { echo "$output"; false; }
+    run env PATH="$T/stub:$PATH" "$T/repo/tools/setup.sh" --deps
+    [ "$status" -eq 0 ] && [ ! -e "$T/apt.log" ]          # nothing missing: no apt at all
+    echo "bash cudaenv-no-such-package" > "$T/repo/tools/deps.txt"
+    run env PATH="$T/stub:$PATH" "$T/repo/tools/setup.sh" --check
+    [ "$status" -eq 1 ] && [[ "$output" == *"missing: cudaenv-no-such-package"* ]]
+    run env PATH="$T/stub:$PATH" "$T/repo/tools/setup.sh" --deps
+    [ "$status" -eq 0 ] || { echo "$output"; false; }
+    grep -q 'install -y --no-install-recommends bash cudaenv-no-such-package' "$T/apt.log"
+    ! grep -q '^make' "$T/apt.log"                          # --deps installs, the Makefile builds
+    # and the Makefile calls it for check/demo
+    grep -q 'tools/setup.sh --deps' "$REPO/Makefile"
+    grep -qE '^ifneq \(\$\(filter check check-asan demo' "$REPO/Makefile"
+}
