@@ -515,6 +515,9 @@ int ce_system_switch(ce_ctx *ctx, const ce_toolchain *tc, const ce_sys_opts *o)
     link_state ls;
     if (!o->dry_run && (rc = begin(ctx, &sfd, &fd, &old))) goto out;
     if (o->dry_run && (rc = ce_system_record(ctx, &old))) goto out;
+    if (o->dry_run && old.pending)
+        ce_emit(ctx, CE_EV_NOTE, NULL, "plan: first complete the interrupted switch to %s (or roll it back when "
+                "its target is gone)", old.target[0] ? old.target : "nothing");
     /* with the store lock held: the toolchain is still there and stays */
     if (!ce_is_dir(tc->prefix)) {
         rc = ce_fail(ctx, CE_ERR_NOTFOUND, "%s is no longer installed (%s is gone); see: cudaenv list", tc->name, tc->prefix);

@@ -1,9 +1,20 @@
 /* The system-wide switch (root): $SYSROOT/usr/local/cuda and
  * $SYSROOT/etc/ld.so.conf.d/cudaenv.conf point at one toolchain, then
- * ldconfig.  One planned transaction under a lock
+ * ldconfig.  One planned transaction under the store lock (uninstall cannot
+ * remove the target meanwhile) and the system lock
  * ($SYSROOT/etc/cudaenv/lock): temp symlink + rename(2), temp conf + fsync +
  * rename, never unlink-then-create; the selection and the one before it are
  * recorded in $SYSROOT/etc/cudaenv/system.json for --rollback and doctor.
+ *
+ * Crash safety (issue 9): system.json is written first as an intent
+ * ("state": "pending"), then link, conf, ldconfig, then again as "done".
+ * A pending record found by the next switch or rollback is completed (or,
+ * when its target is gone or unsafe, rolled back) before anything else;
+ * doctor reports it (env.system-switch-interrupted).
+ *
+ * Trust (issue 9): the whole toolchain tree is walked with lstat (owner
+ * root, no group/other write, symlink targets checked from / down), and the
+ * fully resolved prefix and lib64 are what get linked and recorded.
  *
  * ldconfig: $CUDAENV_LDCONFIG if set ("" or "none": skip), else
  * /sbin/ldconfig; with a sysroot it runs `ldconfig -r SYSROOT`, which reads
@@ -44,11 +55,12 @@ typedef struct ce_sys_opts {
     bool dry_run;   /* print the plan (CE_EV_NOTE), change nothing */
 } ce_sys_opts;
 
-/* Switch the system to tc.  CE_ERR_PERM: not root, or the toolchain's tree is
- * not root-owned / is writable by group or others; CE_ERR_OTHER: a real
- * directory at /usr/local/cuda without force. */
+/* Switch the system to tc.  CE_ERR_PERM: not root, or any file, directory
+ * or symlink target of the toolchain is not root-owned / is writable by
+ * group or others; CE_ERR_OTHER: a real directory at /usr/local/cuda
+ * without force; CE_ERR_NOTFOUND: tc was uninstalled before the lock. */
 int ce_system_switch(ce_ctx *ctx, const ce_toolchain *tc, const ce_sys_opts *o);
-/* Return to the target before the last switch. */
+/* Return to the target before the last switch (same transaction). */
 int ce_system_rollback(ce_ctx *ctx, const ce_sys_opts *o);
 /* Read system.json (rec->present false when none).  For doctor: compare
  * rec->target with readlink(/usr/local/cuda) to find another installer's move. */

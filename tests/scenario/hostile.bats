@@ -20,21 +20,21 @@ teardown() { common_teardown; }
 hook_in() {
     local sh=$1 dir=$2
     case $sh in
-    bash) timeout 20 bash --norc -i 2>&1 <<EOS
+    bash) timeout -s KILL 20 bash --norc -i 2>&1 <<EOS
 eval "\$(cudaenv init bash)"
 cd '$dir'
 __cudaenv_hook
 echo "home=\${CUDA_HOME-unset}"
 EOS
     ;;
-    zsh) timeout 20 zsh -f -i 2>&1 <<EOS
+    zsh) timeout -s KILL 20 zsh -f -i 2>&1 <<EOS
 eval "\$(cudaenv init zsh)"
 cd '$dir'
 __cudaenv_hook
 echo "home=\${CUDA_HOME-unset}"
 EOS
     ;;
-    fish) timeout 20 fish --no-config -c "cudaenv init fish | source; cd '$dir'; __cudaenv_hook; echo \"home=\$CUDA_HOME\"" 2>&1 ;;
+    fish) timeout -s KILL 20 fish --no-config -c "cudaenv init fish | source; cd '$dir'; __cudaenv_hook; echo \"home=\$CUDA_HOME\"" 2>&1 ;;
     esac
 }
 
@@ -50,7 +50,7 @@ shells() { local s; for s in bash zsh fish; do command -v "$s" >/dev/null && ech
         esac
         for sh in $(shells); do
             run hook_in "$sh" "$T/repo/sub"
-            [ "$status" -ne 124 ] || { echo "$sh hung on $kind"; false; }
+            [ "$status" -ne 124 ] && [ "$status" -ne 137 ] || { echo "$sh hung on $kind"; false; }
             [[ "$output" == *"home="* ]] || { echo "$sh $kind: $output"; false; }
         done
         # the binary, promptly: a FIFO is not a pin (as for the hook's test -f),
@@ -110,7 +110,13 @@ PY
 @test "local: a planted .cuda-version.tmp-* symlink never redirects the write" {
     echo 'export KEEP=1' > "$T/home/.bashrc"
     cd "$T/repo"
-    for p in $(seq 1 64) $$; do ln -sf "$T/home/.bashrc" ".cuda-version.tmp-$p"; done
+    # the names the old code used: .cuda-version.tmp-<pid>, for the next pids
+    python3 - "$T/home/.bashrc" <<'PY'
+import os, sys
+last = int(open("/proc/sys/kernel/ns_last_pid").read())
+for p in range(last + 1, last + 5000):
+    os.symlink(sys.argv[1], ".cuda-version.tmp-%d" % p)
+PY
     for i in 1 2 3 4 5; do cudaenv local 11.8; done
     [ "$(cat "$T/home/.bashrc")" = 'export KEEP=1' ]
     [ "$(cat .cuda-version)" = 11.8 ]
@@ -148,12 +154,15 @@ PY
     [[ "$output" == *"home=$P117"* ]]
 }
 
-@test "init fish: a binary path with a quote and backslash is quoted for fish" {
+@test "init fish: a binary path with a backslash-quote cannot inject code into fish" {
     command -v fish >/dev/null || skip "no fish"
-    d="$T/we'ird\\dir"
+    # a directory name that ends a POSIX-quoted string in fish and runs code
+    d="$T/x\\';echo INJECTED;'"
     mkdir -p "$d/bin"
     cp "$CUDAENV" "$d/bin/cudaenv"
-    run fish --no-config -c "\"$d/bin/cudaenv\" init fish | source; echo \"bin=\$__CUDAENV_BIN\""
+    "$d/bin/cudaenv" init fish > "$T/init.fish"
+    run fish --no-config -c "source '$T/init.fish'; echo \"bin=\$__CUDAENV_BIN\""
+    ! grep -qx INJECTED <<<"$output"
     [ "$status" -eq 0 ]
     [ "${lines[-1]}" = "bin=$d/bin/cudaenv" ]
 }

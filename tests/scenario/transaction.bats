@@ -4,8 +4,10 @@
 # `ldconfig -r`: user-writable parts anywhere in the toolchain, symlinks out
 # of it and a user's symlink to the store are refused or resolved; kill -9 at
 # every step and at random points is repaired by the next switch (doctor
-# reports it first); 40 uninstall/switch races never leave /usr/local/cuda
-# dangling; uninstall in an image sees the image's system link.
+# reports it first), also on the real paths in a mount namespace (sysns.sh);
+# 40 uninstall/switch races never leave /usr/local/cuda dangling; uninstall
+# in an image sees the image's system link.  This machine's /usr/local/cuda
+# and ld.so files are checked untouched after every test.
 load ../lib/common
 bats_require_minimum_version 1.5.0
 
@@ -13,6 +15,7 @@ setup() {
     common_setup
     [ "$(id -u)" -eq 0 ] || skip "the system switch tests run as root"
     REAL_CUDA=$(readlink /usr/local/cuda || true)
+    REAL_CACHE=$(sha256sum /etc/ld.so.cache 2>/dev/null || true)
     S=$CUDAENV_SYSROOT
     export CUDAENV_ROOT=$S/opt/cudaenv
     mkdir -p "$S/etc/ld.so.conf.d" "$S/usr/local"
@@ -28,6 +31,7 @@ teardown() {
     local bad=0
     [ "$(readlink /usr/local/cuda || true)" = "${REAL_CUDA-}" ] || { echo "FATAL: /usr/local/cuda changed" >&2; bad=1; }
     [ ! -e /etc/ld.so.conf.d/cudaenv.conf ] || { echo "FATAL: /etc/ld.so.conf.d/cudaenv.conf written" >&2; bad=1; }
+    [ "$(sha256sum /etc/ld.so.cache 2>/dev/null || true)" = "${REAL_CACHE-}" ] || { echo "FATAL: ld.so.cache changed" >&2; bad=1; }
     common_teardown
     return $bad
 }
@@ -195,4 +199,40 @@ consistent() {
     run "$CUDAENV" -q uninstall 11.7 --force
     [ "$status" -eq 0 ]
     [ ! -d "$P117" ]
+}
+
+@test "namespace: kill -9 campaign on the real /usr/local/cuda and ld.so.cache (overlays), 12 runs" {
+    export CUDAENV_ROOT=$T/root
+    unset CUDAENV_SYSROOT
+    fx_installed 11.8.0 8.7.0.84 >/dev/null
+    fx_installed 11.7.0 >/dev/null
+    chmod -R go-w "$T"
+    run --separate-stderr "$REPO/tests/lib/sysns.sh" "$T" -c '
+        B=$0
+        rec() { sed -n "s/^[[:space:]]*\"$1\":[[:space:]]*\"\\(.*\\)\",\\{0,1\\}\$/\\1/p" /etc/cudaenv/system.json; }
+        ok() {
+            [ "$(rec state)" = done ] && [ "$(readlink /usr/local/cuda)" = "$(rec target)" ] &&
+            [ "$(grep -v "^#" /etc/ld.so.conf.d/cudaenv.conf)" = "$(rec lib)" ] &&
+            [ "$(ldconfig -p | awk "\$1 == \"libcudart.so.11.0\" { print \$NF; exit }")" = "$(rec lib)/libcudart.so.11.0" ]
+        }
+        "$B" -q global 11.8 --system || exit 10
+        steps=(intent link conf ldconfig) direct=0 repaired=0
+        for i in $(seq 12); do
+            v=$([ $((RANDOM % 2)) -eq 0 ] && echo 11.7 || echo 11.8)
+            if [ $((i % 2)) -eq 0 ]; then
+                CUDAENV_TEST_CRASH_AT=${steps[RANDOM % 4]} "$B" -q global $v --system 2>/dev/null
+            else
+                "$B" -q global $v --system 2>/dev/null & p=$!
+                sleep "$(printf "0.%03d" $((RANDOM % 40)))"; kill -9 $p 2>/dev/null; wait $p 2>/dev/null
+            fi
+            if ok; then direct=$((direct + 1)); continue; fi
+            [ "$(rec state)" = pending ] || { echo "run $i: broken and not pending"; exit 11; }
+            "$B" -q global $v --system 2>/dev/null && ok || { echo "run $i: not repaired"; exit 12; }
+            repaired=$((repaired + 1))
+        done
+        echo "12 runs: $direct consistent as left, $repaired repaired by the next run"
+        ' "$CUDAENV"
+    [ "$status" -ne 77 ] || skip "no mount namespace / overlayfs here"
+    [ "$status" -eq 0 ] || { echo "$output $stderr"; false; }
+    echo "# namespace kill -9 campaign: $output" >&3
 }

@@ -48,6 +48,11 @@ atk_installed() {
     [ "$status" -eq 6 ]
     [[ "$stderr" == *"$U is owned by uid $(id -u "$ATK"), not root"* ]]
     [[ "$stderr" == *"CUDAENV_ROOT=/opt/cudaenv"* ]]
+    # the same through a kept HOME (sudo -E): the default ~/.cudaenv is the user's
+    mkdir -p "$T/userhome" && ln -s "$U" "$T/userhome/.cudaenv"
+    run --separate-stderr env -u CUDAENV_ROOT HOME="$T/userhome" "$CUDAENV" list
+    [ "$status" -eq 6 ]
+    [[ "$stderr" == *"$U is owned by uid"* ]]
     # the same store works for its owner, as before
     run as_atk env CUDAENV_ROOT="$U" "$CUDAENV" list --names
     [ "$status" -eq 0 ]
