@@ -71,8 +71,11 @@ teardown() {
     grep -Eq "localhost +: ok=[0-9]+ +changed=0 " "$T/run2.log" || { cat "$T/run2.log"; false; }
     [ "${lines[2]}" = "bin=cudaenv 0.1.0" ]
     [ "${lines[3]}" = "link=$T/store/versions/11.8.0+cudnn8.7.0.84" ]
-    [ "${lines[4]}" = "conf=$T/store/versions/11.8.0+cudnn8.7.0.84/lib64" ]
-    [ "${lines[5]}" = "cache=$T/store/versions/11.8.0+cudnn8.7.0.84/lib64/libcudart.so.11.0" ]
+    # the system switch records the fully resolved library directory (a component
+    # install's lib64 is a link to targets/x86_64-linux/lib)
+    lib=$(readlink -f "$T/store/versions/11.8.0+cudnn8.7.0.84/lib64")
+    [ "${lines[4]}" = "conf=$lib" ]
+    [ "${lines[5]}" = "cache=$lib/libcudart.so.11.0" ]
     [ "${lines[6]}" = "profile=$T/store|$T/manifest.json|$T/modulefiles" ]
     [ "${lines[7]}" = "list=11.8.0+cudnn8.7.0.84 12.2.2+cudnn8.9.7.29 " ]
     [ -f "$T/modulefiles/cuda/11.8.0-cudnn8.7.0.84.lua" ]

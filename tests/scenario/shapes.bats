@@ -127,7 +127,7 @@ shape_install() {
         [ "$kind" = "$1" ] && [[ "$kind $ver $path $sized $ext $cmaj" == *$2* ]] || continue
         if [ "$kind" = runfile ]; then spec="$ver --no-cudnn"; else spec="$cuda+cudnn$ver"; fi
         # shellcheck disable=SC2086
-        run "$CUDAENV" install $spec
+        run "$CUDAENV" install $spec --from runfile   # the runfile + cuDNN shapes (components: components.bats)
         [ "$status" -eq 0 ] || { echo "$kind $ver ($path, size: $sized): $output"; return 1; }
         local name=${spec%% *}
         [ -f "$CUDAENV_ROOT/versions/$name/.cudaenv-receipt.json" ] || { echo "no $name"; return 1; }
