@@ -9,6 +9,8 @@ static void jstr(const cJSON *o, const char *k, char *out, size_t n)
     snprintf(out, n, "%s", cJSON_IsString(v) ? v->valuestring : "");
 }
 
+/* Nested keys differ from the top-level ones ("target", "lib", "name"), so
+ * a line-based reader of system.json (grep, sed) still finds one of each. */
 static const char *const kinds[] = { "none", "link", "alternatives", "directory" };
 
 void ce_sys_hist_read(const cJSON *j, ce_sys_record *rec)
@@ -21,7 +23,7 @@ void ce_sys_hist_read(const cJSON *j, ce_sys_record *rec)
         g->present = true;
         for (int i = 0; i < 4; i++)
             if (!strcmp(kind, kinds[i])) g->kind = (ce_sys_orig_kind)i;
-        jstr(o, "target", g->target, sizeof g->target);
+        jstr(o, "link_target", g->target, sizeof g->target);
         g->alt_manual = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "alt_manual"));
         const cJSON *l = cJSON_GetObjectItemCaseSensitive(o, "alternatives"), *e;
         size_t off = 0;
@@ -45,9 +47,9 @@ void ce_sys_hist_read(const cJSON *j, ce_sys_record *rec)
     cJSON_ArrayForEach(e, h) {
         if (rec->nhistory == CE_SYS_HISTORY) break;
         ce_sys_entry *x = &rec->history[rec->nhistory++];
-        jstr(e, "name", x->name, sizeof x->name);
-        jstr(e, "target", x->target, sizeof x->target);
-        jstr(e, "lib", x->lib, sizeof x->lib);
+        jstr(e, "toolchain", x->name, sizeof x->name);
+        jstr(e, "link_target", x->target, sizeof x->target);
+        jstr(e, "lib_dir", x->lib, sizeof x->lib);
     }
 }
 
@@ -57,7 +59,7 @@ void ce_sys_hist_write(cJSON *j, const ce_sys_record *rec)
     if (g->present) {
         cJSON *o = cJSON_AddObjectToObject(j, "original");
         cJSON_AddStringToObject(o, "kind", kinds[g->kind]);
-        cJSON_AddStringToObject(o, "target", g->target);
+        cJSON_AddStringToObject(o, "link_target", g->target);
         if (g->kind == CE_SYS_ORIG_ALTERNATIVES) {
             cJSON_AddBoolToObject(o, "alt_manual", g->alt_manual);
             cJSON *l = cJSON_AddArrayToObject(o, "alternatives");
@@ -74,9 +76,9 @@ void ce_sys_hist_write(cJSON *j, const ce_sys_record *rec)
     cJSON *h = cJSON_AddArrayToObject(j, "history");
     for (int i = 0; i < rec->nhistory; i++) {
         cJSON *e = cJSON_CreateObject();
-        cJSON_AddStringToObject(e, "name", rec->history[i].name);
-        cJSON_AddStringToObject(e, "target", rec->history[i].target);
-        cJSON_AddStringToObject(e, "lib", rec->history[i].lib);
+        cJSON_AddStringToObject(e, "toolchain", rec->history[i].name);
+        cJSON_AddStringToObject(e, "link_target", rec->history[i].target);
+        cJSON_AddStringToObject(e, "lib_dir", rec->history[i].lib);
         cJSON_AddItemToArray(h, e);
     }
 }

@@ -51,7 +51,7 @@ snapshot() {
     ldconfig -r "$S" -p 2>/dev/null || echo "no cache"
 }
 
-hist() { python3 -c 'import json,sys; print(" ".join(h["target"] or "-" for h in json.load(open(sys.argv[1]))["history"]))' "$S/etc/cudaenv/system.json"; }
+hist() { python3 -c 'import json,sys; print(" ".join(h["link_target"] or "-" for h in json.load(open(sys.argv[1]))["history"]))' "$S/etc/cudaenv/system.json"; }
 # where /usr/local/cuda points inside the image, through the alternatives link
 sel() {
     local l
