@@ -37,7 +37,8 @@ static int show_system(cli *c)
     printf("%s\n", r.restore ? "system" : r.name[0] ? r.name : r.target);
     if (r.pending)
         cli_warn(c, "the last system switch (to %s) was interrupted; complete it with: sudo cudaenv global %s --system "
-                 "(cudaenv doctor shows what disagrees)", r.name[0] ? r.name : r.target, r.name[0] ? r.name : "VERSION");
+                 "(cudaenv doctor shows what disagrees)", r.name[0] ? r.name : r.target,
+                 r.restore ? "system" : r.name[0] ? r.name : "VERSION");
     return 0;
 }
 

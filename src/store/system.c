@@ -19,7 +19,6 @@
 #include "core/file.h"
 #include "core/trust.h"
 #include "store.h"
-#include "system_hist.h"
 
 #define CE_ALT_LINK "/etc/alternatives/cuda"
 

@@ -112,6 +112,18 @@ int ce_system_restore(ce_ctx *ctx, const ce_sys_opts *o);
 /* Read system.json (rec->present false when none).  For doctor: compare
  * rec->target with readlink(/usr/local/cuda) to find another installer's move. */
 int ce_system_record(ce_ctx *ctx, ce_sys_record *rec);
+/* system_hist.c: the restore part of system.json (pure: no files, no
+ * output).  Read: fill rec->original / rec->history from the record's JSON
+ * object (a record without "history", from an older cudaenv, starts it with
+ * its prev_* selection).  Write: add "original" and "history" to it.  Push:
+ * on top, unless it is rec's own target or already on top; the oldest beyond
+ * CE_SYS_HISTORY goes.  Pop: the top into *out (false when empty). */
+struct cJSON;
+void ce_sys_hist_read(const struct cJSON *j, ce_sys_record *rec);
+void ce_sys_hist_write(struct cJSON *j, const ce_sys_record *rec);
+void ce_sys_hist_push(ce_sys_record *rec, const char *name, const char *target, const char *lib);
+bool ce_sys_hist_pop(ce_sys_record *rec, ce_sys_entry *out);
+
 /* CE_ERR_PERM naming the first directory from / down to path that is not
  * root-owned or is group/other-writable (root-owned sticky dirs allowed). */
 int ce_system_path_safe(ce_ctx *ctx, const char *path);

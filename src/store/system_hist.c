@@ -1,4 +1,8 @@
-#include "system_hist.h"
+/* system.json's restore part (issue 11): the machine's original state and
+ * the rollback history; see system.h. */
+#include "system.h"
+
+#include <cjson/cJSON.h>
 
 #include <stdio.h>
 #include <string.h>
