@@ -173,6 +173,8 @@ int ce_system_restore(ce_ctx *ctx, const ce_sys_opts *o)
     ce_sys_path(ctx, CE_SYS_LINK, link, sizeof link);
     if (!o->dry_run && (rc = ce_sys_begin(ctx, &sfd, &fd, &old))) goto out;
     if (o->dry_run && (rc = ce_system_record(ctx, &old))) goto out;
+    if (o->dry_run && old.pending)
+        ce_emit(ctx, CE_EV_NOTE, NULL, "plan: first complete the interrupted %s", old.restore ? "restore" : "switch");
     if (!old.present) {
         rc = ce_fail(ctx, CE_ERR_NOTFOUND, "cudaenv never switched this machine (%s%s does not exist): "
                      "/usr/local/cuda and ld.so.conf.d are the machine's own already", ctx->sysroot, CE_SYS_STATE);
