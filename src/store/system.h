@@ -4,7 +4,8 @@
  * remove the target meanwhile) and the system lock
  * ($SYSROOT/etc/cudaenv/lock): temp symlink + rename(2), temp conf + fsync +
  * rename, never unlink-then-create; the selection and the one before it are
- * recorded in $SYSROOT/etc/cudaenv/system.json for --rollback and doctor.
+ * recorded in $SYSROOT/etc/cudaenv/system.json for doctor (with the history
+ * for --rollback and the original state for the restore, below).
  *
  * Crash safety (issue 9): system.json is written first as an intent
  * ("state": "pending"), then link, conf, ldconfig, then again as "done".

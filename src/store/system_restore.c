@@ -64,7 +64,10 @@ void ce_sys_capture_original(ce_ctx *ctx, const link_state *ls, const char *back
     } else if (ls->mode == CE_SYS_MODE_ALTERNATIVES) {
         g->kind = CE_SYS_ORIG_ALTERNATIVES;
         snprintf(g->target, sizeof g->target, "%s", ls->now);
-        if (alt_query(ctx, &g->alt_manual, g->alt_list, sizeof g->alt_list) != CE_OK) g->alt_list[0] = '\0';
+        /* unreadable: keep at least the selected one, so a restore never
+         * removes an alternative that was the machine's */
+        if (alt_query(ctx, &g->alt_manual, g->alt_list, sizeof g->alt_list) != CE_OK || !in_list(g->alt_list, ls->now))
+            snprintf(g->alt_list + strlen(g->alt_list), sizeof g->alt_list - strlen(g->alt_list), "%s\n", ls->now);
     } else {
         g->kind = ls->now[0] ? CE_SYS_ORIG_LINK : CE_SYS_ORIG_NONE;
         snprintf(g->target, sizeof g->target, "%s", ls->now);
