@@ -34,10 +34,11 @@ static int show_system(cli *c)
         cli_error(c, "no system switch recorded; set one with: sudo cudaenv global VERSION --system");
         return 3;
     }
-    printf("%s\n", r.name[0] ? r.name : r.target);
+    printf("%s\n", r.restore ? "system" : r.name[0] ? r.name : r.target);
     if (r.pending)
         cli_warn(c, "the last system switch (to %s) was interrupted; complete it with: sudo cudaenv global %s --system "
-                 "(cudaenv doctor shows what disagrees)", r.name[0] ? r.name : r.target, r.name[0] ? r.name : "VERSION");
+                 "(cudaenv doctor shows what disagrees)", r.name[0] ? r.name : r.target,
+                 r.restore ? "system" : r.name[0] ? r.name : "VERSION");
     return 0;
 }
 
@@ -66,7 +67,7 @@ int cmd_global(cli *c, int argc, char **argv)
     }
     int rc;
     if (rollback) {
-        if (version) return cli_usage_error(cmd, "--rollback takes no VERSION");
+        if (version) return cli_usage_error(cmd, "--rollback takes no VERSION (the machine's own CUDA: global system --system)");
         if ((rc = ce_system_rollback(&c->ctx, &so))) return cli_fail(c, rc);
         return so.dry_run ? 0 : show_system(c);
     }
@@ -74,6 +75,12 @@ int cmd_global(cli *c, int argc, char **argv)
         return cli_usage_error(cmd, "--force and --dry-run belong to --system");
     if (sys) {
         if (!version) return show_system(c);
+        if (!strcmp(version, "system")) {
+            /* back to the machine's own CUDA, as the first switch found it */
+            if ((rc = ce_system_restore(&c->ctx, &so))) return cli_fail(c, rc);
+            if (!so.dry_run) cli_note(c, "system CUDA is the machine's own again (as before cudaenv's first switch)");
+            return 0;
+        }
         if (!so.dry_run && geteuid() != 0) {
             cli_error(c, "global --system changes /usr/local/cuda and /etc/ld.so.conf.d and needs root; "
                          "run: sudo cudaenv global %s --system", version);

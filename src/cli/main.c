@@ -158,11 +158,14 @@ static const cli_cmd commands[] = {
       "Write .cuda-version in the current directory; the cd hook applies it.  Without\n"
       "VERSION print the pin that applies here.  --force pins a version not installed.\n" },
     { "global", NULL, cmd_global, "the default toolchain (user or system)",
-      "usage: cudaenv global [VERSION] [--system [--force] [--dry-run] | --rollback]\n"
+      "usage: cudaenv global [VERSION|system] [--system [--force] [--dry-run] | --rollback [--dry-run]]\n"
       "\n"
       "Without --system: the user's default toolchain.  With --system (root): point\n"
       "$CUDAENV_SYSROOT/usr/local/cuda and /etc/ld.so.conf.d/cudaenv.conf at it atomically\n"
-      "and run ldconfig.  --rollback returns to the previous target; --dry-run prints the plan.\n"
+      "and run ldconfig.  --dry-run prints the plan.  --rollback returns to the previous\n"
+      "target, and again to the one before (a history of 16).  The first switch records the\n"
+      "machine's own state (no link, a link, the update-alternatives selection, a directory\n"
+      "moved aside; cudaenv.conf); 'global system --system' restores exactly that.\n"
       "A real directory at /usr/local/cuda is refused (exit 1) unless --force moves it aside;\n"
       "an update-alternatives link is cooperated with.  Exit 6: not root, or the toolchain\n"
       "is in a tree not owned by root or writable by others (use CUDAENV_ROOT=/opt/cudaenv).\n"

@@ -281,7 +281,7 @@ static void check_switch_pending(ce_doctor *d)
                     rec.prev_target[0] ? rec.prev_target : "no link"),
             doc_fmt(fix, sizeof fix, "complete it: sudo cudaenv global %s --system (or undo it: sudo cudaenv "
                     "global --rollback); either repairs the interrupted switch first",
-                    rec.name[0] ? rec.name : "VERSION"));
+                    rec.restore ? "system" : rec.name[0] ? rec.name : "VERSION"));
 }
 
 static void check_link(ce_doctor *d)

@@ -19,8 +19,7 @@
 #include "core/file.h"
 #include "core/trust.h"
 #include "store.h"
-
-#define CE_ALT_LINK "/etc/alternatives/cuda"
+#include "system_int.h"
 
 /* A path as seen from inside the sysroot: what a link or conf file written
  * into an image must name.  Paths outside the sysroot stay as they are. */
@@ -142,7 +141,11 @@ int ce_system_record(ce_ctx *ctx, ce_sys_record *rec)
     char state[16];
     jget(j, "state", state, sizeof state);
     rec->pending = strcmp(state, "pending") == 0;
+    char action[16];
+    jget(j, "action", action, sizeof action);
+    rec->restore = strcmp(action, "restore") == 0;
     rec->present = true;
+    ce_sys_hist_read(j, rec);
     cJSON_Delete(j);
     return CE_OK;
 }
@@ -160,6 +163,8 @@ static int record_write(ce_ctx *ctx, const ce_sys_record *rec)
     cJSON_AddStringToObject(j, "prev_lib", rec->prev_lib);
     cJSON_AddStringToObject(j, "prev_name", rec->prev_name);
     cJSON_AddNumberToObject(j, "when", (double)rec->when);
+    cJSON_AddStringToObject(j, "action", rec->restore ? "restore" : "switch");
+    ce_sys_hist_write(j, rec);
     char *text = cJSON_Print(j);
     cJSON_Delete(j);
     if (!text) return ce_fail(ctx, CE_ERR_NOMEM, "out of memory");
@@ -174,14 +179,30 @@ static int record_write(ce_ctx *ctx, const ce_sys_record *rec)
 
 /* fork + execv, never system(): no shell parses these paths.  The child's
  * stdout goes to stderr so cudaenv's stdout stays results only. */
-static int run_prog(ce_ctx *ctx, char *const argv[])
+static int run_prog_out(ce_ctx *ctx, char *const argv[], char *out, size_t n)
 {
+    int pfd[2] = { -1, -1 };
+    if (out && pipe(pfd) != 0) return ce_fail(ctx, CE_ERR_OTHER, "cannot create a pipe: %s", strerror(errno));
     pid_t pid = fork();
     if (pid < 0) return ce_fail(ctx, CE_ERR_OTHER, "cannot fork: %s", strerror(errno));
     if (pid == 0) {
-        dup2(2, 1);
+        dup2(out ? pfd[1] : 2, 1);
         execv(argv[0], argv);
         _exit(127);
+    }
+    if (out) {
+        /* what the child prints (bounded; the rest is read and dropped) */
+        close(pfd[1]);
+        size_t len = 0;
+        char sink[4096];
+        for (;;) {
+            ssize_t r = len + 1 < n ? read(pfd[0], out + len, n - 1 - len) : read(pfd[0], sink, sizeof sink);
+            if (r < 0 && errno == EINTR) continue;
+            if (r <= 0) break;
+            if (len + 1 < n) len += (size_t)r;
+        }
+        out[len] = '\0';
+        close(pfd[0]);
     }
     int st;
     while (waitpid(pid, &st, 0) < 0)
@@ -189,6 +210,11 @@ static int run_prog(ce_ctx *ctx, char *const argv[])
     if (WIFEXITED(st) && WEXITSTATUS(st) == 0) return CE_OK;
     return ce_fail(ctx, CE_ERR_OTHER, "%s failed (%s %d)", argv[0],
                    WIFEXITED(st) ? "exit status" : "signal", WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st));
+}
+
+static int run_prog(ce_ctx *ctx, char *const argv[])
+{
+    return run_prog_out(ctx, argv, NULL, 0);
 }
 
 static const char *ldconfig_path(void)
@@ -218,7 +244,8 @@ static const char *alternatives_path(void)
 
 /* update-alternatives [--root SYSROOT] ARGS...: it renames its own links
  * atomically and keeps its admin file, so --display stays consistent. */
-static int alternatives(ce_ctx *ctx, const char *a1, const char *a2, const char *a3, const char *a4, const char *a5)
+static int alternatives_out(ce_ctx *ctx, char *out, size_t on, const char *a1, const char *a2, const char *a3,
+                            const char *a4, const char *a5)
 {
     char *argv[12];
     int n = 0;
@@ -228,7 +255,12 @@ static int alternatives(ce_ctx *ctx, const char *a1, const char *a2, const char 
     const char *rest[] = { a1, a2, a3, a4, a5 };
     for (int i = 0; i < 5 && rest[i]; i++) argv[n++] = (char *)rest[i];
     argv[n] = NULL;
-    return run_prog(ctx, argv);
+    return run_prog_out(ctx, argv, out, on);
+}
+
+static int alternatives(ce_ctx *ctx, const char *a1, const char *a2, const char *a3, const char *a4, const char *a5)
+{
+    return alternatives_out(ctx, NULL, 0, a1, a2, a3, a4, a5);
 }
 
 /* Point link at target: a temp symlink renamed over it, so readers see the
@@ -339,14 +371,6 @@ static int need_root(ce_ctx *ctx, const char *what)
                    what, what);
 }
 
-/* The state of /usr/local/cuda: mode, what it points at now (inside view,
- * "" when absent), and whether it is something other than a symlink. */
-typedef struct link_state {
-    ce_sys_mode mode;
-    char now[4096];
-    bool real;          /* a directory or file: must be moved aside */
-} link_state;
-
 static int inspect_link(ce_ctx *ctx, const char *link, link_state *ls)
 {
     memset(ls, 0, sizeof *ls);
@@ -406,16 +430,20 @@ static int apply(ce_ctx *ctx, const ce_sys_record *rec)
     /* --force: the real directory goes to its recorded backup name first */
     struct stat st;
     size_t ll = strlen(CE_SYS_LINK ".cudaenv-backup-");
-    if (!strncmp(rec->prev_target, CE_SYS_LINK ".cudaenv-backup-", ll) && lstat(link, &st) == 0 &&
+    if (!rec->restore && !strncmp(rec->prev_target, CE_SYS_LINK ".cudaenv-backup-", ll) && lstat(link, &st) == 0 &&
         !S_ISLNK(st.st_mode)) {
         ce_sys_path(ctx, rec->prev_target, backup, sizeof backup);
         if (!ce_exists(backup) && rename(link, backup) != 0)
             return ce_fail(ctx, CE_ERR_IO, "cannot move %s to %s: %s", link, backup, strerror(errno));
     }
-    if (rec->mode == CE_SYS_MODE_ALTERNATIVES && rec->target[0]) {
+    if (rec->restore) {
+        if ((rc = ce_sys_restore_link(ctx, link, &rec->original))) return rc;
+    } else if (rec->mode == CE_SYS_MODE_ALTERNATIVES && rec->target[0]) {
         char prio[16];
         alt_prio(rec->name, prio, sizeof prio);
-        if ((rc = alternatives(ctx, "--install", CE_SYS_LINK, "cuda", rec->target, prio)) ||
+        /* a toolchain is registered; a rollback to a non-toolchain (the
+         * machine's own alternative) keeps its priority and is only selected */
+        if ((rec->name[0] && (rc = alternatives(ctx, "--install", CE_SYS_LINK, "cuda", rec->target, prio))) ||
             (rc = alternatives(ctx, "--set", "cuda", rec->target, NULL, NULL)))
             return rc;
     } else if (rec->target[0]) {
@@ -424,7 +452,7 @@ static int apply(ce_ctx *ctx, const ce_sys_record *rec)
         return ce_fail(ctx, CE_ERR_IO, "cannot remove %s: %s", link, strerror(errno));
     }
     crash_point("link");
-    if ((rc = write_conf(ctx, rec->lib, rec->name))) return rc;
+    if ((rc = rec->restore ? ce_sys_restore_conf(ctx, &rec->original) : write_conf(ctx, rec->lib, rec->name))) return rc;
     crash_point("conf");
     if ((rc = run_ldconfig(ctx))) return rc;
     crash_point("ldconfig");
@@ -456,7 +484,7 @@ static int recover(ce_ctx *ctx, ce_sys_record *rec)
 {
     if (!rec->present || !rec->pending) return CE_OK;
     bool forward = true;
-    if (rec->target[0]) {
+    if (rec->target[0] && !rec->restore) {   /* a restore returns to what the machine had: always forward */
         char host[8400], real[PATH_MAX], lib[PATH_MAX];
         ce_ctx quiet = *ctx;
         host_of(ctx, rec->target, host, sizeof host);
@@ -468,6 +496,10 @@ static int recover(ce_ctx *ctx, ce_sys_record *rec)
         snprintf(back.name, sizeof back.name, "%s", rec->prev_name);
         snprintf(back.target, sizeof back.target, "%s", rec->prev_target);
         snprintf(back.lib, sizeof back.lib, "%s", rec->prev_lib);
+        /* the switch had pushed what it replaced: that is current again */
+        ce_sys_entry top;
+        if (back.nhistory && !strcmp(back.history[0].target, back.target) && !strcmp(back.history[0].lib, back.lib))
+            ce_sys_hist_pop(&back, &top);
         *rec = back;
     }
     ce_emit(ctx, CE_EV_WARN, NULL, "a system switch to %s was interrupted; %s it", rec->target[0] ? rec->target : "nothing",
@@ -511,7 +543,7 @@ int ce_system_switch(ce_ctx *ctx, const ce_toolchain *tc, const ce_sys_opts *o)
     char link[4200], real[PATH_MAX], lib[PATH_MAX];
     ce_sys_path(ctx, CE_SYS_LINK, link, sizeof link);
     int sfd = -1, fd = -1;
-    ce_sys_record old, rec;
+    static ce_sys_record old, rec;   /* ~160 KiB each with the history */
     link_state ls;
     if (!o->dry_run && (rc = begin(ctx, &sfd, &fd, &old))) goto out;
     if (o->dry_run && (rc = ce_system_record(ctx, &old))) goto out;
@@ -535,6 +567,11 @@ int ce_system_switch(ce_ctx *ctx, const ce_toolchain *tc, const ce_sys_opts *o)
     snprintf(rec.prev_target, sizeof rec.prev_target, "%s", ls.now);
     conf_lib(ctx, rec.prev_lib, sizeof rec.prev_lib);
     if (old.present && !strcmp(old.target, ls.now)) snprintf(rec.prev_name, sizeof rec.prev_name, "%s", old.name);
+    /* the history (what this switch replaces on top) and the machine's own
+     * state, kept from the first switch on */
+    rec.original = old.original;
+    rec.nhistory = old.nhistory;
+    memcpy(rec.history, old.history, sizeof rec.history);
 
     char backup[4300] = "";
     if (ls.real) {
@@ -548,6 +585,8 @@ int ce_system_switch(ce_ctx *ctx, const ce_toolchain *tc, const ce_sys_opts *o)
         snprintf(backup, sizeof backup, "%s.cudaenv-backup-%lld", link, rec.when);
         snprintf(rec.prev_target, sizeof rec.prev_target, "%s", inside(ctx, backup));
     }
+    if (!old.present) ce_sys_capture_original(ctx, &ls, backup, &rec.original);
+    ce_sys_hist_push(&rec, rec.prev_name, rec.prev_target, rec.prev_lib);
     warn_shadows(ctx, rec.lib);
 
     /* the plan */
@@ -573,7 +612,7 @@ int ce_system_rollback(ce_ctx *ctx, const ce_sys_opts *o)
     int rc;
     if (!o->dry_run && (rc = need_root(ctx, "global --rollback"))) return rc;
     int sfd = -1, fd = -1;
-    ce_sys_record old, rec;
+    static ce_sys_record old, rec;
     char link[4200];
     ce_sys_path(ctx, CE_SYS_LINK, link, sizeof link);
     if (!o->dry_run && (rc = begin(ctx, &sfd, &fd, &old))) goto out;
@@ -582,15 +621,21 @@ int ce_system_rollback(ce_ctx *ctx, const ce_sys_opts *o)
         rc = ce_fail(ctx, CE_ERR_NOTFOUND, "no system switch to roll back (%s%s does not exist)", ctx->sysroot, CE_SYS_STATE);
         goto out;
     }
-    /* a rollback is a switch to the previous state; the record swaps so a
-     * second rollback returns again */
-    memset(&rec, 0, sizeof rec);
+    /* a rollback is a switch to the newest history entry, which it pops: a
+     * second rollback walks further back */
+    rec = old;
+    ce_sys_entry e;
+    if (!ce_sys_hist_pop(&rec, &e)) {
+        rc = ce_fail(ctx, CE_ERR_NOTFOUND, "nothing left to roll back (the history in %s%s is empty); "
+                     "the machine's own CUDA: sudo cudaenv global system --system", ctx->sysroot, CE_SYS_STATE);
+        goto out;
+    }
     rec.present = true;
-    rec.mode = old.mode;
+    rec.pending = rec.restore = false;
     rec.when = (long long)time(NULL);
-    snprintf(rec.name, sizeof rec.name, "%s", old.prev_name);
-    snprintf(rec.target, sizeof rec.target, "%s", old.prev_target);
-    snprintf(rec.lib, sizeof rec.lib, "%s", old.prev_lib);
+    snprintf(rec.name, sizeof rec.name, "%s", e.name);
+    snprintf(rec.target, sizeof rec.target, "%s", e.target);
+    snprintf(rec.lib, sizeof rec.lib, "%s", e.lib);
     snprintf(rec.prev_name, sizeof rec.prev_name, "%s", old.name);
     snprintf(rec.prev_target, sizeof rec.prev_target, "%s", old.target);
     snprintf(rec.prev_lib, sizeof rec.prev_lib, "%s", old.lib);
@@ -608,3 +653,17 @@ out:
     end(sfd, fd);
     return rc;
 }
+
+/* ---- for system_restore.c (system_int.h) ------------------------------ */
+
+const char *ce_sys_inside(const ce_ctx *ctx, const char *host) { return inside(ctx, host); }
+int ce_sys_swap_link(ce_ctx *ctx, const char *link, const char *target) { return swap_link(ctx, link, target); }
+int ce_sys_alt(ce_ctx *ctx, char *out, size_t on, const char *a1, const char *a2, const char *a3)
+{
+    return alternatives_out(ctx, out, on, a1, a2, a3, NULL, NULL);
+}
+const char *ce_sys_ldconfig_path(void) { return ldconfig_path(); }
+int ce_sys_need_root(ce_ctx *ctx, const char *what) { return need_root(ctx, what); }
+int ce_sys_begin(ce_ctx *ctx, int *sfd, int *fd, ce_sys_record *old) { return begin(ctx, sfd, fd, old); }
+void ce_sys_end(int sfd, int fd) { end(sfd, fd); }
+int ce_sys_transact(ce_ctx *ctx, ce_sys_record *rec) { return transact(ctx, rec); }

@@ -4,7 +4,8 @@
  * remove the target meanwhile) and the system lock
  * ($SYSROOT/etc/cudaenv/lock): temp symlink + rename(2), temp conf + fsync +
  * rename, never unlink-then-create; the selection and the one before it are
- * recorded in $SYSROOT/etc/cudaenv/system.json for --rollback and doctor.
+ * recorded in $SYSROOT/etc/cudaenv/system.json for doctor (with the history
+ * for --rollback and the original state for the restore, below).
  *
  * Crash safety (issue 9): system.json is written first as an intent
  * ("state": "pending"), then link, conf, ldconfig, then again as "done".
@@ -18,7 +19,18 @@
  *
  * ldconfig: $CUDAENV_LDCONFIG if set ("" or "none": skip), else
  * /sbin/ldconfig; with a sysroot it runs `ldconfig -r SYSROOT`, which reads
- * SYSROOT/etc/ld.so.conf (that file must include ld.so.conf.d/ *.conf). */
+ * SYSROOT/etc/ld.so.conf (that file must include ld.so.conf.d/ *.conf).
+ *
+ * Restore (issue 11): the first switch also records the machine's own state
+ * ("original": no link, a plain link and where it pointed, the
+ * update-alternatives selection with its status and registered alternatives,
+ * or a real directory moved aside with --force; and cudaenv.conf's text
+ * before, null when absent: the only ld.so.conf.d file cudaenv writes).  No
+ * later switch or rollback rewrites it.  ce_system_restore returns exactly
+ * there through the same transaction ("action":"restore" in the intent, so an
+ * interrupted restore is completed as a restore).  --rollback walks
+ * "history", newest first, CE_SYS_HISTORY deep: a switch pushes what it
+ * replaces unless that is its own target or already on top; a rollback pops. */
 #ifndef CE_SYSTEM_H
 #define CE_SYSTEM_H
 
@@ -36,6 +48,33 @@ typedef enum ce_sys_mode {
     CE_SYS_MODE_ALTERNATIVES,  /* /usr/local/cuda -> /etc/alternatives/cuda */
 } ce_sys_mode;
 
+#define CE_SYS_HISTORY 16
+
+/* One earlier selection ("" target = no link). */
+typedef struct ce_sys_entry {
+    char name[96];
+    char target[4096];
+    char lib[4096];
+} ce_sys_entry;
+
+typedef enum ce_sys_orig_kind {
+    CE_SYS_ORIG_NONE,          /* no /usr/local/cuda at all */
+    CE_SYS_ORIG_LINK,          /* a plain symlink to target */
+    CE_SYS_ORIG_ALTERNATIVES,  /* -> /etc/alternatives/cuda; target is the value */
+    CE_SYS_ORIG_DIR,           /* a real directory, moved aside to target by --force */
+} ce_sys_orig_kind;
+
+/* The machine's own state before cudaenv's first switch. */
+typedef struct ce_sys_original {
+    bool present;              /* false: the record predates issue 11 (no restore) */
+    ce_sys_orig_kind kind;
+    char target[4096];
+    bool alt_manual;           /* alternatives: "Status: manual" */
+    char alt_list[8192];       /* alternatives registered then, '\n'-separated */
+    bool conf_present;         /* cudaenv.conf existed */
+    char conf_text[4096];      /* and held this */
+} ce_sys_original;
+
 /* What system.json records (paths as seen from inside the sysroot). */
 typedef struct ce_sys_record {
     bool present;              /* a system switch was ever made */
@@ -48,6 +87,10 @@ typedef struct ce_sys_record {
     char prev_lib[4096];       /* cudaenv.conf before ("" = none) */
     char prev_name[96];
     long long when;            /* unix time of the switch */
+    bool restore;              /* this transaction returns to original */
+    ce_sys_original original;
+    int nhistory;
+    ce_sys_entry history[CE_SYS_HISTORY];   /* newest first */
 } ce_sys_record;
 
 typedef struct ce_sys_opts {
@@ -60,11 +103,28 @@ typedef struct ce_sys_opts {
  * group or others; CE_ERR_OTHER: a real directory at /usr/local/cuda
  * without force; CE_ERR_NOTFOUND: tc was uninstalled before the lock. */
 int ce_system_switch(ce_ctx *ctx, const ce_toolchain *tc, const ce_sys_opts *o);
-/* Return to the target before the last switch (same transaction). */
+/* Return to the newest history entry and pop it (same transaction);
+ * CE_ERR_NOTFOUND when the history is empty. */
 int ce_system_rollback(ce_ctx *ctx, const ce_sys_opts *o);
+/* Return exactly to the machine's own state recorded by the first switch
+ * (same transaction; ldconfig).  CE_ERR_NOTFOUND: no switch recorded, or a
+ * record from before issue 11 (the message says how to restore by hand). */
+int ce_system_restore(ce_ctx *ctx, const ce_sys_opts *o);
 /* Read system.json (rec->present false when none).  For doctor: compare
  * rec->target with readlink(/usr/local/cuda) to find another installer's move. */
 int ce_system_record(ce_ctx *ctx, ce_sys_record *rec);
+/* system_hist.c: the restore part of system.json (pure: no files, no
+ * output).  Read: fill rec->original / rec->history from the record's JSON
+ * object (a record without "history", from an older cudaenv, starts it with
+ * its prev_* selection).  Write: add "original" and "history" to it.  Push:
+ * on top, unless it is rec's own target or already on top; the oldest beyond
+ * CE_SYS_HISTORY goes.  Pop: the top into *out (false when empty). */
+struct cJSON;
+void ce_sys_hist_read(const struct cJSON *j, ce_sys_record *rec);
+void ce_sys_hist_write(struct cJSON *j, const ce_sys_record *rec);
+void ce_sys_hist_push(ce_sys_record *rec, const char *name, const char *target, const char *lib);
+bool ce_sys_hist_pop(ce_sys_record *rec, ce_sys_entry *out);
+
 /* CE_ERR_PERM naming the first directory from / down to path that is not
  * root-owned or is group/other-writable (root-owned sticky dirs allowed). */
 int ce_system_path_safe(ce_ctx *ctx, const char *path);

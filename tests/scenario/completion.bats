@@ -109,3 +109,19 @@ all_start_with() { local w; for w in $1; do [[ $w == "$2"* ]] || return 1; done;
     while IFS='=' read -r k v; do [ "$k" = PATH ] && p=$v; done <<<"$output"
     [[ $p == "$P118/bin:"* ]]
 }
+
+@test "global offers system (the machine's own CUDA, also with --system) in bash, zsh and fish" {
+    run bash --norc -c '
+        eval "$(cudaenv init bash)"
+        c() { COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1)); COMPREPLY=(); _cudaenv; echo "${COMPREPLY[*]}"; }
+        c cudaenv global sy
+        c cudaenv global --system sy'
+    [ "${lines[0]}" = system ] && [ "${lines[1]}" = system ]
+    export ZCOMP_FPATH=$REPO/completions __CUDAENV_BIN=$CUDAENV
+    [ "$(timeout 60 zsh -f "$REPO/tests/lib/zcomp.zsh" 'cudaenv global sy' | tr '\n' ' ' | sed 's/ $//')" = system ]
+    run fish --no-config -c '
+        cudaenv init fish | source
+        complete -C "cudaenv global sy" | string replace -r "\t.*" ""
+        complete -C "cudaenv global --system sy" | string replace -r "\t.*" ""; true'
+    [ "${lines[0]}" = system ] && [ "${lines[1]}" = system ]
+}

@@ -1,0 +1,37 @@
+/* Internal to src/store/system*.c: the pieces of the system switch's
+ * transaction (system.c) that the restore (system_restore.c) builds on, and
+ * the restore steps the transaction calls back.  Not for other modules. */
+#ifndef CE_SYSTEM_INT_H
+#define CE_SYSTEM_INT_H
+
+#include "system.h"
+
+#define CE_ALT_LINK "/etc/alternatives/cuda"
+
+/* The state of /usr/local/cuda: mode, what it points at now (inside view,
+ * "" when absent), and whether it is something other than a symlink. */
+typedef struct link_state {
+    ce_sys_mode mode;
+    char now[4096];
+    bool real;          /* a directory or file: must be moved aside */
+} link_state;
+
+/* system.c */
+const char *ce_sys_inside(const ce_ctx *ctx, const char *host);
+int ce_sys_swap_link(ce_ctx *ctx, const char *link, const char *target);
+/* update-alternatives [--root SYSROOT] --quiet ARGS; out (may be NULL): its stdout */
+int ce_sys_alt(ce_ctx *ctx, char *out, size_t on, const char *a1, const char *a2, const char *a3);
+const char *ce_sys_ldconfig_path(void);
+int ce_sys_need_root(ce_ctx *ctx, const char *what);
+/* both locks, then the repair of an interrupted switch; ce_sys_end releases */
+int ce_sys_begin(ce_ctx *ctx, int *sfd, int *fd, ce_sys_record *old);
+void ce_sys_end(int sfd, int fd);
+/* steps 1-5: intent, link, conf, ldconfig, final record */
+int ce_sys_transact(ce_ctx *ctx, ce_sys_record *rec);
+
+/* system_restore.c */
+void ce_sys_capture_original(ce_ctx *ctx, const link_state *ls, const char *backup, ce_sys_original *g);
+int ce_sys_restore_link(ce_ctx *ctx, const char *link, const ce_sys_original *g);
+int ce_sys_restore_conf(ce_ctx *ctx, const ce_sys_original *g);
+
+#endif
