@@ -51,30 +51,43 @@ fill() {
     truncate -s $((want * 85 / 100)) "$f"
     head -c $((want * 15 / 100)) /dev/urandom >> "$f"
 }
-if [ ! -s "$G/done" ]; then
-    echo "generating the archives at 1/$SCALE (once; kept in $G)..." >&2
-    rm -rf "$G" && mkdir -p "$G/www/compute/cuda/redist" "$G/www/compute/cudnn" "$W/gen"
-    while read -r n v s; do
-        top=$n-linux-x86_64-$v-archive
-        mkdir -p "$W/gen/$top/lib" "$G/www/compute/cuda/redist/$n/linux-x86_64"
-        echo "$n bench" > "$W/gen/$top/LICENSE"
-        fill "$W/gen/$top/lib/$n.so.11" $((s * 5 / 2 / SCALE))   # raw ~2.5x the archive
-        tar -C "$W/gen" -cf - "$top" | xz -T1 -3 > "$G/www/compute/cuda/redist/$n/linux-x86_64/$top.tar.xz" &
-        [ "$(jobs -r | wc -l)" -ge "$(nproc)" ] && wait -n
-    done < "$W/plan"
-    wait
-    fx_toolkit "$W/tk" 11.8.0 >/dev/null
-    mv "$W/gen" "$W/payload"     # the runfile carries the same trees, and more up to its size
-    cp -a "$W/tk/." "$W/payload/tk/"
-    fill "$W/payload/rest.bin" $(( RUNFILE_BYTES / SCALE - $(du -sb "$W/payload" | cut -f1) ))
+# each archive is made once (kept in $G); the JSON is rewritten from what is there
+mkdir -p "$G/www/compute/cuda/redist" "$G/www/compute/cudnn" "$W/gen"
+fx_toolkit "$W/tk" 11.8.0 >/dev/null
+while read -r n v s; do
+    top=$n-linux-x86_64-$v-archive
+    out=$G/www/compute/cuda/redist/$n/linux-x86_64/$top.tar.xz
+    [ -s "$out" ] && continue
+    echo "generating $top at 1/$SCALE (once; kept in $G)..." >&2
+    mkdir -p "$W/gen/$top/lib" "$(dirname "$out")"
+    echo "$n bench" > "$W/gen/$top/LICENSE"
+    case $n in  # what makes a toolkit a toolkit (install checks nvcc, libcudart, versions)
+        cuda_nvcc) cp -a "$W/tk/bin" "$W/gen/$top/" ;;
+        cuda_cudart) cp -a "$W/tk/lib64"/libcudart* "$W/gen/$top/lib/"; cp -a "$W/tk/include" "$W/gen/$top/" ;;
+    esac
+    fill "$W/gen/$top/lib/$n.so.11" $((s * 5 / 2 / SCALE))   # raw ~2.5x the archive
+    ( tar -C "$W/gen" -cf - "$top" | xz -T1 -3 > "$out.tmp" && mv "$out.tmp" "$out" ) &
+    [ "$(jobs -r | wc -l)" -ge "$(nproc)" ] && wait -n
+done < "$W/plan"
+wait
+if [ ! -s "$G/www/cuda.run" ]; then
+    echo "generating the runfile at 1/$SCALE..." >&2
+    mkdir -p "$W/payload"
+    cp -a "$W/tk/." "$W/payload/"
+    fill "$W/payload/rest.bin" $(( RUNFILE_BYTES / SCALE ))
     FX_RUNFILE_TREE=$W/payload FX_RUNFILE_COMP=--nocomp fx_runfile "$G/www/cuda.run" 11.8.0
-    rm -rf "$W/payload" "$W/tk"
-    ctop=cudnn-linux-x86_64-8.7.0.84_cuda11-archive
+    rm -rf "$W/payload"
+fi
+ctop=cudnn-linux-x86_64-8.7.0.84_cuda11-archive
+if [ ! -s "$G/www/compute/cudnn/$ctop.tar.xz" ]; then
+    echo "generating the cuDNN tarball at 1/$SCALE..." >&2
     fx_cudnn "$W/c/$ctop" 8.7.0.84 11
     fill "$W/c/$ctop/lib/libcudnn_bench.so.8" $((CUDNN_BYTES * 5 / 2 / SCALE))
     tar -C "$W/c" -cf - "$ctop" | xz -T1 -3 > "$G/www/compute/cudnn/$ctop.tar.xz"
     rm -rf "$W/c"
-    python3 - "$G/www" "$W/plan" > "$G/www/compute/cuda/redist/redistrib_11.8.0.json" <<'PY'
+fi
+rm -rf "$W/gen" "$W/tk"
+python3 - "$G/www" "$W/plan" > "$G/www/compute/cuda/redist/redistrib_11.8.0.json" <<'PY'
 import hashlib, json, os, sys
 www, plan = sys.argv[1:]
 doc = {"release_date": "2022-10-03", "release_label": "11.8.0", "release_product": "cuda"}
@@ -86,8 +99,6 @@ for line in open(plan):
                                                         "md5": hashlib.md5(raw).hexdigest(), "size": str(len(raw))}}
 json.dump(doc, sys.stdout, indent=4)
 PY
-    echo ok > "$G/done"
-fi
 server_start "$G/www" >/dev/null
 python3 - "$G/www" "$SERVER_URL" > "$W/manifest.json" <<'PY'
 import hashlib, json, os, sys
@@ -114,10 +125,10 @@ inst() {  # inst ARGS...: a fresh root each time; prints seconds, leaves $W/rss
 }
 arcs=$(find "$G/www/compute" -name '*.tar.xz' | sort)
 floor() {
-    local t0 d x=0 a
+    local t0 d x=0 a pids=()
     t0=$(now)
-    for a in $arcs; do curl -s -o /dev/null "$SERVER_URL/${a#$G/www/}" & done
-    wait
+    for a in $arcs; do curl -s -o /dev/null "$SERVER_URL/${a#$G/www/}" & pids+=($!); done
+    wait "${pids[@]}"   # not a bare wait: the server is a background job too
     d=$(echo "$(now) - $t0" | bc)
     for a in $arcs; do
         rm -rf "$W/x" && mkdir -p "$W/x"

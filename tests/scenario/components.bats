@@ -302,3 +302,12 @@ m = json.load(open(sys.argv[1])); del m["cuda"]["11.8.0"]["redist"]; json.dump(m
 PY
     "$CUDAENV" info tf-2.14 --json 2>/dev/null | python3 -c 'import json,sys; assert json.load(sys.stdin)["cuda"]["components"] is None'
 }
+
+@test "not enough free space for the components: exit 1 before any archive, naming need and free" {
+    CUDAENV_TEST_FREE_BYTES=10000 run "$CUDAENV" install tf-2.14
+    [ "$status" -eq 1 ] && [[ "$output" == *"not enough free space"*"component downloads"* ]]
+    [ "$(fetched cuda_cudart)" -eq 0 ] && [ "$(server_requests cudnn-linux)" -eq 0 ]
+    # the real sizes decide: enough for them installs
+    CUDAENV_TEST_FREE_BYTES=100000000 run "$CUDAENV" install tf-2.14
+    [ "$status" -eq 0 ] || { echo "$output"; false; }
+}
