@@ -42,6 +42,9 @@ copy_deps() {  # copy_deps BINARY DIR: each library ldd resolves, under its SONA
     done
 }
 copy_deps "$DEST/bin/cudaenv" "$DEST/lib"
+# the light binary dlopens libcjson on its first JSON use (src/cli/cjson_lazy.c):
+# ldd does not list it, and the device has no cJSON; its RPATH finds this copy
+cp -L "$(ldconfig -p | awk '$1 == "libcjson.so.1" { print $NF; exit }')" "$DEST/lib/libcjson.so.1"
 copy_deps "$DEST/libexec/cudaenv/cudaenv-full" "$DEST/lib/full"
 
 cp /usr/bin/makeself "$DEST/makeself/makeself"
@@ -51,4 +54,6 @@ cp /usr/share/makeself/makeself-header.sh "$DEST/makeself/"
 LD_LIBRARY_PATH= ldd "$DEST/libexec/cudaenv/cudaenv-full" | grep -q "lib/full/libarchive" \
     || { echo "devdeps: cudaenv-full does not resolve libarchive from $DEST/lib/full" >&2; exit 1; }
 "$DEST/bin/cudaenv" --version >/dev/null
+LD_LIBRARY_PATH= "$DEST/bin/cudaenv" list --json >/dev/null \
+    || { echo "devdeps: the light binary cannot load libcjson from $DEST/lib" >&2; exit 1; }
 echo "$DEST: $(find "$DEST" -type f | wc -l) files, $(du -sh "$DEST" | cut -f1)"
