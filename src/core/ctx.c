@@ -8,7 +8,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
-#include "file.h"
+#include "path.h"
 
 #ifndef CE_DATADIR
 #define CE_DATADIR "/usr/local/share/cudaenv"
