@@ -21,8 +21,7 @@
 #include <stddef.h>
 
 #include "core/ctx.h"
-
-#define CE_RECEIPT_NAME ".cudaenv-receipt.json"
+#include "receipt.h"    /* CE_RECEIPT_NAME */
 
 typedef struct ce_toolchain {
     char name[96];       /* "11.8.0+cudnn8.7.0.84" */
