@@ -20,12 +20,6 @@
 #include "core/manifest.h"
 #include "core/resolve.h"
 
-/* Unpacked size estimates for the free-space preflight: a CUDA runfile
- * unpacks to about 2.5x its size (4.3 GB -> ~10 GB with the installer's own
- * temporary copy), an xz cuDNN tarball to about 2x. */
-#define CE_RUNFILE_UNPACK_FACTOR 2.5
-#define CE_TARBALL_UNPACK_FACTOR 2.0
-
 /* Install each resolved toolchain.  Already installed ones are skipped
  * unless ctx->force.  Returns the first failure; what was installed before
  * it stays installed, nothing half-installed remains. */
