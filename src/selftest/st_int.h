@@ -142,7 +142,7 @@ typedef struct st_state {
 int st_run_capture(char *const argv[], const char *const env_add[], const char *cwd,
                    char *out, size_t outsz, int timeout_s, int *status);
 
-/* Step helpers (selftest.c). */
+/* Step helpers (step.c). */
 double st_now_ms(void);
 void st_note(st_step *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void st_pass(st_step *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
