@@ -77,6 +77,13 @@ for m in folders:
 print("modules %d  levels %d  circles %d  upward arrows %d" % (len(edges), levels, len(circles), len(upward)))
 for d in sorted(lines, key=lambda x: (LAYER.get(x, 9), x)):
     print("  %-9s layer %d  %6d lines" % (d, LAYER.get(d, 9), lines[d]))
+# one longest chain of includes (what the level count measures)
+top = max(range(len(sccs)), key=lev)
+chain = [top]
+while level[chain[-1]] > 1:
+    deps = {comp_of[w] for m in sccs[chain[-1]] for w in edges[m]} - {chain[-1]}
+    chain.append(next(d for d in sorted(deps, key=lambda d: min(sccs[d])) if level[d] == level[chain[-1]] - 1))
+print("longest chain: " + " -> ".join("/".join(sorted(sccs[c])) for c in chain))
 for c in circles:
     print("circle: " + " <-> ".join(c))
 for m, t in upward:
