@@ -12,13 +12,14 @@
 #include <stddef.h>
 
 #include "core/ctx.h"
-#include "machine.h"
 #include "core/manifest.h"
+#include "machine.h"
+#include "probe.h"
 
 /* Finding texts are display strings built from paths of up to PATH_MAX:
  * cutting an absurdly long one short is the right outcome, so GCC's
  * truncation warning is off for the modules that build them (this header
- * is included only by doctor*.c, preflight.c and cmd_doctor.c). */
+ * is included only by doctor*.c and cmd_doctor.c). */
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wformat-truncation"
 #endif
@@ -32,57 +33,6 @@ typedef struct ce_finding {
     char *evidence;      /* what was seen, with paths and values */
     char *fix;           /* the exact command or change that fixes it */
 } ce_finding;
-
-#define CE_MAX_GPUS 16
-#define CE_MAX_MIG 8
-
-typedef struct ce_gpu {
-    char name[96];
-    char uuid[96];
-    char bus[32];                  /* sysfs form: 0000:17:00.0 ("" unknown) */
-    int cc_major, cc_minor;        /* -1 unknown */
-    unsigned long long mem_total, mem_used;   /* bytes */
-    int mig;                       /* current MIG mode: 1 on, 0 off, -1 unknown */
-    unsigned n_mig;
-    char mig_uuid[CE_MAX_MIG][96];
-    char mig_name[CE_MAX_MIG][96];
-    unsigned long long throttle;   /* NVML clock event reasons */
-    int util;                      /* GPU utilization %, -1 unknown */
-} ce_gpu;
-
-/* What the machine looks like at the GPU/driver layer (shared with the
- * install preflight). */
-typedef struct ce_probe {
-    /* platform */
-    char container[32];            /* "docker", "podman", "kubernetes", "lxc", "" */
-    char container_why[256];       /* the marker that said so */
-    bool wsl;
-    char osrelease[128];
-    /* PCI */
-    int n_pci;                     /* NVIDIA display/3D functions in sysfs */
-    char pci[CE_MAX_GPUS][32];
-    /* kernel module */
-    bool module;                   /* /proc/driver/nvidia/version exists */
-    char module_version[64];
-    /* device nodes */
-    bool dev_ctl, dev_uvm;
-    int n_dev;                     /* /dev/nvidia[0-9]+ */
-    /* NVML */
-    bool nvml_loaded;
-    char nvml_where[512];          /* file or dlerror() */
-    int nvml_init;                 /* nvmlInit_v2 result (0 ok) */
-    char nvml_error[128];
-    char driver[64];               /* NVML driver version ("" unknown) */
-    int n_gpus;
-    ce_gpu gpus[CE_MAX_GPUS];
-    /* libcuda */
-    bool cuda_loaded;
-    char cuda_where[512];
-    int cuda_version;              /* cuDriverGetVersion, 0 unknown */
-    int cuinit;                    /* cuInit result, -1 not called */
-    char cuinit_name[64];
-    int cu_count;                  /* cuDeviceGetCount, -1 unknown */
-} ce_probe;
 
 /* The active toolchain and what it needs. */
 typedef struct ce_doc_active {
@@ -133,20 +83,12 @@ void doc_add(ce_doctor *d, const char *code, ce_severity sev,
 const char *doc_fmt(char *buf, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 /* doctor_platform.c */
-void doc_probe_platform(const ce_machine *m, ce_probe *p);
 void doc_check_container(ce_doctor *d);
 void doc_check_wsl(ce_doctor *d);
 void doc_check_mig(ce_doctor *d);
 void doc_check_perf(ce_doctor *d);
 /* doctor_gpu.c */
-void doc_probe_gpu(const ce_machine *m, ce_probe *p, bool with_cuinit);
 void doc_check_gpu(ce_doctor *d);
-/* A version like "550.54.14" from /proc/driver/nvidia/version text. */
-void doc_module_version(const char *text, char *out, size_t outsz);
-/* The CUDA version a driver branch supports (minor-version compatibility
- * floor): -1 below, 0 within the family's compatibility, 1 at or above min. */
-int doc_driver_fits(const char *driver, const char *min_driver, const char *cuda, char *why, size_t whysz);
-bool doc_datacenter_gpu(const char *name);
 /* doctor_libs.c */
 void doc_check_libs(ce_doctor *d);
 /* Where the dynamic loader would find soname for a program without RPATH:
@@ -169,12 +111,5 @@ void doc_check_framework(ce_doctor *d);
 /* doctor_compat.c */
 void doc_check_driver_toolkit(ce_doctor *d);
 void doc_check_compat(ce_doctor *d);
-/* The host compiler nvcc would use (NVCC_CCBIN, else gcc on PATH): its
- * major version, 0 when none; path in where. */
-int doc_host_gcc(char *where, size_t wsz, char *full, size_t fsz);
-/* "3.5" -> 35; -1 invalid. */
-int doc_sm_num(const char *s);
-/* The CUDA releases that support compute capability cc (35 -> "11.8 or older"). */
-const char *doc_cuda_for_sm(int cc);
 
 #endif

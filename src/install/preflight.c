@@ -10,8 +10,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "doctor/doctor.h"
 #include "core/version.h"
+#include "doctor/probe.h"
 
 int ce_preflight_install(ce_ctx *ctx, const ce_cuda *cuda)
 {
