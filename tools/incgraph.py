@@ -74,9 +74,24 @@ for m in folders:
         p = os.path.join(root, m + ext)
         if os.path.exists(p):
             lines[d] = lines.get(d, 0) + sum(1 for _ in open(p, errors="replace"))
-print("modules %d  levels %d  circles %d  upward arrows %d" % (len(edges), levels, len(circles), len(upward)))
+# the same by folder: folder levels (a folder's own includes do not count)
+fedges = {}
+for m, ds in edges.items():
+    fedges.setdefault(folders[m], set()).update(folders[t] for t in ds if folders[t] != folders[m])
+flevel = {}
+def flev(f, seen=()):
+    if f in seen:
+        return 0  # a circle between folders: counted as an upward arrow above
+    if f not in flevel:
+        flevel[f] = 1 + max((flev(t, seen + (f,)) for t in fedges.get(f, ())), default=0)
+    return flevel[f]
+flevels = max(flev(f) for f in fedges)
+
+print("modules %d  levels %d  folder levels %d  circles %d  upward arrows %d"
+      % (len(edges), levels, flevels, len(circles), len(upward)))
 for d in sorted(lines, key=lambda x: (LAYER.get(x, 9), x)):
-    print("  %-9s layer %d  %6d lines" % (d, LAYER.get(d, 9), lines[d]))
+    print("  %-9s layer %d  %6d lines  includes %s" % (d, LAYER.get(d, 9), lines[d],
+                                                       " ".join(sorted(fedges.get(d, ()))) or "-"))
 # one longest chain of includes (what the level count measures)
 top = max(range(len(sccs)), key=lev)
 chain = [top]
