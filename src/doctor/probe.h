@@ -72,9 +72,6 @@ void doc_module_version(const char *text, char *out, size_t outsz);
 int doc_driver_fits(const char *driver, const char *min_driver, const char *cuda, char *why, size_t whysz);
 bool doc_datacenter_gpu(const char *name);
 /* doctor_compat.c */
-/* The host compiler nvcc would use (NVCC_CCBIN, else gcc on PATH): its
- * major version, 0 when none; path in where. */
-int doc_host_gcc(char *where, size_t wsz, char *full, size_t fsz);
 /* "3.5" -> 35; -1 invalid. */
 int doc_sm_num(const char *s);
 /* The CUDA releases that support compute capability cc (35 -> "11.8 or older"). */

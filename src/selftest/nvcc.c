@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "core/file.h"
+#include "core/hostcc.h"
 #include "st_int.h"
 
 static const char program_src[] =
@@ -112,27 +113,6 @@ int st_run_capture(char *const argv[], const char *const env_add[], const char *
     return wait_child(pid, rest > 1 ? (int)rest : 1, status);
 }
 
-/* Major version of the host compiler nvcc will use (g++ on PATH). */
-static int host_gcc_major(char *which, size_t wsz)
-{
-    const char *path = getenv("PATH");
-    char *dup = strdup(path ? path : "/usr/bin:/bin");
-    char *save = NULL;
-    which[0] = '\0';
-    for (char *d = dup ? strtok_r(dup, ":", &save) : NULL; d; d = strtok_r(NULL, ":", &save)) {
-        snprintf(which, wsz, "%s/g++", d);
-        if (access(which, X_OK) == 0) break;
-        which[0] = '\0';
-    }
-    free(dup);
-    if (!which[0]) return 0;
-    char out[256];
-    int status = 0;
-    char *argv[] = { which, "-dumpversion", NULL };
-    if (st_run_capture(argv, NULL, NULL, out, sizeof out, 10, &status) != 0 || status != 0) return 0;
-    return atoi(out);
-}
-
 /* A supported g++-N on PATH, for the fix. */
 static bool supported_gxx(int max, char *out, size_t outsz)
 {
@@ -212,8 +192,8 @@ void st_nvcc_step(st_state *st)
         cleanup(st);
         return;
     }
-    char gxx[4096];
-    int gmaj = host_gcc_major(gxx, sizeof gxx);
+    char gxx[4096], gfull[128];
+    int gmaj = ce_host_cc(gxx, sizeof gxx, gfull, sizeof gfull);
     int max = st->r->tc.max_gcc;
     int status = 0;
     wait_child(st->nvcc_pid, 300, &status);
