@@ -3,8 +3,8 @@
  *   missing in parallel, unpacking cuDNN archives while they download ->
  *   runfile into pkgs/.staging-* -> rename to pkgs/cuda-<ver> ->
  *   compose versions/.staging-* with hardlinks -> receipt -> fsync -> rename.
- * The caller holds the store lock (ce_store_lock) and has removed stale
- * staging directories (ce_store_clean_staging).
+ * The caller has begun a store transaction (ce_store_begin: the lock is
+ * held and stale staging directories are gone).
  *
  * Test-only hooks (environment):
  *   CUDAENV_TEST_FAULT=during-download|after-unpack|before-commit

@@ -266,6 +266,19 @@ int ce_store_clean_staging(ce_ctx *ctx)
     return removed;
 }
 
+int ce_store_begin(ce_ctx *ctx, ce_store_txn *t)
+{
+    int rc = ce_store_lock(ctx, &t->lock);
+    if (rc == CE_OK && (rc = ce_store_clean_staging(ctx)) > 0) rc = CE_OK;
+    return rc;
+}
+
+void ce_store_end(ce_store_txn *t)
+{
+    ce_store_unlock(t->lock);
+    t->lock = -1;
+}
+
 int ce_store_staging(ce_ctx *ctx, const char *sub, char *out, size_t outsz)
 {
     char dir[4200];

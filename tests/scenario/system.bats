@@ -62,6 +62,14 @@ PY
     [ -z "$(find "$S/usr/local" -name '*cudaenv-tmp*')" ]
 }
 
+
+@test "global --system begins a store transaction: the staging a crashed run left goes first" {
+    mkdir -p "$CUDAENV_ROOT/versions/.staging-crashed" "$CUDAENV_ROOT/pkgs/.staging-crashed"
+    run --separate-stderr "$CUDAENV" global 11.8 --system
+    [ "$status" -eq 0 ] || { echo "$stderr"; false; }
+    [ "$(readlink "$S/usr/local/cuda")" = "$I118" ]
+    [ -z "$(ls -d "$CUDAENV_ROOT"/versions/.staging-* "$CUDAENV_ROOT"/pkgs/.staging-* 2>/dev/null)" ]
+}
 @test "sysroot: switch, rollback, rollback again toggles; first rollback can remove everything" {
     "$CUDAENV" -q global 11.8 --system
     "$CUDAENV" -q global 11.7 --system
