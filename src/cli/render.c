@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "core/clock.h"
 #include "core/trust.h"
 
 #define MAX_ITEMS 16
@@ -38,13 +39,6 @@ static double last_draw;
 /* What Ctrl-C prints: rebuilt as progress arrives, written by the handler. */
 static char interrupt_msg[8192];
 static volatile sig_atomic_t interrupt_tty_bar;
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 static void clear_bar(void)
 {
@@ -119,7 +113,7 @@ static void draw_bar(void)
         if (items[i].total < 0) unknown = true; else total += items[i].total;
         if (!items[i].finished) {
             rate += items[i].rate;
-            double still = now_s() - items[i].last_change;
+            double still = ce_mono_s() - items[i].last_change;
             if (nl < sizeof names && still >= STALL_SHOW_S)
                 nl += (size_t)snprintf(names + nl, sizeof names - nl, "%s%s (no data for %.0fs)", nl ? ", " : "",
                                        items[i].name, still);
@@ -294,7 +288,7 @@ void cli_render_event(void *ud, const ce_event *ev)
         if (c->ctx.quiet || !ev->item) break;
         bar_item *it = item_for(ev->item);
         if (!it) break;
-        double t = now_s();
+        double t = ce_mono_s();
         if (it->last_change == 0 || ev->done != it->done) it->last_change = t;
         it->done = ev->done;
         it->total = ev->total;

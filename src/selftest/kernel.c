@@ -140,9 +140,9 @@ static void run_image(st_state *st, st_step *s, const char *what, const char *im
     char jit_log[2048] = "";
     int jopt[] = { CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES };
     void *jval[] = { jit_log, (void *)(size_t)sizeof jit_log };
-    double t0 = st_now_ms();
+    double t0 = ce_mono_ms();
     int rc = ptx ? c->ModuleLoadDataEx(&mod, img, 2, jopt, jval) : c->ModuleLoadData(&mod, img);
-    double t_load = st_now_ms() - t0;
+    double t_load = ce_mono_ms() - t0;
     if (rc != 0) {
         st_failf(s, "loading the %s failed: %s%s%s", what, st_cu_err(st, rc), jit_log[0] ? ": " : "", jit_log);
         return;
@@ -161,10 +161,10 @@ static void run_image(st_state *st, st_step *s, const char *what, const char *im
     unsigned n = N_ELEMS;
     void *args[] = { &b->dx, &b->dy, &b->dout, &b->a, &n };
     unsigned blocks = (N_ELEMS + 255) / 256;
-    t0 = st_now_ms();
+    t0 = ce_mono_ms();
     rc = c->LaunchKernel(fn, blocks, 1, 1, 256, 1, 1, 0, NULL, args, NULL);
     if (rc == 0) rc = c->CtxSynchronize();
-    double t_run = st_now_ms() - t0;
+    double t_run = ce_mono_ms() - t0;
     c->ModuleUnload(mod);
     if (rc != 0) {
         st_failf(s, "launching the %s kernel failed: %s", what, st_cu_err(st, rc));
@@ -207,17 +207,17 @@ void st_kernel_step(st_state *st)
     char ptx_arch[32], sm_arch[32];
     snprintf(ptx_arch, sizeof ptx_arch, "compute_%d", st->nvcc_arch);
     snprintf(sm_arch, sizeof sm_arch, "sm_%d", st->nvcc_arch);
-    double t0 = st_now_ms();
+    double t0 = ce_mono_ms();
     size_t ptx_len = 0, cubin_len = 0;
     char *ptx = compile(st, s, ptx_arch, false, &ptx_len);
-    double t_ptx = st_now_ms() - t0;
+    double t_ptx = ce_mono_ms() - t0;
     if (!ptx) return;
     char *cubin = NULL;
     double t_cubin = 0;
     if (st->nv.GetCUBIN && st->nv.GetCUBINSize) {
-        t0 = st_now_ms();
+        t0 = ce_mono_ms();
         cubin = compile(st, s, sm_arch, true, &cubin_len);
-        t_cubin = st_now_ms() - t0;
+        t_cubin = ce_mono_ms() - t0;
     } else {
         st_note(s, "this NVRTC cannot emit cubins (before CUDA 11.1): PTX only");
     }

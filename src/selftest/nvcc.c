@@ -58,7 +58,7 @@ static void child_exec(char *const argv[], const char *const env_add[], const ch
 
 static int wait_child(pid_t pid, int timeout_s, int *status)
 {
-    double end = st_now_ms() + timeout_s * 1000.0;
+    double end = ce_mono_ms() + timeout_s * 1000.0;
     for (;;) {
         int ws = 0;
         pid_t r = waitpid(pid, &ws, WNOHANG);
@@ -67,7 +67,7 @@ static int wait_child(pid_t pid, int timeout_s, int *status)
             return 0;
         }
         if (r < 0 && errno != EINTR) return -1;
-        if (st_now_ms() > end) {
+        if (ce_mono_ms() > end) {
             kill(pid, SIGKILL);
             waitpid(pid, &ws, 0);
             *status = -SIGKILL;
@@ -93,10 +93,10 @@ int st_run_capture(char *const argv[], const char *const env_add[], const char *
     if (pid == 0) child_exec(argv, env_add, cwd, p[1]);
     close(p[1]);
     size_t used = 0;
-    double end = st_now_ms() + timeout_s * 1000.0;
+    double end = ce_mono_ms() + timeout_s * 1000.0;
     for (;;) {
         struct pollfd pf = { p[0], POLLIN, 0 };
-        int left = (int)(end - st_now_ms());
+        int left = (int)(end - ce_mono_ms());
         if (left <= 0) break;
         if (poll(&pf, 1, left) <= 0) break;
         char buf[4096];
@@ -109,7 +109,7 @@ int st_run_capture(char *const argv[], const char *const env_add[], const char *
         out[used] = '\0';
     }
     close(p[0]);
-    double rest = (end - st_now_ms()) / 1000.0;
+    double rest = (end - ce_mono_ms()) / 1000.0;
     return wait_child(pid, rest > 1 ? (int)rest : 1, status);
 }
 
@@ -155,7 +155,7 @@ void st_nvcc_start(st_state *st)
     char arch[32];
     snprintf(arch, sizeof arch, "-arch=sm_%d", st->nvcc_arch);
     char *argv[] = { nvcc, arch, "-o", "verify", "verify.cu", NULL };
-    st->nvcc_started = st_now_ms();
+    st->nvcc_started = ce_mono_ms();
     pid_t pid = fork();
     if (pid == 0) child_exec(argv, NULL, st->nvcc_dir, fd);
     close(fd);
@@ -198,7 +198,7 @@ void st_nvcc_step(st_state *st)
     int status = 0;
     wait_child(st->nvcc_pid, 300, &status);
     st->nvcc_pid = -1;
-    double t_build = st_now_ms() - st->nvcc_started;
+    double t_build = ce_mono_ms() - st->nvcc_started;
     char logp[4300], *log = NULL;
     size_t loglen = 0;
     snprintf(logp, sizeof logp, "%s/build.log", st->nvcc_dir);
@@ -236,7 +236,7 @@ void st_nvcc_step(st_state *st)
         return;
     }
     char *argv[] = { prog, NULL };
-    double t0 = st_now_ms();
+    double t0 = ce_mono_ms();
     if (st_run_capture(argv, NULL, st->nvcc_dir, out, sizeof out, 60, &status) != 0 || status != 0) {
         char t[600];
         tail_of(out, t, sizeof t);
@@ -246,7 +246,7 @@ void st_nvcc_step(st_state *st)
     }
     size_t l = strlen(out);
     while (l && out[l - 1] == '\n') out[--l] = '\0';
-    st_note(s, "ran in %.0f ms: %s", st_now_ms() - t0, out);
+    st_note(s, "ran in %.0f ms: %s", ce_mono_ms() - t0, out);
     if (max && gmaj > max)
         st_note(s, "warning: gcc %d is newer than CUDA %s officially supports (max gcc %d)", gmaj, st->r->tc.cuda, max);
     st_pass(s, "nvcc built a program for sm_%d with gcc %d and it ran: %s", st->nvcc_arch, gmaj, out);

@@ -23,12 +23,12 @@ typedef void (*step_fn)(st_state *);
 static void timed(st_state *st, int idx, step_fn fn, bool needs_gpu)
 {
     st_step *s = &st->r->steps[idx];
-    double t0 = st_now_ms();
+    double t0 = ce_mono_ms();
     if (needs_gpu && !st->gpu_ready)
         st_skip(s, st->gpu_skip_nogpu, "%s", st->gpu_skip[0] ? st->gpu_skip : "no usable GPU");
     else
         fn(st);
-    s->ms += st_now_ms() - t0;
+    s->ms += ce_mono_ms() - t0;
     if (s->status == ST_PENDING) st_pass(s, "ok");
     ce_emit(st->ctx, CE_EV_INFO, s->id, "%s: %s (%.0f ms)", s->id, st_status_name(s->status), s->ms);
 }
@@ -55,12 +55,12 @@ int st_run(ce_ctx *ctx, const st_toolchain *tc, const st_options *opt, st_report
     st->opt = opt;
     st->r = r;
     st->nvcc_pid = -1;
-    double t0 = st_now_ms();
+    double t0 = ce_mono_ms();
 
     /* Facts (min_driver, sm range, max_gcc) come with step 1's receipt. */
-    double f0 = st_now_ms();
+    double f0 = ce_mono_ms();
     st_toolchain_facts(st);
-    r->steps[ST_FILES].ms += st_now_ms() - f0;
+    r->steps[ST_FILES].ms += ce_mono_ms() - f0;
     timed(st, ST_FILES, st_files, false);
     timed(st, ST_VERSIONS, st_versions_step, false);
     timed(st, ST_LOADER, st_loader_step, false);
@@ -73,15 +73,15 @@ int st_run(ce_ctx *ctx, const st_toolchain *tc, const st_options *opt, st_report
     timed(st, ST_NVCC, st_nvcc_step, true);
     st_nvcc_abandon(st);
     {
-        double l0 = st_now_ms();
+        double l0 = ce_mono_ms();
         st_loader_late(st);
-        r->steps[ST_LOADER].ms += st_now_ms() - l0;
+        r->steps[ST_LOADER].ms += ce_mono_ms() - l0;
     }
-    r->total_ms = st_now_ms() - t0;
+    r->total_ms = ce_mono_ms() - t0;
     if (opt->bench && st->gpu_ready) {
-        double b0 = st_now_ms();
+        double b0 = ce_mono_ms();
         st_bench_run(st);
-        r->bench_ms = st_now_ms() - b0;
+        r->bench_ms = ce_mono_ms() - b0;
     } else if (opt->bench) {
         snprintf(r->bench.torch_note, sizeof r->bench.torch_note, "not run: %s",
                  st->gpu_skip[0] ? st->gpu_skip : "no usable GPU");

@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+#include "core/clock.h"   /* ce_mono_ms: every step times itself */
 #include "selftest.h"
 
 /* Paths here are below PATH_MAX (4096) and messages are bounded; gcc cannot
@@ -143,7 +144,6 @@ int st_run_capture(char *const argv[], const char *const env_add[], const char *
                    char *out, size_t outsz, int timeout_s, int *status);
 
 /* Step helpers (step.c). */
-double st_now_ms(void);
 void st_note(st_step *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void st_pass(st_step *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void st_failf(st_step *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

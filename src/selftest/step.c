@@ -4,16 +4,8 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/random.h>
-#include <time.h>
 
 #include "st_int.h"
-
-double st_now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
 
 void st_note(st_step *s, const char *fmt, ...)
 {
@@ -91,7 +83,7 @@ void st_rng_seed(st_rng *g)
 {
     unsigned long long s = 0;
     if (getrandom(&s, sizeof s, 0) != (ssize_t)sizeof s)
-        s = (unsigned long long)st_now_ms() * 0x9E3779B97F4A7C15ull;
+        s = (unsigned long long)ce_mono_ms() * 0x9E3779B97F4A7C15ull;
     g->s = s ? s : 0x2545F4914F6CDD1Dull;
 }
 
