@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "core/bytes.h"
 #include "core/clock.h"
 #include "core/trust.h"
 
@@ -49,17 +50,9 @@ static void clear_bar(void)
     }
 }
 
-static void human(char *out, size_t n, double bytes)
-{
-    const char *u[] = { "B", "KiB", "MiB", "GiB", "TiB" };
-    int i = 0;
-    while (bytes >= 1024 && i < 4) { bytes /= 1024; i++; }
-    snprintf(out, n, i ? "%.1f %s" : "%.0f %s", bytes, u[i]);
-}
-
 void cli_size(char *out, size_t n, double bytes)
 {
-    human(out, n, bytes);
+    ce_bytes_text(out, n, bytes);
 }
 
 /* "845M", "1.2G": the bar has no room for more */
@@ -89,7 +82,7 @@ static void set_interrupt_msg(const char *root)
     for (size_t i = 0; i < n_items && len < sizeof interrupt_msg; i++) {
         if (items[i].finished || items[i].done <= 0) continue;
         char d[32];
-        human(d, sizeof d, (double)items[i].done);
+        ce_bytes_text(d, sizeof d, (double)items[i].done);
         if (listed++ < 3)
             len += (size_t)snprintf(interrupt_msg + len, sizeof interrupt_msg - len, "%s %s of %s",
                                     listed > 1 ? "," : "", d, items[i].name);
@@ -161,9 +154,9 @@ static void pipe_line(cli *c, bar_item *it, double t)
     bool step = pct >= it->next_pct && pct < 100;
     if (!step && t - it->last_line < PIPE_INTERVAL_S) return;
     char d[32], tot[32], r[32];
-    human(d, sizeof d, (double)it->done);
-    human(tot, sizeof tot, (double)it->total);
-    human(r, sizeof r, it->rate);
+    ce_bytes_text(d, sizeof d, (double)it->done);
+    ce_bytes_text(tot, sizeof tot, (double)it->total);
+    ce_bytes_text(r, sizeof r, it->rate);
     char stall[48] = "";
     if (t - it->last_change >= STALL_SHOW_S)
         snprintf(stall, sizeof stall, "; no data for %.0f s", t - it->last_change);
