@@ -79,8 +79,7 @@ int ce_store_list(ce_ctx *ctx, ce_toolchain **out, size_t *n)
         if (e->d_name[0] == '.') continue;
         ce_toolchain t;
         if (!ce_toolchain_parse_name(e->d_name, &t)) continue;
-        if (snprintf(t.prefix, sizeof t.prefix, "%s/%s", dir, e->d_name) >= (int)sizeof t.prefix)
-            continue;
+        if (ce_path_join(t.prefix, sizeof t.prefix, dir, e->d_name) != CE_OK) continue;
         if (!ce_is_dir(t.prefix)) continue;
         if (*n == cap) {
             cap = cap ? cap * 2 : 8;
