@@ -2,6 +2,7 @@
  * machine once, then run the layers in the order of the troubleshooting
  * chain (device before driver before libraries before environment). */
 #include "doctor.h"
+#include "doctor_int.h"
 
 #include <cjson/cJSON.h>
 #include <stdarg.h>

@@ -11,7 +11,7 @@
 #include "core/hostcc.h"
 #include "core/proc.h"
 #include "core/version.h"
-#include "doctor.h"
+#include "doctor_int.h"
 
 /* Minor-version compatibility (nvidia-facts.md §5b): inside a CUDA major
  * family a toolkit runs, with a limited feature set (no PTX JIT of newer
