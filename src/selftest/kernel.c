@@ -23,45 +23,6 @@ static const char kernel_src[] =
     "        out[i] = a * x[i] + y[i];\n"
     "}\n";
 
-bool st_rt_bind(st_state *st, st_step *s)
-{
-    st_rt *r = &st->rt;
-    if (!r->h) {
-        st_failf(s, "the CUDA runtime could not be loaded (see versions)");
-        return false;
-    }
-    if (r->Malloc) return true;
-    char miss[1024] = "";
-    st_bind(r->h, "cudaGetErrorName", &r->GetErrorName, miss, sizeof miss);
-    st_bind(r->h, "cudaGetErrorString", &r->GetErrorString, miss, sizeof miss);
-    st_bind(r->h, "cudaSetDevice", &r->SetDevice, miss, sizeof miss);
-    st_bind(r->h, "cudaMalloc", &r->Malloc, miss, sizeof miss);
-    st_bind(r->h, "cudaFree", &r->Free, miss, sizeof miss);
-    st_bind(r->h, "cudaMemcpy", &r->Memcpy, miss, sizeof miss);
-    st_bind(r->h, "cudaMemset", &r->Memset, miss, sizeof miss);
-    st_bind(r->h, "cudaDeviceSynchronize", &r->DeviceSynchronize, miss, sizeof miss);
-    st_bind(r->h, "cudaMallocHost", &r->MallocHost, miss, sizeof miss);
-    st_bind(r->h, "cudaFreeHost", &r->FreeHost, miss, sizeof miss);
-    st_bind(r->h, "cudaMemcpyAsync", &r->MemcpyAsync, miss, sizeof miss);
-    st_bind(r->h, "cudaEventCreate", &r->EventCreate, miss, sizeof miss);
-    st_bind(r->h, "cudaEventRecord", &r->EventRecord, miss, sizeof miss);
-    st_bind(r->h, "cudaEventSynchronize", &r->EventSynchronize, miss, sizeof miss);
-    st_bind(r->h, "cudaEventElapsedTime", &r->EventElapsedTime, miss, sizeof miss);
-    st_bind(r->h, "cudaEventDestroy", &r->EventDestroy, miss, sizeof miss);
-    if (miss[0]) {
-        st_failf(s, "%s lacks runtime entry points: %s", r->path, miss);
-        r->Malloc = NULL;
-        return false;
-    }
-    int rc = r->SetDevice(st->dev);
-    if (rc != 0) {
-        st_failf(s, "cudaSetDevice(%d) failed: %s", st->dev, st_rt_err(st, rc));
-        r->Malloc = NULL;
-        return false;
-    }
-    return true;
-}
-
 static bool bind_nvrtc(st_state *st, st_step *s)
 {
     st_nvrtc *n = &st->nv;

@@ -169,11 +169,11 @@ int st_elf_complete(const char *path, char *why, size_t wsz);  /* loader.c: not 
 int st_elf_dir_complete(const char *dir, const char *stem, char *why, size_t wsz);
 void st_driver_step(st_state *st);            /* driver.c */
 void st_device_step(st_state *st);            /* driver.c */
-const char *st_cu_err(st_state *st, int rc);  /* driver.c: "CUDA_ERROR_X: text" */
-const char *st_rt_err(st_state *st, int rc);  /* driver.c */
+const char *st_cu_err(st_state *st, int rc);  /* libs.c: "CUDA_ERROR_X: text" */
+const char *st_rt_err(st_state *st, int rc);  /* libs.c */
 void st_gpu_release(st_state *st);            /* driver.c */
 void st_kernel_step(st_state *st);            /* kernel.c */
-bool st_rt_bind(st_state *st, st_step *s);    /* kernel.c: runtime memory entry points, cudaSetDevice */
+bool st_rt_bind(st_state *st, st_step *s);    /* libs.c: runtime memory entry points, cudaSetDevice */
 void st_nvcc_start(st_state *st);             /* nvcc.c: compile in the background */
 void st_nvcc_step(st_state *st);              /* nvcc.c: wait, run */
 void st_nvcc_abandon(st_state *st);           /* nvcc.c: reap a build nobody waits for */
