@@ -123,5 +123,5 @@ int ce_manifest_location(ce_ctx *ctx, char *out, size_t outsz)
 
 void ce_sys_path(const ce_ctx *ctx, const char *abs, char *out, size_t outsz)
 {
-    snprintf(out, outsz, "%s%s", ctx->sysroot, abs);
+    ce_path_under(ctx->sysroot, abs, out, outsz);
 }

@@ -23,3 +23,8 @@ int ce_path_join(char *out, size_t outsz, const char *a, const char *b)
         n = snprintf(out, outsz, "%s/%s", a, b);
     return (n < 0 || (size_t)n >= outsz) ? CE_ERR_OTHER : CE_OK;
 }
+
+void ce_path_under(const char *root, const char *abs, char *out, size_t outsz)
+{
+    snprintf(out, outsz, "%s%s", root, abs);
+}

@@ -9,5 +9,9 @@
 void ce_path_strip_trailing(char *p);
 /* out = a "/" b, failing (CE_ERR_OTHER) when it does not fit. */
 int ce_path_join(char *out, size_t outsz, const char *a, const char *b);
+/* out = root followed by the absolute path abs ("" root: abs itself): the
+ * one sysroot join (ce_sys_path, ce_machine_path).  Cut short when it does
+ * not fit, as the callers' buffers allow. */
+void ce_path_under(const char *root, const char *abs, char *out, size_t outsz);
 
 #endif
