@@ -139,9 +139,16 @@ typedef struct st_state {
 
 /* Run argv (no shell) with extra "K=V" settings in env_add (may be NULL) in
  * cwd (may be NULL), capturing stdout+stderr; killed after timeout_s.
- * Returns 0 when it ran (exit status in *status, -signal if killed). nvcc.c */
+ * Returns 0 when it ran (exit status in *status, -signal if killed). proc.c */
 int st_run_capture(char *const argv[], const char *const env_add[], const char *cwd,
                    char *out, size_t outsz, int timeout_s, int *status);
+/* In a forked child: stdout and stderr to outfd, stdin from /dev/null, cd cwd,
+ * add env_add, execv argv; never returns. proc.c */
+void st_child_exec(char *const argv[], const char *const env_add[], const char *cwd, int outfd)
+    __attribute__((noreturn));
+/* Wait for pid at most timeout_s (then SIGKILL it); 0 with its exit status
+ * in *status (-signal if killed), -1 when it cannot be waited for. proc.c */
+int st_wait_child(pid_t pid, int timeout_s, int *status);
 
 /* Step helpers (step.c). */
 void st_note(st_step *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
