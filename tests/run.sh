@@ -14,6 +14,14 @@ fi
 pass=0 fail=0 skip=0
 failed=()
 
+# The house: includes only point down the layers, and no two modules include
+# each other (tools/incgraph.py prints the graph).
+if out=$(python3 tools/incgraph.py --check 2>&1); then
+    pass=$((pass + 1)); echo "incgraph: no circles, no upward arrows"
+else
+    fail=$((fail + 1)); failed+=("tools/incgraph.py --check"); echo "$out" | grep -E '^(circle|upward):'
+fi
+
 for t in "$BUILD"/tests/test_*; do
     [ -x "$t" ] || continue
     out=$("$t" 2>&1); rc=$?

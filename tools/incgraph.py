@@ -12,6 +12,12 @@ root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "src")
 inc = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 
 # file graph: module = folder/stem (foo.c and foo.h are one module)
+def module(path):
+    """folder/stem; a private header <stem>_int.h belongs to module <stem>
+    (the internal interface between the files of one module)."""
+    m = os.path.splitext(path)[0]
+    return m[:-4] if m.endswith("_int") and os.path.exists(os.path.join(root, m[:-4] + ".c")) else m
+
 edges, folders = {}, {}
 for d in sorted(os.listdir(root)):
     p = os.path.join(root, d)
@@ -20,12 +26,12 @@ for d in sorted(os.listdir(root)):
     for f in sorted(os.listdir(p)):
         if not f.endswith((".c", ".h")):
             continue
-        mod = d + "/" + os.path.splitext(f)[0]
+        mod = module(d + "/" + f)
         folders[mod] = d
         deps = edges.setdefault(mod, set())
         for h in inc.findall(open(os.path.join(p, f), errors="replace").read()):
             target = h if "/" in h else d + "/" + h
-            tmod = os.path.splitext(target)[0]
+            tmod = module(target)
             if tmod != mod:
                 deps.add(tmod)
 
@@ -68,15 +74,35 @@ upward = sorted((m, t) for m, ds in edges.items() for t in ds
                 if LAYER.get(folders[t], 9) > LAYER.get(folders[m], 9))
 
 lines = {}
-for m in folders:
-    d = folders[m]
-    for ext in (".c", ".h"):
-        p = os.path.join(root, m + ext)
-        if os.path.exists(p):
-            lines[d] = lines.get(d, 0) + sum(1 for _ in open(p, errors="replace"))
-print("modules %d  levels %d  circles %d  upward arrows %d" % (len(edges), levels, len(circles), len(upward)))
+for d in set(folders.values()):
+    for f in os.listdir(os.path.join(root, d)):
+        if f.endswith((".c", ".h")):
+            lines[d] = lines.get(d, 0) + sum(1 for _ in open(os.path.join(root, d, f), errors="replace"))
+# the same by folder: folder levels (a folder's own includes do not count)
+fedges = {}
+for m, ds in edges.items():
+    fedges.setdefault(folders[m], set()).update(folders[t] for t in ds if folders[t] != folders[m])
+flevel = {}
+def flev(f, seen=()):
+    if f in seen:
+        return 0  # a circle between folders: counted as an upward arrow above
+    if f not in flevel:
+        flevel[f] = 1 + max((flev(t, seen + (f,)) for t in fedges.get(f, ())), default=0)
+    return flevel[f]
+flevels = max(flev(f) for f in fedges)
+
+print("modules %d  levels %d  folder levels %d  circles %d  upward arrows %d"
+      % (len(edges), levels, flevels, len(circles), len(upward)))
 for d in sorted(lines, key=lambda x: (LAYER.get(x, 9), x)):
-    print("  %-9s layer %d  %6d lines" % (d, LAYER.get(d, 9), lines[d]))
+    print("  %-9s layer %d  %6d lines  includes %s" % (d, LAYER.get(d, 9), lines[d],
+                                                       " ".join(sorted(fedges.get(d, ()))) or "-"))
+# one longest chain of includes (what the level count measures)
+top = max(range(len(sccs)), key=lev)
+chain = [top]
+while level[chain[-1]] > 1:
+    deps = {comp_of[w] for m in sccs[chain[-1]] for w in edges[m]} - {chain[-1]}
+    chain.append(next(d for d in sorted(deps, key=lambda d: min(sccs[d])) if level[d] == level[chain[-1]] - 1))
+print("longest chain: " + " -> ".join("/".join(sorted(sccs[c])) for c in chain))
 for c in circles:
     print("circle: " + " <-> ".join(c))
 for m, t in upward:

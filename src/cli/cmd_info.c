@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "core/bytes.h"
 #include "core/manifest.h"
 #include "core/resolve.h"
 #include "core/version.h"
@@ -187,11 +188,10 @@ static int print_json(const ce_manifest *m, const ce_spec *s, const ce_resolved 
 static void human(char *out, size_t n, long long bytes)
 {
     if (bytes < 0) { snprintf(out, n, "unknown"); return; }
-    const char *u[] = { "B", "KiB", "MiB", "GiB", "TiB" };
-    double b = (double)bytes;
-    int i = 0;
-    while (b >= 1024 && i < 4) { b /= 1024; i++; }
-    snprintf(out, n, i ? "%.1f %s (%lld bytes)" : "%.0f %s", b, u[i], bytes);
+    char t[32];
+    ce_bytes_text(t, sizeof t, (double)bytes);
+    if (bytes < 1024) snprintf(out, n, "%s", t);
+    else snprintf(out, n, "%s (%lld bytes)", t, bytes);
 }
 
 static void print_artifact(const char *label, const ce_artifact *a, const char *platform)

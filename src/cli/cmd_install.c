@@ -83,12 +83,12 @@ int cmd_install(cli *c, int argc, char **argv)
         return cli_usage_error(cmd, "--cudnn and --no-cudnn contradict each other");
     }
 
-    int lock = -1, rc;
+    ce_store_txn txn = CE_STORE_TXN_INIT;
+    int rc;
     ce_manifest *m = NULL;
     ce_resolved *r = calloc(nspecs, sizeof *r);
     if (!r) { free(specs); return 1; }
-    if ((rc = ce_store_lock(&c->ctx, &lock)) != CE_OK) goto out;
-    if ((rc = ce_store_clean_staging(&c->ctx)) < 0) goto out;
+    if ((rc = ce_store_begin(&c->ctx, &txn)) != CE_OK) goto out;
     if ((rc = cli_load_manifest(c, &m)) != CE_OK) goto out;
     for (size_t i = 0; i < nspecs; i++) {
         ce_spec spec;
@@ -108,7 +108,7 @@ int cmd_install(cli *c, int argc, char **argv)
         cli_note(c, "use it: cudaenv use %s (this shell; needs eval \"$(cudaenv init bash)\"), "
                  "cudaenv exec %s -- CMD, cudaenv global %s (default)", r[0].name, r[0].name, r[0].name);
 out:
-    ce_store_unlock(lock);
+    ce_store_end(&txn);
     ce_manifest_free(m);
     free(r);
     free(specs);

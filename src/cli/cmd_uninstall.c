@@ -57,9 +57,12 @@ int cmd_uninstall(cli *c, int argc, char **argv)
     }
     if (!want) return cli_usage_error(cmd, "which toolchain? see: cudaenv list");
 
-    int lock = -1;
-    int rc = ce_store_lock(&c->ctx, &lock);
-    if (rc) return cli_fail(c, rc);
+    ce_store_txn txn = CE_STORE_TXN_INIT;
+    int rc = ce_store_begin(&c->ctx, &txn);
+    if (rc) {
+        ce_store_end(&txn);
+        return cli_fail(c, rc);
+    }
     /* an exact name, or a spec naming exactly one installed toolchain:
      * "uninstall 11.8" must not guess between two cuDNN builds */
     ce_toolchain t;
@@ -83,7 +86,7 @@ int cmd_uninstall(cli *c, int argc, char **argv)
     if (rc == CE_OK && adopted) {
         /* only the symlinks went: the toolkit itself is the user's */
         ce_emit(&c->ctx, CE_EV_NOTE, t.name, "forgot %s; %s is left as it was", t.name, from);
-        ce_store_unlock(lock);
+        ce_store_end(&txn);
         return 0;
     }
     if (rc == CE_OK) {
@@ -93,6 +96,6 @@ int cmd_uninstall(cli *c, int argc, char **argv)
                             gc, gc == 1 ? "" : "s");
         ce_emit(&c->ctx, CE_EV_NOTE, t.name, "uninstalled %s", t.name);
     }
-    ce_store_unlock(lock);
+    ce_store_end(&txn);
     return rc == CE_OK ? 0 : cli_fail(c, rc);
 }

@@ -12,6 +12,8 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "core/bytes.h"
+#include "core/clock.h"
 #include "core/trust.h"
 
 #define MAX_ITEMS 16
@@ -39,13 +41,6 @@ static double last_draw;
 static char interrupt_msg[8192];
 static volatile sig_atomic_t interrupt_tty_bar;
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 static void clear_bar(void)
 {
     if (bar_drawn) {
@@ -55,17 +50,9 @@ static void clear_bar(void)
     }
 }
 
-static void human(char *out, size_t n, double bytes)
-{
-    const char *u[] = { "B", "KiB", "MiB", "GiB", "TiB" };
-    int i = 0;
-    while (bytes >= 1024 && i < 4) { bytes /= 1024; i++; }
-    snprintf(out, n, i ? "%.1f %s" : "%.0f %s", bytes, u[i]);
-}
-
 void cli_size(char *out, size_t n, double bytes)
 {
-    human(out, n, bytes);
+    ce_bytes_text(out, n, bytes);
 }
 
 /* "845M", "1.2G": the bar has no room for more */
@@ -95,7 +82,7 @@ static void set_interrupt_msg(const char *root)
     for (size_t i = 0; i < n_items && len < sizeof interrupt_msg; i++) {
         if (items[i].finished || items[i].done <= 0) continue;
         char d[32];
-        human(d, sizeof d, (double)items[i].done);
+        ce_bytes_text(d, sizeof d, (double)items[i].done);
         if (listed++ < 3)
             len += (size_t)snprintf(interrupt_msg + len, sizeof interrupt_msg - len, "%s %s of %s",
                                     listed > 1 ? "," : "", d, items[i].name);
@@ -119,7 +106,7 @@ static void draw_bar(void)
         if (items[i].total < 0) unknown = true; else total += items[i].total;
         if (!items[i].finished) {
             rate += items[i].rate;
-            double still = now_s() - items[i].last_change;
+            double still = ce_mono_s() - items[i].last_change;
             if (nl < sizeof names && still >= STALL_SHOW_S)
                 nl += (size_t)snprintf(names + nl, sizeof names - nl, "%s%s (no data for %.0fs)", nl ? ", " : "",
                                        items[i].name, still);
@@ -167,9 +154,9 @@ static void pipe_line(cli *c, bar_item *it, double t)
     bool step = pct >= it->next_pct && pct < 100;
     if (!step && t - it->last_line < PIPE_INTERVAL_S) return;
     char d[32], tot[32], r[32];
-    human(d, sizeof d, (double)it->done);
-    human(tot, sizeof tot, (double)it->total);
-    human(r, sizeof r, it->rate);
+    ce_bytes_text(d, sizeof d, (double)it->done);
+    ce_bytes_text(tot, sizeof tot, (double)it->total);
+    ce_bytes_text(r, sizeof r, it->rate);
     char stall[48] = "";
     if (t - it->last_change >= STALL_SHOW_S)
         snprintf(stall, sizeof stall, "; no data for %.0f s", t - it->last_change);
@@ -294,7 +281,7 @@ void cli_render_event(void *ud, const ce_event *ev)
         if (c->ctx.quiet || !ev->item) break;
         bar_item *it = item_for(ev->item);
         if (!it) break;
-        double t = now_s();
+        double t = ce_mono_s();
         if (it->last_change == 0 || ev->done != it->done) it->last_change = t;
         it->done = ev->done;
         it->total = ev->total;

@@ -8,7 +8,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
-#include "file.h"
+#include "path.h"
 
 #ifndef CE_DATADIR
 #define CE_DATADIR "/usr/local/share/cudaenv"
@@ -123,5 +123,5 @@ int ce_manifest_location(ce_ctx *ctx, char *out, size_t outsz)
 
 void ce_sys_path(const ce_ctx *ctx, const char *abs, char *out, size_t outsz)
 {
-    snprintf(out, outsz, "%s%s", ctx->sysroot, abs);
+    ce_path_under(ctx->sysroot, abs, out, outsz);
 }

@@ -9,25 +9,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-void ce_path_strip_trailing(char *p)
-{
-    size_t n = strlen(p);
-    while (n > 1 && p[n - 1] == '/')
-        p[--n] = '\0';
-}
-
-int ce_path_join(char *out, size_t outsz, const char *a, const char *b)
-{
-    int n;
-    if (!a || !*a)
-        n = snprintf(out, outsz, "%s", b);
-    else if (a[strlen(a) - 1] == '/')
-        n = snprintf(out, outsz, "%s%s", a, b);
-    else
-        n = snprintf(out, outsz, "%s/%s", a, b);
-    return (n < 0 || (size_t)n >= outsz) ? CE_ERR_OTHER : CE_OK;
-}
-
 int ce_open_regular(ce_ctx *ctx, const char *path)
 {
     /* O_NONBLOCK: opening a FIFO with no writer must not hang; the check is

@@ -7,11 +7,7 @@
 #include <stdbool.h>
 
 #include "ctx.h"
-
-/* Remove trailing slashes (keeps "/"). */
-void ce_path_strip_trailing(char *p);
-/* out = a "/" b, failing (CE_ERR_OTHER) when it does not fit. */
-int ce_path_join(char *out, size_t outsz, const char *a, const char *b);
+#include "path.h"
 
 /* Open a regular file for reading, never blocking: a FIFO, device or
  * directory (checked on the resolved target) is refused, CE_ERR_IO.

@@ -96,7 +96,7 @@ int ce_manifest_parse(ce_ctx *ctx, const char *text, size_t len, const char *ori
                       bool local, ce_manifest **out);
 /* Load from a local path (ctx->mirror applied). */
 int ce_manifest_load_file(ce_ctx *ctx, const char *path, ce_manifest **out);
-/* Load from an http(s) URL: full binary only (implemented in fetch.c). */
+/* Load from an http(s) URL: full binary only (implemented in install/fetch_text.c). */
 int ce_manifest_load_url(ce_ctx *ctx, const char *url, ce_manifest **out);
 void ce_manifest_free(ce_manifest *m);
 

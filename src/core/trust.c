@@ -14,6 +14,8 @@
 #include <linux/openat2.h>
 #endif
 
+#include "path.h"
+
 bool ce_trust_privileged(void)
 {
     /* no environment override: under sudo -E the caller's environment is
@@ -85,7 +87,7 @@ static int check_entries(ce_ctx *ctx, const char *dir, int depth)
                          "root write, delete or run files of their choosing. %s", dir, e->d_name, why, fix);
         } else if (depth == 0 && S_ISDIR(st.st_mode)) {
             char sub[PATH_MAX];
-            if (snprintf(sub, sizeof sub, "%s/%s", dir, e->d_name) < (int)sizeof sub)
+            if (ce_path_join(sub, sizeof sub, dir, e->d_name) == CE_OK)
                 rc = check_entries(ctx, sub, 1);
         }
     }

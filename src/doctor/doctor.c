@@ -2,6 +2,7 @@
  * machine once, then run the layers in the order of the troubleshooting
  * chain (device before driver before libraries before environment). */
 #include "doctor.h"
+#include "doctor_int.h"
 
 #include <cjson/cJSON.h>
 #include <stdarg.h>
@@ -12,6 +13,7 @@
 #include <unistd.h>
 
 #include "store/activate.h"
+#include "core/clock.h"
 #include "core/file.h"
 #include "core/resolve.h"
 #include "store/store.h"
@@ -199,8 +201,7 @@ static void check_selection(ce_doctor *d)
 
 int ce_doctor_run(ce_ctx *ctx, ce_doctor *d)
 {
-    struct timespec t0, t1;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
+    double t0 = ce_mono_ms();
     memset(d, 0, sizeof *d);
     d->ctx = ctx;
     ce_machine_init(&d->m, ctx);
@@ -220,7 +221,6 @@ int ce_doctor_run(ce_ctx *ctx, ce_doctor *d)
     doc_check_framework(d);
     doc_check_perf(d);
 
-    clock_gettime(CLOCK_MONOTONIC, &t1);
-    d->elapsed_ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
+    d->elapsed_ms = ce_mono_ms() - t0;
     return CE_OK;
 }

@@ -8,8 +8,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "doctor.h"
+#include "core/hostcc.h"
+#include "core/proc.h"
 #include "core/version.h"
+#include "doctor_int.h"
 
 /* Minor-version compatibility (nvidia-facts.md §5b): inside a CUDA major
  * family a toolkit runs, with a limited feature set (no PTX JIT of newer
@@ -60,63 +62,6 @@ const char *doc_cuda_for_sm(int cc)
     if (cc == 110) return "CUDA 13.0 or newer";
     if (cc == 103 || cc == 121) return "CUDA 12.9 or newer";
     return "CUDA 12.8 or newer";
-}
-
-/* Run argv[0] found through PATH (or an explicit path), capture its first
- * line.  Tests put fake gcc/python3 first in PATH. */
-static bool run_line(const char *prog, char *const argv[], char *out, size_t outsz, char *where, size_t wsz)
-{
-    char full[4096] = "";
-    if (strchr(prog, '/')) {
-        snprintf(full, sizeof full, "%s", prog);
-    } else {
-        const char *path = getenv("PATH");
-        char *copy = strdup(path ? path : "/usr/bin:/bin"), *save = NULL;
-        for (char *t = strtok_r(copy, ":", &save); t; t = strtok_r(NULL, ":", &save)) {
-            char c[4096];
-            snprintf(c, sizeof c, "%s/%s", t, prog);
-            if (access(c, X_OK) == 0) { snprintf(full, sizeof full, "%s", c); break; }
-        }
-        free(copy);
-    }
-    if (where) snprintf(where, wsz, "%s", full);
-    if (!full[0] || access(full, X_OK) != 0) return false;
-    int fd[2];
-    if (pipe(fd) != 0) return false;
-    pid_t pid = fork();
-    if (pid < 0) { close(fd[0]); close(fd[1]); return false; }
-    if (pid == 0) {
-        dup2(fd[1], 1);
-        dup2(fd[1], 2);
-        close(fd[0]);
-        close(fd[1]);
-        execv(full, argv);
-        _exit(127);
-    }
-    close(fd[1]);
-    size_t got = 0;
-    ssize_t r;
-    char buf[1024];
-    while ((r = read(fd[0], buf, sizeof buf)) > 0)
-        for (ssize_t i = 0; i < r; i++)
-            if (got + 1 < outsz) out[got++] = buf[i];
-    out[got] = '\0';
-    close(fd[0]);
-    int st;
-    waitpid(pid, &st, 0);
-    out[strcspn(out, "\r\n")] = '\0';
-    return WIFEXITED(st) && WEXITSTATUS(st) == 0 && got > 0;
-}
-
-int doc_host_gcc(char *where, size_t wsz, char *full, size_t fsz)
-{
-    const char *cc = getenv("NVCC_CCBIN");
-    char prog[4096];
-    snprintf(prog, sizeof prog, "%s", cc && *cc ? cc : "gcc");
-    /* nvcc -ccbin accepts the C++ driver; its version is gcc's */
-    char *const argv[] = { prog, "-dumpfullversion", "-dumpversion", NULL };
-    if (!run_line(prog, argv, full, fsz, where, wsz)) return 0;
-    return atoi(full);
 }
 
 void doc_check_driver_toolkit(ce_doctor *d)
@@ -212,7 +157,7 @@ void doc_check_compat(ce_doctor *d)
     }
     if (a->max_gcc > 0) {
         char where[4096], full[128];
-        int maj = doc_host_gcc(where, sizeof where, full, sizeof full);
+        int maj = ce_host_cc(where, sizeof where, full, sizeof full);
         if (maj > a->max_gcc)
             doc_add(d, "compat.gcc-too-new", CE_SEV_WARNING,
                     doc_fmt(sum, sizeof sum, "host gcc %d is newer than CUDA %s's nvcc accepts (gcc <= %d)", maj,
@@ -227,7 +172,7 @@ void doc_check_compat(ce_doctor *d)
         char out[256], where[4096];
         char prog[] = "python3", flag[] = "--version";
         char *const argv[] = { prog, flag, NULL };
-        if (run_line(prog, argv, out, sizeof out, where, sizeof where) && !strncmp(out, "Python ", 7)) {
+        if (ce_run_line(prog, argv, out, sizeof out, where, sizeof where) && !strncmp(out, "Python ", 7)) {
             char mm[16];
             ce_version_prefix(out + 7, 2, mm, sizeof mm);
             if (!in_range(a->python, mm))

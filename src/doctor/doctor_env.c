@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "doctor.h"
+#include "doctor_int.h"
 #include "store/system.h"
 #include "core/version.h"
 

@@ -4,7 +4,7 @@
  * environment: build information against the active toolchain, the
  * libcudart/libcudnn files the import mapped, CPU-only builds.  No GPU work;
  * a framework that is not installed is no finding. */
-#include "doctor.h"
+#include "doctor_int.h"
 
 #include <stdio.h>
 #include <stdlib.h>

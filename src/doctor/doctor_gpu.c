@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "doctor.h"
+#include "doctor_int.h"
 
 /* NVML's ABI (nvml.h), declared here because cudaenv never builds against
  * CUDA headers. */

@@ -16,7 +16,7 @@
 #include <sys/utsname.h>
 
 #include "core/header.h"
-#include "doctor.h"
+#include "doctor_int.h"
 #include "core/version.h"
 
 typedef struct ld_entry { char *soname, *path; } ld_entry;

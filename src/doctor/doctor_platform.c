@@ -8,7 +8,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "doctor.h"
+#include "doctor_int.h"
 
 void doc_probe_platform(const ce_machine *m, ce_probe *p)
 {

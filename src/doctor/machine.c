@@ -10,6 +10,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/path.h"
+
 void ce_machine_init(ce_machine *m, const ce_ctx *ctx)
 {
     memset(m, 0, sizeof *m);
@@ -20,7 +22,7 @@ void ce_machine_init(ce_machine *m, const ce_ctx *ctx)
 
 void ce_machine_path(const ce_machine *m, const char *abs, char *out, size_t outsz)
 {
-    snprintf(out, outsz, "%s%s", m->root, abs);
+    ce_path_under(m->root, abs, out, outsz);
 }
 
 ssize_t ce_machine_read(const ce_machine *m, const char *abs, char *buf, size_t bufsz)

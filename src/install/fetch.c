@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/clock.h"
 #include "digest.h"
 #include "core/file.h"
 #include "http.h"
@@ -60,13 +61,6 @@ typedef struct dl {
     int fatal;             /* ce_err recorded in msg, 0 if none */
     char msg[4096];
 } dl;
-
-static double mono_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 /* Record a fatal error for an item (vsnprintf: messages may be cut, never overflow). */
 static int dl_fail(dl *d, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -178,7 +172,7 @@ static size_t on_body(char *p, size_t size, size_t nmemb, void *ud)
         d->blen = 0;
         return 0;
     }
-    d->last_data = mono_s();
+    d->last_data = ce_mono_s();
     while (n) {
         size_t k = WBUF - d->blen < n ? WBUF - d->blen : n;
         memcpy(d->buf + d->blen, p, k);
@@ -347,7 +341,7 @@ static int dl_start(dl *d, CURLM *m)
     d->attempt_have = d->have;
     /* our own stall check fires first; libcurl's stays as a backstop */
     curl_easy_setopt(d->easy, CURLOPT_LOW_SPEED_TIME, (long)(d->lim->stall_s * 2) + 1);
-    double now = mono_s();
+    double now = ce_mono_s();
     d->last_data = d->win_start = now;
     d->win_have = d->have;
     if (d->deadline == 0) {
@@ -370,7 +364,7 @@ static void dl_retry(ce_ctx *ctx, dl *d, const char *why)
         return;
     }
     ce_emit(ctx, CE_EV_WARN, d->it->label, "%s, retrying (%d/%d)", why, d->failures + 1, CE_FETCH_ATTEMPTS);
-    d->next_try = mono_s() + ce_http_backoff_s(d->failures);
+    d->next_try = ce_mono_s() + ce_http_backoff_s(d->failures);
     d->state = DL_PENDING;
 }
 
@@ -490,7 +484,7 @@ static int run_transfers(ce_ctx *ctx, dl *ds, size_t n, CURLM *m)
 {
     double last_report = 0;
     for (;;) {
-        double now = mono_s();
+        double now = ce_mono_s();
         size_t open = 0;
         double wait = 0.1;
         for (size_t i = 0; i < n; i++) {
@@ -565,7 +559,7 @@ int ce_fetch_all(ce_ctx *ctx, ce_fetch_item *items, size_t n)
         return ce_fail(ctx, CE_ERR_NOMEM, "out of memory");
     int rc = CE_OK;
     size_t pending = 0;
-    double t0 = mono_s();
+    double t0 = ce_mono_s();
     limits lim = {
         .stall_s = (double)ce_http_env_long("CUDAENV_STALL_TIMEOUT", 30, 1),
         .window_s = (double)ce_http_env_long("CUDAENV_RATE_WINDOW", 60, 1),

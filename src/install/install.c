@@ -16,6 +16,7 @@
 #include "store/compose.h"
 #include "components.h"
 #include "fetch.h"
+#include "core/clock.h"
 #include "core/file.h"
 #include "core/rmtree.h"
 #include "preflight.h"
@@ -38,13 +39,6 @@ typedef struct need {
 } need;
 
 #define MAX_NEEDS 32
-
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
 
 static bool fault_is(const char *point)
 {
@@ -294,11 +288,11 @@ static int compose_one(ce_ctx *ctx, const ce_manifest *m, const ce_resolved *r)
     snprintf(dtree, sizeof dtree, "%s/%s", pkgs, dpkg);
     if ((rc = ce_store_staging(ctx, "versions", staging, sizeof staging))) return rc;
 
-    double t0 = now_ms();
+    double t0 = ce_mono_ms();
     ce_filelist files = { 0 };
     rc = ce_compose_tree(ctx, ctree, staging, "", &files);
     if (rc == CE_OK && r->cudnn) rc = ce_compose_cudnn(ctx, dtree, staging, &files);
-    double t_compose = now_ms() - t0;
+    double t_compose = ce_mono_ms() - t0;
     const char *trees[] = { ctree, r->cudnn ? dtree : NULL, NULL };
     if (rc == CE_OK) rc = ce_pkgindex_hash_files(ctx, staging, trees, &files);
 

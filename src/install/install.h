@@ -3,8 +3,8 @@
  *   missing in parallel, unpacking cuDNN archives while they download ->
  *   runfile into pkgs/.staging-* -> rename to pkgs/cuda-<ver> ->
  *   compose versions/.staging-* with hardlinks -> receipt -> fsync -> rename.
- * The caller holds the store lock (ce_store_lock) and has removed stale
- * staging directories (ce_store_clean_staging).
+ * The caller has begun a store transaction (ce_store_begin: the lock is
+ * held and stale staging directories are gone).
  *
  * Test-only hooks (environment):
  *   CUDAENV_TEST_FAULT=during-download|after-unpack|before-commit
@@ -19,12 +19,6 @@
 #include "core/ctx.h"
 #include "core/manifest.h"
 #include "core/resolve.h"
-
-/* Unpacked size estimates for the free-space preflight: a CUDA runfile
- * unpacks to about 2.5x its size (4.3 GB -> ~10 GB with the installer's own
- * temporary copy), an xz cuDNN tarball to about 2x. */
-#define CE_RUNFILE_UNPACK_FACTOR 2.5
-#define CE_TARBALL_UNPACK_FACTOR 2.0
 
 /* Install each resolved toolchain.  Already installed ones are skipped
  * unless ctx->force.  Returns the first failure; what was installed before

@@ -10,8 +10,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "doctor/doctor.h"
+#include "core/hostcc.h"
 #include "core/version.h"
+#include "doctor/probe.h"
 
 int ce_preflight_install(ce_ctx *ctx, const ce_cuda *cuda)
 {
@@ -68,7 +69,7 @@ int ce_preflight_install(ce_ctx *ctx, const ce_cuda *cuda)
     }
     if (cuda->max_gcc > 0) {
         char where[4096], full[128];
-        int maj = doc_host_gcc(where, sizeof where, full, sizeof full);
+        int maj = ce_host_cc(where, sizeof where, full, sizeof full);
         if (maj > cuda->max_gcc)
             ce_emit(ctx, CE_EV_WARN, NULL, "host gcc %s (%s) is newer than CUDA %s's nvcc accepts (gcc <= %d): "
                     "install g++-%d and export NVCC_CCBIN=g++-%d", full, where, cuda->version, cuda->max_gcc,

@@ -11,4 +11,10 @@
 
 int ce_preflight_install(ce_ctx *ctx, const ce_cuda *cuda);
 
+/* Unpacked size estimates for the free-space preflight: a CUDA runfile
+ * unpacks to about 2.5x its size (4.3 GB -> ~10 GB with the installer's own
+ * temporary copy), an xz cuDNN tarball to about 2x. */
+#define CE_RUNFILE_UNPACK_FACTOR 2.5
+#define CE_TARBALL_UNPACK_FACTOR 2.0
+
 #endif

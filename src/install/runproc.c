@@ -12,12 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
-static double mono_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
+#include "core/clock.h"
 
 /* ---- the supervisor: leads the group, dies with cudaenv, takes the group along ---- */
 
@@ -168,14 +163,14 @@ int ce_runproc_run(ce_ctx *ctx, const ce_runproc *p, int *status, bool *timed_ou
     setpgid(pid, pid); /* also here: no window where the group does not exist yet */
     close(pfd[1]);
     fcntl(pfd[0], F_SETFL, O_NONBLOCK);
-    double t0 = mono_s(), deadline = p->timeout_s > 0 ? t0 + p->timeout_s : 0, tick = t0 + 1;
+    double t0 = ce_mono_s(), deadline = p->timeout_s > 0 ? t0 + p->timeout_s : 0, tick = t0 + 1;
     bool eof = false, exited = false;
     while (!exited) {
         /* the installer runs for minutes: report the elapsed time once a second */
-        if (mono_s() >= tick) {
+        if (ce_mono_s() >= tick) {
             tick += 1;
             ce_event ev = { .kind = CE_EV_ELAPSED, .item = p->label, .total = -1,
-                            .done = (int64_t)((mono_s() - t0) * 1000) };
+                            .done = (int64_t)((ce_mono_s() - t0) * 1000) };
             if (ctx->event) ctx->event(ctx->event_ud, &ev);
         }
         struct pollfd pf = { .fd = pfd[0], .events = POLLIN };
@@ -185,7 +180,7 @@ int ce_runproc_run(ce_ctx *ctx, const ce_runproc *p, int *status, bool *timed_ou
         /* WNOWAIT: the supervisor stays a zombie, so its pid (the group id)
          * cannot be reused before the group is killed below */
         if (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 && si.si_pid == pid) exited = true;
-        if (!exited && deadline && mono_s() > deadline) {
+        if (!exited && deadline && ce_mono_s() > deadline) {
             *timed_out = true;
             kill(-pid, SIGKILL);
             deadline = 0;

@@ -193,7 +193,7 @@ static void one_shape(st_state *st, st_step *s, void *handle, const shape *sh, i
         st_failf(s, "%s: copying the inputs: %s", label, st_rt_err(st, rc));
         goto out;
     }
-    double t0 = st_now_ms();
+    double t0 = ce_mono_ms();
     if ((rc = conv_forward(st, handle, &c, algo)) != 0) {
         st_failf(s, "%s: cudnnConvolutionForward: %s (status %d)", label, dnn_err(st, rc), rc);
         goto out;
@@ -202,7 +202,7 @@ static void one_shape(st_state *st, st_step *s, void *handle, const shape *sh, i
         st_failf(s, "%s: reading the output: %s", label, st_rt_err(st, rc));
         goto out;
     }
-    double t_gpu = st_now_ms() - t0;
+    double t_gpu = ce_mono_ms() - t0;
     reference(sh, &c, hx, hw, ref);
     double max_err = 0, max_ref = 0;
     size_t nan = 0;
@@ -241,13 +241,13 @@ void st_cudnn_step(st_state *st)
     if (!bind_cudnn(st, s) || !st_rt_bind(st, s)) return;
     setenv("NVIDIA_TF32_OVERRIDE", "0", 1);  /* and the math type below: no TF32 anywhere */
     void *handle = NULL;
-    double t0 = st_now_ms();
+    double t0 = ce_mono_ms();
     int rc = st->dnn.Create(&handle);
     if (rc != 0) {
         st_failf(s, "cudnnCreate: %s (status %d)", dnn_err(st, rc), rc);
         return;
     }
-    st_note(s, "cudnnCreate in %.1f ms (%s)", st_now_ms() - t0, st->dnn.path);
+    st_note(s, "cudnnCreate in %.1f ms (%s)", ce_mono_ms() - t0, st->dnn.path);
     st_rng g;
     st_rng_seed(&g);
     st_note(s, "fresh random data (seed %#llx), FMA math (TF32 off)", g.s);

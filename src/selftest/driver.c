@@ -16,27 +16,6 @@
 #define CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR 76
 #define CUDA_ERROR_NO_DEVICE 100
 
-const char *st_cu_err(st_state *st, int rc)
-{
-    char *b = st->errbuf[st->errsel++ & 1];
-    const char *name = NULL, *text = NULL;
-    if (st->cu.GetErrorName) st->cu.GetErrorName(rc, &name);
-    if (st->cu.GetErrorString) st->cu.GetErrorString(rc, &text);
-    snprintf(b, sizeof st->errbuf[0], "%s (%d)%s%s", name ? name : "CUDA error", rc, text ? ": " : "",
-             text ? text : "");
-    return b;
-}
-
-const char *st_rt_err(st_state *st, int rc)
-{
-    char *b = st->errbuf[st->errsel++ & 1];
-    const char *name = st->rt.GetErrorName ? st->rt.GetErrorName(rc) : NULL;
-    const char *text = st->rt.GetErrorString ? st->rt.GetErrorString(rc) : NULL;
-    snprintf(b, sizeof st->errbuf[0], "%s (%d)%s%s", name ? name : "cudaError", rc, text ? ": " : "",
-             text ? text : "");
-    return b;
-}
-
 static void no_gpu(st_state *st, bool nogpu, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static void no_gpu(st_state *st, bool nogpu, const char *fmt, ...)
 {

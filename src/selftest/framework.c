@@ -112,7 +112,7 @@ static char *read_small(const char *path)
 
 int ce_fw_run(ce_ctx *ctx, const ce_fw_target *tc, const ce_fw_options *opt, ce_fw_report *r)
 {
-    double t0 = st_now_ms();
+    double t0 = ce_mono_ms();
     memset(r, 0, sizeof *r);
     r->framework_gpus = -1;
     const char *fw = ce_fw_name(opt->framework);
@@ -142,6 +142,6 @@ int ce_fw_run(ce_ctx *ctx, const ce_fw_target *tc, const ce_fw_options *opt, ce_
     r->doc = text && *text ? cJSON_Parse(text) : NULL;
     free(text);
     ce_fw_analyse(ctx, tc, opt, r);
-    r->ms = st_now_ms() - t0;
+    r->ms = ce_mono_ms() - t0;
     return CE_OK;
 }

@@ -23,45 +23,6 @@ static const char kernel_src[] =
     "        out[i] = a * x[i] + y[i];\n"
     "}\n";
 
-bool st_rt_bind(st_state *st, st_step *s)
-{
-    st_rt *r = &st->rt;
-    if (!r->h) {
-        st_failf(s, "the CUDA runtime could not be loaded (see versions)");
-        return false;
-    }
-    if (r->Malloc) return true;
-    char miss[1024] = "";
-    st_bind(r->h, "cudaGetErrorName", &r->GetErrorName, miss, sizeof miss);
-    st_bind(r->h, "cudaGetErrorString", &r->GetErrorString, miss, sizeof miss);
-    st_bind(r->h, "cudaSetDevice", &r->SetDevice, miss, sizeof miss);
-    st_bind(r->h, "cudaMalloc", &r->Malloc, miss, sizeof miss);
-    st_bind(r->h, "cudaFree", &r->Free, miss, sizeof miss);
-    st_bind(r->h, "cudaMemcpy", &r->Memcpy, miss, sizeof miss);
-    st_bind(r->h, "cudaMemset", &r->Memset, miss, sizeof miss);
-    st_bind(r->h, "cudaDeviceSynchronize", &r->DeviceSynchronize, miss, sizeof miss);
-    st_bind(r->h, "cudaMallocHost", &r->MallocHost, miss, sizeof miss);
-    st_bind(r->h, "cudaFreeHost", &r->FreeHost, miss, sizeof miss);
-    st_bind(r->h, "cudaMemcpyAsync", &r->MemcpyAsync, miss, sizeof miss);
-    st_bind(r->h, "cudaEventCreate", &r->EventCreate, miss, sizeof miss);
-    st_bind(r->h, "cudaEventRecord", &r->EventRecord, miss, sizeof miss);
-    st_bind(r->h, "cudaEventSynchronize", &r->EventSynchronize, miss, sizeof miss);
-    st_bind(r->h, "cudaEventElapsedTime", &r->EventElapsedTime, miss, sizeof miss);
-    st_bind(r->h, "cudaEventDestroy", &r->EventDestroy, miss, sizeof miss);
-    if (miss[0]) {
-        st_failf(s, "%s lacks runtime entry points: %s", r->path, miss);
-        r->Malloc = NULL;
-        return false;
-    }
-    int rc = r->SetDevice(st->dev);
-    if (rc != 0) {
-        st_failf(s, "cudaSetDevice(%d) failed: %s", st->dev, st_rt_err(st, rc));
-        r->Malloc = NULL;
-        return false;
-    }
-    return true;
-}
-
 static bool bind_nvrtc(st_state *st, st_step *s)
 {
     st_nvrtc *n = &st->nv;
@@ -140,9 +101,9 @@ static void run_image(st_state *st, st_step *s, const char *what, const char *im
     char jit_log[2048] = "";
     int jopt[] = { CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES };
     void *jval[] = { jit_log, (void *)(size_t)sizeof jit_log };
-    double t0 = st_now_ms();
+    double t0 = ce_mono_ms();
     int rc = ptx ? c->ModuleLoadDataEx(&mod, img, 2, jopt, jval) : c->ModuleLoadData(&mod, img);
-    double t_load = st_now_ms() - t0;
+    double t_load = ce_mono_ms() - t0;
     if (rc != 0) {
         st_failf(s, "loading the %s failed: %s%s%s", what, st_cu_err(st, rc), jit_log[0] ? ": " : "", jit_log);
         return;
@@ -161,10 +122,10 @@ static void run_image(st_state *st, st_step *s, const char *what, const char *im
     unsigned n = N_ELEMS;
     void *args[] = { &b->dx, &b->dy, &b->dout, &b->a, &n };
     unsigned blocks = (N_ELEMS + 255) / 256;
-    t0 = st_now_ms();
+    t0 = ce_mono_ms();
     rc = c->LaunchKernel(fn, blocks, 1, 1, 256, 1, 1, 0, NULL, args, NULL);
     if (rc == 0) rc = c->CtxSynchronize();
-    double t_run = st_now_ms() - t0;
+    double t_run = ce_mono_ms() - t0;
     c->ModuleUnload(mod);
     if (rc != 0) {
         st_failf(s, "launching the %s kernel failed: %s", what, st_cu_err(st, rc));
@@ -207,17 +168,17 @@ void st_kernel_step(st_state *st)
     char ptx_arch[32], sm_arch[32];
     snprintf(ptx_arch, sizeof ptx_arch, "compute_%d", st->nvcc_arch);
     snprintf(sm_arch, sizeof sm_arch, "sm_%d", st->nvcc_arch);
-    double t0 = st_now_ms();
+    double t0 = ce_mono_ms();
     size_t ptx_len = 0, cubin_len = 0;
     char *ptx = compile(st, s, ptx_arch, false, &ptx_len);
-    double t_ptx = st_now_ms() - t0;
+    double t_ptx = ce_mono_ms() - t0;
     if (!ptx) return;
     char *cubin = NULL;
     double t_cubin = 0;
     if (st->nv.GetCUBIN && st->nv.GetCUBINSize) {
-        t0 = st_now_ms();
+        t0 = ce_mono_ms();
         cubin = compile(st, s, sm_arch, true, &cubin_len);
-        t_cubin = st_now_ms() - t0;
+        t_cubin = ce_mono_ms() - t0;
     } else {
         st_note(s, "this NVRTC cannot emit cubins (before CUDA 11.1): PTX only");
     }

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "core/file.h"
+#include "core/hostcc.h"
 #include "st_int.h"
 
 static const char program_src[] =
@@ -40,98 +41,6 @@ static const char program_src[] =
     "    printf(\"ok: %d results right (runtime %d)\\n\", n, rt);\n"
     "    return 0;\n"
     "}\n";
-
-static void child_exec(char *const argv[], const char *const env_add[], const char *cwd, int outfd)
-{
-    dup2(outfd, 1);
-    dup2(outfd, 2);
-    if (outfd > 2) close(outfd);
-    int devnull = open("/dev/null", O_RDONLY);
-    if (devnull >= 0) dup2(devnull, 0);
-    if (cwd && chdir(cwd) != 0) _exit(126);
-    for (size_t i = 0; env_add && env_add[i]; i++) putenv((char *)env_add[i]);
-    execv(argv[0], argv);
-    dprintf(1, "cannot run %s: %s\n", argv[0], strerror(errno));
-    _exit(127);
-}
-
-static int wait_child(pid_t pid, int timeout_s, int *status)
-{
-    double end = st_now_ms() + timeout_s * 1000.0;
-    for (;;) {
-        int ws = 0;
-        pid_t r = waitpid(pid, &ws, WNOHANG);
-        if (r == pid) {
-            *status = WIFEXITED(ws) ? WEXITSTATUS(ws) : -WTERMSIG(ws);
-            return 0;
-        }
-        if (r < 0 && errno != EINTR) return -1;
-        if (st_now_ms() > end) {
-            kill(pid, SIGKILL);
-            waitpid(pid, &ws, 0);
-            *status = -SIGKILL;
-            return 0;
-        }
-        struct timespec ts = { 0, 2 * 1000 * 1000 };
-        nanosleep(&ts, NULL);
-    }
-}
-
-int st_run_capture(char *const argv[], const char *const env_add[], const char *cwd, char *out, size_t outsz,
-                   int timeout_s, int *status)
-{
-    int p[2];
-    out[0] = '\0';
-    if (pipe2(p, O_CLOEXEC) != 0) return -1;
-    pid_t pid = fork();
-    if (pid < 0) {
-        close(p[0]);
-        close(p[1]);
-        return -1;
-    }
-    if (pid == 0) child_exec(argv, env_add, cwd, p[1]);
-    close(p[1]);
-    size_t used = 0;
-    double end = st_now_ms() + timeout_s * 1000.0;
-    for (;;) {
-        struct pollfd pf = { p[0], POLLIN, 0 };
-        int left = (int)(end - st_now_ms());
-        if (left <= 0) break;
-        if (poll(&pf, 1, left) <= 0) break;
-        char buf[4096];
-        ssize_t n = read(p[0], buf, sizeof buf);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) break;
-        size_t take = (size_t)n < outsz - 1 - used ? (size_t)n : outsz - 1 - used;
-        memcpy(out + used, buf, take);
-        used += take;
-        out[used] = '\0';
-    }
-    close(p[0]);
-    double rest = (end - st_now_ms()) / 1000.0;
-    return wait_child(pid, rest > 1 ? (int)rest : 1, status);
-}
-
-/* Major version of the host compiler nvcc will use (g++ on PATH). */
-static int host_gcc_major(char *which, size_t wsz)
-{
-    const char *path = getenv("PATH");
-    char *dup = strdup(path ? path : "/usr/bin:/bin");
-    char *save = NULL;
-    which[0] = '\0';
-    for (char *d = dup ? strtok_r(dup, ":", &save) : NULL; d; d = strtok_r(NULL, ":", &save)) {
-        snprintf(which, wsz, "%s/g++", d);
-        if (access(which, X_OK) == 0) break;
-        which[0] = '\0';
-    }
-    free(dup);
-    if (!which[0]) return 0;
-    char out[256];
-    int status = 0;
-    char *argv[] = { which, "-dumpversion", NULL };
-    if (st_run_capture(argv, NULL, NULL, out, sizeof out, 10, &status) != 0 || status != 0) return 0;
-    return atoi(out);
-}
 
 /* A supported g++-N on PATH, for the fix. */
 static bool supported_gxx(int max, char *out, size_t outsz)
@@ -175,9 +84,9 @@ void st_nvcc_start(st_state *st)
     char arch[32];
     snprintf(arch, sizeof arch, "-arch=sm_%d", st->nvcc_arch);
     char *argv[] = { nvcc, arch, "-o", "verify", "verify.cu", NULL };
-    st->nvcc_started = st_now_ms();
+    st->nvcc_started = ce_mono_ms();
     pid_t pid = fork();
-    if (pid == 0) child_exec(argv, NULL, st->nvcc_dir, fd);
+    if (pid == 0) st_child_exec(argv, NULL, st->nvcc_dir, fd);
     close(fd);
     st->nvcc_pid = pid;
 }
@@ -212,13 +121,13 @@ void st_nvcc_step(st_state *st)
         cleanup(st);
         return;
     }
-    char gxx[4096];
-    int gmaj = host_gcc_major(gxx, sizeof gxx);
+    char gxx[4096], gfull[128];
+    int gmaj = ce_host_cc(gxx, sizeof gxx, gfull, sizeof gfull);
     int max = st->r->tc.max_gcc;
     int status = 0;
-    wait_child(st->nvcc_pid, 300, &status);
+    st_wait_child(st->nvcc_pid, 300, &status);
     st->nvcc_pid = -1;
-    double t_build = st_now_ms() - st->nvcc_started;
+    double t_build = ce_mono_ms() - st->nvcc_started;
     char logp[4300], *log = NULL;
     size_t loglen = 0;
     snprintf(logp, sizeof logp, "%s/build.log", st->nvcc_dir);
@@ -256,7 +165,7 @@ void st_nvcc_step(st_state *st)
         return;
     }
     char *argv[] = { prog, NULL };
-    double t0 = st_now_ms();
+    double t0 = ce_mono_ms();
     if (st_run_capture(argv, NULL, st->nvcc_dir, out, sizeof out, 60, &status) != 0 || status != 0) {
         char t[600];
         tail_of(out, t, sizeof t);
@@ -266,7 +175,7 @@ void st_nvcc_step(st_state *st)
     }
     size_t l = strlen(out);
     while (l && out[l - 1] == '\n') out[--l] = '\0';
-    st_note(s, "ran in %.0f ms: %s", st_now_ms() - t0, out);
+    st_note(s, "ran in %.0f ms: %s", ce_mono_ms() - t0, out);
     if (max && gmaj > max)
         st_note(s, "warning: gcc %d is newer than CUDA %s officially supports (max gcc %d)", gmaj, st->r->tc.cuda, max);
     st_pass(s, "nvcc built a program for sm_%d with gcc %d and it ran: %s", st->nvcc_arch, gmaj, out);
@@ -279,7 +188,7 @@ void st_nvcc_abandon(st_state *st)
     if (st->nvcc_pid > 0) {
         kill(st->nvcc_pid, SIGKILL);
         int status;
-        wait_child(st->nvcc_pid, 5, &status);
+        st_wait_child(st->nvcc_pid, 5, &status);
         st->nvcc_pid = -1;
     }
     cleanup(st);

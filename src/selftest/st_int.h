@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+#include "core/clock.h"   /* ce_mono_ms: every step times itself */
 #include "selftest.h"
 
 /* Paths here are below PATH_MAX (4096) and messages are bounded; gcc cannot
@@ -138,12 +139,18 @@ typedef struct st_state {
 
 /* Run argv (no shell) with extra "K=V" settings in env_add (may be NULL) in
  * cwd (may be NULL), capturing stdout+stderr; killed after timeout_s.
- * Returns 0 when it ran (exit status in *status, -signal if killed). nvcc.c */
+ * Returns 0 when it ran (exit status in *status, -signal if killed). proc.c */
 int st_run_capture(char *const argv[], const char *const env_add[], const char *cwd,
                    char *out, size_t outsz, int timeout_s, int *status);
+/* In a forked child: stdout and stderr to outfd, stdin from /dev/null, cd cwd,
+ * add env_add, execv argv; never returns. proc.c */
+void st_child_exec(char *const argv[], const char *const env_add[], const char *cwd, int outfd)
+    __attribute__((noreturn));
+/* Wait for pid at most timeout_s (then SIGKILL it); 0 with its exit status
+ * in *status (-signal if killed), -1 when it cannot be waited for. proc.c */
+int st_wait_child(pid_t pid, int timeout_s, int *status);
 
-/* Step helpers (selftest.c). */
-double st_now_ms(void);
+/* Step helpers (step.c). */
 void st_note(st_step *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void st_pass(st_step *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void st_failf(st_step *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -169,11 +176,11 @@ int st_elf_complete(const char *path, char *why, size_t wsz);  /* loader.c: not 
 int st_elf_dir_complete(const char *dir, const char *stem, char *why, size_t wsz);
 void st_driver_step(st_state *st);            /* driver.c */
 void st_device_step(st_state *st);            /* driver.c */
-const char *st_cu_err(st_state *st, int rc);  /* driver.c: "CUDA_ERROR_X: text" */
-const char *st_rt_err(st_state *st, int rc);  /* driver.c */
+const char *st_cu_err(st_state *st, int rc);  /* libs.c: "CUDA_ERROR_X: text" */
+const char *st_rt_err(st_state *st, int rc);  /* libs.c */
 void st_gpu_release(st_state *st);            /* driver.c */
 void st_kernel_step(st_state *st);            /* kernel.c */
-bool st_rt_bind(st_state *st, st_step *s);    /* kernel.c: runtime memory entry points, cudaSetDevice */
+bool st_rt_bind(st_state *st, st_step *s);    /* libs.c: runtime memory entry points, cudaSetDevice */
 void st_nvcc_start(st_state *st);             /* nvcc.c: compile in the background */
 void st_nvcc_step(st_state *st);              /* nvcc.c: wait, run */
 void st_nvcc_abandon(st_state *st);           /* nvcc.c: reap a build nobody waits for */

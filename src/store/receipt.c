@@ -7,7 +7,6 @@
 #include <time.h>
 
 #include "core/file.h"
-#include "store.h"
 
 static cJSON *str_or_null(const char *s)
 {

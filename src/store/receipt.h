@@ -11,6 +11,8 @@
 #include "compose.h"
 #include "core/ctx.h"
 
+#define CE_RECEIPT_NAME ".cudaenv-receipt.json"
+
 typedef struct ce_receipt_source {
     const char *kind;     /* "runfile" | "cudnn" */
     const char *url;

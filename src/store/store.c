@@ -79,8 +79,7 @@ int ce_store_list(ce_ctx *ctx, ce_toolchain **out, size_t *n)
         if (e->d_name[0] == '.') continue;
         ce_toolchain t;
         if (!ce_toolchain_parse_name(e->d_name, &t)) continue;
-        if (snprintf(t.prefix, sizeof t.prefix, "%s/%s", dir, e->d_name) >= (int)sizeof t.prefix)
-            continue;
+        if (ce_path_join(t.prefix, sizeof t.prefix, dir, e->d_name) != CE_OK) continue;
         if (!ce_is_dir(t.prefix)) continue;
         if (*n == cap) {
             cap = cap ? cap * 2 : 8;
@@ -256,7 +255,7 @@ int ce_store_clean_staging(ce_ctx *ctx)
         struct dirent *e;
         while ((e = readdir(d))) {
             if (strncmp(e->d_name, ".staging-", 9) != 0) continue;
-            snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+            if (ce_path_join(p, sizeof p, dir, e->d_name) != CE_OK) continue;
             if ((rc = ce_rm_tree(ctx, p))) { closedir(d); return rc; }
             ce_emit(ctx, CE_EV_INFO, NULL, "removed %s, left by an interrupted run", p);
             removed++;
@@ -264,6 +263,19 @@ int ce_store_clean_staging(ce_ctx *ctx)
         closedir(d);
     }
     return removed;
+}
+
+int ce_store_begin(ce_ctx *ctx, ce_store_txn *t)
+{
+    int rc = ce_store_lock(ctx, &t->lock);
+    if (rc == CE_OK && (rc = ce_store_clean_staging(ctx)) > 0) rc = CE_OK;
+    return rc;
+}
+
+void ce_store_end(ce_store_txn *t)
+{
+    ce_store_unlock(t->lock);
+    t->lock = -1;
 }
 
 int ce_store_staging(ce_ctx *ctx, const char *sub, char *out, size_t outsz)
@@ -356,8 +368,7 @@ int ce_store_gc_pkgs(ce_ctx *ctx)
             ce_store_pkg_names(v[i].cuda, v[i].cudnn, a, sizeof a, b, sizeof b);
             used = !strcmp(base, a) || !strcmp(base, b) || ce_receipt_uses_pkg(v[i].prefix, base);
         }
-        if (used) continue;
-        snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+        if (used || ce_path_join(p, sizeof p, dir, e->d_name) != CE_OK) continue;
         if (is_index) {
             unlink(p);
             continue;
@@ -418,9 +429,9 @@ int ce_store_uninstall(ce_ctx *ctx, const char *name, bool force)
     char dir[4200], p[8400];
     int rc = ce_store_path(ctx, "versions", dir, sizeof dir);
     if (rc) return rc;
-    snprintf(p, sizeof p, "%s/%s", dir, name);
     ce_toolchain t;
-    if (name[0] == '.' || strchr(name, '/') || !ce_toolchain_parse_name(name, &t) || !ce_is_dir(p))
+    if (ce_path_join(p, sizeof p, dir, name) != CE_OK || name[0] == '.' || strchr(name, '/') ||
+        !ce_toolchain_parse_name(name, &t) || !ce_is_dir(p))
         return ce_fail(ctx, CE_ERR_NOTFOUND, "%s is not installed; see: cudaenv list", name);
     if (system_points_into(ctx, p) && !force) {
         char link[4200];

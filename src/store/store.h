@@ -21,8 +21,7 @@
 #include <stddef.h>
 
 #include "core/ctx.h"
-
-#define CE_RECEIPT_NAME ".cudaenv-receipt.json"
+#include "receipt.h"    /* CE_RECEIPT_NAME */
 
 typedef struct ce_toolchain {
     char name[96];       /* "11.8.0+cudnn8.7.0.84" */
@@ -54,6 +53,15 @@ void ce_store_unlock(int fd);
 /* Remove versions/.staging-* and pkgs/.staging-* left by crashed runs
  * (call with the lock held).  Returns how many were removed, or < 0. */
 int ce_store_clean_staging(ce_ctx *ctx);
+/* A store transaction, what every writer (install, uninstall, the system
+ * switch) opens first: ce_store_begin takes the lock (waiting for another
+ * writer) and then removes the stale staging directories, which only a
+ * lock holder may; ce_store_end releases the lock (safe on a transaction
+ * that never began: initialise with CE_STORE_TXN_INIT). */
+typedef struct ce_store_txn { int lock; } ce_store_txn;
+#define CE_STORE_TXN_INIT { .lock = -1 }
+int ce_store_begin(ce_ctx *ctx, ce_store_txn *t);
+void ce_store_end(ce_store_txn *t);
 /* Create $CUDAENV_ROOT/<sub>/.staging-XXXXXX (sub: "versions", "pkgs"). */
 int ce_store_staging(ce_ctx *ctx, const char *sub, char *out, size_t outsz);
 /* rename(2) staging to final in one step and fsync the parent.  An existing

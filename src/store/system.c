@@ -510,18 +510,18 @@ static int recover(ce_ctx *ctx, ce_sys_record *rec)
 }
 
 /* Both locks, then the repair of an interrupted switch; *old is the record. */
-static int begin(ce_ctx *ctx, int *sfd, int *fd, ce_sys_record *old)
+static int begin(ce_ctx *ctx, ce_store_txn *txn, int *fd, ce_sys_record *old)
 {
     int rc;
-    if ((rc = ce_store_lock(ctx, sfd)) || (rc = lock_open(ctx, fd))) return rc;
+    if ((rc = ce_store_begin(ctx, txn)) || (rc = lock_open(ctx, fd))) return rc;
     if ((rc = ce_system_record(ctx, old)) || (rc = recover(ctx, old))) return rc;
     return CE_OK;
 }
 
-static void end(int sfd, int fd)
+static void end(ce_store_txn *txn, int fd)
 {
     if (fd >= 0) close(fd);
-    ce_store_unlock(sfd);
+    ce_store_end(txn);
 }
 
 /* Path as seen inside the sysroot, also when the sysroot path itself holds
@@ -542,10 +542,11 @@ int ce_system_switch(ce_ctx *ctx, const ce_toolchain *tc, const ce_sys_opts *o)
     if (!o->dry_run && (rc = need_root(ctx, "global --system"))) return rc;
     char link[4200], real[PATH_MAX], lib[PATH_MAX];
     ce_sys_path(ctx, CE_SYS_LINK, link, sizeof link);
-    int sfd = -1, fd = -1;
+    ce_store_txn txn = CE_STORE_TXN_INIT;
+    int fd = -1;
     static ce_sys_record old, rec;   /* ~160 KiB each with the history */
     link_state ls;
-    if (!o->dry_run && (rc = begin(ctx, &sfd, &fd, &old))) goto out;
+    if (!o->dry_run && (rc = begin(ctx, &txn, &fd, &old))) goto out;
     if (o->dry_run && (rc = ce_system_record(ctx, &old))) goto out;
     if (o->dry_run && old.pending)
         ce_emit(ctx, CE_EV_NOTE, NULL, "plan: first complete the interrupted switch to %s (or roll it back when "
@@ -603,7 +604,7 @@ int ce_system_switch(ce_ctx *ctx, const ce_toolchain *tc, const ce_sys_opts *o)
     if (o->dry_run) goto out;
     rc = transact(ctx, &rec);
 out:
-    end(sfd, fd);
+    end(&txn, fd);
     return rc;
 }
 
@@ -611,11 +612,12 @@ int ce_system_rollback(ce_ctx *ctx, const ce_sys_opts *o)
 {
     int rc;
     if (!o->dry_run && (rc = need_root(ctx, "global --rollback"))) return rc;
-    int sfd = -1, fd = -1;
+    ce_store_txn txn = CE_STORE_TXN_INIT;
+    int fd = -1;
     static ce_sys_record old, rec;
     char link[4200];
     ce_sys_path(ctx, CE_SYS_LINK, link, sizeof link);
-    if (!o->dry_run && (rc = begin(ctx, &sfd, &fd, &old))) goto out;
+    if (!o->dry_run && (rc = begin(ctx, &txn, &fd, &old))) goto out;
     if (o->dry_run && (rc = ce_system_record(ctx, &old))) goto out;
     if (!old.present) {
         rc = ce_fail(ctx, CE_ERR_NOTFOUND, "no system switch to roll back (%s%s does not exist)", ctx->sysroot, CE_SYS_STATE);
@@ -650,7 +652,7 @@ int ce_system_rollback(ce_ctx *ctx, const ce_sys_opts *o)
     if (o->dry_run) goto out;
     rc = transact(ctx, &rec);
 out:
-    end(sfd, fd);
+    end(&txn, fd);
     return rc;
 }
 
@@ -664,6 +666,6 @@ int ce_sys_alt(ce_ctx *ctx, char *out, size_t on, const char *a1, const char *a2
 }
 const char *ce_sys_ldconfig_path(void) { return ldconfig_path(); }
 int ce_sys_need_root(ce_ctx *ctx, const char *what) { return need_root(ctx, what); }
-int ce_sys_begin(ce_ctx *ctx, int *sfd, int *fd, ce_sys_record *old) { return begin(ctx, sfd, fd, old); }
-void ce_sys_end(int sfd, int fd) { end(sfd, fd); }
+int ce_sys_begin(ce_ctx *ctx, ce_store_txn *txn, int *fd, ce_sys_record *old) { return begin(ctx, txn, fd, old); }
+void ce_sys_end(ce_store_txn *txn, int fd) { end(txn, fd); }
 int ce_sys_transact(ce_ctx *ctx, ce_sys_record *rec) { return transact(ctx, rec); }

@@ -24,8 +24,8 @@ int ce_sys_alt(ce_ctx *ctx, char *out, size_t on, const char *a1, const char *a2
 const char *ce_sys_ldconfig_path(void);
 int ce_sys_need_root(ce_ctx *ctx, const char *what);
 /* both locks, then the repair of an interrupted switch; ce_sys_end releases */
-int ce_sys_begin(ce_ctx *ctx, int *sfd, int *fd, ce_sys_record *old);
-void ce_sys_end(int sfd, int fd);
+int ce_sys_begin(ce_ctx *ctx, ce_store_txn *txn, int *fd, ce_sys_record *old);
+void ce_sys_end(ce_store_txn *txn, int fd);
 /* steps 1-5: intent, link, conf, ldconfig, final record */
 int ce_sys_transact(ce_ctx *ctx, ce_sys_record *rec);
 

@@ -170,11 +170,12 @@ int ce_system_restore(ce_ctx *ctx, const ce_sys_opts *o)
 {
     int rc;
     if (!o->dry_run && (rc = ce_sys_need_root(ctx, "global system --system"))) return rc;
-    int sfd = -1, fd = -1;
+    ce_store_txn txn = CE_STORE_TXN_INIT;
+    int fd = -1;
     static ce_sys_record old, rec;
     char link[4200], words[4400];
     ce_sys_path(ctx, CE_SYS_LINK, link, sizeof link);
-    if (!o->dry_run && (rc = ce_sys_begin(ctx, &sfd, &fd, &old))) goto out;
+    if (!o->dry_run && (rc = ce_sys_begin(ctx, &txn, &fd, &old))) goto out;
     if (o->dry_run && (rc = ce_system_record(ctx, &old))) goto out;
     if (o->dry_run && old.pending)
         ce_emit(ctx, CE_EV_NOTE, NULL, "plan: first complete the interrupted %s", old.restore ? "restore" : "switch");
@@ -233,6 +234,6 @@ int ce_system_restore(ce_ctx *ctx, const ce_sys_opts *o)
     if (o->dry_run) goto out;
     rc = ce_sys_transact(ctx, &rec);
 out:
-    ce_sys_end(sfd, fd);
+    ce_sys_end(&txn, fd);
     return rc;
 }

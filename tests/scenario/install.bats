@@ -433,6 +433,17 @@ PY
     no_staging
 }
 
+@test "uninstall begins a store transaction like install: the staging a crashed run left goes first" {
+    "$CUDAENV" install tf-2.14
+    mkdir -p "$CUDAENV_ROOT/versions/.staging-crashed/bin" "$CUDAENV_ROOT/pkgs/.staging-crashed"
+    touch "$CUDAENV_ROOT/versions/.staging-crashed/bin/nvcc"
+    run "$CUDAENV" uninstall -v tf-2.14
+    [ "$status" -eq 0 ] || { echo "$output"; false; }
+    [[ "$output" == *"removed $CUDAENV_ROOT/versions/.staging-crashed, left by an interrupted run"* ]]
+    no_staging
+    [ -z "$(ls -A "$CUDAENV_ROOT/versions")" ]
+}
+
 @test "a progress bar with rate and ETA on a terminal only; piped output has none" {
     command -v script >/dev/null || skip "script (util-linux) not installed"
     # slow the cuDNN tarball down so the bar is drawn several times

@@ -291,3 +291,11 @@ PY
     [ "${lines[3]}" = "Value: $P" ]
     [ "${lines[4]}" = "unsafe=6" ]
 }
+
+@test "global --system begins a store transaction: the staging a crashed run left goes first" {
+    mkdir -p "$CUDAENV_ROOT/versions/.staging-crashed" "$CUDAENV_ROOT/pkgs/.staging-crashed"
+    run --separate-stderr "$CUDAENV" global 11.8 --system
+    [ "$status" -eq 0 ] || { echo "$stderr"; false; }
+    [ "$(readlink "$S/usr/local/cuda")" = "$I118" ]
+    [ -z "$(ls -d "$CUDAENV_ROOT"/versions/.staging-* "$CUDAENV_ROOT"/pkgs/.staging-* 2>/dev/null)" ]
+}

@@ -272,6 +272,21 @@ fake_gpu() {  # fake_gpu PREFIX [RELEASE]
     [ "$(j 'len(d["devices"])')" = 1 ]
 }
 
+@test "NVCC_CCBIN: verify and doctor name the same host compiler (one function, core/hostcc.c)" {
+    P=$(fx_installed 12.3.0)
+    fake_gpu "$P"                       # receipt: max_gcc 11
+    mkdir -p "$T/ccbin"
+    printf '#!/bin/sh\necho 99.1.0\n' > "$T/ccbin/g++-99"; chmod +x "$T/ccbin/g++-99"
+    printf '#!/bin/sh\necho 7\n' > "$T/ccbin/g++"; chmod +x "$T/ccbin/g++"   # g++ on PATH is not what nvcc uses
+    export NVCC_CCBIN=$T/ccbin/g++-99 PATH=$T/ccbin:$PATH CUDAENV_VERSION=12.3.0
+    verify_json 12.3
+    [[ "$(j 'st["nvcc"]["evidence"]')" == *"host compiler: $T/ccbin/g++-99 (gcc 99); CUDA 12.3.0 accepts gcc up to 11"* ]]
+    run --separate-stderr "$CUDAENV" doctor --json
+    ev=$(python3 -c 'import json, sys
+print([f["evidence"] for f in json.load(sys.stdin)["findings"] if f["code"] == "compat.gcc-too-new"][0])' <<<"$output")
+    [[ "$ev" == "$T/ccbin/g++-99 -dumpfullversion: 99.1.0;"* ]]
+}
+
 @test "usage errors exit 2" {
     run "$CUDAENV" verify --frob
     [ "$status" -eq 2 ]

@@ -1,0 +1,30 @@
+#include "path.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "error.h"
+
+void ce_path_strip_trailing(char *p)
+{
+    size_t n = strlen(p);
+    while (n > 1 && p[n - 1] == '/')
+        p[--n] = '\0';
+}
+
+int ce_path_join(char *out, size_t outsz, const char *a, const char *b)
+{
+    int n;
+    if (!a || !*a)
+        n = snprintf(out, outsz, "%s", b);
+    else if (a[strlen(a) - 1] == '/')
+        n = snprintf(out, outsz, "%s%s", a, b);
+    else
+        n = snprintf(out, outsz, "%s/%s", a, b);
+    return (n < 0 || (size_t)n >= outsz) ? CE_ERR_OTHER : CE_OK;
+}
+
+void ce_path_under(const char *root, const char *abs, char *out, size_t outsz)
+{
+    snprintf(out, outsz, "%s%s", root, abs);
+}

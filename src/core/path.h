@@ -1,0 +1,17 @@
+/* Path strings without a context: the leaf every module may use (ctx.c
+ * normalises CUDAENV_ROOT with it before any error can be recorded). */
+#ifndef CE_PATH_H
+#define CE_PATH_H
+
+#include <stddef.h>
+
+/* Remove trailing slashes (keeps "/"). */
+void ce_path_strip_trailing(char *p);
+/* out = a "/" b, failing (CE_ERR_OTHER) when it does not fit. */
+int ce_path_join(char *out, size_t outsz, const char *a, const char *b);
+/* out = root followed by the absolute path abs ("" root: abs itself): the
+ * one sysroot join (ce_sys_path, ce_machine_path).  Cut short when it does
+ * not fit, as the callers' buffers allow. */
+void ce_path_under(const char *root, const char *abs, char *out, size_t outsz);
+
+#endif

@@ -1,0 +1,56 @@
+/* Private to src/doctor: what the checks share (adding a finding, the
+ * loader search, one check per layer), run in order by doctor.c. */
+#ifndef CE_DOCTOR_INT_H
+#define CE_DOCTOR_INT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "core/manifest.h"
+#include "report.h"
+
+/* Finding texts are display strings built from paths of up to PATH_MAX:
+ * cutting an absurdly long one short is the right outcome, so GCC's
+ * truncation warning is off for the modules that build them (this header
+ * is included only by src/doctor/: the CLI keeps the warning). */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wformat-truncation"
+#endif
+
+/* Add a finding; summary, evidence and fix are copied. */
+void doc_add(ce_doctor *d, const char *code, ce_severity sev,
+             const char *summary, const char *evidence, const char *fix);
+/* snprintf into a fixed buffer, for building finding texts. */
+const char *doc_fmt(char *buf, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* doctor_platform.c */
+void doc_check_container(ce_doctor *d);
+void doc_check_wsl(ce_doctor *d);
+void doc_check_mig(ce_doctor *d);
+void doc_check_perf(ce_doctor *d);
+/* doctor_gpu.c */
+void doc_check_gpu(ce_doctor *d);
+/* doctor_libs.c */
+void doc_check_libs(ce_doctor *d);
+/* Where the dynamic loader would find soname for a program without RPATH:
+ * LD_LIBRARY_PATH, then ld.so.cache (or, when the root has none, the
+ * ld.so.conf directories), then the default directories.  0 and the host
+ * path in out, via says which ("LD_LIBRARY_PATH", "ld.so.cache", ...);
+ * -1 when nothing provides it. */
+int doc_ld_resolve(ce_doctor *d, const char *soname, char *out, size_t outsz, char *via, size_t viasz);
+/* The ld.so.conf directories (system paths), for the environment checks. */
+size_t doc_ld_conf_dirs(ce_doctor *d, const char ***dirs, const char ***files);
+void doc_ld_free(ce_doctor *d);
+/* doctor_env.c */
+void doc_check_env(ce_doctor *d);
+/* The CUDA release (major.minor) of a toolkit tree: version.json,
+ * version.txt, CUDART_VERSION, then a cuda-X.Y directory name; "" unknown. */
+void doc_toolkit_version(const char *root, char *out, size_t n);
+/* doctor_framework.c: TensorFlow / PyTorch as python3 imports them (quick:
+ * build information and mapped libraries, no GPU work) */
+void doc_check_framework(ce_doctor *d);
+/* doctor_compat.c */
+void doc_check_driver_toolkit(ce_doctor *d);
+void doc_check_compat(ce_doctor *d);
+
+#endif

@@ -1,0 +1,55 @@
+/* What doctor reports: findings (a stable code, a severity, the evidence
+ * and the fix) and the state the checks share.  The types of doctor.h, in
+ * a header of their own so that the checks' private header (doctor_int.h)
+ * and the public one (doctor.h) both build on them. */
+#ifndef CE_DOCTOR_REPORT_H
+#define CE_DOCTOR_REPORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "core/ctx.h"
+#include "machine.h"
+#include "probe.h"
+
+typedef enum ce_severity { CE_SEV_ERROR, CE_SEV_WARNING, CE_SEV_INFO } ce_severity;
+
+typedef struct ce_finding {
+    char code[48];
+    ce_severity sev;
+    char *summary;       /* one line: what is wrong */
+    char *evidence;      /* what was seen, with paths and values */
+    char *fix;           /* the exact command or change that fixes it */
+} ce_finding;
+
+/* The active toolchain and what it needs. */
+typedef struct ce_doc_active {
+    bool present;
+    bool system;                   /* the machine's /usr/local/cuda */
+    char origin[32];               /* shell, .cuda-version, global, system */
+    char spec[128];                /* as the origin names it */
+    char name[96];
+    char cuda[32];
+    char cudnn[32];
+    char prefix[4096];             /* host path */
+    char min_driver[32];           /* "" unknown */
+    int max_gcc;                   /* 0 unknown */
+    char sm_min[16], sm_max[16];   /* "" unknown */
+    char tf[32];                   /* TF release when the spec named one */
+    char python[32];               /* that release's Python range */
+    char problem[4096];            /* why it could not be determined */
+} ce_doc_active;
+
+typedef struct ce_doctor {
+    ce_ctx *ctx;
+    ce_machine m;
+    ce_probe probe;
+    ce_doc_active act;
+    ce_finding *f;
+    size_t n, cap;
+    int errors, warnings, infos;
+    double elapsed_ms;
+    struct doc_ld *ld;             /* the loader's search state (doctor_libs.c) */
+} ce_doctor;
+
+#endif

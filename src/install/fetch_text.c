@@ -1,0 +1,102 @@
+/* Small texts over HTTP(S): ce_fetch_text (fetch.h) and
+ * ce_manifest_load_url (manifest.h), one request with the rules of http.c
+ * and the retries of ce_fetch_all.  Full binary only. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "core/manifest.h"
+#include "fetch.h"
+#include "http.h"
+
+typedef struct membuf { char *p; size_t len, max; bool over; } membuf;
+
+static size_t on_text(char *p, size_t size, size_t nmemb, void *ud)
+{
+    membuf *b = ud;
+    size_t n = size * nmemb;
+    if (b->len + n > b->max) {
+        b->over = true;
+        return 0;
+    }
+    char *q = realloc(b->p, b->len + n + 1);
+    if (!q)
+        return 0;
+    memcpy(q + b->len, p, n);
+    b->p = q;
+    b->len += n;
+    b->p[b->len] = '\0';
+    return n;
+}
+
+int ce_fetch_text(ce_ctx *ctx, const char *url, size_t max, bool allow_http, char **buf, size_t *len)
+{
+    *buf = NULL;
+    *len = 0;
+    char msg[4096];
+    int rc = ce_http_check_url(msg, sizeof msg, url, allow_http);
+    if (rc != CE_OK)
+        return ce_fail(ctx, rc, "%s", msg);
+    if (ctx->offline)
+        return ce_fail(ctx, CE_ERR_NOTFOUND, "--offline: not fetching %s; use a local manifest "
+                       "(CUDAENV_MANIFEST=PATH)", url);
+    ce_http_global_init();
+    CURL *e = curl_easy_init();
+    if (!e)
+        return ce_fail(ctx, CE_ERR_NOMEM, "cannot start libcurl");
+    char errbuf[CURL_ERROR_SIZE];
+    membuf b = { .max = max };
+    for (int failures = 1;; failures++) {
+        curl_easy_reset(e);
+        ce_http_setup(e, url, allow_http, errbuf);
+        curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_text);
+        curl_easy_setopt(e, CURLOPT_WRITEDATA, &b);
+        b.len = 0;
+        CURLcode cc = curl_easy_perform(e);
+        if (cc == CURLE_OK) {
+            rc = CE_OK;
+            break;
+        }
+        if (b.over) {
+            rc = ce_fail(ctx, CE_ERR_DOWNLOAD, "%s is larger than %zu bytes: not a manifest?", url, max);
+            break;
+        }
+        bool retry;
+        rc = ce_http_attempt_error(e, cc, url, errbuf, msg, sizeof msg, &retry);
+        if (!retry || failures >= CE_FETCH_ATTEMPTS) {
+            rc = retry ? ce_fail(ctx, rc, "giving up after %d attempts: %s", failures, msg)
+                       : ce_fail(ctx, rc, "%s", msg);
+            break;
+        }
+        ce_emit(ctx, CE_EV_INFO, url, "%s; retrying", msg);
+        struct timespec ts = { 0 };
+        double s = ce_http_backoff_s(failures);
+        ts.tv_sec = (time_t)s;
+        ts.tv_nsec = (long)((s - (double)ts.tv_sec) * 1e9);
+        nanosleep(&ts, NULL);
+    }
+    curl_easy_cleanup(e);
+    if (rc != CE_OK) {
+        free(b.p);
+        return rc;
+    }
+    if (!b.p && !(b.p = calloc(1, 1)))
+        return ce_fail(ctx, CE_ERR_NOMEM, "out of memory");
+    *buf = b.p;
+    *len = b.len;
+    return CE_OK;
+}
+
+int ce_manifest_load_url(ce_ctx *ctx, const char *url, ce_manifest **out)
+{
+    *out = NULL;
+    char *text;
+    size_t len;
+    int rc = ce_fetch_text(ctx, url, CE_MANIFEST_MAX, ctx->insecure, &text, &len);
+    if (rc != CE_OK)
+        return rc;
+    rc = ce_manifest_parse(ctx, text, len, url, false, out);
+    free(text);
+    return rc;
+}
