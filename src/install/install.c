@@ -151,7 +151,9 @@ static void kill_during_download(ce_ctx *ctx, need *needs, size_t n, const fetch
             struct stat st;
             if (ce_cache_path(ctx, needs[i].art->sha256, cp, sizeof cp)) continue;
             snprintf(part, sizeof part, "%s.part", cp);
-            if (stat(part, &st) == 0 && st.st_size > 0) raise(SIGKILL);
+            /* the .part exists (fetch opens it before the first byte and
+             * writes in blocks, so its size may still be 0): mid-download */
+            if (stat(part, &st) == 0) raise(SIGKILL);
         }
         usleep(1000);
     }

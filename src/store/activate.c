@@ -136,7 +136,9 @@ static int version_file_find_deep(ce_ctx *ctx, char *path, size_t pathsz, char *
                 for (int k = 0; k < up && strlen(shown) + 4 < sizeof shown; k++) strcat(shown, "../");
             }
             free(p);
-            snprintf(path, pathsz, "%s%s" CE_VERSION_FILE, shown, *shown && shown[strlen(shown) - 1] != '/' ? "/" : "");
+            int pn = snprintf(path, pathsz, "%s%s" CE_VERSION_FILE, shown,
+                              *shown && shown[strlen(shown) - 1] != '/' ? "/" : "");
+            if (pn < 0 || (size_t)pn >= pathsz) path[0] = '\0';   /* only shown to the user */
             char data[CE_SPEC_FILE_MAX + 1];
             ssize_t n = 0;
             bool reg = fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
