@@ -107,6 +107,11 @@ int ce_fsync_dir(const char *path)
 
 int ce_file_write_atomic(ce_ctx *ctx, const char *path, const void *data, size_t len, int mode)
 {
+    return ce_file_write_atomic_ex(ctx, path, data, len, mode, true);
+}
+
+int ce_file_write_atomic_ex(ce_ctx *ctx, const char *path, const void *data, size_t len, int mode, bool sync_dir)
+{
     char tmp[4200];
     /* mkstemp-style: a fresh random name created with O_EXCL|O_NOFOLLOW, so
      * a name planted in a shared directory (a cloned repository for
@@ -142,6 +147,7 @@ int ce_file_write_atomic(ce_ctx *ctx, const char *path, const void *data, size_t
         unlink(tmp);
         return ce_fail(ctx, CE_ERR_IO, "cannot rename %s to %s: %s", tmp, path, strerror(e));
     }
+    if (!sync_dir) return CE_OK;
     char dir[4200];
     snprintf(dir, sizeof dir, "%s", path);
     char *slash = strrchr(dir, '/');

@@ -19,6 +19,9 @@ int ce_file_head(ce_ctx *ctx, const char *path, char *buf, size_t cap, size_t *l
 int ce_file_read(ce_ctx *ctx, const char *path, size_t max, char **data, size_t *len);
 /* Write data to path atomically: path.tmp-XXXXXX (exclusive), fsync, rename, fsync dir. */
 int ce_file_write_atomic(ce_ctx *ctx, const char *path, const void *data, size_t len, int mode);
+/* The same; sync_dir false leaves the fsync of path's directory to the
+ * caller (several renames, one directory fsync each, batched). */
+int ce_file_write_atomic_ex(ce_ctx *ctx, const char *path, const void *data, size_t len, int mode, bool sync_dir);
 /* mkdir -p with mode for created directories. */
 int ce_mkdir_p(ce_ctx *ctx, const char *path, int mode);
 /* rm -rf that does not follow symlinks and stays on the given tree. */

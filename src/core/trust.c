@@ -38,6 +38,24 @@ const char *ce_trust_stat_reason(const struct stat *st, bool sticky_ok)
 
 int ce_trust_chain(ce_ctx *ctx, const char *real, const char *what, const char *fix)
 {
+    return ce_trust_chain_cached(ctx, real, what, fix, NULL);
+}
+
+static bool cache_has(const ce_trust_cache *c, const char *dir)
+{
+    for (size_t k = 0; c && k < c->n; k++)
+        if (!strcmp(c->dirs[k], dir)) return true;
+    return false;
+}
+
+void ce_trust_cache_free(ce_trust_cache *c)
+{
+    for (size_t k = 0; k < c->n; k++) free(c->dirs[k]);
+    c->n = 0;
+}
+
+int ce_trust_chain_cached(ce_ctx *ctx, const char *real, const char *what, const char *fix, ce_trust_cache *c)
+{
     char cur[PATH_MAX];
     size_t len = strlen(real);
     if (len >= sizeof cur || real[0] != '/')
@@ -47,6 +65,7 @@ int ce_trust_chain(ce_ctx *ctx, const char *real, const char *what, const char *
         size_t n = i ? i : 1;
         memcpy(cur, real, n);
         cur[n] = '\0';
+        if (i != len && cache_has(c, cur)) continue;   /* a parent already checked */
         struct stat st;
         if (lstat(cur, &st) != 0)
             return ce_fail(ctx, CE_ERR_IO, "cannot inspect %s: %s", cur, strerror(errno));
@@ -56,6 +75,7 @@ int ce_trust_chain(ce_ctx *ctx, const char *real, const char *what, const char *
         if (why)
             return ce_fail(ctx, CE_ERR_PERM, "unsafe for %s run as root: %s is %s; a user could make root "
                            "write, delete or run files of their choosing. %s", what, cur, why, fix);
+        if (c && i != len && c->n < sizeof c->dirs / sizeof c->dirs[0] && (c->dirs[c->n] = strdup(cur))) c->n++;
     }
     return CE_OK;
 }

@@ -39,6 +39,17 @@ const char *ce_trust_stat_reason(const struct stat *st, bool sticky_ok);
  * purpose in the message ("the store", "a system switch"); fix is appended. */
 int ce_trust_chain(ce_ctx *ctx, const char *real, const char *what, const char *fix);
 
+/* The same for many paths under one tree (the walk of a toolchain): the
+ * directories found safe as parents are remembered in c and not lstat'ed
+ * again (a parent is checked once, not once per file).  Zero-initialise c;
+ * ce_trust_cache_free when done. */
+typedef struct ce_trust_cache {
+    size_t n;
+    char *dirs[128];
+} ce_trust_cache;
+int ce_trust_chain_cached(ce_ctx *ctx, const char *real, const char *what, const char *fix, ce_trust_cache *c);
+void ce_trust_cache_free(ce_trust_cache *c);
+
 /* Open rel (relative, e.g. "logs/cuda-11.8.0-runfile.log") beneath
  * ctx->root without following any symlink on the way (openat2
  * RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS, else a component-by-component

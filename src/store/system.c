@@ -51,6 +51,36 @@ int ce_system_path_safe(ce_ctx *ctx, const char *path)
 
 static __thread ce_ctx *walk_ctx;
 static __thread int walk_rc;
+static __thread ce_trust_cache *walk_cache;
+
+/* The resolved target of the symlink p.  The walk starts at a resolved path
+ * and does not follow links, so p's directory holds no symlink: a link to a
+ * name in the same directory (libcudart.so -> libcudart.so.12, the usual
+ * soname chain) is followed here with one readlink + lstat per hop instead
+ * of a realpath that re-reads every component from /.  Anything else (a
+ * slash or dot in the target, 40 hops) goes through realpath.  false with
+ * errno when it resolves to nothing. */
+static bool resolve_link(const char *p, char *real)
+{
+    char cur[PATH_MAX], t[PATH_MAX];
+    if (snprintf(cur, sizeof cur, "%s", p) >= (int)sizeof cur) return realpath(p, real) != NULL;
+    for (int hop = 0; hop < 40; hop++) {
+        ssize_t n = readlink(cur, t, sizeof t - 1);
+        if (n <= 0) break;
+        t[n] = '\0';
+        char *slash = strrchr(cur, '/');
+        size_t dl = (size_t)(slash - cur) + 1;
+        if (strchr(t, '/') || !strcmp(t, ".") || !strcmp(t, "..") || dl + (size_t)n >= sizeof cur) break;
+        memcpy(cur + dl, t, (size_t)n + 1);
+        struct stat st;
+        if (lstat(cur, &st) != 0) return false;
+        if (!S_ISLNK(st.st_mode)) {
+            memcpy(real, cur, strlen(cur) + 1);
+            return true;
+        }
+    }
+    return realpath(cur, real) != NULL;
+}
 
 static int walk_one(const char *p, const struct stat *st, int flag, struct FTW *ftw)
 {
@@ -71,7 +101,7 @@ static int walk_one(const char *p, const struct stat *st, int flag, struct FTW *
     }
     if (flag == FTW_SL || flag == FTW_SLN) {
         char real[PATH_MAX];
-        if (!realpath(p, real)) {
+        if (!resolve_link(p, real)) {
             /* dangling: whoever can create the target decides what it is */
             char t[PATH_MAX];
             ssize_t n = readlink(p, t, sizeof t - 1);
@@ -80,7 +110,8 @@ static int walk_one(const char *p, const struct stat *st, int flag, struct FTW *
                               "(%s); remove the link or reinstall the toolchain", p, t, strerror(errno));
             return 1;
         }
-        if ((walk_rc = ce_trust_chain(walk_ctx, real, "a system switch", SWITCH_FIX)) != CE_OK) return 1;
+        if ((walk_rc = ce_trust_chain_cached(walk_ctx, real, "a system switch", SWITCH_FIX, walk_cache)) != CE_OK)
+            return 1;
     }
     return 0;
 }
@@ -95,12 +126,21 @@ static int toolchain_safe(ce_ctx *ctx, const char *prefix, char *real, char *lib
     snprintf(p, sizeof p, "%s/lib64", real);
     if (!realpath(p, lib))
         return ce_fail(ctx, CE_ERR_NOTFOUND, "cannot resolve %s: %s", p, strerror(errno));
-    int rc = ce_trust_chain(ctx, real, "a system switch", SWITCH_FIX);
-    if (rc) return rc;
+    /* linear: the parents of real are checked once here, and every symlink's
+     * target then costs the lstats below the last directory already checked */
+    static ce_trust_cache cache;
+    int rc = ce_trust_chain_cached(ctx, real, "a system switch", SWITCH_FIX, &cache);
+    if (rc) {
+        ce_trust_cache_free(&cache);
+        return rc;
+    }
     walk_ctx = ctx;
+    walk_cache = &cache;
     walk_rc = CE_OK;
     if (nftw(real, walk_one, 32, FTW_PHYS) != 0 && walk_rc == CE_OK)
         walk_rc = ce_fail(ctx, CE_ERR_IO, "cannot walk %s: %s", real, strerror(errno));
+    walk_cache = NULL;
+    ce_trust_cache_free(&cache);
     return walk_rc;
 }
 
@@ -150,7 +190,11 @@ int ce_system_record(ce_ctx *ctx, ce_sys_record *rec)
     return CE_OK;
 }
 
-static int record_write(ce_ctx *ctx, const ce_sys_record *rec)
+/* sync_dir: the intent must be durable before anything changes; the final
+ * record's rename may be lost in a crash (the intent it replaces is still
+ * there and the next run completes it), so it rides on the next fsync of
+ * /etc/cudaenv. */
+static int record_write(ce_ctx *ctx, const ce_sys_record *rec, bool sync_dir)
 {
     cJSON *j = cJSON_CreateObject();
     cJSON_AddNumberToObject(j, "schema", 1);
@@ -170,7 +214,7 @@ static int record_write(ce_ctx *ctx, const ce_sys_record *rec)
     if (!text) return ce_fail(ctx, CE_ERR_NOMEM, "out of memory");
     char path[4200];
     ce_sys_path(ctx, CE_SYS_STATE, path, sizeof path);
-    int rc = ce_file_write_atomic(ctx, path, text, strlen(text), 0644);
+    int rc = ce_file_write_atomic_ex(ctx, path, text, strlen(text), 0644, sync_dir);
     free(text);
     return rc;
 }
@@ -265,10 +309,21 @@ static int alternatives(ce_ctx *ctx, const char *a1, const char *a2, const char 
 
 /* Point link at target: a temp symlink renamed over it, so readers see the
  * old target or the new one, never nothing. */
+static int swap_link_nosync(ce_ctx *ctx, const char *link, const char *target, char *dir, size_t dn);
+
 static int swap_link(ce_ctx *ctx, const char *link, const char *target)
 {
-    char tmp[4200], dir[4200];
-    snprintf(dir, sizeof dir, "%s", link);
+    char dir[4200];
+    int rc = swap_link_nosync(ctx, link, target, dir, sizeof dir);
+    if (rc == CE_OK) ce_fsync_dir(dir);
+    return rc;
+}
+
+/* The same; dir receives the directory to fsync (the caller batches it). */
+static int swap_link_nosync(ce_ctx *ctx, const char *link, const char *target, char *dir, size_t dn)
+{
+    char tmp[4200];
+    snprintf(dir, dn, "%s", link);
     char *slash = strrchr(dir, '/');
     if (!slash) return ce_fail(ctx, CE_ERR_OTHER, "not an absolute path: %s", link);
     *slash = '\0';
@@ -282,7 +337,6 @@ static int swap_link(ce_ctx *ctx, const char *link, const char *target)
         unlink(tmp);
         return ce_fail(ctx, CE_ERR_IO, "cannot rename %s over %s: %s", tmp, link, strerror(e));
     }
-    ce_fsync_dir(dir);
     return CE_OK;
 }
 
@@ -296,7 +350,7 @@ static int write_conf(ce_ctx *ctx, const char *lib, const char *name)
         return CE_OK;
     }
     snprintf(text, sizeof text, "# written by cudaenv (global --system): %s\n%s\n", *name ? name : "rollback", lib);
-    return ce_file_write_atomic(ctx, path, text, strlen(text), 0644);
+    return ce_file_write_atomic_ex(ctx, path, text, strlen(text), 0644, false);   /* apply() syncs the directory */
 }
 
 /* The library directory our conf file names today ("" if none). */
@@ -421,6 +475,16 @@ static void alt_prio(const char *name, char *out, size_t n)
     snprintf(out, n, "%d", maj * 10 + min);
 }
 
+/* fsync the directory holding the sysroot path p (inside). */
+static void sync_parent(ce_ctx *ctx, const char *p)
+{
+    char dir[4200];
+    ce_sys_path(ctx, p, dir, sizeof dir);
+    char *slash = strrchr(dir, '/');
+    if (slash && slash != dir) *slash = '\0';
+    ce_fsync_dir(dir);
+}
+
 /* Make link, conf and the loader cache match rec (steps 2-4). */
 static int apply(ce_ctx *ctx, const ce_sys_record *rec)
 {
@@ -447,12 +511,17 @@ static int apply(ce_ctx *ctx, const ce_sys_record *rec)
             (rc = alternatives(ctx, "--set", "cuda", rec->target, NULL, NULL)))
             return rc;
     } else if (rec->target[0]) {
-        if ((rc = swap_link(ctx, link, rec->target))) return rc;
+        char dir[4200];
+        if ((rc = swap_link_nosync(ctx, link, rec->target, dir, sizeof dir))) return rc;
     } else if (unlink(link) != 0 && errno != ENOENT) {
         return ce_fail(ctx, CE_ERR_IO, "cannot remove %s: %s", link, strerror(errno));
     }
     crash_point("link");
     if ((rc = rec->restore ? ce_sys_restore_conf(ctx, &rec->original) : write_conf(ctx, rec->lib, rec->name))) return rc;
+    /* the renames of steps 2-3 (and a --force move aside), one fsync per
+     * directory changed, before the final record can say "done" */
+    sync_parent(ctx, CE_SYS_LINK);
+    sync_parent(ctx, CE_SYS_CONF);
     crash_point("conf");
     if ((rc = run_ldconfig(ctx))) return rc;
     crash_point("ldconfig");
@@ -463,12 +532,12 @@ static int apply(ce_ctx *ctx, const ce_sys_record *rec)
 static int transact(ce_ctx *ctx, ce_sys_record *rec)
 {
     rec->pending = true;
-    int rc = record_write(ctx, rec);
+    int rc = record_write(ctx, rec, true);
     if (rc) return rc;
     crash_point("intent");
     if ((rc = apply(ctx, rec))) return rc;   /* the intent stays pending: the next run repairs */
     rec->pending = false;
-    return record_write(ctx, rec);
+    return record_write(ctx, rec, false);
 }
 
 /* The host path of a recorded (inside) path: inside the sysroot, or as is
