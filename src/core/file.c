@@ -112,41 +112,11 @@ int ce_file_write_atomic(ce_ctx *ctx, const char *path, const void *data, size_t
 
 int ce_file_write_atomic_ex(ce_ctx *ctx, const char *path, const void *data, size_t len, int mode, bool sync_dir)
 {
-    char tmp[4200];
-    /* mkstemp-style: a fresh random name created with O_EXCL|O_NOFOLLOW, so
-     * a name planted in a shared directory (a cloned repository for
-     * `cudaenv local`) can never redirect the write */
-    if (snprintf(tmp, sizeof tmp, "%s.tmp-XXXXXX", path) >= (int)sizeof tmp)
-        return ce_fail(ctx, CE_ERR_OTHER, "path too long: %s", path);
-    int fd = mkostemp(tmp, O_CLOEXEC);
-    if (fd < 0)
-        return ce_fail(ctx, errno == EACCES ? CE_ERR_PERM : CE_ERR_IO,
-                       "cannot create %s: %s", tmp, strerror(errno));
-    const char *p = data;
-    size_t left = len;
-    while (left) {
-        ssize_t w = write(fd, p, left);
-        if (w < 0 && errno == EINTR) continue;
-        if (w < 0) {
-            int e = errno;
-            close(fd);
-            unlink(tmp);
-            return ce_fail(ctx, e == ENOSPC ? CE_ERR_SPACE : CE_ERR_IO,
-                           "cannot write %s: %s", tmp, strerror(e));
-        }
-        p += w;
-        left -= (size_t)w;
-    }
-    if (fchmod(fd, (mode_t)mode) != 0 || fsync(fd) != 0 || close(fd) != 0) {
-        int e = errno;
-        unlink(tmp);
-        return ce_fail(ctx, CE_ERR_IO, "cannot finish %s: %s", tmp, strerror(e));
-    }
-    if (rename(tmp, path) != 0) {
-        int e = errno;
-        unlink(tmp);
-        return ce_fail(ctx, CE_ERR_IO, "cannot rename %s to %s: %s", tmp, path, strerror(e));
-    }
+    ce_staged st;
+    int rc;
+    if ((rc = ce_file_stage(ctx, path, data, len, mode, &st)) || (rc = ce_file_stage_sync(ctx, &st, 1)) ||
+        (rc = ce_file_stage_commit(ctx, &st)))
+        return rc;
     if (!sync_dir) return CE_OK;
     char dir[4200];
     snprintf(dir, sizeof dir, "%s", path);
@@ -156,6 +126,83 @@ int ce_file_write_atomic_ex(ce_ctx *ctx, const char *path, const void *data, siz
         ce_fsync_dir(dir);
     }
     return CE_OK;
+}
+
+int ce_file_stage(ce_ctx *ctx, const char *path, const void *data, size_t len, int mode, ce_staged *st)
+{
+    st->fd = -1;
+    st->tmp[0] = '\0';
+    /* mkstemp-style: a fresh random name created with O_EXCL|O_NOFOLLOW, so
+     * a name planted in a shared directory (a cloned repository for
+     * `cudaenv local`) can never redirect the write */
+    if (snprintf(st->path, sizeof st->path, "%s", path) >= (int)sizeof st->path ||
+        snprintf(st->tmp, sizeof st->tmp, "%s.tmp-XXXXXX", path) >= (int)sizeof st->tmp) {
+        st->tmp[0] = '\0';
+        return ce_fail(ctx, CE_ERR_OTHER, "path too long: %s", path);
+    }
+    int fd = mkostemp(st->tmp, O_CLOEXEC);
+    if (fd < 0) {
+        int e = errno;
+        st->tmp[0] = '\0';
+        return ce_fail(ctx, e == EACCES ? CE_ERR_PERM : CE_ERR_IO, "cannot create %s.tmp-XXXXXX: %s", path, strerror(e));
+    }
+    st->fd = fd;
+    const char *p = data;
+    size_t left = len;
+    while (left) {
+        ssize_t w = write(fd, p, left);
+        if (w < 0 && errno == EINTR) continue;
+        if (w < 0) {
+            int e = errno;
+            ce_file_stage_drop(st);
+            return ce_fail(ctx, e == ENOSPC ? CE_ERR_SPACE : CE_ERR_IO, "cannot write %s: %s", path, strerror(e));
+        }
+        p += w;
+        left -= (size_t)w;
+    }
+    if (fchmod(fd, (mode_t)mode) != 0) {
+        int e = errno;
+        ce_file_stage_drop(st);
+        return ce_fail(ctx, CE_ERR_IO, "cannot finish %s: %s", path, strerror(e));
+    }
+    /* start the writeback now: the fsyncs of several staged files then share
+     * one journal commit instead of one each */
+    sync_file_range(fd, 0, 0, SYNC_FILE_RANGE_WRITE);
+    return CE_OK;
+}
+
+int ce_file_stage_sync(ce_ctx *ctx, ce_staged *st, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (st[i].fd < 0) continue;
+        int r = fsync(st[i].fd), e = errno;
+        if (close(st[i].fd) != 0 && r == 0) { r = -1; e = errno; }
+        st[i].fd = -1;
+        if (r != 0) {
+            for (size_t k = 0; k < n; k++) ce_file_stage_drop(&st[k]);
+            return ce_fail(ctx, CE_ERR_IO, "cannot finish %s: %s", st[i].path, strerror(e));
+        }
+    }
+    return CE_OK;
+}
+
+int ce_file_stage_commit(ce_ctx *ctx, ce_staged *st)
+{
+    if (rename(st->tmp, st->path) != 0) {
+        int e = errno;
+        ce_file_stage_drop(st);
+        return ce_fail(ctx, CE_ERR_IO, "cannot rename %s to %s: %s", st->tmp, st->path, strerror(e));
+    }
+    st->tmp[0] = '\0';
+    return CE_OK;
+}
+
+void ce_file_stage_drop(ce_staged *st)
+{
+    if (st->fd >= 0) close(st->fd);
+    st->fd = -1;
+    if (st->tmp[0]) unlink(st->tmp);
+    st->tmp[0] = '\0';
 }
 
 int ce_mkdir_p(ce_ctx *ctx, const char *path, int mode)

@@ -22,6 +22,21 @@ int ce_file_write_atomic(ce_ctx *ctx, const char *path, const void *data, size_t
 /* The same; sync_dir false leaves the fsync of path's directory to the
  * caller (several renames, one directory fsync each, batched). */
 int ce_file_write_atomic_ex(ce_ctx *ctx, const char *path, const void *data, size_t len, int mode, bool sync_dir);
+
+/* The same in steps, for several files made durable together (the system
+ * switch): stage writes path.tmp-XXXXXX and starts its writeback;
+ * stage_sync fsyncs and closes n staged files (they share the journal
+ * commit); stage_commit renames one over its path (no directory fsync);
+ * stage_drop removes what is left of one (safe to call twice).  On error
+ * each drops its own file(s). */
+typedef struct ce_staged {
+    int fd;
+    char path[4200], tmp[4220];
+} ce_staged;
+int ce_file_stage(ce_ctx *ctx, const char *path, const void *data, size_t len, int mode, ce_staged *st);
+int ce_file_stage_sync(ce_ctx *ctx, ce_staged *st, size_t n);
+int ce_file_stage_commit(ce_ctx *ctx, ce_staged *st);
+void ce_file_stage_drop(ce_staged *st);
 /* mkdir -p with mode for created directories. */
 int ce_mkdir_p(ce_ctx *ctx, const char *path, int mode);
 /* rm -rf that does not follow symlinks and stays on the given tree. */

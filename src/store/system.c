@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <ftw.h>
 #include <signal.h>
+#include <spawn.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -190,11 +191,8 @@ int ce_system_record(ce_ctx *ctx, ce_sys_record *rec)
     return CE_OK;
 }
 
-/* sync_dir: the intent must be durable before anything changes; the final
- * record's rename may be lost in a crash (the intent it replaces is still
- * there and the next run completes it), so it rides on the next fsync of
- * /etc/cudaenv. */
-static int record_write(ce_ctx *ctx, const ce_sys_record *rec, bool sync_dir)
+/* system.json for rec (malloc'd; NULL when out of memory). */
+static char *record_text(const ce_sys_record *rec)
 {
     cJSON *j = cJSON_CreateObject();
     cJSON_AddNumberToObject(j, "schema", 1);
@@ -211,28 +209,27 @@ static int record_write(ce_ctx *ctx, const ce_sys_record *rec, bool sync_dir)
     ce_sys_hist_write(j, rec);
     char *text = cJSON_Print(j);
     cJSON_Delete(j);
-    if (!text) return ce_fail(ctx, CE_ERR_NOMEM, "out of memory");
-    char path[4200];
-    ce_sys_path(ctx, CE_SYS_STATE, path, sizeof path);
-    int rc = ce_file_write_atomic_ex(ctx, path, text, strlen(text), 0644, sync_dir);
-    free(text);
-    return rc;
+    return text;
 }
 
 /* ---- actions --------------------------------------------------------- */
 
-/* fork + execv, never system(): no shell parses these paths.  The child's
- * stdout goes to stderr so cudaenv's stdout stays results only. */
+/* posix_spawn (vfork + execv: no copy of this process's page tables), never
+ * system(): no shell parses these paths.  The child's stdout goes to stderr
+ * so cudaenv's stdout stays results only. */
 static int run_prog_out(ce_ctx *ctx, char *const argv[], char *out, size_t n)
 {
     int pfd[2] = { -1, -1 };
-    if (out && pipe(pfd) != 0) return ce_fail(ctx, CE_ERR_OTHER, "cannot create a pipe: %s", strerror(errno));
-    pid_t pid = fork();
-    if (pid < 0) return ce_fail(ctx, CE_ERR_OTHER, "cannot fork: %s", strerror(errno));
-    if (pid == 0) {
-        dup2(out ? pfd[1] : 2, 1);
-        execv(argv[0], argv);
-        _exit(127);
+    if (out && pipe2(pfd, O_CLOEXEC) != 0) return ce_fail(ctx, CE_ERR_OTHER, "cannot create a pipe: %s", strerror(errno));
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_adddup2(&fa, out ? pfd[1] : 2, 1);
+    pid_t pid;
+    int e = posix_spawn(&pid, argv[0], &fa, NULL, argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    if (e) {
+        if (out) { close(pfd[0]); close(pfd[1]); }
+        return ce_fail(ctx, CE_ERR_OTHER, "cannot run %s: %s", argv[0], strerror(e));
     }
     if (out) {
         /* what the child prints (bounded; the rest is read and dropped) */
@@ -340,17 +337,40 @@ static int swap_link_nosync(ce_ctx *ctx, const char *link, const char *target, c
     return CE_OK;
 }
 
-static int write_conf(ce_ctx *ctx, const char *lib, const char *name)
+/* cudaenv.conf naming lib (transact() stages it; apply() renames it). */
+static void conf_text(const char *lib, const char *name, char *text, size_t n)
 {
-    char path[4200], text[4400];
+    snprintf(text, n, "# written by cudaenv (global --system): %s\n%s\n", *name ? name : "rollback", lib);
+}
+
+static int remove_conf(ce_ctx *ctx)
+{
+    char path[4200];
     ce_sys_path(ctx, CE_SYS_CONF, path, sizeof path);
-    if (!*lib) {
-        if (unlink(path) != 0 && errno != ENOENT)
-            return ce_fail(ctx, CE_ERR_IO, "cannot remove %s: %s", path, strerror(errno));
-        return CE_OK;
-    }
-    snprintf(text, sizeof text, "# written by cudaenv (global --system): %s\n%s\n", *name ? name : "rollback", lib);
-    return ce_file_write_atomic_ex(ctx, path, text, strlen(text), 0644, false);   /* apply() syncs the directory */
+    if (unlink(path) != 0 && errno != ENOENT)
+        return ce_fail(ctx, CE_ERR_IO, "cannot remove %s: %s", path, strerror(errno));
+    return CE_OK;
+}
+
+/* What a run killed between staging and renaming left: *.tmp-XXXXXX of
+ * system.json and cudaenv.conf (only a switch holding the system lock
+ * writes them, so under the lock any that exists is stale). */
+static void drop_stale_tmp(ce_ctx *ctx, const char *inside_path)
+{
+    char path[4200];
+    ce_sys_path(ctx, inside_path, path, sizeof path);
+    char *slash = strrchr(path, '/');
+    if (!slash) return;
+    *slash = '\0';
+    char prefix[256];
+    snprintf(prefix, sizeof prefix, "%s.tmp-", slash + 1);
+    DIR *d = opendir(path);
+    if (!d) return;
+    struct dirent *e;
+    while ((e = readdir(d)))
+        if (!strncmp(e->d_name, prefix, strlen(prefix)) && strlen(e->d_name) == strlen(prefix) + 6)
+            unlinkat(dirfd(d), e->d_name, 0);
+    closedir(d);
 }
 
 /* The library directory our conf file names today ("" if none). */
@@ -486,7 +506,7 @@ static void sync_parent(ce_ctx *ctx, const char *p)
 }
 
 /* Make link, conf and the loader cache match rec (steps 2-4). */
-static int apply(ce_ctx *ctx, const ce_sys_record *rec)
+static int apply(ce_ctx *ctx, const ce_sys_record *rec, ce_staged *conf)
 {
     char link[4200], backup[8400];
     int rc;
@@ -517,7 +537,10 @@ static int apply(ce_ctx *ctx, const ce_sys_record *rec)
         return ce_fail(ctx, CE_ERR_IO, "cannot remove %s: %s", link, strerror(errno));
     }
     crash_point("link");
-    if ((rc = rec->restore ? ce_sys_restore_conf(ctx, &rec->original) : write_conf(ctx, rec->lib, rec->name))) return rc;
+    if (rec->restore) rc = ce_sys_restore_conf(ctx, &rec->original);
+    else if (conf) rc = ce_file_stage_commit(ctx, conf);
+    else rc = remove_conf(ctx);
+    if (rc) return rc;
     /* the renames of steps 2-3 (and a --force move aside), one fsync per
      * directory changed, before the final record can say "done" */
     sync_parent(ctx, CE_SYS_LINK);
@@ -528,16 +551,50 @@ static int apply(ce_ctx *ctx, const ce_sys_record *rec)
     return CE_OK;
 }
 
-/* Steps 1-5 for the state rec describes. */
+/* Steps 1-5 for the state rec describes.  Durability in three commits: the
+ * intent, the final record and cudaenv.conf are written to temp files and
+ * fsync'ed together; the intent is renamed and its directory fsync'ed
+ * (durable before anything changes); apply() renames link and conf and
+ * fsyncs their directories; the final record is renamed last, without a
+ * directory fsync: lost in a crash, the intent is still there and the next
+ * run completes it. */
 static int transact(ce_ctx *ctx, ce_sys_record *rec)
 {
-    rec->pending = true;
-    int rc = record_write(ctx, rec, true);
-    if (rc) return rc;
-    crash_point("intent");
-    if ((rc = apply(ctx, rec))) return rc;   /* the intent stays pending: the next run repairs */
+    ce_staged st[3];
+    size_t n = 0;
+    int rc;
     rec->pending = false;
-    return record_write(ctx, rec, false);
+    char *final = record_text(rec);
+    rec->pending = true;
+    char *intent = record_text(rec);
+    char path[4200], cpath[4200], conf[4400];
+    bool stage_conf = !rec->restore && rec->lib[0];
+    if (!intent || !final) {
+        rc = ce_fail(ctx, CE_ERR_NOMEM, "out of memory");
+        goto out;
+    }
+    ce_sys_path(ctx, CE_SYS_STATE, path, sizeof path);
+    if ((rc = ce_file_stage(ctx, path, intent, strlen(intent), 0644, &st[0]))) goto out;
+    n = 1;
+    if ((rc = ce_file_stage(ctx, path, final, strlen(final), 0644, &st[1]))) goto out;
+    n = 2;
+    if (stage_conf) {
+        conf_text(rec->lib, rec->name, conf, sizeof conf);
+        ce_sys_path(ctx, CE_SYS_CONF, cpath, sizeof cpath);
+        if ((rc = ce_file_stage(ctx, cpath, conf, strlen(conf), 0644, &st[2]))) goto out;
+        n = 3;
+    }
+    if ((rc = ce_file_stage_sync(ctx, st, n)) || (rc = ce_file_stage_commit(ctx, &st[0]))) goto out;
+    sync_parent(ctx, CE_SYS_STATE);
+    crash_point("intent");
+    if ((rc = apply(ctx, rec, stage_conf ? &st[2] : NULL))) goto out;   /* the intent stays pending: the next run repairs */
+    if ((rc = ce_file_stage_commit(ctx, &st[1]))) goto out;
+    rec->pending = false;
+out:
+    for (size_t i = 0; i < n; i++) ce_file_stage_drop(&st[i]);   /* what was not renamed */
+    free(intent);
+    free(final);
+    return rc;
 }
 
 /* The host path of a recorded (inside) path: inside the sysroot, or as is
@@ -583,6 +640,8 @@ static int begin(ce_ctx *ctx, ce_store_txn *txn, int *fd, ce_sys_record *old)
 {
     int rc;
     if ((rc = ce_store_begin(ctx, txn)) || (rc = lock_open(ctx, fd))) return rc;
+    drop_stale_tmp(ctx, CE_SYS_STATE);
+    drop_stale_tmp(ctx, CE_SYS_CONF);
     if ((rc = ce_system_record(ctx, old)) || (rc = recover(ctx, old))) return rc;
     return CE_OK;
 }
