@@ -8,6 +8,7 @@
 #include <signal.h>
 #include <spawn.h>
 #include <limits.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -155,7 +156,9 @@ static void jget(const cJSON *o, const char *k, char *out, size_t n)
 
 int ce_system_record(ce_ctx *ctx, ce_sys_record *rec)
 {
-    memset(rec, 0, sizeof *rec);
+    /* the history (~130 KiB) is read only up to nhistory: zeroing it
+     * would fault in every page of it */
+    memset(rec, 0, offsetof(ce_sys_record, history));
     char path[4200];
     ce_sys_path(ctx, CE_SYS_STATE, path, sizeof path);
     char *data;
@@ -686,7 +689,7 @@ int ce_system_switch(ce_ctx *ctx, const ce_toolchain *tc, const ce_sys_opts *o)
     }
     /* the whole tree is root's; the fully resolved path is what gets linked */
     if ((rc = toolchain_safe(ctx, tc->prefix, real, lib)) || (rc = inspect_link(ctx, link, &ls))) goto out;
-    memset(&rec, 0, sizeof rec);
+    memset(&rec, 0, offsetof(ce_sys_record, history));
     rec.present = true;
     rec.mode = ls.mode;
     rec.when = (long long)time(NULL);
@@ -699,8 +702,7 @@ int ce_system_switch(ce_ctx *ctx, const ce_toolchain *tc, const ce_sys_opts *o)
     /* the history (what this switch replaces on top) and the machine's own
      * state, kept from the first switch on */
     rec.original = old.original;
-    rec.nhistory = old.nhistory;
-    memcpy(rec.history, old.history, sizeof rec.history);
+    ce_sys_hist_copy(&rec, &old);
 
     char backup[4300] = "";
     if (ls.real) {
@@ -753,7 +755,8 @@ int ce_system_rollback(ce_ctx *ctx, const ce_sys_opts *o)
     }
     /* a rollback is a switch to the newest history entry, which it pops: a
      * second rollback walks further back */
-    rec = old;
+    memcpy(&rec, &old, offsetof(ce_sys_record, history));
+    ce_sys_hist_copy(&rec, &old);
     ce_sys_entry e;
     if (!ce_sys_hist_pop(&rec, &e)) {
         rc = ce_fail(ctx, CE_ERR_NOTFOUND, "nothing left to roll back (the history in %s%s is empty); "

@@ -124,6 +124,8 @@ void ce_sys_hist_read(const struct cJSON *j, ce_sys_record *rec);
 void ce_sys_hist_write(struct cJSON *j, const ce_sys_record *rec);
 void ce_sys_hist_push(ce_sys_record *rec, const char *name, const char *target, const char *lib);
 bool ce_sys_hist_pop(ce_sys_record *rec, ce_sys_entry *out);
+/* dst's history := src's (the entries in use, string by string). */
+void ce_sys_hist_copy(ce_sys_record *dst, const ce_sys_record *src);
 
 /* CE_ERR_PERM naming the first directory from / down to path that is not
  * root-owned or is group/other-writable (root-owned sticky dirs allowed). */

@@ -87,12 +87,21 @@ void ce_sys_hist_write(cJSON *j, const ce_sys_record *rec)
     }
 }
 
+/* The strings of an entry, not its 8 KiB: a history shift or copy touches
+ * only the bytes in use (whole-entry copies faulted in ~130 KiB a switch). */
+static void entry_copy(ce_sys_entry *dst, const ce_sys_entry *src)
+{
+    snprintf(dst->name, sizeof dst->name, "%s", src->name);
+    snprintf(dst->target, sizeof dst->target, "%s", src->target);
+    snprintf(dst->lib, sizeof dst->lib, "%s", src->lib);
+}
+
 void ce_sys_hist_push(ce_sys_record *rec, const char *name, const char *target, const char *lib)
 {
     if (!strcmp(target, rec->target) && !strcmp(lib, rec->lib)) return;
     if (rec->nhistory && !strcmp(rec->history[0].target, target) && !strcmp(rec->history[0].lib, lib)) return;
     int n = rec->nhistory < CE_SYS_HISTORY ? rec->nhistory : CE_SYS_HISTORY - 1;
-    memmove(&rec->history[1], &rec->history[0], (size_t)n * sizeof rec->history[0]);
+    for (int i = n; i > 0; i--) entry_copy(&rec->history[i], &rec->history[i - 1]);
     ce_sys_entry *x = &rec->history[0];
     snprintf(x->name, sizeof x->name, "%s", name);
     snprintf(x->target, sizeof x->target, "%s", target);
@@ -103,8 +112,14 @@ void ce_sys_hist_push(ce_sys_record *rec, const char *name, const char *target, 
 bool ce_sys_hist_pop(ce_sys_record *rec, ce_sys_entry *out)
 {
     if (!rec->nhistory) return false;
-    *out = rec->history[0];
+    entry_copy(out, &rec->history[0]);
     rec->nhistory--;
-    memmove(&rec->history[0], &rec->history[1], (size_t)rec->nhistory * sizeof rec->history[0]);
+    for (int i = 0; i < rec->nhistory; i++) entry_copy(&rec->history[i], &rec->history[i + 1]);
     return true;
+}
+
+void ce_sys_hist_copy(ce_sys_record *dst, const ce_sys_record *src)
+{
+    dst->nhistory = src->nhistory;
+    for (int i = 0; i < src->nhistory; i++) entry_copy(&dst->history[i], &src->history[i]);
 }

@@ -90,6 +90,33 @@ consistent() {
     [ "$status" -eq 6 ]
 }
 
+@test "system trust: soname chains inside lib64 are followed to their end (dangling, a loop, out to a user's file): exit 6" {
+    # the walk follows a link to a name in its own directory itself (no
+    # realpath): each hop must still be checked to its very end
+    L=$P118/lib64
+    ln -s libnothere.so.1 "$L/libgone.so.1" && ln -s libgone.so.1 "$L/libgone.so"
+    run --separate-stderr "$CUDAENV" global 11.8 --system
+    [ "$status" -eq 6 ]
+    [[ "$stderr" == *"libgone.so"*"points to nothing"* ]]
+    [ ! -e "$S/usr/local/cuda" ]
+    rm "$L/libgone.so.1" "$L/libgone.so"
+    ln -s libloop.b "$L/libloop.a" && ln -s libloop.a "$L/libloop.b"
+    run --separate-stderr "$CUDAENV" global 11.8 --system
+    [ "$status" -eq 6 ]
+    [[ "$stderr" == *"libloop."*"points to nothing"* ]]
+    rm "$L/libloop.a" "$L/libloop.b"
+    mkdir -p "$T/userlib" && echo evil > "$T/userlib/libevil.so.1" && chown -R 65534 "$T/userlib"
+    ln -s "$T/userlib/libevil.so.1" "$L/libevil.so.1" && ln -s libevil.so.1 "$L/libevil.so"
+    run --separate-stderr "$CUDAENV" global 11.8 --system
+    [ "$status" -eq 6 ]
+    [[ "$stderr" == *"$T/userlib"*"owned by uid 65534"* ]]
+    [ ! -e "$S/usr/local/cuda" ] && [ ! -e "$S/etc/ld.so.conf.d/cudaenv.conf" ]
+    # all gone: the chains that stay inside the tree pass
+    rm "$L/libevil.so.1" "$L/libevil.so"
+    run --separate-stderr "$CUDAENV" global 11.8 --system
+    [ "$status" -eq 0 ]
+}
+
 @test "system trust: a user's symlink to a good store: the resolved path is recorded and linked" {
     ln -s "$S/opt/cudaenv" "$S/opt/storelink"
     chown -h 65534 "$S/opt/storelink"
