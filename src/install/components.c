@@ -238,8 +238,11 @@ static int start_unpack(ce_ctx *ctx, part *p, bool follow, const volatile int *d
         c.event = NULL;
         char partf[4300];
         snprintf(partf, sizeof partf, "%s.part", p->cache);
+        char index[4500];   /* per-file sha256s, hashed while unpacking (pkgindex.h) */
+        snprintf(index, sizeof index, "%s.sha256.json", p->tree);
         ce_unpack_src src = { .path = p->cache, .part = follow ? partf : NULL, .writer_done = done,
-                              .label = p->url, .sha256 = p->sha256, .size = p->size, .strip_top = true };
+                              .label = p->url, .sha256 = p->sha256, .size = p->size, .strip_top = true,
+                              .hash_index = index };
         int urc = ce_unpack(&c, &src, p->staging);
         if (urc) {
             size_t len = strlen(c.err);
