@@ -141,6 +141,28 @@ inst() {  # inst ARGS...: a fresh root each time; prints seconds, leaves $W/rss
     /usr/bin/time -f %M -o "$W/rss" "$CUDAENV" -q install tf-2.14 "$@" >/dev/null
     echo "$(now) - $t0" | bc
 }
+treemem() {  # an untimed install; prints the peak over 0.1 s samples of the
+    # whole tree (cudaenv + its unpackers): sum of RSS, and of PSS (shared pages
+    # counted once: the unpackers are forks of cudaenv), in KiB
+    export CUDAENV_ROOT=$W/root
+    rm -rf "$W/root"
+    "$CUDAENV" -q install tf-2.14 >/dev/null &
+    local pid=$! rss=0 pss=0 ids i a b
+    while kill -0 "$pid" 2>/dev/null; do
+        ids=$(ps -e -o pid=,ppid= | awk -v r="$pid" '{p[$1]=$2} END {
+            for (i in p) { j=i; while (j in p && j != r && j > 1) j=p[j]; if (j == r) print i } }')
+        a=0 b=0
+        for i in $ids; do
+            read -r x y < <(awk '/^Rss:/ {r=$2} /^Pss:/ {p=$2} END {print r+0, p+0}' "/proc/$i/smaps_rollup" 2>/dev/null) || continue
+            a=$((a + x)) b=$((b + y))
+        done
+        [ "$a" -gt "$rss" ] && rss=$a
+        [ "$b" -gt "$pss" ] && pss=$b
+        sleep 0.1
+    done
+    wait "$pid"
+    echo "$rss $pss"
+}
 arcs=$(find "$G/www/compute" -name '*.tar.xz' | sort)
 download() {  # download BASE: seconds to fetch every archive with curl in parallel
     local t0 a pids=()
@@ -162,6 +184,7 @@ floor() {
 : > "$W/t.c"; : > "$W/t.r"; : > "$W/t.f"; : > "$W/t.cl"; : > "$W/t.rl"; : > "$W/t.dl"; rssmax=0
 for r in $(seq "$RUNS"); do
     inst >> "$W/t.c"; rss=$(cat "$W/rss"); [ "$rss" -gt "$rssmax" ] && rssmax=$rss
+
     inst --from runfile >> "$W/t.r"
     floor >> "$W/t.f"
     CUDAENV_MANIFEST=$W/manifest-link.json inst >> "$W/t.cl"
@@ -181,8 +204,11 @@ printf '  %-52s %9s %12s\n' "" "seconds" "downloaded"
 printf '  %-52s %9.2f %12s\n' "runfile: install tf-2.14 --from runfile (+ cuDNN)" "$r" "$(numfmt --to=iec "$rbytes")"
 printf '  %-52s %9.2f %12s\n' "components: install tf-2.14 (tf profile + cuDNN)" "$c" "$(numfmt --to=iec "$cbytes")"
 printf '  %-52s %9.2f %12s\n' "floor: max(download $dl s, decode $dec s / $cores)" "$fl" ""
-printf 'components / runfile = %.2f (target <= 0.35)   components / floor = %.2f (target <= 1.15)   peak RSS = %d MiB (target < 96)\n' \
+printf 'components / runfile = %.2f (target <= 0.35)   components / floor = %.2f (target <= 1.15)   peak RSS = %d MiB (target < 96; largest process)\n' \
     "$(echo "$c / $r" | bc -l)" "$(echo "$c / $fl" | bc -l)" "$((rssmax / 1024))"
+read -r trss tpss < <(treemem)
+printf 'whole process tree (cudaenv + %s unpackers, an untimed run sampled every 0.1 s): peak RSS sum %d MiB, peak PSS sum %d MiB\n' \
+    "$CUDAENV_UNPACK_JOBS" "$((trss / 1024))" "$((tpss / 1024))"
 fll=$(echo "d=$dll; x=$dec / $cores; if (d > x) d else x" | bc -l)
 printf 'through one %s MB/s link (httpd.py link=%s, shared by all connections):\n' "$((LINK / 1000000))" "$LINK"
 printf '  %-52s %9.2f %12s\n' "runfile: install tf-2.14 --from runfile (+ cuDNN)" "$rl" "$(numfmt --to=iec "$rbytes")"
