@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
@@ -39,6 +40,8 @@ typedef struct part {
     char staging[4200];     /* pkgs/.staging-* while unpacking, "" if none */
     bool have;              /* already in pkgs/ */
     int state;              /* 0 waiting, 1 unpacking, 2 done */
+    bool follow;            /* the unpacker tails the download's .part */
+    bool retry;             /* the overlapped pass lost: unpack the verified file */
     pid_t pid;
     int pipe;               /* read end: the child's error message */
 } part;
@@ -189,25 +192,34 @@ static int space(ce_ctx *ctx, const plan *pl)
                    "CUDAENV_ROOT to a larger filesystem", ctx->root, want / 1073741824.0, avail / 1073741824.0);
 }
 
-/* ---- download in a thread, unpack each verified archive in a child ---- */
+/* ---- download in a thread, unpack each archive in a child while it downloads ----
+ *
+ * As install.c does for cuDNN (unpack.h's follow mode): an unpacker starts as
+ * soon as its archive's .part exists, tails it, hashes what it reads and
+ * succeeds only on the manifest's size and sha256; the trees are committed
+ * only after every download verified.  The unpackers are children (a core
+ * each, at most ncpu() at once), so "the download stopped" is a flag in a
+ * shared page.  An overlapped pass that lost (the download stopped or
+ * started over) unpacks the verified file once more; only that pass may
+ * call the archive bad. */
 
 typedef struct fetch_job {
     ce_ctx ctx;
     ce_fetch_item *items;
     size_t n;
     int rc;
-    volatile int done;
+    volatile int *done;     /* MAP_SHARED: the unpackers see it */
 } fetch_job;
 
 static void *fetch_thread(void *arg)
 {
     fetch_job *j = arg;
     j->rc = ce_fetch_all(&j->ctx, j->items, j->n);
-    __atomic_store_n(&j->done, 1, __ATOMIC_RELEASE);
+    __atomic_store_n(j->done, 1, __ATOMIC_RELEASE);
     return NULL;
 }
 
-static int start_unpack(ce_ctx *ctx, part *p)
+static int start_unpack(ce_ctx *ctx, part *p, bool follow, const volatile int *done)
 {
     int rc = ce_store_staging(ctx, "pkgs", p->staging, sizeof p->staging);
     if (rc) return rc;
@@ -224,8 +236,13 @@ static int start_unpack(ce_ctx *ctx, part *p)
         close(fds[0]);
         ce_ctx c = *ctx;
         c.event = NULL;
-        ce_unpack_src src = { .path = p->cache, .label = p->url, .sha256 = p->sha256, .size = p->size,
-                              .strip_top = true };
+        char partf[4300];
+        snprintf(partf, sizeof partf, "%s.part", p->cache);
+        char index[4500];   /* per-file sha256s, hashed while unpacking (pkgindex.h) */
+        snprintf(index, sizeof index, "%s.sha256.json", p->tree);
+        ce_unpack_src src = { .path = p->cache, .part = follow ? partf : NULL, .writer_done = done,
+                              .label = p->url, .sha256 = p->sha256, .size = p->size, .strip_top = true,
+                              .hash_index = index };
         int urc = ce_unpack(&c, &src, p->staging);
         if (urc) {
             size_t len = strlen(c.err);
@@ -236,6 +253,7 @@ static int start_unpack(ce_ctx *ctx, part *p)
     close(fds[1]);
     p->pid = pid;
     p->pipe = fds[0];
+    p->follow = follow;
     p->state = 1; /* no event here: the download thread owns the callback */
     return CE_OK;
 }
@@ -281,14 +299,25 @@ static long ncpu(void)
     return n < 1 ? 1 : n > 16 ? 16 : n;
 }
 
+/* Largest first, for the downloads and the unpackers: the biggest archive
+ * (one xz block, one core) starts at once instead of ending last alone. */
+static int by_size(const void *a, const void *b)
+{
+    long long x = (*(part *const *)a)->size, y = (*(part *const *)b)->size;
+    return x < y ? 1 : x > y ? -1 : 0;
+}
+
 static int fetch_and_unpack(ce_ctx *ctx, const ce_manifest *m, plan *pl)
 {
     ce_fetch_item items[MAX_PARTS];
+    part *ord[MAX_PARTS];
     size_t k = 0;
     long long bytes = 0;
     memset(items, 0, sizeof items);
+    for (size_t i = 0; i < pl->n; i++) ord[i] = &pl->parts[i];
+    qsort(ord, pl->n, sizeof *ord, by_size);
     for (size_t i = 0; i < pl->n; i++) {
-        part *p = &pl->parts[i];
+        part *p = ord[i];
         if (p->have) { p->state = 2; continue; }
         items[k] = (ce_fetch_item){ .url = p->url, .sha256 = p->sha256, .size = p->size,
                                     .label = url_base(p->url), .allow_http = m->local || ctx->insecure };
@@ -299,25 +328,47 @@ static int fetch_and_unpack(ce_ctx *ctx, const ce_manifest *m, plan *pl)
     if (k == 0) return CE_OK;
     ce_emit(ctx, CE_EV_STEP, NULL, "downloading %zu archive%s (%.1f MiB) and unpacking them on %ld core%s", k,
             k == 1 ? "" : "s", (double)bytes / 1048576.0, ncpu(), ncpu() == 1 ? "" : "s");
-    fetch_job job = { .ctx = *ctx, .items = items, .n = k };
+    volatile int *done = mmap(NULL, sizeof *done, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (done == MAP_FAILED) return ce_fail(ctx, CE_ERR_NOMEM, "mmap: %s", strerror(errno));
+    *done = 0;
+    fetch_job job = { .ctx = *ctx, .items = items, .n = k, .done = done };
     pthread_t th;
-    if (pthread_create(&th, NULL, fetch_thread, &job) != 0)
+    if (pthread_create(&th, NULL, fetch_thread, &job) != 0) {
+        munmap((void *)done, sizeof *done);
         return ce_fail(ctx, CE_ERR_OTHER, "cannot start the download thread");
+    }
     int rc = CE_OK;
     long slots = ncpu(), running = 0;
+    ce_ctx rctx = *ctx;
     for (;;) {
-        bool fetched = __atomic_load_n(&job.done, __ATOMIC_ACQUIRE);
+        bool fetched = __atomic_load_n(done, __ATOMIC_ACQUIRE);
         size_t left = 0;
         for (size_t i = 0; i < pl->n; i++) {
-            part *p = &pl->parts[i];
+            part *p = ord[i];
+            char partf[4300];
+            snprintf(partf, sizeof partf, "%s.part", p->cache);
             if (p->state == 1) {
-                int r = reap(ctx, p, false);
+                int r = reap(&rctx, p, false);
                 if (r == 1) continue;
                 running--;
-                if (r && rc == CE_OK) rc = r;
+                if ((r == CE_ERR_DOWNLOAD || r == CE_ERR_INTEGRITY) && p->follow) {
+                    /* the download stopped, started over, or sent bytes the
+                     * manifest does not name: the fetch reports a failure
+                     * itself; after a success the verified file decides */
+                    ce_rm_rf(&rctx, p->staging);
+                    p->staging[0] = '\0';
+                    p->state = 0;
+                    p->retry = true;
+                } else if (r && rc == CE_OK) {
+                    snprintf(ctx->err, sizeof ctx->err, "%s", rctx.err);
+                    ctx->err_code = rc = r;
+                }
             }
-            if (p->state == 0 && rc == CE_OK && running < slots && ce_exists(p->cache)) {
-                if ((rc = start_unpack(ctx, p)) == CE_OK) running++;
+            if (p->state == 0 && rc == CE_OK && running < slots) {
+                /* a retry waits for the verified file; a first pass for the
+                 * download to start (or the archive to be in the cache) */
+                bool go = p->retry ? fetched && ce_exists(p->cache) : ce_exists(p->cache) || ce_exists(partf);
+                if (go && (rc = start_unpack(ctx, p, !p->retry, done)) == CE_OK) running++;
             }
             left += p->state != 2;
         }
@@ -335,12 +386,14 @@ static int fetch_and_unpack(ce_ctx *ctx, const ce_manifest *m, plan *pl)
         if (fetched && running == 0 && job.rc == CE_OK) {
             /* everything verified: whatever is left waits for a slot */
             bool any = false;
-            for (size_t i = 0; i < pl->n; i++) any = any || (pl->parts[i].state == 0 && !ce_exists(pl->parts[i].cache));
+            for (size_t i = 0; i < pl->n; i++)
+                any = any || (pl->parts[i].state == 0 && !ce_exists(pl->parts[i].cache));
             if (any) { rc = ce_fail(ctx, CE_ERR_IO, "a verified download vanished from the cache"); break; }
         }
         usleep(fetched ? 2000 : 10000);
     }
     pthread_join(th, NULL);
+    munmap((void *)done, sizeof *done);
     if (rc == CE_OK && job.rc != CE_OK) {
         snprintf(ctx->err, sizeof ctx->err, "%s", job.ctx.err);
         ctx->err_code = job.rc;

@@ -19,6 +19,8 @@
 # cuda_compat, fabricmanager (driver-side: never fetched).
 # FX_REDIST_EVIL=dotdot|conflict makes libcufft's relative_path climb, or
 # libcufft ship include/cuda_runtime_api.h with other bytes.
+# FX_REDIST_BIG=N adds N random bytes to libcublas (lib/libcublasLt.so.11),
+# an archive larger than the download's write buffer.
 fx_redist() {
     local dir=$1 ver=$2
     local maj=${ver%%.*} r=${ver#*.}
@@ -57,6 +59,9 @@ fx_redist() {
                 *) mkdir -p "$s/$top/lib" "$s/$top/include"
                     head -c 4096 /dev/urandom > "$s/$top/lib/$comp.so.$maj"
                     echo "/* $comp $plat */" > "$s/$top/include/$comp.h"
+                    if [ "$comp" = libcublas ] && [ -n "${FX_REDIST_BIG:-}" ]; then
+                        head -c "$FX_REDIST_BIG" /dev/urandom > "$s/$top/lib/libcublasLt.so.$maj"
+                    fi
                     if [ "$comp" = libcufft ] && [ "${FX_REDIST_EVIL:-}" = conflict ]; then
                         echo "/* not cudart's */" > "$s/$top/include/cuda_runtime_api.h"
                     fi ;;

@@ -278,6 +278,54 @@ PY
     done
 }
 
+@test "each component unpacks while it downloads: its files are in pkgs/ while its .part is still growing" {
+    local d=$T/big
+    mkdir -p "$d"
+    FX_REDIST_BIG=$((3 << 20)) fx_redist "$d" 11.8.0
+    cp -a "$MIRROR/compute/cudnn" "$d/compute/"
+    server_stop
+    server_start "$d"
+    fx_mirror_manifest "$MIRROR" "$SERVER_URL" > "$CUDAENV_MANIFEST"
+    # every component: half its bytes, then 8 s of nothing, then the rest
+    fx_redist_manifest "$CUDAENV_MANIFEST" "$d" 11.8.0 "$SERVER_URL/_/pause=8"
+    local arc sha
+    arc=$(echo "$d"/compute/cuda/redist/libcublas/linux-x86_64/*.tar.xz)
+    sha=$(sha256sum "$arc" | cut -c1-64)
+    CUDAENV_UNPACK_JOBS=16 "$CUDAENV" install tf-2.14 > "$T/out" 2>&1 &
+    local pid=$! seen=
+    for _ in $(seq 300); do
+        # libcublas' own download is unfinished before and after its file is seen
+        if [ -e "$CUDAENV_ROOT/cache/$sha.part" ] &&
+           [ -n "$(find "$CUDAENV_ROOT"/pkgs/.staging-* -name 'libcublasLt.so.*' -size +0 2>/dev/null)" ] &&
+           [ -e "$CUDAENV_ROOT/cache/$sha.part" ]; then
+            seen=1
+            break
+        fi
+        kill -0 "$pid" 2>/dev/null || break
+        sleep 0.05
+    done
+    wait "$pid" || { cat "$T/out"; false; }
+    [ -n "$seen" ] || { echo "no libcublasLt in pkgs/.staging-* while a .part was there"; cat "$T/out"; false; }
+    cmp "$CUDAENV_ROOT/versions/$P/lib64/libcublasLt.so.11" \
+        <(tar -xJOf "$arc" --wildcards '*/lib/libcublasLt.so.11')
+    no_staging
+}
+
+@test "a wrong .part and a server ignoring Range: the overlapped unpack loses, the verified archive is unpacked again" {
+    fx_mirror_manifest "$MIRROR" "$SERVER_URL" > "$CUDAENV_MANIFEST"
+    fx_redist_manifest "$CUDAENV_MANIFEST" "$MIRROR" 11.8.0 "$SERVER_URL/_/norange"
+    local arc sha
+    arc=$(echo "$MIRROR"/compute/cuda/redist/libcublas/linux-x86_64/*.tar.xz)
+    sha=$(sha256sum "$arc" | cut -c1-64)
+    mkdir -p "$CUDAENV_ROOT/cache"
+    head -c $(($(stat -c %s "$arc") / 2)) /dev/urandom > "$CUDAENV_ROOT/cache/$sha.part"
+    run "$CUDAENV" install tf-2.14
+    [ "$status" -eq 0 ] || { echo "$output"; cat "$SERVER_LOG"; false; }
+    grep -q "libcublas.* range=bytes=.*status=200" "$SERVER_LOG" || { cat "$SERVER_LOG"; false; }
+    cmp "$CUDAENV_ROOT/versions/$P/lib64/libcublas.so.11" <(tar -xJOf "$arc" --wildcards '*/lib/libcublas.so.11')
+    no_staging
+}
+
 @test "info lists the components with sizes and the total; --json too; --components adjusts it" {
     run "$CUDAENV" info tf-2.14
     [ "$status" -eq 0 ] || { echo "$output"; false; }

@@ -21,6 +21,9 @@ Misbehaviour is chosen per request by a path prefix: /_/<modes>/<file>, with
   truncate=N   announce the full length, stop at file offset N, close
   nolen        no Content-Length (body ends when the connection closes)
   rate=BPS     send at about BPS bytes per second (throttle=BPS: the same)
+  link=BPS     all requests with link=BPS share one link of about BPS bytes
+               per second (a real line, where parallel connections do not
+               add up; rate= limits each connection on its own)
   pause=S      send half of the body, pause S seconds, send the rest on the
                same connection (a stall shorter than the client's timeout)
   trickle=S    send one byte every S seconds
@@ -47,6 +50,19 @@ import urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 CHUNK = 64 * 1024
+LINKS = {}
+LINKS_LOCK = threading.Lock()
+
+
+def link_wait(bps, n):
+    """Book n bytes on the shared link of bps bytes/s; sleep until sent."""
+    with LINKS_LOCK:
+        now = time.monotonic()
+        start = max(now, LINKS.get(bps, now))
+        LINKS[bps] = start + n / bps
+    time.sleep(max(0.0, start + n / bps - time.monotonic()))
+
+
 counts = {}
 lock = threading.Lock()
 args = None
@@ -201,6 +217,7 @@ class Handler(BaseHTTPRequestHandler):
             return
 
         rate = int(modes.get("rate") or modes.get("throttle") or 0)
+        link = int(modes.get("link") or 0)
         stall = float(modes["stall"]) if "stall" in modes and n == 1 else None
         if stall is not None:
             stop = min(stop, start + 1024)
@@ -215,6 +232,8 @@ class Handler(BaseHTTPRequestHandler):
                     step = min(CHUNK, stop - pos)
                     if rate:
                         step = min(step, max(1, rate // 10))
+                    if link:
+                        step = min(step, max(1, link // 100))
                     if pause is not None and pos < pause_at:
                         step = min(step, pause_at - pos)
                     if trickle is not None:
@@ -227,6 +246,9 @@ class Handler(BaseHTTPRequestHandler):
                     if rate:
                         self.wfile.flush()
                         time.sleep(len(data) / rate)
+                    if link:
+                        self.wfile.flush()
+                        link_wait(link, len(data))
                     if pause is not None and pos == pause_at:
                         self.wfile.flush()
                         time.sleep(pause)
