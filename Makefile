@@ -192,13 +192,14 @@ clean:
 # Fuzz the parsers (manifest, spec, archive entry policy) with libFuzzer:
 #   make fuzz FUZZ_SECONDS=60
 FUZZ_SECONDS ?= 20
-FUZZ_SRC = $(filter-out src/install/fetch.c src/install/fetch_text.c src/install/http.c src/install/install.c src/install/runfile.c,$(wildcard src/core/*.c src/store/*.c src/doctor/*.c src/install/*.c src/selftest/*.c))
+FUZZ_SRC = $(wildcard src/core/*.c src/store/*.c src/doctor/*.c src/install/*.c src/selftest/*.c)
 fuzz:
 	@mkdir -p build-fuzz/corpus
 	for t in manifest spec entry; do \
 	    clang -g -O1 -std=c11 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined -iquote src \
+	        -DCE_VERSION='"$(VERSION)"' -DCE_DATADIR='"$(DATADIR)"' \
 	        $$($(PKG_CONFIG) --cflags libcjson) -o build-fuzz/fuzz_$$t tests/fuzz/fuzz_$$t.c $(FUZZ_SRC) \
-	        $$($(PKG_CONFIG) --libs libcjson libarchive libcrypto liblzma) -ldl -lpthread || exit 1; \
+	        $$($(PKG_CONFIG) --libs $(LIGHT_PKGS) $(HEAVY_PKGS)) -ldl -lpthread || exit 1; \
 	    mkdir -p build-fuzz/corpus/$$t; [ $$t = manifest ] && cp tests/fuzz/seeds/manifest.json build-fuzz/corpus/$$t/; \
 	    build-fuzz/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) build-fuzz/corpus/$$t || exit 1; \
 	done
