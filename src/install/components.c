@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "core/file.h"
+#include "core/rmtree.h"
 #include "core/version.h"
 #include "digest.h"
 #include "fetch.h"
@@ -452,18 +453,12 @@ static int compose(ce_ctx *ctx, const ce_manifest *m, const ce_resolved *r, plan
     if (rc == CE_OK) rc = ce_pkgindex_hash_files(ctx, staging, trees, &files);
 
     const char *tf[64];
-    size_t ntf = 0;
-    for (size_t i = 0; i < m->n_tf && ntf < 64; i++) {
-        const ce_tf *t = &m->tf[i];
-        if (t->not_installable || !t->cuda || strcmp(t->cuda, r->cuda->version) != 0) continue;
-        if (r->cudnn ? (t->cudnn && strcmp(t->cudnn, r->cudnn->version) == 0) : !t->cudnn) tf[ntf++] = t->version;
-    }
     const ce_artifact *j = r->cuda->redist;
-    ce_receipt rec = { .name = r->name, .cuda = r->cuda->version, .cudnn = r->cudnn ? r->cudnn->version : NULL,
-                       .platform = ctx->platform, .min_driver = r->cuda->min_driver, .max_gcc = r->cuda->max_gcc,
-                       .sm_min = r->cuda->sm_min, .sm_max = r->cuda->sm_max, .tensorflow = tf,
-                       .n_tensorflow = ntf, .files = &files, .profile = pl->profile, .components = comps,
-                       .n_components = nv };
+    ce_receipt rec;
+    ce_receipt_init(&rec, m, r, ctx->platform, &files, tf, 64);
+    rec.profile = pl->profile;
+    rec.components = comps;
+    rec.n_components = nv;
     rec.sources[rec.n_sources++] = (ce_receipt_source){ "redist", j->url, j->sha256, j->size };
     if (r->cudnn && r->cudnn_archive)
         rec.sources[rec.n_sources++] = (ce_receipt_source){ "cudnn", r->cudnn_archive->url,
@@ -476,7 +471,7 @@ static int compose(ce_ctx *ctx, const ce_manifest *m, const ce_resolved *r, plan
     }
     if (rc != CE_OK) {
         ce_ctx scratch = *ctx;
-        ce_rm_rf(&scratch, staging);
+        ce_rm_tree(&scratch, staging);   /* through directory fds: deep trees cannot wedge it */
     } else {
         ce_emit(ctx, CE_EV_INFO, r->name, "composed %zu files (%zu hardlinked, %zu copied) from %zu components",
                 files.n, files.linked, files.copied, nv);

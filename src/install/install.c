@@ -299,16 +299,8 @@ static int compose_one(ce_ctx *ctx, const ce_manifest *m, const ce_resolved *r)
     if (rc == CE_OK) rc = ce_pkgindex_hash_files(ctx, staging, trees, &files);
 
     const char *tf[64];
-    size_t ntf = 0;
-    for (size_t i = 0; i < m->n_tf && ntf < 64; i++) {
-        const ce_tf *t = &m->tf[i];
-        if (t->not_installable || !t->cuda || strcmp(t->cuda, r->cuda->version) != 0) continue;
-        if (r->cudnn ? (t->cudnn && strcmp(t->cudnn, r->cudnn->version) == 0) : !t->cudnn) tf[ntf++] = t->version;
-    }
-    ce_receipt rec = { .name = r->name, .cuda = r->cuda->version, .cudnn = r->cudnn ? r->cudnn->version : NULL,
-                       .platform = ctx->platform, .min_driver = r->cuda->min_driver, .max_gcc = r->cuda->max_gcc,
-                       .sm_min = r->cuda->sm_min, .sm_max = r->cuda->sm_max, .tensorflow = tf,
-                       .n_tensorflow = ntf, .files = &files };
+    ce_receipt rec;
+    ce_receipt_init(&rec, m, r, ctx->platform, &files, tf, 64);
     rec.sources[rec.n_sources++] = (ce_receipt_source){ "runfile", r->runfile->url, r->runfile->sha256,
                                                        r->runfile->size };
     if (r->cudnn && r->cudnn_archive)

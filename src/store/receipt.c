@@ -105,3 +105,18 @@ bool ce_receipt_uses_pkg(const char *prefix, const char *pkg)
     cJSON_Delete(o);
     return used;
 }
+
+void ce_receipt_init(ce_receipt *rec, const ce_manifest *m, const ce_resolved *r, const char *platform,
+                     ce_filelist *files, const char **tf, size_t cap)
+{
+    size_t ntf = 0;
+    for (size_t i = 0; i < m->n_tf && ntf < cap; i++) {
+        const ce_tf *t = &m->tf[i];
+        if (t->not_installable || !t->cuda || strcmp(t->cuda, r->cuda->version) != 0) continue;
+        if (r->cudnn ? (t->cudnn && strcmp(t->cudnn, r->cudnn->version) == 0) : !t->cudnn) tf[ntf++] = t->version;
+    }
+    *rec = (ce_receipt){ .name = r->name, .cuda = r->cuda->version, .cudnn = r->cudnn ? r->cudnn->version : NULL,
+                         .platform = platform, .min_driver = r->cuda->min_driver, .max_gcc = r->cuda->max_gcc,
+                         .sm_min = r->cuda->sm_min, .sm_max = r->cuda->sm_max, .tensorflow = tf,
+                         .n_tensorflow = ntf, .files = files };
+}

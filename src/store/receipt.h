@@ -10,6 +10,7 @@
 
 #include "compose.h"
 #include "core/ctx.h"
+#include "core/resolve.h"
 
 #define CE_RECEIPT_NAME ".cudaenv-receipt.json"
 
@@ -44,6 +45,13 @@ typedef struct ce_receipt {
 
 /* Write <prefix>/.cudaenv-receipt.json (temp + fsync + rename, mode 0644). */
 int ce_receipt_write(ce_ctx *ctx, const char *prefix, const ce_receipt *r);
+
+/* The fields every install fills the same way: name, versions, platform, the
+ * driver/compiler/architecture limits, the files, and the TensorFlow releases
+ * of m this toolchain is the tested pair of (pointers into m, at most cap, in
+ * tf).  Sources are left to the caller (their order is the install's). */
+void ce_receipt_init(ce_receipt *rec, const ce_manifest *m, const ce_resolved *r, const char *platform,
+                     ce_filelist *files, const char **tf, size_t cap);
 
 /* Whether the receipt in prefix lists a component unpacked into pkgs/<pkg>
  * (ce_store_gc_pkgs keeps such trees). */
