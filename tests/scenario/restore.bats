@@ -8,32 +8,14 @@
 # namespace (tests/lib/sysns.sh).  This machine's /usr/local/cuda and ld.so
 # files are checked untouched after every test.
 load ../lib/common
+load ../lib/sysroot
 bats_require_minimum_version 1.5.0
 
 setup() {
-    common_setup
-    [ "$(id -u)" -eq 0 ] || skip "the system switch tests run as root"
-    REAL_CUDA=$(readlink /usr/local/cuda || true)
-    REAL_CACHE=$(sha256sum /etc/ld.so.cache 2>/dev/null || true)
-    S=$CUDAENV_SYSROOT
-    export CUDAENV_ROOT=$S/opt/cudaenv
-    mkdir -p "$S/etc/ld.so.conf.d" "$S/usr/local" "$S/etc/alternatives" "$S/var/lib/dpkg/alternatives"
-    echo 'include /etc/ld.so.conf.d/*.conf' > "$S/etc/ld.so.conf"
-    P118=$(fx_installed 11.8.0 8.7.0.84)
-    P117=$(fx_installed 11.7.0)
-    I118=/opt/cudaenv/versions/11.8.0+cudnn8.7.0.84
-    I117=/opt/cudaenv/versions/11.7.0
-    chmod -R go-w "$T"
+    sysroot_setup etc/alternatives var/lib/dpkg/alternatives
 }
 
-teardown() {
-    local bad=0
-    [ "$(readlink /usr/local/cuda || true)" = "${REAL_CUDA-}" ] || { echo "FATAL: /usr/local/cuda changed" >&2; bad=1; }
-    [ ! -e /etc/ld.so.conf.d/cudaenv.conf ] || { echo "FATAL: /etc/ld.so.conf.d/cudaenv.conf written" >&2; bad=1; }
-    [ "$(sha256sum /etc/ld.so.cache 2>/dev/null || true)" = "${REAL_CACHE-}" ] || { echo "FATAL: ld.so.cache changed" >&2; bad=1; }
-    common_teardown
-    return $bad
-}
+teardown() { sysroot_teardown; }
 
 # The machine's own CUDA in the image, as NVIDIA's packages leave it: a
 # versioned toolkit and a conf file of its own naming its lib64.

@@ -6,36 +6,15 @@
 # readers.  This machine's /usr/local/cuda and ld.so files are checked
 # untouched at the end of every test.
 load ../lib/common
+load ../lib/sysroot
 bats_require_minimum_version 1.5.0
 
 setup() {
-    common_setup
-    [ "$(id -u)" -eq 0 ] || skip "the system switch tests run as root"
-    REAL_CUDA=$(readlink /usr/local/cuda || true)
-    REAL_CACHE=$(sha256sum /etc/ld.so.cache 2>/dev/null || true)
-    S=$CUDAENV_SYSROOT
-    # an image-like sysroot: the store inside it, ldconfig -r reads its ld.so.conf
-    export CUDAENV_ROOT=$S/opt/cudaenv
-    mkdir -p "$S/etc/ld.so.conf.d" "$S/usr/local"
-    echo 'include /etc/ld.so.conf.d/*.conf' > "$S/etc/ld.so.conf"
-    chmod -R go-w "$T"
-    P118=$(fx_installed 11.8.0 8.7.0.84)
-    P117=$(fx_installed 11.7.0)
-    I118=/opt/cudaenv/versions/11.8.0+cudnn8.7.0.84
-    I117=/opt/cudaenv/versions/11.7.0
+    sysroot_setup
     fx_probe "$T/probe" "$P118"
 }
 
-teardown() {
-    local bad=0
-    if [ "$(id -u)" -eq 0 ]; then
-        [ "$(readlink /usr/local/cuda || true)" = "$REAL_CUDA" ] || { echo "FATAL: /usr/local/cuda changed" >&2; bad=1; }
-        [ ! -e /etc/ld.so.conf.d/cudaenv.conf ] || { echo "FATAL: /etc/ld.so.conf.d/cudaenv.conf written" >&2; bad=1; }
-        [ "$(sha256sum /etc/ld.so.cache 2>/dev/null || true)" = "$REAL_CACHE" ] || { echo "FATAL: ld.so.cache changed" >&2; bad=1; }
-    fi
-    common_teardown
-    return $bad
-}
+teardown() { sysroot_teardown; }
 
 cache_lib() { ldconfig -r "$S" -p | awk -v s="$1" '$1 == s { print $NF; exit }'; }
 
