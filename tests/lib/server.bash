@@ -5,6 +5,8 @@
 #                             CURL_CA_BUNDLE (a self-signed cert for 127.0.0.1)
 #   server_stop               stop it (call from teardown)
 #   server_requests PATTERN   count logged requests whose line matches PATTERN
+#   upstream_setup_file       (from setup_file) build the fixture "NVIDIA" tree
+#                             once per file in $UPSTREAM, for server_start
 # Misbehaviour is chosen per URL: $SERVER_URL/_/drop=1000/file, see httpd.py.
 # Log lines: "GET /_/drop=1000/a.bin range=bytes=1000- status=206 tls=0".
 
@@ -52,4 +54,10 @@ server_stop() {
 
 server_requests() {
     grep -c -- "$1" "$SERVER_LOG"
+}
+
+upstream_setup_file() {
+    export UPSTREAM=$BATS_FILE_TMPDIR/nvidia
+    source "$BATS_TEST_DIRNAME/../lib/fixtures.sh"
+    fx_mirror "$UPSTREAM"
 }

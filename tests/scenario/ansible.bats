@@ -10,11 +10,7 @@ load ../lib/common
 load ../lib/server
 bats_require_minimum_version 1.5.0
 
-setup_file() {
-    export UPSTREAM=$BATS_FILE_TMPDIR/nvidia
-    source "$BATS_TEST_DIRNAME/../lib/fixtures.sh"
-    fx_mirror "$UPSTREAM"
-}
+setup_file() { upstream_setup_file; }
 
 setup() {
     command -v ansible-playbook >/dev/null || skip "ansible-playbook not installed (apt-get install ansible-core)"
