@@ -1,9 +1,30 @@
 /* cli_parse: a command's argv against the options and positional counts its
- * table entry declares (cli.h), with the global options every command takes.
- * No allocation: values point into argv, positionals into the caller's pos. */
+ * table entry declares (cli.h), with the global options every command takes;
+ * and the usage errors and --help every command shares.  No allocation:
+ * values point into argv, positionals into the caller's pos. */
+#include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "cli.h"
+
+int cli_help(const cli_cmd *cmd)
+{
+    fputs(cmd->usage, stdout);
+    fputs("\nglobal options: -q/--quiet, -v/--verbose, -h/--help, --manifest PATH|URL, --insecure\n", stdout);
+    return 0;
+}
+
+int cli_usage_error(const cli_cmd *cmd, const char *fmt, ...)
+{
+    va_list ap;
+    fprintf(stderr, "cudaenv%s%s: ", cmd ? " " : "", cmd ? cmd->name : "");
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "\nTry 'cudaenv %s%s--help'.\n", cmd ? cmd->name : "", cmd ? " " : "");
+    return 2;
+}
 
 enum { G_QUIET = CLI_MAX_OPT, G_VERBOSE, G_HELP, G_MANIFEST, G_INSECURE };
 

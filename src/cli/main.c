@@ -1,6 +1,5 @@
 /* cudaenv: the command table and the common setup every command shares. */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -289,24 +288,6 @@ static void main_usage(FILE *f)
                "Environment: CUDAENV_ROOT, CUDAENV_MANIFEST, CUDAENV_MIRROR, CUDAENV_SYSROOT,\n"
                "CUDAENV_VERSION, NO_COLOR.  Exit codes: 0 ok, 1 other, 2 usage, 3 not found,\n"
                "4 download, 5 integrity, 6 permission, 7 check failed, 8 no usable GPU.\n");
-}
-
-int cli_help(const cli_cmd *cmd)
-{
-    fputs(cmd->usage, stdout);
-    fputs("\nglobal options: -q/--quiet, -v/--verbose, -h/--help, --manifest PATH|URL, --insecure\n", stdout);
-    return 0;
-}
-
-int cli_usage_error(const cli_cmd *cmd, const char *fmt, ...)
-{
-    va_list ap;
-    fprintf(stderr, "cudaenv%s%s: ", cmd ? " " : "", cmd ? cmd->name : "");
-    va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fprintf(stderr, "\nTry 'cudaenv %s%s--help'.\n", cmd ? cmd->name : "", cmd ? " " : "");
-    return 2;
 }
 
 /* "instal" -> install, "verfy" -> verify: the nearest command within two
