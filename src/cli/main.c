@@ -391,8 +391,8 @@ int main(int argc, char **argv)
     const char *few[8], **pos = argc - i <= 8 ? few : malloc((size_t)(argc - i) * sizeof *pos);
     if (!pos) return 1;
     cli_args a;
-    int rc = cli_parse(&c, cmd, argc - i, argv + i, pos, &a);
     c.cmd = cmd;
+    int rc = cli_parse(&c, cmd, argc - i, argv + i, pos, &a);
     if (rc == CLI_HELP) rc = cli_help(cmd);
     else if (rc == 0) rc = cmd->run(&c, &a);
     if (pos != few) free(pos);
