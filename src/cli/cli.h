@@ -49,7 +49,6 @@ typedef struct cli_args {
     int n_rest;
 } cli_args;
 
-struct cli_cmd;
 typedef int (*cli_run_fn)(cli *c, const cli_args *a);
 
 /* A command as data: main.c's table.  main parses argv against opts and the
@@ -61,7 +60,8 @@ typedef struct cli_cmd {
     cli_run_fn run;        /* NULL in the light binary: re-exec cudaenv-full */
     const char *summary;
     const char *usage;     /* full --help text of the command */
-    const cli_opt *opts;   /* NULL: global options only (and NULL for run == NULL) */
+    const cli_opt *opts;   /* NULL: the global options only (the light binary's full-only
+                            * commands have none: it re-execs cudaenv-full before parsing) */
     int min_pos, max_pos;  /* positional words; max_pos -1: any number */
     const char *missing;   /* usage error under min_pos */
     const char *extra;     /* usage error over max_pos: a format of the word before and the
@@ -78,7 +78,7 @@ int cli_parse(cli *c, const cli_cmd *cmd, int argc, char **argv, const char **po
 static inline bool cli_on(const cli_args *a, int id) { return a->opt[id] != NULL; }
 
 const cli_cmd *cli_find_cmd(const char *name);
-/* Print a command's usage to stdout (help) or a hint to stderr (misuse). */
+/* args.c: print a command's usage to stdout (help) or a hint to stderr (misuse). */
 int cli_help(const cli_cmd *cmd);
 int cli_usage_error(const cli_cmd *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
