@@ -120,7 +120,10 @@ $(BUILD)/share/cudaenv/redist:
 
 $(BUILD)/tests/%: tests/unit/%.c $(LIB_OBJ)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIB_OBJ) $(FULL_LIBS) -lcmocka
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(filter %.o,$^) $(FULL_LIBS) -lcmocka
+
+# the command-line parser, from the front end (src/cli/args.c)
+$(BUILD)/tests/test_args: $(BUILD)/obj/src/cli/args.o
 
 units: $(UNIT_BIN)
 

@@ -67,6 +67,7 @@ _cudaenv() {
         jupyter) opts+=" --python --name" ;;
         adopt) opts+=" --name --scan" ;;
         cache) opts+=" --dry-run --json" ;;
+        init) opts+=" --static --output" ;;
     esac
     if [[ $cur == -* ]]; then
         COMPREPLY=($(compgen -W "$opts" -- "$cur"))

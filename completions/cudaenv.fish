@@ -70,8 +70,8 @@ complete -c cudaenv -n '__fish_seen_subcommand_from global' -l system -d 'root: 
 complete -c cudaenv -n '__fish_seen_subcommand_from global cache' -l dry-run -d 'print the plan'
 complete -c cudaenv -n '__fish_seen_subcommand_from global' -l rollback -d 'previous system target'
 complete -c cudaenv -n '__fish_seen_subcommand_from global local uninstall install' -l force
-complete -c cudaenv -n '__fish_seen_subcommand_from install info' -l cudnn -xa '(__cudaenv_remote cudnn)'
-complete -c cudaenv -n '__fish_seen_subcommand_from install info' -l no-cudnn
+complete -c cudaenv -n '__fish_seen_subcommand_from install info mirror' -l cudnn -xa '(__cudaenv_remote cudnn)'
+complete -c cudaenv -n '__fish_seen_subcommand_from install info mirror' -l no-cudnn
 complete -c cudaenv -n '__fish_seen_subcommand_from install' -l offline
 complete -c cudaenv -n '__fish_seen_subcommand_from install' -l from -xa 'runfile redist' -d 'runfile or NVIDIA components'
 complete -c cudaenv -n '__fish_seen_subcommand_from install info' -l components -x -d '+name,-name: adjust the profile'

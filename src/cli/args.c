@@ -1,37 +1,41 @@
+/* cli_parse: a command's argv against the options and positional counts its
+ * table entry declares (cli.h), with the global options every command takes;
+ * and the usage errors and --help every command shares.  No allocation:
+ * values point into argv, positionals into the caller's pos. */
 #include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "cli.h"
 
-void cli_args_init(cli_args *a, int argc, char **argv)
+int cli_help(const cli_cmd *cmd)
 {
-    memset(a, 0, sizeof *a);
-    a->argc = argc;
-    a->argv = argv;
-    a->i = 1;
-}
-
-static const cli_opt global_opts[] = {
-    { "quiet", 'q', false, 1001 },
-    { "verbose", 'v', false, 1002 },
-    { "help", 'h', false, 1003 },
-    { "manifest", 0, true, 1004 },
-    { "insecure", 0, false, 1005 },
-    { 0 },
-};
-
-static int handle_global(cli *c, int id, const char *val)
-{
-    switch (id) {
-    case 1001: c->ctx.quiet = true; return 0;
-    case 1002: c->ctx.verbose++; return 0;
-    case 1003: return CLI_HELP;
-    case 1004: snprintf(c->ctx.manifest, sizeof c->ctx.manifest, "%s", val); return 0;
-    case 1005: c->ctx.insecure = true; return 0;
-    }
+    fputs(cmd->usage, stdout);
+    fputs("\nglobal options: -q/--quiet, -v/--verbose, -h/--help, --manifest PATH|URL, --insecure\n", stdout);
     return 0;
 }
+
+int cli_usage_error(const cli_cmd *cmd, const char *fmt, ...)
+{
+    va_list ap;
+    fprintf(stderr, "cudaenv%s%s: ", cmd ? " " : "", cmd ? cmd->name : "");
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "\nTry 'cudaenv %s%s--help'.\n", cmd ? cmd->name : "", cmd ? " " : "");
+    return 2;
+}
+
+enum { G_QUIET = CLI_MAX_OPT, G_VERBOSE, G_HELP, G_MANIFEST, G_INSECURE };
+
+static const cli_opt global_opts[] = {
+    { "quiet", 'q', false, G_QUIET },
+    { "verbose", 'v', false, G_VERBOSE },
+    { "help", 'h', false, G_HELP },
+    { "manifest", 0, true, G_MANIFEST },
+    { "insecure", 0, false, G_INSECURE },
+    { 0 },
+};
 
 static const cli_opt *find_long(const cli_opt *opts, const char *name, size_t n)
 {
@@ -51,61 +55,87 @@ static const cli_opt *find_short(const cli_opt *opts, char ch)
     return NULL;
 }
 
-int cli_next(cli *c, cli_args *a, const cli_cmd *cmd, const cli_opt *opts, const char **arg)
+/* One option seen: a global one goes to the context, a command's to out. */
+static int take(cli *c, const cli_opt *o, const char *val, cli_args *out)
 {
-    for (;;) {
-        const cli_opt *o;
-        const char *val = NULL;
-        if (a->pending && *a->pending) {
-            char ch = *a->pending++;
-            o = find_short(opts, ch);
-            if (!o) { cli_usage_error(cmd, "unknown option -%c", ch); return CLI_BAD; }
-            if (o->has_arg) {
-                if (*a->pending) { val = a->pending; a->pending = NULL; }
-                else if (a->i < a->argc) val = a->argv[a->i++];
-                else { cli_usage_error(cmd, "option -%c needs a value", ch); return CLI_BAD; }
-            }
-        } else {
-            if (a->i >= a->argc) return CLI_END;
-            const char *s = a->argv[a->i];
-            if (a->only_args || s[0] != '-' || s[1] == '\0') {
-                a->i++;
-                *arg = s;
-                return CLI_ARG;
-            }
-            a->i++;
-            if (strcmp(s, "--") == 0) { a->only_args = true; return CLI_END; }
-            if (s[1] == '-') {
-                const char *name = s + 2;
-                const char *eq = strchr(name, '=');
-                size_t n = eq ? (size_t)(eq - name) : strlen(name);
-                o = find_long(opts, name, n);
-                if (!o) { cli_usage_error(cmd, "unknown option %s", s); return CLI_BAD; }
-                if (o->has_arg) {
-                    if (eq) val = eq + 1;
-                    else if (a->i < a->argc) val = a->argv[a->i++];
-                    else { cli_usage_error(cmd, "option --%s needs a value", o->name); return CLI_BAD; }
-                } else if (eq) {
-                    cli_usage_error(cmd, "option --%s takes no value", o->name);
-                    return CLI_BAD;
-                }
-            } else {
-                a->pending = s + 1;
-                continue;
-            }
-        }
-        if (o->id >= 1001 && o->id <= 1005) {
-            int r = handle_global(c, o->id, val);
-            if (r == CLI_HELP) return CLI_HELP;
-            continue;
-        }
-        *arg = val;
-        return o->id;
+    switch (o->id) {
+    case G_QUIET: c->ctx.quiet = true; break;
+    case G_VERBOSE: c->ctx.verbose++; break;
+    case G_HELP: return CLI_HELP;
+    case G_MANIFEST: snprintf(c->ctx.manifest, sizeof c->ctx.manifest, "%s", val); break;
+    case G_INSECURE: c->ctx.insecure = true; break;
+    default: out->opt[o->id] = o->has_arg ? val : o->value ? o->value : "";
     }
+    return 0;
 }
 
-char **cli_rest(cli_args *a, int *n)
+static int positional(const cli_cmd *cmd, const char *word, cli_args *out)
 {
-    *n = a->argc - a->i;
-    return a->argv + a->i;
+    if (cmd->max_pos < 0 || out->n < cmd->max_pos) {
+        out->pos[out->n++] = word;
+        return 0;
+    }
+    if (!cmd->extra) return cli_usage_error(cmd, "unexpected argument '%s'", word);
+    /* the message names the word before and this one, or this one alone */
+    const char *s = strstr(cmd->extra, "%s");
+    bool two = s && strstr(s + 2, "%s");
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
+#pragma GCC diagnostic ignored "-Wformat-security"
+    if (two) return cli_usage_error(cmd, cmd->extra, out->pos[out->n - 1], word);
+    return cli_usage_error(cmd, cmd->extra, word);
+#pragma GCC diagnostic pop
+}
+
+int cli_parse(cli *c, const cli_cmd *cmd, int argc, char **argv, const char **pos, cli_args *out)
+{
+    memset(out, 0, sizeof *out);
+    out->pos = pos;
+    int i = 1;
+    while (i < argc) {
+        const char *s = argv[i];
+        if (strcmp(s, "--") == 0) { i++; break; }
+        if (s[0] != '-' || s[1] == '\0') {
+            i++;
+            if (positional(cmd, s, out)) return 2;
+            if ((cmd->needs & CLI_REST) && out->n == cmd->max_pos) {
+                if (i < argc && strcmp(argv[i], "--") == 0) i++;
+                break;
+            }
+            continue;
+        }
+        i++;
+        if (s[1] == '-') {
+            const char *name = s + 2, *eq = strchr(name, '='), *val = NULL;
+            size_t n = eq ? (size_t)(eq - name) : strlen(name);
+            const cli_opt *o = find_long(cmd->opts, name, n);
+            if (!o) return cli_usage_error(cmd, "unknown option %s", s);
+            if (o->has_arg) {
+                if (eq) val = eq + 1;
+                else if (i < argc) val = argv[i++];
+                else return cli_usage_error(cmd, "option --%s needs a value", o->name);
+            } else if (eq) {
+                return cli_usage_error(cmd, "option --%s takes no value", o->name);
+            }
+            if (take(c, o, val, out)) return CLI_HELP;
+            continue;
+        }
+        /* -abc: clustered short options; -ovalue or -o value */
+        for (const char *p = s + 1; *p; p++) {
+            const cli_opt *o = find_short(cmd->opts, *p);
+            const char *val = NULL;
+            if (!o) return cli_usage_error(cmd, "unknown option -%c", *p);
+            if (o->has_arg) {
+                if (p[1]) val = p + 1;
+                else if (i < argc) val = argv[i++];
+                else return cli_usage_error(cmd, "option -%c needs a value", *p);
+            }
+            if (take(c, o, val, out)) return CLI_HELP;
+            if (val) break;
+        }
+    }
+    out->rest = argv + i;
+    out->n_rest = argc - i;
+    if (out->n < cmd->min_pos) return cli_usage_error(cmd, "%s", cmd->missing);
+    return 0;
 }

@@ -15,45 +15,70 @@ typedef struct cli {
     bool color;          /* stderr colour (terminal, no NO_COLOR) */
     int orig_argc;       /* argv of the process, for re-exec of the full binary */
     char **orig_argv;
+    const struct cli_cmd *cmd; /* the command running, for its usage errors */
 } cli;
 
-typedef int (*cli_run_fn)(cli *c, int argc, char **argv);
-
-typedef struct cli_cmd {
-    const char *name;
-    const char *alias;
-    cli_run_fn run;      /* NULL in the light binary: re-exec cudaenv-full */
-    const char *summary;
-    const char *usage;   /* full --help text of the command */
-} cli_cmd;
-
-/* Option parsing shared by every command.  Each command lists its options;
- * the global ones (-q, -v, -h/--help, --manifest PATH|URL, --insecure) are
- * handled here.  cli_next returns an option id (> 0), CLI_ARG for a positional
- * argument (*arg set), CLI_END, or CLI_BAD (message printed, exit 2). */
+/* Options a command declares (its `opts[]`, ending with { 0 }).  The global
+ * ones (-q, -v, -h/--help, --manifest PATH|URL, --insecure) every command
+ * takes are main's.  A flag with `value` stores that value under id, so two
+ * spellings of one setting share it and the last one given wins (env --json
+ * = --shell json). */
 typedef struct cli_opt {
     const char *name;    /* long name without "--" */
     char short_name;     /* 0 if none */
     bool has_arg;
-    int id;              /* > 0 */
+    int id;              /* 1 .. CLI_MAX_OPT - 1 */
+    const char *value;   /* flags: what they store under id (default "") */
 } cli_opt;
 
-enum { CLI_END = 0, CLI_ARG = -1, CLI_BAD = -2, CLI_HELP = -3 };
+#define CLI_MAX_OPT 16
 
+/* What a command needs from main beyond its options. */
+enum {
+    CLI_NO_STORE = 1 << 0, /* opens no store: no CUDAENV_ROOT check (init prints shell code) */
+    CLI_REST = 1 << 1,     /* the words after the last positional (and an optional "--")
+                            * are the command's, unparsed (exec VERSION CMD ARG...) */
+};
+
+/* The command line main parsed for a command (cli_parse). */
 typedef struct cli_args {
-    int argc, i;
-    char **argv;
-    bool only_args;      /* after "--" */
-    const char *pending; /* for clustered short options */
+    const char *opt[CLI_MAX_OPT]; /* by id: the option's value, "" for a flag, NULL when not given */
+    const char **pos;             /* positional words, n of them */
+    int n;
+    char **rest;                  /* after "--" (CLI_REST: after the last positional) */
+    int n_rest;
 } cli_args;
 
-void cli_args_init(cli_args *a, int argc, char **argv);
-int cli_next(cli *c, cli_args *a, const cli_cmd *cmd, const cli_opt *opts, const char **arg);
-/* The rest of argv after "--" (for exec). */
-char **cli_rest(cli_args *a, int *n);
+typedef int (*cli_run_fn)(cli *c, const cli_args *a);
+
+/* A command as data: main.c's table.  main parses argv against opts and the
+ * positional counts, and reports unknown options, missing values and wrong
+ * counts (exit 2) before run is called. */
+typedef struct cli_cmd {
+    const char *name;
+    const char *alias;
+    cli_run_fn run;        /* NULL in the light binary: re-exec cudaenv-full */
+    const char *summary;
+    const char *usage;     /* full --help text of the command */
+    const cli_opt *opts;   /* NULL: the global options only (the light binary's full-only
+                            * commands have none: it re-execs cudaenv-full before parsing) */
+    int min_pos, max_pos;  /* positional words; max_pos -1: any number */
+    const char *missing;   /* usage error under min_pos */
+    const char *extra;     /* usage error over max_pos: a format of the word before and the
+                            * word too many ("got %s and %s"), or of the word alone with
+                            * one %s; NULL: "unexpected argument '%s'" */
+    unsigned needs;        /* CLI_NO_STORE, CLI_REST */
+} cli_cmd;
+
+/* args.c: parse argv[1..argc) (argv[0] is the command's name) into *out.
+ * pos must have room for argc words.  Returns 0, CLI_HELP (-h/--help seen),
+ * or 2 after printing the usage error. */
+enum { CLI_HELP = -3 };
+int cli_parse(cli *c, const cli_cmd *cmd, int argc, char **argv, const char **pos, cli_args *out);
+static inline bool cli_on(const cli_args *a, int id) { return a->opt[id] != NULL; }
 
 const cli_cmd *cli_find_cmd(const char *name);
-/* Print a command's usage to stdout (help) or a hint to stderr (misuse). */
+/* args.c: print a command's usage to stdout (help) or a hint to stderr (misuse). */
 int cli_help(const cli_cmd *cmd);
 int cli_usage_error(const cli_cmd *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
@@ -102,33 +127,40 @@ const char *cli_esc(const char *s);
 /* Print ctx->err as the error of a failed core call and return its exit code. */
 int cli_fail(cli *c, int err);
 
-/* Commands (one file each). */
-int cmd_install(cli *c, int argc, char **argv);
-int cmd_uninstall(cli *c, int argc, char **argv);
-int cmd_list(cli *c, int argc, char **argv);
-int cmd_list_remote(cli *c, int argc, char **argv);
-int cmd_info(cli *c, int argc, char **argv);
-int cmd_prefix(cli *c, int argc, char **argv);
-int cmd_init(cli *c, int argc, char **argv);
-int cmd_use(cli *c, int argc, char **argv);
-int cmd_env(cli *c, int argc, char **argv);
-int cmd_local(cli *c, int argc, char **argv);
-int cmd_global(cli *c, int argc, char **argv);
-int cmd_current(cli *c, int argc, char **argv);
-int cmd_which(cli *c, int argc, char **argv);
-int cmd_exec(cli *c, int argc, char **argv);
-int cmd_verify(cli *c, int argc, char **argv);
-int cmd_doctor(cli *c, int argc, char **argv);
-int cmd_jupyter(cli *c, int argc, char **argv);
+/* Commands (one file each): cmd_X runs, cmd_X_opts are its options. */
+#define CLI_COMMAND(x) int cmd_##x(cli *c, const cli_args *a); extern const cli_opt cmd_##x##_opts[]
+CLI_COMMAND(install);
+CLI_COMMAND(uninstall);
+CLI_COMMAND(list);
+CLI_COMMAND(list_remote);
+CLI_COMMAND(info);
+CLI_COMMAND(init);
+CLI_COMMAND(use);
+CLI_COMMAND(env);
+CLI_COMMAND(local);
+CLI_COMMAND(global);
+CLI_COMMAND(current);
+CLI_COMMAND(verify);
+CLI_COMMAND(doctor);
+CLI_COMMAND(jupyter);
+CLI_COMMAND(adopt);
+CLI_COMMAND(cache);
+CLI_COMMAND(modulefile);
+CLI_COMMAND(mirror);
+int cmd_prefix(cli *c, const cli_args *a);
+int cmd_which(cli *c, const cli_args *a);
+int cmd_exec(cli *c, const cli_args *a);
+
+/* cmd_env.c: print the environment of sel for shell sh (ce_shell, or
+ * CLI_SH_DOTENV) on stdout: env and use.  Returns 0 or the exit status. */
+enum { CLI_SH_DOTENV = 100 };
+struct ce_active_info;
+int cli_print_env(cli *c, const struct ce_active_info *sel, bool set_version, int sh);
 
 /* verify_framework.c: verify --framework on an installed toolchain (in its
  * environment, like exec); returns the exit status. */
 struct ce_toolchain;
 int cli_verify_framework(cli *c, const struct ce_toolchain *tc, const char *framework, const char *python,
                          const char *libcuda);
-int cmd_adopt(cli *c, int argc, char **argv);
-int cmd_cache(cli *c, int argc, char **argv);
-int cmd_modulefile(cli *c, int argc, char **argv);
-int cmd_mirror(cli *c, int argc, char **argv);
 
 #endif

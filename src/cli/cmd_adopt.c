@@ -10,7 +10,7 @@
 
 enum { OPT_NAME = 1, OPT_SCAN };
 
-static const cli_opt opts[] = {
+const cli_opt cmd_adopt_opts[] = {
     { "name", 0, true, OPT_NAME },
     { "scan", 0, false, OPT_SCAN },
     { 0 },
@@ -56,31 +56,14 @@ static int scan(cli *c)
     return 0;
 }
 
-int cmd_adopt(cli *c, int argc, char **argv)
+int cmd_adopt(cli *c, const cli_args *a)
 {
-    const cli_cmd *cmd = cli_find_cmd("adopt");
-    cli_args a;
-    cli_args_init(&a, argc, argv);
-    const char *arg, *dir = NULL, *name = NULL;
-    bool do_scan = false;
-    int id;
-    while ((id = cli_next(c, &a, cmd, opts, &arg)) != CLI_END) {
-        switch (id) {
-        case CLI_HELP: return cli_help(cmd);
-        case CLI_BAD: return 2;
-        case OPT_NAME: name = arg; break;
-        case OPT_SCAN: do_scan = true; break;
-        case CLI_ARG:
-            if (dir) return cli_usage_error(cmd, "one DIR at a time (got %s and %s)", dir, arg);
-            dir = arg;
-            break;
-        }
-    }
-    if (do_scan) {
-        if (dir || name) return cli_usage_error(cmd, "--scan takes no DIR or --name");
+    const char *dir = a->n ? a->pos[0] : NULL, *name = a->opt[OPT_NAME];
+    if (cli_on(a, OPT_SCAN)) {
+        if (dir || name) return cli_usage_error(c->cmd, "--scan takes no DIR or --name");
         return scan(c);
     }
-    if (!dir) return cli_usage_error(cmd, "which directory? e.g. cudaenv adopt /usr/local/cuda-12.4 (or --scan)");
+    if (!dir) return cli_usage_error(c->cmd, "which directory? e.g. cudaenv adopt /usr/local/cuda-12.4 (or --scan)");
     char have[96];
     if (adopted_as(c, dir, have, sizeof have)) {
         cli_note(c, "%s is already adopted as %s", dir, have);

@@ -13,7 +13,7 @@
 
 enum { OPT_DRY = 1, OPT_JSON };
 
-static const cli_opt opts[] = {
+const cli_opt cmd_cache_opts[] = {
     { "dry-run", 'n', false, OPT_DRY },
     { "json", 0, false, OPT_JSON },
     { 0 },
@@ -111,27 +111,11 @@ static int sweep(cli *c, ce_cache_item *v, size_t n, bool prune, bool dry)
     return 0;
 }
 
-int cmd_cache(cli *c, int argc, char **argv)
+int cmd_cache(cli *c, const cli_args *a)
 {
-    const cli_cmd *cmd = cli_find_cmd("cache");
-    cli_args a;
-    cli_args_init(&a, argc, argv);
-    const char *arg, *what = NULL;
-    bool dry = false;
-    int id;
-    while ((id = cli_next(c, &a, cmd, opts, &arg)) != CLI_END) {
-        switch (id) {
-        case CLI_HELP: return cli_help(cmd);
-        case CLI_BAD: return 2;
-        case OPT_DRY: dry = true; break;
-        case OPT_JSON: c->json = true; break;
-        case CLI_ARG:
-            if (what) return cli_usage_error(cmd, "unexpected argument '%s'", arg);
-            what = arg;
-            break;
-        }
-    }
-    if (!what) what = "list";
+    const char *what = a->n ? a->pos[0] : "list";
+    bool dry = cli_on(a, OPT_DRY);
+    c->json = cli_on(a, OPT_JSON);
     if (!strcmp(what, "dir")) {
         char dir[4200];
         ce_store_path(&c->ctx, "cache", dir, sizeof dir);
@@ -140,7 +124,7 @@ int cmd_cache(cli *c, int argc, char **argv)
     }
     bool is_list = !strcmp(what, "list"), is_clean = !strcmp(what, "clean"), is_prune = !strcmp(what, "prune");
     if (!is_list && !is_clean && !is_prune)
-        return cli_usage_error(cmd, "'%s': dir, list, clean or prune", what);
+        return cli_usage_error(c->cmd, "'%s': dir, list, clean or prune", what);
     ce_cache_item *v;
     size_t n;
     int rc = ce_cache_scan(&c->ctx, &v, &n);

@@ -11,24 +11,14 @@
 
 enum { OPT_JSON = 1 };
 
-static const cli_opt opts[] = {
+const cli_opt cmd_current_opts[] = {
     { "json", 0, false, OPT_JSON },
     { 0 },
 };
 
-int cmd_current(cli *c, int argc, char **argv)
+int cmd_current(cli *c, const cli_args *a)
 {
-    const cli_cmd *cmd = cli_find_cmd("current");
-    cli_args a;
-    cli_args_init(&a, argc, argv);
-    const char *arg;
-    int id;
-    while ((id = cli_next(c, &a, cmd, opts, &arg)) != CLI_END) {
-        if (id == CLI_HELP) return cli_help(cmd);
-        if (id == CLI_BAD) return 2;
-        if (id == OPT_JSON) c->json = true;
-        if (id == CLI_ARG) return cli_usage_error(cmd, "unexpected argument '%s'", arg);
-    }
+    c->json = cli_on(a, OPT_JSON);
     ce_active_info s;
     int rc = ce_active(&c->ctx, NULL, &s);
     bool installed = rc == CE_OK;

@@ -11,6 +11,11 @@
 
 enum { OPT_JSON = 1 };
 
+const cli_opt cmd_doctor_opts[] = {
+    { "json", 0, false, OPT_JSON },
+    { 0 },
+};
+
 static int print_json(const ce_doctor *d)
 {
     cJSON *root = cJSON_CreateObject(), *arr = cJSON_AddArrayToObject(root, "findings");
@@ -123,20 +128,9 @@ static void print_human(const cli *c, const ce_doctor *d)
     if (c->ctx.verbose) fprintf(stderr, "cudaenv: doctor took %.1f ms\n", d->elapsed_ms);
 }
 
-int cmd_doctor(cli *c, int argc, char **argv)
+int cmd_doctor(cli *c, const cli_args *a)
 {
-    static const cli_opt opts[] = { { "json", 0, false, OPT_JSON }, { 0 } };
-    const cli_cmd *cmd = cli_find_cmd("doctor");
-    cli_args a;
-    cli_args_init(&a, argc, argv);
-    const char *arg;
-    int r;
-    while ((r = cli_next(c, &a, cmd, opts, &arg)) != CLI_END) {
-        if (r == CLI_BAD) return 2;
-        if (r == CLI_HELP) return cli_help(cmd);
-        if (r == OPT_JSON) c->json = true;
-        else if (r == CLI_ARG) return cli_usage_error(cmd, "unexpected argument '%s'", arg);
-    }
+    c->json = cli_on(a, OPT_JSON);
     ce_doctor d;
     int rc = ce_doctor_run(&c->ctx, &d);
     if (rc != CE_OK) {

@@ -11,19 +11,17 @@
 #include "store/activate.h"
 #include "cli.h"
 
-enum { OPT_SHELL = 1, OPT_JSON };
+enum { OPT_SHELL = 1 };
 
-static const cli_opt opts[] = {
+const cli_opt cmd_env_opts[] = {
     { "shell", 's', true, OPT_SHELL },
-    { "json", 0, false, OPT_JSON },
+    { "json", 0, false, OPT_SHELL, "json" },  /* = --shell json; the last one given wins */
     { 0 },
 };
 
 /* --shell dotenv: KEY=VALUE lines, read literally by $GITHUB_ENV, docker
  * --env-file and systemd EnvironmentFile=.  None of them can unset, so unset
  * variables are left out; a newline in a value would start a new entry. */
-enum { SH_DOTENV = 100 };
-
 static int print_dotenv(cli *c, const ce_env *env)
 {
     for (size_t i = 0; i < env->n; i++)
@@ -37,6 +35,26 @@ static int print_dotenv(cli *c, const ce_env *env)
     return 0;
 }
 
+/* The one printer of a shell environment: env and use. */
+int cli_print_env(cli *c, const ce_active_info *sel, bool set_version, int sh)
+{
+    ce_env env;
+    char *text;
+    int rc = ce_env_compute(&c->ctx, sel, set_version, &env);
+    if (rc) return cli_fail(c, rc);
+    if (sh == CLI_SH_DOTENV) {
+        rc = print_dotenv(c, &env);
+        ce_env_free(&env);
+        return rc;
+    }
+    rc = ce_env_format(&c->ctx, &env, sel, (ce_shell)sh, &text);
+    ce_env_free(&env);
+    if (rc) return cli_fail(c, rc);
+    fputs(text, stdout);
+    free(text);
+    return 0;
+}
+
 static int default_shell(void)
 {
     const char *sh = getenv("SHELL");
@@ -44,29 +62,13 @@ static int default_shell(void)
     return base && !strcmp(base + 1, "fish") ? CE_SH_FISH : CE_SH_POSIX;
 }
 
-int cmd_env(cli *c, int argc, char **argv)
+int cmd_env(cli *c, const cli_args *a)
 {
-    const cli_cmd *cmd = cli_find_cmd("env");
-    cli_args a;
-    cli_args_init(&a, argc, argv);
-    const char *arg, *version = NULL;
-    int sh = default_shell(), id;
-    while ((id = cli_next(c, &a, cmd, opts, &arg)) != CLI_END) {
-        switch (id) {
-        case CLI_HELP: return cli_help(cmd);
-        case CLI_BAD: return 2;
-        case OPT_JSON: sh = CE_SH_JSON; break;
-        case OPT_SHELL:
-            if (!strcmp(arg, "dotenv")) sh = SH_DOTENV;
-            else if ((sh = ce_shell_parse(arg)) < 0)
-                return cli_usage_error(cmd, "unknown shell '%s' (bash, zsh, fish, json, dotenv)", arg);
-            break;
-        case CLI_ARG:
-            if (version) return cli_usage_error(cmd, "one VERSION only");
-            version = arg;
-            break;
-        }
-    }
+    const char *shell = a->opt[OPT_SHELL], *version = a->n ? a->pos[0] : NULL;
+    int sh = default_shell();
+    if (shell && !strcmp(shell, "dotenv")) sh = CLI_SH_DOTENV;
+    else if (shell && (sh = ce_shell_parse(shell)) < 0)
+        return cli_usage_error(c->cmd, "unknown shell '%s' (bash, zsh, fish, json, dotenv)", shell);
     ce_active_info sel;
     memset(&sel, 0, sizeof sel);
     int rc, status = 0;
@@ -83,18 +85,6 @@ int cmd_env(cli *c, int argc, char **argv)
         }
         set_version = sel.origin == CE_ORIGIN_SHELL;
     }
-    ce_env env;
-    char *text;
-    if ((rc = ce_env_compute(&c->ctx, &sel, set_version, &env))) return cli_fail(c, rc);
-    if (sh == SH_DOTENV) {
-        rc = print_dotenv(c, &env);
-        ce_env_free(&env);
-        return rc ? rc : status;
-    }
-    rc = ce_env_format(&c->ctx, &env, &sel, (ce_shell)sh, &text);
-    ce_env_free(&env);
-    if (rc) return cli_fail(c, rc);
-    fputs(text, stdout);
-    free(text);
-    return status;
+    rc = cli_print_env(c, &sel, set_version, sh);
+    return rc ? rc : status;
 }

@@ -9,23 +9,12 @@
 #include "store/activate.h"
 #include "cli.h"
 
-int cmd_exec(cli *c, int argc, char **argv)
+int cmd_exec(cli *c, const cli_args *a)
 {
-    const cli_cmd *cmd = cli_find_cmd("exec");
-    cli_args a;
-    cli_args_init(&a, argc, argv);
-    const char *arg, *version = NULL;
-    int id;
-    while (!version && (id = cli_next(c, &a, cmd, NULL, &arg)) != CLI_END) {
-        if (id == CLI_HELP) return cli_help(cmd);
-        if (id == CLI_BAD) return 2;
-        if (id == CLI_ARG) version = arg;
-    }
-    /* the command starts after VERSION, with or without "--" */
-    if (a.i < a.argc && !a.only_args && strcmp(a.argv[a.i], "--") == 0) a.i++;
-    int n;
-    char **rest = cli_rest(&a, &n);
-    if (!version || n == 0) return cli_usage_error(cmd, "usage: cudaenv exec VERSION -- CMD [ARG...]");
+    /* the command starts after VERSION, with or without "--" (CLI_REST) */
+    const char *version = a->n ? a->pos[0] : NULL;
+    char **rest = a->rest;
+    if (!version || a->n_rest == 0) return cli_usage_error(c->cmd, "usage: cudaenv exec VERSION -- CMD [ARG...]");
     ce_active_info sel;
     memset(&sel, 0, sizeof sel);
     sel.origin = CE_ORIGIN_SHELL;

@@ -16,7 +16,7 @@
 
 enum { OPT_SYSTEM = 1, OPT_FORCE, OPT_DRY, OPT_ROLLBACK, OPT_UNSET };
 
-static const cli_opt opts[] = {
+const cli_opt cmd_global_opts[] = {
     { "system", 0, false, OPT_SYSTEM },
     { "force", 'f', false, OPT_FORCE },
     { "dry-run", 'n', false, OPT_DRY },
@@ -42,37 +42,19 @@ static int show_system(cli *c)
     return 0;
 }
 
-int cmd_global(cli *c, int argc, char **argv)
+int cmd_global(cli *c, const cli_args *a)
 {
-    const cli_cmd *cmd = cli_find_cmd("global");
-    cli_args a;
-    cli_args_init(&a, argc, argv);
-    const char *arg, *version = NULL;
-    bool sys = false, rollback = false, unset = false;
-    ce_sys_opts so = { 0 };
-    int id;
-    while ((id = cli_next(c, &a, cmd, opts, &arg)) != CLI_END) {
-        switch (id) {
-        case CLI_HELP: return cli_help(cmd);
-        case CLI_BAD: return 2;
-        case OPT_SYSTEM: sys = true; break;
-        case OPT_FORCE: so.force = true; break;
-        case OPT_DRY: so.dry_run = true; break;
-        case OPT_ROLLBACK: rollback = true; break;
-        case OPT_UNSET: unset = true; break;
-        case CLI_ARG:
-            if (version) return cli_usage_error(cmd, "one VERSION only");
-            version = arg;
-        }
-    }
+    const char *version = a->n ? a->pos[0] : NULL;
+    bool sys = cli_on(a, OPT_SYSTEM), unset = cli_on(a, OPT_UNSET);
+    ce_sys_opts so = { .force = cli_on(a, OPT_FORCE), .dry_run = cli_on(a, OPT_DRY) };
     int rc;
-    if (rollback) {
-        if (version) return cli_usage_error(cmd, "--rollback takes no VERSION (the machine's own CUDA: global system --system)");
+    if (cli_on(a, OPT_ROLLBACK)) {
+        if (version) return cli_usage_error(c->cmd, "--rollback takes no VERSION (the machine's own CUDA: global system --system)");
         if ((rc = ce_system_rollback(&c->ctx, &so))) return cli_fail(c, rc);
         return so.dry_run ? 0 : show_system(c);
     }
     if ((so.force || so.dry_run) && !sys)
-        return cli_usage_error(cmd, "--force and --dry-run belong to --system");
+        return cli_usage_error(c->cmd, "--force and --dry-run belong to --system");
     if (sys) {
         if (!version) return show_system(c);
         if (!strcmp(version, "system")) {

@@ -19,7 +19,7 @@
 
 enum { OPT_JSON = 1, OPT_CUDNN, OPT_NO_CUDNN, OPT_COMPONENTS };
 
-static const cli_opt opts[] = {
+const cli_opt cmd_info_opts[] = {
     { "json", 0, false, OPT_JSON },
     { "cudnn", 0, true, OPT_CUDNN },
     { "no-cudnn", 0, false, OPT_NO_CUDNN },
@@ -257,32 +257,18 @@ static void print_text(const ce_spec *s, const ce_resolved *r, const char *platf
     else printf("%-13s yes, on %s\n", "installable", platform);
 }
 
-int cmd_info(cli *c, int argc, char **argv)
+int cmd_info(cli *c, const cli_args *a)
 {
-    const cli_cmd *cmd = cli_find_cmd("info");
-    cli_args a;
-    cli_args_init(&a, argc, argv);
-    const char *arg, *spec_text = NULL, *cudnn = "";
-    bool no_cudnn = false;
-    int id;
-    while ((id = cli_next(c, &a, cmd, opts, &arg)) != CLI_END) {
-        if (id == CLI_HELP) return cli_help(cmd);
-        if (id == CLI_BAD) return 2;
-        if (id == OPT_JSON) c->json = true;
-        if (id == OPT_CUDNN) cudnn = arg;
-        if (id == OPT_NO_CUDNN) no_cudnn = true;
-        if (id == OPT_COMPONENTS) {
-            if (strlen(arg) >= sizeof c->ctx.install_components)
-                return cli_usage_error(cmd, "--components: the list is too long");
-            snprintf(c->ctx.install_components, sizeof c->ctx.install_components, "%s", arg);
-        }
-        if (id == CLI_ARG) {
-            if (spec_text) return cli_usage_error(cmd, "one SPEC at a time (got '%s' and '%s')", spec_text, arg);
-            spec_text = arg;
-        }
+    const char *spec_text = a->pos[0], *cudnn = a->opt[OPT_CUDNN] ? a->opt[OPT_CUDNN] : "";
+    const char *components = a->opt[OPT_COMPONENTS];
+    bool no_cudnn = cli_on(a, OPT_NO_CUDNN);
+    c->json = cli_on(a, OPT_JSON);
+    if (components) {
+        if (strlen(components) >= sizeof c->ctx.install_components)
+            return cli_usage_error(c->cmd, "--components: the list is too long");
+        snprintf(c->ctx.install_components, sizeof c->ctx.install_components, "%s", components);
     }
-    if (!spec_text) return cli_usage_error(cmd, "which SPEC? e.g. cudaenv info tf-2.14");
-    if (no_cudnn && *cudnn) return cli_usage_error(cmd, "--cudnn and --no-cudnn exclude each other");
+    if (no_cudnn && *cudnn) return cli_usage_error(c->cmd, "--cudnn and --no-cudnn exclude each other");
 
     ce_spec spec;
     int rc = ce_spec_parse(&c->ctx, spec_text, &spec);

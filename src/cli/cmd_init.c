@@ -311,34 +311,19 @@ static int write_static(cli *c, const char *shell, const char *bin, const char *
 
 enum { OPT_STATIC = 1, OPT_OUTPUT };
 
-static const cli_opt opts[] = {
+const cli_opt cmd_init_opts[] = {
     { "static", 0, false, OPT_STATIC },
     { "output", 'o', true, OPT_OUTPUT },
     { 0 },
 };
 
-int cmd_init(cli *c, int argc, char **argv)
+int cmd_init(cli *c, const cli_args *a)
 {
-    const cli_cmd *cmd = cli_find_cmd("init");
-    cli_args a;
-    cli_args_init(&a, argc, argv);
-    const char *arg, *shell = NULL, *output = NULL;
-    bool stat_file = false;
-    int id;
-    while ((id = cli_next(c, &a, cmd, opts, &arg)) != CLI_END) {
-        if (id == CLI_HELP) return cli_help(cmd);
-        if (id == CLI_BAD) return 2;
-        if (id == OPT_STATIC) stat_file = true;
-        if (id == OPT_OUTPUT) output = arg;
-        if (id == CLI_ARG) {
-            if (shell) return cli_usage_error(cmd, "one shell only");
-            shell = arg;
-        }
-    }
-    if (!shell) return cli_usage_error(cmd, "which shell? bash, zsh or fish");
+    const char *shell = a->pos[0], *output = a->opt[OPT_OUTPUT];
+    bool stat_file = cli_on(a, OPT_STATIC);
     if (strcmp(shell, "fish") && strcmp(shell, "zsh") && strcmp(shell, "bash"))
-        return cli_usage_error(cmd, "unsupported shell '%s' (bash, zsh, fish)", shell);
-    if (output && !stat_file) return cli_usage_error(cmd, "--output goes with --static");
+        return cli_usage_error(c->cmd, "unsupported shell '%s' (bash, zsh, fish)", shell);
+    if (output && !stat_file) return cli_usage_error(c->cmd, "--output goes with --static");
 
     char bin[PATH_MAX + 16];
     snprintf(bin, sizeof bin, "%s/cudaenv", c->ctx.self_dir);

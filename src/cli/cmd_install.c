@@ -15,7 +15,7 @@
 
 enum { OPT_CUDNN = 1, OPT_NO_CUDNN, OPT_FORCE, OPT_OFFLINE, OPT_FROM, OPT_COMPONENTS, OPT_MODULEFILES, OPT_MODULE_FORMAT };
 
-static const cli_opt install_opts[] = {
+const cli_opt cmd_install_opts[] = {
     { "cudnn", 0, true, OPT_CUDNN },
     { "no-cudnn", 0, false, OPT_NO_CUDNN },
     { "force", 'f', false, OPT_FORCE },
@@ -27,67 +27,33 @@ static const cli_opt install_opts[] = {
     { 0 },
 };
 
-int cmd_install(cli *c, int argc, char **argv)
+int cmd_install(cli *c, const cli_args *a)
 {
-    const cli_cmd *cmd = cli_find_cmd("install");
-    cli_args a;
-    cli_args_init(&a, argc, argv);
-    const char *arg, *cudnn = "", *moddir = NULL;
+    const char *cudnn = a->opt[OPT_CUDNN] ? a->opt[OPT_CUDNN] : "", *moddir = a->opt[OPT_MODULEFILES];
+    const char *from = a->opt[OPT_FROM], *components = a->opt[OPT_COMPONENTS], *format = a->opt[OPT_MODULE_FORMAT];
+    const char *const *specs = a->pos;
+    size_t nspecs = (size_t)a->n;
     ce_modfmt modfmt = CE_MODFMT_LMOD;
-    bool no_cudnn = false;
-    const char **specs = calloc((size_t)argc, sizeof *specs);
-    size_t nspecs = 0;
-    if (!specs) return 1;
-    for (int id; (id = cli_next(c, &a, cmd, install_opts, &arg)) != CLI_END;) {
-        switch (id) {
-        case CLI_HELP: free(specs); return cli_help(cmd);
-        case CLI_BAD: free(specs); return 2;
-        case CLI_ARG: specs[nspecs++] = arg; break;
-        case OPT_CUDNN: cudnn = arg; break;
-        case OPT_NO_CUDNN: no_cudnn = true; break;
-        case OPT_FORCE: c->ctx.force = true; break;
-        case OPT_OFFLINE: c->ctx.offline = true; break;
-        case OPT_FROM:
-            if (strcmp(arg, "runfile") != 0 && strcmp(arg, "redist") != 0) {
-                free(specs);
-                return cli_usage_error(cmd, "--from takes runfile or redist, not '%s'", arg);
-            }
-            snprintf(c->ctx.install_from, sizeof c->ctx.install_from, "%s", arg);
-            break;
-        case OPT_COMPONENTS:
-            if (strlen(arg) >= sizeof c->ctx.install_components) {
-                free(specs);
-                return cli_usage_error(cmd, "--components: the list is too long");
-            }
-            snprintf(c->ctx.install_components, sizeof c->ctx.install_components, "%s", arg);
-            break;
-        case OPT_MODULEFILES: moddir = arg; break;
-        case OPT_MODULE_FORMAT:
-            if (!ce_modfmt_parse(arg, &modfmt)) {
-                free(specs);
-                return cli_usage_error(cmd, "unknown module format '%s': use lmod or tcl", arg);
-            }
-            break;
-        }
-    }
-    if (nspecs == 0) {
-        free(specs);
-        return cli_usage_error(cmd, "which toolchain? e.g. cudaenv install tf-2.14");
-    }
-    if (c->ctx.install_components[0] && strcmp(c->ctx.install_from, "runfile") == 0) {
-        free(specs);
-        return cli_usage_error(cmd, "--components chooses NVIDIA components; the runfile installs its own set");
-    }
-    if (no_cudnn && *cudnn) {
-        free(specs);
-        return cli_usage_error(cmd, "--cudnn and --no-cudnn contradict each other");
-    }
+    bool no_cudnn = cli_on(a, OPT_NO_CUDNN);
+    c->ctx.force = c->ctx.force || cli_on(a, OPT_FORCE);
+    c->ctx.offline = c->ctx.offline || cli_on(a, OPT_OFFLINE);
+    if (from && strcmp(from, "runfile") != 0 && strcmp(from, "redist") != 0)
+        return cli_usage_error(c->cmd, "--from takes runfile or redist, not '%s'", from);
+    if (from) snprintf(c->ctx.install_from, sizeof c->ctx.install_from, "%s", from);
+    if (components && strlen(components) >= sizeof c->ctx.install_components)
+        return cli_usage_error(c->cmd, "--components: the list is too long");
+    if (components) snprintf(c->ctx.install_components, sizeof c->ctx.install_components, "%s", components);
+    if (format && !ce_modfmt_parse(format, &modfmt))
+        return cli_usage_error(c->cmd, "unknown module format '%s': use lmod or tcl", format);
+    if (c->ctx.install_components[0] && strcmp(c->ctx.install_from, "runfile") == 0)
+        return cli_usage_error(c->cmd, "--components chooses NVIDIA components; the runfile installs its own set");
+    if (no_cudnn && *cudnn) return cli_usage_error(c->cmd, "--cudnn and --no-cudnn contradict each other");
 
     ce_store_txn txn = CE_STORE_TXN_INIT;
     int rc;
     ce_manifest *m = NULL;
     ce_resolved *r = calloc(nspecs, sizeof *r);
-    if (!r) { free(specs); return 1; }
+    if (!r) return 1;
     if ((rc = ce_store_begin(&c->ctx, &txn)) != CE_OK) goto out;
     if ((rc = cli_load_manifest(c, &m)) != CE_OK) goto out;
     for (size_t i = 0; i < nspecs; i++) {
@@ -111,6 +77,5 @@ out:
     ce_store_end(&txn);
     ce_manifest_free(m);
     free(r);
-    free(specs);
     return rc == CE_OK ? 0 : cli_fail(c, rc);
 }

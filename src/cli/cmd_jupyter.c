@@ -18,7 +18,7 @@
 
 enum { OPT_PYTHON = 1, OPT_NAME };
 
-static const cli_opt opts[] = {
+const cli_opt cmd_jupyter_opts[] = {
     { "python", 0, true, OPT_PYTHON },
     { "name", 0, true, OPT_NAME },
     { 0 },
@@ -158,28 +158,12 @@ static int install(cli *c, const cli_cmd *cmd, const char *version, const char *
     return 0;
 }
 
-int cmd_jupyter(cli *c, int argc, char **argv)
+int cmd_jupyter(cli *c, const cli_args *a)
 {
-    const cli_cmd *cmd = cli_find_cmd("jupyter");
-    cli_args a;
-    cli_args_init(&a, argc, argv);
-    const char *arg, *sub = NULL, *version = NULL, *python = NULL, *name = NULL;
-    int id;
-    while ((id = cli_next(c, &a, cmd, opts, &arg)) != CLI_END) {
-        switch (id) {
-        case CLI_HELP: return cli_help(cmd);
-        case CLI_BAD: return 2;
-        case OPT_PYTHON: python = arg; break;
-        case OPT_NAME: name = arg; break;
-        case CLI_ARG:
-            if (!sub) sub = arg;
-            else if (!version) version = arg;
-            else return cli_usage_error(cmd, "one VERSION only (got '%s' and '%s')", version, arg);
-            break;
-        }
-    }
+    const cli_cmd *cmd = c->cmd;
+    const char *sub = a->n > 0 ? a->pos[0] : NULL, *version = a->n > 1 ? a->pos[1] : NULL;
     if (!sub || strcmp(sub, "install"))
         return cli_usage_error(cmd, "usage: cudaenv jupyter install VERSION [--python PATH] [--name NAME]");
     if (!version) return cli_usage_error(cmd, "name the toolchain: cudaenv jupyter install VERSION");
-    return install(c, cmd, version, python, name);
+    return install(c, cmd, version, a->opt[OPT_PYTHON], a->opt[OPT_NAME]);
 }

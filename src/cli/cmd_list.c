@@ -16,27 +16,16 @@
 
 enum { OPT_JSON = 1, OPT_NAMES };
 
-static const cli_opt opts[] = {
+const cli_opt cmd_list_opts[] = {
     { "json", 0, false, OPT_JSON },
     { "names", 0, false, OPT_NAMES },   /* for completions: bare names */
     { 0 },
 };
 
-int cmd_list(cli *c, int argc, char **argv)
+int cmd_list(cli *c, const cli_args *a)
 {
-    const cli_cmd *cmd = cli_find_cmd("list");
-    cli_args a;
-    cli_args_init(&a, argc, argv);
-    const char *arg;
-    bool names = false;
-    int id;
-    while ((id = cli_next(c, &a, cmd, opts, &arg)) != CLI_END) {
-        if (id == CLI_HELP) return cli_help(cmd);
-        if (id == CLI_BAD) return 2;
-        if (id == OPT_JSON) c->json = true;
-        if (id == OPT_NAMES) names = true;
-        if (id == CLI_ARG) return cli_usage_error(cmd, "unexpected argument '%s'", arg);
-    }
+    bool names = cli_on(a, OPT_NAMES);
+    c->json = cli_on(a, OPT_JSON);
     ce_toolchain *v;
     size_t n;
     int rc = ce_store_list(&c->ctx, &v, &n);

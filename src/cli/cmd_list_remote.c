@@ -12,7 +12,7 @@
 
 enum { OPT_JSON = 1, OPT_NAMES };
 
-static const cli_opt opts[] = {
+const cli_opt cmd_list_remote_opts[] = {
     { "json", 0, false, OPT_JSON },
     { "names", 0, false, OPT_NAMES },
     { 0 },
@@ -152,29 +152,16 @@ static void print_text(const ce_manifest *m, what_t what)
     }
 }
 
-int cmd_list_remote(cli *c, int argc, char **argv)
+int cmd_list_remote(cli *c, const cli_args *a)
 {
-    const cli_cmd *cmd = cli_find_cmd("list-remote");
-    cli_args a;
-    cli_args_init(&a, argc, argv);
-    const char *arg;
-    what_t what = WHAT_TF;
-    bool have_what = false, names = false;
-    int id;
-    while ((id = cli_next(c, &a, cmd, opts, &arg)) != CLI_END) {
-        if (id == CLI_HELP) return cli_help(cmd);
-        if (id == CLI_BAD) return 2;
-        if (id == OPT_JSON) c->json = true;
-        if (id == OPT_NAMES) names = true;
-        if (id == CLI_ARG) {
-            if (have_what) return cli_usage_error(cmd, "unexpected argument '%s'", arg);
-            have_what = true;
-            if (!strcmp(arg, "tf") || !strcmp(arg, "tensorflow")) what = WHAT_TF;
-            else if (!strcmp(arg, "cuda")) what = WHAT_CUDA;
-            else if (!strcmp(arg, "cudnn")) what = WHAT_CUDNN;
-            else return cli_usage_error(cmd, "'%s': list tf, cuda or cudnn", arg);
-        }
-    }
+    const char *arg = a->n ? a->pos[0] : "tf";
+    bool names = cli_on(a, OPT_NAMES);
+    what_t what;
+    c->json = cli_on(a, OPT_JSON);
+    if (!strcmp(arg, "tf") || !strcmp(arg, "tensorflow")) what = WHAT_TF;
+    else if (!strcmp(arg, "cuda")) what = WHAT_CUDA;
+    else if (!strcmp(arg, "cudnn")) what = WHAT_CUDNN;
+    else return cli_usage_error(c->cmd, "'%s': list tf, cuda or cudnn", arg);
     ce_manifest *m;
     int rc = cli_load_manifest(c, &m);
     if (rc) return cli_fail(c, rc);

@@ -11,31 +11,16 @@
 
 enum { OPT_UNSET = 1, OPT_FORCE };
 
-static const cli_opt opts[] = {
+const cli_opt cmd_local_opts[] = {
     { "unset", 0, false, OPT_UNSET },
     { "force", 'f', false, OPT_FORCE },
     { 0 },
 };
 
-int cmd_local(cli *c, int argc, char **argv)
+int cmd_local(cli *c, const cli_args *a)
 {
-    const cli_cmd *cmd = cli_find_cmd("local");
-    cli_args a;
-    cli_args_init(&a, argc, argv);
-    const char *arg, *version = NULL;
-    bool unset = false, force = false;
-    int id;
-    while ((id = cli_next(c, &a, cmd, opts, &arg)) != CLI_END) {
-        switch (id) {
-        case CLI_HELP: return cli_help(cmd);
-        case CLI_BAD: return 2;
-        case OPT_UNSET: unset = true; break;
-        case OPT_FORCE: force = true; break;
-        case CLI_ARG:
-            if (version) return cli_usage_error(cmd, "one VERSION only");
-            version = arg;
-        }
-    }
+    const char *version = a->n ? a->pos[0] : NULL;
+    bool unset = cli_on(a, OPT_UNSET), force = cli_on(a, OPT_FORCE);
     char cwd[4096], path[4200], spec[128];
     if (!getcwd(cwd, sizeof cwd)) {
         cli_error(c, "cannot read the current directory: %s", strerror(errno));

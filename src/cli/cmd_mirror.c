@@ -15,7 +15,7 @@
 
 enum { OPT_TO = 1, OPT_ALL, OPT_PLATFORM, OPT_CHECK, OPT_CUDNN, OPT_NO_CUDNN };
 
-static const cli_opt opts[] = {
+const cli_opt cmd_mirror_opts[] = {
     { "to", 0, true, OPT_TO },
     { "all", 'a', false, OPT_ALL },
     { "platform", 0, true, OPT_PLATFORM },
@@ -53,44 +53,27 @@ static int split_platforms(const cli_cmd *cmd, char *list, ce_mirror_req *req)
     return req->n_platforms ? 0 : cli_usage_error(cmd, "--platform needs a platform, e.g. linux-x86_64,linux-sbsa");
 }
 
-int cmd_mirror(cli *c, int argc, char **argv)
+int cmd_mirror(cli *c, const cli_args *a)
 {
-    const cli_cmd *cmd = cli_find_cmd("mirror");
-    cli_args a;
-    cli_args_init(&a, argc, argv);
-    const char *arg, *check = NULL, *platforms = NULL;
-    ce_mirror_req req = { .cudnn = "" };
-    const char **texts = calloc((size_t)argc + 1, sizeof *texts);
-    size_t nspecs = 0;
-    int id, rc = 0;
-    if (!texts) return 1;
-    while (!rc && (id = cli_next(c, &a, cmd, opts, &arg)) != CLI_END) {
-        switch (id) {
-        case CLI_HELP: free(texts); return cli_help(cmd);
-        case CLI_BAD: rc = 2; break;
-        case CLI_ARG: texts[nspecs++] = arg; break;
-        case OPT_TO: req.dir = arg; break;
-        case OPT_ALL: req.all = true; break;
-        case OPT_PLATFORM: platforms = arg; break;
-        case OPT_CHECK: check = arg; break;
-        case OPT_CUDNN: req.cudnn = arg; break;
-        case OPT_NO_CUDNN: req.no_cudnn = true; break;
-        }
-    }
-    if (!rc && check && (nspecs || req.all || req.dir))
-        rc = cli_usage_error(cmd, "--check DIR takes no specs, --all or --to");
-    if (!rc && !check && !req.dir) rc = cli_usage_error(cmd, "where to? --to DIR");
-    if (!rc && !check && req.all == (nspecs > 0))
-        rc = cli_usage_error(cmd, req.all ? "SPECs and --all contradict each other"
-                                          : "what to mirror? SPEC... (tf-2.14, 11.8) or --all");
+    const cli_cmd *cmd = c->cmd;
+    const char *check = a->opt[OPT_CHECK], *platforms = a->opt[OPT_PLATFORM];
+    const char *const *texts = a->pos;
+    ce_mirror_req req = { .cudnn = a->opt[OPT_CUDNN] ? a->opt[OPT_CUDNN] : "", .dir = a->opt[OPT_TO],
+                          .all = cli_on(a, OPT_ALL), .no_cudnn = cli_on(a, OPT_NO_CUDNN) };
+    size_t nspecs = (size_t)a->n;
+    int rc = 0;
+    if (check && (nspecs || req.all || req.dir))
+        return cli_usage_error(cmd, "--check DIR takes no specs, --all or --to");
+    if (!check && !req.dir) return cli_usage_error(cmd, "where to? --to DIR");
+    if (!check && req.all == (nspecs > 0))
+        return cli_usage_error(cmd, req.all ? "SPECs and --all contradict each other"
+                                            : "what to mirror? SPEC... (tf-2.14, 11.8) or --all");
     char plist[256];
     snprintf(plist, sizeof plist, "%s", platforms ? platforms : c->ctx.platform);
-    if (!rc && !check) rc = split_platforms(cmd, plist, &req);
-    if (rc) { free(texts); return rc; }
+    if (!check && (rc = split_platforms(cmd, plist, &req))) return rc;
 
     ce_mirror_stats st;
     if (check) {
-        free(texts);
         rc = ce_mirror_check(&c->ctx, check, &st);
         if (rc == CE_OK) cli_note(c, "%zu files in %s: all present, sizes and sha256 match", st.files, check);
         return rc ? cli_fail(c, rc) : 0;
@@ -121,6 +104,5 @@ int cmd_mirror(cli *c, int argc, char **argv)
     ce_manifest_free(m);
     free(text);
     free(specs);
-    free(texts);
     return rc ? cli_fail(c, rc) : 0;
 }

@@ -11,38 +11,21 @@
 
 enum { OPT_ALL = 1, OPT_FORMAT, OPT_TO };
 
-static const cli_opt opts[] = {
+const cli_opt cmd_modulefile_opts[] = {
     { "all", 'a', false, OPT_ALL },
     { "format", 0, true, OPT_FORMAT },
     { "to", 0, true, OPT_TO },
     { 0 },
 };
 
-int cmd_modulefile(cli *c, int argc, char **argv)
+int cmd_modulefile(cli *c, const cli_args *a)
 {
-    const cli_cmd *cmd = cli_find_cmd("modulefile");
-    cli_args a;
-    cli_args_init(&a, argc, argv);
-    const char *arg, *version = NULL, *dir = NULL;
-    bool all = false;
+    const cli_cmd *cmd = c->cmd;
+    const char *version = a->n ? a->pos[0] : NULL, *dir = a->opt[OPT_TO], *format = a->opt[OPT_FORMAT];
+    bool all = cli_on(a, OPT_ALL);
     ce_modfmt fmt = CE_MODFMT_LMOD;
-    int id;
-    while ((id = cli_next(c, &a, cmd, opts, &arg)) != CLI_END) {
-        switch (id) {
-        case CLI_HELP: return cli_help(cmd);
-        case CLI_BAD: return 2;
-        case OPT_ALL: all = true; break;
-        case OPT_TO: dir = arg; break;
-        case OPT_FORMAT:
-            if (!ce_modfmt_parse(arg, &fmt))
-                return cli_usage_error(cmd, "unknown format '%s': use lmod or tcl", arg);
-            break;
-        case CLI_ARG:
-            if (version) return cli_usage_error(cmd, "one VERSION only (or --all)");
-            version = arg;
-            break;
-        }
-    }
+    if (format && !ce_modfmt_parse(format, &fmt))
+        return cli_usage_error(cmd, "unknown format '%s': use lmod or tcl", format);
     if (all == (version != NULL))
         return cli_usage_error(cmd, all ? "VERSION and --all contradict each other"
                                         : "which toolchain? a VERSION, or --all");

@@ -8,21 +8,9 @@
 #include "store/activate.h"
 #include "cli.h"
 
-int cmd_prefix(cli *c, int argc, char **argv)
+int cmd_prefix(cli *c, const cli_args *a)
 {
-    const cli_cmd *cmd = cli_find_cmd("prefix");
-    cli_args a;
-    cli_args_init(&a, argc, argv);
-    const char *arg, *version = NULL;
-    int id;
-    while ((id = cli_next(c, &a, cmd, NULL, &arg)) != CLI_END) {
-        if (id == CLI_HELP) return cli_help(cmd);
-        if (id == CLI_BAD) return 2;
-        if (id == CLI_ARG) {
-            if (version) return cli_usage_error(cmd, "one VERSION only");
-            version = arg;
-        }
-    }
+    const char *version = a->n ? a->pos[0] : NULL;
     ce_active_info s;
     memset(&s, 0, sizeof s);
     int rc = version ? ce_select(&c->ctx, version, &s) : ce_active(&c->ctx, NULL, &s);

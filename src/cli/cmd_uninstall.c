@@ -14,7 +14,7 @@
 
 enum { OPT_FORCE = 1 };
 
-static const cli_opt uninstall_opts[] = {
+const cli_opt cmd_uninstall_opts[] = {
     { "force", 'f', false, OPT_FORCE },
     { 0 },
 };
@@ -37,25 +37,10 @@ static int refuse_active(cli *c, const ce_toolchain *t)
                    "(cudaenv use system, cudaenv local/global --unset) or pass --force", t->name, why);
 }
 
-int cmd_uninstall(cli *c, int argc, char **argv)
+int cmd_uninstall(cli *c, const cli_args *a)
 {
-    const cli_cmd *cmd = cli_find_cmd("uninstall");
-    cli_args a;
-    cli_args_init(&a, argc, argv);
-    const char *arg, *want = NULL;
-    bool force = false;
-    for (int id; (id = cli_next(c, &a, cmd, uninstall_opts, &arg)) != CLI_END;) {
-        switch (id) {
-        case CLI_HELP: return cli_help(cmd);
-        case CLI_BAD: return 2;
-        case CLI_ARG:
-            if (want) return cli_usage_error(cmd, "one toolchain at a time (got %s and %s)", want, arg);
-            want = arg;
-            break;
-        case OPT_FORCE: force = true; break;
-        }
-    }
-    if (!want) return cli_usage_error(cmd, "which toolchain? see: cudaenv list");
+    const char *want = a->pos[0];
+    bool force = cli_on(a, OPT_FORCE);
 
     ce_store_txn txn = CE_STORE_TXN_INIT;
     int rc = ce_store_begin(&c->ctx, &txn);

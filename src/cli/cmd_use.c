@@ -10,33 +10,17 @@
 
 enum { OPT_SHELL = 1 };
 
-static const cli_opt opts[] = {
+const cli_opt cmd_use_opts[] = {
     { "shell", 0, true, OPT_SHELL },
     { 0 },
 };
 
-int cmd_use(cli *c, int argc, char **argv)
+int cmd_use(cli *c, const cli_args *a)
 {
-    const cli_cmd *cmd = cli_find_cmd("use");
-    cli_args a;
-    cli_args_init(&a, argc, argv);
-    const char *arg, *version = NULL;
-    int sh = -1, id;
-    while ((id = cli_next(c, &a, cmd, opts, &arg)) != CLI_END) {
-        switch (id) {
-        case CLI_HELP: return cli_help(cmd);
-        case CLI_BAD: return 2;
-        case OPT_SHELL:
-            if ((sh = ce_shell_parse(arg)) < 0 || sh == CE_SH_JSON)
-                return cli_usage_error(cmd, "unknown shell '%s' (bash, zsh, fish)", arg);
-            break;
-        case CLI_ARG:
-            if (version) return cli_usage_error(cmd, "one VERSION only");
-            version = arg;
-            break;
-        }
-    }
-    if (!version) return cli_usage_error(cmd, "which toolchain? (cudaenv list shows the installed ones)");
+    const char *shell = a->opt[OPT_SHELL], *version = a->pos[0];
+    int sh = -1;
+    if (shell && ((sh = ce_shell_parse(shell)) < 0 || sh == CE_SH_JSON))
+        return cli_usage_error(c->cmd, "unknown shell '%s' (bash, zsh, fish)", shell);
     ce_active_info sel;
     memset(&sel, 0, sizeof sel);
     sel.origin = CE_ORIGIN_SHELL;
@@ -48,14 +32,7 @@ int cmd_use(cli *c, int argc, char **argv)
                      "or, for this shell only: eval \"$(cudaenv env %s)\"", version);
         return 1;
     }
-    ce_env env;
-    char *text;
-    if ((rc = ce_env_compute(&c->ctx, &sel, true, &env))) return cli_fail(c, rc);
-    rc = ce_env_format(&c->ctx, &env, &sel, (ce_shell)sh, &text);
-    ce_env_free(&env);
-    if (rc) return cli_fail(c, rc);
-    fputs(text, stdout);
-    free(text);
+    if ((rc = cli_print_env(c, &sel, true, sh))) return rc;
     if (!c->ctx.quiet)
         cli_note(c, "using %s%s%s", sel.is_system ? "the machine's own CUDA" : sel.tc.name,
                  sel.is_system ? "" : " at ", sel.is_system ? "" : sel.tc.prefix);

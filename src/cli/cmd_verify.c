@@ -22,7 +22,7 @@
 
 enum { OPT_JSON = 1, OPT_ALL, OPT_BENCH, OPT_DEEP, OPT_FRAMEWORK, OPT_PYTHON };
 
-static const cli_opt verify_opts[] = {
+const cli_opt cmd_verify_opts[] = {
     { "json", 0, false, OPT_JSON },
     { "all-devices", 0, false, OPT_ALL },
     { "bench", 0, false, OPT_BENCH },
@@ -224,30 +224,12 @@ static void print_table(cli *c, const st_report *r, int code, const st_options *
                        : "no usable GPU/driver: the GPU checks could not run");
 }
 
-int cmd_verify(cli *c, int argc, char **argv)
+int cmd_verify(cli *c, const cli_args *a)
 {
-    const cli_cmd *cmd = cli_find_cmd("verify");
-    cli_args a;
-    cli_args_init(&a, argc, argv);
-    st_options opt = { 0 };
-    const char *spec_arg = NULL, *arg = NULL, *framework = NULL, *python = NULL;
-    int id;
-    while ((id = cli_next(c, &a, cmd, verify_opts, &arg)) != CLI_END) {
-        switch (id) {
-        case CLI_BAD: return 2;
-        case CLI_HELP: return cli_help(cmd);
-        case CLI_ARG:
-            if (spec_arg) return cli_usage_error(cmd, "one VERSION at most (got '%s' and '%s')", spec_arg, arg);
-            spec_arg = arg;
-            break;
-        case OPT_JSON: c->json = true; break;
-        case OPT_ALL: opt.all_devices = true; break;
-        case OPT_BENCH: opt.bench = true; break;
-        case OPT_DEEP: opt.deep = true; break;
-        case OPT_FRAMEWORK: framework = arg; break;
-        case OPT_PYTHON: python = arg; break;
-        }
-    }
+    const cli_cmd *cmd = c->cmd;
+    st_options opt = { .all_devices = cli_on(a, OPT_ALL), .bench = cli_on(a, OPT_BENCH), .deep = cli_on(a, OPT_DEEP) };
+    const char *spec_arg = a->n ? a->pos[0] : NULL, *framework = a->opt[OPT_FRAMEWORK], *python = a->opt[OPT_PYTHON];
+    c->json = cli_on(a, OPT_JSON);
     if (python && !framework) return cli_usage_error(cmd, "--python goes with --framework tf|torch");
     if (framework && (opt.all_devices || opt.bench || opt.deep))
         return cli_usage_error(cmd, "--framework checks the framework only; --all-devices, --bench and --deep "

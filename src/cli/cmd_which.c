@@ -7,23 +7,10 @@
 #include "store/activate.h"
 #include "cli.h"
 
-int cmd_which(cli *c, int argc, char **argv)
+int cmd_which(cli *c, const cli_args *a)
 {
-    const cli_cmd *cmd = cli_find_cmd("which");
-    cli_args a;
-    cli_args_init(&a, argc, argv);
-    const char *arg, *name = NULL;
-    int id;
-    while ((id = cli_next(c, &a, cmd, NULL, &arg)) != CLI_END) {
-        if (id == CLI_HELP) return cli_help(cmd);
-        if (id == CLI_BAD) return 2;
-        if (id == CLI_ARG) {
-            if (name) return cli_usage_error(cmd, "one CMD only");
-            name = arg;
-        }
-    }
-    if (!name) return cli_usage_error(cmd, "which command? e.g. cudaenv which nvcc");
-    if (strchr(name, '/')) return cli_usage_error(cmd, "CMD is a command name, not a path: %s", name);
+    const char *name = a->pos[0];
+    if (strchr(name, '/')) return cli_usage_error(c->cmd, "CMD is a command name, not a path: %s", name);
     ce_active_info s;
     int rc = ce_active(&c->ctx, NULL, &s);
     if (rc) return cli_fail(c, rc);

@@ -1,6 +1,5 @@
 /* cudaenv: the command table and the common setup every command shares. */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,7 +48,9 @@ static const cli_cmd commands[] = {
       "  --insecure     allow http:// URLs in the manifest\n"
       "  --manifest M   use manifest file or URL M (also CUDAENV_MANIFEST)\n"
       "  --modulefiles DIR   afterwards, regenerate DIR's module files (modulefile --all)\n"
-      "  --module-format F   lmod (default) or tcl, for --modulefiles\n" },
+      "  --module-format F   lmod (default) or tcl, for --modulefiles\n",
+      .opts = FULL_ONLY(cmd_install_opts), .min_pos = 1, .max_pos = -1,
+      .missing = "which toolchain? e.g. cudaenv install tf-2.14" },
     { "modulefile", NULL, cmd_modulefile, "module files for Lmod / Environment Modules",
       "usage: cudaenv modulefile VERSION|--all [--format lmod|tcl] [--to DIR]\n"
       "\n"
@@ -66,7 +67,8 @@ static const cli_cmd commands[] = {
       "  --all       every installed toolchain, and remove the files cudaenv wrote for\n"
       "              toolchains no longer installed (install --modulefiles DIR does this);\n"
       "              prints \"N module files in DIR/cuda: N changed, N removed\"; files whose\n"
-      "              text is current are not rewritten\n" },
+      "              text is current are not rewritten\n",
+      .opts = cmd_modulefile_opts, .max_pos = 1, .extra = "one VERSION only (or --all)" },
     { "mirror", NULL, FULL_ONLY(cmd_mirror), "a mirror directory for a site (files + manifest)",
       "usage: cudaenv mirror SPEC...|--all --to DIR [--platform P[,P]] [--cudnn VER] [--no-cudnn]\n"
       "       cudaenv mirror --check DIR\n"
@@ -83,17 +85,21 @@ static const cli_cmd commands[] = {
       "  --platform P,P    linux-x86_64, linux-sbsa (default: this machine's)\n"
       "  --cudnn VER, --no-cudnn   as for install\n"
       "  --check DIR       re-hash every file DIR/cudaenv.json names; exit 5 if any is\n"
-      "                    missing or wrong\n" },
+      "                    missing or wrong\n",
+      .opts = FULL_ONLY(cmd_mirror_opts), .max_pos = -1 },
     { "uninstall", NULL, cmd_uninstall, "remove an installed toolchain",
       "usage: cudaenv uninstall VERSION [--force]\n"
       "\n"
       "Remove one installed toolchain.  The toolchain the system switch points at, and\n"
-      "the active one (this shell's, .cuda-version, global), are refused without --force.\n" },
+      "the active one (this shell's, .cuda-version, global), are refused without --force.\n",
+      .opts = cmd_uninstall_opts, .min_pos = 1, .max_pos = 1,
+      .missing = "which toolchain? see: cudaenv list", .extra = "one toolchain at a time (got %s and %s)" },
     { "list", "ls", cmd_list, "installed toolchains and which one is active",
       "usage: cudaenv list [--json | --names]\n"
       "\n"
       "Installed toolchains; the active one is marked with why (shell, .cuda-version,\n"
-      "global, system).  --names prints the bare names, one per line, for scripts.\n" },
+      "global, system).  --names prints the bare names, one per line, for scripts.\n",
+      .opts = cmd_list_opts },
     { "list-remote", "ls-remote", cmd_list_remote, "what the manifest offers",
       "usage: cudaenv list-remote [tf|cuda|cudnn] [--json | --names]\n"
       "\n"
@@ -104,7 +110,8 @@ static const cli_cmd commands[] = {
       "  cudnn   cuDNN releases: the CUDA majors and platforms they have tarballs for\n"
       "\n"
       "  --json   one JSON document\n"
-      "  --names  the bare specs, one per line (installable TF rows only), for scripts\n" },
+      "  --names  the bare specs, one per line (installable TF rows only), for scripts\n",
+      .opts = cmd_list_remote_opts, .max_pos = 1 },
     { "info", NULL, cmd_info, "what a spec resolves to",
       "usage: cudaenv info SPEC [--json] [--cudnn VER] [--no-cudnn]\n"
       "\n"
@@ -119,11 +126,14 @@ static const cli_cmd commands[] = {
       "  --json         one JSON document (keys: man cudaenv)\n"
       "\n"
       "Where the release installs from NVIDIA's components, info lists them with their\n"
-      "sizes and the total (it reads the release's redistrib JSON: cached, else fetched).\n" },
+      "sizes and the total (it reads the release's redistrib JSON: cached, else fetched).\n",
+      .opts = cmd_info_opts, .min_pos = 1, .max_pos = 1,
+      .missing = "which SPEC? e.g. cudaenv info tf-2.14", .extra = "one SPEC at a time (got '%s' and '%s')" },
     { "prefix", NULL, cmd_prefix, "the directory of a toolchain",
       "usage: cudaenv prefix [VERSION]\n"
       "\n"
-      "Print the directory of the installed toolchain VERSION (default: the active one).\n" },
+      "Print the directory of the installed toolchain VERSION (default: the active one).\n",
+      .max_pos = 1, .extra = "one VERSION only" },
     { "init", NULL, cmd_init, "shell integration to eval",
       "usage: cudaenv init bash|zsh|fish [--static [-o FILE]]\n"
       "\n"
@@ -135,14 +145,18 @@ static const cli_cmd commands[] = {
       "  --static       write it to a file to source instead (no process at shell start;\n"
       "                 the file regenerates itself when the binary is newer) and print\n"
       "                 its path; then in ~/.bashrc: source ~/.cudaenv/init/cudaenv.bash\n"
-      "  -o, --output FILE   where --static writes (default $CUDAENV_ROOT/init/cudaenv.SHELL)\n" },
+      "  -o, --output FILE   where --static writes (default $CUDAENV_ROOT/init/cudaenv.SHELL)\n",
+      .opts = cmd_init_opts, .min_pos = 1, .max_pos = 1,
+      .missing = "which shell? bash, zsh or fish", .extra = "one shell only", .needs = CLI_NO_STORE },
     { "use", NULL, cmd_use, "switch this shell",
       "usage: cudaenv use VERSION|system | --unset\n"
       "\n"
       "Switch the current shell (needs the shell function from cudaenv init).  VERSION\n"
       "is an installed toolchain or a spec (11.8 = newest installed 11.8.x, tf-2.14);\n"
       "system = the machine's own CUDA.  --unset (or: cudaenv deactivate) drops the\n"
-      "shell selection, so .cuda-version / global apply again.  Exit 3: not installed.\n" },
+      "shell selection, so .cuda-version / global apply again.  Exit 3: not installed.\n",
+      .opts = cmd_use_opts, .min_pos = 1, .max_pos = 1,
+      .missing = "which toolchain? (cudaenv list shows the installed ones)", .extra = "one VERSION only" },
     { "env", NULL, cmd_env, "print the environment of a toolchain",
       "usage: cudaenv env [VERSION|system] [--shell bash|zsh|fish|json|dotenv] [--json]\n"
       "\n"
@@ -151,12 +165,14 @@ static const cli_cmd commands[] = {
       "VERSION: the active selection (.cuda-version, global), what the cd hook applies.\n"
       "Entries earlier switches added are removed; other CUDA entries are reported.\n"
       "--shell dotenv prints KEY=VALUE lines for $GITHUB_ENV, docker --env-file and\n"
-      "systemd EnvironmentFile= (cudaenv env 11.8 --shell dotenv >> \"$GITHUB_ENV\").\n" },
+      "systemd EnvironmentFile= (cudaenv env 11.8 --shell dotenv >> \"$GITHUB_ENV\").\n",
+      .opts = cmd_env_opts, .max_pos = 1, .extra = "one VERSION only" },
     { "local", NULL, cmd_local, "pin a toolchain for this directory",
       "usage: cudaenv local [VERSION [--force] | --unset]\n"
       "\n"
       "Write .cuda-version in the current directory; the cd hook applies it.  Without\n"
-      "VERSION print the pin that applies here.  --force pins a version not installed.\n" },
+      "VERSION print the pin that applies here.  --force pins a version not installed.\n",
+      .opts = cmd_local_opts, .max_pos = 1, .extra = "one VERSION only" },
     { "global", NULL, cmd_global, "the default toolchain (user or system)",
       "usage: cudaenv global [VERSION|system] [--system [--force] [--dry-run] | --rollback [--dry-run]]\n"
       "\n"
@@ -170,19 +186,23 @@ static const cli_cmd commands[] = {
       "an update-alternatives link is cooperated with.  Exit 6: not root, or the toolchain\n"
       "is in a tree not owned by root or writable by others (use CUDAENV_ROOT=/opt/cudaenv).\n"
       "A switch interrupted (kill -9, power loss) is completed by the next --system/--rollback.\n"
-      "CUDAENV_LDCONFIG overrides the ldconfig path (\"none\" skips it).\n" },
+      "CUDAENV_LDCONFIG overrides the ldconfig path (\"none\" skips it).\n",
+      .opts = cmd_global_opts, .max_pos = 1, .extra = "one VERSION only" },
     { "current", NULL, cmd_current, "the active toolchain and where it comes from",
       "usage: cudaenv current [--json]\n"
       "\n"
-      "Print the active toolchain and its origin: shell, .cuda-version (path), global, system.\n" },
+      "Print the active toolchain and its origin: shell, .cuda-version (path), global, system.\n",
+      .opts = cmd_current_opts },
     { "which", NULL, cmd_which, "the file a command resolves to",
       "usage: cudaenv which CMD\n"
       "\n"
-      "Print the file CMD (e.g. nvcc) resolves to in the active toolchain.\n" },
+      "Print the file CMD (e.g. nvcc) resolves to in the active toolchain.\n",
+      .min_pos = 1, .max_pos = 1, .missing = "which command? e.g. cudaenv which nvcc", .extra = "one CMD only" },
     { "exec", NULL, cmd_exec, "run one command with a toolchain",
       "usage: cudaenv exec VERSION -- CMD [ARG...]\n"
       "\n"
-      "Run CMD with the environment of toolchain VERSION.\n" },
+      "Run CMD with the environment of toolchain VERSION.\n",
+      .max_pos = 1, .needs = CLI_REST },
     { "verify", NULL, cmd_verify, "self-test a toolchain on the GPU",
       "usage: cudaenv verify [VERSION] [--json] [--all-devices] [--bench] [--deep]\n"
       "       cudaenv verify [VERSION] --framework tf|torch [--python PATH] [--json]\n"
@@ -201,7 +221,8 @@ static const cli_cmd commands[] = {
       "                  build (CUDA, cuDNN), its GPUs, a matmul and a convolution on GPU 0\n"
       "                  against a CPU reference, and the libcudart/libcudnn files it mapped;\n"
       "                  each problem is a finding with its evidence and fix (man cudaenv)\n"
-      "  --python PATH   the Python that has the framework (default: python3 on PATH)\n" },
+      "  --python PATH   the Python that has the framework (default: python3 on PATH)\n",
+      .opts = cmd_verify_opts, .max_pos = 1, .extra = "one VERSION at most (got '%s' and '%s')" },
     { "jupyter", NULL, cmd_jupyter, "a Jupyter kernel with a toolchain's environment",
       "usage: cudaenv jupyter install VERSION [--python PATH] [--name NAME]\n"
       "\n"
@@ -212,12 +233,14 @@ static const cli_cmd commands[] = {
       "the path is printed.  The Python needs ipykernel.\n"
       "\n"
       "  --python PATH   the kernel's Python (default: python3 on PATH), written as an absolute path\n"
-      "  --name NAME     the kernel's name (default: cudaenv-VERSION; letters, digits, . _ -)\n" },
+      "  --name NAME     the kernel's name (default: cudaenv-VERSION; letters, digits, . _ -)\n",
+      .opts = cmd_jupyter_opts, .max_pos = 2, .extra = "one VERSION only (got '%s' and '%s')" },
     { "doctor", NULL, cmd_doctor, "diagnose driver, runtime, cuDNN, device, environment",
       "usage: cudaenv doctor [--json]\n"
       "\n"
       "Walk the troubleshooting chain and name the fix for each problem.  Exit 0 when\n"
-      "there are no errors, 7 when there are.\n" },
+      "there are no errors, 7 when there are.\n",
+      .opts = cmd_doctor_opts },
     { "adopt", NULL, cmd_adopt, "register a CUDA toolkit installed elsewhere",
       "usage: cudaenv adopt DIR [--name NAME] | cudaenv adopt --scan\n"
       "\n"
@@ -229,7 +252,8 @@ static const cli_cmd commands[] = {
       "\n"
       "  --name NAME   the toolchain name: CUDA[+cudnnVER][@label], e.g. 12.4.1@system\n"
       "                (default: the versions found; @adopted when that name is taken)\n"
-      "  --scan        list /usr/local/cuda-*, /opt/cuda* and /usr/lib/cuda, adopted or not\n" },
+      "  --scan        list /usr/local/cuda-*, /opt/cuda* and /usr/lib/cuda, adopted or not\n",
+      .opts = cmd_adopt_opts, .max_pos = 1, .extra = "one DIR at a time (got %s and %s)" },
     { "cache", NULL, cmd_cache, "downloads and unpacked trees: dir, list, clean, prune",
       "usage: cudaenv cache [dir | list [--json] | clean [--dry-run] | prune [--dry-run]]\n"
       "\n"
@@ -239,7 +263,8 @@ static const cli_cmd commands[] = {
       "  list     each item with its size and whether an installed toolchain came from it\n"
       "  clean    remove every download (a reinstall then downloads again)\n"
       "  prune    remove the downloads and unpacked trees no installed toolchain uses\n"
-      "  --dry-run, -n   print what would be removed, remove nothing\n" },
+      "  --dry-run, -n   print what would be removed, remove nothing\n",
+      .opts = cmd_cache_opts, .max_pos = 1 },
 };
 
 static const size_t n_commands = sizeof commands / sizeof *commands;
@@ -263,24 +288,6 @@ static void main_usage(FILE *f)
                "Environment: CUDAENV_ROOT, CUDAENV_MANIFEST, CUDAENV_MIRROR, CUDAENV_SYSROOT,\n"
                "CUDAENV_VERSION, NO_COLOR.  Exit codes: 0 ok, 1 other, 2 usage, 3 not found,\n"
                "4 download, 5 integrity, 6 permission, 7 check failed, 8 no usable GPU.\n");
-}
-
-int cli_help(const cli_cmd *cmd)
-{
-    fputs(cmd->usage, stdout);
-    fputs("\nglobal options: -q/--quiet, -v/--verbose, -h/--help, --manifest PATH|URL, --insecure\n", stdout);
-    return 0;
-}
-
-int cli_usage_error(const cli_cmd *cmd, const char *fmt, ...)
-{
-    va_list ap;
-    fprintf(stderr, "cudaenv%s%s: ", cmd ? " " : "", cmd ? cmd->name : "");
-    va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fprintf(stderr, "\nTry 'cudaenv %s%s--help'.\n", cmd ? cmd->name : "", cmd ? " " : "");
-    return 2;
 }
 
 /* "instal" -> install, "verfy" -> verify: the nearest command within two
@@ -374,11 +381,20 @@ int main(int argc, char **argv)
         return cli_help(cmd);
     /* the store rule (core/trust.h): CUDAENV_ROOT absolute, and as root a
      * store only root can change; init prints shell code and opens nothing */
-    if (strcmp(cmd->name, "init") != 0) {
+    if (!(cmd->needs & CLI_NO_STORE)) {
         int rc = ce_trust_root(&c.ctx);
         if (rc) return cli_fail(&c, rc);
     }
     if (!cmd->run)
         return cli_exec_full(&c);
-    return cmd->run(&c, argc - i, argv + i);
+    /* the positional words: on the stack unless there are many (install SPEC...) */
+    const char *few[8], **pos = argc - i <= 8 ? few : malloc((size_t)(argc - i) * sizeof *pos);
+    if (!pos) return 1;
+    cli_args a;
+    c.cmd = cmd;
+    int rc = cli_parse(&c, cmd, argc - i, argv + i, pos, &a);
+    if (rc == CLI_HELP) rc = cli_help(cmd);
+    else if (rc == 0) rc = cmd->run(&c, &a);
+    if (pos != few) free(pos);
+    return rc;
 }

@@ -112,8 +112,7 @@ static void print_table(const ce_fw_report *r, const ce_toolchain *tc, int code)
 int cli_verify_framework(cli *c, const ce_toolchain *tc, const char *framework, const char *python,
                          const char *libcuda)
 {
-    const cli_cmd *cmd = cli_find_cmd("verify");
-    if (!ce_fw_name(framework)) return cli_usage_error(cmd, "unknown framework '%s' (tf or torch)", framework);
+    if (!ce_fw_name(framework)) return cli_usage_error(c->cmd, "unknown framework '%s' (tf or torch)", framework);
     ce_active_info sel;
     memset(&sel, 0, sizeof sel);
     sel.origin = CE_ORIGIN_SHELL;

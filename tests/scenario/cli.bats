@@ -1,6 +1,7 @@
 #!/usr/bin/env bats
 # The command-line contract: help, version, usage errors and their exit codes.
 load ../lib/common
+bats_require_minimum_version 1.5.0
 
 setup() { common_setup; }
 teardown() { common_teardown; }
@@ -24,11 +25,44 @@ teardown() { common_teardown; }
 }
 
 @test "every command has --help (exit 0, usage on stdout)" {
-    for c in install uninstall list list-remote ls-remote info prefix init use env local global current which exec verify doctor adopt cache; do
-        run "$CUDAENV" "$c" --help
-        [ "$status" -eq 0 ] || { echo "$c --help: $status"; false; }
-        [[ "$output" == *"usage: cudaenv ${c/ls-remote/list-remote}"* ]] || { echo "$c: $output"; false; }
+    # every command of the table (cudaenv --help lists them), and the aliases
+    local cmds
+    cmds=$("$CUDAENV" --help | sed -n '/^commands:/,/^$/s/^  \([a-z-]*\) .*/\1/p')
+    [ "$(wc -w <<<"$cmds")" -ge 21 ]
+    for c in $cmds ls ls-remote; do
+        for h in --help "-q -h" "help"; do
+            if [ "$h" = help ]; then run "$CUDAENV" help "$c"; else run "$CUDAENV" "$c" $h; fi
+            [ "$status" -eq 0 ] || { echo "$c $h: $status"; false; }
+            [[ "$output" == *"usage: cudaenv ${c/#ls/list}"* ]] || { echo "$c $h: $output"; false; }
+        done
     done
+}
+
+@test "usage errors: what each command's table entry declares, from one parser, exit 2 (light and full binary)" {
+    while IFS='|' read -r args msg; do
+        run --separate-stderr "$CUDAENV" $args
+        [ "$status" -eq 2 ] || { echo "$args: exit $status"; false; }
+        local cmd=${args%% *}
+        [ "$stderr" = "cudaenv $cmd: $msg"$'\n'"Try 'cudaenv $cmd --help'." ] || { echo "$args: $stderr"; false; }
+        [ -z "$output" ]
+    done <<'EOF'
+uninstall a b|one toolchain at a time (got a and b)
+info|which SPEC? e.g. cudaenv info tf-2.14
+info a b|one SPEC at a time (got 'a' and 'b')
+list x|unexpected argument 'x'
+list --json=1|option --json takes no value
+which a b|one CMD only
+init bash -o|option -o needs a value
+init bash --bogus|unknown option --bogus
+env -x|unknown option -x
+env --shell tcsh|unknown shell 'tcsh' (bash, zsh, fish, json, dotenv)
+use|which toolchain? (cudaenv list shows the installed ones)
+jupyter install a b|one VERSION only (got 'a' and 'b')
+exec 11.8|usage: cudaenv exec VERSION -- CMD [ARG...]
+install|which toolchain? e.g. cudaenv install tf-2.14
+install --bogus x|unknown option --bogus
+mirror --to|option --to needs a value
+EOF
 }
 
 @test "the light binary links none of libcurl, libarchive, libcrypto" {

@@ -125,3 +125,50 @@ all_start_with() { local w; for w in $1; do [[ $w == "$2"* ]] || return 1; done;
         complete -C "cudaenv global --system sy" | string replace -r "\t.*" ""; true'
     [ "${lines[0]}" = system ] && [ "${lines[1]}" = system ]
 }
+
+# "CMD --opt" for every option the command table declares (commands as data:
+# each src/cli/cmd_X.c holds `const cli_opt cmd_X_opts[]`, which main.c's
+# table names), plus the global options every command takes.
+table_opts() {
+    local f cmd o
+    for f in "$REPO"/src/cli/cmd_*.c; do
+        cmd=${f##*/cmd_}; cmd=${cmd%.c}; cmd=${cmd//_/-}
+        for o in $(sed -n '/^const cli_opt cmd_[a-z_]*_opts\[\] = {$/,/^};$/p' "$f" | grep -o '{ "[a-z-]*"' | tr -d '{" '); do
+            echo "$cmd --$o"
+        done
+        for o in help quiet verbose; do echo "$cmd --$o"; done
+    done
+}
+
+@test "completions name every option the command table declares (bash, zsh, fish)" {
+    table_opts >"$T/all"
+    # the extraction finds every options table main.c names, and their entries
+    local n_table n_found
+    n_table=$(grep -o 'opts = \(FULL_ONLY(\)\?cmd_[a-z_]*_opts' "$REPO/src/cli/main.c" | wc -l)
+    n_found=$(grep -v -- ' --\(help\|quiet\|verbose\)$' "$T/all" | cut -d' ' -f1 | sort -u | wc -l)
+    [ "$n_table" -ge 18 ] && [ "$n_table" -eq "$n_found" ]
+    grep -qx 'install --module-format' "$T/all" && grep -qx 'env --json' "$T/all" && grep -qx 'doctor --json' "$T/all"
+    # use --shell is left out: the shell function from `cudaenv init` passes it
+    grep -vx 'use --shell' "$T/all" >"$T/opts"
+    local missing= cmd opt
+    # bash and fish through their own machinery: what `cudaenv CMD --<TAB>` offers
+    bash --norc -c '
+        eval "$(cudaenv init bash)"
+        for cmd in $(cut -d" " -f1 "$1" | sort -u); do
+            COMP_WORDS=(cudaenv $cmd --); COMP_CWORD=2; COMPREPLY=(); _cudaenv
+            echo "$cmd ${COMPREPLY[*]}"
+        done' _ "$T/opts" >"$T/bash"
+    fish --no-config -c '
+        cudaenv init fish | source
+        for cmd in (cut -d" " -f1 $argv[1] | sort -u)
+            echo $cmd (complete -C "cudaenv $cmd --" | string replace -r "\t.*" "")
+        end' "$T/opts" >"$T/fish"
+    while read -r cmd opt; do
+        [[ " $(grep "^$cmd " "$T/bash") " == *" $opt "* ]] || missing+=" bash:$cmd:$opt"
+        [[ " $(grep "^$cmd " "$T/fish") " == *" $opt "* ]] || missing+=" fish:$cmd:$opt"
+        # zsh: the command's line of `case $sub in ... opts+=(...)`, or the common opts
+        grep -Eq "^ +opts=\(.*$opt( |\))|^ +([a-z|-]+\|)?$cmd(\|[a-z|-]+)?\) opts\+=\(.*$opt( |\))" \
+            "$REPO/completions/_cudaenv" || missing+=" zsh:$cmd:$opt"
+    done <"$T/opts"
+    [ -z "$missing" ] || { echo "not completed:$missing"; false; }
+}
