@@ -135,8 +135,8 @@ int ce_fw_run(ce_ctx *ctx, const ce_fw_target *tc, const ce_fw_options *opt, ce_
     close(fd);
     char *argv[] = { r->python, "-c", (char *)ce_fw_script, r->framework, out, opt->quick ? "1" : "0", NULL };
     int timeout = opt->timeout_s > 0 ? opt->timeout_s : 300;
-    if (st_run_capture(argv, NULL, NULL, r->log, sizeof r->log, timeout, &r->status) != 0)
-        snprintf(r->log, sizeof r->log, "cannot start %s: %m", r->python);
+    ce_proc_result res;
+    r->status = ce_proc_output(NULL, argv, NULL, timeout, r->log, sizeof r->log, &res) == CE_OK ? res.code : 127;
     char *text = read_small(out);
     unlink(out);
     r->doc = text && *text ? cJSON_Parse(text) : NULL;

@@ -238,10 +238,10 @@ static void note_cache(st_state *st, st_step *s, const char *sonames[], int n)
     if (!realpath(st->libdir, libdir_real)) return;
     if (lp && strstr(lp, st->libdir)) return;  /* activated: the toolchain's dir is searched */
     char out[65536];
-    int status = 0;
+    ce_proc_result res;
     char *argv[] = { "/sbin/ldconfig", "-p", NULL };
     if (access(argv[0], X_OK) != 0) argv[0] = "/usr/sbin/ldconfig";
-    if (st_run_capture(argv, NULL, NULL, out, sizeof out, 10, &status) != 0 || status != 0) return;
+    if (ce_proc_output(NULL, argv, NULL, 10, out, sizeof out, &res) != CE_OK || res.code != 0) return;
     for (int i = 0; i < n; i++) {
         if (!sonames[i][0]) continue;
         char key[160];

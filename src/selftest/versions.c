@@ -122,10 +122,10 @@ static void read_nvcc(st_state *st, st_step *s, char *nvcc, size_t nsz)
     snprintf(nvcc, nsz, "%s/bin/nvcc", st->r->tc.prefix);
     if (!ce_exists(nvcc)) { nvcc[0] = '\0'; return; }
     char out[4096];
-    int status = 0;
+    ce_proc_result res;
     char *argv[] = { nvcc, "--version", NULL };
-    if (st_run_capture(argv, NULL, NULL, out, sizeof out, 30, &status) != 0 || status != 0) {
-        st_failf(s, "%s --version failed (status %d): %.200s", nvcc, status, out);
+    if (ce_proc_output(NULL, argv, NULL, 30, out, sizeof out, &res) != CE_OK || res.code != 0) {
+        st_failf(s, "%s --version failed (status %d): %.200s", nvcc, res.code, out);
         return;
     }
     const char *p = strstr(out, "release ");

@@ -17,6 +17,8 @@
 #include "store.h"
 #include "core/file.h"
 #include "core/header.h"
+#include "core/path.h"
+#include "core/proc.h"
 #include "core/version.h"
 
 /* "11.8.20220929" (version.json of 11.x) -> "11.8.0"; "12.4.1" stays */
@@ -62,22 +64,16 @@ static bool from_version_txt(const char *dir, char *out, size_t n)
 /* "Cuda compilation tools, release 12.4, V12.4.131" -> 12.4 */
 static bool from_nvcc(const char *dir, char *out, size_t n)
 {
-    char cmd[PATH_MAX + 64], line[512];
-    snprintf(cmd, sizeof cmd, "'%s/bin/nvcc' --version 2>/dev/null", dir);
-    if (strchr(dir, '\'')) return false;
-    FILE *p = popen(cmd, "r");
-    if (!p) return false;
-    bool ok = false;
-    while (!ok && fgets(line, sizeof line, p)) {
-        char *r = strstr(line, "release ");
-        int a, b;
-        if (r && sscanf(r, "release %d.%d", &a, &b) == 2) {
-            snprintf(out, n, "%d.%d", a, b);
-            ok = true;
-        }
-    }
-    pclose(p);
-    return ok;
+    char nvcc[PATH_MAX + 32], text[4096];
+    if (ce_path_join(nvcc, sizeof nvcc, dir, "bin/nvcc") != CE_OK) return false;
+    char *argv[] = { nvcc, "--version", NULL };
+    ce_proc_result r;
+    if (ce_proc_output(NULL, argv, NULL, 60, text, sizeof text, &r) != CE_OK || r.code != 0) return false;
+    const char *rel = strstr(text, "release ");
+    int a, b;
+    if (!rel || sscanf(rel, "release %d.%d", &a, &b) != 2) return false;
+    snprintf(out, n, "%d.%d", a, b);
+    return true;
 }
 
 static bool from_header(const char *dir, char *out, size_t n)
