@@ -16,6 +16,7 @@
 
 #include "clock.h"
 #include "error.h"
+#include "path.h"
 
 extern char **environ;
 
@@ -399,15 +400,13 @@ bool ce_proc_which(const char *prog, char *out, size_t outsz)
     out[0] = '\0';
     if (strchr(prog, '/')) {
         int n = snprintf(out, outsz, "%s", prog);
-        return n > 0 && (size_t)n < outsz;
+        return n > 0 && (size_t)n < outsz && access(out, X_OK) == 0;
     }
     const char *path = getenv("PATH");
-    char *copy = strdup(path ? path : "/usr/bin:/bin"), *save = NULL;
+    char *copy = strdup(path && *path ? path : "/usr/bin:/bin"), *save = NULL;
     bool found = false;
-    for (char *t = copy ? strtok_r(copy, ":", &save) : NULL; t && !found; t = strtok_r(NULL, ":", &save)) {
-        int n = snprintf(out, outsz, "%s/%s", t, prog);
-        found = n > 0 && (size_t)n < outsz && access(out, X_OK) == 0;
-    }
+    for (char *t = copy ? strtok_r(copy, ":", &save) : NULL; t && !found; t = strtok_r(NULL, ":", &save))
+        found = ce_path_join(out, outsz, t, prog) == CE_OK && access(out, X_OK) == 0;
     free(copy);
     if (!found) out[0] = '\0';
     return found;

@@ -104,8 +104,9 @@ void ce_proc_result_free(ce_proc_result *r);
 int ce_proc_output(ce_ctx *ctx, char *const argv[], const char *cwd, double timeout_s, char *out, size_t outsz,
                    ce_proc_result *r);
 
-/* prog as run: itself when it holds a '/', else the first executable
- * PATH entry.  false (out "") when none. */
+/* prog as run: itself when it holds a '/' (false when not executable),
+ * else the first executable one on PATH (unset or empty: /usr/bin:/bin),
+ * as execvp finds it.  false (out "") when none. */
 bool ce_proc_which(const char *prog, char *out, size_t outsz);
 
 /* Run prog (PATH searched, see ce_proc_which) with argv, stdout and stderr

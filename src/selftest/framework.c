@@ -61,20 +61,7 @@ void ce_fw_free(ce_fw_report *r)
 /* python3 (or the name given) on PATH, like execvp would find it. */
 static bool find_python(const char *want, char *out, size_t outsz)
 {
-    if (strchr(want, '/')) {
-        snprintf(out, outsz, "%s", want);
-        return access(out, X_OK) == 0;
-    }
-    const char *path = getenv("PATH");
-    char *dup = strdup(path && *path ? path : "/usr/bin:/bin");
-    char *save = NULL;
-    bool found = false;
-    for (char *d = dup ? strtok_r(dup, ":", &save) : NULL; d && !found; d = strtok_r(NULL, ":", &save)) {
-        snprintf(out, outsz, "%s/%s", *d ? d : ".", want);
-        found = access(out, X_OK) == 0;
-    }
-    free(dup);
-    return found;
+    return ce_proc_which(want, out, outsz);
 }
 
 /* The GPUs the driver shows, with CUDA_VISIBLE_DEVICES out of the way (the

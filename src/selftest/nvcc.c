@@ -48,17 +48,7 @@ static bool supported_gxx(int max, char *out, size_t outsz)
     for (int v = max; v >= max - 6 && v > 4; v--) {
         char name[32];
         snprintf(name, sizeof name, "g++-%d", v);
-        const char *path = getenv("PATH");
-        char *dup = strdup(path ? path : "/usr/bin");
-        char *save = NULL;
-        for (char *d = dup ? strtok_r(dup, ":", &save) : NULL; d; d = strtok_r(NULL, ":", &save)) {
-            snprintf(out, outsz, "%s/%s", d, name);
-            if (access(out, X_OK) == 0) {
-                free(dup);
-                return true;
-            }
-        }
-        free(dup);
+        if (ce_proc_which(name, out, outsz)) return true;
     }
     return false;
 }
