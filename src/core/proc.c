@@ -384,8 +384,7 @@ int ce_proc_output(ce_ctx *ctx, char *const argv[], const char *cwd, double time
                    ce_proc_result *r)
 {
     if (outsz) out[0] = '\0';
-    ce_proc p = { .path = argv[0], .argv = argv, .cwd = cwd, .timeout_s = timeout_s, .group = true,
-                  .cap_head = outsz - 1 };
+    ce_proc p = { .path = argv[0], .argv = argv, .cwd = cwd, .timeout_s = timeout_s, .cap_head = outsz - 1 };
     int rc = ce_proc_run(ctx, &p, r);
     size_t n = rc == CE_OK ? (r->out_len < outsz - 1 ? r->out_len : outsz - 1) : 0;
     memcpy(out, r->out ? r->out : "", n);
@@ -419,7 +418,7 @@ bool ce_run_line(const char *prog, char *const argv[], char *out, size_t outsz, 
     if (where) snprintf(where, wsz, "%s", full);
     out[0] = '\0';
     if (!found) return false;
-    ce_proc p = { .path = full, .argv = argv, .group = true, .cap_head = outsz - 1 };
+    ce_proc p = { .path = full, .argv = argv, .cap_head = outsz - 1 };
     ce_proc_result r;
     if (ce_proc_run(NULL, &p, &r) != CE_OK) return false;
     size_t n = r.out_len < outsz - 1 ? r.out_len : outsz - 1;

@@ -49,7 +49,8 @@ typedef struct ce_proc {
     bool keep_stderr;           /* stderr stays ours (default: it goes with stdout) */
     int fd;                     /* for CE_PROC_CAPTURE_FD and CE_PROC_FD */
     size_t cap_head, cap_tail;  /* capture: bytes kept at each end (both 0: 64 KiB head) */
-    bool group;                 /* its own process group, killed whole */
+    bool group;                 /* its own process group, killed whole (off: ours, so a
+                                 * Ctrl-C at the terminal reaches it too) */
     bool supervise;             /* the group dies with this process (implies group) */
     const char *label;          /* with ctx->event: CE_EV_ELAPSED about once a second */
 } ce_proc;
@@ -98,9 +99,10 @@ int ce_proc_wait(ce_ctx *ctx, ce_proc_child *c, ce_proc_result *r);
 void ce_proc_abandon(ce_proc_child *c);
 void ce_proc_result_free(ce_proc_result *r);
 
-/* Capture into a caller's buffer (outsz >= 1): run argv[0] in its own
- * group, stdout+stderr, the first outsz - 1 bytes kept.  As ce_proc_run
- * (the result's out is not kept); when it cannot be run, out says why. */
+/* Capture into a caller's buffer (outsz >= 1): run argv[0], stdout+stderr,
+ * the first outsz - 1 bytes kept.  As ce_proc_run (the result's out is not
+ * kept); when it cannot be run, out says why.  In our process group: a
+ * Ctrl-C of cudaenv reaches it too (verify's python3, nvcc --version). */
 int ce_proc_output(ce_ctx *ctx, char *const argv[], const char *cwd, double timeout_s, char *out, size_t outsz,
                    ce_proc_result *r);
 

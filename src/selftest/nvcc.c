@@ -74,8 +74,7 @@ void st_nvcc_start(st_state *st)
     char arch[32];
     snprintf(arch, sizeof arch, "-arch=sm_%d", st->nvcc_arch);
     char *argv[] = { nvcc, arch, "-o", "verify", "verify.cu", NULL };
-    ce_proc np = { .path = nvcc, .argv = argv, .cwd = st->nvcc_dir, .out = CE_PROC_FD, .fd = fd, .timeout_s = 300,
-                   .group = true };
+    ce_proc np = { .path = nvcc, .argv = argv, .cwd = st->nvcc_dir, .out = CE_PROC_FD, .fd = fd, .timeout_s = 300 };
     st->nvcc_started = ce_mono_ms();
     if (ce_proc_start(NULL, &np, &st->nvcc) != CE_OK) snprintf(st->gcc_note, sizeof st->gcc_note, "%s", st->nvcc.why);
     close(fd);
