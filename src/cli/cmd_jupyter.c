@@ -9,11 +9,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "cli.h"
 #include "core/file.h"
+#include "core/proc.h"
 #include "store/activate.h"
 
 enum { OPT_PYTHON = 1, OPT_NAME };
@@ -60,21 +60,11 @@ static bool python_path(const char *want, char *out, size_t outsz)
 /* Whether py can import ipykernel (what the kernel's argv runs). */
 static bool has_ipykernel(const char *py)
 {
-    pid_t pid = fork();
-    if (pid < 0) return true;  /* cannot tell: no warning */
-    if (pid == 0) {
-        int null = open("/dev/null", O_RDWR);
-        if (null >= 0) {
-            dup2(null, 0);
-            dup2(null, 1);
-            dup2(null, 2);
-        }
-        execl(py, py, "-c", "import ipykernel", (char *)NULL);
-        _exit(127);
-    }
-    int st = 0;
-    while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {}
-    return WIFEXITED(st) && WEXITSTATUS(st) == 0;
+    char *argv[] = { (char *)py, "-c", "import ipykernel", NULL };
+    ce_proc p = { .path = py, .argv = argv, .out = CE_PROC_NULL };
+    ce_proc_result r;
+    if (ce_proc_run(NULL, &p, &r) != CE_OK) return true; /* cannot tell: no warning */
+    return r.code == 0;
 }
 
 static int data_dir(cli *c, char *out, size_t n)

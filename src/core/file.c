@@ -288,3 +288,10 @@ bool ce_exists(const char *path)
     struct stat st;
     return lstat(path, &st) == 0;
 }
+
+int ce_join(ce_ctx *ctx, char *out, size_t outsz, const char *a, const char *b)
+{
+    if (ce_path_join(out, outsz, a, b) == CE_OK) return CE_OK;
+    return ce_fail(ctx, CE_ERR_OTHER, "a path longer than %zu bytes: %s under %s (use a shorter directory)",
+                   outsz - 1, b, a);
+}

@@ -5,6 +5,10 @@
 
 #include <stddef.h>
 
+/* The one path buffer size (PATH_MAX): a join that does not fit is an error,
+ * never a cut-short path. */
+#define CE_PATH_MAX 4096
+
 /* Remove trailing slashes (keeps "/"). */
 void ce_path_strip_trailing(char *p);
 /* out = a "/" b, failing (CE_ERR_OTHER) when it does not fit. */

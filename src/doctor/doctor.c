@@ -87,8 +87,8 @@ void ce_doctor_free(ce_doctor *d)
 /* Receipt fields (store.h): min_driver, max_gcc, sm {min,max}. */
 static void read_receipt(ce_doc_active *a)
 {
-    char p[8192];
-    snprintf(p, sizeof p, "%s/%s", a->prefix, CE_RECEIPT_NAME);
+    char p[CE_PATH_MAX];
+    if (ce_path_join(p, sizeof p, a->prefix, CE_RECEIPT_NAME) != CE_OK) return;
     FILE *f = fopen(p, "r");
     if (!f) return;
     char *buf = malloc(1u << 20);

@@ -16,6 +16,7 @@
 #include <sys/utsname.h>
 
 #include "core/header.h"
+#include "core/path.h"
 #include "doctor_int.h"
 #include "core/version.h"
 
@@ -222,9 +223,8 @@ size_t doc_ld_conf_dirs(ce_doctor *d, const char ***dirs, const char ***files)
 
 static int try_dir(const char *hostdir, const char *soname, char *out, size_t outsz)
 {
-    char p[8192];
-    snprintf(p, sizeof p, "%s/%s", hostdir, soname);
-    if (!ce_elf_usable(p)) return -1;
+    char p[CE_PATH_MAX];
+    if (ce_path_join(p, sizeof p, hostdir, soname) != CE_OK || !ce_elf_usable(p)) return -1;
     snprintf(out, outsz, "%s", p);
     return 0;
 }
@@ -337,9 +337,9 @@ static bool in_toolchain(const char *prefix, const char *soname, const char *tri
     snprintf(tgt, sizeof tgt, "targets/%s/lib", !strncmp(triplet, "aarch64", 7) ? "sbsa-linux" : "x86_64-linux");
     const char *subs[] = { "lib64", "lib", tgt };
     for (int i = 0; i < 3; i++) {
-        char dir[8192];
-        snprintf(dir, sizeof dir, "%s/%s", prefix, subs[i]);
-        if (try_dir(dir, soname, out, outsz) == 0) return true;
+        char dir[CE_PATH_MAX];
+        if (ce_path_join(dir, sizeof dir, prefix, subs[i]) == CE_OK && try_dir(dir, soname, out, outsz) == 0)
+            return true;
     }
     return false;
 }
@@ -419,9 +419,8 @@ static void check_split(ce_doctor *d, const char *cudnn_file, int major)
             if (major != 8) continue;
             /* 8.x resolves it through the loader: that copy must be this one */
             if (doc_ld_resolve(d, so, got, sizeof got, via, sizeof via) == 0) {
-                char here[8192];
-                snprintf(here, sizeof here, "%s/%s", dir, so);
-                if (!ce_same_file(here, got))
+                char here[CE_PATH_MAX];
+                if (ce_path_join(here, sizeof here, dir, so) == CE_OK && !ce_same_file(here, got))
                     nx += (size_t)snprintf(mixed + nx, nx < sizeof mixed ? sizeof mixed - nx : 0, "%s%s -> %s",
                                            nx ? ", " : "", so, got);
             }

@@ -135,9 +135,11 @@ int ce_machine_resolve(const ce_machine *m, const char *abs, char *out, size_t o
 
 void *ce_machine_dlopen(const ce_machine *m, const char *soname, char *where, size_t wsz)
 {
-    char p[8192];
-    if (m->libdir[0]) snprintf(p, sizeof p, "%s/%s", m->libdir, soname);
-    else snprintf(p, sizeof p, "%s", soname);
+    char p[CE_PATH_MAX];
+    if (ce_path_join(p, sizeof p, m->libdir, soname) != CE_OK) {
+        snprintf(where, wsz, "the path of %s under %s is too long", soname, m->libdir);
+        return NULL;
+    }
     void *h = dlopen(p, RTLD_NOW | RTLD_LOCAL);
     if (!h) {
         const char *e = dlerror();

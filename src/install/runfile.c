@@ -4,19 +4,16 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "core/file.h"
 #include "core/version.h"
-#include "runproc.h"
+#include "core/proc.h"
 
 extern char **environ;
 
@@ -128,29 +125,34 @@ int ce_runfile_install(ce_ctx *ctx, const char *runfile, const char *label, cons
     if (!env) return ce_fail(ctx, CE_ERR_NOMEM, "out of memory");
     long timeout = ce_env_long_or("CUDAENV_RUNFILE_TIMEOUT", CE_RUNFILE_TIMEOUT_S);
     long cap = ce_env_long_or("CUDAENV_RUNFILE_LOG_CAP", CE_RUNFILE_LOG_CAP);
-    ce_runproc rp = { .path = "/bin/sh", .argv = argv, .env = env, .cwd = tmp, .log = log,
-                      .timeout_s = (double)timeout, .log_head = (size_t)cap, .log_tail = (size_t)cap,
-                      .label = label };
+    /* O_NOFOLLOW: a planted logs/<file> symlink cannot redirect root's write */
+    int logfd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (logfd < 0) {
+        free(env);
+        return ce_fail(ctx, CE_ERR_IO, "cannot create %s: %s", log, strerror(errno));
+    }
+    ce_proc rp = { .path = "/bin/sh", .argv = argv, .env = env, .cwd = tmp, .out = CE_PROC_CAPTURE_FD,
+                   .fd = logfd, .timeout_s = (double)timeout, .cap_head = (size_t)cap, .cap_tail = (size_t)cap,
+                   .supervise = true, .label = label };
     watched before[N_WATCH];
     watch_take(ctx, version, before);
     ce_emit(ctx, CE_EV_STEP, label, "running the CUDA %s installer (log: %s)", version, log);
-    int st = 0;
-    bool timed_out = false;
-    int rc = ce_runproc_run(ctx, &rp, &st, &timed_out);
+    ce_proc_result res;
+    int rc = ce_proc_run(ctx, &rp, &res);
+    close(logfd);
     free(env);
     if (rc != CE_OK) return rc;
     watch_report(ctx, version, staging, before);
-    if (timed_out)
+    if (res.timed_out)
         return ce_fail(ctx, CE_ERR_OTHER, "the CUDA %s installer (%s) did not finish in %ld s and was stopped "
                        "with everything it started (CUDAENV_RUNFILE_TIMEOUT); its output is in %s",
                        version, label, timeout, log);
-    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+    if (res.code != 0) {
         char tail[512];
         log_tail(log, tail, sizeof tail);
         char how[64];
-        if (WIFEXITED(st) && WEXITSTATUS(st) > 128) snprintf(how, sizeof how, "signal %d", WEXITSTATUS(st) - 128);
-        else if (WIFEXITED(st)) snprintf(how, sizeof how, "exit status %d", WEXITSTATUS(st));
-        else snprintf(how, sizeof how, "signal %d", WIFSIGNALED(st) ? WTERMSIG(st) : 0);
+        if (res.sig) snprintf(how, sizeof how, "signal %d", res.sig);
+        else snprintf(how, sizeof how, "exit status %d", res.code);
         return ce_fail(ctx, CE_ERR_OTHER, "the CUDA %s installer (%s) failed with %s%s%s; its output is in %s",
                        version, label, how, tail[0] ? ": " : "", tail, log);
     }

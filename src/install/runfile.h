@@ -8,10 +8,10 @@
 
 /* Run `sh RUNFILE --silent --toolkit --toolkitpath=STAGING
  * --defaultroot=STAGING --no-opengl-libs --no-man-page --no-drm --override
- * --tmpdir=TMP` with fork/execve (no shell in between), HOME and TMPDIR set
+ * --tmpdir=TMP` through core/proc.h (no shell in between), HOME and TMPDIR set
  * to tmp (a private, empty directory), LANG=C, DISPLAY and SUDO_USER unset,
  * stdin from /dev/null and stdout/stderr into log.  runfile must be the
- * verified cache file.  It runs under ce_runproc: its own process group
+ * verified cache file.  It runs supervised: its own process group
  * killed with cudaenv (even kill -9), a deadline (CE_RUNFILE_TIMEOUT_S,
  * CUDAENV_RUNFILE_TIMEOUT), the log capped to its first and last
  * CE_RUNFILE_LOG_CAP bytes (CUDAENV_RUNFILE_LOG_CAP).  A few well-known

@@ -84,8 +84,9 @@ static void torch_compare(st_bench *b)
     char *argv[] = { "/usr/bin/env", "python3", "-c", (char *)torch_snippet, n, reps, NULL };
     char *out = malloc(65536);
     if (!out) return;
-    int status = 0;
-    if (st_run_capture(argv, NULL, NULL, out, 65536, 180, &status) != 0 || status != 0) {
+    ce_proc_result res;
+    int status = ce_proc_output(NULL, argv, NULL, 180, out, 65536, &res) == CE_OK ? res.code : 127;
+    if (status != 0) {
         const char *why = strstr(out, "ModuleNotFoundError") ? "python3 cannot import torch"
                         : status == 127                    ? "no python3"
                                                            : "the PyTorch measurement failed";

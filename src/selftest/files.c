@@ -23,10 +23,9 @@ static void copy_str(char *out, size_t outsz, const cJSON *j)
 
 static cJSON *load_receipt(st_state *st, char *path, size_t pathsz)
 {
-    snprintf(path, pathsz, "%s/%s", st->r->tc.prefix, CE_RECEIPT_NAME);
     char *data = NULL;
     size_t len = 0;
-    if (!ce_exists(path)) return NULL;
+    if (ce_path_join(path, pathsz, st->r->tc.prefix, CE_RECEIPT_NAME) != CE_OK || !ce_exists(path)) return NULL;
     if (ce_file_read(st->ctx, path, RECEIPT_MAX, &data, &len) != CE_OK) return NULL;
     cJSON *j = cJSON_ParseWithLength(data, len);
     free(data);
@@ -118,11 +117,11 @@ void st_files(st_state *st)
             if (bad++ < MAX_LISTED) st_note(s, "receipt entry %ld is malformed", n);
             continue;
         }
-        char full[8300];
-        snprintf(full, sizeof full, "%s/%s", st->r->tc.prefix, jp->valuestring);
+        char full[CE_PATH_MAX];
         struct stat sb;
         long long want = (long long)js->valuedouble;
-        if (lstat(full, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+        if (ce_path_join(full, sizeof full, st->r->tc.prefix, jp->valuestring) != CE_OK || lstat(full, &sb) != 0 ||
+            !S_ISREG(sb.st_mode)) {
             if (missing++ < MAX_LISTED) st_note(s, "missing: %s", jp->valuestring);
             continue;
         }

@@ -61,20 +61,7 @@ void ce_fw_free(ce_fw_report *r)
 /* python3 (or the name given) on PATH, like execvp would find it. */
 static bool find_python(const char *want, char *out, size_t outsz)
 {
-    if (strchr(want, '/')) {
-        snprintf(out, outsz, "%s", want);
-        return access(out, X_OK) == 0;
-    }
-    const char *path = getenv("PATH");
-    char *dup = strdup(path && *path ? path : "/usr/bin:/bin");
-    char *save = NULL;
-    bool found = false;
-    for (char *d = dup ? strtok_r(dup, ":", &save) : NULL; d && !found; d = strtok_r(NULL, ":", &save)) {
-        snprintf(out, outsz, "%s/%s", *d ? d : ".", want);
-        found = access(out, X_OK) == 0;
-    }
-    free(dup);
-    return found;
+    return ce_proc_which(want, out, outsz);
 }
 
 /* The GPUs the driver shows, with CUDA_VISIBLE_DEVICES out of the way (the
@@ -135,8 +122,8 @@ int ce_fw_run(ce_ctx *ctx, const ce_fw_target *tc, const ce_fw_options *opt, ce_
     close(fd);
     char *argv[] = { r->python, "-c", (char *)ce_fw_script, r->framework, out, opt->quick ? "1" : "0", NULL };
     int timeout = opt->timeout_s > 0 ? opt->timeout_s : 300;
-    if (st_run_capture(argv, NULL, NULL, r->log, sizeof r->log, timeout, &r->status) != 0)
-        snprintf(r->log, sizeof r->log, "cannot start %s: %m", r->python);
+    ce_proc_result res;
+    r->status = ce_proc_output(NULL, argv, NULL, timeout, r->log, sizeof r->log, &res) == CE_OK ? res.code : 127;
     char *text = read_small(out);
     unlink(out);
     r->doc = text && *text ? cJSON_Parse(text) : NULL;

@@ -127,10 +127,9 @@ int st_elf_dir_complete(const char *dir, const char *stem, char *why, size_t wsz
     size_t sl = strlen(stem);
     while (rc == 0 && (e = readdir(d))) {
         if (strncmp(e->d_name, stem, sl) != 0 || !strstr(e->d_name, ".so")) continue;
-        char p[8300];
+        char p[CE_PATH_MAX];
         struct stat sb;
-        snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
-        if (lstat(p, &sb) != 0 || !S_ISREG(sb.st_mode)) continue;
+        if (ce_path_join(p, sizeof p, dir, e->d_name) != CE_OK || lstat(p, &sb) != 0 || !S_ISREG(sb.st_mode)) continue;
         rc = st_elf_complete(p, why, wsz);
     }
     closedir(d);
@@ -177,9 +176,8 @@ static int scan_one(struct dl_phdr_info *info, size_t size, void *ud)
         return 0;
     }
     sc->problems++;
-    char tc_copy[8300];
-    snprintf(tc_copy, sizeof tc_copy, "%s/%s", sc->st->libdir, base);
-    if (ce_exists(tc_copy))
+    char tc_copy[CE_PATH_MAX];
+    if (ce_path_join(tc_copy, sizeof tc_copy, sc->st->libdir, base) == CE_OK && ce_exists(tc_copy))
         st_failf(sc->s, "%s was loaded from %s instead of the toolchain's %s", base, real, tc_copy);
     else
         st_failf(sc->s, "%s was loaded from %s, outside the toolchain %s (a dependency the toolchain lacks)",
@@ -215,10 +213,9 @@ static int search_ld_path(st_state *st, st_step *s, const char *soname, const ch
     int found = 0;
     char *save = NULL;
     for (char *d = strtok_r(dup, ":;", &save); d; d = strtok_r(NULL, ":;", &save)) {
-        char dreal[4096], cand[8300], creal[4096];
+        char dreal[4096], cand[CE_PATH_MAX], creal[4096];
         if (realpath(d, dreal) && strcmp(dreal, libdir_real) == 0) break;  /* ours comes first */
-        snprintf(cand, sizeof cand, "%s/%s", d, soname);
-        if (!realpath(cand, creal) || strcmp(creal, ours) == 0) continue;
+        if (ce_path_join(cand, sizeof cand, d, soname) != CE_OK || !realpath(cand, creal) || strcmp(creal, ours) == 0) continue;
         st_failf(s, "%s in LD_LIBRARY_PATH shadows this toolchain: programs that dlopen(\"%s\") get %s "
                  "instead of %s; remove %s from LD_LIBRARY_PATH, or run: cudaenv use %s",
                  cand, soname, creal, ours, d, st->r->tc.name);
@@ -238,10 +235,10 @@ static void note_cache(st_state *st, st_step *s, const char *sonames[], int n)
     if (!realpath(st->libdir, libdir_real)) return;
     if (lp && strstr(lp, st->libdir)) return;  /* activated: the toolchain's dir is searched */
     char out[65536];
-    int status = 0;
+    ce_proc_result res;
     char *argv[] = { "/sbin/ldconfig", "-p", NULL };
     if (access(argv[0], X_OK) != 0) argv[0] = "/usr/sbin/ldconfig";
-    if (st_run_capture(argv, NULL, NULL, out, sizeof out, 10, &status) != 0 || status != 0) return;
+    if (ce_proc_output(NULL, argv, NULL, 10, out, sizeof out, &res) != CE_OK || res.code != 0) return;
     for (int i = 0; i < n; i++) {
         if (!sonames[i][0]) continue;
         char key[160];
@@ -281,9 +278,9 @@ void st_loader_step(st_state *st)
     if (st->nv.h) shadows += search_ld_path(st, s, st->nv.soname, st->nv.path);
     if (st->dnn.h) shadows += search_ld_path(st, s, st->dnn.soname, st->dnn.path);
     if (st->nv_builtins_soname[0]) {
-        char b[8300];
-        snprintf(b, sizeof b, "%s/%s", st->libdir, st->nv_builtins_soname);
-        shadows += search_ld_path(st, s, st->nv_builtins_soname, b);
+        char b[CE_PATH_MAX];
+        if (ce_path_join(b, sizeof b, st->libdir, st->nv_builtins_soname) == CE_OK)
+            shadows += search_ld_path(st, s, st->nv_builtins_soname, b);
     }
     const char *sonames[] = { st->rt.soname, st->nv.soname, st->dnn.soname };
     note_cache(st, s, sonames, 3);

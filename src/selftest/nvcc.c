@@ -48,17 +48,7 @@ static bool supported_gxx(int max, char *out, size_t outsz)
     for (int v = max; v >= max - 6 && v > 4; v--) {
         char name[32];
         snprintf(name, sizeof name, "g++-%d", v);
-        const char *path = getenv("PATH");
-        char *dup = strdup(path ? path : "/usr/bin");
-        char *save = NULL;
-        for (char *d = dup ? strtok_r(dup, ":", &save) : NULL; d; d = strtok_r(NULL, ":", &save)) {
-            snprintf(out, outsz, "%s/%s", d, name);
-            if (access(out, X_OK) == 0) {
-                free(dup);
-                return true;
-            }
-        }
-        free(dup);
+        if (ce_proc_which(name, out, outsz)) return true;
     }
     return false;
 }
@@ -84,11 +74,10 @@ void st_nvcc_start(st_state *st)
     char arch[32];
     snprintf(arch, sizeof arch, "-arch=sm_%d", st->nvcc_arch);
     char *argv[] = { nvcc, arch, "-o", "verify", "verify.cu", NULL };
+    ce_proc np = { .path = nvcc, .argv = argv, .cwd = st->nvcc_dir, .out = CE_PROC_FD, .fd = fd, .timeout_s = 300 };
     st->nvcc_started = ce_mono_ms();
-    pid_t pid = fork();
-    if (pid == 0) st_child_exec(argv, NULL, st->nvcc_dir, fd);
+    if (ce_proc_start(NULL, &np, &st->nvcc) != CE_OK) snprintf(st->gcc_note, sizeof st->gcc_note, "%s", st->nvcc.why);
     close(fd);
-    st->nvcc_pid = pid;
 }
 
 static void cleanup(st_state *st)
@@ -116,7 +105,7 @@ void st_nvcc_step(st_state *st)
         st_skip(s, false, "this toolchain has no bin/nvcc");
         return;
     }
-    if (st->nvcc_pid <= 0) {
+    if (st->nvcc.pid <= 0) {
         st_failf(s, "could not start %s%s%s", nvcc, st->gcc_note[0] ? ": " : "", st->gcc_note);
         cleanup(st);
         return;
@@ -124,9 +113,8 @@ void st_nvcc_step(st_state *st)
     char gxx[4096], gfull[128];
     int gmaj = ce_host_cc(gxx, sizeof gxx, gfull, sizeof gfull);
     int max = st->r->tc.max_gcc;
-    int status = 0;
-    st_wait_child(st->nvcc_pid, 300, &status);
-    st->nvcc_pid = -1;
+    ce_proc_result res;
+    int status = ce_proc_wait(NULL, &st->nvcc, &res) == CE_OK ? res.code : 127;
     double t_build = ce_mono_ms() - st->nvcc_started;
     char logp[4300], *log = NULL;
     size_t loglen = 0;
@@ -166,7 +154,8 @@ void st_nvcc_step(st_state *st)
     }
     char *argv[] = { prog, NULL };
     double t0 = ce_mono_ms();
-    if (st_run_capture(argv, NULL, st->nvcc_dir, out, sizeof out, 60, &status) != 0 || status != 0) {
+    status = ce_proc_output(NULL, argv, st->nvcc_dir, 60, out, sizeof out, &res) == CE_OK ? res.code : 127;
+    if (status != 0) {
         char t[600];
         tail_of(out, t, sizeof t);
         st_failf(s, "the program nvcc built failed (status %d): %s", status, t);
@@ -185,11 +174,6 @@ void st_nvcc_step(st_state *st)
 /* A build started for a GPU whose context then failed: reap it. */
 void st_nvcc_abandon(st_state *st)
 {
-    if (st->nvcc_pid > 0) {
-        kill(st->nvcc_pid, SIGKILL);
-        int status;
-        st_wait_child(st->nvcc_pid, 5, &status);
-        st->nvcc_pid = -1;
-    }
+    ce_proc_abandon(&st->nvcc);
     cleanup(st);
 }

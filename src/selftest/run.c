@@ -54,7 +54,7 @@ int st_run(ce_ctx *ctx, const st_toolchain *tc, const st_options *opt, st_report
     st->ctx = ctx;
     st->opt = opt;
     st->r = r;
-    st->nvcc_pid = -1;
+    st->nvcc.pid = -1;
     double t0 = ce_mono_ms();
 
     /* Facts (min_driver, sm range, max_gcc) come with step 1's receipt. */

@@ -11,6 +11,7 @@
 #include <sys/types.h>
 
 #include "core/clock.h"   /* ce_mono_ms: every step times itself */
+#include "core/proc.h"    /* every program a step runs */
 #include "selftest.h"
 
 /* Paths here are below PATH_MAX (4096) and messages are bounded; gcc cannot
@@ -127,7 +128,7 @@ typedef struct st_state {
     void *cuctx;
     char gpu_skip[512];          /* why the GPU steps cannot run */
     bool gpu_skip_nogpu;         /* ... and whether that is "no usable GPU" (exit 8) */
-    pid_t nvcc_pid;              /* nvcc compiling in the background */
+    ce_proc_child nvcc;          /* nvcc compiling in the background */
     char nvcc_dir[4096];
     double nvcc_started;
     int nvcc_arch;               /* 90 for sm_90 */
@@ -136,19 +137,6 @@ typedef struct st_state {
     char errbuf[2][400];         /* st_cu_err / st_rt_err answers */
     int errsel;
 } st_state;
-
-/* Run argv (no shell) with extra "K=V" settings in env_add (may be NULL) in
- * cwd (may be NULL), capturing stdout+stderr; killed after timeout_s.
- * Returns 0 when it ran (exit status in *status, -signal if killed). proc.c */
-int st_run_capture(char *const argv[], const char *const env_add[], const char *cwd,
-                   char *out, size_t outsz, int timeout_s, int *status);
-/* In a forked child: stdout and stderr to outfd, stdin from /dev/null, cd cwd,
- * add env_add, execv argv; never returns. proc.c */
-void st_child_exec(char *const argv[], const char *const env_add[], const char *cwd, int outfd)
-    __attribute__((noreturn));
-/* Wait for pid at most timeout_s (then SIGKILL it); 0 with its exit status
- * in *status (-signal if killed), -1 when it cannot be waited for. proc.c */
-int st_wait_child(pid_t pid, int timeout_s, int *status);
 
 /* Step helpers (step.c). */
 void st_note(st_step *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

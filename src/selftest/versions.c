@@ -34,14 +34,13 @@ static bool find_lib(const char *dir, const char *stem, char *open_path, size_t 
     }
     closedir(d);
     if (!best[0]) return false;
-    char real[4800];
-    snprintf(real, sizeof real, "%s/%s", dir, best);
+    char real[CE_PATH_MAX];
+    if (ce_path_join(real, sizeof real, dir, best) != CE_OK) return false;
     snprintf(file_ver, fvsz, "%s", best + pl);
     soname[0] = '\0';
     if (st_elf_soname(real, soname, snsz) == 0) {
-        char link[4800];
-        snprintf(link, sizeof link, "%s/%s", dir, soname);
-        if (ce_exists(link)) {
+        char link[CE_PATH_MAX];
+        if (ce_path_join(link, sizeof link, dir, soname) == CE_OK && ce_exists(link)) {
             snprintf(open_path, opsz, "%s", link);
             return true;
         }
@@ -67,9 +66,8 @@ static void pick_libdir(st_state *st)
 {
     static const char *subs[] = { "lib64", "lib", "targets/x86_64-linux/lib", "targets/sbsa-linux/lib" };
     for (size_t i = 0; i < sizeof subs / sizeof *subs; i++) {
-        char d[4200], p[4400], sn[128], v[64];
-        snprintf(d, sizeof d, "%s/%s", st->r->tc.prefix, subs[i]);
-        if (find_lib(d, "libcudart", p, sizeof p, sn, sizeof sn, v, sizeof v)) {
+        char d[CE_PATH_MAX], p[CE_PATH_MAX], sn[128], v[64];
+        if (ce_path_join(d, sizeof d, st->r->tc.prefix, subs[i]) == CE_OK && find_lib(d, "libcudart", p, sizeof p, sn, sizeof sn, v, sizeof v)) {
             snprintf(st->libdir, sizeof st->libdir, "%s", d);
             break;
         }
@@ -122,10 +120,10 @@ static void read_nvcc(st_state *st, st_step *s, char *nvcc, size_t nsz)
     snprintf(nvcc, nsz, "%s/bin/nvcc", st->r->tc.prefix);
     if (!ce_exists(nvcc)) { nvcc[0] = '\0'; return; }
     char out[4096];
-    int status = 0;
+    ce_proc_result res;
     char *argv[] = { nvcc, "--version", NULL };
-    if (st_run_capture(argv, NULL, NULL, out, sizeof out, 30, &status) != 0 || status != 0) {
-        st_failf(s, "%s --version failed (status %d): %.200s", nvcc, status, out);
+    if (ce_proc_output(NULL, argv, NULL, 30, out, sizeof out, &res) != CE_OK || res.code != 0) {
+        st_failf(s, "%s --version failed (status %d): %.200s", nvcc, res.code, out);
         return;
     }
     const char *p = strstr(out, "release ");

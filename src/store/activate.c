@@ -247,8 +247,8 @@ bool ce_env_is_ours(const ce_ctx *ctx, const char *path)
 
 static bool has_file(const char *dir, const char *name, int mode)
 {
-    char p[4200];
-    if (snprintf(p, sizeof p, "%s/%s", dir, name) >= (int)sizeof p) return false;
+    char p[CE_PATH_MAX];
+    if (ce_path_join(p, sizeof p, dir, name) != CE_OK) return false;
     return access(p, mode) == 0;
 }
 

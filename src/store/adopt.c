@@ -17,6 +17,8 @@
 #include "store.h"
 #include "core/file.h"
 #include "core/header.h"
+#include "core/path.h"
+#include "core/proc.h"
 #include "core/version.h"
 
 /* "11.8.20220929" (version.json of 11.x) -> "11.8.0"; "12.4.1" stays */
@@ -62,22 +64,16 @@ static bool from_version_txt(const char *dir, char *out, size_t n)
 /* "Cuda compilation tools, release 12.4, V12.4.131" -> 12.4 */
 static bool from_nvcc(const char *dir, char *out, size_t n)
 {
-    char cmd[PATH_MAX + 64], line[512];
-    snprintf(cmd, sizeof cmd, "'%s/bin/nvcc' --version 2>/dev/null", dir);
-    if (strchr(dir, '\'')) return false;
-    FILE *p = popen(cmd, "r");
-    if (!p) return false;
-    bool ok = false;
-    while (!ok && fgets(line, sizeof line, p)) {
-        char *r = strstr(line, "release ");
-        int a, b;
-        if (r && sscanf(r, "release %d.%d", &a, &b) == 2) {
-            snprintf(out, n, "%d.%d", a, b);
-            ok = true;
-        }
-    }
-    pclose(p);
-    return ok;
+    char nvcc[PATH_MAX + 32], text[4096];
+    if (ce_path_join(nvcc, sizeof nvcc, dir, "bin/nvcc") != CE_OK) return false;
+    char *argv[] = { nvcc, "--version", NULL };
+    ce_proc_result r;
+    if (ce_proc_output(NULL, argv, NULL, 60, text, sizeof text, &r) != CE_OK || r.code != 0) return false;
+    const char *rel = strstr(text, "release ");
+    int a, b;
+    if (!rel || sscanf(rel, "release %d.%d", &a, &b) != 2) return false;
+    snprintf(out, n, "%d.%d", a, b);
+    return true;
 }
 
 static bool from_header(const char *dir, char *out, size_t n)
@@ -104,8 +100,8 @@ int ce_adopt_probe(ce_ctx *ctx, const char *dir, char *cuda, size_t cudasz, char
                        "bin/nvcc or include/cuda.h; name the toolkit's top directory (the one with bin/ and lib64/)", dir);
     static const char *const hdrs[] = { "include/cudnn_version.h", "include/cudnn.h", NULL };
     for (int i = 0; hdrs[i]; i++) {
-        char p[PATH_MAX + 32];
-        snprintf(p, sizeof p, "%s/%s", dir, hdrs[i]);
+        char p[CE_PATH_MAX];
+        if (ce_path_join(p, sizeof p, dir, hdrs[i]) != CE_OK) continue;
         long ma = ce_header_define(p, "CUDNN_MAJOR"), mi = ce_header_define(p, "CUDNN_MINOR"),
              pa = ce_header_define(p, "CUDNN_PATCHLEVEL");
         if (ma >= 0 && mi >= 0) {
@@ -164,9 +160,9 @@ static int link_entries(ce_ctx *ctx, const char *dir, const char *staging)
         if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..") || !strcmp(e->d_name, CE_RECEIPT_NAME) ||
             !strcmp(e->d_name, CE_ADOPTED_NAME))
             continue;
-        char from[PATH_MAX + 300], to[4400 + 300];
-        snprintf(from, sizeof from, "%s/%s", dir, e->d_name);
-        snprintf(to, sizeof to, "%s/%s", staging, e->d_name);
+        char from[CE_PATH_MAX], to[CE_PATH_MAX];
+        if ((rc = ce_join(ctx, from, sizeof from, dir, e->d_name)) || (rc = ce_join(ctx, to, sizeof to, staging, e->d_name)))
+            break;
         /* a top-level file (version.json, EULA.txt) is copied: verify wants
          * the receipt's regular files to be regular files at their path */
         struct stat st;
@@ -190,7 +186,7 @@ int ce_adopt(ce_ctx *ctx, const char *dir_in, const char *name, char *out_name, 
     if (!realpath(dir_in, dir)) return ce_fail(ctx, CE_ERR_NOTFOUND, "%s: %s", dir_in, strerror(errno));
     int rc = ce_adopt_probe(ctx, dir, cuda, sizeof cuda, cudnn, sizeof cudnn);
     if (rc) return rc;
-    char versions[4200];
+    char versions[CE_PATH_MAX];
     if ((rc = ce_store_path(ctx, "versions", versions, sizeof versions))) return rc;
     if (strncmp(dir, versions, strlen(versions)) == 0 && dir[strlen(versions)] == '/')
         return ce_fail(ctx, CE_ERR_USAGE, "%s is already in the store", dir);
@@ -206,12 +202,12 @@ int ce_adopt(ce_ctx *ctx, const char *dir_in, const char *name, char *out_name, 
         if (snprintf(want, sizeof want, "%.31s%s%.31s", cuda, cudnn[0] ? "+cudnn" : "", cudnn) >= (int)sizeof want)
             return ce_fail(ctx, CE_ERR_OTHER, "versions too long: %s, %s", cuda, cudnn);
     }
-    char final[4400];
-    snprintf(final, sizeof final, "%s/%s", versions, want);
+    char final[CE_PATH_MAX];
+    if ((rc = ce_join(ctx, final, sizeof final, versions, want))) return rc;
     if (ce_exists(final)) {
         if (name) return ce_fail(ctx, CE_ERR_OTHER, "%s is taken (%s); choose another --name", want, final);
         snprintf(want + strlen(want), sizeof want - strlen(want), "@adopted");
-        snprintf(final, sizeof final, "%s/%s", versions, want);
+        if ((rc = ce_join(ctx, final, sizeof final, versions, want))) return rc;
         if (ce_exists(final))
             return ce_fail(ctx, CE_ERR_OTHER, "%s is taken (%s); choose a name: --name %s@LABEL", want, final, cuda);
     }
@@ -231,8 +227,8 @@ int ce_adopt(ce_ctx *ctx, const char *dir_in, const char *name, char *out_name, 
     }
     ce_receipt r = { .name = want, .cuda = cuda, .cudnn = cudnn, .platform = ctx->platform, .files = &files };
     if ((rc = ce_receipt_write(ctx, staging, &r))) goto fail;
-    char marker[4500], line[PATH_MAX + 2];
-    snprintf(marker, sizeof marker, "%s/%s", staging, CE_ADOPTED_NAME);
+    char marker[CE_PATH_MAX], line[PATH_MAX + 2];
+    if ((rc = ce_join(ctx, marker, sizeof marker, staging, CE_ADOPTED_NAME))) goto fail;
     snprintf(line, sizeof line, "%s\n", dir);
     if ((rc = ce_file_write_atomic(ctx, marker, line, strlen(line), 0644))) goto fail;
     if (rename(staging, final) != 0) {
@@ -251,8 +247,8 @@ fail:
 
 int ce_adopted_from(const char *prefix, char *from, size_t fromsz)
 {
-    char p[4200];
-    snprintf(p, sizeof p, "%s/%s", prefix, CE_ADOPTED_NAME);
+    char p[CE_PATH_MAX];
+    if (ce_path_join(p, sizeof p, prefix, CE_ADOPTED_NAME) != CE_OK) return 0;
     FILE *f = fopen(p, "r");
     if (!f) return 0;
     from[0] = '\0';

@@ -105,10 +105,9 @@ static size_t receipt_sources(ce_ctx *ctx, const ce_toolchain *v, size_t n, used
     ce_event_fn ev = ctx->event;
     ctx->event = NULL;
     for (size_t i = 0; i < n; i++) {
-        char p[4200], *data = NULL;
+        char p[CE_PATH_MAX], *data = NULL;
         size_t len = 0;
-        snprintf(p, sizeof p, "%s/%s", v[i].prefix, CE_RECEIPT_NAME);
-        if (!ce_exists(p) || ce_file_read(ctx, p, 64 << 20, &data, &len) != CE_OK) continue;
+        if (ce_path_join(p, sizeof p, v[i].prefix, CE_RECEIPT_NAME) != CE_OK || !ce_exists(p) || ce_file_read(ctx, p, 64 << 20, &data, &len) != CE_OK) continue;
         cJSON *j = cJSON_ParseWithLength(data, len);
         free(data);
         const cJSON *s;
@@ -168,7 +167,7 @@ int ce_cache_scan(ce_ctx *ctx, ce_cache_item **out, size_t *n_out)
             if (e->d_name[0] == '.') continue;
             memset(&it, 0, sizeof it);
             snprintf(it.name, sizeof it.name, "%s", e->d_name);
-            snprintf(it.path, sizeof it.path, "%s/%s", dir, e->d_name);
+            if ((rc = ce_join(ctx, it.path, sizeof it.path, dir, e->d_name))) break;
             size_t l = strlen(e->d_name);
             it.kind = l > 5 && !strcmp(e->d_name + l - 5, ".part") ? CE_CACHE_PARTIAL : CE_CACHE_DOWNLOAD;
             struct stat st;
@@ -188,7 +187,7 @@ int ce_cache_scan(ce_ctx *ctx, ce_cache_item **out, size_t *n_out)
         while ((e = readdir(d))) {
             if (e->d_name[0] == '.') continue;
             memset(&it, 0, sizeof it);
-            snprintf(it.path, sizeof it.path, "%s/%s", dir, e->d_name);
+            if ((rc = ce_join(ctx, it.path, sizeof it.path, dir, e->d_name))) break;
             if (!ce_is_dir(it.path)) continue;   /* <tree>.sha256.json goes with its tree */
             it.kind = CE_CACHE_TREE;
             snprintf(it.name, sizeof it.name, "%s", e->d_name);

@@ -279,16 +279,15 @@ int ce_compose_cudnn(ce_ctx *ctx, const char *tree, const char *dst, ce_filelist
     while (rc == CE_OK && (e = readdir(d))) {
         const char *nm = e->d_name;
         if (!strcmp(nm, ".") || !strcmp(nm, "..")) continue;
-        char sp[PATH_MAX + 300], sub[300];
-        snprintf(sp, sizeof sp, "%s/%s", tree, nm);
+        char sp[CE_PATH_MAX], sub[300];
+        if ((rc = ce_join(ctx, sp, sizeof sp, tree, nm))) break;
         if (!strcmp(nm, "include")) snprintf(sub, sizeof sub, "include");
         else if (!strcmp(nm, "lib") || !strcmp(nm, "lib64")) snprintf(sub, sizeof sub, "lib64");
         else snprintf(sub, sizeof sub, "share/cudnn/%s", nm);
         if (ce_is_dir(sp)) {
             if (strncmp(sub, "share/", 6) == 0) {
-                char p[PATH_MAX + 400];
-                snprintf(p, sizeof p, "%s/%s", dst, sub);
-                if ((rc = ce_mkdir_p(ctx, p, 0755))) break;
+                char p[CE_PATH_MAX];
+                if ((rc = ce_join(ctx, p, sizeof p, dst, sub)) || (rc = ce_mkdir_p(ctx, p, 0755))) break;
             }
             rc = ce_compose_tree(ctx, sp, dst, sub, files);
         } else {
@@ -296,8 +295,8 @@ int ce_compose_cudnn(ce_ctx *ctx, const char *tree, const char *dst, ce_filelist
             char p[PATH_MAX + 20];
             snprintf(p, sizeof p, "%s/share/cudnn", dst);
             if ((rc = ce_mkdir_p(ctx, p, 0755))) break;
-            char one[PATH_MAX + 300];
-            snprintf(one, sizeof one, "%s/%s", p, nm);
+            char one[CE_PATH_MAX];
+            if ((rc = ce_join(ctx, one, sizeof one, p, nm))) break;
             const char *fc = getenv("CUDAENV_TEST_COMPOSE_COPY");
             bool linked = !(fc && *fc == '1') && link(sp, one) == 0;
             if (linked && files) files->linked++;

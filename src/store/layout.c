@@ -19,13 +19,13 @@ const char *ce_layout_target(const char *platform)
 
 int ce_layout_begin(ce_ctx *ctx, const char *dst, const char *target)
 {
-    char p[PATH_MAX + 64], link[PATH_MAX + 16], to[128];
+    char p[PATH_MAX + 64], link[CE_PATH_MAX], to[128];
     static const char *const dirs[][2] = { { "include", "include" }, { "lib", "lib64" } };
     for (size_t i = 0; i < 2; i++) {
         snprintf(p, sizeof p, "%s/targets/%s/%s", dst, target, dirs[i][0]);
         int rc = ce_mkdir_p(ctx, p, 0755);
         if (rc) return rc;
-        snprintf(link, sizeof link, "%s/%s", dst, dirs[i][1]);
+        if ((rc = ce_join(ctx, link, sizeof link, dst, dirs[i][1]))) return rc;
         snprintf(to, sizeof to, "targets/%s/%s", target, dirs[i][0]);
         if (symlink(to, link) != 0)
             return ce_fail(ctx, CE_ERR_IO, "cannot create the link %s -> %s: %m", link, to);
@@ -37,12 +37,12 @@ int ce_layout_begin(ce_ctx *ctx, const char *dst, const char *target)
 static int place_file(ce_ctx *ctx, const char *src, const char *dst, const char *name, const char *file,
                       ce_filelist *files)
 {
-    char dir[PATH_MAX + 300], one[PATH_MAX + 600], rel[600];
+    char dir[PATH_MAX + 300], one[CE_PATH_MAX], rel[600];
     snprintf(dir, sizeof dir, "%s/share/licenses/%s", dst, name);
     int rc = ce_mkdir_p(ctx, dir, 0755);
     if (rc) return rc;
     snprintf(rel, sizeof rel, "share/licenses/%s/%s", name, file);
-    snprintf(one, sizeof one, "%s/%s", dir, file);
+    if ((rc = ce_join(ctx, one, sizeof one, dir, file))) return rc;
     const char *fc = getenv("CUDAENV_TEST_COMPOSE_COPY");
     if (!(fc && *fc == '1') && link(src, one) == 0) {
         files->linked++;
@@ -70,8 +70,8 @@ int ce_layout_component(ce_ctx *ctx, const char *tree, const char *dst, const ch
     while (rc == CE_OK && (e = readdir(d))) {
         const char *nm = e->d_name;
         if (!strcmp(nm, ".") || !strcmp(nm, "..")) continue;
-        char sp[PATH_MAX + 300], sub[300];
-        snprintf(sp, sizeof sp, "%s/%s", tree, nm);
+        char sp[CE_PATH_MAX], sub[300];
+        if ((rc = ce_join(ctx, sp, sizeof sp, tree, nm))) break;
         struct stat st;
         if (lstat(sp, &st) != 0) { rc = ce_fail(ctx, CE_ERR_IO, "cannot stat %s: %m", sp); break; }
         if (!S_ISDIR(st.st_mode)) {

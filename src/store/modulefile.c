@@ -43,10 +43,10 @@ static void sb_add(sbuf *b, const char *fmt, ...)
 /* TensorFlow releases from the receipt, "2.12, 2.14" ("" when none). */
 static void receipt_tf(ce_ctx *ctx, const ce_toolchain *tc, char *out, size_t outsz)
 {
-    char path[4200], *text = NULL;
+    char path[CE_PATH_MAX], *text = NULL;
     size_t len, used = 0;
     out[0] = '\0';
-    snprintf(path, sizeof path, "%s/%s", tc->prefix, CE_RECEIPT_NAME);
+    if (ce_path_join(path, sizeof path, tc->prefix, CE_RECEIPT_NAME) != CE_OK) return;
     ce_ctx quiet = *ctx;
     quiet.event = NULL;
     if (ce_file_read(&quiet, path, 64u * 1024 * 1024, &text, &len) != CE_OK) return;
@@ -205,8 +205,8 @@ int ce_modulefile_write_all(ce_ctx *ctx, ce_modfmt fmt, const char *dir, size_t 
             ce_modulefile_name(v[i].name, mod, sizeof mod);
             installed = !strcmp(mod, name);
         }
-        char p[4600];
-        snprintf(p, sizeof p, "%s/%s", sub, e->d_name);
+        char p[CE_PATH_MAX];
+        if (ce_path_join(p, sizeof p, sub, e->d_name) != CE_OK) continue;
         if (!installed && ours(p) && unlink(p) == 0) {
             ce_emit(ctx, CE_EV_INFO, NULL, "removed %s (toolchain %s is not installed)", p, name);
             nr++;

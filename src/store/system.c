@@ -6,7 +6,6 @@
 #include <fcntl.h>
 #include <ftw.h>
 #include <signal.h>
-#include <spawn.h>
 #include <limits.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -19,6 +18,7 @@
 #include <unistd.h>
 
 #include "core/file.h"
+#include "core/proc.h"
 #include "core/trust.h"
 #include "store.h"
 #include "system_int.h"
@@ -217,43 +217,26 @@ static char *record_text(const ce_sys_record *rec)
 
 /* ---- actions --------------------------------------------------------- */
 
-/* posix_spawn (vfork + execv: no copy of this process's page tables), never
- * system(): no shell parses these paths.  The child's stdout goes to stderr
- * so cudaenv's stdout stays results only. */
+/* core/proc.h: posix_spawn (vfork + execv: no copy of this process's page
+ * tables), never system(): no shell parses these paths.  The child's stdout
+ * goes to stderr so cudaenv's stdout stays results only. */
 static int run_prog_out(ce_ctx *ctx, char *const argv[], char *out, size_t n)
 {
-    int pfd[2] = { -1, -1 };
-    if (out && pipe2(pfd, O_CLOEXEC) != 0) return ce_fail(ctx, CE_ERR_OTHER, "cannot create a pipe: %s", strerror(errno));
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_adddup2(&fa, out ? pfd[1] : 2, 1);
-    pid_t pid;
-    int e = posix_spawn(&pid, argv[0], &fa, NULL, argv, environ);
-    posix_spawn_file_actions_destroy(&fa);
-    if (e) {
-        if (out) { close(pfd[0]); close(pfd[1]); }
-        return ce_fail(ctx, CE_ERR_OTHER, "cannot run %s: %s", argv[0], strerror(e));
-    }
+    ce_proc p = { .path = argv[0], .argv = argv, .out = out ? CE_PROC_CAPTURE : CE_PROC_TO_STDERR,
+                  .keep_stderr = true, .cap_head = out ? n - 1 : 0 };
+    ce_proc_result r;
+    int rc = ce_proc_run(ctx, &p, &r);
+    if (rc) return rc;
     if (out) {
         /* what the child prints (bounded; the rest is read and dropped) */
-        close(pfd[1]);
-        size_t len = 0;
-        char sink[4096];
-        for (;;) {
-            ssize_t r = len + 1 < n ? read(pfd[0], out + len, n - 1 - len) : read(pfd[0], sink, sizeof sink);
-            if (r < 0 && errno == EINTR) continue;
-            if (r <= 0) break;
-            if (len + 1 < n) len += (size_t)r;
-        }
+        size_t len = r.out_len < n - 1 ? r.out_len : n - 1;
+        memcpy(out, r.out ? r.out : "", len);
         out[len] = '\0';
-        close(pfd[0]);
     }
-    int st;
-    while (waitpid(pid, &st, 0) < 0)
-        if (errno != EINTR) return ce_fail(ctx, CE_ERR_OTHER, "waitpid: %s", strerror(errno));
-    if (WIFEXITED(st) && WEXITSTATUS(st) == 0) return CE_OK;
-    return ce_fail(ctx, CE_ERR_OTHER, "%s failed (%s %d)", argv[0],
-                   WIFEXITED(st) ? "exit status" : "signal", WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st));
+    ce_proc_result_free(&r);
+    if (r.code == 0) return CE_OK;
+    return ce_fail(ctx, CE_ERR_OTHER, "%s failed (%s %d)", argv[0], r.sig ? "signal" : "exit status",
+                   r.sig ? r.sig : r.code);
 }
 
 static int run_prog(ce_ctx *ctx, char *const argv[])

@@ -56,3 +56,12 @@ switch_setup() {
     P117=$(fx_installed 11.7.0)
     P123=$(fx_installed 12.3.0)
 }
+
+# switch_setup, plus a project at $T/proj (.cuda-version 11.7, nested a/b)
+# and $T/elsewhere, for the shell integration in real shells
+shell_setup() {
+    switch_setup
+    mkdir -p "$T/proj/a/b" "$T/elsewhere"
+    echo 11.7 > "$T/proj/.cuda-version"
+    export T P118 P117 P123
+}

@@ -2,10 +2,18 @@
 # installed (each test then adds one cuDNN archive to a copy of it), and a
 # manifest for tf 2.14 = CUDA 11.8.0 + cuDNN 8.7.0.84 whose cuDNN entry is
 # any archive under $FM, with or without its size.
+#   hold_setup_file      the setup_file of both: the fixture and server
+#                        libraries, then hold_base
 #   hold_base            in setup_file: $FM (mirror: the runfile), $BASE (store)
 #   hold_manifest URL yes|no [RUNFILE_URL] > FILE
 #                        the file is found under $FM by the URL's last two
 #                        components (DIR/NAME), whatever prefix the URL has
+
+hold_setup_file() {
+    source "$BATS_TEST_DIRNAME/../lib/fixtures.sh"
+    source "$BATS_TEST_DIRNAME/../lib/server.bash"
+    hold_base
+}
 
 hold_base() {
     export FM=$BATS_FILE_TMPDIR/mirror BASE=$BATS_FILE_TMPDIR/base

@@ -7,6 +7,9 @@
 #   server_requests PATTERN   count logged requests whose line matches PATTERN
 #   upstream_setup_file       (from setup_file) build the fixture "NVIDIA" tree
 #                             once per file in $UPSTREAM, for server_start
+#   upstream_serve            (from setup, after common_setup) serve $UPSTREAM,
+#                             its manifest in $T/manifest.json (not exported),
+#                             CUDAENV_RETRY_DELAY_MS=10
 # Misbehaviour is chosen per URL: $SERVER_URL/_/drop=1000/file, see httpd.py.
 # Log lines: "GET /_/drop=1000/a.bin range=bytes=1000- status=206 tls=0".
 
@@ -54,6 +57,12 @@ server_stop() {
 
 server_requests() {
     grep -c -- "$1" "$SERVER_LOG"
+}
+
+upstream_serve() {
+    server_start "$UPSTREAM" || return 1
+    fx_mirror_manifest "$UPSTREAM" "$SERVER_URL" > "$T/manifest.json"
+    export CUDAENV_RETRY_DELAY_MS=10
 }
 
 upstream_setup_file() {

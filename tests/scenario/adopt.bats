@@ -90,6 +90,17 @@ teardown() { common_teardown; }
     [[ "$output" == *"12.4@nvcc"* ]]
 }
 
+@test "adopt: nvcc --version runs with no shell between: a directory named with a quote and a space" {
+    local q="$T/it's cuda"
+    mkdir -p "$q"
+    cp -a "$TK/." "$q/"
+    rm -f "$q/version.json" "$q/version.txt" "$q/include/cuda.h" "$q/include/cuda_runtime_api.h"
+    run --separate-stderr cudaenv adopt "$q" --name 12.4@quoted
+    [ "$status" -eq 0 ] || { echo "$stderr"; false; }
+    run cudaenv list
+    [[ "$output" == *"12.4@quoted"* ]]
+}
+
 @test "adopt --scan offers /usr/local/cuda-*, /opt/cuda* and /usr/lib/cuda, marking the adopted one" {
     fx_toolkit "$CUDAENV_SYSROOT/usr/lib/cuda" 11.5.2 >/dev/null
     ln -s cuda-12.4 "$CUDAENV_SYSROOT/usr/local/cuda"

@@ -15,8 +15,7 @@ setup_file() { upstream_setup_file; }
 setup() {
     command -v ansible-playbook >/dev/null || skip "ansible-playbook not installed (apt-get install ansible-core)"
     common_setup
-    server_start "$UPSTREAM"
-    fx_mirror_manifest "$UPSTREAM" "$SERVER_URL" > "$T/manifest.json"
+    upstream_serve
     make -s -C "$REPO" install BUILD="${BUILD#$REPO/}" DESTDIR="$T/stage" PREFIX=/usr/local >/dev/null
     tar -C "$T/stage/usr/local" -czf "$T/cudaenv.tar.gz" bin libexec share
     mkdir -p "$T/ansible-tmp"

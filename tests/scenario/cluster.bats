@@ -12,9 +12,8 @@ setup_file() { upstream_setup_file; }
 
 setup() {
     common_setup
-    server_start "$UPSTREAM"
-    fx_mirror_manifest "$UPSTREAM" "$SERVER_URL" > "$T/manifest.json"
-    export CUDAENV_MANIFEST=$T/manifest.json CUDAENV_RETRY_DELAY_MS=10
+    upstream_serve
+    export CUDAENV_MANIFEST=$T/manifest.json
     export SHARED=$T/shared NODE=$TESTS_DIR/lib/node.sh CUDAENV T
     mkdir -p "$SHARED"
     "$NODE" "$SHARED" -c true || skip "no mount namespaces here (node.sh needs root + unshare)"

@@ -8,12 +8,11 @@
 # layout, kill -9.
 load ../lib/common
 load ../lib/server
+load ../lib/mirror
 
 setup_file() {
-    export MIRROR=$BATS_FILE_TMPDIR/mirror
-    source "$BATS_TEST_DIRNAME/../lib/fixtures.sh"
+    mirror_setup_file
     source "$BATS_TEST_DIRNAME/../lib/redist.sh"
-    fx_mirror "$MIRROR"
     fx_redist "$MIRROR" 11.8.0
 }
 
@@ -21,17 +20,11 @@ setup() {
     common_setup
     source "$TESTS_DIR/lib/fixtures.sh"
     source "$TESTS_DIR/lib/redist.sh"
-    server_start "$MIRROR"
-    fx_mirror_manifest "$MIRROR" "$SERVER_URL" > "$T/manifest.json"
+    mirror_serve
     fx_redist_manifest "$T/manifest.json" "$MIRROR" 11.8.0 "$SERVER_URL"
-    export CUDAENV_MANIFEST=$T/manifest.json
-    export CUDAENV_RETRY_DELAY_MS=10
 }
 
-teardown() {
-    server_stop
-    common_teardown
-}
+teardown() { mirror_teardown; }
 
 P=11.8.0+cudnn8.7.0.84
 

@@ -14,9 +14,8 @@ setup_file() { upstream_setup_file; }
 
 setup() {
     common_setup
-    server_start "$UPSTREAM"
-    fx_mirror_manifest "$UPSTREAM" "$SERVER_URL" > "$T/manifest.json"
-    export CUDAENV_RETRY_DELAY_MS=10 CUDAENV_TEST_LIBCUDA=$T/no-driver/libcuda.so.1
+    upstream_serve
+    export CUDAENV_TEST_LIBCUDA=$T/no-driver/libcuda.so.1
     unset LD_LIBRARY_PATH
     # the site mirror the build stage installs from
     CUDAENV_MANIFEST=$T/manifest.json "$CUDAENV" -q mirror tf-2.14 --to "$T/site"

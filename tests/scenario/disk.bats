@@ -3,27 +3,18 @@
 # cache dir|list|clean|prune [--dry-run] manage downloads and unpacked trees.
 load ../lib/common
 load ../lib/server
+load ../lib/mirror
 bats_require_minimum_version 1.5.0
 
-setup_file() {
-    export MIRROR=$BATS_FILE_TMPDIR/mirror
-    source "$BATS_TEST_DIRNAME/../lib/fixtures.sh"
-    fx_mirror "$MIRROR"
-}
+setup_file() { mirror_setup_file; }
 
 setup() {
     common_setup
-    server_start "$MIRROR"
-    fx_mirror_manifest "$MIRROR" "$SERVER_URL" > "$T/manifest.json"
-    export CUDAENV_MANIFEST=$T/manifest.json
-    export CUDAENV_RETRY_DELAY_MS=10
+    mirror_serve
     "$CUDAENV" -q install tf-2.14 tf-2.12 2>/dev/null
 }
 
-teardown() {
-    server_stop
-    common_teardown
-}
+teardown() { mirror_teardown; }
 
 @test "list: own and shared bytes per toolchain (tf-2.12 and tf-2.14 share CUDA 11.8's files)" {
     run --separate-stderr "$CUDAENV" list

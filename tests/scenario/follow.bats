@@ -14,10 +14,8 @@ load ../lib/server
 load ../lib/hold
 
 setup_file() {
-    source "$BATS_TEST_DIRNAME/../lib/fixtures.sh"
-    source "$BATS_TEST_DIRNAME/../lib/server.bash"
     source "$BATS_TEST_DIRNAME/../lib/hold.bash"
-    hold_base || return 1
+    hold_setup_file || return 1
     export RECEIPTS=$BATS_FILE_TMPDIR/receipts
     mkdir -p "$FM/one" "$FM/multi" "$FM/tgz" "$RECEIPTS"
     local w=$BATS_FILE_TMPDIR/w top=cudnn-linux-x86_64-8.7.0.84_cuda11-archive

@@ -8,10 +8,8 @@ load ../lib/server
 load ../lib/hold
 
 setup_file() {
-    source "$BATS_TEST_DIRNAME/../lib/fixtures.sh"
-    source "$BATS_TEST_DIRNAME/../lib/server.bash"
     source "$BATS_TEST_DIRNAME/../lib/hold.bash"
-    hold_base || return 1
+    hold_setup_file || return 1
     local w=$BATS_FILE_TMPDIR/w top=cudnn-linux-x86_64-8.7.0.84_cuda11-archive
     mkdir -p "$FM/bomb" "$FM/big" "$w"
     # xz bomb: 128 MiB of zeros in about 20 KB

@@ -4,18 +4,14 @@
 # without opening the manifest; a missing, corrupt or foreign index (another
 # or an edited manifest) falls back to the manifest; results are identical.
 load ../lib/common
+load ../lib/mirror
 bats_require_minimum_version 1.5.0
 
-setup_file() {
-    export MIRROR=$BATS_FILE_TMPDIR/mirror
-    source "$BATS_TEST_DIRNAME/../lib/fixtures.sh"
-    fx_mirror "$MIRROR"
-}
+setup_file() { mirror_setup_file; }
 
 setup() {
     common_setup
-    fx_mirror_manifest "$MIRROR" "file://$MIRROR" > "$T/manifest.json"
-    export CUDAENV_MANIFEST=$T/manifest.json
+    mirror_manifest "file://$MIRROR"
     IDX=$CUDAENV_ROOT/versions/.index
 }
 teardown() { common_teardown; }

@@ -6,26 +6,16 @@
 # three points, concurrent installs, uninstall.
 load ../lib/common
 load ../lib/server
+load ../lib/mirror
 
-setup_file() {
-    export MIRROR=$BATS_FILE_TMPDIR/mirror
-    source "$BATS_TEST_DIRNAME/../lib/fixtures.sh"
-    fx_mirror "$MIRROR"
-}
+setup_file() { mirror_setup_file; }
 
 setup() {
     common_setup
-    server_start "$MIRROR"
-    # absolute loopback URLs in a local manifest: http is allowed for it
-    fx_mirror_manifest "$MIRROR" "$SERVER_URL" > "$T/manifest.json"
-    export CUDAENV_MANIFEST=$T/manifest.json
-    export CUDAENV_RETRY_DELAY_MS=10
+    mirror_serve
 }
 
-teardown() {
-    server_stop
-    common_teardown
-}
+teardown() { mirror_teardown; }
 
 V=$BATS_TEST_DIRNAME # silence shellcheck about unused
 
@@ -40,17 +30,6 @@ only_complete() {
         [ -e "$d" ] || continue
         [ -f "$d/.cudaenv-receipt.json" ] && [ -x "$d/bin/nvcc" ] || { echo "incomplete: $d"; return 1; }
     done
-}
-
-# edit the manifest with a python expression on m
-edit_manifest() {
-    python3 - "$CUDAENV_MANIFEST" "$1" <<'PY'
-import json, sys
-p, expr = sys.argv[1], sys.argv[2]
-m = json.load(open(p))
-exec(expr)
-json.dump(m, open(p, "w"))
-PY
 }
 
 CUDNN87='m["cudnn"]["8.7.0.84"]["cuda11"]["linux-x86_64"]'

@@ -12,10 +12,9 @@ setup_file() { upstream_setup_file; }
 
 setup() {
     common_setup
-    server_start "$UPSTREAM"
+    upstream_serve
     UP_URL=$SERVER_URL UP_LOG=$SERVER_LOG
-    fx_mirror_manifest "$UPSTREAM" "$SERVER_URL" > "$T/manifest.json"
-    export CUDAENV_MANIFEST=$T/manifest.json CUDAENV_RETRY_DELAY_MS=10
+    export CUDAENV_MANIFEST=$T/manifest.json
     M=$T/site
 }
 

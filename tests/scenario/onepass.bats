@@ -4,18 +4,14 @@
 # tree is never read back to hash it, and the receipt's per-file sha256s
 # are those of the files on disk.
 load ../lib/common
+load ../lib/mirror
 bats_require_minimum_version 1.5.0
 
-setup_file() {
-    export MIRROR=$BATS_FILE_TMPDIR/mirror
-    source "$BATS_TEST_DIRNAME/../lib/fixtures.sh"
-    fx_mirror "$MIRROR"
-}
+setup_file() { mirror_setup_file; }
 
 setup() {
     common_setup
-    fx_mirror_manifest "$MIRROR" "file://$MIRROR" > "$T/manifest.json"
-    export CUDAENV_MANIFEST=$T/manifest.json
+    mirror_manifest "file://$MIRROR"
 }
 teardown() { common_teardown; }
 

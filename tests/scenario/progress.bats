@@ -6,12 +6,11 @@
 # a finished install says how to use it.
 load ../lib/common
 load ../lib/server
+load ../lib/mirror
 bats_require_minimum_version 1.5.0
 
 setup_file() {
-    export MIRROR=$BATS_FILE_TMPDIR/mirror
-    source "$BATS_TEST_DIRNAME/../lib/fixtures.sh"
-    fx_mirror "$MIRROR"
+    mirror_setup_file
     # a runfile of 3 MiB (makeself ignores what follows its archive): more than
     # the 1 MiB the downloader gathers before writing, for the Ctrl-C test
     mkdir -p "$MIRROR/big"
@@ -21,26 +20,11 @@ setup_file() {
 
 setup() {
     common_setup
-    server_start "$MIRROR"
-    fx_mirror_manifest "$MIRROR" "$SERVER_URL" > "$T/manifest.json"
-    export CUDAENV_MANIFEST=$T/manifest.json
-    export CUDAENV_RETRY_DELAY_MS=10
+    mirror_serve
 }
 
-teardown() {
-    server_stop
-    common_teardown
-}
+teardown() { mirror_teardown; }
 
-edit_manifest() {
-    python3 - "$CUDAENV_MANIFEST" "$1" <<'PY'
-import json, sys
-p, expr = sys.argv[1], sys.argv[2]
-m = json.load(open(p))
-exec(expr)
-json.dump(m, open(p, "w"))
-PY
-}
 CUDNN87='m["cudnn"]["8.7.0.84"]["cuda11"]["linux-x86_64"]'
 RUN118='m["cuda"]["11.8.0"]["runfile"]["linux-x86_64"]'
 # the fixture runfile (~21 KB) is the larger download: throttle it

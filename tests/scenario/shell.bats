@@ -5,12 +5,7 @@
 load ../lib/common
 bats_require_minimum_version 1.5.0
 
-setup() {
-    switch_setup
-    mkdir -p "$T/proj/a/b" "$T/elsewhere"
-    echo 11.7 > "$T/proj/.cuda-version"
-    export T P118 P117 P123
-}
+setup() { shell_setup; }
 teardown() { common_teardown; }
 
 @test "bash: use, switch, use system, deactivate; the loader follows" {

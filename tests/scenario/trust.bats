@@ -5,6 +5,7 @@
 # store never redirect root, and a non-root user keeps their own store as is.
 # Every test here fails on the code before core/trust.c.
 load ../lib/common
+load ../lib/mirror
 bats_require_minimum_version 1.5.0
 
 ATK=cudaenv-atk
@@ -12,9 +13,7 @@ ATK=cudaenv-atk
 setup_file() {
     [ "$(id -u)" -eq 0 ] || return 0
     id "$ATK" >/dev/null 2>&1 || useradd -M -s /bin/sh "$ATK" 2>/dev/null || true
-    export MIRROR=$BATS_FILE_TMPDIR/mirror
-    source "$BATS_TEST_DIRNAME/../lib/fixtures.sh"
-    fx_mirror "$MIRROR"
+    mirror_setup_file
 }
 
 setup() {

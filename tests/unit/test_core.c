@@ -14,6 +14,7 @@
 #include "core/bytes.h"
 #include "core/clock.h"
 #include "core/error.h"
+#include "core/file.h"
 #include "core/hostcc.h"
 #include "core/path.h"
 
@@ -41,6 +42,26 @@ static void test_path_join(void **state)
     ce_path_strip_trailing(s); assert_string_equal(s, "/x");
     char r[] = "///";
     ce_path_strip_trailing(r); assert_string_equal(r, "/");
+}
+
+/* ce_join: an overlong path is an error naming it, never a cut-short path */
+static void test_join_names_overflow(void **state)
+{
+    (void)state;
+    ce_ctx *ctx = calloc(1, sizeof *ctx);
+    assert_non_null(ctx);
+    char p[CE_PATH_MAX], dir[CE_PATH_MAX];
+    assert_int_equal(ce_join(ctx, p, sizeof p, "/store/versions", "12.4.1"), CE_OK);
+    assert_string_equal(p, "/store/versions/12.4.1");
+    memset(dir, 'd', sizeof dir - 40);
+    dir[0] = '/';
+    dir[sizeof dir - 40] = '\0';
+    assert_int_equal(ce_join(ctx, p, sizeof p, dir, "a-name-that-does-not-fit-any-more-0123456789-0123456789-0123456789-"
+                             "0123456789"), CE_ERR_OTHER);
+    assert_non_null(strstr(ctx->err, "a-name-that-does-not-fit"));
+    assert_non_null(strstr(ctx->err, "/ddd"));
+    assert_non_null(strstr(ctx->err, "a path longer than 4095 bytes: a-name-that-does-not-fit"));
+    free(ctx);
 }
 
 static void test_clock(void **state)
@@ -81,6 +102,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_bytes_text),
         cmocka_unit_test(test_path_join),
+        cmocka_unit_test(test_join_names_overflow),
         cmocka_unit_test(test_clock),
         cmocka_unit_test(test_host_cc),
     };
