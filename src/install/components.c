@@ -229,7 +229,7 @@ static int start_unpack(ce_ctx *ctx, part *p, bool follow, const volatile int *d
     if (rc) return rc;
     int fds[2];
     if (pipe(fds) != 0) return ce_fail(ctx, CE_ERR_IO, "pipe: %s", strerror(errno));
-    pid_t pid = fork();
+    pid_t parent = getpid(), pid = fork();
     if (pid < 0) {
         close(fds[0]);
         close(fds[1]);
@@ -237,6 +237,7 @@ static int start_unpack(ce_ctx *ctx, part *p, bool follow, const volatile int *d
     }
     if (pid == 0) {
         prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (getppid() != parent) _exit(1);   /* the parent died before prctl: no signal will come */
         close(fds[0]);
         ce_mute(true);
         char partf[4300];
