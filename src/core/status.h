@@ -21,6 +21,9 @@
 
 #define CE_STATUS_MSG 4096
 
+/* A status as a value: what a worker hands over, what a quiet scope saves.
+ * (The thread's own status is allocated at its first failure, not held in
+ * static TLS, which ld.so would zero at every exec of the light binary.) */
 typedef struct ce_status {
     int code;                 /* CE_OK or the ce_err of the last failure */
     char msg[CE_STATUS_MSG];  /* its message, "" if none */

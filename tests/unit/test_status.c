@@ -22,8 +22,8 @@ typedef struct worker {
     pthread_barrier_t *bar;
     int code;
     const char *what;
-    int start_code, got_code, after_take;
-    char start[8], got[64];
+    int start_code, quiet_code, got_code, after_take;
+    char start[8], quiet[8], got[64];
     ce_status taken;
 } worker;
 
@@ -32,6 +32,12 @@ static void *fail_then_read(void *arg)
     worker *w = arg;   /* no asserts here: cmocka's longjmp belongs to the main thread */
     w->start_code = ce_errcode();
     snprintf(w->start, sizeof w->start, "%s", ce_errmsg());
+    ce_quiet q;                                  /* a quiet failure leaves a clean thread clean */
+    ce_quiet_begin(&q, false);
+    ce_fail(&ctx, CE_ERR_IO, "cleanup failed");
+    ce_quiet_end(&q);
+    w->quiet_code = ce_errcode();
+    snprintf(w->quiet, sizeof w->quiet, "%s", ce_errmsg());
     ce_fail(&ctx, w->code, "%s failed in %s", w->what, "a worker");
     pthread_barrier_wait(w->bar);                /* both have failed before either reads */
     w->got_code = ce_errcode();
@@ -59,6 +65,8 @@ static void test_per_thread(void **state)
     /* a new thread starts clean; taking the status clears it */
     assert_int_equal(a.start_code, CE_OK);
     assert_string_equal(a.start, "");
+    assert_int_equal(a.quiet_code, CE_OK);
+    assert_string_equal(a.quiet, "");
     assert_int_equal(a.after_take, CE_OK);
     assert_int_equal(b.after_take, CE_OK);
     assert_int_equal(a.got_code, CE_ERR_DOWNLOAD);
