@@ -101,7 +101,7 @@ extern void (*const cli_redist_free)(struct ce_redist *r);
 /* manifest_load.c: load the manifest a command uses (ce_manifest_location):
  * a local path or file:// URL directly, an http(s) URL through
  * cli_url_manifest_loader (the light binary re-execs the full one).  Returns
- * 0 or a ce_err with ctx.err set: `if (rc) return cli_fail(c, rc);`. */
+ * 0 or a ce_err with the status set (ce_errmsg): `if (rc) return cli_fail(c, rc);`. */
 int cli_load_manifest(cli *c, struct ce_manifest **out);
 
 /* json_out.c: --json documents built with cJSON.  cli_json_print prints doc
@@ -124,7 +124,8 @@ void cli_size(char *out, size_t n, double bytes);
 /* s with control characters escaped (core/trust.h), for stdout text that
  * quotes files, drivers or manifests; one of 8 rotating static buffers. */
 const char *cli_esc(const char *s);
-/* Print ctx->err as the error of a failed core call and return its exit code. */
+/* Print the status's message (ce_errmsg) as the error of a failed core call
+ * and return its exit code. */
 int cli_fail(cli *c, int err);
 
 /* Commands (one file each): cmd_X runs, cmd_X_opts are its options. */

@@ -27,11 +27,14 @@ static const char *kind_name(ce_cache_kind k)
 /* name the downloads no receipt names, from the manifest (quietly) */
 static void label_from_manifest(cli *c, ce_cache_item *v, size_t n)
 {
-    ce_ctx q = c->ctx;
-    q.event = NULL;
+    ce_quiet q;
+    ce_quiet_begin(&q, true);
     char loc[4096];
     ce_manifest *m = NULL;
-    if (ce_manifest_location(&q, loc, sizeof loc) || strstr(loc, "://") || ce_manifest_load_file(&q, loc, &m)) return;
+    bool have = !ce_manifest_location(&c->ctx, loc, sizeof loc) && !strstr(loc, "://") &&
+                !ce_manifest_load_file(&c->ctx, loc, &m);
+    ce_quiet_end(&q);
+    if (!have) return;
     for (size_t i = 0; i < n; i++) {
         if (v[i].label[0] || v[i].kind == CE_CACHE_TREE) continue;
         const ce_artifact *hit = NULL;

@@ -286,7 +286,7 @@ int cmd_info(cli *c, const cli_args *a)
         ce_manifest_free(m);
         return cli_fail(c, rc);
     }
-    const char *problem = rc ? c->ctx.err : NULL;
+    const char *problem = rc ? ce_errmsg() : NULL;
     if (problem && !c->json) cli_warn(c, "%s", problem);
     ce_redist *red = NULL;
     if (!problem && r.cuda && r.cuda->redist && ce_layout_target(c->ctx.platform)) {
@@ -296,15 +296,16 @@ int cmd_info(cli *c, const cli_args *a)
             ce_manifest_free(m);
             return cli_exec_full(c);
         }
-        ce_ctx scratch = c->ctx;
-        scratch.event = NULL; /* stdout/stderr stay info's own */
-        int prc = cli_components_plan(&scratch, m, &r, &red, &g_profile);
+        ce_quiet q;
+        ce_quiet_begin(&q, true); /* stdout/stderr stay info's own */
+        int prc = cli_components_plan(&c->ctx, m, &r, &red, &g_profile);
         if (prc == CE_ERR_USAGE) {
             ce_manifest_free(m);
-            c->ctx = scratch;
+            ce_quiet_keep(&q);
             return cli_fail(c, prc);
         }
-        if (prc) cli_warn(c, "cannot list the components: %s", scratch.err);
+        if (prc) cli_warn(c, "cannot list the components: %s", ce_errmsg());
+        ce_quiet_end(&q);
         g_red = red;
     }
     int out = c->json ? print_json(m, &spec, &r, c->ctx.platform, problem)

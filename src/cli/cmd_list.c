@@ -36,14 +36,15 @@ int cmd_list(cli *c, const cli_args *a)
         return 0;
     }
     ce_active_info act;
-    ce_ctx quiet = c->ctx;
-    quiet.event = NULL;   /* a broken pin is shown, not an error of list */
-    bool have_active = ce_active(&quiet, NULL, &act) == CE_OK && !act.is_system;
+    ce_quiet q;
+    ce_quiet_begin(&q, true);   /* a broken pin is shown, not an error of list */
+    bool have_active = ce_active(&c->ctx, NULL, &act) == CE_OK && !act.is_system;
     ce_sys_record sys;
-    if (ce_system_record(&quiet, &sys) != CE_OK) sys.present = false;
+    if (ce_system_record(&c->ctx, &sys) != CE_OK) sys.present = false;
     /* what each one costs: bytes only it holds, bytes shared by hardlinks */
     ce_tc_usage *use = calloc(n ? n : 1, sizeof *use);
-    if (!use || ce_store_usage(&quiet, v, n, use) != CE_OK) { free(use); use = NULL; }
+    if (!use || ce_store_usage(&c->ctx, v, n, use) != CE_OK) { free(use); use = NULL; }
+    ce_quiet_end(&q);
     cJSON *root = c->json ? cJSON_CreateObject() : NULL;
     cJSON *arr = root ? cJSON_AddArrayToObject(root, "toolchains") : NULL;
     for (size_t i = 0; i < n; i++) {
@@ -89,7 +90,9 @@ int cmd_list(cli *c, const cli_args *a)
     }
     if (root) {
         /* the selection even when it is "system" or names nothing installed */
-        bool ok = ce_active(&quiet, NULL, &act) == CE_OK;
+        ce_quiet_begin(&q, true);
+        bool ok = ce_active(&c->ctx, NULL, &act) == CE_OK;
+        ce_quiet_end(&q);
         cJSON *aj = cJSON_AddObjectToObject(root, "active");
         cJSON_AddStringToObject(aj, "name", ok ? (act.is_system ? "system" : act.tc.name) : act.spec);
         cJSON_AddStringToObject(aj, "origin", ce_origin_name(act.origin));

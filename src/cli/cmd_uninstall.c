@@ -31,7 +31,7 @@ static int refuse_active(cli *c, const ce_toolchain *t)
     if (home && !strcmp(home, t->prefix)) why = "this shell's CUDA_HOME";
     else if (ce_active(&c->ctx, NULL, &sel) == CE_OK && !sel.is_system && !strcmp(sel.tc.name, t->name))
         why = sel.source[0] ? sel.source : ce_origin_name(sel.origin);
-    c->ctx.err[0] = '\0';
+    ce_status_clear();
     if (!why) return CE_OK;
     return ce_fail(&c->ctx, CE_ERR_OTHER, "%s is the active toolchain (%s); switch away first "
                    "(cudaenv use system, cudaenv local/global --unset) or pass --force", t->name, why);

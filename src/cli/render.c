@@ -253,9 +253,10 @@ const char *cli_esc(const char *s)
 
 int cli_fail(cli *c, int err)
 {
-    cli_error(c, "%s", c->ctx.err[0] ? c->ctx.err : ce_err_name(err));
+    err = ce_err_public(err);   /* an internal code is never shown (error.h) */
+    cli_error(c, "%s", ce_errmsg()[0] ? ce_errmsg() : ce_err_name(err));
     /* a network failure always ends in the three ways out */
-    if (err == CE_ERR_DOWNLOAD && !strstr(c->ctx.err, "https_proxy"))
+    if (err == CE_ERR_DOWNLOAD && !strstr(ce_errmsg(), "https_proxy"))
         fprintf(stderr, "cudaenv: behind a proxy: export https_proxy=http://HOST:PORT; from a mirror: "
                         "export CUDAENV_MIRROR=URL; with files already downloaded: cudaenv install --offline ...\n");
     return ce_exit_code(err);

@@ -62,17 +62,17 @@ int ce_ctx_init(ce_ctx *ctx)
 
 int ce_fail(ce_ctx *ctx, int code, const char *fmt, ...)
 {
+    (void)ctx;   /* the error is the calling thread's (status.h) */
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(ctx->err, sizeof ctx->err, fmt, ap);
+    ce_status_vset(code, fmt, ap);
     va_end(ap);
-    ctx->err_code = code;
     return code;
 }
 
 void ce_emit(ce_ctx *ctx, ce_event_kind kind, const char *item, const char *fmt, ...)
 {
-    if (!ctx->event)
+    if (!ctx->event || ce_muted())
         return;
     char buf[4096];
     va_list ap;
@@ -85,7 +85,7 @@ void ce_emit(ce_ctx *ctx, ce_event_kind kind, const char *item, const char *fmt,
 
 void ce_progress(ce_ctx *ctx, const char *item, int64_t done, int64_t total, double rate)
 {
-    if (!ctx->event)
+    if (!ctx->event || ce_muted())
         return;
     ce_event ev = { .kind = CE_EV_PROGRESS, .item = item, .done = done, .total = total, .rate = rate };
     ctx->event(ctx->event_ud, &ev);

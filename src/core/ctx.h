@@ -1,6 +1,8 @@
 /* The context every core call takes: configuration read once from the
- * environment and the command line, the last error message, and the event
- * callback through which the core reports progress (it never prints). */
+ * environment and the command line, and the event callback through which the
+ * core reports progress (it never prints).  The error of a failure is not
+ * here but in the calling thread's status (status.h), so threads share one
+ * context by pointer. */
 #ifndef CE_CTX_H
 #define CE_CTX_H
 
@@ -10,6 +12,7 @@
 #include <stdint.h>
 
 #include "error.h"
+#include "status.h"
 
 typedef enum ce_event_kind {
     CE_EV_INFO,      /* a line worth showing with -v or in a log */
@@ -45,8 +48,6 @@ typedef struct ce_ctx {
     bool quiet;
     ce_event_fn event;
     void *event_ud;
-    int err_code;
-    char err[4096];       /* message of the last failure */
     char install_from[16];        /* install --from: "" (redist where the release has it), "runfile", "redist" */
     char install_components[1024]; /* install --components "+a,-b", "" = the profile as it is */
 } ce_ctx;
@@ -54,12 +55,14 @@ typedef struct ce_ctx {
 /* Fill ctx from the environment (CUDAENV_ROOT, HOME, ...). */
 int ce_ctx_init(ce_ctx *ctx);
 
-/* Record a failure and return code: `return ce_fail(ctx, CE_ERR_IO, "...")`.
+/* Record a failure in the calling thread's status (status.h: ce_errmsg,
+ * ce_errcode) and return code: `return ce_fail(ctx, CE_ERR_IO, "...")`.
  * Messages say what failed, the path/URL/value, and what to do. */
 int ce_fail(ce_ctx *ctx, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
-/* Report an event (no-op without a callback). */
+/* Report an event (no-op without a callback, or while this thread is muted:
+ * status.h). */
 void ce_emit(ce_ctx *ctx, ce_event_kind kind, const char *item, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 void ce_progress(ce_ctx *ctx, const char *item, int64_t done, int64_t total, double rate);

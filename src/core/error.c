@@ -1,8 +1,13 @@
 #include "error.h"
 
+int ce_err_public(int err)
+{
+    return err == CE_ERR_RETRY ? CE_ERR_DOWNLOAD : err;
+}
+
 int ce_exit_code(int err)
 {
-    switch (err) {
+    switch (ce_err_public(err)) {
     case CE_OK: return 0;
     case CE_ERR_USAGE: return 2;
     case CE_ERR_NOTFOUND: return 3;
@@ -17,7 +22,7 @@ int ce_exit_code(int err)
 
 const char *ce_err_name(int err)
 {
-    switch (err) {
+    switch (ce_err_public(err)) {
     case CE_OK: return "ok";
     case CE_ERR_USAGE: return "usage";
     case CE_ERR_NOTFOUND: return "not found";

@@ -1,6 +1,7 @@
 /* One error vocabulary for the whole core.  Core functions return 0 or a
- * negative ce_err; the message lives in the context (ce_fail), and the CLI
- * turns the code into an exit status (ce_exit_code). */
+ * negative ce_err; the message lives in the calling thread's status
+ * (ce_fail, status.h), and the CLI turns the code into an exit status
+ * (ce_exit_code). */
 #ifndef CE_ERROR_H
 #define CE_ERROR_H
 
@@ -18,7 +19,16 @@ typedef enum ce_err {
     CE_ERR_IO = -10,       /* exit 1: filesystem error */
     CE_ERR_SPACE = -11,    /* exit 1: not enough free space */
     CE_ERR_LOCKED = -12,   /* exit 1: lock held (non-blocking callers) */
+    /* Internal: never an exit status.  A follow-mode unpack whose download
+     * stopped before the archive was complete: unpack the verified file
+     * again (the fetch reports its own failure).  Mapped to CE_ERR_DOWNLOAD
+     * should one ever escape (ce_err_public). */
+    CE_ERR_RETRY = -13,
 } ce_err;
+
+/* The code a user may see for err: internal codes (CE_ERR_RETRY) become the
+ * public one they stand for; every other code is itself. */
+int ce_err_public(int err);
 
 /* Exit status documented in CLI.md for a core return code. */
 int ce_exit_code(int err);

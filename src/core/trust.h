@@ -55,7 +55,7 @@ void ce_trust_cache_free(ce_trust_cache *c);
  * RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS, else a component-by-component
  * openat O_NOFOLLOW walk).  flags/mode as for open(2); O_CLOEXEC is added.
  * When privileged, an existing file that is not root's own and safe is
- * refused.  Returns the fd, or a negative ce_err with ctx->err set. */
+ * refused.  Returns the fd, or a negative ce_err with the status set (ce_errmsg). */
 int ce_store_open(ce_ctx *ctx, const char *rel, int flags, mode_t mode);
 
 /* ---- text from files, manifests and servers ----

@@ -120,12 +120,11 @@ static void from_manifest(ce_ctx *ctx, ce_doc_active *a)
     if (!need || ce_manifest_location(ctx, path, sizeof path) != CE_OK) return;
     if (!strncmp(path, "http://", 7) || !strncmp(path, "https://", 8)) return;
     ce_manifest *m = NULL;
-    char saved[sizeof ctx->err];
-    snprintf(saved, sizeof saved, "%s", ctx->err);
-    if (ce_manifest_load_file(ctx, path, &m) != CE_OK || !m) {
-        snprintf(ctx->err, sizeof ctx->err, "%s", saved);
-        return;
-    }
+    ce_quiet q;
+    ce_quiet_begin(&q, false);
+    int lrc = ce_manifest_load_file(ctx, path, &m);
+    ce_quiet_end(&q);
+    if (lrc != CE_OK || !m) return;
     const ce_cuda *c = NULL;
     for (size_t i = 0; i < m->n_cuda && !c; i++)
         if (!strcmp(m->cuda[i].version, a->cuda)) c = &m->cuda[i];
@@ -153,17 +152,18 @@ static void find_active(ce_doctor *d)
     ce_doc_active *a = &d->act;
     ce_active_info info;
     memset(&info, 0, sizeof info);
-    char saved[sizeof ctx->err];
-    snprintf(saved, sizeof saved, "%s", ctx->err);
+    ce_quiet q;
+    ce_quiet_begin(&q, false);
     int rc = ce_active(ctx, NULL, &info);
     snprintf(a->origin, sizeof a->origin, "%s", ce_origin_name(info.origin));
     snprintf(a->spec, sizeof a->spec, "%s", info.spec);
     if (rc != CE_OK) {
-        snprintf(a->problem, sizeof a->problem, "%s", ctx->err[0] ? ctx->err : "cannot determine the selection");
-        snprintf(ctx->err, sizeof ctx->err, "%s", saved);
+        snprintf(a->problem, sizeof a->problem, "%s", ce_errmsg()[0] ? ce_errmsg() : "cannot determine the selection");
+        ce_quiet_end(&q);
         return;
     }
     if (info.is_system) {
+        ce_quiet_end(&q);
         char res[4096];
         if (ce_machine_resolve(&d->m, "/usr/local/cuda", res, sizeof res) != 0 || !ce_machine_is_dir(&d->m, res))
             return;
@@ -177,7 +177,7 @@ static void find_active(ce_doctor *d)
     ce_spec spec;
     if (ce_spec_parse(ctx, a->spec, &spec) == CE_OK && spec.kind == CE_SPEC_TF)
         snprintf(a->tf, sizeof a->tf, "%s", spec.version);
-    snprintf(ctx->err, sizeof ctx->err, "%s", saved);
+    ce_quiet_end(&q);
     a->present = true;
     snprintf(a->name, sizeof a->name, "%s", info.tc.name);
     snprintf(a->cuda, sizeof a->cuda, "%s", info.tc.cuda);

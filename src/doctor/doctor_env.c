@@ -253,10 +253,10 @@ static bool sys_selection(ce_doctor *d, char *target, size_t tn, char *name, siz
 {
     ce_sys_record rec;
     memset(&rec, 0, sizeof rec);
-    char saved[sizeof d->ctx->err];
-    snprintf(saved, sizeof saved, "%s", d->ctx->err);
+    ce_quiet q;
+    ce_quiet_begin(&q, false);
     int rc = ce_system_record(d->ctx, &rec);
-    snprintf(d->ctx->err, sizeof d->ctx->err, "%s", saved);
+    ce_quiet_end(&q);
     if (rc != CE_OK || !rec.present || !rec.target[0]) return false;
     snprintf(target, tn, "%s", rec.target);
     snprintf(name, nn, "%s", rec.name);
@@ -268,10 +268,11 @@ static bool sys_selection(ce_doctor *d, char *target, size_t tn, char *name, siz
 static void check_switch_pending(ce_doctor *d)
 {
     ce_sys_record rec;
-    char saved[sizeof d->ctx->err], ev[8192], fix[1024];
-    snprintf(saved, sizeof saved, "%s", d->ctx->err);
+    char ev[8192], fix[1024];
+    ce_quiet q;
+    ce_quiet_begin(&q, false);
     int rc = ce_system_record(d->ctx, &rec);
-    snprintf(d->ctx->err, sizeof d->ctx->err, "%s", saved);
+    ce_quiet_end(&q);
     if (rc != CE_OK || !rec.present || !rec.pending) return;
     doc_add(d, "env.system-switch-interrupted", CE_SEV_ERROR,
             "a system switch was interrupted: /usr/local/cuda, cudaenv.conf and the loader cache may disagree",

@@ -27,9 +27,12 @@ void doc_check_framework(ce_doctor *d)
     static const char *const fws[] = { "torch", "tf" };
     for (size_t i = 0; i < sizeof fws / sizeof *fws; i++) {
         ce_fw_options opt = { .framework = fws[i], .python = py && *py ? py : NULL, .quick = true, .timeout_s = 120 };
-        ce_ctx quiet = *d->ctx;
         ce_fw_report r;
-        if (ce_fw_run(&quiet, &t, &opt, &r) != CE_OK) {  /* no python3: no framework to check */
+        ce_quiet q;
+        ce_quiet_begin(&q, false);
+        int frc = ce_fw_run(d->ctx, &t, &opt, &r);
+        ce_quiet_end(&q);
+        if (frc != CE_OK) {  /* no python3: no framework to check */
             ce_fw_free(&r);
             return;
         }

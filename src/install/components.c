@@ -90,22 +90,23 @@ static void seed_from_bundle(ce_ctx *ctx, const ce_artifact *j)
     snprintf(dirs[0], sizeof dirs[0], "%s/../share/cudaenv/redist", ctx->self_dir);
     snprintf(dirs[1], sizeof dirs[1], "%s/../../share/cudaenv/redist", ctx->self_dir);
     snprintf(dirs[2], sizeof dirs[2], "%s/redist", CE_DATADIR);
-    ce_ctx quiet = *ctx;
-    quiet.event = NULL;
+    ce_quiet q;
+    ce_quiet_begin(&q, true);
     for (size_t i = 0; i < 3; i++) {
         snprintf(p, sizeof p, "%s/%s", dirs[i], url_base(j->url));
         char hex[CE_SHA256_HEX];
         char *data = NULL;
         size_t len = 0;
-        if (!ce_exists(p) || ce_sha256_file(&quiet, p, hex) != CE_OK || strcmp(hex, j->sha256) != 0) continue;
+        if (!ce_exists(p) || ce_sha256_file(ctx, p, hex) != CE_OK || strcmp(hex, j->sha256) != 0) continue;
         char dir[4200];
         snprintf(dir, sizeof dir, "%s/cache", ctx->root);
-        if (ce_mkdir_p(&quiet, dir, 0755) == CE_OK && ce_file_read(&quiet, p, CE_REDIST_MAX, &data, &len) == CE_OK &&
+        if (ce_mkdir_p(ctx, dir, 0755) == CE_OK && ce_file_read(ctx, p, CE_REDIST_MAX, &data, &len) == CE_OK &&
             (j->size < 0 || (long long)len == j->size))
-            ce_file_write_atomic(&quiet, cache, data, len, 0644);
+            ce_file_write_atomic(ctx, cache, data, len, 0644);
         free(data);
-        return;
+        break;
     }
+    ce_quiet_end(&q);
 }
 
 int ce_components_plan(ce_ctx *ctx, const ce_manifest *m, const ce_resolved *r, ce_redist **out,
@@ -205,17 +206,19 @@ static int space(ce_ctx *ctx, const plan *pl)
  * call the archive bad. */
 
 typedef struct fetch_job {
-    ce_ctx ctx;
+    ce_ctx *ctx;
     ce_fetch_item *items;
     size_t n;
     int rc;
+    ce_status st;           /* the thread's failure, for the joining thread */
     volatile int *done;     /* MAP_SHARED: the unpackers see it */
 } fetch_job;
 
 static void *fetch_thread(void *arg)
 {
     fetch_job *j = arg;
-    j->rc = ce_fetch_all(&j->ctx, j->items, j->n);
+    j->rc = ce_fetch_all(j->ctx, j->items, j->n);
+    if (j->rc != CE_OK) ce_status_take(&j->st);
     __atomic_store_n(j->done, 1, __ATOMIC_RELEASE);
     return NULL;
 }
@@ -226,7 +229,7 @@ static int start_unpack(ce_ctx *ctx, part *p, bool follow, const volatile int *d
     if (rc) return rc;
     int fds[2];
     if (pipe(fds) != 0) return ce_fail(ctx, CE_ERR_IO, "pipe: %s", strerror(errno));
-    pid_t pid = fork();
+    pid_t parent = getpid(), pid = fork();
     if (pid < 0) {
         close(fds[0]);
         close(fds[1]);
@@ -234,9 +237,9 @@ static int start_unpack(ce_ctx *ctx, part *p, bool follow, const volatile int *d
     }
     if (pid == 0) {
         prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (getppid() != parent) _exit(1);   /* the parent died before prctl: no signal will come */
         close(fds[0]);
-        ce_ctx c = *ctx;
-        c.event = NULL;
+        ce_mute(true);
         char partf[4300];
         snprintf(partf, sizeof partf, "%s.part", p->cache);
         char index[4500];   /* per-file sha256s, hashed while unpacking (pkgindex.h) */
@@ -244,10 +247,10 @@ static int start_unpack(ce_ctx *ctx, part *p, bool follow, const volatile int *d
         ce_unpack_src src = { .path = p->cache, .part = follow ? partf : NULL, .writer_done = done,
                               .label = p->url, .sha256 = p->sha256, .size = p->size, .strip_top = true,
                               .hash_index = index };
-        int urc = ce_unpack(&c, &src, p->staging);
+        int urc = ce_unpack(ctx, &src, p->staging);
         if (urc) {
-            size_t len = strlen(c.err);
-            if (write(fds[1], c.err, len) < 0) urc = CE_ERR_IO;
+            size_t len = strlen(ce_errmsg());
+            if (write(fds[1], ce_errmsg(), len) < 0) urc = CE_ERR_IO;
         }
         _exit(urc ? -urc : 0);
     }
@@ -280,16 +283,18 @@ static int reap(ce_ctx *ctx, part *p, bool block)
 
 static void drop(ce_ctx *ctx, plan *pl)
 {
-    ce_ctx scratch = *ctx;
+    ce_quiet q;   /* cleanup must not overwrite the error being reported */
+    ce_quiet_begin(&q, false);
     for (size_t i = 0; i < pl->n; i++) {
         part *p = &pl->parts[i];
         if (p->state == 1) {
             kill(p->pid, SIGKILL);
-            reap(&scratch, p, true);
+            reap(ctx, p, true);
         }
-        if (p->staging[0]) ce_rm_rf(&scratch, p->staging);
+        if (p->staging[0]) ce_rm_rf(ctx, p->staging);
         p->staging[0] = '\0';
     }
+    ce_quiet_end(&q);
 }
 
 static long ncpu(void)
@@ -332,7 +337,7 @@ static int fetch_and_unpack(ce_ctx *ctx, const ce_manifest *m, plan *pl)
     volatile int *done = mmap(NULL, sizeof *done, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     if (done == MAP_FAILED) return ce_fail(ctx, CE_ERR_NOMEM, "mmap: %s", strerror(errno));
     *done = 0;
-    fetch_job job = { .ctx = *ctx, .items = items, .n = k, .done = done };
+    fetch_job job = { .ctx = ctx, .items = items, .n = k, .done = done };
     pthread_t th;
     if (pthread_create(&th, NULL, fetch_thread, &job) != 0) {
         munmap((void *)done, sizeof *done);
@@ -340,7 +345,6 @@ static int fetch_and_unpack(ce_ctx *ctx, const ce_manifest *m, plan *pl)
     }
     int rc = CE_OK;
     long slots = ncpu(), running = 0;
-    ce_ctx rctx = *ctx;
     for (;;) {
         bool fetched = __atomic_load_n(done, __ATOMIC_ACQUIRE);
         size_t left = 0;
@@ -349,20 +353,25 @@ static int fetch_and_unpack(ce_ctx *ctx, const ce_manifest *m, plan *pl)
             char partf[4300];
             snprintf(partf, sizeof partf, "%s.part", p->cache);
             if (p->state == 1) {
-                int r = reap(&rctx, p, false);
-                if (r == 1) continue;
+                ce_quiet q;   /* a lost overlapped pass leaves no error behind */
+                ce_quiet_begin(&q, false);
+                int r = reap(ctx, p, false);
+                if (r == 1) { ce_quiet_end(&q); continue; }
                 running--;
-                if ((r == CE_ERR_DOWNLOAD || r == CE_ERR_INTEGRITY) && p->follow) {
+                if ((r == CE_ERR_RETRY || r == CE_ERR_INTEGRITY) && p->follow) {
                     /* the download stopped, started over, or sent bytes the
                      * manifest does not name: the fetch reports a failure
                      * itself; after a success the verified file decides */
-                    ce_rm_rf(&rctx, p->staging);
+                    ce_rm_rf(ctx, p->staging);
                     p->staging[0] = '\0';
                     p->state = 0;
                     p->retry = true;
+                    ce_quiet_end(&q);
                 } else if (r && rc == CE_OK) {
-                    snprintf(ctx->err, sizeof ctx->err, "%s", rctx.err);
-                    ctx->err_code = rc = r;
+                    ce_quiet_keep(&q);   /* the first failure is the one reported */
+                    rc = r;
+                } else {
+                    ce_quiet_end(&q);
                 }
             }
             if (p->state == 0 && rc == CE_OK && running < slots) {
@@ -396,8 +405,7 @@ static int fetch_and_unpack(ce_ctx *ctx, const ce_manifest *m, plan *pl)
     pthread_join(th, NULL);
     munmap((void *)done, sizeof *done);
     if (rc == CE_OK && job.rc != CE_OK) {
-        snprintf(ctx->err, sizeof ctx->err, "%s", job.ctx.err);
-        ctx->err_code = job.rc;
+        ce_status_put(&job.st);
         rc = job.rc;
     }
     if (rc != CE_OK) drop(ctx, pl);
@@ -470,8 +478,10 @@ static int compose(ce_ctx *ctx, const ce_manifest *m, const ce_resolved *r, plan
         rc = ce_store_commit(ctx, staging, final);
     }
     if (rc != CE_OK) {
-        ce_ctx scratch = *ctx;
-        ce_rm_tree(&scratch, staging);   /* through directory fds: deep trees cannot wedge it */
+        ce_quiet q;
+        ce_quiet_begin(&q, false);
+        ce_rm_tree(ctx, staging);   /* through directory fds: deep trees cannot wedge it */
+        ce_quiet_end(&q);
     } else {
         ce_emit(ctx, CE_EV_INFO, r->name, "composed %zu files (%zu hardlinked, %zu copied) from %zu components",
                 files.n, files.linked, files.copied, nv);

@@ -249,7 +249,7 @@ static int dl_prepare(ce_ctx *ctx, dl *d)
         return ce_fail(ctx, CE_ERR_USAGE, "bad sha256 for %s: expected 64 lowercase hex digits", it->url);
     char path[sizeof it->path];
     if (ce_cache_path(ctx, it->sha256, path, sizeof path) != CE_OK)
-        return ctx->err_code;
+        return ce_errcode();
     if (strcmp(it->path, path) != 0) /* a caller may be reading a prefilled path right now */
         memcpy(it->path, path, sizeof path);
     snprintf(d->part, sizeof d->part, "%s.part", it->path);

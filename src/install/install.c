@@ -97,7 +97,7 @@ static int space_preflight(ce_ctx *ctx, const need *needs, size_t n)
         if (size < 0) continue; /* the manifest gives none: nothing to add */
         char cp[4200], part[4300];
         struct stat st;
-        if (ce_cache_path(ctx, needs[i].art->sha256, cp, sizeof cp)) return ctx->err_code;
+        if (ce_cache_path(ctx, needs[i].art->sha256, cp, sizeof cp)) return ce_errcode();
         snprintf(part, sizeof part, "%s.part", cp);
         if (stat(cp, &st) != 0) {
             double left = (double)size;
@@ -132,6 +132,7 @@ typedef struct fetch_job {
     ce_fetch_item *items;
     size_t n;
     int rc;
+    ce_status st;           /* the thread's failure, for the joining thread */
     volatile int done;
 } fetch_job;
 
@@ -139,6 +140,7 @@ static void *fetch_thread(void *arg)
 {
     fetch_job *j = arg;
     j->rc = ce_fetch_all(j->ctx, j->items, j->n);
+    if (j->rc != CE_OK) ce_status_take(&j->st);
     __atomic_store_n(&j->done, 1, __ATOMIC_RELEASE);
     return NULL;
 }
@@ -162,11 +164,13 @@ static void kill_during_download(ce_ctx *ctx, need *needs, size_t n, const fetch
 
 static void drop_stagings(ce_ctx *ctx, need *needs, size_t n)
 {
-    ce_ctx scratch = *ctx; /* cleanup must not overwrite the error being reported */
+    ce_quiet q; /* cleanup must not overwrite the error being reported */
+    ce_quiet_begin(&q, false);
     for (size_t i = 0; i < n; i++) {
-        if (needs[i].staging[0]) ce_rm_tree(&scratch, needs[i].staging);
+        if (needs[i].staging[0]) ce_rm_tree(ctx, needs[i].staging);
         needs[i].staging[0] = '\0';
     }
+    ce_quiet_end(&q);
 }
 
 static int unpack_cudnn(ce_ctx *ctx, need *nd, bool follow, const volatile int *done)
@@ -194,7 +198,7 @@ static int fetch_and_unpack(ce_ctx *ctx, const ce_manifest *m, need *needs, size
         items[i].size = needs[i].art->size;
         items[i].label = url_base(needs[i].art->url);
         items[i].allow_http = m->local || ctx->insecure;
-        if (ce_cache_path(ctx, needs[i].art->sha256, needs[i].cache, sizeof needs[i].cache)) return ctx->err_code;
+        if (ce_cache_path(ctx, needs[i].art->sha256, needs[i].cache, sizeof needs[i].cache)) return ce_errcode();
         memcpy(items[i].path, needs[i].cache, sizeof items[i].path);
         needs[i].item = &items[i];
     }
@@ -206,9 +210,10 @@ static int fetch_and_unpack(ce_ctx *ctx, const ce_manifest *m, need *needs, size
     if (fault_is("during-download")) kill_during_download(ctx, needs, n, &job);
 
     /* While the downloads run, this thread unpacks cuDNN archives from the
-     * growing .part files (its own context: the fetch thread owns ctx). */
-    ce_ctx uctx = *ctx;
-    uctx.event = NULL;
+     * growing .part files, muted (the fetch thread owns the event callback);
+     * a lost overlapped pass leaves no error behind. */
+    ce_quiet uq;
+    ce_quiet_begin(&uq, true);
     int urc = CE_OK;
     for (size_t i = 0; i < n && urc == CE_OK; i++) {
         if (needs[i].is_runfile) continue;
@@ -218,8 +223,8 @@ static int fetch_and_unpack(ce_ctx *ctx, const ce_manifest *m, need *needs, size
             needs[i].retry = true;
             continue;
         }
-        urc = unpack_cudnn(&uctx, &needs[i], true, &job.done);
-        if (urc == CE_ERR_DOWNLOAD || urc == CE_ERR_INTEGRITY) {
+        urc = unpack_cudnn(ctx, &needs[i], true, &job.done);
+        if (urc == CE_ERR_RETRY || urc == CE_ERR_INTEGRITY) {
             /* The download stopped, or started over (a server ignoring
              * Range), or sent bytes the manifest does not name: the fetch
              * reports a failure itself; after a success only the verified
@@ -228,15 +233,16 @@ static int fetch_and_unpack(ce_ctx *ctx, const ce_manifest *m, need *needs, size
             urc = CE_OK;
         }
     }
+    if (urc != CE_OK) ce_quiet_keep(&uq);   /* the unpack's own failure */
+    else ce_quiet_end(&uq);
     pthread_join(th, NULL);
     for (size_t i = 0; i < n; i++) needs[i].item = NULL; /* items[] dies with this frame */
     if (job.rc != CE_OK) {
+        ce_status_put(&job.st);
         drop_stagings(ctx, needs, n);
         return job.rc;
     }
     if (urc != CE_OK) {
-        snprintf(ctx->err, sizeof ctx->err, "%s", uctx.err);
-        ctx->err_code = urc;
         drop_stagings(ctx, needs, n);
         return urc;
     }
@@ -261,8 +267,10 @@ static int fetch_and_unpack(ce_ctx *ctx, const ce_manifest *m, need *needs, size
                                         needs[i].version);
             }
             if (tmp[0]) {
-                ce_ctx scratch = *ctx;
-                ce_rm_tree(&scratch, tmp);
+                ce_quiet q;
+                ce_quiet_begin(&q, false);
+                ce_rm_tree(ctx, tmp);
+                ce_quiet_end(&q);
             }
         }
         needs[i].item = NULL;
@@ -313,8 +321,10 @@ static int compose_one(ce_ctx *ctx, const ce_manifest *m, const ce_resolved *r)
         rc = ce_store_commit(ctx, staging, final);
     }
     if (rc != CE_OK) {
-        ce_ctx scratch = *ctx;
-        ce_rm_tree(&scratch, staging);
+        ce_quiet q;
+        ce_quiet_begin(&q, false);
+        ce_rm_tree(ctx, staging);
+        ce_quiet_end(&q);
     } else {
         ce_emit(ctx, CE_EV_INFO, r->name, "composed %zu files (%zu hardlinked, %zu copied) in %.1f ms",
                 files.n, files.linked, files.copied, t_compose);

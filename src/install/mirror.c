@@ -140,15 +140,11 @@ static int make_plan(ce_ctx *ctx, const ce_mirror_req *req, cJSON *src, plan *pl
                 }
             continue;
         }
-        ce_ctx pctx = *ctx;
+        ce_ctx pctx = *ctx;   /* the same configuration for another platform */
         snprintf(pctx.platform, sizeof pctx.platform, "%s", plat);
         for (size_t s = 0; s < req->n_specs && !rc; s++) {
             ce_resolved r;
-            if ((rc = ce_resolve(&pctx, m, &req->specs[s], req->cudnn, req->no_cudnn, &r))) {
-                snprintf(ctx->err, sizeof ctx->err, "%s", pctx.err);
-                ctx->err_code = pctx.err_code;
-                break;
-            }
+            if ((rc = ce_resolve(&pctx, m, &req->specs[s], req->cudnn, req->no_cudnn, &r))) break;
             rc = plan_add(ctx, pl, src, MF_RUNFILE, r.cuda->version, 0, plat, r.runfile);
             const ce_cudnn_build *bd = r.cudnn_archive ? build_of(r.cudnn, r.cudnn_archive) : NULL;
             if (!rc && bd)
@@ -226,10 +222,7 @@ static int place_files(ce_ctx *ctx, ce_ctx *mctx, const ce_mirror_req *req, plan
     }
     if (!rc && n) {
         ce_emit(ctx, CE_EV_STEP, NULL, "mirroring %zu file%s into %s", n, n == 1 ? "" : "s", req->dir);
-        if ((rc = ce_fetch_all(mctx, items, n))) {
-            snprintf(ctx->err, sizeof ctx->err, "%s", mctx->err);
-            ctx->err_code = mctx->err_code;
-        }
+        rc = ce_fetch_all(mctx, items, n);
     }
     for (size_t k = 0; k < n && !rc; k++) {
         const ce_mirror_file *f = &pl->f[which[k]];
@@ -373,14 +366,11 @@ int ce_mirror_build(ce_ctx *ctx, const ce_mirror_req *req, ce_mirror_stats *st)
     cJSON *src = cJSON_ParseWithLength(req->src_text, req->src_len);
     if (!src) return ce_fail(ctx, CE_ERR_INTEGRITY, "the manifest %s is not valid JSON", req->m->origin);
     plan pl = { 0 };
-    ce_ctx mctx = *ctx;
+    ce_ctx mctx = *ctx;   /* the same configuration with the mirror's work directory as the root */
     int lock = -1, rc = ce_mkdir_p(ctx, req->dir, 0755);
     if (!rc && (size_t)snprintf(mctx.root, sizeof mctx.root, "%s/%s", req->dir, WORK_DIR) >= sizeof mctx.root)
         rc = ce_fail(ctx, CE_ERR_OTHER, "mirror directory path too long: %s", req->dir);
-    if (!rc && (rc = ce_store_lock(&mctx, &lock))) {
-        snprintf(ctx->err, sizeof ctx->err, "%s", mctx.err);
-        ctx->err_code = mctx.err_code;
-    }
+    if (!rc) rc = ce_store_lock(&mctx, &lock);
     if (!rc) rc = make_plan(ctx, req, src, &pl);
     if (!rc) rc = place_files(ctx, &mctx, req, &pl, st);
     if (!rc) rc = write_manifest(ctx, req, src, &pl, st);
@@ -406,21 +396,24 @@ static void check_one(ce_ctx *ctx, const char *dir, const cJSON *art, ce_mirror_
     }
     snprintf(path, sizeof path, "%s/%s", dir, url->valuestring);
     struct stat stt;
-    ce_ctx quiet = *ctx;
+    ce_quiet q;   /* a file that cannot be hashed is a warning, not the check's error */
+    ce_quiet_begin(&q, false);
     if (stat(path, &stt) != 0) {
         ce_emit(ctx, CE_EV_WARN, NULL, "missing: %s (run cudaenv mirror again to fetch it)", path);
     } else if (cJSON_IsNumber(size) && (long long)stt.st_size != (long long)size->valuedouble) {
         ce_emit(ctx, CE_EV_WARN, NULL, "wrong size: %s has %lld bytes, the manifest says %.0f; delete it and "
                 "run cudaenv mirror again", path, (long long)stt.st_size, size->valuedouble);
-    } else if (ce_sha256_file(&quiet, path, hex) != CE_OK) {
-        ce_emit(ctx, CE_EV_WARN, NULL, "%s", quiet.err);
+    } else if (ce_sha256_file(ctx, path, hex) != CE_OK) {
+        ce_emit(ctx, CE_EV_WARN, NULL, "%s", ce_errmsg());
     } else if (strcmp(hex, sha->valuestring) != 0) {
         ce_emit(ctx, CE_EV_WARN, NULL, "sha256 mismatch: %s is %s, the manifest says %s; delete it and run "
                 "cudaenv mirror again", path, hex, sha->valuestring);
     } else {
         ce_emit(ctx, CE_EV_INFO, NULL, "ok: %s", url->valuestring);
+        ce_quiet_end(&q);
         return;
     }
+    ce_quiet_end(&q);
     st->bad++;
 }
 

@@ -81,8 +81,11 @@ static int load_or_build(ce_ctx *ctx, const char *tree, idx *x)
     char path[4200];
     snprintf(path, sizeof path, "%s.sha256.json", tree);
     char *text = NULL;
-    ce_ctx quiet = *ctx;
-    if (ce_file_read(&quiet, path, 64u << 20, &text, NULL) == CE_OK) {
+    ce_quiet q;   /* no index: the tree is hashed */
+    ce_quiet_begin(&q, false);
+    int trc = ce_file_read(ctx, path, 64u << 20, &text, NULL);
+    ce_quiet_end(&q);
+    if (trc == CE_OK) {
         cJSON *j = cJSON_Parse(text);
         free(text);
         const cJSON *ti = cJSON_GetObjectItemCaseSensitive(j, "tree_ino");

@@ -183,8 +183,11 @@ static void toolkit_version(ce_ctx *ctx, const char *dir, char *out, size_t outs
     out[0] = '\0';
     char p[4200], *text = NULL;
     snprintf(p, sizeof p, "%s/version.json", dir);
-    ce_ctx quiet = *ctx;
-    if (ce_file_read(&quiet, p, 1u << 20, &text, NULL) == CE_OK) {
+    ce_quiet q;
+    ce_quiet_begin(&q, false);
+    int trc = ce_file_read(ctx, p, 1u << 20, &text, NULL);
+    ce_quiet_end(&q);
+    if (trc == CE_OK) {
         cJSON *j = cJSON_Parse(text);
         static const char *keys[] = { "cuda_cudart", "cuda_nvcc", "cuda" };
         for (size_t i = 0; j && i < 3 && !out[0]; i++) {
@@ -199,7 +202,10 @@ static void toolkit_version(ce_ctx *ctx, const char *dir, char *out, size_t outs
         return;
     }
     snprintf(p, sizeof p, "%s/version.txt", dir);
-    if (ce_file_read(&quiet, p, 1u << 16, &text, NULL) == CE_OK) {
+    ce_quiet_begin(&q, false);
+    trc = ce_file_read(ctx, p, 1u << 16, &text, NULL);
+    ce_quiet_end(&q);
+    if (trc == CE_OK) {
         const char *v = strstr(text, "CUDA Version ");
         if (v) {
             char buf[64];

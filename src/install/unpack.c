@@ -152,7 +152,7 @@ static int reader_open(reader *r)
             r->fd = open(s->path, O_RDONLY | O_CLOEXEC);
             if (r->fd >= 0) return CE_OK;
             r->incomplete = true;
-            return CE_ERR_DOWNLOAD;
+            return CE_ERR_RETRY;
         }
         nap();
     }
@@ -462,7 +462,7 @@ static int finish_digest(ce_ctx *ctx, reader *r)
         ssize_t n = reader_fill(r);
         if (n == 0) break;
         if (n < 0) {
-            if (r->incomplete) return CE_ERR_DOWNLOAD;
+            if (r->incomplete) return CE_ERR_RETRY;
             return ce_fail(ctx, CE_ERR_IO, "cannot read %s: %s", s->path, strerror(errno));
         }
     }
@@ -491,7 +491,7 @@ int ce_unpack(ce_ctx *ctx, const ce_unpack_src *s, const char *dest)
     if ((rc = reader_open(&r)) != CE_OK) {
         free(r.buf);
         ce_sha256_free(r.md);
-        return rc == CE_ERR_DOWNLOAD ? ce_fail(ctx, rc, "%s: download stopped before it began", s->label) : rc;
+        return rc == CE_ERR_RETRY ? ce_fail(ctx, rc, "%s: download stopped before it began", s->label) : rc;
     }
 
     /* Extraction works relative to dest: libarchive's SECURE_NOABSOLUTEPATHS
@@ -528,7 +528,7 @@ int ce_unpack(ce_ctx *ctx, const ce_unpack_src *s, const char *dest)
                                       ARCHIVE_EXTRACT_SECURE_NODOTDOT | ARCHIVE_EXTRACT_SECURE_SYMLINKS |
                                       ARCHIVE_EXTRACT_SECURE_NOABSOLUTEPATHS);
     if (archive_read_open2(a, &r, NULL, read_cb, NULL, NULL) != ARCHIVE_OK) {
-        rc = r.incomplete ? CE_ERR_DOWNLOAD : CE_ERR_OTHER;
+        rc = r.incomplete ? CE_ERR_RETRY : CE_ERR_OTHER;
     } else {
         rc = extract(ctx, s, a, w, hash.md ? &hash : NULL);
     }
@@ -537,7 +537,7 @@ int ce_unpack(ce_ctx *ctx, const ce_unpack_src *s, const char *dest)
         /* libarchive could not read it: whether the file is the manifest's
          * (then the published archive is broken) or not (a corrupt cache or
          * a download that started over) is for the digest to say, below */
-        rc = r.incomplete ? CE_ERR_DOWNLOAD : CE_ERR_INTEGRITY;
+        rc = r.incomplete ? CE_ERR_RETRY : CE_ERR_INTEGRITY;
         snprintf(unreadable, sizeof unreadable, "%s",
                  archive_error_string(a) ? archive_error_string(a) : "unknown error");
     }
@@ -557,7 +557,7 @@ int ce_unpack(ce_ctx *ctx, const ce_unpack_src *s, const char *dest)
         rc = ce_fail(ctx, CE_ERR_INTEGRITY, "%s is not a readable archive: %s; its size and sha256 match the "
                      "manifest, so the published file itself is broken: report it to whoever publishes "
                      "the manifest", s->label, unreadable);
-    if (rc == CE_ERR_DOWNLOAD && !ctx->err[0])
+    if (rc == CE_ERR_RETRY)
         ce_fail(ctx, rc, "%s: the download stopped before the archive was complete", s->label);
     close(r.fd);
     free(r.buf);
@@ -565,8 +565,10 @@ int ce_unpack(ce_ctx *ctx, const ce_unpack_src *s, const char *dest)
     if (rc == CE_OK) rc = ce_unpack_check_links(ctx, dest, s->label);
     if (rc == CE_OK && hash.md) {
         /* verified: save the index (a cache: failing to, compose hashes the tree) */
-        ce_ctx scratch = *ctx;
-        ce_pkgindex_list_save(&scratch, hash.list, dest, s->hash_index);
+        ce_quiet q;
+        ce_quiet_begin(&q, false);
+        ce_pkgindex_list_save(ctx, hash.list, dest, s->hash_index);
+        ce_quiet_end(&q);
     }
     ce_sha256_free(hash.md);
     ce_pkgindex_list_free(hash.list);

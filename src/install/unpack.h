@@ -13,7 +13,7 @@
  * directory only after a CE_OK.  Running out of written bytes is never the
  * end of the archive: the end is the manifest's size, or (with or without
  * one) the writer renaming the .part to its final name after it verified;
- * a writer that stops without that makes the read fail (CE_ERR_DOWNLOAD).
+ * a writer that stops without that makes the read fail (CE_ERR_RETRY).
  * A writer that starts over (a server ignoring Range) shows as a digest or
  * format failure: the caller then unpacks the verified file once more. */
 #ifndef CE_UNPACK_H
@@ -70,9 +70,9 @@ typedef struct ce_unpack_src {
 /* Extract src into dest (an existing, empty directory).  On failure dest
  * holds a partial tree that the caller removes.  Returns CE_ERR_INTEGRITY for
  * an unsafe entry, a corrupt archive, a digest mismatch (naming the entry
- * and the archive) or sizes past the ceiling, CE_ERR_DOWNLOAD in follow mode
- * when the download stopped before the archive was complete (retry from the
- * verified file), CE_ERR_SPACE (sizes past the free space, ENOSPC, EDQUOT)
+ * and the archive) or sizes past the ceiling, CE_ERR_RETRY in follow mode
+ * when the download stopped before the archive was complete (unpack the
+ * verified file again; never reported to the user), CE_ERR_SPACE (sizes past the free space, ENOSPC, EDQUOT)
  * or CE_ERR_IO (any other write error, EIO...) naming the file. */
 int ce_unpack(ce_ctx *ctx, const ce_unpack_src *src, const char *dest);
 

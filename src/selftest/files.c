@@ -53,11 +53,12 @@ int st_toolchain_facts(st_state *st)
     /* Older receipts or hand-laid trees: fill the gaps from the manifest. */
     char mpath[4200];
     ce_manifest *m = NULL;
-    ce_ctx quiet = *st->ctx;  /* a manifest problem is no verify failure */
-    quiet.event = NULL;
-    if (ce_manifest_location(&quiet, mpath, sizeof mpath) != CE_OK || strstr(mpath, "://"))
-        return CE_OK;
-    if (ce_manifest_load_file(&quiet, mpath, &m) != CE_OK) return CE_OK;
+    ce_quiet q;   /* a manifest problem is no verify failure */
+    ce_quiet_begin(&q, true);
+    int mrc = ce_manifest_location(st->ctx, mpath, sizeof mpath);
+    if (mrc == CE_OK && !strstr(mpath, "://")) mrc = ce_manifest_load_file(st->ctx, mpath, &m);
+    ce_quiet_end(&q);
+    if (mrc != CE_OK || !m) return CE_OK;
     const ce_cuda *c = ce_manifest_cuda(m, tc->cuda);
     if (c) {
         if (!tc->min_driver[0] && c->min_driver) snprintf(tc->min_driver, sizeof tc->min_driver, "%s", c->min_driver);

@@ -62,7 +62,7 @@ typedef struct ce_fw_report {
 /* Canonical framework name ("torch", "tf") or NULL when unknown. */
 const char *ce_fw_name(const char *s);
 /* Run the script and analyse its report.  Always fills r; returns 0, or a
- * negative ce_err (ctx->err set) when the check could not run at all (no such
+ * negative ce_err (the status set) when the check could not run at all (no such
  * Python, no temporary file). */
 int ce_fw_run(ce_ctx *ctx, const ce_fw_target *tc, const ce_fw_options *opt, ce_fw_report *r);
 /* 7 when a finding is an error, else 8 when no GPU could be used, else 0. */

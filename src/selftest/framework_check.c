@@ -117,10 +117,13 @@ static const char *majmin(const char *v, char *out, size_t n)
 static ce_manifest *load_manifest(ce_ctx *ctx)
 {
     char path[4200];
-    ce_ctx quiet = *ctx;
     ce_manifest *m = NULL;
-    if (ce_manifest_location(&quiet, path, sizeof path) != CE_OK || strstr(path, "://")) return NULL;
-    if (ce_manifest_load_file(&quiet, path, &m) != CE_OK) return NULL;
+    ce_quiet q;
+    ce_quiet_begin(&q, false);
+    if (ce_manifest_location(ctx, path, sizeof path) != CE_OK || strstr(path, "://") ||
+        ce_manifest_load_file(ctx, path, &m) != CE_OK)
+        m = NULL;
+    ce_quiet_end(&q);
     return m;
 }
 

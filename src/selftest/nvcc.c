@@ -119,9 +119,10 @@ void st_nvcc_step(st_state *st)
     char logp[4300], *log = NULL;
     size_t loglen = 0;
     snprintf(logp, sizeof logp, "%s/build.log", st->nvcc_dir);
-    ce_ctx quiet = *st->ctx;
-    quiet.event = NULL;
-    ce_file_read(&quiet, logp, 1 << 20, &log, &loglen);
+    ce_quiet q;
+    ce_quiet_begin(&q, true);
+    ce_file_read(st->ctx, logp, 1 << 20, &log, &loglen);
+    ce_quiet_end(&q);
     if (gmaj && max) st_note(s, "host compiler: %s (gcc %d); CUDA %s accepts gcc up to %d", gxx, gmaj, st->r->tc.cuda, max);
     else if (gmaj) st_note(s, "host compiler: %s (gcc %d)", gxx, gmaj);
     if (status != 0) {

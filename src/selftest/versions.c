@@ -89,9 +89,11 @@ static void read_version_json(st_state *st, st_step *s, char *file, size_t fsz)
     snprintf(file, fsz, "%s/version.json", st->r->tc.prefix);
     char *data = NULL;
     size_t len = 0;
-    ce_ctx quiet = *st->ctx;
-    quiet.event = NULL;
-    if (ce_exists(file) && ce_file_read(&quiet, file, 1 << 20, &data, &len) == CE_OK) {
+    ce_quiet q;
+    ce_quiet_begin(&q, true);
+    bool have = ce_exists(file) && ce_file_read(st->ctx, file, 1 << 20, &data, &len) == CE_OK;
+    ce_quiet_end(&q);
+    if (have) {
         cJSON *j = cJSON_ParseWithLength(data, len);
         free(data);
         const cJSON *v = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(j, "cuda"), "version");

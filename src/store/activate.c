@@ -174,13 +174,11 @@ int ce_select(ce_ctx *ctx, const char *spec, ce_active_info *out)
     return ce_store_find(ctx, spec, &out->tc);
 }
 
-/* Say which file named the missing toolchain (ce_fail must not read the
- * buffer it writes). */
+/* Say which file named the missing toolchain (ce_fail may read the status
+ * it writes: status.h). */
 static int annotate(ce_ctx *ctx, int rc, const char *how, const char *path)
 {
-    char msg[sizeof ctx->err];
-    memcpy(msg, ctx->err, sizeof msg);
-    return ce_fail(ctx, rc, "%s (%s %s)", msg, how, path);
+    return ce_fail(ctx, rc, "%s (%s %s)", ce_errmsg(), how, path);
 }
 
 int ce_active(ce_ctx *ctx, const char *cwd, ce_active_info *out)

@@ -41,7 +41,7 @@ const char *ce_origin_name(ce_origin o);
 
 /* The active selection for a working directory (NULL: getcwd).  On
  * CE_ERR_NOTFOUND (the origin names a toolchain that is not installed) out
- * is still filled (origin, spec, source) and ctx->err says what to install. */
+ * is still filled (origin, spec, source) and the status (ce_errmsg) says what to install. */
 int ce_active(ce_ctx *ctx, const char *cwd, ce_active_info *out);
 
 /* The nearest .cuda-version from dir up to /: 1 found (path, spec filled),

@@ -26,12 +26,11 @@ static int index_path(ce_ctx *ctx, char *out, size_t n)
  * for a URL manifest or one that cannot be stat'ed (no index then). */
 static bool manifest_id(ce_ctx *ctx, char *out, size_t n, const char **path_out)
 {
-    char loc[4200], saved[sizeof ctx->err];
-    int saved_code = ctx->err_code;
-    memcpy(saved, ctx->err, sizeof saved);
+    char loc[4200];
+    ce_quiet q;
+    ce_quiet_begin(&q, false);
     int rc = ce_manifest_location(ctx, loc, sizeof loc);
-    memcpy(ctx->err, saved, sizeof saved);   /* a lookup miss leaves no error behind */
-    ctx->err_code = saved_code;
+    ce_quiet_end(&q);   /* a lookup miss leaves no error behind */
     if (rc || strncasecmp(loc, "http://", 7) == 0 || strncasecmp(loc, "https://", 8) == 0) return false;
     const char *path = strncasecmp(loc, "file://", 7) == 0 ? loc + 7 : loc;
     struct stat st;
@@ -57,14 +56,13 @@ static bool same_manifest(const char *line, const char *id)
 /* The index text split into lines (in place); NULL when absent or not ours. */
 static char *read_index(ce_ctx *ctx, char **line2, char **rest)
 {
-    char path[4200], *data = NULL, saved[sizeof ctx->err];
+    char path[4200], *data = NULL;
     size_t len = 0;
-    int saved_code = ctx->err_code;
-    memcpy(saved, ctx->err, sizeof saved);
+    ce_quiet q;
+    ce_quiet_begin(&q, false);
     int rc = index_path(ctx, path, sizeof path);
     if (rc == CE_OK) rc = ce_file_read(ctx, path, INDEX_MAX, &data, &len);
-    memcpy(ctx->err, saved, sizeof saved);
-    ctx->err_code = saved_code;
+    ce_quiet_end(&q);
     if (rc) return NULL;
     char *nl1 = strchr(data, '\n'), *nl2 = nl1 ? strchr(nl1 + 1, '\n') : NULL;
     if (!nl2 || (size_t)(nl1 - data) != strlen(INDEX_MAGIC) || strncmp(data, INDEX_MAGIC, strlen(INDEX_MAGIC))) {
@@ -110,9 +108,10 @@ int ce_index_tf(ce_ctx *ctx, const char *tf, char *cuda, size_t cudasz, char *cu
 
 int ce_index_find(ce_ctx *ctx, const char *spec_text, ce_toolchain *out)
 {
-    char saved[sizeof ctx->err], cuda[32], cudnn[32], name[128];
-    int saved_code = ctx->err_code, found = 0;
-    memcpy(saved, ctx->err, sizeof saved);
+    char cuda[32], cudnn[32], name[128];
+    int found = 0;
+    ce_quiet q;
+    ce_quiet_begin(&q, false);
     ce_spec spec;
     if (ce_spec_parse(ctx, spec_text, &spec) == CE_OK && spec.kind == CE_SPEC_TF &&
         ce_index_tf(ctx, spec.version, cuda, sizeof cuda, cudnn, sizeof cudnn) == 1) {
@@ -120,8 +119,7 @@ int ce_index_find(ce_ctx *ctx, const char *spec_text, ce_toolchain *out)
         snprintf(name, sizeof name, "%s%s%s", cuda, d[0] ? "+cudnn" : "", d);
         found = ce_store_find(ctx, name, out) == CE_OK;
     }
-    memcpy(ctx->err, saved, sizeof saved);
-    ctx->err_code = saved_code;
+    ce_quiet_end(&q);
     return found;
 }
 
@@ -155,9 +153,9 @@ static void append(char **buf, size_t *len, size_t *cap, const char *fmt, const 
 /* Write the index; with no record it is removed (versions/ left empty). */
 static void write_index(ce_ctx *ctx, const char *text, size_t len)
 {
-    char path[4200], saved[sizeof ctx->err];
-    int saved_code = ctx->err_code;
-    memcpy(saved, ctx->err, sizeof saved);
+    char path[4200];
+    ce_quiet q;
+    ce_quiet_begin(&q, false);
     int rc = index_path(ctx, path, sizeof path);
     if (rc == CE_OK && !strstr(text, "\ntf ")) {
         if (unlink(path) != 0 && errno != ENOENT)
@@ -166,9 +164,8 @@ static void write_index(ce_ctx *ctx, const char *text, size_t len)
         rc = ce_file_write_atomic(ctx, path, text, len, 0644);
     }
     if (rc) ce_emit(ctx, CE_EV_WARN, NULL, "cannot update the resolution index (specs resolve "
-                    "through the manifest instead): %s", ctx->err);
-    memcpy(ctx->err, saved, sizeof saved);
-    ctx->err_code = saved_code;
+                    "through the manifest instead): %s", ce_errmsg());
+    ce_quiet_end(&q);
 }
 
 void ce_index_rebuild(ce_ctx *ctx, const ce_manifest *m)

@@ -34,7 +34,7 @@ int ce_index_tf(ce_ctx *ctx, const char *tf, char *cuda, size_t cudasz, char *cu
 /* A TensorFlow spec ("tf-2.14", "tf-2.14+cudnn8.6") through the index: its
  * CUDA + cuDNN as "<cuda>+cudnn<cudnn>" to ce_store_find (the same match the
  * manifest path makes).  1: *out is the toolchain; 0: not resolved here
- * (no TF spec, not in the index, nothing installed matches), ctx->err
+ * (no TF spec, not in the index, nothing installed matches), the status
  * untouched: call ce_store_find, which reads the manifest. */
 int ce_index_find(ce_ctx *ctx, const char *spec, ce_toolchain *out);
 /* Rewrite from m (loaded from the manifest location of ctx) and what is installed. */

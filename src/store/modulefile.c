@@ -47,9 +47,11 @@ static void receipt_tf(ce_ctx *ctx, const ce_toolchain *tc, char *out, size_t ou
     size_t len, used = 0;
     out[0] = '\0';
     if (ce_path_join(path, sizeof path, tc->prefix, CE_RECEIPT_NAME) != CE_OK) return;
-    ce_ctx quiet = *ctx;
-    quiet.event = NULL;
-    if (ce_file_read(&quiet, path, 64u * 1024 * 1024, &text, &len) != CE_OK) return;
+    ce_quiet q;
+    ce_quiet_begin(&q, true);
+    int rrc = ce_file_read(ctx, path, 64u * 1024 * 1024, &text, &len);
+    ce_quiet_end(&q);
+    if (rrc != CE_OK) return;
     cJSON *r = cJSON_ParseWithLength(text, len);
     free(text);
     const cJSON *tf = cJSON_GetObjectItemCaseSensitive(r, "tensorflow"), *e;
@@ -140,10 +142,11 @@ int ce_modulefile_write(ce_ctx *ctx, const ce_toolchain *tc, ce_modfmt fmt, cons
     char *text, *old = NULL;
     size_t oldlen = 0;
     if ((rc = ce_modulefile_render(ctx, tc, fmt, &text))) return rc;
-    ce_ctx quiet = *ctx;
-    quiet.event = NULL;
-    bool same = ce_file_read(&quiet, p, 1u << 20, &old, &oldlen) == CE_OK && oldlen == strlen(text) &&
+    ce_quiet q;
+    ce_quiet_begin(&q, true);
+    bool same = ce_file_read(ctx, p, 1u << 20, &old, &oldlen) == CE_OK && oldlen == strlen(text) &&
                 memcmp(old, text, oldlen) == 0;
+    ce_quiet_end(&q);
     free(old);
     rc = same ? CE_OK : ce_file_write_atomic(ctx, p, text, strlen(text), 0644);
     free(text);

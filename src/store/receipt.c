@@ -90,10 +90,13 @@ int ce_receipt_write(ce_ctx *ctx, const char *prefix, const ce_receipt *r)
 bool ce_receipt_uses_pkg(const char *prefix, const char *pkg)
 {
     char path[4200], *text = NULL;
-    ce_ctx quiet = { 0 };
-    if (ce_path_join(path, sizeof path, prefix, CE_RECEIPT_NAME) != CE_OK ||
-        ce_file_read(&quiet, path, 256u << 20, &text, NULL) != CE_OK)
-        return false;
+    static ce_ctx none;   /* a plain file read needs no configuration (and has no callback) */
+    ce_quiet q;
+    ce_quiet_begin(&q, false);
+    bool read = ce_path_join(path, sizeof path, prefix, CE_RECEIPT_NAME) == CE_OK &&
+                ce_file_read(&none, path, 256u << 20, &text, NULL) == CE_OK;
+    ce_quiet_end(&q);
+    if (!read) return false;
     cJSON *o = cJSON_Parse(text);
     free(text);
     bool used = false;

@@ -365,9 +365,12 @@ static void conf_lib(ce_ctx *ctx, char *out, size_t n)
     char path[4200];
     out[0] = '\0';
     ce_sys_path(ctx, CE_SYS_CONF, path, sizeof path);
-    ce_ctx quiet = *ctx;
     char *data;
-    if (ce_file_read(&quiet, path, 65536, &data, NULL) != CE_OK) return;
+    ce_quiet q;
+    ce_quiet_begin(&q, false);
+    int rrc = ce_file_read(ctx, path, 65536, &data, NULL);
+    ce_quiet_end(&q);
+    if (rrc != CE_OK) return;
     for (char *l = strtok(data, "\n"); l; l = strtok(NULL, "\n"))
         if (l[0] == '/') { snprintf(out, n, "%s", l); break; }
     free(data);
@@ -387,8 +390,11 @@ static void warn_shadows(ce_ctx *ctx, const char *lib)
         if (nl < 6 || strcmp(e->d_name + nl - 5, ".conf") || !strcmp(e->d_name, "cudaenv.conf")) continue;
         char path[4500], *data;
         snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-        ce_ctx quiet = *ctx;
-        if (ce_file_read(&quiet, path, 65536, &data, NULL) != CE_OK) continue;
+        ce_quiet q;
+        ce_quiet_begin(&q, false);
+        int rrc = ce_file_read(ctx, path, 65536, &data, NULL);
+        ce_quiet_end(&q);
+        if (rrc != CE_OK) continue;
         for (char *l = strtok(data, "\n"); l; l = strtok(NULL, "\n")) {
             while (*l == ' ' || *l == '\t') l++;
             if (*l != '/') continue;
@@ -598,9 +604,11 @@ static int recover(ce_ctx *ctx, ce_sys_record *rec)
     bool forward = true;
     if (rec->target[0] && !rec->restore) {   /* a restore returns to what the machine had: always forward */
         char host[8400], real[PATH_MAX], lib[PATH_MAX];
-        ce_ctx quiet = *ctx;
+        ce_quiet q;
+        ce_quiet_begin(&q, false);
         host_of(ctx, rec->target, host, sizeof host);
-        forward = ce_is_dir(host) && toolchain_safe(&quiet, host, real, lib) == CE_OK;
+        forward = ce_is_dir(host) && toolchain_safe(ctx, host, real, lib) == CE_OK;
+        ce_quiet_end(&q);
     }
     if (!forward) {
         /* back to what the interrupted switch replaced */

@@ -21,9 +21,11 @@
 static int alt_query(ce_ctx *ctx, bool *manual, char *list, size_t n)
 {
     static char q[65536];
-    ce_ctx quiet = *ctx;
-    quiet.event = NULL;
-    if (ce_sys_alt(&quiet, q, sizeof q, "--query", "cuda", NULL) != CE_OK)
+    ce_quiet qt;
+    ce_quiet_begin(&qt, true);
+    int qrc = ce_sys_alt(ctx, q, sizeof q, "--query", "cuda", NULL);
+    ce_quiet_end(&qt);
+    if (qrc != CE_OK)
         return CE_ERR_NOTFOUND;
     size_t off = 0;
     list[0] = '\0';
@@ -75,8 +77,11 @@ void ce_sys_capture_original(ce_ctx *ctx, const link_state *ls, const char *back
     char path[4200], *data;
     size_t len;
     ce_sys_path(ctx, CE_SYS_CONF, path, sizeof path);
-    ce_ctx quiet = *ctx;
-    if (ce_file_read(&quiet, path, sizeof g->conf_text - 1, &data, &len) == CE_OK) {
+    ce_quiet q;
+    ce_quiet_begin(&q, false);
+    int rrc = ce_file_read(ctx, path, sizeof g->conf_text - 1, &data, &len);
+    ce_quiet_end(&q);
+    if (rrc == CE_OK) {
         g->conf_present = true;
         snprintf(g->conf_text, sizeof g->conf_text, "%s", data);
         free(data);

@@ -58,9 +58,9 @@ static void test_join_names_overflow(void **state)
     dir[sizeof dir - 40] = '\0';
     assert_int_equal(ce_join(ctx, p, sizeof p, dir, "a-name-that-does-not-fit-any-more-0123456789-0123456789-0123456789-"
                              "0123456789"), CE_ERR_OTHER);
-    assert_non_null(strstr(ctx->err, "a-name-that-does-not-fit"));
-    assert_non_null(strstr(ctx->err, "/ddd"));
-    assert_non_null(strstr(ctx->err, "a path longer than 4095 bytes: a-name-that-does-not-fit"));
+    assert_non_null(strstr(ce_errmsg(), "a-name-that-does-not-fit"));
+    assert_non_null(strstr(ce_errmsg(), "/ddd"));
+    assert_non_null(strstr(ce_errmsg(), "a path longer than 4095 bytes: a-name-that-does-not-fit"));
     free(ctx);
 }
 

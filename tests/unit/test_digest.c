@@ -113,13 +113,13 @@ static void test_file_vs_sha256sum(void **state)
     assert_string_equal(hex, pre);
     fd = open(path, O_RDONLY);
     assert_int_equal(ce_sha256_fd(&ctx, h, fd, (long long)n + 1, path), CE_ERR_IO);
-    assert_non_null(strstr(ctx.err, path));
+    assert_non_null(strstr(ce_errmsg(), path));
     close(fd);
     ce_sha256_free(h);
 
     unlink(path);
     assert_int_equal(ce_sha256_file(&ctx, path, hex), CE_ERR_NOTFOUND);
-    assert_non_null(strstr(ctx.err, path));
+    assert_non_null(strstr(ce_errmsg(), path));
     free(buf);
 }
 

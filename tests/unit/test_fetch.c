@@ -314,8 +314,8 @@ static void test_404_html(void **state)
     (void)state;
     ce_fetch_item it;
     assert_int_equal(fetch1(&it, U(url, "/_/404/a.bin"), sha_a, A_SIZE, true), CE_ERR_DOWNLOAD);
-    assert_non_null(strstr(ctx.err, "HTTP 404"));
-    assert_non_null(strstr(ctx.err, "/_/404/a.bin"));
+    assert_non_null(strstr(ce_errmsg(), "HTTP 404"));
+    assert_non_null(strstr(ce_errmsg(), "/_/404/a.bin"));
     assert_nothing_cached(sha_a);
     assert_int_equal(log_count("/_/404/a.bin", NULL), 1); /* 4xx: no retry */
 }
@@ -335,9 +335,9 @@ static void test_500_gives_up(void **state)
     (void)state;
     ce_fetch_item it;
     assert_int_equal(fetch1(&it, U(url, "/_/500=99/a.bin"), sha_a, A_SIZE, true), CE_ERR_DOWNLOAD);
-    assert_non_null(strstr(ctx.err, "HTTP 500"));
-    assert_non_null(strstr(ctx.err, "/_/500=99/a.bin"));
-    assert_non_null(strstr(ctx.err, "5 attempts"));
+    assert_non_null(strstr(ce_errmsg(), "HTTP 500"));
+    assert_non_null(strstr(ce_errmsg(), "/_/500=99/a.bin"));
+    assert_non_null(strstr(ce_errmsg(), "5 attempts"));
     assert_int_equal(log_count("/_/500=99/a.bin", NULL), CE_FETCH_ATTEMPTS);
     assert_nothing_cached(sha_a);
 }
@@ -347,7 +347,7 @@ static void test_truncated_body(void **state)
     (void)state;
     ce_fetch_item it;
     assert_int_equal(fetch1(&it, U(url, "/_/truncate=1000/a.bin"), sha_a, A_SIZE, true), CE_ERR_DOWNLOAD);
-    assert_non_null(strstr(ctx.err, "/_/truncate=1000/a.bin"));
+    assert_non_null(strstr(ce_errmsg(), "/_/truncate=1000/a.bin"));
     char p[512];
     cache_file(p, sizeof p, sha_a, "");
     assert_false(exists(p));
@@ -363,7 +363,7 @@ static void test_too_long_content_length(void **state)
     ce_fetch_item it;
     /* size known: the announced length disagrees, stop before the body */
     assert_int_equal(fetch1(&it, U(url, "/_/longlen=10/a.bin"), sha_a, A_SIZE, true), CE_ERR_INTEGRITY);
-    assert_non_null(strstr(ctx.err, "size mismatch"));
+    assert_non_null(strstr(ce_errmsg(), "size mismatch"));
     assert_nothing_cached(sha_a);
     /* size unknown: curl sees a short body; the whole file is there and verifies */
     assert_int_equal(fetch1(&it, U(url, "/_/longlen=10/b.bin"), sha_b, -1, true), CE_OK);
@@ -391,7 +391,7 @@ static void test_endless_body_stops_at_size(void **state)
     ce_fetch_item it;
     /* no Content-Length and a body that goes on (64 MiB): stopped past the manifest's size */
     assert_int_equal(fetch1(&it, U(url, "/_/endless/a.bin"), sha_a, A_SIZE, true), CE_ERR_INTEGRITY);
-    assert_non_null(strstr(ctx.err, "sent more than"));
+    assert_non_null(strstr(ce_errmsg(), "sent more than"));
     assert_nothing_cached(sha_a);
     long long sent = -1;
     for (int i = 0; i < 200 && sent < 0; i++) {
@@ -411,10 +411,10 @@ static void test_sha_off_by_one(void **state)
     bad[63] = bad[63] == '0' ? '1' : '0';
     ce_fetch_item it;
     assert_int_equal(fetch1(&it, U(url, "/a.bin"), bad, A_SIZE, true), CE_ERR_INTEGRITY);
-    assert_non_null(strstr(ctx.err, "sha256 mismatch"));
-    assert_non_null(strstr(ctx.err, bad));
-    assert_non_null(strstr(ctx.err, sha_a));
-    assert_non_null(strstr(ctx.err, "/a.bin"));
+    assert_non_null(strstr(ce_errmsg(), "sha256 mismatch"));
+    assert_non_null(strstr(ce_errmsg(), bad));
+    assert_non_null(strstr(ce_errmsg(), sha_a));
+    assert_non_null(strstr(ce_errmsg(), "/a.bin"));
     assert_nothing_cached(bad);
     assert_nothing_cached(sha_a);
 }
@@ -424,15 +424,15 @@ static void test_wrong_size(void **state)
     (void)state;
     ce_fetch_item it;
     assert_int_equal(fetch1(&it, U(url, "/a.bin"), sha_a, A_SIZE + 1, true), CE_ERR_INTEGRITY);
-    assert_non_null(strstr(ctx.err, "size mismatch"));
+    assert_non_null(strstr(ce_errmsg(), "size mismatch"));
     assert_nothing_cached(sha_a);
     /* without Content-Length the size is checked at the end */
     assert_int_equal(fetch1(&it, U(url, "/_/nolen/a.bin"), sha_a, A_SIZE - 1, true), CE_ERR_INTEGRITY);
-    assert_non_null(strstr(ctx.err, "size mismatch"));
+    assert_non_null(strstr(ce_errmsg(), "size mismatch"));
     assert_nothing_cached(sha_a);
     /* ... and a body that ends short of it: the right bytes, but not what the manifest says */
     assert_int_equal(fetch1(&it, U(url, "/_/nolen/a.bin"), sha_a, A_SIZE + 1, true), CE_ERR_INTEGRITY);
-    assert_non_null(strstr(ctx.err, "size mismatch"));
+    assert_non_null(strstr(ce_errmsg(), "size mismatch"));
     assert_nothing_cached(sha_a);
     assert_int_equal(fetch1(&it, U(url, "/_/nolen/a.bin"), sha_a, -1, true), CE_OK);
     assert_cached(&it, sha_a);
@@ -462,7 +462,7 @@ static void test_redirect_loop(void **state)
     (void)state;
     ce_fetch_item it;
     assert_int_equal(fetch1(&it, U(url, "/_/loop/a.bin"), sha_a, A_SIZE, true), CE_ERR_DOWNLOAD);
-    assert_non_null(strstr(ctx.err, "redirect loop"));
+    assert_non_null(strstr(ce_errmsg(), "redirect loop"));
     assert_int_equal(log_count("/_/loop/a.bin", NULL), 11); /* 1 + 10 redirects, no retries */
     assert_nothing_cached(sha_a);
 }
@@ -481,8 +481,8 @@ static void test_redirect_to_http_refused(void **state)
     (void)state;
     ce_fetch_item it;
     assert_int_equal(fetch1(&it, U(tls_url, "/_/tohttp/b.bin"), sha_b, B_SIZE, false), CE_ERR_DOWNLOAD);
-    assert_non_null(strstr(ctx.err, url)); /* names the http:// target */
-    assert_non_null(strstr(ctx.err, "https"));
+    assert_non_null(strstr(ce_errmsg(), url)); /* names the http:// target */
+    assert_non_null(strstr(ce_errmsg(), "https"));
     assert_int_equal(log_count("/_/tohttp/b.bin", "tls=1"), 1);
     assert_int_equal(log_count("GET /b.bin", "tls=0"), 0); /* never reached plain http */
     assert_nothing_cached(sha_b);
@@ -497,7 +497,7 @@ static void test_http_refused_without_insecure(void **state)
     (void)state;
     ce_fetch_item it;
     assert_int_equal(fetch1(&it, U(url, "/_/never/a.bin"), sha_a, A_SIZE, false), CE_ERR_DOWNLOAD);
-    assert_non_null(strstr(ctx.err, "--insecure"));
+    assert_non_null(strstr(ce_errmsg(), "--insecure"));
     assert_int_equal(log_count("/_/never/", NULL), 0);
     assert_nothing_cached(sha_a);
 }
@@ -510,7 +510,7 @@ static void test_tls_verification(void **state)
     int rc = fetch1(&it, U(tls_url, "/_/noca/a.bin"), sha_a, A_SIZE, false);
     setenv("CURL_CA_BUNDLE", cert, 1);
     assert_int_equal(rc, CE_ERR_DOWNLOAD);
-    assert_non_null(strstr(ctx.err, "CURL_CA_BUNDLE"));
+    assert_non_null(strstr(ce_errmsg(), "CURL_CA_BUNDLE"));
     assert_nothing_cached(sha_a);
 }
 
@@ -536,9 +536,9 @@ static void test_offline(void **state)
     ce_fetch_item it;
     ctx.offline = true;
     assert_int_equal(fetch1(&it, U(url, "/_/offline/a.bin"), sha_a, A_SIZE, true), CE_ERR_NOTFOUND);
-    assert_non_null(strstr(ctx.err, "a.bin"));
-    assert_non_null(strstr(ctx.err, sha_a));
-    assert_non_null(strstr(ctx.err, "--offline"));
+    assert_non_null(strstr(ce_errmsg(), "a.bin"));
+    assert_non_null(strstr(ce_errmsg(), sha_a));
+    assert_non_null(strstr(ce_errmsg(), "--offline"));
     assert_int_equal(log_count("/_/offline/", NULL), 0);
     ctx.offline = false;
     assert_int_equal(fetch1(&it, U(url, "/_/online/a.bin"), sha_a, A_SIZE, true), CE_OK);
@@ -612,9 +612,9 @@ static void test_fetch_text(void **state)
     assert_int_equal(ce_fetch_text(&ctx, U(url, "/_/500=1/small.txt"), 100, true, &buf, &len), CE_OK);
     free(buf);
     assert_int_equal(ce_fetch_text(&ctx, U(url, "/_/404/small.txt"), 100, true, &buf, &len), CE_ERR_DOWNLOAD);
-    assert_non_null(strstr(ctx.err, "HTTP 404"));
+    assert_non_null(strstr(ce_errmsg(), "HTTP 404"));
     assert_int_equal(ce_fetch_text(&ctx, U(url, "/small.txt"), 100, false, &buf, &len), CE_ERR_DOWNLOAD);
-    assert_non_null(strstr(ctx.err, "--insecure"));
+    assert_non_null(strstr(ce_errmsg(), "--insecure"));
     assert_int_equal(ce_fetch_text(&ctx, U(tls_url, "/small.txt"), 100, false, &buf, &len), CE_OK);
     free(buf);
 }

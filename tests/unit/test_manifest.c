@@ -29,7 +29,7 @@ static ce_manifest *parse_ok(const char *text, const char *origin, bool local)
 {
     ce_manifest *m = NULL;
     int rc = ce_manifest_parse(&ctx, text, strlen(text), origin, local, &m);
-    if (rc) fprintf(stderr, "unexpected failure: %s\n", ctx.err);
+    if (rc) fprintf(stderr, "unexpected failure: %s\n", ce_errmsg());
     assert_int_equal(rc, CE_OK);
     assert_non_null(m);
     return m;
@@ -146,7 +146,7 @@ static void test_mirror(void **state)
     assert_int_equal(ce_manifest_parse(&ctx, FIXTURE, strlen(FIXTURE), "https://x.example/m.json", false, &bad),
                      CE_ERR_INTEGRITY);
     assert_null(bad);
-    assert_non_null(strstr(ctx.err, "--insecure"));
+    assert_non_null(strstr(ce_errmsg(), "--insecure"));
     memset(ctx.mirror, 0, sizeof ctx.mirror);
 }
 
@@ -161,8 +161,8 @@ static void test_http_policy(void **state)
         ce_manifest *m = NULL;
         ctx.insecure = false;
         assert_int_equal(ce_manifest_parse(&ctx, t, strlen(t), "https://x.example/m.json", false, &m), CE_ERR_INTEGRITY);
-        assert_non_null(strstr(ctx.err, "cuda.\"12.2.2\".runfile.\"linux-x86_64\".url"));
-        assert_non_null(strstr(ctx.err, "https://x.example/m.json"));
+        assert_non_null(strstr(ce_errmsg(), "cuda.\"12.2.2\".runfile.\"linux-x86_64\".url"));
+        assert_non_null(strstr(ce_errmsg(), "https://x.example/m.json"));
         ctx.insecure = true;
         m = parse_ok(t, "https://x.example/m.json", false);
         assert_string_equal(ce_manifest_cuda(m, "12.2.2")->runfiles[0].url, schemes[i]);
@@ -175,7 +175,7 @@ static void test_http_policy(void **state)
     char *t = fx_subst(FIXTURE, "\"cuda/cuda_12.2.2_linux.run\"", "\"ftp://example.com/x.run\"");
     ce_manifest *m = NULL;
     assert_int_equal(ce_manifest_parse(&ctx, t, strlen(t), "/tmp/m.json", true, &m), CE_ERR_INTEGRITY);
-    assert_non_null(strstr(ctx.err, "unsupported URL"));
+    assert_non_null(strstr(ce_errmsg(), "unsupported URL"));
     free(t);
 }
 
@@ -254,10 +254,10 @@ static void test_invalid(void **state)
         char *t = fx_subst(FIXTURE, cases[i].from, cases[i].to);
         if (!t) fail_msg("case %zu: '%s' not in the fixture", i, cases[i].from);
         ce_manifest *m = (ce_manifest *)1;
-        memset(ctx.err, 0, sizeof ctx.err);
+        ce_status_clear();
         int rc = ce_manifest_parse(&ctx, t, strlen(t), "/etc/test-manifest.json", true, &m);
-        if (rc != CE_ERR_INTEGRITY || !strstr(ctx.err, cases[i].want) || !strstr(ctx.err, "/etc/test-manifest.json"))
-            fail_msg("case %zu: rc %d, err '%s', want '%s'", i, rc, ctx.err, cases[i].want);
+        if (rc != CE_ERR_INTEGRITY || !strstr(ce_errmsg(), cases[i].want) || !strstr(ce_errmsg(), "/etc/test-manifest.json"))
+            fail_msg("case %zu: rc %d, err '%s', want '%s'", i, rc, ce_errmsg(), cases[i].want);
         assert_null(m);
         free(t);
     }
@@ -275,8 +275,8 @@ static void test_trailing(void **state)
         snprintf(t, n + 1, "%s%s", FIXTURE, tails[i]);
         ce_manifest *m = (ce_manifest *)1;
         int rc = ce_manifest_parse(&ctx, t, n, "/etc/two.json", true, &m);
-        if (rc != CE_ERR_INTEGRITY || !strstr(ctx.err, "/etc/two.json: data after the JSON document"))
-            fail_msg("tail %zu: rc %d, err '%s'", i, rc, ctx.err);
+        if (rc != CE_ERR_INTEGRITY || !strstr(ce_errmsg(), "/etc/two.json: data after the JSON document"))
+            fail_msg("tail %zu: rc %d, err '%s'", i, rc, ce_errmsg());
         assert_null(m);
         free(t);
     }
@@ -336,8 +336,8 @@ static void test_size_limit(void **state)
     memcpy(big, FIXTURE, strlen(FIXTURE));
     big[n] = '\0';
     assert_int_equal(ce_manifest_parse(&ctx, big, n, "/x/m.json", true, &m), CE_ERR_INTEGRITY);
-    assert_non_null(strstr(ctx.err, "16 MiB"));
-    assert_non_null(strstr(ctx.err, "/x/m.json"));
+    assert_non_null(strstr(ce_errmsg(), "16 MiB"));
+    assert_non_null(strstr(ce_errmsg(), "/x/m.json"));
     /* exactly the limit is fine (trailing whitespace) */
     assert_int_equal(ce_manifest_parse(&ctx, big, n - 1, "/tmp/m.json", true, &m), CE_OK);
     ce_manifest_free(m);
@@ -349,11 +349,11 @@ static void test_size_limit(void **state)
     assert_int_equal(ftruncate(fd, CE_MANIFEST_MAX + 10), 0);
     close(fd);
     assert_int_equal(ce_manifest_load_file(&ctx, path, &m), CE_ERR_INTEGRITY);
-    assert_non_null(strstr(ctx.err, "16 MiB"));
-    assert_non_null(strstr(ctx.err, path));
+    assert_non_null(strstr(ce_errmsg(), "16 MiB"));
+    assert_non_null(strstr(ce_errmsg(), path));
     unlink(path);
     assert_int_equal(ce_manifest_load_file(&ctx, "/nonexistent/cudaenv.json", &m), CE_ERR_NOTFOUND);
-    assert_non_null(strstr(ctx.err, "/nonexistent/cudaenv.json"));
+    assert_non_null(strstr(ce_errmsg(), "/nonexistent/cudaenv.json"));
 }
 
 int main(void)

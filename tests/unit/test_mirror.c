@@ -44,9 +44,9 @@ static void test_rel_refused(void **state)
         "https://h/.cudaenv-mirror/.lock", "compute/x\nrun", "compute\\..\\x.run", "?q=1",
     };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
-        ctx.err[0] = '\0';
+        ce_status_clear();
         assert_int_equal(ce_mirror_rel_path(&ctx, bad[i], out, sizeof out), CE_ERR_INTEGRITY);
-        assert_non_null(strstr(ctx.err, "cannot mirror"));
+        assert_non_null(strstr(ce_errmsg(), "cannot mirror"));
     }
     /* a path that does not fit is refused, not cut */
     char longurl[2100];

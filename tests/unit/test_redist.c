@@ -99,10 +99,10 @@ static void test_invalid(void **state)
         char *t = subst(cases[i].from, cases[i].to);
         if (!t) fail_msg("case %zu: '%s' not in the fixture", i, cases[i].from);
         ce_redist *r = (ce_redist *)1;
-        ctx.err[0] = '\0';
+        ce_status_clear();
         int rc = ce_redist_parse(&ctx, t, strlen(t), URL, "linux-x86_64", &r);
-        if (rc != CE_ERR_INTEGRITY || !strstr(ctx.err, cases[i].want) || !strstr(ctx.err, URL))
-            fail_msg("case %zu: rc %d, err '%s', want '%s'", i, rc, ctx.err, cases[i].want);
+        if (rc != CE_ERR_INTEGRITY || !strstr(ce_errmsg(), cases[i].want) || !strstr(ce_errmsg(), URL))
+            fail_msg("case %zu: rc %d, err '%s', want '%s'", i, rc, ce_errmsg(), cases[i].want);
         assert_null(r);
         free(t);
     }
@@ -134,9 +134,9 @@ static void test_select(void **state)
     assert_true(r->comps[0].selected);
     assert_false(r->comps[1].selected);
     assert_int_equal(ce_redist_select(&ctx, r, &tf, "+nvidia_driver"), CE_ERR_USAGE);
-    assert_non_null(strstr(ctx.err, "driver-side"));
+    assert_non_null(strstr(ce_errmsg(), "driver-side"));
     assert_int_equal(ce_redist_select(&ctx, r, &tf, "+nsight_systems"), CE_ERR_USAGE);
-    assert_non_null(strstr(ctx.err, "it has: libcublas, cuda_cudart"));
+    assert_non_null(strstr(ce_errmsg(), "it has: libcublas, cuda_cudart"));
     assert_int_equal(ce_redist_select(&ctx, r, &tf, "+../x"), CE_ERR_USAGE);
     ce_redist_free(r);
     assert_true(ce_redist_driver_side("mft_oem"));

@@ -23,7 +23,7 @@ static int setup(void **state)
     memset(&ctx, 0, sizeof ctx);
     snprintf(ctx.platform, sizeof ctx.platform, "linux-x86_64");
     if (ce_manifest_parse(&ctx, FIXTURE, strlen(FIXTURE), "https://x.example/m/cudaenv.json", false, &m)) {
-        fprintf(stderr, "%s\n", ctx.err);
+        fprintf(stderr, "%s\n", ce_errmsg());
         return -1;
     }
     return 0;
@@ -115,9 +115,9 @@ static void test_cudnn_choice(void **state)
     assert_string_equal(r.cudnn->version, "8.7.0.84");
     /* a release without a build for this CUDA major */
     assert_int_equal(resolve("11.8", "9.3", false, &r), CE_ERR_NOTFOUND);
-    assert_non_null(strstr(ctx.err, "cuDNN 9.3 has no linux-x86_64 build for CUDA 11.8.0"));
+    assert_non_null(strstr(ce_errmsg(), "cuDNN 9.3 has no linux-x86_64 build for CUDA 11.8.0"));
     assert_int_equal(resolve("11.8", "8.8", false, &r), CE_ERR_NOTFOUND);
-    assert_non_null(strstr(ctx.err, "no cuDNN 8.8 in the manifest; did you mean 8.9.7.29"));
+    assert_non_null(strstr(ce_errmsg(), "no cuDNN 8.8 in the manifest; did you mean 8.9.7.29"));
     assert_int_equal(resolve("11.8", "x", false, &r), CE_ERR_USAGE);
     /* --no-cudnn drops even an explicit choice */
     assert_int_equal(resolve("11.8+cudnn8.6", "", true, &r), CE_OK);
@@ -129,21 +129,21 @@ static void test_unknown(void **state)
     (void)state;
     ce_resolved r;
     assert_int_equal(resolve("2.14", "", false, &r), CE_ERR_NOTFOUND);
-    assert_non_null(strstr(ctx.err, "did you mean tf-2.14"));
+    assert_non_null(strstr(ce_errmsg(), "did you mean tf-2.14"));
     assert_int_equal(resolve("tf-2.16", "", false, &r), CE_ERR_NOTFOUND);
-    assert_non_null(strstr(ctx.err, "no TensorFlow release tf-2.16"));
-    assert_non_null(strstr(ctx.err, "did you mean tf-2.15"));
+    assert_non_null(strstr(ce_errmsg(), "no TensorFlow release tf-2.16"));
+    assert_non_null(strstr(ce_errmsg(), "did you mean tf-2.15"));
     assert_int_equal(resolve("tf-11.8", "", false, &r), CE_ERR_NOTFOUND);
-    assert_non_null(strstr(ctx.err, "did you mean 11.8?"));
+    assert_non_null(strstr(ce_errmsg(), "did you mean 11.8?"));
     assert_int_equal(resolve("11.9", "", false, &r), CE_ERR_NOTFOUND);
-    assert_non_null(strstr(ctx.err, "no CUDA release 11.9"));
-    assert_non_null(strstr(ctx.err, "11.8"));
+    assert_non_null(strstr(ce_errmsg(), "no CUDA release 11.9"));
+    assert_non_null(strstr(ce_errmsg(), "11.8"));
     assert_int_equal(resolve("11.8.1", "", false, &r), CE_ERR_NOTFOUND);
-    assert_non_null(strstr(ctx.err, "did you mean 11.8.0"));
+    assert_non_null(strstr(ce_errmsg(), "did you mean 11.8.0"));
     assert_int_equal(resolve("system", "", false, &r), CE_ERR_NOTFOUND);
     /* a row TF lists but the manifest cannot install: its reason, and the row */
     assert_int_equal(resolve("tf-1.12", "", false, &r), CE_ERR_NOTFOUND);
-    assert_non_null(strstr(ctx.err, "no verified sha256 for the cuDNN tarball"));
+    assert_non_null(strstr(ce_errmsg(), "no verified sha256 for the cuDNN tarball"));
     assert_non_null(r.tf);
     assert_string_equal(r.tf->cuda, "9.0.176");
 }
@@ -159,12 +159,12 @@ static void test_platform(void **state)
     assert_int_equal(resolve("12.2", "", false, &r), CE_ERR_NOTFOUND);
     assert_null(r.runfile);
     assert_non_null(r.cuda);
-    assert_non_null(strstr(ctx.err, "CUDA 12.2.2 has no runfile for linux-sbsa"));
-    assert_non_null(strstr(ctx.err, "linux-x86_64"));
+    assert_non_null(strstr(ce_errmsg(), "CUDA 12.2.2 has no runfile for linux-sbsa"));
+    assert_non_null(strstr(ce_errmsg(), "linux-x86_64"));
     assert_int_equal(resolve("tf-2.18", "", false, &r), CE_ERR_NOTFOUND);
     assert_null(r.cudnn_archive);
-    assert_non_null(strstr(ctx.err, "needs cuDNN 9.3.0.75"));
-    assert_non_null(strstr(ctx.err, "linux-sbsa"));
+    assert_non_null(strstr(ce_errmsg(), "needs cuDNN 9.3.0.75"));
+    assert_non_null(strstr(ce_errmsg(), "linux-sbsa"));
     snprintf(ctx.platform, sizeof ctx.platform, "linux-x86_64");
 }
 
@@ -176,7 +176,7 @@ static void test_builtin(void **state)
     (void)state;
     ce_manifest *b = NULL;
     int rc = ce_manifest_load_file(&ctx, "share/manifests/cudaenv.json", &b);
-    if (rc) fail_msg("%s", ctx.err);
+    if (rc) fail_msg("%s", ce_errmsg());
     assert_int_equal(b->n_tf, 26);
     assert_string_equal(b->tf[0].version, "1.12");
     assert_string_equal(b->tf[b->n_tf - 1].version, "2.21");
@@ -193,7 +193,7 @@ static void test_builtin(void **state)
             assert_true(strlen(b->tf[i].not_installable) > 10);
             continue;
         }
-        if (rc) fail_msg("%s: %s", text, ctx.err);
+        if (rc) fail_msg("%s: %s", text, ce_errmsg());
         assert_non_null(r.runfile);
         assert_non_null(r.cudnn_archive);
         assert_int_equal(strlen(r.runfile->sha256), 64);

@@ -208,15 +208,15 @@ static void test_unpack_digest(void **state)
     ce_unpack_src src = { .path = tar, .label = "http://x/d.tar.xz", .size = -1, .strip_top = true,
                           .sha256 = "0000000000000000000000000000000000000000000000000000000000000000" };
     assert_int_equal(ce_unpack(&ctx, &src, dest), CE_ERR_INTEGRITY);
-    assert_non_null(strstr(ctx.err, "http://x/d.tar.xz: sha256 "));
+    assert_non_null(strstr(ce_errmsg(), "http://x/d.tar.xz: sha256 "));
 }
 
 static void expect_refused(const ent *ents, size_t n, const char *sub, const char *entry, const char *why)
 {
     ce_ctx ctx;
     int rc = unpack_into(ents, n, sub, &ctx);
-    if (rc != CE_ERR_INTEGRITY) fail_msg("%s: rc %d (%s)", sub, rc, ctx.err);
-    if (!strstr(ctx.err, entry) || !strstr(ctx.err, why)) fail_msg("%s: message '%s'", sub, ctx.err);
+    if (rc != CE_ERR_INTEGRITY) fail_msg("%s: rc %d (%s)", sub, rc, ce_errmsg());
+    if (!strstr(ce_errmsg(), entry) || !strstr(ce_errmsg(), why)) fail_msg("%s: message '%s'", sub, ce_errmsg());
 }
 
 static void test_unpack_refusals(void **state)
@@ -323,15 +323,15 @@ static void test_unpack_multiblock_broken(void **state)
     fclose(f);
     ce_ctx ctx;
     assert_int_equal(unpack_file(tar, "bad", &ctx), CE_ERR_INTEGRITY);
-    if (!strstr(ctx.err, "bad.tar.xz is not a readable archive: Lzma library error: Corrupted input data"))
-        fail_msg("message '%s'", ctx.err);
+    if (!strstr(ce_errmsg(), "bad.tar.xz is not a readable archive: Lzma library error: Corrupted input data"))
+        fail_msg("message '%s'", ce_errmsg());
 
     snprintf(tar, sizeof tar, "%s/cut.tar.xz", tmpdir);
     n = write_multiblock(tar, 4096);
     assert_int_equal(truncate(tar, (off_t)(n / 2)), 0);
     assert_int_equal(unpack_file(tar, "cut", &ctx), CE_ERR_INTEGRITY);
-    if (!strstr(ctx.err, "cut.tar.xz is not a readable archive: "))
-        fail_msg("message '%s'", ctx.err);
+    if (!strstr(ce_errmsg(), "cut.tar.xz is not a readable archive: "))
+        fail_msg("message '%s'", ce_errmsg());
 }
 
 /* One pass: the index written while unpacking holds, for every regular
