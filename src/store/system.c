@@ -154,16 +154,12 @@ static void jget(const cJSON *o, const char *k, char *out, size_t n)
     snprintf(out, n, "%s", cJSON_IsString(v) ? v->valuestring : "");
 }
 
-int ce_system_record(ce_ctx *ctx, ce_sys_record *rec)
+/* One record file into rec.  CE_ERR_NOTFOUND when absent; CE_ERR_INTEGRITY
+ * when it is not a JSON object. */
+static int read_record(ce_ctx *ctx, const char *path, ce_sys_record *rec)
 {
-    /* the history (~130 KiB) is read only up to nhistory: zeroing it
-     * would fault in every page of it */
-    memset(rec, 0, offsetof(ce_sys_record, history));
-    char path[4200];
-    ce_sys_path(ctx, CE_SYS_STATE, path, sizeof path);
     char *data;
     int rc = ce_file_read(ctx, path, 65536, &data, NULL);
-    if (rc == CE_ERR_NOTFOUND) return CE_OK;
     if (rc) return rc;
     cJSON *j = cJSON_Parse(data);
     free(data);
@@ -184,7 +180,7 @@ int ce_system_record(ce_ctx *ctx, ce_sys_record *rec)
     rec->when = cJSON_IsNumber(w) ? (long long)w->valuedouble : 0;
     char state[16];
     jget(j, "state", state, sizeof state);
-    rec->pending = strcmp(state, "pending") == 0;
+    rec->pending = strcmp(state, "pending") == 0;   /* an older cudaenv's intent, in system.json itself */
     char action[16];
     jget(j, "action", action, sizeof action);
     rec->restore = strcmp(action, "restore") == 0;
@@ -192,6 +188,28 @@ int ce_system_record(ce_ctx *ctx, ce_sys_record *rec)
     ce_sys_hist_read(j, rec);
     cJSON_Delete(j);
     return CE_OK;
+}
+
+int ce_system_record(ce_ctx *ctx, ce_sys_record *rec)
+{
+    /* the history (~130 KiB) is read only up to nhistory: zeroing it
+     * would fault in every page of it */
+    memset(rec, 0, offsetof(ce_sys_record, history));
+    char path[4200];
+    /* an intent (system.json.pending) is the newer record: a switch began
+     * and has not been marked done.  One that is not JSON was cut short
+     * before it was durable, so before anything changed: the switch never
+     * began (begin() removes it under the lock). */
+    ce_sys_path(ctx, CE_SYS_PENDING, path, sizeof path);
+    int rc = read_record(ctx, path, rec);
+    if (rc == CE_OK) {
+        rec->pending = true;
+        return CE_OK;
+    }
+    memset(rec, 0, offsetof(ce_sys_record, history));
+    ce_sys_path(ctx, CE_SYS_STATE, path, sizeof path);
+    rc = read_record(ctx, path, rec);
+    return rc == CE_ERR_NOTFOUND ? CE_OK : rc;
 }
 
 /* system.json for rec (malloc'd; NULL when out of memory). */
@@ -428,10 +446,13 @@ static int lock_open(ce_ctx *ctx, int *fd)
 {
     char dir[4200], path[4300];
     ce_sys_path(ctx, "/etc/cudaenv", dir, sizeof dir);
-    int rc = ce_mkdir_p(ctx, dir, 0755);
-    if (rc) return rc;
     snprintf(path, sizeof path, "%s/lock", dir);
     *fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    if (*fd < 0 && errno == ENOENT) {   /* the first switch: the directory first */
+        int rc = ce_mkdir_p(ctx, dir, 0755);
+        if (rc) return rc;
+        *fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    }
     if (*fd < 0) return ce_fail(ctx, CE_ERR_IO, "cannot open %s: %s", path, strerror(errno));
     while (flock(*fd, LOCK_EX) != 0)
         if (errno != EINTR) {
@@ -554,49 +575,91 @@ static int apply(ce_ctx *ctx, const ce_sys_record *rec, ce_staged *conf)
     return CE_OK;
 }
 
-/* Steps 1-5 for the state rec describes.  Durability in three commits: the
- * intent, the final record and cudaenv.conf are written to temp files and
- * fsync'ed together; the intent is renamed and its directory fsync'ed
- * (durable before anything changes); apply() renames link and conf and
- * fsyncs their directories; the final record is renamed last, without a
- * directory fsync: lost in a crash, the intent is still there and the next
- * run completes it. */
+/* Create the intent path (O_EXCL: under the system lock nobody else
+ * writes it) holding text, its writeback started; st is set up so that
+ * ce_file_stage_drop removes it (nothing has changed while it is not yet
+ * durable).  The journal is written under its own name, not staged and
+ * renamed: its one fsync makes name and bytes durable together (one journal
+ * commit on ext4), and a copy cut short by a crash is not JSON, which
+ * ce_system_record ignores and begin() removes. */
+static int journal_create(ce_ctx *ctx, const char *path, const char *text, ce_staged *st)
+{
+    st->tmp[0] = '\0';
+    snprintf(st->path, sizeof st->path, "%s", path);
+    st->fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (st->fd < 0)
+        return ce_fail(ctx, errno == EACCES ? CE_ERR_PERM : CE_ERR_IO, "cannot create %s: %s", path, strerror(errno));
+    snprintf(st->tmp, sizeof st->tmp, "%s", path);
+    size_t len = strlen(text);
+    for (size_t off = 0; off < len;) {
+        ssize_t w = write(st->fd, text + off, len - off);
+        if (w < 0 && errno == EINTR) continue;
+        if (w < 0) {
+            int e = errno;
+            ce_file_stage_drop(st);
+            return ce_fail(ctx, e == ENOSPC ? CE_ERR_SPACE : CE_ERR_IO, "cannot write %s: %s", path, strerror(e));
+        }
+        off += (size_t)w;
+    }
+    if (fchmod(st->fd, 0644) != 0) { /* the umask may have narrowed it; readable is only nicer */ }
+    sync_file_range(st->fd, 0, 0, SYNC_FILE_RANGE_WRITE);
+    return CE_OK;
+}
+
+/* Steps 1-5 for the state rec describes.  One record, written once: the
+ * intent system.json.pending is the final record (with "state":"done");
+ * renaming it over system.json marks the switch done.  Durability in two
+ * commits: the intent and cudaenv.conf's new text are fsync'ed together,
+ * then /etc/cudaenv (the intent is durable before anything changes);
+ * apply() renames link and conf and fsyncs their directories; the last
+ * rename is not fsync'ed: lost in a crash, the intent is still there and
+ * the next run completes it (idempotent).  Files created: the intent, the
+ * conf's temp and the link's temp (a repair stages the new intent and
+ * renames it over the old one: the old stays until the new is durable). */
 static int transact(ce_ctx *ctx, ce_sys_record *rec)
 {
-    ce_staged st[3];
+    ce_staged st[2];
     size_t n = 0;
     int rc;
     rec->pending = false;
-    char *final = record_text(rec);
+    char *text = record_text(rec);
     rec->pending = true;
-    char *intent = record_text(rec);
-    char path[4200], cpath[4200], conf[4400];
+    char path[4200], jpath[4200], cpath[4200], conf[4400];
     bool stage_conf = !rec->restore && rec->lib[0];
-    if (!intent || !final) {
+    if (!text) {
         rc = ce_fail(ctx, CE_ERR_NOMEM, "out of memory");
         goto out;
     }
     ce_sys_path(ctx, CE_SYS_STATE, path, sizeof path);
-    if ((rc = ce_file_stage(ctx, path, intent, strlen(intent), 0644, &st[0]))) goto out;
+    ce_sys_path(ctx, CE_SYS_PENDING, jpath, sizeof jpath);
+    bool repair = ce_exists(jpath);
+    if ((rc = repair ? ce_file_stage(ctx, jpath, text, strlen(text), 0644, &st[0])
+                     : journal_create(ctx, jpath, text, &st[0])))
+        goto out;
     n = 1;
-    if ((rc = ce_file_stage(ctx, path, final, strlen(final), 0644, &st[1]))) goto out;
-    n = 2;
     if (stage_conf) {
         conf_text(rec->lib, rec->name, conf, sizeof conf);
         ce_sys_path(ctx, CE_SYS_CONF, cpath, sizeof cpath);
-        if ((rc = ce_file_stage(ctx, cpath, conf, strlen(conf), 0644, &st[2]))) goto out;
-        n = 3;
+        if ((rc = ce_file_stage(ctx, cpath, conf, strlen(conf), 0644, &st[1]))) goto out;
+        n = 2;
     }
-    if ((rc = ce_file_stage_sync(ctx, st, n)) || (rc = ce_file_stage_commit(ctx, &st[0]))) goto out;
+    if ((rc = ce_file_stage_sync(ctx, st, n))) goto out;
+    if (repair) {
+        if ((rc = ce_file_stage_commit(ctx, &st[0]))) goto out;
+    } else {
+        st[0].tmp[0] = '\0';   /* durable: the intent stays */
+    }
     sync_parent(ctx, CE_SYS_STATE);
     crash_point("intent");
-    if ((rc = apply(ctx, rec, stage_conf ? &st[2] : NULL))) goto out;   /* the intent stays pending: the next run repairs */
-    if ((rc = ce_file_stage_commit(ctx, &st[1]))) goto out;
+    if ((rc = apply(ctx, rec, stage_conf ? &st[1] : NULL))) goto out;   /* the intent stays pending: the next run repairs */
+    if (rename(jpath, path) != 0) {
+        rc = ce_fail(ctx, CE_ERR_IO, "cannot rename %s to %s: %s", jpath, path, strerror(errno));
+        goto out;
+    }
     rec->pending = false;
 out:
     for (size_t i = 0; i < n; i++) ce_file_stage_drop(&st[i]);   /* what was not renamed */
-    free(intent);
-    free(final);
+    free(text);
     return rc;
 }
 
@@ -643,9 +706,20 @@ static int begin(ce_ctx *ctx, ce_store_txn *txn, int *fd, ce_sys_record *old)
 {
     int rc;
     if ((rc = ce_store_begin(ctx, txn)) || (rc = lock_open(ctx, fd))) return rc;
-    drop_stale_tmp(ctx, CE_SYS_STATE);
-    drop_stale_tmp(ctx, CE_SYS_CONF);
-    if ((rc = ce_system_record(ctx, old)) || (rc = recover(ctx, old))) return rc;
+    char jpath[4200];
+    ce_sys_path(ctx, CE_SYS_PENDING, jpath, sizeof jpath);
+    bool intent = ce_exists(jpath);
+    if (intent) {
+        /* temp files are staged only while an intent exists (or is being
+         * created): without one there is nothing stale to look for */
+        drop_stale_tmp(ctx, CE_SYS_STATE);
+        drop_stale_tmp(ctx, CE_SYS_PENDING);
+        drop_stale_tmp(ctx, CE_SYS_CONF);
+    }
+    if ((rc = ce_system_record(ctx, old))) return rc;
+    /* an intent cut short before it was durable (not JSON): nothing changed */
+    if (intent && !old->pending && unlink(jpath) == 0) sync_parent(ctx, CE_SYS_PENDING);
+    if ((rc = recover(ctx, old))) return rc;
     return CE_OK;
 }
 

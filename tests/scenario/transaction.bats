@@ -19,9 +19,15 @@ setup() {
 teardown() { sysroot_teardown; }
 
 cache_lib() { ldconfig -r "$S" -p | awk -v s="$1" '$1 == s { print $NF; exit }'; }
-# a string field of system.json (cJSON_Print: one "key":<tab>"value" per line); no
-# python per call, the campaign reads the record hundreds of times
-rec() { sed -n 's/^[[:space:]]*"'"$1"'":[[:space:]]*"\(.*\)",\{0,1\}$/\1/p' "$S/etc/cudaenv/system.json"; }
+# a string field of the record (cJSON_Print: one "key":<tab>"value" per line); no
+# python per call, the campaign reads the record hundreds of times.  A switch
+# under way is its intent, system.json.pending (the complete new record): its
+# state is "pending" and its fields are the ones it will make true
+rec() {
+    local f=$S/etc/cudaenv/system.json
+    if [ -e "$f.pending" ]; then [ "$1" = state ] && { echo pending; return; }; f=$f.pending; fi
+    sed -n 's/^[[:space:]]*"'"$1"'":[[:space:]]*"\(.*\)",\{0,1\}$/\1/p' "$f"
+}
 
 # link, conf, record and the loader cache name one toolchain, the record is done
 consistent() {
@@ -140,6 +146,50 @@ consistent() {
     consistent
 }
 
+@test "the record is written once: an intent cut short (not JSON) is ignored and removed; an older cudaenv's pending system.json is completed" {
+    "$CUDAENV" -q global 11.8 --system
+    consistent
+    # a crash while the intent was being written (before it was durable): nothing changed
+    printf '{"schema":1,"sta' > "$S/etc/cudaenv/system.json.pending"
+    run --separate-stderr "$CUDAENV" global --system
+    [ "$status" -eq 0 ] && [ "$output" = 11.8.0+cudnn8.7.0.84 ]
+    [[ "$stderr" != *"interrupted"* ]]
+    run "$CUDAENV" doctor --json
+    [[ "$output" != *'"env.system-switch-interrupted"'* ]]
+    run --separate-stderr "$CUDAENV" global 11.7 --system
+    [ "$status" -eq 0 ] && [[ "$stderr" != *"interrupted"* ]]
+    [ ! -e "$S/etc/cudaenv/system.json.pending" ]
+    consistent
+    [ "$(rec target)" = "$I117" ] && [ "$(rec prev_target)" = "$I118" ]
+    # an intent in system.json itself ("state": "pending", as cudaenv wrote it before issue 13)
+    sed -i 's/"state":\t"done"/"state":\t"pending"/' "$S/etc/cudaenv/system.json"
+    grep -q '"state":.*"pending"' "$S/etc/cudaenv/system.json"
+    run --separate-stderr "$CUDAENV" global --system
+    [[ "$stderr" == *"was interrupted"* ]]
+    run --separate-stderr "$CUDAENV" global 11.8 --system
+    [ "$status" -eq 0 ]
+    [[ "$stderr" == *"was interrupted; completing it"* ]]
+    consistent
+    [ -z "$(ls "$S/etc/cudaenv" | grep -v -x -e lock -e system.json)" ]
+    [ -z "$(for d in "$S/etc/ld.so.conf.d" "$S/usr/local"; do ls -A "$d"; done | grep -e tmp)" ]
+}
+
+@test "one switch: 3 files created (intent, conf, link), 5 fsyncs (2 files, 3 directories), no temp left" {
+    command -v strace >/dev/null || skip "no strace"
+    "$CUDAENV" -q global 11.8 --system
+    CUDAENV_LDCONFIG=none ASAN_OPTIONS=detect_leaks=0 strace -f -o "$T/st" -e trace=openat,open,symlink,symlinkat,fsync,fdatasync,rename,renameat,renameat2 \
+        "$CUDAENV" -q global 11.7 --system
+    consistent_nocache() { [ "$(readlink "$S/usr/local/cuda")" = "$(rec target)" ] && [ "$(rec state)" = done ]; }
+    consistent_nocache
+    created=$(grep -E 'O_CREAT\|O_EXCL|symlink(at)?\(' "$T/st" | grep -c -v -e '/lock"' -e '\.lock"')
+    syncs=$(grep -c -E '(fsync|fdatasync)\(' "$T/st")
+    renames=$(grep -c -E 'rename(at2?)?\(' "$T/st")
+    echo "# one switch (no ldconfig): $created files created, $syncs fsyncs, $renames renames" >&3
+    [ "$created" -eq 3 ] || { cat "$T/st"; false; }
+    [ "$syncs" -le 5 ] && [ "$renames" -eq 3 ]
+    [ -z "$(for d in "$S/etc/cudaenv" "$S/etc/ld.so.conf.d" "$S/usr/local"; do ls -A "$d"; done | grep -e tmp -e pending)" ]
+}
+
 @test "kill -9 during an uninstalled target's switch: rolled back to what it replaced" {
     "$CUDAENV" -q global 11.8 --system
     run env CUDAENV_TEST_CRASH_AT=link "$CUDAENV" -q global 11.7 --system
@@ -218,7 +268,10 @@ consistent() {
     chmod -R go-w "$T"
     run --separate-stderr "$REPO/tests/lib/sysns.sh" "$T" -c '
         B=$0
-        rec() { sed -n "s/^[[:space:]]*\"$1\":[[:space:]]*\"\\(.*\\)\",\\{0,1\\}\$/\\1/p" /etc/cudaenv/system.json; }
+        rec() {
+            [ -e /etc/cudaenv/system.json.pending ] && [ "$1" = state ] && { echo pending; return; }
+            sed -n "s/^[[:space:]]*\"$1\":[[:space:]]*\"\\(.*\\)\",\\{0,1\\}\$/\\1/p" /etc/cudaenv/system.json
+        }
         ok() {
             [ "$(rec state)" = done ] && [ "$(readlink /usr/local/cuda)" = "$(rec target)" ] &&
             [ "$(grep -v "^#" /etc/ld.so.conf.d/cudaenv.conf)" = "$(rec lib)" ] &&
