@@ -126,7 +126,10 @@ static int toolchain_safe(ce_ctx *ctx, const char *prefix, char *real, char *lib
     if (!realpath(prefix, real))
         return ce_fail(ctx, CE_ERR_NOTFOUND, "cannot resolve %s: %s", prefix, strerror(errno));
     snprintf(p, sizeof p, "%s/lib64", real);
-    if (!realpath(p, lib))
+    /* real is resolved: a lib64 that is a directory, not a link, is resolved too */
+    struct stat ls;
+    if (lstat(p, &ls) == 0 && S_ISDIR(ls.st_mode) && strlen(p) < PATH_MAX) memcpy(lib, p, strlen(p) + 1);
+    else if (!realpath(p, lib))
         return ce_fail(ctx, CE_ERR_NOTFOUND, "cannot resolve %s: %s", p, strerror(errno));
     /* linear: the parents of real are checked once here, and every symlink's
      * target then costs the lstats below the last directory already checked */
@@ -565,12 +568,14 @@ static int apply(ce_ctx *ctx, const ce_sys_record *rec, ce_staged *conf)
     else if (conf) rc = ce_file_stage_commit(ctx, conf);
     else rc = remove_conf(ctx);
     if (rc) return rc;
-    /* the renames of steps 2-3 (and a --force move aside), one fsync per
-     * directory changed, before the final record can say "done" */
-    sync_parent(ctx, CE_SYS_LINK);
-    sync_parent(ctx, CE_SYS_CONF);
     crash_point("conf");
     if ((rc = run_ldconfig(ctx))) return rc;
+    /* the renames of steps 2-3 (and a --force move aside), one fsync per
+     * directory changed, before the final record can say "done"; after
+     * ldconfig, whose fsync of its cache commits them with it on a
+     * journalling file system (ext4, xfs), so these two commit nothing more */
+    sync_parent(ctx, CE_SYS_LINK);
+    sync_parent(ctx, CE_SYS_CONF);
     crash_point("ldconfig");
     return CE_OK;
 }
@@ -733,8 +738,8 @@ static void end(ce_store_txn *txn, int fd)
  * symlinks (realpath resolved them). */
 static const char *inside_real(const ce_ctx *ctx, const char *real)
 {
-    char sr[PATH_MAX];
-    if (ctx->sysroot[0] && realpath(ctx->sysroot, sr)) {
+    static char sr[PATH_MAX];   /* the resolved sysroot, once per process */
+    if (ctx->sysroot[0] && (sr[0] || realpath(ctx->sysroot, sr))) {
         size_t n = strlen(sr);
         if (strncmp(real, sr, n) == 0 && real[n] == '/') return real + n;
     }
