@@ -308,9 +308,9 @@ int cli_exec_full(cli *c)
     if (env && *env) {
         snprintf(path, sizeof path, "%s", env);
     } else {
-        snprintf(path, sizeof path, "%s/../libexec/cudaenv/cudaenv-full", c->ctx.self_dir);
+        snprintf(path, sizeof path, "%s/../libexec/cudaenv/cudaenv-full", ce_self_dir(&c->ctx));
         if (access(path, X_OK) != 0)
-            snprintf(path, sizeof path, "%s/cudaenv-full", c->ctx.self_dir);
+            snprintf(path, sizeof path, "%s/cudaenv-full", ce_self_dir(&c->ctx));
     }
     execv(path, c->orig_argv);
     cli_error(c, "cannot run %s: %s; reinstall cudaenv (make install)", path, strerror(errno));

@@ -5,7 +5,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/utsname.h>
 #include <unistd.h>
 
 #include "path.h"
@@ -42,22 +41,33 @@ int ce_ctx_init(ce_ctx *ctx)
     copy_env(ctx->manifest, sizeof ctx->manifest, "CUDAENV_MANIFEST");
     copy_env(ctx->mirror, sizeof ctx->mirror, "CUDAENV_MIRROR");
 
+    /* the platform of this binary's own architecture: the one uname would
+     * report wherever it runs (no syscall); self_dir waits for its first
+     * use (ce_self_dir): most commands never need it */
+#if defined(__aarch64__)
+    const char *plat = "linux-sbsa";
+#else
+    const char *plat = "linux-x86_64";
+#endif
+    const char *override = getenv("CUDAENV_PLATFORM");
+    snprintf(ctx->platform, sizeof ctx->platform, "%s", override && *override ? override : plat);
+    return CE_OK;
+}
+
+const char *ce_self_dir(const ce_ctx *ctx)
+{
+    /* filled on first use; a cache, so const callers may ask */
+    char *dir = ((ce_ctx *)ctx)->self_dir;
+    if (dir[0]) return dir;
     char exe[PATH_MAX];
     ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
     if (n > 0) {
         exe[n] = '\0';
         char *slash = strrchr(exe, '/');
         if (slash) *slash = '\0';
-        snprintf(ctx->self_dir, sizeof ctx->self_dir, "%s", exe);
+        snprintf(dir, sizeof ctx->self_dir, "%s", exe);
     }
-
-    struct utsname u;
-    const char *plat = "linux-x86_64";
-    if (uname(&u) == 0 && strcmp(u.machine, "aarch64") == 0)
-        plat = "linux-sbsa";
-    const char *override = getenv("CUDAENV_PLATFORM");
-    snprintf(ctx->platform, sizeof ctx->platform, "%s", override && *override ? override : plat);
-    return CE_OK;
+    return dir;
 }
 
 int ce_fail(ce_ctx *ctx, int code, const char *fmt, ...)
@@ -96,8 +106,8 @@ int ce_builtin_manifest(ce_ctx *ctx, char *out, size_t outsz)
     const char *candidates[3];
     char a[8192], b[8192];
     /* build tree and installed layout: <bindir>/../share/cudaenv/manifests */
-    snprintf(a, sizeof a, "%s/../share/cudaenv/manifests/cudaenv.json", ctx->self_dir);
-    snprintf(b, sizeof b, "%s/../../share/cudaenv/manifests/cudaenv.json", ctx->self_dir);
+    snprintf(a, sizeof a, "%s/../share/cudaenv/manifests/cudaenv.json", ce_self_dir(ctx));
+    snprintf(b, sizeof b, "%s/../../share/cudaenv/manifests/cudaenv.json", ce_self_dir(ctx));
     candidates[0] = a;
     candidates[1] = b;
     candidates[2] = CE_DATADIR "/manifests/cudaenv.json";

@@ -36,8 +36,8 @@ typedef struct ce_ctx {
     char sysroot[4096];   /* CUDAENV_SYSROOT, "" means / */
     char manifest[4096];  /* CUDAENV_MANIFEST or --manifest, "" = built-in */
     char mirror[2048];    /* CUDAENV_MIRROR, "" = none */
-    char self_dir[4096];  /* directory of the running binary */
-    char platform[32];    /* linux-x86_64 / linux-sbsa */
+    char self_dir[4096];  /* directory of the running binary: read through ce_self_dir (lazy) */
+    char platform[32];    /* linux-x86_64 / linux-sbsa (the binary's own; CUDAENV_PLATFORM) */
     bool insecure;        /* --insecure: allow http:// */
     bool offline;         /* --offline: cache only */
     bool force;
@@ -53,6 +53,10 @@ typedef struct ce_ctx {
 
 /* Fill ctx from the environment (CUDAENV_ROOT, HOME, ...). */
 int ce_ctx_init(ce_ctx *ctx);
+
+/* The directory of the running binary (readlink /proc/self/exe on first
+ * use, then kept in ctx->self_dir; "" when unknown). */
+const char *ce_self_dir(const ce_ctx *ctx);
 
 /* Record a failure and return code: `return ce_fail(ctx, CE_ERR_IO, "...")`.
  * Messages say what failed, the path/URL/value, and what to do. */

@@ -87,8 +87,8 @@ static void seed_from_bundle(ce_ctx *ctx, const ce_artifact *j)
 {
     char cache[4200], dirs[3][4400], p[13300];
     if (ce_cache_path(ctx, j->sha256, cache, sizeof cache) || ce_exists(cache)) return;
-    snprintf(dirs[0], sizeof dirs[0], "%s/../share/cudaenv/redist", ctx->self_dir);
-    snprintf(dirs[1], sizeof dirs[1], "%s/../../share/cudaenv/redist", ctx->self_dir);
+    snprintf(dirs[0], sizeof dirs[0], "%s/../share/cudaenv/redist", ce_self_dir(ctx));
+    snprintf(dirs[1], sizeof dirs[1], "%s/../../share/cudaenv/redist", ce_self_dir(ctx));
     snprintf(dirs[2], sizeof dirs[2], "%s/redist", CE_DATADIR);
     ce_ctx quiet = *ctx;
     quiet.event = NULL;
