@@ -304,7 +304,7 @@ static const char *nearest_command(const char *typed)
 int cli_exec_full(cli *c)
 {
     char path[8300];
-    const char *env = getenv("CUDAENV_FULL");
+    const char *env = c->ctx.set.full;
     if (env && *env) {
         snprintf(path, sizeof path, "%s", env);
     } else {

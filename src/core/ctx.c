@@ -1,6 +1,7 @@
 #include "ctx.h"
 
 #include <limits.h>
+#include <stddef.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,10 +20,70 @@ static void copy_env(char *dst, size_t n, const char *name)
     snprintf(dst, n, "%s", v ? v : "");
 }
 
+extern char **environ;
+
+#define SET(name, field) { name, sizeof name - 1, offsetof(ce_settings, field) }
+static const struct { const char *name; size_t len, off; } settings[] = {
+    SET("ROOT", root), SET("FULL", full), SET("LDCONFIG", ldconfig),
+    SET("UPDATE_ALTERNATIVES", update_alternatives), SET("DOCTOR_PYTHON", doctor_python),
+    SET("UNPACK_JOBS", unpack_jobs), SET("MAX_CONNECTIONS", max_connections),
+    SET("STALL_TIMEOUT", stall_timeout), SET("RETRY_DELAY_MS", retry_delay_ms),
+    SET("RATE_WINDOW", rate_window), SET("MIN_RATE", min_rate), SET("DEADLINE_BASE", deadline_base),
+    SET("FETCH_CEILING", fetch_ceiling), SET("RUNFILE_TIMEOUT", runfile_timeout),
+    SET("RUNFILE_LOG_CAP", runfile_log_cap), SET("VERIFY_NO_REEXEC", verify_no_reexec),
+    SET("TEST_CRASH_AT", test_crash_at), SET("TEST_FAULT", test_fault),
+    SET("TEST_FREE_BYTES", test_free_bytes), SET("TEST_XZ_THREADS", test_xz_threads),
+    SET("TEST_COMPOSE_COPY", test_compose_copy), SET("TEST_LIBDIR", test_libdir),
+    SET("TEST_LIBCUDA", test_libcuda),
+};
+#undef SET
+
+static ce_settings process_settings;
+static bool process_read;
+
+/* One pass over the environment: only CUDAENV_* entries are looked at; the
+ * first of a name wins, as with getenv. */
+static void read_settings(ce_settings *s)
+{
+    memset(s, 0, sizeof *s);
+    for (char **e = environ; e && *e; e++) {
+        if (strncmp(*e, "CUDAENV_", 8) != 0) continue;
+        const char *k = *e + 8, *eq = strchr(k, '=');
+        if (!eq) continue;
+        size_t n = (size_t)(eq - k);
+        for (size_t i = 0; i < sizeof settings / sizeof *settings; i++) {
+            if (settings[i].len != n || memcmp(k, settings[i].name, n) != 0) continue;
+            const char **slot = (const char **)((char *)s + settings[i].off);
+            if (!*slot) *slot = eq + 1;
+            break;
+        }
+    }
+    process_settings = *s;
+    process_read = true;
+}
+
+const ce_settings *ce_settings_now(void)
+{
+    if (!process_read) {
+        ce_settings s;
+        read_settings(&s);
+    }
+    return &process_settings;
+}
+
+long ce_setting_long(const char *value, long dflt, long min)
+{
+    if (!value || !*value) return dflt;
+    char *end;
+    long x = strtol(value, &end, 10);
+    return (*end || x < min) ? dflt : x;
+}
+
 int ce_ctx_init(ce_ctx *ctx)
 {
     memset(ctx, 0, sizeof *ctx);
-    const char *root = getenv("CUDAENV_ROOT");
+    read_settings(&ctx->set);
+    const char *root = ctx->set.root;
     if (root && *root) {
         snprintf(ctx->root, sizeof ctx->root, "%s", root);
     } else {

@@ -56,7 +56,7 @@ typedef struct plan {
 
 static bool fault_is(const char *point)
 {
-    const char *f = getenv("CUDAENV_TEST_FAULT");
+    const char *f = ce_settings_now()->test_fault;
     return f && strcmp(f, point) == 0;
 }
 
@@ -182,7 +182,7 @@ static int space(ce_ctx *ctx, const plan *pl)
     }
     if (want <= 0) return CE_OK;
     double avail;
-    const char *fake = getenv("CUDAENV_TEST_FREE_BYTES");
+    const char *fake = ctx->set.test_free_bytes;
     struct statvfs vs;
     if (fake && *fake) avail = strtod(fake, NULL);
     else if (statvfs(ctx->root, &vs) == 0) avail = (double)vs.f_bavail * (double)vs.f_frsize;
@@ -295,7 +295,7 @@ static void drop(ce_ctx *ctx, plan *pl)
 static long ncpu(void)
 {
     long n = sysconf(_SC_NPROCESSORS_ONLN);
-    const char *e = getenv("CUDAENV_UNPACK_JOBS");
+    const char *e = ce_settings_now()->unpack_jobs;
     if (e && atol(e) > 0) n = atol(e);
     return n < 1 ? 1 : n > 16 ? 16 : n;
 }

@@ -49,14 +49,6 @@ static char **installer_env(const char *tmp)
     return env;
 }
 
-static long ce_env_long_or(const char *name, long dflt)
-{
-    const char *v = getenv(name);
-    char *end;
-    long x = v && *v ? strtol(v, &end, 10) : 0;
-    return v && *v && !*end && x > 0 ? x : dflt;
-}
-
 /* The last non-empty line of the log, for the error message. */
 static void log_tail(const char *log, char *out, size_t outsz)
 {
@@ -126,8 +118,8 @@ int ce_runfile_install(ce_ctx *ctx, const char *runfile, const char *label, cons
                      "--no-man-page", "--no-drm", "--override", a_tmp, NULL };
     char **env = installer_env(tmp);
     if (!env) return ce_fail(ctx, CE_ERR_NOMEM, "out of memory");
-    long timeout = ce_env_long_or("CUDAENV_RUNFILE_TIMEOUT", CE_RUNFILE_TIMEOUT_S);
-    long cap = ce_env_long_or("CUDAENV_RUNFILE_LOG_CAP", CE_RUNFILE_LOG_CAP);
+    long timeout = ce_setting_long(ctx->set.runfile_timeout, CE_RUNFILE_TIMEOUT_S, 1);
+    long cap = ce_setting_long(ctx->set.runfile_log_cap, CE_RUNFILE_LOG_CAP, 1);
     ce_runproc rp = { .path = "/bin/sh", .argv = argv, .env = env, .cwd = tmp, .log = log,
                       .timeout_s = (double)timeout, .log_head = (size_t)cap, .log_tail = (size_t)cap,
                       .label = label };

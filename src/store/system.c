@@ -282,27 +282,27 @@ static int run_prog(ce_ctx *ctx, char *const argv[])
     return run_prog_out(ctx, argv, NULL, 0);
 }
 
-static const char *ldconfig_path(void)
+static const char *ldconfig_path(const ce_ctx *ctx)
 {
-    const char *e = getenv("CUDAENV_LDCONFIG");
+    const char *e = ctx->set.ldconfig;
     if (e) return (!*e || !strcmp(e, "none")) ? NULL : e;
     return access("/sbin/ldconfig", X_OK) == 0 ? "/sbin/ldconfig" : "/usr/sbin/ldconfig";
 }
 
 static int run_ldconfig(ce_ctx *ctx)
 {
-    const char *ld = ldconfig_path();
+    const char *ld = ldconfig_path(ctx);
     if (!ld) {
-        ce_emit(ctx, CE_EV_NOTE, NULL, "ldconfig skipped (CUDAENV_LDCONFIG=%s)", getenv("CUDAENV_LDCONFIG"));
+        ce_emit(ctx, CE_EV_NOTE, NULL, "ldconfig skipped (CUDAENV_LDCONFIG=%s)", ctx->set.ldconfig);
         return CE_OK;
     }
     char *argv[] = { (char *)ld, ctx->sysroot[0] ? "-r" : NULL, ctx->sysroot, NULL };
     return run_prog(ctx, argv);
 }
 
-static const char *alternatives_path(void)
+static const char *alternatives_path(const ce_ctx *ctx)
 {
-    const char *e = getenv("CUDAENV_UPDATE_ALTERNATIVES");
+    const char *e = ctx->set.update_alternatives;
     if (e && *e) return e;
     return access("/usr/bin/update-alternatives", X_OK) == 0 ? "/usr/bin/update-alternatives" : "/usr/sbin/update-alternatives";
 }
@@ -314,7 +314,7 @@ static int alternatives_out(ce_ctx *ctx, char *out, size_t on, const char *a1, c
 {
     char *argv[12];
     int n = 0;
-    argv[n++] = (char *)alternatives_path();
+    argv[n++] = (char *)alternatives_path(ctx);
     argv[n++] = "--quiet";
     if (ctx->sysroot[0]) { argv[n++] = "--root"; argv[n++] = ctx->sysroot; }
     const char *rest[] = { a1, a2, a3, a4, a5 };
@@ -510,9 +510,9 @@ static int inspect_link(ce_ctx *ctx, const char *link, link_state *ls)
 
 /* Test hook: CUDAENV_TEST_CRASH_AT=intent|link|conf|ldconfig kills the run
  * (SIGKILL) right after that step, for the kill -9 campaign. */
-static void crash_point(const char *step)
+static void crash_point(const ce_ctx *ctx, const char *step)
 {
-    const char *at = getenv("CUDAENV_TEST_CRASH_AT");
+    const char *at = ctx->set.test_crash_at;
     if (at && !strcmp(at, step)) raise(SIGKILL);
 }
 
@@ -563,12 +563,12 @@ static int apply(ce_ctx *ctx, const ce_sys_record *rec, ce_staged *conf)
     } else if (unlink(link) != 0 && errno != ENOENT) {
         return ce_fail(ctx, CE_ERR_IO, "cannot remove %s: %s", link, strerror(errno));
     }
-    crash_point("link");
+    crash_point(ctx, "link");
     if (rec->restore) rc = ce_sys_restore_conf(ctx, &rec->original);
     else if (conf) rc = ce_file_stage_commit(ctx, conf);
     else rc = remove_conf(ctx);
     if (rc) return rc;
-    crash_point("conf");
+    crash_point(ctx, "conf");
     if ((rc = run_ldconfig(ctx))) return rc;
     /* the renames of steps 2-3 (and a --force move aside), one fsync per
      * directory changed, before the final record can say "done"; after
@@ -576,7 +576,7 @@ static int apply(ce_ctx *ctx, const ce_sys_record *rec, ce_staged *conf)
      * journalling file system (ext4, xfs), so these two commit nothing more */
     sync_parent(ctx, CE_SYS_LINK);
     sync_parent(ctx, CE_SYS_CONF);
-    crash_point("ldconfig");
+    crash_point(ctx, "ldconfig");
     return CE_OK;
 }
 
@@ -655,7 +655,7 @@ static int transact(ce_ctx *ctx, ce_sys_record *rec)
         st[0].tmp[0] = '\0';   /* durable: the intent stays */
     }
     sync_parent(ctx, CE_SYS_STATE);
-    crash_point("intent");
+    crash_point(ctx, "intent");
     if ((rc = apply(ctx, rec, stage_conf ? &st[1] : NULL))) goto out;   /* the intent stays pending: the next run repairs */
     if (rename(jpath, path) != 0) {
         rc = ce_fail(ctx, CE_ERR_IO, "cannot rename %s to %s: %s", jpath, path, strerror(errno));
@@ -807,7 +807,7 @@ int ce_system_switch(ce_ctx *ctx, const ce_toolchain *tc, const ce_sys_opts *o)
     else
         ce_emit(ctx, CE_EV_NOTE, NULL, "plan: %s -> %s (was %s)", link, rec.target, rec.prev_target[0] ? rec.prev_target : "absent");
     ce_emit(ctx, CE_EV_NOTE, NULL, "plan: write %s%s naming %s", ctx->sysroot, CE_SYS_CONF, rec.lib);
-    const char *ld = ldconfig_path();
+    const char *ld = ldconfig_path(ctx);
     ce_emit(ctx, CE_EV_NOTE, NULL, "plan: run %s%s%s", ld ? ld : "no ldconfig", ctx->sysroot[0] && ld ? " -r " : "",
             ld ? ctx->sysroot : "");
     if (o->dry_run) goto out;
@@ -874,7 +874,7 @@ int ce_sys_alt(ce_ctx *ctx, char *out, size_t on, const char *a1, const char *a2
 {
     return alternatives_out(ctx, out, on, a1, a2, a3, NULL, NULL);
 }
-const char *ce_sys_ldconfig_path(void) { return ldconfig_path(); }
+const char *ce_sys_ldconfig_path(const ce_ctx *ctx) { return ldconfig_path(ctx); }
 int ce_sys_need_root(ce_ctx *ctx, const char *what) { return need_root(ctx, what); }
 int ce_sys_begin(ce_ctx *ctx, ce_store_txn *txn, int *fd, ce_sys_record *old) { return begin(ctx, txn, fd, old); }
 void ce_sys_end(ce_store_txn *txn, int fd) { end(txn, fd); }

@@ -21,7 +21,7 @@ const char *ce_sys_inside(const ce_ctx *ctx, const char *host);
 int ce_sys_swap_link(ce_ctx *ctx, const char *link, const char *target);
 /* update-alternatives [--root SYSROOT] --quiet ARGS; out (may be NULL): its stdout */
 int ce_sys_alt(ce_ctx *ctx, char *out, size_t on, const char *a1, const char *a2, const char *a3);
-const char *ce_sys_ldconfig_path(void);
+const char *ce_sys_ldconfig_path(const ce_ctx *ctx);
 int ce_sys_need_root(ce_ctx *ctx, const char *what);
 /* both locks, then the repair of an interrupted switch; ce_sys_end releases */
 int ce_sys_begin(ce_ctx *ctx, ce_store_txn *txn, int *fd, ce_sys_record *old);
