@@ -14,9 +14,8 @@
 #define CE_DATADIR "/usr/local/share/cudaenv"
 #endif
 
-static void copy_env(char *dst, size_t n, const char *name)
+static void copy_set(char *dst, size_t n, const char *v)
 {
-    const char *v = getenv(name);
     snprintf(dst, n, "%s", v ? v : "");
 }
 
@@ -24,7 +23,8 @@ extern char **environ;
 
 #define SET(name, field) { name, sizeof name - 1, offsetof(ce_settings, field) }
 static const struct { const char *name; size_t len, off; } settings[] = {
-    SET("ROOT", root), SET("FULL", full), SET("LDCONFIG", ldconfig),
+    SET("ROOT", root), SET("SYSROOT", sysroot), SET("MANIFEST", manifest), SET("MIRROR", mirror),
+    SET("PLATFORM", platform), SET("FULL", full), SET("LDCONFIG", ldconfig),
     SET("UPDATE_ALTERNATIVES", update_alternatives), SET("DOCTOR_PYTHON", doctor_python),
     SET("UNPACK_JOBS", unpack_jobs), SET("MAX_CONNECTIONS", max_connections),
     SET("STALL_TIMEOUT", stall_timeout), SET("RETRY_DELAY_MS", retry_delay_ms),
@@ -95,12 +95,12 @@ int ce_ctx_init(ce_ctx *ctx)
         snprintf(ctx->root, sizeof ctx->root, "%s/.cudaenv", home);
     }
     ce_path_strip_trailing(ctx->root);
-    copy_env(ctx->sysroot, sizeof ctx->sysroot, "CUDAENV_SYSROOT");
+    copy_set(ctx->sysroot, sizeof ctx->sysroot, ctx->set.sysroot);
     ce_path_strip_trailing(ctx->sysroot);
     if (strcmp(ctx->sysroot, "/") == 0)
         ctx->sysroot[0] = '\0';
-    copy_env(ctx->manifest, sizeof ctx->manifest, "CUDAENV_MANIFEST");
-    copy_env(ctx->mirror, sizeof ctx->mirror, "CUDAENV_MIRROR");
+    copy_set(ctx->manifest, sizeof ctx->manifest, ctx->set.manifest);
+    copy_set(ctx->mirror, sizeof ctx->mirror, ctx->set.mirror);
 
     /* the platform of this binary's own architecture: the one uname would
      * report wherever it runs (no syscall); self_dir waits for its first
@@ -110,7 +110,7 @@ int ce_ctx_init(ce_ctx *ctx)
 #else
     const char *plat = "linux-x86_64";
 #endif
-    const char *override = getenv("CUDAENV_PLATFORM");
+    const char *override = ctx->set.platform;
     snprintf(ctx->platform, sizeof ctx->platform, "%s", override && *override ? override : plat);
     return CE_OK;
 }

@@ -35,9 +35,10 @@ typedef void (*ce_event_fn)(void *ud, const ce_event *ev);
  * ce_ctx_init in one pass over the environment (nothing parsed, nothing
  * copied: each is the environment's own string, NULL when not set).  Read
  * them here, never with getenv: the full list of what cudaenv reads is this
- * struct (plus ROOT, SYSROOT, MANIFEST, MIRROR, PLATFORM in ce_ctx). */
+ * struct. */
 typedef struct ce_settings {
     const char *root;                 /* CUDAENV_ROOT as given (ctx->root is the resolved store) */
+    const char *sysroot, *manifest, *mirror, *platform;   /* as given; ctx's fields hold what is used */
     const char *full;                 /* CUDAENV_FULL: path of the full binary */
     const char *ldconfig;             /* CUDAENV_LDCONFIG: "" or "none" skips it */
     const char *update_alternatives;  /* CUDAENV_UPDATE_ALTERNATIVES */
