@@ -319,8 +319,7 @@ int cli_exec_full(cli *c)
 
 int main(int argc, char **argv)
 {
-    cli c;
-    memset(&c, 0, sizeof c);
+    static cli c;   /* zero already: ce_ctx_init clears the context, the rest needs no second pass */
     ce_ctx_init(&c.ctx);
     c.orig_argc = argc;
     c.orig_argv = argv;
