@@ -40,6 +40,16 @@ consistent() {
     [ -d "$S$t" ] || { echo "dangling $t"; return 1; }
 }
 
+# an interrupted switch: `global --system` says so, the next switch to $1 completes it
+completes_pending() {
+    run --separate-stderr "$CUDAENV" global --system
+    [[ "$stderr" == *"was interrupted"* ]]
+    run --separate-stderr "$CUDAENV" global "$1" --system
+    [ "$status" -eq 0 ]
+    [[ "$stderr" == *"was interrupted; completing it"* ]]
+    consistent
+}
+
 # ---- item 2: only what root controls ----
 
 @test "system trust: group/other-writable bin/, a user's nvcc or include/ anywhere in the tree: exit 6" {
@@ -131,12 +141,7 @@ consistent() {
         [ "$(rec state)" = pending ]
         run "$CUDAENV" doctor --json
         [[ "$output" == *'"env.system-switch-interrupted"'* ]] || { echo "$output"; false; }
-        run --separate-stderr "$CUDAENV" global --system
-        [[ "$stderr" == *"was interrupted"* ]]
-        run --separate-stderr "$CUDAENV" global 11.8 --system
-        [ "$status" -eq 0 ]
-        [[ "$stderr" == *"was interrupted; completing it"* ]]
-        consistent
+        completes_pending 11.8
         [ "$(rec target)" = "$I118" ] && [ "$(rec prev_target)" = "$I117" ]
     done
     # a rollback killed half-way is completed by the next rollback
@@ -164,12 +169,7 @@ consistent() {
     # an intent in system.json itself ("state": "pending", as cudaenv wrote it before issue 13)
     sed -i 's/"state":\t"done"/"state":\t"pending"/' "$S/etc/cudaenv/system.json"
     grep -q '"state":.*"pending"' "$S/etc/cudaenv/system.json"
-    run --separate-stderr "$CUDAENV" global --system
-    [[ "$stderr" == *"was interrupted"* ]]
-    run --separate-stderr "$CUDAENV" global 11.8 --system
-    [ "$status" -eq 0 ]
-    [[ "$stderr" == *"was interrupted; completing it"* ]]
-    consistent
+    completes_pending 11.8
     [ -z "$(ls "$S/etc/cudaenv" | grep -v -x -e lock -e system.json)" ]
     [ -z "$(for d in "$S/etc/ld.so.conf.d" "$S/usr/local"; do ls -A "$d"; done | grep -e tmp)" ]
 }
