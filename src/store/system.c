@@ -8,6 +8,7 @@
 #include <signal.h>
 #include <spawn.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -532,6 +533,58 @@ static void sync_parent(ce_ctx *ctx, const char *p)
     ce_fsync_dir(dir);
 }
 
+/* The directory holding each sysroot path p[i] (inside) opened into fds; how
+ * many opened (one that cannot be opened is left out, as ce_fsync_dir does). */
+static size_t open_parents(const ce_ctx *ctx, const char *const *p, size_t n, int *fds)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        char dir[4200];
+        ce_sys_path(ctx, p[i], dir, sizeof dir);
+        char *slash = strrchr(dir, '/');
+        if (slash && slash != dir) *slash = '\0';
+        int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (fd >= 0) fds[k++] = fd;
+    }
+    return k;
+}
+
+/* fsync the parents of the sysroot paths p[0..n) together (one wait). */
+static void sync_parents(const ce_ctx *ctx, const char *const *p, size_t n)
+{
+    int fds[4];
+    size_t k = open_parents(ctx, p, n, fds);
+    ce_fsync_fds(fds, k);
+    for (size_t i = 0; i < k; i++) close(fds[i]);
+}
+
+/* fsync the staged files st[0..n) (and with dir, the directory that already
+ * holds one's final name) together, then close them; on failure all are
+ * dropped. */
+static int sync_staged(ce_ctx *ctx, ce_staged *st, size_t n, const char *dir)
+{
+    int fds[4];
+    size_t k = 0, nd = 0;
+    for (size_t i = 0; i < n; i++) fds[k++] = st[i].fd;
+    if (dir) k += nd = open_parents(ctx, &dir, 1, fds + k);
+    int e = ce_fsync_fds(fds, k);
+    if (nd) close(fds[k - 1]);
+    for (size_t i = 0; i < n; i++) {
+        if (close(st[i].fd) != 0 && !e) e = errno;
+        st[i].fd = -1;
+    }
+    if (!e) return CE_OK;
+    for (size_t i = 0; i < n; i++) ce_file_stage_drop(&st[i]);
+    return ce_fail(ctx, CE_ERR_IO, "cannot finish %s: %s", st[0].path, strerror(e));
+}
+
+static void *sync_changed(void *ctx)
+{
+    static const char *const changed[] = { CE_SYS_LINK, CE_SYS_CONF };
+    sync_parents(ctx, changed, 2);
+    return NULL;
+}
+
 /* Make link, conf and the loader cache match rec (steps 2-4). */
 static int apply(ce_ctx *ctx, const ce_sys_record *rec, ce_staged *conf)
 {
@@ -569,13 +622,16 @@ static int apply(ce_ctx *ctx, const ce_sys_record *rec, ce_staged *conf)
     else rc = remove_conf(ctx);
     if (rc) return rc;
     crash_point(ctx, "conf");
-    if ((rc = run_ldconfig(ctx))) return rc;
     /* the renames of steps 2-3 (and a --force move aside), one fsync per
-     * directory changed, before the final record can say "done"; after
-     * ldconfig, whose fsync of its cache commits them with it on a
-     * journalling file system (ext4, xfs), so these two commit nothing more */
-    sync_parent(ctx, CE_SYS_LINK);
-    sync_parent(ctx, CE_SYS_CONF);
+     * directory changed, before the final record can say "done"; while
+     * ldconfig runs, so the waits overlap (its own fsync of the cache and
+     * ours join one commit on a journalling file system) */
+    pthread_t th;
+    bool bg = pthread_create(&th, NULL, sync_changed, ctx) == 0;
+    rc = run_ldconfig(ctx);
+    if (bg) pthread_join(th, NULL);
+    else sync_changed(ctx);
+    if (rc) return rc;
     crash_point(ctx, "ldconfig");
     return CE_OK;
 }
@@ -648,13 +704,15 @@ static int transact(ce_ctx *ctx, ce_sys_record *rec)
         if ((rc = ce_file_stage(ctx, cpath, conf, strlen(conf), 0644, &st[1]))) goto out;
         n = 2;
     }
-    if ((rc = ce_file_stage_sync(ctx, st, n))) goto out;
+    /* the intent's bytes, its name (created in place; a repair's is renamed
+     * after) and the conf's bytes: one wait */
+    if ((rc = sync_staged(ctx, st, n, repair ? NULL : CE_SYS_PENDING))) goto out;
     if (repair) {
         if ((rc = ce_file_stage_commit(ctx, &st[0]))) goto out;
+        sync_parent(ctx, CE_SYS_PENDING);
     } else {
         st[0].tmp[0] = '\0';   /* durable: the intent stays */
     }
-    sync_parent(ctx, CE_SYS_STATE);
     crash_point(ctx, "intent");
     if ((rc = apply(ctx, rec, stage_conf ? &st[1] : NULL))) goto out;   /* the intent stays pending: the next run repairs */
     if (rename(jpath, path) != 0) {
