@@ -4,6 +4,7 @@
 #ifndef CE_SYSTEM_INT_H
 #define CE_SYSTEM_INT_H
 
+#include "core/file.h"
 #include "system.h"
 
 #define CE_ALT_LINK "/etc/alternatives/cuda"
@@ -28,6 +29,16 @@ int ce_sys_begin(ce_ctx *ctx, ce_store_txn *txn, int *fd, ce_sys_record *old);
 void ce_sys_end(ce_store_txn *txn, int fd);
 /* steps 1-5: intent, link, conf, ldconfig, final record */
 int ce_sys_transact(ce_ctx *ctx, ce_sys_record *rec);
+
+/* system_durable.c: fsync the directory of the sysroot path p; the staged
+ * files st[0..n) (and with dir, the directory already holding one's final
+ * name) fsync'ed together and closed (all dropped on failure); a thread
+ * body fsyncing the directories of the link and the conf; the intent
+ * created at path (O_EXCL) holding text, ce_file_stage_drop removing it. */
+void ce_sys_sync_parent(ce_ctx *ctx, const char *p);
+int ce_sys_sync_staged(ce_ctx *ctx, ce_staged *st, size_t n, const char *dir);
+void *ce_sys_sync_changed(void *ctx);
+int ce_sys_journal_create(ce_ctx *ctx, const char *path, const char *text, ce_staged *st);
 
 /* system_restore.c */
 void ce_sys_capture_original(ce_ctx *ctx, const link_state *ls, const char *backup, ce_sys_original *g);
