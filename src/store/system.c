@@ -549,16 +549,16 @@ static int apply(ce_ctx *ctx, const ce_sys_record *rec, ce_staged *conf)
             (rc = alternatives(ctx, "--set", "cuda", rec->target, NULL, NULL)))
             return rc;
     } else if (rec->target[0]) {
-        char dir[4200];
-        if ((rc = swap_link_nosync(ctx, link, rec->target, dir, sizeof dir))) return rc;
+        if ((rc = ce_sys_link_exchange(ctx, link, rec->target))) return rc;
     } else if (unlink(link) != 0 && errno != ENOENT) {
         return ce_fail(ctx, CE_ERR_IO, "cannot remove %s: %s", link, strerror(errno));
     }
     crash_point(ctx, "link");
     if (rec->restore) rc = ce_sys_restore_conf(ctx, &rec->original);
-    else if (conf) rc = ce_file_stage_commit(ctx, conf);
+    else if (conf) rc = ce_sys_conf_exchange(ctx);
     else rc = remove_conf(ctx);
     if (rc) return rc;
+    if (rec->restore) ce_sys_drop_spares(ctx);   /* the machine as it was: no file of ours beside its own */
     crash_point(ctx, "conf");
     /* the renames of steps 2-3 (and a --force move aside), one fsync per
      * directory changed, before the final record can say "done"; while
@@ -579,11 +579,13 @@ static int apply(ce_ctx *ctx, const ce_sys_record *rec, ce_staged *conf)
  * renaming it over system.json marks the switch done.  Durability in two
  * commits: the intent and cudaenv.conf's new text are fsync'ed together,
  * then /etc/cudaenv (the intent is durable before anything changes);
- * apply() renames link and conf and fsyncs their directories; the last
- * rename is not fsync'ed: lost in a crash, the intent is still there and
- * the next run completes it (idempotent).  Files created: the intent, the
- * conf's temp and the link's temp (a repair stages the new intent and
- * renames it over the old one: the old stays until the new is durable). */
+ * apply() puts link and conf in place (exchanged with their spares,
+ * system_durable.c) and fsyncs their directories; the last rename is not
+ * fsync'ed: lost in a crash, the intent is still there and the next run
+ * completes it (idempotent).  Files created: the intent, and a spare link
+ * only when the spare points elsewhere (switching back to the toolchain
+ * before creates nothing else); a repair stages the new intent and renames
+ * it over the old one: the old stays until the new is durable. */
 static int transact(ce_ctx *ctx, ce_sys_record *rec)
 {
     ce_staged st[2];
@@ -592,7 +594,7 @@ static int transact(ce_ctx *ctx, ce_sys_record *rec)
     rec->pending = false;
     char *text = record_text(rec);
     rec->pending = true;
-    char path[4200], jpath[4200], cpath[4200], conf[4400];
+    char path[4200], jpath[4200], conf[4400];
     bool stage_conf = !rec->restore && rec->lib[0];
     if (!text) {
         rc = ce_fail(ctx, CE_ERR_NOMEM, "out of memory");
@@ -607,8 +609,7 @@ static int transact(ce_ctx *ctx, ce_sys_record *rec)
     n = 1;
     if (stage_conf) {
         conf_text(rec->lib, rec->name, conf, sizeof conf);
-        ce_sys_path(ctx, CE_SYS_CONF, cpath, sizeof cpath);
-        if ((rc = ce_file_stage(ctx, cpath, conf, strlen(conf), 0644, &st[1]))) goto out;
+        if ((rc = ce_sys_conf_spare_stage(ctx, conf, &st[1]))) goto out;
         n = 2;
     }
     /* the intent's bytes, its name (created in place; a repair's is renamed

@@ -40,6 +40,18 @@ int ce_sys_sync_staged(ce_ctx *ctx, ce_staged *st, size_t n, const char *dir);
 void *ce_sys_sync_changed(void *ctx);
 int ce_sys_journal_create(ce_ctx *ctx, const char *path, const char *text, ce_staged *st);
 
+/* system_durable.c, the spares (same directories, dot names): the link
+ * put in place by exchange with a spare symlink to target (made only when
+ * the spare points elsewhere); the conf's next text written into its spare
+ * in place (st: fd open, nothing to drop), then exchanged in; the restore
+ * removes both. */
+#define CE_SYS_LINK_SPARE "/usr/local/.cuda.cudaenv-spare"
+#define CE_SYS_CONF_SPARE "/etc/ld.so.conf.d/.cudaenv.conf.spare"
+int ce_sys_link_exchange(ce_ctx *ctx, const char *link, const char *target);
+int ce_sys_conf_spare_stage(ce_ctx *ctx, const char *text, ce_staged *st);
+int ce_sys_conf_exchange(ce_ctx *ctx);
+void ce_sys_drop_spares(ce_ctx *ctx);
+
 /* system_restore.c */
 void ce_sys_capture_original(ce_ctx *ctx, const link_state *ls, const char *backup, ce_sys_original *g);
 int ce_sys_restore_link(ce_ctx *ctx, const char *link, const ce_sys_original *g);

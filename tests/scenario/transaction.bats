@@ -174,20 +174,32 @@ completes_pending() {
     [ -z "$(for d in "$S/etc/ld.so.conf.d" "$S/usr/local"; do ls -A "$d"; done | grep -e tmp)" ]
 }
 
-@test "one switch: 3 files created (intent, conf, link), 5 fsyncs (2 files, 3 directories), no temp left" {
+@test "one switch: the intent is its one new file when switching back (link and conf exchanged with their spares), 5 fsyncs, no temp left; restore removes the spares" {
     command -v strace >/dev/null || skip "no strace"
     "$CUDAENV" -q global 11.8 --system
-    CUDAENV_LDCONFIG=none ASAN_OPTIONS=detect_leaks=0 strace -f -o "$T/st" -e trace=openat,open,symlink,symlinkat,fsync,fdatasync,rename,renameat,renameat2 \
-        "$CUDAENV" -q global 11.7 --system
-    consistent_nocache() { [ "$(readlink "$S/usr/local/cuda")" = "$(rec target)" ] && [ "$(rec state)" = done ]; }
-    consistent_nocache
+    "$CUDAENV" -q global 11.7 --system
+    # back to 11.8: the spares hold its link and its conf already
+    CUDAENV_LDCONFIG=none ASAN_OPTIONS=detect_leaks=0 strace -f -o "$T/st" \
+        -e trace=openat,open,symlink,symlinkat,fsync,fdatasync,rename,renameat,renameat2 \
+        "$CUDAENV" -q global 11.8 --system
+    [ "$(readlink "$S/usr/local/cuda")" = "$(rec target)" ] && [ "$(rec state)" = done ] && [ "$(rec target)" = "$I118" ]
+    [ "$(grep -v '^#' "$S/etc/ld.so.conf.d/cudaenv.conf")" = "$I118/lib64" ]
     created=$(grep -E 'O_CREAT\|O_EXCL|symlink(at)?\(' "$T/st" | grep -c -v -e '/lock"' -e '\.lock"')
     syncs=$(grep -c -E '(fsync|fdatasync)\(' "$T/st")
     renames=$(grep -c -E 'rename(at2?)?\(' "$T/st")
-    echo "# one switch (no ldconfig): $created files created, $syncs fsyncs, $renames renames" >&3
-    [ "$created" -eq 3 ] || { cat "$T/st"; false; }
+    echo "# switching back (no ldconfig): $created file created, $syncs fsyncs, $renames renames/exchanges" >&3
+    [ "$created" -eq 1 ] || { cat "$T/st"; false; }
     [ "$syncs" -le 5 ] && [ "$renames" -eq 3 ]
     [ -z "$(for d in "$S/etc/cudaenv" "$S/etc/ld.so.conf.d" "$S/usr/local"; do ls -A "$d"; done | grep -e tmp -e pending)" ]
+    # the spares: dot names, the other toolchain's link and conf, seen by no glob of ldconfig's
+    [ "$(readlink "$S/usr/local/.cuda.cudaenv-spare")" = "$I117" ]
+    [ "$(grep -v '^#' "$S/etc/ld.so.conf.d/.cudaenv.conf.spare")" = "$I117/lib64" ]
+    ldconfig -r "$S"
+    [ "$(cache_lib libcudart.so.11.0)" = "$I118/lib64/libcudart.so.11.0" ]
+    [ -z "$(ldconfig -r "$S" -p | grep "$I117")" ]
+    "$CUDAENV" -q global system --system
+    [ ! -e "$S/usr/local/.cuda.cudaenv-spare" ] && [ ! -L "$S/usr/local/.cuda.cudaenv-spare" ]
+    [ ! -e "$S/etc/ld.so.conf.d/.cudaenv.conf.spare" ]
 }
 
 @test "kill -9 during an uninstalled target's switch: rolled back to what it replaced" {
