@@ -115,9 +115,16 @@ int ce_sys_journal_create(ce_ctx *ctx, const char *path, const char *text, ce_st
  * and no `ls /usr/local` sees them; the restore removes them. */
 
 /* from and to trade places; a plain rename when to does not exist or the
- * file system cannot exchange */
-static int exchange(const char *from, const char *to)
+ * file system cannot exchange.  Only what a rename could replace is
+ * exchanged: a to of another type (a real directory at /usr/local/cuda)
+ * fails as the rename did, and is never moved to the spare's name. */
+static int exchange(const char *from, const char *to, mode_t type)
 {
+    struct stat st;
+    if (lstat(to, &st) == 0 && (st.st_mode & S_IFMT) != type) {
+        errno = S_ISDIR(st.st_mode) ? EISDIR : EEXIST;
+        return -1;
+    }
 #ifdef RENAME_EXCHANGE
     if (renameat2(AT_FDCWD, from, AT_FDCWD, to, RENAME_EXCHANGE) == 0) return 0;
     if (errno != ENOENT && errno != EINVAL && errno != ENOSYS) return -1;
@@ -136,7 +143,7 @@ int ce_sys_link_exchange(ce_ctx *ctx, const char *link, const char *target)
         if (symlink(target, spare) != 0)
             return ce_fail(ctx, CE_ERR_IO, "cannot create %s: %s", spare, strerror(errno));
     }
-    if (exchange(spare, link) != 0)
+    if (exchange(spare, link, S_IFLNK) != 0)
         return ce_fail(ctx, CE_ERR_IO, "cannot put %s in place of %s: %s", spare, link, strerror(errno));
     return CE_OK;
 }
@@ -177,7 +184,7 @@ int ce_sys_conf_exchange(ce_ctx *ctx)
     char spare[4200], conf[4200];
     ce_sys_path(ctx, CE_SYS_CONF_SPARE, spare, sizeof spare);
     ce_sys_path(ctx, CE_SYS_CONF, conf, sizeof conf);
-    if (exchange(spare, conf) != 0)
+    if (exchange(spare, conf, S_IFREG) != 0)
         return ce_fail(ctx, CE_ERR_IO, "cannot put %s in place of %s: %s", spare, conf, strerror(errno));
     return CE_OK;
 }

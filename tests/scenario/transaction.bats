@@ -202,6 +202,19 @@ completes_pending() {
     [ ! -e "$S/etc/ld.so.conf.d/.cudaenv.conf.spare" ]
 }
 
+@test "a real directory put at /usr/local/cuda under an interrupted switch: the repair fails on it, never moves it to the spare's name" {
+    "$CUDAENV" -q global 11.8 --system
+    "$CUDAENV" -q global 11.7 --system
+    run env CUDAENV_TEST_CRASH_AT=intent "$CUDAENV" -q global 11.8 --system
+    [ "$status" -eq 137 ]
+    rm "$S/usr/local/cuda" && mkdir -p "$S/usr/local/cuda/bin" && echo keep > "$S/usr/local/cuda/bin/marker"
+    run --separate-stderr "$CUDAENV" global 11.8 --system
+    [ "$status" -ne 0 ]
+    [[ "$stderr" == *"$S/usr/local/cuda"* ]]
+    [ "$(cat "$S/usr/local/cuda/bin/marker")" = keep ]
+    [ -L "$S/usr/local/.cuda.cudaenv-spare" ] || [ ! -e "$S/usr/local/.cuda.cudaenv-spare" ]
+}
+
 @test "kill -9 during an uninstalled target's switch: rolled back to what it replaced" {
     "$CUDAENV" -q global 11.8 --system
     run env CUDAENV_TEST_CRASH_AT=link "$CUDAENV" -q global 11.7 --system
