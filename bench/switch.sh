@@ -3,7 +3,8 @@
 #   - the cd/prompt hook when nothing changed: processes started (counter and
 #     strace) and time per call;
 #   - `cudaenv env X` / `use X` as whole processes, median, with the ratio to
-#     `bash -c true` (the floor of starting any process);
+#     `bash -c true` (the floor of starting any process) and to `/bin/true`
+#     (the floor of starting any binary: issue 13 holds env to 1.3x of it);
 #   - `eval "$(cudaenv init bash)"` at shell start.
 # Prints one markdown table.  BUILD=build-xyz selects the binaries.
 set -eu
@@ -40,7 +41,8 @@ LMOD_INIT=${LMOD_INIT:-/usr/share/lmod/lmod/init/bash}
     'bash --norc -c true' \
     "bash --norc -c 'eval \"\$($B init bash)\"'" \
     "bash --norc -c 'source $STATIC'" \
-    ${LMOD_INIT:+"bash --norc -c 'source $LMOD_INIT'"} >/dev/null
+    ${LMOD_INIT:+"bash --norc -c 'source $LMOD_INIT'"} \
+    /bin/true >/dev/null
 floor=$(median_ms "$T/hf.json" 0)
 envm=$(median_ms "$T/hf.json" 1)
 usem=$(median_ms "$T/hf.json" 2)
@@ -50,6 +52,8 @@ initm=$(median_ms "$T/hf.json" 5)
 ratio() { python3 -c "print('%.2fx' % ($1 / $2))"; }
 initd=$(python3 -c "print('%.3f' % ($initm - $shm))")
 staticd=$(python3 -c "print('%.3f' % ($(median_ms "$T/hf.json" 6) - $shm))")
+ti=7; [ -n "$LMOD_INIT" ] && ti=8   # /bin/true is the last command, after Lmod's when there is one
+truem=$(median_ms "$T/hf.json" "$ti")
 lmodd=n/a
 [ -n "$LMOD_INIT" ] && lmodd=$(python3 -c "print('%.3f' % ($(median_ms "$T/hf.json" 7) - $shm))")
 # the same two sourced 300 times inside one shell, interleaved (no bash start-up in the number)
@@ -111,6 +115,7 @@ echo "| what | measured | ratio | target |"
 echo "|---|---|---|---|"
 echo "| cd hook, nothing changed (6 dirs deep, 10000 calls) | $hook_ms ms/call; processes started: $execs (counter), $strace_forks (strace fork/clone/execve over 1000 calls) | | no process started |"
 echo "| \`cudaenv env 11.8\` | $envm ms | $(ratio "$envm" "$floor") | < 3 ms |"
+echo "| same, against \`/bin/true\` ($truem ms) | | $(ratio "$envm" "$truem") | <= 1.3x |"
 echo "| \`cudaenv use 11.8\` (binary part) | $usem ms | $(ratio "$usem" "$floor") | < 3 ms |"
 echo "| \`cudaenv current\` | $curm ms | $(ratio "$curm" "$floor") | |"
 echo "| \`eval \"\$(cudaenv init bash)\"\` (mean of 200 in one shell) | $init_in ms | $(ratio "$init_in" "$subst") of \`x=\$(/bin/true)\` ($subst ms) | < 5 ms |"

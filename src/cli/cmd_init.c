@@ -148,7 +148,7 @@ static bool find_file(const cli *c, const char *const rel[], size_t n, char *out
     for (size_t i = 0; i < n; i++) {
         char p[PATH_MAX + 512];
         if (rel[i][0] == '/') snprintf(p, sizeof p, "%s", rel[i]);
-        else snprintf(p, sizeof p, "%s/%s", c->ctx.self_dir, rel[i]);
+        else snprintf(p, sizeof p, "%s/%s", ce_self_dir(&c->ctx), rel[i]);
         if (realpath(p, out)) return true;
     }
     return false;
@@ -326,7 +326,7 @@ int cmd_init(cli *c, const cli_args *a)
     if (output && !stat_file) return cli_usage_error(c->cmd, "--output goes with --static");
 
     char bin[PATH_MAX + 16];
-    snprintf(bin, sizeof bin, "%s/cudaenv", c->ctx.self_dir);
+    snprintf(bin, sizeof bin, "%s/cudaenv", ce_self_dir(&c->ctx));
     if (access(bin, X_OK) != 0) snprintf(bin, sizeof bin, "cudaenv");
     /* the hook must not pay for loading the full binary: name the light one */
     if (stat_file) return write_static(c, shell, bin, output);

@@ -235,13 +235,13 @@ int cmd_verify(cli *c, const cli_args *a)
         return cli_usage_error(cmd, "--framework checks the framework only; --all-devices, --bench and --deep "
                                     "go with the toolchain's own check (run them separately)");
     opt.sha256_file = ce_sha256_file;  /* NULL in the light binary */
-    if (opt.deep && !opt.sha256_file && !getenv("CUDAENV_VERIFY_NO_REEXEC")) {
+    if (opt.deep && !opt.sha256_file && !c->ctx.set.verify_no_reexec) {
         setenv("CUDAENV_VERIFY_NO_REEXEC", "1", 1);  /* never loop if the full binary lacks it too */
         return cli_exec_full(c);
     }
     /* Test hook: the fake libcuda.so.1 of tests/doubles drives the GPU
      * reporting paths on machines without a GPU. */
-    const char *fake = getenv("CUDAENV_TEST_LIBCUDA");
+    const char *fake = c->ctx.set.test_libcuda;
     if (fake && *fake) opt.libcuda = fake;
 
     ce_toolchain tc;

@@ -311,13 +311,13 @@ static const char *nearest_command(const char *typed)
 int cli_exec_full(cli *c)
 {
     char path[8300];
-    const char *env = getenv("CUDAENV_FULL");
+    const char *env = c->ctx.set.full;
     if (env && *env) {
         snprintf(path, sizeof path, "%s", env);
     } else {
-        snprintf(path, sizeof path, "%s/../libexec/cudaenv/cudaenv-full", c->ctx.self_dir);
+        snprintf(path, sizeof path, "%s/../libexec/cudaenv/cudaenv-full", ce_self_dir(&c->ctx));
         if (access(path, X_OK) != 0)
-            snprintf(path, sizeof path, "%s/cudaenv-full", c->ctx.self_dir);
+            snprintf(path, sizeof path, "%s/cudaenv-full", ce_self_dir(&c->ctx));
     }
     execv(path, c->orig_argv);
     cli_error(c, "cannot run %s: %s; reinstall cudaenv (make install)", path, strerror(errno));
@@ -326,8 +326,7 @@ int cli_exec_full(cli *c)
 
 int main(int argc, char **argv)
 {
-    cli c;
-    memset(&c, 0, sizeof c);
+    static cli c;   /* zero already: ce_ctx_init clears the context, the rest needs no second pass */
     ce_ctx_init(&c.ctx);
     c.orig_argc = argc;
     c.orig_argv = argv;

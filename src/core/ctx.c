@@ -1,11 +1,11 @@
 #include "ctx.h"
 
 #include <limits.h>
+#include <stddef.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/utsname.h>
 #include <unistd.h>
 
 #include "path.h"
@@ -14,16 +14,76 @@
 #define CE_DATADIR "/usr/local/share/cudaenv"
 #endif
 
-static void copy_env(char *dst, size_t n, const char *name)
+static void copy_set(char *dst, size_t n, const char *v)
 {
-    const char *v = getenv(name);
     snprintf(dst, n, "%s", v ? v : "");
+}
+
+extern char **environ;
+
+#define SET(name, field) { name, sizeof name - 1, offsetof(ce_settings, field) }
+static const struct { const char *name; size_t len, off; } settings[] = {
+    SET("ROOT", root), SET("SYSROOT", sysroot), SET("MANIFEST", manifest), SET("MIRROR", mirror),
+    SET("PLATFORM", platform), SET("FULL", full), SET("LDCONFIG", ldconfig),
+    SET("UPDATE_ALTERNATIVES", update_alternatives), SET("DOCTOR_PYTHON", doctor_python),
+    SET("UNPACK_JOBS", unpack_jobs), SET("MAX_CONNECTIONS", max_connections),
+    SET("STALL_TIMEOUT", stall_timeout), SET("RETRY_DELAY_MS", retry_delay_ms),
+    SET("RATE_WINDOW", rate_window), SET("MIN_RATE", min_rate), SET("DEADLINE_BASE", deadline_base),
+    SET("FETCH_CEILING", fetch_ceiling), SET("RUNFILE_TIMEOUT", runfile_timeout),
+    SET("RUNFILE_LOG_CAP", runfile_log_cap), SET("VERIFY_NO_REEXEC", verify_no_reexec),
+    SET("TEST_CRASH_AT", test_crash_at), SET("TEST_FAULT", test_fault),
+    SET("TEST_FREE_BYTES", test_free_bytes), SET("TEST_XZ_THREADS", test_xz_threads),
+    SET("TEST_COMPOSE_COPY", test_compose_copy), SET("TEST_LIBDIR", test_libdir),
+    SET("TEST_LIBCUDA", test_libcuda),
+};
+#undef SET
+
+static ce_settings process_settings;
+static bool process_read;
+
+/* One pass over the environment: only CUDAENV_* entries are looked at; the
+ * first of a name wins, as with getenv. */
+static void read_settings(ce_settings *s)
+{
+    memset(s, 0, sizeof *s);
+    for (char **e = environ; e && *e; e++) {
+        if (strncmp(*e, "CUDAENV_", 8) != 0) continue;
+        const char *k = *e + 8, *eq = strchr(k, '=');
+        if (!eq) continue;
+        size_t n = (size_t)(eq - k);
+        for (size_t i = 0; i < sizeof settings / sizeof *settings; i++) {
+            if (settings[i].len != n || memcmp(k, settings[i].name, n) != 0) continue;
+            const char **slot = (const char **)((char *)s + settings[i].off);
+            if (!*slot) *slot = eq + 1;
+            break;
+        }
+    }
+    process_settings = *s;
+    process_read = true;
+}
+
+const ce_settings *ce_settings_now(void)
+{
+    if (!process_read) {
+        ce_settings s;
+        read_settings(&s);
+    }
+    return &process_settings;
+}
+
+long ce_setting_long(const char *value, long dflt, long min)
+{
+    if (!value || !*value) return dflt;
+    char *end;
+    long x = strtol(value, &end, 10);
+    return (*end || x < min) ? dflt : x;
 }
 
 int ce_ctx_init(ce_ctx *ctx)
 {
     memset(ctx, 0, sizeof *ctx);
-    const char *root = getenv("CUDAENV_ROOT");
+    read_settings(&ctx->set);
+    const char *root = ctx->set.root;
     if (root && *root) {
         snprintf(ctx->root, sizeof ctx->root, "%s", root);
     } else {
@@ -35,29 +95,40 @@ int ce_ctx_init(ce_ctx *ctx)
         snprintf(ctx->root, sizeof ctx->root, "%s/.cudaenv", home);
     }
     ce_path_strip_trailing(ctx->root);
-    copy_env(ctx->sysroot, sizeof ctx->sysroot, "CUDAENV_SYSROOT");
+    copy_set(ctx->sysroot, sizeof ctx->sysroot, ctx->set.sysroot);
     ce_path_strip_trailing(ctx->sysroot);
     if (strcmp(ctx->sysroot, "/") == 0)
         ctx->sysroot[0] = '\0';
-    copy_env(ctx->manifest, sizeof ctx->manifest, "CUDAENV_MANIFEST");
-    copy_env(ctx->mirror, sizeof ctx->mirror, "CUDAENV_MIRROR");
+    copy_set(ctx->manifest, sizeof ctx->manifest, ctx->set.manifest);
+    copy_set(ctx->mirror, sizeof ctx->mirror, ctx->set.mirror);
 
+    /* the platform of this binary's own architecture: the one uname would
+     * report wherever it runs (no syscall); self_dir waits for its first
+     * use (ce_self_dir): most commands never need it */
+#if defined(__aarch64__)
+    const char *plat = "linux-sbsa";
+#else
+    const char *plat = "linux-x86_64";
+#endif
+    const char *override = ctx->set.platform;
+    snprintf(ctx->platform, sizeof ctx->platform, "%s", override && *override ? override : plat);
+    return CE_OK;
+}
+
+const char *ce_self_dir(const ce_ctx *ctx)
+{
+    /* filled on first use; a cache, so const callers may ask */
+    char *dir = ((ce_ctx *)ctx)->self_dir;
+    if (dir[0]) return dir;
     char exe[PATH_MAX];
     ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
     if (n > 0) {
         exe[n] = '\0';
         char *slash = strrchr(exe, '/');
         if (slash) *slash = '\0';
-        snprintf(ctx->self_dir, sizeof ctx->self_dir, "%s", exe);
+        snprintf(dir, sizeof ctx->self_dir, "%s", exe);
     }
-
-    struct utsname u;
-    const char *plat = "linux-x86_64";
-    if (uname(&u) == 0 && strcmp(u.machine, "aarch64") == 0)
-        plat = "linux-sbsa";
-    const char *override = getenv("CUDAENV_PLATFORM");
-    snprintf(ctx->platform, sizeof ctx->platform, "%s", override && *override ? override : plat);
-    return CE_OK;
+    return dir;
 }
 
 int ce_fail(ce_ctx *ctx, int code, const char *fmt, ...)
@@ -96,8 +167,8 @@ int ce_builtin_manifest(ce_ctx *ctx, char *out, size_t outsz)
     const char *candidates[3];
     char a[8192], b[8192];
     /* build tree and installed layout: <bindir>/../share/cudaenv/manifests */
-    snprintf(a, sizeof a, "%s/../share/cudaenv/manifests/cudaenv.json", ctx->self_dir);
-    snprintf(b, sizeof b, "%s/../../share/cudaenv/manifests/cudaenv.json", ctx->self_dir);
+    snprintf(a, sizeof a, "%s/../share/cudaenv/manifests/cudaenv.json", ce_self_dir(ctx));
+    snprintf(b, sizeof b, "%s/../../share/cudaenv/manifests/cudaenv.json", ce_self_dir(ctx));
     candidates[0] = a;
     candidates[1] = b;
     candidates[2] = CE_DATADIR "/manifests/cudaenv.json";

@@ -34,13 +34,46 @@ typedef struct ce_event {
 
 typedef void (*ce_event_fn)(void *ud, const ce_event *ev);
 
+/* The cudaenv settings and test seams (CUDAENV_*), read once by
+ * ce_ctx_init in one pass over the environment (nothing parsed, nothing
+ * copied: each is the environment's own string, NULL when not set).  Read
+ * them here, never with getenv: the full list of what cudaenv reads is this
+ * struct. */
+typedef struct ce_settings {
+    const char *root;                 /* CUDAENV_ROOT as given (ctx->root is the resolved store) */
+    const char *sysroot, *manifest, *mirror, *platform;   /* as given; ctx's fields hold what is used */
+    const char *full;                 /* CUDAENV_FULL: path of the full binary */
+    const char *ldconfig;             /* CUDAENV_LDCONFIG: "" or "none" skips it */
+    const char *update_alternatives;  /* CUDAENV_UPDATE_ALTERNATIVES */
+    const char *doctor_python;        /* CUDAENV_DOCTOR_PYTHON: "none" skips the framework check */
+    const char *unpack_jobs;          /* CUDAENV_UNPACK_JOBS */
+    const char *max_connections;      /* CUDAENV_MAX_CONNECTIONS */
+    const char *stall_timeout;        /* CUDAENV_STALL_TIMEOUT (s) */
+    const char *retry_delay_ms;       /* CUDAENV_RETRY_DELAY_MS */
+    const char *rate_window;          /* CUDAENV_RATE_WINDOW (s) */
+    const char *min_rate;             /* CUDAENV_MIN_RATE (bytes/s) */
+    const char *deadline_base;        /* CUDAENV_DEADLINE_BASE (s) */
+    const char *fetch_ceiling;        /* CUDAENV_FETCH_CEILING (bytes) */
+    const char *runfile_timeout;      /* CUDAENV_RUNFILE_TIMEOUT (s) */
+    const char *runfile_log_cap;      /* CUDAENV_RUNFILE_LOG_CAP (bytes) */
+    const char *verify_no_reexec;     /* CUDAENV_VERIFY_NO_REEXEC (set by verify --deep itself) */
+    /* test seams */
+    const char *test_crash_at;        /* CUDAENV_TEST_CRASH_AT: SIGKILL after a system switch step */
+    const char *test_fault;           /* CUDAENV_TEST_FAULT: SIGKILL at an install point */
+    const char *test_free_bytes;      /* CUDAENV_TEST_FREE_BYTES: fake free space */
+    const char *test_xz_threads;      /* CUDAENV_TEST_XZ_THREADS: report the decoder's threads there */
+    const char *test_compose_copy;    /* CUDAENV_TEST_COMPOSE_COPY: copy instead of hard links */
+    const char *test_libdir;          /* CUDAENV_TEST_LIBDIR: the machine's driver library dir */
+    const char *test_libcuda;         /* CUDAENV_TEST_LIBCUDA: a fake libcuda for verify */
+} ce_settings;
+
 typedef struct ce_ctx {
     char root[4096];      /* CUDAENV_ROOT, default ~/.cudaenv */
     char sysroot[4096];   /* CUDAENV_SYSROOT, "" means / */
     char manifest[4096];  /* CUDAENV_MANIFEST or --manifest, "" = built-in */
     char mirror[2048];    /* CUDAENV_MIRROR, "" = none */
-    char self_dir[4096];  /* directory of the running binary */
-    char platform[32];    /* linux-x86_64 / linux-sbsa */
+    char self_dir[4096];  /* directory of the running binary: read through ce_self_dir (lazy) */
+    char platform[32];    /* linux-x86_64 / linux-sbsa (the binary's own; CUDAENV_PLATFORM) */
     bool insecure;        /* --insecure: allow http:// */
     bool offline;         /* --offline: cache only */
     bool force;
@@ -50,10 +83,24 @@ typedef struct ce_ctx {
     void *event_ud;
     char install_from[16];        /* install --from: "" (redist where the release has it), "runfile", "redist" */
     char install_components[1024]; /* install --components "+a,-b", "" = the profile as it is */
+    ce_settings set;      /* CUDAENV_* settings and test seams, read once */
 } ce_ctx;
 
 /* Fill ctx from the environment (CUDAENV_ROOT, HOME, ...). */
 int ce_ctx_init(ce_ctx *ctx);
+
+/* The settings ce_ctx_init read last (the process's environment is one),
+ * for the few leaf routines that take no context (the xz decoder, curl
+ * handle setup, worker counts); read once on first use if no context was
+ * made. */
+const ce_settings *ce_settings_now(void);
+/* A number setting: value (a ce_settings string) when it is an integer >=
+ * min, else dflt. */
+long ce_setting_long(const char *value, long dflt, long min);
+
+/* The directory of the running binary (readlink /proc/self/exe on first
+ * use, then kept in ctx->self_dir; "" when unknown). */
+const char *ce_self_dir(const ce_ctx *ctx);
 
 /* Record a failure in the calling thread's status (status.h: ce_errmsg,
  * ce_errcode) and return code: `return ce_fail(ctx, CE_ERR_IO, "...")`.

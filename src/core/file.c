@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -103,6 +104,39 @@ int ce_fsync_dir(const char *path)
     int r = fsync(fd);
     close(fd);
     return r;
+}
+
+typedef struct fsync_job {
+    int fd, err;
+} fsync_job;
+
+static void *fsync_one(void *arg)
+{
+    fsync_job *j = arg;
+    j->err = fsync(j->fd) == 0 ? 0 : errno;
+    return NULL;
+}
+
+int ce_fsync_fds(const int *fds, size_t n)
+{
+    fsync_job jobs[8];
+    pthread_t th[8];
+    bool started[8] = { false };
+    if (n > 8) return EINVAL;
+    for (size_t i = 0; i < n; i++) jobs[i] = (fsync_job){ .fd = fds[i] };
+    pthread_attr_t at;
+    pthread_attr_init(&at);
+    pthread_attr_setstacksize(&at, 64 * 1024);
+    for (size_t i = 1; i < n; i++) started[i] = pthread_create(&th[i], &at, fsync_one, &jobs[i]) == 0;
+    pthread_attr_destroy(&at);
+    for (size_t i = 0; i < n; i++)
+        if (i == 0 || !started[i]) fsync_one(&jobs[i]);   /* ours, and any thread that could not start */
+    int err = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (i && started[i]) pthread_join(th[i], NULL);
+        if (!err) err = jobs[i].err;
+    }
+    return err;
 }
 
 int ce_file_write_atomic(ce_ctx *ctx, const char *path, const void *data, size_t len, int mode)

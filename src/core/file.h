@@ -46,6 +46,10 @@ int ce_join(ce_ctx *ctx, char *out, size_t outsz, const char *a, const char *b);
 int ce_rm_rf(ce_ctx *ctx, const char *path);
 /* fsync a directory (after rename into it). */
 int ce_fsync_dir(const char *path);
+/* fsync n (at most 8) descriptors (files or directories) at once: one thread each but
+ * the first, so their waits overlap (on a journalling file system they join
+ * one commit) instead of adding up.  0, or the errno of a failed one. */
+int ce_fsync_fds(const int *fds, size_t n);
 bool ce_is_dir(const char *path);
 bool ce_exists(const char *path);
 

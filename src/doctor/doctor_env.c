@@ -263,7 +263,7 @@ static bool sys_selection(ce_doctor *d, char *target, size_t tn, char *name, siz
     return true;
 }
 
-/* A system switch killed half-way (system.json still "pending"): link,
+/* A system switch killed half-way (its intent system.json.pending still there): link,
  * conf and loader cache may name different toolchains. */
 static void check_switch_pending(ce_doctor *d)
 {
@@ -276,7 +276,7 @@ static void check_switch_pending(ce_doctor *d)
     if (rc != CE_OK || !rec.present || !rec.pending) return;
     doc_add(d, "env.system-switch-interrupted", CE_SEV_ERROR,
             "a system switch was interrupted: /usr/local/cuda, cudaenv.conf and the loader cache may disagree",
-            doc_fmt(ev, sizeof ev, "%s/etc/cudaenv/system.json is still \"pending\" for %s (%s, libraries %s; "
+            doc_fmt(ev, sizeof ev, "%s/etc/cudaenv/system.json.pending, a switch's intent, is still there for %s (%s, libraries %s; "
                     "before: %s)", d->m.root, rec.name[0] ? rec.name : "no toolchain",
                     rec.target[0] ? rec.target : "no link", rec.lib[0] ? rec.lib : "none",
                     rec.prev_target[0] ? rec.prev_target : "no link"),

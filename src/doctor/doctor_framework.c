@@ -14,7 +14,7 @@
 
 void doc_check_framework(ce_doctor *d)
 {
-    const char *py = getenv("CUDAENV_DOCTOR_PYTHON");
+    const char *py = d->ctx->set.doctor_python;
     if (py && !strcmp(py, "none")) return;
     ce_fw_target t;
     memset(&t, 0, sizeof t);

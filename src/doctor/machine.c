@@ -16,7 +16,7 @@ void ce_machine_init(ce_machine *m, const ce_ctx *ctx)
 {
     memset(m, 0, sizeof *m);
     snprintf(m->root, sizeof m->root, "%s", ctx->sysroot);
-    const char *lib = getenv("CUDAENV_TEST_LIBDIR");
+    const char *lib = ctx->set.test_libdir;
     if (lib && *lib) snprintf(m->libdir, sizeof m->libdir, "%s", lib);
 }
 

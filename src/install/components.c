@@ -56,7 +56,7 @@ typedef struct plan {
 
 static bool fault_is(const char *point)
 {
-    const char *f = getenv("CUDAENV_TEST_FAULT");
+    const char *f = ce_settings_now()->test_fault;
     return f && strcmp(f, point) == 0;
 }
 
@@ -87,8 +87,8 @@ static void seed_from_bundle(ce_ctx *ctx, const ce_artifact *j)
 {
     char cache[4200], dirs[3][4400], p[13300];
     if (ce_cache_path(ctx, j->sha256, cache, sizeof cache) || ce_exists(cache)) return;
-    snprintf(dirs[0], sizeof dirs[0], "%s/../share/cudaenv/redist", ctx->self_dir);
-    snprintf(dirs[1], sizeof dirs[1], "%s/../../share/cudaenv/redist", ctx->self_dir);
+    snprintf(dirs[0], sizeof dirs[0], "%s/../share/cudaenv/redist", ce_self_dir(ctx));
+    snprintf(dirs[1], sizeof dirs[1], "%s/../../share/cudaenv/redist", ce_self_dir(ctx));
     snprintf(dirs[2], sizeof dirs[2], "%s/redist", CE_DATADIR);
     ce_quiet q;
     ce_quiet_begin(&q, true);
@@ -183,7 +183,7 @@ static int space(ce_ctx *ctx, const plan *pl)
     }
     if (want <= 0) return CE_OK;
     double avail;
-    const char *fake = getenv("CUDAENV_TEST_FREE_BYTES");
+    const char *fake = ctx->set.test_free_bytes;
     struct statvfs vs;
     if (fake && *fake) avail = strtod(fake, NULL);
     else if (statvfs(ctx->root, &vs) == 0) avail = (double)vs.f_bavail * (double)vs.f_frsize;
@@ -300,7 +300,7 @@ static void drop(ce_ctx *ctx, plan *pl)
 static long ncpu(void)
 {
     long n = sysconf(_SC_NPROCESSORS_ONLN);
-    const char *e = getenv("CUDAENV_UNPACK_JOBS");
+    const char *e = ce_settings_now()->unpack_jobs;
     if (e && atol(e) > 0) n = atol(e);
     return n < 1 ? 1 : n > 16 ? 16 : n;
 }

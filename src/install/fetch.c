@@ -538,7 +538,7 @@ int ce_cache_path(ce_ctx *ctx, const char *sha256, char *out, size_t outsz)
  * 8): a component install names ~15-40 archives; libcurl queues the rest. */
 static long max_connections(void)
 {
-    const char *e = getenv("CUDAENV_MAX_CONNECTIONS");
+    const char *e = ce_settings_now()->max_connections;
     long n = e && *e ? atol(e) : 8;
     return n < 1 ? 1 : n > 64 ? 64 : n;
 }
@@ -561,12 +561,12 @@ int ce_fetch_all(ce_ctx *ctx, ce_fetch_item *items, size_t n)
     size_t pending = 0;
     double t0 = ce_mono_s();
     limits lim = {
-        .stall_s = (double)ce_http_env_long("CUDAENV_STALL_TIMEOUT", 30, 1),
-        .window_s = (double)ce_http_env_long("CUDAENV_RATE_WINDOW", 60, 1),
-        .min_rate = (double)ce_http_env_long("CUDAENV_MIN_RATE", 4096, 0),
-        .deadline_base = (double)ce_http_env_long("CUDAENV_DEADLINE_BASE", 900, 1),
+        .stall_s = (double)ce_setting_long(ctx->set.stall_timeout, 30, 1),
+        .window_s = (double)ce_setting_long(ctx->set.rate_window, 60, 1),
+        .min_rate = (double)ce_setting_long(ctx->set.min_rate, 4096, 0),
+        .deadline_base = (double)ce_setting_long(ctx->set.deadline_base, 900, 1),
         .deadline_rate = 256.0 * 1024,
-        .ceiling = ce_http_env_long("CUDAENV_FETCH_CEILING", 16L << 30, 1),
+        .ceiling = ce_setting_long(ctx->set.fetch_ceiling, 16L << 30, 1),
     };
     for (size_t i = 0; i < n; i++) {
         ds[i].it = &items[i];

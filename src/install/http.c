@@ -14,16 +14,6 @@
 
 #define MAX_REDIRS 10L
 
-long ce_http_env_long(const char *name, long dflt, long min)
-{
-    const char *v = getenv(name);
-    if (!v || !*v)
-        return dflt;
-    char *end;
-    long x = strtol(v, &end, 10);
-    return (*end || x < min) ? dflt : x;
-}
-
 static void global_init_once(void)
 {
     curl_global_init(CURL_GLOBAL_DEFAULT);
@@ -77,7 +67,7 @@ void ce_http_setup(CURL *e, const char *url, bool allow_http, char *errbuf)
         curl_easy_setopt(e, CURLOPT_CAINFO, ca);
     curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT, 30L);
     curl_easy_setopt(e, CURLOPT_LOW_SPEED_LIMIT, 1L);
-    curl_easy_setopt(e, CURLOPT_LOW_SPEED_TIME, ce_http_env_long("CUDAENV_STALL_TIMEOUT", 60, 1));
+    curl_easy_setopt(e, CURLOPT_LOW_SPEED_TIME, ce_setting_long(ce_settings_now()->stall_timeout, 60, 1));
     curl_easy_setopt(e, CURLOPT_BUFFERSIZE, 512L * 1024);
     curl_easy_setopt(e, CURLOPT_ERRORBUFFER, errbuf);
     errbuf[0] = '\0';
@@ -133,7 +123,7 @@ int ce_http_attempt_error(CURL *e, CURLcode rc, const char *url, const char *err
 
 double ce_http_backoff_s(int failures)
 {
-    long base = ce_http_env_long("CUDAENV_RETRY_DELAY_MS", 1000, 0);
+    long base = ce_setting_long(ce_settings_now()->retry_delay_ms, 1000, 0);
     int shift = failures > 1 ? failures - 1 : 0;
     double d = (double)base * (double)(1L << (shift > 5 ? 5 : shift)) / 1000.0;
     return d > 30.0 ? 30.0 : d;

@@ -9,8 +9,6 @@
 #include "core/ctx.h"
 
 void ce_http_global_init(void);
-/* A numeric environment knob (test-only delays); dflt when unset or < min. */
-long ce_http_env_long(const char *name, long dflt, long min);
 bool ce_http_has_scheme(const char *url, const char *scheme);
 /* https only unless allow_http (then http:// and file:// too); before any request. */
 int ce_http_check_url(char *msg, size_t n, const char *url, bool allow_http);

@@ -42,7 +42,7 @@ typedef struct need {
 
 static bool fault_is(const char *point)
 {
-    const char *f = getenv("CUDAENV_TEST_FAULT");
+    const char *f = ce_settings_now()->test_fault;
     return f && strcmp(f, point) == 0;
 }
 
@@ -108,7 +108,7 @@ static int space_preflight(ce_ctx *ctx, const need *needs, size_t n)
     }
     if (want <= 0) return CE_OK;
     double avail;
-    const char *fake = getenv("CUDAENV_TEST_FREE_BYTES");
+    const char *fake = ctx->set.test_free_bytes;
     if (fake && *fake) {
         avail = strtod(fake, NULL);
     } else {

@@ -46,14 +46,6 @@ static char **installer_env(const char *tmp)
     return env;
 }
 
-static long ce_env_long_or(const char *name, long dflt)
-{
-    const char *v = getenv(name);
-    char *end;
-    long x = v && *v ? strtol(v, &end, 10) : 0;
-    return v && *v && !*end && x > 0 ? x : dflt;
-}
-
 /* The last non-empty line of the log, for the error message. */
 static void log_tail(const char *log, char *out, size_t outsz)
 {
@@ -123,8 +115,8 @@ int ce_runfile_install(ce_ctx *ctx, const char *runfile, const char *label, cons
                      "--no-man-page", "--no-drm", "--override", a_tmp, NULL };
     char **env = installer_env(tmp);
     if (!env) return ce_fail(ctx, CE_ERR_NOMEM, "out of memory");
-    long timeout = ce_env_long_or("CUDAENV_RUNFILE_TIMEOUT", CE_RUNFILE_TIMEOUT_S);
-    long cap = ce_env_long_or("CUDAENV_RUNFILE_LOG_CAP", CE_RUNFILE_LOG_CAP);
+    long timeout = ce_setting_long(ctx->set.runfile_timeout, CE_RUNFILE_TIMEOUT_S, 1);
+    long cap = ce_setting_long(ctx->set.runfile_log_cap, CE_RUNFILE_LOG_CAP, 1);
     /* O_NOFOLLOW: a planted logs/<file> symlink cannot redirect root's write */
     int logfd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
     if (logfd < 0) {

@@ -365,7 +365,7 @@ static void normalise_mode(struct archive_entry *e)
 /* Free bytes where the tree goes (CUDAENV_TEST_FREE_BYTES fakes it), -1 unknown. */
 static double free_bytes(const char *dir)
 {
-    const char *fake = getenv("CUDAENV_TEST_FREE_BYTES");
+    const char *fake = ce_settings_now()->test_free_bytes;
     if (fake && *fake) return strtod(fake, NULL);
     struct statvfs vs;
     if (statvfs(dir, &vs) != 0) return -1;

@@ -9,6 +9,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "core/ctx.h"
+
 /* plain bytes handed out per read: libarchive's tar reader copies out of it */
 #define OUT_BLOCK (256u << 10)
 /* libarchive's own xz reader stops at 1 GiB of decoder memory */
@@ -81,7 +83,7 @@ static size_t list_tasks(int *out, size_t max)
 
 static void report_threads(const ce_xzmt *x)
 {
-    const char *path = getenv("CUDAENV_TEST_XZ_THREADS");
+    const char *path = ce_settings_now()->test_xz_threads;
     if (!path || !*path) return;
     int now[64];
     size_t n = list_tasks(now, 64), fresh = 0;
@@ -123,7 +125,7 @@ ce_xzmt *ce_xzmt_new(ce_xzmt_pull pull, void *ud, const void *first, size_t n, u
     x->pull = pull;
     x->ud = ud;
     x->threads = threads ? threads : default_threads();
-    if (getenv("CUDAENV_TEST_XZ_THREADS")) x->ntids = list_tasks(x->tids, 64);
+    if (ce_settings_now()->test_xz_threads) x->ntids = list_tasks(x->tids, 64);
     x->strm = (lzma_stream)LZMA_STREAM_INIT;
     x->strm.allocator = &xz_allocator;
     lzma_mt mt = {

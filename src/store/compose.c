@@ -235,7 +235,7 @@ static int compose_tree(ce_ctx *ctx, const char *src, const char *dst, const cha
 {
     ce_filelist scratch = { 0 };
     composer c = { .ctx = ctx, .files = files ? files : &scratch, .merge_same = merge_same };
-    const char *fc = getenv("CUDAENV_TEST_COMPOSE_COPY");
+    const char *fc = ctx->set.test_compose_copy;
     c.force_copy = fc && *fc == '1';
     snprintf(c.src, sizeof c.src, "%s", src);
     snprintf(c.rel, sizeof c.rel, "%s", sub ? sub : "");
@@ -297,7 +297,7 @@ int ce_compose_cudnn(ce_ctx *ctx, const char *tree, const char *dst, ce_filelist
             if ((rc = ce_mkdir_p(ctx, p, 0755))) break;
             char one[CE_PATH_MAX];
             if ((rc = ce_join(ctx, one, sizeof one, p, nm))) break;
-            const char *fc = getenv("CUDAENV_TEST_COMPOSE_COPY");
+            const char *fc = ctx->set.test_compose_copy;
             bool linked = !(fc && *fc == '1') && link(sp, one) == 0;
             if (linked && files) files->linked++;
             if (!linked) {

@@ -126,7 +126,7 @@ static int not_installed(ce_ctx *ctx, const char *spec, const ce_toolchain *v, s
     /* sudo keeps the user's environment out: say which store root looked in */
     const char *sudo_user = getenv("SUDO_USER");
     char sudo_note[256] = "";
-    if (sudo_user && *sudo_user && geteuid() == 0 && !getenv("CUDAENV_ROOT"))
+    if (sudo_user && *sudo_user && geteuid() == 0 && !ctx->set.root)
         snprintf(sudo_note, sizeof sudo_note, " (running under sudo: %s's toolchains need "
                  "sudo CUDAENV_ROOT=~%s/.cudaenv, or install into /opt/cudaenv)", sudo_user, sudo_user);
     if (n == 0)

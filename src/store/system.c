@@ -7,6 +7,7 @@
 #include <ftw.h>
 #include <signal.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -126,7 +127,10 @@ static int toolchain_safe(ce_ctx *ctx, const char *prefix, char *real, char *lib
     if (!realpath(prefix, real))
         return ce_fail(ctx, CE_ERR_NOTFOUND, "cannot resolve %s: %s", prefix, strerror(errno));
     snprintf(p, sizeof p, "%s/lib64", real);
-    if (!realpath(p, lib))
+    /* real is resolved: a lib64 that is a directory, not a link, is resolved too */
+    struct stat ls;
+    if (lstat(p, &ls) == 0 && S_ISDIR(ls.st_mode) && strlen(p) < PATH_MAX) memcpy(lib, p, strlen(p) + 1);
+    else if (!realpath(p, lib))
         return ce_fail(ctx, CE_ERR_NOTFOUND, "cannot resolve %s: %s", p, strerror(errno));
     /* linear: the parents of real are checked once here, and every symlink's
      * target then costs the lstats below the last directory already checked */
@@ -154,16 +158,12 @@ static void jget(const cJSON *o, const char *k, char *out, size_t n)
     snprintf(out, n, "%s", cJSON_IsString(v) ? v->valuestring : "");
 }
 
-int ce_system_record(ce_ctx *ctx, ce_sys_record *rec)
+/* One record file into rec.  CE_ERR_NOTFOUND when absent; CE_ERR_INTEGRITY
+ * when it is not a JSON object. */
+static int read_record(ce_ctx *ctx, const char *path, ce_sys_record *rec)
 {
-    /* the history (~130 KiB) is read only up to nhistory: zeroing it
-     * would fault in every page of it */
-    memset(rec, 0, offsetof(ce_sys_record, history));
-    char path[4200];
-    ce_sys_path(ctx, CE_SYS_STATE, path, sizeof path);
     char *data;
     int rc = ce_file_read(ctx, path, 65536, &data, NULL);
-    if (rc == CE_ERR_NOTFOUND) return CE_OK;
     if (rc) return rc;
     cJSON *j = cJSON_Parse(data);
     free(data);
@@ -184,7 +184,7 @@ int ce_system_record(ce_ctx *ctx, ce_sys_record *rec)
     rec->when = cJSON_IsNumber(w) ? (long long)w->valuedouble : 0;
     char state[16];
     jget(j, "state", state, sizeof state);
-    rec->pending = strcmp(state, "pending") == 0;
+    rec->pending = strcmp(state, "pending") == 0;   /* an older cudaenv's intent, in system.json itself */
     char action[16];
     jget(j, "action", action, sizeof action);
     rec->restore = strcmp(action, "restore") == 0;
@@ -192,6 +192,28 @@ int ce_system_record(ce_ctx *ctx, ce_sys_record *rec)
     ce_sys_hist_read(j, rec);
     cJSON_Delete(j);
     return CE_OK;
+}
+
+int ce_system_record(ce_ctx *ctx, ce_sys_record *rec)
+{
+    /* the history (~130 KiB) is read only up to nhistory: zeroing it
+     * would fault in every page of it */
+    memset(rec, 0, offsetof(ce_sys_record, history));
+    char path[4200];
+    /* an intent (system.json.pending) is the newer record: a switch began
+     * and has not been marked done.  One that is not JSON was cut short
+     * before it was durable, so before anything changed: the switch never
+     * began (begin() removes it under the lock). */
+    ce_sys_path(ctx, CE_SYS_PENDING, path, sizeof path);
+    int rc = read_record(ctx, path, rec);
+    if (rc == CE_OK) {
+        rec->pending = true;
+        return CE_OK;
+    }
+    memset(rec, 0, offsetof(ce_sys_record, history));
+    ce_sys_path(ctx, CE_SYS_STATE, path, sizeof path);
+    rc = read_record(ctx, path, rec);
+    return rc == CE_ERR_NOTFOUND ? CE_OK : rc;
 }
 
 /* system.json for rec (malloc'd; NULL when out of memory). */
@@ -244,27 +266,27 @@ static int run_prog(ce_ctx *ctx, char *const argv[])
     return run_prog_out(ctx, argv, NULL, 0);
 }
 
-static const char *ldconfig_path(void)
+static const char *ldconfig_path(const ce_ctx *ctx)
 {
-    const char *e = getenv("CUDAENV_LDCONFIG");
+    const char *e = ctx->set.ldconfig;
     if (e) return (!*e || !strcmp(e, "none")) ? NULL : e;
     return access("/sbin/ldconfig", X_OK) == 0 ? "/sbin/ldconfig" : "/usr/sbin/ldconfig";
 }
 
 static int run_ldconfig(ce_ctx *ctx)
 {
-    const char *ld = ldconfig_path();
+    const char *ld = ldconfig_path(ctx);
     if (!ld) {
-        ce_emit(ctx, CE_EV_NOTE, NULL, "ldconfig skipped (CUDAENV_LDCONFIG=%s)", getenv("CUDAENV_LDCONFIG"));
+        ce_emit(ctx, CE_EV_NOTE, NULL, "ldconfig skipped (CUDAENV_LDCONFIG=%s)", ctx->set.ldconfig);
         return CE_OK;
     }
     char *argv[] = { (char *)ld, ctx->sysroot[0] ? "-r" : NULL, ctx->sysroot, NULL };
     return run_prog(ctx, argv);
 }
 
-static const char *alternatives_path(void)
+static const char *alternatives_path(const ce_ctx *ctx)
 {
-    const char *e = getenv("CUDAENV_UPDATE_ALTERNATIVES");
+    const char *e = ctx->set.update_alternatives;
     if (e && *e) return e;
     return access("/usr/bin/update-alternatives", X_OK) == 0 ? "/usr/bin/update-alternatives" : "/usr/sbin/update-alternatives";
 }
@@ -276,7 +298,7 @@ static int alternatives_out(ce_ctx *ctx, char *out, size_t on, const char *a1, c
 {
     char *argv[12];
     int n = 0;
-    argv[n++] = (char *)alternatives_path();
+    argv[n++] = (char *)alternatives_path(ctx);
     argv[n++] = "--quiet";
     if (ctx->sysroot[0]) { argv[n++] = "--root"; argv[n++] = ctx->sysroot; }
     const char *rest[] = { a1, a2, a3, a4, a5 };
@@ -417,10 +439,13 @@ static int lock_open(ce_ctx *ctx, int *fd)
 {
     char dir[4200], path[4300];
     ce_sys_path(ctx, "/etc/cudaenv", dir, sizeof dir);
-    int rc = ce_mkdir_p(ctx, dir, 0755);
-    if (rc) return rc;
     snprintf(path, sizeof path, "%s/lock", dir);
     *fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    if (*fd < 0 && errno == ENOENT) {   /* the first switch: the directory first */
+        int rc = ce_mkdir_p(ctx, dir, 0755);
+        if (rc) return rc;
+        *fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    }
     if (*fd < 0) return ce_fail(ctx, CE_ERR_IO, "cannot open %s: %s", path, strerror(errno));
     while (flock(*fd, LOCK_EX) != 0)
         if (errno != EINTR) {
@@ -475,9 +500,9 @@ static int inspect_link(ce_ctx *ctx, const char *link, link_state *ls)
 
 /* Test hook: CUDAENV_TEST_CRASH_AT=intent|link|conf|ldconfig kills the run
  * (SIGKILL) right after that step, for the kill -9 campaign. */
-static void crash_point(const char *step)
+static void crash_point(const ce_ctx *ctx, const char *step)
 {
-    const char *at = getenv("CUDAENV_TEST_CRASH_AT");
+    const char *at = ctx->set.test_crash_at;
     if (at && !strcmp(at, step)) raise(SIGKILL);
 }
 
@@ -485,16 +510,6 @@ static void alt_prio(const char *name, char *out, size_t n)
 {
     int maj = atoi(name), min = strchr(name, '.') ? atoi(strchr(name, '.') + 1) : 0;
     snprintf(out, n, "%d", maj * 10 + min);
-}
-
-/* fsync the directory holding the sysroot path p (inside). */
-static void sync_parent(ce_ctx *ctx, const char *p)
-{
-    char dir[4200];
-    ce_sys_path(ctx, p, dir, sizeof dir);
-    char *slash = strrchr(dir, '/');
-    if (slash && slash != dir) *slash = '\0';
-    ce_fsync_dir(dir);
 }
 
 /* Make link, conf and the loader cache match rec (steps 2-4). */
@@ -523,69 +538,88 @@ static int apply(ce_ctx *ctx, const ce_sys_record *rec, ce_staged *conf)
             (rc = alternatives(ctx, "--set", "cuda", rec->target, NULL, NULL)))
             return rc;
     } else if (rec->target[0]) {
-        char dir[4200];
-        if ((rc = swap_link_nosync(ctx, link, rec->target, dir, sizeof dir))) return rc;
+        if ((rc = ce_sys_link_exchange(ctx, link, rec->target))) return rc;
     } else if (unlink(link) != 0 && errno != ENOENT) {
         return ce_fail(ctx, CE_ERR_IO, "cannot remove %s: %s", link, strerror(errno));
     }
-    crash_point("link");
+    crash_point(ctx, "link");
     if (rec->restore) rc = ce_sys_restore_conf(ctx, &rec->original);
-    else if (conf) rc = ce_file_stage_commit(ctx, conf);
+    else if (conf) rc = ce_sys_conf_exchange(ctx);
     else rc = remove_conf(ctx);
     if (rc) return rc;
+    if (rec->restore) ce_sys_drop_spares(ctx);   /* the machine as it was: no file of ours beside its own */
+    crash_point(ctx, "conf");
     /* the renames of steps 2-3 (and a --force move aside), one fsync per
-     * directory changed, before the final record can say "done" */
-    sync_parent(ctx, CE_SYS_LINK);
-    sync_parent(ctx, CE_SYS_CONF);
-    crash_point("conf");
-    if ((rc = run_ldconfig(ctx))) return rc;
-    crash_point("ldconfig");
+     * directory changed, before the final record can say "done"; while
+     * ldconfig runs, so the waits overlap (its own fsync of the cache and
+     * ours join one commit on a journalling file system) */
+    pthread_t th;
+    bool bg = pthread_create(&th, NULL, ce_sys_sync_changed, ctx) == 0;
+    rc = run_ldconfig(ctx);
+    if (bg) pthread_join(th, NULL);
+    else ce_sys_sync_changed(ctx);
+    if (rc) return rc;
+    crash_point(ctx, "ldconfig");
     return CE_OK;
 }
 
-/* Steps 1-5 for the state rec describes.  Durability in three commits: the
- * intent, the final record and cudaenv.conf are written to temp files and
- * fsync'ed together; the intent is renamed and its directory fsync'ed
- * (durable before anything changes); apply() renames link and conf and
- * fsyncs their directories; the final record is renamed last, without a
- * directory fsync: lost in a crash, the intent is still there and the next
- * run completes it. */
+/* Steps 1-5 for the state rec describes.  One record, written once: the
+ * intent system.json.pending is the final record (with "state":"done");
+ * renaming it over system.json marks the switch done.  Durability in two
+ * commits: the intent and cudaenv.conf's new text are fsync'ed together,
+ * then /etc/cudaenv (the intent is durable before anything changes);
+ * apply() puts link and conf in place (exchanged with their spares,
+ * system_durable.c) and fsyncs their directories; the last rename is not
+ * fsync'ed: lost in a crash, the intent is still there and the next run
+ * completes it (idempotent).  Files created: the intent, and a spare link
+ * only when the spare points elsewhere (switching back to the toolchain
+ * before creates nothing else); a repair stages the new intent and renames
+ * it over the old one: the old stays until the new is durable. */
 static int transact(ce_ctx *ctx, ce_sys_record *rec)
 {
-    ce_staged st[3];
+    ce_staged st[2];
     size_t n = 0;
     int rc;
     rec->pending = false;
-    char *final = record_text(rec);
+    char *text = record_text(rec);
     rec->pending = true;
-    char *intent = record_text(rec);
-    char path[4200], cpath[4200], conf[4400];
+    char path[4200], jpath[4200], conf[4400];
     bool stage_conf = !rec->restore && rec->lib[0];
-    if (!intent || !final) {
+    if (!text) {
         rc = ce_fail(ctx, CE_ERR_NOMEM, "out of memory");
         goto out;
     }
     ce_sys_path(ctx, CE_SYS_STATE, path, sizeof path);
-    if ((rc = ce_file_stage(ctx, path, intent, strlen(intent), 0644, &st[0]))) goto out;
+    ce_sys_path(ctx, CE_SYS_PENDING, jpath, sizeof jpath);
+    bool repair = ce_exists(jpath);
+    if ((rc = repair ? ce_file_stage(ctx, jpath, text, strlen(text), 0644, &st[0])
+                     : ce_sys_journal_create(ctx, jpath, text, &st[0])))
+        goto out;
     n = 1;
-    if ((rc = ce_file_stage(ctx, path, final, strlen(final), 0644, &st[1]))) goto out;
-    n = 2;
     if (stage_conf) {
         conf_text(rec->lib, rec->name, conf, sizeof conf);
-        ce_sys_path(ctx, CE_SYS_CONF, cpath, sizeof cpath);
-        if ((rc = ce_file_stage(ctx, cpath, conf, strlen(conf), 0644, &st[2]))) goto out;
-        n = 3;
+        if ((rc = ce_sys_conf_spare_stage(ctx, conf, &st[1]))) goto out;
+        n = 2;
     }
-    if ((rc = ce_file_stage_sync(ctx, st, n)) || (rc = ce_file_stage_commit(ctx, &st[0]))) goto out;
-    sync_parent(ctx, CE_SYS_STATE);
-    crash_point("intent");
-    if ((rc = apply(ctx, rec, stage_conf ? &st[2] : NULL))) goto out;   /* the intent stays pending: the next run repairs */
-    if ((rc = ce_file_stage_commit(ctx, &st[1]))) goto out;
+    /* the intent's bytes, its name (created in place; a repair's is renamed
+     * after) and the conf's bytes: one wait */
+    if ((rc = ce_sys_sync_staged(ctx, st, n, repair ? NULL : CE_SYS_PENDING))) goto out;
+    if (repair) {
+        if ((rc = ce_file_stage_commit(ctx, &st[0]))) goto out;
+        ce_sys_sync_parent(ctx, CE_SYS_PENDING);
+    } else {
+        st[0].tmp[0] = '\0';   /* durable: the intent stays */
+    }
+    crash_point(ctx, "intent");
+    if ((rc = apply(ctx, rec, stage_conf ? &st[1] : NULL))) goto out;   /* the intent stays pending: the next run repairs */
+    if (rename(jpath, path) != 0) {
+        rc = ce_fail(ctx, CE_ERR_IO, "cannot rename %s to %s: %s", jpath, path, strerror(errno));
+        goto out;
+    }
     rec->pending = false;
 out:
     for (size_t i = 0; i < n; i++) ce_file_stage_drop(&st[i]);   /* what was not renamed */
-    free(intent);
-    free(final);
+    free(text);
     return rc;
 }
 
@@ -634,9 +668,20 @@ static int begin(ce_ctx *ctx, ce_store_txn *txn, int *fd, ce_sys_record *old)
 {
     int rc;
     if ((rc = ce_store_begin(ctx, txn)) || (rc = lock_open(ctx, fd))) return rc;
-    drop_stale_tmp(ctx, CE_SYS_STATE);
-    drop_stale_tmp(ctx, CE_SYS_CONF);
-    if ((rc = ce_system_record(ctx, old)) || (rc = recover(ctx, old))) return rc;
+    char jpath[4200];
+    ce_sys_path(ctx, CE_SYS_PENDING, jpath, sizeof jpath);
+    bool intent = ce_exists(jpath);
+    if (intent) {
+        /* temp files are staged only while an intent exists (or is being
+         * created): without one there is nothing stale to look for */
+        drop_stale_tmp(ctx, CE_SYS_STATE);
+        drop_stale_tmp(ctx, CE_SYS_PENDING);
+        drop_stale_tmp(ctx, CE_SYS_CONF);
+    }
+    if ((rc = ce_system_record(ctx, old))) return rc;
+    /* an intent cut short before it was durable (not JSON): nothing changed */
+    if (intent && !old->pending && unlink(jpath) == 0) ce_sys_sync_parent(ctx, CE_SYS_PENDING);
+    if ((rc = recover(ctx, old))) return rc;
     return CE_OK;
 }
 
@@ -650,8 +695,8 @@ static void end(ce_store_txn *txn, int fd)
  * symlinks (realpath resolved them). */
 static const char *inside_real(const ce_ctx *ctx, const char *real)
 {
-    char sr[PATH_MAX];
-    if (ctx->sysroot[0] && realpath(ctx->sysroot, sr)) {
+    static char sr[PATH_MAX];   /* the resolved sysroot, once per process */
+    if (ctx->sysroot[0] && (sr[0] || realpath(ctx->sysroot, sr))) {
         size_t n = strlen(sr);
         if (strncmp(real, sr, n) == 0 && real[n] == '/') return real + n;
     }
@@ -719,7 +764,7 @@ int ce_system_switch(ce_ctx *ctx, const ce_toolchain *tc, const ce_sys_opts *o)
     else
         ce_emit(ctx, CE_EV_NOTE, NULL, "plan: %s -> %s (was %s)", link, rec.target, rec.prev_target[0] ? rec.prev_target : "absent");
     ce_emit(ctx, CE_EV_NOTE, NULL, "plan: write %s%s naming %s", ctx->sysroot, CE_SYS_CONF, rec.lib);
-    const char *ld = ldconfig_path();
+    const char *ld = ldconfig_path(ctx);
     ce_emit(ctx, CE_EV_NOTE, NULL, "plan: run %s%s%s", ld ? ld : "no ldconfig", ctx->sysroot[0] && ld ? " -r " : "",
             ld ? ctx->sysroot : "");
     if (o->dry_run) goto out;
@@ -786,7 +831,7 @@ int ce_sys_alt(ce_ctx *ctx, char *out, size_t on, const char *a1, const char *a2
 {
     return alternatives_out(ctx, out, on, a1, a2, a3, NULL, NULL);
 }
-const char *ce_sys_ldconfig_path(void) { return ldconfig_path(); }
+const char *ce_sys_ldconfig_path(const ce_ctx *ctx) { return ldconfig_path(ctx); }
 int ce_sys_need_root(ce_ctx *ctx, const char *what) { return need_root(ctx, what); }
 int ce_sys_begin(ce_ctx *ctx, ce_store_txn *txn, int *fd, ce_sys_record *old) { return begin(ctx, txn, fd, old); }
 void ce_sys_end(ce_store_txn *txn, int fd) { end(txn, fd); }

@@ -7,11 +7,15 @@
  * recorded in $SYSROOT/etc/cudaenv/system.json for doctor (with the history
  * for --rollback and the original state for the restore, below).
  *
- * Crash safety (issue 9): system.json is written first as an intent
- * ("state": "pending"), then link, conf, ldconfig, then again as "done".
- * A pending record found by the next switch or rollback is completed (or,
- * when its target is gone or unsafe, rolled back) before anything else;
- * doctor reports it (env.system-switch-interrupted).
+ * Crash safety (issue 9; issue 13: one record written once): the new
+ * record is written first as an intent, system.json.pending (everything
+ * needed to roll forward or back: target, lib, what it replaces, history,
+ * original), then link, conf, ldconfig; renaming it over system.json marks
+ * it done.  A pending record found by the next switch or rollback is
+ * completed (or, when its target is gone or unsafe, rolled back) before
+ * anything else; doctor reports it (env.system-switch-interrupted).  A
+ * system.json saying "state":"pending" (an older cudaenv's intent) counts
+ * as pending too.
  *
  * Trust (issue 9): the whole toolchain tree is walked with lstat (owner
  * root, no group/other write, symlink targets checked from / down), and the
@@ -42,6 +46,7 @@
 #define CE_SYS_LINK "/usr/local/cuda"
 #define CE_SYS_CONF "/etc/ld.so.conf.d/cudaenv.conf"
 #define CE_SYS_STATE "/etc/cudaenv/system.json"
+#define CE_SYS_PENDING CE_SYS_STATE ".pending"   /* the intent of a switch under way */
 
 typedef enum ce_sys_mode {
     CE_SYS_MODE_LINK,          /* /usr/local/cuda is (or becomes) our symlink */
@@ -78,7 +83,7 @@ typedef struct ce_sys_original {
 /* What system.json records (paths as seen from inside the sysroot). */
 typedef struct ce_sys_record {
     bool present;              /* a system switch was ever made */
-    bool pending;              /* "state":"pending": an intent whose switch has not finished */
+    bool pending;              /* read from system.json.pending: an intent whose switch has not finished */
     ce_sys_mode mode;
     char name[96];             /* toolchain selected ("" after a rollback to a non-toolchain) */
     char target[4096];         /* where the link (or the alternative) points */

@@ -4,6 +4,7 @@
 #ifndef CE_SYSTEM_INT_H
 #define CE_SYSTEM_INT_H
 
+#include "core/file.h"
 #include "system.h"
 
 #define CE_ALT_LINK "/etc/alternatives/cuda"
@@ -21,13 +22,35 @@ const char *ce_sys_inside(const ce_ctx *ctx, const char *host);
 int ce_sys_swap_link(ce_ctx *ctx, const char *link, const char *target);
 /* update-alternatives [--root SYSROOT] --quiet ARGS; out (may be NULL): its stdout */
 int ce_sys_alt(ce_ctx *ctx, char *out, size_t on, const char *a1, const char *a2, const char *a3);
-const char *ce_sys_ldconfig_path(void);
+const char *ce_sys_ldconfig_path(const ce_ctx *ctx);
 int ce_sys_need_root(ce_ctx *ctx, const char *what);
 /* both locks, then the repair of an interrupted switch; ce_sys_end releases */
 int ce_sys_begin(ce_ctx *ctx, ce_store_txn *txn, int *fd, ce_sys_record *old);
 void ce_sys_end(ce_store_txn *txn, int fd);
 /* steps 1-5: intent, link, conf, ldconfig, final record */
 int ce_sys_transact(ce_ctx *ctx, ce_sys_record *rec);
+
+/* system_durable.c: fsync the directory of the sysroot path p; the staged
+ * files st[0..n) (and with dir, the directory already holding one's final
+ * name) fsync'ed together and closed (all dropped on failure); a thread
+ * body fsyncing the directories of the link and the conf; the intent
+ * created at path (O_EXCL) holding text, ce_file_stage_drop removing it. */
+void ce_sys_sync_parent(ce_ctx *ctx, const char *p);
+int ce_sys_sync_staged(ce_ctx *ctx, ce_staged *st, size_t n, const char *dir);
+void *ce_sys_sync_changed(void *ctx);
+int ce_sys_journal_create(ce_ctx *ctx, const char *path, const char *text, ce_staged *st);
+
+/* system_durable.c, the spares (same directories, dot names): the link
+ * put in place by exchange with a spare symlink to target (made only when
+ * the spare points elsewhere); the conf's next text written into its spare
+ * in place (st: fd open, nothing to drop), then exchanged in; the restore
+ * removes both. */
+#define CE_SYS_LINK_SPARE "/usr/local/.cuda.cudaenv-spare"
+#define CE_SYS_CONF_SPARE "/etc/ld.so.conf.d/.cudaenv.conf.spare"
+int ce_sys_link_exchange(ce_ctx *ctx, const char *link, const char *target);
+int ce_sys_conf_spare_stage(ce_ctx *ctx, const char *text, ce_staged *st);
+int ce_sys_conf_exchange(ce_ctx *ctx);
+void ce_sys_drop_spares(ce_ctx *ctx);
 
 /* system_restore.c */
 void ce_sys_capture_original(ce_ctx *ctx, const link_state *ls, const char *backup, ce_sys_original *g);

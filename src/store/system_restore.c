@@ -233,7 +233,7 @@ int ce_system_restore(ce_ctx *ctx, const ce_sys_opts *o)
     }
     ce_emit(ctx, CE_EV_NOTE, NULL, "plan: %s %s%s%s", g->conf_present ? "write back" : "remove", ctx->sysroot, CE_SYS_CONF,
             g->conf_present ? " as it was" : " (there was none)");
-    const char *ld = ce_sys_ldconfig_path();
+    const char *ld = ce_sys_ldconfig_path(ctx);
     ce_emit(ctx, CE_EV_NOTE, NULL, "plan: run %s%s%s", ld ? ld : "no ldconfig", ctx->sysroot[0] && ld ? " -r " : "",
             ld ? ctx->sysroot : "");
     if (o->dry_run) goto out;

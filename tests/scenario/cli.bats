@@ -71,6 +71,29 @@ EOF
     [[ "$output" != *libcurl* && "$output" != *libarchive* && "$output" != *libcrypto* ]]
 }
 
+@test "env does no work at start-up it does not need: no readlink of /proc/self/exe, no uname, no CUDAENV_* read after start" {
+    command -v strace >/dev/null || skip "no strace"
+    # a sanitizer runtime reads /proc/self/exe itself and must come first in LD_PRELOAD
+    readelf -d "$CUDAENV" | grep -q libasan && skip "sanitizer build (make check-asan)"
+    fx_installed 11.8.0 >/dev/null
+    strace -f -qq -e trace=readlink,readlinkat,uname -o "$T/st" "$CUDAENV" env 11.8 --shell bash >/dev/null
+    ! grep -q -e /proc/self/exe -e 'uname(' "$T/st" || { cat "$T/st"; false; }
+    # settings and test seams come from the one pass of ce_ctx_init: no getenv of
+    # CUDAENV_* afterwards (CUDAENV_VERSION and _WARNED are the shell's state,
+    # read where the environment is computed)
+    printf '%s\n' '#define _GNU_SOURCE' '#include <dlfcn.h>' '#include <stdio.h>' '#include <string.h>' \
+        'char *getenv(const char *n) {' '    static char *(*real)(const char *);' \
+        '    if (!real) real = (char *(*)(const char *))dlsym(RTLD_NEXT, "getenv");' \
+        '    dprintf(2, "getenv %s\n", n);' '    return real(n);' '}' > "$T/genv.c"
+    cc -shared -fPIC -o "$T/genv.so" "$T/genv.c" -ldl
+    LD_PRELOAD=$T/genv.so "$CUDAENV" env 11.8 --shell bash 2>"$T/g1" >/dev/null
+    LD_PRELOAD=$T/genv.so CUDAENV_DOCTOR_PYTHON=none "$CUDAENV" doctor 2>"$T/g2" >/dev/null || true
+    LD_PRELOAD=$T/genv.so "$CUDAENV" -q global 11.8 --system 2>"$T/g3" >/dev/null || true
+    grep -q -x 'getenv PATH' "$T/g1"   # the shim sees env's own reads
+    cat "$T/g1" "$T/g2" "$T/g3" | grep '^getenv CUDAENV_' > "$T/g" || true
+    [ -z "$(grep -v -x -e 'getenv CUDAENV_VERSION' -e 'getenv CUDAENV_WARNED' "$T/g")" ] || { cat "$T/g"; false; }
+}
+
 @test "the light binary needs only libc and no big static TLS; libcjson is loaded on the first JSON use, never by env" {
     run readelf -d "$CUDAENV"
     [ "$status" -eq 0 ]

@@ -19,9 +19,15 @@ setup() {
 teardown() { sysroot_teardown; }
 
 cache_lib() { ldconfig -r "$S" -p | awk -v s="$1" '$1 == s { print $NF; exit }'; }
-# a string field of system.json (cJSON_Print: one "key":<tab>"value" per line); no
-# python per call, the campaign reads the record hundreds of times
-rec() { sed -n 's/^[[:space:]]*"'"$1"'":[[:space:]]*"\(.*\)",\{0,1\}$/\1/p' "$S/etc/cudaenv/system.json"; }
+# a string field of the record (cJSON_Print: one "key":<tab>"value" per line); no
+# python per call, the campaign reads the record hundreds of times.  A switch
+# under way is its intent, system.json.pending (the complete new record): its
+# state is "pending" and its fields are the ones it will make true
+rec() {
+    local f=$S/etc/cudaenv/system.json
+    if [ -e "$f.pending" ]; then [ "$1" = state ] && { echo pending; return; }; f=$f.pending; fi
+    sed -n 's/^[[:space:]]*"'"$1"'":[[:space:]]*"\(.*\)",\{0,1\}$/\1/p' "$f"
+}
 
 # link, conf, record and the loader cache name one toolchain, the record is done
 consistent() {
@@ -32,6 +38,16 @@ consistent() {
     [ "$(grep -v '^#' "$S/etc/ld.so.conf.d/cudaenv.conf")" = "$l" ] || { echo "conf != $l"; return 1; }
     [ "$(cache_lib libcudart.so.11.0)" = "$l/libcudart.so.11.0" ] || { echo "cache $(cache_lib libcudart.so.11.0) != $l"; return 1; }
     [ -d "$S$t" ] || { echo "dangling $t"; return 1; }
+}
+
+# an interrupted switch: `global --system` says so, the next switch to $1 completes it
+completes_pending() {
+    run --separate-stderr "$CUDAENV" global --system
+    [[ "$stderr" == *"was interrupted"* ]]
+    run --separate-stderr "$CUDAENV" global "$1" --system
+    [ "$status" -eq 0 ]
+    [[ "$stderr" == *"was interrupted; completing it"* ]]
+    consistent
 }
 
 # ---- item 2: only what root controls ----
@@ -125,12 +141,7 @@ consistent() {
         [ "$(rec state)" = pending ]
         run "$CUDAENV" doctor --json
         [[ "$output" == *'"env.system-switch-interrupted"'* ]] || { echo "$output"; false; }
-        run --separate-stderr "$CUDAENV" global --system
-        [[ "$stderr" == *"was interrupted"* ]]
-        run --separate-stderr "$CUDAENV" global 11.8 --system
-        [ "$status" -eq 0 ]
-        [[ "$stderr" == *"was interrupted; completing it"* ]]
-        consistent
+        completes_pending 11.8
         [ "$(rec target)" = "$I118" ] && [ "$(rec prev_target)" = "$I117" ]
     done
     # a rollback killed half-way is completed by the next rollback
@@ -138,6 +149,70 @@ consistent() {
     [ "$status" -eq 137 ]
     "$CUDAENV" -q global --rollback
     consistent
+}
+
+@test "the record is written once: an intent cut short (not JSON) is ignored and removed; an older cudaenv's pending system.json is completed" {
+    "$CUDAENV" -q global 11.8 --system
+    consistent
+    # a crash while the intent was being written (before it was durable): nothing changed
+    printf '{"schema":1,"sta' > "$S/etc/cudaenv/system.json.pending"
+    run --separate-stderr "$CUDAENV" global --system
+    [ "$status" -eq 0 ] && [ "$output" = 11.8.0+cudnn8.7.0.84 ]
+    [[ "$stderr" != *"interrupted"* ]]
+    run "$CUDAENV" doctor --json
+    [[ "$output" != *'"env.system-switch-interrupted"'* ]]
+    run --separate-stderr "$CUDAENV" global 11.7 --system
+    [ "$status" -eq 0 ] && [[ "$stderr" != *"interrupted"* ]]
+    [ ! -e "$S/etc/cudaenv/system.json.pending" ]
+    consistent
+    [ "$(rec target)" = "$I117" ] && [ "$(rec prev_target)" = "$I118" ]
+    # an intent in system.json itself ("state": "pending", as cudaenv wrote it before issue 13)
+    sed -i 's/"state":\t"done"/"state":\t"pending"/' "$S/etc/cudaenv/system.json"
+    grep -q '"state":.*"pending"' "$S/etc/cudaenv/system.json"
+    completes_pending 11.8
+    [ -z "$(ls "$S/etc/cudaenv" | grep -v -x -e lock -e system.json)" ]
+    [ -z "$(for d in "$S/etc/ld.so.conf.d" "$S/usr/local"; do ls -A "$d"; done | grep -e tmp)" ]
+}
+
+@test "one switch: the intent is its one new file when switching back (link and conf exchanged with their spares), 5 fsyncs, no temp left; restore removes the spares" {
+    command -v strace >/dev/null || skip "no strace"
+    "$CUDAENV" -q global 11.8 --system
+    "$CUDAENV" -q global 11.7 --system
+    # back to 11.8: the spares hold its link and its conf already
+    CUDAENV_LDCONFIG=none ASAN_OPTIONS=detect_leaks=0 strace -f -o "$T/st" \
+        -e trace=openat,open,symlink,symlinkat,fsync,fdatasync,rename,renameat,renameat2 \
+        "$CUDAENV" -q global 11.8 --system
+    [ "$(readlink "$S/usr/local/cuda")" = "$(rec target)" ] && [ "$(rec state)" = done ] && [ "$(rec target)" = "$I118" ]
+    [ "$(grep -v '^#' "$S/etc/ld.so.conf.d/cudaenv.conf")" = "$I118/lib64" ]
+    created=$(grep -E 'O_CREAT\|O_EXCL|symlink(at)?\(' "$T/st" | grep -c -v -e '/lock"' -e '\.lock"')
+    syncs=$(grep -c -E '(fsync|fdatasync)\(' "$T/st")
+    renames=$(grep -c -E 'rename(at2?)?\(' "$T/st")
+    echo "# switching back (no ldconfig): $created file created, $syncs fsyncs, $renames renames/exchanges" >&3
+    [ "$created" -eq 1 ] || { cat "$T/st"; false; }
+    [ "$syncs" -le 5 ] && [ "$renames" -eq 3 ]
+    [ -z "$(for d in "$S/etc/cudaenv" "$S/etc/ld.so.conf.d" "$S/usr/local"; do ls -A "$d"; done | grep -e tmp -e pending)" ]
+    # the spares: dot names, the other toolchain's link and conf, seen by no glob of ldconfig's
+    [ "$(readlink "$S/usr/local/.cuda.cudaenv-spare")" = "$I117" ]
+    [ "$(grep -v '^#' "$S/etc/ld.so.conf.d/.cudaenv.conf.spare")" = "$I117/lib64" ]
+    ldconfig -r "$S"
+    [ "$(cache_lib libcudart.so.11.0)" = "$I118/lib64/libcudart.so.11.0" ]
+    [ -z "$(ldconfig -r "$S" -p | grep "$I117")" ]
+    "$CUDAENV" -q global system --system
+    [ ! -e "$S/usr/local/.cuda.cudaenv-spare" ] && [ ! -L "$S/usr/local/.cuda.cudaenv-spare" ]
+    [ ! -e "$S/etc/ld.so.conf.d/.cudaenv.conf.spare" ]
+}
+
+@test "a real directory put at /usr/local/cuda under an interrupted switch: the repair fails on it, never moves it to the spare's name" {
+    "$CUDAENV" -q global 11.8 --system
+    "$CUDAENV" -q global 11.7 --system
+    run env CUDAENV_TEST_CRASH_AT=intent "$CUDAENV" -q global 11.8 --system
+    [ "$status" -eq 137 ]
+    rm "$S/usr/local/cuda" && mkdir -p "$S/usr/local/cuda/bin" && echo keep > "$S/usr/local/cuda/bin/marker"
+    run --separate-stderr "$CUDAENV" global 11.8 --system
+    [ "$status" -ne 0 ]
+    [[ "$stderr" == *"$S/usr/local/cuda"* ]]
+    [ "$(cat "$S/usr/local/cuda/bin/marker")" = keep ]
+    [ -L "$S/usr/local/.cuda.cudaenv-spare" ] || [ ! -e "$S/usr/local/.cuda.cudaenv-spare" ]
 }
 
 @test "kill -9 during an uninstalled target's switch: rolled back to what it replaced" {
@@ -218,7 +293,10 @@ consistent() {
     chmod -R go-w "$T"
     run --separate-stderr "$REPO/tests/lib/sysns.sh" "$T" -c '
         B=$0
-        rec() { sed -n "s/^[[:space:]]*\"$1\":[[:space:]]*\"\\(.*\\)\",\\{0,1\\}\$/\\1/p" /etc/cudaenv/system.json; }
+        rec() {
+            [ -e /etc/cudaenv/system.json.pending ] && [ "$1" = state ] && { echo pending; return; }
+            sed -n "s/^[[:space:]]*\"$1\":[[:space:]]*\"\\(.*\\)\",\\{0,1\\}\$/\\1/p" /etc/cudaenv/system.json
+        }
         ok() {
             [ "$(rec state)" = done ] && [ "$(readlink /usr/local/cuda)" = "$(rec target)" ] &&
             [ "$(grep -v "^#" /etc/ld.so.conf.d/cudaenv.conf)" = "$(rec lib)" ] &&

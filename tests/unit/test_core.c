@@ -13,6 +13,7 @@
 
 #include "core/bytes.h"
 #include "core/clock.h"
+#include "core/ctx.h"
 #include "core/error.h"
 #include "core/file.h"
 #include "core/hostcc.h"
@@ -97,6 +98,49 @@ static void test_host_cc(void **state)
     rmdir(dir);
 }
 
+/* settings and test seams: read once by ce_ctx_init, only CUDAENV_* names it
+ * knows, NULL when unset, "" kept as set-but-empty; later changes to the
+ * environment are not seen until the next ce_ctx_init */
+static void test_settings(void **state)
+{
+    (void)state;
+    ce_ctx ctx;
+    setenv("CUDAENV_LDCONFIG", "none", 1);
+    setenv("CUDAENV_TEST_FAULT", "", 1);
+    setenv("CUDAENV_ROOT", "/opt/ce", 1);
+    setenv("CUDAENV_PLATFORM", "linux-sbsa", 1);
+    setenv("CUDAENV_NOT_A_SETTING", "x", 1);
+    setenv("XCUDAENV_FULL", "/nope", 1);
+    unsetenv("CUDAENV_FULL");
+    unsetenv("CUDAENV_STALL_TIMEOUT");
+    ce_ctx_init(&ctx);
+    assert_string_equal(ctx.set.ldconfig, "none");
+    assert_non_null(ctx.set.test_fault);
+    assert_string_equal(ctx.set.test_fault, "");
+    assert_null(ctx.set.full);
+    assert_null(ctx.set.stall_timeout);
+    assert_string_equal(ctx.root, "/opt/ce");
+    assert_string_equal(ctx.platform, "linux-sbsa");
+    assert_string_equal(ce_settings_now()->ldconfig, "none");
+    setenv("CUDAENV_STALL_TIMEOUT", "7", 1);
+    assert_null(ctx.set.stall_timeout);                 /* read once */
+    assert_null(ce_settings_now()->stall_timeout);
+    ce_ctx_init(&ctx);
+    assert_string_equal(ctx.set.stall_timeout, "7");
+    assert_int_equal(ce_setting_long(ctx.set.stall_timeout, 30, 1), 7);
+    assert_int_equal(ce_setting_long(NULL, 30, 1), 30);
+    assert_int_equal(ce_setting_long("", 30, 1), 30);
+    assert_int_equal(ce_setting_long("0", 30, 1), 30);   /* below min */
+    assert_int_equal(ce_setting_long("0", 30, 0), 0);
+    assert_int_equal(ce_setting_long("12x", 30, 1), 30);
+    /* self_dir only when asked */
+    assert_string_equal(ctx.self_dir, "");
+    assert_true(strlen(ce_self_dir(&ctx)) > 0 && ce_self_dir(&ctx) == ctx.self_dir);
+    const char *names[] = { "CUDAENV_LDCONFIG", "CUDAENV_TEST_FAULT", "CUDAENV_ROOT", "CUDAENV_PLATFORM",
+                            "CUDAENV_NOT_A_SETTING", "XCUDAENV_FULL", "CUDAENV_STALL_TIMEOUT" };
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++) unsetenv(names[i]);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -105,6 +149,7 @@ int main(void)
         cmocka_unit_test(test_join_names_overflow),
         cmocka_unit_test(test_clock),
         cmocka_unit_test(test_host_cc),
+        cmocka_unit_test(test_settings),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

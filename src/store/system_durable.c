@@ -1,0 +1,199 @@
+/* The durable writes of the system switch's transaction (system.c):
+ * the intent created in place, the staged files and directories fsync'ed
+ * together (ce_fsync_fds), the changed directories while ldconfig runs. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "core/file.h"
+#include "system_int.h"
+
+/* fsync the directory holding the sysroot path p (inside). */
+void ce_sys_sync_parent(ce_ctx *ctx, const char *p)
+{
+    char dir[4200];
+    ce_sys_path(ctx, p, dir, sizeof dir);
+    char *slash = strrchr(dir, '/');
+    if (slash && slash != dir) *slash = '\0';
+    ce_fsync_dir(dir);
+}
+
+/* The directory holding each sysroot path p[i] (inside) opened into fds; how
+ * many opened (one that cannot be opened is left out, as ce_fsync_dir does). */
+static size_t open_parents(const ce_ctx *ctx, const char *const *p, size_t n, int *fds)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        char dir[4200];
+        ce_sys_path(ctx, p[i], dir, sizeof dir);
+        char *slash = strrchr(dir, '/');
+        if (slash && slash != dir) *slash = '\0';
+        int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (fd >= 0) fds[k++] = fd;
+    }
+    return k;
+}
+
+/* fsync the parents of the sysroot paths p[0..n) together (one wait). */
+static void sync_parents(const ce_ctx *ctx, const char *const *p, size_t n)
+{
+    int fds[4];
+    size_t k = open_parents(ctx, p, n, fds);
+    ce_fsync_fds(fds, k);
+    for (size_t i = 0; i < k; i++) close(fds[i]);
+}
+
+/* fsync the staged files st[0..n) (and with dir, the directory that already
+ * holds one's final name) together, then close them; on failure all are
+ * dropped. */
+int ce_sys_sync_staged(ce_ctx *ctx, ce_staged *st, size_t n, const char *dir)
+{
+    int fds[4];
+    size_t k = 0, nd = 0;
+    for (size_t i = 0; i < n; i++) fds[k++] = st[i].fd;
+    if (dir) k += nd = open_parents(ctx, &dir, 1, fds + k);
+    int e = ce_fsync_fds(fds, k);
+    if (nd) close(fds[k - 1]);
+    for (size_t i = 0; i < n; i++) {
+        if (close(st[i].fd) != 0 && !e) e = errno;
+        st[i].fd = -1;
+    }
+    if (!e) return CE_OK;
+    for (size_t i = 0; i < n; i++) ce_file_stage_drop(&st[i]);
+    return ce_fail(ctx, CE_ERR_IO, "cannot finish %s: %s", st[0].path, strerror(e));
+}
+
+/* Thread body: fsync the directories of the link and the conf (ctx). */
+void *ce_sys_sync_changed(void *ctx)
+{
+    static const char *const changed[] = { CE_SYS_LINK, CE_SYS_CONF };
+    sync_parents(ctx, changed, 2);
+    return NULL;
+}
+
+/* Create the intent path (O_EXCL: under the system lock nobody else
+ * writes it) holding text, its writeback started; st is set up so that
+ * ce_file_stage_drop removes it (nothing has changed while it is not yet
+ * durable).  The journal is written under its own name, not staged and
+ * renamed: its one fsync makes name and bytes durable together (one journal
+ * commit on ext4), and a copy cut short by a crash is not JSON, which
+ * ce_system_record ignores and begin() removes. */
+int ce_sys_journal_create(ce_ctx *ctx, const char *path, const char *text, ce_staged *st)
+{
+    st->tmp[0] = '\0';
+    snprintf(st->path, sizeof st->path, "%s", path);
+    st->fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (st->fd < 0)
+        return ce_fail(ctx, errno == EACCES ? CE_ERR_PERM : CE_ERR_IO, "cannot create %s: %s", path, strerror(errno));
+    snprintf(st->tmp, sizeof st->tmp, "%s", path);
+    size_t len = strlen(text);
+    for (size_t off = 0; off < len;) {
+        ssize_t w = write(st->fd, text + off, len - off);
+        if (w < 0 && errno == EINTR) continue;
+        if (w < 0) {
+            int e = errno;
+            ce_file_stage_drop(st);
+            return ce_fail(ctx, e == ENOSPC ? CE_ERR_SPACE : CE_ERR_IO, "cannot write %s: %s", path, strerror(e));
+        }
+        off += (size_t)w;
+    }
+    if (fchmod(st->fd, 0644) != 0) { /* the umask may have narrowed it; readable is only nicer */ }
+    sync_file_range(st->fd, 0, 0, SYNC_FILE_RANGE_WRITE);
+    return CE_OK;
+}
+
+/* ---- spares: the inodes a switch back reuses ---------------------------
+ * Creating an inode is the costliest step of a switch on a busy ext4
+ * (~1 ms each where a rename is ~0.2 ms).  The link and the conf are
+ * therefore replaced by exchanging them (renameat2 RENAME_EXCHANGE, atomic
+ * like rename) with a spare in the same directory, which then holds what
+ * they were: switching back to the toolchain before finds its link and its
+ * conf already made.  Dot names, so no glob of ld.so.conf.d (*.conf, *)
+ * and no `ls /usr/local` sees them; the restore removes them. */
+
+/* from and to trade places; a plain rename when to does not exist or the
+ * file system cannot exchange.  Only what a rename could replace is
+ * exchanged: a to of another type (a real directory at /usr/local/cuda)
+ * fails as the rename did, and is never moved to the spare's name. */
+static int exchange(const char *from, const char *to, mode_t type)
+{
+    struct stat st;
+    if (lstat(to, &st) == 0 && (st.st_mode & S_IFMT) != type) {
+        errno = S_ISDIR(st.st_mode) ? EISDIR : EEXIST;
+        return -1;
+    }
+#ifdef RENAME_EXCHANGE
+    if (renameat2(AT_FDCWD, from, AT_FDCWD, to, RENAME_EXCHANGE) == 0) return 0;
+    if (errno != ENOENT && errno != EINVAL && errno != ENOSYS) return -1;
+#endif
+    return rename(from, to);
+}
+
+int ce_sys_link_exchange(ce_ctx *ctx, const char *link, const char *target)
+{
+    char spare[4200], now[4096];
+    ce_sys_path(ctx, CE_SYS_LINK_SPARE, spare, sizeof spare);
+    ssize_t n = readlink(spare, now, sizeof now - 1);
+    if (n < 0 || (size_t)n != strlen(target) || memcmp(now, target, (size_t)n) != 0) {
+        if (unlink(spare) != 0 && errno != ENOENT)
+            return ce_fail(ctx, CE_ERR_IO, "cannot remove %s: %s", spare, strerror(errno));
+        if (symlink(target, spare) != 0)
+            return ce_fail(ctx, CE_ERR_IO, "cannot create %s: %s", spare, strerror(errno));
+    }
+    if (exchange(spare, link, S_IFLNK) != 0)
+        return ce_fail(ctx, CE_ERR_IO, "cannot put %s in place of %s: %s", spare, link, strerror(errno));
+    return CE_OK;
+}
+
+int ce_sys_conf_spare_stage(ce_ctx *ctx, const char *text, ce_staged *st)
+{
+    st->tmp[0] = '\0';   /* nothing to remove on failure: a spare may stay */
+    ce_sys_path(ctx, CE_SYS_CONF_SPARE, st->path, sizeof st->path);
+    st->fd = open(st->path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (st->fd < 0)
+        return ce_fail(ctx, errno == EACCES ? CE_ERR_PERM : CE_ERR_IO, "cannot open %s: %s", st->path, strerror(errno));
+    char cur[4096];
+    size_t len = strlen(text);
+    ssize_t r = pread(st->fd, cur, sizeof cur, 0);
+    if (r != (ssize_t)len || memcmp(cur, text, len) != 0) {
+        /* not live: rewritten in place, made durable with the intent */
+        bool ok = ftruncate(st->fd, 0) == 0;
+        for (size_t off = 0; ok && off < len;) {
+            ssize_t w = pwrite(st->fd, text + off, len - off, (off_t)off);
+            if (w < 0 && errno == EINTR) continue;
+            ok = w > 0;
+            if (ok) off += (size_t)w;
+        }
+        if (!ok) {
+            int e = errno;
+            close(st->fd);
+            st->fd = -1;
+            return ce_fail(ctx, e == ENOSPC ? CE_ERR_SPACE : CE_ERR_IO, "cannot write %s: %s", st->path, strerror(e));
+        }
+        sync_file_range(st->fd, 0, 0, SYNC_FILE_RANGE_WRITE);
+    }
+    if (fchmod(st->fd, 0644) != 0) { /* root's own new file: only the umask could narrow it */ }
+    return CE_OK;
+}
+
+int ce_sys_conf_exchange(ce_ctx *ctx)
+{
+    char spare[4200], conf[4200];
+    ce_sys_path(ctx, CE_SYS_CONF_SPARE, spare, sizeof spare);
+    ce_sys_path(ctx, CE_SYS_CONF, conf, sizeof conf);
+    if (exchange(spare, conf, S_IFREG) != 0)
+        return ce_fail(ctx, CE_ERR_IO, "cannot put %s in place of %s: %s", spare, conf, strerror(errno));
+    return CE_OK;
+}
+
+void ce_sys_drop_spares(ce_ctx *ctx)
+{
+    char p[4200];
+    ce_sys_path(ctx, CE_SYS_LINK_SPARE, p, sizeof p);
+    unlink(p);
+    ce_sys_path(ctx, CE_SYS_CONF_SPARE, p, sizeof p);
+    unlink(p);
+}
