@@ -1,0 +1,143 @@
+#!/usr/bin/env bats
+# The install pipeline's CPU work (issues 10 and 13): every archive is hashed
+# exactly once (by the download as its bytes arrive, or, from the cache, by
+# the pass that unpacks it: CUDAENV_TEST_HASH_LOG counts the digests and the
+# bytes each covered), and an unpacker waiting for a slow download gives its
+# decode slot back, so archives whose bytes are there decode meanwhile.
+load ../lib/common
+load ../lib/server
+bats_require_minimum_version 1.5.0
+
+setup_file() {
+    export MIRROR=$BATS_FILE_TMPDIR/mirror
+    source "$BATS_TEST_DIRNAME/../lib/fixtures.sh"
+    source "$BATS_TEST_DIRNAME/../lib/redist.sh"
+    fx_mirror "$MIRROR"
+    FX_REDIST_BIG=$((3 << 20)) fx_redist "$MIRROR" 11.8.0
+}
+
+setup() {
+    common_setup
+    source "$TESTS_DIR/lib/fixtures.sh"
+    source "$TESTS_DIR/lib/redist.sh"
+    server_start "$MIRROR"
+    fx_mirror_manifest "$MIRROR" "$SERVER_URL" > "$T/manifest.json"
+    fx_redist_manifest "$T/manifest.json" "$MIRROR" 11.8.0 "$SERVER_URL"
+    export CUDAENV_MANIFEST=$T/manifest.json CUDAENV_RETRY_DELAY_MS=10
+    export CUDAENV_TEST_HASH_LOG=$T/hashes
+}
+
+teardown() {
+    server_stop
+    common_teardown
+}
+
+P=11.8.0+cudnn8.7.0.84
+
+# every file in the cache (the JSON, each component archive, cuDNN) was
+# hashed exactly once since the log was emptied
+each_cached_file_hashed_once() {
+    local f size n any=
+    for f in "$CUDAENV_ROOT"/cache/*; do
+        [[ $f == *.part ]] && continue
+        size=$(stat -c %s "$f")
+        n=$(grep -cx "$size" "$T/hashes" || true)
+        [ "$n" -eq 1 ] || { echo "${f##*/} ($size bytes) hashed $n times"; cat "$T/hashes"; return 1; }
+        any=1
+    done
+    [ -n "$any" ]
+}
+
+@test "a fresh component install hashes each archive once, while it downloads" {
+    run "$CUDAENV" install tf-2.14
+    [ "$status" -eq 0 ] || { echo "$output"; false; }
+    [ "$(ls "$CUDAENV_ROOT/cache" | wc -l)" -ge 10 ]
+    each_cached_file_hashed_once
+}
+
+@test "a fresh runfile + cuDNN install hashes each download once" {
+    run "$CUDAENV" install tf-2.14 --from runfile
+    [ "$status" -eq 0 ] || { echo "$output"; false; }
+    each_cached_file_hashed_once
+}
+
+@test "archives from the cache are hashed once, by the pass that unpacks them" {
+    run "$CUDAENV" install tf-2.14
+    [ "$status" -eq 0 ] || { echo "$output"; false; }
+    rm -rf "$CUDAENV_ROOT/versions" "$CUDAENV_ROOT/pkgs" "$T/hashes"
+    : > "$SERVER_LOG"
+    run "$CUDAENV" install tf-2.14
+    [ "$status" -eq 0 ] || { echo "$output"; false; }
+    [ "$(server_requests "GET .*\.tar\.xz")" -eq 0 ]
+    each_cached_file_hashed_once
+    cmp "$CUDAENV_ROOT/versions/$P/lib64/libcublasLt.so.11" \
+        <(tar -xJOf "$MIRROR"/compute/cuda/redist/libcublas/linux-x86_64/*.tar.xz --wildcards '*/lib/libcublasLt.so.11')
+}
+
+@test "a same-size tampered component in the cache: exit 5 naming it, deleted, nothing installed; the rerun downloads it" {
+    run "$CUDAENV" install tf-2.14
+    [ "$status" -eq 0 ] || { echo "$output"; false; }
+    rm -rf "$CUDAENV_ROOT/versions" "$CUDAENV_ROOT/pkgs"
+    local arc sha
+    arc=$(echo "$MIRROR"/compute/cuda/redist/libcufft/linux-x86_64/*.tar.xz)
+    sha=$(sha256sum "$arc" | cut -c1-64)
+    python3 - "$CUDAENV_ROOT/cache/$sha" <<'PY'
+import sys
+b = bytearray(open(sys.argv[1], "rb").read()); b[-100] ^= 1; open(sys.argv[1], "wb").write(b)
+PY
+    run "$CUDAENV" install tf-2.14
+    [ "$status" -eq 5 ] || { echo "$output"; false; }
+    [[ "$output" == *"$sha"*"is not the file it is named after"* ]] || { echo "$output"; false; }
+    [ ! -e "$CUDAENV_ROOT/cache/$sha" ]
+    [ ! -e "$CUDAENV_ROOT/versions/$P" ]
+    ! ls "$CUDAENV_ROOT/pkgs" | grep -q libcufft
+    ! ls -d "$CUDAENV_ROOT"/pkgs/.staging-* "$CUDAENV_ROOT"/versions/.staging-* 2>/dev/null | grep -q .
+    run "$CUDAENV" install tf-2.14
+    [ "$status" -eq 0 ] || { echo "$output"; false; }
+    cmp "$CUDAENV_ROOT/cache/$sha" "$arc"
+}
+
+@test "a same-size tampered cuDNN archive in the cache (runfile path): exit 5, deleted, nothing installed" {
+    run "$CUDAENV" install tf-2.14 --from runfile
+    [ "$status" -eq 0 ] || { echo "$output"; false; }
+    rm -rf "$CUDAENV_ROOT/versions" "$CUDAENV_ROOT/pkgs"/cudnn-*
+    local arc sha
+    arc=$(echo "$MIRROR"/compute/cudnn/redist/cudnn/linux-x86_64/*8.7.0.84_cuda11-archive.tar.xz)
+    sha=$(sha256sum "$arc" | cut -c1-64)
+    python3 - "$CUDAENV_ROOT/cache/$sha" <<'PY'
+import sys
+b = bytearray(open(sys.argv[1], "rb").read()); b[len(b) // 2] ^= 1; open(sys.argv[1], "wb").write(b)
+PY
+    run "$CUDAENV" install tf-2.14 --from runfile
+    [ "$status" -eq 5 ] || { echo "$output"; false; }
+    [[ "$output" == *"$sha"*"is not the file it is named after"* ]] || { echo "$output"; false; }
+    [ ! -e "$CUDAENV_ROOT/cache/$sha" ]
+    [ ! -e "$CUDAENV_ROOT/versions/$P" ]
+    ! ls "$CUDAENV_ROOT/pkgs" | grep -q cudnn
+}
+
+@test "an unpacker waiting for a slow download gives its decode slot back: the others unpack meanwhile (one slot)" {
+    # every component at 300 KB/s a connection: libcublas (3 MiB, the
+    # largest, so the first to start) takes about 10 s, the others a moment
+    fx_redist_manifest "$CUDAENV_MANIFEST" "$MIRROR" 11.8.0 "$SERVER_URL/_/rate=300000"
+    local sha
+    sha=$(sha256sum "$MIRROR"/compute/cuda/redist/libcublas/linux-x86_64/*.tar.xz | cut -c1-64)
+    CUDAENV_UNPACK_JOBS=1 "$CUDAENV" install tf-2.14 > "$T/out" 2>&1 &
+    local pid=$! seen=
+    for _ in $(seq 400); do
+        # libcufft unpacked (in its staging tree) while libcublas still downloads
+        if [ -e "$CUDAENV_ROOT/cache/$sha.part" ] &&
+           [ -n "$(find "$CUDAENV_ROOT"/pkgs/.staging-* -name 'libcufft.so.11' -size +0 2>/dev/null)" ] &&
+           [ -e "$CUDAENV_ROOT/cache/$sha.part" ]; then
+            seen=1
+            break
+        fi
+        kill -0 "$pid" 2>/dev/null || break
+        sleep 0.05
+    done
+    wait "$pid" || { cat "$T/out"; false; }
+    [ -n "$seen" ] || { echo "libcufft was not unpacked while libcublas downloaded"; cat "$T/out"; false; }
+    [ -x "$CUDAENV_ROOT/versions/$P/bin/nvcc" ]
+    cmp "$CUDAENV_ROOT/versions/$P/lib64/libcublasLt.so.11" \
+        <(tar -xJOf "$MIRROR"/compute/cuda/redist/libcublas/linux-x86_64/*.tar.xz --wildcards '*/lib/libcublasLt.so.11')
+}
