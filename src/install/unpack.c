@@ -186,18 +186,20 @@ static void slot_give(reader *r)
 }
 
 /* Follow mode, out of bytes: without the slot, until a block more is there
- * (or the rest of the file, or the writer finished or stopped). */
-static void wait_bytes(reader *r)
+ * (or the rest of the file, or the writer finished or stopped).  false: the
+ * xz decoding thread is being stopped, give up. */
+static bool wait_bytes(reader *r)
 {
     const ce_unpack_src *s = r->src;
     slot_give(r);
     long long want = READ_BLOCK;
     if (s->size >= 0 && s->size - r->done < want) want = s->size - r->done;
     for (;;) {
+        if (r->xz && ce_xzmt_stopping(r->xz)) return false;
         nap();
         struct stat st;
-        if (fstat(r->fd, &st) == 0 && st.st_size - r->done >= want) return;
-        if (*s->writer_done || writer_finished(r)) return;
+        if (fstat(r->fd, &st) == 0 && st.st_size - r->done >= want) return true;
+        if (*s->writer_done || writer_finished(r)) return true;
     }
 }
 
@@ -243,7 +245,7 @@ static ssize_t reader_fill(reader *r)
             r->incomplete = true;
             return -1;
         }
-        wait_bytes(r);
+        if (!wait_bytes(r)) return -1;
     }
 }
 
@@ -622,6 +624,7 @@ int ce_unpack(ce_ctx *ctx, const ce_unpack_src *s, const char *dest)
     archive_write_free(w);
     archive_read_free(a);
     ce_xzmt_free(r.xz);
+    r.xz = NULL;
     if (fchdir(cwd) != 0 && rc == CE_OK)
         rc = ce_fail(ctx, CE_ERR_IO, "cannot return to the working directory: %s", strerror(errno));
     close(cwd);
