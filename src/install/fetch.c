@@ -242,9 +242,9 @@ static int dl_finish(ce_ctx *ctx, dl *d, bool strict)
             fail_integrity(d, "sha256 mismatch for %s: expected %s, got %s; the download was "
                            "deleted (a corrupt mirror, or a manifest out of date)", it->url,
                            it->sha256, actual);
+    dl_verified(d);   /* a reader need not wait for the sync and rename (fetch.h) */
     if (fdatasync(d->fd) != 0 || rename(d->part, it->path) != 0)
         return dl_fail(d, CE_ERR_IO, "cannot store %s: %s", it->path, strerror(errno));
-    dl_verified(d);
     char dir[4200];
     snprintf(dir, sizeof dir, "%s/cache", ctx->root);
     ce_fsync_dir(dir);

@@ -39,12 +39,14 @@
 /* What a reader following a download (unpack.h's follow mode) needs to use
  * its bytes without hashing them a second time, in memory that reader sees
  * (MAP_SHARED when it is a forked process): gen is incremented before the
- * .part is ever truncated, deleted or started over; verified is set once
- * the file at path is one whose size and sha256 this run checked (downloaded
- * here and hashed as the bytes arrived, or a cached file hashed here).  A
- * reader that read the manifest's size of bytes, in order from byte 0, of
- * the inode now at path, with gen unchanged since before it opened the
- * file, read exactly the verified bytes.  Accessed with __atomic builtins. */
+ * .part (or a cached file) is ever truncated, deleted or started over;
+ * verified is set once the .part's bytes passed the size and sha256 checks
+ * (hashed as they arrived; before the fdatasync and the rename, which a
+ * failure of makes the whole fetch fail), or a cached file was hashed here.
+ * The .part keeps its inode from the first open to the rename, so a reader
+ * that read the manifest's size of bytes, in order from byte 0, of the
+ * .part or of path, with gen unchanged since before it opened the file, read
+ * exactly the verified bytes.  Accessed with __atomic builtins. */
 typedef struct ce_fetch_watch {
     unsigned gen;
     int verified;

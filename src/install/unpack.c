@@ -492,15 +492,15 @@ static int extract(ce_ctx *ctx, const ce_unpack_src *s, struct archive *a, struc
 }
 
 /* Trusting the writer (unpack.h): what was read is a prefix of the file it
- * verified when it renamed the inode read to its final name, said so, and
- * never truncated it since before the open; else the pass lost. */
+ * verified (fetch.h: the inode read, whether .part or renamed), which it
+ * never truncated since before the open; else the pass lost. */
 static int await_verified(reader *r)
 {
     const ce_unpack_src *s = r->src;
     slot_give(r);
     for (;;) {
         bool stopped = *s->writer_done;
-        if (__atomic_load_n(&s->watch->verified, __ATOMIC_ACQUIRE) && writer_finished(r)) break;
+        if (__atomic_load_n(&s->watch->verified, __ATOMIC_ACQUIRE)) break;
         if (stopped) {
             r->incomplete = true;
             return CE_ERR_DOWNLOAD;
