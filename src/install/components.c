@@ -207,7 +207,8 @@ static int space(ce_ctx *ctx, const plan *pl)
  * once); the trees are committed only after every download verified.  An
  * archive already in the cache is hashed by its unpacker as it reads it.
  * The unpackers are children, so "the download stopped", the watches and the
- * decode slots (ncpu() of them: an unpacker waiting for bytes holds none)
+ * decode slots (ncpu() of them: an unpacker waiting for bytes holds none,
+ * one waiting for a slot has not begun)
  * live in a shared page.  An overlapped pass that lost (the download stopped
  * or started over) unpacks the verified file once more, hashing it; only
  * that pass may call the archive bad. */
@@ -308,22 +309,38 @@ static void drop(ce_ctx *ctx, plan *pl)
     }
 }
 
-/* Decode slots: CUDAENV_UNPACK_JOBS, else the cores this process may run on. */
-static long ncpu(void)
+/* The cores this process may run on. */
+static long cores(void)
 {
     long n = sysconf(_SC_NPROCESSORS_ONLN);
     cpu_set_t set;
     if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0) n = CPU_COUNT(&set);
+    return n < 1 ? 1 : n;
+}
+
+/* Archives unpacked at once: CUDAENV_UNPACK_JOBS, else the cores (at most 16). */
+static long jobs(void)
+{
+    long n = cores();
     const char *e = getenv("CUDAENV_UNPACK_JOBS");
     if (e && atol(e) > 0) n = atol(e);
     return n < 1 ? 1 : n > 16 ? 16 : n;
 }
 
+/* Of those, decoding at once (a slot each): never more than the cores, so
+ * the largest archive, started first, has a core of its own to the end
+ * instead of a share of one among many, while the rest pack the others. */
+static long ncpu(void)
+{
+    long j = jobs(), c = cores();
+    return j < c ? j : c;
+}
+
 /* Unpackers alive at once: enough to follow every running download (8
- * connections) while only ncpu() of them decode. */
+ * connections), waiting for bytes or for a slot. */
 static long followers(void)
 {
-    long n = ncpu();
+    long n = jobs();
     return n < 8 ? 8 : n;
 }
 

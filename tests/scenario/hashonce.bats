@@ -142,3 +142,11 @@ PY
     cmp "$CUDAENV_ROOT/versions/$P/lib64/libcublasLt.so.11" \
         <(tar -xJOf "$MIRROR"/compute/cuda/redist/libcublas/linux-x86_64/*.tar.xz --wildcards '*/lib/libcublasLt.so.11')
 }
+
+@test "decode slots never exceed the cores cudaenv may run on, whatever CUDAENV_UNPACK_JOBS says" {
+    command -v taskset > /dev/null || skip "no taskset"
+    CUDAENV_UNPACK_JOBS=8 run taskset -c 0 "$CUDAENV" install tf-2.14
+    [ "$status" -eq 0 ] || { echo "$output"; false; }
+    [[ "$output" == *"unpacking them on 1 core"* ]] || { echo "$output"; false; }
+    [ -x "$CUDAENV_ROOT/versions/$P/bin/nvcc" ]
+}
