@@ -18,12 +18,8 @@ setup_file() {
 
 setup() {
     common_setup
-    source "$TESTS_DIR/lib/fixtures.sh"
     source "$TESTS_DIR/lib/redist.sh"
-    server_start "$MIRROR"
-    fx_mirror_manifest "$MIRROR" "$SERVER_URL" > "$T/manifest.json"
-    fx_redist_manifest "$T/manifest.json" "$MIRROR" 11.8.0 "$SERVER_URL"
-    export CUDAENV_MANIFEST=$T/manifest.json CUDAENV_RETRY_DELAY_MS=10
+    redist_setup
     export CUDAENV_TEST_HASH_LOG=$T/hashes
 }
 
@@ -125,17 +121,8 @@ PY
     sha=$(sha256sum "$MIRROR"/compute/cuda/redist/libcublas/linux-x86_64/*.tar.xz | cut -c1-64)
     CUDAENV_UNPACK_JOBS=1 "$CUDAENV" install tf-2.14 > "$T/out" 2>&1 &
     local pid=$! seen=
-    for _ in $(seq 400); do
-        # libcufft unpacked (in its staging tree) while libcublas still downloads
-        if [ -e "$CUDAENV_ROOT/cache/$sha.part" ] &&
-           [ -n "$(find "$CUDAENV_ROOT"/pkgs/.staging-* -name 'libcufft.so.11' -size +0 2>/dev/null)" ] &&
-           [ -e "$CUDAENV_ROOT/cache/$sha.part" ]; then
-            seen=1
-            break
-        fi
-        kill -0 "$pid" 2>/dev/null || break
-        sleep 0.05
-    done
+    # libcufft unpacked (in its staging tree) while libcublas still downloads
+    seen_while_downloading "$pid" "$sha" libcufft.so.11 && seen=1
     wait "$pid" || { cat "$T/out"; false; }
     [ -n "$seen" ] || { echo "libcufft was not unpacked while libcublas downloaded"; cat "$T/out"; false; }
     [ -x "$CUDAENV_ROOT/versions/$P/bin/nvcc" ]
