@@ -3,7 +3,6 @@
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
-#include <semaphore.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,6 +47,7 @@ typedef struct part {
     bool cached;            /* in the cache at the start: hashed by its unpacker, once */
     bool killed;            /* its unpacker died of a signal (it may have held a slot) */
     ce_fetch_watch *watch;  /* the download's, in the shared page */
+    int id;                 /* its fetch item, watch and slot index */
     pid_t pid;
     int pipe;               /* read end: the child's error message */
 } part;
@@ -215,7 +215,7 @@ static int space(ce_ctx *ctx, const plan *pl)
 
 typedef struct shared {
     volatile int done;      /* the downloads ended */
-    sem_t slots;            /* decode slots, process-shared */
+    ce_slots slots;         /* decode slots (slots.h) */
     ce_fetch_watch watch[MAX_PARTS];
 } shared;
 
@@ -259,7 +259,7 @@ static int start_unpack(ce_ctx *ctx, part *p, bool follow, shared *sh)
         ce_unpack_src src = { .path = p->cache, .part = follow ? partf : NULL, .writer_done = &sh->done,
                               .label = p->url, .sha256 = p->sha256, .size = p->size, .strip_top = true,
                               .hash_index = index, .watch = follow ? p->watch : NULL,
-                              .cache_entry = !follow, .slot = &sh->slots };
+                              .cache_entry = !follow, .slots = &sh->slots, .slot_id = p->id };
         int urc = ce_unpack(&c, &src, p->staging);
         if (urc) {
             size_t len = strlen(c.err);
@@ -370,6 +370,7 @@ static int fetch_and_unpack(ce_ctx *ctx, const ce_manifest *m, plan *pl)
         struct stat st;
         p->cached = p->size >= 0 && stat(p->cache, &st) == 0 && S_ISREG(st.st_mode) && st.st_size == p->size;
         p->watch = &sh->watch[k];
+        p->id = (int)k;
         items[k] = (ce_fetch_item){ .url = p->url, .sha256 = p->sha256, .size = p->size,
                                     .label = url_base(p->url), .allow_http = m->local || ctx->insecure,
                                     .reader_hashes_cache = p->cached, .watch = p->watch };
@@ -377,9 +378,10 @@ static int fetch_and_unpack(ce_ctx *ctx, const ce_manifest *m, plan *pl)
         bytes += p->size > 0 ? p->size : 0;
         k++;
     }
-    if (k == 0 || sem_init(&sh->slots, 1, (unsigned)ncpu()) != 0) {
+    int serr = k ? ce_slots_init(&sh->slots, (int)ncpu()) : 0;
+    if (k == 0 || serr) {
         munmap(sh, sizeof *sh);
-        return k == 0 ? CE_OK : ce_fail(ctx, CE_ERR_OTHER, "sem_init: %s", strerror(errno));
+        return k == 0 ? CE_OK : ce_fail(ctx, CE_ERR_OTHER, "cannot share the decode slots: %s", strerror(serr));
     }
     ce_emit(ctx, CE_EV_STEP, NULL, "downloading %zu archive%s (%.1f MiB) and unpacking them on %ld core%s", k,
             k == 1 ? "" : "s", (double)bytes / 1048576.0, ncpu(), ncpu() == 1 ? "" : "s");
@@ -387,7 +389,7 @@ static int fetch_and_unpack(ce_ctx *ctx, const ce_manifest *m, plan *pl)
     fetch_job job = { .ctx = *ctx, .items = items, .n = k, .done = done };
     pthread_t th;
     if (pthread_create(&th, NULL, fetch_thread, &job) != 0) {
-        sem_destroy(&sh->slots);
+        ce_slots_destroy(&sh->slots);
         munmap(sh, sizeof *sh);
         return ce_fail(ctx, CE_ERR_OTHER, "cannot start the download thread");
     }
@@ -405,7 +407,7 @@ static int fetch_and_unpack(ce_ctx *ctx, const ce_manifest *m, plan *pl)
                 int r = reap(&rctx, p, false);
                 if (r == 1) continue;
                 running--;
-                if (p->killed) sem_post(&sh->slots); /* the slot it may have held */
+                if (p->killed) ce_slots_reclaim(&sh->slots, p->id); /* a slot it held */
                 if ((r == CE_ERR_DOWNLOAD || r == CE_ERR_INTEGRITY) && p->follow) {
                     /* the download stopped, started over, or sent bytes the
                      * manifest does not name: the fetch reports a failure
@@ -448,7 +450,7 @@ static int fetch_and_unpack(ce_ctx *ctx, const ce_manifest *m, plan *pl)
         usleep(fetched ? 2000 : 10000);
     }
     pthread_join(th, NULL);
-    sem_destroy(&sh->slots);
+    ce_slots_destroy(&sh->slots);
     munmap(sh, sizeof *sh);
     if (rc == CE_OK && job.rc != CE_OK) {
         snprintf(ctx->err, sizeof ctx->err, "%s", job.ctx.err);

@@ -173,15 +173,15 @@ static bool writer_finished(const reader *r)
 /* A decode slot (unpack.h): held while there is work, given back while waiting. */
 static void slot_take(reader *r)
 {
-    if (!r->src->slot || r->slot_held) return;
-    while (sem_wait(r->src->slot) != 0 && errno == EINTR) {}
+    if (!r->src->slots || r->slot_held) return;
+    ce_slots_take(r->src->slots, r->src->slot_id, r->src->size);
     r->slot_held = true;
 }
 
 static void slot_give(reader *r)
 {
     if (!r->slot_held) return;
-    sem_post(r->src->slot);
+    ce_slots_give(r->src->slots, r->src->slot_id);
     r->slot_held = false;
 }
 

@@ -24,18 +24,18 @@
  * anything else is CE_ERR_DOWNLOAD (the caller unpacks the verified file
  * again, hashing it).
  *
- * Decode slots: with .slot (a process-shared semaphore of so many cores), an
- * unpacker holds one while it has bytes to work on and gives it back while
- * it waits for the download, so archives whose bytes are there can decode. */
+ * Decode slots: with .slots (slots.h), an unpacker holds one while it has
+ * bytes to work on and gives it back while it waits for the download, so
+ * archives whose bytes are there can decode. */
 #ifndef CE_UNPACK_H
 #define CE_UNPACK_H
 
-#include <semaphore.h>
 #include <stdbool.h>
 #include <stddef.h>
 
 #include "core/ctx.h"
 #include "fetch.h"
+#include "slots.h"
 
 /* One archive entry as the policy sees it; paths relative to the tree
  * (the archive's single top directory already stripped). */
@@ -81,7 +81,8 @@ typedef struct ce_unpack_src {
     const ce_fetch_watch *watch; /* follow mode: the download's (see above), or NULL: hash here */
     bool cache_entry;       /* path is a cache file named after its sha256 that nobody hashed
                                yet (fetch.h reader_hashes_cache): a mismatch deletes it */
-    sem_t *slot;            /* optional decode slot (see above) */
+    ce_slots *slots;        /* optional decode slots (see above), taken as slot_id */
+    int slot_id;
 } ce_unpack_src;
 
 /* Extract src into dest (an existing, empty directory).  On failure dest
