@@ -34,7 +34,7 @@ static const struct { const char *name; size_t len, off; } settings[] = {
     SET("TEST_CRASH_AT", test_crash_at), SET("TEST_FAULT", test_fault),
     SET("TEST_FREE_BYTES", test_free_bytes), SET("TEST_XZ_THREADS", test_xz_threads),
     SET("TEST_COMPOSE_COPY", test_compose_copy), SET("TEST_LIBDIR", test_libdir),
-    SET("TEST_LIBCUDA", test_libcuda),
+    SET("TEST_LIBCUDA", test_libcuda), SET("TEST_HASH_LOG", test_hash_log), SET("XZ_NO_PIPE", xz_no_pipe),
 };
 #undef SET
 

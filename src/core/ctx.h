@@ -65,6 +65,8 @@ typedef struct ce_settings {
     const char *test_compose_copy;    /* CUDAENV_TEST_COMPOSE_COPY: copy instead of hard links */
     const char *test_libdir;          /* CUDAENV_TEST_LIBDIR: the machine's driver library dir */
     const char *test_libcuda;         /* CUDAENV_TEST_LIBCUDA: a fake libcuda for verify */
+    const char *test_hash_log;        /* CUDAENV_TEST_HASH_LOG: one line per sha256 digest there */
+    const char *xz_no_pipe;           /* CUDAENV_XZ_NO_PIPE: decode in the caller's thread */
 } ce_settings;
 
 typedef struct ce_ctx {

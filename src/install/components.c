@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,6 +44,10 @@ typedef struct part {
     int state;              /* 0 waiting, 1 unpacking, 2 done */
     bool follow;            /* the unpacker tails the download's .part */
     bool retry;             /* the overlapped pass lost: unpack the verified file */
+    bool cached;            /* in the cache at the start: hashed by its unpacker, once */
+    bool killed;            /* its unpacker died of a signal (it may have held a slot) */
+    ce_fetch_watch *watch;  /* the download's, in the shared page */
+    int id;                 /* its fetch item, watch and slot index */
     pid_t pid;
     int pipe;               /* read end: the child's error message */
 } part;
@@ -197,13 +202,23 @@ static int space(ce_ctx *ctx, const plan *pl)
 /* ---- download in a thread, unpack each archive in a child while it downloads ----
  *
  * As install.c does for cuDNN (unpack.h's follow mode): an unpacker starts as
- * soon as its archive's .part exists, tails it, hashes what it reads and
- * succeeds only on the manifest's size and sha256; the trees are committed
- * only after every download verified.  The unpackers are children (a core
- * each, at most ncpu() at once), so "the download stopped" is a flag in a
- * shared page.  An overlapped pass that lost (the download stopped or
- * started over) unpacks the verified file once more; only that pass may
- * call the archive bad. */
+ * soon as its archive's .part exists and tails it; the download hashes the
+ * bytes as they arrive and the unpacker succeeds only once that download
+ * verified the very bytes it read (fetch.h's watch: each archive is hashed
+ * once); the trees are committed only after every download verified.  An
+ * archive already in the cache is hashed by its unpacker as it reads it.
+ * The unpackers are children, so "the download stopped", the watches and the
+ * decode slots (ncpu() of them: an unpacker waiting for bytes holds none,
+ * one waiting for a slot has not begun)
+ * live in a shared page.  An overlapped pass that lost (the download stopped
+ * or started over) unpacks the verified file once more, hashing it; only
+ * that pass may call the archive bad. */
+
+typedef struct shared {
+    volatile int done;      /* the downloads ended */
+    ce_slots slots;         /* decode slots (slots.h) */
+    ce_fetch_watch watch[MAX_PARTS];
+} shared;
 
 typedef struct fetch_job {
     ce_ctx *ctx;
@@ -223,7 +238,7 @@ static void *fetch_thread(void *arg)
     return NULL;
 }
 
-static int start_unpack(ce_ctx *ctx, part *p, bool follow, const volatile int *done)
+static int start_unpack(ce_ctx *ctx, part *p, bool follow, shared *sh)
 {
     int rc = ce_store_staging(ctx, "pkgs", p->staging, sizeof p->staging);
     if (rc) return rc;
@@ -244,9 +259,10 @@ static int start_unpack(ce_ctx *ctx, part *p, bool follow, const volatile int *d
         snprintf(partf, sizeof partf, "%s.part", p->cache);
         char index[4500];   /* per-file sha256s, hashed while unpacking (pkgindex.h) */
         snprintf(index, sizeof index, "%s.sha256.json", p->tree);
-        ce_unpack_src src = { .path = p->cache, .part = follow ? partf : NULL, .writer_done = done,
+        ce_unpack_src src = { .path = p->cache, .part = follow ? partf : NULL, .writer_done = &sh->done,
                               .label = p->url, .sha256 = p->sha256, .size = p->size, .strip_top = true,
-                              .hash_index = index };
+                              .hash_index = index, .watch = follow ? p->watch : NULL,
+                              .cache_entry = !follow, .slots = &sh->slots, .slot_id = p->id };
         int urc = ce_unpack(ctx, &src, p->staging);
         if (urc) {
             size_t len = strlen(ce_errmsg());
@@ -275,6 +291,7 @@ static int reap(ce_ctx *ctx, part *p, bool block)
     p->pipe = -1;
     if (w < 0) return ce_fail(ctx, CE_ERR_OTHER, "lost the unpacker of %s: %s", p->name, strerror(errno));
     if (WIFEXITED(st) && WEXITSTATUS(st) == 0) return CE_OK;
+    p->killed = WIFSIGNALED(st);
     int code = WIFEXITED(st) ? -WEXITSTATUS(st) : CE_ERR_OTHER;
     if (msg[0]) return ce_fail(ctx, code, "%s", msg);
     return ce_fail(ctx, code, "unpacking %s (%s) failed%s", p->name, p->url,
@@ -297,12 +314,39 @@ static void drop(ce_ctx *ctx, plan *pl)
     ce_quiet_end(&q);
 }
 
-static long ncpu(void)
+/* The cores this process may run on. */
+static long cores(void)
 {
     long n = sysconf(_SC_NPROCESSORS_ONLN);
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0) n = CPU_COUNT(&set);
+    return n < 1 ? 1 : n;
+}
+
+/* Archives unpacked at once: CUDAENV_UNPACK_JOBS, else the cores (at most 16). */
+static long jobs(void)
+{
+    long n = cores();
     const char *e = ce_settings_now()->unpack_jobs;
     if (e && atol(e) > 0) n = atol(e);
     return n < 1 ? 1 : n > 16 ? 16 : n;
+}
+
+/* Of those, decoding at once (a slot each): never more than the cores, so
+ * the largest archive, started first, has a core of its own to the end
+ * instead of a share of one among many, while the rest pack the others. */
+static long ncpu(void)
+{
+    long j = jobs(), c = cores();
+    return j < c ? j : c;
+}
+
+/* Unpackers alive at once: enough to follow every running download (8
+ * connections), waiting for bytes or for a slot. */
+static long followers(void)
+{
+    long n = jobs();
+    return n < 8 ? 8 : n;
 }
 
 /* Largest first, for the downloads and the unpackers: the biggest archive
@@ -322,29 +366,40 @@ static int fetch_and_unpack(ce_ctx *ctx, const ce_manifest *m, plan *pl)
     memset(items, 0, sizeof items);
     for (size_t i = 0; i < pl->n; i++) ord[i] = &pl->parts[i];
     qsort(ord, pl->n, sizeof *ord, by_size);
+    shared *sh = mmap(NULL, sizeof *sh, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (sh == MAP_FAILED) return ce_fail(ctx, CE_ERR_NOMEM, "mmap: %s", strerror(errno));
+    memset(sh, 0, sizeof *sh);
     for (size_t i = 0; i < pl->n; i++) {
         part *p = ord[i];
         if (p->have) { p->state = 2; continue; }
+        struct stat st;
+        p->cached = p->size >= 0 && stat(p->cache, &st) == 0 && S_ISREG(st.st_mode) && st.st_size == p->size;
+        p->watch = &sh->watch[k];
+        p->id = (int)k;
         items[k] = (ce_fetch_item){ .url = p->url, .sha256 = p->sha256, .size = p->size,
-                                    .label = url_base(p->url), .allow_http = m->local || ctx->insecure };
+                                    .label = url_base(p->url), .allow_http = m->local || ctx->insecure,
+                                    .reader_hashes_cache = p->cached, .watch = p->watch };
         memcpy(items[k].path, p->cache, sizeof items[k].path);
         bytes += p->size > 0 ? p->size : 0;
         k++;
     }
-    if (k == 0) return CE_OK;
+    int serr = k ? ce_slots_init(&sh->slots, (int)ncpu()) : 0;
+    if (k == 0 || serr) {
+        munmap(sh, sizeof *sh);
+        return k == 0 ? CE_OK : ce_fail(ctx, CE_ERR_OTHER, "cannot share the decode slots: %s", strerror(serr));
+    }
     ce_emit(ctx, CE_EV_STEP, NULL, "downloading %zu archive%s (%.1f MiB) and unpacking them on %ld core%s", k,
             k == 1 ? "" : "s", (double)bytes / 1048576.0, ncpu(), ncpu() == 1 ? "" : "s");
-    volatile int *done = mmap(NULL, sizeof *done, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-    if (done == MAP_FAILED) return ce_fail(ctx, CE_ERR_NOMEM, "mmap: %s", strerror(errno));
-    *done = 0;
+    volatile int *done = &sh->done;
     fetch_job job = { .ctx = ctx, .items = items, .n = k, .done = done };
     pthread_t th;
     if (pthread_create(&th, NULL, fetch_thread, &job) != 0) {
-        munmap((void *)done, sizeof *done);
+        ce_slots_destroy(&sh->slots);
+        munmap(sh, sizeof *sh);
         return ce_fail(ctx, CE_ERR_OTHER, "cannot start the download thread");
     }
     int rc = CE_OK;
-    long slots = ncpu(), running = 0;
+    long slots = followers(), running = 0;
     for (;;) {
         bool fetched = __atomic_load_n(done, __ATOMIC_ACQUIRE);
         size_t left = 0;
@@ -358,6 +413,7 @@ static int fetch_and_unpack(ce_ctx *ctx, const ce_manifest *m, plan *pl)
                 int r = reap(ctx, p, false);
                 if (r == 1) { ce_quiet_end(&q); continue; }
                 running--;
+                if (p->killed) ce_slots_reclaim(&sh->slots, p->id); /* a slot it held */
                 if ((r == CE_ERR_RETRY || r == CE_ERR_INTEGRITY) && p->follow) {
                     /* the download stopped, started over, or sent bytes the
                      * manifest does not name: the fetch reports a failure
@@ -378,7 +434,7 @@ static int fetch_and_unpack(ce_ctx *ctx, const ce_manifest *m, plan *pl)
                 /* a retry waits for the verified file; a first pass for the
                  * download to start (or the archive to be in the cache) */
                 bool go = p->retry ? fetched && ce_exists(p->cache) : ce_exists(p->cache) || ce_exists(partf);
-                if (go && (rc = start_unpack(ctx, p, !p->retry, done)) == CE_OK) running++;
+                if (go && (rc = start_unpack(ctx, p, !p->retry && !p->cached, sh)) == CE_OK) running++;
             }
             left += p->state != 2;
         }
@@ -403,7 +459,8 @@ static int fetch_and_unpack(ce_ctx *ctx, const ce_manifest *m, plan *pl)
         usleep(fetched ? 2000 : 10000);
     }
     pthread_join(th, NULL);
-    munmap((void *)done, sizeof *done);
+    ce_slots_destroy(&sh->slots);
+    munmap(sh, sizeof *sh);
     if (rc == CE_OK && job.rc != CE_OK) {
         ce_status_put(&job.st);
         rc = job.rc;

@@ -75,6 +75,18 @@ static int dl_fail(dl *d, int code, const char *fmt, ...)
 
 /* ---- one item: its .part file, hash and buffer -------------------------- */
 
+/* Before the .part loses bytes (truncated, deleted): a reader following it
+ * must not take what it read for what gets verified (fetch.h). */
+static void dl_invalidate(dl *d)
+{
+    if (d->it->watch) __atomic_add_fetch(&d->it->watch->gen, 1, __ATOMIC_SEQ_CST);
+}
+
+static void dl_verified(dl *d)
+{
+    if (d->it->watch) __atomic_store_n(&d->it->watch->verified, 1, __ATOMIC_RELEASE);
+}
+
 static int dl_flush(dl *d)
 {
     size_t off = 0;
@@ -86,6 +98,7 @@ static int dl_flush(dl *d)
             int err = errno;
             if (err == ENOSPC || err == EDQUOT) {
                 /* an endless or oversized stream must not leave the disk full */
+                dl_invalidate(d);
                 unlink(d->part);
                 d->blen = 0;
                 return dl_fail(d, CE_ERR_SPACE, "cannot write %s: %s (%s); the partial download was deleted "
@@ -108,6 +121,7 @@ static int dl_restart(dl *d)
     d->blen = 0;
     d->on_disk = d->have = 0;
     ce_sha256_reset(d->h);
+    dl_invalidate(d);
     if (ftruncate(d->fd, 0) != 0)
         return dl_fail(d, CE_ERR_IO, "cannot truncate %s: %s", d->part, strerror(errno));
     return CE_OK;
@@ -120,6 +134,7 @@ static int fail_integrity(dl *d, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(d->msg, sizeof d->msg, fmt, ap);
     va_end(ap);
+    dl_invalidate(d);
     unlink(d->part); /* a wrong file is never resumed */
     d->blen = 0;
     return d->fatal = CE_ERR_INTEGRITY;
@@ -168,6 +183,7 @@ static size_t on_body(char *p, size_t size, size_t nmemb, void *ud)
         dl_fail(d, CE_ERR_DOWNLOAD, "%s sent more than %lld bytes and the manifest gives no size for it: "
                 "an endless stream? the download was deleted; add the size to the manifest entry if the "
                 "file really is that large", d->it->url, d->lim->ceiling);
+        dl_invalidate(d);
         unlink(d->part);
         d->blen = 0;
         return 0;
@@ -226,6 +242,7 @@ static int dl_finish(ce_ctx *ctx, dl *d, bool strict)
             fail_integrity(d, "sha256 mismatch for %s: expected %s, got %s; the download was "
                            "deleted (a corrupt mirror, or a manifest out of date)", it->url,
                            it->sha256, actual);
+    dl_verified(d);   /* a reader need not wait for the sync and rename (fetch.h) */
     if (fdatasync(d->fd) != 0 || rename(d->part, it->path) != 0)
         return dl_fail(d, CE_ERR_IO, "cannot store %s: %s", it->path, strerror(errno));
     char dir[4200];
@@ -255,6 +272,12 @@ static int dl_prepare(ce_ctx *ctx, dl *d)
     snprintf(d->part, sizeof d->part, "%s.part", it->path);
     struct stat st;
     if (lstat(it->path, &st) == 0) {
+        if (S_ISREG(st.st_mode) && it->size >= 0 && st.st_size == it->size && it->reader_hashes_cache) {
+            /* the caller hashes it in the pass that reads it (fetch.h) */
+            d->state = DL_DONE;
+            ce_emit(ctx, CE_EV_DONE, label, "%s: already in the cache (its sha256 is checked as it is read)", label);
+            return CE_OK;
+        }
         if (S_ISREG(st.st_mode) && (it->size < 0 || st.st_size == it->size)) {
             /* the right size is not the right file: nothing from the cache
              * is run or unpacked before it is hashed again */
@@ -263,15 +286,18 @@ static int dl_prepare(ce_ctx *ctx, dl *d)
             if (hrc != CE_OK)
                 return hrc;
             if (strcmp(got, it->sha256) != 0) {
+                dl_invalidate(d);
                 unlink(it->path);
                 return ce_fail(ctx, CE_ERR_INTEGRITY, "%s in the cache is not the file it is named after "
                                "(its sha256 is %s): it was deleted and nothing from it was used; rerun to "
                                "download %s again", it->path, got, label);
             }
             d->state = DL_DONE;
+            dl_verified(d);
             ce_emit(ctx, CE_EV_DONE, label, "%s: already in the cache (sha256 ok)", label);
             return CE_OK;
         }
+        dl_invalidate(d);
         unlink(it->path); /* wrong size: not what the manifest names */
     }
     if (ctx->offline)
@@ -298,6 +324,8 @@ static int dl_prepare(ce_ctx *ctx, dl *d)
     d->have = st.st_size;
     if ((it->size >= 0 && d->have > it->size) || d->local_file)
         d->have = 0;
+    if (d->have < st.st_size)
+        dl_invalidate(d);
     if (ftruncate(d->fd, d->have) != 0)
         return ce_fail(ctx, CE_ERR_IO, "cannot truncate %s: %s", d->part, strerror(errno));
     if (d->have > 0) {

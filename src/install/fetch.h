@@ -36,12 +36,32 @@
 
 #define CE_FETCH_ATTEMPTS 5
 
+/* What a reader following a download (unpack.h's follow mode) needs to use
+ * its bytes without hashing them a second time, in memory that reader sees
+ * (MAP_SHARED when it is a forked process): gen is incremented before the
+ * .part (or a cached file) is ever truncated, deleted or started over;
+ * verified is set once the .part's bytes passed the size and sha256 checks
+ * (hashed as they arrived; before the fdatasync and the rename, which a
+ * failure of makes the whole fetch fail), or a cached file was hashed here.
+ * The .part keeps its inode from the first open to the rename, so a reader
+ * that read the manifest's size of bytes, in order from byte 0, of the
+ * .part or of path, with gen unchanged since before it opened the file, read
+ * exactly the verified bytes.  Accessed with __atomic builtins. */
+typedef struct ce_fetch_watch {
+    unsigned gen;
+    int verified;
+} ce_fetch_watch;
+
 typedef struct ce_fetch_item {
     const char *url;        /* absolute, mirror already applied by the manifest loader */
     const char *sha256;     /* 64 lowercase hex, required */
     long long size;         /* expected bytes, -1 unknown */
     const char *label;      /* for progress events, e.g. "cuda_11.8.0_520.61.05_linux.run" */
     bool allow_http;        /* manifest was local or --insecure: http:// and file:// too */
+    bool reader_hashes_cache; /* a cached file of the right size is not hashed here: the caller
+                               hashes it in the pass that reads it (ce_unpack with .sha256 and
+                               .cache_entry), so it is read and hashed once */
+    ce_fetch_watch *watch;  /* optional, see above */
     char path[4096];        /* out: $CUDAENV_ROOT/cache/<sha256> once verified */
 } ce_fetch_item;
 
@@ -54,7 +74,8 @@ typedef struct ce_fetch_item {
 
 /* Fetch all items in parallel into the cache.  An item already in the cache
  * (right size, and its sha256 checked again: a cached file that does not
- * hash to its name is deleted and is CE_ERR_INTEGRITY) is not downloaded again.  ctx->offline: cache only; a missing
+ * hash to its name is deleted and is CE_ERR_INTEGRITY; with
+ * reader_hashes_cache the caller's reading pass does that) is not downloaded again.  ctx->offline: cache only; a missing
  * file is CE_ERR_NOTFOUND naming it.  Errors: CE_ERR_DOWNLOAD (network, HTTP
  * status, refused URL or redirect), CE_ERR_INTEGRITY (size or sha256, the
  * .part is deleted), CE_ERR_IO, CE_ERR_USAGE (bad sha256 in the item).  On

@@ -173,7 +173,7 @@ static void drop_stagings(ce_ctx *ctx, need *needs, size_t n)
     ce_quiet_end(&q);
 }
 
-static int unpack_cudnn(ce_ctx *ctx, need *nd, bool follow, const volatile int *done)
+static int unpack_cudnn(ce_ctx *ctx, need *nd, bool follow, const volatile int *done, const ce_fetch_watch *watch)
 {
     int rc;
     if (!nd->staging[0] && (rc = ce_store_staging(ctx, "pkgs", nd->staging, sizeof nd->staging))) return rc;
@@ -184,14 +184,17 @@ static int unpack_cudnn(ce_ctx *ctx, need *nd, bool follow, const volatile int *
     snprintf(index + strlen(index), sizeof index - strlen(index), "/%s.sha256.json", nd->pkg);
     ce_unpack_src src = { .path = nd->cache, .part = follow ? part : NULL, .writer_done = done,
                           .label = nd->art->url, .sha256 = nd->art->sha256, .size = nd->art->size,
-                          .strip_top = true, .hash_index = index };
+                          .strip_top = true, .hash_index = index, .watch = follow ? watch : NULL,
+                          .cache_entry = !follow };
     return ce_unpack(ctx, &src, nd->staging);
 }
 
 static int fetch_and_unpack(ce_ctx *ctx, const ce_manifest *m, need *needs, size_t n)
 {
     ce_fetch_item items[MAX_NEEDS];
+    ce_fetch_watch watch[MAX_NEEDS];   /* the fetch hashes, the follow-mode unpack trusts it (fetch.h) */
     memset(items, 0, sizeof items);
+    memset(watch, 0, sizeof watch);
     for (size_t i = 0; i < n; i++) {
         items[i].url = needs[i].art->url;
         items[i].sha256 = needs[i].art->sha256;
@@ -200,6 +203,9 @@ static int fetch_and_unpack(ce_ctx *ctx, const ce_manifest *m, need *needs, size
         items[i].allow_http = m->local || ctx->insecure;
         if (ce_cache_path(ctx, needs[i].art->sha256, needs[i].cache, sizeof needs[i].cache)) return ce_errcode();
         memcpy(items[i].path, needs[i].cache, sizeof items[i].path);
+        /* a cached archive is hashed by the pass that unpacks it, once */
+        items[i].reader_hashes_cache = !needs[i].is_runfile;
+        items[i].watch = &watch[i];
         needs[i].item = &items[i];
     }
     ce_emit(ctx, CE_EV_STEP, NULL, "downloading %zu file%s", n, n == 1 ? "" : "s");
@@ -218,12 +224,11 @@ static int fetch_and_unpack(ce_ctx *ctx, const ce_manifest *m, need *needs, size
     for (size_t i = 0; i < n && urc == CE_OK; i++) {
         if (needs[i].is_runfile) continue;
         if (ce_exists(needs[i].cache)) {
-            /* already cached: the fetch thread hashes it again first, and
-             * nothing from the cache is unpacked before that */
+            /* already cached: unpacked after the downloads, hashed as it is read */
             needs[i].retry = true;
             continue;
         }
-        urc = unpack_cudnn(ctx, &needs[i], true, &job.done);
+        urc = unpack_cudnn(ctx, &needs[i], true, &job.done, &watch[i]);
         if (urc == CE_ERR_RETRY || urc == CE_ERR_INTEGRITY) {
             /* The download stopped, or started over (a server ignoring
              * Range), or sent bytes the manifest does not name: the fetch
@@ -254,7 +259,7 @@ static int fetch_and_unpack(ce_ctx *ctx, const ce_manifest *m, need *needs, size
             if (!needs[i].staging[0] || (rc = ce_rm_tree(ctx, needs[i].staging)) == CE_OK) {
                 needs[i].staging[0] = '\0';
                 ce_emit(ctx, CE_EV_STEP, items[i].label, "unpacking %s", items[i].label);
-                rc = unpack_cudnn(ctx, &needs[i], false, &job.done);
+                rc = unpack_cudnn(ctx, &needs[i], false, &job.done, NULL);
             }
         } else if (needs[i].is_runfile) {
             rc = ce_store_staging(ctx, "pkgs", needs[i].staging, sizeof needs[i].staging);

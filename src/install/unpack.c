@@ -126,6 +126,9 @@ typedef struct reader {
     bool failed;
     bool started;         /* the first block was read and the format sniffed */
     bool writer_end;      /* follow mode: the file is complete, EOF is the end */
+    bool trust;           /* follow mode with a watch: the writer hashes, not us */
+    unsigned gen0;        /* the watch's gen before the file was opened */
+    bool slot_held;
     ce_xzmt *xz;          /* .xz input: decoded here on several threads */
 } reader;
 
@@ -167,6 +170,39 @@ static bool writer_finished(const reader *r)
            a.st_ino == b.st_ino;
 }
 
+/* A decode slot (unpack.h): held while there is work, given back while waiting. */
+static void slot_take(reader *r)
+{
+    if (!r->src->slots || r->slot_held) return;
+    ce_slots_take(r->src->slots, r->src->slot_id, r->src->size);
+    r->slot_held = true;
+}
+
+static void slot_give(reader *r)
+{
+    if (!r->slot_held) return;
+    ce_slots_give(r->src->slots, r->src->slot_id);
+    r->slot_held = false;
+}
+
+/* Follow mode, out of bytes: without the slot, until a block more is there
+ * (or the rest of the file, or the writer finished or stopped).  false: the
+ * xz decoding thread is being stopped, give up. */
+static bool wait_bytes(reader *r)
+{
+    const ce_unpack_src *s = r->src;
+    slot_give(r);
+    long long want = READ_BLOCK;
+    if (s->size >= 0 && s->size - r->done < want) want = s->size - r->done;
+    for (;;) {
+        if (r->xz && ce_xzmt_stopping(r->xz)) return false;
+        nap();
+        struct stat st;
+        if (fstat(r->fd, &st) == 0 && st.st_size - r->done >= want) return true;
+        if (*s->writer_done || writer_finished(r)) return true;
+    }
+}
+
 /* Next bytes.  In follow mode "no bytes yet" is never the end: the end is
  * the manifest's size, or (size or not) the writer renaming the file after
  * it verified; when the writer stops without that (a failure) the read
@@ -182,6 +218,7 @@ static ssize_t reader_fill(reader *r)
             if (r->done >= s->size) return 0;
             if ((long long)want > s->size - r->done) want = (size_t)(s->size - r->done);
         }
+        slot_take(r);
         ssize_t n = read(r->fd, r->buf, want);
         if (n < 0 && errno == EINTR) continue;
         if (n < 0) {
@@ -189,7 +226,7 @@ static ssize_t reader_fill(reader *r)
             return -1;
         }
         if (n > 0) {
-            ce_sha256_update(r->md, r->buf, (size_t)n);
+            if (!r->trust) ce_sha256_update(r->md, r->buf, (size_t)n);
             r->done += n;
             return n;
         }
@@ -208,7 +245,7 @@ static ssize_t reader_fill(reader *r)
             r->incomplete = true;
             return -1;
         }
-        nap();
+        if (!wait_bytes(r)) return -1;
     }
 }
 
@@ -454,10 +491,42 @@ static int extract(ce_ctx *ctx, const ce_unpack_src *s, struct archive *a, struc
     return CE_OK;
 }
 
+/* Trusting the writer (unpack.h): what was read is a prefix of the file it
+ * verified (fetch.h: the inode read, whether .part or renamed), which it
+ * never truncated since before the open; else the pass lost. */
+static int await_verified(reader *r)
+{
+    const ce_unpack_src *s = r->src;
+    slot_give(r);
+    for (;;) {
+        bool stopped = *s->writer_done;
+        if (__atomic_load_n(&s->watch->verified, __ATOMIC_ACQUIRE)) break;
+        if (stopped) {
+            r->incomplete = true;
+            return CE_ERR_RETRY;
+        }
+        nap();
+    }
+    if (__atomic_load_n(&s->watch->gen, __ATOMIC_SEQ_CST) != r->gen0) {
+        r->incomplete = true;
+        return CE_ERR_RETRY;
+    }
+    return CE_OK;
+}
+
+/* The digest a cache entry was named after is not its own: it goes. */
+static int bad_cache_entry(ce_ctx *ctx, const ce_unpack_src *s, const char *got)
+{
+    unlink(s->path);
+    return ce_fail(ctx, CE_ERR_INTEGRITY, "%s in the cache is not the file it is named after (%s): it was "
+                   "deleted and nothing from it was installed; rerun to download %s again", s->path, got, s->label);
+}
+
 /* libarchive stops at the tar end marker; the digest covers the whole file. */
 static int finish_digest(ce_ctx *ctx, reader *r)
 {
     const ce_unpack_src *s = r->src;
+    if (r->trust) return await_verified(r);
     for (;;) {
         ssize_t n = reader_fill(r);
         if (n == 0) break;
@@ -468,6 +537,11 @@ static int finish_digest(ce_ctx *ctx, reader *r)
     }
     char got[CE_SHA256_HEX];
     ce_sha256_final(r->md, got);
+    if (s->cache_entry && ((s->size >= 0 && r->done != s->size) || (s->sha256 && strcmp(got, s->sha256) != 0))) {
+        char what[128];
+        snprintf(what, sizeof what, "its sha256 is %s", got);
+        return bad_cache_entry(ctx, s, what);
+    }
     if (s->size >= 0 && r->done != s->size)
         return ce_fail(ctx, CE_ERR_INTEGRITY, "%s: size %lld, the manifest says %lld; the download is corrupt "
                        "(delete it from the cache and retry)", s->label, r->done, s->size);
@@ -481,6 +555,8 @@ int ce_unpack(ce_ctx *ctx, const ce_unpack_src *s, const char *dest)
 {
     reader r = { .ctx = ctx, .src = s, .fd = -1 };
     int rc = CE_OK;
+    r.trust = s->part && s->watch && s->size >= 0;
+    if (r.trust) r.gen0 = __atomic_load_n(&s->watch->gen, __ATOMIC_SEQ_CST);
     r.buf = malloc(READ_BLOCK);
     r.md = ce_sha256_new();
     if (!r.buf || !r.md) {
@@ -548,6 +624,7 @@ int ce_unpack(ce_ctx *ctx, const ce_unpack_src *s, const char *dest)
     archive_write_free(w);
     archive_read_free(a);
     ce_xzmt_free(r.xz);
+    r.xz = NULL;
     if (fchdir(cwd) != 0 && rc == CE_OK)
         rc = ce_fail(ctx, CE_ERR_IO, "cannot return to the working directory: %s", strerror(errno));
     close(cwd);
@@ -559,6 +636,7 @@ int ce_unpack(ce_ctx *ctx, const ce_unpack_src *s, const char *dest)
                      "the manifest", s->label, unreadable);
     if (rc == CE_ERR_RETRY)
         ce_fail(ctx, rc, "%s: the download stopped before the archive was complete", s->label);
+    slot_give(&r);
     close(r.fd);
     free(r.buf);
     ce_sha256_free(r.md);

@@ -15,7 +15,18 @@
  * one) the writer renaming the .part to its final name after it verified;
  * a writer that stops without that makes the read fail (CE_ERR_RETRY).
  * A writer that starts over (a server ignoring Range) shows as a digest or
- * format failure: the caller then unpacks the verified file once more. */
+ * format failure: the caller then unpacks the verified file once more.
+ *
+ * With the writer's ce_fetch_watch (fetch.h) and a size, follow mode does not
+ * hash: the download hashed those bytes as they arrived (each archive is
+ * hashed once).  It then succeeds only once the watch says the inode it read
+ * is the verified file and was never truncated or restarted while it read;
+ * anything else is CE_ERR_DOWNLOAD (the caller unpacks the verified file
+ * again, hashing it).
+ *
+ * Decode slots: with .slots (slots.h), an unpacker holds one while it has
+ * bytes to work on and gives it back while it waits for the download, so
+ * archives whose bytes are there can decode. */
 #ifndef CE_UNPACK_H
 #define CE_UNPACK_H
 
@@ -23,6 +34,8 @@
 #include <stddef.h>
 
 #include "core/ctx.h"
+#include "fetch.h"
+#include "slots.h"
 
 /* One archive entry as the policy sees it; paths relative to the tree
  * (the archive's single top directory already stripped). */
@@ -65,6 +78,11 @@ typedef struct ce_unpack_src {
     const char *hash_index; /* when set: each file's sha256, computed from the bytes as they
                                are written, saved there once the archive verified
                                (pkgs/<name>.sha256.json, pkgindex.h) */
+    const ce_fetch_watch *watch; /* follow mode: the download's (see above), or NULL: hash here */
+    bool cache_entry;       /* path is a cache file named after its sha256 that nobody hashed
+                               yet (fetch.h reader_hashes_cache): a mismatch deletes it */
+    ce_slots *slots;        /* optional decode slots (see above), taken as slot_id */
+    int slot_id;
 } ce_unpack_src;
 
 /* Extract src into dest (an existing, empty directory).  On failure dest

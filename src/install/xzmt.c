@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <lzma.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +14,8 @@
 
 /* plain bytes handed out per read: libarchive's tar reader copies out of it */
 #define OUT_BLOCK (256u << 10)
+/* decoded blocks in flight: the one the reader holds and up to RING - 1 ahead */
+#define RING 3
 /* libarchive's own xz reader stops at 1 GiB of decoder memory */
 #define MEMLIMIT_STOP (1u << 30)
 
@@ -55,7 +58,7 @@ struct ce_xzmt {
     lzma_stream strm;
     ce_xzmt_pull pull;
     void *ud;
-    unsigned char *out;
+    unsigned char *out;   /* without the decoding thread */
     unsigned threads;
     bool eof_in;          /* pull returned 0 */
     bool end;             /* the decoder reached the end of the xz data */
@@ -63,6 +66,16 @@ struct ce_xzmt {
     lzma_ret err;         /* LZMA_OK, or the error that stopped decoding */
     int tids[64];         /* CUDAENV_TEST_XZ_THREADS: this process's threads before decoding */
     size_t ntids;
+    /* the decoding thread (xzmt.h): it fills ring[] ahead of the reader */
+    bool started, threaded;
+    pthread_t th;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    unsigned char *ring[RING];
+    size_t len[RING];
+    unsigned long long produced, consumed;
+    bool done;            /* the thread stopped: end, error, or told to */
+    volatile int stop;
 };
 
 /* Test hook: CUDAENV_TEST_XZ_THREADS=FILE appends, per archive, the number of
@@ -113,15 +126,12 @@ static unsigned default_threads(void)
     return (unsigned)n;
 }
 
+static void start_thread(ce_xzmt *x);
+
 ce_xzmt *ce_xzmt_new(ce_xzmt_pull pull, void *ud, const void *first, size_t n, unsigned threads)
 {
     ce_xzmt *x = calloc(1, sizeof *x);
     if (!x) return NULL;
-    x->out = malloc(OUT_BLOCK);
-    if (!x->out) {
-        free(x);
-        return NULL;
-    }
     x->pull = pull;
     x->ud = ud;
     x->threads = threads ? threads : default_threads();
@@ -141,16 +151,17 @@ ce_xzmt *ce_xzmt_new(ce_xzmt_pull pull, void *ud, const void *first, size_t n, u
     return x;
 }
 
-ssize_t ce_xzmt_read(ce_xzmt *x, const void **out)
+/* Decode up to OUT_BLOCK plain bytes into out: > 0, 0 at the end, -1 on error. */
+static ssize_t decode_into(ce_xzmt *x, unsigned char *out)
 {
     if (x->pull_failed || x->err != LZMA_OK) return -1;
     if (x->end) return 0;
-    x->strm.next_out = x->out;
+    x->strm.next_out = out;
     x->strm.avail_out = OUT_BLOCK;
     for (;;) {
         if (x->strm.avail_in == 0 && !x->eof_in) {
             const unsigned char *buf = NULL;
-            ssize_t n = x->pull(x->ud, &buf);
+            ssize_t n = x->stop ? -1 : x->pull(x->ud, &buf);
             if (n < 0) {
                 x->pull_failed = true;
                 return -1;
@@ -167,12 +178,84 @@ ssize_t ce_xzmt_read(ce_xzmt *x, const void **out)
             x->err = ret;
             return -1; /* what was decoded of a broken stream is not used */
         }
-        if (got > 0 || x->end) {
-            *out = x->out;
-            return (ssize_t)got;
-        }
+        if (got > 0 || x->end) return (ssize_t)got;
     }
 }
+
+/* The decoding thread: fills the ring while the reader writes files. */
+static void *produce(void *arg)
+{
+    ce_xzmt *x = arg;
+    for (;;) {
+        pthread_mutex_lock(&x->mu);
+        while (!x->stop && x->produced - x->consumed >= RING - 1)
+            pthread_cond_wait(&x->cv, &x->mu);
+        unsigned char *out = x->ring[x->produced % RING];
+        bool stop = x->stop;
+        pthread_mutex_unlock(&x->mu);
+        ssize_t n = stop ? -1 : decode_into(x, out);
+        pthread_mutex_lock(&x->mu);
+        if (n > 0) x->len[x->produced++ % RING] = (size_t)n;
+        if (n <= 0 || x->end) x->done = true;
+        pthread_cond_broadcast(&x->cv);
+        bool done = x->done;
+        pthread_mutex_unlock(&x->mu);
+        if (done) return NULL;
+    }
+}
+
+static void start_thread(ce_xzmt *x)
+{
+    if (ce_settings_now()->xz_no_pipe) return;
+    for (size_t i = 0; i < RING; i++)
+        if (!(x->ring[i] = malloc(OUT_BLOCK))) return;
+    if (pthread_mutex_init(&x->mu, NULL) != 0) return;
+    if (pthread_cond_init(&x->cv, NULL) != 0) {
+        pthread_mutex_destroy(&x->mu);
+        return;
+    }
+    if (pthread_create(&x->th, NULL, produce, x) != 0) {
+        pthread_cond_destroy(&x->cv);
+        pthread_mutex_destroy(&x->mu);
+        return;
+    }
+    x->threaded = true;
+}
+
+ssize_t ce_xzmt_read(ce_xzmt *x, const void **out)
+{
+    if (!x->started) {
+        /* here, not in ce_xzmt_new: the caller has its pointer to x by now */
+        x->started = true;
+        if (x->err == LZMA_OK) start_thread(x);
+        if (!x->threaded && !(x->out = malloc(OUT_BLOCK))) {
+            x->err = LZMA_MEM_ERROR;
+            return -1;
+        }
+    }
+    if (!x->threaded) {
+        ssize_t n = decode_into(x, x->out);
+        *out = x->out;
+        return n;
+    }
+    /* the block handed out last time is free once we are called again */
+    pthread_mutex_lock(&x->mu);
+    while (x->produced == x->consumed && !x->done)
+        pthread_cond_wait(&x->cv, &x->mu);
+    ssize_t n = 0;
+    if (x->produced != x->consumed) {
+        unsigned i = (unsigned)(x->consumed++ % RING);
+        *out = x->ring[i];
+        n = (ssize_t)x->len[i];
+        pthread_cond_broadcast(&x->cv);
+    } else if (x->pull_failed || x->err != LZMA_OK) {
+        n = -1;
+    }
+    pthread_mutex_unlock(&x->mu);
+    return n;
+}
+
+bool ce_xzmt_stopping(const ce_xzmt *x) { return x->stop; }
 
 bool ce_xzmt_pull_failed(const ce_xzmt *x) { return x->pull_failed; }
 unsigned ce_xzmt_threads(const ce_xzmt *x) { return x->threads; }
@@ -200,6 +283,16 @@ int ce_xzmt_errno(const ce_xzmt *x)
 void ce_xzmt_free(ce_xzmt *x)
 {
     if (!x) return;
+    if (x->threaded) {
+        pthread_mutex_lock(&x->mu);
+        x->stop = 1;
+        pthread_cond_broadcast(&x->cv);
+        pthread_mutex_unlock(&x->mu);
+        pthread_join(x->th, NULL);
+        pthread_cond_destroy(&x->cv);
+        pthread_mutex_destroy(&x->mu);
+    }
+    for (size_t i = 0; i < RING; i++) free(x->ring[i]);
     report_threads(x);
     lzma_end(&x->strm);
     free(x->out);

@@ -14,7 +14,13 @@
  * only, when even one would not).  48 MiB holds two threads of the 12 MiB
  * blocks of `xz -T -3` (three of -1's, one of -6's 24 MiB); measured peak
  * RSS of an install with it: see bench/install.sh.  Big buffers are
- * mmapped so that freed blocks leave the RSS at once. */
+ * mmapped so that freed blocks leave the RSS at once.
+ *
+ * Decoding runs in a thread of its own, RING - 1 blocks of 256 KiB ahead of
+ * the reader (as `xz -dc | tar -x` runs xz and tar side by side): the
+ * caller's thread writes files and hashes them while the next bytes decode.
+ * pull is called from that thread (CUDAENV_XZ_NO_PIPE=1: from the caller's,
+ * as before; for comparisons). */
 #ifndef CE_XZMT_H
 #define CE_XZMT_H
 
@@ -44,6 +50,8 @@ ce_xzmt *ce_xzmt_new(ce_xzmt_pull pull, void *ud, const void *first, size_t n, u
  * else ce_xzmt_error() says what (libarchive's wording for the same error). */
 ssize_t ce_xzmt_read(ce_xzmt *x, const void **out);
 bool ce_xzmt_pull_failed(const ce_xzmt *x);
+/* true once ce_xzmt_free began: a pull waiting for bytes should give up (-1) */
+bool ce_xzmt_stopping(const ce_xzmt *x);
 const char *ce_xzmt_error(const ce_xzmt *x);
 int ce_xzmt_errno(const ce_xzmt *x);
 

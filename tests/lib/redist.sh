@@ -117,3 +117,28 @@ m["profiles"] = {
 json.dump(m, open(p, "w"), indent=1)
 PY
 }
+
+# seen_while_downloading PID SHA NAME: succeeds once a non-empty file NAME is
+# in pkgs/.staging-* (unpacked) while cache/SHA.part is there both before and
+# after the look (still downloading); polls while PID runs, at most 20 s.
+seen_while_downloading() {
+    local pid=$1 sha=$2 name=$3 _
+    for _ in $(seq 400); do
+        if [ -e "$CUDAENV_ROOT/cache/$sha.part" ] &&
+           [ -n "$(find "$CUDAENV_ROOT"/pkgs/.staging-* -name "$name" -size +0 2>/dev/null)" ] &&
+           [ -e "$CUDAENV_ROOT/cache/$sha.part" ]; then
+            return 0
+        fi
+        kill -0 "$pid" 2>/dev/null || return 1
+        sleep 0.05
+    done
+    return 1
+}
+
+# redist_setup: a test's setup against $MIRROR (fx_mirror + fx_redist): the
+# loopback server on it and $T/manifest.json pinning its 11.8.0 JSON.
+redist_setup() {
+    source "$TESTS_DIR/lib/fixtures.sh"
+    mirror_serve
+    fx_redist_manifest "$T/manifest.json" "$MIRROR" 11.8.0 "$SERVER_URL"
+}

@@ -18,10 +18,8 @@ setup_file() {
 
 setup() {
     common_setup
-    source "$TESTS_DIR/lib/fixtures.sh"
     source "$TESTS_DIR/lib/redist.sh"
-    mirror_serve
-    fx_redist_manifest "$T/manifest.json" "$MIRROR" 11.8.0 "$SERVER_URL"
+    redist_setup
 }
 
 teardown() { mirror_teardown; }
@@ -286,17 +284,8 @@ PY
     sha=$(sha256sum "$arc" | cut -c1-64)
     CUDAENV_UNPACK_JOBS=16 "$CUDAENV" install tf-2.14 > "$T/out" 2>&1 &
     local pid=$! seen=
-    for _ in $(seq 300); do
-        # libcublas' own download is unfinished before and after its file is seen
-        if [ -e "$CUDAENV_ROOT/cache/$sha.part" ] &&
-           [ -n "$(find "$CUDAENV_ROOT"/pkgs/.staging-* -name 'libcublasLt.so.*' -size +0 2>/dev/null)" ] &&
-           [ -e "$CUDAENV_ROOT/cache/$sha.part" ]; then
-            seen=1
-            break
-        fi
-        kill -0 "$pid" 2>/dev/null || break
-        sleep 0.05
-    done
+    # libcublas' own download is unfinished before and after its file is seen
+    seen_while_downloading "$pid" "$sha" 'libcublasLt.so.*' && seen=1
     wait "$pid" || { cat "$T/out"; false; }
     [ -n "$seen" ] || { echo "no libcublasLt in pkgs/.staging-* while a .part was there"; cat "$T/out"; false; }
     cmp "$CUDAENV_ROOT/versions/$P/lib64/libcublasLt.so.11" \

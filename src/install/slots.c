@@ -1,0 +1,77 @@
+#include "slots.h"
+
+#include <errno.h>
+#include <string.h>
+#include <time.h>
+
+static void lock(ce_slots *s)
+{
+    if (pthread_mutex_lock(&s->mu) == EOWNERDEAD) pthread_mutex_consistent(&s->mu);
+}
+
+int ce_slots_init(ce_slots *s, int n)
+{
+    memset(s, 0, sizeof *s);
+    s->free = n < 1 ? 1 : n;
+    pthread_mutexattr_t a;
+    int rc = pthread_mutexattr_init(&a);
+    if (rc) return rc;
+    if (!(rc = pthread_mutexattr_setpshared(&a, PTHREAD_PROCESS_SHARED)) &&
+        !(rc = pthread_mutexattr_setrobust(&a, PTHREAD_MUTEX_ROBUST)))
+        rc = pthread_mutex_init(&s->mu, &a);
+    pthread_mutexattr_destroy(&a);
+    return rc;
+}
+
+void ce_slots_destroy(ce_slots *s)
+{
+    pthread_mutex_destroy(&s->mu);
+}
+
+/* Waiting unpackers that go before id. */
+static int ahead_of(const ce_slots *s, int id)
+{
+    int n = 0;
+    for (int i = 0; i < CE_SLOTS_MAX; i++)
+        if (i != id && s->want[i] > 0 &&
+            (s->want[i] > s->want[id] || (s->want[i] == s->want[id] && i < id)))
+            n++;
+    return n;
+}
+
+void ce_slots_take(ce_slots *s, int id, long long size)
+{
+    struct timespec ms = { 0, 1000 * 1000 };
+    lock(s);
+    s->want[id] = size > 0 ? size : 1;
+    while (ahead_of(s, id) >= s->free) {
+        pthread_mutex_unlock(&s->mu);
+        nanosleep(&ms, NULL);
+        lock(s);
+    }
+    s->free--;
+    s->want[id] = 0;
+    s->held[id] = true;
+    pthread_mutex_unlock(&s->mu);
+}
+
+void ce_slots_give(ce_slots *s, int id)
+{
+    lock(s);
+    if (s->held[id]) {
+        s->held[id] = false;
+        s->free++;
+    }
+    pthread_mutex_unlock(&s->mu);
+}
+
+void ce_slots_reclaim(ce_slots *s, int id)
+{
+    lock(s);
+    s->want[id] = 0;
+    if (s->held[id]) {
+        s->held[id] = false;
+        s->free++;
+    }
+    pthread_mutex_unlock(&s->mu);
+}
