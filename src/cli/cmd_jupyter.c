@@ -50,8 +50,7 @@ static bool python_path(const char *want, char *out, size_t outsz)
     bool found = false;
     for (char *d = dup ? strtok_r(dup, ":", &save) : NULL; d && !found; d = strtok_r(NULL, ":", &save)) {
         if (d[0] != '/') continue;
-        snprintf(out, outsz, "%s/%s", d, want);
-        found = access(out, X_OK) == 0;
+        found = ce_path_join(out, outsz, d, want) == CE_OK && access(out, X_OK) == 0;
     }
     free(dup);
     return found;

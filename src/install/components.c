@@ -98,7 +98,7 @@ static void seed_from_bundle(ce_ctx *ctx, const ce_artifact *j)
     ce_quiet q;
     ce_quiet_begin(&q, true);
     for (size_t i = 0; i < 3; i++) {
-        snprintf(p, sizeof p, "%s/%s", dirs[i], url_base(j->url));
+        if (ce_path_join(p, sizeof p, dirs[i], url_base(j->url)) != CE_OK) continue;
         char hex[CE_SHA256_HEX];
         char *data = NULL;
         size_t len = 0;
@@ -163,10 +163,11 @@ int ce_components_plan(ce_ctx *ctx, const ce_manifest *m, const ce_resolved *r, 
 static int add_part(ce_ctx *ctx, plan *pl, const char *pkgs, part p)
 {
     if (pl->n == MAX_PARTS) return ce_fail(ctx, CE_ERR_USAGE, "more than %d components", MAX_PARTS);
-    snprintf(p.tree, sizeof p.tree, "%s/%s", pkgs, p.pkg);
+    int rc = ce_join(ctx, p.tree, sizeof p.tree, pkgs, p.pkg);
+    if (rc) return rc;
     p.have = ce_is_dir(p.tree) && !ctx->force;
     p.pipe = -1;
-    int rc = ce_cache_path(ctx, p.sha256, p.cache, sizeof p.cache);
+    rc = ce_cache_path(ctx, p.sha256, p.cache, sizeof p.cache);
     if (rc == CE_OK) pl->parts[pl->n++] = p;
     return rc;
 }
@@ -487,8 +488,8 @@ static int compose(ce_ctx *ctx, const ce_manifest *m, const ce_resolved *r, plan
 {
     char vdir[4200], final[4400], staging[4200];
     int rc;
-    if ((rc = ce_store_path(ctx, "versions", vdir, sizeof vdir))) return rc;
-    snprintf(final, sizeof final, "%s/%s", vdir, r->name);
+    if ((rc = ce_store_path(ctx, "versions", vdir, sizeof vdir)) || (rc = ce_join(ctx, final, sizeof final, vdir, r->name)))
+        return rc;
     if ((rc = ce_store_staging(ctx, "versions", staging, sizeof staging))) return rc;
     const char *target = ce_layout_target(ctx->platform);
     ce_filelist files = { 0 };

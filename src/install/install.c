@@ -67,8 +67,8 @@ static int add_need(ce_ctx *ctx, need *needs, size_t *n, const ce_artifact *art,
     char path[4200];
     int rc = ce_store_path(ctx, "pkgs", path, sizeof path);
     if (rc) return rc;
-    char tree[4400];
-    snprintf(tree, sizeof tree, "%s/%s", path, pkg);
+    char tree[CE_PATH_MAX];
+    if ((rc = ce_join(ctx, tree, sizeof tree, path, pkg))) return rc;
     if (ce_is_dir(tree) && !ctx->force) return CE_OK; /* unpacked by an earlier install */
     if (*n == MAX_NEEDS) return ce_fail(ctx, CE_ERR_USAGE, "too many toolchains in one install; split the command");
     need *nd = &needs[(*n)++];
@@ -297,10 +297,10 @@ static int compose_one(ce_ctx *ctx, const ce_manifest *m, const ce_resolved *r)
     if ((rc = ce_store_path(ctx, "versions", vdir, sizeof vdir)) ||
         (rc = ce_store_path(ctx, "pkgs", pkgs, sizeof pkgs)))
         return rc;
-    snprintf(final, sizeof final, "%s/%s", vdir, r->name);
     ce_store_pkg_names(r->cuda->version, r->cudnn ? r->cudnn->version : NULL, cpkg, sizeof cpkg, dpkg, sizeof dpkg);
-    snprintf(ctree, sizeof ctree, "%s/%s", pkgs, cpkg);
-    snprintf(dtree, sizeof dtree, "%s/%s", pkgs, dpkg);
+    if ((rc = ce_join(ctx, final, sizeof final, vdir, r->name)) || (rc = ce_join(ctx, ctree, sizeof ctree, pkgs, cpkg)) ||
+        (rc = ce_join(ctx, dtree, sizeof dtree, pkgs, dpkg)))
+        return rc;
     if ((rc = ce_store_staging(ctx, "versions", staging, sizeof staging))) return rc;
 
     double t0 = ce_mono_ms();
@@ -346,7 +346,7 @@ static int commit_pkgs(ce_ctx *ctx, need *needs, size_t n)
     char pkgs[4200], final[4400];
     int rc = ce_store_path(ctx, "pkgs", pkgs, sizeof pkgs);
     for (size_t i = 0; rc == CE_OK && i < n; i++) {
-        snprintf(final, sizeof final, "%s/%s", pkgs, needs[i].pkg);
+        if ((rc = ce_join(ctx, final, sizeof final, pkgs, needs[i].pkg))) break;
         rc = ce_store_commit(ctx, needs[i].staging, final);
         if (rc == CE_OK) needs[i].staging[0] = '\0';
     }
@@ -370,8 +370,8 @@ int ce_install(ce_ctx *ctx, const ce_manifest *m, const ce_resolved *r, size_t n
     if (n > 64) return ce_fail(ctx, CE_ERR_USAGE, "too many toolchains in one install; split the command");
 
     for (size_t i = 0; i < n; i++) {
-        char final[4400];
-        snprintf(final, sizeof final, "%s/%s", vdir, r[i].name);
+        char final[CE_PATH_MAX];
+        if ((rc = ce_join(ctx, final, sizeof final, vdir, r[i].name))) return rc;
         bool dup = false;
         for (size_t j = 0; j < i; j++) dup = dup || (todo[j] && strcmp(r[j].name, r[i].name) == 0);
         if (dup) continue;

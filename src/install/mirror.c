@@ -204,7 +204,7 @@ static int place_files(ce_ctx *ctx, ce_ctx *mctx, const ce_mirror_req *req, plan
     char dest[4400], cached[4400];
     for (size_t i = 0; i < pl->n && !rc; i++) {
         const ce_artifact *a = pl->f[i].art;
-        snprintf(dest, sizeof dest, "%s/%s", req->dir, pl->f[i].rel);
+        if ((rc = ce_join(ctx, dest, sizeof dest, req->dir, pl->f[i].rel))) break;
         if (have_file(dest, a->size)) { st->kept++; continue; }
         /* already downloaded for an install: no second download */
         if (ce_cache_path(ctx, a->sha256, cached, sizeof cached) == CE_OK && have_file(cached, a->size)) {
@@ -226,15 +226,14 @@ static int place_files(ce_ctx *ctx, ce_ctx *mctx, const ce_mirror_req *req, plan
     }
     for (size_t k = 0; k < n && !rc; k++) {
         const ce_mirror_file *f = &pl->f[which[k]];
-        snprintf(dest, sizeof dest, "%s/%s", req->dir, f->rel);
-        if ((rc = mkdir_parent(ctx, dest))) break;
+        if ((rc = ce_join(ctx, dest, sizeof dest, req->dir, f->rel)) || (rc = mkdir_parent(ctx, dest))) break;
         if (rename(items[k].path, dest) != 0) {
             /* the same file at two paths: the first rename took it */
             size_t j = 0;
             while (j < k && strcmp(items[j].sha256, items[k].sha256)) j++;
             char first[4400];
-            snprintf(first, sizeof first, "%s/%s", req->dir, pl->f[which[j]].rel);
-            if (j == k || (rc = copy_file(ctx, first, dest)))
+            if (j == k || (rc = ce_join(ctx, first, sizeof first, req->dir, pl->f[which[j]].rel)) ||
+                (rc = copy_file(ctx, first, dest)))
                 rc = rc ? rc : ce_fail(ctx, CE_ERR_IO, "cannot move %s to %s: %s", items[k].path, dest, strerror(errno));
             if (rc) break;
         }
@@ -321,10 +320,10 @@ static void merge_tf(cJSON *out, cJSON *src)
 
 static int write_manifest(ce_ctx *ctx, const ce_mirror_req *req, cJSON *src, plan *pl, ce_mirror_stats *st)
 {
-    char path[4400];
-    snprintf(path, sizeof path, "%s/%s", req->dir, CE_MIRROR_MANIFEST);
+    char path[CE_PATH_MAX];
+    int rc = ce_join(ctx, path, sizeof path, req->dir, CE_MIRROR_MANIFEST);
+    if (rc) return rc;
     cJSON *out = NULL;
-    int rc = CE_OK;
     if (ce_exists(path)) {
         ce_manifest *old = NULL;
         if ((rc = ce_manifest_load_file(ctx, path, &old))) return rc;
@@ -394,7 +393,10 @@ static void check_one(ce_ctx *ctx, const char *dir, const cJSON *art, ce_mirror_
         ce_emit(ctx, CE_EV_WARN, NULL, "%s is not in the mirror (absolute URL); not checked", url->valuestring);
         return;
     }
-    snprintf(path, sizeof path, "%s/%s", dir, url->valuestring);
+    if (ce_path_join(path, sizeof path, dir, url->valuestring) != CE_OK) {
+        ce_emit(ctx, CE_EV_WARN, NULL, "%s/%s: the path is too long; not checked", dir, url->valuestring);
+        return;
+    }
     struct stat stt;
     ce_quiet q;   /* a file that cannot be hashed is a warning, not the check's error */
     ce_quiet_begin(&q, false);
@@ -422,9 +424,10 @@ int ce_mirror_check(ce_ctx *ctx, const char *dir, ce_mirror_stats *st)
     memset(st, 0, sizeof *st);
     char path[4400], *text;
     size_t len;
-    snprintf(path, sizeof path, "%s/%s", dir, CE_MIRROR_MANIFEST);
     ce_manifest *m = NULL;
-    int rc = ce_manifest_load_file(ctx, path, &m);
+    int rc = ce_join(ctx, path, sizeof path, dir, CE_MIRROR_MANIFEST);
+    if (rc) return rc;
+    rc = ce_manifest_load_file(ctx, path, &m);
     if (rc) return rc;
     ce_manifest_free(m);
     if ((rc = ce_file_read(ctx, path, CE_MANIFEST_MAX, &text, &len))) return rc;

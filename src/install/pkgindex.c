@@ -159,7 +159,7 @@ int ce_pkgindex_hash_files(ce_ctx *ctx, const char *prefix, const char *const *t
     for (size_t i = 0; rc == CE_OK && i < files->n; i++) {
         ce_file_entry *f = &files->v[i];
         char p[8300];
-        snprintf(p, sizeof p, "%s/%s", prefix, f->path);
+        if (ce_path_join(p, sizeof p, prefix, f->path) != CE_OK) continue;
         struct stat st;
         if (stat(p, &st) != 0) continue;
         idx_entry key = { .ino = (unsigned long long)st.st_ino };

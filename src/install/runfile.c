@@ -161,7 +161,7 @@ static bool has_prefix_entry(const char *dir, const char *prefix)
     while (!found && (e = readdir(d))) {
         if (strncmp(e->d_name, prefix, n) != 0) continue;
         char p[8400];
-        snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+        if (ce_path_join(p, sizeof p, dir, e->d_name) != CE_OK) continue;
         struct stat st;
         found = stat(p, &st) == 0 && S_ISREG(st.st_mode);
     }

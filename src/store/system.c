@@ -411,7 +411,7 @@ static void warn_shadows(ce_ctx *ctx, const char *lib)
         size_t nl = strlen(e->d_name);
         if (nl < 6 || strcmp(e->d_name + nl - 5, ".conf") || !strcmp(e->d_name, "cudaenv.conf")) continue;
         char path[4500], *data;
-        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        if (ce_path_join(path, sizeof path, dir, e->d_name) != CE_OK) continue;
         ce_quiet q;
         ce_quiet_begin(&q, false);
         int rrc = ce_file_read(ctx, path, 65536, &data, NULL);
