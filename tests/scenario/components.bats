@@ -9,6 +9,7 @@
 load ../lib/common
 load ../lib/server
 load ../lib/mirror
+bats_require_minimum_version 1.5.0
 
 setup_file() {
     mirror_setup_file
@@ -90,7 +91,8 @@ PY
     [ "$(fetched libcublas)" -eq 1 ]
     no_staging
     # verify reads version.json and re-hashes every file against the receipt
-    run "$CUDAENV" verify "$P" --deep --json
+    run --separate-stderr "$CUDAENV" verify "$P" --deep --json
+    echo "verify stderr: $stderr"   # shown only when the test fails
     python3 -c '
 import json, sys
 d = json.load(sys.stdin)
