@@ -82,16 +82,20 @@ static int cap_finish(struct ce_proc_cap *k, ce_proc_result *r)
     r->out_total = k->total;
     if (k->fd >= 0) {
         cap_write(k, line, ll);
-        cap_write(k, k->ring + a, alen);
-        cap_write(k, k->ring, k->ring_len - alen);
+        if (k->ring_len) {   /* no ring at all when the output fit the head */
+            cap_write(k, k->ring + a, alen);
+            cap_write(k, k->ring, k->ring_len - alen);
+        }
         return CE_OK;
     }
     size_t n = k->head_len + ll + k->ring_len;
     if (!(r->out = malloc(n + 1))) return CE_ERR_NOMEM;
-    memcpy(r->out, k->headbuf, k->head_len);
+    if (k->head_len) memcpy(r->out, k->headbuf, k->head_len);
     memcpy(r->out + k->head_len, line, ll);
-    memcpy(r->out + k->head_len + ll, k->ring + a, alen);
-    memcpy(r->out + k->head_len + ll + alen, k->ring, k->ring_len - alen);
+    if (k->ring_len) {   /* memcpy from a NULL ring is undefined even for 0 bytes */
+        memcpy(r->out + k->head_len + ll, k->ring + a, alen);
+        memcpy(r->out + k->head_len + ll + alen, k->ring, k->ring_len - alen);
+    }
     r->out[n] = '\0';
     r->out_len = n;
     return CE_OK;
