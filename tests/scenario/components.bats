@@ -9,7 +9,6 @@
 load ../lib/common
 load ../lib/server
 load ../lib/mirror
-bats_require_minimum_version 1.5.0
 
 setup_file() {
     mirror_setup_file
@@ -91,8 +90,7 @@ PY
     [ "$(fetched libcublas)" -eq 1 ]
     no_staging
     # verify reads version.json and re-hashes every file against the receipt
-    run --separate-stderr "$CUDAENV" verify "$P" --deep --json
-    echo "verify stderr: $stderr"   # shown only when the test fails
+    run "$CUDAENV" verify "$P" --deep --json
     python3 -c '
 import json, sys
 d = json.load(sys.stdin)
