@@ -45,15 +45,7 @@ static bool python_path(const char *want, char *out, size_t outsz)
         int n = snprintf(out, outsz, "%s%s%s", cwd, cwd[0] ? "/" : "", want);
         return n > 0 && (size_t)n < outsz && access(out, X_OK) == 0;
     }
-    const char *path = getenv("PATH");
-    char *dup = strdup(path && *path ? path : "/usr/bin:/bin"), *save = NULL;
-    bool found = false;
-    for (char *d = dup ? strtok_r(dup, ":", &save) : NULL; d && !found; d = strtok_r(NULL, ":", &save)) {
-        if (d[0] != '/') continue;
-        found = ce_path_join(out, outsz, d, want) == CE_OK && access(out, X_OK) == 0;
-    }
-    free(dup);
-    return found;
+    return ce_proc_which(want, out, outsz);
 }
 
 /* Whether py can import ipykernel (what the kernel's argv runs). */

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdarg.h>
@@ -398,6 +399,14 @@ int ce_proc_output(ce_ctx *ctx, char *const argv[], const char *cwd, double time
     return rc;
 }
 
+long ce_cpu_count(void)
+{
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0) n = CPU_COUNT(&set);
+    return n < 1 ? 1 : n;
+}
+
 bool ce_proc_which(const char *prog, char *out, size_t outsz)
 {
     out[0] = '\0';
@@ -409,7 +418,7 @@ bool ce_proc_which(const char *prog, char *out, size_t outsz)
     char *copy = strdup(path && *path ? path : "/usr/bin:/bin"), *save = NULL;
     bool found = false;
     for (char *t = copy ? strtok_r(copy, ":", &save) : NULL; t && !found; t = strtok_r(NULL, ":", &save))
-        found = ce_path_join(out, outsz, t, prog) == CE_OK && access(out, X_OK) == 0;
+        found = t[0] == '/' && ce_path_join(out, outsz, t, prog) == CE_OK && access(out, X_OK) == 0;
     free(copy);
     if (!found) out[0] = '\0';
     return found;

@@ -108,8 +108,13 @@ int ce_proc_output(ce_ctx *ctx, char *const argv[], const char *cwd, double time
 
 /* prog as run: itself when it holds a '/' (false when not executable),
  * else the first executable one on PATH (unset or empty: /usr/bin:/bin),
- * as execvp finds it.  false (out "") when none. */
+ * as execvp finds it, but only in absolute PATH entries (a relative one would
+ * depend on the working directory).  false (out "") when none. */
 bool ce_proc_which(const char *prog, char *out, size_t outsz);
+
+/* The cores this process may run on (its affinity mask: taskset, cgroup
+ * cpusets), at least 1. */
+long ce_cpu_count(void);
 
 /* Run prog (PATH searched, see ce_proc_which) with argv, stdout and stderr
  * captured; the first line of the output in out.  where (may be NULL) gets

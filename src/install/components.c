@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "core/file.h"
+#include "core/proc.h"
 #include "core/rmtree.h"
 #include "core/version.h"
 #include "digest.h"
@@ -315,19 +316,10 @@ static void drop(ce_ctx *ctx, plan *pl)
     ce_quiet_end(&q);
 }
 
-/* The cores this process may run on. */
-static long cores(void)
-{
-    long n = sysconf(_SC_NPROCESSORS_ONLN);
-    cpu_set_t set;
-    if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0) n = CPU_COUNT(&set);
-    return n < 1 ? 1 : n;
-}
-
 /* Archives unpacked at once: CUDAENV_UNPACK_JOBS, else the cores (at most 16). */
 static long jobs(void)
 {
-    long n = cores();
+    long n = ce_cpu_count();
     const char *e = ce_settings_now()->unpack_jobs;
     if (e && atol(e) > 0) n = atol(e);
     return n < 1 ? 1 : n > 16 ? 16 : n;
@@ -338,7 +330,7 @@ static long jobs(void)
  * instead of a share of one among many, while the rest pack the others. */
 static long ncpu(void)
 {
-    long j = jobs(), c = cores();
+    long j = jobs(), c = ce_cpu_count();
     return j < c ? j : c;
 }
 

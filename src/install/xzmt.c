@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "core/ctx.h"
+#include "core/proc.h"
 
 /* plain bytes handed out per read: libarchive's tar reader copies out of it */
 #define OUT_BLOCK (256u << 10)
@@ -120,8 +121,7 @@ bool ce_xzmt_magic(const void *buf, size_t n)
 
 static unsigned default_threads(void)
 {
-    long n = sysconf(_SC_NPROCESSORS_ONLN);
-    if (n < 1) n = 1;
+    long n = ce_cpu_count();
     if (n > CE_XZMT_MAX_THREADS) n = CE_XZMT_MAX_THREADS;
     return (unsigned)n;
 }

@@ -8,6 +8,7 @@
 #include <cmocka.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -262,6 +263,58 @@ static void test_which_run_line(void **state)
     assert_false(ce_run_line("sh", bad, out, sizeof out, NULL, 0));
 }
 
+/* A relative PATH entry names a different program in every directory: it
+ * is never searched (jupyter's python, verify's gcc and nvcc, adopt). */
+static void test_which_skips_relative_path(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/cudaenv-which.XXXXXX", cwd[4096], where[4096];
+    assert_non_null(mkdtemp(dir));
+    assert_non_null(getcwd(cwd, sizeof cwd));
+    char tool[4200];
+    snprintf(tool, sizeof tool, "%s/bin", dir);
+    assert_int_equal(mkdir(tool, 0755), 0);
+    snprintf(tool, sizeof tool, "%s/bin/cudaenv-planted-tool", dir);
+    FILE *f = fopen(tool, "w");
+    assert_non_null(f);
+    fputs("#!/bin/sh\n", f);
+    fclose(f);
+    assert_int_equal(chmod(tool, 0755), 0);
+    const char *old = getenv("PATH");
+    char *saved = strdup(old ? old : "");
+    assert_int_equal(chdir(dir), 0);
+    setenv("PATH", "bin:/usr/bin:/bin", 1);
+    assert_false(ce_proc_which("cudaenv-planted-tool", where, sizeof where));
+    char abs[4200];
+    snprintf(abs, sizeof abs, "%s/bin:/usr/bin", dir);
+    setenv("PATH", abs, 1);
+    assert_true(ce_proc_which("cudaenv-planted-tool", where, sizeof where));
+    assert_string_equal(where, tool);
+    setenv("PATH", saved, 1);
+    free(saved);
+    assert_int_equal(chdir(cwd), 0);
+    unlink(tool);
+    snprintf(tool, sizeof tool, "%s/bin", dir);
+    rmdir(tool);
+    rmdir(dir);
+}
+
+/* The cores counted are the ones the affinity mask allows (taskset). */
+static void test_cpu_count_follows_affinity(void **state)
+{
+    (void)state;
+    cpu_set_t all, one;
+    assert_int_equal(sched_getaffinity(0, sizeof all, &all), 0);
+    assert_int_equal(ce_cpu_count(), CPU_COUNT(&all));
+    int first = 0;
+    while (!CPU_ISSET(first, &all)) first++;
+    CPU_ZERO(&one);
+    CPU_SET(first, &one);
+    assert_int_equal(sched_setaffinity(0, sizeof one, &one), 0);
+    assert_int_equal(ce_cpu_count(), 1);
+    assert_int_equal(sched_setaffinity(0, sizeof all, &all), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -273,6 +326,8 @@ int main(void)
         cmocka_unit_test(test_missing_program),
         cmocka_unit_test(test_start_wait_fd),
         cmocka_unit_test(test_which_run_line),
+        cmocka_unit_test(test_which_skips_relative_path),
+        cmocka_unit_test(test_cpu_count_follows_affinity),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
