@@ -5,37 +5,28 @@
  * JSON path of the offending value (cuda."11.8.0".runfile."linux-x86_64".sha256)
  * and the manifest it came from, so the author of an air-gapped mirror's
  * manifest can fix it without guessing.  Unknown keys are ignored so that a
- * newer manifest still loads in an older cudaenv. */
-#include "manifest.h"
+ * newer manifest still loads in an older cudaenv.
+ *
+ * The URLs a manifest names are checked in manifest_url.c, lookups in a
+ * loaded manifest are in manifest_lookup.c. */
+#include "manifest_int.h"
 
 #include <cjson/cJSON.h>
-#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #include "file.h"
 #include "trust.h"
 #include "version.h"
-
-#define NVIDIA_PREFIX "https://developer.download.nvidia.com/"
 
 /* NVIDIA's platform names.  cudaenv installs for x86_64 and sbsa; the other
  * two are accepted so that a manifest imported from NVIDIA's redistrib JSON
  * loads, but nothing resolves to them. */
 static const char *const platforms[] = { "linux-x86_64", "linux-sbsa", "linux-aarch64", "linux-ppc64le" };
 
-typedef struct parser {
-    ce_ctx *ctx;
-    const char *origin;
-    bool local;
-    char path[512];     /* JSON path of the value being read */
-} parser;
-
-static int bad(parser *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int bad(parser *p, const char *fmt, ...)
+int mf_bad(parser *p, const char *fmt, ...)
 {
     char msg[1024];
     va_list ap;
@@ -86,13 +77,13 @@ static int get_str(parser *p, const cJSON *obj, const char *key, bool required, 
     if (!v || cJSON_IsNull(v)) {
         if (!required) return CE_OK;
         size_t n = path_push(p, key);
-        int rc = bad(p, "missing (required string)");
+        int rc = mf_bad(p, "missing (required string)");
         path_pop(p, n);
         return rc;
     }
     if (!cJSON_IsString(v)) {
         size_t n = path_push(p, key);
-        int rc = bad(p, "expected a string, got %s", type_name(v));
+        int rc = mf_bad(p, "expected a string, got %s", type_name(v));
         path_pop(p, n);
         return rc;
     }
@@ -105,7 +96,7 @@ static int get_version(parser *p, const cJSON *obj, const char *key, bool requir
     int rc = get_str(p, obj, key, required, out);
     if (rc || !*out || ce_version_valid(*out)) return rc;
     size_t n = path_push(p, key);
-    rc = bad(p, "'%s' is not a version (digits separated by dots)", *out);
+    rc = mf_bad(p, "'%s' is not a version (digits separated by dots)", *out);
     path_pop(p, n);
     return rc;
 }
@@ -132,111 +123,14 @@ static bool is_sha256(const char *s)
     return i == 64;
 }
 
-/* ---- URLs ---------------------------------------------------------------- */
-
-static size_t scheme_len(const char *u)
-{
-    size_t i = 0;
-    while ((u[i] >= 'a' && u[i] <= 'z') || (u[i] >= 'A' && u[i] <= 'Z') ||
-           (i && ((u[i] >= '0' && u[i] <= '9') || u[i] == '+' || u[i] == '-' || u[i] == '.')))
-        i++;
-    return i && u[i] == ':' ? i : 0;
-}
-
-/* Resolve a relative reference against the manifest's own location: the
- * directory of a local path (as a file:// URL) or of the manifest's URL. */
-static int resolve_ref(parser *p, const char *ref, char **out)
-{
-    char base[8192];
-    if (scheme_len(p->origin)) {
-        snprintf(base, sizeof base, "%s", p->origin);
-        base[strcspn(base, "?#")] = '\0';
-        char *host = strstr(base, "://");
-        host = host ? host + 3 : base;
-        if (ref[0] == '/' && ref[1] == '/') {
-            host[-2] = '\0';                      /* keep "scheme:" */
-        } else if (ref[0] == '/') {
-            host[strcspn(host, "/")] = '\0';     /* keep "scheme://host" */
-        } else {
-            char *slash = strrchr(host, '/');
-            if (slash) slash[1] = '\0'; else strcat(base, "/");
-        }
-    } else {
-        if (ref[0] == '/') {
-            snprintf(base, sizeof base, "file://");
-        } else {
-            char dir[PATH_MAX], real[PATH_MAX];
-            snprintf(dir, sizeof dir, "%s", p->origin);
-            char *slash = strrchr(dir, '/');
-            if (slash) { if (slash == dir) slash[1] = '\0'; else *slash = '\0'; }
-            else snprintf(dir, sizeof dir, ".");
-            if (!realpath(dir, real))
-                return bad(p, "cannot resolve relative URL '%s': directory %s of the manifest: %m", ref, dir);
-            snprintf(base, sizeof base, "file://%s%s", real, strcmp(real, "/") ? "/" : "");
-        }
-    }
-    size_t n = strlen(base) + strlen(ref) + 1;
-    *out = malloc(n);
-    if (!*out) return ce_fail(p->ctx, CE_ERR_NOMEM, "out of memory");
-    snprintf(*out, n, "%s%s", base, ref);
-    return CE_OK;
-}
-
-/* CUDAENV_MIRROR=BASE: https://developer.download.nvidia.com/X -> BASE/X.
- * A BASE that is a plain absolute path means a local directory. */
-static int apply_mirror(parser *p, char **url)
-{
-    const char *mirror = p->ctx->mirror;
-    size_t pl = strlen(NVIDIA_PREFIX);
-    if (!*mirror || strncmp(*url, NVIDIA_PREFIX, pl) != 0) return CE_OK;
-    size_t ml = strlen(mirror);
-    while (ml > 1 && mirror[ml - 1] == '/') ml--;
-    const char *pre = mirror[0] == '/' ? "file://" : "";
-    size_t n = strlen(pre) + ml + 1 + strlen(*url + pl) + 1;
-    char *r = malloc(n);
-    if (!r) return ce_fail(p->ctx, CE_ERR_NOMEM, "out of memory");
-    snprintf(r, n, "%s%.*s/%s", pre, (int)ml, mirror, *url + pl);
-    free(*url);
-    *url = r;
-    return CE_OK;
-}
-
-/* raw: the string as the manifest wrote it (*url holds it with control
- * characters escaped for printing, so the scan must see the raw bytes). */
-static int check_url(parser *p, char **url, const char *raw)
-{
-    for (const unsigned char *c = (const unsigned char *)raw; *c; c++)
-        if (*c <= ' ' || *c == 0x7f)
-            return bad(p, "URL '%s' contains a %s (byte 0x%02x at offset %zu); percent-encode it "
-                          "(a space is %%20)", *url, *c == ' ' ? "space" : "control character", *c,
-                       (size_t)(c - (const unsigned char *)raw));
-    size_t sl = scheme_len(*url);
-    int rc;
-    if (!sl) {
-        char *abs = NULL;
-        if ((rc = resolve_ref(p, *url, &abs))) return rc;
-        free(*url);
-        *url = abs;
-    }
-    if ((rc = apply_mirror(p, url))) return rc;
-    sl = scheme_len(*url);
-    if (sl == 5 && strncasecmp(*url, "https", 5) == 0) return CE_OK;
-    if ((sl == 4 && strncasecmp(*url, "http", 4) == 0) || (sl == 4 && strncasecmp(*url, "file", 4) == 0)) {
-        if (p->local || p->ctx->insecure) return CE_OK;
-        return bad(p, "%s is refused: a manifest loaded from a URL may only name https:// URLs "
-                      "(or relative ones); use https or pass --insecure", *url);
-    }
-    return bad(p, "unsupported URL '%s': use https://, or a path relative to the manifest", *url);
-}
-
 /* ---- values ---------------------------------------------------------------- */
 
 static int parse_artifact(parser *p, const cJSON *v, const char *platform, ce_artifact *a)
 {
     a->size = -1;
     if (strcmp(platform, "any") != 0 && !is_platform(platform))
-        return bad(p, "unknown platform '%s' (NVIDIA's names: linux-x86_64, linux-sbsa)", platform);
-    if (!cJSON_IsObject(v)) return bad(p, "expected an object with url and sha256, got %s", type_name(v));
+        return mf_bad(p, "unknown platform '%s' (NVIDIA's names: linux-x86_64, linux-sbsa)", platform);
+    if (!cJSON_IsObject(v)) return mf_bad(p, "expected an object with url and sha256, got %s", type_name(v));
     if (!(a->platform = xstrdup(p, platform))) return CE_ERR_NOMEM;
     int rc;
     char *sha = NULL;
@@ -245,7 +139,7 @@ static int parse_artifact(parser *p, const cJSON *v, const char *platform, ce_ar
     bool ok = is_sha256(sha);
     if (ok) memcpy(a->sha256, sha, 65);
     size_t n = path_push(p, "sha256");
-    if (!ok) rc = bad(p, "expected 64 hex characters (lowercase), got '%.80s'", sha);
+    if (!ok) rc = mf_bad(p, "expected 64 hex characters (lowercase), got '%.80s'", sha);
     path_pop(p, n);
     free(sha);
     if (rc) return rc;
@@ -255,7 +149,7 @@ static int parse_artifact(parser *p, const cJSON *v, const char *platform, ce_ar
         /* doubles hold integers exactly up to 2^53: far beyond any download */
         if (!cJSON_IsNumber(s) || s->valuedouble < 0 || s->valuedouble > 9007199254740992.0 ||
             (double)(long long)s->valuedouble != s->valuedouble)
-            rc = bad(p, "expected a non-negative integer number of bytes, got %s%s", type_name(s),
+            rc = mf_bad(p, "expected a non-negative integer number of bytes, got %s%s", type_name(s),
                      cJSON_IsString(s) ? " (NVIDIA's redistrib JSON writes sizes as strings: convert)" : "");
         else
             a->size = (long long)s->valuedouble;
@@ -264,7 +158,7 @@ static int parse_artifact(parser *p, const cJSON *v, const char *platform, ce_ar
     }
     if ((rc = get_version(p, v, "for_cuda", false, &a->for_cuda))) return rc;
     n = path_push(p, "url");
-    rc = check_url(p, &a->url, cJSON_GetObjectItemCaseSensitive(v, "url")->valuestring);
+    rc = mf_check_url(p, &a->url, cJSON_GetObjectItemCaseSensitive(v, "url")->valuestring);
     path_pop(p, n);
     return rc;
 }
@@ -272,7 +166,7 @@ static int parse_artifact(parser *p, const cJSON *v, const char *platform, ce_ar
 /* An object of platform -> artifact. */
 static int parse_platforms(parser *p, const cJSON *obj, ce_artifact **list, size_t *count)
 {
-    if (!cJSON_IsObject(obj)) return bad(p, "expected an object of platform -> {url, sha256, size}, got %s", type_name(obj));
+    if (!cJSON_IsObject(obj)) return mf_bad(p, "expected an object of platform -> {url, sha256, size}, got %s", type_name(obj));
     size_t n = (size_t)cJSON_GetArraySize(obj);
     *list = calloc(n ? n : 1, sizeof **list);
     if (!*list) return ce_fail(p->ctx, CE_ERR_NOMEM, "out of memory");
@@ -280,7 +174,7 @@ static int parse_platforms(parser *p, const cJSON *obj, ce_artifact **list, size
     cJSON_ArrayForEach(it, obj) {
         size_t m = path_push(p, it->string);
         for (size_t i = 0; i < *count; i++)
-            if (strcmp((*list)[i].platform, it->string) == 0) return bad(p, "duplicate key");
+            if (strcmp((*list)[i].platform, it->string) == 0) return mf_bad(p, "duplicate key");
         int rc = parse_artifact(p, it, it->string, &(*list)[(*count)++]);
         if (rc) return rc;
         path_pop(p, m);
@@ -292,11 +186,11 @@ static int parse_cuda(parser *p, const cJSON *v, ce_cuda *c)
 {
     if (!(c->version = xstrdup(p, v->string))) return CE_ERR_NOMEM;
     if (!ce_version_valid(v->string) || count_dots(v->string) != 2)
-        return bad(p, "CUDA releases are keyed X.Y.Z (e.g. \"11.8.0\"), not '%s'", v->string);
+        return mf_bad(p, "CUDA releases are keyed X.Y.Z (e.g. \"11.8.0\"), not '%s'", v->string);
     if (strlen(v->string) > CE_MANIFEST_KEY_MAX)
-        return bad(p, "the version key is %zu characters; the store names at most %d", strlen(v->string),
+        return mf_bad(p, "the version key is %zu characters; the store names at most %d", strlen(v->string),
                    CE_MANIFEST_KEY_MAX);
-    if (!cJSON_IsObject(v)) return bad(p, "expected an object, got %s", type_name(v));
+    if (!cJSON_IsObject(v)) return mf_bad(p, "expected an object, got %s", type_name(v));
     int rc;
     if ((rc = get_version(p, v, "min_driver", false, &c->min_driver)) ||
         (rc = get_version(p, v, "min_driver_compat", false, &c->min_driver_compat)) ||
@@ -306,14 +200,14 @@ static int parse_cuda(parser *p, const cJSON *v, ce_cuda *c)
     if (g && !cJSON_IsNull(g)) {
         size_t n = path_push(p, "max_gcc");
         if (!cJSON_IsNumber(g) || g->valuedouble < 1 || g->valuedouble > 1000 || (double)(long long)g->valuedouble != g->valuedouble)
-            return bad(p, "expected a GCC major version (integer), got %s", type_name(g));
+            return mf_bad(p, "expected a GCC major version (integer), got %s", type_name(g));
         c->max_gcc = g->valueint;
         path_pop(p, n);
     }
     const cJSON *sm = cJSON_GetObjectItemCaseSensitive(v, "sm");
     if (sm && !cJSON_IsNull(sm)) {
         size_t n = path_push(p, "sm");
-        if (!cJSON_IsObject(sm)) return bad(p, "expected {\"min\": \"3.5\", \"max\": \"9.0\"}, got %s", type_name(sm));
+        if (!cJSON_IsObject(sm)) return mf_bad(p, "expected {\"min\": \"3.5\", \"max\": \"9.0\"}, got %s", type_name(sm));
         if ((rc = get_version(p, sm, "min", false, &c->sm_min)) || (rc = get_version(p, sm, "max", false, &c->sm_max)))
             return rc;
         path_pop(p, n);
@@ -330,7 +224,7 @@ static int parse_cuda(parser *p, const cJSON *v, ce_cuda *c)
         if (!(c->redist = calloc(1, sizeof *c->redist))) return ce_fail(p->ctx, CE_ERR_NOMEM, "out of memory");
         if ((rc = parse_artifact(p, rd, "any", c->redist))) return rc;
         if (c->redist->size > 64ll * 1024 * 1024)
-            return bad(p, "a redistrib JSON of %lld bytes is not plausible (limit 64 MiB)", c->redist->size);
+            return mf_bad(p, "a redistrib JSON of %lld bytes is not plausible (limit 64 MiB)", c->redist->size);
         path_pop(p, n);
     }
     return CE_OK;
@@ -356,16 +250,16 @@ static int parse_names(parser *p, const cJSON *obj, const char *key, bool glob, 
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
     if (!v || cJSON_IsNull(v)) return CE_OK;
     size_t m = path_push(p, key);
-    if (!cJSON_IsArray(v)) return bad(p, "expected an array of component names, got %s", type_name(v));
+    if (!cJSON_IsArray(v)) return mf_bad(p, "expected an array of component names, got %s", type_name(v));
     size_t n = (size_t)cJSON_GetArraySize(v);
-    if (n > 4096) return bad(p, "%zu names: more than 4096", n);
+    if (n > 4096) return mf_bad(p, "%zu names: more than 4096", n);
     *out = calloc(n ? n : 1, sizeof **out);
     if (!*out) return ce_fail(p->ctx, CE_ERR_NOMEM, "out of memory");
     const cJSON *it;
     size_t i = 0;
     cJSON_ArrayForEach(it, v) {
         if (!cJSON_IsString(it) || !ce_component_name_valid(it->valuestring, glob))
-            return bad(p, "element %zu: expected a component name ([a-z0-9_]+%s), got %s%s%.64s%s", i,
+            return mf_bad(p, "element %zu: expected a component name ([a-z0-9_]+%s), got %s%s%.64s%s", i,
                        glob ? ", \"*\" or a prefix ending in *" : "", type_name(it),
                        cJSON_IsString(it) ? " '" : "", cJSON_IsString(it) ? it->valuestring : "",
                        cJSON_IsString(it) ? "'" : "");
@@ -380,8 +274,8 @@ static int parse_profile(parser *p, const cJSON *v, ce_profile *pr)
 {
     if (!(pr->name = xstrdup(p, v->string))) return CE_ERR_NOMEM;
     if (!ce_component_name_valid(v->string, false))
-        return bad(p, "profile names are [a-z0-9_]+ (e.g. \"tf\"), not '%s'", v->string);
-    if (!cJSON_IsObject(v)) return bad(p, "expected {\"components\": [...], \"exclude\": [...]}, got %s", type_name(v));
+        return mf_bad(p, "profile names are [a-z0-9_]+ (e.g. \"tf\"), not '%s'", v->string);
+    if (!cJSON_IsObject(v)) return mf_bad(p, "expected {\"components\": [...], \"exclude\": [...]}, got %s", type_name(v));
     int rc;
     if ((rc = get_str(p, v, "source", false, &pr->source)) ||
         (rc = parse_names(p, v, "components", true, &pr->components, &pr->n_components)) ||
@@ -389,7 +283,7 @@ static int parse_profile(parser *p, const cJSON *v, ce_profile *pr)
         return rc;
     if (pr->n_components == 0) {
         size_t n = path_push(p, "components");
-        rc = bad(p, "missing or empty: a profile names its components (or [\"*\"])");
+        rc = mf_bad(p, "missing or empty: a profile names its components (or [\"*\"])");
         path_pop(p, n);
     }
     return rc;
@@ -400,7 +294,7 @@ static int parse_profiles(parser *p, const cJSON *doc, ce_manifest *m)
     const cJSON *sec = cJSON_GetObjectItemCaseSensitive(doc, "profiles");
     snprintf(p->path, sizeof p->path, "profiles");
     if (!sec || cJSON_IsNull(sec)) return CE_OK;
-    if (!cJSON_IsObject(sec)) return bad(p, "expected an object of profile name -> {components}, got %s", type_name(sec));
+    if (!cJSON_IsObject(sec)) return mf_bad(p, "expected an object of profile name -> {components}, got %s", type_name(sec));
     size_t n = (size_t)cJSON_GetArraySize(sec);
     m->profiles = calloc(n ? n : 1, sizeof *m->profiles);
     if (!m->profiles) return ce_fail(p->ctx, CE_ERR_NOMEM, "out of memory");
@@ -408,35 +302,12 @@ static int parse_profiles(parser *p, const cJSON *doc, ce_manifest *m)
     cJSON_ArrayForEach(it, sec) {
         size_t k = path_push(p, it->string);
         for (size_t i = 0; i < m->n_profiles; i++)
-            if (strcmp(m->profiles[i].name, it->string) == 0) return bad(p, "duplicate key");
+            if (strcmp(m->profiles[i].name, it->string) == 0) return mf_bad(p, "duplicate key");
         int rc = parse_profile(p, it, &m->profiles[m->n_profiles++]);
         if (rc) return rc;
         path_pop(p, k);
     }
     return CE_OK;
-}
-
-static bool name_matches(const char *pat, const char *name)
-{
-    size_t n = strlen(pat);
-    if (n && pat[n - 1] == '*') return strncmp(pat, name, n - 1) == 0;
-    return strcmp(pat, name) == 0;
-}
-
-bool ce_profile_selects(const ce_profile *p, const char *name)
-{
-    if (!p || !name) return false;
-    bool in = false;
-    for (size_t i = 0; i < p->n_components && !in; i++) in = name_matches(p->components[i], name);
-    for (size_t i = 0; i < p->n_exclude && in; i++) in = !name_matches(p->exclude[i], name);
-    return in;
-}
-
-const ce_profile *ce_manifest_profile(const ce_manifest *m, const char *name)
-{
-    for (size_t i = 0; m && name && i < m->n_profiles; i++)
-        if (strcmp(m->profiles[i].name, name) == 0) return &m->profiles[i];
-    return NULL;
 }
 
 /* cudnn."8.7.0.84": { "cuda11": { platform: artifact }, "source": "..." }.
@@ -445,11 +316,11 @@ static int parse_cudnn(parser *p, const cJSON *v, ce_cudnn *c)
 {
     if (!(c->version = xstrdup(p, v->string))) return CE_ERR_NOMEM;
     if (!ce_version_valid(v->string) || count_dots(v->string) < 2)
-        return bad(p, "cuDNN releases are keyed by their full version (e.g. \"8.7.0.84\"), not '%s'", v->string);
+        return mf_bad(p, "cuDNN releases are keyed by their full version (e.g. \"8.7.0.84\"), not '%s'", v->string);
     if (strlen(v->string) > CE_MANIFEST_KEY_MAX)
-        return bad(p, "the version key is %zu characters; the store names at most %d", strlen(v->string),
+        return mf_bad(p, "the version key is %zu characters; the store names at most %d", strlen(v->string),
                    CE_MANIFEST_KEY_MAX);
-    if (!cJSON_IsObject(v)) return bad(p, "expected an object, got %s", type_name(v));
+    if (!cJSON_IsObject(v)) return mf_bad(p, "expected an object, got %s", type_name(v));
     int rc;
     if ((rc = get_str(p, v, "source", false, &c->source))) return rc;
     size_t n = (size_t)cJSON_GetArraySize(v);
@@ -461,10 +332,10 @@ static int parse_cudnn(parser *p, const cJSON *v, ce_cudnn *c)
         size_t m = path_push(p, it->string);
         const char *d = it->string + 4;
         if (!*d || strlen(d) > 3 || strspn(d, "0123456789") != strlen(d) || *d == '0')
-            return bad(p, "cuDNN builds are keyed by CUDA major: cuda11, cuda12, cuda13");
+            return mf_bad(p, "cuDNN builds are keyed by CUDA major: cuda11, cuda12, cuda13");
         int major = atoi(d);
         for (size_t i = 0; i < c->n_builds; i++)
-            if (c->builds[i].cuda_major == major) return bad(p, "duplicate key");
+            if (c->builds[i].cuda_major == major) return mf_bad(p, "duplicate key");
         ce_cudnn_build *b = &c->builds[c->n_builds++];
         b->cuda_major = major;
         if ((rc = parse_platforms(p, it, &b->archives, &b->n_archives))) return rc;
@@ -477,8 +348,8 @@ static int parse_tf(parser *p, const cJSON *v, ce_tf *t)
 {
     if (!(t->version = xstrdup(p, v->string))) return CE_ERR_NOMEM;
     if (!ce_version_valid(v->string) || count_dots(v->string) != 1)
-        return bad(p, "TensorFlow releases are keyed MAJOR.MINOR (e.g. \"2.14\"), not '%s'", v->string);
-    if (!cJSON_IsObject(v)) return bad(p, "expected an object, got %s", type_name(v));
+        return mf_bad(p, "TensorFlow releases are keyed MAJOR.MINOR (e.g. \"2.14\"), not '%s'", v->string);
+    if (!cJSON_IsObject(v)) return mf_bad(p, "expected an object, got %s", type_name(v));
     int rc;
     if ((rc = get_version(p, v, "cuda", true, &t->cuda)) ||
         (rc = get_version(p, v, "cudnn", false, &t->cudnn)) ||
@@ -504,7 +375,7 @@ static int parse_section(parser *p, const cJSON *doc, const char *key, size_t sz
     const cJSON *sec = cJSON_GetObjectItemCaseSensitive(doc, key);
     snprintf(p->path, sizeof p->path, "%s", key);
     if (!sec || cJSON_IsNull(sec)) return CE_OK;
-    if (!cJSON_IsObject(sec)) return bad(p, "expected an object keyed by version, got %s", type_name(sec));
+    if (!cJSON_IsObject(sec)) return mf_bad(p, "expected an object keyed by version, got %s", type_name(sec));
     size_t n = (size_t)cJSON_GetArraySize(sec);
     *arr = calloc(n ? n : 1, sz);
     if (!*arr) return ce_fail(p->ctx, CE_ERR_NOMEM, "out of memory");
@@ -521,7 +392,7 @@ static int parse_section(parser *p, const cJSON *doc, const char *key, size_t sz
         const char *a = *(char *const *)((char *)*arr + sz * (i - 1)), *b = *(char *const *)((char *)*arr + sz * i);
         if (ce_version_cmp(a, b) == 0) {
             path_push(p, b);
-            return bad(p, "duplicate release ('%s' and '%s' name the same version)", a, b);
+            return mf_bad(p, "duplicate release ('%s' and '%s' name the same version)", a, b);
         }
     }
     return CE_OK;
@@ -538,19 +409,19 @@ static int check_tf_refs(parser *p, const ce_manifest *m)
         const ce_cuda *c = ce_manifest_cuda(m, t->cuda);
         if (!c) {
             path_push(p, "cuda");
-            return bad(p, "CUDA %s is not in the manifest's \"cuda\" section; add it, or mark the row "
+            return mf_bad(p, "CUDA %s is not in the manifest's \"cuda\" section; add it, or mark the row "
                           "\"not_installable\" with the reason", t->cuda);
         }
         if (t->cudnn) {
             const ce_cudnn *d = ce_manifest_cudnn(m, t->cudnn);
             path_push(p, "cudnn");
             if (!d)
-                return bad(p, "cuDNN %s is not in the manifest's \"cudnn\" section; add it, or mark the row "
+                return mf_bad(p, "cuDNN %s is not in the manifest's \"cudnn\" section; add it, or mark the row "
                               "\"not_installable\" with the reason", t->cudnn);
             bool has = false;
             for (size_t b = 0; b < d->n_builds; b++) has |= d->builds[b].cuda_major == ce_version_major(c->version);
             if (!has)
-                return bad(p, "cuDNN %s has no build for CUDA %d (needs cudnn.\"%s\".cuda%d)", t->cudnn,
+                return mf_bad(p, "cuDNN %s has no build for CUDA %d (needs cudnn.\"%s\".cuda%d)", t->cudnn,
                            ce_version_major(c->version), t->cudnn, ce_version_major(c->version));
         }
     }
@@ -559,15 +430,15 @@ static int check_tf_refs(parser *p, const ce_manifest *m)
 
 static int parse_doc(parser *p, const cJSON *doc, ce_manifest *m)
 {
-    if (!cJSON_IsObject(doc)) return bad(p, "expected a JSON object, got %s", type_name(doc));
+    if (!cJSON_IsObject(doc)) return mf_bad(p, "expected a JSON object, got %s", type_name(doc));
     snprintf(p->path, sizeof p->path, "schema");
     const cJSON *s = cJSON_GetObjectItemCaseSensitive(doc, "schema");
-    if (!s) return bad(p, "missing; this cudaenv reads manifest schema 1 (\"schema\": 1)");
+    if (!s) return mf_bad(p, "missing; this cudaenv reads manifest schema 1 (\"schema\": 1)");
     if (!cJSON_IsNumber(s) || s->valuedouble != 1) {
         char got[64];
         if (cJSON_IsNumber(s)) snprintf(got, sizeof got, "%g", s->valuedouble);
         else snprintf(got, sizeof got, "%s", type_name(s));
-        return bad(p, "unsupported manifest schema %s; this cudaenv supports schema 1 "
+        return mf_bad(p, "unsupported manifest schema %s; this cudaenv supports schema 1 "
                       "(update cudaenv or use a schema 1 manifest)", got);
     }
     m->schema = 1;
@@ -696,42 +567,4 @@ void ce_manifest_free(ce_manifest *m)
     free(m->updated);
     free(m->origin);
     free(m);
-}
-
-/* ---- lookups --------------------------------------------------------------- */
-
-const ce_cuda *ce_manifest_cuda(const ce_manifest *m, const char *v)
-{
-    for (size_t i = 0; m && v && i < m->n_cuda; i++)
-        if (strcmp(m->cuda[i].version, v) == 0) return &m->cuda[i];
-    return NULL;
-}
-
-const ce_cudnn *ce_manifest_cudnn(const ce_manifest *m, const char *v)
-{
-    for (size_t i = 0; m && v && i < m->n_cudnn; i++)
-        if (strcmp(m->cudnn[i].version, v) == 0) return &m->cudnn[i];
-    return NULL;
-}
-
-const ce_tf *ce_manifest_tf(const ce_manifest *m, const char *v)
-{
-    for (size_t i = 0; m && v && i < m->n_tf; i++)
-        if (strcmp(m->tf[i].version, v) == 0) return &m->tf[i];
-    return NULL;
-}
-
-const ce_artifact *ce_artifact_for(const ce_artifact *list, size_t n, const char *platform)
-{
-    for (size_t i = 0; list && platform && i < n; i++)
-        if (strcmp(list[i].platform, platform) == 0) return &list[i];
-    return NULL;
-}
-
-const ce_artifact *ce_cudnn_archive(const ce_cudnn *c, int cuda_major, const char *platform)
-{
-    for (size_t i = 0; c && i < c->n_builds; i++)
-        if (c->builds[i].cuda_major == cuda_major)
-            return ce_artifact_for(c->builds[i].archives, c->builds[i].n_archives, platform);
-    return NULL;
 }

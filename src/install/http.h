@@ -1,4 +1,4 @@
-/* Request rules shared by the fetch module (fetch.c, http.c): internal. */
+/* Request rules shared by the fetch module (fetch*.c, http.c): internal. */
 #ifndef CE_HTTP_H
 #define CE_HTTP_H
 

@@ -1,0 +1,236 @@
+/* Reading an archive for libarchive (unpack_int.h): a plain file, or one
+ * that is still being downloaded (follow mode, unpack.h), every byte hashed
+ * as it is handed over (unless the download's watch vouches for them), .xz
+ * input decoded on its own thread (xzmt.h), the decode slot held only while
+ * there are bytes to work on; and the digest of the whole file at the end. */
+#include "unpack_int.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+static void nap(void)
+{
+    struct timespec ts = { 0, 2 * 1000 * 1000 };
+    nanosleep(&ts, NULL);
+}
+
+/* Open the archive; in follow mode wait until the .part (or the finished
+ * file) exists, or the writer gave up. */
+int unpack_reader_open(reader *r)
+{
+    const ce_unpack_src *s = r->src;
+    for (;;) {
+        r->fd = open(s->path, O_RDONLY | O_CLOEXEC);
+        if (r->fd >= 0) return CE_OK;
+        if (!s->part)
+            return ce_fail(r->ctx, CE_ERR_IO, "cannot open %s: %s", s->path, strerror(errno));
+        r->fd = open(s->part, O_RDONLY | O_CLOEXEC);
+        if (r->fd >= 0) return CE_OK;
+        if (*s->writer_done) {
+            /* it may have been renamed between the two opens */
+            r->fd = open(s->path, O_RDONLY | O_CLOEXEC);
+            if (r->fd >= 0) return CE_OK;
+            r->incomplete = true;
+            return CE_ERR_RETRY;
+        }
+        nap();
+    }
+}
+
+/* Follow mode: the writer renamed the very file we read to its final name,
+ * which it does only after it flushed and verified every byte. */
+static bool writer_finished(const reader *r)
+{
+    struct stat a, b;
+    return fstat(r->fd, &a) == 0 && stat(r->src->path, &b) == 0 && a.st_dev == b.st_dev &&
+           a.st_ino == b.st_ino;
+}
+
+/* A decode slot (unpack.h): held while there is work, given back while waiting. */
+static void slot_take(reader *r)
+{
+    if (!r->src->slots || r->slot_held) return;
+    ce_slots_take(r->src->slots, r->src->slot_id, r->src->size);
+    r->slot_held = true;
+}
+
+void unpack_slot_give(reader *r)
+{
+    if (!r->slot_held) return;
+    ce_slots_give(r->src->slots, r->src->slot_id);
+    r->slot_held = false;
+}
+
+/* Follow mode, out of bytes: without the slot, until a block more is there
+ * (or the rest of the file, or the writer finished or stopped).  false: the
+ * xz decoding thread is being stopped, give up. */
+static bool wait_bytes(reader *r)
+{
+    const ce_unpack_src *s = r->src;
+    unpack_slot_give(r);
+    long long want = READ_BLOCK;
+    if (s->size >= 0 && s->size - r->done < want) want = s->size - r->done;
+    for (;;) {
+        if (r->xz && ce_xzmt_stopping(r->xz)) return false;
+        nap();
+        struct stat st;
+        if (fstat(r->fd, &st) == 0 && st.st_size - r->done >= want) return true;
+        if (*s->writer_done || writer_finished(r)) return true;
+    }
+}
+
+/* Next bytes.  In follow mode "no bytes yet" is never the end: the end is
+ * the manifest's size, or (size or not) the writer renaming the file after
+ * it verified; when the writer stops without that (a failure) the read
+ * fails with r->incomplete.  A writer that restarted (a server ignoring
+ * Range truncates the .part) is not detected here: the digest of what was
+ * read decides, and the caller unpacks the verified file again. */
+static ssize_t reader_fill(reader *r)
+{
+    const ce_unpack_src *s = r->src;
+    for (;;) {
+        size_t want = READ_BLOCK;
+        if (s->size >= 0) {
+            if (r->done >= s->size) return 0;
+            if ((long long)want > s->size - r->done) want = (size_t)(s->size - r->done);
+        }
+        slot_take(r);
+        ssize_t n = read(r->fd, r->buf, want);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) {
+            r->failed = true;
+            return -1;
+        }
+        if (n > 0) {
+            if (!r->trust) ce_sha256_update(r->md, r->buf, (size_t)n);
+            r->done += n;
+            return n;
+        }
+        /* end of the bytes written so far */
+        if (!s->part || r->writer_end) return 0;
+        if (writer_finished(r)) {
+            r->writer_end = true; /* its last bytes may have landed after our read */
+            continue;
+        }
+        if (*s->writer_done) {
+            /* it may have renamed the file just before it said so */
+            if (writer_finished(r)) {
+                r->writer_end = true;
+                continue;
+            }
+            r->incomplete = true;
+            return -1;
+        }
+        if (!wait_bytes(r)) return -1;
+    }
+}
+
+static ssize_t xz_pull(void *ud, const unsigned char **buf)
+{
+    reader *r = ud;
+    *buf = r->buf;
+    return reader_fill(r);
+}
+
+/* Compressed bytes, or for .xz input the plain tar decoded by ce_xzmt: the
+ * first block decides (libarchive then sees a tar, and its own filters
+ * handle everything else).  Every compressed byte passes reader_fill, so the
+ * digest is the same either way. */
+la_ssize_t unpack_read_cb(struct archive *a, void *ud, const void **buf)
+{
+    reader *r = ud;
+    ssize_t n = 0;
+    if (!r->started) {
+        r->started = true;
+        n = reader_fill(r);
+        if (n > 0 && ce_xzmt_magic(r->buf, (size_t)n)) {
+            r->xz = ce_xzmt_new(xz_pull, r, r->buf, (size_t)n, 0);
+            if (!r->xz) {
+                archive_set_error(a, ENOMEM, "out of memory for the xz decoder");
+                return -1;
+            }
+        }
+    } else if (!r->xz) {
+        n = reader_fill(r);
+    }
+    if (r->xz) {
+        n = ce_xzmt_read(r->xz, buf);
+        if (n < 0 && !ce_xzmt_pull_failed(r->xz)) {
+            archive_set_error(a, ce_xzmt_errno(r->xz), "%s", ce_xzmt_error(r->xz));
+            return -1;
+        }
+    } else {
+        *buf = r->buf;
+    }
+    if (n < 0) {
+        archive_set_error(a, EIO, r->incomplete ? "download stopped before the end of the archive"
+                                                : "read error");
+        return -1;
+    }
+    return n;
+}
+
+/* Trusting the writer (unpack.h): what was read is a prefix of the file it
+ * verified (fetch.h: the inode read, whether .part or renamed), which it
+ * never truncated since before the open; else the pass lost. */
+static int await_verified(reader *r)
+{
+    const ce_unpack_src *s = r->src;
+    unpack_slot_give(r);
+    for (;;) {
+        bool stopped = *s->writer_done;
+        if (__atomic_load_n(&s->watch->verified, __ATOMIC_ACQUIRE)) break;
+        if (stopped) {
+            r->incomplete = true;
+            return CE_ERR_RETRY;
+        }
+        nap();
+    }
+    if (__atomic_load_n(&s->watch->gen, __ATOMIC_SEQ_CST) != r->gen0) {
+        r->incomplete = true;
+        return CE_ERR_RETRY;
+    }
+    return CE_OK;
+}
+
+/* The digest a cache entry was named after is not its own: it goes. */
+static int bad_cache_entry(ce_ctx *ctx, const ce_unpack_src *s, const char *got)
+{
+    unlink(s->path);
+    return ce_fail(ctx, CE_ERR_INTEGRITY, "%s in the cache is not the file it is named after (%s): it was "
+                   "deleted and nothing from it was installed; rerun to download %s again", s->path, got, s->label);
+}
+
+/* libarchive stops at the tar end marker; the digest covers the whole file. */
+int unpack_finish_digest(ce_ctx *ctx, reader *r)
+{
+    const ce_unpack_src *s = r->src;
+    if (r->trust) return await_verified(r);
+    for (;;) {
+        ssize_t n = reader_fill(r);
+        if (n == 0) break;
+        if (n < 0) {
+            if (r->incomplete) return CE_ERR_RETRY;
+            return ce_fail(ctx, CE_ERR_IO, "cannot read %s: %s", s->path, strerror(errno));
+        }
+    }
+    char got[CE_SHA256_HEX];
+    ce_sha256_final(r->md, got);
+    if (s->cache_entry && ((s->size >= 0 && r->done != s->size) || (s->sha256 && strcmp(got, s->sha256) != 0))) {
+        char what[128];
+        snprintf(what, sizeof what, "its sha256 is %s", got);
+        return bad_cache_entry(ctx, s, what);
+    }
+    if (s->size >= 0 && r->done != s->size)
+        return ce_fail(ctx, CE_ERR_INTEGRITY, "%s: size %lld, the manifest says %lld; the download is corrupt "
+                       "(delete it from the cache and retry)", s->label, r->done, s->size);
+    if (s->sha256 && strcmp(got, s->sha256) != 0)
+        return ce_fail(ctx, CE_ERR_INTEGRITY, "%s: sha256 %s, the manifest says %s; nothing was installed "
+                       "(delete it from the cache and retry)", s->label, got, s->sha256);
+    return CE_OK;
+}
