@@ -285,6 +285,32 @@ PY
     [ -z "$(ls -A "$CUDAENV_ROOT/versions" 2>/dev/null)" ]
 }
 
+@test "a user's own store (run as uid 65534 when the suite runs as root): the planted .part symlink is refused by O_NOFOLLOW" {
+    # as root the store's trust rule refuses the symlink before the open
+    # (above), so this is what tests the open itself on a root-run suite
+    [ "$(id -u)" -eq 0 ] || skip "the test above runs as a user already"
+    command -v setpriv >/dev/null || skip "no setpriv"
+    sha=$(python3 -c "import json; m = json.load(open('$CUDAENV_MANIFEST')); print($RUN118['sha256'])")
+    U=$(mktemp -d /tmp/cudaenv-user.XXXXXX)
+    chmod 755 "$U"
+    mkdir -p "$U/root/cache"
+    cp "$CUDAENV_MANIFEST" "$U/manifest.json"
+    echo precious > "$U/victim"   # a file the user can write: what the planted link aims at
+    ln -s "$U/victim" "$U/root/cache/$sha.part"
+    # the binaries where that user can run them (the checkout may sit under /root)
+    mkdir -p "$U/bin" "$U/libexec"
+    cp "$CUDAENV" "$U/bin/" && cp -r "$(dirname "$CUDAENV")/../libexec/cudaenv" "$U/libexec/"
+    chown -R 65534:65534 "$U"
+    run setpriv --reuid=65534 --regid=65534 --clear-groups env -i PATH=/usr/bin:/bin HOME="$U" \
+        CUDAENV_ROOT="$U/root" CUDAENV_MANIFEST="$U/manifest.json" NO_COLOR=1 "$U/bin/cudaenv" install tf-2.14
+    victim=$(cat "$U/victim") versions=$(ls -A "$U/root/versions" 2>/dev/null || true)
+    rm -rf "$U"
+    [ "$status" -eq 1 ] || { echo "$output"; false; }
+    [[ "$output" == *"cannot open $U/root/cache/$sha.part"* ]] || { echo "$output"; false; }
+    [ "$victim" = precious ]
+    [ -z "$versions" ]
+}
+
 @test "a file of the wrong size under a cache name is not trusted: downloaded again, then installed" {
     sha=$(python3 -c "import json; m = json.load(open('$CUDAENV_MANIFEST')); print($RUN118['sha256'])")
     run_file=$MIRROR/compute/cuda/11.8.0/local_installers/cuda_11.8.0_520.61.05_linux.run
