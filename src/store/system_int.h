@@ -20,15 +20,29 @@ typedef struct link_state {
 /* system.c */
 const char *ce_sys_inside(const ce_ctx *ctx, const char *host);
 int ce_sys_swap_link(ce_ctx *ctx, const char *link, const char *target);
-/* update-alternatives [--root SYSROOT] --quiet ARGS; out (may be NULL): its stdout */
-int ce_sys_alt(ce_ctx *ctx, char *out, size_t on, const char *a1, const char *a2, const char *a3);
-const char *ce_sys_ldconfig_path(const ce_ctx *ctx);
 int ce_sys_need_root(ce_ctx *ctx, const char *what);
 /* both locks, then the repair of an interrupted switch; ce_sys_end releases */
 int ce_sys_begin(ce_ctx *ctx, ce_store_txn *txn, int *fd, ce_sys_record *old);
 void ce_sys_end(ce_store_txn *txn, int fd);
 /* steps 1-5: intent, link, conf, ldconfig, final record */
 int ce_sys_transact(ce_ctx *ctx, ce_sys_record *rec);
+
+/* system_run.c: update-alternatives [--root SYSROOT] --quiet ARGS (out,
+ * may be NULL: its stdout); ldconfig's path (NULL: CUDAENV_LDCONFIG says
+ * none) and the run of it (-r SYSROOT with a sysroot). */
+int ce_sys_alt(ce_ctx *ctx, char *out, size_t on, const char *a1, const char *a2, const char *a3);
+int ce_sys_alternatives(ce_ctx *ctx, const char *a1, const char *a2, const char *a3, const char *a4, const char *a5);
+const char *ce_sys_ldconfig_path(const ce_ctx *ctx);
+int ce_sys_run_ldconfig(ce_ctx *ctx);
+
+/* system_trust.c: prefix fully resolved (real) and the whole tree checked
+ * (owner root, no group/other write, every symlink's target from / down);
+ * lib is the resolved lib64 directory the loader will be pointed at. */
+int ce_sys_toolchain_safe(ce_ctx *ctx, const char *prefix, char *real, char *lib);
+
+/* system_record.c: the text of system.json for rec (malloc'd; NULL when
+ * out of memory). */
+char *ce_sys_record_text(const ce_sys_record *rec);
 
 /* system_durable.c: fsync the directory of the sysroot path p; the staged
  * files st[0..n) (and with dir, the directory already holding one's final
