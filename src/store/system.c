@@ -218,8 +218,9 @@ static int inspect_link(ce_ctx *ctx, const char *link, link_state *ls)
  * All of it under the store lock (uninstall cannot remove the target) and the
  * system lock (one switch at a time). */
 
-/* Test hook: CUDAENV_TEST_CRASH_AT=intent|link|conf|ldconfig kills the run
- * (SIGKILL) right after that step, for the kill -9 campaign. */
+/* Test hook: CUDAENV_TEST_CRASH_AT=trust|intent|link|conf|ldconfig kills the
+ * run (SIGKILL) right after that step (trust: the intent written, before
+ * the trust walk), for the kill -9 campaign. */
 static void crash_point(const ce_ctx *ctx, const char *step)
 {
     const char *at = ctx->set.test_crash_at;
@@ -294,53 +295,86 @@ static int apply(ce_ctx *ctx, const ce_sys_record *rec, ce_staged *conf)
  * completes it (idempotent).  Files created: the intent, and a spare link
  * only when the spare points elsewhere (switching back to the toolchain
  * before creates nothing else); a repair stages the new intent and renames
- * it over the old one: the old stays until the new is durable. */
-static int transact(ce_ctx *ctx, ce_sys_record *rec)
-{
+ * it over the old one: the old stays until the new is durable.
+ *
+ * In two halves, so that a switch walks its toolchain while the intent's
+ * fsync is under way: tx_start writes the intent and the conf's spare and
+ * starts their fsync; tx_finish waits for it and, when the walk said yes
+ * (ok == CE_OK), changes the system; when it said no, it removes the intent
+ * and returns ok.  An intent to an unsafe target that a crash leaves behind
+ * changed nothing and is rolled back by recover(), which walks again. */
+typedef struct sys_tx {
     ce_staged st[2];
-    size_t n = 0;
+    size_t n;
+    bool repair, stage_conf;
+    ce_sys_sync sync;
+} sys_tx;
+
+static int tx_start(ce_ctx *ctx, ce_sys_record *rec, sys_tx *t)
+{
+    char jpath[4200], conf[4400];
     int rc;
+    t->n = 0;
+    t->stage_conf = !rec->restore && rec->lib[0];
     rec->pending = false;
     char *text = ce_sys_record_text(rec);
     rec->pending = true;
-    char path[4200], jpath[4200], conf[4400];
-    bool stage_conf = !rec->restore && rec->lib[0];
-    if (!text) {
-        rc = ce_fail(ctx, CE_ERR_NOMEM, "out of memory");
-        goto out;
-    }
-    ce_sys_path(ctx, CE_SYS_STATE, path, sizeof path);
+    if (!text) return ce_fail(ctx, CE_ERR_NOMEM, "out of memory");
     ce_sys_path(ctx, CE_SYS_PENDING, jpath, sizeof jpath);
-    bool repair = ce_exists(jpath);
-    if ((rc = repair ? ce_file_stage(ctx, jpath, text, strlen(text), 0644, &st[0])
-                     : ce_sys_journal_create(ctx, jpath, text, &st[0])))
-        goto out;
-    n = 1;
-    if (stage_conf) {
+    t->repair = ce_exists(jpath);
+    rc = t->repair ? ce_file_stage(ctx, jpath, text, strlen(text), 0644, &t->st[0])
+                   : ce_sys_journal_create(ctx, jpath, text, &t->st[0]);
+    free(text);
+    if (rc) return rc;
+    t->n = 1;
+    if (t->stage_conf) {
         conf_text(rec->lib, rec->name, conf, sizeof conf);
-        if ((rc = ce_sys_conf_spare_stage(ctx, conf, &st[1]))) goto out;
-        n = 2;
+        if ((rc = ce_sys_conf_spare_stage(ctx, conf, &t->st[1]))) {
+            ce_file_stage_drop(&t->st[0]);
+            return rc;
+        }
+        t->n = 2;
     }
     /* the intent's bytes, its name (created in place; a repair's is renamed
-     * after) and the conf's bytes: one wait */
-    if ((rc = ce_sys_sync_staged(ctx, st, n, repair ? NULL : CE_SYS_PENDING))) goto out;
-    if (repair) {
-        if ((rc = ce_file_stage_commit(ctx, &st[0]))) goto out;
+     * after) and the conf's bytes: one wait, in the background */
+    ce_sys_sync_start(ctx, t->st, t->n, t->repair ? NULL : CE_SYS_PENDING, &t->sync);
+    return CE_OK;
+}
+
+static int tx_finish(ce_ctx *ctx, ce_sys_record *rec, sys_tx *t, int ok)
+{
+    char path[4200], jpath[4200];
+    int rc = ce_sys_sync_finish(ctx, t->st, t->n, &t->sync);
+    if (ok != CE_OK) {
+        rc = ok;   /* the walk's refusal: the intent goes, nothing changed */
+        goto out;
+    }
+    if (rc) goto out;
+    ce_sys_path(ctx, CE_SYS_STATE, path, sizeof path);
+    ce_sys_path(ctx, CE_SYS_PENDING, jpath, sizeof jpath);
+    if (t->repair) {
+        if ((rc = ce_file_stage_commit(ctx, &t->st[0]))) goto out;
         ce_sys_sync_parent(ctx, CE_SYS_PENDING);
     } else {
-        st[0].tmp[0] = '\0';   /* durable: the intent stays */
+        t->st[0].tmp[0] = '\0';   /* durable: the intent stays */
     }
     crash_point(ctx, "intent");
-    if ((rc = apply(ctx, rec, stage_conf ? &st[1] : NULL))) goto out;   /* the intent stays pending: the next run repairs */
+    if ((rc = apply(ctx, rec, t->stage_conf ? &t->st[1] : NULL))) goto out;   /* the intent stays pending: the next run repairs */
     if (rename(jpath, path) != 0) {
         rc = ce_fail(ctx, CE_ERR_IO, "cannot rename %s to %s: %s", jpath, path, strerror(errno));
         goto out;
     }
     rec->pending = false;
 out:
-    for (size_t i = 0; i < n; i++) ce_file_stage_drop(&st[i]);   /* what was not renamed */
-    free(text);
+    for (size_t i = 0; i < t->n; i++) ce_file_stage_drop(&t->st[i]);   /* what was not renamed */
     return rc;
+}
+
+static int transact(ce_ctx *ctx, ce_sys_record *rec)
+{
+    sys_tx t;
+    int rc = tx_start(ctx, rec, &t);
+    return rc ? rc : tx_finish(ctx, rec, &t, CE_OK);
 }
 
 /* The host path of a recorded (inside) path: inside the sysroot, or as is
@@ -443,8 +477,8 @@ int ce_system_switch(ce_ctx *ctx, const ce_toolchain *tc, const ce_sys_opts *o)
         rc = ce_fail(ctx, CE_ERR_NOTFOUND, "%s is no longer installed (%s is gone); see: cudaenv list", tc->name, tc->prefix);
         goto out;
     }
-    /* the whole tree is root's; the fully resolved path is what gets linked */
-    if ((rc = ce_sys_toolchain_safe(ctx, tc->prefix, real, lib)) || (rc = inspect_link(ctx, link, &ls))) goto out;
+    /* the fully resolved path is what gets linked (the walk below checks it) */
+    if ((rc = ce_sys_toolchain_resolve(ctx, tc->prefix, real, lib)) || (rc = inspect_link(ctx, link, &ls))) goto out;
     memset(&rec, 0, offsetof(ce_sys_record, history));
     rec.present = true;
     rec.mode = ls.mode;
@@ -474,6 +508,16 @@ int ce_system_switch(ce_ctx *ctx, const ce_toolchain *tc, const ce_sys_opts *o)
     }
     if (!old.present) ce_sys_capture_original(ctx, &ls, backup, &rec.original);
     ce_sys_hist_push(&rec, rec.prev_name, rec.prev_target, rec.prev_lib);
+
+    /* the intent is written and its fsync started before the walk, which
+     * runs while the disk commits; nothing changes before both are done */
+    sys_tx t;
+    if (!o->dry_run) {
+        if ((rc = tx_start(ctx, &rec, &t))) goto out;
+        crash_point(ctx, "trust");
+    }
+    /* the whole tree is root's */
+    if ((rc = ce_sys_toolchain_walk(ctx, real))) goto done;
     warn_shadows(ctx, rec.lib);
 
     /* the plan */
@@ -487,8 +531,8 @@ int ce_system_switch(ce_ctx *ctx, const ce_toolchain *tc, const ce_sys_opts *o)
     const char *ld = ce_sys_ldconfig_path(ctx);
     ce_emit(ctx, CE_EV_NOTE, NULL, "plan: run %s%s%s", ld ? ld : "no ldconfig", ctx->sysroot[0] && ld ? " -r " : "",
             ld ? ctx->sysroot : "");
-    if (o->dry_run) goto out;
-    rc = transact(ctx, &rec);
+done:
+    if (!o->dry_run) rc = tx_finish(ctx, &rec, &t, rc);
 out:
     end(&txn, fd);
     return rc;

@@ -11,7 +11,9 @@
  * record is written first as an intent, system.json.pending (everything
  * needed to roll forward or back: target, lib, what it replaces, history,
  * original), then link, conf, ldconfig; renaming it over system.json marks
- * it done.  A pending record found by the next switch or rollback is
+ * it done.  The intent is written before the trust walk and its fsync runs
+ * while the walk does; nothing changes before both are done, and a switch
+ * the walk refuses removes its intent.  A pending record found by the next switch or rollback is
  * completed (or, when its target is gone or unsafe, rolled back) before
  * anything else; doctor reports it (env.system-switch-interrupted).  A
  * system.json saying "state":"pending" (an older cudaenv's intent) counts
@@ -19,7 +21,9 @@
  *
  * Trust (issue 9): the whole toolchain tree is walked with lstat (owner
  * root, no group/other write, symlink targets checked from / down), and the
- * fully resolved prefix and lib64 are what get linked and recorded.
+ * fully resolved prefix and lib64 are what get linked and recorded.  An
+ * intent left by a crash before the walk finished is checked again by the
+ * repair: an unsafe target is rolled back, never completed.
  *
  * ldconfig: $CUDAENV_LDCONFIG if set ("" or "none": skip), else
  * /sbin/ldconfig; with a sysroot it runs `ldconfig -r SYSROOT`, which reads

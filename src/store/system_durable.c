@@ -1,8 +1,10 @@
 /* The durable writes of the system switch's transaction (system.c):
  * the intent created in place, the staged files and directories fsync'ed
- * together (ce_fsync_fds), the changed directories while ldconfig runs. */
+ * together (ce_fsync_fds) while the trust walk runs, the changed
+ * directories while ldconfig runs. */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -46,17 +48,39 @@ static void sync_parents(const ce_ctx *ctx, const char *const *p, size_t n)
     for (size_t i = 0; i < k; i++) close(fds[i]);
 }
 
-/* fsync the staged files st[0..n) (and with dir, the directory that already
- * holds one's final name) together, then close them; on failure all are
- * dropped. */
-int ce_sys_sync_staged(ce_ctx *ctx, ce_staged *st, size_t n, const char *dir)
+static void *sync_body(void *arg)
 {
-    int fds[4];
-    size_t k = 0, nd = 0;
-    for (size_t i = 0; i < n; i++) fds[k++] = st[i].fd;
-    if (dir) k += nd = open_parents(ctx, &dir, 1, fds + k);
-    int e = ce_fsync_fds(fds, k);
-    if (nd) close(fds[k - 1]);
+    ce_sys_sync *s = arg;
+    s->err = ce_fsync_fds(s->fds, s->k);
+    return NULL;
+}
+
+/* fsync the staged files st[0..n) (and with dir, the directory that already
+ * holds one's final name) together, in the background: the caller works
+ * (the trust walk) while the disk commits; ce_sys_sync_finish waits. */
+void ce_sys_sync_start(ce_ctx *ctx, ce_staged *st, size_t n, const char *dir, ce_sys_sync *s)
+{
+    s->k = s->nd = 0;
+    s->err = 0;
+    for (size_t i = 0; i < n && s->k < 3; i++) s->fds[s->k++] = st[i].fd;
+    if (dir) s->k += s->nd = open_parents(ctx, &dir, 1, s->fds + s->k);
+    pthread_attr_t at;
+    pthread_attr_init(&at);
+    pthread_attr_setstacksize(&at, 64 * 1024);
+    s->bg = pthread_create(&s->th, &at, sync_body, s) == 0;
+    pthread_attr_destroy(&at);
+    if (!s->bg) sync_body(s);   /* no thread: the wait happens here */
+}
+
+/* Wait for ce_sys_sync_start's fsyncs, then close the files; on failure all
+ * are dropped. */
+int ce_sys_sync_finish(ce_ctx *ctx, ce_staged *st, size_t n, ce_sys_sync *s)
+{
+    if (s->bg) pthread_join(s->th, NULL);
+    s->bg = false;
+    int e = s->err;
+    if (s->nd) close(s->fds[s->k - 1]);
+    s->nd = 0;
     for (size_t i = 0; i < n; i++) {
         if (close(st[i].fd) != 0 && !e) e = errno;
         st[i].fd = -1;

@@ -4,6 +4,8 @@
 #ifndef CE_SYSTEM_INT_H
 #define CE_SYSTEM_INT_H
 
+#include <pthread.h>
+
 #include "core/file.h"
 #include "system.h"
 
@@ -35,9 +37,12 @@ int ce_sys_alternatives(ce_ctx *ctx, const char *a1, const char *a2, const char 
 const char *ce_sys_ldconfig_path(const ce_ctx *ctx);
 int ce_sys_run_ldconfig(ce_ctx *ctx);
 
-/* system_trust.c: prefix fully resolved (real) and the whole tree checked
- * (owner root, no group/other write, every symlink's target from / down);
- * lib is the resolved lib64 directory the loader will be pointed at. */
+/* system_trust.c: prefix fully resolved (real; lib is the resolved lib64
+ * directory the loader will be pointed at), then the whole tree at real
+ * checked (owner root, no group/other write, every symlink's target from /
+ * down); _safe is both. */
+int ce_sys_toolchain_resolve(ce_ctx *ctx, const char *prefix, char *real, char *lib);
+int ce_sys_toolchain_walk(ce_ctx *ctx, const char *real);
 int ce_sys_toolchain_safe(ce_ctx *ctx, const char *prefix, char *real, char *lib);
 
 /* system_record.c: the text of system.json for rec (malloc'd; NULL when
@@ -45,12 +50,22 @@ int ce_sys_toolchain_safe(ce_ctx *ctx, const char *prefix, char *real, char *lib
 char *ce_sys_record_text(const ce_sys_record *rec);
 
 /* system_durable.c: fsync the directory of the sysroot path p; the staged
- * files st[0..n) (and with dir, the directory already holding one's final
- * name) fsync'ed together and closed (all dropped on failure); a thread
- * body fsyncing the directories of the link and the conf; the intent
- * created at path (O_EXCL) holding text, ce_file_stage_drop removing it. */
+ * files st[0..n) (n <= 2; and with dir, the directory already holding
+ * one's final name) fsync'ed together in a thread started by
+ * ce_sys_sync_start, waited for and closed by ce_sys_sync_finish (all
+ * dropped on failure); a thread body fsyncing the directories of the link
+ * and the conf; the intent created at path (O_EXCL) holding text,
+ * ce_file_stage_drop removing it. */
+typedef struct ce_sys_sync {
+    pthread_t th;
+    bool bg;            /* th runs (else the fsyncs were done in start) */
+    int fds[4];
+    size_t k, nd;       /* fds in use; the last nd are directories opened here */
+    int err;            /* errno of the first failed fsync */
+} ce_sys_sync;
 void ce_sys_sync_parent(ce_ctx *ctx, const char *p);
-int ce_sys_sync_staged(ce_ctx *ctx, ce_staged *st, size_t n, const char *dir);
+void ce_sys_sync_start(ce_ctx *ctx, ce_staged *st, size_t n, const char *dir, ce_sys_sync *s);
+int ce_sys_sync_finish(ce_ctx *ctx, ce_staged *st, size_t n, ce_sys_sync *s);
 void *ce_sys_sync_changed(void *ctx);
 int ce_sys_journal_create(ce_ctx *ctx, const char *path, const char *text, ce_staged *st);
 

@@ -99,9 +99,9 @@ static int walk_one(const char *p, const struct stat *st, int flag, struct FTW *
     return 0;
 }
 
-/* Resolve prefix fully (real) and check the whole tree; lib is the resolved
- * lib64 directory the loader will be pointed at. */
-int ce_sys_toolchain_safe(ce_ctx *ctx, const char *prefix, char *real, char *lib)
+/* Resolve prefix fully (real); lib is the resolved lib64 directory the
+ * loader will be pointed at. */
+int ce_sys_toolchain_resolve(ce_ctx *ctx, const char *prefix, char *real, char *lib)
 {
     char p[PATH_MAX + 8];
     if (!realpath(prefix, real))
@@ -112,6 +112,12 @@ int ce_sys_toolchain_safe(ce_ctx *ctx, const char *prefix, char *real, char *lib
     if (lstat(p, &ls) == 0 && S_ISDIR(ls.st_mode) && strlen(p) < PATH_MAX) memcpy(lib, p, strlen(p) + 1);
     else if (!realpath(p, lib))
         return ce_fail(ctx, CE_ERR_NOTFOUND, "cannot resolve %s: %s", p, strerror(errno));
+    return CE_OK;
+}
+
+/* The whole tree at the resolved path real. */
+int ce_sys_toolchain_walk(ce_ctx *ctx, const char *real)
+{
     /* linear: the parents of real are checked once here, and every symlink's
      * target then costs the lstats below the last directory already checked */
     static ce_trust_cache cache;
@@ -128,4 +134,10 @@ int ce_sys_toolchain_safe(ce_ctx *ctx, const char *prefix, char *real, char *lib
     walk_cache = NULL;
     ce_trust_cache_free(&cache);
     return walk_rc;
+}
+
+int ce_sys_toolchain_safe(ce_ctx *ctx, const char *prefix, char *real, char *lib)
+{
+    int rc = ce_sys_toolchain_resolve(ctx, prefix, real, lib);
+    return rc ? rc : ce_sys_toolchain_walk(ctx, real);
 }
