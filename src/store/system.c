@@ -5,7 +5,6 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <limits.h>
-#include <pthread.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -271,15 +270,11 @@ static int apply(ce_ctx *ctx, const ce_sys_record *rec, ce_staged *conf)
     if (rec->restore) ce_sys_drop_spares(ctx);   /* the machine as it was: no file of ours beside its own */
     crash_point(ctx, "conf");
     /* the renames of steps 2-3 (and a --force move aside), one fsync per
-     * directory changed, before the final record can say "done"; while
-     * ldconfig runs, so the waits overlap (its own fsync of the cache and
-     * ours join one commit on a journalling file system) */
-    pthread_t th;
-    bool bg = pthread_create(&th, NULL, ce_sys_sync_changed, ctx) == 0;
-    rc = ce_sys_run_ldconfig(ctx);
-    if (bg) pthread_join(th, NULL);
-    else ce_sys_sync_changed(ctx);
-    if (rc) return rc;
+     * directory changed, before the final record can say "done"; done by
+     * this thread while ldconfig runs, so the waits overlap (its own fsync
+     * of the cache and ours join one commit on a journalling file system)
+     * with no thread to start */
+    if ((rc = ce_sys_run_ldconfig(ctx, ce_sys_sync_changed))) return rc;
     crash_point(ctx, "ldconfig");
     return CE_OK;
 }
@@ -465,7 +460,11 @@ int ce_system_switch(ce_ctx *ctx, const ce_toolchain *tc, const ce_sys_opts *o)
     ce_sys_path(ctx, CE_SYS_LINK, link, sizeof link);
     ce_store_txn txn = CE_STORE_TXN_INIT;
     int fd = -1;
-    static ce_sys_record old, rec;   /* ~160 KiB each with the history */
+    /* ~160 KiB with the history: one record, read and then turned into the
+     * new one in place, so its pages are touched once (a copy faulted in
+     * ~45 pages more a switch) */
+    static ce_sys_record old;
+    ce_sys_record *const r = &old;
     link_state ls;
     if (!o->dry_run && (rc = begin(ctx, &txn, &fd, &old))) goto out;
     if (o->dry_run && (rc = ce_system_record(ctx, &old))) goto out;
@@ -479,20 +478,20 @@ int ce_system_switch(ce_ctx *ctx, const ce_toolchain *tc, const ce_sys_opts *o)
     }
     /* the fully resolved path is what gets linked (the walk below checks it) */
     if ((rc = ce_sys_toolchain_resolve(ctx, tc->prefix, real, lib)) || (rc = inspect_link(ctx, link, &ls))) goto out;
-    memset(&rec, 0, offsetof(ce_sys_record, history));
-    rec.present = true;
-    rec.mode = ls.mode;
-    rec.when = (long long)time(NULL);
-    snprintf(rec.name, sizeof rec.name, "%s", tc->name);
-    snprintf(rec.target, sizeof rec.target, "%s", inside_real(ctx, real));
-    snprintf(rec.lib, sizeof rec.lib, "%s", inside_real(ctx, lib));
-    snprintf(rec.prev_target, sizeof rec.prev_target, "%s", ls.now);
-    conf_lib(ctx, rec.prev_lib, sizeof rec.prev_lib);
-    if (old.present && !strcmp(old.target, ls.now)) snprintf(rec.prev_name, sizeof rec.prev_name, "%s", old.name);
-    /* the history (what this switch replaces on top) and the machine's own
-     * state, kept from the first switch on */
-    rec.original = old.original;
-    ce_sys_hist_copy(&rec, &old);
+    /* the new record over the old one: the history (what this switch
+     * replaces goes on top) and the machine's own state stay */
+    bool had = old.present;
+    if (had && !strcmp(old.target, ls.now)) memmove(r->prev_name, old.name, strlen(old.name) + 1);
+    else r->prev_name[0] = '\0';
+    r->present = true;
+    r->pending = r->restore = false;
+    r->mode = ls.mode;
+    r->when = (long long)time(NULL);
+    snprintf(r->name, sizeof r->name, "%s", tc->name);
+    snprintf(r->target, sizeof r->target, "%s", inside_real(ctx, real));
+    snprintf(r->lib, sizeof r->lib, "%s", inside_real(ctx, lib));
+    snprintf(r->prev_target, sizeof r->prev_target, "%s", ls.now);
+    conf_lib(ctx, r->prev_lib, sizeof r->prev_lib);
 
     char backup[4300] = "";
     if (ls.real) {
@@ -503,36 +502,36 @@ int ce_system_switch(ce_ctx *ctx, const ce_toolchain *tc, const ce_sys_opts *o)
                          link, link);
             goto out;
         }
-        snprintf(backup, sizeof backup, "%s.cudaenv-backup-%lld", link, rec.when);
-        snprintf(rec.prev_target, sizeof rec.prev_target, "%s", inside(ctx, backup));
+        snprintf(backup, sizeof backup, "%s.cudaenv-backup-%lld", link, r->when);
+        snprintf(r->prev_target, sizeof r->prev_target, "%s", inside(ctx, backup));
     }
-    if (!old.present) ce_sys_capture_original(ctx, &ls, backup, &rec.original);
-    ce_sys_hist_push(&rec, rec.prev_name, rec.prev_target, rec.prev_lib);
+    if (!had) ce_sys_capture_original(ctx, &ls, backup, &r->original);
+    ce_sys_hist_push(r, r->prev_name, r->prev_target, r->prev_lib);
 
     /* the intent is written and its fsync started before the walk, which
      * runs while the disk commits; nothing changes before both are done */
     sys_tx t;
     if (!o->dry_run) {
-        if ((rc = tx_start(ctx, &rec, &t))) goto out;
+        if ((rc = tx_start(ctx, r, &t))) goto out;
         crash_point(ctx, "trust");
     }
     /* the whole tree is root's */
     if ((rc = ce_sys_toolchain_walk(ctx, real))) goto done;
-    warn_shadows(ctx, rec.lib);
+    warn_shadows(ctx, r->lib);
 
     /* the plan */
     if (backup[0]) ce_emit(ctx, CE_EV_NOTE, NULL, "plan: move the directory %s aside to %s", link, backup);
     if (ls.mode == CE_SYS_MODE_ALTERNATIVES)
         ce_emit(ctx, CE_EV_NOTE, NULL, "plan: update-alternatives: register %s as an alternative for cuda and select it (was %s)",
-                rec.target, ls.now);
+                r->target, ls.now);
     else
-        ce_emit(ctx, CE_EV_NOTE, NULL, "plan: %s -> %s (was %s)", link, rec.target, rec.prev_target[0] ? rec.prev_target : "absent");
-    ce_emit(ctx, CE_EV_NOTE, NULL, "plan: write %s%s naming %s", ctx->sysroot, CE_SYS_CONF, rec.lib);
+        ce_emit(ctx, CE_EV_NOTE, NULL, "plan: %s -> %s (was %s)", link, r->target, r->prev_target[0] ? r->prev_target : "absent");
+    ce_emit(ctx, CE_EV_NOTE, NULL, "plan: write %s%s naming %s", ctx->sysroot, CE_SYS_CONF, r->lib);
     const char *ld = ce_sys_ldconfig_path(ctx);
     ce_emit(ctx, CE_EV_NOTE, NULL, "plan: run %s%s%s", ld ? ld : "no ldconfig", ctx->sysroot[0] && ld ? " -r " : "",
             ld ? ctx->sysroot : "");
 done:
-    if (!o->dry_run) rc = tx_finish(ctx, &rec, &t, rc);
+    if (!o->dry_run) rc = tx_finish(ctx, r, &t, rc);
 out:
     end(&txn, fd);
     return rc;

@@ -39,15 +39,6 @@ static size_t open_parents(const ce_ctx *ctx, const char *const *p, size_t n, in
     return k;
 }
 
-/* fsync the parents of the sysroot paths p[0..n) together (one wait). */
-static void sync_parents(const ce_ctx *ctx, const char *const *p, size_t n)
-{
-    int fds[4];
-    size_t k = open_parents(ctx, p, n, fds);
-    ce_fsync_fds(fds, k);
-    for (size_t i = 0; i < k; i++) close(fds[i]);
-}
-
 static void *sync_body(void *arg)
 {
     ce_sys_sync *s = arg;
@@ -90,12 +81,12 @@ int ce_sys_sync_finish(ce_ctx *ctx, ce_staged *st, size_t n, ce_sys_sync *s)
     return ce_fail(ctx, CE_ERR_IO, "cannot finish %s: %s", st[0].path, strerror(e));
 }
 
-/* Thread body: fsync the directories of the link and the conf (ctx). */
-void *ce_sys_sync_changed(void *ctx)
+/* fsync the directories of the link and the conf, one after the other
+ * (ldconfig runs meanwhile: no thread needed to overlap the waits). */
+void ce_sys_sync_changed(ce_ctx *ctx)
 {
-    static const char *const changed[] = { CE_SYS_LINK, CE_SYS_CONF };
-    sync_parents(ctx, changed, 2);
-    return NULL;
+    ce_sys_sync_parent(ctx, CE_SYS_LINK);
+    ce_sys_sync_parent(ctx, CE_SYS_CONF);
 }
 
 /* Create the intent path (O_EXCL: under the system lock nobody else

@@ -31,11 +31,12 @@ int ce_sys_transact(ce_ctx *ctx, ce_sys_record *rec);
 
 /* system_run.c: update-alternatives [--root SYSROOT] --quiet ARGS (out,
  * may be NULL: its stdout); ldconfig's path (NULL: CUDAENV_LDCONFIG says
- * none) and the run of it (-r SYSROOT with a sysroot). */
+ * none) and the run of it (-r SYSROOT with a sysroot), meanwhile (may be
+ * NULL) done while it runs. */
 int ce_sys_alt(ce_ctx *ctx, char *out, size_t on, const char *a1, const char *a2, const char *a3);
 int ce_sys_alternatives(ce_ctx *ctx, const char *a1, const char *a2, const char *a3, const char *a4, const char *a5);
 const char *ce_sys_ldconfig_path(const ce_ctx *ctx);
-int ce_sys_run_ldconfig(ce_ctx *ctx);
+int ce_sys_run_ldconfig(ce_ctx *ctx, void (*meanwhile)(ce_ctx *));
 
 /* system_trust.c: prefix fully resolved (real; lib is the resolved lib64
  * directory the loader will be pointed at), then the whole tree at real
@@ -53,8 +54,8 @@ char *ce_sys_record_text(const ce_sys_record *rec);
  * files st[0..n) (n <= 2; and with dir, the directory already holding
  * one's final name) fsync'ed together in a thread started by
  * ce_sys_sync_start, waited for and closed by ce_sys_sync_finish (all
- * dropped on failure); a thread body fsyncing the directories of the link
- * and the conf; the intent created at path (O_EXCL) holding text,
+ * dropped on failure); the directories of the link and the conf fsync'ed
+ * one after the other (while ldconfig runs); the intent created at path (O_EXCL) holding text,
  * ce_file_stage_drop removing it. */
 typedef struct ce_sys_sync {
     pthread_t th;
@@ -66,7 +67,7 @@ typedef struct ce_sys_sync {
 void ce_sys_sync_parent(ce_ctx *ctx, const char *p);
 void ce_sys_sync_start(ce_ctx *ctx, ce_staged *st, size_t n, const char *dir, ce_sys_sync *s);
 int ce_sys_sync_finish(ce_ctx *ctx, ce_staged *st, size_t n, ce_sys_sync *s);
-void *ce_sys_sync_changed(void *ctx);
+void ce_sys_sync_changed(ce_ctx *ctx);
 int ce_sys_journal_create(ce_ctx *ctx, const char *path, const char *text, ce_staged *st);
 
 /* system_durable.c, the spares (same directories, dot names): the link

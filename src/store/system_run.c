@@ -30,11 +30,6 @@ static int run_prog_out(ce_ctx *ctx, char *const argv[], char *out, size_t n)
                    r.sig ? r.sig : r.code);
 }
 
-static int run_prog(ce_ctx *ctx, char *const argv[])
-{
-    return run_prog_out(ctx, argv, NULL, 0);
-}
-
 const char *ce_sys_ldconfig_path(const ce_ctx *ctx)
 {
     const char *e = ctx->set.ldconfig;
@@ -42,15 +37,25 @@ const char *ce_sys_ldconfig_path(const ce_ctx *ctx)
     return access("/sbin/ldconfig", X_OK) == 0 ? "/sbin/ldconfig" : "/usr/sbin/ldconfig";
 }
 
-int ce_sys_run_ldconfig(ce_ctx *ctx)
+int ce_sys_run_ldconfig(ce_ctx *ctx, void (*meanwhile)(ce_ctx *))
 {
     const char *ld = ce_sys_ldconfig_path(ctx);
     if (!ld) {
         ce_emit(ctx, CE_EV_NOTE, NULL, "ldconfig skipped (CUDAENV_LDCONFIG=%s)", ctx->set.ldconfig);
+        if (meanwhile) meanwhile(ctx);
         return CE_OK;
     }
     char *argv[] = { (char *)ld, ctx->sysroot[0] ? "-r" : NULL, ctx->sysroot, NULL };
-    return run_prog(ctx, argv);
+    ce_proc p = { .path = ld, .argv = argv, .out = CE_PROC_TO_STDERR, .keep_stderr = true };
+    ce_proc_child c;
+    int rc = ce_proc_start(ctx, &p, &c);
+    if (meanwhile) meanwhile(ctx);   /* also when it could not start */
+    if (rc) return rc;
+    ce_proc_result r;
+    if ((rc = ce_proc_wait(ctx, &c, &r))) return rc;
+    ce_proc_result_free(&r);
+    if (r.code == 0) return CE_OK;
+    return ce_fail(ctx, CE_ERR_OTHER, "%s failed (%s %d)", ld, r.sig ? "signal" : "exit status", r.sig ? r.sig : r.code);
 }
 
 static const char *alternatives_path(const ce_ctx *ctx)

@@ -179,7 +179,7 @@ completes_pending() {
     "$CUDAENV" -q global 11.8 --system
     "$CUDAENV" -q global 11.7 --system
     # back to 11.8: the spares hold its link and its conf already
-    CUDAENV_LDCONFIG=none ASAN_OPTIONS=detect_leaks=0 strace -f -o "$T/st" \
+    CUDAENV_LDCONFIG=none ASAN_OPTIONS=detect_leaks=0 strace -f -y -o "$T/st" \
         -e trace=openat,open,symlink,symlinkat,fsync,fdatasync,rename,renameat,renameat2 \
         "$CUDAENV" -q global 11.8 --system
     [ "$(readlink "$S/usr/local/cuda")" = "$(rec target)" ] && [ "$(rec state)" = done ] && [ "$(rec target)" = "$I118" ]
@@ -190,6 +190,12 @@ completes_pending() {
     echo "# switching back (no ldconfig): $created file created, $syncs fsyncs, $renames renames/exchanges" >&3
     [ "$created" -eq 1 ] || { cat "$T/st"; false; }
     [ "$syncs" -le 5 ] && [ "$renames" -eq 3 ]
+    # what each fsync makes durable: the intent (bytes and name), the conf's spare,
+    # then the two directories whose entries the exchanges changed
+    for f in "$S/etc/cudaenv/system.json.pending" "$S/etc/ld.so.conf.d/.cudaenv.conf.spare" "$S/etc/cudaenv" \
+        "$S/usr/local" "$S/etc/ld.so.conf.d"; do
+        grep -q -F "<$f>" <(grep -E "fsync\([0-9]+<" "$T/st") || { echo "no fsync of $f"; grep fsync "$T/st"; false; }
+    done
     [ -z "$(for d in "$S/etc/cudaenv" "$S/etc/ld.so.conf.d" "$S/usr/local"; do ls -A "$d"; done | grep -e tmp -e pending)" ]
     # the spares: dot names, the other toolchain's link and conf, seen by no glob of ldconfig's
     [ "$(readlink "$S/usr/local/.cuda.cudaenv-spare")" = "$I117" ]
