@@ -293,16 +293,16 @@ static int apply(ce_ctx *ctx, const ce_sys_record *rec, ce_staged *conf)
  * it over the old one: the old stays until the new is durable.
  *
  * In two halves, so that a switch walks its toolchain while the intent's
- * fsync is under way: tx_start writes the intent and the conf's spare and
- * starts their fsync; tx_finish waits for it and, when the walk said yes
- * (ok == CE_OK), changes the system; when it said no, it removes the intent
- * and returns ok.  An intent to an unsafe target that a crash leaves behind
- * changed nothing and is rolled back by recover(), which walks again. */
+ * writeback (started when it was written) is under way: tx_start writes the
+ * intent and the conf's spare; tx_finish fsyncs them and, when the walk
+ * said yes (ok == CE_OK), changes the system; when it said no, it removes
+ * the intent and returns ok.  An intent to an unsafe target that a crash
+ * leaves behind changed nothing and is rolled back by recover(), which
+ * walks again. */
 typedef struct sys_tx {
     ce_staged st[2];
     size_t n;
     bool repair, stage_conf;
-    ce_sys_sync sync;
 } sys_tx;
 
 static int tx_start(ce_ctx *ctx, ce_sys_record *rec, sys_tx *t)
@@ -330,21 +330,17 @@ static int tx_start(ce_ctx *ctx, ce_sys_record *rec, sys_tx *t)
         }
         t->n = 2;
     }
-    /* the intent's bytes, its name (created in place; a repair's is renamed
-     * after) and the conf's bytes: one wait, in the background */
-    ce_sys_sync_start(ctx, t->st, t->n, t->repair ? NULL : CE_SYS_PENDING, &t->sync);
     return CE_OK;
 }
 
 static int tx_finish(ce_ctx *ctx, ce_sys_record *rec, sys_tx *t, int ok)
 {
     char path[4200], jpath[4200];
-    int rc = ce_sys_sync_finish(ctx, t->st, t->n, &t->sync);
-    if (ok != CE_OK) {
-        rc = ok;   /* the walk's refusal: the intent goes, nothing changed */
-        goto out;
-    }
-    if (rc) goto out;
+    int rc = ok;
+    if (ok != CE_OK) goto out;   /* the walk's refusal: the intent goes, nothing changed */
+    /* the intent's bytes, its name (created in place; a repair's is renamed
+     * after) and the conf's bytes */
+    if ((rc = ce_sys_sync_staged(ctx, t->st, t->n, t->repair ? NULL : CE_SYS_PENDING))) goto out;
     ce_sys_path(ctx, CE_SYS_STATE, path, sizeof path);
     ce_sys_path(ctx, CE_SYS_PENDING, jpath, sizeof jpath);
     if (t->repair) {
@@ -508,8 +504,8 @@ int ce_system_switch(ce_ctx *ctx, const ce_toolchain *tc, const ce_sys_opts *o)
     if (!had) ce_sys_capture_original(ctx, &ls, backup, &r->original);
     ce_sys_hist_push(r, r->prev_name, r->prev_target, r->prev_lib);
 
-    /* the intent is written and its fsync started before the walk, which
-     * runs while the disk commits; nothing changes before both are done */
+    /* the intent is written before the walk, which runs while its
+     * writeback does; nothing changes before both are done */
     sys_tx t;
     if (!o->dry_run) {
         if ((rc = tx_start(ctx, r, &t))) goto out;

@@ -1,10 +1,8 @@
 /* The durable writes of the system switch's transaction (system.c):
  * the intent created in place, the staged files and directories fsync'ed
- * together (ce_fsync_fds) while the trust walk runs, the changed
- * directories while ldconfig runs. */
+ * after the trust walk, the changed directories while ldconfig runs. */
 #include <errno.h>
 #include <fcntl.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -39,39 +37,22 @@ static size_t open_parents(const ce_ctx *ctx, const char *const *p, size_t n, in
     return k;
 }
 
-static void *sync_body(void *arg)
+/* fsync the staged files st[0..n) (their writeback was started when they
+ * were written, so the trust walk ran while it did), then with dir the
+ * directory that already holds one's final name, one after the other (on a
+ * journalling file system the first commits them all; a thread per
+ * descriptor cost more CPU than the waits it overlapped on a busy
+ * machine), then close them; on failure all are dropped. */
+int ce_sys_sync_staged(ce_ctx *ctx, ce_staged *st, size_t n, const char *dir)
 {
-    ce_sys_sync *s = arg;
-    s->err = ce_fsync_fds(s->fds, s->k);
-    return NULL;
-}
-
-/* fsync the staged files st[0..n) (and with dir, the directory that already
- * holds one's final name) together, in the background: the caller works
- * (the trust walk) while the disk commits; ce_sys_sync_finish waits. */
-void ce_sys_sync_start(ce_ctx *ctx, ce_staged *st, size_t n, const char *dir, ce_sys_sync *s)
-{
-    s->k = s->nd = 0;
-    s->err = 0;
-    for (size_t i = 0; i < n && s->k < 3; i++) s->fds[s->k++] = st[i].fd;
-    if (dir) s->k += s->nd = open_parents(ctx, &dir, 1, s->fds + s->k);
-    pthread_attr_t at;
-    pthread_attr_init(&at);
-    pthread_attr_setstacksize(&at, 64 * 1024);
-    s->bg = pthread_create(&s->th, &at, sync_body, s) == 0;
-    pthread_attr_destroy(&at);
-    if (!s->bg) sync_body(s);   /* no thread: the wait happens here */
-}
-
-/* Wait for ce_sys_sync_start's fsyncs, then close the files; on failure all
- * are dropped. */
-int ce_sys_sync_finish(ce_ctx *ctx, ce_staged *st, size_t n, ce_sys_sync *s)
-{
-    if (s->bg) pthread_join(s->th, NULL);
-    s->bg = false;
-    int e = s->err;
-    if (s->nd) close(s->fds[s->k - 1]);
-    s->nd = 0;
+    int fds[4], e = 0;
+    size_t k = 0, nd = 0;
+    for (size_t i = 0; i < n && k < 3; i++) fds[k++] = st[i].fd;
+    if (dir) k += nd = open_parents(ctx, &dir, 1, fds + k);
+    for (size_t i = 0; i < k && !e; i++)
+        while (fsync(fds[i]) != 0 && !e)
+            if (errno != EINTR) e = errno;
+    if (nd) close(fds[k - 1]);
     for (size_t i = 0; i < n; i++) {
         if (close(st[i].fd) != 0 && !e) e = errno;
         st[i].fd = -1;
@@ -190,7 +171,10 @@ int ce_sys_conf_spare_stage(ce_ctx *ctx, const char *text, ce_staged *st)
         }
         sync_file_range(st->fd, 0, 0, SYNC_FILE_RANGE_WRITE);
     }
-    if (fchmod(st->fd, 0644) != 0) { /* root's own new file: only the umask could narrow it */ }
+    /* root's own new file: only the umask could narrow it (a chmod of a
+     * spare already 0644 would dirty its inode for the fsync to write) */
+    struct stat sb;
+    if ((fstat(st->fd, &sb) != 0 || (sb.st_mode & 07777) != 0644) && fchmod(st->fd, 0644) != 0) { /* readable is only nicer */ }
     return CE_OK;
 }
 

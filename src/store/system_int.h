@@ -4,7 +4,6 @@
 #ifndef CE_SYSTEM_INT_H
 #define CE_SYSTEM_INT_H
 
-#include <pthread.h>
 
 #include "core/file.h"
 #include "system.h"
@@ -52,21 +51,12 @@ char *ce_sys_record_text(const ce_sys_record *rec);
 
 /* system_durable.c: fsync the directory of the sysroot path p; the staged
  * files st[0..n) (n <= 2; and with dir, the directory already holding
- * one's final name) fsync'ed together in a thread started by
- * ce_sys_sync_start, waited for and closed by ce_sys_sync_finish (all
- * dropped on failure); the directories of the link and the conf fsync'ed
- * one after the other (while ldconfig runs); the intent created at path (O_EXCL) holding text,
+ * one's final name) fsync'ed and closed (all dropped on failure); the
+ * directories of the link and the conf fsync'ed (while ldconfig runs); the
+ * intent created at path (O_EXCL) holding text, its writeback started,
  * ce_file_stage_drop removing it. */
-typedef struct ce_sys_sync {
-    pthread_t th;
-    bool bg;            /* th runs (else the fsyncs were done in start) */
-    int fds[4];
-    size_t k, nd;       /* fds in use; the last nd are directories opened here */
-    int err;            /* errno of the first failed fsync */
-} ce_sys_sync;
 void ce_sys_sync_parent(ce_ctx *ctx, const char *p);
-void ce_sys_sync_start(ce_ctx *ctx, ce_staged *st, size_t n, const char *dir, ce_sys_sync *s);
-int ce_sys_sync_finish(ce_ctx *ctx, ce_staged *st, size_t n, ce_sys_sync *s);
+int ce_sys_sync_staged(ce_ctx *ctx, ce_staged *st, size_t n, const char *dir);
 void ce_sys_sync_changed(ce_ctx *ctx);
 int ce_sys_journal_create(ce_ctx *ctx, const char *path, const char *text, ce_staged *st);
 
