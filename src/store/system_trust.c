@@ -40,12 +40,14 @@ static __thread ce_trust_cache *walk_cache;
  * and does not follow links, so p's directory holds no symlink: a link to a
  * name in the same directory (libcudart.so -> libcudart.so.12, the usual
  * soname chain) is followed here with one readlink + lstat per hop instead
- * of a realpath that re-reads every component from /.  Anything else (a
- * slash or dot in the target, 40 hops) goes through realpath.  false with
- * errno when it resolves to nothing. */
-static bool resolve_link(const char *p, char *real)
+ * of a realpath that re-reads every component from /; *here says so (the
+ * end is an entry of the tree).  Anything else (a slash or dot in the
+ * target, 40 hops) goes through realpath.  false with errno when it
+ * resolves to nothing. */
+static bool resolve_link(const char *p, char *real, bool *here)
 {
     char cur[PATH_MAX], t[PATH_MAX];
+    *here = false;
     if (snprintf(cur, sizeof cur, "%s", p) >= (int)sizeof cur) return realpath(p, real) != NULL;
     for (int hop = 0; hop < 40; hop++) {
         ssize_t n = readlink(cur, t, sizeof t - 1);
@@ -59,6 +61,7 @@ static bool resolve_link(const char *p, char *real)
         if (lstat(cur, &st) != 0) return false;
         if (!S_ISLNK(st.st_mode)) {
             memcpy(real, cur, strlen(cur) + 1);
+            *here = true;
             return true;
         }
     }
@@ -84,7 +87,8 @@ static int walk_one(const char *p, const struct stat *st, int flag, struct FTW *
     }
     if (flag == FTW_SL || flag == FTW_SLN) {
         char real[PATH_MAX];
-        if (!resolve_link(p, real)) {
+        bool here;
+        if (!resolve_link(p, real, &here)) {
             /* dangling: whoever can create the target decides what it is */
             char t[PATH_MAX];
             ssize_t n = readlink(p, t, sizeof t - 1);
@@ -93,7 +97,10 @@ static int walk_one(const char *p, const struct stat *st, int flag, struct FTW *
                               "(%s); remove the link or reinstall the toolchain", p, t, strerror(errno));
             return 1;
         }
-        if ((walk_rc = ce_trust_chain_cached(walk_ctx, real, "a system switch", SWITCH_FIX, walk_cache)) != CE_OK)
+        /* a target in the link's own directory is an entry of the tree:
+         * the walk checks it as it checks every entry (and the directory,
+         * before it), so its chain from / is not walked again */
+        if (!here && (walk_rc = ce_trust_chain_cached(walk_ctx, real, "a system switch", SWITCH_FIX, walk_cache)) != CE_OK)
             return 1;
     }
     return 0;

@@ -109,8 +109,17 @@ completes_pending() {
     [ "$status" -eq 6 ]
     [[ "$stderr" == *"$T/userlib"*"owned by uid 65534"* ]]
     [ ! -e "$S/usr/local/cuda" ] && [ ! -e "$S/etc/ld.so.conf.d/cudaenv.conf" ]
-    # all gone: the chains that stay inside the tree pass
     rm "$L/libevil.so.1" "$L/libevil.so"
+    # a chain that ends in lib64 itself (its end not walked from / again): the
+    # walk checks that entry as it checks every file of the tree
+    echo mine > "$L/libmine.so.1.0" && chown 65534 "$L/libmine.so.1.0"
+    ln -s libmine.so.1.0 "$L/libmine.so.1" && ln -s libmine.so.1 "$L/libmine.so"
+    run --separate-stderr "$CUDAENV" global 11.8 --system
+    [ "$status" -eq 6 ]
+    [[ "$stderr" == *"libmine.so.1.0 is owned by uid 65534"* ]]
+    [ ! -e "$S/usr/local/cuda" ] && [ ! -e "$S/etc/cudaenv/system.json.pending" ]
+    # all gone: the chains that stay inside the tree pass
+    rm "$L/libmine.so.1.0" "$L/libmine.so.1" "$L/libmine.so"
     run --separate-stderr "$CUDAENV" global 11.8 --system
     [ "$status" -eq 0 ]
 }
