@@ -397,7 +397,8 @@ static int recover(ce_ctx *ctx, ce_sys_record *rec)
         snprintf(back.lib, sizeof back.lib, "%s", rec->prev_lib);
         /* the switch had pushed what it replaced: that is current again */
         ce_sys_entry top;
-        if (back.nhistory && !strcmp(back.history[0].target, back.target) && !strcmp(back.history[0].lib, back.lib))
+        if (back.nhistory && !strcmp(ce_sys_hist_str(&back, 0, 1), back.target) &&
+            !strcmp(ce_sys_hist_str(&back, 0, 2), back.lib))
             ce_sys_hist_pop(&back, &top);
         *rec = back;
     }
@@ -550,7 +551,7 @@ int ce_system_rollback(ce_ctx *ctx, const ce_sys_opts *o)
     }
     /* a rollback is a switch to the newest history entry, which it pops: a
      * second rollback walks further back */
-    memcpy(&rec, &old, offsetof(ce_sys_record, history));
+    memcpy(&rec, &old, offsetof(ce_sys_record, hoff));
     ce_sys_hist_copy(&rec, &old);
     ce_sys_entry e;
     if (!ce_sys_hist_pop(&rec, &e)) {

@@ -99,7 +99,12 @@ typedef struct ce_sys_record {
     bool restore;              /* this transaction returns to original */
     ce_sys_original original;
     int nhistory;
-    ce_sys_entry history[CE_SYS_HISTORY];   /* newest first */
+    unsigned hlen;             /* bytes of hpool in use */
+    /* the history, newest first: entry i's name, target and lib are the
+     * strings at hpool + hoff[i][0], [1], [2] (ce_sys_hist_str); packed, so a
+     * switch touches the bytes in use, not 16 entries of 8 KiB */
+    unsigned hoff[CE_SYS_HISTORY][3];
+    char hpool[(CE_SYS_HISTORY + 2) * (96 + 2 * 4096)];
 } ce_sys_record;
 
 typedef struct ce_sys_opts {
@@ -135,6 +140,8 @@ void ce_sys_hist_push(ce_sys_record *rec, const char *name, const char *target, 
 bool ce_sys_hist_pop(ce_sys_record *rec, ce_sys_entry *out);
 /* dst's history := src's (the entries in use, string by string). */
 void ce_sys_hist_copy(ce_sys_record *dst, const ce_sys_record *src);
+/* Entry i's name (k 0), target (1) or lib (2). */
+const char *ce_sys_hist_str(const ce_sys_record *rec, int i, int k);
 
 /* CE_ERR_PERM naming the first directory from / down to path that is not
  * root-owned or is group/other-writable (root-owned sticky dirs allowed). */

@@ -56,7 +56,7 @@ int ce_system_record(ce_ctx *ctx, ce_sys_record *rec)
 {
     /* the history (~130 KiB) is read only up to nhistory: zeroing it
      * would fault in every page of it */
-    memset(rec, 0, offsetof(ce_sys_record, history));
+    memset(rec, 0, offsetof(ce_sys_record, hoff));
     char path[4200];
     /* an intent (system.json.pending) is the newer record: a switch began
      * and has not been marked done.  One that is not JSON was cut short
@@ -68,7 +68,7 @@ int ce_system_record(ce_ctx *ctx, ce_sys_record *rec)
         rec->pending = true;
         return CE_OK;
     }
-    memset(rec, 0, offsetof(ce_sys_record, history));
+    memset(rec, 0, offsetof(ce_sys_record, hoff));
     ce_sys_path(ctx, CE_SYS_STATE, path, sizeof path);
     rc = read_record(ctx, path, rec);
     return rc == CE_ERR_NOTFOUND ? CE_OK : rc;
