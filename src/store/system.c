@@ -282,8 +282,9 @@ static int apply(ce_ctx *ctx, const ce_sys_record *rec, ce_staged *conf)
 /* Steps 1-5 for the state rec describes.  One record, written once: the
  * intent system.json.pending is the final record (with "state":"done");
  * renaming it over system.json marks the switch done.  Durability in two
- * commits: the intent and cudaenv.conf's new text are fsync'ed together,
- * then /etc/cudaenv (the intent is durable before anything changes);
+ * steps, no thread: the intent, cudaenv.conf's new text and /etc/cudaenv
+ * are fsync'ed one after the other (their writeback started when they were
+ * written; the intent is durable before anything changes);
  * apply() puts link and conf in place (exchanged with their spares,
  * system_durable.c) and fsyncs their directories; the last rename is not
  * fsync'ed: lost in a crash, the intent is still there and the next run
