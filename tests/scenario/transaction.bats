@@ -242,7 +242,7 @@ completes_pending() {
     [ "$(rec target)" = "$I118" ]
 }
 
-@test "the walk runs while the intent's fsync is under way: a tree it refuses leaves no intent and nothing changed; killed before the walk, the next run rolls back" {
+@test "the walk runs while the intent's writeback is under way: a tree it refuses leaves no intent and nothing changed; killed before the walk, the next run rolls back" {
     "$CUDAENV" -q global 11.8 --system
     consistent
     chmod o+w "$P117/bin"
