@@ -1,13 +1,10 @@
 #include "system.h"
 
-#include <cjson/cJSON.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <signal.h>
 #include <limits.h>
-#include <pthread.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,284 +30,6 @@ static const char *inside(const ce_ctx *ctx, const char *host)
     return host;
 }
 
-#define SWITCH_FIX "Install the toolchain into a root-owned CUDAENV_ROOT instead, e.g.: " \
-    "sudo CUDAENV_ROOT=/opt/cudaenv cudaenv install SPEC"
-
-int ce_system_path_safe(ce_ctx *ctx, const char *path)
-{
-    char real[PATH_MAX];
-    if (!realpath(path, real))
-        return ce_fail(ctx, CE_ERR_NOTFOUND, "cannot resolve %s: %s", path, strerror(errno));
-    /* every directory from / down: a user who can write any of them can
-     * swap the libraries root's loader will trust */
-    return ce_trust_chain(ctx, real, "a system switch", SWITCH_FIX);
-}
-
-/* ---- the whole toolchain (issue 9) -------------------------------------
- * /usr/local/cuda/bin/nvcc, include/ and lib64/ are used by root and by every
- * user once the switch is made: every file and directory of the tree must be
- * root's (lstat, no group/other write), and every symlink in it must resolve
- * to a path whose every component is root's too. */
-
-static __thread ce_ctx *walk_ctx;
-static __thread int walk_rc;
-static __thread ce_trust_cache *walk_cache;
-
-/* The resolved target of the symlink p.  The walk starts at a resolved path
- * and does not follow links, so p's directory holds no symlink: a link to a
- * name in the same directory (libcudart.so -> libcudart.so.12, the usual
- * soname chain) is followed here with one readlink + lstat per hop instead
- * of a realpath that re-reads every component from /.  Anything else (a
- * slash or dot in the target, 40 hops) goes through realpath.  false with
- * errno when it resolves to nothing. */
-static bool resolve_link(const char *p, char *real)
-{
-    char cur[PATH_MAX], t[PATH_MAX];
-    if (snprintf(cur, sizeof cur, "%s", p) >= (int)sizeof cur) return realpath(p, real) != NULL;
-    for (int hop = 0; hop < 40; hop++) {
-        ssize_t n = readlink(cur, t, sizeof t - 1);
-        if (n <= 0) break;
-        t[n] = '\0';
-        char *slash = strrchr(cur, '/');
-        size_t dl = (size_t)(slash - cur) + 1;
-        if (strchr(t, '/') || !strcmp(t, ".") || !strcmp(t, "..") || dl + (size_t)n >= sizeof cur) break;
-        memcpy(cur + dl, t, (size_t)n + 1);
-        struct stat st;
-        if (lstat(cur, &st) != 0) return false;
-        if (!S_ISLNK(st.st_mode)) {
-            memcpy(real, cur, strlen(cur) + 1);
-            return true;
-        }
-    }
-    return realpath(cur, real) != NULL;
-}
-
-static int walk_one(const char *p, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void)ftw;
-    const char *why = NULL;
-    if (flag == FTW_SL || flag == FTW_SLN) {
-        /* a symlink's own mode bits mean nothing; its owner and its target do */
-        if (st->st_uid != 0) why = "a symlink not owned by root";
-    } else if (flag == FTW_DNR || flag == FTW_NS) {
-        why = "unreadable";
-    } else {
-        why = ce_trust_stat_reason(st, false);
-    }
-    if (why) {
-        walk_rc = ce_fail(walk_ctx, CE_ERR_PERM, "unsafe for a system switch: %s is %s; root's loader and every "
-                          "user's nvcc would trust a file a user can replace. " SWITCH_FIX, p, why);
-        return 1;
-    }
-    if (flag == FTW_SL || flag == FTW_SLN) {
-        char real[PATH_MAX];
-        if (!resolve_link(p, real)) {
-            /* dangling: whoever can create the target decides what it is */
-            char t[PATH_MAX];
-            ssize_t n = readlink(p, t, sizeof t - 1);
-            t[n > 0 ? n : 0] = '\0';
-            walk_rc = ce_fail(walk_ctx, CE_ERR_PERM, "unsafe for a system switch: %s -> %s points to nothing "
-                              "(%s); remove the link or reinstall the toolchain", p, t, strerror(errno));
-            return 1;
-        }
-        if ((walk_rc = ce_trust_chain_cached(walk_ctx, real, "a system switch", SWITCH_FIX, walk_cache)) != CE_OK)
-            return 1;
-    }
-    return 0;
-}
-
-/* Resolve prefix fully (real) and check the whole tree; lib is the resolved
- * lib64 directory the loader will be pointed at. */
-static int toolchain_safe(ce_ctx *ctx, const char *prefix, char *real, char *lib)
-{
-    char p[PATH_MAX + 8];
-    if (!realpath(prefix, real))
-        return ce_fail(ctx, CE_ERR_NOTFOUND, "cannot resolve %s: %s", prefix, strerror(errno));
-    snprintf(p, sizeof p, "%s/lib64", real);
-    /* real is resolved: a lib64 that is a directory, not a link, is resolved too */
-    struct stat ls;
-    if (lstat(p, &ls) == 0 && S_ISDIR(ls.st_mode) && strlen(p) < PATH_MAX) memcpy(lib, p, strlen(p) + 1);
-    else if (!realpath(p, lib))
-        return ce_fail(ctx, CE_ERR_NOTFOUND, "cannot resolve %s: %s", p, strerror(errno));
-    /* linear: the parents of real are checked once here, and every symlink's
-     * target then costs the lstats below the last directory already checked */
-    static ce_trust_cache cache;
-    int rc = ce_trust_chain_cached(ctx, real, "a system switch", SWITCH_FIX, &cache);
-    if (rc) {
-        ce_trust_cache_free(&cache);
-        return rc;
-    }
-    walk_ctx = ctx;
-    walk_cache = &cache;
-    walk_rc = CE_OK;
-    if (nftw(real, walk_one, 32, FTW_PHYS) != 0 && walk_rc == CE_OK)
-        walk_rc = ce_fail(ctx, CE_ERR_IO, "cannot walk %s: %s", real, strerror(errno));
-    walk_cache = NULL;
-    ce_trust_cache_free(&cache);
-    return walk_rc;
-}
-
-/* ---- the record ------------------------------------------------------ */
-
-static void jget(const cJSON *o, const char *k, char *out, size_t n)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
-    snprintf(out, n, "%s", cJSON_IsString(v) ? v->valuestring : "");
-}
-
-/* One record file into rec.  CE_ERR_NOTFOUND when absent; CE_ERR_INTEGRITY
- * when it is not a JSON object. */
-static int read_record(ce_ctx *ctx, const char *path, ce_sys_record *rec)
-{
-    char *data;
-    int rc = ce_file_read(ctx, path, 65536, &data, NULL);
-    if (rc) return rc;
-    cJSON *j = cJSON_Parse(data);
-    free(data);
-    if (!cJSON_IsObject(j)) {
-        cJSON_Delete(j);
-        return ce_fail(ctx, CE_ERR_INTEGRITY, "%s is not valid JSON; remove it to forget the system selection", path);
-    }
-    char mode[32];
-    jget(j, "mode", mode, sizeof mode);
-    rec->mode = strcmp(mode, "alternatives") == 0 ? CE_SYS_MODE_ALTERNATIVES : CE_SYS_MODE_LINK;
-    jget(j, "name", rec->name, sizeof rec->name);
-    jget(j, "target", rec->target, sizeof rec->target);
-    jget(j, "lib", rec->lib, sizeof rec->lib);
-    jget(j, "prev_target", rec->prev_target, sizeof rec->prev_target);
-    jget(j, "prev_lib", rec->prev_lib, sizeof rec->prev_lib);
-    jget(j, "prev_name", rec->prev_name, sizeof rec->prev_name);
-    const cJSON *w = cJSON_GetObjectItemCaseSensitive(j, "when");
-    rec->when = cJSON_IsNumber(w) ? (long long)w->valuedouble : 0;
-    char state[16];
-    jget(j, "state", state, sizeof state);
-    rec->pending = strcmp(state, "pending") == 0;   /* an older cudaenv's intent, in system.json itself */
-    char action[16];
-    jget(j, "action", action, sizeof action);
-    rec->restore = strcmp(action, "restore") == 0;
-    rec->present = true;
-    ce_sys_hist_read(j, rec);
-    cJSON_Delete(j);
-    return CE_OK;
-}
-
-int ce_system_record(ce_ctx *ctx, ce_sys_record *rec)
-{
-    /* the history (~130 KiB) is read only up to nhistory: zeroing it
-     * would fault in every page of it */
-    memset(rec, 0, offsetof(ce_sys_record, history));
-    char path[4200];
-    /* an intent (system.json.pending) is the newer record: a switch began
-     * and has not been marked done.  One that is not JSON was cut short
-     * before it was durable, so before anything changed: the switch never
-     * began (begin() removes it under the lock). */
-    ce_sys_path(ctx, CE_SYS_PENDING, path, sizeof path);
-    int rc = read_record(ctx, path, rec);
-    if (rc == CE_OK) {
-        rec->pending = true;
-        return CE_OK;
-    }
-    memset(rec, 0, offsetof(ce_sys_record, history));
-    ce_sys_path(ctx, CE_SYS_STATE, path, sizeof path);
-    rc = read_record(ctx, path, rec);
-    return rc == CE_ERR_NOTFOUND ? CE_OK : rc;
-}
-
-/* system.json for rec (malloc'd; NULL when out of memory). */
-static char *record_text(const ce_sys_record *rec)
-{
-    cJSON *j = cJSON_CreateObject();
-    cJSON_AddNumberToObject(j, "schema", 1);
-    cJSON_AddStringToObject(j, "state", rec->pending ? "pending" : "done");
-    cJSON_AddStringToObject(j, "mode", rec->mode == CE_SYS_MODE_ALTERNATIVES ? "alternatives" : "link");
-    cJSON_AddStringToObject(j, "name", rec->name);
-    cJSON_AddStringToObject(j, "target", rec->target);
-    cJSON_AddStringToObject(j, "lib", rec->lib);
-    cJSON_AddStringToObject(j, "prev_target", rec->prev_target);
-    cJSON_AddStringToObject(j, "prev_lib", rec->prev_lib);
-    cJSON_AddStringToObject(j, "prev_name", rec->prev_name);
-    cJSON_AddNumberToObject(j, "when", (double)rec->when);
-    cJSON_AddStringToObject(j, "action", rec->restore ? "restore" : "switch");
-    ce_sys_hist_write(j, rec);
-    char *text = cJSON_Print(j);
-    cJSON_Delete(j);
-    return text;
-}
-
-/* ---- actions --------------------------------------------------------- */
-
-/* core/proc.h: posix_spawn (vfork + execv: no copy of this process's page
- * tables), never system(): no shell parses these paths.  The child's stdout
- * goes to stderr so cudaenv's stdout stays results only. */
-static int run_prog_out(ce_ctx *ctx, char *const argv[], char *out, size_t n)
-{
-    ce_proc p = { .path = argv[0], .argv = argv, .out = out ? CE_PROC_CAPTURE : CE_PROC_TO_STDERR,
-                  .keep_stderr = true, .cap_head = out ? n - 1 : 0 };
-    ce_proc_result r;
-    int rc = ce_proc_run(ctx, &p, &r);
-    if (rc) return rc;
-    if (out) {
-        /* what the child prints (bounded; the rest is read and dropped) */
-        size_t len = r.out_len < n - 1 ? r.out_len : n - 1;
-        memcpy(out, r.out ? r.out : "", len);
-        out[len] = '\0';
-    }
-    ce_proc_result_free(&r);
-    if (r.code == 0) return CE_OK;
-    return ce_fail(ctx, CE_ERR_OTHER, "%s failed (%s %d)", argv[0], r.sig ? "signal" : "exit status",
-                   r.sig ? r.sig : r.code);
-}
-
-static int run_prog(ce_ctx *ctx, char *const argv[])
-{
-    return run_prog_out(ctx, argv, NULL, 0);
-}
-
-static const char *ldconfig_path(const ce_ctx *ctx)
-{
-    const char *e = ctx->set.ldconfig;
-    if (e) return (!*e || !strcmp(e, "none")) ? NULL : e;
-    return access("/sbin/ldconfig", X_OK) == 0 ? "/sbin/ldconfig" : "/usr/sbin/ldconfig";
-}
-
-static int run_ldconfig(ce_ctx *ctx)
-{
-    const char *ld = ldconfig_path(ctx);
-    if (!ld) {
-        ce_emit(ctx, CE_EV_NOTE, NULL, "ldconfig skipped (CUDAENV_LDCONFIG=%s)", ctx->set.ldconfig);
-        return CE_OK;
-    }
-    char *argv[] = { (char *)ld, ctx->sysroot[0] ? "-r" : NULL, ctx->sysroot, NULL };
-    return run_prog(ctx, argv);
-}
-
-static const char *alternatives_path(const ce_ctx *ctx)
-{
-    const char *e = ctx->set.update_alternatives;
-    if (e && *e) return e;
-    return access("/usr/bin/update-alternatives", X_OK) == 0 ? "/usr/bin/update-alternatives" : "/usr/sbin/update-alternatives";
-}
-
-/* update-alternatives [--root SYSROOT] ARGS...: it renames its own links
- * atomically and keeps its admin file, so --display stays consistent. */
-static int alternatives_out(ce_ctx *ctx, char *out, size_t on, const char *a1, const char *a2, const char *a3,
-                            const char *a4, const char *a5)
-{
-    char *argv[12];
-    int n = 0;
-    argv[n++] = (char *)alternatives_path(ctx);
-    argv[n++] = "--quiet";
-    if (ctx->sysroot[0]) { argv[n++] = "--root"; argv[n++] = ctx->sysroot; }
-    const char *rest[] = { a1, a2, a3, a4, a5 };
-    for (int i = 0; i < 5 && rest[i]; i++) argv[n++] = (char *)rest[i];
-    argv[n] = NULL;
-    return run_prog_out(ctx, argv, out, on);
-}
-
-static int alternatives(ce_ctx *ctx, const char *a1, const char *a2, const char *a3, const char *a4, const char *a5)
-{
-    return alternatives_out(ctx, NULL, 0, a1, a2, a3, a4, a5);
-}
 
 /* Point link at target: a temp symlink renamed over it, so readers see the
  * old target or the new one, never nothing. */
@@ -498,8 +217,9 @@ static int inspect_link(ce_ctx *ctx, const char *link, link_state *ls)
  * All of it under the store lock (uninstall cannot remove the target) and the
  * system lock (one switch at a time). */
 
-/* Test hook: CUDAENV_TEST_CRASH_AT=intent|link|conf|ldconfig kills the run
- * (SIGKILL) right after that step, for the kill -9 campaign. */
+/* Test hook: CUDAENV_TEST_CRASH_AT=trust|intent|link|conf|ldconfig kills the
+ * run (SIGKILL) right after that step (trust: the intent written, before
+ * the trust walk), for the kill -9 campaign. */
 static void crash_point(const ce_ctx *ctx, const char *step)
 {
     const char *at = ctx->set.test_crash_at;
@@ -534,8 +254,8 @@ static int apply(ce_ctx *ctx, const ce_sys_record *rec, ce_staged *conf)
         alt_prio(rec->name, prio, sizeof prio);
         /* a toolchain is registered; a rollback to a non-toolchain (the
          * machine's own alternative) keeps its priority and is only selected */
-        if ((rec->name[0] && (rc = alternatives(ctx, "--install", CE_SYS_LINK, "cuda", rec->target, prio))) ||
-            (rc = alternatives(ctx, "--set", "cuda", rec->target, NULL, NULL)))
+        if ((rec->name[0] && (rc = ce_sys_alternatives(ctx, "--install", CE_SYS_LINK, "cuda", rec->target, prio))) ||
+            (rc = ce_sys_alternatives(ctx, "--set", "cuda", rec->target, NULL, NULL)))
             return rc;
     } else if (rec->target[0]) {
         if ((rc = ce_sys_link_exchange(ctx, link, rec->target))) return rc;
@@ -550,15 +270,11 @@ static int apply(ce_ctx *ctx, const ce_sys_record *rec, ce_staged *conf)
     if (rec->restore) ce_sys_drop_spares(ctx);   /* the machine as it was: no file of ours beside its own */
     crash_point(ctx, "conf");
     /* the renames of steps 2-3 (and a --force move aside), one fsync per
-     * directory changed, before the final record can say "done"; while
-     * ldconfig runs, so the waits overlap (its own fsync of the cache and
-     * ours join one commit on a journalling file system) */
-    pthread_t th;
-    bool bg = pthread_create(&th, NULL, ce_sys_sync_changed, ctx) == 0;
-    rc = run_ldconfig(ctx);
-    if (bg) pthread_join(th, NULL);
-    else ce_sys_sync_changed(ctx);
-    if (rc) return rc;
+     * directory changed, before the final record can say "done"; done by
+     * this thread while ldconfig runs, so the waits overlap (its own fsync
+     * of the cache and ours join one commit on a journalling file system)
+     * with no thread to start */
+    if ((rc = ce_sys_run_ldconfig(ctx, ce_sys_sync_changed))) return rc;
     crash_point(ctx, "ldconfig");
     return CE_OK;
 }
@@ -566,61 +282,91 @@ static int apply(ce_ctx *ctx, const ce_sys_record *rec, ce_staged *conf)
 /* Steps 1-5 for the state rec describes.  One record, written once: the
  * intent system.json.pending is the final record (with "state":"done");
  * renaming it over system.json marks the switch done.  Durability in two
- * commits: the intent and cudaenv.conf's new text are fsync'ed together,
- * then /etc/cudaenv (the intent is durable before anything changes);
+ * steps, no thread: the intent, cudaenv.conf's new text and /etc/cudaenv
+ * are fsync'ed one after the other (their writeback started when they were
+ * written; the intent is durable before anything changes);
  * apply() puts link and conf in place (exchanged with their spares,
  * system_durable.c) and fsyncs their directories; the last rename is not
  * fsync'ed: lost in a crash, the intent is still there and the next run
  * completes it (idempotent).  Files created: the intent, and a spare link
  * only when the spare points elsewhere (switching back to the toolchain
  * before creates nothing else); a repair stages the new intent and renames
- * it over the old one: the old stays until the new is durable. */
-static int transact(ce_ctx *ctx, ce_sys_record *rec)
-{
+ * it over the old one: the old stays until the new is durable.
+ *
+ * In two halves, so that a switch walks its toolchain while the intent's
+ * writeback (started when it was written) is under way: tx_start writes the
+ * intent and the conf's spare; tx_finish fsyncs them and, when the walk
+ * said yes (ok == CE_OK), changes the system; when it said no, it removes
+ * the intent and returns ok.  An intent to an unsafe target that a crash
+ * leaves behind changed nothing and is rolled back by recover(), which
+ * walks again. */
+typedef struct sys_tx {
     ce_staged st[2];
-    size_t n = 0;
+    size_t n;
+    bool repair, stage_conf;
+} sys_tx;
+
+static int tx_start(ce_ctx *ctx, ce_sys_record *rec, sys_tx *t)
+{
+    char jpath[4200], conf[4400];
     int rc;
+    t->n = 0;
+    t->stage_conf = !rec->restore && rec->lib[0];
     rec->pending = false;
-    char *text = record_text(rec);
+    char *text = ce_sys_record_text(rec);
     rec->pending = true;
-    char path[4200], jpath[4200], conf[4400];
-    bool stage_conf = !rec->restore && rec->lib[0];
-    if (!text) {
-        rc = ce_fail(ctx, CE_ERR_NOMEM, "out of memory");
-        goto out;
+    if (!text) return ce_fail(ctx, CE_ERR_NOMEM, "out of memory");
+    ce_sys_path(ctx, CE_SYS_PENDING, jpath, sizeof jpath);
+    t->repair = ce_exists(jpath);
+    rc = t->repair ? ce_file_stage(ctx, jpath, text, strlen(text), 0644, &t->st[0])
+                   : ce_sys_journal_create(ctx, jpath, text, &t->st[0]);
+    free(text);
+    if (rc) return rc;
+    t->n = 1;
+    if (t->stage_conf) {
+        conf_text(rec->lib, rec->name, conf, sizeof conf);
+        if ((rc = ce_sys_conf_spare_stage(ctx, conf, &t->st[1]))) {
+            ce_file_stage_drop(&t->st[0]);
+            return rc;
+        }
+        t->n = 2;
     }
+    return CE_OK;
+}
+
+static int tx_finish(ce_ctx *ctx, ce_sys_record *rec, sys_tx *t, int ok)
+{
+    char path[4200], jpath[4200];
+    int rc = ok;
+    if (ok != CE_OK) goto out;   /* the walk's refusal: the intent goes, nothing changed */
+    /* the intent's bytes, its name (created in place; a repair's is renamed
+     * after) and the conf's bytes */
+    if ((rc = ce_sys_sync_staged(ctx, t->st, t->n, t->repair ? NULL : CE_SYS_PENDING))) goto out;
     ce_sys_path(ctx, CE_SYS_STATE, path, sizeof path);
     ce_sys_path(ctx, CE_SYS_PENDING, jpath, sizeof jpath);
-    bool repair = ce_exists(jpath);
-    if ((rc = repair ? ce_file_stage(ctx, jpath, text, strlen(text), 0644, &st[0])
-                     : ce_sys_journal_create(ctx, jpath, text, &st[0])))
-        goto out;
-    n = 1;
-    if (stage_conf) {
-        conf_text(rec->lib, rec->name, conf, sizeof conf);
-        if ((rc = ce_sys_conf_spare_stage(ctx, conf, &st[1]))) goto out;
-        n = 2;
-    }
-    /* the intent's bytes, its name (created in place; a repair's is renamed
-     * after) and the conf's bytes: one wait */
-    if ((rc = ce_sys_sync_staged(ctx, st, n, repair ? NULL : CE_SYS_PENDING))) goto out;
-    if (repair) {
-        if ((rc = ce_file_stage_commit(ctx, &st[0]))) goto out;
+    if (t->repair) {
+        if ((rc = ce_file_stage_commit(ctx, &t->st[0]))) goto out;
         ce_sys_sync_parent(ctx, CE_SYS_PENDING);
     } else {
-        st[0].tmp[0] = '\0';   /* durable: the intent stays */
+        t->st[0].tmp[0] = '\0';   /* durable: the intent stays */
     }
     crash_point(ctx, "intent");
-    if ((rc = apply(ctx, rec, stage_conf ? &st[1] : NULL))) goto out;   /* the intent stays pending: the next run repairs */
+    if ((rc = apply(ctx, rec, t->stage_conf ? &t->st[1] : NULL))) goto out;   /* the intent stays pending: the next run repairs */
     if (rename(jpath, path) != 0) {
         rc = ce_fail(ctx, CE_ERR_IO, "cannot rename %s to %s: %s", jpath, path, strerror(errno));
         goto out;
     }
     rec->pending = false;
 out:
-    for (size_t i = 0; i < n; i++) ce_file_stage_drop(&st[i]);   /* what was not renamed */
-    free(text);
+    for (size_t i = 0; i < t->n; i++) ce_file_stage_drop(&t->st[i]);   /* what was not renamed */
     return rc;
+}
+
+static int transact(ce_ctx *ctx, ce_sys_record *rec)
+{
+    sys_tx t;
+    int rc = tx_start(ctx, rec, &t);
+    return rc ? rc : tx_finish(ctx, rec, &t, CE_OK);
 }
 
 /* The host path of a recorded (inside) path: inside the sysroot, or as is
@@ -641,7 +387,7 @@ static int recover(ce_ctx *ctx, ce_sys_record *rec)
         ce_quiet q;
         ce_quiet_begin(&q, false);
         host_of(ctx, rec->target, host, sizeof host);
-        forward = ce_is_dir(host) && toolchain_safe(ctx, host, real, lib) == CE_OK;
+        forward = ce_is_dir(host) && ce_sys_toolchain_safe(ctx, host, real, lib) == CE_OK;
         ce_quiet_end(&q);
     }
     if (!forward) {
@@ -652,7 +398,8 @@ static int recover(ce_ctx *ctx, ce_sys_record *rec)
         snprintf(back.lib, sizeof back.lib, "%s", rec->prev_lib);
         /* the switch had pushed what it replaced: that is current again */
         ce_sys_entry top;
-        if (back.nhistory && !strcmp(back.history[0].target, back.target) && !strcmp(back.history[0].lib, back.lib))
+        if (back.nhistory && !strcmp(ce_sys_hist_str(&back, 0, 1), back.target) &&
+            !strcmp(ce_sys_hist_str(&back, 0, 2), back.lib))
             ce_sys_hist_pop(&back, &top);
         *rec = back;
     }
@@ -711,7 +458,11 @@ int ce_system_switch(ce_ctx *ctx, const ce_toolchain *tc, const ce_sys_opts *o)
     ce_sys_path(ctx, CE_SYS_LINK, link, sizeof link);
     ce_store_txn txn = CE_STORE_TXN_INIT;
     int fd = -1;
-    static ce_sys_record old, rec;   /* ~160 KiB each with the history */
+    /* ~160 KiB with the history: one record, read and then turned into the
+     * new one in place, so its pages are touched once (a copy faulted in
+     * ~45 pages more a switch) */
+    static ce_sys_record old;
+    ce_sys_record *const r = &old;
     link_state ls;
     if (!o->dry_run && (rc = begin(ctx, &txn, &fd, &old))) goto out;
     if (o->dry_run && (rc = ce_system_record(ctx, &old))) goto out;
@@ -723,22 +474,22 @@ int ce_system_switch(ce_ctx *ctx, const ce_toolchain *tc, const ce_sys_opts *o)
         rc = ce_fail(ctx, CE_ERR_NOTFOUND, "%s is no longer installed (%s is gone); see: cudaenv list", tc->name, tc->prefix);
         goto out;
     }
-    /* the whole tree is root's; the fully resolved path is what gets linked */
-    if ((rc = toolchain_safe(ctx, tc->prefix, real, lib)) || (rc = inspect_link(ctx, link, &ls))) goto out;
-    memset(&rec, 0, offsetof(ce_sys_record, history));
-    rec.present = true;
-    rec.mode = ls.mode;
-    rec.when = (long long)time(NULL);
-    snprintf(rec.name, sizeof rec.name, "%s", tc->name);
-    snprintf(rec.target, sizeof rec.target, "%s", inside_real(ctx, real));
-    snprintf(rec.lib, sizeof rec.lib, "%s", inside_real(ctx, lib));
-    snprintf(rec.prev_target, sizeof rec.prev_target, "%s", ls.now);
-    conf_lib(ctx, rec.prev_lib, sizeof rec.prev_lib);
-    if (old.present && !strcmp(old.target, ls.now)) snprintf(rec.prev_name, sizeof rec.prev_name, "%s", old.name);
-    /* the history (what this switch replaces on top) and the machine's own
-     * state, kept from the first switch on */
-    rec.original = old.original;
-    ce_sys_hist_copy(&rec, &old);
+    /* the fully resolved path is what gets linked (the walk below checks it) */
+    if ((rc = ce_sys_toolchain_resolve(ctx, tc->prefix, real, lib)) || (rc = inspect_link(ctx, link, &ls))) goto out;
+    /* the new record over the old one: the history (what this switch
+     * replaces goes on top) and the machine's own state stay */
+    bool had = old.present;
+    if (had && !strcmp(old.target, ls.now)) memmove(r->prev_name, old.name, strlen(old.name) + 1);
+    else r->prev_name[0] = '\0';
+    r->present = true;
+    r->pending = r->restore = false;
+    r->mode = ls.mode;
+    r->when = (long long)time(NULL);
+    snprintf(r->name, sizeof r->name, "%s", tc->name);
+    snprintf(r->target, sizeof r->target, "%s", inside_real(ctx, real));
+    snprintf(r->lib, sizeof r->lib, "%s", inside_real(ctx, lib));
+    snprintf(r->prev_target, sizeof r->prev_target, "%s", ls.now);
+    conf_lib(ctx, r->prev_lib, sizeof r->prev_lib);
 
     char backup[4300] = "";
     if (ls.real) {
@@ -749,26 +500,36 @@ int ce_system_switch(ce_ctx *ctx, const ce_toolchain *tc, const ce_sys_opts *o)
                          link, link);
             goto out;
         }
-        snprintf(backup, sizeof backup, "%s.cudaenv-backup-%lld", link, rec.when);
-        snprintf(rec.prev_target, sizeof rec.prev_target, "%s", inside(ctx, backup));
+        snprintf(backup, sizeof backup, "%s.cudaenv-backup-%lld", link, r->when);
+        snprintf(r->prev_target, sizeof r->prev_target, "%s", inside(ctx, backup));
     }
-    if (!old.present) ce_sys_capture_original(ctx, &ls, backup, &rec.original);
-    ce_sys_hist_push(&rec, rec.prev_name, rec.prev_target, rec.prev_lib);
-    warn_shadows(ctx, rec.lib);
+    if (!had) ce_sys_capture_original(ctx, &ls, backup, &r->original);
+    ce_sys_hist_push(r, r->prev_name, r->prev_target, r->prev_lib);
+
+    /* the intent is written before the walk, which runs while its
+     * writeback does; nothing changes before both are done */
+    sys_tx t;
+    if (!o->dry_run) {
+        if ((rc = tx_start(ctx, r, &t))) goto out;
+        crash_point(ctx, "trust");
+    }
+    /* the whole tree is root's */
+    if ((rc = ce_sys_toolchain_walk(ctx, real))) goto done;
+    warn_shadows(ctx, r->lib);
 
     /* the plan */
     if (backup[0]) ce_emit(ctx, CE_EV_NOTE, NULL, "plan: move the directory %s aside to %s", link, backup);
     if (ls.mode == CE_SYS_MODE_ALTERNATIVES)
         ce_emit(ctx, CE_EV_NOTE, NULL, "plan: update-alternatives: register %s as an alternative for cuda and select it (was %s)",
-                rec.target, ls.now);
+                r->target, ls.now);
     else
-        ce_emit(ctx, CE_EV_NOTE, NULL, "plan: %s -> %s (was %s)", link, rec.target, rec.prev_target[0] ? rec.prev_target : "absent");
-    ce_emit(ctx, CE_EV_NOTE, NULL, "plan: write %s%s naming %s", ctx->sysroot, CE_SYS_CONF, rec.lib);
-    const char *ld = ldconfig_path(ctx);
+        ce_emit(ctx, CE_EV_NOTE, NULL, "plan: %s -> %s (was %s)", link, r->target, r->prev_target[0] ? r->prev_target : "absent");
+    ce_emit(ctx, CE_EV_NOTE, NULL, "plan: write %s%s naming %s", ctx->sysroot, CE_SYS_CONF, r->lib);
+    const char *ld = ce_sys_ldconfig_path(ctx);
     ce_emit(ctx, CE_EV_NOTE, NULL, "plan: run %s%s%s", ld ? ld : "no ldconfig", ctx->sysroot[0] && ld ? " -r " : "",
             ld ? ctx->sysroot : "");
-    if (o->dry_run) goto out;
-    rc = transact(ctx, &rec);
+done:
+    if (!o->dry_run) rc = tx_finish(ctx, r, &t, rc);
 out:
     end(&txn, fd);
     return rc;
@@ -791,7 +552,7 @@ int ce_system_rollback(ce_ctx *ctx, const ce_sys_opts *o)
     }
     /* a rollback is a switch to the newest history entry, which it pops: a
      * second rollback walks further back */
-    memcpy(&rec, &old, offsetof(ce_sys_record, history));
+    memcpy(&rec, &old, offsetof(ce_sys_record, hoff));
     ce_sys_hist_copy(&rec, &old);
     ce_sys_entry e;
     if (!ce_sys_hist_pop(&rec, &e)) {
@@ -827,11 +588,6 @@ out:
 
 const char *ce_sys_inside(const ce_ctx *ctx, const char *host) { return inside(ctx, host); }
 int ce_sys_swap_link(ce_ctx *ctx, const char *link, const char *target) { return swap_link(ctx, link, target); }
-int ce_sys_alt(ce_ctx *ctx, char *out, size_t on, const char *a1, const char *a2, const char *a3)
-{
-    return alternatives_out(ctx, out, on, a1, a2, a3, NULL, NULL);
-}
-const char *ce_sys_ldconfig_path(const ce_ctx *ctx) { return ldconfig_path(ctx); }
 int ce_sys_need_root(ce_ctx *ctx, const char *what) { return need_root(ctx, what); }
 int ce_sys_begin(ce_ctx *ctx, ce_store_txn *txn, int *fd, ce_sys_record *old) { return begin(ctx, txn, fd, old); }
 void ce_sys_end(ce_store_txn *txn, int fd) { end(txn, fd); }

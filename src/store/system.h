@@ -11,7 +11,9 @@
  * record is written first as an intent, system.json.pending (everything
  * needed to roll forward or back: target, lib, what it replaces, history,
  * original), then link, conf, ldconfig; renaming it over system.json marks
- * it done.  A pending record found by the next switch or rollback is
+ * it done.  The intent is written before the trust walk and its fsync runs
+ * while the walk does; nothing changes before both are done, and a switch
+ * the walk refuses removes its intent.  A pending record found by the next switch or rollback is
  * completed (or, when its target is gone or unsafe, rolled back) before
  * anything else; doctor reports it (env.system-switch-interrupted).  A
  * system.json saying "state":"pending" (an older cudaenv's intent) counts
@@ -19,7 +21,9 @@
  *
  * Trust (issue 9): the whole toolchain tree is walked with lstat (owner
  * root, no group/other write, symlink targets checked from / down), and the
- * fully resolved prefix and lib64 are what get linked and recorded.
+ * fully resolved prefix and lib64 are what get linked and recorded.  An
+ * intent left by a crash before the walk finished is checked again by the
+ * repair: an unsafe target is rolled back, never completed.
  *
  * ldconfig: $CUDAENV_LDCONFIG if set ("" or "none": skip), else
  * /sbin/ldconfig; with a sysroot it runs `ldconfig -r SYSROOT`, which reads
@@ -95,7 +99,12 @@ typedef struct ce_sys_record {
     bool restore;              /* this transaction returns to original */
     ce_sys_original original;
     int nhistory;
-    ce_sys_entry history[CE_SYS_HISTORY];   /* newest first */
+    unsigned hlen;             /* bytes of hpool in use */
+    /* the history, newest first: entry i's name, target and lib are the
+     * strings at hpool + hoff[i][0], [1], [2] (ce_sys_hist_str); packed, so a
+     * switch touches the bytes in use, not 16 entries of 8 KiB */
+    unsigned hoff[CE_SYS_HISTORY][3];
+    char hpool[(CE_SYS_HISTORY + 2) * (96 + 2 * 4096)];
 } ce_sys_record;
 
 typedef struct ce_sys_opts {
@@ -131,6 +140,8 @@ void ce_sys_hist_push(ce_sys_record *rec, const char *name, const char *target, 
 bool ce_sys_hist_pop(ce_sys_record *rec, ce_sys_entry *out);
 /* dst's history := src's (the entries in use, string by string). */
 void ce_sys_hist_copy(ce_sys_record *dst, const ce_sys_record *src);
+/* Entry i's name (k 0), target (1) or lib (2). */
+const char *ce_sys_hist_str(const ce_sys_record *rec, int i, int k);
 
 /* CE_ERR_PERM naming the first directory from / down to path that is not
  * root-owned or is group/other-writable (root-owned sticky dirs allowed). */

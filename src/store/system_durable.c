@@ -1,6 +1,6 @@
 /* The durable writes of the system switch's transaction (system.c):
  * the intent created in place, the staged files and directories fsync'ed
- * together (ce_fsync_fds), the changed directories while ldconfig runs. */
+ * after the trust walk, the changed directories while ldconfig runs. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -37,25 +37,21 @@ static size_t open_parents(const ce_ctx *ctx, const char *const *p, size_t n, in
     return k;
 }
 
-/* fsync the parents of the sysroot paths p[0..n) together (one wait). */
-static void sync_parents(const ce_ctx *ctx, const char *const *p, size_t n)
-{
-    int fds[4];
-    size_t k = open_parents(ctx, p, n, fds);
-    ce_fsync_fds(fds, k);
-    for (size_t i = 0; i < k; i++) close(fds[i]);
-}
-
-/* fsync the staged files st[0..n) (and with dir, the directory that already
- * holds one's final name) together, then close them; on failure all are
- * dropped. */
+/* fsync the staged files st[0..n) (their writeback was started when they
+ * were written, so the trust walk ran while it did), then with dir the
+ * directory that already holds one's final name, one after the other (on a
+ * journalling file system the first commits them all; a thread per
+ * descriptor cost more CPU than the waits it overlapped on a busy
+ * machine), then close them; on failure all are dropped. */
 int ce_sys_sync_staged(ce_ctx *ctx, ce_staged *st, size_t n, const char *dir)
 {
-    int fds[4];
+    int fds[4], e = 0;
     size_t k = 0, nd = 0;
-    for (size_t i = 0; i < n; i++) fds[k++] = st[i].fd;
+    for (size_t i = 0; i < n && k < 3; i++) fds[k++] = st[i].fd;
     if (dir) k += nd = open_parents(ctx, &dir, 1, fds + k);
-    int e = ce_fsync_fds(fds, k);
+    for (size_t i = 0; i < k && !e; i++)
+        while (fsync(fds[i]) != 0 && !e)
+            if (errno != EINTR) e = errno;
     if (nd) close(fds[k - 1]);
     for (size_t i = 0; i < n; i++) {
         if (close(st[i].fd) != 0 && !e) e = errno;
@@ -66,12 +62,12 @@ int ce_sys_sync_staged(ce_ctx *ctx, ce_staged *st, size_t n, const char *dir)
     return ce_fail(ctx, CE_ERR_IO, "cannot finish %s: %s", st[0].path, strerror(e));
 }
 
-/* Thread body: fsync the directories of the link and the conf (ctx). */
-void *ce_sys_sync_changed(void *ctx)
+/* fsync the directories of the link and the conf, one after the other
+ * (ldconfig runs meanwhile: no thread needed to overlap the waits). */
+void ce_sys_sync_changed(ce_ctx *ctx)
 {
-    static const char *const changed[] = { CE_SYS_LINK, CE_SYS_CONF };
-    sync_parents(ctx, changed, 2);
-    return NULL;
+    ce_sys_sync_parent(ctx, CE_SYS_LINK);
+    ce_sys_sync_parent(ctx, CE_SYS_CONF);
 }
 
 /* Create the intent path (O_EXCL: under the system lock nobody else
@@ -175,7 +171,10 @@ int ce_sys_conf_spare_stage(ce_ctx *ctx, const char *text, ce_staged *st)
         }
         sync_file_range(st->fd, 0, 0, SYNC_FILE_RANGE_WRITE);
     }
-    if (fchmod(st->fd, 0644) != 0) { /* root's own new file: only the umask could narrow it */ }
+    /* root's own new file: only the umask could narrow it (a chmod of a
+     * spare already 0644 would dirty its inode for the fsync to write) */
+    struct stat sb;
+    if ((fstat(st->fd, &sb) != 0 || (sb.st_mode & 07777) != 0644) && fchmod(st->fd, 0644) != 0) { /* readable is only nicer */ }
     return CE_OK;
 }
 

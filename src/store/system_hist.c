@@ -17,6 +17,51 @@ static void jstr(const cJSON *o, const char *k, char *out, size_t n)
  * a line-based reader of system.json (grep, sed) still finds one of each. */
 static const char *const kinds[] = { "none", "link", "alternatives", "directory" };
 
+/* The strings of the entries in use moved to the start of the pool (the
+ * others' bytes freed). */
+static void pack(ce_sys_record *rec)
+{
+    static char tmp[sizeof rec->hpool];
+    unsigned len = 0;
+    for (int i = 0; i < rec->nhistory; i++)
+        for (int k = 0; k < 3; k++) {
+            const char *str = rec->hpool + rec->hoff[i][k];
+            size_t l = strlen(str) + 1;
+            memcpy(tmp + len, str, l);
+            rec->hoff[i][k] = len;
+            len += (unsigned)l;
+        }
+    memcpy(rec->hpool, tmp, len);
+    rec->hlen = len;
+}
+
+/* Entry i := (name, target, lib), the strings cut as the fixed fields of
+ * ce_sys_entry would (95 and 4095 bytes) and added to the pool; entries
+ * 0..nhistory-1 must be valid (i may be nhistory: one more). */
+static void put(ce_sys_record *rec, int i, const char *name, const char *target, const char *lib)
+{
+    const char *v[3] = { name, target, lib };
+    size_t cap[3] = { sizeof ((ce_sys_entry *)0)->name, sizeof ((ce_sys_entry *)0)->target,
+                      sizeof ((ce_sys_entry *)0)->lib };
+    size_t l[3], need = 0;
+    for (int k = 0; k < 3; k++) {
+        l[k] = strnlen(v[k], cap[k] - 1);
+        need += l[k] + 1;
+    }
+    /* a string may be one of the pool's own: copied before the pool moves */
+    char buf[sizeof ((ce_sys_entry *)0)->name + sizeof ((ce_sys_entry *)0)->target + sizeof ((ce_sys_entry *)0)->lib];
+    for (int k = 0, o = 0; k < 3; o += (int)l[k] + 1, k++) {
+        memcpy(buf + o, v[k], l[k]);
+        buf[o + (int)l[k]] = '\0';
+    }
+    if (rec->hlen + need > sizeof rec->hpool) pack(rec);   /* room for 16 entries + 2 of the largest */
+    for (int k = 0, o = 0; k < 3; o += (int)l[k] + 1, k++) {
+        memcpy(rec->hpool + rec->hlen, buf + o, l[k] + 1);
+        rec->hoff[i][k] = rec->hlen;
+        rec->hlen += (unsigned)l[k] + 1;
+    }
+}
+
 void ce_sys_hist_read(const cJSON *j, ce_sys_record *rec)
 {
     const cJSON *o = cJSON_GetObjectItemCaseSensitive(j, "original");
@@ -43,17 +88,22 @@ void ce_sys_hist_read(const cJSON *j, ce_sys_record *rec)
     }
     const cJSON *h = cJSON_GetObjectItemCaseSensitive(j, "history"), *e;
     rec->nhistory = 0;
+    rec->hlen = 0;
     if (!cJSON_IsArray(h)) {
         /* a record from before the history: its one slot */
         ce_sys_hist_push(rec, rec->prev_name, rec->prev_target, rec->prev_lib);
         return;
     }
+    static const char *const keys[3] = { "toolchain", "link_target", "lib_dir" };
     cJSON_ArrayForEach(e, h) {
         if (rec->nhistory == CE_SYS_HISTORY) break;
-        ce_sys_entry *x = &rec->history[rec->nhistory++];
-        jstr(e, "toolchain", x->name, sizeof x->name);
-        jstr(e, "link_target", x->target, sizeof x->target);
-        jstr(e, "lib_dir", x->lib, sizeof x->lib);
+        const char *v[3];
+        for (int k = 0; k < 3; k++) {
+            const cJSON *x = cJSON_GetObjectItemCaseSensitive(e, keys[k]);
+            v[k] = cJSON_IsString(x) ? x->valuestring : "";
+        }
+        put(rec, rec->nhistory, v[0], v[1], v[2]);
+        rec->nhistory++;
     }
 }
 
@@ -80,46 +130,45 @@ void ce_sys_hist_write(cJSON *j, const ce_sys_record *rec)
     cJSON *h = cJSON_AddArrayToObject(j, "history");
     for (int i = 0; i < rec->nhistory; i++) {
         cJSON *e = cJSON_CreateObject();
-        cJSON_AddStringToObject(e, "toolchain", rec->history[i].name);
-        cJSON_AddStringToObject(e, "link_target", rec->history[i].target);
-        cJSON_AddStringToObject(e, "lib_dir", rec->history[i].lib);
+        cJSON_AddStringToObject(e, "toolchain", ce_sys_hist_str(rec, i, 0));
+        cJSON_AddStringToObject(e, "link_target", ce_sys_hist_str(rec, i, 1));
+        cJSON_AddStringToObject(e, "lib_dir", ce_sys_hist_str(rec, i, 2));
         cJSON_AddItemToArray(h, e);
     }
 }
 
-/* The strings of an entry, not its 8 KiB: a history shift or copy touches
- * only the bytes in use (whole-entry copies faulted in ~130 KiB a switch). */
-static void entry_copy(ce_sys_entry *dst, const ce_sys_entry *src)
+const char *ce_sys_hist_str(const ce_sys_record *rec, int i, int k)
 {
-    snprintf(dst->name, sizeof dst->name, "%s", src->name);
-    snprintf(dst->target, sizeof dst->target, "%s", src->target);
-    snprintf(dst->lib, sizeof dst->lib, "%s", src->lib);
+    return rec->hpool + rec->hoff[i][k];
 }
 
 void ce_sys_hist_push(ce_sys_record *rec, const char *name, const char *target, const char *lib)
 {
     if (!strcmp(target, rec->target) && !strcmp(lib, rec->lib)) return;
-    if (rec->nhistory && !strcmp(rec->history[0].target, target) && !strcmp(rec->history[0].lib, lib)) return;
+    if (rec->nhistory && !strcmp(ce_sys_hist_str(rec, 0, 1), target) && !strcmp(ce_sys_hist_str(rec, 0, 2), lib)) return;
     int n = rec->nhistory < CE_SYS_HISTORY ? rec->nhistory : CE_SYS_HISTORY - 1;
-    for (int i = n; i > 0; i--) entry_copy(&rec->history[i], &rec->history[i - 1]);
-    ce_sys_entry *x = &rec->history[0];
-    snprintf(x->name, sizeof x->name, "%s", name);
-    snprintf(x->target, sizeof x->target, "%s", target);
-    snprintf(x->lib, sizeof x->lib, "%s", lib);
+    memmove(rec->hoff[1], rec->hoff[0], (size_t)n * sizeof rec->hoff[0]);
     rec->nhistory = n + 1;
+    put(rec, 0, name, target, lib);
 }
 
 bool ce_sys_hist_pop(ce_sys_record *rec, ce_sys_entry *out)
 {
     if (!rec->nhistory) return false;
-    entry_copy(out, &rec->history[0]);
+    snprintf(out->name, sizeof out->name, "%s", ce_sys_hist_str(rec, 0, 0));
+    snprintf(out->target, sizeof out->target, "%s", ce_sys_hist_str(rec, 0, 1));
+    snprintf(out->lib, sizeof out->lib, "%s", ce_sys_hist_str(rec, 0, 2));
     rec->nhistory--;
-    for (int i = 0; i < rec->nhistory; i++) entry_copy(&rec->history[i], &rec->history[i + 1]);
+    memmove(rec->hoff[0], rec->hoff[1], (size_t)rec->nhistory * sizeof rec->hoff[0]);
     return true;
 }
 
 void ce_sys_hist_copy(ce_sys_record *dst, const ce_sys_record *src)
 {
-    dst->nhistory = src->nhistory;
-    for (int i = 0; i < src->nhistory; i++) entry_copy(&dst->history[i], &src->history[i]);
+    dst->nhistory = 0;
+    dst->hlen = 0;
+    for (int i = 0; i < src->nhistory; i++) {
+        put(dst, i, ce_sys_hist_str(src, i, 0), ce_sys_hist_str(src, i, 1), ce_sys_hist_str(src, i, 2));
+        dst->nhistory = i + 1;
+    }
 }

@@ -4,6 +4,7 @@
 #ifndef CE_SYSTEM_INT_H
 #define CE_SYSTEM_INT_H
 
+
 #include "core/file.h"
 #include "system.h"
 
@@ -20,9 +21,6 @@ typedef struct link_state {
 /* system.c */
 const char *ce_sys_inside(const ce_ctx *ctx, const char *host);
 int ce_sys_swap_link(ce_ctx *ctx, const char *link, const char *target);
-/* update-alternatives [--root SYSROOT] --quiet ARGS; out (may be NULL): its stdout */
-int ce_sys_alt(ce_ctx *ctx, char *out, size_t on, const char *a1, const char *a2, const char *a3);
-const char *ce_sys_ldconfig_path(const ce_ctx *ctx);
 int ce_sys_need_root(ce_ctx *ctx, const char *what);
 /* both locks, then the repair of an interrupted switch; ce_sys_end releases */
 int ce_sys_begin(ce_ctx *ctx, ce_store_txn *txn, int *fd, ce_sys_record *old);
@@ -30,14 +28,36 @@ void ce_sys_end(ce_store_txn *txn, int fd);
 /* steps 1-5: intent, link, conf, ldconfig, final record */
 int ce_sys_transact(ce_ctx *ctx, ce_sys_record *rec);
 
+/* system_run.c: update-alternatives [--root SYSROOT] --quiet ARGS (out,
+ * may be NULL: its stdout); ldconfig's path (NULL: CUDAENV_LDCONFIG says
+ * none) and the run of it (-r SYSROOT with a sysroot), meanwhile (may be
+ * NULL) done while it runs. */
+int ce_sys_alt(ce_ctx *ctx, char *out, size_t on, const char *a1, const char *a2, const char *a3);
+int ce_sys_alternatives(ce_ctx *ctx, const char *a1, const char *a2, const char *a3, const char *a4, const char *a5);
+const char *ce_sys_ldconfig_path(const ce_ctx *ctx);
+int ce_sys_run_ldconfig(ce_ctx *ctx, void (*meanwhile)(ce_ctx *));
+
+/* system_trust.c: prefix fully resolved (real; lib is the resolved lib64
+ * directory the loader will be pointed at), then the whole tree at real
+ * checked (owner root, no group/other write, every symlink's target from /
+ * down); _safe is both. */
+int ce_sys_toolchain_resolve(ce_ctx *ctx, const char *prefix, char *real, char *lib);
+int ce_sys_toolchain_walk(ce_ctx *ctx, const char *real);
+int ce_sys_toolchain_safe(ce_ctx *ctx, const char *prefix, char *real, char *lib);
+
+/* system_record.c: the text of system.json for rec (malloc'd; NULL when
+ * out of memory). */
+char *ce_sys_record_text(const ce_sys_record *rec);
+
 /* system_durable.c: fsync the directory of the sysroot path p; the staged
- * files st[0..n) (and with dir, the directory already holding one's final
- * name) fsync'ed together and closed (all dropped on failure); a thread
- * body fsyncing the directories of the link and the conf; the intent
- * created at path (O_EXCL) holding text, ce_file_stage_drop removing it. */
+ * files st[0..n) (n <= 2; and with dir, the directory already holding
+ * one's final name) fsync'ed and closed (all dropped on failure); the
+ * directories of the link and the conf fsync'ed (while ldconfig runs); the
+ * intent created at path (O_EXCL) holding text, its writeback started,
+ * ce_file_stage_drop removing it. */
 void ce_sys_sync_parent(ce_ctx *ctx, const char *p);
 int ce_sys_sync_staged(ce_ctx *ctx, ce_staged *st, size_t n, const char *dir);
-void *ce_sys_sync_changed(void *ctx);
+void ce_sys_sync_changed(ce_ctx *ctx);
 int ce_sys_journal_create(ce_ctx *ctx, const char *path, const char *text, ce_staged *st);
 
 /* system_durable.c, the spares (same directories, dot names): the link

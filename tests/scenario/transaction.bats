@@ -109,8 +109,17 @@ completes_pending() {
     [ "$status" -eq 6 ]
     [[ "$stderr" == *"$T/userlib"*"owned by uid 65534"* ]]
     [ ! -e "$S/usr/local/cuda" ] && [ ! -e "$S/etc/ld.so.conf.d/cudaenv.conf" ]
-    # all gone: the chains that stay inside the tree pass
     rm "$L/libevil.so.1" "$L/libevil.so"
+    # a chain that ends in lib64 itself (its end not walked from / again): the
+    # walk checks that entry as it checks every file of the tree
+    echo mine > "$L/libmine.so.1.0" && chown 65534 "$L/libmine.so.1.0"
+    ln -s libmine.so.1.0 "$L/libmine.so.1" && ln -s libmine.so.1 "$L/libmine.so"
+    run --separate-stderr "$CUDAENV" global 11.8 --system
+    [ "$status" -eq 6 ]
+    [[ "$stderr" == *"libmine.so.1.0 is owned by uid 65534"* ]]
+    [ ! -e "$S/usr/local/cuda" ] && [ ! -e "$S/etc/cudaenv/system.json.pending" ]
+    # all gone: the chains that stay inside the tree pass
+    rm "$L/libmine.so.1.0" "$L/libmine.so.1" "$L/libmine.so"
     run --separate-stderr "$CUDAENV" global 11.8 --system
     [ "$status" -eq 0 ]
 }
@@ -135,7 +144,7 @@ completes_pending() {
 @test "kill -9 after each step: doctor reports it, the next switch completes it, ldconfig agrees" {
     "$CUDAENV" -q global 11.8 --system
     consistent
-    for step in intent link conf ldconfig; do
+    for step in trust intent link conf ldconfig; do
         run env CUDAENV_TEST_CRASH_AT=$step "$CUDAENV" -q global 11.7 --system
         [ "$status" -eq 137 ]
         [ "$(rec state)" = pending ]
@@ -179,7 +188,7 @@ completes_pending() {
     "$CUDAENV" -q global 11.8 --system
     "$CUDAENV" -q global 11.7 --system
     # back to 11.8: the spares hold its link and its conf already
-    CUDAENV_LDCONFIG=none ASAN_OPTIONS=detect_leaks=0 strace -f -o "$T/st" \
+    CUDAENV_LDCONFIG=none ASAN_OPTIONS=detect_leaks=0 strace -f -y -o "$T/st" \
         -e trace=openat,open,symlink,symlinkat,fsync,fdatasync,rename,renameat,renameat2 \
         "$CUDAENV" -q global 11.8 --system
     [ "$(readlink "$S/usr/local/cuda")" = "$(rec target)" ] && [ "$(rec state)" = done ] && [ "$(rec target)" = "$I118" ]
@@ -190,6 +199,12 @@ completes_pending() {
     echo "# switching back (no ldconfig): $created file created, $syncs fsyncs, $renames renames/exchanges" >&3
     [ "$created" -eq 1 ] || { cat "$T/st"; false; }
     [ "$syncs" -le 5 ] && [ "$renames" -eq 3 ]
+    # what each fsync makes durable: the intent (bytes and name), the conf's spare,
+    # then the two directories whose entries the exchanges changed
+    for f in "$S/etc/cudaenv/system.json.pending" "$S/etc/ld.so.conf.d/.cudaenv.conf.spare" "$S/etc/cudaenv" \
+        "$S/usr/local" "$S/etc/ld.so.conf.d"; do
+        grep -q -F "<$f>" <(grep -E "fsync\([0-9]+<" "$T/st") || { echo "no fsync of $f"; grep fsync "$T/st"; false; }
+    done
     [ -z "$(for d in "$S/etc/cudaenv" "$S/etc/ld.so.conf.d" "$S/usr/local"; do ls -A "$d"; done | grep -e tmp -e pending)" ]
     # the spares: dot names, the other toolchain's link and conf, seen by no glob of ldconfig's
     [ "$(readlink "$S/usr/local/.cuda.cudaenv-spare")" = "$I117" ]
@@ -227,13 +242,40 @@ completes_pending() {
     [ "$(rec target)" = "$I118" ]
 }
 
+@test "the walk runs while the intent's writeback is under way: a tree it refuses leaves no intent and nothing changed; killed before the walk, the next run rolls back" {
+    "$CUDAENV" -q global 11.8 --system
+    consistent
+    chmod o+w "$P117/bin"
+    run --separate-stderr "$CUDAENV" global 11.7 --system
+    [ "$status" -eq 6 ] && [[ "$stderr" == *"$P117/bin is writable by group or others"* ]]
+    [ ! -e "$S/etc/cudaenv/system.json.pending" ]
+    run "$CUDAENV" doctor --json
+    [[ "$output" != *'"env.system-switch-interrupted"'* ]]
+    consistent
+    [ "$(rec target)" = "$I118" ]
+    # killed after the intent was written, before the walk: an intent to a tree
+    # the walk refuses; the next run walks it, refuses, and rolls back
+    run env CUDAENV_TEST_CRASH_AT=trust "$CUDAENV" -q global 11.7 --system
+    [ "$status" -eq 137 ]
+    [ "$(rec state)" = pending ] && [ "$(rec target)" = "$I117" ]
+    "$CUDAENV" -q global 11.8 --system 2>"$T/err"
+    grep -q "rolling back" "$T/err"
+    consistent
+    [ "$(rec target)" = "$I118" ] && [ ! -e "$S/etc/cudaenv/system.json.pending" ]
+    [ "$(readlink "$S/usr/local/cuda")" = "$I118" ]
+    chmod o-w "$P117/bin"
+    "$CUDAENV" -q global 11.7 --system
+    consistent
+    [ "$(rec target)" = "$I117" ]
+}
+
 @test "kill -9 campaign: 30 runs at random points, every one consistent or repaired by the next run" {
     "$CUDAENV" -q global 11.8 --system
-    local i direct=0 repaired=0 steps=(intent link conf ldconfig) v
+    local i direct=0 repaired=0 steps=(trust intent link conf ldconfig) v
     for i in $(seq 30); do
         v=$([ $((RANDOM % 2)) -eq 0 ] && echo 11.7 || echo 11.8)
         if [ $((i % 2)) -eq 0 ]; then
-            env CUDAENV_TEST_CRASH_AT=${steps[RANDOM % 4]} "$CUDAENV" -q global $v --system 2>/dev/null || true
+            env CUDAENV_TEST_CRASH_AT=${steps[RANDOM % 5]} "$CUDAENV" -q global $v --system 2>/dev/null || true
         else
             "$CUDAENV" -q global $v --system 2>/dev/null &
             sleep "$(printf "0.%03d" $((RANDOM % 40)))"   # 0 to 39 ms: a switch takes ~20-40
@@ -303,11 +345,11 @@ completes_pending() {
             [ "$(ldconfig -p | awk "\$1 == \"libcudart.so.11.0\" { print \$NF; exit }")" = "$(rec lib)/libcudart.so.11.0" ]
         }
         "$B" -q global 11.8 --system || exit 10
-        steps=(intent link conf ldconfig) direct=0 repaired=0
+        steps=(trust intent link conf ldconfig) direct=0 repaired=0
         for i in $(seq 12); do
             v=$([ $((RANDOM % 2)) -eq 0 ] && echo 11.7 || echo 11.8)
             if [ $((i % 2)) -eq 0 ]; then
-                CUDAENV_TEST_CRASH_AT=${steps[RANDOM % 4]} "$B" -q global $v --system 2>/dev/null
+                CUDAENV_TEST_CRASH_AT=${steps[RANDOM % 5]} "$B" -q global $v --system 2>/dev/null
             else
                 "$B" -q global $v --system 2>/dev/null & p=$!
                 sleep "$(printf "0.%03d" $((RANDOM % 40)))"; kill -9 $p 2>/dev/null; wait $p 2>/dev/null

@@ -61,9 +61,9 @@ static void test_bounded(void **state)
         push(&r, t);
     }
     assert_int_equal(r.nhistory, CE_SYS_HISTORY);
-    assert_string_equal(r.history[0].target, "/t20");
+    assert_string_equal(ce_sys_hist_str(&r, 0, 1), "/t20");
     snprintf(t, sizeof t, "/t%d", 5);
-    assert_string_equal(r.history[CE_SYS_HISTORY - 1].target, t);   /* t0..t4 dropped */
+    assert_string_equal(ce_sys_hist_str(&r, CE_SYS_HISTORY - 1, 1), t);   /* t0..t4 dropped */
 }
 
 static void test_roundtrip(void **state)
@@ -97,7 +97,7 @@ static void test_roundtrip(void **state)
     assert_true(back.original.conf_present);
     assert_string_equal(back.original.conf_text, "# x\n/opt/y\n");
     assert_int_equal(back.nhistory, 1);
-    assert_string_equal(back.history[0].target, "");
+    assert_string_equal(ce_sys_hist_str(&back, 0, 1), "");
     free(text);
     cJSON_Delete(j);
     /* absent cudaenv.conf is null, not "" */
@@ -122,8 +122,40 @@ static void test_older_record(void **state)
     ce_sys_hist_read(j, &r);
     assert_false(r.original.present);
     assert_int_equal(r.nhistory, 1);
-    assert_string_equal(r.history[0].target, "/A");
+    assert_string_equal(ce_sys_hist_str(&r, 0, 1), "/A");
     cJSON_Delete(j);
+}
+
+/* The packed history: many pushes and pops on one record with paths of
+ * the largest size the fields keep (4095 bytes, longer ones cut) fill the
+ * pool over and over; every entry still reads back whole and in order. */
+static void test_pool(void **state)
+{
+    (void)state;
+    memset(&r, 0, sizeof r);
+    static char t[5000];
+    set_cur(&r, "/cur");
+    for (int i = 0; i < 200; i++) {
+        memset(t, 'a' + i % 26, sizeof t - 1);
+        t[0] = '/';
+        t[sizeof t - 1] = '\0';
+        snprintf(t + 1, 8, "%05d", i);
+        t[6] = 'x';
+        ce_sys_hist_push(&r, "name-that-is-long-enough", t, t);
+        if (i % 3 == 2) {
+            ce_sys_entry e;
+            assert_true(ce_sys_hist_pop(&r, &e));
+            assert_int_equal(strlen(e.target), 4095);
+        }
+        assert_true(r.hlen <= sizeof r.hpool);
+    }
+    assert_int_equal(r.nhistory, CE_SYS_HISTORY);
+    for (int i = 0; i < r.nhistory; i++) {
+        assert_int_equal(strlen(ce_sys_hist_str(&r, i, 1)), 4095);
+        assert_string_equal(ce_sys_hist_str(&r, i, 0), "name-that-is-long-enough");
+        assert_string_equal(ce_sys_hist_str(&r, i, 1), ce_sys_hist_str(&r, i, 2));
+        if (i) assert_true(strcmp(ce_sys_hist_str(&r, i - 1, 1), ce_sys_hist_str(&r, i, 1)) > 0);   /* newest first */
+    }
 }
 
 int main(void)
@@ -133,6 +165,7 @@ int main(void)
         cmocka_unit_test(test_bounded),
         cmocka_unit_test(test_roundtrip),
         cmocka_unit_test(test_older_record),
+        cmocka_unit_test(test_pool),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
