@@ -244,6 +244,7 @@ int ce_mkdir_p(ce_ctx *ctx, const char *path, int mode)
     char buf[4096];
     if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf)
         return ce_fail(ctx, CE_ERR_OTHER, "path too long: %s", path);
+    if (ce_is_dir(path)) return CE_OK;   /* the usual case: one stat, not a mkdir per component */
     for (char *p = buf + 1; ; p++) {
         if (*p == '/' || *p == '\0') {
             char c = *p;
