@@ -326,8 +326,8 @@ int cli_exec_full(cli *c)
 
 int main(int argc, char **argv)
 {
-    static cli c;   /* zero already: ce_ctx_init clears the context, the rest needs no second pass */
-    ce_ctx_init(&c.ctx);
+    static cli c;   /* zero already: no second pass over it (nor page faults for what stays unset) */
+    ce_ctx_init_zeroed(&c.ctx);
     c.orig_argc = argc;
     c.orig_argv = argv;
     c.err_tty = isatty(2);

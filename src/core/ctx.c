@@ -14,9 +14,11 @@
 #define CE_DATADIR "/usr/local/share/cudaenv"
 #endif
 
+/* dst is zero already (ce_ctx_init_zeroed): an unset value writes nothing,
+ * so the page under dst is not touched */
 static void copy_set(char *dst, size_t n, const char *v)
 {
-    snprintf(dst, n, "%s", v ? v : "");
+    if (v && *v) snprintf(dst, n, "%s", v);
 }
 
 extern char **environ;
@@ -82,6 +84,11 @@ long ce_setting_long(const char *value, long dflt, long min)
 int ce_ctx_init(ce_ctx *ctx)
 {
     memset(ctx, 0, sizeof *ctx);
+    return ce_ctx_init_zeroed(ctx);
+}
+
+int ce_ctx_init_zeroed(ce_ctx *ctx)
+{
     read_settings(&ctx->set);
     const char *root = ctx->set.root;
     if (root && *root) {
@@ -95,10 +102,12 @@ int ce_ctx_init(ce_ctx *ctx)
         snprintf(ctx->root, sizeof ctx->root, "%s/.cudaenv", home);
     }
     ce_path_strip_trailing(ctx->root);
-    copy_set(ctx->sysroot, sizeof ctx->sysroot, ctx->set.sysroot);
-    ce_path_strip_trailing(ctx->sysroot);
-    if (strcmp(ctx->sysroot, "/") == 0)
-        ctx->sysroot[0] = '\0';
+    if (ctx->set.sysroot && *ctx->set.sysroot) {
+        copy_set(ctx->sysroot, sizeof ctx->sysroot, ctx->set.sysroot);
+        ce_path_strip_trailing(ctx->sysroot);
+        if (strcmp(ctx->sysroot, "/") == 0)
+            ctx->sysroot[0] = '\0';
+    }
     copy_set(ctx->manifest, sizeof ctx->manifest, ctx->set.manifest);
     copy_set(ctx->mirror, sizeof ctx->mirror, ctx->set.mirror);
 

@@ -54,13 +54,44 @@ int ce_toolchain_parse_name(const char *name, ce_toolchain *out)
     return 1;
 }
 
-static int tc_cmp(const void *a, const void *b)
+static int tc_cmp(const ce_toolchain *x, const ce_toolchain *y)
 {
-    const ce_toolchain *x = a, *y = b;
     int c = ce_version_cmp(x->cuda, y->cuda);
     if (c) return c;
     if (!x->cudnn[0] || !y->cudnn[0]) return x->cudnn[0] ? 1 : (y->cudnn[0] ? -1 : 0);
     return ce_version_cmp(x->cudnn, y->cudnn);
+}
+
+static int idx_cmp(const void *a, const void *b, void *v)
+{
+    return tc_cmp((const ce_toolchain *)v + *(const size_t *)a, (const ce_toolchain *)v + *(const size_t *)b);
+}
+
+/* Sort v through its indexes: qsort of the 4 KiB entries themselves made a
+ * copy of them all (a malloc, and a sysinfo call to size it) on the path of
+ * every env/use. */
+static int tc_sort(ce_toolchain *v, size_t n)
+{
+    size_t few[64], *idx = n <= 64 ? few : malloc(n * sizeof *idx);
+    if (!idx) return -1;
+    for (size_t i = 0; i < n; i++) idx[i] = i;
+    qsort_r(idx, n, sizeof *idx, idx_cmp, v);
+    /* v[i] = old v[idx[i]], one cycle of the permutation at a time */
+    for (size_t i = 0; i < n; i++) {
+        if (idx[i] == i) continue;
+        ce_toolchain tmp = v[i];
+        size_t j = i;
+        while (idx[j] != i) {
+            size_t k = idx[j];
+            v[j] = v[k];
+            idx[j] = j;
+            j = k;
+        }
+        v[j] = tmp;
+        idx[j] = j;
+    }
+    if (idx != few) free(idx);
+    return 0;
 }
 
 int ce_store_list(ce_ctx *ctx, ce_toolchain **out, size_t *n)
@@ -77,20 +108,26 @@ int ce_store_list(ce_ctx *ctx, ce_toolchain **out, size_t *n)
     struct dirent *e;
     while ((e = readdir(d))) {
         if (e->d_name[0] == '.') continue;
-        ce_toolchain t;
-        if (!ce_toolchain_parse_name(e->d_name, &t)) continue;
-        if (ce_path_join(t.prefix, sizeof t.prefix, dir, e->d_name) != CE_OK) continue;
-        if (!ce_is_dir(t.prefix)) continue;
         if (*n == cap) {
             cap = cap ? cap * 2 : 8;
             ce_toolchain *nv = realloc(v, cap * sizeof *v);
             if (!nv) { free(v); closedir(d); return ce_fail(ctx, CE_ERR_NOMEM, "out of memory"); }
             v = nv;
         }
-        v[(*n)++] = t;
+        /* parsed in place: a 4 KiB entry on the stack is a page fault more per env/use */
+        ce_toolchain *t = &v[*n];
+        if (!ce_toolchain_parse_name(e->d_name, t)) continue;
+        if (ce_path_join(t->prefix, sizeof t->prefix, dir, e->d_name) != CE_OK) continue;
+        /* a directory, or a link to one (as stat(t->prefix) would say); the
+         * type readdir reports spares the stat of a plain directory */
+        struct stat st;
+        if (e->d_type != DT_DIR &&
+            (fstatat(dirfd(d), e->d_name, &st, 0) != 0 || !S_ISDIR(st.st_mode)))
+            continue;
+        (*n)++;
     }
     closedir(d);
-    if (*n) qsort(v, *n, sizeof *v, tc_cmp);
+    if (*n && tc_sort(v, *n)) { free(v); *n = 0; return ce_fail(ctx, CE_ERR_NOMEM, "out of memory"); }
     *out = v;
     return CE_OK;
 }
