@@ -9,13 +9,13 @@
 #include "core/ctx.h"
 
 typedef struct cli {
-    ce_ctx ctx;
     bool json;           /* --json where the command has it */
     bool err_tty;        /* stderr is a terminal: progress bar */
     bool color;          /* stderr colour (terminal, no NO_COLOR) */
     int orig_argc;       /* argv of the process, for re-exec of the full binary */
     char **orig_argv;
     const struct cli_cmd *cmd; /* the command running, for its usage errors */
+    ce_ctx ctx;          /* last: its first fields share a page with the ones above */
 } cli;
 
 /* Options a command declares (its `opts[]`, ending with { 0 }).  The global
