@@ -78,7 +78,7 @@ FULL_SRC  = $(CORE_SRC) $(CLI_SRC)
 # writes anyway: fewer page faults per start (issue 13; PERFORMANCE.md).
 SWITCH_OBJ = $(patsubst %,$(BUILD)/obj/src/%.o,core/ctx cli/main-light cli/args cli/cmd_env cli/cmd_use \
              cli/cmd_current store/activate store/store store/index store/userstate core/trust \
-             core/resolve core/version core/path core/file core/status core/error)
+             core/dirscan core/resolve core/version core/path core/file core/status core/error)
 LIGHT_OBJ = $(SWITCH_OBJ) $(filter-out $(SWITCH_OBJ),$(LIGHT_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/src/cli/cjson_lazy.o)
 FULL_OBJ  = $(FULL_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/src/cli/main-full.o
 LIB_OBJ   = $(filter-out $(BUILD)/obj/src/cli/%,$(CORE_SRC:%.c=$(BUILD)/obj/%.o))

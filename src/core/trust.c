@@ -14,6 +14,7 @@
 #include <linux/openat2.h>
 #endif
 
+#include "dirscan.h"
 #include "path.h"
 
 bool ce_trust_privileged(void)
@@ -126,27 +127,28 @@ static int __attribute__((noinline)) store_chain(ce_ctx *ctx, const char *real)
 static int check_entries(ce_ctx *ctx, const char *dir, int depth)
 {
     static const char *const top[] = { ".lock", "global", "cache", "logs", "pkgs", "versions" };
-    DIR *d = opendir(dir);
-    if (!d) return errno == ENOENT ? CE_OK : ce_fail(ctx, CE_ERR_IO, "cannot read %s: %s", dir, strerror(errno));
-    struct dirent *e;
+    ce_dirscan d;
+    if (ce_dirscan_open(&d, AT_FDCWD, dir) != 0)
+        return errno == ENOENT ? CE_OK : ce_fail(ctx, CE_ERR_IO, "cannot read %s: %s", dir, strerror(errno));
+    const char *name;
     int rc = CE_OK;
-    while (rc == CE_OK && (e = readdir(d))) {
-        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+    while (rc == CE_OK && (name = ce_dirscan_next(&d, NULL))) {
+        if (!strcmp(name, ".") || !strcmp(name, "..")) continue;
         bool known = depth > 0;
-        for (size_t i = 0; !known && i < sizeof top / sizeof *top; i++) known = !strcmp(e->d_name, top[i]);
+        for (size_t i = 0; !known && i < sizeof top / sizeof *top; i++) known = !strcmp(name, top[i]);
         if (!known) continue;
         struct stat st;
-        if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
+        if (fstatat(d.fd, name, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
         const char *why = ce_trust_stat_reason(&st, false);
         if (why) {
-            rc = store_unsafe(ctx, dir, e->d_name, why);
+            rc = store_unsafe(ctx, dir, name, why);
         } else if (depth == 0 && S_ISDIR(st.st_mode)) {
             char sub[PATH_MAX];
-            if (ce_path_join(sub, sizeof sub, dir, e->d_name) == CE_OK)
+            if (ce_path_join(sub, sizeof sub, dir, name) == CE_OK)
                 rc = check_entries(ctx, sub, 1);
         }
     }
-    closedir(d);
+    ce_dirscan_close(&d);
     return rc;
 }
 

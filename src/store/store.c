@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/dirscan.h"
 #include "core/rmtree.h"
 #include "core/file.h"
 #include "core/manifest.h"
@@ -102,32 +103,31 @@ int ce_store_list(ce_ctx *ctx, ce_toolchain **out, size_t *n)
     char dir[4200];
     int rc = ce_store_path(ctx, "versions", dir, sizeof dir);
     if (rc) return rc;
-    DIR *d = opendir(dir);
-    if (!d) return CE_OK;
+    ce_dirscan d;
+    if (ce_dirscan_open(&d, AT_FDCWD, dir) != 0) return CE_OK;
     size_t cap = 0;
     ce_toolchain *v = NULL;
-    struct dirent *e;
-    while ((e = readdir(d))) {
-        if (e->d_name[0] == '.') continue;
+    const char *name;
+    unsigned char type;
+    while ((name = ce_dirscan_next(&d, &type))) {
+        if (name[0] == '.') continue;
         if (*n == cap) {
             cap = cap ? cap * 2 : 8;
             ce_toolchain *nv = realloc(v, cap * sizeof *v);
-            if (!nv) { free(v); closedir(d); return ce_fail(ctx, CE_ERR_NOMEM, "out of memory"); }
+            if (!nv) { free(v); ce_dirscan_close(&d); return ce_fail(ctx, CE_ERR_NOMEM, "out of memory"); }
             v = nv;
         }
         /* parsed in place: a 4 KiB entry on the stack is a page fault more per env/use */
         ce_toolchain *t = &v[*n];
-        if (!ce_toolchain_parse_name(e->d_name, t)) continue;
-        if (ce_path_join(t->prefix, sizeof t->prefix, dir, e->d_name) != CE_OK) continue;
+        if (!ce_toolchain_parse_name(name, t)) continue;
+        if (ce_path_join(t->prefix, sizeof t->prefix, dir, name) != CE_OK) continue;
         /* a directory, or a link to one (as stat(t->prefix) would say); the
          * type readdir reports spares the stat of a plain directory */
         struct stat st;
-        if (e->d_type != DT_DIR &&
-            (fstatat(dirfd(d), e->d_name, &st, 0) != 0 || !S_ISDIR(st.st_mode)))
-            continue;
+        if (type != DT_DIR && (fstatat(d.fd, name, &st, 0) != 0 || !S_ISDIR(st.st_mode))) continue;
         (*n)++;
     }
-    closedir(d);
+    ce_dirscan_close(&d);
     if (*n && tc_sort(v, *n)) { free(v); *n = 0; return ce_fail(ctx, CE_ERR_NOMEM, "out of memory"); }
     *out = v;
     return CE_OK;
