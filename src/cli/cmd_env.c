@@ -54,8 +54,9 @@ int cli_print_env(cli *c, const ce_active_info *sel, bool set_version, int sh)
     ce_env_free(&env);
     if (rc) return cli_fail(c, rc);
     /* one write(2), not stdio: its first use costs an fstat, an ioctl and
-     * a buffer page on the path of every env/use (issue 13) */
-    fflush(stdout);   /* nothing is buffered on this path; if it were, it stays first */
+     * a buffer page on the path of every env/use (issue 13).  Nothing before
+     * it on env's or use's way writes to stdout (messages go to stderr), so
+     * there is no stdio buffer to flush first. */
     size_t len = strlen(text), off = 0;
     while (off < len) {
         ssize_t w = write(STDOUT_FILENO, text + off, len - off);
