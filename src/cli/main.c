@@ -330,9 +330,7 @@ int main(int argc, char **argv)
     ce_ctx_init_zeroed(&c.ctx);
     c.orig_argc = argc;
     c.orig_argv = argv;
-    c.err_tty = isatty(2);
-    const char *nc = getenv("NO_COLOR");
-    c.color = c.err_tty && !(nc && *nc);
+    /* err_tty and color: on the first message (render.c), not for env/use */
     c.ctx.event = cli_render_event;
     c.ctx.event_ud = &c;
 
