@@ -9,13 +9,14 @@
 #include "core/ctx.h"
 
 typedef struct cli {
-    ce_ctx ctx;
     bool json;           /* --json where the command has it */
-    bool err_tty;        /* stderr is a terminal: progress bar */
-    bool color;          /* stderr colour (terminal, no NO_COLOR) */
+    bool err_tty;        /* stderr is a terminal: progress bar (valid once tty_known) */
+    bool color;          /* stderr colour (terminal, no NO_COLOR; valid once tty_known) */
+    bool tty_known;      /* render.c looked at stderr (on the first message: env prints none) */
     int orig_argc;       /* argv of the process, for re-exec of the full binary */
     char **orig_argv;
     const struct cli_cmd *cmd; /* the command running, for its usage errors */
+    ce_ctx ctx;          /* last: its first fields share a page with the ones above */
 } cli;
 
 /* Options a command declares (its `opts[]`, ending with { 0 }).  The global

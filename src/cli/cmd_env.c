@@ -5,8 +5,11 @@
  * the shell to the machine's own CUDA (so a stale toolchain never lingers)
  * and the exit status is 3.  --shell dotenv: KEY=VALUE lines for CI and
  * service files. */
+#include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "store/activate.h"
 #include "cli.h"
@@ -50,7 +53,21 @@ int cli_print_env(cli *c, const ce_active_info *sel, bool set_version, int sh)
     rc = ce_env_format(&c->ctx, &env, sel, (ce_shell)sh, &text);
     ce_env_free(&env);
     if (rc) return cli_fail(c, rc);
-    fputs(text, stdout);
+    /* one write(2), not stdio: its first use costs an fstat, an ioctl and
+     * a buffer page on the path of every env/use (issue 13).  Nothing before
+     * it on env's or use's way writes to stdout (messages go to stderr), so
+     * there is no stdio buffer to flush first. */
+    size_t len = strlen(text), off = 0;
+    while (off < len) {
+        ssize_t w = write(STDOUT_FILENO, text + off, len - off);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) {
+            cli_error(c, "cannot write the environment to standard output: %s", strerror(errno));
+            free(text);
+            return 1;
+        }
+        off += (size_t)w;
+    }
     free(text);
     return 0;
 }

@@ -326,13 +326,11 @@ int cli_exec_full(cli *c)
 
 int main(int argc, char **argv)
 {
-    static cli c;   /* zero already: ce_ctx_init clears the context, the rest needs no second pass */
-    ce_ctx_init(&c.ctx);
+    static cli c;   /* zero already: no second pass over it (nor page faults for what stays unset) */
+    ce_ctx_init_zeroed(&c.ctx);
     c.orig_argc = argc;
     c.orig_argv = argv;
-    c.err_tty = isatty(2);
-    const char *nc = getenv("NO_COLOR");
-    c.color = c.err_tty && !(nc && *nc);
+    /* err_tty and color: on the first message (render.c), not for env/use */
     c.ctx.event = cli_render_event;
     c.ctx.event_ud = &c;
 

@@ -201,8 +201,21 @@ static bar_item *item_for(const char *name)
     return it;
 }
 
+/* Is stderr a terminal (progress bar), and coloured (no NO_COLOR)?  Asked on
+ * the first message or event, not at start-up: env and use print none, and
+ * the ioctl is a system call of its own (issue 13). */
+static void tty_look(cli *c)
+{
+    if (c->tty_known) return;
+    c->err_tty = isatty(2);
+    const char *nc = getenv("NO_COLOR");
+    c->color = c->err_tty && !(nc && *nc);
+    c->tty_known = true;
+}
+
 static void vmsg(cli *c, const char *prefix, const char *color, const char *fmt, va_list ap)
 {
+    if (c) tty_look(c);
     clear_bar();
     if (c && c->color && color)
         fprintf(stderr, "%scudaenv: %s\033[0m", color, prefix);
@@ -265,6 +278,7 @@ int cli_fail(cli *c, int err)
 void cli_render_event(void *ud, const ce_event *ev)
 {
     cli *c = ud;
+    tty_look(c);
     switch (ev->kind) {
     case CE_EV_WARN:
         cli_warn(c, "%s", ev->text ? ev->text : "");

@@ -14,9 +14,11 @@
 #define CE_DATADIR "/usr/local/share/cudaenv"
 #endif
 
+/* dst is zero already (ce_ctx_init_zeroed): an unset value writes nothing,
+ * so the page under dst is not touched */
 static void copy_set(char *dst, size_t n, const char *v)
 {
-    snprintf(dst, n, "%s", v ? v : "");
+    if (v && *v) snprintf(dst, n, "%s", v);
 }
 
 extern char **environ;
@@ -38,8 +40,10 @@ static const struct { const char *name; size_t len, off; } settings[] = {
 };
 #undef SET
 
-static ce_settings process_settings;
-static bool process_read;
+/* What ce_settings_now returns: main's static context's own settings, else
+ * a copy of the last ce_ctx_init's (or of a first read with no context). */
+static ce_settings process_copy;
+static const ce_settings *process_settings;
 
 /* One pass over the environment: only CUDAENV_* entries are looked at; the
  * first of a name wins, as with getenv. */
@@ -58,17 +62,15 @@ static void read_settings(ce_settings *s)
             break;
         }
     }
-    process_settings = *s;
-    process_read = true;
 }
 
 const ce_settings *ce_settings_now(void)
 {
-    if (!process_read) {
-        ce_settings s;
-        read_settings(&s);
+    if (!process_settings) {
+        read_settings(&process_copy);
+        process_settings = &process_copy;
     }
-    return &process_settings;
+    return process_settings;
 }
 
 long ce_setting_long(const char *value, long dflt, long min)
@@ -79,9 +81,26 @@ long ce_setting_long(const char *value, long dflt, long min)
     return (*end || x < min) ? dflt : x;
 }
 
+static void ctx_fill(ce_ctx *ctx);
+
 int ce_ctx_init(ce_ctx *ctx)
 {
     memset(ctx, 0, sizeof *ctx);
+    ctx_fill(ctx);
+    process_copy = ctx->set;
+    process_settings = &process_copy;
+    return CE_OK;
+}
+
+int ce_ctx_init_zeroed(ce_ctx *ctx)
+{
+    ctx_fill(ctx);
+    process_settings = &ctx->set;   /* static storage: no copy (one page less to fault in) */
+    return CE_OK;
+}
+
+static void ctx_fill(ce_ctx *ctx)
+{
     read_settings(&ctx->set);
     const char *root = ctx->set.root;
     if (root && *root) {
@@ -95,10 +114,12 @@ int ce_ctx_init(ce_ctx *ctx)
         snprintf(ctx->root, sizeof ctx->root, "%s/.cudaenv", home);
     }
     ce_path_strip_trailing(ctx->root);
-    copy_set(ctx->sysroot, sizeof ctx->sysroot, ctx->set.sysroot);
-    ce_path_strip_trailing(ctx->sysroot);
-    if (strcmp(ctx->sysroot, "/") == 0)
-        ctx->sysroot[0] = '\0';
+    if (ctx->set.sysroot && *ctx->set.sysroot) {
+        copy_set(ctx->sysroot, sizeof ctx->sysroot, ctx->set.sysroot);
+        ce_path_strip_trailing(ctx->sysroot);
+        if (strcmp(ctx->sysroot, "/") == 0)
+            ctx->sysroot[0] = '\0';
+    }
     copy_set(ctx->manifest, sizeof ctx->manifest, ctx->set.manifest);
     copy_set(ctx->mirror, sizeof ctx->mirror, ctx->set.mirror);
 
@@ -112,7 +133,6 @@ int ce_ctx_init(ce_ctx *ctx)
 #endif
     const char *override = ctx->set.platform;
     snprintf(ctx->platform, sizeof ctx->platform, "%s", override && *override ? override : plat);
-    return CE_OK;
 }
 
 const char *ce_self_dir(const ce_ctx *ctx)

@@ -70,11 +70,9 @@ typedef struct ce_settings {
 } ce_settings;
 
 typedef struct ce_ctx {
-    char root[4096];      /* CUDAENV_ROOT, default ~/.cudaenv */
-    char sysroot[4096];   /* CUDAENV_SYSROOT, "" means / */
-    char manifest[4096];  /* CUDAENV_MANIFEST or --manifest, "" = built-in */
-    char mirror[2048];    /* CUDAENV_MIRROR, "" = none */
-    char self_dir[4096];  /* directory of the running binary: read through ce_self_dir (lazy) */
+    /* what every command writes or reads first, ahead of the 4 KiB paths:
+     * one page for all of them (issue 13: page faults per exec) */
+    ce_settings set;      /* CUDAENV_* settings and test seams, read once */
     char platform[32];    /* linux-x86_64 / linux-sbsa (the binary's own; CUDAENV_PLATFORM) */
     bool insecure;        /* --insecure: allow http:// */
     bool offline;         /* --offline: cache only */
@@ -83,13 +81,22 @@ typedef struct ce_ctx {
     bool quiet;
     ce_event_fn event;
     void *event_ud;
+    char root[4096];      /* CUDAENV_ROOT, default ~/.cudaenv */
+    char sysroot[4096];   /* CUDAENV_SYSROOT, "" means / */
+    char manifest[4096];  /* CUDAENV_MANIFEST or --manifest, "" = built-in */
+    char mirror[2048];    /* CUDAENV_MIRROR, "" = none */
+    char self_dir[4096];  /* directory of the running binary: read through ce_self_dir (lazy) */
     char install_from[16];        /* install --from: "" (redist where the release has it), "runfile", "redist" */
     char install_components[1024]; /* install --components "+a,-b", "" = the profile as it is */
-    ce_settings set;      /* CUDAENV_* settings and test seams, read once */
 } ce_ctx;
 
 /* Fill ctx from the environment (CUDAENV_ROOT, HOME, ...). */
 int ce_ctx_init(ce_ctx *ctx);
+/* The same for a ctx that is all zero already and lives until the process
+ * ends (static storage: main's): the ~20 KiB are not cleared again, so the
+ * pages of what stays unset (sysroot, manifest, mirror, self_dir) are never
+ * touched, and ce_settings_now returns its settings, not a copy. */
+int ce_ctx_init_zeroed(ce_ctx *ctx);
 
 /* The settings ce_ctx_init read last (the process's environment is one),
  * for the few leaf routines that take no context (the xz decoder, curl

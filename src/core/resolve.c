@@ -22,6 +22,18 @@ static int bad_spec(ce_ctx *ctx, const char *text)
                    "(optionally +cudnn8.7); see: cudaenv list-remote", text);
 }
 
+/* s starts with the lowercase ASCII prefix p, in any case (what strncasecmp
+ * says in the C locale, without its code and table pages to fault in on
+ * every env/use: issue 13). */
+static bool prefix_icase(const char *s, const char *p)
+{
+    for (; *p; s++, p++) {
+        char c = *s >= 'A' && *s <= 'Z' ? (char)(*s - 'A' + 'a') : *s;
+        if (c != *p) return false;
+    }
+    return true;
+}
+
 int ce_spec_parse(ce_ctx *ctx, const char *text, ce_spec *out)
 {
     memset(out, 0, sizeof *out);
@@ -48,18 +60,16 @@ int ce_spec_parse(ce_ctx *ctx, const char *text, ce_spec *out)
     static const char *tf_prefixes[] = { "tensorflow==", "tensorflow-", "tensorflow", "tf-", "tf" };
     static const char *cuda_prefixes[] = { "cuda-", "cuda" };
     for (size_t i = 0; i < sizeof tf_prefixes / sizeof *tf_prefixes; i++) {
-        size_t n = strlen(tf_prefixes[i]);
-        if (strncasecmp(v, tf_prefixes[i], n) == 0) {
-            v += n;
+        if (prefix_icase(v, tf_prefixes[i])) {
+            v += strlen(tf_prefixes[i]);
             out->kind = CE_SPEC_TF;
             break;
         }
     }
     if (out->kind == CE_SPEC_CUDA) {
         for (size_t i = 0; i < sizeof cuda_prefixes / sizeof *cuda_prefixes; i++) {
-            size_t n = strlen(cuda_prefixes[i]);
-            if (strncasecmp(v, cuda_prefixes[i], n) == 0) {
-                v += n;
+            if (prefix_icase(v, cuda_prefixes[i])) {
+                v += strlen(cuda_prefixes[i]);
                 break;
             }
         }

@@ -14,6 +14,7 @@
 #include <linux/openat2.h>
 #endif
 
+#include "dirscan.h"
 #include "path.h"
 
 bool ce_trust_privileged(void)
@@ -54,12 +55,12 @@ void ce_trust_cache_free(ce_trust_cache *c)
     c->n = 0;
 }
 
-int ce_trust_chain_cached(ce_ctx *ctx, const char *real, const char *what, const char *fix, ce_trust_cache *c)
+/* lstat every prefix of the absolute path real, from / down (parents in c
+ * skipped, the safe ones added): 0 when all are safe, else 1 with cur the
+ * first prefix that failed and *why its reason (NULL: lstat failed, errno). */
+static int chain_walk(const char *real, char *cur, ce_trust_cache *c, const char **why)
 {
-    char cur[PATH_MAX];
     size_t len = strlen(real);
-    if (len >= sizeof cur || real[0] != '/')
-        return ce_fail(ctx, CE_ERR_PERM, "%s is not an absolute resolved path", real);
     for (size_t i = 0; i <= len; i++) {
         if (i != len && real[i] != '/') continue;
         size_t n = i ? i : 1;
@@ -67,68 +68,97 @@ int ce_trust_chain_cached(ce_ctx *ctx, const char *real, const char *what, const
         cur[n] = '\0';
         if (i != len && cache_has(c, cur)) continue;   /* a parent already checked */
         struct stat st;
-        if (lstat(cur, &st) != 0)
-            return ce_fail(ctx, CE_ERR_IO, "cannot inspect %s: %s", cur, strerror(errno));
+        *why = NULL;
+        if (lstat(cur, &st) != 0) return 1;
         /* /tmp-like parents are fine: the sticky bit keeps others from
          * renaming what root put there; the last component never is */
-        const char *why = ce_trust_stat_reason(&st, i != len);
-        if (why)
-            return ce_fail(ctx, CE_ERR_PERM, "unsafe for %s run as root: %s is %s; a user could make root "
-                           "write, delete or run files of their choosing. %s", what, cur, why, fix);
+        if ((*why = ce_trust_stat_reason(&st, i != len))) return 1;
         if (c && i != len && c->n < sizeof c->dirs / sizeof c->dirs[0] && (c->dirs[c->n] = strdup(cur))) c->n++;
     }
-    return CE_OK;
+    return 0;
+}
+
+int ce_trust_chain_cached(ce_ctx *ctx, const char *real, const char *what, const char *fix, ce_trust_cache *c)
+{
+    char cur[PATH_MAX];
+    const char *why;
+    if (strlen(real) >= sizeof cur || real[0] != '/')
+        return ce_fail(ctx, CE_ERR_PERM, "%s is not an absolute resolved path", real);
+    if (!chain_walk(real, cur, c, &why)) return CE_OK;
+    if (!why) return ce_fail(ctx, CE_ERR_IO, "cannot inspect %s: %s", cur, strerror(errno));
+    return ce_fail(ctx, CE_ERR_PERM, "unsafe for %s run as root: %s is %s; a user could make root "
+                   "write, delete or run files of their choosing. %s", what, cur, why, fix);
+}
+
+/* No "." or ".." component and no "//": with no symlink on the way either,
+ * such an absolute path is already what realpath would return. */
+static bool plain_path(const char *p)
+{
+    for (const char *s = p; *s; s++) {
+        if (*s != '/') continue;
+        if (s[1] == '/') return false;
+        if (s[1] == '.' && (!s[2] || s[2] == '/' || (s[2] == '.' && (!s[3] || s[3] == '/')))) return false;
+    }
+    return p[0] == '/';
 }
 
 #define STORE_FIX_FMT "Use a root-owned store (sudo CUDAENV_ROOT=/opt/cudaenv cudaenv ...), or if %s is " \
     "meant to be root's: chown -R root:root %s && chmod -R go-w %s"
+
+/* The store's fix, made only for a refusal (12 KiB: not on the stack of
+ * every command that passes). */
+static int __attribute__((noinline)) store_unsafe(ce_ctx *ctx, const char *dir, const char *name, const char *why)
+{
+    char fix[PATH_MAX * 3 + 256];
+    snprintf(fix, sizeof fix, STORE_FIX_FMT, ctx->root, ctx->root, ctx->root);
+    return ce_fail(ctx, CE_ERR_PERM, "unsafe for cudaenv run as root: %s/%s is %s; a user could make "
+                   "root write, delete or run files of their choosing. %s", dir, name, why, fix);
+}
+
+static int __attribute__((noinline)) store_chain(ce_ctx *ctx, const char *real)
+{
+    char fix[PATH_MAX * 3 + 256];
+    snprintf(fix, sizeof fix, STORE_FIX_FMT, ctx->root, ctx->root, ctx->root);
+    return ce_trust_chain(ctx, real, "a store used by cudaenv", fix);
+}
 
 /* The entries cudaenv opens directly inside the store, and those one level
  * further down (cache/<sha>, logs/<file>, pkgs/<tree>, versions/<name>). */
 static int check_entries(ce_ctx *ctx, const char *dir, int depth)
 {
     static const char *const top[] = { ".lock", "global", "cache", "logs", "pkgs", "versions" };
-    char fix[PATH_MAX * 3 + 256];
-    snprintf(fix, sizeof fix, STORE_FIX_FMT, ctx->root, ctx->root, ctx->root);
-    DIR *d = opendir(dir);
-    if (!d) return errno == ENOENT ? CE_OK : ce_fail(ctx, CE_ERR_IO, "cannot read %s: %s", dir, strerror(errno));
-    struct dirent *e;
+    ce_dirscan d;
+    if (ce_dirscan_open(&d, AT_FDCWD, dir) != 0)
+        return errno == ENOENT ? CE_OK : ce_fail(ctx, CE_ERR_IO, "cannot read %s: %s", dir, strerror(errno));
+    const char *name;
     int rc = CE_OK;
-    while (rc == CE_OK && (e = readdir(d))) {
-        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+    while (rc == CE_OK && (name = ce_dirscan_next(&d, NULL))) {
+        if (!strcmp(name, ".") || !strcmp(name, "..")) continue;
         bool known = depth > 0;
-        for (size_t i = 0; !known && i < sizeof top / sizeof *top; i++) known = !strcmp(e->d_name, top[i]);
+        for (size_t i = 0; !known && i < sizeof top / sizeof *top; i++) known = !strcmp(name, top[i]);
         if (!known) continue;
         struct stat st;
-        if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
+        if (fstatat(d.fd, name, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
         const char *why = ce_trust_stat_reason(&st, false);
         if (why) {
-            rc = ce_fail(ctx, CE_ERR_PERM, "unsafe for cudaenv run as root: %s/%s is %s; a user could make "
-                         "root write, delete or run files of their choosing. %s", dir, e->d_name, why, fix);
+            rc = store_unsafe(ctx, dir, name, why);
         } else if (depth == 0 && S_ISDIR(st.st_mode)) {
             char sub[PATH_MAX];
-            if (ce_path_join(sub, sizeof sub, dir, e->d_name) == CE_OK)
+            if (ce_path_join(sub, sizeof sub, dir, name) == CE_OK)
                 rc = check_entries(ctx, sub, 1);
         }
     }
-    closedir(d);
+    ce_dirscan_close(&d);
     return rc;
 }
 
-int ce_trust_root(ce_ctx *ctx)
+/* A store path that is not plain, has a symlink on the way, does not exist
+ * yet or fails the rule: resolved with realpath first (the refusal's words). */
+static int __attribute__((noinline)) trust_root_resolved(ce_ctx *ctx)
 {
-    if (ctx->root[0] != '/') {
-        bool tilde = ctx->root[0] == '~';
-        return ce_fail(ctx, CE_ERR_USAGE, "CUDAENV_ROOT='%s' is not an absolute path%s; cudaenv would use a "
-                       "store relative to the working directory (a repository could ship one). Set it to an "
-                       "absolute path, e.g.: export CUDAENV_ROOT=\"$HOME/.cudaenv\"", ctx->root,
-                       tilde ? " (a quoted ~ is not expanded by the shell)" : "");
-    }
-    if (!ce_trust_privileged()) return CE_OK;
-    char real[PATH_MAX], probe[PATH_MAX], fix[PATH_MAX * 3 + 256];
-    snprintf(fix, sizeof fix, STORE_FIX_FMT, ctx->root, ctx->root, ctx->root);
+    char real[PATH_MAX], probe[PATH_MAX];
     if (realpath(ctx->root, real)) {
-        int rc = ce_trust_chain(ctx, real, "a store used by cudaenv", fix);
+        int rc = store_chain(ctx, real);
         if (rc) return rc;
         /* from now on the resolved path: a symlink on the way cannot be re-pointed */
         snprintf(ctx->root, sizeof ctx->root, "%s", real);
@@ -142,10 +172,31 @@ int ce_trust_root(ce_ctx *ctx)
         char *slash = strrchr(probe, '/');
         if (!slash) break;
         if (slash == probe) slash[1] = '\0'; else *slash = '\0';
-        if (realpath(probe, real)) return ce_trust_chain(ctx, real, "a store used by cudaenv", fix);
+        if (realpath(probe, real)) return store_chain(ctx, real);
         if (!strcmp(probe, "/")) break;
     }
     return CE_OK;
+}
+
+int ce_trust_root(ce_ctx *ctx)
+{
+    if (ctx->root[0] != '/') {
+        bool tilde = ctx->root[0] == '~';
+        return ce_fail(ctx, CE_ERR_USAGE, "CUDAENV_ROOT='%s' is not an absolute path%s; cudaenv would use a "
+                       "store relative to the working directory (a repository could ship one). Set it to an "
+                       "absolute path, e.g.: export CUDAENV_ROOT=\"$HOME/.cudaenv\"", ctx->root,
+                       tilde ? " (a quoted ~ is not expanded by the shell)" : "");
+    }
+    if (!ce_trust_privileged()) return CE_OK;
+    /* the common case: a plain path with no symlink on the way is its own
+     * resolved path, so one lstat per component is the whole check (realpath
+     * would readlink each first); anything else takes the full way, which
+     * also words the refusal */
+    char cur[PATH_MAX];
+    const char *why;
+    if (plain_path(ctx->root) && strlen(ctx->root) < sizeof cur && !chain_walk(ctx->root, cur, NULL, &why))
+        return check_entries(ctx, ctx->root, 0);
+    return trust_root_resolved(ctx);
 }
 
 /* The fallback walk: every directory component opened with O_NOFOLLOW. */

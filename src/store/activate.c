@@ -243,19 +243,26 @@ bool ce_env_is_ours(const ce_ctx *ctx, const char *path)
     return rl && strncmp(path, ctx->root, rl) == 0 && strncmp(path + rl, "/versions/", 10) == 0;
 }
 
-static bool has_file(const char *dir, const char *name, int mode)
+/* dir/name exists (access mode).  dir is the caller's buffer of CE_PATH_MAX
+ * bytes: the name is appended in place and taken off again (no second 4 KiB
+ * buffer on the stack of every env/use). */
+static bool has_file(char *dir, const char *name, int mode)
 {
-    char p[CE_PATH_MAX];
-    if (ce_path_join(p, sizeof p, dir, name) != CE_OK) return false;
-    return access(p, mode) == 0;
+    size_t n = strlen(dir), k = strlen(name), sep = n && dir[n - 1] != '/';
+    if (n + sep + k >= CE_PATH_MAX) return false;
+    if (sep) dir[n] = '/';
+    memcpy(dir + n + sep, name, k + 1);
+    bool ok = access(dir, mode) == 0;
+    dir[n] = '\0';
+    return ok;
 }
 
-static bool looks_cuda_bin(const char *dir)
+static bool looks_cuda_bin(char *dir)
 {
     return *dir && has_file(dir, "nvcc", X_OK);
 }
 
-static bool looks_cuda_lib(const char *dir)
+static bool looks_cuda_lib(char *dir)
 {
     if (!*dir) return false;
     if (strcasestr(dir, "cuda") || strcasestr(dir, "cudnn")) return true;
@@ -282,7 +289,7 @@ static void sb_add(sbuf *b, const char *s, size_t n)
 /* first (may be NULL) + the entries of list that cudaenv did not add;
  * foreign CUDA entries are appended to *foreign ("VAR=entry" joined by ':'). */
 static char *rebuild_list(const ce_ctx *ctx, const char *var, const char *first,
-                          bool (*is_cuda)(const char *), sbuf *foreign, bool *any)
+                          bool (*is_cuda)(char *), sbuf *foreign, bool *any)
 {
     sbuf b = { 0 };
     const char *list = getenv(var);
@@ -293,7 +300,7 @@ static char *rebuild_list(const ce_ctx *ctx, const char *var, const char *first,
         for (;;) {
             const char *e = strchr(p, ':');
             size_t n = e ? (size_t)(e - p) : strlen(p);
-            char ent[4096];
+            char ent[CE_PATH_MAX];   /* is_cuda appends to it */
             if (n < sizeof ent) {
                 memcpy(ent, p, n);
                 ent[n] = '\0';
@@ -350,17 +357,15 @@ int ce_env_compute(ce_ctx *ctx, const ce_active_info *sel, bool set_version, ce_
 {
     memset(out, 0, sizeof *out);
     const char *prefix = sel->is_system ? NULL : sel->tc.prefix;
-    char bin[4200], lib[4200];
-    if (prefix) {
-        snprintf(bin, sizeof bin, "%s/bin", prefix);
-        snprintf(lib, sizeof lib, "%s/lib64", prefix);
-    }
+    char dir[4200];   /* <prefix>/bin, then <prefix>/lib64: one buffer, one stack page less */
+    if (prefix) snprintf(dir, sizeof dir, "%s/bin", prefix);
     sbuf foreign = { 0 };
     bool any;
     int rc;
-    char *path = rebuild_list(ctx, "PATH", prefix ? bin : NULL, looks_cuda_bin, &foreign, &any);
+    char *path = rebuild_list(ctx, "PATH", prefix ? dir : NULL, looks_cuda_bin, &foreign, &any);
     if ((rc = env_take(ctx, out, "PATH", path, true))) goto fail;
-    char *ld = rebuild_list(ctx, "LD_LIBRARY_PATH", prefix ? lib : NULL, looks_cuda_lib, &foreign, &any);
+    if (prefix) snprintf(dir, sizeof dir, "%s/lib64", prefix);
+    char *ld = rebuild_list(ctx, "LD_LIBRARY_PATH", prefix ? dir : NULL, looks_cuda_lib, &foreign, &any);
     if ((rc = env_take(ctx, out, "LD_LIBRARY_PATH", ld, any))) goto fail;
     if (prefix) {
         if ((rc = env_set(ctx, out, "CUDA_HOME", prefix)) ||

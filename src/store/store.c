@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/dirscan.h"
 #include "core/rmtree.h"
 #include "core/file.h"
 #include "core/manifest.h"
@@ -29,7 +30,8 @@ int ce_store_path(ce_ctx *ctx, const char *sub, char *out, size_t outsz)
 
 int ce_toolchain_parse_name(const char *name, ce_toolchain *out)
 {
-    memset(out, 0, sizeof *out);
+    /* prefix is left to the caller: clearing its 4 KiB touched a page more per entry */
+    memset(out, 0, offsetof(ce_toolchain, prefix) + 1);
     size_t len = strlen(name);
     if (len >= sizeof out->name) return 0;
     memcpy(out->name, name, len + 1);
@@ -54,13 +56,44 @@ int ce_toolchain_parse_name(const char *name, ce_toolchain *out)
     return 1;
 }
 
-static int tc_cmp(const void *a, const void *b)
+static int tc_cmp(const ce_toolchain *x, const ce_toolchain *y)
 {
-    const ce_toolchain *x = a, *y = b;
     int c = ce_version_cmp(x->cuda, y->cuda);
     if (c) return c;
     if (!x->cudnn[0] || !y->cudnn[0]) return x->cudnn[0] ? 1 : (y->cudnn[0] ? -1 : 0);
     return ce_version_cmp(x->cudnn, y->cudnn);
+}
+
+static int idx_cmp(const void *a, const void *b, void *v)
+{
+    return tc_cmp((const ce_toolchain *)v + *(const size_t *)a, (const ce_toolchain *)v + *(const size_t *)b);
+}
+
+/* Sort v through its indexes: qsort of the 4 KiB entries themselves made a
+ * copy of them all (a malloc, and a sysinfo call to size it) on the path of
+ * every env/use. */
+static int tc_sort(ce_toolchain *v, size_t n)
+{
+    size_t few[64], *idx = n <= 64 ? few : malloc(n * sizeof *idx);
+    if (!idx) return -1;
+    for (size_t i = 0; i < n; i++) idx[i] = i;
+    qsort_r(idx, n, sizeof *idx, idx_cmp, v);
+    /* v[i] = old v[idx[i]], one cycle of the permutation at a time */
+    for (size_t i = 0; i < n; i++) {
+        if (idx[i] == i) continue;
+        ce_toolchain tmp = v[i];
+        size_t j = i;
+        while (idx[j] != i) {
+            size_t k = idx[j];
+            v[j] = v[k];
+            idx[j] = j;
+            j = k;
+        }
+        v[j] = tmp;
+        idx[j] = j;
+    }
+    if (idx != few) free(idx);
+    return 0;
 }
 
 int ce_store_list(ce_ctx *ctx, ce_toolchain **out, size_t *n)
@@ -70,27 +103,32 @@ int ce_store_list(ce_ctx *ctx, ce_toolchain **out, size_t *n)
     char dir[4200];
     int rc = ce_store_path(ctx, "versions", dir, sizeof dir);
     if (rc) return rc;
-    DIR *d = opendir(dir);
-    if (!d) return CE_OK;
+    ce_dirscan d;
+    if (ce_dirscan_open(&d, AT_FDCWD, dir) != 0) return CE_OK;
     size_t cap = 0;
     ce_toolchain *v = NULL;
-    struct dirent *e;
-    while ((e = readdir(d))) {
-        if (e->d_name[0] == '.') continue;
-        ce_toolchain t;
-        if (!ce_toolchain_parse_name(e->d_name, &t)) continue;
-        if (ce_path_join(t.prefix, sizeof t.prefix, dir, e->d_name) != CE_OK) continue;
-        if (!ce_is_dir(t.prefix)) continue;
+    const char *name;
+    unsigned char type;
+    while ((name = ce_dirscan_next(&d, &type))) {
+        if (name[0] == '.') continue;
         if (*n == cap) {
             cap = cap ? cap * 2 : 8;
             ce_toolchain *nv = realloc(v, cap * sizeof *v);
-            if (!nv) { free(v); closedir(d); return ce_fail(ctx, CE_ERR_NOMEM, "out of memory"); }
+            if (!nv) { free(v); ce_dirscan_close(&d); return ce_fail(ctx, CE_ERR_NOMEM, "out of memory"); }
             v = nv;
         }
-        v[(*n)++] = t;
+        /* parsed in place: a 4 KiB entry on the stack is a page fault more per env/use */
+        ce_toolchain *t = &v[*n];
+        if (!ce_toolchain_parse_name(name, t)) continue;
+        if (ce_path_join(t->prefix, sizeof t->prefix, dir, name) != CE_OK) continue;
+        /* a directory, or a link to one (as stat(t->prefix) would say); the
+         * type readdir reports spares the stat of a plain directory */
+        struct stat st;
+        if (type != DT_DIR && (fstatat(d.fd, name, &st, 0) != 0 || !S_ISDIR(st.st_mode))) continue;
+        (*n)++;
     }
-    closedir(d);
-    if (*n) qsort(v, *n, sizeof *v, tc_cmp);
+    ce_dirscan_close(&d);
+    if (*n && tc_sort(v, *n)) { free(v); *n = 0; return ce_fail(ctx, CE_ERR_NOMEM, "out of memory"); }
     *out = v;
     return CE_OK;
 }

@@ -32,7 +32,7 @@ typedef struct ce_toolchain {
 
 /* $CUDAENV_ROOT/<sub> ("versions", "cache", "pkgs"). */
 int ce_store_path(ce_ctx *ctx, const char *sub, char *out, size_t outsz);
-/* Split a toolchain name into its CUDA and cuDNN versions; false if it is none. */
+/* Split a toolchain name into its CUDA and cuDNN versions (prefix ""); false if it is none. */
 int ce_toolchain_parse_name(const char *name, ce_toolchain *out);
 /* Installed toolchains, sorted by CUDA then cuDNN version (oldest first). */
 int ce_store_list(ce_ctx *ctx, ce_toolchain **out, size_t *n);

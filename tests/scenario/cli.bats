@@ -94,6 +94,38 @@ EOF
     [ -z "$(grep -v -x -e 'getenv CUDAENV_VERSION' -e 'getenv CUDAENV_WARNED' "$T/g")" ] || { cat "$T/g"; false; }
 }
 
+@test "env makes the system calls a switch needs and no more (issue 13: each costs the start-up floor)" {
+    command -v strace >/dev/null || skip "no strace"
+    readelf -d "$CUDAENV" | grep -q libasan && skip "sanitizer build (make check-asan)"
+    fx_installed 11.8.0 8.7.0.84 >/dev/null
+    fx_installed 12.3.0 >/dev/null
+    # main's own calls start at the store check's geteuid; the loader's come before it
+    PATH=/usr/bin:/bin strace -f -qq -o "$T/st" "$CUDAENV" env 11.8 --shell bash >"$T/out"
+    grep -q "^export CUDA_HOME=.*11.8.0+cudnn8.7.0.84" "$T/out"
+    awk '/geteuid\(\)/ { f = 1 } f && !/exit_group/' "$T/st" | sed 's/^[0-9]* *//' > "$T/own"
+    [ -s "$T/own" ]
+    # a plain CUDAENV_ROOT is checked with one lstat per component, not realpath's
+    # readlinks; no sort copy (glibc's qsort sizes one with sysinfo); the output is
+    # one write(2), no stdio (fstat + ioctl of stdout), no look at stderr (env
+    # prints nothing there); a toolchain directory is not stat'ed to be listed
+    # (readdir's type says it), only lstat'ed by the root store check
+    ! grep -E '^(readlink|sysinfo|ioctl)' "$T/own" || { cat "$T/own"; false; }
+    ! grep -E '^(newfstatat|fstat)\(1,' "$T/own" || { cat "$T/own"; false; }
+    [ "$(grep -c '^write(1,' "$T/own")" -eq 1 ]
+    stats=$(grep -cE '^(newfstatat|stat|lstat|statx)\(.*(11\.8\.0\+cudnn8\.7\.0\.84|12\.3\.0)"' "$T/own" || true)
+    if [ "$(id -u)" = 0 ]; then
+        [ "$stats" -eq 2 ] || { cat "$T/own"; false; }
+        # root: the store check (lstat per component of the store, its entries
+        # and versions/'s) and the list; 27 when this test was written
+        [ "$(wc -l < "$T/own")" -le 29 ] || { cat "$T/own"; false; }
+    else
+        [ "$stats" -eq 0 ] || { cat "$T/own"; false; }
+        # geteuid, the list (open, getdents x2, close), malloc's start (getrandom,
+        # brk x2), nvcc in PATH's two entries, the write: 11
+        [ "$(wc -l < "$T/own")" -le 13 ] || { cat "$T/own"; false; }
+    fi
+}
+
 @test "the light binary needs only libc and no big static TLS; libcjson is loaded on the first JSON use, never by env" {
     run readelf -d "$CUDAENV"
     [ "$status" -eq 0 ]

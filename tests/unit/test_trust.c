@@ -4,6 +4,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <dirent.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,9 +12,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/dirscan.h"
 #include "core/file.h"
 #include "core/trust.h"
+#include "core/version.h"
 #include "store/activate.h"
+#include "store/store.h"
 
 static char dir[64];
 
@@ -161,6 +165,124 @@ static void test_rm_rf_no_follow(void **state)
     assert_int_equal(access(p, F_OK), 0);
 }
 
+/* core/dirscan: every entry, across many getdents64 calls (its buffer holds
+ * ~60 of these names), with the type the file system reports. */
+static void test_dirscan_all(void **state)
+{
+    (void)state;
+    char p[256];
+    int files = 0;
+    for (int i = 0; i < 300; i++) {
+        snprintf(p, sizeof p, "%s/entry-with-a-longish-name-%03d", dir, i);
+        if (i % 3 == 0) assert_int_equal(mkdir(p, 0755), 0);
+        else { write_file(p + strlen(dir) + 1, "x", 1); files++; }
+    }
+    ce_dirscan d;
+    assert_int_equal(ce_dirscan_open(&d, AT_FDCWD, dir), 0);
+    const char *name;
+    unsigned char type;
+    int n = 0, dots = 0, dirs = 0, regs = 0;
+    while ((name = ce_dirscan_next(&d, &type))) {
+        if (!strcmp(name, ".") || !strcmp(name, "..")) { dots++; continue; }
+        n++;
+        dirs += type == DT_DIR;
+        regs += type == DT_REG;
+    }
+    ce_dirscan_close(&d);
+    assert_int_equal(dots, 2);
+    assert_int_equal(n, 300);
+    if (dirs + regs) {   /* a file system that reports types reports them right */
+        assert_int_equal(dirs, 100);
+        assert_int_equal(regs, files);
+    }
+    snprintf(p, sizeof p, "%s/missing", dir);
+    assert_int_equal(ce_dirscan_open(&d, AT_FDCWD, p), -1);
+}
+
+/* ce_store_list: sorted by CUDA then cuDNN (oldest first) through its index
+ * sort, over more entries than its on-stack index (64) and in the file
+ * system's order; a link to a toolchain directory counts, a file or a
+ * dangling link does not; each prefix is the store path. */
+static void test_store_list_sorted(void **state)
+{
+    (void)state;
+    ce_ctx ctx;
+    memset(&ctx, 0, sizeof ctx);
+    snprintf(ctx.root, sizeof ctx.root, "%s", dir);
+    char p[512], real[256];
+    snprintf(p, sizeof p, "%s/versions", dir);
+    assert_int_equal(mkdir(p, 0755), 0);
+    int made = 0;
+    for (int i = 0; i < 90; i++) {
+        int minor = (i * 37) % 30, cudnn = (i * 11) % 3;
+        if (cudnn) snprintf(p, sizeof p, "%s/versions/1%d.%d.%d+cudnn8.%d.0", dir, minor % 3, minor, i % 3, cudnn);
+        else snprintf(p, sizeof p, "%s/versions/1%d.%d.%d", dir, minor % 3, minor, i % 3);
+        if (mkdir(p, 0755) == 0) made++;
+    }
+    snprintf(real, sizeof real, "%s/elsewhere", dir);
+    assert_int_equal(mkdir(real, 0755), 0);
+    snprintf(p, sizeof p, "%s/versions/9.0.0", dir);
+    assert_int_equal(symlink(real, p), 0);
+    snprintf(p, sizeof p, "%s/versions/9.1.0", dir);
+    assert_int_equal(symlink("/nonexistent", p), 0);
+    write_file("versions/9.2.0", "x", 1);
+    ce_toolchain *v;
+    size_t n;
+    assert_int_equal(ce_store_list(&ctx, &v, &n), CE_OK);
+    assert_int_equal(n, (size_t)made + 1);
+    assert_string_equal(v[0].name, "9.0.0");
+    for (size_t i = 0; i < n; i++) {
+        snprintf(p, sizeof p, "%s/versions/%s", dir, v[i].name);
+        assert_string_equal(v[i].prefix, p);
+        if (!i) continue;
+        int c = ce_version_cmp(v[i - 1].cuda, v[i].cuda);
+        assert_true(c <= 0);
+        if (c == 0 && v[i - 1].cudnn[0] && v[i].cudnn[0]) assert_true(ce_version_cmp(v[i - 1].cudnn, v[i].cudnn) <= 0);
+        if (c == 0) assert_false(v[i - 1].cudnn[0] && !v[i].cudnn[0]);   /* no cuDNN first */
+    }
+    free(v);
+}
+
+/* As root, a plain store path is checked in place (one lstat per component)
+ * and stays as given; one reached through a symlink or with "." in it is
+ * replaced by its resolved path, as before. */
+static void test_trust_root_paths(void **state)
+{
+    (void)state;
+    if (geteuid() != 0) skip();
+    ce_ctx ctx;
+    memset(&ctx, 0, sizeof ctx);
+    char store[128], link[512], real[4096];
+    snprintf(store, sizeof store, "%s/store", dir);
+    assert_int_equal(mkdir(store, 0755), 0);
+    assert_non_null(realpath(store, real));   /* the test directory's own resolved path */
+    snprintf(ctx.root, sizeof ctx.root, "%s", real);
+    assert_int_equal(ce_trust_root(&ctx), CE_OK);
+    assert_string_equal(ctx.root, real);
+    snprintf(link, sizeof link, "%s/link", dir);
+    assert_int_equal(symlink(store, link), 0);
+    snprintf(ctx.root, sizeof ctx.root, "%s", link);
+    assert_int_equal(ce_trust_root(&ctx), CE_OK);
+    assert_string_equal(ctx.root, real);
+    snprintf(ctx.root, sizeof ctx.root, "%s/./store", dir);
+    assert_int_equal(ce_trust_root(&ctx), CE_OK);
+    assert_string_equal(ctx.root, real);
+    /* a store writable by others is refused either way, with the fix */
+    assert_int_equal(chmod(store, 0777), 0);
+    snprintf(ctx.root, sizeof ctx.root, "%s", real);
+    assert_int_equal(ce_trust_root(&ctx), CE_ERR_PERM);
+    assert_non_null(strstr(ce_errmsg(), "writable by group or others"));
+    assert_non_null(strstr(ce_errmsg(), "chmod -R go-w"));
+    assert_int_equal(chmod(store, 0755), 0);
+    /* an entry inside it too */
+    snprintf(link, sizeof link, "%s/versions", store);
+    assert_int_equal(mkdir(link, 0777), 0);
+    assert_int_equal(chmod(link, 0777), 0);
+    assert_int_equal(ce_trust_root(&ctx), CE_ERR_PERM);
+    assert_non_null(strstr(ce_errmsg(), "/versions is writable by group or others"));
+    assert_non_null(strstr(ce_errmsg(), "Use a root-owned store"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -170,6 +292,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_store_open_no_symlinks, mk_dir, rm_dir),
         cmocka_unit_test_setup_teardown(test_spec_file_bounded, mk_dir, rm_dir),
         cmocka_unit_test_setup_teardown(test_rm_rf_no_follow, mk_dir, rm_dir),
+        cmocka_unit_test_setup_teardown(test_dirscan_all, mk_dir, rm_dir),
+        cmocka_unit_test_setup_teardown(test_store_list_sorted, mk_dir, rm_dir),
+        cmocka_unit_test_setup_teardown(test_trust_root_paths, mk_dir, rm_dir),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
