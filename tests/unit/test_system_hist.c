@@ -139,7 +139,9 @@ static void test_pool(void **state)
         memset(t, 'a' + i % 26, sizeof t - 1);
         t[0] = '/';
         t[sizeof t - 1] = '\0';
-        snprintf(t + 1, 8, "%05d", i);
+        char num[16];   /* i's digits (0..199) at t[1..5]: every target differs */
+        snprintf(num, sizeof num, "%05d", i);
+        memcpy(t + 1, num, 5);
         t[6] = 'x';
         ce_sys_hist_push(&r, "name-that-is-long-enough", t, t);
         if (i % 3 == 2) {
