@@ -88,6 +88,7 @@ typedef struct ce_sys_original {
 typedef struct ce_sys_record {
     bool present;              /* a system switch was ever made */
     bool pending;              /* read from system.json.pending: an intent whose switch has not finished */
+    long long gen;             /* the record's generation ("gen"; -1: none, an older cudaenv's) */
     ce_sys_mode mode;
     char name[96];             /* toolchain selected ("" after a rollback to a non-toolchain) */
     char target[4096];         /* where the link (or the alternative) points */
