@@ -280,17 +280,19 @@ static int apply(ce_ctx *ctx, const ce_sys_record *rec, ce_staged *conf)
 }
 
 /* Steps 1-5 for the state rec describes.  One record, written once: the
- * intent system.json.pending is the final record (with "state":"done");
- * renaming it over system.json marks the switch done.  Durability in two
- * steps, no thread: the intent, cudaenv.conf's new text and /etc/cudaenv
- * are fsync'ed one after the other (their writeback started when they were
- * written; the intent is durable before anything changes);
+ * intent system.json.pending is the final record (with "state":"done" and
+ * system.json's gen + 1), written over the record before in place;
+ * exchanging it with system.json marks the switch done.  Durability in two
+ * steps, no thread: the intent and, when this switch wrote it, cudaenv.conf's
+ * spare are fsync'ed one after the other (their writeback started when they
+ * were written; /etc/cudaenv too only when the intent's name was created;
+ * the intent is durable before anything changes);
  * apply() puts link and conf in place (exchanged with their spares,
- * system_durable.c) and fsyncs their directories; the last rename is not
- * fsync'ed: lost in a crash, the intent is still there and the next run
- * completes it (idempotent).  Files created: the intent, and a spare link
- * only when the spare points elsewhere (switching back to the toolchain
- * before creates nothing else); a repair stages the new intent and renames
+ * system_durable.c) and fsyncs their directories; the last exchange is not
+ * fsync'ed: lost in a crash, the intent is still the greater gen and the
+ * next run completes it (idempotent).  Files created: a spare link only
+ * when the spare points elsewhere (switching back to the toolchain before
+ * creates nothing), the intent only the first time; a repair stages the new intent and renames
  * it over the old one: the old stays until the new is durable.
  *
  * In two halves, so that a switch walks its toolchain while the intent's
