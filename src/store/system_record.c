@@ -93,9 +93,8 @@ int ce_system_record(ce_ctx *ctx, ce_sys_record *rec)
     memset(rec, 0, offsetof(ce_sys_record, hoff));
     char path[4200], *data;
     ce_sys_path(ctx, CE_SYS_STATE, path, sizeof path);
-    int rc = read_record(ctx, path, rec);
-    if (rc) rec->gen = -1;
-    int src = rc;
+    int src = read_record(ctx, path, rec);
+    if (src) rec->gen = -1;
     /* system.json.pending is the newer record, an intent (a switch began and
      * has not been marked done), only when its gen is greater (above); else
      * it is the record before system.json's.  One that is not JSON was cut
@@ -125,7 +124,7 @@ int ce_system_record(ce_ctx *ctx, ce_sys_record *rec)
         /* cut short: system.json once more (rare) */
         memset(rec, 0, offsetof(ce_sys_record, hoff));
         ce_sys_path(ctx, CE_SYS_STATE, path, sizeof path);
-        src = read_record(ctx, path, rec);
+        if ((src = read_record(ctx, path, rec))) rec->gen = -1;
     }
     free(data);
     if (src == CE_OK && rec->pending) rec->gen = (rec->gen < 0 ? 0 : rec->gen) + 1;   /* older "state":"pending" */

@@ -179,6 +179,13 @@ completes_pending() {
     run --separate-stderr "$CUDAENV" global --system
     [ "$status" -eq 0 ] && [ "$output" = 11.8.0+cudnn8.7.0.84 ]
     [[ "$stderr" != *"interrupted"* ]]
+    # the same cut short after its "gen" (the greater one): still no intent
+    sed "s/^\([[:space:]]*\"gen\":[[:space:]]*\)[0-9]*/\1$(( $(gen_of "$S/etc/cudaenv/system.json") + 1 ))/" \
+        "$S/etc/cudaenv/system.json" | head -c 200 > "$S/etc/cudaenv/system.json.pending"
+    grep -q '"gen"' "$S/etc/cudaenv/system.json.pending"
+    run --separate-stderr "$CUDAENV" global --system
+    [ "$status" -eq 0 ] && [ "$output" = 11.8.0+cudnn8.7.0.84 ]
+    [[ "$stderr" != *"interrupted"* ]]
     run "$CUDAENV" doctor --json
     [[ "$output" != *'"env.system-switch-interrupted"'* ]]
     run --separate-stderr "$CUDAENV" global 11.7 --system
