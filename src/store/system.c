@@ -292,8 +292,9 @@ static int apply(ce_ctx *ctx, const ce_sys_record *rec, ce_staged *conf)
  * fsync'ed: lost in a crash, the intent is still the greater gen and the
  * next run completes it (idempotent).  Files created: a spare link only
  * when the spare points elsewhere (switching back to the toolchain before
- * creates nothing), the intent only the first time; a repair stages the new intent and renames
- * it over the old one: the old stays until the new is durable.
+ * creates nothing), the intent only the first time; a repair stages the
+ * new intent and renames it over the old one: the old stays until the new
+ * is durable.
  *
  * In two halves, so that a switch walks its toolchain while the intent's
  * writeback (started when it was written) is under way: tx_start writes the
@@ -345,28 +346,18 @@ static int tx_start(ce_ctx *ctx, ce_sys_record *rec, sys_tx *t)
     return CE_OK;
 }
 
-/* A spare rewritten but never fsync'ed (the walk refused, or the fsync
- * failed) is emptied, so that no later switch takes its text for durable. */
-static void spare_forget(ce_ctx *ctx, const sys_tx *t)
-{
-    char spare[4200];
-    if (!t->conf_written) return;
-    ce_sys_path(ctx, CE_SYS_CONF_SPARE, spare, sizeof spare);
-    if (truncate(spare, 0) != 0) { /* then it is rewritten only when its text differs: best effort */ }
-}
-
 static int tx_finish(ce_ctx *ctx, ce_sys_record *rec, sys_tx *t, int ok)
 {
     char path[4200], jpath[4200];
     int rc = ok;
     if (ok != CE_OK) {   /* the walk's refusal: the intent goes, nothing changed */
-        spare_forget(ctx, t);
+        if (t->conf_written) ce_sys_conf_spare_forget(ctx);
         goto out;
     }
     /* the intent's bytes (its name too when created; a repair's is renamed
      * after) and the conf's bytes when written */
     if ((rc = ce_sys_sync_staged(ctx, t->st, t->n, t->created ? CE_SYS_PENDING : NULL))) {
-        spare_forget(ctx, t);
+        if (t->conf_written) ce_sys_conf_spare_forget(ctx);
         goto out;
     }
     ce_sys_path(ctx, CE_SYS_STATE, path, sizeof path);

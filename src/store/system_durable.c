@@ -192,6 +192,15 @@ int ce_sys_conf_spare_stage(ce_ctx *ctx, const char *text, ce_staged *st, bool *
     return CE_OK;
 }
 
+/* A spare rewritten but never fsync'ed (the walk refused, or the fsync
+ * failed) is emptied, so that no later switch takes its text for durable. */
+void ce_sys_conf_spare_forget(ce_ctx *ctx)
+{
+    char spare[4200];
+    ce_sys_path(ctx, CE_SYS_CONF_SPARE, spare, sizeof spare);
+    if (truncate(spare, 0) != 0) { /* then it is rewritten only when its text differs: best effort */ }
+}
+
 int ce_sys_conf_exchange(ce_ctx *ctx)
 {
     char spare[4200], conf[4200];

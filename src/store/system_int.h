@@ -77,6 +77,7 @@ int ce_sys_exchange(const char *from, const char *to);
 #define CE_SYS_CONF_SPARE "/etc/ld.so.conf.d/.cudaenv.conf.spare"
 int ce_sys_link_exchange(ce_ctx *ctx, const char *link, const char *target);
 int ce_sys_conf_spare_stage(ce_ctx *ctx, const char *text, ce_staged *st, bool *written);
+void ce_sys_conf_spare_forget(ce_ctx *ctx);   /* rewritten, never synced: emptied */
 int ce_sys_conf_exchange(ce_ctx *ctx);
 void ce_sys_drop_spares(ce_ctx *ctx);
 
