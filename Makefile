@@ -95,6 +95,10 @@ $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
 
+# libcjson by the path pkg-config knows (no ld.so.cache lookup; the soname
+# is the fallback when it moved)
+$(BUILD)/obj/src/cli/cjson_lazy.o: override CFLAGS += -DCE_CJSON_LIBDIR='"$(shell $(PKG_CONFIG) --variable=libdir libcjson)"'
+
 $(BUILD)/obj/src/cli/main-light.o: src/cli/main.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -MMD -MP -c $< -o $@

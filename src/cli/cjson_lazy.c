@@ -4,7 +4,9 @@
  * linking libcjson makes the loader open and map it on every exec (~0.08 ms
  * of a ~0.8 ms process, PERFORMANCE.md).  So the light binary does not link
  * it: each cJSON function it calls is defined here and forwards to
- * libcjson.so.1, dlopen'ed the first time any of them runs.  The full binary
+ * libcjson.so.1, dlopen'ed the first time any of them runs: by the path
+ * pkg-config gave at build time (CE_CJSON_LIBDIR: no search of
+ * ld.so.cache, ~15 us), else by its soname.  The full binary
  * and the unit tests link libcjson as usual (this file is not in them).
  * The executable exports none of these names (no -rdynamic), so calls
  * inside libcjson stay inside it. */
@@ -17,6 +19,9 @@
 static void *cjson_sym(const char *name)
 {
     static void *lib;
+#ifdef CE_CJSON_LIBDIR
+    if (!lib && CE_CJSON_LIBDIR[0] == '/') lib = dlopen(CE_CJSON_LIBDIR "/libcjson.so.1", RTLD_NOW | RTLD_LOCAL);
+#endif
     if (!lib) lib = dlopen("libcjson.so.1", RTLD_NOW | RTLD_LOCAL);
     void *p = lib ? dlsym(lib, name) : NULL;
     if (!p) {

@@ -280,18 +280,21 @@ static int apply(ce_ctx *ctx, const ce_sys_record *rec, ce_staged *conf)
 }
 
 /* Steps 1-5 for the state rec describes.  One record, written once: the
- * intent system.json.pending is the final record (with "state":"done");
- * renaming it over system.json marks the switch done.  Durability in two
- * steps, no thread: the intent, cudaenv.conf's new text and /etc/cudaenv
- * are fsync'ed one after the other (their writeback started when they were
- * written; the intent is durable before anything changes);
+ * intent system.json.pending is the final record (with "state":"done" and
+ * system.json's gen + 1), written over the record before in place;
+ * exchanging it with system.json marks the switch done.  Durability in two
+ * steps, no thread: the intent and, when this switch wrote it, cudaenv.conf's
+ * spare are fsync'ed one after the other (their writeback started when they
+ * were written; /etc/cudaenv too only when the intent's name was created;
+ * the intent is durable before anything changes);
  * apply() puts link and conf in place (exchanged with their spares,
- * system_durable.c) and fsyncs their directories; the last rename is not
- * fsync'ed: lost in a crash, the intent is still there and the next run
- * completes it (idempotent).  Files created: the intent, and a spare link
- * only when the spare points elsewhere (switching back to the toolchain
- * before creates nothing else); a repair stages the new intent and renames
- * it over the old one: the old stays until the new is durable.
+ * system_durable.c) and fsyncs their directories; the last exchange is not
+ * fsync'ed: lost in a crash, the intent is still the greater gen and the
+ * next run completes it (idempotent).  Files created: a spare link only
+ * when the spare points elsewhere (switching back to the toolchain before
+ * creates nothing), the intent only the first time; a repair stages the
+ * new intent and renames it over the old one: the old stays until the new
+ * is durable.
  *
  * In two halves, so that a switch walks its toolchain while the intent's
  * writeback (started when it was written) is under way: tx_start writes the
@@ -303,7 +306,7 @@ static int apply(ce_ctx *ctx, const ce_sys_record *rec, ce_staged *conf)
 typedef struct sys_tx {
     ce_staged st[2];
     size_t n;
-    bool repair, stage_conf;
+    bool repair, stage_conf, created, conf_written;
 } sys_tx;
 
 static int tx_start(ce_ctx *ctx, ce_sys_record *rec, sys_tx *t)
@@ -312,24 +315,33 @@ static int tx_start(ce_ctx *ctx, ce_sys_record *rec, sys_tx *t)
     int rc;
     t->n = 0;
     t->stage_conf = !rec->restore && rec->lib[0];
+    /* a repair replaces an intent that is there (durable): staged and
+     * renamed, the old one stays until the new is; a switch writes over
+     * the record before system.json's, one gen above system.json */
+    t->repair = rec->pending;
+    t->created = t->conf_written = false;
+    if (!t->repair) rec->gen = (rec->gen < 0 ? 0 : rec->gen) + 1;
     rec->pending = false;
     char *text = ce_sys_record_text(rec);
     rec->pending = true;
     if (!text) return ce_fail(ctx, CE_ERR_NOMEM, "out of memory");
     ce_sys_path(ctx, CE_SYS_PENDING, jpath, sizeof jpath);
-    t->repair = ce_exists(jpath);
     rc = t->repair ? ce_file_stage(ctx, jpath, text, strlen(text), 0644, &t->st[0])
-                   : ce_sys_journal_create(ctx, jpath, text, &t->st[0]);
+                   : ce_sys_journal_write(ctx, jpath, text, &t->st[0], &t->created);
     free(text);
     if (rc) return rc;
     t->n = 1;
     if (t->stage_conf) {
         conf_text(rec->lib, rec->name, conf, sizeof conf);
-        if ((rc = ce_sys_conf_spare_stage(ctx, conf, &t->st[1]))) {
+        if ((rc = ce_sys_conf_spare_stage(ctx, conf, &t->st[1], &t->conf_written))) {
             ce_file_stage_drop(&t->st[0]);
             return rc;
         }
-        t->n = 2;
+        /* a spare already holding the text was made durable by the switch
+         * that wrote it: no fsync (a repair syncs it all the same: a run
+         * killed before its fsync may have written it) */
+        if (t->conf_written || t->repair) t->n = 2;
+        else ce_file_stage_drop(&t->st[1]);
     }
     return CE_OK;
 }
@@ -338,10 +350,16 @@ static int tx_finish(ce_ctx *ctx, ce_sys_record *rec, sys_tx *t, int ok)
 {
     char path[4200], jpath[4200];
     int rc = ok;
-    if (ok != CE_OK) goto out;   /* the walk's refusal: the intent goes, nothing changed */
-    /* the intent's bytes, its name (created in place; a repair's is renamed
-     * after) and the conf's bytes */
-    if ((rc = ce_sys_sync_staged(ctx, t->st, t->n, t->repair ? NULL : CE_SYS_PENDING))) goto out;
+    if (ok != CE_OK) {   /* the walk's refusal: the intent goes, nothing changed */
+        if (t->conf_written) ce_sys_conf_spare_forget(ctx);
+        goto out;
+    }
+    /* the intent's bytes (its name too when created; a repair's is renamed
+     * after) and the conf's bytes when written */
+    if ((rc = ce_sys_sync_staged(ctx, t->st, t->n, t->created ? CE_SYS_PENDING : NULL))) {
+        if (t->conf_written) ce_sys_conf_spare_forget(ctx);
+        goto out;
+    }
     ce_sys_path(ctx, CE_SYS_STATE, path, sizeof path);
     ce_sys_path(ctx, CE_SYS_PENDING, jpath, sizeof jpath);
     if (t->repair) {
@@ -352,10 +370,15 @@ static int tx_finish(ce_ctx *ctx, ce_sys_record *rec, sys_tx *t, int ok)
     }
     crash_point(ctx, "intent");
     if ((rc = apply(ctx, rec, t->stage_conf ? &t->st[1] : NULL))) goto out;   /* the intent stays pending: the next run repairs */
-    if (rename(jpath, path) != 0) {
+    /* done: the intent becomes system.json, which becomes the pending
+     * file, now of the lower gen (not fsync'ed: lost in a crash, the
+     * intent is still the greater and the next run completes it) */
+    if (ce_sys_exchange(jpath, path) != 0) {
         rc = ce_fail(ctx, CE_ERR_IO, "cannot rename %s to %s: %s", jpath, path, strerror(errno));
         goto out;
     }
+    /* the machine as it was: no record before this one lying about */
+    if (rec->restore) unlink(jpath);
     rec->pending = false;
 out:
     for (size_t i = 0; i < t->n; i++) ce_file_stage_drop(&t->st[i]);   /* what was not renamed */
@@ -415,19 +438,16 @@ static int begin(ce_ctx *ctx, ce_store_txn *txn, int *fd, ce_sys_record *old)
 {
     int rc;
     if ((rc = ce_store_begin(ctx, txn)) || (rc = lock_open(ctx, fd))) return rc;
-    char jpath[4200];
-    ce_sys_path(ctx, CE_SYS_PENDING, jpath, sizeof jpath);
-    bool intent = ce_exists(jpath);
-    if (intent) {
-        /* temp files are staged only while an intent exists (or is being
-         * created): without one there is nothing stale to look for */
+    if ((rc = ce_system_record(ctx, old))) return rc;
+    if (old->pending) {
+        /* temp files are staged only while an intent exists: without one
+         * there is nothing stale to look for.  An intent cut short before
+         * it was durable (not JSON) changed nothing and is not one: the
+         * next switch writes over it. */
         drop_stale_tmp(ctx, CE_SYS_STATE);
         drop_stale_tmp(ctx, CE_SYS_PENDING);
         drop_stale_tmp(ctx, CE_SYS_CONF);
     }
-    if ((rc = ce_system_record(ctx, old))) return rc;
-    /* an intent cut short before it was durable (not JSON): nothing changed */
-    if (intent && !old->pending && unlink(jpath) == 0) ce_sys_sync_parent(ctx, CE_SYS_PENDING);
     if ((rc = recover(ctx, old))) return rc;
     return CE_OK;
 }

@@ -10,14 +10,30 @@
  * Crash safety (issue 9; issue 13: one record written once): the new
  * record is written first as an intent, system.json.pending (everything
  * needed to roll forward or back: target, lib, what it replaces, history,
- * original), then link, conf, ldconfig; renaming it over system.json marks
- * it done.  The intent is written before the trust walk and its fsync runs
- * while the walk does; nothing changes before both are done, and a switch
- * the walk refuses removes its intent.  A pending record found by the next switch or rollback is
- * completed (or, when its target is gone or unsafe, rolled back) before
- * anything else; doctor reports it (env.system-switch-interrupted).  A
- * system.json saying "state":"pending" (an older cudaenv's intent) counts
- * as pending too.
+ * original), then link, conf, ldconfig; exchanging it with system.json
+ * (renameat2 RENAME_EXCHANGE; a rename when there is none) marks it done.
+ * Records carry a generation, "gen": the intent's is system.json's + 1, so
+ * after the exchange system.json.pending holds the record before, of a
+ * lower gen, and the next switch writes its intent over it in place (no new
+ * inode, one fsync; created, with its directory's fsync, only when absent).
+ * A pending file is an intent only when its gen is greater than
+ * system.json's, or when neither has a gen (an older cudaenv's intent,
+ * which it removed when done); one that is not JSON was cut short before
+ * it was durable, so before anything changed, and is ignored.  The final
+ * exchange is not fsync'ed: lost in a crash, the intent is still the
+ * greater and the next run completes it (idempotent).  The intent is
+ * written before the trust walk and its fsync follows it; nothing changes
+ * before both are done, and a switch the walk refuses removes its intent.
+ * The conf's spare is fsync'ed with the intent only when this switch wrote
+ * it: one already holding the text was made durable by the switch that
+ * wrote it (a repair syncs it anyway; a spare rewritten and never synced is
+ * emptied).  An intent found by the next switch or rollback is completed
+ * (or, when its target is gone or unsafe, rolled back) before anything
+ * else, its repair staged and renamed over it (the old intent stays until
+ * the new is durable); doctor reports it (env.system-switch-interrupted).
+ * A system.json saying "state":"pending" (an older cudaenv's intent)
+ * counts as pending too.  Going back to an older cudaenv: it takes any
+ * system.json.pending for an intent (remove the file first).
  *
  * Trust (issue 9): the whole toolchain tree is walked with lstat (owner
  * root, no group/other write, symlink targets checked from / down), and the
@@ -88,6 +104,7 @@ typedef struct ce_sys_original {
 typedef struct ce_sys_record {
     bool present;              /* a system switch was ever made */
     bool pending;              /* read from system.json.pending: an intent whose switch has not finished */
+    long long gen;             /* the record's generation ("gen"; -1: none, an older cudaenv's) */
     ce_sys_mode mode;
     char name[96];             /* toolchain selected ("" after a rollback to a non-toolchain) */
     char target[4096];         /* where the link (or the alternative) points */

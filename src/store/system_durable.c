@@ -70,18 +70,24 @@ void ce_sys_sync_changed(ce_ctx *ctx)
     ce_sys_sync_parent(ctx, CE_SYS_CONF);
 }
 
-/* Create the intent path (O_EXCL: under the system lock nobody else
- * writes it) holding text, its writeback started; st is set up so that
- * ce_file_stage_drop removes it (nothing has changed while it is not yet
- * durable).  The journal is written under its own name, not staged and
- * renamed: its one fsync makes name and bytes durable together (one journal
- * commit on ext4), and a copy cut short by a crash is not JSON, which
- * ce_system_record ignores and begin() removes. */
-int ce_sys_journal_create(ce_ctx *ctx, const char *path, const char *text, ce_staged *st)
+/* Write the intent into path in place (truncated and rewritten: it holds
+ * the record before system.json's, of a lower gen, left there by the last
+ * switch's exchange; created, O_EXCL, only when absent: *created, and then
+ * its directory needs an fsync too), its writeback started; st is set up so
+ * that ce_file_stage_drop removes it (nothing has changed while it is not
+ * yet durable).  Not staged and renamed: its one fsync makes it durable (no
+ * new inode, no directory fsync), and a copy cut short by a crash is not
+ * JSON, which ce_system_record ignores. */
+int ce_sys_journal_write(ce_ctx *ctx, const char *path, const char *text, ce_staged *st, bool *created)
 {
     st->tmp[0] = '\0';
+    *created = false;
     snprintf(st->path, sizeof st->path, "%s", path);
-    st->fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    st->fd = open(path, O_RDWR | O_TRUNC | O_NOFOLLOW | O_CLOEXEC);
+    if (st->fd < 0 && errno == ENOENT) {
+        st->fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+        *created = st->fd >= 0;
+    }
     if (st->fd < 0)
         return ce_fail(ctx, errno == EACCES ? CE_ERR_PERM : CE_ERR_IO, "cannot create %s: %s", path, strerror(errno));
     snprintf(st->tmp, sizeof st->tmp, "%s", path);
@@ -96,7 +102,8 @@ int ce_sys_journal_create(ce_ctx *ctx, const char *path, const char *text, ce_st
         }
         off += (size_t)w;
     }
-    if (fchmod(st->fd, 0644) != 0) { /* the umask may have narrowed it; readable is only nicer */ }
+    /* the umask may have narrowed a new one; readable is only nicer */
+    if (*created && fchmod(st->fd, 0644) != 0) { /* as above */ }
     sync_file_range(st->fd, 0, 0, SYNC_FILE_RANGE_WRITE);
     return CE_OK;
 }
@@ -114,7 +121,7 @@ int ce_sys_journal_create(ce_ctx *ctx, const char *path, const char *text, ce_st
  * file system cannot exchange.  Only what a rename could replace is
  * exchanged: a to of another type (a real directory at /usr/local/cuda)
  * fails as the rename did, and is never moved to the spare's name. */
-static int exchange(const char *from, const char *to, mode_t type)
+static int exchange_type(const char *from, const char *to, mode_t type)
 {
     struct stat st;
     if (lstat(to, &st) == 0 && (st.st_mode & S_IFMT) != type) {
@@ -128,6 +135,11 @@ static int exchange(const char *from, const char *to, mode_t type)
     return rename(from, to);
 }
 
+int ce_sys_exchange(const char *from, const char *to)
+{
+    return exchange_type(from, to, S_IFREG);
+}
+
 int ce_sys_link_exchange(ce_ctx *ctx, const char *link, const char *target)
 {
     char spare[4200], now[4096];
@@ -139,13 +151,14 @@ int ce_sys_link_exchange(ce_ctx *ctx, const char *link, const char *target)
         if (symlink(target, spare) != 0)
             return ce_fail(ctx, CE_ERR_IO, "cannot create %s: %s", spare, strerror(errno));
     }
-    if (exchange(spare, link, S_IFLNK) != 0)
+    if (exchange_type(spare, link, S_IFLNK) != 0)
         return ce_fail(ctx, CE_ERR_IO, "cannot put %s in place of %s: %s", spare, link, strerror(errno));
     return CE_OK;
 }
 
-int ce_sys_conf_spare_stage(ce_ctx *ctx, const char *text, ce_staged *st)
+int ce_sys_conf_spare_stage(ce_ctx *ctx, const char *text, ce_staged *st, bool *written)
 {
+    *written = false;
     st->tmp[0] = '\0';   /* nothing to remove on failure: a spare may stay */
     ce_sys_path(ctx, CE_SYS_CONF_SPARE, st->path, sizeof st->path);
     st->fd = open(st->path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
@@ -170,6 +183,7 @@ int ce_sys_conf_spare_stage(ce_ctx *ctx, const char *text, ce_staged *st)
             return ce_fail(ctx, e == ENOSPC ? CE_ERR_SPACE : CE_ERR_IO, "cannot write %s: %s", st->path, strerror(e));
         }
         sync_file_range(st->fd, 0, 0, SYNC_FILE_RANGE_WRITE);
+        *written = true;
     }
     /* root's own new file: only the umask could narrow it (a chmod of a
      * spare already 0644 would dirty its inode for the fsync to write) */
@@ -178,12 +192,21 @@ int ce_sys_conf_spare_stage(ce_ctx *ctx, const char *text, ce_staged *st)
     return CE_OK;
 }
 
+/* A spare rewritten but never fsync'ed (the walk refused, or the fsync
+ * failed) is emptied, so that no later switch takes its text for durable. */
+void ce_sys_conf_spare_forget(ce_ctx *ctx)
+{
+    char spare[4200];
+    ce_sys_path(ctx, CE_SYS_CONF_SPARE, spare, sizeof spare);
+    if (truncate(spare, 0) != 0) { /* then it is rewritten only when its text differs: best effort */ }
+}
+
 int ce_sys_conf_exchange(ce_ctx *ctx)
 {
     char spare[4200], conf[4200];
     ce_sys_path(ctx, CE_SYS_CONF_SPARE, spare, sizeof spare);
     ce_sys_path(ctx, CE_SYS_CONF, conf, sizeof conf);
-    if (exchange(spare, conf, S_IFREG) != 0)
+    if (exchange_type(spare, conf, S_IFREG) != 0)
         return ce_fail(ctx, CE_ERR_IO, "cannot put %s in place of %s: %s", spare, conf, strerror(errno));
     return CE_OK;
 }

@@ -48,27 +48,36 @@ int ce_sys_toolchain_safe(ce_ctx *ctx, const char *prefix, char *real, char *lib
 /* system_record.c: the text of system.json for rec (malloc'd; NULL when
  * out of memory). */
 char *ce_sys_record_text(const ce_sys_record *rec);
+/* Is a system.json.pending of gen pg an intent beside a system.json of gen
+ * sg (-1: no gen, or no file)?  pg > sg; without any gen (an older
+ * cudaenv's files), yes. */
+bool ce_sys_is_intent(long long pg, long long sg);
 
 /* system_durable.c: fsync the directory of the sysroot path p; the staged
  * files st[0..n) (n <= 2; and with dir, the directory already holding
  * one's final name) fsync'ed and closed (all dropped on failure); the
  * directories of the link and the conf fsync'ed (while ldconfig runs); the
- * intent created at path (O_EXCL) holding text, its writeback started,
+ * intent written into path in place (created when absent: *created, then
+ * its directory needs an fsync too) holding text, its writeback started,
  * ce_file_stage_drop removing it. */
 void ce_sys_sync_parent(ce_ctx *ctx, const char *p);
 int ce_sys_sync_staged(ce_ctx *ctx, ce_staged *st, size_t n, const char *dir);
 void ce_sys_sync_changed(ce_ctx *ctx);
-int ce_sys_journal_create(ce_ctx *ctx, const char *path, const char *text, ce_staged *st);
+int ce_sys_journal_write(ce_ctx *ctx, const char *path, const char *text, ce_staged *st, bool *created);
+/* from and to trade places (a plain rename when to does not exist) */
+int ce_sys_exchange(const char *from, const char *to);
 
 /* system_durable.c, the spares (same directories, dot names): the link
  * put in place by exchange with a spare symlink to target (made only when
  * the spare points elsewhere); the conf's next text written into its spare
- * in place (st: fd open, nothing to drop), then exchanged in; the restore
- * removes both. */
+ * in place (st: fd open, nothing to drop; *written false when it held the
+ * text already: made durable by the switch that wrote it, no fsync
+ * needed), then exchanged in; the restore removes both. */
 #define CE_SYS_LINK_SPARE "/usr/local/.cuda.cudaenv-spare"
 #define CE_SYS_CONF_SPARE "/etc/ld.so.conf.d/.cudaenv.conf.spare"
 int ce_sys_link_exchange(ce_ctx *ctx, const char *link, const char *target);
-int ce_sys_conf_spare_stage(ce_ctx *ctx, const char *text, ce_staged *st);
+int ce_sys_conf_spare_stage(ce_ctx *ctx, const char *text, ce_staged *st, bool *written);
+void ce_sys_conf_spare_forget(ce_ctx *ctx);   /* rewritten, never synced: emptied */
 int ce_sys_conf_exchange(ce_ctx *ctx);
 void ce_sys_drop_spares(ce_ctx *ctx);
 

@@ -16,18 +16,15 @@ static void jget(const cJSON *o, const char *k, char *out, size_t n)
     snprintf(out, n, "%s", cJSON_IsString(v) ? v->valuestring : "");
 }
 
-/* One record file into rec.  CE_ERR_NOTFOUND when absent; CE_ERR_INTEGRITY
- * when it is not a JSON object. */
-static int read_record(ce_ctx *ctx, const char *path, ce_sys_record *rec)
+/* One record's text (from path) into rec.  CE_ERR_INTEGRITY when it is
+ * not a JSON object. */
+static int parse_record(ce_ctx *ctx, const char *path, const char *data, ce_sys_record *rec)
 {
-    char *data;
-    int rc = ce_file_read(ctx, path, 65536, &data, NULL);
-    if (rc) return rc;
     cJSON *j = cJSON_Parse(data);
-    free(data);
     if (!cJSON_IsObject(j)) {
         cJSON_Delete(j);
-        return ce_fail(ctx, CE_ERR_INTEGRITY, "%s is not valid JSON; remove it to forget the system selection", path);
+        return ce_fail(ctx, CE_ERR_INTEGRITY, "%s is not valid JSON; remove it (and %s.pending) to forget the system "
+                       "selection", path, CE_SYS_STATE);
     }
     char mode[32];
     jget(j, "mode", mode, sizeof mode);
@@ -40,6 +37,8 @@ static int read_record(ce_ctx *ctx, const char *path, ce_sys_record *rec)
     jget(j, "prev_name", rec->prev_name, sizeof rec->prev_name);
     const cJSON *w = cJSON_GetObjectItemCaseSensitive(j, "when");
     rec->when = cJSON_IsNumber(w) ? (long long)w->valuedouble : 0;
+    const cJSON *g = cJSON_GetObjectItemCaseSensitive(j, "gen");
+    rec->gen = cJSON_IsNumber(g) && g->valuedouble >= 0 ? (long long)g->valuedouble : -1;
     char state[16];
     jget(j, "state", state, sizeof state);
     rec->pending = strcmp(state, "pending") == 0;   /* an older cudaenv's intent, in system.json itself */
@@ -52,26 +51,84 @@ static int read_record(ce_ctx *ctx, const char *path, ce_sys_record *rec)
     return CE_OK;
 }
 
+/* One record file into rec.  CE_ERR_NOTFOUND when absent. */
+static int read_record(ce_ctx *ctx, const char *path, ce_sys_record *rec)
+{
+    char *data;
+    int rc = ce_file_read(ctx, path, 65536, &data, NULL);
+    if (rc) return rc;
+    rc = parse_record(ctx, path, data, rec);
+    free(data);
+    return rc;
+}
+
+/* The "gen" of a record's text, -1 when it has none, without parsing it all
+ * (cJSON_Print writes it near the top; the sequence "gen": cannot occur
+ * inside a string value, whose quotes are escaped). */
+static long long text_gen(const char *t)
+{
+    const char *p = strstr(t, "\"gen\":");
+    if (!p) return -1;
+    for (p += 6; *p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'; p++) {}
+    if (*p < '0' || *p > '9') return -1;
+    return strtoll(p, NULL, 10);
+}
+
+/* Is a pending record of generation pg an intent next to system.json of
+ * generation sg (-1: none, or no system.json)?  A switch writes its intent
+ * with system.json's gen + 1 and at the end exchanges the two, so the
+ * pending file then holds the previous record, of a lower gen.  Without a
+ * gen on either side it is an older cudaenv's intent (which it removed
+ * when done). */
+bool ce_sys_is_intent(long long pg, long long sg)
+{
+    if (pg < 0) return sg < 0;
+    return pg > sg;
+}
+
 int ce_system_record(ce_ctx *ctx, ce_sys_record *rec)
 {
     /* the history (~130 KiB) is read only up to nhistory: zeroing it
      * would fault in every page of it */
     memset(rec, 0, offsetof(ce_sys_record, hoff));
-    char path[4200];
-    /* an intent (system.json.pending) is the newer record: a switch began
-     * and has not been marked done.  One that is not JSON was cut short
-     * before it was durable, so before anything changed: the switch never
-     * began (begin() removes it under the lock). */
-    ce_sys_path(ctx, CE_SYS_PENDING, path, sizeof path);
-    int rc = read_record(ctx, path, rec);
-    if (rc == CE_OK) {
-        rec->pending = true;
-        return CE_OK;
-    }
-    memset(rec, 0, offsetof(ce_sys_record, hoff));
+    char path[4200], *data;
     ce_sys_path(ctx, CE_SYS_STATE, path, sizeof path);
-    rc = read_record(ctx, path, rec);
-    return rc == CE_ERR_NOTFOUND ? CE_OK : rc;
+    int src = read_record(ctx, path, rec);
+    if (src) rec->gen = -1;
+    /* system.json.pending is the newer record, an intent (a switch began and
+     * has not been marked done), only when its gen is greater (above); else
+     * it is the record before system.json's.  One that is not JSON was cut
+     * short before it was durable, so before anything changed: the switch
+     * never began (the next switch writes over it). */
+    ce_sys_path(ctx, CE_SYS_PENDING, path, sizeof path);
+    ce_quiet q;
+    ce_quiet_begin(&q, false);
+    int prc = ce_file_read(ctx, path, 65536, &data, NULL);
+    ce_quiet_end(&q);
+    if (prc != CE_OK) {
+        if (src == CE_OK && rec->pending) rec->gen = (rec->gen < 0 ? 0 : rec->gen) + 1;   /* older "state":"pending" */
+        return src == CE_ERR_NOTFOUND ? CE_OK : src;
+    }
+    long long sg = src == CE_OK ? rec->gen : -1, pg = text_gen(data);
+    if (ce_sys_is_intent(pg, sg)) {
+        memset(rec, 0, offsetof(ce_sys_record, hoff));
+        ce_quiet_begin(&q, false);
+        int irc = parse_record(ctx, path, data, rec);
+        ce_quiet_end(&q);
+        if (irc == CE_OK) {
+            free(data);
+            rec->pending = true;
+            rec->gen = pg >= 0 ? pg : 1;   /* legacy: sg < 0; its repair stays an intent */
+            return CE_OK;
+        }
+        /* cut short: system.json once more (rare) */
+        memset(rec, 0, offsetof(ce_sys_record, hoff));
+        ce_sys_path(ctx, CE_SYS_STATE, path, sizeof path);
+        if ((src = read_record(ctx, path, rec))) rec->gen = -1;
+    }
+    free(data);
+    if (src == CE_OK && rec->pending) rec->gen = (rec->gen < 0 ? 0 : rec->gen) + 1;   /* older "state":"pending" */
+    return src == CE_ERR_NOTFOUND ? CE_OK : src;
 }
 
 /* system.json for rec (malloc'd; NULL when out of memory). */
@@ -79,6 +136,7 @@ char *ce_sys_record_text(const ce_sys_record *rec)
 {
     cJSON *j = cJSON_CreateObject();
     cJSON_AddNumberToObject(j, "schema", 1);
+    if (rec->gen >= 0) cJSON_AddNumberToObject(j, "gen", (double)rec->gen);
     cJSON_AddStringToObject(j, "state", rec->pending ? "pending" : "done");
     cJSON_AddStringToObject(j, "mode", rec->mode == CE_SYS_MODE_ALTERNATIVES ? "alternatives" : "link");
     cJSON_AddStringToObject(j, "name", rec->name);

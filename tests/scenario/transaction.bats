@@ -22,10 +22,21 @@ cache_lib() { ldconfig -r "$S" -p | awk -v s="$1" '$1 == s { print $NF; exit }';
 # a string field of the record (cJSON_Print: one "key":<tab>"value" per line); no
 # python per call, the campaign reads the record hundreds of times.  A switch
 # under way is its intent, system.json.pending (the complete new record): its
-# state is "pending" and its fields are the ones it will make true
+# state is "pending" and its fields are the ones it will make true.  The
+# pending file is an intent only when its "gen" is greater than system.json's
+# (or neither has one: an older cudaenv's); else it is the record before
+# system.json's, left there by the last switch's exchange
+gen_of() { sed -n 's/^[[:space:]]*"gen":[[:space:]]*\([0-9]*\),\{0,1\}$/\1/p' "$1" 2>/dev/null; }
+intent() {
+    local f=$S/etc/cudaenv/system.json pg sg
+    [ -e "$f.pending" ] || return 1
+    pg=$(gen_of "$f.pending") sg=$(gen_of "$f")
+    if [ -z "$pg" ]; then [ -z "$sg" ]; else [ "$pg" -gt "${sg:--1}" ]; fi
+}
+no_intent() { ! intent; }
 rec() {
     local f=$S/etc/cudaenv/system.json
-    if [ -e "$f.pending" ]; then [ "$1" = state ] && { echo pending; return; }; f=$f.pending; fi
+    if intent; then [ "$1" = state ] && { echo pending; return; }; f=$f.pending; fi
     sed -n 's/^[[:space:]]*"'"$1"'":[[:space:]]*"\(.*\)",\{0,1\}$/\1/p' "$f"
 }
 
@@ -117,7 +128,7 @@ completes_pending() {
     run --separate-stderr "$CUDAENV" global 11.8 --system
     [ "$status" -eq 6 ]
     [[ "$stderr" == *"libmine.so.1.0 is owned by uid 65534"* ]]
-    [ ! -e "$S/usr/local/cuda" ] && [ ! -e "$S/etc/cudaenv/system.json.pending" ]
+    [ ! -e "$S/usr/local/cuda" ] && no_intent
     # all gone: the chains that stay inside the tree pass
     rm "$L/libmine.so.1.0" "$L/libmine.so.1" "$L/libmine.so"
     run --separate-stderr "$CUDAENV" global 11.8 --system
@@ -160,7 +171,7 @@ completes_pending() {
     consistent
 }
 
-@test "the record is written once: an intent cut short (not JSON) is ignored and removed; an older cudaenv's pending system.json is completed" {
+@test "the record is written once: an intent cut short (not JSON) is ignored and written over; an older cudaenv's pending system.json is completed" {
     "$CUDAENV" -q global 11.8 --system
     consistent
     # a crash while the intent was being written (before it was durable): nothing changed
@@ -168,44 +179,64 @@ completes_pending() {
     run --separate-stderr "$CUDAENV" global --system
     [ "$status" -eq 0 ] && [ "$output" = 11.8.0+cudnn8.7.0.84 ]
     [[ "$stderr" != *"interrupted"* ]]
+    # the same cut short after its "gen" (the greater one): still no intent
+    sed "s/^\([[:space:]]*\"gen\":[[:space:]]*\)[0-9]*/\1$(( $(gen_of "$S/etc/cudaenv/system.json") + 1 ))/" \
+        "$S/etc/cudaenv/system.json" | head -c 200 > "$S/etc/cudaenv/system.json.pending"
+    grep -q '"gen"' "$S/etc/cudaenv/system.json.pending"
+    run --separate-stderr "$CUDAENV" global --system
+    [ "$status" -eq 0 ] && [ "$output" = 11.8.0+cudnn8.7.0.84 ]
+    [[ "$stderr" != *"interrupted"* ]]
     run "$CUDAENV" doctor --json
     [[ "$output" != *'"env.system-switch-interrupted"'* ]]
     run --separate-stderr "$CUDAENV" global 11.7 --system
     [ "$status" -eq 0 ] && [[ "$stderr" != *"interrupted"* ]]
-    [ ! -e "$S/etc/cudaenv/system.json.pending" ]
+    no_intent
     consistent
     [ "$(rec target)" = "$I117" ] && [ "$(rec prev_target)" = "$I118" ]
     # an intent in system.json itself ("state": "pending", as cudaenv wrote it before issue 13)
     sed -i 's/"state":\t"done"/"state":\t"pending"/' "$S/etc/cudaenv/system.json"
     grep -q '"state":.*"pending"' "$S/etc/cudaenv/system.json"
     completes_pending 11.8
-    [ -z "$(ls "$S/etc/cudaenv" | grep -v -x -e lock -e system.json)" ]
+    [ -z "$(ls "$S/etc/cudaenv" | grep -v -x -e lock -e system.json -e system.json.pending)" ]
     [ -z "$(for d in "$S/etc/ld.so.conf.d" "$S/usr/local"; do ls -A "$d"; done | grep -e tmp)" ]
 }
 
-@test "one switch: the intent is its one new file when switching back (link and conf exchanged with their spares), 5 fsyncs, no temp left; restore removes the spares" {
+@test "one switch: no new file when switching back (intent written in place, link and conf exchanged with their spares), 3 fsyncs with no ldconfig (the intent, then the two changed directories); an unchanged spare is not synced; restore removes the spares and the old record" {
     command -v strace >/dev/null || skip "no strace"
     "$CUDAENV" -q global 11.8 --system
     "$CUDAENV" -q global 11.7 --system
-    # back to 11.8: the spares hold its link and its conf already
+    # back to 11.8: the spares hold its link and its conf already, the pending
+    # file the record before (11.8's, a lower gen)
+    [ "$(gen_of "$S/etc/cudaenv/system.json.pending")" -lt "$(gen_of "$S/etc/cudaenv/system.json")" ]
     CUDAENV_LDCONFIG=none ASAN_OPTIONS=detect_leaks=0 strace -f -y -o "$T/st" \
         -e trace=openat,open,symlink,symlinkat,fsync,fdatasync,rename,renameat,renameat2 \
         "$CUDAENV" -q global 11.8 --system
     [ "$(readlink "$S/usr/local/cuda")" = "$(rec target)" ] && [ "$(rec state)" = done ] && [ "$(rec target)" = "$I118" ]
     [ "$(grep -v '^#' "$S/etc/ld.so.conf.d/cudaenv.conf")" = "$I118/lib64" ]
-    created=$(grep -E 'O_CREAT\|O_EXCL|symlink(at)?\(' "$T/st" | grep -c -v -e '/lock"' -e '\.lock"')
+    created=$(grep -E 'O_CREAT|symlink(at)?\(' "$T/st" | grep -v -e '/lock"' -e '\.lock"' -e 'cudaenv.conf.spare"' | grep -c .) || true
     syncs=$(grep -c -E '(fsync|fdatasync)\(' "$T/st")
     renames=$(grep -c -E 'rename(at2?)?\(' "$T/st")
     echo "# switching back (no ldconfig): $created file created, $syncs fsyncs, $renames renames/exchanges" >&3
-    [ "$created" -eq 1 ] || { cat "$T/st"; false; }
-    [ "$syncs" -le 5 ] && [ "$renames" -eq 3 ]
-    # what each fsync makes durable: the intent (bytes and name), the conf's spare,
-    # then the two directories whose entries the exchanges changed
-    for f in "$S/etc/cudaenv/system.json.pending" "$S/etc/ld.so.conf.d/.cudaenv.conf.spare" "$S/etc/cudaenv" \
-        "$S/usr/local" "$S/etc/ld.so.conf.d"; do
+    [ "$created" -eq 0 ] || { cat "$T/st"; false; }
+    [ "$syncs" -eq 3 ] && [ "$renames" -eq 3 ] || { grep -E 'fsync|rename' "$T/st"; false; }
+    # what each fsync makes durable: the intent's bytes (its name was there),
+    # then the two directories whose entries the exchanges changed; not the
+    # conf's spare, which held 11.8's text already, nor /etc/cudaenv
+    for f in "$S/etc/cudaenv/system.json.pending" "$S/usr/local" "$S/etc/ld.so.conf.d"; do
         grep -q -F "<$f>" <(grep -E "fsync\([0-9]+<" "$T/st") || { echo "no fsync of $f"; grep fsync "$T/st"; false; }
     done
-    [ -z "$(for d in "$S/etc/cudaenv" "$S/etc/ld.so.conf.d" "$S/usr/local"; do ls -A "$d"; done | grep -e tmp -e pending)" ]
+    for f in "$S/etc/ld.so.conf.d/.cudaenv.conf.spare" "$S/etc/cudaenv"; do
+        ! grep -q -F "<$f>" <(grep -E "fsync\([0-9]+<" "$T/st") || { echo "fsync of $f"; grep fsync "$T/st"; false; }
+    done
+    [ -z "$(for d in "$S/etc/cudaenv" "$S/etc/ld.so.conf.d" "$S/usr/local"; do ls -A "$d"; done | grep -e tmp)" ]
+    no_intent
+    # a switch to a third text rewrites the spare: then it is synced with the intent
+    sed -i 's/^\//#&/' "$S/etc/ld.so.conf.d/.cudaenv.conf.spare"
+    CUDAENV_LDCONFIG=none ASAN_OPTIONS=detect_leaks=0 strace -f -y -o "$T/st2" -e trace=fsync,fdatasync \
+        "$CUDAENV" -q global 11.7 --system
+    grep -q -F "<$S/etc/ld.so.conf.d/.cudaenv.conf.spare>" "$T/st2" || { cat "$T/st2"; false; }
+    [ "$(grep -c -E '(fsync|fdatasync)\(' "$T/st2")" -eq 4 ]
+    "$CUDAENV" -q global 11.8 --system
     # the spares: dot names, the other toolchain's link and conf, seen by no glob of ldconfig's
     [ "$(readlink "$S/usr/local/.cuda.cudaenv-spare")" = "$I117" ]
     [ "$(grep -v '^#' "$S/etc/ld.so.conf.d/.cudaenv.conf.spare")" = "$I117/lib64" ]
@@ -215,6 +246,49 @@ completes_pending() {
     "$CUDAENV" -q global system --system
     [ ! -e "$S/usr/local/.cuda.cudaenv-spare" ] && [ ! -L "$S/usr/local/.cuda.cudaenv-spare" ]
     [ ! -e "$S/etc/ld.so.conf.d/.cudaenv.conf.spare" ]
+    [ ! -e "$S/etc/cudaenv/system.json.pending" ]
+}
+
+# the pending file after a switch's exchange is the record before system.json's
+stale_is_ignored() {
+    run --separate-stderr "$CUDAENV" global --system
+    [ "$status" -eq 0 ] && [[ "$stderr" != *"interrupted"* ]] && [ "$output" = "$1" ]
+    run "$CUDAENV" doctor --json
+    [[ "$output" != *'"env.system-switch-interrupted"'* ]]
+}
+
+@test "records carry a gen: a pending file of a lower or equal gen is no intent (not reported, not completed); a greater gen, or none on either side (an older cudaenv's), is completed" {
+    "$CUDAENV" -q global 11.8 --system
+    "$CUDAENV" -q global 11.7 --system
+    local f=$S/etc/cudaenv/system.json
+    [ "$(gen_of "$f")" -eq 2 ] && [ "$(gen_of "$f.pending")" -eq 1 ]
+    # the stale record before (11.8's, gen 1): neither reported nor completed
+    stale_is_ignored 11.7.0
+    "$CUDAENV" -q global 11.7 --system 2>"$T/err"
+    ! grep -q interrupted "$T/err" || false
+    consistent && [ "$(rec target)" = "$I117" ]
+    # a copy of system.json itself (the same gen) is no intent either
+    cp "$f" "$f.pending"
+    stale_is_ignored 11.7.0
+    # the record before, given a greater gen: an intent to 11.8, completed
+    "$CUDAENV" -q global 11.8 --system && "$CUDAENV" -q global 11.7 --system
+    sed -i "s/^\([[:space:]]*\"gen\":[[:space:]]*\)[0-9]*/\1$(( $(gen_of "$f") + 1 ))/" "$f.pending"
+    [ "$(rec state)" = pending ] && [ "$(rec target)" = "$I118" ]
+    run "$CUDAENV" doctor --json
+    [[ "$output" == *'"env.system-switch-interrupted"'* ]]
+    completes_pending 11.8
+    [ "$(gen_of "$f.pending")" -lt "$(gen_of "$f")" ]
+    # an older cudaenv's files (no gen anywhere): its pending file is its intent
+    "$CUDAENV" -q global 11.7 --system
+    sed -i '/"gen":/d' "$f" "$f.pending"
+    [ "$(rec state)" = pending ] && [ "$(rec target)" = "$I118" ]
+    completes_pending 11.8
+    [ -n "$(gen_of "$f")" ]
+    # an older cudaenv's record left as the pending file beside a system.json
+    # with a gen (the first switch after an upgrade): no intent
+    "$CUDAENV" -q global 11.7 --system
+    sed -i '/"gen":/d' "$f.pending"
+    stale_is_ignored 11.7.0
 }
 
 @test "a real directory put at /usr/local/cuda under an interrupted switch: the repair fails on it, never moves it to the spare's name" {
@@ -248,7 +322,7 @@ completes_pending() {
     chmod o+w "$P117/bin"
     run --separate-stderr "$CUDAENV" global 11.7 --system
     [ "$status" -eq 6 ] && [[ "$stderr" == *"$P117/bin is writable by group or others"* ]]
-    [ ! -e "$S/etc/cudaenv/system.json.pending" ]
+    no_intent
     run "$CUDAENV" doctor --json
     [[ "$output" != *'"env.system-switch-interrupted"'* ]]
     consistent
@@ -261,7 +335,7 @@ completes_pending() {
     "$CUDAENV" -q global 11.8 --system 2>"$T/err"
     grep -q "rolling back" "$T/err"
     consistent
-    [ "$(rec target)" = "$I118" ] && [ ! -e "$S/etc/cudaenv/system.json.pending" ]
+    [ "$(rec target)" = "$I118" ] && no_intent
     [ "$(readlink "$S/usr/local/cuda")" = "$I118" ]
     chmod o-w "$P117/bin"
     "$CUDAENV" -q global 11.7 --system
@@ -335,8 +409,15 @@ completes_pending() {
     chmod -R go-w "$T"
     run --separate-stderr "$REPO/tests/lib/sysns.sh" "$T" -c '
         B=$0
+        gen_of() { sed -n "s/^[[:space:]]*\"gen\":[[:space:]]*\([0-9]*\),\{0,1\}\$/\1/p" "$1" 2>/dev/null; }
+        intent() {
+            local f=/etc/cudaenv/system.json pg sg
+            [ -e "$f.pending" ] || return 1
+            pg=$(gen_of "$f.pending") sg=$(gen_of "$f")
+            if [ -z "$pg" ]; then [ -z "$sg" ]; else [ "$pg" -gt "${sg:--1}" ]; fi
+        }
         rec() {
-            [ -e /etc/cudaenv/system.json.pending ] && [ "$1" = state ] && { echo pending; return; }
+            intent && [ "$1" = state ] && { echo pending; return; }
             sed -n "s/^[[:space:]]*\"$1\":[[:space:]]*\"\\(.*\\)\",\\{0,1\\}\$/\\1/p" /etc/cudaenv/system.json
         }
         ok() {
