@@ -379,6 +379,7 @@ static int tx_finish(ce_ctx *ctx, ce_sys_record *rec, sys_tx *t, int ok)
     }
     /* the machine as it was: no record before this one lying about */
     if (rec->restore) unlink(jpath);
+    else ce_sys_mark_stale(jpath);
     rec->pending = false;
 out:
     for (size_t i = 0; i < t->n; i++) ce_file_stage_drop(&t->st[i]);   /* what was not renamed */

@@ -32,8 +32,10 @@
  * else, its repair staged and renamed over it (the old intent stays until
  * the new is durable); doctor reports it (env.system-switch-interrupted).
  * A system.json saying "state":"pending" (an older cudaenv's intent)
- * counts as pending too.  Going back to an older cudaenv: it takes any
- * system.json.pending for an intent (remove the file first).
+ * counts as pending too.  An older cudaenv takes any system.json.pending
+ * that parses for an intent: the record before gets '#' for its first
+ * byte after the exchange, so to that version it is a torn intent, which
+ * it ignores and removes.
  *
  * Trust (issue 9): the whole toolchain tree is walked with lstat (owner
  * root, no group/other write, symlink targets checked from / down), and the

@@ -219,3 +219,17 @@ void ce_sys_drop_spares(ce_ctx *ctx)
     ce_sys_path(ctx, CE_SYS_CONF_SPARE, p, sizeof p);
     unlink(p);
 }
+
+/* The record before, left in system.json.pending by the final exchange:
+ * its first byte ('{') becomes '#', so it is no JSON to an older cudaenv,
+ * which takes any parseable system.json.pending for an interrupted switch
+ * (and would re-apply the selection before); this one still reads its
+ * lower "gen" and ignores it.  Not fsync'ed: lost in a crash, the file
+ * is still of the lower gen. */
+void ce_sys_mark_stale(const char *path)
+{
+    int fd = open(path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) return;
+    if (pwrite(fd, "#", 1, 0) != 1) { /* an older cudaenv would complete it: only a downgrade cares */ }
+    close(fd);
+}

@@ -52,6 +52,8 @@ char *ce_sys_record_text(const ce_sys_record *rec);
  * sg (-1: no gen, or no file)?  pg > sg; without any gen (an older
  * cudaenv's files), yes. */
 bool ce_sys_is_intent(long long pg, long long sg);
+/* system_durable.c: the stale pending file made no JSON to older versions */
+void ce_sys_mark_stale(const char *path);
 
 /* system_durable.c: fsync the directory of the sysroot path p; the staged
  * files st[0..n) (n <= 2; and with dir, the directory already holding

@@ -262,6 +262,11 @@ stale_is_ignored() {
     "$CUDAENV" -q global 11.7 --system
     local f=$S/etc/cudaenv/system.json
     [ "$(gen_of "$f")" -eq 2 ] && [ "$(gen_of "$f.pending")" -eq 1 ]
+    # ... and no JSON to an older cudaenv (which would take it for an intent
+    # and re-apply 11.8): a '#' in place of its '{'; system.json is JSON
+    [ "$(head -c 1 "$f.pending")" = '#' ] && [ "$(head -c 1 "$f")" = '{' ]
+    ! python3 -c 'import json, sys; json.load(open(sys.argv[1]))' "$f.pending" 2>/dev/null || false
+    python3 -c 'import json, sys; json.load(open(sys.argv[1]))' "$f"
     # the stale record before (11.8's, gen 1): neither reported nor completed
     stale_is_ignored 11.7.0
     "$CUDAENV" -q global 11.7 --system 2>"$T/err"
@@ -272,7 +277,7 @@ stale_is_ignored() {
     stale_is_ignored 11.7.0
     # the record before, given a greater gen: an intent to 11.8, completed
     "$CUDAENV" -q global 11.8 --system && "$CUDAENV" -q global 11.7 --system
-    sed -i "s/^\([[:space:]]*\"gen\":[[:space:]]*\)[0-9]*/\1$(( $(gen_of "$f") + 1 ))/" "$f.pending"
+    sed -i -e '1s/^#/{/' -e "s/^\([[:space:]]*\"gen\":[[:space:]]*\)[0-9]*/\1$(( $(gen_of "$f") + 1 ))/" "$f.pending"
     [ "$(rec state)" = pending ] && [ "$(rec target)" = "$I118" ]
     run "$CUDAENV" doctor --json
     [[ "$output" == *'"env.system-switch-interrupted"'* ]]
@@ -280,7 +285,7 @@ stale_is_ignored() {
     [ "$(gen_of "$f.pending")" -lt "$(gen_of "$f")" ]
     # an older cudaenv's files (no gen anywhere): its pending file is its intent
     "$CUDAENV" -q global 11.7 --system
-    sed -i '/"gen":/d' "$f" "$f.pending"
+    sed -i -e '1s/^#/{/' -e '/"gen":/d' "$f" "$f.pending"
     [ "$(rec state)" = pending ] && [ "$(rec target)" = "$I118" ]
     completes_pending 11.8
     [ -n "$(gen_of "$f")" ]
