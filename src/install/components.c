@@ -21,6 +21,7 @@
 #include "core/version.h"
 #include "digest.h"
 #include "fetch.h"
+#include "forkgate.h"
 #include "pkgindex.h"
 #include "preflight.h"
 #include "redist.h"
@@ -237,6 +238,7 @@ static void *fetch_thread(void *arg)
     j->rc = ce_fetch_all(j->ctx, j->items, j->n);
     if (j->rc != CE_OK) ce_status_take(&j->st);
     __atomic_store_n(j->done, 1, __ATOMIC_RELEASE);
+    ce_forkgate_retire();   /* no allocation from here until joined (forkgate.h) */
     return NULL;
 }
 
@@ -246,7 +248,7 @@ static int start_unpack(ce_ctx *ctx, part *p, bool follow, shared *sh)
     if (rc) return rc;
     int fds[2];
     if (pipe(fds) != 0) return ce_fail(ctx, CE_ERR_IO, "pipe: %s", strerror(errno));
-    pid_t parent = getpid(), pid = fork();
+    pid_t parent = getpid(), pid = ce_forkgate_fork();
     if (pid < 0) {
         close(fds[0]);
         close(fds[1]);
@@ -386,7 +388,9 @@ static int fetch_and_unpack(ce_ctx *ctx, const ce_manifest *m, plan *pl)
     volatile int *done = &sh->done;
     fetch_job job = { .ctx = ctx, .items = items, .n = k, .done = done };
     pthread_t th;
+    ce_forkgate_enter();
     if (pthread_create(&th, NULL, fetch_thread, &job) != 0) {
+        ce_forkgate_release();
         ce_slots_destroy(&sh->slots);
         munmap(sh, sizeof *sh);
         return ce_fail(ctx, CE_ERR_OTHER, "cannot start the download thread");
@@ -451,6 +455,7 @@ static int fetch_and_unpack(ce_ctx *ctx, const ce_manifest *m, plan *pl)
         }
         usleep(fetched ? 2000 : 10000);
     }
+    ce_forkgate_release();
     pthread_join(th, NULL);
     ce_slots_destroy(&sh->slots);
     munmap(sh, sizeof *sh);

@@ -17,6 +17,7 @@
 
 #include "core/clock.h"
 #include "digest.h"
+#include "forkgate.h"
 #include "core/file.h"
 #include "http.h"
 
@@ -160,6 +161,7 @@ static int run_transfers(ce_ctx *ctx, dl *ds, size_t n, CURLM *m)
 {
     double last_report = 0;
     for (;;) {
+        ce_forkgate_point();   /* components.c may fork an unpacker now (forkgate.h) */
         double now = ce_mono_s();
         size_t open = 0;
         double wait = 0.1;
