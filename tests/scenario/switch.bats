@@ -205,3 +205,12 @@ PY
     run "$CUDAENV" list --names --bogus
     [ "$status" -eq 2 ]
 }
+
+@test "env to a full standard output: exit 1 naming it, not a silently lost environment" {
+    [ -w /dev/full ] || skip "no /dev/full"
+    run bash -c '"$0" env 11.8 > /dev/full' "$CUDAENV"
+    [ "$status" -eq 1 ] || { echo "$output"; false; }
+    [[ "$output" == *"cannot write the environment to standard output: No space left on device"* ]] || { echo "$output"; false; }
+    run bash -c '"$0" use 11.8 --shell bash > /dev/full' "$CUDAENV"
+    [ "$status" -eq 1 ] || { echo "$output"; false; }
+}
