@@ -63,11 +63,11 @@ LIGHT_LIBS = -ldl
 FULL_LIBS  = $(shell $(PKG_CONFIG) --libs $(LIGHT_PKGS) $(HEAVY_PKGS)) -ldl -lpthread
 
 # Layers (tools/incgraph.py checks that includes only point down this list):
-#   core (vocabulary) <- store, doctor, selftest <- install <- cli
+#   core (vocabulary) <- manifest <- store, doctor, selftest <- install <- cli
 # src/install/ is exactly what links libcurl / libarchive / libcrypto / liblzma:
 # it and the commands that drive it live only in the full binary.
 HEAVY_SRC = $(wildcard src/install/*.c) src/cli/cmd_install.c src/cli/cmd_mirror.c
-CORE_SRC  = $(wildcard src/core/*.c src/store/*.c src/doctor/*.c src/install/*.c src/selftest/*.c)
+CORE_SRC  = $(wildcard src/core/*.c src/manifest/*.c src/store/*.c src/doctor/*.c src/install/*.c src/selftest/*.c)
 CLI_SRC   = $(filter-out src/cli/main.c src/cli/cjson_lazy.c,$(wildcard src/cli/*.c))
 LIGHT_SRC = $(filter-out $(HEAVY_SRC),$(CORE_SRC) $(CLI_SRC))
 FULL_SRC  = $(CORE_SRC) $(CLI_SRC)
@@ -77,8 +77,8 @@ FULL_SRC  = $(CORE_SRC) $(CLI_SRC)
 # ctx.o's statics and main's context start .bss on the page the loader
 # writes anyway: fewer page faults per start (issue 13; PERFORMANCE.md).
 SWITCH_OBJ = $(patsubst %,$(BUILD)/obj/src/%.o,core/ctx cli/main-light cli/args cli/cmd_env cli/cmd_use \
-             cli/cmd_current store/activate store/store store/index store/userstate core/trust \
-             core/dirscan core/resolve core/version core/path core/file core/status core/error)
+             cli/cmd_current store/activate store/store manifest/index store/userstate core/trust \
+             core/dirscan manifest/resolve core/version core/path core/file core/status core/error)
 LIGHT_OBJ = $(SWITCH_OBJ) $(filter-out $(SWITCH_OBJ),$(LIGHT_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/src/cli/cjson_lazy.o)
 FULL_OBJ  = $(FULL_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/src/cli/main-full.o
 LIB_OBJ   = $(filter-out $(BUILD)/obj/src/cli/%,$(CORE_SRC:%.c=$(BUILD)/obj/%.o))
@@ -206,7 +206,7 @@ clean:
 # Fuzz the parsers (manifest, spec, archive entry policy) with libFuzzer:
 #   make fuzz FUZZ_SECONDS=60
 FUZZ_SECONDS ?= 20
-FUZZ_SRC = $(wildcard src/core/*.c src/store/*.c src/doctor/*.c src/install/*.c src/selftest/*.c)
+FUZZ_SRC = $(wildcard src/core/*.c src/manifest/*.c src/store/*.c src/doctor/*.c src/install/*.c src/selftest/*.c)
 fuzz:
 	@mkdir -p build-fuzz/corpus
 	for t in manifest spec entry; do \

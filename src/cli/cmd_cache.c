@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "cli.h"
-#include "core/manifest.h"
+#include "manifest/manifest.h"
 #include "store/cache.h"
 
 enum { OPT_DRY = 1, OPT_JSON };

@@ -7,7 +7,6 @@
 #include <unistd.h>
 
 #include "store/activate.h"
-#include "store/index.h"
 #include "cli.h"
 #include "store/store.h"
 #include "store/userstate.h"
@@ -70,7 +69,7 @@ int cmd_global(cli *c, const cli_args *a)
         }
         ce_toolchain tc;
         /* an installed tf-X.Y through the index: no manifest parse */
-        if (!ce_index_find(&c->ctx, version, &tc) && (rc = ce_store_find(&c->ctx, version, &tc)))
+        if (!ce_store_index_find(&c->ctx, version, &tc) && (rc = ce_store_find(&c->ctx, version, &tc)))
             return cli_fail(c, rc);
         if ((rc = ce_system_switch(&c->ctx, &tc, &so))) return cli_fail(c, rc);
         if (!so.dry_run) cli_note(c, "system CUDA is now %s", tc.name);

@@ -11,8 +11,8 @@
 
 #include "cli.h"
 #include "core/bytes.h"
-#include "core/manifest.h"
-#include "core/resolve.h"
+#include "manifest/manifest.h"
+#include "manifest/resolve.h"
 #include "core/version.h"
 #include "install/redist.h"
 #include "store/layout.h"

@@ -7,9 +7,8 @@
 
 #include "cli.h"
 #include "install/install.h"
-#include "core/manifest.h"
-#include "core/resolve.h"
-#include "store/index.h"
+#include "manifest/manifest.h"
+#include "manifest/resolve.h"
 #include "store/modulefile.h"
 #include "store/store.h"
 
@@ -67,7 +66,7 @@ int cmd_install(cli *c, const cli_args *a)
     }
     cli_render_trap_interrupt(c);
     rc = ce_install(&c->ctx, m, r, nspecs);
-    if (rc == CE_OK) ce_index_rebuild(&c->ctx, m);   /* tf-X resolves without the manifest */
+    if (rc == CE_OK) ce_store_index_rebuild(&c->ctx, m);   /* tf-X resolves without the manifest */
     if (rc == CE_OK && moddir) /* still under the lock: no install races the listing */
         rc = ce_modulefile_write_all(&c->ctx, modfmt, moddir, NULL, NULL, NULL);
     if (rc == CE_OK && !c->ctx.quiet)

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "cli.h"
-#include "core/manifest.h"
+#include "manifest/manifest.h"
 
 enum { OPT_JSON = 1, OPT_NAMES };
 

@@ -8,8 +8,8 @@
 
 #include "cli.h"
 #include "core/file.h"
-#include "core/manifest.h"
-#include "core/resolve.h"
+#include "manifest/manifest.h"
+#include "manifest/resolve.h"
 #include "install/fetch.h"
 #include "install/mirror.h"
 

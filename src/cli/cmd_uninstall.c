@@ -8,7 +8,6 @@
 #include "cli.h"
 #include "store/activate.h"
 #include "store/adopt.h"
-#include "store/index.h"
 #include "store/store.h"
 #include "core/version.h"
 
@@ -75,7 +74,7 @@ int cmd_uninstall(cli *c, const cli_args *a)
         return 0;
     }
     if (rc == CE_OK) {
-        ce_index_prune(&c->ctx);
+        ce_store_index_prune(&c->ctx);
         int gc = ce_store_gc_pkgs(&c->ctx);
         if (gc > 0) ce_emit(&c->ctx, CE_EV_INFO, NULL, "removed %d unpacked package tree%s no toolchain uses",
                             gc, gc == 1 ? "" : "s");

@@ -6,11 +6,11 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "core/manifest.h"
+#include "manifest/manifest.h"
 #include "core/trust.h"
 #include "install/components.h"
 #include "install/redist.h"
-#include "core/resolve.h"
+#include "manifest/resolve.h"
 
 #ifdef CE_FULL
 #define FULL_ONLY(fn) fn

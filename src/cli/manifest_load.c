@@ -8,7 +8,7 @@
 #include <strings.h>
 
 #include "cli.h"
-#include "core/manifest.h"
+#include "manifest/manifest.h"
 
 int cli_load_manifest(cli *c, ce_manifest **out)
 {

@@ -15,7 +15,7 @@
 #include "store/activate.h"
 #include "core/clock.h"
 #include "core/file.h"
-#include "core/resolve.h"
+#include "manifest/resolve.h"
 #include "store/store.h"
 #include "core/version.h"
 

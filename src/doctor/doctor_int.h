@@ -6,7 +6,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "core/manifest.h"
+#include "manifest/manifest.h"
 #include "report.h"
 
 /* Finding texts are display strings built from paths of up to PATH_MAX:

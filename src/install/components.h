@@ -18,8 +18,8 @@
 #include <stdbool.h>
 
 #include "core/ctx.h"
-#include "core/manifest.h"
-#include "core/resolve.h"
+#include "manifest/manifest.h"
+#include "manifest/resolve.h"
 
 /* Whether r installs from components: the release has a redist JSON, the
  * platform is x86_64 or sbsa, and --from is not runfile.  --from redist for

@@ -6,7 +6,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "core/manifest.h"
+#include "manifest/manifest.h"
 #include "fetch.h"
 #include "http.h"
 

@@ -17,8 +17,8 @@
 #include <stddef.h>
 
 #include "core/ctx.h"
-#include "core/manifest.h"
-#include "core/resolve.h"
+#include "manifest/manifest.h"
+#include "manifest/resolve.h"
 
 /* Install each resolved toolchain.  Already installed ones are skipped
  * unless ctx->force.  Returns the first failure; what was installed before

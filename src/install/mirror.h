@@ -28,8 +28,8 @@
 #include <stddef.h>
 
 #include "core/ctx.h"
-#include "core/manifest.h"
-#include "core/resolve.h"
+#include "manifest/manifest.h"
+#include "manifest/resolve.h"
 
 #define CE_MIRROR_MANIFEST "cudaenv.json"
 #define CE_MIRROR_MAX_PLATFORMS 4

@@ -7,7 +7,7 @@
 #define CE_PREFLIGHT_H
 
 #include "core/ctx.h"
-#include "core/manifest.h"
+#include "manifest/manifest.h"
 
 int ce_preflight_install(ce_ctx *ctx, const ce_cuda *cuda);
 

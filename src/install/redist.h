@@ -14,7 +14,7 @@
 #include <stddef.h>
 
 #include "core/ctx.h"
-#include "core/manifest.h"
+#include "manifest/manifest.h"
 
 #define CE_REDIST_MAX (64u * 1024 * 1024) /* bytes of JSON accepted */
 

@@ -8,7 +8,7 @@
 #include <sys/stat.h>
 
 #include "core/file.h"
-#include "core/manifest.h"
+#include "manifest/manifest.h"
 #include "st_int.h"
 #include "store/adopt.h"
 #include "store/store.h"

@@ -23,7 +23,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "core/manifest.h"
+#include "manifest/manifest.h"
 #include "core/version.h"
 #include "selftest.h"
 

@@ -10,7 +10,6 @@
 #include <unistd.h>
 
 #include "core/file.h"
-#include "index.h"
 #include "userstate.h"
 
 const char *ce_origin_name(ce_origin o)
@@ -170,7 +169,7 @@ int ce_select(ce_ctx *ctx, const char *spec, ce_active_info *out)
         return CE_OK;
     }
     out->is_system = false;
-    if (ce_index_find(ctx, spec, &out->tc)) return CE_OK;   /* tf-X.Y without the manifest */
+    if (ce_store_index_find(ctx, spec, &out->tc)) return CE_OK;   /* tf-X.Y without the manifest */
     return ce_store_find(ctx, spec, &out->tc);
 }
 

@@ -10,7 +10,7 @@
 
 #include "compose.h"
 #include "core/ctx.h"
-#include "core/resolve.h"
+#include "manifest/resolve.h"
 
 #define CE_RECEIPT_NAME ".cudaenv-receipt.json"
 

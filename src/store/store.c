@@ -16,8 +16,9 @@
 #include "core/dirscan.h"
 #include "core/rmtree.h"
 #include "core/file.h"
-#include "core/manifest.h"
-#include "core/resolve.h"
+#include "manifest/index.h"
+#include "manifest/manifest.h"
+#include "manifest/resolve.h"
 #include "core/trust.h"
 #include "core/version.h"
 
@@ -229,6 +230,54 @@ int ce_store_find(ce_ctx *ctx, const char *spec_text, ce_toolchain *out)
     rc = not_installed(ctx, spec_text, v, n);
     free(v);
     return rc;
+}
+
+/* ---- the resolution index for what is installed ---- */
+
+int ce_store_index_find(ce_ctx *ctx, const char *spec_text, ce_toolchain *out)
+{
+    char cuda[32], cudnn[32], name[128];
+    int found = 0;
+    ce_quiet q;
+    ce_quiet_begin(&q, false);
+    ce_spec spec;
+    if (ce_spec_parse(ctx, spec_text, &spec) == CE_OK && spec.kind == CE_SPEC_TF &&
+        ce_index_tf(ctx, spec.version, cuda, sizeof cuda, cudnn, sizeof cudnn) == 1) {
+        const char *d = spec.cudnn[0] ? spec.cudnn : cudnn;   /* +cudnnX wins, as in ce_store_find */
+        snprintf(name, sizeof name, "%s%s%s", cuda, d[0] ? "+cudnn" : "", d);
+        found = ce_store_find(ctx, name, out) == CE_OK;
+    }
+    ce_quiet_end(&q);
+    return found;
+}
+
+typedef struct installed { ce_toolchain *v; size_t n; } installed;
+
+/* Some installed toolchain is what ce_store_find picks for cuda + cudnn. */
+static bool satisfied(void *arg, const char *cuda, const char *cudnn)
+{
+    const installed *in = arg;
+    for (size_t i = 0; i < in->n; i++)
+        if (ce_version_matches(cuda, in->v[i].cuda) &&
+            (!cudnn[0] || (in->v[i].cudnn[0] && ce_version_matches(cudnn, in->v[i].cudnn))))
+            return true;
+    return false;
+}
+
+void ce_store_index_rebuild(ce_ctx *ctx, const ce_manifest *m)
+{
+    installed in = { NULL, 0 };
+    if (!m || ce_store_list(ctx, &in.v, &in.n)) return;
+    ce_index_rebuild(ctx, m, satisfied, &in);
+    free(in.v);
+}
+
+void ce_store_index_prune(ce_ctx *ctx)
+{
+    installed in = { NULL, 0 };
+    if (ce_store_list(ctx, &in.v, &in.n)) return;
+    ce_index_prune(ctx, satisfied, &in);
+    free(in.v);
 }
 
 /* ---- writing the store ---- */

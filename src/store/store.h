@@ -5,7 +5,7 @@
  *   versions/<name>/               toolchains, composed from pkgs/ with hardlinks
  *   versions/<name>/.cudaenv-receipt.json   what was installed (see below)
  *   versions/.staging-XXXXXX       work in progress; removed by the next run
- *   versions/.index                tf X.Y -> CUDA + cuDNN for what is installed (index.h)
+ *   versions/.index                tf X.Y -> CUDA + cuDNN for what is installed (manifest/index.h)
  *   global                         the user's default toolchain (one line)
  *   .lock                          fcntl (OFD) lock held by install/uninstall
  * Receipt (JSON): {"schema":1,"name","cuda","cudnn"(or null),"platform",
@@ -40,6 +40,19 @@ int ce_store_list(ce_ctx *ctx, ce_toolchain **out, size_t *n);
  * (newest installed match, preferring the newest cuDNN), "+cudnnX" narrows,
  * "tf-2.14" through the manifest.  CE_ERR_NOTFOUND names what is installed. */
 int ce_store_find(ce_ctx *ctx, const char *spec, ce_toolchain *out);
+
+/* The resolution index (manifest/index.h) for what is installed:
+ * ce_store_index_find resolves a TensorFlow spec ("tf-2.14", "tf-2.14+cudnn8.6")
+ * through it: its CUDA + cuDNN as "<cuda>+cudnn<cudnn>" to ce_store_find
+ * (the same match the manifest path makes).  1: *out is the toolchain; 0:
+ * not resolved here (no TF spec, not in the index, nothing installed
+ * matches), the status untouched: call ce_store_find, which reads the manifest.
+ * rebuild (after install) and prune (after uninstall) keep the releases an
+ * installed toolchain satisfies; both under the store lock. */
+struct ce_manifest;
+int ce_store_index_find(ce_ctx *ctx, const char *spec, ce_toolchain *out);
+void ce_store_index_rebuild(ce_ctx *ctx, const struct ce_manifest *m);
+void ce_store_index_prune(ce_ctx *ctx);
 
 /* ---- writing the store (install, uninstall) ----
  * Every writer holds the lock for its whole run, so any .staging-* found

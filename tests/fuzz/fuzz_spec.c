@@ -2,7 +2,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "core/resolve.h"
+#include "manifest/resolve.h"
 #include "store/store.h"
 #include "core/version.h"
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# The resolution index (versions/.index, store/index.h): install and
+# The resolution index (versions/.index, manifest/index.h): install and
 # uninstall keep it in step; use/env/exec/current resolve tf-X.Y through it
 # without opening the manifest; a missing, corrupt or foreign index (another
 # or an edited manifest) falls back to the manifest; results are identical.

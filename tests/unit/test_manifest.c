@@ -12,7 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "core/manifest.h"
+#include "manifest/manifest.h"
 #include "manifest_fixture.h"
 
 static ce_ctx ctx;

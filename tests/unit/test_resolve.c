@@ -9,9 +9,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "core/manifest.h"
+#include "manifest/manifest.h"
 #include "manifest_fixture.h"
-#include "core/resolve.h"
+#include "manifest/resolve.h"
 #include "core/version.h"
 
 static ce_ctx ctx;

@@ -5,7 +5,7 @@
 #include <cmocka.h>
 #include <string.h>
 
-#include "core/resolve.h"
+#include "manifest/resolve.h"
 #include "store/store.h"
 #include "core/version.h"
 

@@ -7,7 +7,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "ctx.h"
+#include "core/ctx.h"
 
 #define CE_MANIFEST_MAX (16u * 1024 * 1024)
 /* Longest CUDA or cuDNN version key: the store names toolchains with it

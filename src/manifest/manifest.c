@@ -17,9 +17,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "file.h"
-#include "trust.h"
-#include "version.h"
+#include "core/file.h"
+#include "core/trust.h"
+#include "core/version.h"
 
 /* NVIDIA's platform names.  cudaenv installs for x86_64 and sbsa; the other
  * two are accepted so that a manifest imported from NVIDIA's redistrib JSON

@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "core/file.h"
-#include "core/resolve.h"
+#include "core/path.h"
 #include "core/version.h"
 
 #define INDEX_MAGIC "cudaenv-index 1"
@@ -17,7 +17,9 @@
 
 static int index_path(ce_ctx *ctx, char *out, size_t n)
 {
-    return ce_store_path(ctx, "versions/" CE_INDEX_NAME, out, n);
+    if (ce_path_join(out, n, ctx->root, "versions/" CE_INDEX_NAME) != CE_OK)
+        return ce_fail(ctx, CE_ERR_OTHER, "path too long: %s/versions/" CE_INDEX_NAME, ctx->root);
+    return CE_OK;
 }
 
 /* "manifest <dev>:<inode> <size> <mtime>" of the manifest ctx resolves with
@@ -106,33 +108,6 @@ int ce_index_tf(ce_ctx *ctx, const char *tf, char *cuda, size_t cudasz, char *cu
     return found;
 }
 
-int ce_index_find(ce_ctx *ctx, const char *spec_text, ce_toolchain *out)
-{
-    char cuda[32], cudnn[32], name[128];
-    int found = 0;
-    ce_quiet q;
-    ce_quiet_begin(&q, false);
-    ce_spec spec;
-    if (ce_spec_parse(ctx, spec_text, &spec) == CE_OK && spec.kind == CE_SPEC_TF &&
-        ce_index_tf(ctx, spec.version, cuda, sizeof cuda, cudnn, sizeof cudnn) == 1) {
-        const char *d = spec.cudnn[0] ? spec.cudnn : cudnn;   /* +cudnnX wins, as in ce_store_find */
-        snprintf(name, sizeof name, "%s%s%s", cuda, d[0] ? "+cudnn" : "", d);
-        found = ce_store_find(ctx, name, out) == CE_OK;
-    }
-    ce_quiet_end(&q);
-    return found;
-}
-
-/* Some installed toolchain is what ce_store_find picks for cuda + cudnn. */
-static bool satisfied(const ce_toolchain *v, size_t n, const char *cuda, const char *cudnn)
-{
-    for (size_t i = 0; i < n; i++)
-        if (ce_version_matches(cuda, v[i].cuda) &&
-            (!cudnn[0] || (v[i].cudnn[0] && ce_version_matches(cudnn, v[i].cudnn))))
-            return true;
-    return false;
-}
-
 static void append(char **buf, size_t *len, size_t *cap, const char *fmt, const char *a, const char *b,
                    const char *c)
 {
@@ -168,36 +143,29 @@ static void write_index(ce_ctx *ctx, const char *text, size_t len)
     ce_quiet_end(&q);
 }
 
-void ce_index_rebuild(ce_ctx *ctx, const ce_manifest *m)
+void ce_index_rebuild(ce_ctx *ctx, const ce_manifest *m, ce_index_keep keep, void *arg)
 {
     char id[4300];
     const char *mpath;
     if (!m || !manifest_id(ctx, id, sizeof id, &mpath)) return;
-    ce_toolchain *v = NULL;
-    size_t n = 0;
-    if (ce_store_list(ctx, &v, &n)) return;
     size_t cap = 4096, len = 0;
     char *buf = malloc(cap);
     if (buf) buf[0] = '\0';
     append(&buf, &len, &cap, "%s\n%s %s\n", INDEX_MAGIC, id, mpath);
     for (size_t i = 0; i < m->n_tf; i++) {
         const ce_tf *t = &m->tf[i];
-        if (t->not_installable || !satisfied(v, n, t->cuda, t->cudnn ? t->cudnn : "")) continue;
+        if (t->not_installable || !keep(arg, t->cuda, t->cudnn ? t->cudnn : "")) continue;
         append(&buf, &len, &cap, "tf %s %s %s\n", t->version, t->cuda, t->cudnn ? t->cudnn : "-");
     }
-    free(v);
     if (buf) write_index(ctx, buf, len);
     free(buf);
 }
 
-void ce_index_prune(ce_ctx *ctx)
+void ce_index_prune(ce_ctx *ctx, ce_index_keep keep, void *arg)
 {
     char *line2, *rest;
     char *data = read_index(ctx, &line2, &rest);
     if (!data) return;
-    ce_toolchain *v = NULL;
-    size_t n = 0;
-    if (ce_store_list(ctx, &v, &n)) { free(data); return; }
     size_t cap = 4096, len = 0;
     char *buf = malloc(cap);
     if (buf) buf[0] = '\0';
@@ -205,9 +173,8 @@ void ce_index_prune(ce_ctx *ctx)
     for (char *save = NULL, *l = strtok_r(rest, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
         char t[32], c[32], d[32];
         if (!parse_tf(l, t, c, d)) continue;
-        if (satisfied(v, n, c, d)) append(&buf, &len, &cap, "tf %s %s %s\n", t, c, d[0] ? d : "-");
+        if (keep(arg, c, d)) append(&buf, &len, &cap, "tf %s %s %s\n", t, c, d[0] ? d : "-");
     }
-    free(v);
     free(data);
     if (buf) write_index(ctx, buf, len);
     free(buf);

@@ -10,7 +10,7 @@
 
 #include <stdbool.h>
 
-#include "ctx.h"
+#include "core/ctx.h"
 #include "manifest.h"
 
 typedef enum ce_spec_kind { CE_SPEC_TF, CE_SPEC_CUDA, CE_SPEC_SYSTEM } ce_spec_kind;

@@ -5,7 +5,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "version.h"
+#include "core/version.h"
 
 void ce_toolchain_name(char *out, unsigned outsz, const char *cuda, const char *cudnn)
 {

@@ -15,31 +15,29 @@
  * goes through the manifest as before, so results never differ.
  * install rebuilds it (ce_index_rebuild), uninstall drops the releases no
  * installed toolchain satisfies any more (ce_index_prune); both under the
- * store lock, written atomically.  It is a cache: failing to write it
+ * store lock, written atomically.  What is installed is the store's to say
+ * (store.h: ce_store_index_*, the glue above this module, pass a ce_index_keep).  It is a cache: failing to write it
  * is reported (CE_EV_WARN) and is no error.  With no record left it is
  * removed. */
 #ifndef CE_INDEX_H
 #define CE_INDEX_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "core/ctx.h"
-#include "core/manifest.h"
-#include "store.h"
+#include "manifest.h"
 
 #define CE_INDEX_NAME ".index"
 
 /* TensorFlow X.Y -> cuda, cudnn ("" when none): 1 found, 0 not in a valid index. */
 int ce_index_tf(ce_ctx *ctx, const char *tf, char *cuda, size_t cudasz, char *cudnn, size_t cudnnsz);
-/* A TensorFlow spec ("tf-2.14", "tf-2.14+cudnn8.6") through the index: its
- * CUDA + cuDNN as "<cuda>+cudnn<cudnn>" to ce_store_find (the same match the
- * manifest path makes).  1: *out is the toolchain; 0: not resolved here
- * (no TF spec, not in the index, nothing installed matches), the status
- * untouched: call ce_store_find, which reads the manifest. */
-int ce_index_find(ce_ctx *ctx, const char *spec, ce_toolchain *out);
-/* Rewrite from m (loaded from the manifest location of ctx) and what is installed. */
-void ce_index_rebuild(ce_ctx *ctx, const ce_manifest *m);
-/* Keep only the releases an installed toolchain still satisfies. */
-void ce_index_prune(ce_ctx *ctx);
+/* Whether some installed toolchain is what the store picks for cuda + cudnn
+ * ("" for none): the records the index keeps. */
+typedef bool (*ce_index_keep)(void *arg, const char *cuda, const char *cudnn);
+/* Rewrite from m (loaded from the manifest location of ctx): the releases keep takes. */
+void ce_index_rebuild(ce_ctx *ctx, const ce_manifest *m, ce_index_keep keep, void *arg);
+/* Keep only the releases keep still takes. */
+void ce_index_prune(ce_ctx *ctx, ce_index_keep keep, void *arg);
 
 #endif
