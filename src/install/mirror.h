@@ -74,4 +74,9 @@ int ce_mirror_rel_path(ce_ctx *ctx, const char *url, char *out, size_t outsz);
  * differs (st->bad counts them), CE_OK when all match. */
 int ce_mirror_check(ce_ctx *ctx, const char *dir, ce_mirror_stats *st);
 
+/* Files a mirror's cudaenv.json names (runfiles, cuDNN archives, redistrib
+ * JSONs and the components listed under redist.mirror_components). */
+struct cJSON;
+size_t ce_mirror_count(const struct cJSON *j);
+
 #endif
