@@ -148,8 +148,9 @@ static const ce_cudnn_build *build_of(const ce_cudnn *d, const ce_artifact *a)
 static int seed_mirror_cache(ce_ctx *ctx, ce_ctx *mctx, const ce_mdir *md, const ce_mirror_file *f, bool *kept)
 {
     char cached[4400], mine[4400], rel[200];
-    bool present;
-    *kept = ce_mdir_verified(ctx, md, f->rel, f->size, f->sha256, &present);
+    int v = ce_mdir_verified(ctx, md, f->rel, f->size, f->sha256);
+    if (v < 0) return v;
+    *kept = v == 1;
     if (*kept || ce_cache_path(mctx, f->sha256, mine, sizeof mine) || ce_exists(mine)) return CE_OK;
     snprintf(rel, sizeof rel, "%s/cache/%s", WORK_DIR, f->sha256);
     if (ce_cache_path(ctx, f->sha256, cached, sizeof cached) == CE_OK && ce_exists(cached)) {

@@ -42,15 +42,17 @@ static void check_file(ce_ctx *ctx, const ce_mdir *md, const char *url, const ch
         return;
     }
     struct stat sb;
+    char why[1200];
     ce_quiet_begin(&q, true);
     int fd = ce_mdir_open_file(ctx, md, rel, &sb);
+    snprintf(why, sizeof why, "%s", fd < 0 ? ce_errmsg() : "");
     ce_quiet_end(&q);
     if (fd == CE_ERR_NOTFOUND) {
         bad(ctx, st, "missing: %s/%s (run cudaenv mirror again to fetch it)%s", md->path, rel, "");
         return;
     }
     if (fd < 0) {
-        bad(ctx, st, "refused: %s/%s: %s", md->path, rel, ce_errmsg());
+        bad(ctx, st, "refused: %s%s%s", why, "", "");
         return;
     }
     if (size >= 0 && (long long)sb.st_size != size) {
@@ -62,12 +64,13 @@ static void check_file(ce_ctx *ctx, const ce_mdir *md, const char *url, const ch
     ce_sha256 *h = ce_sha256_new();
     ce_quiet_begin(&q, true);
     rc = h ? ce_sha256_fd(ctx, h, fd, (long long)sb.st_size, rel) : CE_ERR_NOMEM;
+    snprintf(why, sizeof why, "%s", rc ? ce_errmsg() : "");
     ce_quiet_end(&q);
     close(fd);
     if (rc == CE_OK) ce_sha256_final(h, got);
     if (h) ce_sha256_free(h);
     if (rc) {
-        bad(ctx, st, "cannot read %s/%s: %s", md->path, rel, ce_errmsg());
+        bad(ctx, st, "cannot read %s/%s: %s", md->path, rel, why);
     } else if (strcmp(got, sha) != 0) {
         char what[200];
         snprintf(what, sizeof what, "%s, the manifest says %.64s", got, sha);

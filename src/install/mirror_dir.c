@@ -170,16 +170,18 @@ int ce_mdir_open_file(ce_ctx *ctx, const ce_mdir *m, const char *rel, struct sta
     return fd;
 }
 
-bool ce_mdir_verified(ce_ctx *ctx, const ce_mdir *m, const char *rel, long long size, const char *sha256,
-                      bool *present)
+int ce_mdir_verified(ce_ctx *ctx, const ce_mdir *m, const char *rel, long long size, const char *sha256)
 {
     struct stat st;
     ce_quiet q;
     ce_quiet_begin(&q, true);
     int fd = ce_mdir_open_file(ctx, m, rel, &st);
+    if (fd == CE_ERR_PERM) {   /* a symlink or worse on the way: the caller's error */
+        ce_quiet_keep(&q);
+        return fd;
+    }
     ce_quiet_end(&q);
-    *present = fd >= 0;
-    if (fd < 0) return false;
+    if (fd < 0) return 0;
     bool ok = size >= 0 ? st.st_size == size : st.st_size <= MDIR_MAX_UNSIZED;
     ce_sha256 *h = ok ? ce_sha256_new() : NULL;
     if (h) {

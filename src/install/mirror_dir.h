@@ -41,11 +41,10 @@ int ce_mdir_subdir(ce_ctx *ctx, const ce_mdir *m, const char *rel, bool create);
  * CE_ERR_PERM for a symlink or anything not a regular file. */
 int ce_mdir_open_file(ce_ctx *ctx, const ce_mdir *m, const char *rel, struct stat *st);
 
-/* Whether rel is a regular file of size bytes (size < 0: any, at most
- * 64 GiB) whose sha256 is sha256.  *present says whether a regular file is
- * there at all. */
-bool ce_mdir_verified(ce_ctx *ctx, const ce_mdir *m, const char *rel, long long size, const char *sha256,
-                      bool *present);
+/* 1 when rel is a regular file of size bytes (size < 0: any, at most
+ * 64 GiB) whose sha256 is sha256, 0 when it is not (or missing), or
+ * CE_ERR_PERM (status set) when the path is refused (a symlink on the way). */
+int ce_mdir_verified(ce_ctx *ctx, const ce_mdir *m, const char *rel, long long size, const char *sha256);
 
 /* Put the file from (an absolute path, e.g. a cache entry) at rel under DIR:
  * renamed when move and it is on the same filesystem, else hard-linked or
