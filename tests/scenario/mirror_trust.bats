@@ -83,6 +83,12 @@ PY
     [ "$status" -eq 6 ] || { echo "$output $stderr"; false; }
     [[ "$stderr" == *"$T/shared is writable by group or others"* ]] || { echo "$stderr"; false; }
     [ ! -e "$T/shared/site" ]
+    # the same with DIR already there, root's own: its parent is still the way in
+    mkdir "$T/shared/site"
+    run --separate-stderr "$CUDAENV" mirror tf-2.14 --to "$T/shared/site"
+    [ "$status" -eq 6 ] || { echo "$output $stderr"; false; }
+    [[ "$stderr" == *"$T/shared is writable by group or others"* ]] || { echo "$stderr"; false; }
+    [ -z "$(ls -A "$T/shared/site")" ]
     [ "$(server_requests GET)" -eq 0 ]
 }
 
