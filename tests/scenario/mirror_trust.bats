@@ -163,3 +163,29 @@ PY
     run --separate-stderr "$CUDAENV" mirror --check "$T/b"
     [ "$status" -eq 5 ]
 }
+
+@test "root copying a cached file into the mirror never writes through a planted <sha>.tmp-<pid> symlink" {
+    [ "$(id -u)" -eq 0 ] || skip "needs root (a mount and a pid namespace)"
+    command -v unshare >/dev/null || skip "no unshare"
+    "$CUDAENV" -q install 11.8 --no-cudnn 2>/dev/null
+    sha=$(sha256sum "$UPSTREAM/$RUN118" | cut -c1-64)
+    [ -f "$CUDAENV_ROOT/cache/$sha" ]
+    mkdir -p "$T/mnt"
+    # DIR on another filesystem (a tmpfs), so the cached file is copied, not
+    # hard-linked; in a pid namespace cudaenv is pid 3 (bash 1, python 2), so
+    # a name made from the pid is known in advance: <sha>.tmp-1 ... -64 point
+    # at the victim.  Root refuses the planted links (exit 6) or steps around
+    # them; it never writes through one.
+    run unshare -m -p -f --mount-proc bash -c '
+        mount -t tmpfs -o mode=0755 tmpfs "$1" || exit 77
+        python3 -c "
+import os, sys
+d = sys.argv[1] + \"/site/.cudaenv-mirror/cache\"
+os.makedirs(d)
+for i in range(1, 65): os.symlink(sys.argv[2], \"%s/%s.tmp-%d\" % (d, sys.argv[3], i))
+" "$1" "$2" "$3"
+        "$4" mirror 11.8 --no-cudnn --to "$1/site"; echo "rc=$?"' _ "$T/mnt" "$VICTIM/shadow" "$sha" "$CUDAENV"
+    [ "$status" -ne 77 ] || skip "cannot mount a tmpfs here"
+    [[ "$output" == *"rc=0"* || "$output" == *"rc=6"* ]] || { echo "$output"; false; }
+    victim_untouched
+}
