@@ -166,10 +166,10 @@ static int seed_mirror_cache(ce_ctx *ctx, ce_ctx *mctx, const ce_mdir *md, const
  * same JSON) and every component the same selection picks (install's
  * profile, --components), laid out beside it as NVIDIA's tree is. */
 static int plan_components(ce_ctx *ctx, ce_ctx *pmctx, const ce_mdir *md, const ce_mirror_req *req, cJSON *src,
-                           const ce_resolved *r, plan *pl)
+                           const ce_resolved *r, const char *plat, plan *pl)
 {
     const ce_artifact *j = r->cuda->redist;
-    int rc = plan_add(ctx, pl, src, MF_REDIST, r->cuda->version, 0, pmctx->platform, j);
+    int rc = plan_add(ctx, pl, src, MF_REDIST, r->cuda->version, 0, plat, j);   /* plat outlives pmctx */
     if (rc) return rc;
     ce_mirror_file *jf = &pl->f[pl->n - 1];
     for (size_t i = 0; i < pl->n; i++)
@@ -187,7 +187,11 @@ static int plan_components(ce_ctx *ctx, ce_ctx *pmctx, const ce_mdir *md, const 
     if (pl->n_reds == sizeof pl->reds / sizeof pl->reds[0])
         return ce_fail(ctx, CE_ERR_USAGE, "too many CUDA releases in one mirror run; mirror fewer at a time");
     ce_redist *red = NULL;
-    if ((rc = ce_components_plan(pmctx, req->m, r, &red, NULL))) return rc;
+    rc = ce_components_plan(pmctx, req->m, r, &red, NULL);
+    char mine[4400];
+    if (kept && ce_cache_path(pmctx, j->sha256, mine, sizeof mine) == CE_OK)
+        unlink(mine);   /* read; the mirror keeps its own copy */
+    if (rc) return rc;
     pl->reds[pl->n_reds++] = red;
     char *slash = strrchr(jrel, '/');
     if (slash) slash[1] = '\0'; else jrel[0] = '\0';
@@ -195,7 +199,7 @@ static int plan_components(ce_ctx *ctx, ce_ctx *pmctx, const ce_mdir *md, const 
         const ce_component *c = &red->comps[i];
         if (!c->selected) continue;
         char joined[2200];
-        ce_mirror_file f = { .kind = MF_COMPONENT, .version = r->cuda->version, .platform = pmctx->platform,
+        ce_mirror_file f = { .kind = MF_COMPONENT, .version = r->cuda->version, .platform = plat,
                              .url = c->url, .sha256 = c->sha256, .size = c->size, .component = c->name };
         snprintf(joined, sizeof joined, "%s%s", jrel, c->relative_path);
         if ((rc = ce_mirror_rel_path(ctx, joined, f.rel, sizeof f.rel))) break;
@@ -219,7 +223,7 @@ static int make_plan(ce_ctx *ctx, ce_ctx *mctx, const ce_mdir *md, const ce_mirr
                 if (a) rc = plan_add(ctx, pl, src, MF_RUNFILE, m->cuda[i].version, 0, plat, a);
                 ce_resolved r = { .cuda = &m->cuda[i] };   /* the toolkit profile */
                 int arc;
-                if (!rc && ce_components_apply(&pctx, &r, &arc)) rc = plan_components(ctx, &pmctx, md, req, src, &r, pl);
+                if (!rc && ce_components_apply(&pctx, &r, &arc)) rc = plan_components(ctx, &pmctx, md, req, src, &r, plat, pl);
             }
             for (size_t i = 0; i < m->n_cudnn && !rc; i++)
                 for (size_t b = 0; b < m->cudnn[i].n_builds && !rc; b++) {
@@ -233,7 +237,7 @@ static int make_plan(ce_ctx *ctx, ce_ctx *mctx, const ce_mdir *md, const ce_mirr
             ce_resolved r;
             if ((rc = ce_resolve(&pctx, m, &req->specs[s], req->cudnn, req->no_cudnn, &r))) break;
             /* what install SPEC fetches: the components, or the runfile */
-            if (ce_components_apply(&pctx, &r, &rc)) rc = plan_components(ctx, &pmctx, md, req, src, &r, pl);
+            if (ce_components_apply(&pctx, &r, &rc)) rc = plan_components(ctx, &pmctx, md, req, src, &r, plat, pl);
             else if (!rc && !r.runfile)
                 rc = ce_fail(ctx, CE_ERR_NOTFOUND, "CUDA %s has no runfile for %s in the manifest", r.cuda->version,
                              plat);
@@ -256,7 +260,9 @@ static int place_files(ce_ctx *ctx, ce_ctx *mctx, const ce_mdir *md, const ce_mi
     int rc = items && which ? CE_OK : ce_fail(ctx, CE_ERR_NOMEM, "out of memory");
     for (size_t i = 0; i < pl->n && !rc; i++) {
         const ce_mirror_file *f = &pl->f[i];
-        bool kept;
+        bool kept, twice = false;   /* a JSON planned for two platforms is one file */
+        for (size_t j = 0; j < i && !twice; j++) twice = !strcmp(pl->f[j].rel, f->rel);
+        if (twice) continue;
         /* re-hashed, not only sized: a same-size corrupt file is replaced */
         if ((rc = seed_mirror_cache(ctx, mctx, md, f, &kept))) break;
         if (kept) { st->kept++; continue; }

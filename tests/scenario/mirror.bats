@@ -305,3 +305,24 @@ PY2
     run "$CUDAENV" install tf-2.14 --modulefiles "$T/mods" --module-format csh
     [ "$status" -eq 2 ]
 }
+
+@test "a redistrib JSON pinned: two platforms share one JSON; --all takes the toolkit profile's components" {
+    with_redist
+    run "$CUDAENV" mirror 11.8 --no-cudnn --platform linux-x86_64,linux-sbsa --to "$M"
+    [ "$status" -eq 0 ] || { echo "$output"; false; }
+    for plat in linux-x86_64 linux-sbsa; do
+        cmp "$UPSTREAM/$(comp_file libnpp $plat)" "$M/$(comp_file libnpp $plat)"
+    done
+    py 'sorted(m["cuda"]["11.8.0"]["redist"]["mirror_components"]) == ["linux-sbsa", "linux-x86_64"]' "$M/cudaenv.json"
+    [ -z "$(find "$M" -name '*.tmp-*')" ]
+    run "$CUDAENV" mirror --check "$M"
+    [ "$status" -eq 0 ] || { echo "$output"; false; }
+    run "$CUDAENV" mirror --all --platform linux-x86_64 --to "$T/all"
+    [ "$status" -eq 0 ] || { echo "$output"; false; }
+    [ -f "$T/all/$(comp_file libnpp)" ]
+    [ -f "$T/all/$(comp_file cuda_sanitizer_api)" ]
+    [ ! -e "$T/all/$RD/nsight_systems" ]
+    [ -f "$T/all/$RUN118" ]   # --all: every runfile too
+    run "$CUDAENV" mirror --check "$T/all"
+    [ "$status" -eq 0 ] || { echo "$output"; false; }
+}
