@@ -98,7 +98,7 @@ READER='
     python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); assert len(r["components"]) == 8, r' \
         "$SHARED/versions/11.8.0+cudnn8.7.0.84/.cudaenv-receipt.json"
     [ "$(server_requests "GET /compute/cuda/redist/libcublas/linux-x86_64/.* status=200")" -eq 1 ]
-    run "$NODE" "$SHARED" -c '"$CUDAENV" exec tf-2.14 -- nvcc --version | tail -1'
+    run --separate-stderr "$NODE" "$SHARED" -c '"$CUDAENV" exec tf-2.14 -- nvcc --version | tail -1'
     [ "$output" = "Cuda compilation tools, release 11.8, V11.8.89" ]
 }
 
