@@ -215,6 +215,11 @@ PY
     [ -x "$T/node/versions/11.8.0+cudnn8.7.0.84/bin/nvcc" ]
     py 'sorted(c["name"] for c in m["components"]) == sorted("'"$TF_COMPS"'".split())' \
         "$T/node/versions/11.8.0+cudnn8.7.0.84/.cudaenv-receipt.json"
+    # a component the mirror was not made with: the node is told which file is missing
+    CUDAENV_ROOT=$T/node2 CUDAENV_MANIFEST=$M/cudaenv.json run --separate-stderr "$CUDAENV" install tf-2.14 --components +libnpp
+    [ "$status" -eq 4 ] || { echo "$status $stderr"; false; }
+    [[ "$stderr" == *"libnpp-linux-x86_64"* ]] || { echo "$stderr"; false; }
+    [ ! -e "$T/node2/versions/11.8.0+cudnn8.7.0.84" ]
     # a rerun fetches nothing and re-hashes what is there
     run "$CUDAENV" mirror tf-2.14 --to "$M"
     [ "$status" -eq 0 ] || { echo "$output"; false; }
