@@ -43,7 +43,8 @@ int ce_mdir_open_file(ce_ctx *ctx, const ce_mdir *m, const char *rel, struct sta
 
 /* 1 when rel is a regular file of size bytes (size < 0: any, at most
  * 64 GiB) whose sha256 is sha256, 0 when it is not (or missing), or
- * CE_ERR_PERM (status set) when the path is refused (a symlink on the way). */
+ * CE_ERR_PERM (status set) when the path is refused (a symlink, or not a
+ * regular file: a FIFO or device is never opened for reading). */
 int ce_mdir_verified(ce_ctx *ctx, const ce_mdir *m, const char *rel, long long size, const char *sha256);
 
 /* Put the file from (an absolute path, e.g. a cache entry) at rel under DIR:
