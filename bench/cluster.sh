@@ -9,13 +9,15 @@
 #   path    the same mirror directory used as a path (a shared filesystem)
 # Prints wall time per phase and the bytes the "NVIDIA" server sent, counted
 # from its request log (file size minus the Range start of each 200/206).
-# The CUDA runfile is padded with PAD_MB MiB of random data so the bytes and
-# times mean something (fixtures are otherwise a few KiB).
-#   NODES=8 PAD_MB=256 RATE=52428800 bench/cluster.sh
+# FROM=redist (default, what install does): CUDA 11.8.0 has a redistrib JSON
+# and the nodes install its tf profile's components; libcublas carries PAD_MB
+# MiB of random data.  FROM=runfile: no JSON, the runfile is padded instead.
+# Either way the mirror holds exactly what install fetches.
+#   NODES=8 PAD_MB=64 RATE=52428800 bench/cluster.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
-NODES=${NODES:-8} PAD_MB=${PAD_MB:-256} RATE=${RATE:-52428800}
+NODES=${NODES:-8} PAD_MB=${PAD_MB:-64} RATE=${RATE:-52428800} FROM=${FROM:-redist}
 export TESTS_DIR=$PWD/tests CUDAENV_FULL=$PWD/$BUILD/libexec/cudaenv/cudaenv-full NO_COLOR=1
 CUDAENV=$PWD/$BUILD/bin/cudaenv
 source tests/lib/fixtures.sh
@@ -25,12 +27,23 @@ trap 'server_stop; [ -n "${UP_PID:-}" ] && kill "$UP_PID" 2>/dev/null; rm -rf "$
 
 UP=$W/nvidia
 fx_mirror "$UP" >/dev/null
-# pad the 11.8.0 runfile: a toolkit tree with PAD_MB of incompressible data
-fx_toolkit "$W/tk" 11.8.0
-head -c $((PAD_MB * 1024 * 1024)) /dev/urandom > "$W/tk/lib64/libpadding.so.11.8.89"
-FX_RUNFILE_TREE=$W/tk FX_RUNFILE_COMP=--nocomp \
-    fx_runfile "$UP/compute/cuda/11.8.0/local_installers/cuda_11.8.0_520.61.05_linux.run" 11.8.0
-fx_mirror_manifest "$UP" "https://developer.download.nvidia.com" > "$UP/manifest-nvidia.json"
+if [ "$FROM" = redist ]; then
+    source tests/lib/redist.sh
+    FX_REDIST_BIG=$((PAD_MB * 1024 * 1024)) fx_redist "$UP" 11.8.0
+    fx_mirror_manifest "$UP" "https://developer.download.nvidia.com" > "$UP/manifest-nvidia.json"
+    fx_redist_manifest "$UP/manifest-nvidia.json" "$UP" 11.8.0 "https://developer.download.nvidia.com"
+    PADDED=lib64/libcublasLt.so.11
+    BIG=$(echo "$UP"/compute/cuda/redist/libcublas/linux-x86_64/*.tar.xz)
+else
+    # pad the 11.8.0 runfile: a toolkit tree with PAD_MB of incompressible data
+    fx_toolkit "$W/tk" 11.8.0
+    head -c $((PAD_MB * 1024 * 1024)) /dev/urandom > "$W/tk/lib64/libpadding.so.11.8.89"
+    FX_RUNFILE_TREE=$W/tk FX_RUNFILE_COMP=--nocomp \
+        fx_runfile "$UP/compute/cuda/11.8.0/local_installers/cuda_11.8.0_520.61.05_linux.run" 11.8.0
+    fx_mirror_manifest "$UP" "https://developer.download.nvidia.com" > "$UP/manifest-nvidia.json"
+    PADDED=lib64/libpadding.so.11.8.89
+    BIG=$UP/compute/cuda/11.8.0/local_installers/cuda_11.8.0_520.61.05_linux.run
+fi
 
 server_start "$UP"
 UP_URL=$SERVER_URL UP_LOG=$SERVER_LOG UP_PID=$SERVER_PID UP_STATE=$SERVER_STATE
@@ -62,8 +75,8 @@ else
     node() { local d=$1; shift; CUDAENV_ROOT=$d "$@"; }
 fi
 secs() { python3 -c "print(f'{$2 - $1:.2f}')"; }
-size=$(stat -c %s "$UP/compute/cuda/11.8.0/local_installers/cuda_11.8.0_520.61.05_linux.run")
-echo "tf-2.14 onto $NODES nodes ($NODE_KIND); runfile $size bytes; \"NVIDIA\" link $((RATE / 1048576)) MiB/s per connection"
+size=$(stat -c %s "$BIG")
+echo "tf-2.14 onto $NODES nodes ($NODE_KIND) from $FROM; largest file ${BIG##*/} $size bytes; \"NVIDIA\" link $((RATE / 1048576)) MiB/s per connection"
 
 : > "$UP_LOG"
 t0=$(now)
@@ -94,9 +107,11 @@ t4=$(now)
 echo "path:   the same mirror as a shared directory: $(secs "$t3" "$t4") s for $NODES nodes; \"NVIDIA\" sent 0 more bytes ($(bytes_sent) in all)"
 for i in $(seq "$NODES"); do
     for way in mirror path; do
-        cmp -s "$W/direct/node$i/versions/11.8.0+cudnn8.7.0.84/lib64/libpadding.so.11.8.89" \
-               "$W/$way/node$i/versions/11.8.0+cudnn8.7.0.84/lib64/libpadding.so.11.8.89" \
+        cmp -s "$W/direct/node$i/versions/11.8.0+cudnn8.7.0.84/$PADDED" \
+               "$W/$way/node$i/versions/11.8.0+cudnn8.7.0.84/$PADDED" \
             || { echo "node $i: the $way install differs"; exit 1; }
     done
 done
 echo "all $NODES nodes identical all three ways"
+mirror_files=$(find "$W/site" -type f ! -path "*/.cudaenv-mirror/*" ! -name cudaenv.json | wc -l)
+echo "the mirror holds $mirror_files files ($FROM); mirror --check: $("$CUDAENV" -q mirror --check "$W/site" 2>&1 && echo ok)"

@@ -53,7 +53,7 @@ _cudaenv() {
     case $sub in
         install) opts+=" --cudnn --no-cudnn --from --components --force --offline --insecure --manifest --modulefiles --module-format" ;;
         modulefile) opts+=" --all --format --to" ;;
-        mirror) opts+=" --all --to --platform --check --cudnn --no-cudnn --insecure --manifest" ;;
+        mirror) opts+=" --all --to --platform --check --cudnn --no-cudnn --from --components --insecure --manifest" ;;
         uninstall) opts+=" --force" ;;
         list|ls) opts+=" --json --names" ;;
         current|doctor) opts+=" --json" ;;

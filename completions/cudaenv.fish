@@ -73,8 +73,8 @@ complete -c cudaenv -n '__fish_seen_subcommand_from global local uninstall insta
 complete -c cudaenv -n '__fish_seen_subcommand_from install info mirror' -l cudnn -xa '(__cudaenv_remote cudnn)'
 complete -c cudaenv -n '__fish_seen_subcommand_from install info mirror' -l no-cudnn
 complete -c cudaenv -n '__fish_seen_subcommand_from install' -l offline
-complete -c cudaenv -n '__fish_seen_subcommand_from install' -l from -xa 'runfile redist' -d 'runfile or NVIDIA components'
-complete -c cudaenv -n '__fish_seen_subcommand_from install info' -l components -x -d '+name,-name: adjust the profile'
+complete -c cudaenv -n '__fish_seen_subcommand_from install mirror' -l from -xa 'runfile redist' -d 'runfile or NVIDIA components'
+complete -c cudaenv -n '__fish_seen_subcommand_from install info mirror' -l components -x -d '+name,-name: adjust the profile'
 complete -c cudaenv -n '__fish_seen_subcommand_from verify' -l all-devices
 complete -c cudaenv -n '__fish_seen_subcommand_from verify' -l bench
 complete -c cudaenv -n '__fish_seen_subcommand_from verify' -l deep

@@ -38,7 +38,8 @@ done
 
 pattern=${TESTS:-}
 jobs=${BATS_JOBS:-1}
-for f in tests/scenario/*.bats; do
+# journeys (tests/journeys: a user's sequence across features) run with the scenarios
+for f in tests/scenario/*.bats tests/journeys/*.bats; do
     [ -e "$f" ] || continue
     if [ -n "$pattern" ] && [[ "$f" != *$pattern* ]]; then continue; fi
     out=$(bats --tap "$f" 2>&1); rc=$?

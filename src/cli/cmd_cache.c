@@ -1,7 +1,9 @@
 /* cudaenv cache dir|list|clean|prune [--dry-run] [--json]: the downloads in
  * $CUDAENV_ROOT/cache and the unpacked trees in pkgs/ (store/cache.h).
  * clean removes every download (reinstalling then needs the network); prune
- * removes downloads and trees no installed toolchain came from. */
+ * removes downloads and trees no installed toolchain came from (any file a
+ * receipt names is kept).  "freed" counts the blocks removing an item frees:
+ * a file another name hard-links (a toolchain's, a mirror's) frees nothing. */
 #include <cjson/cJSON.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -68,6 +70,7 @@ static int list(cli *c, ce_cache_item *v, size_t n)
             cli_json_add_str(it, "file", v[i].label);
             cJSON_AddStringToObject(it, "path", v[i].path);
             cJSON_AddNumberToObject(it, "size", (double)v[i].size);
+            cJSON_AddNumberToObject(it, "freeable", (double)v[i].freeable);
             cJSON_AddBoolToObject(it, "used", v[i].used);
             cJSON_AddItemToArray(arr, it);
         }
@@ -104,7 +107,7 @@ static int sweep(cli *c, ce_cache_item *v, size_t n, bool prune, bool dry)
         printf("%s %s %s (%s)\n", dry ? "would remove" : "removed", kind_name(v[i].kind),
                v[i].label[0] ? v[i].label : v[i].name, sz);
         if (!dry) rc = ce_cache_remove(&c->ctx, &v[i]);
-        if (rc == CE_OK) { freed += v[i].size; count++; }
+        if (rc == CE_OK) { freed += v[i].freeable; count++; }
     }
     ce_store_unlock(lock);
     if (rc) return cli_fail(c, rc);

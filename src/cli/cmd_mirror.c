@@ -1,4 +1,5 @@
-/* cudaenv mirror SPEC...|--all --to DIR [--platform P,P] | --check DIR:
+/* cudaenv mirror SPEC...|--all --to DIR [--platform P,P] [--from runfile|redist]
+ * [--components +a,-b] | --check DIR:
  * a directory any static server or shared filesystem can serve as the
  * manifest + files of a site (install/mirror.h).  Full binary only. */
 #include <stdio.h>
@@ -13,7 +14,7 @@
 #include "install/fetch.h"
 #include "install/mirror.h"
 
-enum { OPT_TO = 1, OPT_ALL, OPT_PLATFORM, OPT_CHECK, OPT_CUDNN, OPT_NO_CUDNN };
+enum { OPT_TO = 1, OPT_ALL, OPT_PLATFORM, OPT_CHECK, OPT_CUDNN, OPT_NO_CUDNN, OPT_FROM, OPT_COMPONENTS };
 
 const cli_opt cmd_mirror_opts[] = {
     { "to", 0, true, OPT_TO },
@@ -22,6 +23,8 @@ const cli_opt cmd_mirror_opts[] = {
     { "check", 0, true, OPT_CHECK },
     { "cudnn", 0, true, OPT_CUDNN },
     { "no-cudnn", 0, false, OPT_NO_CUDNN },
+    { "from", 0, true, OPT_FROM },
+    { "components", 0, true, OPT_COMPONENTS },
     { 0 },
 };
 
@@ -65,6 +68,16 @@ int cmd_mirror(cli *c, const cli_args *a)
     if (check && (nspecs || req.all || req.dir))
         return cli_usage_error(cmd, "--check DIR takes no specs, --all or --to");
     if (!check && !req.dir) return cli_usage_error(cmd, "where to? --to DIR");
+    /* the files install SPEC would fetch, chosen as install chooses them */
+    const char *from = a->opt[OPT_FROM], *components = a->opt[OPT_COMPONENTS];
+    if (from && strcmp(from, "runfile") != 0 && strcmp(from, "redist") != 0)
+        return cli_usage_error(cmd, "--from takes runfile or redist, not '%s'", from);
+    if (from) snprintf(c->ctx.install_from, sizeof c->ctx.install_from, "%s", from);
+    if (components && strlen(components) >= sizeof c->ctx.install_components)
+        return cli_usage_error(cmd, "--components: the list is too long");
+    if (components) snprintf(c->ctx.install_components, sizeof c->ctx.install_components, "%s", components);
+    if (c->ctx.install_components[0] && strcmp(c->ctx.install_from, "runfile") == 0)
+        return cli_usage_error(cmd, "--components chooses NVIDIA components; the runfile installs its own set");
     if (!check && req.all == (nspecs > 0))
         return cli_usage_error(cmd, req.all ? "SPECs and --all contradict each other"
                                             : "what to mirror? SPEC... (tf-2.14, 11.8) or --all");

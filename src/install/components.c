@@ -356,7 +356,7 @@ static int fetch_and_unpack(ce_ctx *ctx, const ce_manifest *m, plan *pl)
 {
     ce_fetch_item items[MAX_PARTS];
     part *ord[MAX_PARTS];
-    size_t k = 0;
+    size_t k = 0, nf = 0;
     long long bytes = 0;
     memset(items, 0, sizeof items);
     for (size_t i = 0; i < pl->n; i++) ord[i] = &pl->parts[i];
@@ -371,12 +371,22 @@ static int fetch_and_unpack(ce_ctx *ctx, const ce_manifest *m, plan *pl)
         p->cached = p->size >= 0 && stat(p->cache, &st) == 0 && S_ISREG(st.st_mode) && st.st_size == p->size;
         p->watch = &sh->watch[k];
         p->id = (int)k;
-        items[k] = (ce_fetch_item){ .url = p->url, .sha256 = p->sha256, .size = p->size,
-                                    .label = url_base(p->url), .allow_http = m->local || ctx->insecure,
-                                    .reader_hashes_cache = p->cached, .watch = p->watch };
-        memcpy(items[k].path, p->cache, sizeof items[k].path);
-        bytes += p->size > 0 ? p->size : 0;
         k++;
+        bytes += p->size > 0 ? p->size : 0;
+        if (p->cached) {
+            /* its unpacker hashes it as it reads it and, when it is not the
+             * file it is named after, deletes it and fails the install; the
+             * download thread never sees it, so it cannot fetch it again
+             * meanwhile (one outcome, whatever the scheduling: issue 22) */
+            ce_emit(ctx, CE_EV_DONE, url_base(p->url), "%s: already in the cache (its sha256 is checked as it is "
+                    "read)", url_base(p->url));
+            continue;
+        }
+        items[nf] = (ce_fetch_item){ .url = p->url, .sha256 = p->sha256, .size = p->size,
+                                     .label = url_base(p->url), .allow_http = m->local || ctx->insecure,
+                                     .watch = p->watch };
+        memcpy(items[nf].path, p->cache, sizeof items[nf].path);
+        nf++;
     }
     int serr = k ? ce_slots_init(&sh->slots, (int)ncpu()) : 0;
     if (k == 0 || serr) {
@@ -386,7 +396,7 @@ static int fetch_and_unpack(ce_ctx *ctx, const ce_manifest *m, plan *pl)
     ce_emit(ctx, CE_EV_STEP, NULL, "downloading %zu archive%s (%.1f MiB) and unpacking them on %ld core%s", k,
             k == 1 ? "" : "s", (double)bytes / 1048576.0, ncpu(), ncpu() == 1 ? "" : "s");
     volatile int *done = &sh->done;
-    fetch_job job = { .ctx = ctx, .items = items, .n = k, .done = done };
+    fetch_job job = { .ctx = ctx, .items = items, .n = nf, .done = done };
     pthread_t th;
     ce_forkgate_enter();
     if (pthread_create(&th, NULL, fetch_thread, &job) != 0) {

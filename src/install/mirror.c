@@ -12,35 +12,49 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "components.h"
 #include "core/file.h"
+#include "core/trust.h"
 #include "core/version.h"
 #include "digest.h"
 #include "fetch.h"
+#include "mirror_dir.h"
+#include "redist.h"
 #include "store/store.h"
 
 #define NVIDIA_BASE "https://developer.download.nvidia.com/"
 #define WORK_DIR ".cudaenv-mirror"
 
-typedef enum { MF_RUNFILE, MF_CUDNN } mf_kind; /* components: add a kind here */
+/* A runfile, a cuDNN tarball, a release's redistrib JSON (cuda.<ver>.redist)
+ * or one component archive the JSON names (no entry of its own: the JSON
+ * has it, and the redist entry lists the mirrored names per platform). */
+typedef enum { MF_RUNFILE, MF_CUDNN, MF_REDIST, MF_COMPONENT } mf_kind;
 
 typedef struct ce_mirror_file {
     mf_kind kind;
     const char *version;       /* CUDA or cuDNN release (JSON key) */
     int cuda_major;            /* cuDNN: the "cudaM" key */
     const char *platform;
-    const ce_artifact *art;    /* resolved URL, sha256, size */
+    const char *url, *sha256;  /* resolved URL (mirror rewrite applied), pin */
+    long long size;
+    const char *component;     /* MF_COMPONENT: its name */
     char rel[1024];            /* path under DIR (NVIDIA's) */
 } ce_mirror_file;
 
 typedef struct plan {
     ce_mirror_file *f;
     size_t n, cap;
+    ce_redist *reds[64];       /* the JSONs the components point into */
+    size_t n_reds;
 } plan;
 
 /* The artifact's JSON object in the source manifest. */
 static cJSON *src_node(cJSON *src, const ce_mirror_file *f)
 {
     char key[16];
+    if (f->kind == MF_REDIST)
+        return cJSON_GetObjectItemCaseSensitive(
+            cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(src, "cuda"), f->version), "redist");
     if (f->kind == MF_RUNFILE) {
         cJSON *c = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(src, "cuda"), f->version);
         return cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(c, "runfile"), f->platform);
@@ -83,26 +97,40 @@ int ce_mirror_rel_path(ce_ctx *ctx, const char *url, char *out, size_t outsz)
     return CE_OK;
 }
 
-static int plan_add(ce_ctx *ctx, plan *pl, cJSON *src, mf_kind kind, const char *version, int major,
-                    const char *platform, const ce_artifact *art)
+static const char *kind_name(mf_kind k)
+{
+    return k == MF_RUNFILE ? "runfile" : k == MF_CUDNN ? "cuDNN archive" : k == MF_REDIST ? "redistrib JSON"
+                                                                                         : "component";
+}
+
+static ce_mirror_file *plan_push(ce_ctx *ctx, plan *pl, const ce_mirror_file *f)
 {
     for (size_t i = 0; i < pl->n; i++)
-        if (pl->f[i].art == art) return CE_OK;
+        if (!strcmp(pl->f[i].rel, f->rel) && !strcmp(pl->f[i].sha256, f->sha256) &&
+            !strcmp(pl->f[i].platform, f->platform) && pl->f[i].kind == f->kind)
+            return &pl->f[i];   /* already planned */
     if (pl->n == pl->cap) {
         size_t cap = pl->cap ? pl->cap * 2 : 16;
         ce_mirror_file *nf = realloc(pl->f, cap * sizeof *nf);
-        if (!nf) return ce_fail(ctx, CE_ERR_NOMEM, "out of memory");
+        if (!nf) { ce_fail(ctx, CE_ERR_NOMEM, "out of memory"); return NULL; }
         pl->f = nf;
         pl->cap = cap;
     }
-    ce_mirror_file *f = &pl->f[pl->n];
-    *f = (ce_mirror_file){ .kind = kind, .version = version, .cuda_major = major, .platform = platform, .art = art };
-    const cJSON *url = cJSON_GetObjectItemCaseSensitive(src_node(src, f), "url");
+    pl->f[pl->n] = *f;
+    return &pl->f[pl->n++];
+}
+
+static int plan_add(ce_ctx *ctx, plan *pl, cJSON *src, mf_kind kind, const char *version, int major,
+                    const char *platform, const ce_artifact *art)
+{
+    ce_mirror_file f = { .kind = kind, .version = version, .cuda_major = major, .platform = platform,
+                         .url = art->url, .sha256 = art->sha256, .size = art->size };
+    const cJSON *url = cJSON_GetObjectItemCaseSensitive(src_node(src, &f), "url");
     if (!cJSON_IsString(url))
         return ce_fail(ctx, CE_ERR_INTEGRITY, "the manifest has no URL for %s %s (%s)", version, platform,
-                       kind == MF_RUNFILE ? "runfile" : "cuDNN archive");
-    int rc = ce_mirror_rel_path(ctx, url->valuestring, f->rel, sizeof f->rel);
-    if (!rc) pl->n++;
+                       kind_name(kind));
+    int rc = ce_mirror_rel_path(ctx, url->valuestring, f.rel, sizeof f.rel);
+    if (!rc && !plan_push(ctx, pl, &f)) rc = ce_errcode();
     return rc;
 }
 
@@ -114,23 +142,88 @@ static const ce_cudnn_build *build_of(const ce_cudnn *d, const ce_artifact *a)
     return NULL;
 }
 
-/* Component installs (NVIDIA's redistrib JSONs) will add their files here. */
-static int plan_components(ce_ctx *ctx, const ce_mirror_req *req, plan *pl)
+/* The file rel under DIR, already verified, or the same bytes in the
+ * user's download cache: linked or copied into the mirror's own cache, where
+ * the fetch finds it (and hashes it again) instead of downloading it. */
+static int seed_mirror_cache(ce_ctx *ctx, ce_ctx *mctx, const ce_mdir *md, const ce_mirror_file *f, bool *kept)
 {
-    (void)ctx; (void)req; (void)pl;
+    char cached[4400], mine[4400], rel[200];
+    int v = ce_mdir_verified(ctx, md, f->rel, f->size, f->sha256);
+    if (v < 0) return v;
+    *kept = v == 1;
+    if (*kept || ce_cache_path(mctx, f->sha256, mine, sizeof mine) || ce_exists(mine)) return CE_OK;
+    snprintf(rel, sizeof rel, "%s/cache/%s", WORK_DIR, f->sha256);
+    if (ce_cache_path(ctx, f->sha256, cached, sizeof cached) == CE_OK && ce_exists(cached)) {
+        struct stat st;
+        if (stat(cached, &st) == 0 && S_ISREG(st.st_mode) && (f->size < 0 || st.st_size == f->size))
+            return ce_mdir_place(ctx, md, rel, cached, false);
+    }
     return CE_OK;
 }
 
-static int make_plan(ce_ctx *ctx, const ce_mirror_req *req, cJSON *src, plan *pl)
+/* The components install SPEC would fetch for r on pctx's platform: the
+ * release's redistrib JSON (a file of the mirror itself, so nodes read the
+ * same JSON) and every component the same selection picks (install's
+ * profile, --components), laid out beside it as NVIDIA's tree is. */
+static int plan_components(ce_ctx *ctx, ce_ctx *pmctx, const ce_mdir *md, const ce_mirror_req *req, cJSON *src,
+                           const ce_resolved *r, const char *plat, plan *pl)
+{
+    const ce_artifact *j = r->cuda->redist;
+    int rc = plan_add(ctx, pl, src, MF_REDIST, r->cuda->version, 0, plat, j);   /* plat outlives pmctx */
+    if (rc) return rc;
+    ce_mirror_file *jf = &pl->f[pl->n - 1];
+    for (size_t i = 0; i < pl->n; i++)
+        if (pl->f[i].kind == MF_REDIST && !strcmp(pl->f[i].sha256, j->sha256)) jf = &pl->f[i];
+    char jrel[1024];
+    snprintf(jrel, sizeof jrel, "%s", jf->rel);
+    bool kept;
+    if ((rc = seed_mirror_cache(ctx, pmctx, md, jf, &kept))) return rc;
+    if (kept) {   /* the mirror's own copy: the fetch takes it from the cache */
+        char from[CE_PATH_MAX + 1100], rel[200];
+        snprintf(from, sizeof from, "%s/%s", md->path, jrel);
+        snprintf(rel, sizeof rel, "%s/cache/%s", WORK_DIR, j->sha256);
+        if ((rc = ce_mdir_place(ctx, md, rel, from, false))) return rc;
+    }
+    if (pl->n_reds == sizeof pl->reds / sizeof pl->reds[0])
+        return ce_fail(ctx, CE_ERR_USAGE, "too many CUDA releases in one mirror run; mirror fewer at a time");
+    ce_redist *red = NULL;
+    rc = ce_components_plan(pmctx, req->m, r, &red, NULL);
+    char mine[4400];
+    if (kept && ce_cache_path(pmctx, j->sha256, mine, sizeof mine) == CE_OK)
+        unlink(mine);   /* read; the mirror keeps its own copy */
+    if (rc) return rc;
+    pl->reds[pl->n_reds++] = red;
+    char *slash = strrchr(jrel, '/');
+    if (slash) slash[1] = '\0'; else jrel[0] = '\0';
+    for (size_t i = 0; i < red->n && !rc; i++) {
+        const ce_component *c = &red->comps[i];
+        if (!c->selected) continue;
+        char joined[2200];
+        ce_mirror_file f = { .kind = MF_COMPONENT, .version = r->cuda->version, .platform = plat,
+                             .url = c->url, .sha256 = c->sha256, .size = c->size, .component = c->name };
+        snprintf(joined, sizeof joined, "%s%s", jrel, c->relative_path);
+        if ((rc = ce_mirror_rel_path(ctx, joined, f.rel, sizeof f.rel))) break;
+        if (!plan_push(ctx, pl, &f)) rc = ce_errcode();
+    }
+    return rc;
+}
+
+static int make_plan(ce_ctx *ctx, ce_ctx *mctx, const ce_mdir *md, const ce_mirror_req *req, cJSON *src, plan *pl)
 {
     const ce_manifest *m = req->m;
     int rc = CE_OK;
     for (size_t p = 0; p < req->n_platforms && !rc; p++) {
         const char *plat = req->platforms[p];
+        ce_ctx pctx = *ctx, pmctx = *mctx;   /* the same configuration for another platform */
+        snprintf(pctx.platform, sizeof pctx.platform, "%s", plat);
+        snprintf(pmctx.platform, sizeof pmctx.platform, "%s", plat);
         if (req->all) {
             for (size_t i = 0; i < m->n_cuda && !rc; i++) {
                 const ce_artifact *a = ce_artifact_for(m->cuda[i].runfiles, m->cuda[i].n_runfiles, plat);
                 if (a) rc = plan_add(ctx, pl, src, MF_RUNFILE, m->cuda[i].version, 0, plat, a);
+                ce_resolved r = { .cuda = &m->cuda[i] };   /* the toolkit profile */
+                int arc;
+                if (!rc && ce_components_apply(&pctx, &r, &arc)) rc = plan_components(ctx, &pmctx, md, req, src, &r, plat, pl);
             }
             for (size_t i = 0; i < m->n_cudnn && !rc; i++)
                 for (size_t b = 0; b < m->cudnn[i].n_builds && !rc; b++) {
@@ -140,105 +233,58 @@ static int make_plan(ce_ctx *ctx, const ce_mirror_req *req, cJSON *src, plan *pl
                 }
             continue;
         }
-        ce_ctx pctx = *ctx;   /* the same configuration for another platform */
-        snprintf(pctx.platform, sizeof pctx.platform, "%s", plat);
         for (size_t s = 0; s < req->n_specs && !rc; s++) {
             ce_resolved r;
             if ((rc = ce_resolve(&pctx, m, &req->specs[s], req->cudnn, req->no_cudnn, &r))) break;
-            rc = plan_add(ctx, pl, src, MF_RUNFILE, r.cuda->version, 0, plat, r.runfile);
+            /* what install SPEC fetches: the components, or the runfile */
+            if (ce_components_apply(&pctx, &r, &rc)) rc = plan_components(ctx, &pmctx, md, req, src, &r, plat, pl);
+            else if (!rc && !r.runfile)
+                rc = ce_fail(ctx, CE_ERR_NOTFOUND, "CUDA %s has no runfile for %s in the manifest", r.cuda->version,
+                             plat);
+            else if (!rc) rc = plan_add(ctx, pl, src, MF_RUNFILE, r.cuda->version, 0, plat, r.runfile);
             const ce_cudnn_build *bd = r.cudnn_archive ? build_of(r.cudnn, r.cudnn_archive) : NULL;
             if (!rc && bd)
                 rc = plan_add(ctx, pl, src, MF_CUDNN, r.cudnn->version, bd->cuda_major, plat, r.cudnn_archive);
         }
     }
-    return rc ? rc : plan_components(ctx, req, pl);
+    return rc;
 }
 
 /* ---- placing files ------------------------------------------------------- */
 
-static int copy_file(ce_ctx *ctx, const char *from, const char *to)
-{
-    if (link(from, to) == 0) return CE_OK;
-    int in = open(from, O_RDONLY | O_CLOEXEC), out = -1;
-    char tmp[4400];
-    snprintf(tmp, sizeof tmp, "%s.tmp-%d", to, (int)getpid());
-    if (in >= 0) out = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    int rc = in < 0 || out < 0 ? CE_ERR_IO : CE_OK;
-    static char buf[1 << 20];
-    ssize_t r;
-    while (!rc && (r = read(in, buf, sizeof buf)) != 0) {
-        if (r < 0 && errno == EINTR) continue;
-        if (r < 0 || write(out, buf, (size_t)r) != r) rc = CE_ERR_IO;
-    }
-    if (!rc && (fdatasync(out) != 0 || rename(tmp, to) != 0)) rc = CE_ERR_IO;
-    int e = errno;
-    if (in >= 0) close(in);
-    if (out >= 0) close(out);
-    if (rc) {
-        unlink(tmp);
-        return ce_fail(ctx, CE_ERR_IO, "cannot copy %s to %s: %s", from, to, strerror(e));
-    }
-    return CE_OK;
-}
-
-static bool have_file(const char *path, long long size)
-{
-    struct stat st;
-    return lstat(path, &st) == 0 && S_ISREG(st.st_mode) && (size < 0 || st.st_size == size);
-}
-
-static int mkdir_parent(ce_ctx *ctx, const char *path)
-{
-    char dir[4400];
-    snprintf(dir, sizeof dir, "%s", path);
-    char *slash = strrchr(dir, '/');
-    if (slash) *slash = '\0';
-    return ce_mkdir_p(ctx, dir, 0755);
-}
-
-static int place_files(ce_ctx *ctx, ce_ctx *mctx, const ce_mirror_req *req, plan *pl, ce_mirror_stats *st)
+static int place_files(ce_ctx *ctx, ce_ctx *mctx, const ce_mdir *md, const ce_mirror_req *req, plan *pl,
+                       ce_mirror_stats *st)
 {
     ce_fetch_item *items = calloc(pl->n ? pl->n : 1, sizeof *items);
     size_t *which = calloc(pl->n ? pl->n : 1, sizeof *which), n = 0;
     int rc = items && which ? CE_OK : ce_fail(ctx, CE_ERR_NOMEM, "out of memory");
-    char dest[4400], cached[4400];
     for (size_t i = 0; i < pl->n && !rc; i++) {
-        const ce_artifact *a = pl->f[i].art;
-        if ((rc = ce_join(ctx, dest, sizeof dest, req->dir, pl->f[i].rel))) break;
-        if (have_file(dest, a->size)) { st->kept++; continue; }
-        /* already downloaded for an install: no second download */
-        if (ce_cache_path(ctx, a->sha256, cached, sizeof cached) == CE_OK && have_file(cached, a->size)) {
-            char mine[4400];
-            if ((rc = ce_cache_path(mctx, a->sha256, mine, sizeof mine))) break;
-            if (!have_file(mine, a->size)) {
-                unlink(mine);
-                if (!(rc = mkdir_parent(ctx, mine))) rc = copy_file(ctx, cached, mine);
-            }
-        }
-        items[n] = (ce_fetch_item){ .url = a->url, .sha256 = a->sha256, .size = a->size,
-                                    .label = strrchr(pl->f[i].rel, '/') ? strrchr(pl->f[i].rel, '/') + 1 : pl->f[i].rel,
+        const ce_mirror_file *f = &pl->f[i];
+        bool kept, twice = false;   /* a JSON planned for two platforms is one file */
+        for (size_t j = 0; j < i && !twice; j++) twice = !strcmp(pl->f[j].rel, f->rel);
+        if (twice) continue;
+        /* re-hashed, not only sized: a same-size corrupt file is replaced */
+        if ((rc = seed_mirror_cache(ctx, mctx, md, f, &kept))) break;
+        if (kept) { st->kept++; continue; }
+        items[n] = (ce_fetch_item){ .url = f->url, .sha256 = f->sha256, .size = f->size,
+                                    .label = strrchr(f->rel, '/') ? strrchr(f->rel, '/') + 1 : f->rel,
                                     .allow_http = req->m->local || ctx->insecure };
         which[n++] = i;
     }
     if (!rc && n) {
-        ce_emit(ctx, CE_EV_STEP, NULL, "mirroring %zu file%s into %s", n, n == 1 ? "" : "s", req->dir);
+        ce_emit(ctx, CE_EV_STEP, NULL, "mirroring %zu file%s into %s", n, n == 1 ? "" : "s", md->path);
         rc = ce_fetch_all(mctx, items, n);
     }
     for (size_t k = 0; k < n && !rc; k++) {
         const ce_mirror_file *f = &pl->f[which[k]];
-        if ((rc = ce_join(ctx, dest, sizeof dest, req->dir, f->rel)) || (rc = mkdir_parent(ctx, dest))) break;
-        if (rename(items[k].path, dest) != 0) {
-            /* the same file at two paths: the first rename took it */
-            size_t j = 0;
-            while (j < k && strcmp(items[j].sha256, items[k].sha256)) j++;
-            char first[4400];
-            if (j == k || (rc = ce_join(ctx, first, sizeof first, req->dir, pl->f[which[j]].rel)) ||
-                (rc = copy_file(ctx, first, dest)))
-                rc = rc ? rc : ce_fail(ctx, CE_ERR_IO, "cannot move %s to %s: %s", items[k].path, dest, strerror(errno));
-            if (rc) break;
-        }
+        /* the same file at two paths: the first rename took it, link that */
+        size_t j = 0;
+        while (j < k && strcmp(items[j].sha256, items[k].sha256)) j++;
+        char first[CE_PATH_MAX + 1100];
+        if (j < k) snprintf(first, sizeof first, "%s/%s", md->path, pl->f[which[j]].rel);
+        if ((rc = ce_mdir_place(ctx, md, f->rel, j < k ? first : items[k].path, j == k))) break;
         st->added++;
-        st->bytes_fetched += f->art->size > 0 ? f->art->size : 0;
+        st->bytes_fetched += f->size > 0 ? f->size : 0;
         ce_emit(ctx, CE_EV_INFO, f->rel, "mirrored %s", f->rel);
     }
     free(items);
@@ -277,26 +323,62 @@ static cJSON *release_entry(cJSON *out, cJSON *src, const char *section, const c
     return e;
 }
 
-static bool runfile_key(const char *k) { return !strcmp(k, "runfile"); }
+static bool cuda_art_key(const char *k) { return !strcmp(k, "runfile") || !strcmp(k, "redist"); }
 static bool cudnn_key(const char *k) { return !strncmp(k, "cuda", 4) && k[4] >= '0' && k[4] <= '9'; }
+
+/* A component: its name in cuda.<ver>.redist.mirror_components.<platform>
+ * (the JSON names every component; the mirror holds these). */
+static int merge_component(ce_ctx *ctx, cJSON *out, const ce_mirror_file *f)
+{
+    cJSON *c = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(out, "cuda"), f->version);
+    cJSON *rd = cJSON_GetObjectItemCaseSensitive(c, "redist");
+    if (!cJSON_IsObject(rd)) return ce_fail(ctx, CE_ERR_OTHER, "internal: %s before its JSON", f->rel);
+    cJSON *plats = obj_child(rd, "mirror_components");
+    cJSON *arr = plats ? cJSON_GetObjectItemCaseSensitive(plats, f->platform) : NULL;
+    if (plats && !cJSON_IsArray(arr)) {
+        cJSON_DeleteItemFromObjectCaseSensitive(plats, f->platform);
+        arr = cJSON_AddArrayToObject(plats, f->platform);
+    }
+    if (!arr) return ce_fail(ctx, CE_ERR_NOMEM, "out of memory");
+    const cJSON *it;
+    cJSON_ArrayForEach(it, arr)
+        if (cJSON_IsString(it) && !strcmp(it->valuestring, f->component)) return CE_OK;
+    cJSON_AddItemToArray(arr, cJSON_CreateString(f->component));
+    return CE_OK;
+}
 
 static int merge_entry(ce_ctx *ctx, cJSON *out, cJSON *src, const ce_mirror_file *f)
 {
+    if (f->kind == MF_COMPONENT) return merge_component(ctx, out, f);
     char key[16] = "runfile";
-    cJSON *e = f->kind == MF_RUNFILE ? release_entry(out, src, "cuda", f->version, runfile_key)
-                                     : release_entry(out, src, "cudnn", f->version, cudnn_key);
+    cJSON *e = f->kind == MF_CUDNN ? release_entry(out, src, "cudnn", f->version, cudnn_key)
+                                   : release_entry(out, src, "cuda", f->version, cuda_art_key);
     if (f->kind == MF_CUDNN) snprintf(key, sizeof key, "cuda%d", f->cuda_major);
-    cJSON *map = e ? obj_child(e, key) : NULL;
-    cJSON *a = map ? cJSON_Duplicate(src_node(src, f), true) : NULL;
+    cJSON *a = e ? cJSON_Duplicate(src_node(src, f), true) : NULL;
     if (!a) return ce_fail(ctx, CE_ERR_NOMEM, "out of memory");
     cJSON_DeleteItemFromObjectCaseSensitive(a, "alt_url");
+    cJSON_DeleteItemFromObjectCaseSensitive(a, "mirror_components");
     cJSON_ReplaceItemInObjectCaseSensitive(a, "url", cJSON_CreateString(f->rel));
+    if (f->kind == MF_REDIST) {
+        /* the same JSON again: the components mirrored before stay listed */
+        cJSON *old = cJSON_GetObjectItemCaseSensitive(e, "redist");
+        const cJSON *osha = cJSON_GetObjectItemCaseSensitive(old, "sha256");
+        cJSON *keep = cJSON_IsString(osha) && !strcmp(osha->valuestring, f->sha256)
+                          ? cJSON_DetachItemFromObjectCaseSensitive(old, "mirror_components") : NULL;
+        if (keep) cJSON_AddItemToObject(a, "mirror_components", keep);
+        cJSON_DeleteItemFromObjectCaseSensitive(e, "redist");
+        cJSON_AddItemToObject(e, "redist", a);
+        return CE_OK;
+    }
+    cJSON *map = obj_child(e, key);
+    if (!map) { cJSON_Delete(a); return ce_fail(ctx, CE_ERR_NOMEM, "out of memory"); }
     cJSON_DeleteItemFromObjectCaseSensitive(map, f->platform);
     cJSON_AddItemToObject(map, f->platform, a);
     return CE_OK;
 }
 
-/* TensorFlow rows whose CUDA runfile and cuDNN build the mirror now holds. */
+/* TensorFlow rows whose CUDA (runfile or components) and cuDNN build the
+ * mirror now holds. */
 static void merge_tf(cJSON *out, cJSON *src)
 {
     cJSON *tfs = obj_child(out, "tensorflow"), *row;
@@ -305,8 +387,8 @@ static void merge_tf(cJSON *out, cJSON *src)
         const cJSON *dn = cJSON_GetObjectItemCaseSensitive(row, "cudnn");
         if (!cJSON_IsString(cu) || cJSON_GetObjectItemCaseSensitive(row, "not_installable")) continue;
         cJSON *c = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(out, "cuda"), cu->valuestring);
-        if (!cJSON_GetObjectItemCaseSensitive(c, "runfile") ||
-            !cJSON_GetObjectItemCaseSensitive(c, "runfile")->child) continue;
+        const cJSON *rf = cJSON_GetObjectItemCaseSensitive(c, "runfile");
+        if (!(rf && rf->child) && !cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(c, "redist"))) continue;
         if (cJSON_IsString(dn)) {
             char key[16];
             snprintf(key, sizeof key, "cuda%d", ce_version_major(cu->valuestring));
@@ -318,10 +400,10 @@ static void merge_tf(cJSON *out, cJSON *src)
     }
 }
 
-static int write_manifest(ce_ctx *ctx, const ce_mirror_req *req, cJSON *src, plan *pl, ce_mirror_stats *st)
+static int write_manifest(ce_ctx *ctx, const ce_mdir *md, cJSON *src, plan *pl, ce_mirror_stats *st)
 {
     char path[CE_PATH_MAX];
-    int rc = ce_join(ctx, path, sizeof path, req->dir, CE_MIRROR_MANIFEST);
+    int rc = ce_join(ctx, path, sizeof path, md->path, CE_MIRROR_MANIFEST);
     if (rc) return rc;
     cJSON *out = NULL;
     if (ce_exists(path)) {
@@ -342,6 +424,12 @@ static int write_manifest(ce_ctx *ctx, const ce_mirror_req *req, cJSON *src, pla
     if (!out) return ce_fail(ctx, CE_ERR_NOMEM, "out of memory");
     for (size_t i = 0; i < pl->n && !rc; i++) rc = merge_entry(ctx, out, src, &pl->f[i]);
     if (!rc) merge_tf(out, src);
+    const cJSON *prof = cJSON_GetObjectItemCaseSensitive(src, "profiles");
+    if (!rc && cJSON_IsObject(prof) && pl->n_reds) {   /* nodes select components as install does here */
+        cJSON_DeleteItemFromObjectCaseSensitive(out, "profiles");
+        cJSON_AddItemToObject(out, "profiles", cJSON_Duplicate(prof, true));
+    }
+    if (!rc) st->files = ce_mirror_count(out);
     char *text = rc ? NULL : cJSON_Print(out);
     cJSON_Delete(out);
     if (rc) return rc;
@@ -349,14 +437,32 @@ static int write_manifest(ce_ctx *ctx, const ce_mirror_req *req, cJSON *src, pla
     ce_manifest *check = NULL;   /* what we write must load */
     rc = ce_manifest_parse(ctx, text, strlen(text), path, true, &check);
     if (!rc) {
-        for (size_t i = 0; i < check->n_cuda; i++) st->files += check->cuda[i].n_runfiles;
-        for (size_t i = 0; i < check->n_cudnn; i++)
-            for (size_t b = 0; b < check->cudnn[i].n_builds; b++) st->files += check->cudnn[i].builds[b].n_archives;
         ce_manifest_free(check);
         rc = ce_file_write_atomic(ctx, path, text, strlen(text), 0644);
     }
     free(text);
     return rc;
+}
+
+/* Files a mirror's manifest names: runfiles, cuDNN archives, redistrib
+ * JSONs and the components listed as mirrored. */
+size_t ce_mirror_count(const cJSON *j)
+{
+    size_t n = 0;
+    const cJSON *rel, *map, *art;
+    cJSON_ArrayForEach(rel, cJSON_GetObjectItemCaseSensitive(j, "cuda")) {
+        n += (size_t)cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(rel, "runfile"));
+        const cJSON *rd = cJSON_GetObjectItemCaseSensitive(rel, "redist");
+        if (!cJSON_IsObject(rd)) continue;
+        n++;
+        cJSON_ArrayForEach(map, cJSON_GetObjectItemCaseSensitive(rd, "mirror_components"))
+            n += (size_t)cJSON_GetArraySize(map);
+    }
+    cJSON_ArrayForEach(rel, cJSON_GetObjectItemCaseSensitive(j, "cudnn"))
+        cJSON_ArrayForEach(map, rel)
+            if (cudnn_key(map->string) && cJSON_IsObject(map))
+                cJSON_ArrayForEach(art, map) n++;
+    return n;
 }
 
 int ce_mirror_build(ce_ctx *ctx, const ce_mirror_req *req, ce_mirror_stats *st)
@@ -365,83 +471,24 @@ int ce_mirror_build(ce_ctx *ctx, const ce_mirror_req *req, ce_mirror_stats *st)
     cJSON *src = cJSON_ParseWithLength(req->src_text, req->src_len);
     if (!src) return ce_fail(ctx, CE_ERR_INTEGRITY, "the manifest %s is not valid JSON", req->m->origin);
     plan pl = { 0 };
+    ce_mdir md;
     ce_ctx mctx = *ctx;   /* the same configuration with the mirror's work directory as the root */
-    int lock = -1, rc = ce_mkdir_p(ctx, req->dir, 0755);
-    if (!rc && (size_t)snprintf(mctx.root, sizeof mctx.root, "%s/%s", req->dir, WORK_DIR) >= sizeof mctx.root)
+    int lock = -1, rc = ce_mdir_open(ctx, req->dir, true, &md), cfd = -1;
+    if (!rc && (size_t)snprintf(mctx.root, sizeof mctx.root, "%s/%s", md.path, WORK_DIR) >= sizeof mctx.root)
         rc = ce_fail(ctx, CE_ERR_OTHER, "mirror directory path too long: %s", req->dir);
+    /* its work directory and cache: no symlink, as root root's own (the
+     * fetch then writes .part files there by path) */
+    if (!rc && (cfd = ce_mdir_subdir(ctx, &md, WORK_DIR "/cache", true)) < 0) rc = cfd;
+    if (cfd >= 0) close(cfd);
+    if (!rc && ce_trust_privileged()) rc = ce_trust_root(&mctx);
     if (!rc) rc = ce_store_lock(&mctx, &lock);
-    if (!rc) rc = make_plan(ctx, req, src, &pl);
-    if (!rc) rc = place_files(ctx, &mctx, req, &pl, st);
-    if (!rc) rc = write_manifest(ctx, req, src, &pl, st);
+    if (!rc) rc = make_plan(ctx, &mctx, &md, req, src, &pl);
+    if (!rc) rc = place_files(ctx, &mctx, &md, req, &pl, st);
+    if (!rc) rc = write_manifest(ctx, &md, src, &pl, st);
     ce_store_unlock(lock);
+    ce_mdir_close(&md);
+    for (size_t i = 0; i < pl.n_reds; i++) ce_redist_free(pl.reds[i]);
     free(pl.f);
     cJSON_Delete(src);
     return rc;
-}
-
-/* ---- --check ------------------------------------------------------------- */
-
-static void check_one(ce_ctx *ctx, const char *dir, const cJSON *art, ce_mirror_stats *st)
-{
-    const cJSON *url = cJSON_GetObjectItemCaseSensitive(art, "url");
-    const cJSON *sha = cJSON_GetObjectItemCaseSensitive(art, "sha256");
-    const cJSON *size = cJSON_GetObjectItemCaseSensitive(art, "size");
-    if (!cJSON_IsString(url) || !cJSON_IsString(sha)) return;
-    st->files++;
-    char path[4400], hex[CE_SHA256_HEX];
-    if (strstr(url->valuestring, "://")) {
-        ce_emit(ctx, CE_EV_WARN, NULL, "%s is not in the mirror (absolute URL); not checked", url->valuestring);
-        return;
-    }
-    if (ce_path_join(path, sizeof path, dir, url->valuestring) != CE_OK) {
-        ce_emit(ctx, CE_EV_WARN, NULL, "%s/%s: the path is too long; not checked", dir, url->valuestring);
-        return;
-    }
-    struct stat stt;
-    ce_quiet q;   /* a file that cannot be hashed is a warning, not the check's error */
-    ce_quiet_begin(&q, false);
-    if (stat(path, &stt) != 0) {
-        ce_emit(ctx, CE_EV_WARN, NULL, "missing: %s (run cudaenv mirror again to fetch it)", path);
-    } else if (cJSON_IsNumber(size) && (long long)stt.st_size != (long long)size->valuedouble) {
-        ce_emit(ctx, CE_EV_WARN, NULL, "wrong size: %s has %lld bytes, the manifest says %.0f; delete it and "
-                "run cudaenv mirror again", path, (long long)stt.st_size, size->valuedouble);
-    } else if (ce_sha256_file(ctx, path, hex) != CE_OK) {
-        ce_emit(ctx, CE_EV_WARN, NULL, "%s", ce_errmsg());
-    } else if (strcmp(hex, sha->valuestring) != 0) {
-        ce_emit(ctx, CE_EV_WARN, NULL, "sha256 mismatch: %s is %s, the manifest says %s; delete it and run "
-                "cudaenv mirror again", path, hex, sha->valuestring);
-    } else {
-        ce_emit(ctx, CE_EV_INFO, NULL, "ok: %s", url->valuestring);
-        ce_quiet_end(&q);
-        return;
-    }
-    ce_quiet_end(&q);
-    st->bad++;
-}
-
-int ce_mirror_check(ce_ctx *ctx, const char *dir, ce_mirror_stats *st)
-{
-    memset(st, 0, sizeof *st);
-    char path[4400], *text;
-    size_t len;
-    ce_manifest *m = NULL;
-    int rc = ce_join(ctx, path, sizeof path, dir, CE_MIRROR_MANIFEST);
-    if (rc) return rc;
-    rc = ce_manifest_load_file(ctx, path, &m);
-    if (rc) return rc;
-    ce_manifest_free(m);
-    if ((rc = ce_file_read(ctx, path, CE_MANIFEST_MAX, &text, &len))) return rc;
-    cJSON *j = cJSON_ParseWithLength(text, len), *rel, *map, *art;
-    free(text);
-    cJSON_ArrayForEach(rel, cJSON_GetObjectItemCaseSensitive(j, "cuda"))
-        cJSON_ArrayForEach(art, cJSON_GetObjectItemCaseSensitive(rel, "runfile")) check_one(ctx, dir, art, st);
-    cJSON_ArrayForEach(rel, cJSON_GetObjectItemCaseSensitive(j, "cudnn"))
-        cJSON_ArrayForEach(map, rel)
-            if (cudnn_key(map->string) && cJSON_IsObject(map))
-                cJSON_ArrayForEach(art, map) check_one(ctx, dir, art, st);
-    cJSON_Delete(j);
-    if (st->bad)
-        return ce_fail(ctx, CE_ERR_INTEGRITY, "%zu of %zu files in the mirror %s are missing or wrong (listed "
-                       "above)", st->bad, st->files, dir);
-    return CE_OK;
 }

@@ -1,11 +1,18 @@
-/* Mirror bundles (full binary): every file some specs need, under NVIDIA's
- * relative paths in one directory, plus DIR/cudaenv.json, a manifest of just
- * those files with relative URLs.  Any static server (nginx, python3 -m
- * http.server, S3) or a shared filesystem then serves it:
+/* Mirror bundles (full binary): exactly the files install SPEC fetches,
+ * under NVIDIA's relative paths in one directory, plus DIR/cudaenv.json, a
+ * manifest of just those files with relative URLs.  Any static server (nginx,
+ * python3 -m http.server, S3) or a shared filesystem then serves it:
  *   CUDAENV_MANIFEST=https://mirror.lab/cuda/cudaenv.json cudaenv install tf-2.14
  *
- *   DIR/cudaenv.json                     schema 1, URLs relative to DIR
- *   DIR/compute/cuda/<ver>/...run        NVIDIA's paths (the URL's path part)
+ *   DIR/cudaenv.json                     schema 1, URLs relative to DIR; a
+ *                                        redist entry lists the components held
+ *                                        per platform (mirror_components), and
+ *                                        the source's profiles are copied
+ *   DIR/compute/cuda/redist/redistrib_<ver>.json + <comp>/<platform>/...tar.xz
+ *                                        a release with a JSON: the components
+ *                                        install's selection picks (components.h
+ *                                        ce_components_plan: profile, --components)
+ *   DIR/compute/cuda/<ver>/...run        a release without one (or --from runfile)
  *   DIR/compute/cudnn/redist/...
  *   DIR/.cudaenv-mirror/cache/<sha256>[.part]  downloads in progress (resumable),
  *                                        renamed into place once verified
@@ -13,14 +20,12 @@
  *
  * Downloads reuse the fetch pipeline (resume, retry, size + sha256 before the
  * rename); a file already in $CUDAENV_ROOT/cache is linked or copied instead
- * of downloaded.  Running again adds specs: files already present with the
- * right size are kept, and the manifest is merged (entries of earlier runs
- * stay).  ce_mirror_check re-hashes every file the manifest names.
- *
- * Components (NVIDIA's redistrib JSONs, cuda.<ver>.redist) are not mirrored
- * yet: a mirror plan is a list of ce_mirror_file (JSON location + artifact),
- * so a component kind only needs to add its files in plan_components() in
- * mirror.c and its JSON in merge_entry(). */
+ * of downloaded.  Every path under DIR goes through mirror_dir.h (dirfds,
+ * O_NOFOLLOW, exclusive temporaries; as root the trust rule on DIR and its
+ * parents).  Running again adds specs: a file already present is kept only
+ * when it hashes to its pin, and the manifest is merged (entries of earlier
+ * runs stay).  ce_mirror_check (mirror_check.c) re-hashes every file the
+ * manifest names, confined to the bundle. */
 #ifndef CE_MIRROR_H
 #define CE_MIRROR_H
 
@@ -73,5 +78,10 @@ int ce_mirror_rel_path(ce_ctx *ctx, const char *url, char *out, size_t outsz);
  * CE_EV_WARN naming it; returns CE_ERR_INTEGRITY when any is missing or
  * differs (st->bad counts them), CE_OK when all match. */
 int ce_mirror_check(ce_ctx *ctx, const char *dir, ce_mirror_stats *st);
+
+/* Files a mirror's cudaenv.json names (runfiles, cuDNN archives, redistrib
+ * JSONs and the components listed under redist.mirror_components). */
+struct cJSON;
+size_t ce_mirror_count(const struct cJSON *j);
 
 #endif

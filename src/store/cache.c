@@ -87,16 +87,45 @@ int ce_store_usage(ce_ctx *ctx, const ce_toolchain *v, size_t n, ce_tc_usage *us
 
 /* ---- the cache: downloads and unpacked trees ----------------------------- */
 
-static long long tree_bytes;
+/* Bytes that removing the file would free: its blocks, when no other name
+ * (a toolchain's hard link, the mirror's) keeps them. */
+static long long freeable(const struct stat *st)
+{
+    return S_ISREG(st->st_mode) && st->st_nlink <= 1 ? (long long)st->st_blocks * 512 : 0;
+}
+
+static long long tree_bytes, tree_free;
 static int tree_one(const char *p, const struct stat *st, int flag, struct FTW *ftw)
 {
     (void)p; (void)ftw;
-    if (flag == FTW_F && S_ISREG(st->st_mode)) tree_bytes += (long long)st->st_size;
+    if (flag == FTW_F && S_ISREG(st->st_mode)) {
+        tree_bytes += (long long)st->st_size;
+        tree_free += freeable(st);
+    }
     return 0;
 }
 
-/* sha256s and file names of the downloads installed toolchains came from */
-typedef struct used_src { char sha[65]; char label[256]; } used_src;
+/* What installed toolchains' receipts name: the downloads they came from
+ * (sources: runfile, cuDNN, redistrib JSON; components[]: each archive) and
+ * the pkgs/ trees their components were unpacked into. */
+typedef struct used_src { char sha[65]; char label[256]; bool tree; } used_src;
+
+static bool push_used(used_src **u, size_t *cnt, size_t *cap, const char *sha, const char *url, bool tree)
+{
+    if (*cnt == *cap) {
+        size_t c = *cap ? *cap * 2 : 16;
+        used_src *nu = realloc(*u, c * sizeof *nu);
+        if (!nu) return false;
+        *u = nu;
+        *cap = c;
+    }
+    used_src *e = &(*u)[(*cnt)++];
+    e->tree = tree;
+    snprintf(e->sha, sizeof e->sha, "%s", sha);
+    const char *base = url ? strrchr(url, '/') : NULL;
+    snprintf(e->label, sizeof e->label, "%s", tree ? sha : base ? base + 1 : "");
+    return true;
+}
 
 static size_t receipt_sources(ce_ctx *ctx, const ce_toolchain *v, size_t n, used_src **out)
 {
@@ -110,21 +139,18 @@ static size_t receipt_sources(ce_ctx *ctx, const ce_toolchain *v, size_t n, used
         if (ce_path_join(p, sizeof p, v[i].prefix, CE_RECEIPT_NAME) != CE_OK || !ce_exists(p) || ce_file_read(ctx, p, 64 << 20, &data, &len) != CE_OK) continue;
         cJSON *j = cJSON_ParseWithLength(data, len);
         free(data);
-        const cJSON *s;
-        cJSON_ArrayForEach(s, cJSON_GetObjectItemCaseSensitive(j, "sources")) {
-            const cJSON *sha = cJSON_GetObjectItemCaseSensitive(s, "sha256");
-            const cJSON *url = cJSON_GetObjectItemCaseSensitive(s, "url");
-            if (!cJSON_IsString(sha)) continue;
-            if (cnt == cap) {
-                cap = cap ? cap * 2 : 8;
-                used_src *nu = realloc(u, cap * sizeof *nu);
-                if (!nu) break;
-                u = nu;
+        static const char *const lists[] = { "sources", "components" };
+        for (size_t l = 0; l < 2; l++) {
+            const cJSON *s;
+            cJSON_ArrayForEach(s, cJSON_GetObjectItemCaseSensitive(j, lists[l])) {
+                const cJSON *sha = cJSON_GetObjectItemCaseSensitive(s, "sha256");
+                const cJSON *url = cJSON_GetObjectItemCaseSensitive(s, "url");
+                const cJSON *pkg = cJSON_GetObjectItemCaseSensitive(s, "pkg");
+                if (cJSON_IsString(sha) &&
+                    !push_used(&u, &cnt, &cap, sha->valuestring, cJSON_IsString(url) ? url->valuestring : NULL, false))
+                    break;
+                if (cJSON_IsString(pkg) && !push_used(&u, &cnt, &cap, pkg->valuestring, NULL, true)) break;
             }
-            snprintf(u[cnt].sha, sizeof u[cnt].sha, "%s", sha->valuestring);
-            const char *base = cJSON_IsString(url) ? strrchr(url->valuestring, '/') : NULL;
-            snprintf(u[cnt].label, sizeof u[cnt].label, "%s", base ? base + 1 : "");
-            cnt++;
         }
         cJSON_Delete(j);
     }
@@ -173,8 +199,9 @@ int ce_cache_scan(ce_ctx *ctx, ce_cache_item **out, size_t *n_out)
             struct stat st;
             if (lstat(it.path, &st) != 0 || !S_ISREG(st.st_mode)) continue;
             it.size = (long long)st.st_size;
+            it.freeable = freeable(&st);
             for (size_t k = 0; k < nsrc; k++)
-                if (!strncmp(src[k].sha, e->d_name, 64)) {
+                if (!src[k].tree && !strncmp(src[k].sha, e->d_name, 64)) {
                     snprintf(it.label, sizeof it.label, "%s", src[k].label);
                     it.used = it.kind == CE_CACHE_DOWNLOAD;
                 }
@@ -191,9 +218,12 @@ int ce_cache_scan(ce_ctx *ctx, ce_cache_item **out, size_t *n_out)
             if (!ce_is_dir(it.path)) continue;   /* <tree>.sha256.json goes with its tree */
             it.kind = CE_CACHE_TREE;
             snprintf(it.name, sizeof it.name, "%s", e->d_name);
-            tree_bytes = 0;
+            tree_bytes = tree_free = 0;
             nftw(it.path, tree_one, 32, FTW_PHYS);
             it.size = tree_bytes;
+            it.freeable = tree_free;
+            for (size_t k = 0; k < nsrc && !it.used; k++)   /* a component's tree */
+                it.used = src[k].tree && !strcmp(src[k].sha, e->d_name);
             for (size_t i = 0; i < n && !it.used; i++) {
                 char a[128], b[128];
                 ce_store_pkg_names(v[i].cuda, v[i].cudnn, a, sizeof a, b, sizeof b);

@@ -1,8 +1,10 @@
 /* Disk use of the store: what each toolchain costs (bytes only it holds vs
  * bytes shared with another toolchain through hardlinks), and the cache:
  * downloads in cache/ and unpacked trees in pkgs/, each marked used when an
- * installed toolchain was made from it (its receipt names the download's
- * sha256; its CUDA/cuDNN releases name the tree). */
+ * installed toolchain was made from it: its receipt names the download's
+ * sha256 (sources: runfile, cuDNN, redistrib JSON; components: each
+ * archive) or the tree (components[].pkg; the cuda-X/cudnn-X trees of its
+ * releases). */
 #ifndef CE_CACHE_H
 #define CE_CACHE_H
 
@@ -27,6 +29,7 @@ typedef struct ce_cache_item {
     char path[4500];
     char label[256];     /* the download's file name from a receipt, or "" */
     long long size;      /* bytes (a tree: its regular files) */
+    long long freeable;  /* bytes removing it frees: blocks of files with no other hard link */
     bool used;           /* an installed toolchain came from it */
 } ce_cache_item;
 

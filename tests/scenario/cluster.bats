@@ -8,7 +8,11 @@ load ../lib/common
 load ../lib/server
 bats_require_minimum_version 1.5.0
 
-setup_file() { upstream_setup_file; }
+setup_file() {
+    upstream_setup_file
+    source "$BATS_TEST_DIRNAME/../lib/redist.sh"
+    fx_redist "$UPSTREAM" 11.8.0   # pinned by the site mirror test only
+}
 
 setup() {
     common_setup
@@ -78,6 +82,24 @@ READER='
     # one shared cache: every file came from the server once
     [ "$(server_requests 'cuda_11.8.0_520.61.05_linux.run')" -eq 1 ]
     [ "$(server_requests 'cudnn-linux-x86_64-8.7.0.84')" -eq 1 ]
+}
+
+@test "a site mirror of the default component path: nodes install from it over HTTP into the shared store, NVIDIA sent each file once" {
+    source "$TESTS_DIR/lib/redist.sh"
+    fx_redist_manifest "$CUDAENV_MANIFEST" "$UPSTREAM" 11.8.0 "$SERVER_URL"
+    "$CUDAENV" -q mirror tf-2.14 --to "$T/site"
+    [ "$(server_requests "GET .*redistrib_11.8.0.json")" -eq 1 ]
+    [ "$(server_requests "GET .*libcublas-linux-x86_64")" -eq 1 ]
+    [ "$(server_requests "GET .*\.run")" -eq 0 ]
+    server_stop
+    server_start "$T/site"
+    SITE=$SERVER_URL "$NODE" "$SHARED" -c 'CUDAENV_MANIFEST=$SITE/cudaenv.json "$CUDAENV" -q install tf-2.14 --insecure'
+    [ -x "$SHARED/versions/11.8.0+cudnn8.7.0.84/bin/nvcc" ]
+    python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); assert len(r["components"]) == 8, r' \
+        "$SHARED/versions/11.8.0+cudnn8.7.0.84/.cudaenv-receipt.json"
+    [ "$(server_requests "GET /compute/cuda/redist/libcublas/linux-x86_64/.* status=200")" -eq 1 ]
+    run --separate-stderr "$NODE" "$SHARED" -c '"$CUDAENV" exec tf-2.14 -- nvcc --version | tail -1'
+    [ "$output" = "Cuda compilation tools, release 11.8, V11.8.89" ]
 }
 
 @test "the store lock is an fcntl lock: a POSIX lock held on one node makes install on another wait" {

@@ -6,7 +6,11 @@ load ../lib/server
 load ../lib/mirror
 bats_require_minimum_version 1.5.0
 
-setup_file() { mirror_setup_file; }
+setup_file() {
+    mirror_setup_file
+    source "$BATS_TEST_DIRNAME/../lib/redist.sh"
+    fx_redist "$MIRROR" 11.8.0   # pinned only by the component test
+}
 
 setup() {
     common_setup
@@ -64,6 +68,57 @@ PY
     [ -d "$CUDAENV_ROOT/pkgs/cuda-11.8.0" ]
     run "$CUDAENV" install tf-2.12 --offline
     [ "$status" -eq 3 ]
+}
+
+@test "components: the cache knows every file a receipt names; prune keeps them, frees only unlinked blocks; install --offline after prune" {
+    source "$TESTS_DIR/lib/redist.sh"
+    export CUDAENV_ROOT=$T/croot
+    fx_redist_manifest "$CUDAENV_MANIFEST" "$MIRROR" 11.8.0 "$SERVER_URL"
+    "$CUDAENV" -q install tf-2.14
+    P=$CUDAENV_ROOT/versions/11.8.0+cudnn8.7.0.84
+    python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); assert len(r["components"]) == 8, r' "$P/.cudaenv-receipt.json"
+    run "$CUDAENV" cache list --json
+    [ "$status" -eq 0 ]
+    python3 - "$output" <<'PY'
+import json, sys
+items = json.loads(sys.argv[1])["items"]
+unused = [i["name"] for i in items if not i["used"]]
+assert not unused, unused
+assert sum(i["kind"] == "download" for i in items) == 10, items          # JSON + 8 components + cuDNN
+assert sum(i["kind"] == "unpacked" for i in items) == 9, items           # 8 component trees + cuDNN's
+assert any(i["file"].startswith("libcublas-linux-x86_64") for i in items), items
+PY
+    run --separate-stderr "$CUDAENV" cache prune
+    [ "$status" -eq 0 ]
+    [[ "$stderr" == *"freed 0 items"* ]] || { echo "$output $stderr"; false; }
+    [ "$(ls "$CUDAENV_ROOT/cache" | wc -l)" -eq 10 ]
+    # the CI job's reinstall: nothing to download, nothing missing
+    : > "$SERVER_LOG"
+    run "$CUDAENV" install tf-2.14 --force --offline
+    [ "$status" -eq 0 ] || { echo "$output"; false; }
+    [ "$(server_requests GET)" -eq 0 ]
+
+    # unused now; one download also hard-linked elsewhere: removing it frees nothing
+    "$CUDAENV" -q uninstall 11.8.0+cudnn8.7.0.84
+    linked=$(ls "$CUDAENV_ROOT/cache" | head -1)
+    ln "$CUDAENV_ROOT/cache/$linked" "$T/kept-elsewhere"
+    run "$CUDAENV" cache list --json
+    python3 - "$output" "$linked" "$CUDAENV_ROOT/cache" <<'PY'
+import json, os, sys
+items, linked, cache = json.loads(sys.argv[1])["items"], sys.argv[2], sys.argv[3]
+for i in items:
+    if i["kind"] != "download":
+        continue
+    st = os.stat(os.path.join(cache, i["name"]))
+    want = 0 if i["name"] == linked else st.st_blocks * 512
+    assert i["freeable"] == want and i["size"] > 0, (i, want)
+    assert not i["used"], i
+PY
+    run --separate-stderr "$CUDAENV" cache prune
+    [ "$status" -eq 0 ]
+    [[ "$stderr" == *"freed 10 items"* ]] || { echo "$stderr"; false; }
+    [ "$(ls "$CUDAENV_ROOT/cache" | wc -l)" -eq 0 ]
+    cmp "$T/kept-elsewhere" "$MIRROR/$(cd "$MIRROR" && ls compute/cuda/redist/*/linux-x86_64/* compute/cudnn/redist/cudnn/linux-x86_64/* compute/cuda/redist/*.json | while read -r f; do [ "$(sha256sum < "$MIRROR/$f" | cut -c1-64)" = "$linked" ] && echo "$f"; done)"
 }
 
 @test "cache: an unknown action is a usage error naming the four" {

@@ -1,14 +1,26 @@
 #!/usr/bin/env bats
 # cudaenv mirror: a site mirror built from the loopback "NVIDIA" server
 # (fx_mirror: CUDA 11.8.0 + 12.2.2 runfiles, cuDNN 8.6/8.7/8.9 tarballs), then
-# served by a second loopback server (http, https) or used as a path; resume,
+# served by a second loopback server (http, https) or used as a path; with a
+# redistrib JSON pinned (fx_redist), the JSON and the profile's components
+# instead of the runfile, as install fetches them; resume,
 # integrity, incremental runs, the cache reused, --check, hostile paths;
 # install --modulefiles from it.
 load ../lib/common
 load ../lib/server
 bats_require_minimum_version 1.5.0
 
-setup_file() { upstream_setup_file; }
+setup_file() {
+    upstream_setup_file
+    source "$BATS_TEST_DIRNAME/../lib/redist.sh"
+    fx_redist "$UPSTREAM" 11.8.0   # pinned only by the tests that call with_redist
+}
+
+# the manifest pins CUDA 11.8.0's redistrib JSON (and the tf/toolkit profiles)
+with_redist() { source "$TESTS_DIR/lib/redist.sh"; fx_redist_manifest "$CUDAENV_MANIFEST" "$UPSTREAM" 11.8.0 "$UP_URL"; }
+RD=compute/cuda/redist
+TF_COMPS="cuda_cudart cuda_nvcc cuda_nvrtc cuda_crt libcublas libcufft cuda_cccl cuda_cupti"
+comp_file() { (cd "$UPSTREAM" && echo $RD/$1/${2:-linux-x86_64}/*.tar.xz); }
 
 setup() {
     common_setup
@@ -164,12 +176,91 @@ PY
     [[ "$stderr" == *"sha256 mismatch: $M/$RUN118"* ]]
     [[ "$stderr" == *"missing: $M/$CUDNN87"* ]]
     [[ "$stderr" == *"2 of 2 files"* ]]
-    # the next mirror run repairs the missing one (the tampered one has the right size: --check finds it)
+    # the next mirror run repairs both: the tampered one has the right size, and is re-hashed
     run "$CUDAENV" mirror tf-2.14 --to "$M"
-    [ "$status" -eq 0 ]
+    [ "$status" -eq 0 ] || { echo "$output"; false; }
+    [[ "$output" == *"2 added"*"0 already there"* ]] || { echo "$output"; false; }
     cmp "$UPSTREAM/$CUDNN87" "$M/$CUDNN87"
+    cmp "$UPSTREAM/$RUN118" "$M/$RUN118"
+    run "$CUDAENV" mirror --check "$M"
+    [ "$status" -eq 0 ]
     run "$CUDAENV" mirror --check "$T/nothing"
     [ "$status" -eq 3 ]
+}
+
+@test "a redistrib JSON pinned: the mirror holds exactly what install fetches (the JSON, the tf profile's components, cuDNN; no runfile); a node installs from it" {
+    with_redist
+    run "$CUDAENV" mirror tf-2.14 --to "$M"
+    [ "$status" -eq 0 ] || { echo "$output"; false; }
+    cmp "$UPSTREAM/$RD/redistrib_11.8.0.json" "$M/$RD/redistrib_11.8.0.json"
+    for c in $TF_COMPS; do cmp "$UPSTREAM/$(comp_file $c)" "$M/$(comp_file $c)"; done
+    [ ! -e "$M/$RUN118" ]
+    [ ! -e "$M/$RD/libnpp" ]                 # the toolkit profile's, not tf's
+    [ ! -e "$M/$RD/nsight_systems" ]
+    [ ! -e "$M/$RD/nvidia_driver" ]          # driver-side: never
+    [ ! -e "$M/$RD/cuda_cudart/linux-sbsa" ]  # another platform
+    cmp "$UPSTREAM/$CUDNN87" "$M/$CUDNN87"
+    [ "$(find "$M" -type f ! -path "*/.cudaenv-mirror/*" ! -name cudaenv.json | wc -l)" -eq 10 ]
+    py 'm["cuda"]["11.8.0"]["redist"]["url"] == "'$RD'/redistrib_11.8.0.json" and "runfile" not in m["cuda"]["11.8.0"]' "$M/cudaenv.json"
+    py 'sorted(m["cuda"]["11.8.0"]["redist"]["mirror_components"]["linux-x86_64"]) == sorted("'"$TF_COMPS"'".split())' "$M/cudaenv.json"
+    py 'sorted(m["profiles"]) == ["tf", "toolkit"] and list(m["tensorflow"]) == ["2.14"]' "$M/cudaenv.json"
+    [[ "$output" == *"10 files (10 added"* ]] || { echo "$output"; false; }
+    run "$CUDAENV" mirror --check "$M"
+    [ "$status" -eq 0 ] || { echo "$output"; false; }
+    [[ "$output" == *"10 files"* ]]
+
+    server_stop   # the "NVIDIA" server is gone: the node has only the mirror
+    CUDAENV_ROOT=$T/node CUDAENV_MANIFEST=$M/cudaenv.json run "$CUDAENV" install tf-2.14
+    [ "$status" -eq 0 ] || { echo "$output"; false; }
+    [ -x "$T/node/versions/11.8.0+cudnn8.7.0.84/bin/nvcc" ]
+    py 'sorted(c["name"] for c in m["components"]) == sorted("'"$TF_COMPS"'".split())' \
+        "$T/node/versions/11.8.0+cudnn8.7.0.84/.cudaenv-receipt.json"
+    # a component the mirror was not made with: the node is told which file is missing
+    CUDAENV_ROOT=$T/node2 CUDAENV_MANIFEST=$M/cudaenv.json run --separate-stderr "$CUDAENV" install tf-2.14 --components +libnpp
+    [ "$status" -eq 4 ] || { echo "$status $stderr"; false; }
+    [[ "$stderr" == *"libnpp-linux-x86_64"* ]] || { echo "$stderr"; false; }
+    [ ! -e "$T/node2/versions/11.8.0+cudnn8.7.0.84" ]
+    # a rerun fetches nothing and re-hashes what is there
+    run "$CUDAENV" mirror tf-2.14 --to "$M"
+    [ "$status" -eq 0 ] || { echo "$output"; false; }
+    [[ "$output" == *"0 added, 0 bytes; 10 already there"* ]] || { echo "$output"; false; }
+}
+
+@test "mirror with a redistrib JSON: --components and --from choose as install does; --check finds a tampered component, the rerun replaces it" {
+    with_redist
+    run "$CUDAENV" mirror 11.8 --no-cudnn --components +nsight_systems,-libnpp --to "$M"
+    [ "$status" -eq 0 ] || { echo "$output"; false; }
+    [ -f "$M/$(comp_file nsight_systems)" ]
+    [ -f "$M/$(comp_file cuda_sanitizer_api)" ]   # toolkit profile
+    [ ! -e "$M/$RD/libnpp" ]
+    [ ! -e "$M/$RD/cuda_documentation" ]
+    run --separate-stderr "$CUDAENV" mirror 11.8 --components +nonesuch --to "$T/m2"
+    [ "$status" -eq 2 ]
+    [[ "$stderr" == *"nonesuch"* ]]
+    run "$CUDAENV" mirror 11.8 --no-cudnn --from runfile --to "$T/m3"
+    [ "$status" -eq 0 ] || { echo "$output"; false; }
+    [ -f "$T/m3/$RUN118" ]
+    [ ! -e "$T/m3/$RD" ]
+    run "$CUDAENV" mirror 11.8 --from runfile --components +x --to "$T/m4"
+    [ "$status" -eq 2 ]
+
+    # a same-size tampered component: --check names it; the next run replaces it
+    f=$M/$(comp_file libcublas)
+    printf 'X' | dd of="$f" bs=1 seek=100 conv=notrunc 2>/dev/null
+    run --separate-stderr "$CUDAENV" mirror --check "$M"
+    [ "$status" -eq 5 ]
+    [[ "$stderr" == *"sha256 mismatch: $f"* ]] || { echo "$stderr"; false; }
+    [[ "$stderr" == *"1 of "* ]]
+    rm "$M/$(comp_file cuda_nvcc)"
+    run --separate-stderr "$CUDAENV" mirror --check "$M"
+    [ "$status" -eq 5 ]
+    [[ "$stderr" == *"missing: $M/$(comp_file cuda_nvcc)"* ]] || { echo "$stderr"; false; }
+    run "$CUDAENV" mirror 11.8 --no-cudnn --components +nsight_systems,-libnpp --to "$M"
+    [ "$status" -eq 0 ] || { echo "$output"; false; }
+    [[ "$output" == *"2 added"* ]] || { echo "$output"; false; }
+    cmp "$UPSTREAM/$(comp_file libcublas)" "$f"
+    run "$CUDAENV" mirror --check "$M"
+    [ "$status" -eq 0 ] || { echo "$output"; false; }
 }
 
 @test "a URL whose path would leave the mirror directory or clash with its own files is refused (exit 5)" {
@@ -218,4 +309,25 @@ PY2
     grep -q "TensorFlow 2.14" "$T/mods/cuda/11.8.0-cudnn8.7.0.84"
     run "$CUDAENV" install tf-2.14 --modulefiles "$T/mods" --module-format csh
     [ "$status" -eq 2 ]
+}
+
+@test "a redistrib JSON pinned: two platforms share one JSON; --all takes the toolkit profile's components" {
+    with_redist
+    run "$CUDAENV" mirror 11.8 --no-cudnn --platform linux-x86_64,linux-sbsa --to "$M"
+    [ "$status" -eq 0 ] || { echo "$output"; false; }
+    for plat in linux-x86_64 linux-sbsa; do
+        cmp "$UPSTREAM/$(comp_file libnpp $plat)" "$M/$(comp_file libnpp $plat)"
+    done
+    py 'sorted(m["cuda"]["11.8.0"]["redist"]["mirror_components"]) == ["linux-sbsa", "linux-x86_64"]' "$M/cudaenv.json"
+    [ -z "$(find "$M" -name '*.tmp-*')" ]
+    run "$CUDAENV" mirror --check "$M"
+    [ "$status" -eq 0 ] || { echo "$output"; false; }
+    run "$CUDAENV" mirror --all --platform linux-x86_64 --to "$T/all"
+    [ "$status" -eq 0 ] || { echo "$output"; false; }
+    [ -f "$T/all/$(comp_file libnpp)" ]
+    [ -f "$T/all/$(comp_file cuda_sanitizer_api)" ]
+    [ ! -e "$T/all/$RD/nsight_systems" ]
+    [ -f "$T/all/$RUN118" ]   # --all: every runfile too
+    run "$CUDAENV" mirror --check "$T/all"
+    [ "$status" -eq 0 ] || { echo "$output"; false; }
 }

@@ -1,0 +1,70 @@
+#!/usr/bin/env bats
+# Journey: the CI job (issue 22).  A repository pins its toolchain in
+# .cuda-version; the job installs the pin (default component path, from a
+# loopback "NVIDIA"), hands the environment to later steps as dotenv lines
+# ($GITHUB_ENV style), prunes the cache before saving it, and the next run,
+# on a fresh runner with only the saved cache and no network, reinstalls
+# offline; the first runner's forced offline reinstall works too.  Crosses:
+# .cuda-version, install (components), env --shell dotenv, cache prune,
+# install --offline, exec.
+load ../lib/common
+load ../lib/server
+bats_require_minimum_version 1.5.0
+
+setup_file() {
+    upstream_setup_file
+    source "$BATS_TEST_DIRNAME/../lib/redist.sh"
+    fx_redist "$UPSTREAM" 11.8.0
+}
+
+setup() {
+    common_setup
+    upstream_serve
+    export CUDAENV_MANIFEST=$T/manifest.json
+    source "$TESTS_DIR/lib/redist.sh"
+    fx_redist_manifest "$CUDAENV_MANIFEST" "$UPSTREAM" 11.8.0 "$SERVER_URL"
+}
+
+teardown() {
+    server_stop
+    common_teardown
+}
+
+@test "CI job: .cuda-version pin -> install it -> dotenv for later steps -> cache prune -> offline reinstall on a fresh runner" {
+    mkdir -p "$T/repo"
+    echo tf-2.14 > "$T/repo/.cuda-version"
+    cd "$T/repo"
+    spec=$(cat .cuda-version)
+    run "$CUDAENV" install "$spec"
+    [ "$status" -eq 0 ] || { echo "$output"; false; }
+
+    # a later step of the job gets the pin's environment as KEY=VALUE lines
+    run --separate-stderr "$CUDAENV" env --shell dotenv
+    [ "$status" -eq 0 ] || { echo "$output $stderr"; false; }
+    printf '%s\n' "$output" > "$T/ci.env"
+    run env -i $(grep -v '^#' "$T/ci.env") bash --norc --noprofile -c 'command -v nvcc; nvcc --version | tail -1; echo "$CUDA_HOME"'
+    [ "$status" -eq 0 ] || { cat "$T/ci.env"; echo "$output"; false; }
+    [ "${lines[0]}" = "$CUDAENV_ROOT/versions/11.8.0+cudnn8.7.0.84/bin/nvcc" ]
+    [ "${lines[1]}" = "Cuda compilation tools, release 11.8, V11.8.89" ]
+
+    # before the cache is saved: prune what no toolchain uses (here: nothing)
+    before=$(ls "$CUDAENV_ROOT/cache" | sort)
+    run --separate-stderr "$CUDAENV" cache prune
+    [ "$status" -eq 0 ] || { echo "$stderr"; false; }
+    [ "$(ls "$CUDAENV_ROOT/cache" | sort)" = "$before" ] || { echo "$output"; false; }
+
+    # the next run: a fresh runner restores only the cache; NVIDIA is unreachable
+    server_stop
+    mkdir -p "$T/runner2"
+    cp -a "$CUDAENV_ROOT/cache" "$T/runner2/cache"
+    CUDAENV_ROOT=$T/runner2 run "$CUDAENV" install --offline "$spec"
+    [ "$status" -eq 0 ] || { echo "$output"; false; }
+    CUDAENV_ROOT=$T/runner2 run "$CUDAENV" exec "$spec" -- nvcc --version
+    [ "$status" -eq 0 ]
+    [ "${lines[-1]}" = "Cuda compilation tools, release 11.8, V11.8.89" ]
+    # and the first runner reinstalls offline too
+    run "$CUDAENV" install --force --offline "$spec"
+    [ "$status" -eq 0 ] || { echo "$output"; false; }
+    cmp "$CUDAENV_ROOT/versions/11.8.0+cudnn8.7.0.84/lib64/libcublas.so.11" \
+        "$T/runner2/versions/11.8.0+cudnn8.7.0.84/lib64/libcublas.so.11"
+}

@@ -1,0 +1,92 @@
+#!/usr/bin/env bats
+# Journey: the cluster admin (issue 22).  A lab's admin mirrors the default
+# component path once from "NVIDIA" (a loopback server with CUDA 11.8.0's
+# redistrib JSON pinned), checks the mirror, serves it over HTTP (a second
+# loopback server; NVIDIA is gone from then on), and each node installs from
+# it with module files, then a user on the node loads the module (Lmod, or
+# Environment Modules as modules.bats finds it) and runs nvcc, and runs
+# through cudaenv exec.  Crosses: mirror (components), mirror --check, the
+# fetch over HTTP, install --modulefiles, module load, exec.
+load ../lib/common
+load ../lib/server
+bats_require_minimum_version 1.5.0
+
+LMOD_INIT=/usr/share/lmod/lmod/init/bash
+P=11.8.0+cudnn8.7.0.84
+
+setup_file() {
+    upstream_setup_file
+    source "$BATS_TEST_DIRNAME/../lib/redist.sh"
+    fx_redist "$UPSTREAM" 11.8.0
+}
+
+setup() {
+    common_setup
+    upstream_serve
+    export CUDAENV_MANIFEST=$T/manifest.json
+    source "$TESTS_DIR/lib/redist.sh"
+    fx_redist_manifest "$CUDAENV_MANIFEST" "$UPSTREAM" 11.8.0 "$SERVER_URL"
+}
+
+teardown() {
+    server_stop
+    common_teardown
+}
+
+# a clean login shell on a node: module (Lmod, else Environment Modules) + MODULEPATH
+module_shell() {
+    local mods=$1 script=$2 init
+    if [ -f "$LMOD_INIT" ]; then
+        init="source $LMOD_INIT"
+    else
+        local em
+        for em in /usr/lib/x86_64-linux-gnu/modulecmd.tcl \
+                  /var/cache/cudaenv-test/environment-modules/usr/lib/x86_64-linux-gnu/modulecmd.tcl; do
+            [ -f "$em" ] && break
+        done
+        [ -f "$em" ] || skip "neither Lmod nor Environment Modules is installed"
+        init="module() { eval \"\$(tclsh8.6 $em bash \"\$@\")\"; }"
+    fi
+    env -i HOME="$HOME" PATH=/usr/bin:/bin MODULEPATH="$mods" bash --norc --noprofile -c "$init; $script"
+}
+
+@test "cluster admin: mirror the default component path -> nodes install from it over HTTP -> module load -> exec" {
+    SITE=$T/srv/cuda
+    mkdir -p "$T/srv"
+    run "$CUDAENV" mirror tf-2.14 --to "$SITE"
+    [ "$status" -eq 0 ] || { echo "$output"; false; }
+    run "$CUDAENV" mirror --check "$SITE"
+    [ "$status" -eq 0 ] || { echo "$output"; false; }
+    [[ "$output" == *"10 files in $SITE: all present"* ]] || { echo "$output"; false; }
+    # NVIDIA sent every file once: the JSON, the tf profile's 8 components, cuDNN
+    [ "$(server_requests "GET .*status=200")" -eq 10 ] || { cat "$SERVER_LOG"; false; }
+    server_stop
+
+    server_start "$SITE"   # the lab's web server
+    for node in node1 node2; do
+        CUDAENV_ROOT=$T/$node CUDAENV_MANIFEST=$SERVER_URL/cudaenv.json \
+            run "$CUDAENV" install tf-2.14 --insecure --modulefiles "$T/$node/modulefiles"
+        [ "$status" -eq 0 ] || { echo "$node: $output"; false; }
+        [ -f "$T/$node/modulefiles/cuda/11.8.0-cudnn8.7.0.84.lua" ]
+    done
+    # each node read everything from the mirror, once per node
+    [ "$(server_requests "GET /compute/cuda/redist/redistrib_11.8.0.json .*status=200")" -eq 2 ]
+    [ "$(server_requests "GET /compute/cuda/redist/.*\.tar\.xz .*status=200")" -eq 16 ]
+
+    # a user on node2: module load, then the compiler and the runtime of the toolchain
+    run module_shell "$T/node2/modulefiles" '
+        module load cuda/11.8.0-cudnn8.7.0.84 || exit 10
+        echo "nvcc=$(command -v nvcc)"
+        nvcc --version | tail -1
+        echo "CUDA_HOME=$CUDA_HOME"
+        ls "$CUDA_HOME/lib64/libcudart.so" "$CUDA_HOME/lib64/libcublas.so.11" >/dev/null && echo libs-ok'
+    [ "$status" -eq 0 ] || { echo "$output"; false; }
+    [[ "$output" == *"nvcc=$T/node2/versions/$P/bin/nvcc"* ]] || { echo "$output"; false; }
+    [[ "$output" == *"Cuda compilation tools, release 11.8, V11.8.89"* ]]
+    [[ "$output" == *"CUDA_HOME=$T/node2/versions/$P"* ]]
+    [[ "$output" == *"libs-ok"* ]]
+    CUDAENV_ROOT=$T/node1 run "$CUDAENV" exec tf-2.14 -- nvcc --version
+    [ "$status" -eq 0 ]
+    [ "${lines[-1]}" = "Cuda compilation tools, release 11.8, V11.8.89" ]
+    cmp "$T/node1/versions/$P/lib64/libcublas.so.11" "$T/node2/versions/$P/lib64/libcublas.so.11"
+}
