@@ -1,0 +1,224 @@
+#!/usr/bin/env bats
+# The system switch's guards, pinned from what a user sees (issues 21, 24):
+# --rollback, the repair of an interrupted switch and the restore walk their
+# target exactly as a direct switch walks its toolchain; the names cudaenv
+# keeps (the lock, the intent, the spares, cudaenv.conf) are never written
+# through when something else sits there, and say what to remove; a file
+# hard-linked to one of them is never rewritten; system.json stays within
+# what its reader takes; the order of the durable writes (strace).  In a
+# CUDAENV_SYSROOT image; this machine's /usr/local/cuda and ld.so files are
+# checked untouched after every test.
+load ../lib/common
+load ../lib/sysroot
+bats_require_minimum_version 1.5.0
+
+setup() {
+    sysroot_setup
+}
+
+teardown() { sysroot_teardown; }
+
+link() { readlink "$S/usr/local/cuda"; }
+conf() { grep -v '^#' "$S/etc/ld.so.conf.d/cudaenv.conf"; }
+J=/etc/cudaenv/system.json
+gen_of() { sed -n 's/^[[:space:]]*"gen":[[:space:]]*\([0-9]*\),\{0,1\}$/\1/p' "$1" 2>/dev/null; }
+pending() { [ -f "$S$J.pending" ] && [ ! -L "$S$J.pending" ] && [ "$(gen_of "$S$J.pending")" -gt "$(gen_of "$S$J")" ]; }
+# a history entry of system.json (0 = newest) re-pointed at target and lib
+set_hist() {
+    python3 - "$S$J" "$1" "$2" <<'PY'
+import json, sys
+p, t, l = sys.argv[1:]
+d = json.load(open(p))
+d["history"][0]["link_target"], d["history"][0]["lib_dir"] = t, l
+json.dump(d, open(p, "w"), indent="\t")
+PY
+}
+
+# ---- issue 21: one walk for the switch, the rollback, the repair, the restore
+
+@test "rollback walks its target as a switch does: a user's bin/nvcc, bin/ o+w, libcudart 0666, lib64 o+w: exit 6 naming the path, nothing changed" {
+    "$CUDAENV" -q global 11.8 --system
+    "$CUDAENV" -q global 11.7 --system
+    refused() {
+        run --separate-stderr "$CUDAENV" global --rollback
+        [ "$status" -eq 6 ] || { echo "status $status: $stderr"; return 1; }
+        [[ "$stderr" == *"$1"* ]] || { echo "$stderr"; return 1; }
+        [ "$(link)" = "$I117" ] && [ "$(conf)" = "$I117/lib64" ] && ! pending
+    }
+    chown 65534 "$P118/bin/nvcc"
+    refused "$P118/bin/nvcc is owned by uid 65534"
+    chown 0 "$P118/bin/nvcc" && chmod o+w "$P118/bin"
+    refused "$P118/bin is writable by group or others"
+    chmod o-w "$P118/bin" && chmod 0666 "$P118/lib64/libcudart.so.11.8.89"
+    refused "$P118/lib64/libcudart.so.11.8.89 is writable by group or others"
+    chmod 0644 "$P118/lib64/libcudart.so.11.8.89" && chmod o+w "$P118/lib64"
+    refused "$P118/lib64 is writable by group or others"
+    chmod o-w "$P118/lib64"
+    run "$CUDAENV" -q global --rollback
+    [ "$status" -eq 0 ] && [ "$(link)" = "$I118" ] && [ "$(conf)" = "$I118/lib64" ]
+}
+
+@test "rollback to a history target in a user's directory, or through a user's symlink: exit 6 naming it" {
+    "$CUDAENV" -q global 11.8 --system
+    "$CUDAENV" -q global 11.7 --system
+    mkdir -p "$T/u" && cp -a "$P118" "$T/u/tc" && chown 65534 "$T/u"
+    set_hist "$T/u/tc" "$T/u/tc/lib64"
+    run --separate-stderr "$CUDAENV" global --rollback
+    [ "$status" -eq 6 ] && [[ "$stderr" == *"$T/u is owned by uid 65534"* ]] || { echo "$status $stderr"; false; }
+    [ "$(link)" = "$I117" ]
+    # a root-owned tree, reached through a symlink a user owns (re-pointable)
+    ln -s "$P118" "$T/ulink" && chown -h 65534 "$T/ulink"
+    set_hist "$T/ulink" "$T/ulink/lib64"
+    run --separate-stderr "$CUDAENV" global --rollback
+    [ "$status" -eq 6 ] && [[ "$stderr" == *"$T/ulink is a symlink not owned by root"* ]] || { echo "$status $stderr"; false; }
+    [ "$(link)" = "$I117" ] && [ "$(conf)" = "$I117/lib64" ]
+}
+
+@test "repair: an interrupted switch whose target and what it replaced both became unsafe changes nothing (exit 6 naming the path)" {
+    "$CUDAENV" -q global 11.8 --system
+    run env CUDAENV_TEST_CRASH_AT=intent "$CUDAENV" -q global 11.7 --system
+    [ "$status" -eq 137 ] && pending
+    chown 65534 "$P117/bin/nvcc" "$P118/bin/nvcc"
+    run --separate-stderr "$CUDAENV" global --rollback
+    [ "$status" -eq 6 ] || { echo "$status $stderr"; false; }
+    [[ "$stderr" == *"$P118/bin/nvcc is owned by uid 65534"* ]]
+    [ "$(link)" = "$I118" ] && [ "$(conf)" = "$I118/lib64" ] && pending
+    # fixed: the next run rolls the switch back to 11.8 (11.7 is still unsafe)
+    chown 0 "$P118/bin/nvcc"
+    run --separate-stderr "$CUDAENV" global 11.8 --system
+    [ "$status" -eq 0 ] && [[ "$stderr" == *"rolling back"* ]] && ! pending
+}
+
+# the machine's own CUDA 12.1 at /usr/local/cuda-12.1, /usr/local/cuda -> it
+own_cuda() {
+    fx_toolkit "$S/usr/local/cuda-12.1" 12.1.0 >/dev/null
+    ln -s /usr/local/cuda-12.1 "$S/usr/local/cuda"
+}
+
+@test "restore walks the machine's own CUDA as a switch does: a user's file there is refused (exit 6), an interrupted restore rolled back" {
+    own_cuda
+    "$CUDAENV" -q global 11.8 --system
+    chown 65534 "$S/usr/local/cuda-12.1/bin/nvcc"
+    run --separate-stderr "$CUDAENV" global system --system
+    [ "$status" -eq 6 ] && [[ "$stderr" == *"$S/usr/local/cuda-12.1/bin/nvcc is owned by uid 65534"* ]] || { echo "$status $stderr"; false; }
+    [ "$(link)" = "$I118" ] && ! pending
+    chown 0 "$S/usr/local/cuda-12.1/bin/nvcc"
+    run env CUDAENV_TEST_CRASH_AT=intent "$CUDAENV" -q global system --system
+    [ "$status" -eq 137 ] && pending
+    chown 65534 "$S/usr/local/cuda-12.1/bin/nvcc"
+    run --separate-stderr "$CUDAENV" global 11.7 --system
+    [ "$status" -eq 0 ] && [[ "$stderr" == *"rolling back"* ]] || { echo "$status $stderr"; false; }
+    [ "$(link)" = "$I117" ]
+    chown 0 "$S/usr/local/cuda-12.1/bin/nvcc"
+    "$CUDAENV" -q global system --system
+    [ "$(link)" = /usr/local/cuda-12.1 ] && [ ! -e "$S/etc/ld.so.conf.d/cudaenv.conf" ]
+}
+
+# ---- issue 21: the names cudaenv keeps -------------------------------------
+
+# a switch to $1 fails (exit 1) naming $2 as $3 and saying to remove it; nothing changed
+wedged() {
+    local before
+    before=$(link || true)
+    run --separate-stderr timeout 20 "$CUDAENV" global "$1" --system
+    [ "$status" -eq 1 ] || { echo "status $status: $stderr"; return 1; }
+    [[ "$stderr" == *"$2 is $3, not the file cudaenv keeps there"*"sudo rm -r '$2'"* ]] || { echo "$stderr"; return 1; }
+    [ "$(link || true)" = "$before" ] || { echo "link changed: $(link)"; return 1; }
+    ! pending || { echo "an intent left"; return 1; }
+}
+
+@test "a directory, FIFO or symlink at the intent's, a spare's, the lock's or cudaenv.conf's name: exit 1 naming what to remove, never written through" {
+    "$CUDAENV" -q global 11.8 --system
+    echo precious > "$T/victim"
+    local p=$S$J.pending c=$S/etc/ld.so.conf.d/.cudaenv.conf.spare l=$S/usr/local/.cuda.cudaenv-spare
+    local k=$S/etc/cudaenv/lock f=$S/etc/ld.so.conf.d/cudaenv.conf
+    rm -f "$p" "$c" "$l"
+    mkdir "$p"
+    wedged 11.7 "$p" "a directory"
+    rmdir "$p" && mkfifo "$p"
+    wedged 11.7 "$p" "a FIFO"
+    rm "$p" && ln -s "$T/victim" "$p"
+    wedged 11.7 "$p" "a symlink"
+    rm "$p"
+    [ "$(cat "$T/victim")" = precious ]
+    mkdir "$c"
+    wedged 11.7 "$c" "a directory"
+    rmdir "$c" && mkfifo "$c"
+    wedged 11.7 "$c" "a FIFO"
+    rm "$c" && ln -s "$T/victim" "$c"
+    wedged 11.7 "$c" "a symlink"
+    rm "$c"
+    [ "$(cat "$T/victim")" = precious ]
+    mkdir "$l"
+    wedged 11.7 "$l" "a directory"
+    rmdir "$l"
+    rm "$k" && ln -s "$T/made-by-root" "$k"
+    wedged 11.7 "$k" "a symlink"
+    [ ! -e "$T/made-by-root" ] && [ ! -L "$T/made-by-root" ]
+    rm "$k" && mkfifo "$k"
+    wedged 11.7 "$k" "a FIFO"
+    rm "$k" && mv "$f" "$T/conf.saved" && mkdir "$f"
+    wedged 11.7 "$f" "a directory"
+    rmdir "$f" && mv "$T/conf.saved" "$f"
+    [ -z "$(ls "$S/etc/cudaenv" | grep -v -x -e lock -e system.json)" ]
+    # all removed: the switch goes through
+    run --separate-stderr "$CUDAENV" -q global 11.7 --system
+    [ "$status" -eq 0 ] && [ "$(link)" = "$I117" ] && [ "$(conf)" = "$I117/lib64" ] || { echo "$status $stderr"; ls -la "$S/etc/cudaenv" "$S/etc/ld.so.conf.d"; false; }
+}
+
+@test "a file hard-linked to the conf's spare, the intent or the record before is never rewritten (a new file takes the name)" {
+    "$CUDAENV" -q global 11.8 --system
+    "$CUDAENV" -q global 11.7 --system
+    local d=$S/etc/ld.so.conf.d
+    echo /keep/me > "$d/zz-other.conf"
+    rm "$d/.cudaenv.conf.spare" && ln "$d/zz-other.conf" "$d/.cudaenv.conf.spare"
+    cp "$S$J.pending" "$T/pending.copy" && ln "$S$J.pending" "$S/etc/kept-pending.json"
+    cp "$S$J" "$T/record.copy" && ln "$S$J" "$S/etc/kept-record.json"
+    run --separate-stderr "$CUDAENV" global 11.8 --system
+    [ "$status" -eq 0 ] || { echo "$stderr"; false; }
+    [ "$(cat "$d/zz-other.conf")" = /keep/me ]
+    cmp "$T/pending.copy" "$S/etc/kept-pending.json"
+    # the record before (now the pending file) is not marked in place either
+    cmp "$T/record.copy" "$S/etc/kept-record.json"
+    [ "$(link)" = "$I118" ] && [ "$(conf)" = "$I118/lib64" ] && ! pending
+    [ "$(stat -c %h "$d/.cudaenv.conf.spare")" -eq 1 ]
+    "$CUDAENV" -q global 11.7 --system
+    [ "$(link)" = "$I117" ] && [ "$(cat "$d/zz-other.conf")" = /keep/me ]
+}
+
+@test "system.json stays within its reader's 64 KiB: a 4000-byte store path and 20 switches (the oldest history goes), rollback still works" {
+    local long=$S/opt/c i
+    while [ ${#long} -lt 4000 ]; do long=$long/$(printf 'd%.0s' $(seq 200)); done
+    long=${long:0:4000}
+    export CUDAENV_ROOT=$long CUDAENV_LDCONFIG=none
+    mkdir -p "$long"
+    A=$(fx_installed 11.8.0) B=$(fx_installed 11.7.0)
+    chmod -R go-w "$S/opt"
+    for i in $(seq 10); do
+        run --separate-stderr "$CUDAENV" -q global 11.8.0 --system
+        [ "$status" -eq 0 ] || { echo "switch $i: $stderr"; false; }
+        run --separate-stderr "$CUDAENV" -q global 11.7 --system
+        [ "$status" -eq 0 ] || { echo "switch $i: $stderr"; false; }
+    done
+    local size n
+    size=$(stat -c %s "$S$J") n=$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["history"]))' "$S$J")
+    echo "# system.json: $size bytes, $n history entries of ~8 KiB" >&3
+    [ "$size" -le 65536 ] && [ "$n" -ge 2 ] && [ "$n" -lt 16 ]
+    [ "$(link)" = "${B#"$S"}" ]
+    run "$CUDAENV" global --system
+    [ "$output" = 11.7.0 ]
+    "$CUDAENV" -q global --rollback
+    [ "$(link)" = "${A#"$S"}" ]
+}
+
+@test "global VERSION with a relative HOME (HOME=.) beside a shared store: exit 1 naming HOME, nothing written in the cwd" {
+    chmod 0755 "$T"
+    mkdir -p "$T/cwd" && chown 65534 "$T/cwd"
+    run --separate-stderr bash -c 'cd "$1" && exec setpriv --reuid=65534 --regid=65534 --clear-groups env -u XDG_CONFIG_HOME HOME=. "$2" global 11.7' _ "$T/cwd" "$CUDAENV"
+    [ "$status" -eq 1 ] || { echo "$status $stderr"; false; }
+    [[ "$stderr" == *"HOME (.) is not an absolute path"* ]]
+    [ -z "$(ls -A "$T/cwd")" ]
+    # an absolute XDG_CONFIG_HOME still works
+    run bash -c 'cd "$1" && exec setpriv --reuid=65534 --regid=65534 --clear-groups env HOME=. XDG_CONFIG_HOME="$1/cfg" "$2" global 11.7' _ "$T/cwd" "$CUDAENV"
+    [ "$status" -eq 0 ] && [ "$(cat "$T/cwd/cfg/cudaenv/global")" = 11.7.0 ]
+}
