@@ -222,3 +222,86 @@ wedged() {
     run bash -c 'cd "$1" && exec setpriv --reuid=65534 --regid=65534 --clear-groups env HOME=. XDG_CONFIG_HOME="$1/cfg" "$2" global 11.7' _ "$T/cwd" "$CUDAENV"
     [ "$status" -eq 0 ] && [ "$(cat "$T/cwd/cfg/cudaenv/global")" = 11.7.0 ]
 }
+
+# ---- issue 24: what the guards keep, seen from outside ---------------------
+
+# the line number in strace log $1 of the first line matching the ERE $2 (0: none)
+at() { grep -n -E "$2" "$1" | head -1 | cut -d: -f1 | grep . || echo 0; }
+q() { printf '%s' "$1" | sed 's/[][\.*^$(){}+?|/]/\\&/g'; }
+
+@test "the first switch makes its new /etc/cudaenv durable: the intent's directory and /etc fsync'ed before /usr/local/cuda changes (strace)" {
+    command -v strace >/dev/null || skip "no strace"
+    CUDAENV_LDCONFIG=none ASAN_OPTIONS=detect_leaks=0 strace -f -y -o "$T/st" \
+        -e trace=fsync,fdatasync,rename,renameat,renameat2,mkdir,mkdirat "$CUDAENV" -q global 11.8 --system
+    [ "$(link)" = "$I118" ]
+    local mk ed e ln
+    mk=$(at "$T/st" "mkdir(at)?\(.*\"$(q "$S/etc/cudaenv")\"")
+    ed=$(at "$T/st" "fsync\([0-9]+<$(q "$S/etc/cudaenv")>")
+    e=$(at "$T/st" "fsync\([0-9]+<$(q "$S/etc")>")
+    ln=$(at "$T/st" "rename.*\"$(q "$S/usr/local/cuda")\"")
+    echo "# first switch: mkdir at line $mk, fsync /etc at $e, /etc/cudaenv at $ed, the link at $ln" >&3
+    [ "$mk" -gt 0 ] && [ "$ln" -gt 0 ] || { cat "$T/st"; false; }
+    [ "$ed" -gt 0 ] && [ "$ed" -lt "$ln" ] || { echo "no fsync of $S/etc/cudaenv before the link"; cat "$T/st"; false; }
+    [ "$e" -gt "$mk" ] && [ "$e" -lt "$ln" ] || { echo "no fsync of $S/etc before the link"; cat "$T/st"; false; }
+}
+
+@test "the directories of the link and the conf are fsync'ed after their exchanges and before the intent becomes system.json (strace)" {
+    command -v strace >/dev/null || skip "no strace"
+    "$CUDAENV" -q global 11.8 --system
+    CUDAENV_LDCONFIG=none ASAN_OPTIONS=detect_leaks=0 strace -f -y -o "$T/st" \
+        -e trace=fsync,fdatasync,rename,renameat,renameat2 "$CUDAENV" -q global 11.7 --system
+    [ "$(link)" = "$I117" ] && [ "$(conf)" = "$I117/lib64" ]
+    local l c dl dc done
+    l=$(at "$T/st" "rename.*\"$(q "$S/usr/local/cuda")\"")
+    c=$(at "$T/st" "rename.*\"$(q "$S/etc/ld.so.conf.d/cudaenv.conf")\"")
+    dl=$(at "$T/st" "fsync\([0-9]+<$(q "$S/usr/local")>")
+    dc=$(at "$T/st" "fsync\([0-9]+<$(q "$S/etc/ld.so.conf.d")>")
+    done=$(at "$T/st" "rename.*\"$(q "$S$J.pending")\".*\"$(q "$S$J")\"")
+    echo "# link exchanged at line $l, conf $c; fsync /usr/local $dl, ld.so.conf.d $dc; intent -> system.json $done" >&3
+    [ "$l" -gt 0 ] && [ "$c" -gt 0 ] && [ "$done" -gt 0 ] || { cat "$T/st"; false; }
+    [ "$dl" -gt "$l" ] && [ "$dl" -lt "$done" ] || { cat "$T/st"; false; }
+    [ "$dc" -gt "$c" ] && [ "$dc" -lt "$done" ] || { cat "$T/st"; false; }
+}
+
+@test "a repair that rolls an interrupted switch back leaves the history right: the next --rollback goes further back" {
+    "$CUDAENV" -q global 11.8 --system
+    run env CUDAENV_TEST_CRASH_AT=link "$CUDAENV" -q global 11.7 --system
+    [ "$status" -eq 137 ] && [ "$(link)" = "$I117" ]
+    rm -rf "$P117"
+    run --separate-stderr "$CUDAENV" global 11.8 --system
+    [ "$status" -eq 0 ] && [[ "$stderr" == *"rolling back"* ]] && [ "$(link)" = "$I118" ]
+    # before 11.8 there was nothing: that is where the rollback goes
+    run --separate-stderr "$CUDAENV" global --rollback
+    [ "$status" -eq 0 ] || { echo "$stderr"; false; }
+    [ ! -L "$S/usr/local/cuda" ] && [ ! -e "$S/etc/ld.so.conf.d/cudaenv.conf" ]
+}
+
+@test "a symlink in the toolchain owned by a user (even to a file of the tree): exit 6 naming it, nothing changed" {
+    ln -s libcudart.so.11.8.89 "$P118/lib64/libextra.so"
+    chown -h 65534 "$P118/lib64/libextra.so"
+    run --separate-stderr "$CUDAENV" global 11.8 --system
+    [ "$status" -eq 6 ] && [[ "$stderr" == *"$P118/lib64/libextra.so is a symlink not owned by root"* ]] || { echo "$status $stderr"; false; }
+    [ ! -L "$S/usr/local/cuda" ] && [ ! -e "$S/etc/ld.so.conf.d/cudaenv.conf" ]
+}
+
+@test "11.8.0 -> 11.7.0 -> 11.8.0+cudnn (one target's path a prefix of the other's): link, conf and record name one toolchain each time" {
+    P1180=$(fx_installed 11.8.0)
+    chmod -R go-w "$T"
+    local v t
+    for v in 11.8.0 11.7.0 11.8.0+cudnn8.7.0.84 11.8.0 11.8.0+cudnn8.7.0.84; do
+        run --separate-stderr "$CUDAENV" global "$v" --system
+        [ "$status" -eq 0 ] || { echo "$v: $stderr"; false; }
+        t=/opt/cudaenv/versions/$v
+        [ "$(link)" = "$t" ] && [ "$(conf)" = "$t/lib64" ] || { echo "$v: link $(link), conf $(conf)"; false; }
+        [ "$(ldconfig -r "$S" -p | awk '$1 == "libcudart.so.11.0" { print $NF; exit }')" = "$t/lib64/libcudart.so.11.0" ]
+        python3 -c 'import json,sys; d = json.load(open(sys.argv[1])); assert d["target"] == sys.argv[2] and d["name"] == sys.argv[3], d' \
+            "$S$J" "$t" "$v"
+    done
+}
+
+@test "a store of mode 1777 owned by root (any user can add versions/X): exit 6 naming the store, nothing changed" {
+    chmod 1777 "$CUDAENV_ROOT"
+    run --separate-stderr "$CUDAENV" global 11.8 --system
+    [ "$status" -eq 6 ] && [[ "$stderr" == *"$CUDAENV_ROOT is writable by group or others"* ]] || { echo "$status $stderr"; false; }
+    [ ! -L "$S/usr/local/cuda" ] && [ ! -e "$S$J" ]
+}
