@@ -17,16 +17,6 @@
 #define SWITCH_FIX "Install the toolchain into a root-owned CUDAENV_ROOT instead, e.g.: " \
     "sudo CUDAENV_ROOT=/opt/cudaenv cudaenv install SPEC"
 
-int ce_system_path_safe(ce_ctx *ctx, const char *path)
-{
-    char real[PATH_MAX];
-    if (!realpath(path, real))
-        return ce_fail(ctx, CE_ERR_NOTFOUND, "cannot resolve %s: %s", path, strerror(errno));
-    /* every directory from / down: a user who can write any of them can
-     * swap the libraries root's loader will trust */
-    return ce_trust_chain(ctx, real, "a system switch", SWITCH_FIX);
-}
-
 /* ---- the whole toolchain (issue 9) -------------------------------------
  * /usr/local/cuda/bin/nvcc, include/ and lib64/ are used by root and by every
  * user once the switch is made: every file and directory of the tree must be
