@@ -214,6 +214,8 @@ wedged() {
 @test "global VERSION with a relative HOME (HOME=.) beside a shared store: exit 1 naming HOME, nothing written in the cwd" {
     chmod 0755 "$T"
     mkdir -p "$T/cwd" && chown 65534 "$T/cwd"
+    # the build tree may be closed to other users (a 0700 scratch copy): a copy they can run
+    cp "$CUDAENV" "$T/cudaenv" && CUDAENV=$T/cudaenv
     run --separate-stderr bash -c 'cd "$1" && exec setpriv --reuid=65534 --regid=65534 --clear-groups env -u XDG_CONFIG_HOME HOME=. "$2" global 11.7' _ "$T/cwd" "$CUDAENV"
     [ "$status" -eq 1 ] || { echo "$status $stderr"; false; }
     [[ "$stderr" == *"HOME (.) is not an absolute path"* ]]
