@@ -126,13 +126,17 @@ static int lock_open(ce_ctx *ctx, int *fd)
     char dir[4200], path[4300];
     ce_sys_path(ctx, "/etc/cudaenv", dir, sizeof dir);
     snprintf(path, sizeof path, "%s/lock", dir);
-    /* never through a symlink planted at the lock's name, nor on a FIFO */
-    *fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600);
+    /* never through a symlink planted at the lock's name, nor on a FIFO.
+     * Not O_CLOEXEC: ldconfig and update-alternatives inherit it, so the
+     * lock is held until they exit, also when this run is killed under
+     * them (an orphaned ldconfig renaming its ld.so.cache~ while the next
+     * switch's does made that one fail) */
+    *fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK, 0600);
     if (*fd < 0 && errno == ENOENT) {   /* the first switch: the directory first, its name durable */
         int rc = ce_mkdir_p(ctx, dir, 0755);
         if (rc) return rc;
         ce_sys_sync_parent(ctx, "/etc/cudaenv");
-        *fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600);
+        *fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK, 0600);
     }
     if (*fd < 0 && (errno == ELOOP || errno == EISDIR)) return ce_sys_wrong_type(ctx, path);
     if (*fd < 0) return ce_fail(ctx, CE_ERR_IO, "cannot open %s: %s", path, strerror(errno));

@@ -307,3 +307,25 @@ q() { printf '%s' "$1" | sed 's/[][\.*^$(){}+?|/]/\\&/g'; }
     [ "$status" -eq 6 ] && [[ "$stderr" == *"$CUDAENV_ROOT is writable by group or others"* ]] || { echo "$status $stderr"; false; }
     [ ! -L "$S/usr/local/cuda" ] && [ ! -e "$S$J" ]
 }
+
+@test "a switch killed while its ldconfig runs: the next switch waits for that ldconfig (it holds the lock), never runs its own beside it" {
+    cat > "$T/ldc" <<SH
+#!/bin/sh
+echo "start \$\$" >> "$T/ldc.log"
+if [ -e "$T/slow" ]; then rm -f "$T/slow"; sleep 2; fi
+echo "end \$\$" >> "$T/ldc.log"
+SH
+    chmod 0755 "$T/ldc"
+    export CUDAENV_LDCONFIG=$T/ldc
+    "$CUDAENV" -q global 11.8 --system
+    : > "$T/ldc.log" && touch "$T/slow"
+    "$CUDAENV" -q global 11.7 --system & p=$!
+    local i
+    for i in $(seq 200); do grep -q start "$T/ldc.log" && break; sleep 0.05; done
+    kill -9 $p; wait $p || true
+    run --separate-stderr "$CUDAENV" global 11.7 --system
+    [ "$status" -eq 0 ] || { echo "$stderr"; false; }
+    # the orphaned ldconfig ended before the next one started
+    [ "$(awk '{ print $1 }' "$T/ldc.log" | head -2 | tr '\n' ' ')" = "start end " ] || { cat "$T/ldc.log"; false; }
+    [ "$(link)" = "$I117" ] && ! pending
+}
