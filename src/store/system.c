@@ -31,39 +31,6 @@ static const char *inside(const ce_ctx *ctx, const char *host)
 }
 
 
-/* Point link at target: a temp symlink renamed over it, so readers see the
- * old target or the new one, never nothing. */
-static int swap_link_nosync(ce_ctx *ctx, const char *link, const char *target, char *dir, size_t dn);
-
-static int swap_link(ce_ctx *ctx, const char *link, const char *target)
-{
-    char dir[4200];
-    int rc = swap_link_nosync(ctx, link, target, dir, sizeof dir);
-    if (rc == CE_OK) ce_fsync_dir(dir);
-    return rc;
-}
-
-/* The same; dir receives the directory to fsync (the caller batches it). */
-static int swap_link_nosync(ce_ctx *ctx, const char *link, const char *target, char *dir, size_t dn)
-{
-    char tmp[4200];
-    snprintf(dir, dn, "%s", link);
-    char *slash = strrchr(dir, '/');
-    if (!slash) return ce_fail(ctx, CE_ERR_OTHER, "not an absolute path: %s", link);
-    *slash = '\0';
-    if (snprintf(tmp, sizeof tmp, "%s/.%s.cudaenv-tmp-%ld", dir, slash + 1, (long)getpid()) >= (int)sizeof tmp)
-        return ce_fail(ctx, CE_ERR_OTHER, "path too long: %s", link);
-    unlink(tmp);   /* our own leftover from a crash, if any */
-    if (symlink(target, tmp) != 0)
-        return ce_fail(ctx, CE_ERR_IO, "cannot create %s: %s", tmp, strerror(errno));
-    if (rename(tmp, link) != 0) {
-        int e = errno;
-        unlink(tmp);
-        return ce_fail(ctx, CE_ERR_IO, "cannot rename %s over %s: %s", tmp, link, strerror(e));
-    }
-    return CE_OK;
-}
-
 /* cudaenv.conf naming lib (transact() stages it; apply() renames it). */
 static void conf_text(const char *lib, const char *name, char *text, size_t n)
 {
@@ -159,13 +126,25 @@ static int lock_open(ce_ctx *ctx, int *fd)
     char dir[4200], path[4300];
     ce_sys_path(ctx, "/etc/cudaenv", dir, sizeof dir);
     snprintf(path, sizeof path, "%s/lock", dir);
-    *fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-    if (*fd < 0 && errno == ENOENT) {   /* the first switch: the directory first */
+    /* never through a symlink planted at the lock's name, nor on a FIFO.
+     * Not O_CLOEXEC: ldconfig and update-alternatives inherit it, so the
+     * lock is held until they exit, also when this run is killed under
+     * them (an orphaned ldconfig renaming its ld.so.cache~ while the next
+     * switch's does made that one fail) */
+    *fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK, 0600);
+    if (*fd < 0 && errno == ENOENT) {   /* the first switch: the directory first, its name durable */
         int rc = ce_mkdir_p(ctx, dir, 0755);
         if (rc) return rc;
-        *fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+        ce_sys_sync_parent(ctx, "/etc/cudaenv");
+        *fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK, 0600);
     }
+    if (*fd < 0 && (errno == ELOOP || errno == EISDIR)) return ce_sys_wrong_type(ctx, path);
     if (*fd < 0) return ce_fail(ctx, CE_ERR_IO, "cannot open %s: %s", path, strerror(errno));
+    struct stat st;
+    if (fstat(*fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        close(*fd);
+        return ce_sys_wrong_type(ctx, path);
+    }
     while (flock(*fd, LOCK_EX) != 0)
         if (errno != EINTR) {
             close(*fd);
@@ -232,8 +211,9 @@ static void alt_prio(const char *name, char *out, size_t n)
     snprintf(out, n, "%d", maj * 10 + min);
 }
 
-/* Make link, conf and the loader cache match rec (steps 2-4). */
-static int apply(ce_ctx *ctx, const ce_sys_record *rec, ce_staged *conf)
+/* Make link, conf and the loader cache match rec (steps 2-4); durable (the
+ * directories changed, fsync'ed while ldconfig runs) before it returns. */
+static int apply(ce_ctx *ctx, const ce_sys_record *rec, ce_staged *conf, void (*durable)(ce_ctx *))
 {
     char link[4200], backup[8400];
     int rc;
@@ -274,7 +254,7 @@ static int apply(ce_ctx *ctx, const ce_sys_record *rec, ce_staged *conf)
      * this thread while ldconfig runs, so the waits overlap (its own fsync
      * of the cache and ours join one commit on a journalling file system)
      * with no thread to start */
-    if ((rc = ce_sys_run_ldconfig(ctx, ce_sys_sync_changed))) return rc;
+    if ((rc = ce_sys_run_ldconfig(ctx, durable))) return rc;
     crash_point(ctx, "ldconfig");
     return CE_OK;
 }
@@ -314,6 +294,7 @@ static int tx_start(ce_ctx *ctx, ce_sys_record *rec, sys_tx *t)
     char jpath[4200], conf[4400];
     int rc;
     t->n = 0;
+    if ((rc = ce_sys_names_check(ctx))) return rc;
     t->stage_conf = !rec->restore && rec->lib[0];
     /* a repair replaces an intent that is there (durable): staged and
      * renamed, the old one stays until the new is; a switch writes over
@@ -325,6 +306,11 @@ static int tx_start(ce_ctx *ctx, ce_sys_record *rec, sys_tx *t)
     char *text = ce_sys_record_text(rec);
     rec->pending = true;
     if (!text) return ce_fail(ctx, CE_ERR_NOMEM, "out of memory");
+    if (strlen(text) > CE_SYS_RECORD_MAX) {
+        free(text);
+        return ce_fail(ctx, CE_ERR_OTHER, "the system record for %s would be larger than %d bytes even without its "
+                       "history (paths too long?); use a store with a shorter path", rec->target, CE_SYS_RECORD_MAX);
+    }
     ce_sys_path(ctx, CE_SYS_PENDING, jpath, sizeof jpath);
     rc = t->repair ? ce_file_stage(ctx, jpath, text, strlen(text), 0644, &t->st[0])
                    : ce_sys_journal_write(ctx, jpath, text, &t->st[0], &t->created);
@@ -369,7 +355,8 @@ static int tx_finish(ce_ctx *ctx, ce_sys_record *rec, sys_tx *t, int ok)
         t->st[0].tmp[0] = '\0';   /* durable: the intent stays */
     }
     crash_point(ctx, "intent");
-    if ((rc = apply(ctx, rec, t->stage_conf ? &t->st[1] : NULL))) goto out;   /* the intent stays pending: the next run repairs */
+    /* the directories changed are durable before the exchange says done */
+    if ((rc = apply(ctx, rec, t->stage_conf ? &t->st[1] : NULL, ce_sys_sync_changed))) goto out;   /* the intent stays pending: the next run repairs */
     /* done: the intent becomes system.json, which becomes the pending
      * file, now of the lower gen (not fsync'ed: lost in a crash, the
      * intent is still the greater and the next run completes it) */
@@ -393,33 +380,27 @@ static int transact(ce_ctx *ctx, ce_sys_record *rec)
     return rc ? rc : tx_finish(ctx, rec, &t, CE_OK);
 }
 
-/* The host path of a recorded (inside) path: inside the sysroot, or as is
- * when it lived outside. */
-static void host_of(const ce_ctx *ctx, const char *inside_path, char *out, size_t n)
-{
-    snprintf(out, n, "%s%s", ctx->sysroot, inside_path);
-    if (ctx->sysroot[0] && !ce_exists(out)) snprintf(out, n, "%s", inside_path);
-}
-
-/* Complete or undo an interrupted switch (rec from system.json; rewritten). */
+/* Complete or undo an interrupted switch (rec from system.json; rewritten).
+ * Its target is walked as a switch walks it (a restore's too: the
+ * machine's own state); when it fails, what it replaced is walked the same
+ * way before the switch is rolled back to it: when both fail, nothing
+ * changes and the refusal (exit 6, the path) is returned. */
 static int recover(ce_ctx *ctx, ce_sys_record *rec)
 {
     if (!rec->present || !rec->pending) return CE_OK;
-    bool forward = true;
-    if (rec->target[0] && !rec->restore) {   /* a restore returns to what the machine had: always forward */
-        char host[8400], real[PATH_MAX], lib[PATH_MAX];
-        ce_quiet q;
-        ce_quiet_begin(&q, false);
-        host_of(ctx, rec->target, host, sizeof host);
-        forward = ce_is_dir(host) && ce_sys_toolchain_safe(ctx, host, real, lib) == CE_OK;
-        ce_quiet_end(&q);
-    }
+    ce_quiet q;
+    ce_quiet_begin(&q, false);
+    bool forward = ce_sys_record_safe(ctx, rec) == CE_OK;
+    ce_quiet_end(&q);
     if (!forward) {
-        /* back to what the interrupted switch replaced */
+        /* back to what the interrupted switch (or restore) replaced */
         ce_sys_record back = *rec;
+        back.restore = false;
         snprintf(back.name, sizeof back.name, "%s", rec->prev_name);
         snprintf(back.target, sizeof back.target, "%s", rec->prev_target);
         snprintf(back.lib, sizeof back.lib, "%s", rec->prev_lib);
+        int rc = ce_sys_selection_safe(ctx, back.target, back.lib, true);
+        if (rc) return rc;
         /* the switch had pushed what it replaced: that is current again */
         ce_sys_entry top;
         if (back.nhistory && !strcmp(ce_sys_hist_str(&back, 0, 1), back.target) &&
@@ -535,7 +516,7 @@ int ce_system_switch(ce_ctx *ctx, const ce_toolchain *tc, const ce_sys_opts *o)
         crash_point(ctx, "trust");
     }
     /* the whole tree is root's */
-    if ((rc = ce_sys_toolchain_walk(ctx, real))) goto done;
+    if ((rc = ce_sys_walk(ctx, real, lib))) goto done;
     warn_shadows(ctx, r->lib);
 
     /* the plan */
@@ -590,11 +571,9 @@ int ce_system_rollback(ce_ctx *ctx, const ce_sys_opts *o)
     snprintf(rec.prev_name, sizeof rec.prev_name, "%s", old.name);
     snprintf(rec.prev_target, sizeof rec.prev_target, "%s", old.target);
     snprintf(rec.prev_lib, sizeof rec.prev_lib, "%s", old.lib);
-    if (rec.lib[0]) {
-        char host[8200];
-        host_of(ctx, rec.lib, host, sizeof host);
-        if ((rc = ce_system_path_safe(ctx, host))) goto out;
-    }
+    /* walked as a switch walks its toolchain: a history entry is no safer
+     * than the day it was recorded */
+    if ((rc = ce_sys_record_safe(ctx, &rec))) goto out;
     ce_emit(ctx, CE_EV_NOTE, NULL, "plan: %s -> %s (was %s)", link, rec.target[0] ? rec.target : "absent", old.target);
     ce_emit(ctx, CE_EV_NOTE, NULL, "plan: %s %s%s%s%s", rec.lib[0] ? "write" : "remove", ctx->sysroot, CE_SYS_CONF,
             rec.lib[0] ? " naming " : "", rec.lib);
@@ -608,7 +587,6 @@ out:
 /* ---- for system_restore.c (system_int.h) ------------------------------ */
 
 const char *ce_sys_inside(const ce_ctx *ctx, const char *host) { return inside(ctx, host); }
-int ce_sys_swap_link(ce_ctx *ctx, const char *link, const char *target) { return swap_link(ctx, link, target); }
 int ce_sys_need_root(ce_ctx *ctx, const char *what) { return need_root(ctx, what); }
 int ce_sys_begin(ce_ctx *ctx, ce_store_txn *txn, int *fd, ce_sys_record *old) { return begin(ctx, txn, fd, old); }
 void ce_sys_end(ce_store_txn *txn, int fd) { end(txn, fd); }

@@ -162,8 +162,4 @@ void ce_sys_hist_copy(ce_sys_record *dst, const ce_sys_record *src);
 /* Entry i's name (k 0), target (1) or lib (2). */
 const char *ce_sys_hist_str(const ce_sys_record *rec, int i, int k);
 
-/* CE_ERR_PERM naming the first directory from / down to path that is not
- * root-owned or is group/other-writable (root-owned sticky dirs allowed). */
-int ce_system_path_safe(ce_ctx *ctx, const char *path);
-
 #endif

@@ -11,6 +11,35 @@
 #include "core/file.h"
 #include "system_int.h"
 
+int ce_sys_wrong_type(ce_ctx *ctx, const char *path)
+{
+    struct stat st;
+    const char *what = "not a regular file";
+    if (lstat(path, &st) == 0) {
+        if (S_ISDIR(st.st_mode)) what = "a directory";
+        else if (S_ISLNK(st.st_mode)) what = "a symlink";
+        else if (S_ISFIFO(st.st_mode)) what = "a FIFO";
+        else if (S_ISSOCK(st.st_mode)) what = "a socket";
+        else if (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode)) what = "a device";
+    }
+    return ce_fail(ctx, CE_ERR_OTHER, "%s is %s, not the file cudaenv keeps there; cudaenv does not write through "
+                   "it or remove it for you: remove it (sudo rm -r '%s') and run the command again", path, what, path);
+}
+
+int ce_sys_names_check(ce_ctx *ctx)
+{
+    static const struct { const char *name; mode_t type; } names[] = {
+        { CE_SYS_CONF, S_IFREG }, { CE_SYS_LINK_SPARE, S_IFLNK },
+    };
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+        char p[4200];
+        struct stat st;
+        ce_sys_path(ctx, names[i].name, p, sizeof p);
+        if (lstat(p, &st) == 0 && (st.st_mode & S_IFMT) != names[i].type) return ce_sys_wrong_type(ctx, p);
+    }
+    return CE_OK;
+}
+
 /* fsync the directory holding the sysroot path p (inside). */
 void ce_sys_sync_parent(ce_ctx *ctx, const char *p)
 {
@@ -70,6 +99,27 @@ void ce_sys_sync_changed(ce_ctx *ctx)
     ce_sys_sync_parent(ctx, CE_SYS_CONF);
 }
 
+/* *fd, open at path (a name cudaenv writes in place), is a regular file
+ * of its own: anything else is refused (ce_sys_wrong_type); one with
+ * another name sharing its inode (a hard link: written in place, that file
+ * would change too) is unlinked, *fd -1 and errno ENOENT: a new file takes
+ * the name. */
+static int regular_own(ce_ctx *ctx, const char *path, int *fd)
+{
+    struct stat sb;
+    if (fstat(*fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+        close(*fd);
+        *fd = -1;
+        return ce_sys_wrong_type(ctx, path);
+    }
+    if (sb.st_nlink <= 1) return CE_OK;
+    close(*fd);
+    *fd = -1;
+    if (unlink(path) != 0) return ce_fail(ctx, CE_ERR_IO, "cannot remove %s: %s", path, strerror(errno));
+    errno = ENOENT;
+    return CE_OK;
+}
+
 /* Write the intent into path in place (truncated and rewritten: it holds
  * the record before system.json's, of a lower gen, left there by the last
  * switch's exchange; created, O_EXCL, only when absent: *created, and then
@@ -80,16 +130,26 @@ void ce_sys_sync_changed(ce_ctx *ctx)
  * JSON, which ce_system_record ignores. */
 int ce_sys_journal_write(ce_ctx *ctx, const char *path, const char *text, ce_staged *st, bool *created)
 {
+    int rc;
     st->tmp[0] = '\0';
     *created = false;
     snprintf(st->path, sizeof st->path, "%s", path);
-    st->fd = open(path, O_RDWR | O_TRUNC | O_NOFOLLOW | O_CLOEXEC);
+    /* O_NONBLOCK: a FIFO there must not hang the open (refused below) */
+    st->fd = open(path, O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (st->fd >= 0 && (rc = regular_own(ctx, path, &st->fd))) return rc;
     if (st->fd < 0 && errno == ENOENT) {
         st->fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
         *created = st->fd >= 0;
     }
+    if (st->fd < 0 && (errno == ELOOP || errno == EISDIR)) return ce_sys_wrong_type(ctx, path);
     if (st->fd < 0)
         return ce_fail(ctx, errno == EACCES ? CE_ERR_PERM : CE_ERR_IO, "cannot create %s: %s", path, strerror(errno));
+    if (!*created && ftruncate(st->fd, 0) != 0) {
+        int e = errno;
+        close(st->fd);
+        st->fd = -1;
+        return ce_fail(ctx, CE_ERR_IO, "cannot write %s: %s", path, strerror(e));
+    }
     snprintf(st->tmp, sizeof st->tmp, "%s", path);
     size_t len = strlen(text);
     for (size_t off = 0; off < len;) {
@@ -147,7 +207,8 @@ int ce_sys_link_exchange(ce_ctx *ctx, const char *link, const char *target)
     ssize_t n = readlink(spare, now, sizeof now - 1);
     if (n < 0 || (size_t)n != strlen(target) || memcmp(now, target, (size_t)n) != 0) {
         if (unlink(spare) != 0 && errno != ENOENT)
-            return ce_fail(ctx, CE_ERR_IO, "cannot remove %s: %s", spare, strerror(errno));
+            return errno == EISDIR ? ce_sys_wrong_type(ctx, spare)
+                                   : ce_fail(ctx, CE_ERR_IO, "cannot remove %s: %s", spare, strerror(errno));
         if (symlink(target, spare) != 0)
             return ce_fail(ctx, CE_ERR_IO, "cannot create %s: %s", spare, strerror(errno));
     }
@@ -161,7 +222,12 @@ int ce_sys_conf_spare_stage(ce_ctx *ctx, const char *text, ce_staged *st, bool *
     *written = false;
     st->tmp[0] = '\0';   /* nothing to remove on failure: a spare may stay */
     ce_sys_path(ctx, CE_SYS_CONF_SPARE, st->path, sizeof st->path);
-    st->fd = open(st->path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
+    /* O_NONBLOCK: a FIFO there must not hang the open (refused below) */
+    int rc;
+    st->fd = open(st->path, O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (st->fd >= 0 && (rc = regular_own(ctx, st->path, &st->fd))) return rc;
+    if (st->fd < 0 && errno == ENOENT) st->fd = open(st->path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (st->fd < 0 && (errno == ELOOP || errno == EISDIR)) return ce_sys_wrong_type(ctx, st->path);
     if (st->fd < 0)
         return ce_fail(ctx, errno == EACCES ? CE_ERR_PERM : CE_ERR_IO, "cannot open %s: %s", st->path, strerror(errno));
     char cur[4096];
@@ -207,7 +273,8 @@ int ce_sys_conf_exchange(ce_ctx *ctx)
     ce_sys_path(ctx, CE_SYS_CONF_SPARE, spare, sizeof spare);
     ce_sys_path(ctx, CE_SYS_CONF, conf, sizeof conf);
     if (exchange_type(spare, conf, S_IFREG) != 0)
-        return ce_fail(ctx, CE_ERR_IO, "cannot put %s in place of %s: %s", spare, conf, strerror(errno));
+        return errno == EISDIR || errno == EEXIST ? ce_sys_wrong_type(ctx, conf)
+                                                  : ce_fail(ctx, CE_ERR_IO, "cannot put %s in place of %s: %s", spare, conf, strerror(errno));
     return CE_OK;
 }
 
@@ -228,8 +295,14 @@ void ce_sys_drop_spares(ce_ctx *ctx)
  * is still of the lower gen. */
 void ce_sys_mark_stale(const char *path)
 {
-    int fd = open(path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+    int fd = open(path, O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0) return;
-    if (pwrite(fd, "#", 1, 0) != 1) { /* an older cudaenv would complete it: only a downgrade cares */ }
+    struct stat sb;
+    /* a record hard-linked elsewhere (a copy someone kept) is not written
+     * into: the name goes instead (the next switch creates it) */
+    if (fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode)) {
+        if (sb.st_nlink > 1) unlink(path);
+        else if (pwrite(fd, "#", 1, 0) != 1) { /* an older cudaenv would complete it: only a downgrade cares */ }
+    }
     close(fd);
 }

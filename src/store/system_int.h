@@ -20,7 +20,6 @@ typedef struct link_state {
 
 /* system.c */
 const char *ce_sys_inside(const ce_ctx *ctx, const char *host);
-int ce_sys_swap_link(ce_ctx *ctx, const char *link, const char *target);
 int ce_sys_need_root(ce_ctx *ctx, const char *what);
 /* both locks, then the repair of an interrupted switch; ce_sys_end releases */
 int ce_sys_begin(ce_ctx *ctx, ce_store_txn *txn, int *fd, ce_sys_record *old);
@@ -43,17 +42,43 @@ int ce_sys_run_ldconfig(ce_ctx *ctx, void (*meanwhile)(ce_ctx *));
  * down); _safe is both. */
 int ce_sys_toolchain_resolve(ce_ctx *ctx, const char *prefix, char *real, char *lib);
 int ce_sys_toolchain_walk(ce_ctx *ctx, const char *real);
-int ce_sys_toolchain_safe(ce_ctx *ctx, const char *prefix, char *real, char *lib);
+/* The one walk of what the system is pointed at (issue 21), used by the
+ * switch, the rollback, the repair of an interrupted switch and the
+ * restore alike: the tree at the resolved target real ("" none) and the
+ * resolved lib directory ("" none) when it is not inside it. */
+int ce_sys_walk(ce_ctx *ctx, const char *real, const char *lib);
+/* The same for recorded (inside) paths, linked as recorded: target (a
+ * link's relative text is relative to /usr/local) and lib resolved hop by
+ * hop, every directory and every symlink on the way root's, then
+ * ce_sys_walk.  A path that no longer exists: CE_ERR_NOTFOUND, or skipped
+ * when missing_ok (a restore puts back a dangling link as it was). */
+int ce_sys_selection_safe(ce_ctx *ctx, const char *target, const char *lib, bool missing_ok);
+/* The host path of a recorded (inside) path: inside the sysroot, or as is
+ * when it lived outside. */
+void ce_sys_host(const ce_ctx *ctx, const char *inside, char *out, size_t n);
+/* ce_sys_selection_safe for what the record r points the system at (a
+ * restore: the machine's own state, missing parts allowed). */
+int ce_sys_record_safe(ce_ctx *ctx, const ce_sys_record *r);
 
 /* system_record.c: the text of system.json for rec (malloc'd; NULL when
- * out of memory). */
-char *ce_sys_record_text(const ce_sys_record *rec);
+ * out of memory), capped at what the reader takes by dropping the oldest
+ * history entries from rec (longer only when none is left). */
+#define CE_SYS_RECORD_MAX 65536
+char *ce_sys_record_text(ce_sys_record *rec);
 /* Is a system.json.pending of gen pg an intent beside a system.json of gen
  * sg (-1: no gen, or no file)?  pg > sg; without any gen (an older
  * cudaenv's files), yes. */
 bool ce_sys_is_intent(long long pg, long long sg);
 /* system_durable.c: the stale pending file made no JSON to older versions */
 void ce_sys_mark_stale(const char *path);
+/* system_durable.c: path (a name cudaenv keeps: the lock, the intent, a
+ * spare, cudaenv.conf) is a directory, FIFO, symlink...: CE_ERR_OTHER (exit
+ * 1) naming it and what to remove; cudaenv never writes through it. */
+int ce_sys_wrong_type(ce_ctx *ctx, const char *path);
+/* cudaenv.conf (a file) and the link's spare (a symlink), exchanged only
+ * after the intent: of another type, ce_sys_wrong_type before anything
+ * changes (the conf's spare and the intent are checked as opened). */
+int ce_sys_names_check(ce_ctx *ctx);
 
 /* system_durable.c: fsync the directory of the sysroot path p; the staged
  * files st[0..n) (n <= 2; and with dir, the directory already holding

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "core/file.h"
 
@@ -55,7 +56,7 @@ static int parse_record(ce_ctx *ctx, const char *path, const char *data, ce_sys_
 static int read_record(ce_ctx *ctx, const char *path, ce_sys_record *rec)
 {
     char *data;
-    int rc = ce_file_read(ctx, path, 65536, &data, NULL);
+    int rc = ce_file_read(ctx, path, CE_SYS_RECORD_MAX, &data, NULL);
     if (rc) return rc;
     rc = parse_record(ctx, path, data, rec);
     free(data);
@@ -103,7 +104,12 @@ int ce_system_record(ce_ctx *ctx, ce_sys_record *rec)
     ce_sys_path(ctx, CE_SYS_PENDING, path, sizeof path);
     ce_quiet q;
     ce_quiet_begin(&q, false);
-    int prc = ce_file_read(ctx, path, 65536, &data, NULL);
+    /* only a regular file of its own: a symlink planted there is no intent
+     * (read through, it could name any file as one); the switch then
+     * refuses to write at that name (ce_sys_journal_write) */
+    struct stat pst;
+    int prc = lstat(path, &pst) == 0 && S_ISREG(pst.st_mode) ? ce_file_read(ctx, path, CE_SYS_RECORD_MAX, &data, NULL)
+                                                              : CE_ERR_NOTFOUND;
     ce_quiet_end(&q);
     if (prc != CE_OK) {
         if (src == CE_OK && rec->pending) rec->gen = (rec->gen < 0 ? 0 : rec->gen) + 1;   /* older "state":"pending" */
@@ -131,8 +137,7 @@ int ce_system_record(ce_ctx *ctx, ce_sys_record *rec)
     return src == CE_ERR_NOTFOUND ? CE_OK : src;
 }
 
-/* system.json for rec (malloc'd; NULL when out of memory). */
-char *ce_sys_record_text(const ce_sys_record *rec)
+static char *record_text(const ce_sys_record *rec)
 {
     cJSON *j = cJSON_CreateObject();
     cJSON_AddNumberToObject(j, "schema", 1);
@@ -150,5 +155,19 @@ char *ce_sys_record_text(const ce_sys_record *rec)
     ce_sys_hist_write(j, rec);
     char *text = cJSON_Print(j);
     cJSON_Delete(j);
+    return text;
+}
+
+/* system.json for rec (malloc'd; NULL when out of memory), at most
+ * CE_SYS_RECORD_MAX bytes, what the reader takes: the oldest history
+ * entries go until it fits (long store paths: ~8 KiB an entry).  Longer
+ * only when it has no history left (the caller refuses it). */
+char *ce_sys_record_text(ce_sys_record *rec)
+{
+    char *text;
+    while ((text = record_text(rec)) && strlen(text) > CE_SYS_RECORD_MAX && rec->nhistory > 0) {
+        free(text);
+        rec->nhistory--;
+    }
     return text;
 }

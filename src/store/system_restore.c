@@ -101,6 +101,29 @@ static void original_lib(const ce_sys_original *g, char *out, size_t n)
     }
 }
 
+/* Point link at target: a temp symlink renamed over it, so readers see the
+ * old target or the new one, never nothing. */
+static int swap_link(ce_ctx *ctx, const char *link, const char *target)
+{
+    char dir[4200], tmp[4200];
+    snprintf(dir, sizeof dir, "%s", link);
+    char *slash = strrchr(dir, '/');
+    if (!slash) return ce_fail(ctx, CE_ERR_OTHER, "not an absolute path: %s", link);
+    *slash = '\0';
+    if (snprintf(tmp, sizeof tmp, "%s/.%s.cudaenv-tmp-%ld", dir, slash + 1, (long)getpid()) >= (int)sizeof tmp)
+        return ce_fail(ctx, CE_ERR_OTHER, "path too long: %s", link);
+    unlink(tmp);   /* our own leftover from a crash, if any */
+    if (symlink(target, tmp) != 0)
+        return ce_fail(ctx, CE_ERR_IO, "cannot create %s: %s", tmp, strerror(errno));
+    if (rename(tmp, link) != 0) {
+        int e = errno;
+        unlink(tmp);
+        return ce_fail(ctx, CE_ERR_IO, "cannot rename %s over %s: %s", tmp, link, strerror(e));
+    }
+    ce_fsync_dir(dir);
+    return CE_OK;
+}
+
 /* Step 2 of a restore; idempotent, so an interrupted restore repeats it. */
 int ce_sys_restore_link(ce_ctx *ctx, const char *link, const ce_sys_original *g)
 {
@@ -108,7 +131,7 @@ int ce_sys_restore_link(ce_ctx *ctx, const char *link, const ce_sys_original *g)
     int rc;
     switch (g->kind) {
     case CE_SYS_ORIG_LINK:
-        return ce_sys_swap_link(ctx, link, g->target);
+        return swap_link(ctx, link, g->target);
     case CE_SYS_ORIG_NONE:
         if (lstat(link, &st) == 0 && !S_ISLNK(st.st_mode))
             return ce_fail(ctx, CE_ERR_OTHER, "%s is now a real directory; there was nothing there before cudaenv's "
@@ -236,6 +259,9 @@ int ce_system_restore(ce_ctx *ctx, const ce_sys_opts *o)
     const char *ld = ce_sys_ldconfig_path(ctx);
     ce_emit(ctx, CE_EV_NOTE, NULL, "plan: run %s%s%s", ld ? ld : "no ldconfig", ctx->sysroot[0] && ld ? " -r " : "",
             ld ? ctx->sysroot : "");
+    /* the machine's own CUDA is walked as a switch walks a toolchain: root's
+     * loader trusts it all the same (a dangling link is put back as it was) */
+    if ((rc = ce_sys_record_safe(ctx, &rec))) goto out;
     if (o->dry_run) goto out;
     rc = ce_sys_transact(ctx, &rec);
 out:

@@ -11,20 +11,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/file.h"
 #include "core/trust.h"
 
 #define SWITCH_FIX "Install the toolchain into a root-owned CUDAENV_ROOT instead, e.g.: " \
     "sudo CUDAENV_ROOT=/opt/cudaenv cudaenv install SPEC"
-
-int ce_system_path_safe(ce_ctx *ctx, const char *path)
-{
-    char real[PATH_MAX];
-    if (!realpath(path, real))
-        return ce_fail(ctx, CE_ERR_NOTFOUND, "cannot resolve %s: %s", path, strerror(errno));
-    /* every directory from / down: a user who can write any of them can
-     * swap the libraries root's loader will trust */
-    return ce_trust_chain(ctx, real, "a system switch", SWITCH_FIX);
-}
 
 /* ---- the whole toolchain (issue 9) -------------------------------------
  * /usr/local/cuda/bin/nvcc, include/ and lib64/ are used by root and by every
@@ -143,8 +134,124 @@ int ce_sys_toolchain_walk(ce_ctx *ctx, const char *real)
     return walk_rc;
 }
 
-int ce_sys_toolchain_safe(ce_ctx *ctx, const char *prefix, char *real, char *lib)
+/* Is the resolved path p at or beneath the resolved directory d? */
+static bool beneath(const char *p, const char *d)
 {
-    int rc = ce_sys_toolchain_resolve(ctx, prefix, real, lib);
-    return rc ? rc : ce_sys_toolchain_walk(ctx, real);
+    size_t n = strlen(d);
+    return !strncmp(p, d, n) && (p[n] == '/' || p[n] == '\0');
+}
+
+int ce_sys_walk(ce_ctx *ctx, const char *real, const char *lib)
+{
+    int rc = real[0] ? ce_sys_toolchain_walk(ctx, real) : CE_OK;
+    /* a lib64 that is a link out of the tree: its directory is walked too */
+    if (rc == CE_OK && lib[0] && !(real[0] && beneath(lib, real))) rc = ce_sys_toolchain_walk(ctx, lib);
+    return rc;
+}
+
+/* ---- what a rollback, a repair and a restore point the system at -------
+ * A recorded path (a history entry, an intent, the machine's own link) is
+ * linked as it was recorded, so it is resolved here hop by hop, every hop
+ * checked: each directory from / down passes the rule (root-owned sticky
+ * parents allowed), each symlink on the way is root's (the directory
+ * holding it was checked before it).  A component that does not exist
+ * ends the walk with *missing: nobody but root can create it in a
+ * directory that passed.  real receives the end (the rest appended as
+ * written when missing). */
+static int unsafe_hop(ce_ctx *ctx, const char *path, const char *at, const char *why)
+{
+    return ce_fail(ctx, CE_ERR_PERM, "unsafe for a system switch: %s is %s (on the way to %s); root's loader "
+                   "and every user's nvcc would trust a file a user can replace. " SWITCH_FIX, at, why, path);
+}
+
+static int resolve_hops(ce_ctx *ctx, const char *path, char *real, bool *missing)
+{
+    char rest[PATH_MAX * 2], t[PATH_MAX];
+    struct stat st;
+    *missing = false;
+    if (snprintf(rest, sizeof rest, "%s", path) >= (int)sizeof rest || path[0] != '/')
+        return ce_fail(ctx, CE_ERR_OTHER, "not an absolute path: %s", path);
+    strcpy(real, "/");
+    const char *why;
+    if (lstat("/", &st) != 0 || (why = ce_trust_stat_reason(&st, true))) return unsafe_hop(ctx, path, "/", "unsafe");
+    int hops = 0;
+    for (char *p = rest;;) {
+        while (*p == '/') p++;
+        if (!*p) return CE_OK;
+        char *end = strchr(p, '/');
+        size_t cl = end ? (size_t)(end - p) : strlen(p), rl = strlen(real);
+        char *next = end ? end : p + cl;
+        if ((cl == 1 && p[0] == '.') || (cl == 2 && p[0] == '.' && p[1] == '.')) {
+            if (cl == 2) { char *s = strrchr(real, '/'); s[s == real] = '\0'; }
+            p = next;
+            continue;
+        }
+        if (rl + cl + 2 >= PATH_MAX) return ce_fail(ctx, CE_ERR_OTHER, "path too long: %s", path);
+        if (rl > 1) real[rl++] = '/';
+        memcpy(real + rl, p, cl);
+        real[rl + cl] = '\0';
+        p = next;
+        if (lstat(real, &st) != 0) {
+            if (errno != ENOENT && errno != ENOTDIR) return ce_fail(ctx, CE_ERR_IO, "cannot inspect %s: %s", real, strerror(errno));
+            *missing = true;
+            if (*p) snprintf(real + strlen(real), PATH_MAX - strlen(real), "%s", p);
+            return CE_OK;
+        }
+        while (*p == '/') p++;
+        if (S_ISLNK(st.st_mode)) {
+            if (st.st_uid != 0) return unsafe_hop(ctx, path, real, "a symlink not owned by root");
+            ssize_t n = readlink(real, t, sizeof t - 1);
+            if (n <= 0 || ++hops > 40) return ce_fail(ctx, CE_ERR_PERM, "cannot resolve %s: %s", path, strerror(n <= 0 ? errno : ELOOP));
+            t[n] = '\0';
+            /* the link's target, then what followed it */
+            char tail[PATH_MAX * 2];
+            if (snprintf(tail, sizeof tail, "%s/%s", t, p) >= (int)sizeof tail) return ce_fail(ctx, CE_ERR_OTHER, "path too long: %s", path);
+            memcpy(rest, tail, strlen(tail) + 1);
+            p = rest;
+            if (t[0] == '/') strcpy(real, "/");
+            else { char *s = strrchr(real, '/'); s[s == real] = '\0'; }
+            continue;
+        }
+        if ((why = ce_trust_stat_reason(&st, *p != '\0'))) return unsafe_hop(ctx, path, real, why);
+    }
+}
+
+void ce_sys_host(const ce_ctx *ctx, const char *inside, char *out, size_t n)
+{
+    /* a link's relative text is relative to /usr/local */
+    if (inside[0] != '/') {
+        snprintf(out, n, "%s/usr/local/%s", ctx->sysroot, inside);
+        return;
+    }
+    snprintf(out, n, "%s%s", ctx->sysroot, inside);
+    if (ctx->sysroot[0] && !ce_exists(out)) snprintf(out, n, "%s", inside);
+}
+
+int ce_sys_selection_safe(ce_ctx *ctx, const char *target, const char *lib, bool missing_ok)
+{
+    char host[PATH_MAX + 4200], rt[PATH_MAX], rl[PATH_MAX];
+    const char *path[2] = { target, lib };
+    char *out[2] = { rt, rl };
+    for (int i = 0; i < 2; i++) {
+        out[i][0] = '\0';
+        if (!path[i][0]) continue;
+        bool missing;
+        ce_sys_host(ctx, path[i], host, sizeof host);
+        int rc = resolve_hops(ctx, host, out[i], &missing);
+        if (rc) return rc;
+        if (missing) {
+            if (!missing_ok)
+                return ce_fail(ctx, CE_ERR_NOTFOUND, "%s does not exist any more (%s is missing); cudaenv does not point "
+                               "the system at nothing: pick another with sudo cudaenv global VERSION --system", host, out[i]);
+            out[i][0] = '\0';
+        }
+    }
+    return ce_sys_walk(ctx, rt, rl);
+}
+
+int ce_sys_record_safe(ce_ctx *ctx, const ce_sys_record *r)
+{
+    /* a restore of a directory moved aside by --force moves that one back */
+    const char *t = r->restore && r->original.kind == CE_SYS_ORIG_DIR ? r->original.target : r->target;
+    return ce_sys_selection_safe(ctx, t, r->lib, r->restore);
 }

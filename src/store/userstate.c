@@ -16,7 +16,11 @@ static int xdg_path(ce_ctx *ctx, const char *var, const char *fallback, const ch
     const char *base = getenv(var), *home = getenv("HOME");
     int n;
     if (base && base[0] == '/') n = snprintf(out, outsz, "%s/cudaenv/%s", base, name);
-    else if (home && *home) n = snprintf(out, outsz, "%s/%s/cudaenv/%s", home, fallback, name);
+    /* a relative HOME (HOME=.) would put it under whatever the cwd is */
+    else if (home && home[0] == '/') n = snprintf(out, outsz, "%s/%s/cudaenv/%s", home, fallback, name);
+    else if (home && *home)
+        return ce_fail(ctx, CE_ERR_OTHER, "HOME (%s) is not an absolute path: nowhere safe to keep your own %s; "
+                       "set HOME (or %s) to an absolute directory", home, name, var);
     else return ce_fail(ctx, CE_ERR_OTHER, "neither %s nor HOME is set: nowhere to keep your own %s", var, name);
     if (n < 0 || (size_t)n >= outsz) return ce_fail(ctx, CE_ERR_OTHER, "path too long for %s", name);
     return CE_OK;
