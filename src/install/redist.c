@@ -37,7 +37,9 @@ bool ce_redist_driver_side(const char *name)
                                          "collectx_bringup", "cuda_compat", NULL };
     for (size_t i = 0; exact[i]; i++)
         if (strcmp(name, exact[i]) == 0) return true;
-    return strncmp(name, "mft", 3) == 0;
+    /* any compat package is driver-side: cuda_compat_orin (13.2.0+, linux-sbsa) is
+     * Jetson's driver-compat library, not a toolkit part */
+    return strncmp(name, "mft", 3) == 0 || strstr(name, "_compat") != NULL;
 }
 
 /* A path NVIDIA would write: relative, no scheme, no "..", "." or empty
