@@ -413,7 +413,7 @@ def merge_cudnn_json(cudnn, redist_dir):
     return filled, added
 
 
-def coverage(cuda, cudnn):
+def coverage(cuda, cudnn, nccl=None):
     """(artifacts, with a size, with two sha256 sources or NVIDIA's own JSON) over every pinned file."""
     n = sized = two = 0
     for e in cuda.values():
@@ -425,7 +425,7 @@ def coverage(cuda, cudnn):
             n += 1
             sized += 1
             two += 1        # the JSON's sha256 is XLA's pin of NVIDIA's file, checked against our copy
-    for e in cudnn.values():
+    for e in list(cudnn.values()) + list((nccl or {}).values()):
         for variant, builds in e.items():
             if not variant.startswith("cuda"):
                 continue
@@ -434,6 +434,44 @@ def coverage(cuda, cudnn):
                 sized += "size" in art
                 two += len(art.get("sha256_sources", [])) >= 2 or JSON_SOURCE in art.get("sha256_sources", [])
     return n, sized, two
+
+
+def nccl_section(path):
+    """data/nccl.json -> (the manifest's "nccl" section, {CUDA major: NCCL for TF rows}, first TF row).
+    Same shape as cudnn (release -> cudaNN -> platform -> file); every file needs a sha256 and its sources."""
+    d = json.load(open(path, encoding="utf-8"))
+    known = set(d["sources"])
+    out = {}
+    for ver in sorted(d["nccl"], key=vkey, reverse=True):
+        e = {}
+        for variant, builds in sorted(d["nccl"][ver].items(), reverse=True):
+            if not re.match(r"^cuda\d+$", variant):
+                die("%s: nccl %s: unexpected key %s" % (path, ver, variant))
+            for plat, art in builds.items():
+                if plat not in PLATFORMS or not SHA.match(art.get("sha256", "")) or not art["url"].startswith("https://"):
+                    die("%s: nccl %s %s %s: needs an https url and a sha256" % (path, ver, variant, plat))
+                if not art.get("sha256_sources") or not set(art["sha256_sources"]) <= known:
+                    die("%s: nccl %s %s %s: sha256_sources must name entries of \"sources\"" % (path, ver, variant, plat))
+                if not art["url"].endswith(".whl") or ("nvidia_nccl_%s-%s-" % (variant.replace("cuda", "cu"), ver)) not in art["url"]:
+                    die("%s: nccl %s %s %s: the url is not that NCCL wheel" % (path, ver, variant, plat))
+            e[variant] = builds
+        e["source"] = "sha256: " + "; ".join(d["sources"][s] for s in sorted(
+            {s for b in d["nccl"][ver].values() for a in b.values() for s in a["sha256_sources"]}))
+        out[ver] = e
+    rows = {int(k[4:]): v for k, v in d["tensorflow"].items() if k.startswith("cuda")}
+    for v in rows.values():
+        if v not in out:
+            die("%s: tensorflow names NCCL %s, which has no entry" % (path, v))
+    return out, rows, d["tensorflow"]["min"], d["sources"]
+
+
+def add_tf_nccl(tf, cuda, nccl, rows, first):
+    for key, e in tf.items():
+        if vkey(key) < vkey(first) or e.get("not_installable"):
+            continue
+        v = rows.get(vkey(e["cuda"])[0])
+        if v and "cuda%d" % vkey(e["cuda"])[0] in nccl[v]:
+            e["nccl"] = v
 
 
 def main(argv):
@@ -449,15 +487,17 @@ def main(argv):
     add_redist(cuda, redist_p)
     filled, added = merge_cudnn_json(cudnn, redist_p)
     tf = tf_section(draft, cuda, cudnn)
-    n, sized, two = coverage(cuda, cudnn)
+    nccl, nccl_rows, nccl_first, nccl_sources = nccl_section(os.path.join(DATA, "nccl.json"))
+    add_tf_nccl(tf, cuda, nccl, nccl_rows, nccl_first)
+    n, sized, two = coverage(cuda, cudnn, nccl)
     sys.stderr.write("gen-manifest: %d pinned files: %d with a size, %d with two sha256 sources or NVIDIA's JSON "
                      "(cuDNN from NVIDIA's JSONs: %d sizes filled, %d builds added)\n" % (n, sized, two, filled, added))
     doc = {
         "schema": 1,
         "updated": UPDATED,
         "generated_by": ("tools/gen-manifest.py from data/manifest-draft.json, data/sizes.md and "
-                         "data/redist/ (make manifest); do not edit"),
-        "sources": dict(draft["generated_from"], **{JSON_SOURCE: (
+                         "data/redist/ and data/nccl.json (make manifest); do not edit"),
+        "sources": dict(draft["generated_from"], **nccl_sources, **{JSON_SOURCE: (
             "NVIDIA's cuDNN redistrib JSONs in data/redist/cudnn: byte-exact copies whose sha256 equals the pin "
             "TensorFlow/XLA (cuda_redist_versions.bzl CUDNN_REDIST_JSON_DICT) keeps for NVIDIA's URL; "
             "data/redist/SOURCES.md")}),
@@ -465,6 +505,7 @@ def main(argv):
         "tensorflow": tf,
         "cuda": cuda,
         "cudnn": cudnn,
+        "nccl": nccl,
     }
     json.dump(doc, sys.stdout, indent=1, ensure_ascii=False)
     sys.stdout.write("\n")
