@@ -235,6 +235,7 @@ int ce_redist_select(ce_ctx *ctx, ce_redist *r, const ce_profile *p, const char 
     for (char *tok = strtok_r(buf, ", ", &save); tok; tok = strtok_r(NULL, ", ", &save)) {
         bool add = *tok != '-';
         if (*tok == '+' || *tok == '-') tok++;
+        if (strcmp(tok, "nccl") == 0) continue;    /* not NVIDIA's: ce_resolve_nccl */
         if (!ce_component_name_valid(tok, false))
             return ce_fail(ctx, CE_ERR_USAGE, "--components: '%s' is not a component name; write "
                            "+name to add, -name to remove (e.g. +nsight_systems,-libcufft)", tok);

@@ -24,6 +24,7 @@ enum {
     ST_KERNEL,    /* 6 NVRTC -> PTX/cubin -> launch -> CPU reference */
     ST_NVCC,      /* 7 nvcc builds and runs a program */
     ST_CUDNN,     /* 8 cuDNN forward convolutions vs float64 reference */
+    ST_NCCL,      /* 9 libnccl.so.2 from the toolchain, its version, a one-GPU communicator */
     ST_NSTEPS
 };
 
@@ -82,6 +83,7 @@ typedef struct st_toolchain {
     char name[96];
     char prefix[4096];
     char cuda[32], cudnn[32];
+    char nccl[32];             /* the receipt's NCCL ("2.25.1"), "" for none */
     char min_driver[32];       /* "580.65.06", "" unknown */
     int max_gcc;               /* 0 unknown */
     char sm_min[16], sm_max[16]; /* "7.5", "12.1"; "" unknown */

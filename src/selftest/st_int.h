@@ -173,6 +173,8 @@ void st_nvcc_start(st_state *st);             /* nvcc.c: compile in the backgrou
 void st_nvcc_step(st_state *st);              /* nvcc.c: wait, run */
 void st_nvcc_abandon(st_state *st);           /* nvcc.c: reap a build nobody waits for */
 void st_cudnn_step(st_state *st);             /* cudnn.c */
+void st_nccl_step(st_state *st);              /* nccl.c */
+void st_nccl_decode(int code, char *out, size_t outsz);
 int st_cudnn_conv_time(st_state *st, double *tflops, char *shape, size_t shapesz); /* cudnn.c, for bench */
 void st_bench_run(st_state *st);              /* bench.c */
 
