@@ -90,6 +90,8 @@ void st_nccl_step(st_state *st)
     char other[4200];
     bool shadow = shadowed(path, other, sizeof other);
     if (shadow) st_note(s, "LD_LIBRARY_PATH holds another %s: programs run in this shell load it instead", other);
+    char coll[256] = "";
+    if (st->gpu_ready && !st_nccl_collective(st, s, h, ver, coll, sizeof coll)) return;
     if (!st->gpu_ready) {
         st_pass(s, "NCCL %s loads from the toolchain%s; one-GPU init not run: %s", ver,
                 shadow ? " (shadowed in this shell, see evidence)" : "",
@@ -112,6 +114,6 @@ void st_nccl_step(st_state *st)
         return;
     }
     destroy(comm);
-    st_pass(s, "NCCL %s from the toolchain: a one-GPU communicator on GPU %d%s", ver, dev,
+    st_pass(s, "NCCL %s from the toolchain: a one-GPU communicator on GPU %d%s%s", ver, dev, coll,
             shadow ? " (shadowed in this shell, see evidence)" : "");
 }

@@ -73,6 +73,8 @@ typedef struct st_bench {
     double h2d_gbs, d2h_gbs, d2d_gbs;   /* GB/s (1e9), median of the repeats */
     double conv_tflops;        /* forward convolution, FMA math */
     char conv_shape[128];
+    double allreduce_busbw_gbs;  /* NCCL all-reduce of 256 MiB, bus bandwidth (--all-devices, 2+ GPUs) */
+    int allreduce_gpus;          /* over that many GPUs; 0: not measured */
     bool torch;                /* PyTorch measured the same copies */
     double torch_h2d_gbs, torch_d2h_gbs, torch_d2d_gbs, torch_conv_tflops;
     char torch_note[512];      /* why there is no comparison, or its version */

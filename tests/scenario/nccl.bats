@@ -165,3 +165,37 @@ PY
     run "$CUDAENV" verify "$P" --json
     python3 -c 'import json,sys; s={x["id"]: x for x in json.load(sys.stdin)["steps"]}["nccl"]; assert s["status"] == "skipped" and "--components +nccl" in s["summary"], s' <<<"$output"
 }
+
+@test "verify --all-devices on two GPUs: an exact all-reduce across them, peer access per pair, NCCL_P2P_DISABLE named; a wrong sum fails" {
+    "$CUDAENV" install tf-2.14 >/dev/null 2>&1
+    p=$CUDAENV_ROOT/versions/$P
+    fx_fake_gpu "$p" "$T/drv"
+    rereceipt "$p"
+    export CUDAENV_TEST_LIBCUDA=$T/drv/libcuda.so.1 FAKE_CUDA_DEVICES=2
+    step() { python3 -c 'import json,sys; s={x["id"]: x for x in json.load(sys.stdin)["steps"]}["nccl"]; print(s["status"]); print(s["summary"]); print("\n".join(s["evidence"]))'; }
+    # (this fixture's nvcc and cuDNN are not GPU doubles: those steps fail; the nccl step is what is read)
+    run "$CUDAENV" verify "$P" --all-devices --json
+    out=$(step <<<"$output")
+    [[ "$out" == passed* ]] && [[ "$out" == *"all-reduce across 2 GPUs exact"* ]]
+    [[ "$out" == *"peer access GPU 0 <-> GPU 1: yes"* ]]
+    [[ "$out" == *"all-reduce (sum) of 4194304 floats across 2 GPUs: every element exact on every GPU"* ]]
+    # without --all-devices: the one-GPU check only
+    run "$CUDAENV" verify "$P" --json
+    [[ "$(step <<<"$output")" != *"across 2 GPUs"* ]]
+    # a sum off by one on one GPU: exit 7, naming GPU, element and values
+    FAKE_NCCL_WRONG=1 run "$CUDAENV" verify "$P" --all-devices --json
+    [ "$status" -eq 7 ]
+    out=$(step <<<"$output")
+    [[ "$out" == failed* ]] && [[ "$out" == *"the all-reduce is wrong on GPU 1: element 3 is 13, not 12 (the sum of 2 GPUs)"* ]]
+    # P2P off and no peer access: named with the fix, the sum still right
+    NCCL_P2P_DISABLE=1 FAKE_CUDA_PEER=0 run "$CUDAENV" verify "$P" --all-devices --json
+    out=$(step <<<"$output")
+    [[ "$out" == passed* ]]
+    [[ "$out" == *"NCCL_P2P_DISABLE=1 is set"*"unset NCCL_P2P_DISABLE"* ]] && [[ "$out" == *"peer access GPU 0 <-> GPU 1: no"* ]]
+    # --bench adds the all-reduce's bus bandwidth
+    run "$CUDAENV" verify "$P" --all-devices --bench --json
+    python3 -c 'import json,sys; b=json.load(sys.stdin)["bench"]; assert b["allreduce_gpus"] == 2 and b["allreduce_busbw_gbs"] > 0, b' <<<"$output"
+    # one GPU visible: the collective is skipped with the reason
+    FAKE_CUDA_DEVICES=1 CUDA_VISIBLE_DEVICES=0 run "$CUDAENV" verify "$P" --all-devices --json
+    [[ "$(step <<<"$output")" == *"collective skipped: one GPU visible (CUDA_VISIBLE_DEVICES=0 hides the others)"* ]]
+}
