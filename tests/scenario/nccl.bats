@@ -199,3 +199,32 @@ PY
     FAKE_CUDA_DEVICES=1 CUDA_VISIBLE_DEVICES=0 run "$CUDAENV" verify "$P" --all-devices --json
     [[ "$(step <<<"$output")" == *"collective skipped: one GPU visible (CUDA_VISIBLE_DEVICES=0 hides the others)"* ]]
 }
+
+@test "mirror tf-2.14 holds the row's NCCL wheel too; --check hashes it; a node installs NCCL from the mirror; -nccl leaves it and the row's field out" {
+    M=$T/site
+    run "$CUDAENV" mirror tf-2.14 --to "$M"
+    [ "$status" -eq 0 ] || { echo "$output"; false; }
+    cmp "$MIRROR/$WHEEL" "$M/$WHEEL"
+    python3 -c 'import json,sys; m=json.load(open(sys.argv[1])); a=m["nccl"]["2.21.5"]["cuda11"]["linux-x86_64"]; assert a["url"] == sys.argv[2] and m["tensorflow"]["2.14"]["nccl"] == "2.21.5", m' "$M/cudaenv.json" "$WHEEL"
+    run "$CUDAENV" mirror --check "$M"
+    [ "$status" -eq 0 ] || { echo "$output"; false; }
+    # a tampered wheel of the same size is found
+    python3 -c 'import sys; p=sys.argv[1]; b=bytearray(open(p,"rb").read()); b[100]^=1; open(p,"wb").write(b)' "$M/$WHEEL"
+    run "$CUDAENV" mirror --check "$M"
+    [ "$status" -eq 5 ] && [[ "$output" == *"nvidia_nccl_cu11-2.21.5"* ]]
+    run "$CUDAENV" mirror tf-2.14 --to "$M"      # the rerun replaces it
+    [ "$status" -eq 0 ] && cmp "$MIRROR/$WHEEL" "$M/$WHEEL"
+    server_stop   # the node has only the mirror
+    CUDAENV_ROOT=$T/node CUDAENV_MANIFEST=$M/cudaenv.json run "$CUDAENV" install tf-2.14
+    [ "$status" -eq 0 ] || { echo "$output"; false; }
+    [ -f "$T/node/versions/$P/lib64/libnccl.so.2" ]
+    # a mirror made without NCCL: no wheel, and its 2.14 row names none (the manifest stays valid)
+    redist_setup
+    fx_nccl_manifest "$CUDAENV_MANIFEST" "$MIRROR" "$SERVER_URL" 2.21.5
+    run "$CUDAENV" mirror tf-2.14 --to "$T/site2" --components -nccl
+    [ "$status" -eq 0 ] || { echo "$output"; false; }
+    [ ! -e "$T/site2/$WHEEL" ]
+    python3 -c 'import json,sys; m=json.load(open(sys.argv[1])); assert "nccl" not in m["tensorflow"]["2.14"] and not m.get("nccl"), m' "$T/site2/cudaenv.json"
+    run "$CUDAENV" info tf-2.14 --manifest "$T/site2/cudaenv.json"
+    [ "$status" -eq 0 ]
+}
