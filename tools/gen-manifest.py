@@ -47,11 +47,12 @@ REDIST_SOURCE = ("NVIDIA's redistrib JSON, byte-exact copy in data/redist/cuda (
 PROFILES = {
     "tf": {
         "components": ["cuda_cudart", "libcublas", "libcufft", "libcurand", "libcusolver", "libcusparse",
-                       "cuda_cupti", "cuda_nvcc", "cuda_nvrtc", "cuda_cccl", "cuda_nvtx", "cuda_nvml_dev",
+                       "cuda_cupti", "cuda_nvcc", "cuda_nvrtc", "cuda_cccl", "cccl", "cuda_nvtx", "cuda_nvml_dev",
                        "cuda_nvprune", "cuda_profiler_api", "cuda_nvdisasm", "libnvjitlink", "cuda_crt",
                        "libnvvm"],
         "source": ("TensorFlow/XLA hermetic CUDA: third_party/gpus/cuda/hermetic/cuda_redist_versions.bzl "
-                   "(REDIST_VERSIONS_TO_BUILD_TEMPLATES) + cuda_crt/libnvvm split out in CUDA 13"),
+                   "(REDIST_VERSIONS_TO_BUILD_TEMPLATES) + cuda_crt/libnvvm split out in CUDA 13; "
+                   "cccl: NVIDIA's name for cuda_cccl from 13.3.0 (google-ml-infra/rules_ml_toolchain@44a2499 maps it)"),
     },
     "toolkit": {
         "components": ["*"],
@@ -62,7 +63,7 @@ PROFILES = {
     },
 }
 
-UPDATED = "2026-07-01"   # date of the newest snapshot the draft was read from (nvidia-facts.md)
+UPDATED = "2026-12-01"   # the newest source read: the 2026-12 data audit (cuDNN JSONs up to 9.20.0, XLA pins)
 PLATFORMS = ("linux-x86_64", "linux-sbsa")   # what cudaenv installs for
 SHA = re.compile(r"^[0-9a-f]{64}$")
 
@@ -263,6 +264,15 @@ def cudnn_section(draft, cudnn_sizes):
     return out
 
 
+# Facts about a TF row that its pair does not show, each with its source (AUDIT-2026-12.md section 3)
+TF_NOTES = {
+    "2.15": ("TensorFlow 2.15 was built with cuDNN 8.9.4 and its pip extra `and-cuda` pinned nvidia-cudnn-cu12==8.9.4.25 "
+             "(tensorflow/docs PR #2291 quoting tensorflow@0b15fdfc setup.py; the runtime log 'source was compiled with: "
+             "8.9.4'); 8.9.7.29 is listed instead: TensorFlow accepts a newer 8.9 at run time, and 8.9.4.25 has no "
+             "independently pinned sha256"),
+}
+
+
 def installable(cuda, cudnn, cv, dv, plat="linux-x86_64"):
     """None when the pair installs on plat, else the reason."""
     c = cuda.get(cv)
@@ -301,6 +311,12 @@ def tf_section(draft, cuda, cudnn):
                           "cuda": t["cuda"], "cudnn": t["cudnn"], "compiler": t["compiler"], "bazel": t["bazel"]}}
         if reason:
             e["not_installable"] = reason
+        notes = [TF_NOTES[key]] if key in TF_NOTES else []
+        other = installable(cuda, cudnn, cv, dv, "linux-sbsa") if not reason else None
+        if other:
+            notes.append("not installable on linux-sbsa (aarch64): " + other)
+        if notes:
+            e["notes"] = notes
         out[key] = e
     return out
 
@@ -343,33 +359,119 @@ def add_redist(cuda, redist_dir):
         e["sources"]["redist"] = REDIST_SOURCE
 
 
-def fill_cudnn_sizes(cudnn, redist_dir):
-    """Sizes from NVIDIA's cuDNN JSONs where the manifest's sha256 is the JSON's."""
-    filled = 0
-    for ver, name, _, _, doc in read_redist(redist_dir, "cudnn"):
+CUDNN_BASE = "https://developer.download.nvidia.com/compute/cudnn/redist/"
+CUDNN_FILE = re.compile(r"-(\d+\.\d+\.\d+\.\d+)_cuda(\d+)-archive\.tar\.xz$")
+JSON_SOURCE = "nvidia-redist-json"
+
+
+def merge_cudnn_json(cudnn, redist_dir):
+    """NVIDIA's verified cuDNN JSONs into the cudnn section, matched by FILE NAME
+    (a JSON's builds may carry other versions than its top-level one: 9.15.0's
+    cuda13 build is 9.15.0.58).  A build the draft has must have the JSON's
+    sha256 (else an error); it gains the JSON's size and the JSON as a second
+    source.  A build only the JSON has is added: NVIDIA's own file list, pinned
+    by the JSON's verified sha256.  Returns (sizes filled, builds added)."""
+    filled = added = 0
+    for _, name, _, _, doc in read_redist(redist_dir, "cudnn"):
         c = doc.get("cudnn") or {}
-        full = c.get("version")
-        entry = cudnn.get(full)
-        if not entry:
-            continue
         for plat in PLATFORMS:
-            for variant, art in (c.get(plat) or {}).items():
-                m = entry.get(variant, {}).get(plat)
-                if not m or not isinstance(art, dict):
+            for variant, art in sorted((c.get(plat) or {}).items()):
+                if not isinstance(art, dict) or not re.match(r"^cuda\d+$", variant):
                     continue
-                if m["url"].rsplit("/", 1)[1] != art["relative_path"].rsplit("/", 1)[1]:
-                    continue
-                if m["sha256"] != art["sha256"]:
-                    die("cuDNN %s %s %s: manifest sha256 %s != %s in %s"
-                        % (full, variant, plat, m["sha256"], art["sha256"], name))
+                m = CUDNN_FILE.search(art["relative_path"])
+                if not m or "cuda" + m.group(2) != variant:
+                    die("%s: %s %s: unexpected file name %s" % (name, plat, variant, art["relative_path"]))
+                full, fname = m.group(1), art["relative_path"].rsplit("/", 1)[1]
                 size = int(art["size"])
-                if "size" in m and m["size"] != size:
-                    die("cuDNN %s %s %s: size %d != %d in %s" % (full, variant, plat, m["size"], size, name))
-                if "size" not in m:
-                    m["size"] = size
+                entry = cudnn.setdefault(full, {})
+                cur = entry.get(variant, {}).get(plat)
+                if cur is None:
+                    entry.setdefault(variant, {})[plat] = {
+                        "url": CUDNN_BASE + art["relative_path"], "sha256": art["sha256"], "size": size,
+                        "sha256_sources": [JSON_SOURCE]}
+                    entry.setdefault("source", "NVIDIA's %s (data/redist/cudnn, verified: SOURCES.md)" % name)
+                    added += 1
+                    continue
+                if cur["url"].rsplit("/", 1)[1] != fname:
+                    continue
+                if cur["sha256"] != art["sha256"]:
+                    die("cuDNN %s %s %s: manifest sha256 %s != %s in %s"
+                        % (full, variant, plat, cur["sha256"], art["sha256"], name))
+                if "size" in cur and cur["size"] != size:
+                    die("cuDNN %s %s %s: size %d != %d in %s" % (full, variant, plat, cur["size"], size, name))
+                if "size" not in cur:
+                    cur["size"] = size
                     filled += 1
-        entry["source"] += "; sizes also from NVIDIA's %s (data/redist/cudnn)" % name
-    return filled
+                if JSON_SOURCE not in cur["sha256_sources"]:
+                    cur["sha256_sources"] = cur["sha256_sources"] + [JSON_SOURCE]
+                if name not in entry.get("source", ""):
+                    entry["source"] = entry.get("source", "") + "; sizes also from NVIDIA's %s (data/redist/cudnn)" % name
+    # stable order: newest release first, as cudnn_section writes it
+    ordered = {k: cudnn[k] for k in sorted(cudnn, key=vkey, reverse=True)}
+    cudnn.clear()
+    cudnn.update(ordered)
+    return filled, added
+
+
+def coverage(cuda, cudnn, nccl=None):
+    """(artifacts, with a size, with two sha256 sources or NVIDIA's own JSON) over every pinned file."""
+    n = sized = two = 0
+    for e in cuda.values():
+        for art in e["runfile"].values():
+            n += 1
+            sized += "size" in art
+            two += len(art.get("sha256_sources", [])) >= 2
+        if "redist" in e:
+            n += 1
+            sized += 1
+            two += 1        # the JSON's sha256 is XLA's pin of NVIDIA's file, checked against our copy
+    for e in list(cudnn.values()) + list((nccl or {}).values()):
+        for variant, builds in e.items():
+            if not variant.startswith("cuda"):
+                continue
+            for art in builds.values():
+                n += 1
+                sized += "size" in art
+                two += len(art.get("sha256_sources", [])) >= 2 or JSON_SOURCE in art.get("sha256_sources", [])
+    return n, sized, two
+
+
+def nccl_section(path):
+    """data/nccl.json -> (the manifest's "nccl" section, {CUDA major: NCCL for TF rows}, first TF row).
+    Same shape as cudnn (release -> cudaNN -> platform -> file); every file needs a sha256 and its sources."""
+    d = json.load(open(path, encoding="utf-8"))
+    known = set(d["sources"])
+    out = {}
+    for ver in sorted(d["nccl"], key=vkey, reverse=True):
+        e = {}
+        for variant, builds in sorted(d["nccl"][ver].items(), reverse=True):
+            if not re.match(r"^cuda\d+$", variant):
+                die("%s: nccl %s: unexpected key %s" % (path, ver, variant))
+            for plat, art in builds.items():
+                if plat not in PLATFORMS or not SHA.match(art.get("sha256", "")) or not art["url"].startswith("https://"):
+                    die("%s: nccl %s %s %s: needs an https url and a sha256" % (path, ver, variant, plat))
+                if not art.get("sha256_sources") or not set(art["sha256_sources"]) <= known:
+                    die("%s: nccl %s %s %s: sha256_sources must name entries of \"sources\"" % (path, ver, variant, plat))
+                if not art["url"].endswith(".whl") or ("nvidia_nccl_%s-%s-" % (variant.replace("cuda", "cu"), ver)) not in art["url"]:
+                    die("%s: nccl %s %s %s: the url is not that NCCL wheel" % (path, ver, variant, plat))
+            e[variant] = builds
+        e["source"] = "sha256: " + "; ".join(d["sources"][s] for s in sorted(
+            {s for b in d["nccl"][ver].values() for a in b.values() for s in a["sha256_sources"]}))
+        out[ver] = e
+    rows = {int(k[4:]): v for k, v in d["tensorflow"].items() if k.startswith("cuda")}
+    for v in rows.values():
+        if v not in out:
+            die("%s: tensorflow names NCCL %s, which has no entry" % (path, v))
+    return out, rows, d["tensorflow"]["min"], d["sources"]
+
+
+def add_tf_nccl(tf, cuda, nccl, rows, first):
+    for key, e in tf.items():
+        if vkey(key) < vkey(first) or e.get("not_installable"):
+            continue
+        v = rows.get(vkey(e["cuda"])[0])
+        if v and "cuda%d" % vkey(e["cuda"])[0] in nccl[v]:
+            e["nccl"] = v
 
 
 def main(argv):
@@ -383,18 +485,27 @@ def main(argv):
     cuda = cuda_section(draft, rows)
     cudnn = cudnn_section(draft, cudnn_sizes)
     add_redist(cuda, redist_p)
-    fill_cudnn_sizes(cudnn, redist_p)
+    filled, added = merge_cudnn_json(cudnn, redist_p)
     tf = tf_section(draft, cuda, cudnn)
+    nccl, nccl_rows, nccl_first, nccl_sources = nccl_section(os.path.join(DATA, "nccl.json"))
+    add_tf_nccl(tf, cuda, nccl, nccl_rows, nccl_first)
+    n, sized, two = coverage(cuda, cudnn, nccl)
+    sys.stderr.write("gen-manifest: %d pinned files: %d with a size, %d with two sha256 sources or NVIDIA's JSON "
+                     "(cuDNN from NVIDIA's JSONs: %d sizes filled, %d builds added)\n" % (n, sized, two, filled, added))
     doc = {
         "schema": 1,
         "updated": UPDATED,
         "generated_by": ("tools/gen-manifest.py from data/manifest-draft.json, data/sizes.md and "
-                         "data/redist/ (make manifest); do not edit"),
-        "sources": draft["generated_from"],
+                         "data/redist/ and data/nccl.json (make manifest); do not edit"),
+        "sources": dict(draft["generated_from"], **nccl_sources, **{JSON_SOURCE: (
+            "NVIDIA's cuDNN redistrib JSONs in data/redist/cudnn: byte-exact copies whose sha256 equals the pin "
+            "TensorFlow/XLA (cuda_redist_versions.bzl CUDNN_REDIST_JSON_DICT) keeps for NVIDIA's URL; "
+            "data/redist/SOURCES.md")}),
         "profiles": PROFILES,
         "tensorflow": tf,
         "cuda": cuda,
         "cudnn": cudnn,
+        "nccl": nccl,
     }
     json.dump(doc, sys.stdout, indent=1, ensure_ascii=False)
     sys.stdout.write("\n")

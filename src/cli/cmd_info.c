@@ -67,6 +67,8 @@ static cJSON *components_json(const ce_redist *red, const char *profile, const c
 
 static const ce_redist *g_red;      /* set by cmd_info for the printers */
 static const char *g_profile;
+static const ce_cudnn *g_nccl;          /* the NCCL install would take, NULL for none */
+static const ce_artifact *g_nccl_art;
 
 /* A manifest "source" as users should see it: the public references only.
  * Citations of the maintainers' working notes ("nvidia-facts.md 7a:",
@@ -181,6 +183,14 @@ static int print_json(const ce_manifest *m, const ce_spec *s, const ce_resolved 
     } else {
         cJSON_AddNullToObject(o, "cudnn");
     }
+    if (g_nccl_art) {
+        cJSON *j = cJSON_AddObjectToObject(o, "nccl");
+        cli_json_add_str(j, "version", g_nccl->version);
+        cJSON_AddItemToObject(j, "wheel", artifact_json(g_nccl_art));
+        json_source(j, g_nccl->source);
+    } else {
+        cJSON_AddNullToObject(o, "nccl");
+    }
     cli_json_add_str(o, "manifest", m->origin);
     return cli_json_print(o);
 }
@@ -253,6 +263,11 @@ static void print_text(const ce_spec *s, const ce_resolved *r, const char *platf
     } else if (r->cuda) {
         printf("%-13s none\n", "cuDNN");
     }
+    if (g_nccl_art) {
+        printf("%-13s %s (multi-GPU collectives; leave out: --components -nccl)\n", "NCCL", g_nccl->version);
+        print_artifact("wheel", g_nccl_art, platform);
+        print_source(g_nccl->source);
+    }
     if (problem) printf("%-13s %s\n", "installable", problem);
     else printf("%-13s yes, on %s\n", "installable", platform);
 }
@@ -283,6 +298,10 @@ int cmd_info(cli *c, const cli_args *a)
     bool describable = rc == CE_ERR_NOTFOUND && ((r.tf && r.tf->not_installable) ||
                                                  (r.cuda && !*cudnn && !spec.cudnn[0]));
     if (rc && !describable) {
+        ce_manifest_free(m);
+        return cli_fail(c, rc);
+    }
+    if (!rc && (rc = ce_resolve_nccl(&c->ctx, m, &r, c->ctx.install_components, &g_nccl, &g_nccl_art))) {
         ce_manifest_free(m);
         return cli_fail(c, rc);
     }

@@ -151,6 +151,8 @@ static int print_json(const st_report *r, int code, const st_options *opt)
         add_num_or_null(bo, "d2d_gbs", b->d2d_gbs);
         add_num_or_null(bo, "conv_tflops", b->conv_tflops);
         cli_json_add_str(bo, "conv_shape", b->conv_shape);
+        add_num_or_null(bo, "allreduce_busbw_gbs", b->allreduce_busbw_gbs);
+        cJSON_AddNumberToObject(bo, "allreduce_gpus", b->allreduce_gpus);
         if (b->torch) {
             cJSON *t = cJSON_AddObjectToObject(bo, "torch");
             add_num_or_null(t, "h2d_gbs", b->torch_h2d_gbs);
@@ -216,6 +218,9 @@ static void print_table(cli *c, const st_report *r, int code, const st_options *
             }
             if (b->conv_shape[0]) printf("    conv: %s\n", b->conv_shape);
         }
+        if (b->allreduce_gpus)
+            printf("    NCCL all-reduce, 256 MiB over %d GPUs: bus bandwidth %.1f GB/s\n", b->allreduce_gpus,
+                   b->allreduce_busbw_gbs);
         if (b->torch_note[0]) printf("    %s\n", b->torch_note);
     }
     printf("total %.0f ms: %s\n", r->total_ms,

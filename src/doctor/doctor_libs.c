@@ -498,6 +498,29 @@ static void check_header(ce_doctor *d, const char *what, const char *hdr_ver, co
                     d->act.name[0] ? d->act.name : "VERSION"));
 }
 
+/* NCCL (libnccl.so.2), what XLA and torch.distributed dlopen for multi-GPU
+ * collectives: the toolchain's must be the one programs load; on a machine
+ * of several GPUs a toolchain without one is named, with the way to add it */
+static void check_nccl(ce_doctor *d, const char *triplet)
+{
+    const ce_doc_active *a = &d->act;
+    char expect[8192], got[8192], via[4300], ev[4096], fix[1024];
+    if (in_toolchain(a->prefix, "libnccl.so.2", triplet, expect, sizeof expect)) {
+        check_one(d, "nccl", "libnccl.so.2", expect, got, sizeof got);
+        return;
+    }
+    if (d->probe.n_gpus < 2) return;   /* collectives need two GPUs */
+    bool elsewhere = doc_ld_resolve(d, "libnccl.so.2", got, sizeof got, via, sizeof via) == 0;
+    doc_add(d, "libs.nccl-missing", CE_SEV_WARNING,
+            "the active toolchain has no NCCL: multi-GPU collectives (TensorFlow's MirroredStrategy, "
+            "torch.distributed) cannot use one from it",
+            elsewhere ? doc_fmt(ev, sizeof ev, "%s has no libnccl.so.2; the loader finds a foreign one: %s via %s",
+                                a->prefix, got, via)
+                      : doc_fmt(ev, sizeof ev, "%s has no libnccl.so.2, and the loader finds none", a->prefix),
+            doc_fmt(fix, sizeof fix, "cudaenv install %s --components +nccl --force (TensorFlow rows from 2.14 "
+                    "install it by default)", a->name));
+}
+
 void doc_check_libs(ce_doctor *d)
 {
     const ce_doc_active *a = &d->act;
@@ -540,6 +563,7 @@ void doc_check_libs(ce_doctor *d)
             }
         }
     }
+    if (a->present && a->cuda[0]) check_nccl(d, l->triplet);
     if (!cudnn_major) {
         /* no cuDNN in the toolchain: whatever cuDNN the loader offers must
          * at least be complete */

@@ -37,7 +37,7 @@
 typedef struct part {
     const char *name, *label, *version, *url, *sha256;
     long long size;
-    bool cudnn;
+    bool cudnn, nccl;       /* a library archive: cuDNN's tarball, or NCCL's wheel (a zip) */
     char pkg[200];          /* pkgs/<pkg> */
     char tree[4400];        /* $CUDAENV_ROOT/pkgs/<pkg> */
     char cache[4200];       /* cache/<sha256> */
@@ -264,7 +264,8 @@ static int start_unpack(ce_ctx *ctx, part *p, bool follow, shared *sh)
         char index[4500];   /* per-file sha256s, hashed while unpacking (pkgindex.h) */
         snprintf(index, sizeof index, "%s.sha256.json", p->tree);
         ce_unpack_src src = { .path = p->cache, .part = follow ? partf : NULL, .writer_done = &sh->done,
-                              .label = p->url, .sha256 = p->sha256, .size = p->size, .strip_top = true,
+                              .label = p->url, .sha256 = p->sha256, .size = p->size, .strip_top = !p->nccl,
+                              .only_under = p->nccl ? "nvidia/nccl/" : NULL,
                               .hash_index = index, .watch = follow ? p->watch : NULL,
                               .cache_entry = !follow, .slots = &sh->slots, .slot_id = p->id };
         int urc = ce_unpack(ctx, &src, p->staging);
@@ -509,7 +510,7 @@ static int compose(ce_ctx *ctx, const ce_manifest *m, const ce_resolved *r, plan
     for (size_t i = 0; rc == CE_OK && i < pl->n; i++) {
         part *p = &pl->parts[i];
         trees[nt++] = p->tree;
-        if (p->cudnn) {
+        if (p->cudnn || p->nccl) {
             rc = ce_compose_cudnn(ctx, p->tree, staging, &files);
             continue;
         }
@@ -536,6 +537,10 @@ static int compose(ce_ctx *ctx, const ce_manifest *m, const ce_resolved *r, plan
     if (r->cudnn && r->cudnn_archive)
         rec.sources[rec.n_sources++] = (ce_receipt_source){ "cudnn", r->cudnn_archive->url,
                                                            r->cudnn_archive->sha256, r->cudnn_archive->size };
+    for (size_t i = 0; i < pl->n; i++)
+        if (pl->parts[i].nccl)
+            rec.sources[rec.n_sources++] = (ce_receipt_source){ "nccl", pl->parts[i].url, pl->parts[i].sha256,
+                                                               pl->parts[i].size };
     if (rc == CE_OK) rc = ce_receipt_write(ctx, staging, &rec);
     if (rc == CE_OK) {
         ce_fsync_dir(staging);
@@ -583,6 +588,16 @@ int ce_components_install(ce_ctx *ctx, const ce_manifest *m, const ce_resolved *
                    .sha256 = r->cudnn_archive->sha256, .size = r->cudnn_archive->size, .cudnn = true };
         char cpkg[160];
         ce_store_pkg_names(r->cuda->version, r->cudnn->version, cpkg, sizeof cpkg, p.pkg, sizeof p.pkg);
+        rc = add_part(ctx, pl, pkgs, p);
+    }
+    const ce_cudnn *nl = NULL;
+    const ce_artifact *na = NULL;
+    if (rc == CE_OK) rc = ce_resolve_nccl(ctx, m, r, ctx->install_components, &nl, &na);
+    if (rc == CE_OK && na) {
+        part p = { .name = "nccl", .label = "NCCL", .version = nl->version, .url = na->url, .sha256 = na->sha256,
+                   .size = na->size, .nccl = true };
+        snprintf(p.pkg, sizeof p.pkg, "nccl-%s-cuda%d-%.12s", nl->version, ce_version_major(r->cuda->version),
+                 na->sha256);
         rc = add_part(ctx, pl, pkgs, p);
     }
     if (rc == CE_OK) rc = space(ctx, pl);

@@ -25,15 +25,16 @@
 #define NVIDIA_BASE "https://developer.download.nvidia.com/"
 #define WORK_DIR ".cudaenv-mirror"
 
-/* A runfile, a cuDNN tarball, a release's redistrib JSON (cuda.<ver>.redist)
- * or one component archive the JSON names (no entry of its own: the JSON
- * has it, and the redist entry lists the mirrored names per platform). */
-typedef enum { MF_RUNFILE, MF_CUDNN, MF_REDIST, MF_COMPONENT } mf_kind;
+/* A runfile, a cuDNN tarball, a release's redistrib JSON (cuda.<ver>.redist),
+ * one component archive the JSON names (no entry of its own: the JSON
+ * has it, and the redist entry lists the mirrored names per platform), or an
+ * NCCL wheel (the "nccl" section, shaped as cudnn's). */
+typedef enum { MF_RUNFILE, MF_CUDNN, MF_REDIST, MF_COMPONENT, MF_NCCL } mf_kind;
 
 typedef struct ce_mirror_file {
     mf_kind kind;
     const char *version;       /* CUDA or cuDNN release (JSON key) */
-    int cuda_major;            /* cuDNN: the "cudaM" key */
+    int cuda_major;            /* cuDNN, NCCL: the "cudaM" key */
     const char *platform;
     const char *url, *sha256;  /* resolved URL (mirror rewrite applied), pin */
     long long size;
@@ -60,7 +61,8 @@ static cJSON *src_node(cJSON *src, const ce_mirror_file *f)
         return cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(c, "runfile"), f->platform);
     }
     snprintf(key, sizeof key, "cuda%d", f->cuda_major);
-    cJSON *d = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(src, "cudnn"), f->version);
+    cJSON *d = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(src, f->kind == MF_NCCL ? "nccl" : "cudnn"),
+                                                f->version);
     return cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(d, key), f->platform);
 }
 
@@ -100,7 +102,7 @@ int ce_mirror_rel_path(ce_ctx *ctx, const char *url, char *out, size_t outsz)
 static const char *kind_name(mf_kind k)
 {
     return k == MF_RUNFILE ? "runfile" : k == MF_CUDNN ? "cuDNN archive" : k == MF_REDIST ? "redistrib JSON"
-                                                                                         : "component";
+                           : k == MF_NCCL ? "NCCL wheel" : "component";
 }
 
 static ce_mirror_file *plan_push(ce_ctx *ctx, plan *pl, const ce_mirror_file *f)
@@ -245,6 +247,11 @@ static int make_plan(ce_ctx *ctx, ce_ctx *mctx, const ce_mdir *md, const ce_mirr
             const ce_cudnn_build *bd = r.cudnn_archive ? build_of(r.cudnn, r.cudnn_archive) : NULL;
             if (!rc && bd)
                 rc = plan_add(ctx, pl, src, MF_CUDNN, r.cudnn->version, bd->cuda_major, plat, r.cudnn_archive);
+            const ce_cudnn *nl = NULL;
+            const ce_artifact *na = NULL;
+            if (!rc) rc = ce_resolve_nccl(&pctx, m, &r, pctx.install_components, &nl, &na);
+            if (!rc && na)   /* the NCCL wheel install would take (--components -nccl: none) */
+                rc = plan_add(ctx, pl, src, MF_NCCL, nl->version, ce_version_major(r.cuda->version), plat, na);
         }
     }
     return rc;
@@ -351,9 +358,10 @@ static int merge_entry(ce_ctx *ctx, cJSON *out, cJSON *src, const ce_mirror_file
 {
     if (f->kind == MF_COMPONENT) return merge_component(ctx, out, f);
     char key[16] = "runfile";
-    cJSON *e = f->kind == MF_CUDNN ? release_entry(out, src, "cudnn", f->version, cudnn_key)
-                                   : release_entry(out, src, "cuda", f->version, cuda_art_key);
-    if (f->kind == MF_CUDNN) snprintf(key, sizeof key, "cuda%d", f->cuda_major);
+    cJSON *e = f->kind == MF_CUDNN  ? release_entry(out, src, "cudnn", f->version, cudnn_key)
+               : f->kind == MF_NCCL ? release_entry(out, src, "nccl", f->version, cudnn_key)
+                                    : release_entry(out, src, "cuda", f->version, cuda_art_key);
+    if (f->kind == MF_CUDNN || f->kind == MF_NCCL) snprintf(key, sizeof key, "cuda%d", f->cuda_major);
     cJSON *a = e ? cJSON_Duplicate(src_node(src, f), true) : NULL;
     if (!a) return ce_fail(ctx, CE_ERR_NOMEM, "out of memory");
     cJSON_DeleteItemFromObjectCaseSensitive(a, "alt_url");
@@ -395,8 +403,17 @@ static void merge_tf(cJSON *out, cJSON *src)
             cJSON *d = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(out, "cudnn"), dn->valuestring);
             if (!cJSON_GetObjectItemCaseSensitive(d, key)) continue;
         }
+        cJSON *copy = cJSON_Duplicate(row, true);
+        /* its NCCL only where the mirror holds a build of it for the row's CUDA major */
+        const cJSON *nc = cJSON_GetObjectItemCaseSensitive(row, "nccl");
+        if (cJSON_IsString(nc)) {
+            char key[16];
+            snprintf(key, sizeof key, "cuda%d", ce_version_major(cu->valuestring));
+            cJSON *n = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(out, "nccl"), nc->valuestring);
+            if (!cJSON_GetObjectItemCaseSensitive(n, key)) cJSON_DeleteItemFromObjectCaseSensitive(copy, "nccl");
+        }
         cJSON_DeleteItemFromObjectCaseSensitive(tfs, row->string);
-        cJSON_AddItemToObject(tfs, row->string, cJSON_Duplicate(row, true));
+        cJSON_AddItemToObject(tfs, row->string, copy);
     }
 }
 
@@ -458,10 +475,11 @@ size_t ce_mirror_count(const cJSON *j)
         cJSON_ArrayForEach(map, cJSON_GetObjectItemCaseSensitive(rd, "mirror_components"))
             n += (size_t)cJSON_GetArraySize(map);
     }
-    cJSON_ArrayForEach(rel, cJSON_GetObjectItemCaseSensitive(j, "cudnn"))
-        cJSON_ArrayForEach(map, rel)
-            if (cudnn_key(map->string) && cJSON_IsObject(map))
-                cJSON_ArrayForEach(art, map) n++;
+    for (int sec = 0; sec < 2; sec++)
+        cJSON_ArrayForEach(rel, cJSON_GetObjectItemCaseSensitive(j, sec ? "nccl" : "cudnn"))
+            cJSON_ArrayForEach(map, rel)
+                if (cudnn_key(map->string) && cJSON_IsObject(map))
+                    cJSON_ArrayForEach(art, map) n++;
     return n;
 }
 

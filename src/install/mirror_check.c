@@ -174,10 +174,11 @@ int ce_mirror_check(ce_ctx *ctx, const char *dir, ce_mirror_stats *st)
         const cJSON *rd = cJSON_GetObjectItemCaseSensitive(rel, "redist");
         if (cJSON_IsObject(rd)) check_redist(ctx, &md, rd, st);
     }
-    cJSON_ArrayForEach(rel, cJSON_GetObjectItemCaseSensitive(j, "cudnn"))
-        cJSON_ArrayForEach(map, rel)
-            if (is_cudnn_key(map->string) && cJSON_IsObject(map))
-                cJSON_ArrayForEach(art, map) check_art(ctx, &md, art, st);
+    for (int sec = 0; sec < 2; sec++)   /* cuDNN tarballs and NCCL wheels, one shape */
+        cJSON_ArrayForEach(rel, cJSON_GetObjectItemCaseSensitive(j, sec ? "nccl" : "cudnn"))
+            cJSON_ArrayForEach(map, rel)
+                if (is_cudnn_key(map->string) && cJSON_IsObject(map))
+                    cJSON_ArrayForEach(art, map) check_art(ctx, &md, art, st);
     cJSON_Delete(j);
     ce_mdir_close(&md);
     if (rc) return rc;

@@ -37,7 +37,9 @@ bool ce_redist_driver_side(const char *name)
                                          "collectx_bringup", "cuda_compat", NULL };
     for (size_t i = 0; exact[i]; i++)
         if (strcmp(name, exact[i]) == 0) return true;
-    return strncmp(name, "mft", 3) == 0;
+    /* any compat package is driver-side: cuda_compat_orin (13.2.0+, linux-sbsa) is
+     * Jetson's driver-compat library, not a toolkit part */
+    return strncmp(name, "mft", 3) == 0 || strstr(name, "_compat") != NULL;
 }
 
 /* A path NVIDIA would write: relative, no scheme, no "..", "." or empty
@@ -233,6 +235,7 @@ int ce_redist_select(ce_ctx *ctx, ce_redist *r, const ce_profile *p, const char 
     for (char *tok = strtok_r(buf, ", ", &save); tok; tok = strtok_r(NULL, ", ", &save)) {
         bool add = *tok != '-';
         if (*tok == '+' || *tok == '-') tok++;
+        if (strcmp(tok, "nccl") == 0) continue;    /* not NVIDIA's: ce_resolve_nccl */
         if (!ce_component_name_valid(tok, false))
             return ce_fail(ctx, CE_ERR_USAGE, "--components: '%s' is not a component name; write "
                            "+name to add, -name to remove (e.g. +nsight_systems,-libcufft)", tok);

@@ -168,7 +168,18 @@ static int extract(ce_ctx *ctx, const ce_unpack_src *s, struct archive *a, struc
         const char *path = archive_entry_pathname(e);
         if (!path) return refuse(ctx, s, NULL, "path not representable");
         const char *rest = path;
-        if (s->strip_top) {
+        if (s->only_under) {
+            size_t k = strlen(s->only_under), n = strlen(path);
+            bool python = strstr(path, "__pycache__/") || (n > 3 && strcmp(path + n - 3, ".py") == 0) ||
+                          (n > 4 && strcmp(path + n - 4, ".pyc") == 0);
+            if (strncmp(path, s->only_under, k) != 0 || !path[k] || python) {
+                /* the wheel's Python side (dist-info, __init__.py): not the library */
+                if (archive_read_data_skip(a) < ARCHIVE_WARN) return CE_ERR_OTHER;
+                continue;
+            }
+            rest = path + k;
+            if (archive_entry_hardlink(e)) return refuse(ctx, s, path, "hardlink in a wheel");
+        } else if (s->strip_top) {
             if (ce_strip_top(path, top, sizeof top, &rest) != 0)
                 return refuse(ctx, s, path, top[0] ? "outside the archive's single top directory"
                                                    : "no top directory");
@@ -263,6 +274,8 @@ int ce_unpack(ce_ctx *ctx, const ce_unpack_src *s, const char *dest)
     archive_read_support_filter_bzip2(a);
     archive_read_support_filter_zstd(a);
     archive_read_support_format_tar(a);
+    /* wheels are zips; read only for them, as a stream (the download may still be running) */
+    if (s->only_under) archive_read_support_format_zip_streamable(a);
     /* No ARCHIVE_EXTRACT_OWNER, and deliberately no
      * archive_write_disk_set_standard_lookup: uid/gname lookups through NSS
      * cost minutes on big archives and ownership is not ours to restore. */

@@ -75,6 +75,9 @@ typedef struct ce_unpack_src {
     const char *sha256;     /* when set, the bytes read must have this digest ... */
     long long size;         /* ... and this size (-1: unknown) */
     bool strip_top;         /* strip the archive's single top directory */
+    const char *only_under; /* a wheel (zip): take only the entries under this prefix
+                               ("nvidia/nccl/"), the prefix stripped; skip the rest and
+                               the Python side (*.py, *.pyc, __pycache__/) */
     const char *hash_index; /* when set: each file's sha256, computed from the bytes as they
                                are written, saved there once the archive verified
                                (pkgs/<name>.sha256.json, pkgindex.h) */

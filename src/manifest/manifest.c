@@ -316,7 +316,8 @@ static int parse_cudnn(parser *p, const cJSON *v, ce_cudnn *c)
 {
     if (!(c->version = xstrdup(p, v->string))) return CE_ERR_NOMEM;
     if (!ce_version_valid(v->string) || count_dots(v->string) < 2)
-        return mf_bad(p, "cuDNN releases are keyed by their full version (e.g. \"8.7.0.84\"), not '%s'", v->string);
+        return mf_bad(p, "releases are keyed by their full version (e.g. \"8.7.0.84\", \"2.25.1\"), not '%s'",
+                      v->string);
     if (strlen(v->string) > CE_MANIFEST_KEY_MAX)
         return mf_bad(p, "the version key is %zu characters; the store names at most %d", strlen(v->string),
                    CE_MANIFEST_KEY_MAX);
@@ -332,7 +333,7 @@ static int parse_cudnn(parser *p, const cJSON *v, ce_cudnn *c)
         size_t m = path_push(p, it->string);
         const char *d = it->string + 4;
         if (!*d || strlen(d) > 3 || strspn(d, "0123456789") != strlen(d) || *d == '0')
-            return mf_bad(p, "cuDNN builds are keyed by CUDA major: cuda11, cuda12, cuda13");
+            return mf_bad(p, "builds are keyed by CUDA major: cuda11, cuda12, cuda13");
         int major = atoi(d);
         for (size_t i = 0; i < c->n_builds; i++)
             if (c->builds[i].cuda_major == major) return mf_bad(p, "duplicate key");
@@ -355,7 +356,8 @@ static int parse_tf(parser *p, const cJSON *v, ce_tf *t)
         (rc = get_version(p, v, "cudnn", false, &t->cudnn)) ||
         (rc = get_str(p, v, "python", false, &t->python)) ||
         (rc = get_str(p, v, "source", false, &t->source)) ||
-        (rc = get_str(p, v, "not_installable", false, &t->not_installable)))
+        (rc = get_str(p, v, "not_installable", false, &t->not_installable)) ||
+        (rc = get_version(p, v, "nccl", false, &t->nccl)))
         return rc;
     return CE_OK;
 }
@@ -406,6 +408,7 @@ static int check_tf_refs(parser *p, const ce_manifest *m)
         if (t->not_installable) continue;
         snprintf(p->path, sizeof p->path, "tensorflow");
         path_push(p, t->version);
+        size_t row = strlen(p->path);
         const ce_cuda *c = ce_manifest_cuda(m, t->cuda);
         if (!c) {
             path_push(p, "cuda");
@@ -423,6 +426,16 @@ static int check_tf_refs(parser *p, const ce_manifest *m)
             if (!has)
                 return mf_bad(p, "cuDNN %s has no build for CUDA %d (needs cudnn.\"%s\".cuda%d)", t->cudnn,
                            ce_version_major(c->version), t->cudnn, ce_version_major(c->version));
+            path_pop(p, row);
+        }
+        const ce_cudnn *n = t->nccl ? ce_manifest_nccl(m, t->nccl) : NULL;
+        bool built = false;
+        for (size_t b = 0; n && b < n->n_builds; b++) built |= n->builds[b].cuda_major == ce_version_major(c->version);
+        if (t->nccl && !built) {
+            path_push(p, "nccl");
+            return mf_bad(p, "NCCL %s %s; add nccl.\"%s\".cuda%d or drop the row's \"nccl\"", t->nccl,
+                          n ? "has no build for this CUDA major" : "is not in the manifest's \"nccl\" section",
+                          t->nccl, ce_version_major(c->version));
         }
     }
     return CE_OK;
@@ -449,6 +462,8 @@ static int parse_doc(parser *p, const cJSON *doc, ce_manifest *m)
                             (void **)&m->cuda, &m->n_cuda)) ||
         (rc = parse_section(p, doc, "cudnn", sizeof(ce_cudnn), (parse_fn)parse_cudnn, cmp_cudnn,
                             (void **)&m->cudnn, &m->n_cudnn)) ||
+        (rc = parse_section(p, doc, "nccl", sizeof(ce_cudnn), (parse_fn)parse_cudnn, cmp_cudnn,
+                            (void **)&m->nccl, &m->n_nccl)) ||
         (rc = parse_section(p, doc, "tensorflow", sizeof(ce_tf), (parse_fn)parse_tf, cmp_tf,
                             (void **)&m->tf, &m->n_tf)) ||
         (rc = parse_profiles(p, doc, m)))
@@ -540,6 +555,7 @@ void ce_manifest_free(ce_manifest *m)
     for (size_t i = 0; i < m->n_tf; i++) {
         ce_tf *t = &m->tf[i];
         free(t->version); free(t->cuda); free(t->cudnn); free(t->python); free(t->source); free(t->not_installable);
+        free(t->nccl);
     }
     free(m->tf);
     for (size_t i = 0; i < m->n_cuda; i++) {
@@ -557,13 +573,17 @@ void ce_manifest_free(ce_manifest *m)
         free(pr->name); free(pr->components); free(pr->exclude); free(pr->source);
     }
     free(m->profiles);
-    for (size_t i = 0; i < m->n_cudnn; i++) {
-        ce_cudnn *c = &m->cudnn[i];
-        free(c->version); free(c->source);
-        for (size_t b = 0; b < c->n_builds; b++) free_artifacts(c->builds[b].archives, c->builds[b].n_archives);
-        free(c->builds);
+    ce_cudnn *libs[2] = { m->cudnn, m->nccl };
+    size_t counts[2] = { m->n_cudnn, m->n_nccl };
+    for (size_t l = 0; l < 2; l++) {
+        for (size_t i = 0; i < counts[l]; i++) {
+            ce_cudnn *c = &libs[l][i];
+            free(c->version); free(c->source);
+            for (size_t b = 0; b < c->n_builds; b++) free_artifacts(c->builds[b].archives, c->builds[b].n_archives);
+            free(c->builds);
+        }
+        free(libs[l]);
     }
-    free(m->cudnn);
     free(m->updated);
     free(m->origin);
     free(m);

@@ -58,8 +58,10 @@ typedef struct ce_cudnn_build {
     size_t n_archives;
 } ce_cudnn_build;
 
+/* A library release built per CUDA major: cuDNN ("cudnn" section) and NCCL
+ * ("nccl": the wheels TensorFlow's and-cuda extra installs), same shape. */
 typedef struct ce_cudnn {
-    char *version;       /* "8.7.0.84" */
+    char *version;       /* "8.7.0.84", "2.25.1" */
     char *source;
     ce_cudnn_build *builds;
     size_t n_builds;
@@ -72,6 +74,7 @@ typedef struct ce_tf {
     char *python;        /* "3.9-3.11", informational */
     char *source;
     char *not_installable; /* reason, NULL when installable */
+    char *nccl;          /* "2.25.1": the NCCL the row installs, NULL for none */
 } ce_tf;
 
 typedef struct ce_manifest {
@@ -87,6 +90,8 @@ typedef struct ce_manifest {
     size_t n_cudnn;
     ce_profile *profiles;
     size_t n_profiles;
+    ce_cudnn *nccl;      /* sorted by version; NULL/0 when the manifest lists none */
+    size_t n_nccl;
 } ce_manifest;
 
 /* Parse and validate text.  origin is the path/URL used to resolve relative
@@ -102,6 +107,9 @@ void ce_manifest_free(ce_manifest *m);
 
 const ce_cuda *ce_manifest_cuda(const ce_manifest *m, const char *version);
 const ce_cudnn *ce_manifest_cudnn(const ce_manifest *m, const char *version);
+const ce_cudnn *ce_manifest_nccl(const ce_manifest *m, const char *version);
+/* The newest NCCL with a build for a CUDA major and platform, NULL if none. */
+const ce_cudnn *ce_manifest_nccl_for(const ce_manifest *m, int cuda_major, const char *platform);
 const ce_tf *ce_manifest_tf(const ce_manifest *m, const char *version);
 const ce_profile *ce_manifest_profile(const ce_manifest *m, const char *name);
 /* Whether profile p takes the component called name. */

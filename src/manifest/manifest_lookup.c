@@ -19,6 +19,20 @@ const ce_cudnn *ce_manifest_cudnn(const ce_manifest *m, const char *v)
     return NULL;
 }
 
+const ce_cudnn *ce_manifest_nccl(const ce_manifest *m, const char *v)
+{
+    for (size_t i = 0; m && v && i < m->n_nccl; i++)
+        if (strcmp(m->nccl[i].version, v) == 0) return &m->nccl[i];
+    return NULL;
+}
+
+const ce_cudnn *ce_manifest_nccl_for(const ce_manifest *m, int cuda_major, const char *platform)
+{
+    for (size_t i = m ? m->n_nccl : 0; i-- > 0;)
+        if (ce_cudnn_archive(&m->nccl[i], cuda_major, platform)) return &m->nccl[i];
+    return NULL;
+}
+
 const ce_tf *ce_manifest_tf(const ce_manifest *m, const char *v)
 {
     for (size_t i = 0; m && v && i < m->n_tf; i++)

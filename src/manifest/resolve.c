@@ -290,6 +290,10 @@ int ce_resolve(ce_ctx *ctx, const ce_manifest *m, const ce_spec *spec,
         }
     }
     out->runfile = ce_artifact_for(cuda->runfiles, cuda->n_runfiles, ctx->platform);
+    if (out->tf && out->tf->nccl) {
+        out->nccl = ce_manifest_nccl(m, out->tf->nccl);
+        out->nccl_archive = ce_cudnn_archive(out->nccl, ce_version_major(cuda->version), ctx->platform);
+    }
     ce_toolchain_name(out->name, sizeof out->name, cuda->version, out->cudnn ? out->cudnn->version : NULL);
     /* tf-2.14+cudnn9, --cudnn, --no-cudnn: the user leaves TF's tested pair */
     if (!rc && out->tf && out->tf->cudnn && (!out->cudnn || strcmp(out->cudnn->version, out->tf->cudnn)))
@@ -307,5 +311,37 @@ int ce_resolve(ce_ctx *ctx, const ce_manifest *m, const ce_spec *spec,
                        "pick a release that does (cudaenv list-remote cuda)",
                        cuda->version, ctx->platform, *have ? have : "none");
     }
+    return CE_OK;
+}
+
+/* "+nccl"/"nccl" 1, "-nccl" -1, not named 0; the last mention wins */
+static int nccl_wish(const char *adjust)
+{
+    int wish = 0;
+    for (const char *s = adjust ? adjust : ""; *s;) {
+        size_t n = strcspn(s, ", ");
+        const char *t = s + (*s == '+' || *s == '-');
+        if (n && (size_t)(s + n - t) == 4 && strncmp(t, "nccl", 4) == 0) wish = *s == '-' ? -1 : 1;
+        s += n;
+        s += strspn(s, ", ");
+    }
+    return wish;
+}
+
+int ce_resolve_nccl(ce_ctx *ctx, const ce_manifest *m, const ce_resolved *r, const char *adjust,
+                    const ce_cudnn **lib, const ce_artifact **art)
+{
+    int wish = nccl_wish(adjust);
+    *lib = wish < 0 ? NULL : r->nccl;
+    *art = wish < 0 ? NULL : r->nccl_archive;
+    if (wish > 0 && !*art && r->cuda) {
+        int major = ce_version_major(r->cuda->version);
+        *lib = ce_manifest_nccl_for(m, major, ctx->platform);
+        *art = ce_cudnn_archive(*lib, major, ctx->platform);
+        if (!*art)
+            return ce_fail(ctx, CE_ERR_USAGE, "--components +nccl: the manifest %s has no NCCL built for CUDA %d "
+                           "on %s", m->origin, major, ctx->platform);
+    }
+    if (!*art) *lib = NULL;
     return CE_OK;
 }

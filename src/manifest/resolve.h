@@ -31,6 +31,8 @@ typedef struct ce_resolved {
     const ce_cudnn *cudnn;           /* NULL with no_cudnn or none available */
     const ce_artifact *runfile;      /* for ctx->platform; NULL if none */
     const ce_artifact *cudnn_archive;
+    const ce_cudnn *nccl;            /* the TF row's NCCL (manifest "nccl"), NULL for none */
+    const ce_artifact *nccl_archive; /* its wheel for ctx->platform; NULL if none */
     char name[96];                   /* toolchain name */
 } ce_resolved;
 
@@ -39,6 +41,13 @@ typedef struct ce_resolved {
  * CE_ERR_NOTFOUND with "did you mean ...?" naming the nearest valid specs. */
 int ce_resolve(ce_ctx *ctx, const ce_manifest *m, const ce_spec *spec,
                const char *cudnn_override, bool no_cudnn, ce_resolved *out);
+
+/* The NCCL wheel an install of r takes for ctx->platform: the TF row's NCCL;
+ * none when adjust (install --components) says "-nccl"; with "+nccl" where
+ * the row names none, the newest NCCL built for the CUDA major (CE_ERR_USAGE
+ * when the manifest has none).  *lib and *art are NULL for no NCCL. */
+int ce_resolve_nccl(ce_ctx *ctx, const ce_manifest *m, const ce_resolved *r, const char *adjust,
+                    const ce_cudnn **lib, const ce_artifact **art);
 
 /* Levenshtein distance of two short strings (99 when either is over 31
  * characters): the did-you-mean of specs and commands. */

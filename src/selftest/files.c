@@ -47,6 +47,15 @@ int st_toolchain_facts(st_state *st)
         copy_str(tc->sm_min, sizeof tc->sm_min, cJSON_GetObjectItemCaseSensitive(sm, "min"));
         copy_str(tc->sm_max, sizeof tc->sm_max, cJSON_GetObjectItemCaseSensitive(sm, "max"));
         snprintf(tc->facts_from, sizeof tc->facts_from, "receipt");
+        /* NCCL's version from its wheel's name: nvidia_nccl_cu12-2.25.1-py3-none-... */
+        const cJSON *src;
+        cJSON_ArrayForEach(src, cJSON_GetObjectItemCaseSensitive(j, "sources")) {
+            const cJSON *k = cJSON_GetObjectItemCaseSensitive(src, "kind"), *u = cJSON_GetObjectItemCaseSensitive(src, "url");
+            const char *w = cJSON_IsString(u) ? strstr(u->valuestring, "nvidia_nccl_cu") : NULL;
+            if (!cJSON_IsString(k) || strcmp(k->valuestring, "nccl") != 0 || !w || !(w = strchr(w, '-'))) continue;
+            size_t n = strspn(w + 1, "0123456789.");
+            if (n && n < sizeof tc->nccl) snprintf(tc->nccl, sizeof tc->nccl, "%.*s", (int)n, w + 1);
+        }
         cJSON_Delete(j);
     }
     if (tc->min_driver[0] && tc->max_gcc && tc->sm_min[0]) return CE_OK;

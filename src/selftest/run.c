@@ -14,6 +14,7 @@ static const struct { const char *id, *title; } step_names[ST_NSTEPS] = {
     [ST_KERNEL] = { "kernel", "NVRTC kernel on the GPU" },
     [ST_NVCC] = { "nvcc", "nvcc builds and runs a program" },
     [ST_CUDNN] = { "cudnn", "cuDNN convolution" },
+    [ST_NCCL] = { "nccl", "NCCL loads, one-GPU communicator" },
 };
 
 /* Run one step, timing it; a step the GPU cannot reach is skipped with the
@@ -71,6 +72,7 @@ int st_run(ce_ctx *ctx, const st_toolchain *tc, const st_options *opt, st_report
     timed(st, ST_KERNEL, st_kernel_step, true);
     timed(st, ST_CUDNN, st_cudnn_step, true);
     timed(st, ST_NVCC, st_nvcc_step, true);
+    timed(st, ST_NCCL, st_nccl_step, false);
     st_nvcc_abandon(st);
     {
         double l0 = ce_mono_ms();

@@ -24,6 +24,7 @@ enum {
     ST_KERNEL,    /* 6 NVRTC -> PTX/cubin -> launch -> CPU reference */
     ST_NVCC,      /* 7 nvcc builds and runs a program */
     ST_CUDNN,     /* 8 cuDNN forward convolutions vs float64 reference */
+    ST_NCCL,      /* 9 libnccl.so.2 from the toolchain, its version, a one-GPU communicator */
     ST_NSTEPS
 };
 
@@ -72,6 +73,8 @@ typedef struct st_bench {
     double h2d_gbs, d2h_gbs, d2d_gbs;   /* GB/s (1e9), median of the repeats */
     double conv_tflops;        /* forward convolution, FMA math */
     char conv_shape[128];
+    double allreduce_busbw_gbs;  /* NCCL all-reduce of 256 MiB, bus bandwidth (--all-devices, 2+ GPUs) */
+    int allreduce_gpus;          /* over that many GPUs; 0: not measured */
     bool torch;                /* PyTorch measured the same copies */
     double torch_h2d_gbs, torch_d2h_gbs, torch_d2d_gbs, torch_conv_tflops;
     char torch_note[512];      /* why there is no comparison, or its version */
@@ -82,6 +85,7 @@ typedef struct st_toolchain {
     char name[96];
     char prefix[4096];
     char cuda[32], cudnn[32];
+    char nccl[32];             /* the receipt's NCCL ("2.25.1"), "" for none */
     char min_driver[32];       /* "580.65.06", "" unknown */
     int max_gcc;               /* 0 unknown */
     char sm_min[16], sm_max[16]; /* "7.5", "12.1"; "" unknown */

@@ -173,6 +173,11 @@ void st_nvcc_start(st_state *st);             /* nvcc.c: compile in the backgrou
 void st_nvcc_step(st_state *st);              /* nvcc.c: wait, run */
 void st_nvcc_abandon(st_state *st);           /* nvcc.c: reap a build nobody waits for */
 void st_cudnn_step(st_state *st);             /* cudnn.c */
+void st_nccl_step(st_state *st);              /* nccl.c */
+void st_nccl_decode(int code, char *out, size_t outsz);
+/* verify --all-devices with 2+ GPUs: peer access, an exact all-reduce, its bus
+ * bandwidth with --bench (collective.c); false when it failed the step */
+bool st_nccl_collective(st_state *st, st_step *s, void *h, const char *ver, char *summary, size_t ssz);
 int st_cudnn_conv_time(st_state *st, double *tflops, char *shape, size_t shapesz); /* cudnn.c, for bench */
 void st_bench_run(st_state *st);              /* bench.c */
 

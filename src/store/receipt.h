@@ -35,7 +35,7 @@ typedef struct ce_receipt {
     const char *sm_min, *sm_max;               /* NULL -> no "sm" */
     const char *const *tensorflow;             /* TF releases this pair serves */
     size_t n_tensorflow;
-    ce_receipt_source sources[2];
+    ce_receipt_source sources[3];   /* redist, cudnn, nccl */
     size_t n_sources;
     const ce_filelist *files;
     const char *profile;                       /* component installs: "tf", "toolkit" */

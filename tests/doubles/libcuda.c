@@ -21,6 +21,7 @@
  *   FAKE_CUDA_LAUNCH          "compute" (default), "fail" (CUDA_ERROR_LAUNCH_FAILED),
  *                             "noop" (returns success, writes nothing)
  *   FAKE_NVRTC_COMPILE        "fail": nvrtcCompileProgram fails with a log
+ *   FAKE_CUDA_PEER            cudaDeviceCanAccessPeer's answer for two GPUs (default 1)
  * Build: cc -shared -fPIC -Wl,-soname,libcuda.so.1 -o libcuda.so.1 libcuda.c */
 #include <math.h>
 #include <stddef.h>
@@ -251,6 +252,8 @@ int cudaDriverGetVersion(int *v) { *v = env_int("FAKE_CUDA_DRIVER_VERSION", 1300
 const char *cudaGetErrorName(int e) { return e ? "cudaErrorMemoryAllocation" : "cudaSuccess"; }
 const char *cudaGetErrorString(int e) { return e ? "out of memory" : "no error"; }
 int cudaSetDevice(int d) { (void)d; return 0; }
+/* FAKE_CUDA_PEER=0: no pair of GPUs has peer access (P2P off in the BIOS, an IOMMU) */
+int cudaDeviceCanAccessPeer(int *can, int a, int b) { *can = a != b && env_int("FAKE_CUDA_PEER", 1); return 0; }
 int cudaMalloc(void **p, size_t n) { *p = malloc(n ? n : 1); return *p ? 0 : 2; }
 int cudaMallocHost(void **p, size_t n) { return cudaMalloc(p, n); }
 int cudaFree(void *p) { free(p); return 0; }

@@ -69,12 +69,32 @@ t lay_cudnn "$W/pack/$CUDNN_TOP"
 pack_cudnn() { tar -C "$W/pack" --owner=0 --group=0 --numeric-owner -cf - "$CUDNN_TOP" | xz ${GPU_XZ:--T0 -1} > "$M/$CUDNN_REL"; }
 t pack_cudnn || { bad "cuDNN tarball failed"; return 1; }
 rm -rf "$W/pack"
+# NCCL as NVIDIA ships it to pip users: the wheel of the machine's PyTorch venv
+# (nvidia/nccl/{lib,include} + the Python side), re-zipped under NVIDIA's name
+NCCL_SRC=${NCCL_SRC:-$(ls -d /opt/torch/.venv/lib/python3*/site-packages/nvidia/nccl /usr/local/lib/python3*/dist-packages/nvidia/nccl 2>/dev/null | head -1)}
+NCCL_REL=
+if [ -n "$NCCL_SRC" ] && [ -e "$NCCL_SRC/lib/libnccl.so.2" ]; then
+    nccl_ver=$(sed -n 's/^#define NCCL_\(MAJOR\|MINOR\|PATCH\) *\([0-9]*\).*/\2/p' "$NCCL_SRC/include/nccl.h" | paste -sd.)
+    NCCL_REL=pypi/nvidia_nccl_cu${cuda_ver%%.*}-$nccl_ver-py3-none-manylinux_2_18_x86_64.whl
+    mkdir -p "$M/pypi"
+    python3 - "$NCCL_SRC" "$M/$NCCL_REL" <<'PY' && echo "  NCCL $nccl_ver wheel from $NCCL_SRC" || NCCL_REL=
+import os, sys, zipfile
+src, out = sys.argv[1:3]
+with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as z:
+    z.writestr("nvidia/__init__.py", "")
+    for root, _, names in os.walk(src):
+        for n in names:
+            p = os.path.join(root, n)
+            z.write(p, "nvidia/nccl/" + os.path.relpath(p, src))
+    z.writestr("nvidia_nccl-dist-info/METADATA", "Name: nvidia-nccl\n")
+PY
+fi
 find "$M" -name '*.tar.xz' -printf '  %s %P\n' | awk '{printf "  %8.1f MiB  %s\n", $1 / 1048576, $2}'
 
 mk_redist() {
-    python3 - "$M" "$cuda_ver" "$cudnn_ver" "$CUDNN_REL" "cuda${cuda_ver%%.*}" <<'PY'
+    python3 - "$M" "$cuda_ver" "$cudnn_ver" "$CUDNN_REL" "cuda${cuda_ver%%.*}" "$NCCL_REL" "${nccl_ver:-}" <<'PY'
 import hashlib, json, os, sys
-m, cuda, cudnn, cudnn_rel, cmaj = sys.argv[1:]
+m, cuda, cudnn, cudnn_rel, cmaj, nccl_rel, nccl_ver = sys.argv[1:]
 red = os.path.join(m, "compute/cuda/redist")
 def digest(p):
     h, md = hashlib.sha256(), hashlib.md5()
@@ -105,6 +125,10 @@ man = {"schema": 1, "updated": "2026-11-30",
        "cuda": {cuda: {"min_driver": "580.65.06", "max_gcc": 15, "sm": {"min": "7.5", "max": "12.1"}, "source": src,
                        "redist": {"url": "compute/cuda/redist/redistrib_%s.json" % cuda, "sha256": jsha, "size": jsize}}},
        "cudnn": {cudnn: {"source": src, cmaj: {"linux-x86_64": {"url": cudnn_rel, "sha256": dsha, "size": dsize}}}}}
+if nccl_rel:
+    nsha, _, _ = digest(os.path.join(m, nccl_rel))
+    man["nccl"] = {nccl_ver: {"source": src, cmaj: {"linux-x86_64": {"url": nccl_rel, "sha256": nsha}}}}
+    man["tensorflow"]["2.99"]["nccl"] = nccl_ver
 json.dump(man, open(os.path.join(m, "manifest.json"), "w"), indent=1)
 print("  redistrib_%s.json: %d components, %.1f MiB" % (cuda, len(doc) - 3,
       sum(int(v["linux-x86_64"]["size"]) for k, v in doc.items() if isinstance(v, dict)) / 1048576))
@@ -135,6 +159,11 @@ r = json.load(open(os.path.join(sys.argv[1], ".cudaenv-receipt.json")))
 print("  receipt: profile %s, components %s, %d files" % (r.get("profile"), [c["name"] for c in r.get("components", [])], len(r["files"])))
 assert r["profile"] == "tf" and len(r["components"]) >= 4 and all(len(c["sha256"]) == 64 for c in r["components"])
 PY
+if [ -n "$NCCL_REL" ]; then
+    [ -e "$P/lib64/libnccl.so.2" ] && [ -f "$P/include/nccl.h" ] && ! find "$P/" -name '*.py' | grep -q . \
+        && ok "NCCL $nccl_ver from its wheel: lib64/libnccl.so.2 and include/nccl.h, no Python files" \
+        || bad "NCCL wheel not composed into $P"
+fi
 "$BIN" list
 server_stop >/dev/null 2>&1
 unset CUDAENV_MANIFEST

@@ -240,6 +240,32 @@ PY
     expect_only libs.cudnn-shadowed
 }
 
+@test "libs.nccl-missing: two GPUs, and the active toolchain has no NCCL (warning naming a foreign one)" {
+    dr_machine
+    # one GPU: nothing to say about collectives
+    expect_only "" 0
+    export FAKE_NVML_GPUS="NVIDIA H100 80GB HBM3,9.0,81559,512,0000:17:00.0,0,,0x1,0;NVIDIA H100 80GB HBM3,9.0,81559,512,0000:18:00.0,0,,0x1,0"
+    expect_only libs.nccl-missing 0
+    [[ "$output" == *"--components +nccl"* ]]
+    mkdir -p "$T/pipnccl"
+    cc -shared -fPIC -Wl,-soname,libnccl.so.2 -o "$T/pipnccl/libnccl.so.2" "$TESTS_DIR/doubles/nccl.c"
+    export LD_LIBRARY_PATH=$LD_LIBRARY_PATH:$T/pipnccl
+    expect_only libs.nccl-missing 0
+    [[ "$output" == *"the loader finds a foreign one: $T/pipnccl/libnccl.so.2"* ]]
+}
+
+@test "libs.nccl-shadowed: the toolchain's NCCL, and another libnccl.so.2 first in LD_LIBRARY_PATH" {
+    dr_machine
+    mkdir -p "$T/pipnccl"
+    cc -shared -fPIC -Wl,-soname,libnccl.so.2 -o "$T/pipnccl/libnccl.so.2" "$TESTS_DIR/doubles/nccl.c"
+    cp "$T/pipnccl/libnccl.so.2" "$P/lib64/libnccl.so.2.21.5"
+    ln -s libnccl.so.2.21.5 "$P/lib64/libnccl.so.2"
+    expect_only "" 0
+    export LD_LIBRARY_PATH=$T/pipnccl:$LD_LIBRARY_PATH
+    expect_only libs.nccl-shadowed
+    [[ "$output" == *"$T/pipnccl/libnccl.so.2"* ]]
+}
+
 @test "libs.cudnn-not-found: cuDNN copied to lib/ while only lib64 is on the path" {
     dr_machine
     mkdir -p "$P/lib"; mv "$P"/lib64/libcudnn* "$P/lib/"

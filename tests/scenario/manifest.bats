@@ -41,6 +41,28 @@ py() { python3 -c "import json,sys; d=json.load(sys.stdin); r=($1); sys.exit(0 i
     py '[t["version"] for t in d["tensorflow"]] == ["2.%d" % i for i in range(21, -1, -1)] + ["1.15", "1.14", "1.13", "1.12"]' <<<"$output"
 }
 
+@test "the built-in manifest is the generator's output: cuDNN sized by file name, releases from NVIDIA's JSONs, renamed components, row notes" {
+    # a clone regenerates exactly what is committed, and make manifest prints its coverage
+    run --separate-stderr python3 "$REPO/tools/gen-manifest.py"
+    [ "$status" -eq 0 ]
+    cmp <(printf '%s\n' "$output") "$REPO/share/manifests/cudaenv.json"
+    [[ "$stderr" =~ gen-manifest:\ ([0-9]+)\ pinned\ files:\ ([0-9]+)\ with\ a\ size ]]
+    [ "${BASH_REMATCH[2]}" -ge 174 ]
+    m="$REPO/share/manifests/cudaenv.json"
+    # 9.15.0's cuda13 build is 9.15.0.58 though its JSON's version is 9.15.0.57: sized by file name
+    py 'd["cudnn"]["9.15.0.58"]["cuda13"]["linux-x86_64"]["size"] == 646565556' < "$m"
+    # releases only NVIDIA's verified JSONs list, pinned by them
+    py 'all(v in d["cudnn"] for v in ("9.1.1.17", "9.2.1.18", "9.4.0.58", "9.5.0.50", "9.7.0.66"))' < "$m"
+    py 'd["cudnn"]["9.7.0.66"]["cuda12"]["linux-x86_64"]["sha256_sources"] == ["nvidia-redist-json"] and "nvidia-redist-json" in d["sources"]' < "$m"
+    # every cuDNN tarball NVIDIA's JSONs cover now has a size
+    py 'sum(1 for e in d["cudnn"].values() for k, b in e.items() if k.startswith("cuda") for a in b.values() if "size" in a) >= 125' < "$m"
+    # CUDA 13.3 renamed cuda_cccl to cccl: the tf profile takes both names
+    py '"cccl" in d["profiles"]["tf"]["components"] and "cuda_cccl" in d["profiles"]["tf"]["components"]' < "$m"
+    # rows say what their pair does not: TF 2.15's pip pin, tf-2.4 on aarch64
+    py '"8.9.4.25" in d["tensorflow"]["2.15"]["notes"][0] and "linux-sbsa" in d["tensorflow"]["2.4"]["notes"][0]' < "$m"
+    py 'd["updated"] >= "2026-12-01"' < "$m"
+}
+
 @test "every TensorFlow row resolves to a runfile and a cuDNN tarball with a sha256 on linux-x86_64, or says why not" {
     export CUDAENV_PLATFORM=linux-x86_64
     specs=$("$CUDAENV" list-remote --json | python3 -c 'import json,sys; print(" ".join(t["spec"] for t in json.load(sys.stdin)["tensorflow"]))')

@@ -46,8 +46,11 @@ fake_gpu() {  # fake_gpu PREFIX [RELEASE]
     [ "$status" -eq 8 ]
     [ "$(j 'd["exit_code"]')" = 8 ]
     [ "$(j 'sorted(d.keys())')" = "['devices', 'exit_code', 'steps', 'timings', 'toolchain', 'versions']" ]
-    [ "$(j '[s["id"] for s in d["steps"]]')" = "['files', 'versions', 'loader', 'driver', 'device', 'kernel', 'nvcc', 'cudnn']" ]
+    [ "$(j '[s["id"] for s in d["steps"]]')" = "['files', 'versions', 'loader', 'driver', 'device', 'kernel', 'nvcc', 'cudnn', 'nccl']" ]
     for s in files versions loader; do [ "$(j "st['$s']['status']")" = passed ]; done
+    # a toolchain without NCCL: skipped (not for want of a GPU), with the way to add it
+    [ "$(j "st['nccl']['status']")" = skipped ] && [ "$(j "st['nccl']['no_gpu']")" = false ]
+    [[ "$(j "st['nccl']['summary']")" == *"--components +nccl"* ]]
     for s in driver device kernel nvcc cudnn; do
         [ "$(j "st['$s']['status']")" = skipped ]
         [ "$(j "st['$s']['no_gpu']")" = true ]

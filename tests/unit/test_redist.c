@@ -12,6 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <cJSON.h>
+
 #include "core/file.h"
 #include "install/redist.h"
 
@@ -142,6 +144,72 @@ static void test_select(void **state)
     assert_true(ce_redist_driver_side("mft_oem"));
     assert_true(ce_redist_driver_side("cuda_compat"));
     assert_false(ce_redist_driver_side("cuda_cccl"));
+    assert_true(ce_redist_driver_side("cuda_compat_orin"));
+}
+
+/* The profiles of the built-in manifest, by name, as install reads them */
+static ce_profile *builtin_profile(const char *name, cJSON **doc)
+{
+    char *text = NULL;
+    size_t len = 0;
+    if (ce_file_read(&ctx, "share/manifests/cudaenv.json", 64 << 20, &text, &len) != CE_OK) return NULL;
+    *doc = cJSON_ParseWithLength(text, len);
+    free(text);
+    cJSON *p = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(*doc, "profiles"), name);
+    static ce_profile prof;
+    static char *comps[64], *ex[64];
+    memset(&prof, 0, sizeof prof);
+    prof.name = (char *)name;
+    prof.components = comps;
+    prof.exclude = ex;
+    cJSON *it;
+    cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(p, "components")) comps[prof.n_components++] = it->valuestring;
+    cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(p, "exclude")) ex[prof.n_exclude++] = it->valuestring;
+    return prof.n_components ? &prof : NULL;
+}
+
+/* NVIDIA's names change: from 13.3.0 cuda_cccl is "cccl", from 13.2.0 linux-sbsa
+ * carries cuda_compat_orin (shapes of NVIDIA's redistrib_13.3.0.json) */
+static const char RENAMED[] =
+    "{\"release_date\": \"2026-06-01\", \"release_label\": \"13.3.0\", \"release_product\": \"cuda\",\n"
+    " \"cccl\": {\"name\": \"CXX Core Compute Libraries\", \"license\": \"CCCL EULA\", \"version\": \"13.3.27\",\n"
+    "   \"linux-x86_64\": {\"relative_path\": \"cccl/linux-x86_64/cccl-linux-x86_64-13.3.27-archive.tar.xz\",\n"
+    "                    \"sha256\": \"" SHA "\", \"md5\": \"1\", \"size\": \"1000\"},\n"
+    "   \"linux-sbsa\": {\"relative_path\": \"cccl/linux-sbsa/cccl-linux-sbsa-13.3.27-archive.tar.xz\",\n"
+    "                    \"sha256\": \"" SHA "\", \"md5\": \"1\", \"size\": \"1000\"}},\n"
+    " \"cuda_compat_orin\": {\"name\": \"CUDA compat orin L4T\", \"license\": \"CUDA Toolkit\", \"version\": \"13.3.1\",\n"
+    "   \"linux-sbsa\": {\"relative_path\": \"cuda_compat_orin/linux-sbsa/cuda_compat_orin-linux-sbsa-13.3.1-archive.tar.xz\",\n"
+    "                  \"sha256\": \"" SHA "\", \"md5\": \"1\", \"size\": \"2000\"}},\n"
+    " \"cuda_cudart\": {\"name\": \"CUDA Runtime\", \"version\": \"13.3.20\",\n"
+    "   \"linux-sbsa\": {\"relative_path\": \"cuda_cudart/linux-sbsa/r.tar.xz\", \"sha256\": \"" SHA "\", \"size\": \"30\"},\n"
+    "   \"linux-x86_64\": {\"relative_path\": \"cuda_cudart/linux-x86_64/r.tar.xz\", \"sha256\": \"" SHA "\", \"size\": \"30\"}}\n"
+    "}\n";
+
+static void test_renamed(void **state)
+{
+    (void)state;
+    cJSON *doc = NULL;
+    ce_profile *tf = builtin_profile("tf", &doc);
+    if (!tf) skip();
+    ce_redist *r = NULL;
+    size_t n;
+    assert_int_equal(ce_redist_parse(&ctx, RENAMED, strlen(RENAMED), URL, "linux-x86_64", &r), CE_OK);
+    assert_int_equal(ce_redist_select(&ctx, r, tf, NULL), CE_OK);
+    assert_true(ce_redist_selected_bytes(r, &n) == 1030); /* cccl + cudart: CCCL's headers not skipped */
+    assert_int_equal(n, 2);
+    ce_redist_free(r);
+    r = NULL;
+    assert_int_equal(ce_redist_parse(&ctx, RENAMED, strlen(RENAMED), URL, "linux-sbsa", &r), CE_OK);
+    cJSON_Delete(doc);
+    ce_profile *tk = builtin_profile("toolkit", &doc);
+    assert_non_null(tk);
+    assert_int_equal(ce_redist_select(&ctx, r, tk, NULL), CE_OK);
+    assert_true(ce_redist_selected_bytes(r, &n) == 1030); /* no Jetson driver-compat package on a server */
+    assert_int_equal(n, 2);
+    assert_int_equal(ce_redist_select(&ctx, r, tk, "+cuda_compat_orin"), CE_ERR_USAGE);
+    assert_non_null(strstr(ce_errmsg(), "driver-side"));
+    ce_redist_free(r);
+    cJSON_Delete(doc);
 }
 
 /* NVIDIA's real file (data/redist, verified copy): 11.8.0, x86_64 */
@@ -175,6 +243,7 @@ int main(void)
         cmocka_unit_test_setup(test_invalid, setup),
         cmocka_unit_test_setup(test_select, setup),
         cmocka_unit_test_setup(test_real_11_8, setup),
+        cmocka_unit_test_setup(test_renamed, setup),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

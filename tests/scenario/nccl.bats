@@ -1,0 +1,230 @@
+#!/usr/bin/env bats
+# NCCL in the toolchain (issue 26): TensorFlow's and-cuda extra installs
+# NVIDIA's nvidia-nccl wheel and XLA dlopens libnccl.so.2 for every
+# multi-GPU collective, so a tf-X install takes the wheel the manifest's row
+# names (a zip: only nvidia/nccl/lib and include, no Python side), pinned by
+# sha256 without a size as the real pins are; --components -nccl leaves it
+# out, +nccl adds it to a CUDA spec; info lists it; verify loads it from the
+# toolchain (tests/doubles/nccl.c), reports its version, names a copy on
+# LD_LIBRARY_PATH; a wheel that climbs or links out is refused.
+load ../lib/common
+load ../lib/server
+load ../lib/mirror
+
+setup_file() {
+    mirror_setup_file
+    source "$BATS_TEST_DIRNAME/../lib/redist.sh"
+    fx_redist "$MIRROR" 11.8.0
+}
+
+setup() {
+    common_setup
+    source "$TESTS_DIR/lib/redist.sh"
+    source "$TESTS_DIR/lib/nccl.sh"
+    redist_setup
+    fx_nccl_manifest "$CUDAENV_MANIFEST" "$MIRROR" "$SERVER_URL" 2.21.5
+}
+
+teardown() { mirror_teardown; }
+
+P=11.8.0+cudnn8.7.0.84
+
+# the receipt's file list after a test changed files (the doubles), its sources kept
+edit_receipt_drop_nccl() {
+    rm -f "$(readlink -f "$1/lib64/libnccl.so.2")" "$1/lib64/libnccl.so.2"
+    python3 - "$1" <<'PY'
+import json, sys
+p = sys.argv[1] + "/.cudaenv-receipt.json"
+r = json.load(open(p))
+r["files"] = [f for f in r["files"] if "libnccl" not in f["path"]]
+r["sources"] = [s for s in r["sources"] if s["kind"] != "nccl"]
+json.dump(r, open(p, "w"))
+PY
+}
+
+rereceipt() {
+    python3 - "$1" <<'PY'
+import hashlib, json, os, sys
+p = sys.argv[1]
+r = json.load(open(p + "/.cudaenv-receipt.json"))
+for f in r["files"]:
+    fp = os.path.join(p, f["path"])
+    if os.path.isfile(fp):
+        f["size"] = os.path.getsize(fp)
+        f["sha256"] = hashlib.sha256(open(fp, "rb").read()).hexdigest()
+json.dump(r, open(p + "/.cudaenv-receipt.json", "w"))
+PY
+}
+WHEEL=pypi/nvidia_nccl_cu11-2.21.5-py3-none-manylinux2014_x86_64.whl
+
+@test "tf-2.14 takes the row's NCCL wheel: libnccl.so.2 and nccl.h in the toolchain, no Python side, in the receipt" {
+    run "$CUDAENV" install tf-2.14
+    [ "$status" -eq 0 ] || { echo "$output"; false; }
+    p=$CUDAENV_ROOT/versions/$P
+    [ -f "$p/lib64/libnccl.so.2" ] && [ -f "$p/include/nccl.h" ]
+    readelf -d "$(readlink -f "$p/lib64/libnccl.so.2")" | grep -q 'SONAME.*\[libnccl.so.2\]'
+    ! find "$p/" -name '__init__.py' -o -name '*.dist-info' | grep -q .
+    ! find "$p/" -path '*nvidia/nccl*' | grep -q .
+    [ "$(server_requests "GET /$WHEEL")" -eq 1 ]
+    python3 - "$p/.cudaenv-receipt.json" "$MIRROR/$WHEEL" <<'PY'
+import hashlib, json, sys
+r = json.load(open(sys.argv[1]))
+n = [s for s in r["sources"] if s["kind"] == "nccl"]
+assert len(n) == 1 and n[0]["url"].endswith("nvidia_nccl_cu11-2.21.5-py3-none-manylinux2014_x86_64.whl"), r["sources"]
+assert n[0]["sha256"] == hashlib.sha256(open(sys.argv[2], "rb").read()).hexdigest()
+assert any(f["path"] == "lib64/libnccl.so.2" for f in r["files"]), r["files"]
+PY
+    # what a framework's dlopen("libnccl.so.2") resolves in the toolchain's environment
+    run "$CUDAENV" exec tf-2.14 -- python3 -c 'import ctypes, os; h = ctypes.CDLL("libnccl.so.2"); v = ctypes.c_int(); h.ncclGetVersion(ctypes.byref(v)); print(v.value)'
+    [ "$status" -eq 0 ] && [ "${lines[-1]}" = 22105 ]
+}
+
+@test "--components -nccl leaves NCCL out and never fetches it; +nccl adds the newest for a CUDA spec" {
+    run "$CUDAENV" install tf-2.14 --components -nccl
+    [ "$status" -eq 0 ] || { echo "$output"; false; }
+    [ ! -e "$CUDAENV_ROOT/versions/$P/lib64/libnccl.so.2" ]
+    [ "$(server_requests "GET /$WHEEL")" -eq 0 ]
+    run "$CUDAENV" uninstall "$P"
+    [ "$status" -eq 0 ]
+    # a CUDA spec takes no NCCL unless asked
+    run "$CUDAENV" install 11.8 --components +nccl
+    [ "$status" -eq 0 ] || { echo "$output"; false; }
+    [ -f "$CUDAENV_ROOT/versions/$P/lib64/libnccl.so.2" ]
+    # a CUDA major without a build: a usage error naming it
+    edit_manifest 'm["nccl"]["2.21.5"]["cuda12"] = m["nccl"]["2.21.5"].pop("cuda11")'
+    edit_manifest 'del m["tensorflow"]["2.14"]["nccl"]'
+    run "$CUDAENV" install 11.8 --components +nccl --force
+    [ "$status" -eq 2 ]
+    [[ "$output" == *"no NCCL built for CUDA 11 on linux-x86_64"* ]]
+}
+
+@test "info lists the row's NCCL with its wheel, sha256 and no size; --json too; -nccl drops it" {
+    run "$CUDAENV" info tf-2.14
+    [ "$status" -eq 0 ] || { echo "$output"; false; }
+    [[ "$output" == *"NCCL          2.21.5 (multi-GPU collectives"* ]]
+    [[ "$output" == *"$SERVER_URL/$WHEEL"* ]]
+    "$CUDAENV" info tf-2.14 --json 2>/dev/null |
+        python3 -c 'import json,sys; d=json.load(sys.stdin)["nccl"]; assert d["version"] == "2.21.5" and d["wheel"]["size"] is None and len(d["wheel"]["sha256"]) == 64, d'
+    "$CUDAENV" info tf-2.14 --json --components -nccl 2>/dev/null |
+        python3 -c 'import json,sys; assert json.load(sys.stdin)["nccl"] is None'
+    # the built-in manifest: TensorFlow 2.14 takes 2.21.5 (CUDA 11), 2.15-2.21 take 2.25.1, older rows none
+    unset CUDAENV_MANIFEST
+    export CUDAENV_PLATFORM=linux-x86_64
+    for t in 2.14:2.21.5 2.15:2.25.1 2.21:2.25.1; do
+        "$CUDAENV" info "tf-${t%%:*}" --json 2>/dev/null |
+            python3 -c 'import json,sys; d=json.load(sys.stdin)["nccl"]; assert d["version"] == sys.argv[1] and "nvidia_nccl_cu" in d["wheel"]["url"], d' "${t#*:}"
+    done
+    "$CUDAENV" info tf-2.13 --json 2>/dev/null | python3 -c 'import json,sys; assert json.load(sys.stdin)["nccl"] is None'
+}
+
+@test "a wheel whose sha256 differs or that climbs out of nvidia/nccl: exit 5, no toolchain; a symlink entry stays a file" {
+    fx_nccl_manifest "$CUDAENV_MANIFEST" "$MIRROR" "$SERVER_URL" 2.21.5 dotdot
+    run "$CUDAENV" install tf-2.14
+    [ "$status" -eq 5 ] || { echo "$output"; false; }
+    [[ "$output" == *"nvidia_nccl_cu11-2.21.5"* ]]
+    [ ! -e "$CUDAENV_ROOT/versions/$P" ] && [ ! -e "$CUDAENV_ROOT/escape.txt" ] && [ ! -e "$T/escape.txt" ]
+    # a zip entry marked as a symlink to /etc/passwd: the streaming zip reader writes its bytes, never a link
+    fx_nccl_manifest "$CUDAENV_MANIFEST" "$MIRROR" "$SERVER_URL" 2.21.5 symlink
+    run "$CUDAENV" install tf-2.14
+    [ "$status" -eq 0 ] || { echo "$output"; false; }
+    [ ! -L "$CUDAENV_ROOT/versions/$P/lib64/libnccl.so" ] && [ "$(cat "$CUDAENV_ROOT/versions/$P/lib64/libnccl.so")" = /etc/passwd ]
+    run "$CUDAENV" uninstall "$P"
+    fx_nccl_manifest "$CUDAENV_MANIFEST" "$MIRROR" "$SERVER_URL" 2.21.5
+    edit_manifest 'a = m["nccl"]["2.21.5"]["cuda11"]["linux-x86_64"]; a["sha256"] = "0" * 64'
+    run "$CUDAENV" install tf-2.14
+    [ "$status" -eq 5 ]
+    [ ! -e "$CUDAENV_ROOT/versions/$P" ]
+}
+
+@test "verify: NCCL loads from the toolchain with its version; a copy on LD_LIBRARY_PATH is named; none is a skip with the fix" {
+    "$CUDAENV" install tf-2.14 >/dev/null 2>&1
+    p=$CUDAENV_ROOT/versions/$P
+    fx_fake_gpu "$p" "$T/drv"
+    rereceipt "$p"
+    export CUDAENV_TEST_LIBCUDA=$T/drv/libcuda.so.1
+    run "$CUDAENV" verify "$P" --json
+    python3 -c 'import json,sys; s={x["id"]: x for x in json.load(sys.stdin)["steps"]}["nccl"]; assert s["status"] == "passed" and "NCCL 2.21.5" in s["summary"] and "one-GPU communicator" in s["summary"], s' <<<"$output"
+    # NCCL fails on the GPU
+    FAKE_NCCL_INIT=fail run "$CUDAENV" verify "$P"
+    [ "$status" -eq 7 ]
+    [[ "$output" == *"ncclCommInitAll on GPU 0 failed: unhandled cuda error"* ]]
+    # another libnccl.so.2 first on LD_LIBRARY_PATH
+    mkdir -p "$T/other"
+    cp "$p/lib64/libnccl.so.2" "$T/other/"
+    LD_LIBRARY_PATH=$T/other run "$CUDAENV" verify "$P" --json
+    python3 -c 'import json,sys; s={x["id"]: x for x in json.load(sys.stdin)["steps"]}["nccl"]; assert "shadowed" in s["summary"] and "'"$T"'/other/libnccl.so.2" in "\n".join(s["evidence"]), s' <<<"$output"
+    # the toolchain's file replaced by another version: the receipt says otherwise
+    cc -shared -fPIC -Wl,-soname,libnccl.so.2 -DNCCL_CODE=22704 -o "$T/l.so" "$TESTS_DIR/doubles/nccl.c"
+    cp --remove-destination "$T/l.so" "$(readlink -f "$p/lib64/libnccl.so.2")"
+    rereceipt "$p"
+    run "$CUDAENV" verify "$P"
+    [ "$status" -eq 7 ]
+    [[ "$output" == *"is NCCL 2.27.4, but its receipt installed 2.21.5"* ]]
+    # no NCCL: skipped, and says how to add it
+    edit_receipt_drop_nccl "$p"
+    run "$CUDAENV" verify "$P" --json
+    python3 -c 'import json,sys; s={x["id"]: x for x in json.load(sys.stdin)["steps"]}["nccl"]; assert s["status"] == "skipped" and "--components +nccl" in s["summary"], s' <<<"$output"
+}
+
+@test "verify --all-devices on two GPUs: an exact all-reduce across them, peer access per pair, NCCL_P2P_DISABLE named; a wrong sum fails" {
+    "$CUDAENV" install tf-2.14 >/dev/null 2>&1
+    p=$CUDAENV_ROOT/versions/$P
+    fx_fake_gpu "$p" "$T/drv"
+    rereceipt "$p"
+    export CUDAENV_TEST_LIBCUDA=$T/drv/libcuda.so.1 FAKE_CUDA_DEVICES=2
+    step() { python3 -c 'import json,sys; s={x["id"]: x for x in json.load(sys.stdin)["steps"]}["nccl"]; print(s["status"]); print(s["summary"]); print("\n".join(s["evidence"]))'; }
+    # (this fixture's nvcc and cuDNN are not GPU doubles: those steps fail; the nccl step is what is read)
+    run "$CUDAENV" verify "$P" --all-devices --json
+    out=$(step <<<"$output")
+    [[ "$out" == passed* ]] && [[ "$out" == *"all-reduce across 2 GPUs exact"* ]]
+    [[ "$out" == *"peer access GPU 0 <-> GPU 1: yes"* ]]
+    [[ "$out" == *"all-reduce (sum) of 4194304 floats across 2 GPUs: every element exact on every GPU"* ]]
+    # without --all-devices: the one-GPU check only
+    run "$CUDAENV" verify "$P" --json
+    [[ "$(step <<<"$output")" != *"across 2 GPUs"* ]]
+    # a sum off by one on one GPU: exit 7, naming GPU, element and values
+    FAKE_NCCL_WRONG=1 run "$CUDAENV" verify "$P" --all-devices --json
+    [ "$status" -eq 7 ]
+    out=$(step <<<"$output")
+    [[ "$out" == failed* ]] && [[ "$out" == *"the all-reduce is wrong on GPU 1: element 3 is 13, not 12 (the sum of 2 GPUs)"* ]]
+    # P2P off and no peer access: named with the fix, the sum still right
+    NCCL_P2P_DISABLE=1 FAKE_CUDA_PEER=0 run "$CUDAENV" verify "$P" --all-devices --json
+    out=$(step <<<"$output")
+    [[ "$out" == passed* ]]
+    [[ "$out" == *"NCCL_P2P_DISABLE=1 is set"*"unset NCCL_P2P_DISABLE"* ]] && [[ "$out" == *"peer access GPU 0 <-> GPU 1: no"* ]]
+    # --bench adds the all-reduce's bus bandwidth
+    run "$CUDAENV" verify "$P" --all-devices --bench --json
+    python3 -c 'import json,sys; b=json.load(sys.stdin)["bench"]; assert b["allreduce_gpus"] == 2 and b["allreduce_busbw_gbs"] > 0, b' <<<"$output"
+    # one GPU visible: the collective is skipped with the reason
+    FAKE_CUDA_DEVICES=1 CUDA_VISIBLE_DEVICES=0 run "$CUDAENV" verify "$P" --all-devices --json
+    [[ "$(step <<<"$output")" == *"collective skipped: one GPU visible (CUDA_VISIBLE_DEVICES=0 hides the others)"* ]]
+}
+
+@test "mirror tf-2.14 holds the row's NCCL wheel too; --check hashes it; a node installs NCCL from the mirror; -nccl leaves it and the row's field out" {
+    M=$T/site
+    run "$CUDAENV" mirror tf-2.14 --to "$M"
+    [ "$status" -eq 0 ] || { echo "$output"; false; }
+    cmp "$MIRROR/$WHEEL" "$M/$WHEEL"
+    python3 -c 'import json,sys; m=json.load(open(sys.argv[1])); a=m["nccl"]["2.21.5"]["cuda11"]["linux-x86_64"]; assert a["url"] == sys.argv[2] and m["tensorflow"]["2.14"]["nccl"] == "2.21.5", m' "$M/cudaenv.json" "$WHEEL"
+    run "$CUDAENV" mirror --check "$M"
+    [ "$status" -eq 0 ] || { echo "$output"; false; }
+    # a tampered wheel of the same size is found
+    python3 -c 'import sys; p=sys.argv[1]; b=bytearray(open(p,"rb").read()); b[100]^=1; open(p,"wb").write(b)' "$M/$WHEEL"
+    run "$CUDAENV" mirror --check "$M"
+    [ "$status" -eq 5 ] && [[ "$output" == *"nvidia_nccl_cu11-2.21.5"* ]]
+    run "$CUDAENV" mirror tf-2.14 --to "$M"      # the rerun replaces it
+    [ "$status" -eq 0 ] && cmp "$MIRROR/$WHEEL" "$M/$WHEEL"
+    server_stop   # the node has only the mirror
+    CUDAENV_ROOT=$T/node CUDAENV_MANIFEST=$M/cudaenv.json run "$CUDAENV" install tf-2.14
+    [ "$status" -eq 0 ] || { echo "$output"; false; }
+    [ -f "$T/node/versions/$P/lib64/libnccl.so.2" ]
+    # a mirror made without NCCL: no wheel, and its 2.14 row names none (the manifest stays valid)
+    redist_setup
+    fx_nccl_manifest "$CUDAENV_MANIFEST" "$MIRROR" "$SERVER_URL" 2.21.5
+    run "$CUDAENV" mirror tf-2.14 --to "$T/site2" --components -nccl
+    [ "$status" -eq 0 ] || { echo "$output"; false; }
+    [ ! -e "$T/site2/$WHEEL" ]
+    python3 -c 'import json,sys; m=json.load(open(sys.argv[1])); assert "nccl" not in m["tensorflow"]["2.14"] and not m.get("nccl"), m' "$T/site2/cudaenv.json"
+    run "$CUDAENV" info tf-2.14 --manifest "$T/site2/cudaenv.json"
+    [ "$status" -eq 0 ]
+}
