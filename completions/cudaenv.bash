@@ -35,7 +35,7 @@ _cudaenv() {
         --manifest) COMPREPLY=($(compgen -f -- "$cur")); return ;;
         --cudnn) COMPREPLY=($(compgen -W "$(_cudaenv_remote cudnn)" -- "$cur")); return ;;
         --name) return ;;
-        --python) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        --python|--for) COMPREPLY=($(compgen -f -- "$cur")); return ;;
         --format|--module-format) COMPREPLY=($(compgen -W "lmod tcl" -- "$cur")); return ;;
         --to|--modulefiles|--check) COMPREPLY=($(compgen -d -- "$cur")); return ;;
         --platform) COMPREPLY=($(compgen -W "linux-x86_64 linux-sbsa linux-x86_64,linux-sbsa" -- "$cur")); return ;;
@@ -51,7 +51,7 @@ _cudaenv() {
     fi
     local opts="--help --quiet --verbose"
     case $sub in
-        install) opts+=" --cudnn --no-cudnn --from --components --force --offline --insecure --manifest --modulefiles --module-format" ;;
+        install) opts+=" --cudnn --no-cudnn --from --components --force --offline --insecure --manifest --modulefiles --module-format --for --framework" ;;
         modulefile) opts+=" --all --format --to" ;;
         mirror) opts+=" --all --to --platform --check --cudnn --no-cudnn --from --components --insecure --manifest" ;;
         uninstall) opts+=" --force" ;;
@@ -61,7 +61,7 @@ _cudaenv() {
         info) opts+=" --json --manifest --cudnn --no-cudnn --components" ;;
         env) opts+=" --shell --json" ;;
         use) opts+=" --unset" ;;
-        local) opts+=" --unset --force" ;;
+        local) opts+=" --unset --force --for --framework" ;;
         global) opts+=" --system --force --dry-run --rollback --unset" ;;
         verify) opts+=" --json --all-devices --bench --deep --framework --python" ;;
         jupyter) opts+=" --python --name" ;;

@@ -86,3 +86,5 @@ complete -c cudaenv -n '__fish_seen_subcommand_from adopt' -l name -x -d 'toolch
 complete -c cudaenv -n '__fish_seen_subcommand_from adopt' -l scan -d 'offer /usr/local/cuda-*, /opt/cuda*, /usr/lib/cuda'
 complete -c cudaenv -n '__fish_seen_subcommand_from adopt' -a '(__fish_complete_directories)'
 complete -c cudaenv -n '__fish_seen_subcommand_from cache; and not __fish_seen_subcommand_from dir list clean prune' -a 'dir list clean prune'
+complete -c cudaenv -n '__fish_seen_subcommand_from install local' -l for -rF -d "the toolchain this Python's TensorFlow/PyTorch was built for"
+complete -c cudaenv -n '__fish_seen_subcommand_from install local' -l framework -xa 'tf torch' -d 'which framework decides'

@@ -128,6 +128,10 @@ const char *cli_esc(const char *s);
 /* Print the status's message (ce_errmsg) as the error of a failed core call
  * and return its exit code. */
 int cli_fail(cli *c, int err);
+/* --for PYTHON (for_python.c): the spec the frameworks importable in PYTHON
+ * were built for (TensorFlow's row, else PyTorch's CUDA + cuDNN); choice
+ * ("tf"/"torch", or NULL) settles two that disagree.  Says which decided. */
+int cli_for_python(cli *c, const char *python, const char *choice, char *spec, size_t specsz);
 
 /* Commands (one file each): cmd_X runs, cmd_X_opts are its options. */
 #define CLI_COMMAND(x) int cmd_##x(cli *c, const cli_args *a); extern const cli_opt cmd_##x##_opts[]

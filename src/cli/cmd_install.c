@@ -12,7 +12,8 @@
 #include "store/modulefile.h"
 #include "store/store.h"
 
-enum { OPT_CUDNN = 1, OPT_NO_CUDNN, OPT_FORCE, OPT_OFFLINE, OPT_FROM, OPT_COMPONENTS, OPT_MODULEFILES, OPT_MODULE_FORMAT };
+enum { OPT_CUDNN = 1, OPT_NO_CUDNN, OPT_FORCE, OPT_OFFLINE, OPT_FROM, OPT_COMPONENTS, OPT_MODULEFILES, OPT_MODULE_FORMAT,
+       OPT_FOR, OPT_FRAMEWORK };
 
 const cli_opt cmd_install_opts[] = {
     { "cudnn", 0, true, OPT_CUDNN },
@@ -23,6 +24,8 @@ const cli_opt cmd_install_opts[] = {
     { "components", 0, true, OPT_COMPONENTS },
     { "modulefiles", 0, true, OPT_MODULEFILES },
     { "module-format", 0, true, OPT_MODULE_FORMAT },
+    { "for", 0, true, OPT_FOR },
+    { "framework", 0, true, OPT_FRAMEWORK },
     { 0 },
 };
 
@@ -47,6 +50,18 @@ int cmd_install(cli *c, const cli_args *a)
     if (c->ctx.install_components[0] && strcmp(c->ctx.install_from, "runfile") == 0)
         return cli_usage_error(c->cmd, "--components chooses NVIDIA components; the runfile installs its own set");
     if (no_cudnn && *cudnn) return cli_usage_error(c->cmd, "--cudnn and --no-cudnn contradict each other");
+    char forspec[96];
+    const char *forspecs[1] = { forspec };
+    if (a->opt[OPT_FRAMEWORK] && !a->opt[OPT_FOR])
+        return cli_usage_error(c->cmd, "--framework chooses between the frameworks of --for PYTHON");
+    if (a->opt[OPT_FOR]) {
+        if (nspecs) return cli_usage_error(c->cmd, "--for PYTHON decides the toolchain: give no SPEC with it");
+        int frc = cli_for_python(c, a->opt[OPT_FOR], a->opt[OPT_FRAMEWORK], forspec, sizeof forspec);
+        if (frc) return cli_fail(c, frc);
+        specs = forspecs;
+        nspecs = 1;
+    }
+    if (!nspecs) return cli_usage_error(c->cmd, "which toolchain? e.g. cudaenv install tf-2.14, or --for PYTHON");
 
     ce_store_txn txn = CE_STORE_TXN_INIT;
     int rc;

@@ -9,11 +9,13 @@
 #include "store/activate.h"
 #include "cli.h"
 
-enum { OPT_UNSET = 1, OPT_FORCE };
+enum { OPT_UNSET = 1, OPT_FORCE, OPT_FOR, OPT_FRAMEWORK };
 
 const cli_opt cmd_local_opts[] = {
     { "unset", 0, false, OPT_UNSET },
     { "force", 'f', false, OPT_FORCE },
+    { "for", 0, true, OPT_FOR },
+    { "framework", 0, true, OPT_FRAMEWORK },
     { 0 },
 };
 
@@ -21,7 +23,16 @@ int cmd_local(cli *c, const cli_args *a)
 {
     const char *version = a->n ? a->pos[0] : NULL;
     bool unset = cli_on(a, OPT_UNSET), force = cli_on(a, OPT_FORCE);
-    char cwd[4096], path[4200], spec[128];
+    char cwd[4096], path[4200], spec[128], forspec[96];
+    if (a->opt[OPT_FRAMEWORK] && !a->opt[OPT_FOR])
+        return cli_usage_error(c->cmd, "--framework chooses between the frameworks of --for PYTHON");
+    if (a->opt[OPT_FOR]) {
+        if (version || cli_on(a, OPT_UNSET))
+            return cli_usage_error(c->cmd, "--for PYTHON decides the pin: give no VERSION or --unset with it");
+        int frc = cli_for_python(c, a->opt[OPT_FOR], a->opt[OPT_FRAMEWORK], forspec, sizeof forspec);
+        if (frc) return cli_fail(c, frc);
+        version = forspec;
+    }
     if (!getcwd(cwd, sizeof cwd)) {
         cli_error(c, "cannot read the current directory: %s", strerror(errno));
         return 1;

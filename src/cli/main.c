@@ -29,6 +29,7 @@ static const cli_cmd commands[] = {
       "usage: cudaenv install SPEC... [--cudnn VER] [--no-cudnn] [--from runfile|redist]\n"
       "                [--components +NAME,-NAME] [--force] [--offline] [--insecure]\n"
       "                [--modulefiles DIR [--module-format lmod|tcl]]\n"
+      "       cudaenv install --for PYTHON [--framework tf|torch] [options]\n"
       "\n"
       "Resolve each SPEC through the manifest (tf-2.14, tensorflow-2.14.1, 11.8, 11.8.0,\n"
       "cuda-11.8, optionally +cudnn8.7), download what it needs and the cuDNN tarball\n"
@@ -48,8 +49,12 @@ static const cli_cmd commands[] = {
       "  --insecure     allow http:// URLs in the manifest\n"
       "  --manifest M   use manifest file or URL M (also CUDAENV_MANIFEST)\n"
       "  --modulefiles DIR   afterwards, regenerate DIR's module files (modulefile --all)\n"
-      "  --module-format F   lmod (default) or tcl, for --modulefiles\n",
-      .opts = FULL_ONLY(cmd_install_opts), .min_pos = 1, .max_pos = -1,
+      "  --module-format F   lmod (default) or tcl, for --modulefiles\n"
+      "  --for PYTHON   the toolchain PYTHON's frameworks were built for: TensorFlow's row\n"
+      "                 (tf.__version__), else PyTorch's torch.version.cuda + cuDNN; says\n"
+      "                 which decided (a venv's python: --for .venv/bin/python)\n"
+      "  --framework F  tf or torch: which of two disagreeing frameworks decides\n",
+      .opts = FULL_ONLY(cmd_install_opts), .min_pos = 0, .max_pos = -1,
       .missing = "which toolchain? e.g. cudaenv install tf-2.14" },
     { "modulefile", NULL, cmd_modulefile, "module files for Lmod / Environment Modules",
       "usage: cudaenv modulefile VERSION|--all [--format lmod|tcl] [--to DIR]\n"
@@ -179,9 +184,12 @@ static const cli_cmd commands[] = {
       .opts = cmd_env_opts, .max_pos = 1, .extra = "one VERSION only" },
     { "local", NULL, cmd_local, "pin a toolchain for this directory",
       "usage: cudaenv local [VERSION [--force] | --unset]\n"
+      "       cudaenv local --for PYTHON [--framework tf|torch] [--force]\n"
       "\n"
       "Write .cuda-version in the current directory; the cd hook applies it.  Without\n"
-      "VERSION print the pin that applies here.  --force pins a version not installed.\n",
+      "VERSION print the pin that applies here.  --force pins a version not installed.\n"
+      "--for PYTHON pins what that Python's TensorFlow or PyTorch was built for\n"
+      "(see install --for).\n",
       .opts = cmd_local_opts, .max_pos = 1, .extra = "one VERSION only" },
     { "global", NULL, cmd_global, "the default toolchain (user or system)",
       "usage: cudaenv global [VERSION|system] [--system [--force] [--dry-run] | --rollback [--dry-run]]\n"
