@@ -91,8 +91,8 @@ long long ce_slots_share(long long total, long long free_, long long work, long 
 {
     if (need <= 0 || threads < 1 || free_ < need) return 0;
     double part = work > 0 && size > 0 && size < work ? (double)size / (double)work : 1.0;
-    double want = 2.0 * part * (double)total;
-    long long n = (long long)(want / (double)need);
+    double want = part * (double)total;
+    long long n = (long long)(want / (double)need + 0.5);
     if (n < 1) n = 1;
     if (n > threads) n = threads;
     if (n > free_ / need) n = free_ / need;

@@ -11,11 +11,12 @@
  * The slots also share out the xz decoders' memory budget (xzmt.h): an
  * unpacker whose archive's blocks can decode in parallel asks for its share
  * when its decoder starts and keeps it to the end (liblzma's thread count is
- * fixed then).  The share is twice the archive's part of the bytes still to
- * unpack (so the largest, started first, gets the most threads and the rest
- * still get some), rounded down to whole threads, at least one thread while
- * one fits, never more than is free: all decoders together stay within the
- * budget.  ce_slots_share is that arithmetic, without the lock. */
+ * fixed then).  The share is the archive's part of the bytes still to
+ * unpack (the largest gets the most threads, and archives decoding side by
+ * side end together instead of the largest alone on a few cores), in whole
+ * threads (nearest), at least one while one fits, never more than is free:
+ * all decoders together stay within the budget.  ce_slots_share is that
+ * arithmetic, without the lock. */
 #ifndef CE_SLOTS_H
 #define CE_SLOTS_H
 

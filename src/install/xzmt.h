@@ -13,7 +13,7 @@
  * decoders of an install share one budget (ce_xzmt_budget: CE_XZMT_PER_CORE
  * for each core of the affinity mask, at most 1/16 of MemAvailable and
  * CE_XZMT_BUDGET_MAX), handed out by the decode slots (slots.h) in shares
- * that favour the largest archive.  liblzma runs fewer threads when they
+ * proportional to the archives' sizes.  liblzma runs fewer threads when they
  * would not fit its memlimit, and decodes in the calling thread, dictionary
  * only, when even one would not (a single-block file always is).  On 2 cores
  * the budget is 96 MiB: two threads of the 24 MiB blocks of `xz -T0` (-6);
