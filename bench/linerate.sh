@@ -84,7 +84,7 @@ while read -r n s; do
         fill "$W/gen/$CTOP/lib/libcudnn_bench.so.8" "$s" "$k"
         top=$CTOP
     else
-        top=$n-linux-x86_64-13.0.0-archive
+        top=$n-linux-x86_64-11.8.89-archive
         out=$RED/$n/linux-x86_64/$top.tar.xz
         [ -s "$out" ] && continue
         mkdir -p "$W/gen/$top/lib" "$(dirname "$out")"
@@ -97,10 +97,11 @@ while read -r n s; do
     fi
     echo "generating $top ($((s >> 20)) MiB unpacked, xz $XZ)..." >&2
     # shellcheck disable=SC2086
-    tar -C "$W/gen" --owner=0 --group=0 --numeric-owner -cf - "$top" | xz -T0 $XZ > "$out.tmp"
-    mv "$out.tmp" "$out"
-    rm -rf "${W:?}/gen/$top"
+    ( tar -C "$W/gen" --owner=0 --group=0 --numeric-owner -cf - "$top" | xz -T0 $XZ > "$out.tmp" &&
+      mv "$out.tmp" "$out" && rm -rf "${W:?}/gen/$top" ) &
+    [ "$(jobs -r | wc -l)" -ge 4 ] && wait -n
 done < "$W/plan"
+wait
 rm -rf "$W/gen" "$W/tk"
 echo "archives ready ($(( $(date +%s) - t0 )) s)" >&2
 python3 - "$G/www" "$W/plan" "$CREL" "$BIG" > "$W/manifest.json" <<'PY'
@@ -119,9 +120,9 @@ for line in open(plan):
     if n == "cudnn":
         continue
     names.append(n)
-    rel = "%s/linux-x86_64/%s-linux-x86_64-13.0.0-archive.tar.xz" % (n, n)
+    rel = "%s/linux-x86_64/%s-linux-x86_64-11.8.89-archive.tar.xz" % (n, n)
     a = art("compute/cuda/redist/" + rel)
-    doc[n] = {"name": n, "version": "13.0.0", "linux-x86_64": {"relative_path": rel, "sha256": a["sha256"], "size": str(a["size"])}}
+    doc[n] = {"name": n, "version": "11.8.89", "linux-x86_64": {"relative_path": rel, "sha256": a["sha256"], "size": str(a["size"])}}
 jp = os.path.join(www, "compute/cuda/redist/redistrib_11.8.0.json")
 json.dump(doc, open(jp, "w"), indent=1)
 man = {"schema": 1, "profiles": {"tf": {"components": names}, "toolkit": {"components": names}},
@@ -143,7 +144,8 @@ T="python3 $REPO/bench/lrtime.py $RES"
 clean() { rm -rf "$W/x" "$W/root"; sync; }
 row() {  # row LABEL CMD...: measured, then the trees it wrote removed
     clean
-    $T "$1" -- "${@:2}" || echo "linerate: $1 failed (exit $?)" >&2
+    LR_TRACE=${LR_TRACE_DIR:+$LR_TRACE_DIR/trace-$1.txt} LR_WATCH=$W/root/cache \
+        $T "$1" -- "${@:2}" || echo "linerate: $1 failed (exit $?)" >&2
     clean
 }
 seeds() { local i=0 a; for a in $arcs; do i=$((i + 1)); mkdir -p "$W/x/$i"; tar -xJf "$a" -C "$W/x/$i"; done; }
@@ -166,7 +168,6 @@ inst() {  # inst MANIFEST [FULL]
 }
 export -f seeds atonce download inst
 export W G arcs CUDAENV FULL SPEC
-[ "${LR_SEEDS:-1}" = 1 ] && row seeds bash -c seeds
 row xz-T0-dc bash -c 'atonce null'
 row xz-T0-tar bash -c 'atonce tar'
 row install bash -c "inst $W/m-loop.json"
@@ -177,13 +178,14 @@ for L in $LINKS; do
     row "install@$L" bash -c "inst $W/m-$L.json"
     [ -n "${LR_BEFORE:-}" ] && row "install-before@$L" bash -c "inst $W/m-$L.json $LR_BEFORE"
 done
+[ "${LR_SEEDS:-1}" = 1 ] && row seeds bash -c seeds   # last: the longest, the least news
 
 get() { awk -v l="$1" '$1 == l {v = $2} END {print v}' "$RES"; }
 floor=$(get xz-T0-tar)
 printf '\nbench/linerate.sh: %s cores, %s archive(s), %s MiB of xz (%s), 1/%s scale, %s\n' "$CORES" "$narcs" \
     "$((xzbytes >> 20))" "$XZ" "$SCALE" "$(awk '/MemTotal/ {printf "%.0f GiB RAM", $2 / 1048576}' /proc/meminfo)"
-printf '  %-34s %8s %6s %9s %9s %7s %s\n' "way, same archives" "wall s" "CPU %" "maxRSS" "treeRSS" "threads" "ratio"
-while read -r l w c m t th; do
+printf '  %-26s %8s %6s %9s %9s %9s %4s  %s\n' "way, same archives" "wall s" "CPU %" "maxRSS" "treeRSS" "treePSS" "thr" "ratio"
+while read -r l w c m t th ps; do
     ratio=
     case $l in
         install|install-before) ratio=$(awk -v a="$w" -v b="$floor" "BEGIN {printf \"%.2fx decode+write floor\", a / b}");;
@@ -191,5 +193,5 @@ while read -r l w c m t th; do
             ratio=$(awk -v a="$w" -v d="$d" -v b="$floor" "BEGIN {f = d > b ? d : b; printf \"%.2fx max(download %.2f, floor)\", a / f, d}");;
         seeds) ratio=$(awk -v a="$w" -v b="$floor" "BEGIN {printf \"%.2fx floor\", a / b}");;
     esac
-    printf '  %-34s %8.2f %6s %6s MiB %5s MiB %7s %s\n' "$l" "$w" "$c" "$m" "$t" "$th" "$ratio"
+    printf '  %-26s %8.2f %6s %5s MiB %5s MiB %5s MiB %4s  %s\n' "$l" "$w" "$c" "$m" "$t" "$ps" "$th" "$ratio"
 done < "$RES"
