@@ -23,7 +23,8 @@
 # cores, else "100000000 400000000"), LR_SEEDS=0 skips the seeds' row,
 # LR_BIG=1 only libcublas (one big multi-block archive, no cuDNN),
 # LR_BEFORE=cudaenv-full of another build: its install rows too ("before"),
-# LR_OUT=file: the raw rows.  Targets (PERFORMANCE.md): install <= 1.1x
+# LR_OUT=file: the raw rows, LR_TRACE_DIR: a trace per row (lrtime.py),
+# LR_GEN_ONLY=1: generate the archives and stop.  Targets (PERFORMANCE.md): install <= 1.1x
 # xz-T0-tar; install@R <= 1.1x max(dl@R, xz-T0-tar) (2 cores: 1.15x).
 set -eu
 cd "$(dirname "$0")/.."
@@ -104,6 +105,7 @@ done < "$W/plan"
 wait
 rm -rf "$W/gen" "$W/tk"
 echo "archives ready ($(( $(date +%s) - t0 )) s)" >&2
+[ "${LR_GEN_ONLY:-0}" = 1 ] && exit 0
 python3 - "$G/www" "$W/plan" "$CREL" "$BIG" > "$W/manifest.json" <<'PY'
 import hashlib, json, os, sys
 www, plan, crel, big = sys.argv[1:]

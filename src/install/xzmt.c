@@ -182,7 +182,12 @@ bool ce_xzmt_block_need(const void *buf, size_t n, unsigned long long *need)
         }
         i += psize;
     }
-    *need = csize + usize + dict + (64u << 10);
+    /* liblzma starts a block only while the others' input, dictionaries and
+     * unread output leave it this much under the memlimit: later blocks may
+     * compress worse than the first (half as much input again, at most the
+     * plain size), and its own structures take a little more */
+    unsigned long long in = csize + csize / 2 < usize ? csize + csize / 2 : usize;
+    *need = in + usize + dict + (1u << 20);
     return true;
 }
 

@@ -59,6 +59,9 @@ unsigned long long ce_xzmt_budget(void);
  * block header records its compressed and uncompressed sizes (xz -T wrote
  * it: the blocks can decode in parallel), with *need set to what one
  * decoding thread of such a block costs (both sizes plus the dictionary).
+ * Under-counting here is not harmless: liblzma starts a block only when the
+ * whole block's need fits beside the others', so n x a need a little short
+ * decodes on n - 1 threads (on one, for n = 2: seen on the H200).
  * false: one block that only decodes sequentially (xz -T1), or not enough
  * bytes, or not .xz. */
 bool ce_xzmt_block_need(const void *buf, size_t n, unsigned long long *need);
