@@ -16,8 +16,8 @@
  * proportional to the archives' sizes.  liblzma runs fewer threads when they
  * would not fit its memlimit, and decodes in the calling thread, dictionary
  * only, when even one would not (a single-block file always is).  On 2 cores
- * the budget is 96 MiB: two threads of the 24 MiB blocks of `xz -T0` (-6);
- * on 16 cores 768 MiB: sixteen.  Measured: docs/PERFORMANCE.md.  Big
+ * the budget is 112 MiB: two threads of the 24 MiB blocks of `xz -T0` (-6);
+ * on 16 cores 896 MiB: about twenty.  Measured: docs/PERFORMANCE.md.  Big
  * buffers are mmapped so that freed blocks leave the RSS at once.
  *
  * Decoding runs in a thread of its own, RING - 1 blocks of 256 KiB ahead of
