@@ -5,4 +5,5 @@ cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build} bench/switch.sh
 BUILD=${BUILD:-build} bench/install.sh
 BUILD=${BUILD:-build} bench/components.sh
+BUILD=${BUILD:-build} bench/linerate.sh
 BUILD=${BUILD:-build} bench/peers.sh

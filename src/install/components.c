@@ -30,6 +30,7 @@
 #include "store/receipt.h"
 #include "store/store.h"
 #include "unpack.h"
+#include "xzmt.h"
 
 #define MAX_PARTS 128
 
@@ -394,6 +395,7 @@ static int fetch_and_unpack(ce_ctx *ctx, const ce_manifest *m, plan *pl)
         munmap(sh, sizeof *sh);
         return k == 0 ? CE_OK : ce_fail(ctx, CE_ERR_OTHER, "cannot share the decode slots: %s", strerror(serr));
     }
+    ce_slots_budget(&sh->slots, (long long)ce_xzmt_budget(), bytes);   /* the decoders' memory (xzmt.h) */
     ce_emit(ctx, CE_EV_STEP, NULL, "downloading %zu archive%s (%.1f MiB) and unpacking them on %ld core%s", k,
             k == 1 ? "" : "s", (double)bytes / 1048576.0, ncpu(), ncpu() == 1 ? "" : "s");
     volatile int *done = &sh->done;

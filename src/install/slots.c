@@ -73,5 +73,53 @@ void ce_slots_reclaim(ce_slots *s, int id)
         s->held[id] = false;
         s->free++;
     }
+    s->mem_free += s->mem_held[id];   /* its work still counts: it is unpacked again */
+    s->mem_held[id] = 0;
+    pthread_mutex_unlock(&s->mu);
+}
+
+void ce_slots_budget(ce_slots *s, long long mem, long long work)
+{
+    lock(s);
+    s->mem_total = s->mem_free = mem;
+    s->work_left = work;
+    pthread_mutex_unlock(&s->mu);
+}
+
+long long ce_slots_share(long long total, long long free_, long long work, long long size, long long need,
+                         long threads)
+{
+    if (need <= 0 || threads < 1 || free_ < need) return 0;
+    double part = work > 0 && size > 0 && size < work ? (double)size / (double)work : 1.0;
+    double want = part * (double)total;
+    long long n = (long long)(want / (double)need + 0.5);
+    if (n < 1) n = 1;
+    if (n > threads) n = threads;
+    if (n > free_ / need) n = free_ / need;
+    return n * need;
+}
+
+long long ce_slots_mem_take(ce_slots *s, int id, long long size, long long need, long threads)
+{
+    lock(s);
+    long long g = 0;
+    if (s->mem_total > 0) {
+        g = ce_slots_share(s->mem_total, s->mem_free + s->mem_held[id], s->work_left, size, need, threads);
+        s->mem_free += s->mem_held[id] - g;
+        s->mem_held[id] = g;
+    }
+    pthread_mutex_unlock(&s->mu);
+    return g;
+}
+
+void ce_slots_done(ce_slots *s, int id, long long size)
+{
+    lock(s);
+    s->mem_free += s->mem_held[id];
+    s->mem_held[id] = 0;
+    if (!s->out[id] && size > 0) {
+        s->work_left -= size;
+        s->out[id] = true;   /* counted out once, whatever retries follow */
+    }
     pthread_mutex_unlock(&s->mu);
 }

@@ -6,7 +6,17 @@
  * longest job, and started last it would end alone on one core.  A robust
  * mutex, and waiters that poll (every millisecond) instead of a condition
  * variable: an unpacker killed at any point leaves the others running, and
- * ce_slots_reclaim returns a slot it held. */
+ * ce_slots_reclaim returns a slot it held.
+ *
+ * The slots also share out the xz decoders' memory budget (xzmt.h): an
+ * unpacker whose archive's blocks can decode in parallel asks for its share
+ * when its decoder starts and keeps it to the end (liblzma's thread count is
+ * fixed then).  The share is the archive's part of the bytes still to
+ * unpack (the largest gets the most threads, and archives decoding side by
+ * side end together instead of the largest alone on a few cores), in whole
+ * threads (nearest), at least one while one fits, never more than is free:
+ * all decoders together stay within the budget.  ce_slots_share is that
+ * arithmetic, without the lock. */
 #ifndef CE_SLOTS_H
 #define CE_SLOTS_H
 
@@ -20,6 +30,12 @@ typedef struct ce_slots {
     int free;
     long long want[CE_SLOTS_MAX];   /* > 0: unpacker id waits, for an archive of this size */
     bool held[CE_SLOTS_MAX];
+    /* the decoders' memory budget (ce_slots_budget; 0: none shared) */
+    long long mem_free;
+    long long mem_total;
+    long long work_left;            /* bytes of the archives not finished */
+    long long mem_held[CE_SLOTS_MAX];
+    bool out[CE_SLOTS_MAX];         /* id's archive no longer counts in work_left */
 } ce_slots;
 
 /* n slots in s (in memory shared with the unpackers).  0, or an errno. */
@@ -29,7 +45,19 @@ void ce_slots_destroy(ce_slots *s);
  * waiting, larger sizes first (then lower ids). */
 void ce_slots_take(ce_slots *s, int id, long long size);
 void ce_slots_give(ce_slots *s, int id);
-/* id's process died: forget that it waited, free a slot it held. */
+/* id's process died: forget that it waited, free a slot and memory it held. */
 void ce_slots_reclaim(ce_slots *s, int id);
+
+/* mem bytes of decoder memory to share among archives of work bytes. */
+void ce_slots_budget(ce_slots *s, long long mem, long long work);
+/* A share for id's archive of size bytes, whose decoder needs need bytes a
+ * thread, at most threads threads: the bytes granted (0: decode on one
+ * thread without threaded buffers).  Held until ce_slots_done. */
+long long ce_slots_mem_take(ce_slots *s, int id, long long size, long long need, long threads);
+/* id's archive (size bytes) is unpacked: its memory back, its bytes out of the work left. */
+void ce_slots_done(ce_slots *s, int id, long long size);
+/* The share itself: free bytes of total, work bytes left (size included). */
+long long ce_slots_share(long long total, long long free_, long long work, long long size, long long need,
+                         long threads);
 
 #endif

@@ -304,6 +304,7 @@ int ce_unpack(ce_ctx *ctx, const ce_unpack_src *s, const char *dest)
     archive_read_free(a);
     ce_xzmt_free(r.xz);
     r.xz = NULL;
+    if (s->slots) ce_slots_done(s->slots, s->slot_id, s->size);   /* its decoder memory back */
     if (fchdir(cwd) != 0 && rc == CE_OK)
         rc = ce_fail(ctx, CE_ERR_IO, "cannot return to the working directory: %s", strerror(errno));
     close(cwd);

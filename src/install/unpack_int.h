@@ -30,6 +30,7 @@ typedef struct reader {
     unsigned gen0;        /* the watch's gen before the file was opened */
     bool slot_held;
     ce_xzmt *xz;          /* .xz input: decoded here on several threads */
+    bool serial;          /* .xz of one block (or no sizes): decodes on one core */
 } reader;
 
 /* unpack_read.c: open the archive (follow mode: wait for the .part, or the

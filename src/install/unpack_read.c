@@ -13,6 +13,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/proc.h"
+
 static void nap(void)
 {
     struct timespec ts = { 0, 2 * 1000 * 1000 };
@@ -55,7 +57,11 @@ static bool writer_finished(const reader *r)
 static void slot_take(reader *r)
 {
     if (!r->src->slots || r->slot_held) return;
-    ce_slots_take(r->src->slots, r->src->slot_id, r->src->size);
+    /* largest work first: a single-block .xz decodes on one core, so its
+     * work is its whole size; blocks that decode in parallel, a share */
+    long long prio = r->src->size;
+    if (r->serial && prio > 0) prio *= ce_cpu_count();
+    ce_slots_take(r->src->slots, r->src->slot_id, prio);
     r->slot_held = true;
 }
 
@@ -137,6 +143,29 @@ static ssize_t xz_pull(void *ud, const unsigned char **buf)
     return reader_fill(r);
 }
 
+/* The decoder for .xz input, with its threads and memory: the install's
+ * budget (xzmt.h) shared out by the slots, or all of it without slots; a
+ * single-block file (no sizes in its block header) decodes in one thread. */
+static ce_xzmt *xz_open(reader *r, size_t n)
+{
+    const ce_unpack_src *s = r->src;
+    unsigned long long need = 0, mem = 0;
+    long cores = ce_cpu_count();
+    if (cores > CE_XZMT_MAX_THREADS) cores = CE_XZMT_MAX_THREADS;
+    unsigned threads = 1;
+    if (!ce_xzmt_block_need(r->buf, n, &need)) {
+        r->serial = true;
+    } else {
+        if (s->slots && s->slots->mem_total > 0)
+            mem = (unsigned long long)ce_slots_mem_take(s->slots, s->slot_id, s->size, (long long)need, cores);
+        else
+            mem = ce_xzmt_budget();
+        unsigned long long t = mem / need;
+        threads = t < 1 ? 1 : t > (unsigned long long)cores ? (unsigned)cores : (unsigned)t;
+    }
+    return ce_xzmt_new_mem(xz_pull, r, r->buf, n, threads, mem);
+}
+
 /* Compressed bytes, or for .xz input the plain tar decoded by ce_xzmt: the
  * first block decides (libarchive then sees a tar, and its own filters
  * handle everything else).  Every compressed byte passes reader_fill, so the
@@ -149,7 +178,7 @@ la_ssize_t unpack_read_cb(struct archive *a, void *ud, const void **buf)
         r->started = true;
         n = reader_fill(r);
         if (n > 0 && ce_xzmt_magic(r->buf, (size_t)n)) {
-            r->xz = ce_xzmt_new(xz_pull, r, r->buf, (size_t)n, 0);
+            r->xz = xz_open(r, (size_t)n);
             if (!r->xz) {
                 archive_set_error(a, ENOMEM, "out of memory for the xz decoder");
                 return -1;

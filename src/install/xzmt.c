@@ -126,9 +126,80 @@ static unsigned default_threads(void)
     return (unsigned)n;
 }
 
+unsigned long long ce_xzmt_budget_for(long cores, unsigned long long avail)
+{
+    unsigned long long b = (unsigned long long)(cores < 1 ? 1 : cores) * CE_XZMT_PER_CORE;
+    if (b > CE_XZMT_BUDGET_MAX) b = CE_XZMT_BUDGET_MAX;
+    if (avail > 0 && b > avail / CE_XZMT_AVAIL_DIV) b = avail / CE_XZMT_AVAIL_DIV;
+    return b < CE_XZMT_BUDGET_MIN ? CE_XZMT_BUDGET_MIN : b;
+}
+
+static unsigned long long mem_available(void)
+{
+    FILE *f = fopen("/proc/meminfo", "re");
+    if (!f) return 0;
+    char line[128];
+    unsigned long long kib = 0;
+    while (fgets(line, sizeof line, f))
+        if (sscanf(line, "MemAvailable: %llu kB", &kib) == 1) break;
+    fclose(f);
+    return kib * 1024;
+}
+
+unsigned long long ce_xzmt_budget(void)
+{
+    return ce_xzmt_budget_for(ce_cpu_count(), mem_available());
+}
+
+/* A multibyte integer of the .xz format: 0 and *v, or -1. */
+static int vli(const unsigned char *p, size_t end, size_t *i, unsigned long long *v)
+{
+    *v = 0;
+    for (unsigned k = 0; k < 9 && *i < end; k++) {
+        unsigned char b = p[(*i)++];
+        *v |= (unsigned long long)(b & 0x7F) << (7 * k);
+        if (!(b & 0x80)) return 0;
+    }
+    return -1;
+}
+
+bool ce_xzmt_block_need(const void *buf, size_t n, unsigned long long *need)
+{
+    const unsigned char *p = buf;
+    *need = 0;
+    if (n < 14 || !ce_xzmt_magic(buf, n) || p[12] == 0) return false; /* 0: the index, no block */
+    size_t end = 12 + ((size_t)p[12] + 1) * 4, i = 14;
+    unsigned char flags = p[13];
+    if (end > n || (flags & 0xC0) != 0xC0) return false;           /* no sizes: sequential only */
+    unsigned long long csize, usize, dict = 0, id, psize;
+    if (vli(p, end, &i, &csize) || vli(p, end, &i, &usize)) return false;
+    for (unsigned f = 0; f <= (flags & 3u); f++) {
+        if (vli(p, end, &i, &id) || vli(p, end, &i, &psize) || psize > end - i) return false;
+        if (id == 0x21 && psize == 1) {                               /* LZMA2: its dictionary */
+            unsigned d = p[i];
+            if (d > 40) return false;
+            dict = d == 40 ? 0xFFFFFFFFull : (2ull | (d & 1u)) << (d / 2 + 11);
+        }
+        i += psize;
+    }
+    /* liblzma starts a block only while the others' input, dictionaries and
+     * unread output leave it this much under the memlimit: later blocks may
+     * compress worse than the first (half as much input again, at most the
+     * plain size), and its own structures take a little more */
+    unsigned long long in = csize + csize / 2 < usize ? csize + csize / 2 : usize;
+    *need = in + usize + dict + (1u << 20);
+    return true;
+}
+
 static void start_thread(ce_xzmt *x);
 
 ce_xzmt *ce_xzmt_new(ce_xzmt_pull pull, void *ud, const void *first, size_t n, unsigned threads)
+{
+    return ce_xzmt_new_mem(pull, ud, first, n, threads, ce_xzmt_budget());
+}
+
+ce_xzmt *ce_xzmt_new_mem(ce_xzmt_pull pull, void *ud, const void *first, size_t n, unsigned threads,
+                         unsigned long long memlimit)
 {
     ce_xzmt *x = calloc(1, sizeof *x);
     if (!x) return NULL;
@@ -142,7 +213,7 @@ ce_xzmt *ce_xzmt_new(ce_xzmt_pull pull, void *ud, const void *first, size_t n, u
         .flags = LZMA_CONCATENATED, /* as libarchive: .xz streams one after another */
         .threads = x->threads,
         .timeout = 0,               /* block in lzma_code until there is progress */
-        .memlimit_threading = CE_XZMT_MEMLIMIT,
+        .memlimit_threading = memlimit ? memlimit : 1, /* 1: one thread, dictionary only */
         .memlimit_stop = MEMLIMIT_STOP,
     };
     x->err = lzma_stream_decoder_mt(&x->strm, &mt);

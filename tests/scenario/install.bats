@@ -218,6 +218,29 @@ PY
     rm -f "$MIRROR/multi.tar.xz"
 }
 
+@test "24 MiB blocks (those of xz -T0 -6) decode on two threads on two cores: the budget scales with the machine (issue 25)" {
+    # 48 MiB of text in two 24 MiB blocks: one thread of them needs ~30 MiB, so
+    # the old fixed 48 MiB for all threads decoded them on one worker thread
+    [ "$(nproc)" -ge 2 ] || skip "needs two cores"
+    local top=cudnn-linux-x86_64-8.7.0.84_cuda11-archive
+    fx_cudnn "$T/big/$top" 8.7.0.84 11
+    seq 1 6200000 > "$T/big/$top/LICENSE.text"
+    tar -C "$T/big" --owner=0 --group=0 --numeric-owner -cf - "$top" | xz -T2 -0 --block-size=24MiB > "$MIRROR/big.tar.xz"
+    [ "$(xz -lv "$MIRROR/big.tar.xz" | awk '/^ *Blocks:/ {print $2; exit}')" -ge 2 ]
+    edit_manifest "import hashlib, os; a = $CUDNN87; f = '$MIRROR/big.tar.xz'; a['url'] = '$SERVER_URL/big.tar.xz'; a['sha256'] = hashlib.sha256(open(f, 'rb').read()).hexdigest(); a['size'] = os.path.getsize(f)"
+    CUDAENV_TEST_XZ_THREADS=$T/threads run taskset -c 0,1 "$CUDAENV" install tf-2.14
+    [ "$status" -eq 0 ] || { echo "$output"; false; }
+    cmp "$CUDAENV_ROOT/versions/11.8.0+cudnn8.7.0.84/share/cudnn/LICENSE.text" "$T/big/$top/LICENSE.text"
+    # two liblzma worker threads appeared (the hook counts them at the end)
+    [ "$(cat "$T/threads")" -ge 2 ] || { echo "decoded on $(cat "$T/threads") worker thread(s)"; false; }
+    # one core in the affinity mask: one worker, whatever the memory
+    export CUDAENV_ROOT=$T/root1
+    CUDAENV_TEST_XZ_THREADS=$T/threads1 run taskset -c 0 "$CUDAENV" install tf-2.14
+    [ "$status" -eq 0 ] || { echo "$output"; false; }
+    [ "$(cat "$T/threads1")" -le 1 ] || { echo "$(cat "$T/threads1") worker threads on one core"; false; }
+    rm -f "$MIRROR/big.tar.xz"
+}
+
 @test "a 404 with an HTML body: exit 4 naming the URL, nothing installed" {
     edit_manifest "a = $CUDNN87; a['url'] = a['url'].replace('/compute/', '/_/404/compute/')"
     run "$CUDAENV" install tf-2.14
