@@ -60,11 +60,13 @@ static bool has_ipykernel(const char *py)
 
 static int data_dir(cli *c, char *out, size_t n)
 {
-    const char *j = getenv("JUPYTER_DATA_DIR"), *x = getenv("XDG_DATA_HOME"), *h = getenv("HOME");
-    if (j && *j) snprintf(out, n, "%s", j);
-    else if (x && *x) snprintf(out, n, "%s/jupyter", x);
-    else if (h && *h) snprintf(out, n, "%s/.local/share/jupyter", h);
-    else return ce_fail(&c->ctx, CE_ERR_USAGE, "no Jupyter data directory: set JUPYTER_DATA_DIR or HOME");
+    /* relative values are not used: the kernel spec is never written under
+     * the working directory (HOME=.; ce_home) */
+    const char *j = getenv("JUPYTER_DATA_DIR"), *x = getenv("XDG_DATA_HOME");
+    (void)c;
+    if (j && j[0] == '/') snprintf(out, n, "%s", j);
+    else if (x && x[0] == '/') snprintf(out, n, "%s/jupyter", x);
+    else snprintf(out, n, "%s/.local/share/jupyter", ce_home());
     return CE_OK;
 }
 

@@ -7,6 +7,7 @@
 
 #include "cli.h"
 #include "manifest/manifest.h"
+#include "core/priv.h"
 #include "core/trust.h"
 #include "install/components.h"
 #include "install/redist.h"
@@ -337,6 +338,18 @@ int cli_exec_full(cli *c)
         if (access(path, X_OK) != 0)
             snprintf(path, sizeof path, "%s/cudaenv-full", ce_self_dir(&c->ctx));
     }
+    /* as root, the full binary passes the program rule as everything cudaenv
+     * runs does (core/proc.c; CUDAENV_FULL itself is dropped as root by
+     * core/ctx.c unless root opted in) */
+    char why[1024];
+    if (ce_priv_program(path, why, sizeof why) != 0) {
+        if (errno != EPERM) {
+            cli_error(c, "cannot run %s: %s; reinstall cudaenv (make install)", path, strerror(errno));
+            return 1;
+        }
+        return cli_fail(c, ce_fail(&c->ctx, CE_ERR_PERM, "unsafe for cudaenv run as root: %s; reinstall cudaenv "
+                                   "into a root-owned prefix (make install)", why));
+    }
     execv(path, c->orig_argv);
     cli_error(c, "cannot run %s: %s; reinstall cudaenv (make install)", path, strerror(errno));
     return 1;
@@ -398,6 +411,7 @@ int main(int argc, char **argv)
      * store only root can change; init prints shell code and opens nothing */
     if (!(cmd->needs & CLI_NO_STORE)) {
         int rc = ce_trust_root(&c.ctx);
+        if (!rc) rc = ce_trust_sysroot(&c.ctx);
         if (rc) return cli_fail(&c, rc);
     }
     if (!cmd->run)
