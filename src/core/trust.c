@@ -80,10 +80,11 @@ static int __attribute__((noinline)) store_chain(ce_ctx *ctx, const char *real)
 }
 
 /* The entries cudaenv opens directly inside the store, and those one level
- * further down (cache/<sha>, logs/<file>, pkgs/<tree>, versions/<name>). */
+ * further down (cache/<sha>, logs/<file>, pkgs/<tree>, versions/<name>,
+ * init/cudaenv.<shell>). */
 static int check_entries(ce_ctx *ctx, const char *dir, int depth)
 {
-    static const char *const top[] = { ".lock", "global", "cache", "logs", "pkgs", "versions" };
+    static const char *const top[] = { ".lock", "global", "cache", "logs", "pkgs", "versions", "init" };
     ce_dirscan d;
     if (ce_dirscan_open(&d, AT_FDCWD, dir) != 0)
         return errno == ENOENT ? CE_OK : ce_fail(ctx, CE_ERR_IO, "cannot read %s: %s", dir, strerror(errno));
@@ -181,6 +182,56 @@ int ce_store_open(ce_ctx *ctx, const char *rel, int flags, mode_t mode)
         }
     }
     return fd;
+}
+
+/* ---- a toolchain root runs ---- */
+
+static int toolchain_unsafe(ce_ctx *ctx, const char *prefix, const char *path, const char *why)
+{
+    return ce_fail(ctx, CE_ERR_PERM, "unsafe for cudaenv run as root: %s is %s; root would run or load files of "
+                   "a user's choosing from the toolchain %s. Use a toolchain only root can change (install it into "
+                   "a root-owned CUDAENV_ROOT, or chown -R root:root and chmod -R go-w it)", path, why, prefix);
+}
+
+/* The resolved dir (prefix/sub) and its chain; with entries, every entry
+ * in it too (a symlink: root's, with a target that passes the rule). */
+static int toolchain_dir(ce_ctx *ctx, const char *prefix, const char *sub, bool entries)
+{
+    char p[PATH_MAX + 64], real[PATH_MAX], cur[PATH_MAX + 256];
+    const char *why;
+    if (snprintf(p, sizeof p, "%s%s%s", prefix, sub[0] ? "/" : "", sub) >= (int)sizeof p) return CE_OK;
+    if (!realpath(p, real)) return errno == ENOENT ? CE_OK : ce_fail(ctx, CE_ERR_IO, "cannot resolve %s: %s", p, strerror(errno));
+    if (ce_priv_chain_walk(real, cur, NULL, &why))
+        return why ? toolchain_unsafe(ctx, prefix, cur, why) : ce_fail(ctx, CE_ERR_IO, "cannot inspect %s: %s", cur, strerror(errno));
+    if (!entries) return CE_OK;
+    ce_dirscan d;
+    if (ce_dirscan_open(&d, AT_FDCWD, real) != 0) return CE_OK;   /* not a directory: nothing listed in it */
+    const char *name;
+    int rc = CE_OK;
+    while (rc == CE_OK && (name = ce_dirscan_next(&d, NULL))) {
+        if (!strcmp(name, ".") || !strcmp(name, "..")) continue;
+        struct stat st;
+        if (fstatat(d.fd, name, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
+        snprintf(cur, sizeof cur, "%s/%s", real, name);
+        if (S_ISLNK(st.st_mode))
+            why = st.st_uid != 0 ? "a symlink not owned by root" : !ce_priv_path_ok(cur) ? "a symlink to a path a user can change" : NULL;
+        else
+            why = ce_priv_stat_reason(&st, false);
+        if (why) rc = toolchain_unsafe(ctx, prefix, cur, why);
+    }
+    ce_dirscan_close(&d);
+    return rc;
+}
+
+int ce_trust_toolchain(ce_ctx *ctx, const char *prefix)
+{
+    if (!ce_priv()) return CE_OK;
+    /* what PATH, LD_LIBRARY_PATH and verify's loads find first: the prefix,
+     * and every entry of bin/, lib64/, lib/ and nvvm/bin/ */
+    static const char *const subs[] = { "bin", "lib64", "lib", "nvvm/bin" };
+    int rc = toolchain_dir(ctx, prefix, "", true);
+    for (size_t i = 0; rc == CE_OK && i < sizeof subs / sizeof *subs; i++) rc = toolchain_dir(ctx, prefix, subs[i], true);
+    return rc;
 }
 
 /* ---- the sysroot ---- */

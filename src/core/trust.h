@@ -29,6 +29,13 @@ bool ce_trust_privileged(void);
  * quoted-tilde mistake). */
 int ce_trust_root(ce_ctx *ctx);
 
+/* As root, a toolchain that exec/verify run or load from (prefix, e.g.
+ * versions/12.4.1, or an adopted one whose entries link elsewhere): the
+ * prefix and its bin/, lib64/, lib/, nvvm/bin/ resolved with their chains
+ * from /, and every entry of each (a symlink root's and its target safe).
+ * CE_ERR_PERM naming the path; CE_OK when not privileged. */
+int ce_trust_toolchain(ce_ctx *ctx, const char *prefix);
+
 /* As root with CUDAENV_SYSROOT set: the sysroot's chain from / checked and
  * ctx->sysroot replaced by its resolved path; the system directories under
  * it (etc, etc/ld.so.conf.d, etc/cudaenv, usr, usr/local, opt, var/lib/dpkg
