@@ -46,18 +46,20 @@ static const struct { const char *name; size_t len, off; } settings[] = {
 static ce_settings process_copy;
 static const ce_settings *process_settings;
 
-/* The knobs root ignores unless opted in (core/priv.h: the test seams and
- * the full binary's path), and of those the ones that name a file root
- * would write, read or load (their path must pass the chain rule too). */
+/* The knobs root ignores unless opted in (core/priv.h: the test seams), and
+ * of those the ones that name a file root would write, read or load (their
+ * path must pass the chain rule too).  CUDAENV_FULL, which the whole test
+ * suite sets, is judged where it is used (cli_exec_full, ce_full_path), so
+ * env's start-up does not pay for the opt-in's lookup. */
 #define KNOB(field, file) { offsetof(ce_settings, field), file }
 static const struct { size_t off; bool file; } root_knobs[] = {
-    KNOB(full, false), KNOB(test_crash_at, false), KNOB(test_fault, false), KNOB(test_free_bytes, false),
+    KNOB(test_crash_at, false), KNOB(test_fault, false), KNOB(test_free_bytes, false),
     KNOB(test_xz_threads, true), KNOB(test_compose_copy, false), KNOB(test_libdir, true),
     KNOB(test_libcuda, true), KNOB(test_hash_log, true),
 };
 #undef KNOB
 
-/* As root (priv.h): a test seam or CUDAENV_FULL is dropped here, the one
+/* As root (priv.h): a test seam is dropped here, the one
  * place the environment is read, unless root opted in with the
  * cudaenv-test-knobs file and, for a knob naming a file, that file's path
  * passes the rule.  Costs nothing when none is set (no geteuid either:

@@ -38,9 +38,10 @@ typedef void (*ce_event_fn)(void *ud, const ce_event *ev);
  * ce_ctx_init in one pass over the environment (nothing parsed, nothing
  * copied: each is the environment's own string, NULL when not set).  Read
  * them here, never with getenv: the full list of what cudaenv reads is this
- * struct.  As root the test seams and CUDAENV_FULL are dropped here unless
- * root opted in (core/priv.h, ce_priv_knobs_ok): a caller's environment
- * (sudo -E) cannot steer root through them. */
+ * struct.  As root the test seams are dropped here unless root opted in
+ * (core/priv.h, ce_priv_knobs_ok), and CUDAENV_FULL is honoured only then
+ * (cli_exec_full): a caller's environment (sudo -E) cannot steer root
+ * through them. */
 typedef struct ce_settings {
     const char *root;                 /* CUDAENV_ROOT as given (ctx->root is the resolved store) */
     const char *sysroot, *manifest, *mirror, *platform;   /* as given; ctx's fields hold what is used */
