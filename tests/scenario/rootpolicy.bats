@@ -275,3 +275,15 @@ inst_copy() {
     [ "$status" -eq 0 ]
     [ -s "$T/uh/.config/cudaenv/global" ]
 }
+
+@test "knobs: CUDAENV_LDCONFIG naming a user's program: root's system switch does not run it (exit 6 naming it)" {
+    load ../lib/sysroot
+    sysroot_setup
+    mkdir -p "$T/u" && chown "$ATK" "$T/u"
+    printf '#!/bin/sh\necho "$0 $*" >> "%s"\nexit 0\n' "$MARK" > "$T/u/prog"
+    chmod 755 "$T/u/prog" && chown "$ATK" "$T/u/prog"
+    CUDAENV_LDCONFIG=$T/u/prog run --separate-stderr "$CUDAENV" global 11.8 --system
+    [ "$status" -eq 6 ]
+    [[ "$stderr" == *"$T/u/prog is not root's to run: $T/u is owned by uid"* ]]
+    [ ! -e "$MARK" ]
+}
