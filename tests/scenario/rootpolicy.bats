@@ -242,6 +242,10 @@ inst_copy() {
     ln -s "$T/victim" "$T/hash.log"
     CUDAENV_TEST_HASH_LOG=$T/hash.log run --separate-stderr "$I/bin/cudaenv" verify 11.8.0 --deep
     [ "$(cat "$T/victim")" = secret ]
+    # not even to a plain file: the seam is not read at all
+    CUDAENV_TEST_HASH_LOG=$T/copy.log run --separate-stderr "$I/bin/cudaenv" verify 11.8.0 --deep
+    [[ "$output" == *files* ]] || { echo "$output $stderr"; false; }   # it ran its deep file check
+    [ ! -e "$T/copy.log" ]
     # the build tree's binaries (opted in) still honour them
     CUDAENV_TEST_HASH_LOG=$T/plain.log run --separate-stderr "$CUDAENV" verify 11.8.0 --deep
     [ -s "$T/plain.log" ]
