@@ -67,7 +67,12 @@ int ce_py_prepare(ce_ctx *ctx, ce_py *py, const char *python, const char *script
         py->dir[0] = '\0';
         return ce_fail(ctx, CE_ERR_IO, "cannot create a private directory in %s: %s", tmp, strerror(e));
     }
-    snprintf(py->script, sizeof py->script, "%s/cudaenv_script.py", py->dir);
+    /* dir is < 4096 bytes, script 4200 (no snprintf: GCC's -O1 format check
+     * misreads mkdtemp's buffer as possibly null) */
+    static const char name[] = "/cudaenv_script.py";
+    size_t dl = strlen(py->dir);
+    memcpy(py->script, py->dir, dl);
+    memcpy(py->script + dl, name, sizeof name);
     int dfd = open(py->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     int fd = dfd >= 0 ? openat(dfd, "cudaenv_script.py", O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600) : -1;
     int e = errno;
