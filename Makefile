@@ -77,7 +77,7 @@ FULL_SRC  = $(CORE_SRC) $(CLI_SRC)
 # ctx.o's statics and main's context start .bss on the page the loader
 # writes anyway: fewer page faults per start (issue 13; PERFORMANCE.md).
 SWITCH_OBJ = $(patsubst %,$(BUILD)/obj/src/%.o,core/ctx cli/main-light cli/args cli/cmd_env cli/cmd_use \
-             cli/cmd_current store/activate store/store manifest/index store/userstate core/trust \
+             cli/cmd_current store/activate store/store manifest/index store/userstate core/trust core/priv \
              core/dirscan manifest/resolve core/version core/path core/file core/status core/error)
 LIGHT_OBJ = $(SWITCH_OBJ) $(filter-out $(SWITCH_OBJ),$(LIGHT_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/src/cli/cjson_lazy.o)
 FULL_OBJ  = $(FULL_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/src/cli/main-full.o
@@ -136,7 +136,14 @@ $(BUILD)/tests/%: tests/unit/%.c $(LIB_OBJ)
 # the command-line parser, from the front end (src/cli/args.c)
 $(BUILD)/tests/test_args: $(BUILD)/obj/src/cli/args.o
 
-units: $(UNIT_BIN)
+# As root, cudaenv honours its test seams (CUDAENV_TEST_*, CUDAENV_FULL) only
+# when this root-owned file sits in the build tree (core/priv.h): the tests
+# opt in; `make install` never installs it, so an installed cudaenv run as
+# root ignores them whatever the caller's environment says.
+$(BUILD)/cudaenv-test-knobs:
+	@mkdir -p $(BUILD) && : > $@
+
+units: $(UNIT_BIN) $(BUILD)/cudaenv-test-knobs
 
 check: all units
 	BUILD=$(BUILD) tests/run.sh

@@ -6,6 +6,8 @@ set -u
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
 export CUDAENV_TEST_BUILD=$PWD/$BUILD
+# as root, the test seams need the build tree's root-owned opt-in (core/priv.h)
+if [ "$(id -u)" -eq 0 ] && [ -d "$BUILD" ]; then : > "$BUILD/cudaenv-test-knobs"; fi
 # pyenv's python3 shim costs ~100 ms a call; the suite calls python3 often.
 if [ -x /usr/bin/python3 ] && [ "$(command -v python3)" != /usr/bin/python3 ]; then
     pybin=$(mktemp -d); ln -s /usr/bin/python3 "$pybin/python3"; export PATH=$pybin:$PATH

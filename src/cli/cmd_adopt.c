@@ -44,7 +44,11 @@ static int scan(cli *c)
                  "adopt one elsewhere with: cudaenv adopt DIR");
     for (size_t i = 0; i < n; i++) {
         char cuda[64], cudnn[64], name[96];
-        if (ce_adopt_probe(&c->ctx, dirs[i], cuda, sizeof cuda, cudnn, sizeof cudnn) != CE_OK) continue;
+        if (ce_adopt_probe(&c->ctx, dirs[i], cuda, sizeof cuda, cudnn, sizeof cudnn) != CE_OK) {
+            /* as root, a tree a user can change is named, never offered */
+            if (ce_errcode() == CE_ERR_PERM) printf("%-28s not offered: %s\n", dirs[i], ce_errmsg());
+            continue;
+        }
         char what[160];
         snprintf(what, sizeof what, "CUDA %s%s%s", cuda, cudnn[0] ? " + cuDNN " : "", cudnn);
         if (adopted_as(c, dirs[i], name, sizeof name))

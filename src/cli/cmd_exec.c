@@ -8,6 +8,7 @@
 
 #include "store/activate.h"
 #include "cli.h"
+#include "core/trust.h"
 
 int cmd_exec(cli *c, const cli_args *a)
 {
@@ -20,6 +21,9 @@ int cmd_exec(cli *c, const cli_args *a)
     sel.origin = CE_ORIGIN_SHELL;
     int rc = ce_select(&c->ctx, version, &sel);
     if (rc) return cli_fail(c, rc);
+    /* as root, the toolchain the command will find first on PATH and
+     * LD_LIBRARY_PATH must be root's (core/trust.h) */
+    if (sel.tc.prefix[0] && (rc = ce_trust_toolchain(&c->ctx, sel.tc.prefix))) return cli_fail(c, rc);
     ce_env env;
     if ((rc = ce_env_compute(&c->ctx, &sel, true, &env))) return cli_fail(c, rc);
     rc = ce_env_apply(&c->ctx, &env);

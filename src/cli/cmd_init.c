@@ -30,6 +30,8 @@
 
 #include "cli.h"
 #include "core/file.h"
+#include "core/priv.h"
+#include "core/trust.h"
 
 static const char posix_fn[] =
     "cudaenv() {\n"
@@ -273,11 +275,33 @@ static void write_static_head(FILE *o, const char *shell, const char *bin, const
     fprintf(o, "__CUDAENV_INIT_VERSION='%s'\n", CE_VERSION);
 }
 
+/* As root (core/priv.h): the static file is written only into a directory
+ * only root can change.  In the store (the default) the store rule applies
+ * (core/trust.h, which checks init/ and its files as every command's store
+ * check does); an --output elsewhere needs its directory's chain from / to
+ * be root's.  The file itself is made with mkstemp and renamed over. */
+static int static_target_safe(cli *c, const char *path, bool in_store)
+{
+    if (!ce_priv()) return CE_OK;
+    if (in_store) return ce_trust_root(&c->ctx);
+    char dir[PATH_MAX + 64];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (slash && slash != dir) *slash = '\0';
+    if (ce_priv_path_ok(dir)) return CE_OK;
+    return ce_fail(&c->ctx, CE_ERR_PERM, "unsafe for cudaenv run as root: %s is not a directory only root can "
+                   "change (it, or one above it, is a symlink or a user's, or writable by group or others); write "
+                   "the file somewhere root owns", dir);
+}
+
 /* --static: write the file atomically (default $CUDAENV_ROOT/init/cudaenv.SHELL). */
 static int write_static(cli *c, const char *shell, const char *bin, const char *out)
 {
     char path[PATH_MAX + 64], dir[PATH_MAX + 64];
     int n;
+    /* in the store: its rule first (ctx.root resolved by it) */
+    int src = out && *out ? CE_OK : static_target_safe(c, NULL, true);
+    if (src) return cli_fail(c, src);
     if (out && *out) {
         if (out[0] == '/' || !getcwd(dir, PATH_MAX)) n = snprintf(path, sizeof path, "%s", out);
         else n = snprintf(path, sizeof path, "%s/%s", dir, out);
@@ -286,6 +310,8 @@ static int write_static(cli *c, const char *shell, const char *bin, const char *
     }
     if (n < 0 || (size_t)n >= sizeof path)
         return cli_fail(c, ce_fail(&c->ctx, CE_ERR_OTHER, "path too long: %s", out ? out : c->ctx.root));
+    int trc = out && *out ? static_target_safe(c, path, false) : CE_OK;
+    if (trc) return cli_fail(c, trc);
     snprintf(dir, sizeof dir, "%s", path);
     char *slash = strrchr(dir, '/');
     if (slash && slash != dir) {

@@ -14,6 +14,7 @@
 #include "cli.h"
 #include "core/file.h"
 #include "core/proc.h"
+#include "core/pyrun.h"
 #include "store/activate.h"
 
 enum { OPT_PYTHON = 1, OPT_NAME };
@@ -48,23 +49,35 @@ static bool python_path(const char *want, char *out, size_t outsz)
     return ce_proc_which(want, out, outsz);
 }
 
-/* Whether py can import ipykernel (what the kernel's argv runs). */
-static bool has_ipykernel(const char *py)
+/* Whether py can import ipykernel (what the kernel's argv runs), asked of
+ * a Python isolated from the working directory (core/pyrun.h: an
+ * ipykernel.py there must not run). */
+static bool has_ipykernel(cli *c, const char *py)
 {
-    char *argv[] = { (char *)py, "-c", "import ipykernel", NULL };
-    ce_proc p = { .path = py, .argv = argv, .out = CE_PROC_NULL };
+    ce_py run;
+    if (ce_py_prepare(&c->ctx, &run, py, "import ipykernel\n", NULL, 0) != CE_OK) {
+        ce_py_done(&c->ctx, &run);
+        return true; /* cannot tell: no warning */
+    }
+    ce_proc p = { .path = py, .argv = run.argv, .env_add = (const char *const *)run.env_add, .cwd = run.dir,
+                  .out = CE_PROC_NULL };
     ce_proc_result r;
-    if (ce_proc_run(NULL, &p, &r) != CE_OK) return true; /* cannot tell: no warning */
+    int rc = ce_proc_run(NULL, &p, &r);
+    ce_py_done(&c->ctx, &run);
+    if (rc != CE_OK) return true;
+    ce_proc_result_free(&r);
     return r.code == 0;
 }
 
 static int data_dir(cli *c, char *out, size_t n)
 {
-    const char *j = getenv("JUPYTER_DATA_DIR"), *x = getenv("XDG_DATA_HOME"), *h = getenv("HOME");
-    if (j && *j) snprintf(out, n, "%s", j);
-    else if (x && *x) snprintf(out, n, "%s/jupyter", x);
-    else if (h && *h) snprintf(out, n, "%s/.local/share/jupyter", h);
-    else return ce_fail(&c->ctx, CE_ERR_USAGE, "no Jupyter data directory: set JUPYTER_DATA_DIR or HOME");
+    /* relative values are not used: the kernel spec is never written under
+     * the working directory (HOME=.; ce_home) */
+    const char *j = getenv("JUPYTER_DATA_DIR"), *x = getenv("XDG_DATA_HOME");
+    (void)c;
+    if (j && j[0] == '/') snprintf(out, n, "%s", j);
+    else if (x && x[0] == '/') snprintf(out, n, "%s/jupyter", x);
+    else snprintf(out, n, "%s/.local/share/jupyter", ce_home());
     return CE_OK;
 }
 
@@ -132,7 +145,7 @@ static int install(cli *c, const cli_cmd *cmd, const char *version, const char *
     free(json);
     if (rc) return cli_fail(c, rc);
     printf("%s\n", file);
-    if (!has_ipykernel(py))
+    if (!has_ipykernel(c, py))
         cli_warn(c, "%s cannot import ipykernel, which the kernel runs: %s -m pip install ipykernel", py, py);
     cli_note(c, "kernel '%s' (%s) runs %s with toolchain %s; pick it in Jupyter's kernel list", kname, disp, py,
              sel.tc.name);

@@ -12,6 +12,7 @@
 
 #include "store/activate.h"
 #include "cli.h"
+#include "core/trust.h"
 #include "install/digest.h"
 #include "selftest/selftest.h"
 #include "store/store.h"
@@ -251,6 +252,9 @@ int cmd_verify(cli *c, const cli_args *a)
 
     ce_toolchain tc;
     int rc = spec_arg ? ce_store_find(&c->ctx, spec_arg, &tc) : default_toolchain(c, &tc);
+    /* as root, what verify runs and loads from the toolchain must be root's
+     * (core/trust.h; proc.c checks each program it starts too) */
+    if (!rc) rc = ce_trust_toolchain(&c->ctx, tc.prefix);
     if (rc) return cli_fail(c, rc);
     if (framework) return cli_verify_framework(c, &tc, framework, python, opt.libcuda);
     st_toolchain stc = { 0 };

@@ -7,6 +7,7 @@
 
 #include "cli.h"
 #include "manifest/manifest.h"
+#include "core/priv.h"
 #include "core/trust.h"
 #include "install/components.h"
 #include "install/redist.h"
@@ -263,10 +264,11 @@ static const cli_cmd commands[] = {
       "usage: cudaenv adopt DIR [--name NAME] | cudaenv adopt --scan\n"
       "\n"
       "Use a toolkit cudaenv did not install (/usr/local/cuda-12.4, /usr/lib/cuda) like any\n"
-      "other toolchain: its version comes from version.json, nvcc or cuda.h, a cuDNN inside\n"
-      "it is detected, and a receipt of every file's size is written now so verify can\n"
-      "tell later changes.  list marks it adopted; uninstall only forgets it (DIR is never\n"
-      "touched).\n"
+      "other toolchain: its version is read from version.json, version.txt or cuda.h (nothing\n"
+      "in DIR is run), a cuDNN inside it is detected, and a receipt of every file's size is\n"
+      "written now so verify can tell later changes.  list marks it adopted; uninstall only\n"
+      "forgets it (DIR is never touched).  As root, DIR must be root's all the way down and\n"
+      "up (exit 6 naming the path otherwise).\n"
       "\n"
       "  --name NAME   the toolchain name: CUDA[+cudnnVER][@label], e.g. 12.4.1@system\n"
       "                (default: the versions found; @adopted when that name is taken)\n"
@@ -329,13 +331,25 @@ static const char *nearest_command(const char *typed)
 int cli_exec_full(cli *c)
 {
     char path[8300];
+    /* CUDAENV_FULL: as root only with the build tree's opt-in (core/priv.h) */
     const char *env = c->ctx.set.full;
-    if (env && *env) {
+    if (env && *env && (!ce_priv() || ce_priv_knobs_ok())) {
         snprintf(path, sizeof path, "%s", env);
     } else {
         snprintf(path, sizeof path, "%s/../libexec/cudaenv/cudaenv-full", ce_self_dir(&c->ctx));
         if (access(path, X_OK) != 0)
             snprintf(path, sizeof path, "%s/cudaenv-full", ce_self_dir(&c->ctx));
+    }
+    /* as root, the full binary passes the program rule as everything cudaenv
+     * runs does (core/proc.c) */
+    char why[1024];
+    if (ce_priv_program(path, why, sizeof why) != 0) {
+        if (errno != EPERM) {
+            cli_error(c, "cannot run %s: %s; reinstall cudaenv (make install)", path, strerror(errno));
+            return 1;
+        }
+        return cli_fail(c, ce_fail(&c->ctx, CE_ERR_PERM, "unsafe for cudaenv run as root: %s; reinstall cudaenv "
+                                   "into a root-owned prefix (make install)", why));
     }
     execv(path, c->orig_argv);
     cli_error(c, "cannot run %s: %s; reinstall cudaenv (make install)", path, strerror(errno));
@@ -398,6 +412,7 @@ int main(int argc, char **argv)
      * store only root can change; init prints shell code and opens nothing */
     if (!(cmd->needs & CLI_NO_STORE)) {
         int rc = ce_trust_root(&c.ctx);
+        if (!rc) rc = ce_trust_sysroot(&c.ctx);
         if (rc) return cli_fail(&c, rc);
     }
     if (!cmd->run)

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "path.h"
+#include "priv.h"
 
 #ifndef CE_DATADIR
 #define CE_DATADIR "/usr/local/share/cudaenv"
@@ -45,6 +46,37 @@ static const struct { const char *name; size_t len, off; } settings[] = {
 static ce_settings process_copy;
 static const ce_settings *process_settings;
 
+/* The knobs root ignores unless opted in (core/priv.h: the test seams), and
+ * of those the ones that name a file root would write, read or load (their
+ * path must pass the chain rule too).  CUDAENV_FULL, which the whole test
+ * suite sets, is judged where it is used (cli_exec_full, ce_full_path), so
+ * env's start-up does not pay for the opt-in's lookup. */
+#define KNOB(field, file) { offsetof(ce_settings, field), file }
+static const struct { size_t off; bool file; } root_knobs[] = {
+    KNOB(test_crash_at, false), KNOB(test_fault, false), KNOB(test_free_bytes, false),
+    KNOB(test_xz_threads, true), KNOB(test_compose_copy, false), KNOB(test_libdir, true),
+    KNOB(test_libcuda, true), KNOB(test_hash_log, true),
+};
+#undef KNOB
+
+/* As root (priv.h): a test seam is dropped here, the one
+ * place the environment is read, unless root opted in with the
+ * cudaenv-test-knobs file and, for a knob naming a file, that file's path
+ * passes the rule.  Costs nothing when none is set (no geteuid either:
+ * env's start-up counts its system calls). */
+static void drop_root_knobs(ce_settings *s)
+{
+    bool any = false;
+    for (size_t i = 0; i < sizeof root_knobs / sizeof *root_knobs && !any; i++)
+        any = *(const char **)((char *)s + root_knobs[i].off) != NULL;
+    if (!any || !ce_priv()) return;
+    bool opted = ce_priv_knobs_ok();
+    for (size_t i = 0; i < sizeof root_knobs / sizeof *root_knobs; i++) {
+        const char **slot = (const char **)((char *)s + root_knobs[i].off);
+        if (*slot && (!opted || (root_knobs[i].file && **slot && !ce_priv_path_ok(*slot)))) *slot = NULL;
+    }
+}
+
 /* One pass over the environment: only CUDAENV_* entries are looked at; the
  * first of a name wins, as with getenv. */
 static void read_settings(ce_settings *s)
@@ -62,6 +94,7 @@ static void read_settings(ce_settings *s)
             break;
         }
     }
+    drop_root_knobs(s);
 }
 
 const ce_settings *ce_settings_now(void)
@@ -106,12 +139,7 @@ static void ctx_fill(ce_ctx *ctx)
     if (root && *root) {
         snprintf(ctx->root, sizeof ctx->root, "%s", root);
     } else {
-        const char *home = getenv("HOME");
-        if (!home || !*home) {
-            struct passwd *pw = getpwuid(getuid());
-            home = pw ? pw->pw_dir : "/";
-        }
-        snprintf(ctx->root, sizeof ctx->root, "%s/.cudaenv", home);
+        snprintf(ctx->root, sizeof ctx->root, "%s/.cudaenv", ce_home());
     }
     ce_path_strip_trailing(ctx->root);
     if (ctx->set.sysroot && *ctx->set.sysroot) {
@@ -133,6 +161,16 @@ static void ctx_fill(ce_ctx *ctx)
 #endif
     const char *override = ctx->set.platform;
     snprintf(ctx->platform, sizeof ctx->platform, "%s", override && *override ? override : plat);
+}
+
+const char *ce_home(void)
+{
+    const char *home = getenv("HOME");
+    if (home && home[0] == '/') return home;
+    /* unset, empty or relative (HOME=. would put the store and the global
+     * file under the working directory): the account's own */
+    struct passwd *pw = getpwuid(getuid());
+    return pw && pw->pw_dir && pw->pw_dir[0] == '/' ? pw->pw_dir : "/";
 }
 
 const char *ce_self_dir(const ce_ctx *ctx)

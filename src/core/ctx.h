@@ -38,7 +38,10 @@ typedef void (*ce_event_fn)(void *ud, const ce_event *ev);
  * ce_ctx_init in one pass over the environment (nothing parsed, nothing
  * copied: each is the environment's own string, NULL when not set).  Read
  * them here, never with getenv: the full list of what cudaenv reads is this
- * struct. */
+ * struct.  As root the test seams are dropped here unless root opted in
+ * (core/priv.h, ce_priv_knobs_ok), and CUDAENV_FULL is honoured only then
+ * (cli_exec_full): a caller's environment (sudo -E) cannot steer root
+ * through them. */
 typedef struct ce_settings {
     const char *root;                 /* CUDAENV_ROOT as given (ctx->root is the resolved store) */
     const char *sysroot, *manifest, *mirror, *platform;   /* as given; ctx's fields hold what is used */
@@ -106,6 +109,11 @@ const ce_settings *ce_settings_now(void);
 /* A number setting: value (a ce_settings string) when it is an integer >=
  * min, else dflt. */
 long ce_setting_long(const char *value, long dflt, long min);
+
+/* The home directory: $HOME when it is an absolute path, else (unset,
+ * empty, relative: HOME=. must not make cudaenv write under the working
+ * directory) the account's from the password database, else "/". */
+const char *ce_home(void);
 
 /* The directory of the running binary (readlink /proc/self/exe on first
  * use, then kept in ctx->self_dir; "" when unknown). */

@@ -18,6 +18,7 @@
 #include "clock.h"
 #include "error.h"
 #include "path.h"
+#include "priv.h"
 
 extern char **environ;
 
@@ -186,6 +187,14 @@ int ce_proc_start(ce_ctx *ctx, const ce_proc *p, ce_proc_child *c)
     if (!p->path || !p->path[0] || access(p->path, X_OK) != 0)
         return fail(ctx, c->why, CE_ERR_OTHER, "cannot run %s: %s", p->path ? p->path : "(no program)",
                     strerror(p->path && p->path[0] ? errno : ENOENT));
+    /* the privileged-use rule (priv.h), here so no caller can forget it: as
+     * root, the program's resolved path and every directory above it must be
+     * root's and not writable by group or others */
+    char pwhy[CE_PROC_WHY - 200];
+    if (ce_priv_program(p->path, pwhy, sizeof pwhy) != 0)
+        return fail(ctx, c->why, CE_ERR_PERM, "unsafe for cudaenv run as root: %s; a user could make root run "
+                    "a program of their choosing. Use a root-owned program (chown root:root, chmod go-w it and "
+                    "each directory above it)", pwhy);
     bool capture = p->out == CE_PROC_CAPTURE || p->out == CE_PROC_CAPTURE_FD;
     int pfd[2] = { -1, -1 };
     char **merged = NULL;

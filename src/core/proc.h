@@ -16,6 +16,11 @@
  *    the program ends (nothing it started is left running).  supervise: the
  *    group is led by a small supervisor that dies with this process (even
  *    of kill -9: parent-death signal) and takes the group along.
+ *  - As root, the program's resolved path must pass the privileged-use rule
+ *    (core/priv.h: root-owned, not group/other-writable, and so every
+ *    directory above it) or it is not started (CE_ERR_PERM naming the path):
+ *    checked here, in the one spawning function, so every program cudaenv
+ *    runs (and any a future command adds) gets the rule.
  *  - Failures to start (a missing program, a bad cwd) are errors naming the
  *    path; what the program did is in the result.  ctx may be NULL (no
  *    message is recorded then; the return code still says it).
@@ -88,7 +93,8 @@ typedef struct ce_proc_child {
 
 /* Run p and wait for it.  CE_OK with *r filled (whatever the program's
  * status), or CE_ERR_OTHER (no such program, not executable, a bad cwd,
- * pipe/spawn: the message names the path), CE_ERR_NOMEM. */
+ * pipe/spawn: the message names the path), CE_ERR_PERM (as root, a program
+ * that fails the privileged-use rule), CE_ERR_NOMEM. */
 int ce_proc_run(ce_ctx *ctx, const ce_proc *p, ce_proc_result *r);
 /* The same in two halves: start it now, wait later (nvcc compiling while
  * verify does other things).  The deadline counts from the start; a

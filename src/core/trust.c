@@ -7,34 +7,20 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
-#ifdef SYS_openat2
-#include <linux/openat2.h>
-#endif
-
 #include "dirscan.h"
+#include "priv.h"
 #include "path.h"
 
 bool ce_trust_privileged(void)
 {
-    /* no environment override: under sudo -E the caller's environment is
-     * exactly what must not be able to switch the rule off */
-    return geteuid() == 0;
+    return ce_priv();
 }
 
 const char *ce_trust_stat_reason(const struct stat *st, bool sticky_ok)
 {
-    static __thread char buf[64];
-    if (S_ISLNK(st->st_mode)) return "a symlink";
-    if (st->st_uid != 0) {
-        snprintf(buf, sizeof buf, "owned by uid %u, not root", (unsigned)st->st_uid);
-        return buf;
-    }
-    bool sticky = S_ISDIR(st->st_mode) && (st->st_mode & S_ISVTX) && sticky_ok;
-    if ((st->st_mode & (S_IWGRP | S_IWOTH)) && !sticky) return "writable by group or others";
-    return NULL;
+    return ce_priv_stat_reason(st, sticky_ok);
 }
 
 int ce_trust_chain(ce_ctx *ctx, const char *real, const char *what, const char *fix)
@@ -42,41 +28,12 @@ int ce_trust_chain(ce_ctx *ctx, const char *real, const char *what, const char *
     return ce_trust_chain_cached(ctx, real, what, fix, NULL);
 }
 
-static bool cache_has(const ce_trust_cache *c, const char *dir)
-{
-    for (size_t k = 0; c && k < c->n; k++)
-        if (!strcmp(c->dirs[k], dir)) return true;
-    return false;
-}
-
 void ce_trust_cache_free(ce_trust_cache *c)
 {
-    for (size_t k = 0; k < c->n; k++) free(c->dirs[k]);
-    c->n = 0;
+    ce_priv_cache_free(c);
 }
 
-/* lstat every prefix of the absolute path real, from / down (parents in c
- * skipped, the safe ones added): 0 when all are safe, else 1 with cur the
- * first prefix that failed and *why its reason (NULL: lstat failed, errno). */
-static int chain_walk(const char *real, char *cur, ce_trust_cache *c, const char **why)
-{
-    size_t len = strlen(real);
-    for (size_t i = 0; i <= len; i++) {
-        if (i != len && real[i] != '/') continue;
-        size_t n = i ? i : 1;
-        memcpy(cur, real, n);
-        cur[n] = '\0';
-        if (i != len && cache_has(c, cur)) continue;   /* a parent already checked */
-        struct stat st;
-        *why = NULL;
-        if (lstat(cur, &st) != 0) return 1;
-        /* /tmp-like parents are fine: the sticky bit keeps others from
-         * renaming what root put there; the last component never is */
-        if ((*why = ce_trust_stat_reason(&st, i != len))) return 1;
-        if (c && i != len && c->n < sizeof c->dirs / sizeof c->dirs[0] && (c->dirs[c->n] = strdup(cur))) c->n++;
-    }
-    return 0;
-}
+#define chain_walk ce_priv_chain_walk
 
 int ce_trust_chain_cached(ce_ctx *ctx, const char *real, const char *what, const char *fix, ce_trust_cache *c)
 {
@@ -123,10 +80,11 @@ static int __attribute__((noinline)) store_chain(ce_ctx *ctx, const char *real)
 }
 
 /* The entries cudaenv opens directly inside the store, and those one level
- * further down (cache/<sha>, logs/<file>, pkgs/<tree>, versions/<name>). */
+ * further down (cache/<sha>, logs/<file>, pkgs/<tree>, versions/<name>,
+ * init/cudaenv.<shell>). */
 static int check_entries(ce_ctx *ctx, const char *dir, int depth)
 {
-    static const char *const top[] = { ".lock", "global", "cache", "logs", "pkgs", "versions" };
+    static const char *const top[] = { ".lock", "global", "cache", "logs", "pkgs", "versions", "init" };
     ce_dirscan d;
     if (ce_dirscan_open(&d, AT_FDCWD, dir) != 0)
         return errno == ENOENT ? CE_OK : ce_fail(ctx, CE_ERR_IO, "cannot read %s: %s", dir, strerror(errno));
@@ -199,50 +157,13 @@ int ce_trust_root(ce_ctx *ctx)
     return trust_root_resolved(ctx);
 }
 
-/* The fallback walk: every directory component opened with O_NOFOLLOW. */
-static int open_walk(int dfd, const char *rel, int flags, mode_t mode)
-{
-    char buf[PATH_MAX];
-    if (snprintf(buf, sizeof buf, "%s", rel) >= (int)sizeof buf) { errno = ENAMETOOLONG; return -1; }
-    int cur = dup(dfd);
-    char *p = buf;
-    for (;;) {
-        char *slash = strchr(p, '/');
-        if (!slash) break;
-        *slash = '\0';
-        if (!*p || !strcmp(p, "..")) { close(cur); errno = EXDEV; return -1; }
-        int next = openat(cur, p, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        int e = errno;
-        close(cur);
-        if (next < 0) { errno = e; return -1; }
-        cur = next;
-        p = slash + 1;
-    }
-    if (!strcmp(p, "..")) { close(cur); errno = EXDEV; return -1; }
-    int fd = openat(cur, p, flags | O_NOFOLLOW, mode);
-    int e = errno;
-    close(cur);
-    errno = e;
-    return fd;
-}
-
 int ce_store_open(ce_ctx *ctx, const char *rel, int flags, mode_t mode)
 {
     int root = open(ctx->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC | (ce_trust_privileged() ? O_NOFOLLOW : 0));
     if (root < 0)
         return ce_fail(ctx, errno == EACCES ? CE_ERR_PERM : CE_ERR_IO, "cannot open the store %s: %s",
                        ctx->root, strerror(errno));
-    flags |= O_CLOEXEC;
-    int fd = -1;
-#ifdef SYS_openat2
-    struct open_how how = { .flags = (unsigned long long)flags, .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS };
-    if (flags & O_CREAT) how.mode = mode;
-    fd = (int)syscall(SYS_openat2, root, rel, &how, sizeof how);
-    if (fd < 0 && (errno == ENOSYS || errno == EPERM))   /* old kernel, or a seccomp filter */
-        fd = open_walk(root, rel, flags, mode);
-#else
-    fd = open_walk(root, rel, flags, mode);
-#endif
+    int fd = ce_priv_openat(root, rel, flags, mode);
     int e = errno;
     close(root);
     if (fd < 0) {
@@ -261,6 +182,101 @@ int ce_store_open(ce_ctx *ctx, const char *rel, int flags, mode_t mode)
         }
     }
     return fd;
+}
+
+/* ---- a toolchain root runs ---- */
+
+static int toolchain_unsafe(ce_ctx *ctx, const char *prefix, const char *path, const char *why)
+{
+    return ce_fail(ctx, CE_ERR_PERM, "unsafe for cudaenv run as root: %s is %s; root would run or load files of "
+                   "a user's choosing from the toolchain %s. Use a toolchain only root can change (install it into "
+                   "a root-owned CUDAENV_ROOT, or chown -R root:root and chmod -R go-w it)", path, why, prefix);
+}
+
+/* The resolved dir (prefix/sub) and its chain; with entries, every entry
+ * in it too (a symlink: root's, with a target that passes the rule). */
+static int toolchain_dir(ce_ctx *ctx, const char *prefix, const char *sub, bool entries)
+{
+    char p[PATH_MAX + 64], real[PATH_MAX], cur[PATH_MAX + 256];
+    const char *why;
+    if (snprintf(p, sizeof p, "%s%s%s", prefix, sub[0] ? "/" : "", sub) >= (int)sizeof p) return CE_OK;
+    if (!realpath(p, real)) return errno == ENOENT ? CE_OK : ce_fail(ctx, CE_ERR_IO, "cannot resolve %s: %s", p, strerror(errno));
+    if (ce_priv_chain_walk(real, cur, NULL, &why))
+        return why ? toolchain_unsafe(ctx, prefix, cur, why) : ce_fail(ctx, CE_ERR_IO, "cannot inspect %s: %s", cur, strerror(errno));
+    if (!entries) return CE_OK;
+    ce_dirscan d;
+    if (ce_dirscan_open(&d, AT_FDCWD, real) != 0) return CE_OK;   /* not a directory: nothing listed in it */
+    const char *name;
+    int rc = CE_OK;
+    while (rc == CE_OK && (name = ce_dirscan_next(&d, NULL))) {
+        if (!strcmp(name, ".") || !strcmp(name, "..")) continue;
+        struct stat st;
+        if (fstatat(d.fd, name, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
+        snprintf(cur, sizeof cur, "%s/%s", real, name);
+        if (S_ISLNK(st.st_mode))
+            why = st.st_uid != 0 ? "a symlink not owned by root" : !ce_priv_path_ok(cur) ? "a symlink to a path a user can change" : NULL;
+        else
+            why = ce_priv_stat_reason(&st, false);
+        if (why) rc = toolchain_unsafe(ctx, prefix, cur, why);
+    }
+    ce_dirscan_close(&d);
+    return rc;
+}
+
+int ce_trust_toolchain(ce_ctx *ctx, const char *prefix)
+{
+    if (!ce_priv()) return CE_OK;
+    /* what PATH, LD_LIBRARY_PATH and verify's loads find first: the prefix,
+     * and every entry of bin/, lib64/, lib/ and nvvm/bin/ */
+    static const char *const subs[] = { "bin", "lib64", "lib", "nvvm/bin" };
+    int rc = toolchain_dir(ctx, prefix, "", true);
+    for (size_t i = 0; rc == CE_OK && i < sizeof subs / sizeof *subs; i++) rc = toolchain_dir(ctx, prefix, subs[i], true);
+    return rc;
+}
+
+/* ---- the sysroot ---- */
+
+int ce_trust_sysroot(ce_ctx *ctx)
+{
+    if (!ctx->sysroot[0] || !ce_priv()) return CE_OK;
+    static const char *const fix = "Use a root-owned CUDAENV_SYSROOT whose directories are real ones, not symlinks "
+                                   "(chown -R root:root it, chmod -R go-w it), or unset it to switch / itself";
+    char real[PATH_MAX], cur[PATH_MAX + 64];
+    if (!realpath(ctx->sysroot, real))
+        return ce_fail(ctx, errno == ENOENT ? CE_ERR_NOTFOUND : CE_ERR_IO, "cannot resolve CUDAENV_SYSROOT %s: %s",
+                       ctx->sysroot, strerror(errno));
+    int rc = ce_trust_chain(ctx, real, "a CUDAENV_SYSROOT used by cudaenv", fix);
+    if (rc) return rc;
+    /* from now on the resolved path */
+    snprintf(ctx->sysroot, sizeof ctx->sysroot, "%s", real);
+    /* the directories root writes under (the switch's link, ld.so.conf.d,
+     * its record, update-alternatives' admin files) and what adopt --scan
+     * reads: each that exists a real directory passing the rule, looked at
+     * from the sysroot down without following a link (img/etc -> /etc would
+     * make the switch write the host's files) */
+    static const char *const sub[] = { "etc", "etc/ld.so.conf.d", "etc/cudaenv", "etc/alternatives", "usr",
+                                       "usr/local", "usr/lib", "opt", "var", "var/lib", "var/lib/dpkg",
+                                       "var/lib/dpkg/alternatives" };
+    int dfd = open(real, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (dfd < 0) return ce_fail(ctx, CE_ERR_IO, "cannot open CUDAENV_SYSROOT %s: %s", real, strerror(errno));
+    for (size_t i = 0; i < sizeof sub / sizeof *sub && rc == CE_OK; i++) {
+        struct stat st;
+        const char *why = NULL;
+        if (fstatat(dfd, sub[i], &st, AT_SYMLINK_NOFOLLOW) != 0) {
+            if (errno == ENOENT) continue;
+            /* ENOTDIR: a parent is no directory (or a symlink, reported above) */
+            why = strerror(errno);
+        } else if (!(why = ce_priv_stat_reason(&st, false)) && !S_ISDIR(st.st_mode)) {
+            why = "not a directory";
+        }
+        if (why) {
+            snprintf(cur, sizeof cur, "%s/%s", real, sub[i]);
+            rc = ce_fail(ctx, CE_ERR_PERM, "unsafe for a CUDAENV_SYSROOT used by cudaenv run as root: %s is %s; "
+                         "a user could make root write, delete or run files of their choosing. %s", cur, why, fix);
+        }
+    }
+    close(dfd);
+    return rc;
 }
 
 /* ---- escaping ---- */

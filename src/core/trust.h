@@ -19,6 +19,7 @@
 #include <sys/types.h>
 
 #include "ctx.h"
+#include "priv.h"
 
 /* euid 0 (nothing in the environment can switch the rule off). */
 bool ce_trust_privileged(void);
@@ -27,6 +28,21 @@ bool ce_trust_privileged(void);
  * Every user: CUDAENV_ROOT must be absolute (CE_ERR_USAGE naming the
  * quoted-tilde mistake). */
 int ce_trust_root(ce_ctx *ctx);
+
+/* As root, a toolchain that exec/verify run or load from (prefix, e.g.
+ * versions/12.4.1, or an adopted one whose entries link elsewhere): the
+ * prefix and its bin/, lib64/, lib/, nvvm/bin/ resolved with their chains
+ * from /, and every entry of each (a symlink root's and its target safe).
+ * CE_ERR_PERM naming the path; CE_OK when not privileged. */
+int ce_trust_toolchain(ce_ctx *ctx, const char *prefix);
+
+/* As root with CUDAENV_SYSROOT set: the sysroot's chain from / checked and
+ * ctx->sysroot replaced by its resolved path; the system directories under
+ * it (etc, etc/ld.so.conf.d, etc/cudaenv, usr, usr/local, opt, var/lib/dpkg
+ * ...) that exist must be real directories passing the rule (a symlinked
+ * img/etc -> /etc is refused).  CE_ERR_PERM naming the path; call once per
+ * command, with ce_trust_root. */
+int ce_trust_sysroot(ce_ctx *ctx);
 
 /* Is st something only root can change?  Root-owned, no group/other write
  * (a root-owned sticky directory counts as safe when sticky_ok).  NULL when
@@ -43,10 +59,7 @@ int ce_trust_chain(ce_ctx *ctx, const char *real, const char *what, const char *
  * directories found safe as parents are remembered in c and not lstat'ed
  * again (a parent is checked once, not once per file).  Zero-initialise c;
  * ce_trust_cache_free when done. */
-typedef struct ce_trust_cache {
-    size_t n;
-    char *dirs[128];
-} ce_trust_cache;
+typedef ce_priv_cache ce_trust_cache;
 int ce_trust_chain_cached(ce_ctx *ctx, const char *real, const char *what, const char *fix, ce_trust_cache *c);
 void ce_trust_cache_free(ce_trust_cache *c);
 

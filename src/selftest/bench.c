@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/pyrun.h"
 #include "st_int.h"
 
 #define COPY_BYTES (256u << 20)
@@ -81,11 +82,32 @@ static void torch_compare(st_bench *b)
     char n[32], reps[16];
     snprintf(n, sizeof n, "%zu", b->copy_bytes);
     snprintf(reps, sizeof reps, "%d", REPS);
-    char *argv[] = { "/usr/bin/env", "python3", "-c", (char *)torch_snippet, n, reps, NULL };
+    /* python3 from PATH, found here (not by /usr/bin/env) so proc.c's
+     * program rule sees the interpreter itself; isolated as every Python
+     * cudaenv starts (core/pyrun.h: -I, a private directory, the script a file) */
+    char py[4096];
+    const char *args[] = { n, reps };
+    ce_py run;
+    memset(&run, 0, sizeof run);
     char *out = malloc(65536);
     if (!out) return;
-    ce_proc_result res;
-    int status = ce_proc_output(NULL, argv, NULL, 180, out, 65536, &res) == CE_OK ? res.code : 127;
+    out[0] = '\0';
+    int status = 127;
+    ce_ctx quiet;
+    memset(&quiet, 0, sizeof quiet);
+    if (ce_proc_which("python3", py, sizeof py) &&
+        ce_py_prepare(&quiet, &run, py, torch_snippet, args, 2) == CE_OK) {
+        ce_proc p = { .path = py, .argv = run.argv, .env_add = (const char *const *)run.env_add, .cwd = run.dir,
+                      .timeout_s = 180, .cap_head = 65535 };
+        ce_proc_result res;
+        if (ce_proc_run(NULL, &p, &res) == CE_OK) {
+            status = res.code;
+            memcpy(out, res.out ? res.out : "", res.out_len < 65535 ? res.out_len : 65535);
+            out[res.out_len < 65535 ? res.out_len : 65535] = '\0';
+            ce_proc_result_free(&res);
+        }
+    }
+    ce_py_done(&quiet, &run);
     if (status != 0) {
         const char *why = strstr(out, "ModuleNotFoundError") ? "python3 cannot import torch"
                         : status == 127                    ? "no python3"

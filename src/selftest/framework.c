@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "core/file.h"
+#include "core/pyrun.h"
 #include "st_int.h"
 
 /* framework.py, embedded as a NUL-terminated string (the Makefile makes this
@@ -112,20 +113,41 @@ int ce_fw_run(ce_ctx *ctx, const ce_fw_target *tc, const ce_fw_options *opt, ce_
     if (!find_python(want, r->python, sizeof r->python))
         return ce_fail(ctx, CE_ERR_NOTFOUND, "%s: %s; name the Python that has %s with --python PATH", want,
                        strchr(want, '/') ? "no such executable" : "not found on PATH", r->module);
+    if (r->python[0] != '/') {   /* it runs in a private directory: made absolute (not resolved: a venv's link) */
+        char cwd[2048], rel[sizeof r->python];
+        snprintf(rel, sizeof rel, "%s", r->python);
+        if (!getcwd(cwd, sizeof cwd) || snprintf(r->python, sizeof r->python, "%s/%s", cwd, rel) >= (int)sizeof r->python)
+            return ce_fail(ctx, CE_ERR_NOTFOUND, "%s: cannot make it an absolute path; name the Python with --python /PATH", rel);
+    }
     if (!opt->quick) count_driver_gpus(opt, r);
 
-    const char *tmp = getenv("TMPDIR");
-    char out[4200];
-    snprintf(out, sizeof out, "%s/cudaenv-framework.XXXXXX", tmp && *tmp ? tmp : "/tmp");
-    int fd = mkstemp(out);
-    if (fd < 0) return ce_fail(ctx, CE_ERR_IO, "cannot create a temporary file in %s: %m", tmp && *tmp ? tmp : "/tmp");
-    close(fd);
-    char *argv[] = { r->python, "-c", (char *)ce_fw_script, r->framework, out, opt->quick ? "1" : "0", NULL };
+    /* isolated (core/pyrun.h): -I, a private working directory, the script
+     * as a file there; the report comes back in a file of that directory */
+    ce_py py;
+    char out[4300];
+    const char *args[] = { r->framework, out, opt->quick ? "1" : "0" };
+    int prc = ce_py_prepare(ctx, &py, r->python, ce_fw_script, args, 3);
+    if (!prc) prc = ce_py_file(ctx, &py, "report.json", out, sizeof out);
+    if (prc) {
+        ce_py_done(ctx, &py);
+        return prc;
+    }
     int timeout = opt->timeout_s > 0 ? opt->timeout_s : 300;
+    ce_proc p = { .path = r->python, .argv = py.argv, .env_add = (const char *const *)py.env_add, .cwd = py.dir,
+                  .timeout_s = timeout, .cap_head = sizeof r->log - 1 };
     ce_proc_result res;
-    r->status = ce_proc_output(NULL, argv, NULL, timeout, r->log, sizeof r->log, &res) == CE_OK ? res.code : 127;
+    if (ce_proc_run(NULL, &p, &res) == CE_OK) {
+        r->status = res.code;
+        size_t n = res.out_len < sizeof r->log - 1 ? res.out_len : sizeof r->log - 1;
+        memcpy(r->log, res.out ? res.out : "", n);
+        r->log[n] = '\0';
+    } else {
+        r->status = 127;
+        snprintf(r->log, sizeof r->log, "%s", res.why);
+    }
+    ce_proc_result_free(&res);
     char *text = read_small(out);
-    unlink(out);
+    ce_py_done(ctx, &py);
     r->doc = text && *text ? cJSON_Parse(text) : NULL;
     free(text);
     ce_fw_analyse(ctx, tc, opt, r);

@@ -3,6 +3,7 @@
 #include <cjson/cJSON.h>
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <ftw.h>
 #include <glob.h>
 #include <limits.h>
@@ -18,17 +19,34 @@
 #include "core/file.h"
 #include "core/header.h"
 #include "core/path.h"
-#include "core/proc.h"
+#include "core/priv.h"
 #include "core/version.h"
 
-/* "11.8.20220929" (version.json of 11.x) -> "11.8.0"; "12.4.1" stays */
-static void release_of(const char *v, char *out, size_t n)
+/* The release of a runfile's date-stamped version.json ("12.2.20230823":
+ * the date, not the patch) from its cuda_cudart version, which each release
+ * bumps.  Only releases whose runtime version is known; anything else is
+ * named by major.minor alone (never a guessed ".0": a copy of 12.2.2 named
+ * 12.2.0 would be switched to for a different release). */
+static const struct { const char *cudart, *release; } cudart_release[] = {
+    { "11.7.60", "11.7.0" }, { "11.7.99", "11.7.1" }, { "11.8.89", "11.8.0" },
+    { "12.0.107", "12.0.0" }, { "12.0.146", "12.0.1" }, { "12.1.55", "12.1.0" }, { "12.1.105", "12.1.1" },
+    { "12.2.53", "12.2.0" }, { "12.2.128", "12.2.1" }, { "12.2.140", "12.2.2" },
+};
+
+/* "12.4.1" stays; "11.8.20220929" -> the release its cudart version names,
+ * else "11.8" */
+static void release_of(const char *v, const char *cudart, char *out, size_t n)
 {
     int a, b, c = 0;
     int k = sscanf(v, "%d.%d.%d", &a, &b, &c);
     if (k < 2) { snprintf(out, n, "%s", v); return; }
-    if (c >= 1000) c = 0;
-    snprintf(out, n, "%d.%d.%d", a, b, c);
+    if (c < 1000) { snprintf(out, n, "%d.%d.%d", a, b, c); return; }
+    for (size_t i = 0; cudart && i < sizeof cudart_release / sizeof *cudart_release; i++)
+        if (!strcmp(cudart, cudart_release[i].cudart)) {
+            snprintf(out, n, "%s", cudart_release[i].release);
+            return;
+        }
+    snprintf(out, n, "%d.%d", a, b);
 }
 
 static bool from_version_json(ce_ctx *ctx, const char *dir, char *out, size_t n)
@@ -44,8 +62,9 @@ static bool from_version_json(ce_ctx *ctx, const char *dir, char *out, size_t n)
     cJSON *j = cJSON_ParseWithLength(data, len);
     free(data);
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(j, "cuda"), "version");
+    const cJSON *rt = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(j, "cuda_cudart"), "version");
     bool ok = cJSON_IsString(v) && ce_version_valid(v->valuestring);
-    if (ok) release_of(v->valuestring, out, n);
+    if (ok) release_of(v->valuestring, cJSON_IsString(rt) ? rt->valuestring : NULL, out, n);
     cJSON_Delete(j);
     return ok;
 }
@@ -59,21 +78,6 @@ static bool from_version_txt(const char *dir, char *out, size_t n)
     if (f) fclose(f);
     if (ok) snprintf(out, n, "%s", v);
     return ok;
-}
-
-/* "Cuda compilation tools, release 12.4, V12.4.131" -> 12.4 */
-static bool from_nvcc(const char *dir, char *out, size_t n)
-{
-    char nvcc[PATH_MAX + 32], text[4096];
-    if (ce_path_join(nvcc, sizeof nvcc, dir, "bin/nvcc") != CE_OK) return false;
-    char *argv[] = { nvcc, "--version", NULL };
-    ce_proc_result r;
-    if (ce_proc_output(NULL, argv, NULL, 60, text, sizeof text, &r) != CE_OK || r.code != 0) return false;
-    const char *rel = strstr(text, "release ");
-    int a, b;
-    if (!rel || sscanf(rel, "release %d.%d", &a, &b) != 2) return false;
-    snprintf(out, n, "%d.%d", a, b);
-    return true;
 }
 
 static bool from_header(const char *dir, char *out, size_t n)
@@ -90,14 +94,64 @@ static bool from_header(const char *dir, char *out, size_t n)
     return true;
 }
 
+/* ---- as root: the tree must be root's (core/priv.h) ----------------------
+ * adopt links the tree into root's store, where root's and every user's
+ * exec/verify/use run its files: as root every directory from / down to it
+ * and every entry in it must be root-owned and not group/other-writable,
+ * every symlink root's with a target that passes the same rule. */
+
+#define ADOPT_FIX "Adopt a root-owned copy (chown -R root:root DIR && chmod -R go-w DIR), or adopt it as the " \
+    "user who owns it, into their own store"
+
+static __thread ce_ctx *tree_ctx;
+static __thread int tree_rc;
+
+static int tree_one(const char *p, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)ftw;
+    const char *why;
+    if (flag == FTW_SL || flag == FTW_SLN)
+        why = st->st_uid != 0 ? "a symlink not owned by root" : !ce_priv_path_ok(p) ? "a symlink to a path a user can change" : NULL;
+    else if (flag == FTW_DNR || flag == FTW_NS)
+        why = "unreadable";
+    else
+        why = ce_priv_stat_reason(st, false);
+    if (!why) return 0;
+    tree_rc = ce_fail(tree_ctx, CE_ERR_PERM, "unsafe for adopt run as root: %s is %s; a user could make root "
+                      "and every user of the store run files of their choosing. " ADOPT_FIX, p, why);
+    return 1;
+}
+
+static int tree_trusted(ce_ctx *ctx, const char *dir)
+{
+    if (!ce_priv()) return CE_OK;
+    ce_priv_tree t;
+    char why[PATH_MAX + 128];
+    if (ce_priv_tree_open(&t, dir, why, sizeof why) != 0)
+        return ce_fail(ctx, errno == EPERM ? CE_ERR_PERM : CE_ERR_IO, "%s%s%s", errno == EPERM ?
+                       "unsafe for adopt run as root: " : "", why, errno == EPERM ? "; a user could make root and "
+                       "every user of the store run files of their choosing. " ADOPT_FIX : "");
+    ce_priv_tree_close(&t);
+    tree_ctx = ctx;
+    tree_rc = CE_OK;
+    if (nftw(dir, tree_one, 32, FTW_PHYS) != 0 && tree_rc == CE_OK)
+        tree_rc = ce_fail(ctx, CE_ERR_IO, "cannot walk %s: %s", dir, strerror(errno));
+    return tree_rc;
+}
+
 int ce_adopt_probe(ce_ctx *ctx, const char *dir, char *cuda, size_t cudasz, char *cudnn, size_t cudnnsz)
 {
     cuda[0] = cudnn[0] = '\0';
     if (!ce_is_dir(dir)) return ce_fail(ctx, CE_ERR_NOTFOUND, "%s is not a directory", dir);
+    int rc = tree_trusted(ctx, dir);
+    if (rc) return rc;
+    /* read, never run: nothing of the tree executes to learn its version
+     * (its bin/nvcc is whoever made the tree's program) */
     if (!from_version_json(ctx, dir, cuda, cudasz) && !from_version_txt(dir, cuda, cudasz) &&
-        !from_nvcc(dir, cuda, cudasz) && !from_header(dir, cuda, cudasz))
+        !from_header(dir, cuda, cudasz))
         return ce_fail(ctx, CE_ERR_NOTFOUND, "%s is not a CUDA toolkit: no version.json, version.txt, "
-                       "bin/nvcc or include/cuda.h; name the toolkit's top directory (the one with bin/ and lib64/)", dir);
+                       "include/cuda.h or include/cuda_runtime_api.h; name the toolkit's top directory (the one "
+                       "with bin/ and lib64/)", dir);
     static const char *const hdrs[] = { "include/cudnn_version.h", "include/cudnn.h", NULL };
     for (int i = 0; hdrs[i]; i++) {
         char p[CE_PATH_MAX];
@@ -149,11 +203,50 @@ static bool label_ok(const char *s)
     return true;
 }
 
+/* A top-level regular file of the tree copied into the store, read through
+ * the directory fd with O_NOFOLLOW (nothing renamed or re-pointed after the
+ * lstat redirects the read: a swapped-in link fails, a swapped-in other
+ * file is told apart by its inode). */
+static int copy_entry(ce_ctx *ctx, int dfd, const char *name, const struct stat *was, const char *from, const char *to)
+{
+    int fd = ce_priv_openat(dfd, name, O_RDONLY | O_NONBLOCK, 0);
+    if (fd < 0) return ce_fail(ctx, CE_ERR_IO, "cannot read %s: %s", from, strerror(errno));
+    struct stat st;
+    char *data = NULL;
+    size_t len = 0;
+    int rc = CE_OK;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_ino != was->st_ino || st.st_dev != was->st_dev)
+        rc = ce_fail(ctx, CE_ERR_IO, "%s changed while it was adopted; run adopt again", from);
+    else if (ce_priv() && ce_priv_stat_reason(&st, false))
+        rc = ce_fail(ctx, CE_ERR_PERM, "unsafe for adopt run as root: %s is %s. " ADOPT_FIX, from,
+                     ce_priv_stat_reason(&st, false));
+    else if (!(data = malloc((size_t)st.st_size + 1)))
+        rc = ce_fail(ctx, CE_ERR_NOMEM, "out of memory");
+    while (rc == CE_OK && len < (size_t)st.st_size) {
+        ssize_t n = read(fd, data + len, (size_t)st.st_size - len);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) {
+            rc = ce_fail(ctx, CE_ERR_IO, "cannot read %s: %s", from, n < 0 ? strerror(errno) : "cut short");
+            break;
+        }
+        len += (size_t)n;
+    }
+    close(fd);
+    if (rc == CE_OK) rc = ce_file_write_atomic(ctx, to, data, len, 0644);
+    free(data);
+    return rc;
+}
+
 /* versions/<staging>/<entry> -> dir/<entry> for every top-level entry */
 static int link_entries(ce_ctx *ctx, const char *dir, const char *staging)
 {
-    DIR *d = opendir(dir);
-    if (!d) return ce_fail(ctx, CE_ERR_IO, "cannot read %s: %s", dir, strerror(errno));
+    int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
+    if (!d) {
+        int e = errno;
+        if (dfd >= 0) close(dfd);
+        return ce_fail(ctx, CE_ERR_IO, "cannot read %s: %s", dir, strerror(e));
+    }
     struct dirent *e;
     int rc = CE_OK;
     while (rc == CE_OK && (e = readdir(d))) {
@@ -166,12 +259,8 @@ static int link_entries(ce_ctx *ctx, const char *dir, const char *staging)
         /* a top-level file (version.json, EULA.txt) is copied: verify wants
          * the receipt's regular files to be regular files at their path */
         struct stat st;
-        if (lstat(from, &st) == 0 && S_ISREG(st.st_mode) && st.st_size <= (16 << 20)) {
-            char *data = NULL;
-            size_t len = 0;
-            if ((rc = ce_file_read(ctx, from, 16 << 20, &data, &len)) == CE_OK)
-                rc = ce_file_write_atomic(ctx, to, data, len, 0644);
-            free(data);
+        if (fstatat(dfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) && st.st_size <= (16 << 20)) {
+            rc = copy_entry(ctx, dfd, e->d_name, &st, from, to);
         } else if (symlink(from, to) != 0) {
             rc = ce_fail(ctx, CE_ERR_IO, "cannot create %s: %s", to, strerror(errno));
         }

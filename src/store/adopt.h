@@ -16,9 +16,13 @@
 
 #define CE_ADOPTED_NAME ".cudaenv-adopted"
 
-/* The CUDA release of the toolkit in dir (version.json, version.txt,
- * nvcc --version, cuda.h) and its cuDNN (cudnn_version.h / cudnn.h), "" if
- * none.  CE_ERR_NOTFOUND when dir is no CUDA toolkit. */
+/* The CUDA release of the toolkit in dir (version.json: its cuda version,
+ * or for a runfile's date-stamped one the release its cuda_cudart version
+ * names; version.txt; cuda.h / cuda_runtime_api.h) and its cuDNN
+ * (cudnn_version.h / cudnn.h), "" if none: files are read, nothing in dir
+ * is ever run.  CE_ERR_NOTFOUND when dir is no CUDA toolkit.  As root the
+ * tree must be root's (core/priv.h: dir's chain from /, every entry, every
+ * symlink and its target): else CE_ERR_PERM naming the path. */
 int ce_adopt_probe(ce_ctx *ctx, const char *dir, char *cuda, size_t cudasz, char *cudnn, size_t cudnnsz);
 
 /* Register dir as versions/<name> (name NULL: from the probe, "@adopted"

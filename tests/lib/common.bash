@@ -5,6 +5,12 @@ REPO=$(cd "$TESTS_DIR/.." && pwd)
 BUILD=${CUDAENV_TEST_BUILD:-$REPO/build}
 CUDAENV=$BUILD/bin/cudaenv
 export CUDAENV_FULL=$BUILD/libexec/cudaenv/cudaenv-full
+# Run as root, cudaenv honours CUDAENV_TEST_* and CUDAENV_FULL only with a
+# root-owned opt-in in its build tree (core/priv.h); the suite opts in.
+# rootpolicy.bats runs copies of the binaries outside it to see them ignored.
+if [ "$(id -u)" -eq 0 ] && [ -d "$BUILD" ] && [ ! -e "$BUILD/cudaenv-test-knobs" ]; then
+    : > "$BUILD/cudaenv-test-knobs"
+fi
 source "$TESTS_DIR/lib/fixtures.sh"
 
 # Each test gets its own root; nothing outside $T is written.

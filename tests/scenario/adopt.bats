@@ -77,28 +77,57 @@ teardown() { common_teardown; }
     mkdir -p "$T/empty"
     run --separate-stderr cudaenv adopt "$T/empty"
     [ "$status" -eq 3 ]
-    [[ "$stderr" == *"not a CUDA toolkit"*"version.json"*"nvcc"* ]]
+    [[ "$stderr" == *"not a CUDA toolkit"*"version.json"*"version.txt"*"cuda.h"* ]]
     run --separate-stderr cudaenv adopt "$T/nowhere"
     [ "$status" -eq 3 ]
 }
 
-@test "adopt: nvcc --version when there is no version.json" {
+@test "adopt: the header when there is no version.json, and the tree's nvcc never runs (issue 21)" {
     rm "$TK/version.json"
-    run --separate-stderr cudaenv adopt "$TK" --name 12.4@nvcc
+    # a planted nvcc that would leave a mark if cudaenv ran it to learn the version
+    printf '#!/bin/sh\ntouch "%s"\necho "Cuda compilation tools, release 12.4, V12.4.1"\n' "$T/ran" > "$TK/bin/nvcc"
+    run --separate-stderr cudaenv adopt "$TK" --name 12.4@hdr
     [ "$status" -eq 0 ] || { echo "$stderr"; false; }
+    [ ! -e "$T/ran" ]
     run cudaenv list
-    [[ "$output" == *"12.4@nvcc"* ]]
+    [[ "$output" == *"12.4@hdr"* ]]
+    run --separate-stderr cudaenv adopt --scan
+    [ "$status" -eq 0 ]
+    [ ! -e "$T/ran" ]
 }
 
-@test "adopt: nvcc --version runs with no shell between: a directory named with a quote and a space" {
+@test "adopt: nothing but bin/nvcc is no toolkit (exit 3); the nvcc is not run, even in a directory named with a quote and a space" {
     local q="$T/it's cuda"
     mkdir -p "$q"
     cp -a "$TK/." "$q/"
     rm -f "$q/version.json" "$q/version.txt" "$q/include/cuda.h" "$q/include/cuda_runtime_api.h"
+    printf '#!/bin/sh\ntouch "%s"\necho "Cuda compilation tools, release 12.4, V12.4.1"\n' "$T/ran" > "$q/bin/nvcc"
     run --separate-stderr cudaenv adopt "$q" --name 12.4@quoted
+    [ "$status" -eq 3 ]
+    [[ "$stderr" == *"$q is not a CUDA toolkit"* ]]
+    [ ! -e "$T/ran" ]
+    [ ! -e "$CUDAENV_ROOT/versions/12.4@quoted" ]
+}
+
+@test "adopt: a runfile's date-stamped version.json is named by its cuda_cudart release (12.2.2, not 12.2.0), else by major.minor" {
+    local d="$T/cuda-12.2"
+    fx_toolkit "$d" 12.2.2 >/dev/null
+    cat > "$d/version.json" <<'JSON'
+{ "cuda" : { "name" : "CUDA SDK", "version" : "12.2.20230823" },
+  "cuda_cudart" : { "name" : "CUDA Runtime (cudart)", "version" : "12.2.140" } }
+JSON
+    run --separate-stderr cudaenv adopt "$d"
     [ "$status" -eq 0 ] || { echo "$stderr"; false; }
-    run cudaenv list
-    [[ "$output" == *"12.4@quoted"* ]]
+    [[ "$stderr" == *"adopted $d as 12.2.2"* ]]
+    local e="$T/cuda-12.9"
+    fx_toolkit "$e" 12.9.1 >/dev/null
+    cat > "$e/version.json" <<'JSON'
+{ "cuda" : { "name" : "CUDA SDK", "version" : "12.9.20250531" },
+  "cuda_cudart" : { "name" : "CUDA Runtime (cudart)", "version" : "12.9.999" } }
+JSON
+    run --separate-stderr cudaenv adopt "$e"
+    [ "$status" -eq 0 ] || { echo "$stderr"; false; }
+    [[ "$stderr" == *"adopted $e as 12.9"* && "$stderr" != *"as 12.9.0"* ]]
 }
 
 @test "adopt --scan offers /usr/local/cuda-*, /opt/cuda* and /usr/lib/cuda, marking the adopted one" {

@@ -76,6 +76,10 @@ EOF
     # a sanitizer runtime reads /proc/self/exe itself and must come first in LD_PRELOAD
     readelf -d "$CUDAENV" | grep -q libasan && skip "sanitizer build (make check-asan)"
     fx_installed 11.8.0 >/dev/null
+    # (as root a CUDAENV_SYSROOT is resolved and checked by every command,
+    # core/trust.h: env's start-up is measured without one, as it runs)
+    local sysroot=$CUDAENV_SYSROOT   # the system switch below must stay inside it (never the real /usr/local)
+    unset CUDAENV_SYSROOT
     strace -f -qq -e trace=readlink,readlinkat,uname -o "$T/st" "$CUDAENV" env 11.8 --shell bash >/dev/null
     ! grep -q -e /proc/self/exe -e 'uname(' "$T/st" || { cat "$T/st"; false; }
     # settings and test seams come from the one pass of ce_ctx_init: no getenv of
@@ -88,7 +92,8 @@ EOF
     cc -shared -fPIC -o "$T/genv.so" "$T/genv.c" -ldl
     LD_PRELOAD=$T/genv.so "$CUDAENV" env 11.8 --shell bash 2>"$T/g1" >/dev/null
     LD_PRELOAD=$T/genv.so CUDAENV_DOCTOR_PYTHON=none "$CUDAENV" doctor 2>"$T/g2" >/dev/null || true
-    LD_PRELOAD=$T/genv.so "$CUDAENV" -q global 11.8 --system 2>"$T/g3" >/dev/null || true
+    [ -n "$sysroot" ] || { echo "no sysroot: refusing to switch the real machine"; false; }
+    CUDAENV_SYSROOT=$sysroot LD_PRELOAD=$T/genv.so "$CUDAENV" -q global 11.8 --system 2>"$T/g3" >/dev/null || true
     grep -q -x 'getenv PATH' "$T/g1"   # the shim sees env's own reads
     cat "$T/g1" "$T/g2" "$T/g3" | grep '^getenv CUDAENV_' > "$T/g" || true
     [ -z "$(grep -v -x -e 'getenv CUDAENV_VERSION' -e 'getenv CUDAENV_WARNED' "$T/g")" ] || { cat "$T/g"; false; }
@@ -100,6 +105,7 @@ EOF
     fx_installed 11.8.0 8.7.0.84 >/dev/null
     fx_installed 12.3.0 >/dev/null
     # main's own calls start at the store check's geteuid; the loader's come before it
+    unset CUDAENV_SYSROOT   # checked as root when set (core/trust.h); env runs without one
     PATH=/usr/bin:/bin strace -f -qq -o "$T/st" "$CUDAENV" env 11.8 --shell bash >"$T/out"
     grep -q "^export CUDA_HOME=.*11.8.0+cudnn8.7.0.84" "$T/out"
     awk '/geteuid\(\)/ { f = 1 } f && !/exit_group/' "$T/st" | sed 's/^[0-9]* *//' > "$T/own"

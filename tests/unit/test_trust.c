@@ -14,6 +14,9 @@
 
 #include "core/dirscan.h"
 #include "core/file.h"
+#include "core/priv.h"
+#include "core/proc.h"
+#include "core/pyrun.h"
 #include "core/trust.h"
 #include "core/version.h"
 #include "store/activate.h"
@@ -283,6 +286,113 @@ static void test_trust_root_paths(void **state)
     assert_non_null(strstr(ce_errmsg(), "Use a root-owned store"));
 }
 
+/* core/priv.h: as root, a program (or a path) whose resolved path has a
+ * directory a user owns or others may write is refused, and proc.c does
+ * not start it; openat beneath a directory never follows a link; a
+ * sticky TMPDIR is fine, a group-writable one is not. */
+static void test_priv_program(void **state)
+{
+    (void)state;
+    if (geteuid() != 0) skip();
+    char d[128], prog[160], link[160], why[1024];
+    snprintf(d, sizeof d, "%s/bin", dir);
+    assert_int_equal(mkdir(d, 0755), 0);
+    snprintf(prog, sizeof prog, "%s/prog", d);
+    FILE *f = fopen(prog, "w");
+    assert_non_null(f);
+    fputs("#!/bin/sh\nexit 0\n", f);
+    fclose(f);
+    assert_int_equal(chmod(prog, 0755), 0);
+    assert_int_equal(ce_priv_program(prog, why, sizeof why), 0);
+    assert_true(ce_priv_path_ok(prog));
+    /* a link to it is judged by what it resolves to */
+    snprintf(link, sizeof link, "%s/link", dir);
+    assert_int_equal(symlink(prog, link), 0);
+    assert_int_equal(ce_priv_program(link, why, sizeof why), 0);
+    /* a user's directory on the way */
+    assert_int_equal(chown(d, 65534, 65534), 0);
+    assert_int_equal(ce_priv_program(link, why, sizeof why), -1);
+    assert_non_null(strstr(why, "owned by uid 65534"));
+    assert_non_null(strstr(why, d));
+    assert_false(ce_priv_path_ok(prog));
+    char *argv[] = { prog, NULL };
+    ce_proc p = { .path = prog, .argv = argv, .out = CE_PROC_NULL };
+    ce_proc_result r;
+    assert_int_equal(ce_proc_run(NULL, &p, &r), CE_ERR_PERM);
+    assert_non_null(strstr(r.why, "unsafe for cudaenv run as root"));
+    /* a group-writable one (root's) */
+    assert_int_equal(chown(d, 0, 0), 0);
+    assert_int_equal(chmod(prog, 0775), 0);
+    assert_int_equal(ce_priv_program(prog, why, sizeof why), -1);
+    assert_non_null(strstr(why, "writable by group or others"));
+    /* a path not there yet: its nearest existing parent */
+    snprintf(link, sizeof link, "%s/not/yet", d);
+    assert_true(ce_priv_path_ok(link));
+    /* openat beneath: no link followed, no way out */
+    int dfd = open(dir, O_RDONLY | O_DIRECTORY);
+    assert_true(dfd >= 0);
+    assert_true(ce_priv_openat(dfd, "link", O_RDONLY, 0) < 0);
+    assert_true(ce_priv_openat(dfd, "../etc/passwd", O_RDONLY, 0) < 0);
+    assert_true(ce_priv_openat(dfd, "/etc/passwd", O_RDONLY, 0) < 0);
+    int fd = ce_priv_openat(dfd, "bin/prog", O_RDONLY, 0);
+    assert_true(fd >= 0);
+    close(fd);
+    /* a tree handle: a user's directory refused, root's held by fd */
+    ce_priv_tree t;
+    assert_int_equal(ce_priv_tree_open(&t, dir, why, sizeof why), 0);
+    assert_true(t.fd >= 0);
+    ce_priv_tree_close(&t);
+    assert_int_equal(chown(d, 65534, 65534), 0);
+    assert_int_equal(ce_priv_tree_open(&t, d, why, sizeof why), -1);
+    assert_non_null(strstr(why, "owned by uid 65534"));
+    close(dfd);
+    /* TMPDIR: a sticky root directory is fine, a user's is not */
+    setenv("TMPDIR", d, 1);
+    assert_string_equal(ce_priv_tmpdir(), "/tmp");
+    setenv("TMPDIR", "/tmp", 1);
+    assert_string_equal(ce_priv_tmpdir(), "/tmp");
+    unsetenv("TMPDIR");
+}
+
+/* core/pyrun.h: -I, the script as a file in a private 0700 directory that
+ * is removed afterwards; as root a PYTHONPATH entry a user owns is left out */
+static void test_pyrun(void **state)
+{
+    (void)state;
+    ce_ctx ctx;
+    memset(&ctx, 0, sizeof ctx);
+    char good[160], bad[160];
+    snprintf(good, sizeof good, "%s/good", dir);
+    snprintf(bad, sizeof bad, "%s/bad", dir);
+    assert_int_equal(mkdir(good, 0755), 0);
+    assert_int_equal(mkdir(bad, 0755), 0);
+    if (geteuid() == 0) assert_int_equal(chown(bad, 65534, 65534), 0);
+    char pp[400];
+    snprintf(pp, sizeof pp, "%s:relative:%s", good, bad);
+    setenv("PYTHONPATH", pp, 1);
+    const char *args[] = { "a1" };
+    ce_py py;
+    assert_int_equal(ce_py_prepare(&ctx, &py, "/usr/bin/python3", "print(1)\n", args, 1), CE_OK);
+    assert_string_equal(py.argv[0], "/usr/bin/python3");
+    assert_string_equal(py.argv[1], "-I");
+    assert_string_equal(py.argv[2], py.script);
+    assert_string_equal(py.argv[3], "a1");
+    assert_null(py.argv[4]);
+    struct stat st;
+    assert_int_equal(stat(py.dir, &st), 0);
+    assert_int_equal(st.st_mode & 0777, 0700);
+    assert_int_equal(stat(py.script, &st), 0);
+    assert_non_null(strstr(py.env_add[0], good));
+    assert_null(strstr(py.env_add[0], "relative"));
+    if (geteuid() == 0) assert_null(strstr(py.env_add[0], bad));
+    char d2[4096];
+    snprintf(d2, sizeof d2, "%s", py.dir);
+    ce_py_done(&ctx, &py);
+    assert_int_not_equal(stat(d2, &st), 0);
+    ce_py_done(&ctx, &py);   /* twice is fine */
+    unsetenv("PYTHONPATH");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -295,6 +405,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_dirscan_all, mk_dir, rm_dir),
         cmocka_unit_test_setup_teardown(test_store_list_sorted, mk_dir, rm_dir),
         cmocka_unit_test_setup_teardown(test_trust_root_paths, mk_dir, rm_dir),
+        cmocka_unit_test_setup_teardown(test_priv_program, mk_dir, rm_dir),
+        cmocka_unit_test_setup_teardown(test_pyrun, mk_dir, rm_dir),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,238 @@
+/* The privileged-use policy: see priv.h for the design (one rule, applied
+ * where every command passes: proc.c for programs, ctx.c for knobs, trees
+ * held by directory fd). */
+#include "priv.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#ifdef SYS_openat2
+#include <linux/openat2.h>
+#endif
+
+bool ce_priv(void)
+{
+    /* no environment override: under sudo -E the caller's environment is
+     * exactly what must not be able to switch the rule off */
+    return geteuid() == 0;
+}
+
+const char *ce_priv_stat_reason(const struct stat *st, bool sticky_ok)
+{
+    static __thread char buf[64];
+    if (S_ISLNK(st->st_mode)) return "a symlink";
+    if (st->st_uid != 0) {
+        snprintf(buf, sizeof buf, "owned by uid %u, not root", (unsigned)st->st_uid);
+        return buf;
+    }
+    bool sticky = S_ISDIR(st->st_mode) && (st->st_mode & S_ISVTX) && sticky_ok;
+    if ((st->st_mode & (S_IWGRP | S_IWOTH)) && !sticky) return "writable by group or others";
+    return NULL;
+}
+
+static bool cache_has(const ce_priv_cache *c, const char *dir)
+{
+    for (size_t k = 0; c && k < c->n; k++)
+        if (!strcmp(c->dirs[k], dir)) return true;
+    return false;
+}
+
+void ce_priv_cache_free(ce_priv_cache *c)
+{
+    for (size_t k = 0; k < c->n; k++) free(c->dirs[k]);
+    c->n = 0;
+}
+
+int ce_priv_chain_walk(const char *real, char *cur, ce_priv_cache *c, const char **why)
+{
+    size_t len = strlen(real);
+    for (size_t i = 0; i <= len; i++) {
+        if (i != len && real[i] != '/') continue;
+        size_t n = i ? i : 1;
+        memcpy(cur, real, n);
+        cur[n] = '\0';
+        if (i != len && cache_has(c, cur)) continue;   /* a parent already checked */
+        struct stat st;
+        *why = NULL;
+        if (lstat(cur, &st) != 0) return 1;
+        /* /tmp-like parents are fine: the sticky bit keeps others from
+         * renaming what root put there; the last component never is */
+        if ((*why = ce_priv_stat_reason(&st, i != len))) return 1;
+        if (c && i != len && c->n < sizeof c->dirs / sizeof c->dirs[0] && (c->dirs[c->n] = strdup(cur))) c->n++;
+    }
+    return 0;
+}
+
+int ce_priv_program(const char *path, char *why, size_t whysz)
+{
+    if (!ce_priv()) return 0;
+    char real[PATH_MAX], cur[PATH_MAX];
+    const char *r;
+    if (!path || !realpath(path, real)) {
+        snprintf(why, whysz, "cannot resolve %s: %s", path ? path : "(no program)", strerror(errno));
+        return -1;
+    }
+    if (!ce_priv_chain_walk(real, cur, NULL, &r)) return 0;
+    if (!r) snprintf(why, whysz, "cannot inspect %s: %s", cur, strerror(errno));
+    else if (strcmp(real, path))
+        snprintf(why, whysz, "%s (%s) is not root's to run: %s is %s", path, real, cur, r);
+    else
+        snprintf(why, whysz, "%s is not root's to run: %s is %s", path, cur, r);
+    errno = EPERM;
+    return -1;
+}
+
+bool ce_priv_path_ok(const char *path)
+{
+    if (!ce_priv()) return true;
+    char probe[PATH_MAX], real[PATH_MAX], cur[PATH_MAX];
+    const char *why;
+    if (!path || path[0] != '/' || snprintf(probe, sizeof probe, "%s", path) >= (int)sizeof probe) return false;
+    for (;;) {
+        if (realpath(probe, real)) return !ce_priv_chain_walk(real, cur, NULL, &why);
+        if (errno != ENOENT) return false;
+        char *slash = strrchr(probe, '/');
+        if (!slash || slash == probe) return false;
+        *slash = '\0';
+    }
+}
+
+int ce_priv_tree_open(ce_priv_tree *t, const char *path, char *why, size_t whysz)
+{
+    t->fd = -1;
+    char cur[PATH_MAX];
+    const char *r;
+    if (!realpath(path, t->path)) {
+        int e = errno;
+        snprintf(why, whysz, "cannot resolve %s: %s", path, strerror(e));
+        errno = e;
+        return -1;
+    }
+    struct stat before, after;
+    if (ce_priv()) {
+        if (ce_priv_chain_walk(t->path, cur, NULL, &r)) {
+            int e = r ? EPERM : errno;
+            if (r) snprintf(why, whysz, "%s is %s", cur, r);
+            else snprintf(why, whysz, "cannot inspect %s: %s", cur, strerror(e));
+            errno = e;
+            return -1;
+        }
+    }
+    if (lstat(t->path, &before) != 0 || (t->fd = open(t->path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0) {
+        int e = errno;
+        snprintf(why, whysz, "cannot open %s: %s", t->path, strerror(e));
+        errno = e;
+        return -1;
+    }
+    if (fstat(t->fd, &after) != 0 || after.st_dev != before.st_dev || after.st_ino != before.st_ino ||
+        (ce_priv() && (r = ce_priv_stat_reason(&after, false)))) {
+        snprintf(why, whysz, "%s changed while it was checked", t->path);
+        ce_priv_tree_close(t);
+        errno = EPERM;
+        return -1;
+    }
+    return 0;
+}
+
+void ce_priv_tree_close(ce_priv_tree *t)
+{
+    if (t->fd >= 0) close(t->fd);
+    t->fd = -1;
+}
+
+/* The fallback walk: every directory component opened with O_NOFOLLOW. */
+static int open_walk(int dfd, const char *rel, int flags, mode_t mode)
+{
+    char buf[PATH_MAX];
+    if (snprintf(buf, sizeof buf, "%s", rel) >= (int)sizeof buf) { errno = ENAMETOOLONG; return -1; }
+    int cur = dup(dfd);
+    if (cur < 0) return -1;
+    char *p = buf;
+    for (;;) {
+        char *slash = strchr(p, '/');
+        if (!slash) break;
+        *slash = '\0';
+        if (!*p || !strcmp(p, "..")) { close(cur); errno = EXDEV; return -1; }
+        int next = openat(cur, p, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        int e = errno;
+        close(cur);
+        if (next < 0) { errno = e; return -1; }
+        cur = next;
+        p = slash + 1;
+    }
+    if (!strcmp(p, "..")) { close(cur); errno = EXDEV; return -1; }
+    int fd = openat(cur, p, flags | O_NOFOLLOW, mode);
+    int e = errno;
+    close(cur);
+    errno = e;
+    return fd;
+}
+
+int ce_priv_openat(int dfd, const char *rel, int flags, mode_t mode)
+{
+    flags |= O_CLOEXEC;
+    if (rel[0] == '/') { errno = EXDEV; return -1; }
+#ifdef SYS_openat2
+    struct open_how how = { .flags = (unsigned long long)flags, .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS };
+    if (flags & O_CREAT) how.mode = mode;
+    int fd = (int)syscall(SYS_openat2, dfd, rel, &how, sizeof how);
+    if (fd >= 0 || (errno != ENOSYS && errno != EPERM)) return fd;   /* EPERM: a seccomp filter */
+#endif
+    return open_walk(dfd, rel, flags, mode);
+}
+
+/* The running binary's directory, resolved (/proc/self/exe is). */
+static bool self_dir(char *out, size_t n)
+{
+    ssize_t k = readlink("/proc/self/exe", out, n - 1);
+    if (k <= 0) return false;
+    out[k] = '\0';
+    char *slash = strrchr(out, '/');
+    if (!slash || slash == out) return false;
+    *slash = '\0';
+    return true;
+}
+
+bool ce_priv_knobs_ok(void)
+{
+    static int known = -1;
+    if (known >= 0) return known;
+    known = 0;
+    char dir[PATH_MAX], f[PATH_MAX + 32], cur[PATH_MAX];
+    if (!self_dir(dir, sizeof dir)) return false;
+    for (int up = 0; up < 3 && !known; up++) {
+        struct stat st;
+        if (snprintf(f, sizeof f, "%s/" CE_PRIV_KNOBS_FILE, dir) < (int)sizeof f && lstat(f, &st) == 0 &&
+            S_ISREG(st.st_mode)) {
+            const char *why;
+            known = !ce_priv_chain_walk(f, cur, NULL, &why);
+        }
+        char *slash = strrchr(dir, '/');
+        if (!slash || slash == dir) break;
+        *slash = '\0';
+    }
+    return known;
+}
+
+const char *ce_priv_tmpdir(void)
+{
+    const char *t = getenv("TMPDIR");
+    if (!t || t[0] != '/') return "/tmp";
+    if (!ce_priv()) return t;
+    char real[PATH_MAX], cur[PATH_MAX];
+    const char *why;
+    /* the directory itself may be sticky (/tmp or /var/tmp given as TMPDIR) */
+    if (!realpath(t, real)) return "/tmp";
+    if (!ce_priv_chain_walk(real, cur, NULL, &why)) return t;
+    struct stat st;
+    if (why && !strcmp(cur, real) && lstat(real, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == 0 &&
+        (st.st_mode & S_ISVTX))
+        return t;
+    return "/tmp";
+}

@@ -1,0 +1,106 @@
+/* The privileged-use policy (issues 9 and 21): what cudaenv run as root
+ * (euid 0) may open, create, run and believe.  One rule, applied in the few
+ * places every command goes through, so a new command gets it without
+ * remembering it:
+ *
+ *  - The rule: something root uses is safe when it is owned by root and not
+ *    writable by group or others, and so is every directory from / down to
+ *    it (a root-owned sticky directory such as /tmp counts as a safe parent);
+ *    never a symlink at the end.  ce_priv_stat_reason / ce_priv_chain_walk.
+ *  - Programs: ce_proc_start (core/proc.c), the one function through which
+ *    cudaenv starts any program (nvcc, ldconfig, update-alternatives, gcc,
+ *    Python, the runfile), resolves the program's path and checks it with
+ *    ce_priv_program before it runs; the re-exec of the full binary and
+ *    exec's command check the same way.  A new command that runs something
+ *    goes through proc.c, and so through the rule.
+ *  - Trees (a store, a sysroot, an adopt DIR, init/): ce_priv_tree_open
+ *    checks the chain of the resolved directory and holds it as a directory
+ *    fd; paths under it are opened with ce_priv_openat (openat2
+ *    RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS, else a per-component O_NOFOLLOW
+ *    walk), so nothing renamed or re-pointed after the check redirects
+ *    root.  Files are created with O_EXCL|O_NOFOLLOW (mkstemp).
+ *  - Knobs: CUDAENV_TEST_* and CUDAENV_FULL are read in one place
+ *    (core/ctx.c); as root they are dropped there unless ce_priv_knobs_ok
+ *    says the person running as root opted in (a root-owned
+ *    cudaenv-test-knobs file beside the binary's build tree, which only root
+ *    can create and `make install` never installs), and a knob naming a file
+ *    passes the chain rule too.  The override programs (CUDAENV_LDCONFIG,
+ *    CUDAENV_UPDATE_ALTERNATIVES, CUDAENV_DOCTOR_PYTHON, CUDAENV_TORCH) are
+ *    programs like any other: the proc.c check applies.
+ *  - Temporary files as root go under /tmp (or a TMPDIR that passes the
+ *    rule): ce_priv_tmpdir.
+ * Nothing here prints; failures come back as a reason string the caller
+ * words into its error (status.h). */
+#ifndef CE_PRIV_H
+#define CE_PRIV_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+
+/* euid 0 (nothing in the environment can switch the rule off). */
+bool ce_priv(void);
+
+/* Is st something only root can change?  NULL when safe, else a short
+ * reason ("owned by uid 1000, not root", "writable by group or others",
+ * "a symlink").  sticky_ok: a root-owned sticky directory counts as safe. */
+const char *ce_priv_stat_reason(const struct stat *st, bool sticky_ok);
+
+/* Directories already found safe, so a walk of many paths under one tree
+ * lstats each parent once.  Zero-initialise; ce_priv_cache_free. */
+typedef struct ce_priv_cache {
+    size_t n;
+    char *dirs[128];
+} ce_priv_cache;
+void ce_priv_cache_free(ce_priv_cache *c);
+
+/* lstat every prefix of the absolute, resolved path real, from / down: 0
+ * when all are safe, else 1 with cur (PATH_MAX bytes) the first prefix that
+ * failed and *why its reason (NULL: lstat failed, errno says why). */
+int ce_priv_chain_walk(const char *real, char *cur, ce_priv_cache *c, const char **why);
+
+/* The program rule: when privileged, path resolved (realpath) must pass the
+ * chain rule.  0 when it may run (always when not privileged); -1 with why
+ * naming the path and the reason. */
+int ce_priv_program(const char *path, char *why, size_t whysz);
+
+/* The same rule for a directory or file root will read, load or write
+ * under (a knob's target, a PYTHONPATH entry): the resolved path when it
+ * exists, else its nearest existing parent.  true when safe (always when
+ * not privileged). */
+bool ce_priv_path_ok(const char *path);
+
+/* A directory held by fd after the rule held for it (when privileged):
+ * resolved (realpath), its chain checked, opened O_DIRECTORY|O_NOFOLLOW
+ * and the open one compared (dev/inode) with what was checked.  fd < 0
+ * when closed. */
+typedef struct ce_priv_tree {
+    int fd;
+    char path[4096];          /* the resolved path */
+} ce_priv_tree;
+/* 0, or -1 with why ("X is owned by uid N, not root", "cannot open X: ...")
+ * and errno (EPERM for a refusal). */
+int ce_priv_tree_open(ce_priv_tree *t, const char *path, char *why, size_t whysz);
+void ce_priv_tree_close(ce_priv_tree *t);
+
+/* Open rel (relative, no "..") beneath the directory dfd without following
+ * any symlink on the way or at the end: openat2 RESOLVE_BENEATH |
+ * RESOLVE_NO_SYMLINKS, else a per-component openat O_NOFOLLOW walk.  O_CLOEXEC
+ * is added.  The fd, or -1 with errno (ELOOP/EXDEV/ENOTDIR for a symlink). */
+int ce_priv_openat(int dfd, const char *rel, int flags, mode_t mode);
+
+/* As root, may CUDAENV_TEST_* and CUDAENV_FULL be honoured?  Only when a
+ * regular file named cudaenv-test-knobs, owned by root and passing the chain
+ * rule, sits in the running binary's directory or one or two levels above it
+ * (a build tree: build/cudaenv-test-knobs for build/bin/cudaenv and
+ * build/libexec/cudaenv/cudaenv-full).  Asked once, on the first knob found
+ * set. */
+#define CE_PRIV_KNOBS_FILE "cudaenv-test-knobs"
+bool ce_priv_knobs_ok(void);
+
+/* The directory for root's temporary files: TMPDIR when it passes the rule
+ * (or always when not privileged), else /tmp. */
+const char *ce_priv_tmpdir(void);
+
+#endif

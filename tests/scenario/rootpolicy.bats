@@ -1,0 +1,293 @@
+#!/usr/bin/env bats
+# Root acts only on what root owns, by construction (issue 21; core/priv.h).
+# Played as root against a second local account (useradd + runuser), as
+# trust.bats does.  First a table: every command run as root on a
+# user-owned store, a user-owned CUDAENV_SYSROOT (or one whose etc/ is a
+# symlink) exits 6 naming the path, runs nothing (the user's programs would
+# leave a mark) and writes nothing.  Then each attack of the issue on its own.
+load ../lib/common
+bats_require_minimum_version 1.5.0
+
+ATK=cudaenv-atk
+
+setup_file() {
+    [ "$(id -u)" -eq 0 ] || return 0
+    id "$ATK" >/dev/null 2>&1 || useradd -M -s /bin/sh "$ATK" 2>/dev/null || true
+}
+
+setup() {
+    common_setup
+    [ "$(id -u)" -eq 0 ] || skip "the attacks are played as root against a second user"
+    id "$ATK" >/dev/null 2>&1 || skip "useradd $ATK failed"
+    RUNUSER=$(command -v runuser) || skip "no runuser"
+    chmod 755 "$T"
+    export PATH=$BUILD/bin:/usr/bin:/bin
+    unset LD_LIBRARY_PATH CUDA_HOME CUDA_PATH CUDNN_PATH CUDAENV_WARNED
+    MARK=$T/ran
+    mkdir -p "$T/work"
+}
+
+teardown() { common_teardown; }
+
+as_atk() { "$RUNUSER" -u "$ATK" -- "$@"; }
+
+# plant DIR: every program of a toolchain tree leaves $MARK when run
+plant() {
+    local f
+    for f in "$1"/bin/*; do
+        printf '#!/bin/sh\necho "$0 $*" >> "%s"\nexit 0\n' "$MARK" > "$f"
+        chmod 755 "$f"
+    done
+}
+
+# everything under the paths given, with sizes and times (nothing written)
+snap() { find "$@" -printf '%p %s %T@ %u %m\n' 2>/dev/null | sort; }
+
+# The commands, each with arguments that would make it act (one per line).
+COMMANDS=(
+    "list" "list-remote" "info 11.7" "prefix 11.7.0" "current" "which nvcc" "env 11.7.0" "use 11.7.0"
+    "local 11.7.0" "global 11.7.0" "global 11.7.0 --system" "global --rollback --system" "exec 11.7.0 -- nvcc"
+    "verify 11.7.0" "doctor" "jupyter install 11.7.0 --python /usr/bin/python3" "modulefile 11.7.0"
+    "adopt --scan" "cache list" "uninstall 11.7.0" "install 11.7.0" "mirror 11.7 --to $BATS_TEST_TMPDIR/m"
+    "init bash --static"
+)
+
+@test "meta: every command as root on a user-owned store exits 6, naming it, and runs and writes nothing" {
+    U=$T/user-store
+    CUDAENV_ROOT=$U fx_installed 11.7.0 >/dev/null
+    plant "$U/versions/11.7.0"
+    chown -R "$ATK" "$U"
+    snap "$U" "$T/work" "$CUDAENV_SYSROOT" > "$T/before"
+    local c
+    for c in "${COMMANDS[@]}"; do
+        # shellcheck disable=SC2086
+        run --separate-stderr bash -c 'cd "$1" && shift && exec "$@"' _ "$T/work" env CUDAENV_ROOT="$U" "$CUDAENV" $c
+        [ "$status" -eq 6 ] || { echo "cudaenv $c: exit $status: $stderr"; false; }
+        [[ "$stderr" == *"$U is owned by uid $(id -u "$ATK"), not root"* ]] || { echo "cudaenv $c: $stderr"; false; }
+        [ ! -e "$MARK" ] || { echo "cudaenv $c ran: $(cat "$MARK")"; false; }
+    done
+    snap "$U" "$T/work" "$CUDAENV_SYSROOT" > "$T/after"
+    diff "$T/before" "$T/after"
+}
+
+@test "meta: every command as root with a user-owned CUDAENV_SYSROOT, or one whose etc/ is a symlink, exits 6 and runs and writes nothing" {
+    P=$(fx_installed 11.7.0)
+    plant "$P"
+    S=$T/user-sys
+    mkdir -p "$S/usr/local" "$S/etc/ld.so.conf.d"
+    chown -R "$ATK" "$S"
+    L=$T/link-sys
+    mkdir -p "$L/usr/local" "$T/host-etc/ld.so.conf.d"
+    ln -s "$T/host-etc" "$L/etc"
+    snap "$CUDAENV_ROOT" "$S" "$T/host-etc" "$T/work" > "$T/before"
+    local c sys
+    for sys in "$S" "$L"; do
+        for c in "${COMMANDS[@]}"; do
+            [ "$c" = "init bash --static" ] && continue   # the sysroot is no part of it
+            # shellcheck disable=SC2086
+            run --separate-stderr bash -c 'cd "$1" && shift && exec "$@"' _ "$T/work" env CUDAENV_SYSROOT="$sys" "$CUDAENV" $c
+            [ "$status" -eq 6 ] || { echo "cudaenv $c (sysroot $sys): exit $status: $stderr"; false; }
+            if [ "$sys" = "$S" ]; then
+                [[ "$stderr" == *"$S is owned by uid $(id -u "$ATK"), not root"* ]] || { echo "cudaenv $c: $stderr"; false; }
+            else
+                [[ "$stderr" == *"$L/etc is a symlink"* ]] || { echo "cudaenv $c: $stderr"; false; }
+            fi
+            [ ! -e "$MARK" ] || { echo "cudaenv $c ran: $(cat "$MARK")"; false; }
+        done
+    done
+    snap "$CUDAENV_ROOT" "$S" "$T/host-etc" "$T/work" > "$T/after"
+    diff "$T/before" "$T/after"
+}
+
+@test "meta: adopt DIR as root of a user-owned tree, or one with a user's file inside, exits 6 naming it; nothing runs, nothing lands in the store" {
+    D=$T/user-tk
+    fx_toolkit "$D" 12.4.1 >/dev/null
+    plant "$D"
+    rm -f "$D/version.json"    # before: nvcc --version ran as root to learn the version
+    chown -R "$ATK" "$D"
+    run --separate-stderr "$CUDAENV" adopt "$D"
+    [ "$status" -eq 6 ]
+    [[ "$stderr" == *"unsafe for adopt run as root: $D is owned by uid $(id -u "$ATK")"* ]]
+    [ ! -e "$MARK" ]
+    [ -z "$(ls -A "$CUDAENV_ROOT/versions" 2>/dev/null)" ]
+    # root's directory, one file inside the user's
+    chown -R root "$D"
+    chown "$ATK" "$D/bin/nvcc"
+    run --separate-stderr "$CUDAENV" adopt "$D"
+    [ "$status" -eq 6 ]
+    [[ "$stderr" == *"$D/bin/nvcc is owned by uid"* ]]
+    [ ! -e "$MARK" ]
+    [ -z "$(ls -A "$CUDAENV_ROOT/versions" 2>/dev/null)" ]
+    # --scan names it, never offers it, runs nothing
+    mkdir -p "$CUDAENV_SYSROOT/usr/local"
+    fx_toolkit "$CUDAENV_SYSROOT/usr/local/cuda-12.4" 12.4.1 >/dev/null
+    plant "$CUDAENV_SYSROOT/usr/local/cuda-12.4"
+    chown -R "$ATK" "$CUDAENV_SYSROOT/usr/local/cuda-12.4"
+    run --separate-stderr "$CUDAENV" adopt --scan
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"cuda-12.4"*"not offered"*"owned by uid"* && "$output" != *"cudaenv adopt $CUDAENV_SYSROOT"* ]]
+    [ ! -e "$MARK" ]
+}
+
+@test "meta: init --static as root refuses a symlinked or user-owned init/ and an --output in a user's directory" {
+    mkdir -p "$CUDAENV_ROOT" "$T/elsewhere"
+    ln -s "$T/elsewhere" "$CUDAENV_ROOT/init"
+    run --separate-stderr "$CUDAENV" init bash --static
+    [ "$status" -eq 6 ]
+    [[ "$stderr" == *"$CUDAENV_ROOT/init is a symlink"* ]]
+    [ -z "$(ls -A "$T/elsewhere")" ]
+    rm "$CUDAENV_ROOT/init"
+    mkdir "$CUDAENV_ROOT/init" && chown "$ATK" "$CUDAENV_ROOT/init"
+    run --separate-stderr "$CUDAENV" init bash --static
+    [ "$status" -eq 6 ]
+    [[ "$stderr" == *"$CUDAENV_ROOT/init is owned by uid"* ]]
+    [ -z "$(ls -A "$CUDAENV_ROOT/init")" ]
+    chown "$ATK" "$T/elsewhere"
+    run --separate-stderr "$CUDAENV" init bash --static -o "$T/elsewhere/cudaenv.bash"
+    [ "$status" -eq 6 ]
+    [ -z "$(ls -A "$T/elsewhere")" ]
+    # root's own: written
+    rmdir "$CUDAENV_ROOT/init"
+    run --separate-stderr "$CUDAENV" init bash --static
+    [ "$status" -eq 0 ]
+    [ -s "$CUDAENV_ROOT/init/cudaenv.bash" ]
+}
+
+@test "meta: exec and verify as root refuse a toolchain whose bin/ (or a file in it) is a user's, before running anything" {
+    P=$(fx_installed 11.7.0)
+    plant "$P"
+    chown "$ATK" "$P/bin"
+    run --separate-stderr "$CUDAENV" exec 11.7.0 -- nvcc --version
+    [ "$status" -eq 6 ]
+    [[ "$stderr" == *"$P/bin is owned by uid"* ]]
+    run --separate-stderr "$CUDAENV" verify 11.7.0
+    [ "$status" -eq 6 ]
+    [[ "$stderr" == *"$P/bin is owned by uid"* ]]
+    [ ! -e "$MARK" ]
+    chown root "$P/bin" && chown "$ATK" "$P/bin/nvcc"
+    run --separate-stderr "$CUDAENV" exec 11.7.0 -- nvcc --version
+    [ "$status" -eq 6 ]
+    [[ "$stderr" == *"$P/bin/nvcc is owned by uid"* ]]
+    [ ! -e "$MARK" ]
+    # the user runs their own as before
+    run as_atk env CUDAENV_ROOT="$CUDAENV_ROOT" "$CUDAENV" exec 11.7.0 -- /bin/true
+    [ "$status" -eq 0 ]
+}
+
+# ---- Python (issue 21, item 3) ----
+
+# a caller's working directory with modules that would leave a mark
+plant_py() {
+    local d=$1
+    mkdir -p "$d"
+    for m in json ipykernel sitecustomize torch tensorflow; do
+        printf 'open("%s", "a").write("%s ran\\n")\n' "$MARK" "$m" > "$d/$m.py"
+    done
+    chmod -R a+rX "$d"
+}
+
+@test "python: doctor's framework probe, verify --framework and jupyter install import nothing from the caller's cwd, as root" {
+    fx_installed 11.8.0 >/dev/null
+    plant_py "$T/repo"
+    cd "$T/repo"
+    CUDAENV_DOCTOR_PYTHON=/usr/bin/python3 run --separate-stderr "$CUDAENV" doctor --json
+    [ ! -e "$MARK" ] || { cat "$MARK"; false; }
+    run --separate-stderr "$CUDAENV" verify 11.8.0 --framework torch --python /usr/bin/python3 --json
+    [ ! -e "$MARK" ] || { cat "$MARK"; false; }
+    run --separate-stderr "$CUDAENV" jupyter install 11.8.0 --python /usr/bin/python3
+    [ ! -e "$MARK" ] || { cat "$MARK"; false; }
+    # and no private directory is left behind
+    [ -z "$(find /tmp -maxdepth 1 -name 'cudaenv-py.*' -newer "$T/repo/json.py" 2>/dev/null)" ]
+}
+
+@test "python: the same as a user in a cloned repository" {
+    plant_py "$T/repo"
+    chown -R "$ATK" "$T/repo"
+    mkdir -p "$T/ustore" && chown "$ATK" "$T/ustore"
+    CUDAENV_ROOT=$T/ustore fx_installed 11.8.0 >/dev/null
+    chown -R "$ATK" "$T/ustore"
+    touch "$MARK" && chown "$ATK" "$MARK"    # the user's own programs could write it
+    run as_atk bash -c 'cd "$1" && export CUDAENV_ROOT="$2" HOME="$2" &&
+        CUDAENV_DOCTOR_PYTHON=/usr/bin/python3 "$3" doctor --json >/dev/null 2>&1
+        "$3" verify 11.8.0 --framework torch --python /usr/bin/python3 --json >/dev/null 2>&1
+        "$3" jupyter install 11.8.0 --python /usr/bin/python3 2>&1
+        ls "$2/.local/share/jupyter/kernels"' _ "$T/repo" "$T/ustore" "$CUDAENV"
+    [[ "$output" == *cudaenv-11.8.0* ]] || { echo "$output"; false; }   # it ran, as the user
+    [ ! -s "$MARK" ] || { cat "$MARK"; false; }
+}
+
+# ---- knobs (issue 21, item 4) ----
+
+# An installed-like copy of the binaries outside the build tree: no
+# cudaenv-test-knobs opt-in beside it, as in a real installation.
+inst_copy() {
+    I=$T/inst
+    mkdir -p "$I/bin" "$I/libexec/cudaenv" "$I/share/cudaenv"
+    cp "$BUILD/bin/cudaenv" "$I/bin/"
+    cp "$BUILD/libexec/cudaenv/cudaenv-full" "$I/libexec/cudaenv/"
+    ln -s "$REPO/share/manifests" "$I/share/cudaenv/manifests"
+    ln -s "$REPO/data/redist/cuda" "$I/share/cudaenv/redist"
+}
+
+@test "knobs: as root an installed cudaenv ignores CUDAENV_FULL and CUDAENV_TEST_HASH_LOG; the build tree's root-owned opt-in is what lets the suite use them" {
+    inst_copy
+    printf '#!/bin/sh\necho full "$@" >> "%s"\nexit 0\n' "$MARK" > "$T/evil-full" && chmod 755 "$T/evil-full"
+    # install's options are parsed by the full binary: the light one execs it first
+    CUDAENV_FULL=$T/evil-full run --separate-stderr "$I/bin/cudaenv" install --bogus
+    [ "$status" -eq 2 ]
+    [ ! -e "$MARK" ] || { cat "$MARK"; false; }
+    # the hash log through a symlink onto a root-only file
+    fx_receipt "$(fx_installed 11.8.0)"
+    echo secret > "$T/victim" && chmod 600 "$T/victim"
+    ln -s "$T/victim" "$T/hash.log"
+    CUDAENV_TEST_HASH_LOG=$T/hash.log run --separate-stderr "$I/bin/cudaenv" verify 11.8.0 --deep
+    [ "$(cat "$T/victim")" = secret ]
+    # not even to a plain file: the seam is not read at all
+    CUDAENV_TEST_HASH_LOG=$T/copy.log run --separate-stderr "$I/bin/cudaenv" verify 11.8.0 --deep
+    [[ "$output" == *files* ]] || { echo "$output $stderr"; false; }   # it ran its deep file check
+    [ ! -e "$T/copy.log" ]
+    # the build tree's binaries (opted in) still honour them
+    CUDAENV_TEST_HASH_LOG=$T/plain.log run --separate-stderr "$CUDAENV" verify 11.8.0 --deep
+    [ -s "$T/plain.log" ]
+    CUDAENV_FULL=$T/evil-full run --separate-stderr "$CUDAENV" install --bogus
+    [ -e "$MARK" ]
+}
+
+@test "knobs: as root a user-owned CUDAENV_DOCTOR_PYTHON or CUDAENV_FULL does not run, even opted in (the program rule)" {
+    mkdir -p "$T/u" && chown "$ATK" "$T/u"
+    printf '#!/bin/sh\necho ran >> "%s"\nexit 0\n' "$MARK" > "$T/u/python3"
+    chmod 755 "$T/u/python3" && chown "$ATK" "$T/u/python3"
+    CUDAENV_DOCTOR_PYTHON=$T/u/python3 run --separate-stderr "$CUDAENV" doctor --json
+    [ ! -e "$MARK" ]
+    cp "$T/u/python3" "$T/u/full" && chown "$ATK" "$T/u/full"
+    CUDAENV_FULL=$T/u/full run --separate-stderr "$CUDAENV" install 11.8
+    [ "$status" -eq 6 ]
+    [[ "$stderr" == *"$T/u/full is not root's to run: $T/u"*"owned by uid"* ]]
+    [ ! -e "$MARK" ]
+}
+
+@test "knobs: a relative HOME is never used: global as a user of a shared store does not write under the working directory" {
+    fx_installed 11.8.0 >/dev/null
+    chmod -R a+rX "$CUDAENV_ROOT"
+    mkdir -p "$T/w" && chown "$ATK" "$T/w"
+    run as_atk bash -c 'cd "$1" && HOME=. CUDAENV_ROOT="$2" "$3" global 11.8.0' _ "$T/w" "$CUDAENV_ROOT" "$CUDAENV"
+    [ "$status" -ne 127 ]
+    [ ! -e "$T/w/.config" ]
+    # an absolute HOME is used as before
+    mkdir -p "$T/uh" && chown "$ATK" "$T/uh"
+    run as_atk env HOME="$T/uh" CUDAENV_ROOT="$CUDAENV_ROOT" "$CUDAENV" global 11.8.0
+    [ "$status" -eq 0 ]
+    [ -s "$T/uh/.config/cudaenv/global" ]
+}
+
+@test "knobs: CUDAENV_LDCONFIG naming a user's program: root's system switch does not run it (exit 6 naming it)" {
+    load ../lib/sysroot
+    sysroot_setup
+    mkdir -p "$T/u" && chown "$ATK" "$T/u"
+    printf '#!/bin/sh\necho "$0 $*" >> "%s"\nexit 0\n' "$MARK" > "$T/u/prog"
+    chmod 755 "$T/u/prog" && chown "$ATK" "$T/u/prog"
+    CUDAENV_LDCONFIG=$T/u/prog run --separate-stderr "$CUDAENV" global 11.8 --system
+    [ "$status" -eq 6 ]
+    [[ "$stderr" == *"$T/u/prog is not root's to run: $T/u is owned by uid"* ]]
+    [ ! -e "$MARK" ]
+}
