@@ -94,7 +94,8 @@ int cmd_list(cli *c, const cli_args *a)
         bool ok = ce_active(&c->ctx, NULL, &act) == CE_OK;
         ce_quiet_end(&q);
         cJSON *aj = cJSON_AddObjectToObject(root, "active");
-        cJSON_AddStringToObject(aj, "name", ok ? (act.is_system ? "system" : act.tc.name) : act.spec);
+        /* null for what a file names that resolves to nothing (never shown: activate.h) */
+        cli_json_add_str(aj, "name", ok ? (act.is_system ? "system" : act.tc.name) : act.spec);
         cJSON_AddStringToObject(aj, "origin", ce_origin_name(act.origin));
         if (act.source[0]) cJSON_AddStringToObject(aj, "source", act.source);
         else cJSON_AddNullToObject(aj, "source");
