@@ -188,6 +188,10 @@ PY
     [ "$status" -eq 0 ]
     [[ "$output$stderr" != *$'\033'* && "$output$stderr" != *$'\007'* && "$output$stderr" != *$'\xc2\x9b'* ]]
     [[ "$output" == *'\x1b]52'* ]]
+    run --separate-stderr env CUDAENV_MANIFEST="$T/m.json" cudaenv list-remote tf
+    [ "$status" -eq 0 ]
+    [[ "$output$stderr" != *$'\033'* && "$output$stderr" != *$'\007'* && "$output$stderr" != *$'\xc2\x9b'* ]]
+    [[ "$output" == *'\x1b]52'* ]]
 }
 
 @test "local: a planted .cuda-version.tmp-* symlink never redirects the write" {
