@@ -195,4 +195,11 @@ table_opts() {
     [[ " ${lines[*]} " == *' 11.7.0 '* && " ${lines[*]} " == *' system '* ]]
     eval "set -- ${lines[0]}"
     [ "$1" = '$(touch pwned1)' ] && [ ! -e "$T/pwned1" ]
+    # zsh (compadd) and fish (complete -C) neither
+    export ZCOMP_FPATH=$REPO/completions __CUDAENV_BIN=$CUDAENV
+    (cd "$T" && timeout 60 zsh -f "$REPO/tests/lib/zcomp.zsh" 'cudaenv use ' >/dev/null) || true
+    if command -v fish >/dev/null; then
+        (cd "$T" && fish --no-config -c 'cudaenv init fish | source; complete -C "cudaenv use "' >/dev/null) || true
+    fi
+    [ ! -e "$T/pwned1" ] && [ ! -e "$T/pwned2" ] && [ ! -e "$REPO/pwned1" ]
 }
