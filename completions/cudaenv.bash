@@ -3,24 +3,56 @@
 # $CUDAENV_ROOT/versions with a glob, no process), remote specs and components
 # (from `cudaenv list-remote tf|cuda|cudnn --names`, only where a spec to
 # download is expected: install, info, --cudnn, SPEC+cudnn).
+#
+# No name is ever evaluated: compgen's word list expands each word
+# ($(...), `...`, $var), so a directory under versions/ named
+# '$(touch /tmp/pwned)' (or a manifest version) would run; COMPREPLY is built
+# by _cudaenv_reply from arrays, matching the typed prefix literally, and a
+# candidate with shell characters is offered quoted (printf %q), so
+# accepting it does not run it either.
+
+# _cudaenv_reply CUR WORD...: COMPREPLY = the WORDs that start with CUR.
+_cudaenv_reply() {
+    local cur=$1 w q
+    shift
+    COMPREPLY=()
+    for w in "$@"; do
+        [[ $w == "$cur"* ]] || continue
+        if [[ $w == *[!A-Za-z0-9._+=,:/@%^-]* ]]; then printf -v q '%q' "$w"; COMPREPLY+=("$q")
+        else COMPREPLY+=("$w"); fi
+    done
+}
+
+# _cudaenv_lines CMD...: COMPREPLY = CMD's output lines, as they are
+# (compgen -f/-d/-c: names from the file system, never split or globbed).
+_cudaenv_lines() {
+    local l
+    COMPREPLY=()
+    while IFS= read -r l; do COMPREPLY+=("$l"); done < <("$@")
+}
+
+# installed toolchains, appended to the array _ce_w
 _cudaenv_installed() {
     local r=${CUDAENV_ROOT:-$HOME/.cudaenv} v
     for v in "$r"/versions/*/; do
         v=${v%/}; v=${v##*/}
-        [[ $v == '*' || $v == .* ]] || printf '%s\n' "$v"
+        [[ $v == '*' || $v == .* ]] || _ce_w+=("$v")
     done
 }
 
-# _cudaenv_remote tf|cuda|cudnn: bare specs from the manifest in use.
+# _cudaenv_remote tf|cuda|cudnn: bare specs from the manifest in use,
+# appended to the array _ce_w (one a line, never split or expanded).
 _cudaenv_remote() {
-    "${__CUDAENV_BIN:-cudaenv}" list-remote "$1" --names ${_cudaenv_manifest:+--manifest "$_cudaenv_manifest"} 2>/dev/null
+    local l
+    while IFS= read -r l; do [[ -n $l ]] && _ce_w+=("$l"); done < <(
+        "${__CUDAENV_BIN:-cudaenv}" list-remote "$1" --names ${_cudaenv_manifest:+--manifest "$_cudaenv_manifest"} 2>/dev/null)
 }
 
 _cudaenv() {
     local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]}
     local cmds="install uninstall list ls list-remote ls-remote info prefix init use env local global current which exec verify jupyter doctor adopt cache modulefile mirror deactivate help"
     local globals="--help --quiet --verbose --manifest --insecure --version"
-    local _cudaenv_manifest= sub= subi=0 i
+    local _cudaenv_manifest= sub= subi=0 i _ce_w=()
     # the command is the first word that is not a global option (or its value)
     for ((i = 1; i < COMP_CWORD; i++)); do
         case ${COMP_WORDS[i]} in
@@ -31,21 +63,21 @@ _cudaenv() {
         esac
     done
     case $prev in
-        --shell) COMPREPLY=($(compgen -W "bash zsh fish json dotenv" -- "$cur")); return ;;
-        --manifest) COMPREPLY=($(compgen -f -- "$cur")); return ;;
-        --cudnn) COMPREPLY=($(compgen -W "$(_cudaenv_remote cudnn)" -- "$cur")); return ;;
+        --shell) _cudaenv_reply "$cur" bash zsh fish json dotenv; return ;;
+        --manifest) _cudaenv_lines compgen -f -- "$cur"; return ;;
+        --cudnn) _cudaenv_remote cudnn; _cudaenv_reply "$cur" "${_ce_w[@]}"; return ;;
         --name) return ;;
-        --python|--for) COMPREPLY=($(compgen -f -- "$cur")); return ;;
-        --format|--module-format) COMPREPLY=($(compgen -W "lmod tcl" -- "$cur")); return ;;
-        --to|--modulefiles|--check) COMPREPLY=($(compgen -d -- "$cur")); return ;;
-        --platform) COMPREPLY=($(compgen -W "linux-x86_64 linux-sbsa linux-x86_64,linux-sbsa" -- "$cur")); return ;;
-        --framework) COMPREPLY=($(compgen -W "tf torch" -- "$cur")); return ;;
+        --python|--for) _cudaenv_lines compgen -f -- "$cur"; return ;;
+        --format|--module-format) _cudaenv_reply "$cur" lmod tcl; return ;;
+        --to|--modulefiles|--check) _cudaenv_lines compgen -d -- "$cur"; return ;;
+        --platform) _cudaenv_reply "$cur" linux-x86_64 linux-sbsa linux-x86_64,linux-sbsa; return ;;
+        --framework) _cudaenv_reply "$cur" tf torch; return ;;
     esac
     if [[ -z $sub ]]; then
         if [[ $cur == -* ]]; then
-            COMPREPLY=($(compgen -W "$globals" -- "$cur"))
+            _cudaenv_reply "$cur" $globals
         else
-            COMPREPLY=($(compgen -W "$cmds" -- "$cur"))
+            _cudaenv_reply "$cur" $cmds
         fi
         return
     fi
@@ -70,38 +102,39 @@ _cudaenv() {
         init) opts+=" --static --output" ;;
     esac
     if [[ $cur == -* ]]; then
-        COMPREPLY=($(compgen -W "$opts" -- "$cur"))
+        _cudaenv_reply "$cur" $opts
         return
     fi
     local n=$((COMP_CWORD - subi))   # 1 = the first word after the command
     case $sub in
         use|env|prefix|local|global|uninstall|verify|modulefile)
             [[ $n -eq 1 || $prev == --* ]] || return
-            COMPREPLY=($(compgen -W "$(_cudaenv_installed) system" -- "$cur")) ;;
+            _cudaenv_installed; _cudaenv_reply "$cur" "${_ce_w[@]}" system ;;
         exec)
             if [[ $n -eq 1 ]]; then
-                COMPREPLY=($(compgen -W "$(_cudaenv_installed)" -- "$cur"))
+                _cudaenv_installed; _cudaenv_reply "$cur" "${_ce_w[@]}"
             else
-                COMPREPLY=($(compgen -c -- "$cur"))
+                _cudaenv_lines compgen -c -- "$cur"
             fi ;;
         install|info|mirror)
             if [[ $cur == *+* ]]; then
                 # a component: SPEC+cudnnVER
-                local base=${cur%%+*} v words=
-                for v in $(_cudaenv_remote cudnn); do words+=" $base+cudnn$v"; done
-                COMPREPLY=($(compgen -W "$words" -- "$cur"))
+                local base=${cur%%+*} v words=()
+                _cudaenv_remote cudnn
+                for v in "${_ce_w[@]}"; do words+=("$base+cudnn$v"); done
+                _cudaenv_reply "$cur" "${words[@]}"
             else
-                COMPREPLY=($(compgen -W "$(_cudaenv_remote tf) $(_cudaenv_remote cuda)" -- "$cur"))
+                _cudaenv_remote tf; _cudaenv_remote cuda; _cudaenv_reply "$cur" "${_ce_w[@]}"
             fi ;;
-        list-remote|ls-remote) COMPREPLY=($(compgen -W "tf cuda cudnn" -- "$cur")) ;;
+        list-remote|ls-remote) _cudaenv_reply "$cur" tf cuda cudnn ;;
         jupyter)
-            if [[ $COMP_CWORD -eq 2 ]]; then COMPREPLY=($(compgen -W "install" -- "$cur"))
-            else COMPREPLY=($(compgen -W "$(_cudaenv_installed)" -- "$cur")); fi ;;
-        init) COMPREPLY=($(compgen -W "bash zsh fish --static --output" -- "$cur")) ;;
-        which) COMPREPLY=($(compgen -W "nvcc ptxas cuobjdump nvdisasm nvprof nsys ncu cuda-gdb compute-sanitizer" -- "$cur")) ;;
-        adopt) COMPREPLY=($(compgen -d -- "$cur")) ;;
-        cache) [[ $n -eq 1 ]] && COMPREPLY=($(compgen -W "dir list clean prune" -- "$cur")) ;;
-        help) COMPREPLY=($(compgen -W "$cmds" -- "$cur")) ;;
+            if [[ $COMP_CWORD -eq 2 ]]; then _cudaenv_reply "$cur" install
+            else _cudaenv_installed; _cudaenv_reply "$cur" "${_ce_w[@]}"; fi ;;
+        init) _cudaenv_reply "$cur" bash zsh fish --static --output ;;
+        which) _cudaenv_reply "$cur" nvcc ptxas cuobjdump nvdisasm nvprof nsys ncu cuda-gdb compute-sanitizer ;;
+        adopt) _cudaenv_lines compgen -d -- "$cur" ;;
+        cache) [[ $n -eq 1 ]] && _cudaenv_reply "$cur" dir list clean prune ;;
+        help) _cudaenv_reply "$cur" $cmds ;;
     esac
 }
 complete -F _cudaenv cudaenv

@@ -122,8 +122,15 @@ void cli_note(cli *c, const char *fmt, ...) __attribute__((format(printf, 2, 3))
 void cli_render_trap_interrupt(cli *c);
 /* "845.4 MiB": bytes for people */
 void cli_size(char *out, size_t n, double bytes);
-/* s with control characters escaped (core/trust.h), for stdout text that
- * quotes files, drivers or manifests; one of 8 rotating static buffers. */
+/* The one way text that quotes what others wrote (files, manifests, drivers,
+ * frameworks, servers) reaches standard output: printf, then every control
+ * character of the result (C0 but tab and newline, DEL, UTF-8 C1) shown as
+ * \xNN (core/trust.h), so nothing printed drives the terminal.  A
+ * command's own colour codes go through plain printf, never through this.
+ * (Standard error's messages are escaped the same way by cli_error & co.) */
+void cli_print(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* s with control characters escaped (core/trust.h); one of 8 rotating
+ * static buffers.  Prefer cli_print. */
 const char *cli_esc(const char *s);
 /* Print the status's message (ce_errmsg) as the error of a failed core call
  * and return its exit code. */

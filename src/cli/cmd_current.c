@@ -26,8 +26,9 @@ int cmd_current(cli *c, const cli_args *a)
     const char *name = s.is_system ? "system" : installed ? s.tc.name : s.spec;
     if (c->json) {
         cJSON *j = cJSON_CreateObject();
-        cJSON_AddStringToObject(j, "name", name);
-        cJSON_AddStringToObject(j, "spec", s.spec);
+        /* a spec a file names that resolves to nothing is not shown (activate.h) */
+        cli_json_add_str(j, "name", name);
+        cli_json_add_str(j, "spec", s.spec);
         cJSON_AddStringToObject(j, "origin", ce_origin_name(s.origin));
         if (s.source[0]) cJSON_AddStringToObject(j, "source", s.source);
         else cJSON_AddNullToObject(j, "source");
@@ -41,7 +42,9 @@ int cmd_current(cli *c, const cli_args *a)
     char sname[sizeof s.spec * 4], ssrc[sizeof s.source * 4];
     ce_escape_into(sname, sizeof sname, name);
     ce_escape_into(ssrc, sizeof ssrc, s.source);
-    if (s.origin == CE_ORIGIN_SYSTEM) {
+    if (!*name) {
+        /* nothing to show on stdout: the error names the file */
+    } else if (s.origin == CE_ORIGIN_SYSTEM) {
         printf("system (no toolchain selected: the machine's own CUDA)\n");
     } else if (s.origin == CE_ORIGIN_SHELL) {
         printf("%s (set by CUDAENV_VERSION, cudaenv use)\n", sname);

@@ -85,28 +85,28 @@ static void print_human(const cli *c, const ce_doctor *d)
     const char *drv = p->driver[0] ? p->driver : p->module_version;
     printf("%sMachine%s\n", bold, off);
     if (drv[0]) {
-        printf("  driver %s", drv);
-        if (p->cuda_version > 0) printf(" (CUDA %d.%d)", p->cuda_version / 1000, p->cuda_version % 1000 / 10);
-        printf("\n");
+        cli_print("  driver %s", drv);
+        if (p->cuda_version > 0) cli_print(" (CUDA %d.%d)", p->cuda_version / 1000, p->cuda_version % 1000 / 10);
+        cli_print("\n");
     } else {
-        printf("  driver: none\n");
+        cli_print("  driver: none\n");
     }
     for (int i = 0; i < p->n_gpus; i++) {
         const ce_gpu *g = &p->gpus[i];
-        printf("  GPU %d: %s", i, cli_esc(g->name));
-        if (g->cc_major >= 0) printf(", sm_%d%d", g->cc_major, g->cc_minor);
-        if (g->mem_total) printf(", %llu MiB (%llu MiB in use)", g->mem_total >> 20, g->mem_used >> 20);
-        if (g->mig == 1) printf(", MIG");
-        printf("\n");
+        cli_print("  GPU %d: %s", i, g->name);
+        if (g->cc_major >= 0) cli_print(", sm_%d%d", g->cc_major, g->cc_minor);
+        if (g->mem_total) cli_print(", %llu MiB (%llu MiB in use)", g->mem_total >> 20, g->mem_used >> 20);
+        if (g->mig == 1) cli_print(", MIG");
+        cli_print("\n");
     }
-    if (!p->n_gpus) printf("  GPUs: %d NVIDIA PCI device(s), none usable through the driver\n", p->n_pci);
-    if (p->container[0]) printf("  container: %s\n", cli_esc(p->container));
-    if (p->wsl) printf("  WSL2: %s\n", cli_esc(p->osrelease));
+    if (!p->n_gpus) cli_print("  GPUs: %d NVIDIA PCI device(s), none usable through the driver\n", p->n_pci);
+    if (p->container[0]) cli_print("  container: %s\n", p->container);
+    if (p->wsl) cli_print("  WSL2: %s\n", p->osrelease);
     if (d->act.present)
-        printf("  active: %s (CUDA %s%s%s, %s) at %s\n", d->act.name, d->act.cuda[0] ? d->act.cuda : "?",
-               d->act.cudnn[0] ? ", cuDNN " : "", d->act.cudnn, cli_esc(d->act.origin), cli_esc(d->act.prefix));
+        cli_print("  active: %s (CUDA %s%s%s, %s) at %s\n", d->act.name, d->act.cuda[0] ? d->act.cuda : "?",
+               d->act.cudnn[0] ? ", cuDNN " : "", d->act.cudnn, d->act.origin, d->act.prefix);
     else
-        printf("  active: none%s%s\n", d->act.spec[0] ? " installed for " : "", cli_esc(d->act.spec));
+        cli_print("  active: none%s%s\n", d->act.spec[0] ? " installed for " : "", d->act.spec);
 
     for (const char *const *l = ce_doctor_layers; *l; l++) {
         size_t ln = strlen(*l);
@@ -116,15 +116,16 @@ static void print_human(const cli *c, const ce_doctor *d)
             if (strncmp(f->code, *l, ln) || f->code[ln] != '.') continue;
             if (!header) { printf("\n%s%s%s\n", bold, ce_doctor_layer_title(f->code), off); header = true; }
             const char *col = f->sev == CE_SEV_ERROR ? red : f->sev == CE_SEV_WARNING ? yel : cyan;
-            printf("  %s%-7s%s %s: %s\n", col, ce_severity_name(f->sev), off, f->code, cli_esc(f->summary));
-            printf("          evidence: %s\n", cli_esc(f->evidence));
-            printf("          fix: %s\n", cli_esc(f->fix));
+            printf("  %s%-7s%s", col, ce_severity_name(f->sev), off);
+            cli_print(" %s: %s\n", f->code, f->summary);
+            cli_print("          evidence: %s\n", f->evidence);
+            cli_print("          fix: %s\n", f->fix);
         }
     }
-    printf("\n%d error%s, %d warning%s, %d info", d->errors, d->errors == 1 ? "" : "s", d->warnings,
+    cli_print("\n%d error%s, %d warning%s, %d info", d->errors, d->errors == 1 ? "" : "s", d->warnings,
            d->warnings == 1 ? "" : "s", d->infos);
-    if (!d->n) printf(": nothing wrong found");
-    printf("\n");
+    if (!d->n) cli_print(": nothing wrong found");
+    cli_print("\n");
     if (c->ctx.verbose) fprintf(stderr, "cudaenv: doctor took %.1f ms\n", d->elapsed_ms);
 }
 

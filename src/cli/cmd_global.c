@@ -91,7 +91,9 @@ int cmd_global(cli *c, const cli_args *a)
             printf("system\n");
             return 0;
         }
-        if ((rc = ce_spec_file_read(&c->ctx, path, spec, sizeof spec))) return cli_fail(c, rc);
+        if ((rc = ce_spec_file_read(&c->ctx, path, spec, sizeof spec)) ||
+            (rc = ce_spec_file_showable(&c->ctx, path, spec)))
+            return cli_fail(c, rc);
         printf("%s\n", spec);
         return 0;
     }

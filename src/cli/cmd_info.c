@@ -128,7 +128,7 @@ static void print_source(const char *src)
     char buf[4096];
     if (!src) return;
     public_source(src, buf, sizeof buf);
-    if (buf[0]) printf("  %-11s %s\n", "source", buf);
+    if (buf[0]) cli_print("  %-11s %s\n", "source", buf);
 }
 
 static void json_source(cJSON *o, const char *src)
@@ -207,35 +207,35 @@ static void human(char *out, size_t n, long long bytes)
 static void print_artifact(const char *label, const ce_artifact *a, const char *platform)
 {
     if (!a) {
-        printf("  %-11s none for %s in the manifest\n", label, platform);
+        cli_print("  %-11s none for %s in the manifest\n", label, platform);
         return;
     }
     char sz[64];
     human(sz, sizeof sz, a->size);
-    printf("  %-11s %s\n", label, a->url);
-    printf("  %-11s %s\n", "size", sz);
-    printf("  %-11s %s\n", "sha256", a->sha256);
-    if (a->for_cuda) printf("  %-11s CUDA %s only\n", "built for", a->for_cuda);
+    cli_print("  %-11s %s\n", label, a->url);
+    cli_print("  %-11s %s\n", "size", sz);
+    cli_print("  %-11s %s\n", "sha256", a->sha256);
+    if (a->for_cuda) cli_print("  %-11s CUDA %s only\n", "built for", a->for_cuda);
 }
 
 static void print_text(const ce_spec *s, const ce_resolved *r, const char *platform, const char *problem)
 {
-    printf("%s -> %s\n", s->text, r->name[0] ? r->name : "?");
+    cli_print("%s -> %s\n", s->text, r->name[0] ? r->name : "?");
     if (r->tf) {
-        printf("%-13s %s\n", "TensorFlow", r->tf->version);
-        if (r->tf->python) printf("  %-11s %s\n", "python", r->tf->python);
+        cli_print("%-13s %s\n", "TensorFlow", r->tf->version);
+        if (r->tf->python) cli_print("  %-11s %s\n", "python", r->tf->python);
         print_source(r->tf->source);
-        if (!r->cuda) printf("  %-11s CUDA %s + cuDNN %s\n", "needs", r->tf->cuda, r->tf->cudnn ? r->tf->cudnn : "none");
+        if (!r->cuda) cli_print("  %-11s CUDA %s + cuDNN %s\n", "needs", r->tf->cuda, r->tf->cudnn ? r->tf->cudnn : "none");
     }
     if (r->cuda) {
         const ce_cuda *c = r->cuda;
-        printf("%-13s %s\n", "CUDA", c->version);
-        printf("  %-11s %s", "min driver", c->min_driver ? c->min_driver : "unknown");
-        if (c->min_driver_compat) printf(" (%s with minor-version compatibility)", c->min_driver_compat);
+        cli_print("%-13s %s\n", "CUDA", c->version);
+        cli_print("  %-11s %s", "min driver", c->min_driver ? c->min_driver : "unknown");
+        if (c->min_driver_compat) cli_print(" (%s with minor-version compatibility)", c->min_driver_compat);
         putchar('\n');
-        if (c->max_gcc) printf("  %-11s %d\n", "max gcc", c->max_gcc);
-        else printf("  %-11s unknown\n", "max gcc");
-        printf("  %-11s sm %s - %s\n", "GPUs", c->sm_min ? c->sm_min : "?", c->sm_max ? c->sm_max : "?");
+        if (c->max_gcc) cli_print("  %-11s %d\n", "max gcc", c->max_gcc);
+        else cli_print("  %-11s unknown\n", "max gcc");
+        cli_print("  %-11s sm %s - %s\n", "GPUs", c->sm_min ? c->sm_min : "?", c->sm_max ? c->sm_max : "?");
         print_artifact("runfile", r->runfile, platform);
         if (g_red) {
             size_t n = 0;
@@ -243,33 +243,33 @@ static void print_text(const ce_spec *s, const ce_resolved *r, const char *platf
             for (size_t i = 0; i < g_red->n; i++)
                 if (g_red->comps[i].selected) { n++; total += g_red->comps[i].size; }
             char sz[64];
-            printf("  %-11s %s profile: %zu of the %zu in %s (installed instead of the runfile)\n", "components",
+            cli_print("  %-11s %s profile: %zu of the %zu in %s (installed instead of the runfile)\n", "components",
                    g_profile, n, g_red->n, c->redist->url);
             for (size_t i = 0; i < g_red->n; i++) {
                 const ce_component *k = &g_red->comps[i];
                 if (!k->selected) continue;
                 human(sz, sizeof sz, k->size);
-                printf("    %-22s %-12s %s\n", k->name, k->version, sz);
+                cli_print("    %-22s %-12s %s\n", k->name, k->version, sz);
             }
             human(sz, sizeof sz, total);
-            printf("    %-22s %-12s %s\n", "total", "", sz);
+            cli_print("    %-22s %-12s %s\n", "total", "", sz);
         }
         print_source(c->source);
     }
     if (r->cudnn) {
-        printf("%-13s %s (build for CUDA %d)\n", "cuDNN", r->cudnn->version, ce_version_major(r->cuda->version));
+        cli_print("%-13s %s (build for CUDA %d)\n", "cuDNN", r->cudnn->version, ce_version_major(r->cuda->version));
         print_artifact("tarball", r->cudnn_archive, platform);
         print_source(r->cudnn->source);
     } else if (r->cuda) {
-        printf("%-13s none\n", "cuDNN");
+        cli_print("%-13s none\n", "cuDNN");
     }
     if (g_nccl_art) {
-        printf("%-13s %s (multi-GPU collectives; leave out: --components -nccl)\n", "NCCL", g_nccl->version);
+        cli_print("%-13s %s (multi-GPU collectives; leave out: --components -nccl)\n", "NCCL", g_nccl->version);
         print_artifact("wheel", g_nccl_art, platform);
         print_source(g_nccl->source);
     }
-    if (problem) printf("%-13s %s\n", "installable", problem);
-    else printf("%-13s yes, on %s\n", "installable", platform);
+    if (problem) cli_print("%-13s %s\n", "installable", problem);
+    else cli_print("%-13s yes, on %s\n", "installable", platform);
 }
 
 int cmd_info(cli *c, const cli_args *a)
@@ -328,7 +328,7 @@ int cmd_info(cli *c, const cli_args *a)
         g_red = red;
     }
     int out = c->json ? print_json(m, &spec, &r, c->ctx.platform, problem)
-                      : (print_text(&spec, &r, c->ctx.platform, problem), printf("%-13s %s\n", "manifest", m->origin), 0);
+                      : (print_text(&spec, &r, c->ctx.platform, problem), cli_print("%-13s %s\n", "manifest", m->origin), 0);
     if (red) cli_redist_free(red);
     g_red = NULL;
     ce_manifest_free(m);

@@ -6,7 +6,10 @@
  * - a prompt/cd hook that finds .cuda-version from $PWD up to / and reads it
  *   and $CUDAENV_ROOT/global (and ~/.config/cudaenv/global, the user's own
  *   default beside a shared store) with shell builtins only ([ -f ], read, string
- *   ops): when the key (CUDAENV_VERSION | file | its first line | global |
+ *   ops); a file is read only when it is regular and not empty ([ -s ]), at
+ *   most 256 bytes: /proc/kmsg and its kind report size 0, so the read never
+ *   blocks on them (nor takes kernel log lines); the binary then refuses them.
+ *   When the key (CUDAENV_VERSION | file | its first line | global |
  *   root) equals the one it saw last, it returns without starting any
  *   process (__CUDAENV_HOOK_EXECS counts the times it did, for the bench
  *   and tests).  Only a change runs `cudaenv env`, whose output applies the
@@ -53,7 +56,9 @@ static const char posix_fn[] =
     "}\n"
     "__cudaenv_read1() {\n"
     "  local __ce_l=\n"
-    "  if [[ -n ${ZSH_VERSION-} ]]; then\n"
+    "  if [[ ! -s $2 ]]; then\n"
+    "    :\n"
+    "  elif [[ -n ${ZSH_VERSION-} ]]; then\n"
     "    { IFS= read -r -u 0 -k 256 __ce_l < \"$2\"; } 2>/dev/null\n"
     "  else\n"
     "    { IFS= read -r -d '' -n 256 __ce_l < \"$2\"; } 2>/dev/null\n"
@@ -122,15 +127,15 @@ static const char fish_text[] =
     "  set -q CUDAENV_ROOT; and test -n \"$CUDAENV_ROOT\"; and set r $CUDAENV_ROOT\n"
     "  while true\n"
     "    if test -f \"$d/.cuda-version\"\n"
-    "      set f \"$d/.cuda-version\"; read -n 256 c < $f 2>/dev/null; or true; break\n"
+    "      set f \"$d/.cuda-version\"; test -s $f; and read -n 256 c < $f 2>/dev/null; or true; break\n"
     "    end\n"
     "    test -z \"$d\"; and break\n"
     "    set d (string replace -r '/[^/]*$' '' -- $d)\n"
     "  end\n"
     "  test (string length -- $PWD) -ge 4000; and set f \"$f|deep:$PWD\"\n"
-    "  test -f \"$r/global\"; and begin; read -n 256 g < \"$r/global\" 2>/dev/null; or true; end\n"
+    "  test -s \"$r/global\"; and test -f \"$r/global\"; and begin; read -n 256 g < \"$r/global\" 2>/dev/null; or true; end\n"
     "  set -l u $HOME/.config; set -q XDG_CONFIG_HOME; and test -n \"$XDG_CONFIG_HOME\"; and set u $XDG_CONFIG_HOME\n"
-    "  if test -f \"$u/cudaenv/global\"; read -n 256 -l ug < \"$u/cudaenv/global\" 2>/dev/null; and set g \"$g|$ug\"; end\n"
+    "  if test -f \"$u/cudaenv/global\"; and test -s \"$u/cudaenv/global\"; read -n 256 -l ug < \"$u/cudaenv/global\" 2>/dev/null; and set g \"$g|$ug\"; end\n"
     "  set -l k \"$CUDAENV_VERSION|$f|$c|$g|$r\"\n"
     "  set -q __CUDAENV_KEY; and test \"$k\" = \"$__CUDAENV_KEY\"; and return 0\n"
     "  set -g __CUDAENV_KEY $k\n"

@@ -31,7 +31,7 @@ int cmd_list(cli *c, const cli_args *a)
     int rc = ce_store_list(&c->ctx, &v, &n);
     if (rc) return cli_fail(c, rc);
     if (names) {
-        for (size_t i = 0; i < n; i++) printf("%s\n", v[i].name);
+        for (size_t i = 0; i < n; i++) cli_print("%s\n", v[i].name);
         free(v);
         return 0;
     }
@@ -73,18 +73,18 @@ int cmd_list(cli *c, const cli_args *a)
             cJSON_AddItemToArray(arr, t);
             continue;
         }
-        printf("%s %s", active ? "*" : " ", v[i].name);
+        cli_print("%s %s", active ? "*" : " ", v[i].name);
         if (active) {
-            if (act.origin == CE_ORIGIN_SHELL) printf("  (shell: CUDAENV_VERSION)");
-            else printf("  (%s: %s)", ce_origin_name(act.origin), act.source);
+            if (act.origin == CE_ORIGIN_SHELL) cli_print("  (shell: CUDAENV_VERSION)");
+            else cli_print("  (%s: %s)", ce_origin_name(act.origin), act.source);
         }
-        if (system) printf("  (system: /usr/local/cuda)");
-        if (adopted) printf("  (adopted: %s)", from);
+        if (system) cli_print("  (system: /usr/local/cuda)");
+        if (adopted) cli_print("  (adopted: %s)", from);
         if (use) {
             char u[32], sh[32];
             cli_size(u, sizeof u, (double)use[i].unique);
             cli_size(sh, sizeof sh, (double)use[i].shared);
-            printf("  [%s own, %s shared]", u, sh);
+            cli_print("  [%s own, %s shared]", u, sh);
         }
         putchar('\n');
     }
@@ -94,7 +94,8 @@ int cmd_list(cli *c, const cli_args *a)
         bool ok = ce_active(&c->ctx, NULL, &act) == CE_OK;
         ce_quiet_end(&q);
         cJSON *aj = cJSON_AddObjectToObject(root, "active");
-        cJSON_AddStringToObject(aj, "name", ok ? (act.is_system ? "system" : act.tc.name) : act.spec);
+        /* null for what a file names that resolves to nothing (never shown: activate.h) */
+        cli_json_add_str(aj, "name", ok ? (act.is_system ? "system" : act.tc.name) : act.spec);
         cJSON_AddStringToObject(aj, "origin", ce_origin_name(act.origin));
         if (act.source[0]) cJSON_AddStringToObject(aj, "source", act.source);
         else cJSON_AddNullToObject(aj, "source");

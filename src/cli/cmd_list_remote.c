@@ -108,11 +108,11 @@ static void print_names(const ce_manifest *m, what_t what)
 {
     if (what == WHAT_TF) {
         for (size_t i = m->n_tf; i-- > 0;)
-            if (!m->tf[i].not_installable) printf("tf-%s\n", m->tf[i].version);
+            if (!m->tf[i].not_installable) cli_print("tf-%s\n", m->tf[i].version);
     } else if (what == WHAT_CUDA) {
-        for (size_t i = m->n_cuda; i-- > 0;) printf("%s\n", m->cuda[i].version);
+        for (size_t i = m->n_cuda; i-- > 0;) cli_print("%s\n", m->cuda[i].version);
     } else {
-        for (size_t i = m->n_cudnn; i-- > 0;) printf("%s\n", m->cudnn[i].version);
+        for (size_t i = m->n_cudnn; i-- > 0;) cli_print("%s\n", m->cudnn[i].version);
     }
 }
 
@@ -120,32 +120,32 @@ static void print_text(const ce_manifest *m, what_t what)
 {
     char buf[256];
     if (what == WHAT_TF) {
-        printf("%-10s %-10s %-11s %-14s %s\n", "SPEC", "CUDA", "cuDNN", "PYTHON", "");
+        cli_print("%-10s %-10s %-11s %-14s %s\n", "SPEC", "CUDA", "cuDNN", "PYTHON", "");
         for (size_t i = m->n_tf; i-- > 0;) {
             const ce_tf *t = &m->tf[i];
             snprintf(buf, sizeof buf, "tf-%s", t->version);
-            printf("%-10s %-10s %-11s %-14s %s%s\n", buf, t->cuda, t->cudnn ? t->cudnn : "-",
+            cli_print("%-10s %-10s %-11s %-14s %s%s\n", buf, t->cuda, t->cudnn ? t->cudnn : "-",
                    t->python ? t->python : "-", t->not_installable ? "not installable: " : "",
                    t->not_installable ? t->not_installable : "");
         }
     } else if (what == WHAT_CUDA) {
-        printf("%-10s %-12s %-8s %-13s %s\n", "CUDA", "MIN DRIVER", "MAX GCC", "GPUs (sm)", "PLATFORMS");
+        cli_print("%-10s %-12s %-8s %-13s %s\n", "CUDA", "MIN DRIVER", "MAX GCC", "GPUs (sm)", "PLATFORMS");
         for (size_t i = m->n_cuda; i-- > 0;) {
             const ce_cuda *c = &m->cuda[i];
             char gcc[16], sm[32];
             snprintf(gcc, sizeof gcc, c->max_gcc ? "%d" : "-", c->max_gcc);
             snprintf(sm, sizeof sm, "%s-%s", c->sm_min ? c->sm_min : "?", c->sm_max ? c->sm_max : "?");
             platforms_text(buf, sizeof buf, c->runfiles, c->n_runfiles);
-            printf("%-10s %-12s %-8s %-13s %s\n", c->version, c->min_driver ? c->min_driver : "-", gcc, sm, buf);
+            cli_print("%-10s %-12s %-8s %-13s %s\n", c->version, c->min_driver ? c->min_driver : "-", gcc, sm, buf);
         }
     } else {
-        printf("%-11s %s\n", "cuDNN", "BUILDS (CUDA major: platforms)");
+        cli_print("%-11s %s\n", "cuDNN", "BUILDS (CUDA major: platforms)");
         for (size_t i = m->n_cudnn; i-- > 0;) {
             const ce_cudnn *d = &m->cudnn[i];
-            printf("%-11s", d->version);
+            cli_print("%-11s", d->version);
             for (size_t b = 0; b < d->n_builds; b++) {
                 platforms_text(buf, sizeof buf, d->builds[b].archives, d->builds[b].n_archives);
-                printf(" cuda%d: %s%s", d->builds[b].cuda_major, buf, b + 1 < d->n_builds ? ";" : "");
+                cli_print(" cuda%d: %s%s", d->builds[b].cuda_major, buf, b + 1 < d->n_builds ? ";" : "");
             }
             putchar('\n');
         }

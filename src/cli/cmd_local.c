@@ -52,6 +52,7 @@ int cmd_local(cli *c, const cli_args *a)
             cli_error(c, "no " CE_VERSION_FILE " in %s or above; set one with: cudaenv local VERSION", cwd);
             return 3;
         }
+        if ((r = ce_spec_file_showable(&c->ctx, path, spec))) return cli_fail(c, r);
         printf("%s\n", spec);
         return 0;
     }

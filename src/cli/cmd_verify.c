@@ -179,32 +179,33 @@ static void print_table(cli *c, const st_report *r, int code, const st_options *
 {
     const char *nc = getenv("NO_COLOR");
     bool color = isatty(1) && !(nc && *nc);
-    printf("verify %s (%s)\n", r->tc.name, r->tc.prefix);
+    cli_print("verify %s (%s)\n", r->tc.name, r->tc.prefix);
     for (int i = 0; i < ST_NSTEPS; i++) {
         const st_step *s = &r->steps[i];
-        printf("  %d %-9s %s%-7s%s %7.0f ms  %s\n", i + 1, s->id, color ? status_color(s->status) : "",
-               st_status_name(s->status), color ? "\033[0m" : "", s->ms, s->summary);
+        printf("  %d %-9s %s%-7s%s", i + 1, s->id, color ? status_color(s->status) : "",
+               st_status_name(s->status), color ? "\033[0m" : "");
+        cli_print(" %7.0f ms  %s\n", s->ms, s->summary);
         /* Evidence: always for failures, for everything with -v. */
         if (s->evidence[0] && (s->status == ST_FAILED || c->ctx.verbose)) {
             const char *p = s->evidence;
             while (*p) {
                 const char *nl = strchr(p, '\n');
                 int n = nl ? (int)(nl - p) : (int)strlen(p);
-                printf("                               %.*s\n", n, p);
+                cli_print("                               %.*s\n", n, p);
                 p = nl ? nl + 1 : p + n;
             }
         }
     }
     for (int i = 0; i < r->n_devices; i++) {
         const st_device *d = &r->devices[i];
-        printf("  GPU %d: %s, compute capability %d.%d, %.1f GiB%s\n", d->ordinal, d->name, d->cc_major,
+        cli_print("  GPU %d: %s, compute capability %d.%d, %.1f GiB%s\n", d->ordinal, d->name, d->cc_major,
                d->cc_minor, (double)d->total_mem / 1073741824.0, d->supported ? "" : " (not supported)");
     }
     if (opt->bench) {
         const st_bench *b = &r->bench;
         if (b->ran) {
-            printf("  bench (%zu MiB copies, median of 20):\n", b->copy_bytes >> 20);
-            printf("    %-22s %10s %10s %7s\n", "", "cudaenv", "PyTorch", "ratio");
+            cli_print("  bench (%zu MiB copies, median of 20):\n", b->copy_bytes >> 20);
+            cli_print("    %-22s %10s %10s %7s\n", "", "cudaenv", "PyTorch", "ratio");
             const struct { const char *k; double a, t; } rows[] = {
                 { "host->device GB/s", b->h2d_gbs, b->torch_h2d_gbs },
                 { "device->host GB/s", b->d2h_gbs, b->torch_d2h_gbs },
@@ -213,18 +214,18 @@ static void print_table(cli *c, const st_report *r, int code, const st_options *
             };
             for (size_t k = 0; k < sizeof rows / sizeof *rows; k++) {
                 if (b->torch && rows[k].t > 0)
-                    printf("    %-22s %10.1f %10.1f %7.2f\n", rows[k].k, rows[k].a, rows[k].t, rows[k].a / rows[k].t);
+                    cli_print("    %-22s %10.1f %10.1f %7.2f\n", rows[k].k, rows[k].a, rows[k].t, rows[k].a / rows[k].t);
                 else
-                    printf("    %-22s %10.1f %10s %7s\n", rows[k].k, rows[k].a, "-", "-");
+                    cli_print("    %-22s %10.1f %10s %7s\n", rows[k].k, rows[k].a, "-", "-");
             }
-            if (b->conv_shape[0]) printf("    conv: %s\n", b->conv_shape);
+            if (b->conv_shape[0]) cli_print("    conv: %s\n", b->conv_shape);
         }
         if (b->allreduce_gpus)
-            printf("    NCCL all-reduce, 256 MiB over %d GPUs: bus bandwidth %.1f GB/s\n", b->allreduce_gpus,
+            cli_print("    NCCL all-reduce, 256 MiB over %d GPUs: bus bandwidth %.1f GB/s\n", b->allreduce_gpus,
                    b->allreduce_busbw_gbs);
-        if (b->torch_note[0]) printf("    %s\n", b->torch_note);
+        if (b->torch_note[0]) cli_print("    %s\n", b->torch_note);
     }
-    printf("total %.0f ms: %s\n", r->total_ms,
+    cli_print("total %.0f ms: %s\n", r->total_ms,
            code == 0 ? "all checks passed"
            : code == 7 ? "a check failed"
                        : "no usable GPU/driver: the GPU checks could not run");

@@ -255,6 +255,26 @@ void cli_note(cli *c, const char *fmt, ...)
     va_end(ap);
 }
 
+void cli_print(const char *fmt, ...)
+{
+    char stack[8192], *text = stack;
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(stack, sizeof stack, fmt, ap);
+    va_end(ap);
+    if (n < 0) return;
+    if ((size_t)n >= sizeof stack) {
+        if (!(text = malloc((size_t)n + 1))) return;
+        va_start(ap, fmt);
+        vsnprintf(text, (size_t)n + 1, fmt, ap);
+        va_end(ap);
+    }
+    char *safe = ce_escape_dup(text);
+    if (safe) fputs(safe, stdout);
+    free(safe);
+    if (text != stack) free(text);
+}
+
 const char *cli_esc(const char *s)
 {
     static char bufs[8][16384];

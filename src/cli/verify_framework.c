@@ -63,7 +63,7 @@ static void print_indented(const char *label, const char *text)
     while (p && *p) {
         const char *nl = strchr(p, '\n');
         int n = nl ? (int)(nl - p) : (int)strlen(p);
-        printf("      %-9s %.*s\n", first ? label : "", n, p);
+        cli_print("      %-9s %.*s\n", first ? label : "", n, p);
         first = false;
         p = nl ? nl + 1 : p + n;
     }
@@ -74,39 +74,40 @@ static void print_table(const ce_fw_report *r, const ce_toolchain *tc, int code)
     const char *nc = getenv("NO_COLOR");
     bool color = isatty(1) && !(nc && *nc);
     const cJSON *d = r->doc;
-    printf("verify %s --framework %s (%s)\n", tc->name, r->framework, r->python);
+    cli_print("verify %s --framework %s (%s)\n", tc->name, r->framework, r->python);
     if (d && js(d, "version")) {
         const cJSON *rt = cJSON_GetObjectItemCaseSensitive(d, "cudnn_runtime");
-        printf("  %s %s: built for CUDA %s, cuDNN %s", r->module, js(d, "version"),
+        cli_print("  %s %s: built for CUDA %s, cuDNN %s", r->module, js(d, "version"),
                js(d, "cuda") ? js(d, "cuda") : "none", js(d, "cudnn") ? js(d, "cudnn") : "?");
-        if (cJSON_IsNumber(rt)) printf(" (cuDNN runtime %d)", rt->valueint);
-        printf("; toolchain: CUDA %s, cuDNN %s\n", tc->cuda, tc->cudnn[0] ? tc->cudnn : "none");
+        if (cJSON_IsNumber(rt)) cli_print(" (cuDNN runtime %d)", rt->valueint);
+        cli_print("; toolchain: CUDA %s, cuDNN %s\n", tc->cuda, tc->cudnn[0] ? tc->cudnn : "none");
     }
     const cJSON *g = d ? cJSON_GetObjectItemCaseSensitive(d, "gpus") : NULL;
     if (cJSON_IsArray(g)) {
-        printf("  GPUs seen by %s: %d", r->module, cJSON_GetArraySize(g));
+        cli_print("  GPUs seen by %s: %d", r->module, cJSON_GetArraySize(g));
         for (const cJSON *x = g->child; x; x = x->next)
-            if (cJSON_IsString(x)) printf("%s%s", x == g->child ? " (" : ", ", x->valuestring);
-        printf("%s; by the driver: %d\n", g->child ? ")" : "", r->driver_gpus < 0 ? 0 : r->driver_gpus);
+            if (cJSON_IsString(x)) cli_print("%s%s", x == g->child ? " (" : ", ", x->valuestring);
+        cli_print("%s; by the driver: %d\n", g->child ? ")" : "", r->driver_gpus < 0 ? 0 : r->driver_gpus);
     }
     const cJSON *checks = d ? cJSON_GetObjectItemCaseSensitive(d, "checks") : NULL;
     for (const cJSON *c = checks ? checks->child : NULL; c; c = c->next) {
         const cJSON *e = cJSON_GetObjectItemCaseSensitive(c, "max_rel_err");
         bool ok = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(c, "ok"));
-        printf("  %-7s on GPU 0 vs float64 on the CPU: max relative error %g: %s\n", js(c, "name"),
+        cli_print("  %-7s on GPU 0 vs float64 on the CPU: max relative error %g: %s\n", js(c, "name"),
                cJSON_IsNumber(e) ? e->valuedouble : -1.0, ok ? "passed" : "FAILED");
     }
     const cJSON *maps = d ? cJSON_GetObjectItemCaseSensitive(d, "maps") : NULL;
     for (const cJSON *m = maps ? maps->child : NULL; m; m = m->next)
-        if (cJSON_IsString(m)) printf("  mapped  %s\n", m->valuestring);
+        if (cJSON_IsString(m)) cli_print("  mapped  %s\n", m->valuestring);
     for (size_t i = 0; i < r->n; i++) {
         const ce_fw_finding *f = &r->f[i];
         const char *col = !color ? "" : f->sev == CE_FW_ERROR ? "\033[31m" : "\033[33m";
-        printf("  %s%s%s %s: %s\n", col, ce_fw_sev_name(f->sev), color ? "\033[0m" : "", f->code, f->summary);
+        printf("  %s%s%s", col, ce_fw_sev_name(f->sev), color ? "\033[0m" : "");
+        cli_print(" %s: %s\n", f->code, f->summary);
         print_indented("evidence", f->evidence);
         print_indented("fix", f->fix);
     }
-    printf("total %.0f ms: %s\n", r->ms, result_line(code));
+    cli_print("total %.0f ms: %s\n", r->ms, result_line(code));
 }
 
 int cli_verify_framework(cli *c, const ce_toolchain *tc, const char *framework, const char *python,

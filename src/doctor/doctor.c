@@ -192,11 +192,17 @@ static void check_selection(ce_doctor *d)
     const ce_doc_active *a = &d->act;
     char ev[8192], sum[512], fix[512];
     if (a->present || !a->problem[0]) return;
+    /* a spec is shown only when typed (CUDAENV_VERSION); what a file names
+     * stays in the file (activate.h), the problem names the file */
+    bool shown = a->spec[0] != '\0';
     doc_add(d, "env.selection-not-installed", CE_SEV_ERROR,
-            doc_fmt(sum, sizeof sum, "the selected toolchain %s is not installed", a->spec),
+            shown ? doc_fmt(sum, sizeof sum, "the selected toolchain %s is not installed", a->spec)
+                  : doc_fmt(sum, sizeof sum, "the %s selection names no installed toolchain", a->origin),
             doc_fmt(ev, sizeof ev, "selected by %s%s: %s", a->origin,
                     !strcmp(a->origin, "shell") ? " (CUDAENV_VERSION)" : "", a->problem),
-            doc_fmt(fix, sizeof fix, "cudaenv install %s", a->spec));
+            shown ? doc_fmt(fix, sizeof fix, "cudaenv install %s", a->spec)
+                  : doc_fmt(fix, sizeof fix, "see what the file names (cat it), then cudaenv install that, or "
+                            "pin an installed toolchain (cudaenv local VERSION / cudaenv global VERSION)"));
 }
 
 int ce_doctor_run(ce_ctx *ctx, ce_doctor *d)

@@ -6,10 +6,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/magic.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include "core/file.h"
+#include "manifest/resolve.h"
 #include "userstate.h"
 
 const char *ce_origin_name(ce_origin o)
@@ -31,12 +34,30 @@ static bool spec_chars(const char *s)
     return true;
 }
 
+int ce_spec_file_unresolved(ce_ctx *ctx, const char *shown)
+{
+    /* never echoed: the file may be a symlink to a token (~/.vault-token,
+     * ~/.git-credentials) or carry terminal escapes; one message and one
+     * exit code whatever the content, so neither says what it is */
+    return ce_fail(ctx, CE_ERR_NOTFOUND, "%s: no such toolchain or spec (content not shown); see what it names "
+                   "with: cat %s, then install that (cudaenv install VERSION) or pin an installed one (cudaenv list)",
+                   shown, shown);
+}
+
+int ce_spec_file_showable(ce_ctx *ctx, const char *shown, const char *spec)
+{
+    ce_spec parsed;
+    if (!strcmp(spec, "system") || ce_spec_parse(ctx, spec, &parsed) == CE_OK) return CE_OK;
+    return ce_spec_file_unresolved(ctx, shown);
+}
+
 /* The spec in the first CE_SPEC_FILE_MAX bytes of a spec file (n of them
  * in data, NUL-terminated); shown names the file in messages. */
 static int spec_parse_head(ce_ctx *ctx, const char *shown, char *data, size_t n, char *spec, size_t specsz)
 {
     /* the first line that is not blank or a comment, trimmed; it must end
-     * within the bytes read */
+     * within the bytes read: a longer file is never taken for the shorter
+     * spec its first bytes spell */
     char *line = data, *found = NULL;
     bool cut = false;
     while (line && *line) {
@@ -49,24 +70,57 @@ static int spec_parse_head(ce_ctx *ctx, const char *shown, char *data, size_t n,
         if (*line && *line != '#') { found = line; break; }
         line = nl ? nl + 1 : NULL;
     }
-    if (!found)
+    if (!found && !cut)
         return ce_fail(ctx, CE_ERR_USAGE, "%s names no toolchain (expected one line such as 11.8 or tf-2.14)", shown);
-    /* never echoed: the file may hold a secret (a symlink to a token) or
-     * terminal escapes */
-    if (cut || strlen(found) >= specsz || !spec_chars(found))
-        return ce_fail(ctx, CE_ERR_USAGE, "%s: not a version spec (expected one line such as 11.8 or tf-2.14; "
-                       "its content is not shown)", shown);
+    if (cut || strlen(found) >= specsz || !spec_chars(found)) return ce_spec_file_unresolved(ctx, shown);
     snprintf(spec, specsz, "%s", found);
     return CE_OK;
+}
+
+/* The head of a spec file open at fd (with O_NONBLOCK, which stays set: a
+ * read that would block is "not a spec", never a hung prompt): a regular
+ * file (FIFOs and devices have no size to trust) and not on procfs or sysfs,
+ * whose files are made up on reading, may block (/proc/kmsg) or consume what
+ * they return; at most CE_SPEC_FILE_MAX bytes.  fd is closed. */
+static int spec_fd_head(ce_ctx *ctx, int fd, const char *shown, char *data, size_t *len)
+{
+    struct stat st;
+    struct statfs sf;
+    int rc = CE_OK;
+    size_t n = 0;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        rc = ce_fail(ctx, CE_ERR_IO, "%s is not a regular file (a FIFO, device or directory); cudaenv reads a "
+                     "spec only from a regular file: remove or replace it", shown);
+    } else if (fstatfs(fd, &sf) != 0 || sf.f_type == PROC_SUPER_MAGIC || sf.f_type == SYSFS_MAGIC) {
+        rc = ce_fail(ctx, CE_ERR_IO, "%s is a kernel interface (procfs or sysfs), not a spec file: remove it or "
+                     "write a version into it (cudaenv local VERSION)", shown);
+    } else {
+        /* a regular file: stop at its size, no read for the end of file */
+        while (n < CE_SPEC_FILE_MAX && (off_t)n < st.st_size) {
+            ssize_t r = read(fd, data + n, CE_SPEC_FILE_MAX - n);
+            if (r < 0 && errno == EINTR) continue;
+            if (r < 0 && errno == EAGAIN) { rc = ce_spec_file_unresolved(ctx, shown); break; }
+            if (r < 0) { rc = ce_fail(ctx, CE_ERR_IO, "cannot read %s: %s", shown, strerror(errno)); break; }
+            if (r == 0) break;
+            n += (size_t)r;
+        }
+    }
+    close(fd);
+    data[n] = '\0';
+    *len = n;
+    return rc;
 }
 
 int ce_spec_file_read(ce_ctx *ctx, const char *path, char *spec, size_t specsz)
 {
     /* bounded: a .cuda-version comes with any cloned repository, so it may
-     * be a FIFO, /proc/self/pagemap or 200 MB without a newline */
+     * be a FIFO, /proc/kmsg, /proc/self/pagemap or 200 MB without a newline */
     char data[CE_SPEC_FILE_MAX + 1];
     size_t n;
-    int rc = ce_file_head(ctx, path, data, sizeof data, &n);
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+    if (fd < 0)
+        return ce_fail(ctx, errno == ENOENT ? CE_ERR_NOTFOUND : CE_ERR_IO, "cannot open %s: %s", path, strerror(errno));
+    int rc = spec_fd_head(ctx, fd, path, data, &n);
     return rc ? rc : spec_parse_head(ctx, path, data, n, spec, specsz);
 }
 
@@ -139,15 +193,10 @@ static int version_file_find_deep(ce_ctx *ctx, char *path, size_t pathsz, char *
                               *shown && shown[strlen(shown) - 1] != '/' ? "/" : "");
             if (pn < 0 || (size_t)pn >= pathsz) path[0] = '\0';   /* only shown to the user */
             char data[CE_SPEC_FILE_MAX + 1];
-            ssize_t n = 0;
-            bool reg = fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
-            if (reg) n = read(fd, data, CE_SPEC_FILE_MAX);
-            close(fd);
+            size_t n;
             close(dfd);
-            if (!reg || n < 0)
-                return ce_fail(ctx, CE_ERR_IO, "%s is not a readable regular file", path);
-            data[n] = '\0';
-            int rc = spec_parse_head(ctx, path, data, (size_t)n, spec, specsz);
+            int rc = spec_fd_head(ctx, fd, path, data, &n);
+            if (!rc) rc = spec_parse_head(ctx, path, data, n, spec, specsz);
             return rc ? rc : 1;
         }
         if (fstat(dfd, &st) != 0 || (st.st_dev == root_st.st_dev && st.st_ino == root_st.st_ino)) break;
@@ -173,11 +222,15 @@ int ce_select(ce_ctx *ctx, const char *spec, ce_active_info *out)
     return ce_store_find(ctx, spec, &out->tc);
 }
 
-/* Say which file named the missing toolchain (ce_fail may read the status
- * it writes: status.h). */
-static int annotate(ce_ctx *ctx, int rc, const char *how, const char *path)
+/* A spec read from a file that does not resolve: the failure names the
+ * file, never what it says (ce_select's messages quote the spec), and out
+ * keeps no copy of it for a caller to print. */
+static int select_from_file(ce_ctx *ctx, const char *spec, ce_active_info *out)
 {
-    return ce_fail(ctx, rc, "%s (%s %s)", ce_errmsg(), how, path);
+    int rc = ce_select(ctx, spec, out);
+    if (rc != CE_ERR_NOTFOUND && rc != CE_ERR_USAGE) return rc;
+    memset(out->spec, 0, sizeof out->spec);
+    return ce_spec_file_unresolved(ctx, out->source);
 }
 
 int ce_active(ce_ctx *ctx, const char *cwd, ce_active_info *out)
@@ -210,9 +263,7 @@ int ce_active(ce_ctx *ctx, const char *cwd, ce_active_info *out)
         }
         if (r == 1) {
             out->origin = CE_ORIGIN_FILE;
-            int rc = ce_select(ctx, spec, out);
-            if (rc == CE_ERR_NOTFOUND) return annotate(ctx, rc, "named by", out->source);
-            return rc;
+            return select_from_file(ctx, spec, out);
         }
     }
     char g[4096];
@@ -224,9 +275,7 @@ int ce_active(ce_ctx *ctx, const char *cwd, ce_active_info *out)
         out->origin = CE_ORIGIN_GLOBAL;
         snprintf(out->source, sizeof out->source, "%s", g);
         if ((rc = ce_spec_file_read(ctx, g, spec, sizeof spec))) return rc;
-        rc = ce_select(ctx, spec, out);
-        if (rc == CE_ERR_NOTFOUND) return annotate(ctx, rc, "the global default in", g);
-        return rc;
+        return select_from_file(ctx, spec, out);
     }
     out->origin = CE_ORIGIN_SYSTEM;
     out->is_system = true;

@@ -41,7 +41,8 @@ const char *ce_origin_name(ce_origin o);
 
 /* The active selection for a working directory (NULL: getcwd).  On
  * CE_ERR_NOTFOUND (the origin names a toolchain that is not installed) out
- * is still filled (origin, spec, source) and the status (ce_errmsg) says what to install. */
+ * is still filled (origin, source; spec only when typed: CUDAENV_VERSION)
+ * and the status (ce_errmsg) names the file, never what a file says. */
 int ce_active(ce_ctx *ctx, const char *cwd, ce_active_info *out);
 
 /* The nearest .cuda-version from dir up to /: 1 found (path, spec filled),
@@ -49,11 +50,21 @@ int ce_active(ce_ctx *ctx, const char *cwd, ce_active_info *out);
 int ce_version_file_find(ce_ctx *ctx, const char *dir, char *path, size_t pathsz,
                          char *spec, size_t specsz);
 /* First line of a spec file (.cuda-version, global), trimmed: a regular
- * file (FIFOs and devices refused without blocking), at most
- * CE_SPEC_FILE_MAX bytes read, content that is not a spec reported as "not
- * a version spec" without echoing it. */
+ * file not on procfs/sysfs (FIFOs, devices, /proc/kmsg refused without
+ * blocking: the read keeps O_NONBLOCK), at most CE_SPEC_FILE_MAX bytes read,
+ * the first line ending within them; content that is not a spec reported by
+ * ce_spec_file_unresolved, without echoing it. */
 #define CE_SPEC_FILE_MAX 256
 int ce_spec_file_read(ce_ctx *ctx, const char *path, char *spec, size_t specsz);
+/* The failure (CE_ERR_NOTFOUND) for a spec file whose content is not a
+ * spec or names nothing installed: "FILE: no such toolchain or spec
+ * (content not shown)".  What a file says is never quoted back (it may be
+ * a symlink to a token); only specs typed on the command line are. */
+int ce_spec_file_unresolved(ce_ctx *ctx, const char *shown);
+/* CE_OK when spec (read from the file shown) is a spec by its syntax and
+ * may be printed (`local`, `global` without VERSION: a pin of a release not
+ * installed yet), else ce_spec_file_unresolved. */
+int ce_spec_file_showable(ce_ctx *ctx, const char *shown, const char *spec);
 /* Write a one-line spec file atomically. */
 int ce_spec_file_write(ce_ctx *ctx, const char *path, const char *spec);
 /* $CUDAENV_ROOT/global */

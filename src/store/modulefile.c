@@ -68,44 +68,109 @@ static bool quotable(const char *s)
     return strpbrk(s, "\"\\{}[]$\n\r`") == NULL;
 }
 
+/* Bytes at p that form one control character (C0 but tab, DEL, UTF-8 C1
+ * such as U+009B CSI): 0 when p is not one. */
+static size_t control_len(const unsigned char *p)
+{
+    if (*p < 0x20 && *p != '\t' && *p != '\n') return 1;
+    if (*p == 0x7f) return 1;
+    if (*p == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f) return 2;
+    return 0;
+}
+
+/* Every field (receipt text, names, paths) goes into a module file through
+ * one of these two, as a double-quoted string in which nothing is
+ * substituted or run: `]`, `[exec ...]`, `$var`, quotes, braces and
+ * newlines are inert.  A control character becomes the visible text \xNN
+ * (its backslash escaped), as everywhere cudaenv prints what others wrote
+ * (core/trust.h): `module help` sends no escape sequence to a terminal.
+ * Tcl: \ " $ [ ] { } backslashed, newline \n. */
+static void sb_tcl(sbuf *b, const char *s)
+{
+    sb_add(b, "\"");
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        size_t n = control_len(p);
+        if (n == 2) { sb_add(b, "\\\\x%02x\\\\x%02x", p[0], p[1]); p++; }
+        else if (n) sb_add(b, "\\\\x%02x", *p);
+        else if (*p == '\n') sb_add(b, "\\n");
+        else if (strchr("\\\"$[]{}", *p)) sb_add(b, "\\%c", *p);
+        else sb_add(b, "%c", *p);
+    }
+    sb_add(b, "\"");
+}
+
+/* Lua: \ and " backslashed, newline \n. */
+static void sb_lua(sbuf *b, const char *s)
+{
+    sb_add(b, "\"");
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        size_t n = control_len(p);
+        if (n == 2) { sb_add(b, "\\\\x%02x\\\\x%02x", p[0], p[1]); p++; }
+        else if (n) sb_add(b, "\\\\x%02x", *p);
+        else if (*p == '\\' || *p == '"') sb_add(b, "\\%c", *p);
+        else if (*p == '\n') sb_add(b, "\\n");
+        else sb_add(b, "%c", *p);
+    }
+    sb_add(b, "\"");
+}
+
+/* One call in either language: NAME("a: " .. value) in Lua, NAME "a: value" in Tcl. */
+static void sb_call(sbuf *b, ce_modfmt fmt, const char *call, const char *label, const char *value)
+{
+    char text[8192];
+    snprintf(text, sizeof text, "%s%s", label, value);
+    if (fmt == CE_MODFMT_LMOD) {
+        sb_add(b, "%s(", call);
+        sb_lua(b, text);
+        sb_add(b, ")\n");
+    } else {
+        sb_add(b, "%s ", call);
+        sb_tcl(b, text);
+        sb_add(b, "\n");
+    }
+}
+
 int ce_modulefile_render(ce_ctx *ctx, const ce_toolchain *tc, ce_modfmt fmt, char **out)
 {
     *out = NULL;
     if (!quotable(tc->prefix))
         return ce_fail(ctx, CE_ERR_USAGE, "cannot write a module file for %s: its path contains one of "
                        "\" \\ { } [ ] $ ` or a newline; use a plainer CUDAENV_ROOT", tc->prefix);
-    char tf[512], desc[768];
+    char tf[512], desc[768], help[6144];
     receipt_tf(ctx, tc, tf, sizeof tf);
     snprintf(desc, sizeof desc, "CUDA %s%s%s%s%s", tc->cuda, tc->cudnn[0] ? " + cuDNN " : "",
              tc->cudnn, tf[0] ? " (TensorFlow " : "", tf[0] ? tf : "");
     if (tf[0]) strncat(desc, ")", sizeof desc - strlen(desc) - 1);
+    snprintf(help, sizeof help, "%s, installed by cudaenv in\n  %s\n"
+             "Puts bin/ and lib64/ first in PATH and LD_LIBRARY_PATH and sets CUDA_HOME,\n"
+             "CUDA_PATH%s.  cudaenv verify %s checks it on the GPU.",
+             desc, tc->prefix, tc->cudnn[0] ? " and CUDNN_PATH" : "", tc->name);
     sbuf b = { .ok = true };
     if (fmt == CE_MODFMT_LMOD) {
         sb_add(&b, "-- %s %s: cudaenv modulefile --format lmod; do not edit\n", CE_MODULEFILE_MARK, CE_VERSION);
-        sb_add(&b, "help([[\n%s, installed by cudaenv in\n  %s\n"
-                   "Puts bin/ and lib64/ first in PATH and LD_LIBRARY_PATH and sets CUDA_HOME,\n"
-                   "CUDA_PATH%s.  cudaenv verify %s checks it on the GPU.\n]])\n",
-               desc, tc->prefix, tc->cudnn[0] ? " and CUDNN_PATH" : "", tc->name);
-        sb_add(&b, "whatis(\"Name: cuda\")\nwhatis(\"Toolchain: %s\")\n", tc->name);
-        sb_add(&b, "whatis(\"CUDA: %s\")\n", tc->cuda);
-        if (tc->cudnn[0]) sb_add(&b, "whatis(\"cuDNN: %s\")\n", tc->cudnn);
-        if (tf[0]) sb_add(&b, "whatis(\"TensorFlow: %s\")\n", tf);
-        sb_add(&b, "whatis(\"Description: %s\")\n", desc);
-        sb_add(&b, "family(\"cuda\")\nlocal prefix = \"%s\"\n", tc->prefix);
-        sb_add(&b, "prepend_path(\"PATH\", prefix .. \"/bin\")\n"
+        sb_call(&b, fmt, "help", "", help);
+        sb_add(&b, "whatis(\"Name: cuda\")\n");
+        sb_call(&b, fmt, "whatis", "Toolchain: ", tc->name);
+        sb_call(&b, fmt, "whatis", "CUDA: ", tc->cuda);
+        if (tc->cudnn[0]) sb_call(&b, fmt, "whatis", "cuDNN: ", tc->cudnn);
+        if (tf[0]) sb_call(&b, fmt, "whatis", "TensorFlow: ", tf);
+        sb_call(&b, fmt, "whatis", "Description: ", desc);
+        sb_add(&b, "family(\"cuda\")\nlocal prefix = ");
+        sb_lua(&b, tc->prefix);
+        sb_add(&b, "\nprepend_path(\"PATH\", prefix .. \"/bin\")\n"
                    "prepend_path(\"LD_LIBRARY_PATH\", prefix .. \"/lib64\")\n"
                    "setenv(\"CUDA_HOME\", prefix)\nsetenv(\"CUDA_PATH\", prefix)\n");
         if (tc->cudnn[0]) sb_add(&b, "setenv(\"CUDNN_PATH\", prefix)\n");
     } else {
         sb_add(&b, "#%%Module1.0\n## %s %s: cudaenv modulefile --format tcl; do not edit\n",
                CE_MODULEFILE_MARK, CE_VERSION);
-        sb_add(&b, "proc ModulesHelp { } {\n    puts stderr {%s, installed by cudaenv in}\n"
-                   "    puts stderr {  %s}\n"
-                   "    puts stderr {Puts bin/ and lib64/ first in PATH and LD_LIBRARY_PATH and sets CUDA_HOME,}\n"
-                   "    puts stderr {CUDA_PATH%s.  cudaenv verify %s checks it on the GPU.}\n}\n",
-               desc, tc->prefix, tc->cudnn[0] ? " and CUDNN_PATH" : "", tc->name);
-        sb_add(&b, "module-whatis {%s}\nconflict cuda\nset prefix {%s}\n", desc, tc->prefix);
-        sb_add(&b, "prepend-path PATH $prefix/bin\nprepend-path LD_LIBRARY_PATH $prefix/lib64\n"
+        sb_add(&b, "proc ModulesHelp { } {\n    puts stderr ");
+        sb_tcl(&b, help);
+        sb_add(&b, "\n}\n");
+        sb_call(&b, fmt, "module-whatis", "", desc);
+        sb_add(&b, "conflict cuda\nset prefix ");
+        sb_tcl(&b, tc->prefix);
+        sb_add(&b, "\nprepend-path PATH $prefix/bin\nprepend-path LD_LIBRARY_PATH $prefix/lib64\n"
                    "setenv CUDA_HOME $prefix\nsetenv CUDA_PATH $prefix\n");
         if (tc->cudnn[0]) sb_add(&b, "setenv CUDNN_PATH $prefix\n");
     }

@@ -172,3 +172,34 @@ table_opts() {
     done <"$T/opts"
     [ -z "$missing" ] || { echo "not completed:$missing"; false; }
 }
+
+@test "bash: names under versions/ are never evaluated: \$(...), backticks and \${...} do not run (issue 21)" {
+    # (manifest versions cannot carry these: the manifest's keys are validated)
+    mkdir -p "$CUDAENV_ROOT/versions/\$(touch pwned1)" "$CUDAENV_ROOT/versions/\`touch pwned2\`" \
+             "$CUDAENV_ROOT/versions/\${PWNED:=x}" "$CUDAENV_ROOT/versions/a b" "$CUDAENV_ROOT/versions/*"
+    cd "$T"
+    run bash --norc -c '
+        eval "$(cudaenv init bash)"
+        c() { COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1)); COMPREPLY=(); _cudaenv; printf "%s\n" "${COMPREPLY[@]}"; echo ---; }
+        c cudaenv use ""
+        c cudaenv exec ""
+        c cudaenv uninstall "\$"
+        c cudaenv jupyter install ""
+        echo "PWNED=${PWNED-unset}"'
+    [ "$status" -eq 0 ]
+    [ ! -e "$T/pwned1" ] && [ ! -e "$T/pwned2" ] || { echo "ran: $output"; false; }
+    [[ "$output" == *"PWNED=unset"* ]]
+    # offered quoted: accepting the completion inserts an inert word
+    [ "${lines[0]}" = '\$\(touch\ pwned1\)' ] || { echo "$output"; false; }
+    [[ " ${lines[*]} " == *' \`touch\ pwned2\` '* && " ${lines[*]} " == *' a\ b '* ]]
+    [[ " ${lines[*]} " == *' 11.7.0 '* && " ${lines[*]} " == *' system '* ]]
+    eval "set -- ${lines[0]}"
+    [ "$1" = '$(touch pwned1)' ] && [ ! -e "$T/pwned1" ]
+    # zsh (compadd) and fish (complete -C) neither
+    export ZCOMP_FPATH=$REPO/completions __CUDAENV_BIN=$CUDAENV
+    (cd "$T" && timeout 60 zsh -f "$REPO/tests/lib/zcomp.zsh" 'cudaenv use ' >/dev/null) || true
+    if command -v fish >/dev/null; then
+        (cd "$T" && fish --no-config -c 'cudaenv init fish | source; complete -C "cudaenv use "' >/dev/null) || true
+    fi
+    [ ! -e "$T/pwned1" ] && [ ! -e "$T/pwned2" ] && [ ! -e "$REPO/pwned1" ]
+}

@@ -317,3 +317,19 @@ nosite() {
     run --separate-stderr "$CUDAENV" doctor --json
     [ "$(j '[(f["code"], f["severity"]) for f in d["findings"] if f["layer"] == "framework"]')" = "[('framework.cpu-only-build', 'warning')]" ]
 }
+
+@test "what the framework reports (version, exception text, GPU names) reaches the terminal escaped: \\x1b, never ESC (issue 21)" {
+    # OSC 52 (writes the clipboard), a title change, CSI clear screen, C1 CSI, a carriage return
+    export FAKE_FW_VERSION=$'2.5.1\033]52;c;cHduZWQ=\007'
+    export FAKE_FW_RAISE=$'boom\033[2J\r\xc2\x9b31mFAKE'
+    run --separate-stderr "$CUDAENV" verify 11.8 --framework torch --python "$PY"
+    [ "$status" -eq 7 ] || { echo "$status $output $stderr"; false; }
+    [[ "$output$stderr" != *$'\033'* && "$output$stderr" != *$'\007'* && "$output$stderr" != *$'\r'* ]] || { printf '%q\n' "$output"; false; }
+    [[ "$output$stderr" != *$'\xc2\x9b'* ]]
+    [[ "$output" == *'2.5.1\x1b]52;c;cHduZWQ=\x07'* ]] || { echo "$output"; false; }
+    [[ "$output" == *'boom\x1b[2J\x0d\xc2\x9b31mFAKE'* ]] || { echo "$output"; false; }
+    # --json carries the text as JSON escapes (\u001b), which no terminal acts on
+    run --separate-stderr "$CUDAENV" verify 11.8 --framework torch --python "$PY" --json
+    [[ "$output" != *$'\033'* ]]
+    python3 -c 'import json,sys; d=json.loads(sys.stdin.read()); assert "\x1b" in d["framework"]["version"]' <<<"$output"
+}

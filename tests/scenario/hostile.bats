@@ -58,24 +58,107 @@ shells() { local s; for s in bash zsh fish; do command -v "$s" >/dev/null && ech
         cd "$T/repo/sub"
         run --separate-stderr timeout 20 cudaenv current
         [ "$status" -ne 124 ]
-        if [ $kind = fifo ]; then [ "$output" = "system (no toolchain selected: the machine's own CUDA)" ]
-        else [ "$status" -eq 2 ] && [[ "$stderr" == *"not a version spec"* || "$stderr" == *"names no toolchain"* ]]; fi
+        case $kind in
+        fifo) [ "$output" = "system (no toolchain selected: the machine's own CUDA)" ] ;;
+        pagemap) [ "$status" -eq 1 ] && [[ "$stderr" == *"is a kernel interface (procfs or sysfs)"* ]] ;;
+        big) [ "$status" -eq 3 ] && [[ "$stderr" == *"no such toolchain or spec (content not shown)"* ]] ;;
+        esac
         cd "$T"
     done
 }
 
-@test "hostile .cuda-version -> a secret: 'not a version spec', the content is never printed" {
+@test "hostile .cuda-version -> a secret: 'no such toolchain or spec', the content is never printed" {
     echo 'https://user:ghp_SECRETTOKEN@github.com' > "$T/home/.git-credentials"
     ln -s "$T/home/.git-credentials" "$T/repo/.cuda-version"
     cd "$T/repo/sub"
     run --separate-stderr cudaenv current
-    [ "$status" -eq 2 ]
-    [[ "$stderr" == *"$T/repo/.cuda-version: not a version spec"* ]]
+    [ "$status" -eq 3 ]
+    [[ "$stderr" == *"$T/repo/.cuda-version: no such toolchain or spec (content not shown)"* ]]
     [[ "$stderr$output" != *SECRETTOKEN* ]]
     for sh in $(shells); do
         run hook_in "$sh" "$T/repo/sub"
         [[ "$output" != *SECRETTOKEN* ]] || { echo "$sh leaked: $output"; false; }
     done
+}
+
+@test "hostile .cuda-version -> ~/.vault-token: a secret in spec characters is printed by no command nor the hook (issue 21)" {
+    ln -s "$T/home/.vault-token" "$T/repo/.cuda-version"
+    cd "$T/repo/sub"
+    for secret in hvs.SECRETTOKEN KEY=SECRET; do
+        echo "$secret" > "$T/home/.vault-token"
+        for cmd in current "current --json" "env --shell bash" "env --shell json" prefix "which nvcc" local \
+                   "list --json" "verify --json" doctor "doctor --json"; do
+            run --separate-stderr cudaenv $cmd
+            [[ "$output$stderr" != *SECRET* ]] || { echo "$cmd leaked: $output $stderr"; false; }
+            case $cmd in list*|doctor*) ;; *)
+                [ "$status" -eq 3 ] || { echo "$cmd: $status"; false; }
+                [[ "$stderr" == *"$T/repo/.cuda-version: no such toolchain or spec (content not shown)"* ]] ;;
+            esac
+        done
+        for sh in $(shells); do
+            run hook_in "$sh" "$T/repo/sub"
+            [[ "$output" != *SECRET* ]] || { echo "$sh leaked: $output"; false; }
+            [[ "$output" == *"no such toolchain or spec (content not shown)"* && "$output" == *"home=unset"* ]] ||
+                [[ $sh == fish && "$output" == *"no such toolchain or spec (content not shown)"* ]] || { echo "$sh: $output"; false; }
+        done
+    done
+    # a spec typed on the command line is still echoed
+    run --separate-stderr cudaenv prefix 10.1
+    [ "$status" -eq 3 ] && [[ "$stderr" == *10.1* ]]
+    # a pin that names a release by its syntax is shown by `local`, even when not installed
+    rm "$T/repo/.cuda-version" && echo 10.1 > "$T/repo/.cuda-version"
+    run cudaenv local
+    [ "$status" -eq 0 ] && [ "$output" = 10.1 ]
+}
+
+@test "hostile .cuda-version -> /proc/kmsg: the binary and the bash/zsh/fish hooks return at once, no kernel line read" {
+    [ -r /proc/kmsg ] || skip "/proc/kmsg not readable here"
+    ln -s /proc/kmsg "$T/repo/.cuda-version"
+    cd "$T/repo/sub"
+    for cmd in current "env --shell bash" prefix local; do
+        run --separate-stderr timeout 20 cudaenv $cmd
+        [ "$status" -eq 1 ] || { echo "$cmd: $status $stderr"; false; }
+        [[ "$stderr" == *"$T/repo/.cuda-version is a kernel interface (procfs or sysfs)"* ]]
+        [[ "$output" != *"<"[0-9]">"* ]]
+    done
+    # the hooks: no read of a file of size 0 (/proc/kmsg blocks a reader as root)
+    for sh in $(shells); do
+        run hook_in "$sh" "$T/repo/sub"
+        [ "$status" -ne 124 ] && [ "$status" -ne 137 ] || { echo "$sh hung on /proc/kmsg"; false; }
+        [[ "$output" == *"home="* && "$output" == *"kernel interface"* ]] || { echo "$sh: $output"; false; }
+    done
+    # and the shell itself never opens it (a reader as root takes kernel log
+    # lines, and blocks once they are drained): strace the shell, not its children
+    if command -v strace >/dev/null; then
+        for sh in bash zsh; do
+            command -v $sh >/dev/null || continue
+            strace -qq -e trace=open,openat -o "$T/st.$sh" $sh -c "cd '$T/repo/sub'; eval \"\$(cudaenv init $sh)\"" 2>/dev/null
+            ! grep -F "$T/repo/.cuda-version" "$T/st.$sh" || { echo "$sh opened it"; false; }
+        done
+    fi
+    # a sysfs file (size 4096, made up on reading) is refused the same way
+    ln -sfn /sys/kernel/mm/transparent_hugepage/enabled "$T/repo/.cuda-version"
+    if [ -e "$T/repo/.cuda-version" ]; then
+        run --separate-stderr timeout 20 cudaenv current
+        [ "$status" -eq 1 ] && [[ "$stderr" == *"kernel interface"* ]]
+    fi
+}
+
+@test "a .cuda-version longer than the bytes read is not taken for the spec its first bytes spell (issue 24)" {
+    cd "$T/repo"
+    # 11.7 and blanks to the 256th byte, then more: the first line does not end within the read
+    { printf '11.7%252s' ''; printf 'junk\n'; } > .cuda-version
+    [ "$(head -c 256 .cuda-version | tr -d ' ')" = 11.7 ]
+    run --separate-stderr cudaenv current
+    [ "$status" -eq 3 ]
+    [[ "$stderr" == *"$T/repo/.cuda-version: no such toolchain or spec (content not shown)"* ]]
+    run --separate-stderr bash --norc -c 'eval "$(cudaenv init bash)"; echo "home=${CUDA_HOME-unset}"'
+    [[ "$output" == *"home=unset"* ]]
+    # the same line within the bytes read is the pin
+    { printf '11.7%200s\n' ''; printf '# more\n%.0s' $(seq 30); } > .cuda-version
+    [ "$(stat -c %s .cuda-version)" -gt 256 ]
+    run cudaenv current
+    [ "$status" -eq 0 ] && [ "$output" = "11.7.0 (set by $T/repo/.cuda-version)" ]
 }
 
 @test "hostile escapes: .cuda-version, CUDAENV_VERSION and manifest strings are printed escaped" {
@@ -102,6 +185,10 @@ for tf in m["tensorflow"].values():
 json.dump(m, open(sys.argv[2], "w"))
 PY
     run --separate-stderr env CUDAENV_MANIFEST="$T/m.json" cudaenv info tf-2.14
+    [ "$status" -eq 0 ]
+    [[ "$output$stderr" != *$'\033'* && "$output$stderr" != *$'\007'* && "$output$stderr" != *$'\xc2\x9b'* ]]
+    [[ "$output" == *'\x1b]52'* ]]
+    run --separate-stderr env CUDAENV_MANIFEST="$T/m.json" cudaenv list-remote tf
     [ "$status" -eq 0 ]
     [[ "$output$stderr" != *$'\033'* && "$output$stderr" != *$'\007'* && "$output$stderr" != *$'\xc2\x9b'* ]]
     [[ "$output" == *'\x1b]52'* ]]

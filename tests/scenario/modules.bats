@@ -97,7 +97,7 @@ check_scenario() {
     [[ "$output" == *'prepend_path("LD_LIBRARY_PATH", prefix .. "/lib64")'* ]]
     [[ "$output" == *'setenv("CUDNN_PATH", prefix)'* ]]
     [[ "$output" == *'whatis("TensorFlow: 2.12, 2.14")'* ]]
-    [[ "$output" == *"help([["* ]]
+    [[ "$output" == *'help("CUDA 11.8.0 + cuDNN 8.7.0.84 (TensorFlow 2.12, 2.14), installed by cudaenv in\n'* ]]
     run "$CUDAENV" modulefile 12.3 --format tcl
     [ "$status" -eq 0 ]
     [[ "$output" == "#%Module1.0"* ]]
@@ -108,6 +108,67 @@ check_scenario() {
     run "$CUDAENV" modulefile 11.8 --to "$MODS"
     [ "$output" = "$MODS/cuda/11.8.0-cudnn8.7.0.84.lua" ]
     [ -f "$output" ]
+}
+
+@test "module files escape every field: receipt text with ] [exec] \$var quotes braces newlines is inert; tclsh and lua accept the files (issue 21, 24)" {
+    command -v tclsh >/dev/null || skip "no tclsh"
+    # what a receipt may say, as TensorFlow releases: each ends a naive quoting
+    python3 - "$P118/.cudaenv-receipt.json" "$T" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+t = sys.argv[2]
+r["tensorflow"] = ["2.14} ; exec touch %s/pwned1 ; puts {" % t, "[exec touch %s/pwned2]" % t,
+                   "$env(HOME) $prefix \\", "q\"uote", "]] os.execute('touch %s/pwned3') --[[" % t,
+                   "\"); os.execute('touch %s/pwned4'); (\"" % t, "nl\nsecond", "esc\u001b]52;c;eA==\u0007"]
+json.dump(r, open(sys.argv[1], "w"))
+PY
+    want='2.14} ; exec touch '"$T"'/pwned1 ; puts {, [exec touch '"$T"'/pwned2], $env(HOME) $prefix \, q"uote'
+    # Tcl: the file as Environment Modules reads it, with its commands stubbed; then ModulesHelp
+    "$CUDAENV" modulefile 11.8 --format tcl > "$T/m.tcl"
+    cat > "$T/run.tcl" <<'TCL'
+proc module-whatis {s} { puts "WHATIS<$s>" }
+proc conflict {args} {}
+proc prepend-path {args} {}
+proc setenv {k v} { puts "SETENV<$k=$v>" }
+source [lindex $argv 0]
+ModulesHelp
+TCL
+    run tclsh "$T/run.tcl" "$T/m.tcl"
+    [ "$status" -eq 0 ] || { echo "tclsh rejected it: $output"; cat "$T/m.tcl"; false; }
+    for i in 1 2 3 4; do [ ! -e "$T/pwned$i" ] || { echo "tcl ran pwned$i"; false; }; done
+    [[ "$output" == *"WHATIS<CUDA 11.8.0 + cuDNN 8.7.0.84 (TensorFlow $want"* ]] || { echo "$output"; false; }
+    [[ "$output" == *"SETENV<CUDA_HOME=$P118>"* ]]
+    [[ "$output" == *$'nl\nsecond'* && "$output" != *$'\033'* && "$output" != *$'\007'* ]]
+    # Lua: as Lmod evaluates it, with its functions stubbed
+    "$CUDAENV" modulefile 11.8 > "$T/m.lua"
+    if command -v lua >/dev/null; then
+        run lua -e 'function help(s) print("HELP<" .. s .. ">") end
+                    function whatis(s) print("WHATIS<" .. s .. ">") end
+                    function family() end function prepend_path() end
+                    function setenv(k, v) print("SETENV<" .. k .. "=" .. v .. ">") end
+                    dofile(arg[1])' "$T/m.lua"
+        [ "$status" -eq 0 ] || { echo "lua rejected it: $output"; cat "$T/m.lua"; false; }
+        for i in 1 2 3 4; do [ ! -e "$T/pwned$i" ] || { echo "lua ran pwned$i"; false; }; done
+        [[ "$output" == *"WHATIS<TensorFlow: $want"* ]] || { echo "$output"; false; }
+        [[ "$output" == *"SETENV<CUDA_HOME=$P118>"* && "$output" != *$'\033'* ]]
+    fi
+    # the real module systems: module help runs nothing
+    "$CUDAENV" modulefile --all --to "$MODS" >/dev/null
+    if [ -f "$LMOD_INIT" ]; then
+        run env -i HOME="$HOME" PATH=/usr/bin:/bin MODS="$MODS" LMOD_INIT="$LMOD_INIT" bash --norc --noprofile -c \
+            'source "$LMOD_INIT"; export MODULEPATH=$MODS; module help cuda/11.8.0-cudnn8.7.0.84 2>&1; module load cuda/11.8.0-cudnn8.7.0.84 2>&1; echo "home=$CUDA_HOME"'
+        for i in 1 2 3 4; do [ ! -e "$T/pwned$i" ] || { echo "lmod ran pwned$i"; false; }; done
+        [[ "$output" == *"home=$P118"* && "$output" == *"q\"uote"* ]] || { echo "$output"; false; }
+    fi
+    local em
+    if em=$(envmodules_cmd) && command -v tclsh8.6 >/dev/null; then
+        "$CUDAENV" modulefile --all --format tcl --to "$MODS" >/dev/null
+        run env -i HOME="$HOME" PATH=/usr/bin:/bin MODS="$MODS" EM="$em" bash --norc --noprofile -c '
+            module() { eval "$(tclsh8.6 "$EM" bash "$@")"; }
+            export MODULEPATH=$MODS; module help cuda/11.8.0-cudnn8.7.0.84 2>&1; module load cuda/11.8.0-cudnn8.7.0.84 2>&1; echo "home=$CUDA_HOME"'
+        for i in 1 2 3 4; do [ ! -e "$T/pwned$i" ] || { echo "modules ran pwned$i"; false; }; done
+        [[ "$output" == *"home=$P118"* && "$output" == *"q\"uote"* ]] || { echo "$output"; false; }
+    fi
 }
 
 @test "modulefile: a prefix module files cannot quote is refused, naming it" {

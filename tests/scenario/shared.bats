@@ -81,3 +81,27 @@ as_user() { runuser -u "$U" -- env -i PATH="$BUILD/bin:/usr/bin:/bin" HOME="$UH"
     [ "$(cat "$CUDAENV_ROOT/global")" = "11.8.0" ]
     [ ! -e "$HOME/.config/cudaenv/global" ]
 }
+
+@test "~/.config/cudaenv/global -> ~/.vault-token: the token is printed by no command nor the bash/zsh hook (issue 21)" {
+    mkdir -p "$UH/.config/cudaenv" "$UH/w"
+    ln -s "$UH/.vault-token" "$UH/.config/cudaenv/global"
+    chown -R "$U" "$UH"
+    g=$UH/.config/cudaenv/global
+    for secret in hvs.SECRETTOKEN KEY=SECRET; do
+        echo "$secret" > "$UH/.vault-token" && chown "$U" "$UH/.vault-token" && chmod 600 "$UH/.vault-token"
+        for cmd in current "current --json" "env --shell bash" prefix "which nvcc" global "list --json" doctor; do
+            run --separate-stderr as_user CUDAENV_DOCTOR_PYTHON=none sh -c "cd '$UH/w' && cudaenv $cmd"
+            [[ "$output$stderr" != *SECRET* ]] || { echo "$cmd leaked: $output $stderr"; false; }
+            case $cmd in list*|doctor) ;; *)
+                [ "$status" -eq 3 ] || { echo "$cmd: $status $stderr"; false; }
+                [[ "$stderr" == *"$g: no such toolchain or spec (content not shown)"* ]] ;;
+            esac
+        done
+        for sh in bash zsh; do
+            command -v $sh >/dev/null || continue
+            run as_user timeout -s KILL 20 $sh -c "cd '$UH/w'; eval \"\$(cudaenv init $sh)\"; __cudaenv_hook; echo home=\${CUDA_HOME-unset}"
+            [[ "$output" != *SECRET* ]] || { echo "$sh leaked: $output"; false; }
+            [[ "$output" == *"content not shown"*"home=unset"* ]] || { echo "$sh: $output"; false; }
+        done
+    done
+}

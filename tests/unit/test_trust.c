@@ -134,15 +134,30 @@ static void test_spec_file_bounded(void **state)
     /* a secret is not a spec and is never echoed */
     write_file("secret", "https://u:TOKEN@host\n", 21);
     snprintf(p, sizeof p, "%s/secret", dir);
-    assert_int_equal(ce_spec_file_read(&ctx, p, spec, sizeof spec), CE_ERR_USAGE);
-    assert_non_null(strstr(ce_errmsg(), "not a version spec"));
+    assert_int_equal(ce_spec_file_read(&ctx, p, spec, sizeof spec), CE_ERR_NOTFOUND);
+    assert_non_null(strstr(ce_errmsg(), "no such toolchain or spec (content not shown)"));
     assert_null(strstr(ce_errmsg(), "TOKEN"));
     /* a first line longer than the 256 bytes read */
     char big[1000];
     memset(big, '1', sizeof big);
     write_file("big", big, sizeof big);
     snprintf(p, sizeof p, "%s/big", dir);
-    assert_int_equal(ce_spec_file_read(&ctx, p, spec, sizeof spec), CE_ERR_USAGE);
+    assert_int_equal(ce_spec_file_read(&ctx, p, spec, sizeof spec), CE_ERR_NOTFOUND);
+    /* "11.7", blanks to byte 256, then more: not the spec "11.7" (issue 24) */
+    memset(big, ' ', sizeof big);
+    memcpy(big, "11.7", 4);
+    memcpy(big + 300, "junk\n", 5);
+    write_file("long", big, 305);
+    snprintf(p, sizeof p, "%s/long", dir);
+    assert_int_equal(ce_spec_file_read(&ctx, p, spec, sizeof spec), CE_ERR_NOTFOUND);
+    /* the same line ending within the bytes read is the spec */
+    big[200] = '\n';
+    write_file("long", big, 305);
+    assert_int_equal(ce_spec_file_read(&ctx, p, spec, sizeof spec), CE_OK);
+    assert_string_equal(spec, "11.7");
+    /* procfs: made up on reading, may block (/proc/kmsg) */
+    assert_int_equal(ce_spec_file_read(&ctx, "/proc/self/comm", spec, sizeof spec), CE_ERR_IO);
+    assert_non_null(strstr(ce_errmsg(), "kernel interface"));
     /* a FIFO is refused without blocking */
     snprintf(p, sizeof p, "%s/fifo", dir);
     assert_int_equal(mkfifo(p, 0644), 0);
