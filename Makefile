@@ -10,7 +10,8 @@
 #
 # Two binaries from one source tree: `cudaenv` is the light one on the hot
 # path (env/use/cd hook/current) and links only libc (libcjson is dlopened on first
-# JSON use: src/cli/cjson_lazy.c); commands
+# JSON use: src/cli/cjson_lazy.c; libcrypto when the resolution index hashes a
+# changed manifest: src/cli/crypto_lazy.c); commands
 # that need the network or archives (install, URL manifests) re-exec
 # `libexec/cudaenv/cudaenv-full`, which also links libcurl, libarchive and
 # libcrypto.  Loading those costs ~20 ms per exec (PERFORMANCE.md).
@@ -68,7 +69,7 @@ FULL_LIBS  = $(shell $(PKG_CONFIG) --libs $(LIGHT_PKGS) $(HEAVY_PKGS)) -ldl -lpt
 # it and the commands that drive it live only in the full binary.
 HEAVY_SRC = $(wildcard src/install/*.c) src/cli/cmd_install.c src/cli/cmd_mirror.c
 CORE_SRC  = $(wildcard src/core/*.c src/manifest/*.c src/store/*.c src/doctor/*.c src/install/*.c src/selftest/*.c)
-CLI_SRC   = $(filter-out src/cli/main.c src/cli/cjson_lazy.c,$(wildcard src/cli/*.c))
+CLI_SRC   = $(filter-out src/cli/main.c src/cli/cjson_lazy.c src/cli/crypto_lazy.c,$(wildcard src/cli/*.c))
 LIGHT_SRC = $(filter-out $(HEAVY_SRC),$(CORE_SRC) $(CLI_SRC))
 FULL_SRC  = $(CORE_SRC) $(CLI_SRC)
 
@@ -79,7 +80,8 @@ FULL_SRC  = $(CORE_SRC) $(CLI_SRC)
 SWITCH_OBJ = $(patsubst %,$(BUILD)/obj/src/%.o,core/ctx cli/main-light cli/args cli/cmd_env cli/cmd_use \
              cli/cmd_current store/activate store/store manifest/index store/userstate core/trust core/priv \
              core/dirscan manifest/resolve core/version core/path core/file core/status core/error)
-LIGHT_OBJ = $(SWITCH_OBJ) $(filter-out $(SWITCH_OBJ),$(LIGHT_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/src/cli/cjson_lazy.o)
+LIGHT_OBJ = $(SWITCH_OBJ) $(filter-out $(SWITCH_OBJ),$(LIGHT_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/src/cli/cjson_lazy.o \
+             $(BUILD)/obj/src/cli/crypto_lazy.o)
 FULL_OBJ  = $(FULL_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/src/cli/main-full.o
 LIB_OBJ   = $(filter-out $(BUILD)/obj/src/cli/%,$(CORE_SRC:%.c=$(BUILD)/obj/%.o))
 
@@ -98,6 +100,8 @@ $(BUILD)/obj/%.o: %.c
 # libcjson by the path pkg-config knows (no ld.so.cache lookup; the soname
 # is the fallback when it moved)
 $(BUILD)/obj/src/cli/cjson_lazy.o: override CFLAGS += -DCE_CJSON_LIBDIR='"$(shell $(PKG_CONFIG) --variable=libdir libcjson)"'
+# libcrypto likewise (crypto_lazy.c: the index's sha256 of a changed manifest)
+$(BUILD)/obj/src/cli/crypto_lazy.o: override CFLAGS += -DCE_CRYPTO_LIBDIR='"$(shell $(PKG_CONFIG) --variable=libdir libcrypto)"'
 
 $(BUILD)/obj/src/cli/main-light.o: src/cli/main.c
 	@mkdir -p $(dir $@)

@@ -81,7 +81,7 @@ int cmd_install(cli *c, const cli_args *a)
     }
     cli_render_trap_interrupt(c);
     rc = ce_install(&c->ctx, m, r, nspecs);
-    if (rc == CE_OK) ce_store_index_rebuild(&c->ctx, m);   /* tf-X resolves without the manifest */
+    if (rc == CE_OK) ce_store_index_refresh(&c->ctx);   /* tf-X resolves without the manifest */
     if (rc == CE_OK && moddir) /* still under the lock: no install races the listing */
         rc = ce_modulefile_write_all(&c->ctx, modfmt, moddir, NULL, NULL, NULL);
     if (rc == CE_OK && !c->ctx.quiet)

@@ -1,0 +1,66 @@
+/* Where the manifest comes from (source.h). */
+#include "source.h"
+
+#include <limits.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "core/file.h"
+#include "core/path.h"
+
+bool ce_manifest_is_remote(const char *loc)
+{
+    return strncasecmp(loc, "https://", 8) == 0 || strncasecmp(loc, "http://", 7) == 0;
+}
+
+int ce_manifest_copy_path(ce_ctx *ctx, const char *url, char *out, size_t outsz)
+{
+    uint64_t h = 1469598103934665603ull;   /* FNV-1a 64 */
+    for (const unsigned char *p = (const unsigned char *)url; *p; p++) {
+        h ^= *p;
+        h *= 1099511628211ull;
+    }
+    char sub[64];
+    snprintf(sub, sizeof sub, "manifests/%016llx.json", (unsigned long long)h);
+    if (ce_path_join(out, outsz, ctx->root, sub) != CE_OK)
+        return ce_fail(ctx, CE_ERR_OTHER, "path too long: %s/%s", ctx->root, sub);
+    return CE_OK;
+}
+
+int ce_manifest_source(ce_ctx *ctx, ce_msource *out)
+{
+    out->remote = out->builtin = false;
+    int rc = ce_manifest_location(ctx, out->origin, sizeof out->origin);
+    if (rc) return rc;
+    out->builtin = !ctx->manifest[0];
+    if (ce_manifest_is_remote(out->origin)) {
+        out->remote = true;
+        return ce_manifest_copy_path(ctx, out->origin, out->path, sizeof out->path);
+    }
+    const char *p = strncasecmp(out->origin, "file://", 7) == 0 ? out->origin + 7 : out->origin;
+    snprintf(out->path, sizeof out->path, "%s", p);
+    return CE_OK;
+}
+
+int ce_manifest_load_source(ce_ctx *ctx, const ce_msource *src, ce_manifest **out)
+{
+    if (!src->remote) {
+        /* name it as the user would find it: bin/../share/... -> share/... */
+        char real[PATH_MAX];
+        return ce_manifest_load_file(ctx, realpath(src->path, real) ? real : src->path, out);
+    }
+    *out = NULL;
+    char *data = NULL;
+    size_t len = 0;
+    int rc = ce_file_read(ctx, src->path, CE_MANIFEST_MAX, &data, &len);
+    if (rc == CE_ERR_NOTFOUND)
+        return ce_fail(ctx, rc, "no local copy of the manifest %s yet (%s): run cudaenv update",
+                       src->origin, src->path);
+    if (rc) return rc;
+    rc = ce_manifest_parse(ctx, data, len, src->origin, false, out);
+    free(data);
+    return rc;
+}
