@@ -50,7 +50,7 @@ _cudaenv_remote() {
 
 _cudaenv() {
     local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]}
-    local cmds="install uninstall list ls list-remote ls-remote info prefix init use env local global current which exec verify jupyter doctor adopt cache modulefile mirror deactivate help"
+    local cmds="install uninstall list ls list-remote ls-remote info prefix init use env local global current which exec verify jupyter doctor adopt cache modulefile mirror update outdated deactivate help"
     local globals="--help --quiet --verbose --manifest --insecure --version"
     local _cudaenv_manifest= sub= subi=0 i _ce_w=()
     # the command is the first word that is not a global option (or its value)
@@ -88,7 +88,7 @@ _cudaenv() {
         mirror) opts+=" --all --to --platform --check --cudnn --no-cudnn --from --components --insecure --manifest" ;;
         uninstall) opts+=" --force" ;;
         list|ls) opts+=" --json --names" ;;
-        current|doctor) opts+=" --json" ;;
+        current|doctor|outdated) opts+=" --json" ;;
         list-remote|ls-remote) opts+=" --json --names --manifest" ;;
         info) opts+=" --json --manifest --cudnn --no-cudnn --components" ;;
         env) opts+=" --shell --json" ;;

@@ -32,7 +32,7 @@ function __cudaenv_components
     end
 end
 
-set -l __cudaenv_cmds install uninstall list ls list-remote ls-remote info prefix init use deactivate env local global current which exec verify jupyter doctor adopt cache modulefile mirror help
+set -l __cudaenv_cmds install uninstall list ls list-remote ls-remote info prefix init use deactivate env local global current which exec verify jupyter doctor adopt cache modulefile mirror update outdated help
 complete -c cudaenv -f
 complete -c cudaenv -n "not __fish_seen_subcommand_from $__cudaenv_cmds" -a "$__cudaenv_cmds"
 complete -c cudaenv -s h -l help -d 'usage'
@@ -63,7 +63,7 @@ complete -c cudaenv -n '__fish_seen_subcommand_from init' -s o -l output -r -d '
 complete -c cudaenv -n '__fish_seen_subcommand_from which' -a 'nvcc ptxas cuobjdump nvdisasm nsys ncu cuda-gdb compute-sanitizer'
 complete -c cudaenv -n '__fish_seen_subcommand_from help' -a "$__cudaenv_cmds"
 complete -c cudaenv -n '__fish_seen_subcommand_from env' -l shell -xa 'bash zsh fish json dotenv'
-complete -c cudaenv -n '__fish_seen_subcommand_from list ls current doctor env info list-remote ls-remote verify cache' -l json
+complete -c cudaenv -n '__fish_seen_subcommand_from list ls current doctor env info list-remote ls-remote verify cache outdated' -l json
 complete -c cudaenv -n '__fish_seen_subcommand_from list ls' -l names -d 'bare names, one per line'
 complete -c cudaenv -n '__fish_seen_subcommand_from use local global' -l unset
 complete -c cudaenv -n '__fish_seen_subcommand_from global' -l system -d 'root: /usr/local/cuda + ld.so.conf.d'

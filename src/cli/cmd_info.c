@@ -192,6 +192,7 @@ static int print_json(const ce_manifest *m, const ce_spec *s, const ce_resolved 
         cJSON_AddNullToObject(o, "nccl");
     }
     cli_json_add_str(o, "manifest", m->origin);
+    cli_json_add_str(o, "manifest_updated", m->updated);
     return cli_json_print(o);
 }
 
@@ -327,8 +328,10 @@ int cmd_info(cli *c, const cli_args *a)
         ce_quiet_end(&q);
         g_red = red;
     }
+    char about[8400];
+    cli_manifest_about(c, m, about, sizeof about);
     int out = c->json ? print_json(m, &spec, &r, c->ctx.platform, problem)
-                      : (print_text(&spec, &r, c->ctx.platform, problem), cli_print("%-13s %s\n", "manifest", m->origin), 0);
+                      : (print_text(&spec, &r, c->ctx.platform, problem), cli_print("%-13s %s\n", "manifest", about), 0);
     if (red) cli_redist_free(red);
     g_red = NULL;
     ce_manifest_free(m);

@@ -103,6 +103,29 @@ static const cli_cmd commands[] = {
       "                    the mirror holds), only inside DIR: no '..', absolute path or\n"
       "                    symlink, regular files only; exit 5 if any is missing or wrong\n",
       .opts = FULL_ONLY(cmd_mirror_opts), .max_pos = -1 },
+    { "update", NULL, FULL_ONLY(cmd_update), "refresh the manifest from its source",
+      "usage: cudaenv update\n"
+      "\n"
+      "Fetch the manifest again from the URL in use (CUDAENV_MANIFEST / --manifest),\n"
+      "with a conditional request (ETag / Last-Modified), check it and replace the\n"
+      "local copy in $CUDAENV_ROOT/manifests atomically, then say what changed: new\n"
+      "TensorFlow rows, new CUDA and cuDNN releases, corrected values.  Refused (exit 5,\n"
+      "the copy kept): an invalid manifest, one not signed by a trusted key (unless\n"
+      "CUDAENV_MANIFEST_UNSIGNED=1), one dated before the built-in manifest or the copy\n"
+      "it would replace.  env, use, exec and the cd hook only ever read the local copy;\n"
+      "install, info and list-remote refresh it when it is older than\n"
+      "CUDAENV_UPDATE_INTERVAL seconds (default 86400).  With a local manifest file\n"
+      "there is nothing to fetch.\n" },
+    { "outdated", NULL, cmd_outdated, "installed toolchains the manifest has newer releases for",
+      "usage: cudaenv outdated [--json]\n"
+      "\n"
+      "Installed toolchains for which the manifest (see cudaenv update) now has a CUDA\n"
+      "patch release of the same X.Y, a newer cuDNN of the same X.Y built for its CUDA\n"
+      "major, or, for a TensorFlow release it was installed for, another tested pair.\n"
+      "Each line names what to install; nothing is changed.  Exit 0 either way.\n"
+      "\n"
+      "  --json   one JSON document: {\"outdated\": [{toolchain, kind, installed, available, hint}]}\n",
+      .opts = cmd_outdated_opts },
     { "uninstall", NULL, cmd_uninstall, "remove an installed toolchain",
       "usage: cudaenv uninstall VERSION [--force]\n"
       "\n"
@@ -370,7 +393,9 @@ int main(int argc, char **argv)
     for (; i < argc && argv[i][0] == '-'; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "--version") || !strcmp(a, "-V")) {
-            printf("cudaenv %s\n", CE_VERSION);
+            char about[8400];
+            cli_manifest_about(&c, NULL, about, sizeof about);
+            printf("cudaenv %s\nmanifest %s\n", CE_VERSION, about);
             return 0;
         } else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             main_usage(stdout);

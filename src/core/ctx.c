@@ -34,6 +34,7 @@ static const struct { const char *name; size_t len, off; } settings[] = {
     SET("RATE_WINDOW", rate_window), SET("MIN_RATE", min_rate), SET("DEADLINE_BASE", deadline_base),
     SET("FETCH_CEILING", fetch_ceiling), SET("RUNFILE_TIMEOUT", runfile_timeout),
     SET("RUNFILE_LOG_CAP", runfile_log_cap), SET("VERIFY_NO_REEXEC", verify_no_reexec),
+    SET("UPDATE_INTERVAL", update_interval), SET("MANIFEST_UNSIGNED", unsigned_ok),
     SET("TEST_CRASH_AT", test_crash_at), SET("TEST_FAULT", test_fault),
     SET("TEST_FREE_BYTES", test_free_bytes), SET("TEST_XZ_THREADS", test_xz_threads),
     SET("TEST_COMPOSE_COPY", test_compose_copy), SET("TEST_LIBDIR", test_libdir),

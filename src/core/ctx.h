@@ -60,6 +60,8 @@ typedef struct ce_settings {
     const char *runfile_timeout;      /* CUDAENV_RUNFILE_TIMEOUT (s) */
     const char *runfile_log_cap;      /* CUDAENV_RUNFILE_LOG_CAP (bytes) */
     const char *verify_no_reexec;     /* CUDAENV_VERIFY_NO_REEXEC (set by verify --deep itself) */
+    const char *update_interval;      /* CUDAENV_UPDATE_INTERVAL (s): a remote manifest's copy stays fresh */
+    const char *unsigned_ok;          /* CUDAENV_MANIFEST_UNSIGNED: "1" accepts an unsigned remote manifest */
     /* test seams */
     const char *test_crash_at;        /* CUDAENV_TEST_CRASH_AT: SIGKILL after a system switch step */
     const char *test_fault;           /* CUDAENV_TEST_FAULT: SIGKILL at an install point */

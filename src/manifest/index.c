@@ -221,7 +221,9 @@ int ce_index_refresh(ce_ctx *ctx)
                                           src.path, rest);
     } else {
         ce_manifest *m = NULL;
-        rc = ce_manifest_parse(ctx, data, len, src.origin, !src.remote, &m);
+        /* local: the URL rules do not matter to the index (a copy fetched
+         * with --insecure may name http:// files) */
+        rc = ce_manifest_parse(ctx, data, len, src.origin, true, &m);
         if (rc == CE_OK) text = index_text(m, hex, key, src.path, &tlen);
         ce_manifest_free(m);
     }

@@ -101,7 +101,9 @@ int ce_manifest_parse(ce_ctx *ctx, const char *text, size_t len, const char *ori
                       bool local, ce_manifest **out);
 /* Load from a local path (ctx->mirror applied). */
 int ce_manifest_load_file(ce_ctx *ctx, const char *path, ce_manifest **out);
-/* Load from an http(s) URL: full binary only (implemented in install/fetch_text.c). */
+/* Load a remote manifest (the one ctx uses, url): its local copy, refreshed
+ * first when stale (source.h, copy.h).  Full binary only (implemented in
+ * install/manifest_fetch.c). */
 int ce_manifest_load_url(ce_ctx *ctx, const char *url, ce_manifest **out);
 void ce_manifest_free(ce_manifest *m);
 
