@@ -32,7 +32,7 @@ function __cudaenv_components
     end
 end
 
-set -l __cudaenv_cmds install uninstall list ls list-remote ls-remote info prefix init use deactivate env local global current which exec verify jupyter doctor adopt cache modulefile mirror update outdated help
+set -l __cudaenv_cmds install uninstall list ls list-remote ls-remote info prefix init use deactivate env local global current which exec verify jupyter doctor adopt cache modulefile mirror update outdated config help
 complete -c cudaenv -f
 complete -c cudaenv -n "not __fish_seen_subcommand_from $__cudaenv_cmds" -a "$__cudaenv_cmds"
 complete -c cudaenv -s h -l help -d 'usage'
@@ -88,3 +88,6 @@ complete -c cudaenv -n '__fish_seen_subcommand_from adopt' -a '(__fish_complete_
 complete -c cudaenv -n '__fish_seen_subcommand_from cache; and not __fish_seen_subcommand_from dir list clean prune' -a 'dir list clean prune'
 complete -c cudaenv -n '__fish_seen_subcommand_from install local' -l for -rF -d "the toolchain this Python's TensorFlow/PyTorch was built for"
 complete -c cudaenv -n '__fish_seen_subcommand_from install local' -l framework -xa 'tf torch' -d 'which framework decides'
+complete -c cudaenv -n '__fish_seen_subcommand_from config; and not __fish_seen_subcommand_from list get set unset' -a 'list get set unset'
+complete -c cudaenv -n '__fish_seen_subcommand_from config; and __fish_seen_subcommand_from get set unset' -a 'manifest mirror update_interval manifest_unsigned cudnn keys'
+complete -c cudaenv -n '__fish_seen_subcommand_from config' -l system -d "the site's config file"

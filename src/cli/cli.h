@@ -109,6 +109,11 @@ int cli_load_manifest(cli *c, struct ce_manifest **out);
  * manifest in use comes from and how old it is, for --version, info and
  * list-remote (m: the loaded manifest, NULL to read it here; quiet). */
 void cli_manifest_about(cli *c, const struct ce_manifest *m, char *out, size_t n);
+/* The config's cuDNN policy (core/config.h "cudnn") for a CUDA spec that
+ * names no cuDNN, when neither --cudnn nor --no-cudnn was given: "none"
+ * sets *no_cudnn, a release sets *cudnn (into buf). */
+struct ce_spec;
+void cli_cudnn_policy(cli *c, const struct ce_spec *spec, const char **cudnn, bool *no_cudnn, char *buf, size_t n);
 
 /* json_out.c: --json documents built with cJSON.  cli_json_print prints doc
  * on stdout, deletes it and returns the exit status (0, or 1 on failure);
@@ -167,6 +172,7 @@ CLI_COMMAND(modulefile);
 CLI_COMMAND(mirror);
 int cmd_update(cli *c, const cli_args *a);
 CLI_COMMAND(outdated);
+CLI_COMMAND(config);
 int cmd_prefix(cli *c, const cli_args *a);
 int cmd_which(cli *c, const cli_args *a);
 int cmd_exec(cli *c, const cli_args *a);

@@ -292,6 +292,8 @@ int cmd_info(cli *c, const cli_args *a)
     ce_manifest *m;
     if ((rc = cli_load_manifest(c, &m))) return cli_fail(c, rc);
     ce_resolved r;
+    char policy[32];
+    cli_cudnn_policy(c, &spec, &cudnn, &no_cudnn, policy, sizeof policy);
     rc = ce_resolve(&c->ctx, m, &spec, cudnn, no_cudnn, &r);
     /* Describable though not installable here: a TF row marked
      * not_installable, or no file for this platform.  Anything the user

@@ -9,6 +9,7 @@
 
 #include "cli.h"
 #include "core/file.h"
+#include "manifest/source.h"
 #include "manifest/manifest.h"
 #include "manifest/resolve.h"
 #include "install/fetch.h"

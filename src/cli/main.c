@@ -126,6 +126,25 @@ static const cli_cmd commands[] = {
       "\n"
       "  --json   one JSON document: {\"outdated\": [{toolchain, kind, installed, available, hint}]}\n",
       .opts = cmd_outdated_opts },
+    { "config", NULL, cmd_config, "settings in the config files: list, get, set, unset",
+      "usage: cudaenv config [list] | get KEY | set KEY VALUE | unset KEY  [--system]\n"
+      "\n"
+      "The config files keep settings instead of environment variables: the user's\n"
+      "${XDG_CONFIG_HOME:-~/.config}/cudaenv/config.json and the site's\n"
+      "/etc/cudaenv/config.json (--system).  What applies: the environment, then the\n"
+      "user's file, then the site's, then the default.  list shows every key with its\n"
+      "value and where it comes from; get prints the value that applies (exit 3: unset).\n"
+      "\n"
+      "  manifest           path or URL of the manifest (CUDAENV_MANIFEST)\n"
+      "  mirror             base URL replacing NVIDIA's (CUDAENV_MIRROR)\n"
+      "  update_interval    seconds a remote manifest's copy stays fresh (CUDAENV_UPDATE_INTERVAL)\n"
+      "  manifest_unsigned  true: accept an unsigned remote manifest (CUDAENV_MANIFEST_UNSIGNED=1)\n"
+      "  cudnn              newest (default), none, or a release: the cuDNN of a CUDA spec\n"
+      "                     that names none, for install and info (--cudnn / --no-cudnn win)\n"
+      "  keys               public keys (PEM files, comma-separated) trusted for signed manifests\n"
+      "\n"
+      "  --system   the site's file (root; its keys and settings then apply to every user)\n",
+      .opts = cmd_config_opts, .max_pos = 3, .extra = "too many words (set KEY VALUE at most)" },
     { "uninstall", NULL, cmd_uninstall, "remove an installed toolchain",
       "usage: cudaenv uninstall VERSION [--force]\n"
       "\n"

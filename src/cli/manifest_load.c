@@ -10,7 +10,9 @@
 #include "cli.h"
 #include "manifest/copy.h"
 #include "manifest/manifest.h"
+#include "manifest/resolve.h"
 #include "manifest/source.h"
+#include "core/config.h"
 
 int cli_load_manifest(cli *c, ce_manifest **out)
 {
@@ -46,4 +48,12 @@ void cli_manifest_about(cli *c, const ce_manifest *m, char *out, size_t n)
                   copy ? " (local copy: " : "", copy ? src.path : "", copy ? ")" : "");
     ce_manifest_free(own);
     ce_quiet_end(&q);
+}
+
+void cli_cudnn_policy(cli *c, const ce_spec *spec, const char **cudnn, bool *no_cudnn, char *buf, size_t n)
+{
+    if (spec->kind != CE_SPEC_CUDA || spec->cudnn[0] || **cudnn || *no_cudnn) return;
+    if (!ce_config_get(&c->ctx, "cudnn", buf, n, NULL) || !strcmp(buf, "newest")) return;
+    if (!strcmp(buf, "none")) *no_cudnn = true;
+    else *cudnn = buf;
 }

@@ -221,36 +221,6 @@ void ce_progress(ce_ctx *ctx, const char *item, int64_t done, int64_t total, dou
     ctx->event(ctx->event_ud, &ev);
 }
 
-int ce_builtin_manifest(ce_ctx *ctx, char *out, size_t outsz)
-{
-    const char *candidates[3];
-    char a[8192], b[8192];
-    /* build tree and installed layout: <bindir>/../share/cudaenv/manifests */
-    snprintf(a, sizeof a, "%s/../share/cudaenv/manifests/cudaenv.json", ce_self_dir(ctx));
-    snprintf(b, sizeof b, "%s/../../share/cudaenv/manifests/cudaenv.json", ce_self_dir(ctx));
-    candidates[0] = a;
-    candidates[1] = b;
-    candidates[2] = CE_DATADIR "/manifests/cudaenv.json";
-    for (size_t i = 0; i < 3; i++) {
-        if (access(candidates[i], R_OK) == 0) {
-            snprintf(out, outsz, "%s", candidates[i]);
-            return CE_OK;
-        }
-    }
-    return ce_fail(ctx, CE_ERR_NOTFOUND,
-                   "built-in manifest not found (looked in %s and %s); reinstall cudaenv or set CUDAENV_MANIFEST",
-                   a, candidates[2]);
-}
-
-int ce_manifest_location(ce_ctx *ctx, char *out, size_t outsz)
-{
-    if (ctx->manifest[0]) {
-        snprintf(out, outsz, "%s", ctx->manifest);
-        return CE_OK;
-    }
-    return ce_builtin_manifest(ctx, out, outsz);
-}
-
 void ce_sys_path(const ce_ctx *ctx, const char *abs, char *out, size_t outsz)
 {
     ce_path_under(ctx->sysroot, abs, out, outsz);

@@ -133,10 +133,6 @@ void ce_emit(ce_ctx *ctx, ce_event_kind kind, const char *item, const char *fmt,
     __attribute__((format(printf, 4, 5)));
 void ce_progress(ce_ctx *ctx, const char *item, int64_t done, int64_t total, double rate);
 
-/* Path of the built-in manifest (next to the binary, then the install prefix). */
-int ce_builtin_manifest(ce_ctx *ctx, char *out, size_t outsz);
-/* The manifest cudaenv uses: --manifest/CUDAENV_MANIFEST, else built-in. */
-int ce_manifest_location(ce_ctx *ctx, char *out, size_t outsz);
 /* $CUDAENV_SYSROOT joined with an absolute system path ("/usr/local/cuda"). */
 void ce_sys_path(const ce_ctx *ctx, const char *abs, char *out, size_t outsz);
 

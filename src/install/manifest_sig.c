@@ -13,7 +13,9 @@
 #include <openssl/evp.h>
 #include <openssl/pem.h>
 
+#include "core/config.h"
 #include "core/file.h"
+#include "manifest/source.h"
 #include "core/trust.h"
 
 /* sig text -> 64 raw bytes; false when it is no base64 ed25519 signature. */
@@ -102,11 +104,14 @@ int ce_manifest_sig_verify(ce_ctx *ctx, const char *url, const char *text, size_
 {
     signed_by[0] = '\0';
     const char *optout = ce_settings_now()->unsigned_ok;
-    bool unsigned_ok = optout && !strcmp(optout, "1");
+    char conf[16];
+    bool unsigned_ok = optout && *optout ? !strcmp(optout, "1")
+                                         : ce_config_get(ctx, "manifest_unsigned", conf, sizeof conf, NULL) &&
+                                               !strcmp(conf, "true");
     if (!sig) {
         if (unsigned_ok) {
             ce_emit(ctx, CE_EV_WARN, NULL, "the manifest %s is not signed (no %s.sig); accepted because "
-                    "CUDAENV_MANIFEST_UNSIGNED=1", url, url);
+                    "%s", url, url, optout && *optout ? "CUDAENV_MANIFEST_UNSIGNED=1" : "the config says manifest_unsigned");
             return CE_OK;
         }
         return ce_fail(ctx, CE_ERR_INTEGRITY, "the manifest %s is not signed (no %s.sig): refused; sign it "
@@ -138,6 +143,24 @@ int ce_manifest_sig_verify(ce_ctx *ctx, const char *url, const char *text, size_
     else dirs[2][0] = '\0';
     for (int i = 0; i < 3; i++)
         if (dirs[i][0] && try_dir(ctx, dirs[i], i == 1, text, len, raw, signed_by, n, &keys)) return CE_OK;
+    /* the config's "keys": files, under the rule of the file that names them */
+    char key[4096];
+    ce_conf_origin from;
+    for (size_t i = 0; ce_config_item(ctx, "keys", i, key, sizeof key, &from); i++) {
+        struct stat st;
+        const char *why = lstat(key, &st) != 0 ? "cannot be read" : !S_ISREG(st.st_mode) ? "not a regular file"
+                          : from == CE_CONF_SITE ? ce_trust_stat_reason(&st, false)
+                          : (st.st_mode & 022) ? "writable by group or others" : NULL;
+        if (why) {
+            ce_emit(ctx, CE_EV_WARN, NULL, "ignoring the key %s (config keys): %s", key, why);
+            continue;
+        }
+        keys++;
+        if (verify_with(key, text, len, raw)) {
+            snprintf(signed_by, n, "%s", key);
+            return CE_OK;
+        }
+    }
     if (!keys)
         return ce_fail(ctx, CE_ERR_INTEGRITY, "the manifest %s is signed, but there is no trusted key to check "
                        "it with (looked in %s, %s and %s): add the publisher's public key there", url,

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "core/config.h"
 #include "core/file.h"
 
 static void meta_path(const ce_msource *src, char *out, size_t n)
@@ -49,9 +50,13 @@ int ce_mcopy_meta_read(ce_ctx *ctx, const ce_msource *src, ce_mcopy_meta *out)
     return strcmp(out->url, src->origin) == 0 ? CE_OK : CE_ERR_NOTFOUND;
 }
 
-long ce_mcopy_interval(void)
+long ce_mcopy_interval(ce_ctx *ctx)
 {
-    return ce_setting_long(ce_settings_now()->update_interval, CE_UPDATE_INTERVAL_DEFAULT, 0);
+    const char *env = ce_settings_now()->update_interval;
+    char conf[32];
+    if ((!env || !*env) && ce_config_get(ctx, "update_interval", conf, sizeof conf, NULL))
+        return ce_setting_long(conf, CE_UPDATE_INTERVAL_DEFAULT, 0);
+    return ce_setting_long(env, CE_UPDATE_INTERVAL_DEFAULT, 0);
 }
 
 bool ce_mcopy_fresh(ce_ctx *ctx, const ce_msource *src)
@@ -60,7 +65,7 @@ bool ce_mcopy_fresh(ce_ctx *ctx, const ce_msource *src)
     struct stat st;
     if (!src->remote || stat(src->path, &st) != 0 || ce_mcopy_meta_read(ctx, src, &m) != CE_OK) return false;
     time_t now = time(NULL);
-    return now >= m.checked && now - m.checked < ce_mcopy_interval();
+    return now >= m.checked && now - m.checked < ce_mcopy_interval(ctx);
 }
 
 static int write_meta(ce_ctx *ctx, const ce_msource *src, const ce_mcopy_meta *meta)

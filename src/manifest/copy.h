@@ -36,8 +36,9 @@ typedef struct ce_mcopy_meta {
 /* Read the record of src's copy: CE_OK, CE_ERR_NOTFOUND when there is none
  * (or it is not ours / for another URL); quiet. */
 int ce_mcopy_meta_read(ce_ctx *ctx, const ce_msource *src, ce_mcopy_meta *out);
-/* Seconds a copy stays fresh: CUDAENV_UPDATE_INTERVAL (0: always ask), else the default. */
-long ce_mcopy_interval(void);
+/* Seconds a copy stays fresh: CUDAENV_UPDATE_INTERVAL (0: always ask), else
+ * the config's update_interval, else the default. */
+long ce_mcopy_interval(ce_ctx *ctx);
 /* The copy of src exists and its source was asked within the interval. */
 bool ce_mcopy_fresh(ce_ctx *ctx, const ce_msource *src);
 /* Replace the copy with text (already checked by the caller) and write its

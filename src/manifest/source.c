@@ -7,7 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
+#include "core/config.h"
 #include "core/file.h"
 #include "core/path.h"
 
@@ -28,6 +30,43 @@ int ce_manifest_copy_path(ce_ctx *ctx, const char *url, char *out, size_t outsz)
     if (ce_path_join(out, outsz, ctx->root, sub) != CE_OK)
         return ce_fail(ctx, CE_ERR_OTHER, "path too long: %s/%s", ctx->root, sub);
     return CE_OK;
+}
+
+int ce_builtin_manifest(ce_ctx *ctx, char *out, size_t outsz)
+{
+    const char *candidates[3];
+    char a[8192], b[8192];
+    /* build tree and installed layout: <bindir>/../share/cudaenv/manifests */
+    snprintf(a, sizeof a, "%s/../share/cudaenv/manifests/cudaenv.json", ce_self_dir(ctx));
+    snprintf(b, sizeof b, "%s/../../share/cudaenv/manifests/cudaenv.json", ce_self_dir(ctx));
+    candidates[0] = a;
+    candidates[1] = b;
+    candidates[2] = CE_DATADIR "/manifests/cudaenv.json";
+    for (size_t i = 0; i < 3; i++) {
+        if (access(candidates[i], R_OK) == 0) {
+            snprintf(out, outsz, "%s", candidates[i]);
+            return CE_OK;
+        }
+    }
+    return ce_fail(ctx, CE_ERR_NOTFOUND,
+                   "built-in manifest not found (looked in %s and %s); reinstall cudaenv or set CUDAENV_MANIFEST",
+                   a, candidates[2]);
+}
+
+int ce_manifest_location(ce_ctx *ctx, char *out, size_t outsz)
+{
+    /* the config files, below the environment and --manifest (config.h) */
+    static bool configured;
+    if (!configured) {
+        configured = true;
+        if (!ctx->manifest[0]) ce_config_get(ctx, "manifest", ctx->manifest, sizeof ctx->manifest, NULL);
+        if (!ctx->mirror[0]) ce_config_get(ctx, "mirror", ctx->mirror, sizeof ctx->mirror, NULL);
+    }
+    if (ctx->manifest[0]) {
+        snprintf(out, outsz, "%s", ctx->manifest);
+        return CE_OK;
+    }
+    return ce_builtin_manifest(ctx, out, outsz);
 }
 
 int ce_manifest_source(ce_ctx *ctx, ce_msource *out)

@@ -28,6 +28,12 @@ typedef struct ce_msource {
     bool builtin;        /* nothing configured: the built-in manifest */
 } ce_msource;
 
+/* Path of the built-in manifest (next to the binary, then the install prefix). */
+int ce_builtin_manifest(ce_ctx *ctx, char *out, size_t outsz);
+/* The manifest cudaenv uses, as configured: --manifest / CUDAENV_MANIFEST,
+ * else the config files' "manifest" (core/config.h; their "mirror" is
+ * applied to ctx->mirror here too, under CUDAENV_MIRROR), else the built-in one. */
+int ce_manifest_location(ce_ctx *ctx, char *out, size_t outsz);
 /* Fill *out for the manifest ctx uses.  No I/O beyond finding the built-in
  * manifest (CE_ERR_NOTFOUND when it is missing). */
 int ce_manifest_source(ce_ctx *ctx, ce_msource *out);

@@ -225,3 +225,26 @@ EOS
     run --separate-stderr "$CUDAENV" outdated --json
     python3 -c 'import json,sys; d=json.load(sys.stdin); k=sorted(e["kind"] for e in d["outdated"]); assert k == ["cuda", "cudnn", "tf"], k; assert d["manifest_updated"] == "2026-12-24"' <<<"$output"
 }
+
+@test "the config file: the manifest URL, keys, update_interval and manifest_unsigned" {
+    unset CUDAENV_MANIFEST
+    mv "$KEYS/site.pem" "$T/k.pem"
+    "$CUDAENV" -q config set manifest "$SERVER_TLS_URL/cudaenv.json"
+    run --separate-stderr "$CUDAENV" info tf-2.14
+    [ "$status" -eq 5 ]   # no trusted key yet
+    "$CUDAENV" -q config set keys "$T/k.pem"
+    run --separate-stderr "$CUDAENV" info tf-2.14
+    [ "$status" -eq 0 ] && grep -q "\"signed_by\":\"$T/k.pem\"" "$CUDAENV_ROOT"/manifests/*.meta
+    "$CUDAENV" -q info tf-2.14 >/dev/null
+    [ "$(server_requests 'GET /cudaenv.json ')" -eq 2 ]   # the refused one and the first good one
+    "$CUDAENV" -q config set update_interval 0
+    "$CUDAENV" -q info tf-2.14 >/dev/null
+    [ "$(server_requests 'GET /cudaenv.json ')" -eq 3 ]
+    serve_edit 'm["updated"] = "2026-12-24"' unsigned
+    rm "$SERVED.sig"
+    run --separate-stderr "$CUDAENV" update
+    [ "$status" -eq 5 ]
+    "$CUDAENV" -q config set manifest_unsigned true
+    run --separate-stderr "$CUDAENV" update
+    [ "$status" -eq 0 ] && [[ "$stderr" == *"accepted because the config says manifest_unsigned"* ]]
+}
