@@ -107,13 +107,16 @@ int ce_index_tf(ce_ctx *ctx, const char *tf, char *cuda, size_t cudasz, char *cu
     char *data = read_index(ctx, &sha, &ikey, &rest);
     if (!data) return -1;
     int found = 0;
+    /* "latest" and a major alone ("2"): the last matching row (rows are in
+     * the manifest's order, oldest first) */
+    bool alias = !strcmp(tf, "latest") || !strchr(tf, '.');
     if (!same_key(ikey, key)) {
         found = -1;
     } else {
         for (char *save = NULL, *l = strtok_r(rest, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
             char t[32], c[32], d[32];
             if (!parse_tf(l, t, c, d)) { found = -1; break; }   /* corrupt: trust none of it */
-            if (!found && !strcmp(t, tf)) {
+            if (alias ? (tf[0] == 'l' || ce_version_matches(tf, t)) : (!found && !strcmp(t, tf))) {
                 snprintf(cuda, cudasz, "%s", c);
                 snprintf(cudnn, cudnnsz, "%s", d);
                 found = 1;

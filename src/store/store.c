@@ -201,6 +201,19 @@ int ce_store_find(ce_ctx *ctx, const char *spec_text, ce_toolchain *out)
         free(v);
         return ce_fail(ctx, CE_ERR_NOTFOUND, "'system' is the machine's own CUDA, not an installed toolchain");
     }
+    if (spec.kind == CE_SPEC_CUDA && !strcmp(spec.version, "latest")) {
+        /* the release install latest picks: the newest the driver runs */
+        ce_msource src;
+        ce_manifest *m = NULL;
+        char drv[64];
+        if ((rc = ce_manifest_source(ctx, &src)) || (rc = ce_manifest_load_source(ctx, &src, &m))) {
+            free(v);
+            return rc;
+        }
+        const ce_cuda *c = ce_manifest_cuda_latest(m, ctx->platform, ce_driver_version(ctx, drv, sizeof drv) ? drv : NULL);
+        snprintf(want_cuda, sizeof want_cuda, "%s", c ? c->version : "none");
+        ce_manifest_free(m);
+    }
     if (spec.kind == CE_SPEC_TF) {
         ce_msource src;
         ce_manifest *m = NULL;
@@ -208,7 +221,7 @@ int ce_store_find(ce_ctx *ctx, const char *spec_text, ce_toolchain *out)
             free(v);
             return rc;
         }
-        const ce_tf *tf = ce_manifest_tf(m, spec.version);
+        const ce_tf *tf = ce_manifest_tf_pick(m, spec.version);
         if (!tf) {
             ce_manifest_free(m);
             free(v);

@@ -18,7 +18,8 @@ teardown() { common_teardown; }
 
 @test "config set/get/unset write the user's JSON file; list shows value and origin; bad keys and values exit 2" {
     run "$CUDAENV" config get update_interval
-    [ "$status" -eq 0 ] && [ "$output" = 86400 ]
+    [ "$status" -eq 0 ]
+    [ "$output" = 86400 ]
     "$CUDAENV" -q config set update_interval 3600
     "$CUDAENV" -q config set manifest_unsigned true
     "$CUDAENV" -q config set keys /etc/a.pem,/etc/b.pem
@@ -32,7 +33,8 @@ teardown() { common_teardown; }
     CUDAENV_UPDATE_INTERVAL=5 run "$CUDAENV" config get update_interval
     [ "$output" = 5 ]
     CUDAENV_UPDATE_INTERVAL=5 run --separate-stderr "$CUDAENV" config set update_interval 7
-    [ "$status" -eq 0 ] && [[ "$stderr" == *"CUDAENV_UPDATE_INTERVAL is set in the environment and wins"* ]]
+    [ "$status" -eq 0 ]
+    [[ "$stderr" == *"CUDAENV_UPDATE_INTERVAL is set in the environment and wins"* ]]
     "$CUDAENV" -q config unset update_interval
     [ "$("$CUDAENV" config get update_interval)" = 86400 ]
     for bad in "nokey 1" "update_interval -1" "update_interval soon" "manifest_unsigned yes" "cudnn newer" \
@@ -45,14 +47,16 @@ teardown() { common_teardown; }
     cp "$USERCONF" "$T/before"
     echo '[1, 2]' > "$USERCONF"
     run --separate-stderr "$CUDAENV" config set cudnn none
-    [ "$status" -eq 2 ] && [[ "$stderr" == *"is not a JSON object"* ]]
+    [ "$status" -eq 2 ]
+    [[ "$stderr" == *"is not a JSON object"* ]]
 }
 
 @test "the manifest and the mirror from the config: the site's, the user's over it, the environment over both" {
     mkdir -p "$(dirname "$SITECONF")"
     printf '{"manifest": "%s", "mirror": "https://site.example/m"}\n' "$T/manifest.json" > "$SITECONF"
     run --separate-stderr "$CUDAENV" info tf-2.14
-    [ "$status" -eq 0 ] && [[ "$output" == *"manifest      $T/manifest.json, dated 2026-11-29"* ]]
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"manifest      $T/manifest.json, dated 2026-11-29"* ]]
     # the user's file wins over the site's
     cp "$T/manifest.json" "$T/mine.json"
     "$CUDAENV" -q config set manifest "$T/mine.json"
@@ -84,12 +88,14 @@ teardown() { common_teardown; }
     [[ "$("$CUDAENV" info 11.8 2>/dev/null)" == "11.8 -> 11.8.0+cudnn8."* ]]   # the default: newest cuDNN
     "$CUDAENV" -q config set cudnn none
     run --separate-stderr "$CUDAENV" info 11.8
-    [[ "$output" == "11.8 -> 11.8.0"$'\n'* ]] && [[ "$output" == *"cuDNN         none"* ]]
+    [[ "$output" == "11.8 -> 11.8.0"$'\n'* ]]
+    [[ "$output" == *"cuDNN         none"* ]]
     [[ "$("$CUDAENV" info 11.8 --cudnn 8.6 2>/dev/null)" == "11.8 -> 11.8.0+cudnn8.6.0.163"* ]]
     [[ "$("$CUDAENV" info 11.8+cudnn8.6 2>/dev/null)" == "11.8+cudnn8.6 -> 11.8.0+cudnn8.6.0.163"* ]]
     [[ "$("$CUDAENV" info tf-2.14 2>/dev/null)" == "tf-2.14 -> 11.8.0+cudnn8.7.0.84"* ]]
     "$CUDAENV" -q config set cudnn 8.6
     [[ "$("$CUDAENV" info 11.8 2>/dev/null)" == "11.8 -> 11.8.0+cudnn8.6.0.163"* ]]
     run "$CUDAENV" -q install 11.8
-    [ "$status" -eq 0 ] && [ -d "$CUDAENV_ROOT/versions/11.8.0+cudnn8.6.0.163" ]
+    [ "$status" -eq 0 ]
+    [ -d "$CUDAENV_ROOT/versions/11.8.0+cudnn8.6.0.163" ]
 }

@@ -49,7 +49,8 @@ opens_manifest() {
     ! opens_manifest prefix tf-2.14+cudnn8.7
     ! opens_manifest global tf-2.14 --system --dry-run
     run "$CUDAENV" global tf-2.14 --system --dry-run
-    [ "$status" -eq 0 ] && [[ "$output" == *"11.8.0+cudnn8.7.0.84"* ]]
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"11.8.0+cudnn8.7.0.84"* ]]
     echo tf-2.14 > "$T/.cuda-version"
     (cd "$T" && ! opens_manifest current)
     (cd "$T" && ! opens_manifest env --shell bash)
@@ -68,11 +69,14 @@ opens_manifest() {
     "$CUDAENV" -q install tf-2.14
     opens_manifest prefix tf-2.15
     run --separate-stderr "$CUDAENV" prefix tf-2.15
-    [ "$status" -eq 3 ] && [[ "$stderr" == *"tf-2.15 is not installed"* ]]
+    [ "$status" -eq 3 ]
+    [[ "$stderr" == *"tf-2.15 is not installed"* ]]
     run --separate-stderr "$CUDAENV" prefix tf-2.99
-    [ "$status" -eq 3 ] && [[ "$stderr" == *"TensorFlow 2.99 is not in the manifest"* ]]
+    [ "$status" -eq 3 ]
+    [[ "$stderr" == *"TensorFlow 2.99 is not in the manifest"* ]]
     run --separate-stderr "$CUDAENV" prefix tf-2.14+cudnn8.6
-    [ "$status" -eq 3 ] && [[ "$stderr" == *"not installed"* ]]
+    [ "$status" -eq 3 ]
+    [[ "$stderr" == *"not installed"* ]]
 }
 
 @test "a missing, corrupt or foreign index is rebuilt by the first command that finds it so; the next ones skip the manifest" {
@@ -122,7 +126,8 @@ with open(p, "r+b") as f:
     f.write(b)
 PY
     touch -m -d "$mt" "$T/manifest.json"
-    [ "$(stat -c '%i %s' "$T/manifest.json")" = "$ino" ] && [ "$(stat -c %y "$T/manifest.json")" = "$mt" ]
+    [ "$(stat -c '%i %s' "$T/manifest.json")" = "$ino" ]
+    [ "$(stat -c %y "$T/manifest.json")" = "$mt" ]
     run "$CUDAENV" info tf-2.14 --json
     [[ "$output" == *'"8.6.0.163"'* ]]
     [ "$("$CUDAENV" prefix tf-2.14)" = "$CUDAENV_ROOT/versions/11.8.0+cudnn8.6.0.163" ]
@@ -139,8 +144,37 @@ PY
     while [ ! -e "$T/locked" ]; do sleep 0.05; done
     run timeout 10 "$CUDAENV" prefix tf-2.14
     kill "$pid"; wait "$pid" || true
-    [ "$status" -eq 0 ] && [ "$output" = "$CUDAENV_ROOT/versions/11.8.0+cudnn8.7.0.84" ]
+    [ "$status" -eq 0 ]
+    [ "$output" = "$CUDAENV_ROOT/versions/11.8.0+cudnn8.7.0.84" ]
     [ ! -e "$IDX" ]   # not rebuilt without the lock
     "$CUDAENV" prefix tf-2.14 >/dev/null
     [ -e "$IDX" ]
+}
+
+@test "aliases: tf-latest and tf-MAJOR (newest installable row), latest (newest CUDA the driver runs), through the index for use" {
+    run --separate-stderr "$CUDAENV" info tf-latest
+    [[ "${lines[0]}" == "tf-latest -> 12.2.2+cudnn8.9.7.29" ]]
+    run --separate-stderr "$CUDAENV" info tf-2
+    [[ "${lines[0]}" == "tf-2 -> 12.2.2+cudnn8.9.7.29" ]]
+    run --separate-stderr "$CUDAENV" info tf-3
+    [ "$status" -eq 3 ]
+    # latest: the driver decides (no driver: the newest release)
+    mkdir -p "$CUDAENV_SYSROOT/proc/driver/nvidia"
+    echo 'NVRM version: NVIDIA UNIX x86_64 Kernel Module  530.30.02  Wed Feb 22 04:11:39 UTC 2023' \
+        > "$CUDAENV_SYSROOT/proc/driver/nvidia/version"
+    run --separate-stderr "$CUDAENV" info latest
+    [[ "${lines[0]}" == "latest -> 11.8.0+cudnn8."* ]] || { echo "$output"; false; }
+    sed -i 's/530.30.02/550.54.14/' "$CUDAENV_SYSROOT/proc/driver/nvidia/version"
+    run --separate-stderr "$CUDAENV" info latest
+    [[ "${lines[0]}" == "latest -> 12.2.2+cudnn8.9.7.29" ]]
+    "$CUDAENV" -q install tf-2.14
+    "$CUDAENV" -q install tf-latest
+    P=$CUDAENV_ROOT/versions/12.2.2+cudnn8.9.7.29
+    [ "$("$CUDAENV" prefix tf-latest)" = "$P" ]
+    [ "$("$CUDAENV" prefix tf-2)" = "$P" ]
+    [ "$("$CUDAENV" prefix latest)" = "$P" ]
+    if command -v strace >/dev/null; then
+        ! opens_manifest prefix tf-latest
+        ! opens_manifest env tf-2 --shell bash
+    fi
 }

@@ -51,11 +51,14 @@ copy() { ls "$CUDAENV_ROOT"/manifests/*.json; }
     grep -q '"signed_by":".*site.pem"' "$(copy).meta"
     server_stop   # offline from here
     run "$CUDAENV" env tf-2.14 --shell bash
-    [ "$status" -eq 0 ] && [[ "$output" == *"CUDA_HOME='$P'"* || "$output" == *"CUDA_HOME=\"$P\""* || "$output" == *"CUDA_HOME=$P"* ]]
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"CUDA_HOME='$P'"* || "$output" == *"CUDA_HOME=\"$P\""* || "$output" == *"CUDA_HOME=$P"* ]]
     run "$CUDAENV" use tf-2.14 --shell bash -q
-    [ "$status" -eq 0 ] && [[ "$output" == *"$P"* ]]
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"$P"* ]]
     run --separate-stderr "$CUDAENV" exec tf-2.14 -- sh -c 'echo "$CUDA_HOME"'
-    [ "$status" -eq 0 ] && [ "$output" = "$P" ]
+    [ "$status" -eq 0 ]
+    [ "$output" = "$P" ]
     # the cd hook: a .cuda-version naming tf-2.14
     mkdir -p "$T/proj" && echo tf-2.14 > "$T/proj/.cuda-version"
     out=$(cd "$T/proj" && PATH="$(dirname "$CUDAENV"):$PATH" timeout -s KILL 20 bash --norc -i 2>&1 <<'EOS'
@@ -68,19 +71,22 @@ EOS
     # through the index, without the full binary or any socket
     if command -v strace >/dev/null; then
         strace -f -qq -e trace=execve,connect -o "$T/st" "$CUDAENV" env tf-2.14 --shell bash >/dev/null
-        [ "$(grep -c execve "$T/st")" -eq 1 ] && ! grep -q connect "$T/st"
+        [ "$(grep -c execve "$T/st")" -eq 1 ]
+        ! grep -q connect "$T/st"
     fi
 }
 
 @test "without a local copy, a tf- spec says to run cudaenv update (exit 3), naming the URL; exact names need none" {
     fx_installed 11.8.0 8.7.0.84 >/dev/null
     run --separate-stderr "$CUDAENV" env tf-2.14 --shell bash
-    [ "$status" -eq 3 ] && [[ "$stderr" == *"no local copy of the manifest $CUDAENV_MANIFEST"*"cudaenv update"* ]]
+    [ "$status" -eq 3 ]
+    [[ "$stderr" == *"no local copy of the manifest $CUDAENV_MANIFEST"*"cudaenv update"* ]]
     [ "$(server_requests 'cudaenv.json')" -eq 0 ]   # a prompt never asks the network
     "$CUDAENV" env 11.8.0+cudnn8.7.0.84 --shell bash >/dev/null
     "$CUDAENV" -q update
     run "$CUDAENV" prefix tf-2.14
-    [ "$status" -eq 0 ] && [ "$output" = "$P" ]
+    [ "$status" -eq 0 ]
+    [ "$output" = "$P" ]
 }
 
 @test "update picks up a new TF row served later, says what changed, and use follows it" {
@@ -98,7 +104,8 @@ EOS
     grep -qx 'tf 2.16 12.2.2 8.9.7.29' "$CUDAENV_ROOT/versions/.index"
     # asked again: a conditional request, 304, nothing rewritten
     run "$CUDAENV" update
-    [ "$status" -eq 0 ] && [[ "$output" == *"is current (dated 2026-12-24)"* ]]
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"is current (dated 2026-12-24)"* ]]
     [ "$(server_requests 'cudaenv.json .*status=304')" -eq 1 ]
 }
 
@@ -109,23 +116,27 @@ EOS
     # tampered: the bytes changed after signing
     serve_edit 'm["tensorflow"]["2.14"]["cudnn"] = "8.6.0.163"' unsigned
     run --separate-stderr "$CUDAENV" update
-    [ "$status" -eq 5 ] && [[ "$stderr" == *"does not match the manifest $CUDAENV_MANIFEST"* ]]
+    [ "$status" -eq 5 ]
+    [[ "$stderr" == *"does not match the manifest $CUDAENV_MANIFEST"* ]]
     cmp "$(copy)" "$T/before"
     [ "$("$CUDAENV" prefix tf-2.14)" = "$P" ]
     # unsigned
     rm "$SERVED.sig"
     run --separate-stderr "$CUDAENV" update
-    [ "$status" -eq 5 ] && [[ "$stderr" == *"is not signed"*"CUDAENV_MANIFEST_UNSIGNED=1"* ]]
+    [ "$status" -eq 5 ]
+    [[ "$stderr" == *"is not signed"*"CUDAENV_MANIFEST_UNSIGNED=1"* ]]
     cmp "$(copy)" "$T/before"
     # signed by a key nobody trusts
     openssl genpkey -algorithm ed25519 -out "$T/other.key" 2>/dev/null
     sign "$SERVED" "$T/other.key"
     run --separate-stderr "$CUDAENV" update
-    [ "$status" -eq 5 ] && cmp "$(copy)" "$T/before"
+    [ "$status" -eq 5 ]
+    cmp "$(copy)" "$T/before"
     # not a signature at all
     echo garbage > "$SERVED.sig"
     run --separate-stderr "$CUDAENV" update
-    [ "$status" -eq 5 ] && [[ "$stderr" == *"no ed25519 signature"* ]]
+    [ "$status" -eq 5 ]
+    [[ "$stderr" == *"no ed25519 signature"* ]]
     # older than the copy (an old manifest served again), validly signed
     cp "$MIRROR/manifest.json" "$SERVED"
     serve_edit 'm["updated"] = "2026-12-24"'
@@ -133,29 +144,35 @@ EOS
     cp "$(copy)" "$T/before"
     serve_edit 'm["updated"] = "2026-12-01"'
     run --separate-stderr "$CUDAENV" update
-    [ "$status" -eq 5 ] && [[ "$stderr" == *"dated 2026-12-01, before the copy it would replace (2026-12-24)"* ]]
+    [ "$status" -eq 5 ]
+    [[ "$stderr" == *"dated 2026-12-01, before the copy it would replace (2026-12-24)"* ]]
     cmp "$(copy)" "$T/before"
     # older than the built-in manifest
     serve_edit 'm["updated"] = "2001-01-01"'
     run --separate-stderr "$CUDAENV" update
-    [ "$status" -eq 5 ] && [[ "$stderr" == *"before the built-in manifest"* ]]
+    [ "$status" -eq 5 ]
+    [[ "$stderr" == *"before the built-in manifest"* ]]
     # invalid
     echo '{"schema": 2}' > "$SERVED"; sign "$SERVED"
     run --separate-stderr "$CUDAENV" update
-    [ "$status" -eq 5 ] && cmp "$(copy)" "$T/before"
+    [ "$status" -eq 5 ]
+    cmp "$(copy)" "$T/before"
     # the server gone: update fails (exit 4), the copy stays and still serves
     server_stop
     run --separate-stderr "$CUDAENV" update
-    [ "$status" -eq 4 ] && cmp "$(copy)" "$T/before"
+    [ "$status" -eq 4 ]
+    cmp "$(copy)" "$T/before"
     [ "$("$CUDAENV" prefix tf-2.14)" = "$P" ]
 }
 
 @test "an unsigned manifest is accepted only with CUDAENV_MANIFEST_UNSIGNED=1, with a warning" {
     rm "$SERVED.sig"
     run --separate-stderr "$CUDAENV" info tf-2.14
-    [ "$status" -eq 5 ] && [ ! -e "$CUDAENV_ROOT/manifests" -o -z "$(ls "$CUDAENV_ROOT/manifests" 2>/dev/null)" ]
+    [ "$status" -eq 5 ]
+    [ ! -e "$CUDAENV_ROOT/manifests" -o -z "$(ls "$CUDAENV_ROOT/manifests" 2>/dev/null)" ]
     CUDAENV_MANIFEST_UNSIGNED=1 run --separate-stderr "$CUDAENV" info tf-2.14
-    [ "$status" -eq 0 ] && [[ "$stderr" == *"is not signed"*"accepted because CUDAENV_MANIFEST_UNSIGNED=1"* ]]
+    [ "$status" -eq 0 ]
+    [[ "$stderr" == *"is not signed"*"accepted because CUDAENV_MANIFEST_UNSIGNED=1"* ]]
     grep -q '"signed_by":null' "$(copy).meta"
     # the opt-out never accepts a bad signature
     serve_edit 'm["updated"] = "2026-12-24"' unsigned
@@ -168,10 +185,12 @@ EOS
     [ "$(id -u)" -eq 0 ] || skip "needs root to own the site keys"
     chmod 777 "$KEYS"
     run --separate-stderr "$CUDAENV" info tf-2.14
-    [ "$status" -eq 5 ] && [[ "$stderr" == *"ignoring the site keys in $KEYS"* ]]
+    [ "$status" -eq 5 ]
+    [[ "$stderr" == *"ignoring the site keys in $KEYS"* ]]
     chmod 755 "$KEYS"; chmod 666 "$KEYS/site.pem"
     run --separate-stderr "$CUDAENV" info tf-2.14
-    [ "$status" -eq 5 ] && [[ "$stderr" == *"ignoring the key $KEYS/site.pem"* ]]
+    [ "$status" -eq 5 ]
+    [[ "$stderr" == *"ignoring the key $KEYS/site.pem"* ]]
     chmod 644 "$KEYS/site.pem"
     # a user's own key serves as well
     mv "$KEYS/site.pem" "$T/site.pem"
@@ -187,10 +206,12 @@ EOS
     "$CUDAENV" -q list-remote >/dev/null
     [ "$(server_requests 'GET /cudaenv.json ')" -eq 1 ]
     CUDAENV_UPDATE_INTERVAL=0 "$CUDAENV" -q info tf-2.14 >/dev/null
-    [ "$(server_requests 'GET /cudaenv.json ')" -eq 2 ] && [ "$(server_requests 'cudaenv.json .*status=304')" -eq 1 ]
+    [ "$(server_requests 'GET /cudaenv.json ')" -eq 2 ]
+    [ "$(server_requests 'cudaenv.json .*status=304')" -eq 1 ]
     server_stop
     CUDAENV_UPDATE_INTERVAL=0 run --separate-stderr "$CUDAENV" info tf-2.14
-    [ "$status" -eq 0 ] && [[ "$stderr" == *"using the local copy of the manifest"* ]]
+    [ "$status" -eq 0 ]
+    [[ "$stderr" == *"using the local copy of the manifest"* ]]
 }
 
 @test "the project's keys beside the built-in manifest (<prefix>/share/cudaenv/keys) are trusted; info, list-remote and --version name the copy and its date" {
@@ -214,7 +235,8 @@ EOS
 @test "outdated: after an update, a CUDA patch release, a newer cuDNN of the same X.Y, a TF release whose tested pair moved" {
     "$CUDAENV" -q install tf-2.14
     run "$CUDAENV" outdated
-    [ "$status" -eq 0 ] && [ "$output" = "every installed toolchain is current with the manifest" ]
+    [ "$status" -eq 0 ]
+    [ "$output" = "every installed toolchain is current with the manifest" ]
     serve_edit 'import copy; m["updated"] = "2026-12-24"; m["cuda"]["11.8.1"] = copy.deepcopy(m["cuda"]["11.8.0"]); m["cudnn"]["8.7.1.5"] = copy.deepcopy(m["cudnn"]["8.7.0.84"]); m["tensorflow"]["2.14"]["cudnn"] = "8.7.1.5"'
     "$CUDAENV" -q update
     run --separate-stderr "$CUDAENV" outdated
@@ -234,7 +256,8 @@ EOS
     [ "$status" -eq 5 ]   # no trusted key yet
     "$CUDAENV" -q config set keys "$T/k.pem"
     run --separate-stderr "$CUDAENV" info tf-2.14
-    [ "$status" -eq 0 ] && grep -q "\"signed_by\":\"$T/k.pem\"" "$CUDAENV_ROOT"/manifests/*.meta
+    [ "$status" -eq 0 ]
+    grep -q "\"signed_by\":\"$T/k.pem\"" "$CUDAENV_ROOT"/manifests/*.meta
     "$CUDAENV" -q info tf-2.14 >/dev/null
     [ "$(server_requests 'GET /cudaenv.json ')" -eq 2 ]   # the refused one and the first good one
     "$CUDAENV" -q config set update_interval 0
@@ -246,5 +269,6 @@ EOS
     [ "$status" -eq 5 ]
     "$CUDAENV" -q config set manifest_unsigned true
     run --separate-stderr "$CUDAENV" update
-    [ "$status" -eq 0 ] && [[ "$stderr" == *"accepted because the config says manifest_unsigned"* ]]
+    [ "$status" -eq 0 ]
+    [[ "$stderr" == *"accepted because the config says manifest_unsigned"* ]]
 }
