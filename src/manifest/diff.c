@@ -75,7 +75,7 @@ static void diff_cuda(list *l, const ce_manifest *o, const ce_manifest *m)
         const ce_cuda *t = &m->cuda[i], *p = ce_manifest_cuda(o, t->version);
         ce_mchange *c = NULL;
         if (!p && (c = add(l, CE_MCHANGE_ADDED, "cuda", t->version)))
-            snprintf(c->detail, sizeof c->detail, "min driver %s", s(t->min_driver));
+            snprintf(c->detail, sizeof c->detail, "min driver %s", t->min_driver ? t->min_driver : "unknown");
         if (!p) continue;
         char d[512] = "", ga[16], gb[16];
         field(d, sizeof d, "min_driver", p->min_driver, t->min_driver);
