@@ -90,10 +90,22 @@ static bool same_key(const char *line, const char *key)
     return strncmp(line, key, n) == 0 && (line[n] == ' ' || line[n] == '\0');
 }
 
-/* One "tf X.Y cuda cudnn|-" record; false for anything else. */
-static bool parse_tf(const char *line, char *tf, char *cuda, char *cudnn)
+/* One "cuda X.Y.Z min_driver|- platforms|-" record (platforms: comma-separated, "+" for components). */
+static bool parse_cuda(const char *line, char *cuda, char *drv, char *plat)
 {
     char extra;
+    if (sscanf(line, "cuda %31s %31s %127s %c", cuda, drv, plat, &extra) != 3) return false;
+    return ce_version_valid(cuda) && (!strcmp(drv, "-") || ce_version_valid(drv));
+}
+
+/* One "tf X.Y cuda cudnn|-" record (or a valid cuda record: *tf "" then); false for anything else. */
+static bool parse_tf(const char *line, char *tf, char *cuda, char *cudnn)
+{
+    char extra, plat[128];
+    if (!strncmp(line, "cuda ", 5)) {
+        tf[0] = '\0';
+        return parse_cuda(line, cuda, cudnn, plat);
+    }
     if (sscanf(line, "tf %31s %31s %31s %c", tf, cuda, cudnn, &extra) != 3) return false;
     if (!strcmp(cudnn, "-")) cudnn[0] = '\0';
     return ce_version_valid(tf) && ce_version_valid(cuda) && (!cudnn[0] || ce_version_valid(cudnn));
@@ -116,12 +128,42 @@ int ce_index_tf(ce_ctx *ctx, const char *tf, char *cuda, size_t cudasz, char *cu
         for (char *save = NULL, *l = strtok_r(rest, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
             char t[32], c[32], d[32];
             if (!parse_tf(l, t, c, d)) { found = -1; break; }   /* corrupt: trust none of it */
+            if (!t[0]) continue;   /* a cuda record */
             if (alias ? (tf[0] == 'l' || ce_version_matches(tf, t)) : (!found && !strcmp(t, tf))) {
                 snprintf(cuda, cudasz, "%s", c);
                 snprintf(cudnn, cudnnsz, "%s", d);
                 found = 1;
             }
         }
+    }
+    free(data);
+    return found;
+}
+
+int ce_index_cuda_latest(ce_ctx *ctx, const char *platform, const char *driver, char *cuda, size_t cudasz)
+{
+    char key[256], *sha, *ikey, *rest;
+    ce_msource src;
+    if (!manifest_key(ctx, &src, key, sizeof key)) return -1;
+    char *data = read_index(ctx, &sha, &ikey, &rest);
+    if (!data) return -1;
+    int found = same_key(ikey, key) ? 0 : -1;
+    size_t pl = strlen(platform);
+    for (char *save = NULL, *l = found ? NULL : strtok_r(rest, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+        char c[32], d[32], p[128], t[32];
+        if (strncmp(l, "cuda ", 5)) {
+            if (!parse_tf(l, t, c, d)) { found = -1; break; }
+            continue;
+        }
+        if (!parse_cuda(l, c, d, p)) { found = -1; break; }
+        /* platforms: "linux-x86_64,linux-sbsa", "+" = components, "-" = none */
+        bool has = !strcmp(p, "+");
+        for (const char *q = p; !has && (q = strstr(q, platform)); q += pl)
+            has = (q == p || q[-1] == ',') && (q[pl] == ',' || q[pl] == '\0' || q[pl] == '+');
+        if (!has && !strchr(p, '+')) continue;
+        if (driver && strcmp(d, "-") && ce_version_cmp(driver, d) < 0) continue;
+        snprintf(cuda, cudasz, "%s", c);   /* rows are oldest first: the last one wins */
+        found = 1;
     }
     free(data);
     return found;
@@ -169,6 +211,16 @@ static char *index_text(const ce_manifest *m, const char *sha, const char *key, 
         if (t->not_installable) continue;
         append(&buf, len, &cap, "tf %s %s %s\n", t->version, t->cuda, t->cudnn ? t->cudnn : "-");
     }
+    for (size_t i = 0; m && i < m->n_cuda; i++) {
+        const ce_cuda *c = &m->cuda[i];
+        char plat[128] = "";
+        size_t pl = 0;
+        for (size_t r = 0; r < c->n_runfiles && pl < sizeof plat; r++)
+            pl += (size_t)snprintf(plat + pl, sizeof plat - pl, "%s%s", pl ? "," : "", c->runfiles[r].platform);
+        if (c->redist && pl < sizeof plat) pl += (size_t)snprintf(plat + pl, sizeof plat - pl, "%s+", pl ? "," : "");
+        if (pl >= sizeof plat || strchr(plat, ' ')) continue;   /* not indexable: latest reads the manifest */
+        append(&buf, len, &cap, "cuda %s %s %s\n", c->version, c->min_driver ? c->min_driver : "-", pl ? plat : "-");
+    }
     return buf;
 }
 
@@ -178,7 +230,7 @@ static bool records_ok(const char *rest)
     for (const char *l = rest; *l;) {
         const char *nl = strchr(l, '\n');
         size_t n = nl ? (size_t)(nl - l) : strlen(l);
-        char line[128], t[32], c[32], d[32];
+        char line[256], t[32], c[32], d[32];
         if (n >= sizeof line) return false;
         memcpy(line, l, n);
         line[n] = '\0';

@@ -9,6 +9,9 @@
  *   cudaenv-index 2
  *   manifest <sha256> <dev>:<inode> <size> <mtime> <ctime> <path>
  *   tf <X.Y> <cuda> <cudnn|->          (every installable row of the manifest)
+ *   cuda <X.Y.Z> <min_driver|-> <platform,...|->   (every CUDA release, for `latest`:
+ *                                       the platforms it has files for, + when it
+ *                                       installs from components)
  * It follows the manifest's content: <sha256> is the manifest file's (the
  * file source.h names: the built-in one, a path, or a remote manifest's
  * local copy), the stat key after it the fast check.  A reader stats the
@@ -38,6 +41,10 @@
  * (current) index, -1 the index is stale, missing or corrupt: refresh it or
  * read the manifest. */
 int ce_index_tf(ce_ctx *ctx, const char *tf, char *cuda, size_t cudasz, char *cudnn, size_t cudnnsz);
+/* `latest` through the index: the newest CUDA release with files for
+ * platform whose min_driver driver meets (driver NULL: any), as
+ * ce_manifest_cuda_latest picks it.  1 found (*cuda), 0 none, -1 stale. */
+int ce_index_cuda_latest(ce_ctx *ctx, const char *platform, const char *driver, char *cuda, size_t cudasz);
 /* Bring the index up to date with the manifest (the caller holds the store
  * lock): nothing when current, the new stat key when only that moved, else
  * parse and rewrite.  CE_OK, or the error (the index is then left stale). */

@@ -271,11 +271,23 @@ int ce_store_index_find(ce_ctx *ctx, const char *spec_text, ce_toolchain *out)
     ce_quiet q;
     ce_quiet_begin(&q, false);
     ce_spec spec;
-    if (ce_spec_parse(ctx, spec_text, &spec) == CE_OK && spec.kind == CE_SPEC_TF) {
-        int r = ce_index_tf(ctx, spec.version, cuda, sizeof cuda, cudnn, sizeof cudnn);
+    char drv[64];
+    const char *driver = NULL;
+    bool latest = false;
+    if (ce_spec_parse(ctx, spec_text, &spec) == CE_OK && spec.kind == CE_SPEC_CUDA &&
+        !strcmp(spec.version, "latest")) {
+        /* latest: the release install latest picks, through the index's cuda records */
+        latest = true;
+        driver = ce_driver_version(ctx, drv, sizeof drv) ? drv : NULL;
+        cudnn[0] = '\0';
+    }
+    if (latest || spec.kind == CE_SPEC_TF) {
+        int r = latest ? ce_index_cuda_latest(ctx, ctx->platform, driver, cuda, sizeof cuda)
+                       : ce_index_tf(ctx, spec.version, cuda, sizeof cuda, cudnn, sizeof cudnn);
         if (r < 0) {
             index_refresh_now(ctx);
-            r = ce_index_tf(ctx, spec.version, cuda, sizeof cuda, cudnn, sizeof cudnn);
+            r = latest ? ce_index_cuda_latest(ctx, ctx->platform, driver, cuda, sizeof cuda)
+                       : ce_index_tf(ctx, spec.version, cuda, sizeof cuda, cudnn, sizeof cudnn);
         }
         if (r == 1) {
             const char *d = spec.cudnn[0] ? spec.cudnn : cudnn;   /* +cudnnX wins, as in ce_store_find */

@@ -42,7 +42,8 @@ int ce_store_list(ce_ctx *ctx, ce_toolchain **out, size_t *n);
 int ce_store_find(ce_ctx *ctx, const char *spec, ce_toolchain *out);
 
 /* The resolution index (manifest/index.h): ce_store_index_find resolves a
- * TensorFlow spec ("tf-2.14", "tf-2.14+cudnn8.6") through it: its CUDA +
+ * TensorFlow spec ("tf-2.14", "tf-2.14+cudnn8.6", "tf-latest"), or latest
+ * (the index's cuda records and the driver), through it: its CUDA +
  * cuDNN as "<cuda>+cudnn<cudnn>" to ce_store_find (the same match the
  * manifest path makes).  A stale index is refreshed first when something is
  * installed and the store lock is free (ce_store_trylock: never waits).

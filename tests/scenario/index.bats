@@ -176,5 +176,11 @@ PY
     if command -v strace >/dev/null; then
         ! opens_manifest prefix tf-latest
         ! opens_manifest env tf-2 --shell bash
+        ! opens_manifest prefix latest
     fi
+    grep -qx 'cuda 12.2.2 535.104.05 linux-x86_64' "$IDX"
+    # the driver moves: latest follows it without the manifest
+    sed -i 's/550.54.14/530.30.02/' "$CUDAENV_SYSROOT/proc/driver/nvidia/version"
+    "$CUDAENV" -q install latest
+    [[ "$("$CUDAENV" prefix latest)" == "$CUDAENV_ROOT/versions/11.8.0+cudnn8."* ]]
 }
