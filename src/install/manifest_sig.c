@@ -2,6 +2,7 @@
 #include "manifest_sig.h"
 
 #include <dirent.h>
+#include <errno.h>
 #include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -168,4 +169,52 @@ int ce_manifest_sig_verify(ce_ctx *ctx, const char *url, const char *text, size_
     return ce_fail(ctx, CE_ERR_INTEGRITY, "the signature %s.sig does not match the manifest %s under any of %d "
                    "trusted key%s: refused (tampered with, or signed by a key you do not trust); the local copy "
                    "is kept", url, url, keys, keys == 1 ? "" : "s");
+}
+
+static int load_private(ce_ctx *ctx, const char *keyfile, EVP_PKEY **out)
+{
+    *out = NULL;
+    FILE *f = fopen(keyfile, "re");
+    if (!f) return ce_fail(ctx, CE_ERR_USAGE, "cannot read the signing key %s: %s", keyfile, strerror(errno));
+    EVP_PKEY *k = PEM_read_PrivateKey(f, NULL, NULL, NULL);
+    fclose(f);
+    if (!k || EVP_PKEY_id(k) != EVP_PKEY_ED25519) {
+        EVP_PKEY_free(k);
+        return ce_fail(ctx, CE_ERR_USAGE, "%s is no ed25519 private key (PEM); make one with: openssl genpkey "
+                       "-algorithm ed25519 -out %s", keyfile, keyfile);
+    }
+    *out = k;
+    return CE_OK;
+}
+
+int ce_manifest_sign_key_check(ce_ctx *ctx, const char *keyfile)
+{
+    EVP_PKEY *k;
+    int rc = load_private(ctx, keyfile, &k);
+    EVP_PKEY_free(k);
+    return rc;
+}
+
+int ce_manifest_sign_file(ce_ctx *ctx, const char *keyfile, const char *path)
+{
+    EVP_PKEY *k;
+    int rc0 = load_private(ctx, keyfile, &k);
+    if (rc0) return rc0;
+    char *text = NULL;
+    size_t len = 0;
+    int rc = ce_file_read(ctx, path, 64u << 20, &text, &len);
+    unsigned char sig[64];
+    size_t siglen = sizeof sig;
+    EVP_MD_CTX *md = rc ? NULL : EVP_MD_CTX_new();
+    if (!rc && (!md || EVP_DigestSignInit(md, NULL, NULL, NULL, k) != 1 ||
+                EVP_DigestSign(md, sig, &siglen, (const unsigned char *)text, len) != 1 || siglen != 64))
+        rc = ce_fail(ctx, CE_ERR_OTHER, "cannot sign %s with %s", path, keyfile);
+    EVP_MD_CTX_free(md);
+    EVP_PKEY_free(k);
+    free(text);
+    if (rc) return rc;
+    char b64[96], out[4300];
+    int n = EVP_EncodeBlock((unsigned char *)b64, sig, 64);
+    snprintf(out, sizeof out, "%s.sig", path);
+    return ce_file_write_atomic(ctx, out, b64, (size_t)n, 0644);
 }

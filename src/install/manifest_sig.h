@@ -22,6 +22,13 @@
 
 #include "core/ctx.h"
 
+/* Sign the file at path with the ed25519 private key in keyfile (PEM) and
+ * write path.sig (temp + rename): what `mirror --sign-key` does to its
+ * cudaenv.json.  CE_ERR_USAGE for a key that is no ed25519 private key. */
+int ce_manifest_sign_file(ce_ctx *ctx, const char *keyfile, const char *path);
+/* The same key check alone (before a mirror run changes anything). */
+int ce_manifest_sign_key_check(ce_ctx *ctx, const char *keyfile);
+
 /* Verify text (len bytes) of the manifest at url against sig (the .sig
  * file's text; NULL when the source has none).  signed_by: the key file
  * that verified it ("" when accepted unsigned). */

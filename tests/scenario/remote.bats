@@ -274,3 +274,24 @@ EOS
     [ "$status" -eq 0 ]
     [[ "$stderr" == *"accepted because the config says manifest_unsigned"* ]]
 }
+
+@test "mirror --sign-key signs the mirror's cudaenv.json; nodes install from it over https; a bad key exits 2" {
+    "$CUDAENV" -q info tf-2.14 >/dev/null   # the source's copy, checked
+    M=$T/site
+    run --separate-stderr "$CUDAENV" mirror tf-2.14 --to "$M" --sign-key "$T/site.key"
+    [ "$status" -eq 0 ] || { echo "$stderr"; false; }
+    [[ "$stderr" == *"signed $M/cudaenv.json.sig with $T/site.key"* ]]
+    openssl pkeyutl -verify -rawin -pubin -inkey "$KEYS/site.pem" -in "$M/cudaenv.json" \
+        -sigfile <(base64 -d "$M/cudaenv.json.sig") >/dev/null
+    server_stop
+    server_start "$M" --tls
+    CUDAENV_ROOT=$T/node CUDAENV_MANIFEST=$SERVER_TLS_URL/cudaenv.json run --separate-stderr "$CUDAENV" -q install tf-2.14
+    [ "$status" -eq 0 ] || { echo "$stderr"; false; }
+    grep -q '"signed_by":".*site.pem"' "$T/node"/manifests/*.meta
+    echo 'not a key' > "$T/bad.key"
+    cp "$M/cudaenv.json" "$T/mirror-before"
+    run --separate-stderr "$CUDAENV" mirror tf-2.12 --to "$M" --sign-key "$T/bad.key"
+    [ "$status" -eq 2 ]
+    [[ "$stderr" == *"is no ed25519 private key"* ]]
+    cmp "$M/cudaenv.json" "$T/mirror-before"   # refused before anything changed
+}
