@@ -113,8 +113,9 @@ static const cli_cmd commands[] = {
       "local copy in $CUDAENV_ROOT/manifests atomically, then say what changed: new\n"
       "TensorFlow rows, new CUDA and cuDNN releases, corrected values.  Refused (exit 5,\n"
       "the copy kept): an invalid manifest, one not signed by a trusted key (unless\n"
-      "CUDAENV_MANIFEST_UNSIGNED=1), one dated before the built-in manifest or the copy\n"
-      "it would replace.  env, use, exec and the cd hook only ever read the local copy;\n"
+      "CUDAENV_MANIFEST_UNSIGNED=1), one dated before the copy it would replace (or,\n"
+      "signed by the project, before the built-in manifest; a site's gets a warning).\n"
+      "env, use, exec and the cd hook only ever read the local copy;\n"
       "install, info and list-remote refresh it when it is older than\n"
       "CUDAENV_UPDATE_INTERVAL seconds (default 86400).  With a local manifest file\n"
       "there is nothing to fetch.\n" },

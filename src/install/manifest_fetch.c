@@ -37,16 +37,6 @@ static int check_new(ce_ctx *ctx, const ce_msource *src, const char *text, size_
     if (rc) return rc;
     snprintf(meta->updated, sizeof meta->updated, "%s", m->updated ? m->updated : "");
     ce_manifest_free(m);
-    char floor[32];
-    builtin_updated(ctx, floor, sizeof floor);
-    if (floor[0] && strcmp(meta->updated, floor) < 0)
-        return ce_fail(ctx, CE_ERR_INTEGRITY, "the manifest %s is dated %s, before the built-in manifest (%s): "
-                       "refused (an update never goes back in time); is the mirror out of date?",
-                       src->origin, meta->updated[0] ? meta->updated : "(no date)", floor);
-    if (have_old && old->updated[0] && strcmp(meta->updated, old->updated) < 0)
-        return ce_fail(ctx, CE_ERR_INTEGRITY, "the manifest %s is dated %s, before the copy it would replace "
-                       "(%s): refused (an old manifest served again?); the copy is kept",
-                       src->origin, meta->updated[0] ? meta->updated : "(no date)", old->updated);
     /* the detached signature beside it: none (404) is "unsigned" */
     char sigurl[4200], *sig = NULL;
     size_t siglen = 0;
@@ -58,9 +48,29 @@ static int check_new(ce_ctx *ctx, const ce_msource *src, const char *text, size_
     if (rc == CE_ERR_DOWNLOAD && sc.status == 404) rc = CE_OK;
     if (rc) ce_quiet_keep(&q); else ce_quiet_end(&q);
     if (rc) return rc;
-    rc = ce_manifest_sig_verify(ctx, src->origin, text, len, sig, meta->signed_by, sizeof meta->signed_by);
+    bool project;
+    rc = ce_manifest_sig_verify(ctx, src->origin, text, len, sig, meta->signed_by, sizeof meta->signed_by, &project);
     free(sig);
     if (rc) return rc;
+    /* The project's own manifest never goes back behind the built-in one (a
+     * stale or replayed feed); a site's manifest is the site's choice: a
+     * warning says it lacks what the built-in one has. */
+    char floor[32];
+    builtin_updated(ctx, floor, sizeof floor);
+    if (floor[0] && strcmp(meta->updated, floor) < 0) {
+        if (project)
+            return ce_fail(ctx, CE_ERR_INTEGRITY, "the manifest %s is dated %s, before the built-in manifest (%s): "
+                           "refused (the project's manifest never goes back in time)",
+                           src->origin, meta->updated[0] ? meta->updated : "(no date)", floor);
+        ce_emit(ctx, CE_EV_WARN, NULL, "the manifest %s is dated %s, before the built-in manifest (%s): releases "
+                "added since are not in it (refresh the mirror with this cudaenv: cudaenv mirror)",
+                src->origin, meta->updated[0] ? meta->updated : "(no date)", floor);
+    }
+    /* the dates are the signed text's: checked after the signature */
+    if (have_old && old->updated[0] && strcmp(meta->updated, old->updated) < 0)
+        return ce_fail(ctx, CE_ERR_INTEGRITY, "the manifest %s is dated %s, before the copy it would replace "
+                       "(%s): refused (an old manifest served again?); the copy is kept",
+                       src->origin, meta->updated[0] ? meta->updated : "(no date)", old->updated);
     ce_sha256_hex(text, len, meta->sha256);
     return CE_OK;
 }

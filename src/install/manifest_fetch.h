@@ -6,12 +6,14 @@
  *   304            the copy is current: its record is re-dated
  *   200            the new text is checked before anything is replaced:
  *                  a valid manifest (schema, every value: CE_ERR_INTEGRITY),
- *                  signed by a trusted key (manifest/sig.h; unsigned only
+ *                  signed by a trusted key (manifest_sig.h; unsigned only
  *                  where the source is opted out), not dated before the
- *                  built-in manifest nor before the copy it replaces (an
- *                  update never goes back in time: a replayed old manifest
- *                  is refused, CE_ERR_INTEGRITY); then the copy and its
- *                  record are replaced, each atomically.
+ *                  copy it replaces (an update never goes back in time: a
+ *                  replayed old manifest is refused, CE_ERR_INTEGRITY;
+ *                  before the built-in one:
+ *                  refused for the project's manifest, signed with a
+ *                  project key, a warning for a site's); then the copy and
+ *                  its record are replaced, each atomically.
  *   no answer      without force, an existing copy is used (a warning
  *                  names its age); with force or without a copy, the error.
  * A refused or failed refresh never touches the copy in place. */

@@ -101,9 +101,10 @@ static int try_dir(ce_ctx *ctx, const char *dir, bool site, const char *text, si
 }
 
 int ce_manifest_sig_verify(ce_ctx *ctx, const char *url, const char *text, size_t len, const char *sig,
-                           char *signed_by, size_t n)
+                           char *signed_by, size_t n, bool *by_project)
 {
     signed_by[0] = '\0';
+    *by_project = false;
     const char *optout = ce_settings_now()->unsigned_ok;
     char conf[16];
     bool unsigned_ok = optout && *optout ? !strcmp(optout, "1")
@@ -143,7 +144,10 @@ int ce_manifest_sig_verify(ce_ctx *ctx, const char *url, const char *text, size_
     else if (home && *home) snprintf(dirs[2], sizeof dirs[2], "%s/.config/cudaenv/keys", home);
     else dirs[2][0] = '\0';
     for (int i = 0; i < 3; i++)
-        if (dirs[i][0] && try_dir(ctx, dirs[i], i == 1, text, len, raw, signed_by, n, &keys)) return CE_OK;
+        if (dirs[i][0] && try_dir(ctx, dirs[i], i == 1, text, len, raw, signed_by, n, &keys)) {
+            *by_project = i == 0;
+            return CE_OK;
+        }
     /* the config's "keys": files, under the rule of the file that names them */
     char key[4096];
     ce_conf_origin from;

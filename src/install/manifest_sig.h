@@ -18,6 +18,7 @@
 #ifndef CE_MANIFEST_SIG_H
 #define CE_MANIFEST_SIG_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "core/ctx.h"
@@ -31,8 +32,10 @@ int ce_manifest_sign_key_check(ce_ctx *ctx, const char *keyfile);
 
 /* Verify text (len bytes) of the manifest at url against sig (the .sig
  * file's text; NULL when the source has none).  signed_by: the key file
- * that verified it ("" when accepted unsigned). */
+ * that verified it ("" when accepted unsigned); *by_project: that key is
+ * one of the project's (<datadir>/keys), i.e. this is the project's own
+ * published manifest. */
 int ce_manifest_sig_verify(ce_ctx *ctx, const char *url, const char *text, size_t len, const char *sig,
-                           char *signed_by, size_t n);
+                           char *signed_by, size_t n, bool *by_project);
 
 #endif

@@ -149,11 +149,12 @@ EOS
     [ "$status" -eq 5 ]
     [[ "$stderr" == *"dated 2026-12-01, before the copy it would replace (2026-12-24)"* ]]
     cmp "$(copy)" "$T/before"
-    # older than the built-in manifest
+    # older than the built-in manifest too: a site's manifest gets a warning, and the copy rule refuses
     serve_edit 'm["updated"] = "2001-01-01"'
     run --separate-stderr "$CUDAENV" update
     [ "$status" -eq 5 ]
-    [[ "$stderr" == *"before the built-in manifest"* ]]
+    [[ "$stderr" == *"dated 2001-01-01, before the built-in manifest"*"releases added since are not in it"* ]]
+    [[ "$stderr" == *"before the copy it would replace"* ]]
     # invalid
     echo '{"schema": 2}' > "$SERVED"; sign "$SERVED"
     run --separate-stderr "$CUDAENV" update
@@ -224,14 +225,20 @@ EOS
     cp "$REPO/share/manifests/cudaenv.json" "$pfx/share/cudaenv/manifests/"
     mv "$KEYS/site.pem" "$pfx/share/cudaenv/keys/project.pem"
     export CUDAENV_FULL=$pfx/libexec/cudaenv/cudaenv-full
+    # the project's manifest never goes back behind the built-in one
+    serve_edit 'm["updated"] = "2001-01-01"'
+    run --separate-stderr "$pfx/bin/cudaenv" info tf-2.14
+    [ "$status" -eq 5 ]
+    [[ "$stderr" == *"before the built-in manifest"*"the project's manifest never goes back in time"* ]]
+    serve_edit 'm["updated"] = "2099-01-01"' 
     run --separate-stderr "$pfx/bin/cudaenv" info tf-2.14
     [ "$status" -eq 0 ] || { echo "$stderr"; false; }
-    [[ "$output" == *"manifest      $CUDAENV_MANIFEST, dated 2026-11-29 (local copy: $CUDAENV_ROOT/manifests/"*".json)"* ]]
+    [[ "$output" == *"manifest      $CUDAENV_MANIFEST, dated 2099-01-01 (local copy: $CUDAENV_ROOT/manifests/"*".json)"* ]]
     grep -q '"signed_by":".*/share/cudaenv/\(manifests/\.\./\)\?keys/project.pem"' "$CUDAENV_ROOT"/manifests/*.meta || { cat "$CUDAENV_ROOT"/manifests/*.meta; false; }
     run "$pfx/bin/cudaenv" list-remote
-    [[ "${lines[-1]}" == "manifest $CUDAENV_MANIFEST, dated 2026-11-29 (local copy: "* ]]
+    [[ "${lines[-1]}" == "manifest $CUDAENV_MANIFEST, dated 2099-01-01 (local copy: "* ]]
     run "$pfx/bin/cudaenv" --version
-    [[ "${lines[1]}" == "manifest $CUDAENV_MANIFEST, dated 2026-11-29 (local copy: "* ]]
+    [[ "${lines[1]}" == "manifest $CUDAENV_MANIFEST, dated 2099-01-01 (local copy: "* ]]
 }
 
 @test "outdated: after an update, a CUDA patch release, a newer cuDNN of the same X.Y, a TF release whose tested pair moved" {
