@@ -66,7 +66,7 @@ int cmd_config(cli *c, const cli_args *a)
         if (a->n > 1) return cli_usage_error(cmd, "list takes no KEY (get KEY shows one)");
         for (size_t i = 0; ce_config_keys[i]; i++) {
             bool set = effective(c, ce_config_keys[i], val, sizeof val, from, sizeof from);
-            printf("%-18s %s (%s)\n", ce_config_keys[i], set ? cli_esc(val) : "-", cli_esc(from));
+            cli_print("%-18s %s (%s)\n", ce_config_keys[i], set ? val : "-", from);
         }
         return 0;
     }
@@ -77,7 +77,7 @@ int cmd_config(cli *c, const cli_args *a)
             cli_error(c, "%s is not set", a->pos[1]);
             return 3;
         }
-        printf("%s\n", val);
+        cli_print("%s\n", val);
         return 0;
     }
     if (!strcmp(verb, "set") || !strcmp(verb, "unset")) {

@@ -172,7 +172,7 @@ int cmd_list_remote(cli *c, const cli_args *a)
         print_text(m, what);
         char about[8400];
         cli_manifest_about(c, m, about, sizeof about);
-        printf("\nmanifest %s\n", cli_esc(about));
+        cli_print("\nmanifest %s\n", about);
     }
     ce_manifest_free(m);
     return out;

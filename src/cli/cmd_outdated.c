@@ -142,11 +142,11 @@ int cmd_outdated(cli *c, const cli_args *a)
         }
         out = cli_json_print(o);
     } else if (!f.n) {
-        printf("%s\n", n ? "every installed toolchain is current with the manifest" : "no toolchains installed");
+        cli_print("%s\n", n ? "every installed toolchain is current with the manifest" : "no toolchains installed");
     } else {
         for (size_t i = 0; i < f.n; i++)
-            printf("%-24s %s -> %s: %s\n", f.v[i].toolchain, cli_esc(f.v[i].from), cli_esc(f.v[i].to),
-                   cli_esc(f.v[i].hint));
+            cli_print("%-24s %s -> %s: %s\n", f.v[i].toolchain, f.v[i].from, f.v[i].to,
+                   f.v[i].hint);
     }
     free(f.v);
     ce_manifest_free(m);

@@ -32,9 +32,9 @@ static void print_changes(const ce_manifest *old, const ce_manifest *m)
     ce_manifest_diff(old, m, &v, &n);
     static const char *const kind[] = { "new", "removed", "changed" };
     for (size_t i = 0; i < n; i++)
-        printf("  %-8s %s %s%s%s\n", kind[v[i].kind], v[i].what, cli_esc(v[i].key), v[i].detail[0] ? ": " : "",
-               cli_esc(v[i].detail));
-    if (!n) printf("  (no TensorFlow, CUDA or cuDNN entry changed)\n");
+        cli_print("  %-8s %s %s%s%s\n", kind[v[i].kind], v[i].what, v[i].key, v[i].detail[0] ? ": " : "",
+               v[i].detail);
+    if (!n) cli_print("  (no TensorFlow, CUDA or cuDNN entry changed)\n");
     free(v);
 }
 
@@ -63,8 +63,8 @@ int cmd_update(cli *c, const cli_args *a)
     if (!src.remote) {
         ce_manifest *m = NULL;
         if ((rc = ce_manifest_load_source(&c->ctx, &src, &m))) return cli_fail(c, rc);
-        printf("the manifest is %s%s (dated %s): a local file, nothing to fetch\n", src.builtin ? "the built-in " : "",
-               cli_esc(src.origin), cli_esc(m->updated ? m->updated : "?"));
+        cli_print("the manifest is %s%s (dated %s): a local file, nothing to fetch\n", src.builtin ? "the built-in " : "",
+               src.origin, m->updated ? m->updated : "?");
         cli_note(c, "to follow a published manifest: CUDAENV_MANIFEST=https://HOST/cudaenv.json cudaenv update");
         ce_manifest_free(m);
         return 0;
@@ -88,14 +88,14 @@ int cmd_update(cli *c, const cli_args *a)
     if (ce_mcopy_meta_read(&c->ctx, &src, &meta) != CE_OK) memset(&meta, 0, sizeof meta);
     const char *signer = meta.signed_by[0] ? meta.signed_by : "unsigned";
     if (res == CE_MREFRESH_NEW) {
-        printf("updated the manifest %s: %s -> %s (%s: %s)\n", cli_esc(src.origin),
-               cli_esc(old && old->updated ? old->updated : "none"), cli_esc(m->updated ? m->updated : "?"),
-               meta.signed_by[0] ? "signed by" : "signature", cli_esc(signer));
-        if (!had_copy) printf("  (compared with the built-in manifest)\n");
+        cli_print("updated the manifest %s: %s -> %s (%s: %s)\n", src.origin,
+               old && old->updated ? old->updated : "none", m->updated ? m->updated : "?",
+               meta.signed_by[0] ? "signed by" : "signature", signer);
+        if (!had_copy) cli_print("  (compared with the built-in manifest)\n");
         print_changes(old, m);
         reindex(c);
     } else {
-        printf("the manifest %s is current (dated %s)\n", cli_esc(src.origin), cli_esc(m->updated ? m->updated : "?"));
+        cli_print("the manifest %s is current (dated %s)\n", src.origin, m->updated ? m->updated : "?");
     }
     ce_manifest_free(old);
     ce_manifest_free(m);

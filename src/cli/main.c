@@ -417,7 +417,7 @@ int main(int argc, char **argv)
         if (!strcmp(a, "--version") || !strcmp(a, "-V")) {
             char about[8400];
             cli_manifest_about(&c, NULL, about, sizeof about);
-            printf("cudaenv %s\nmanifest %s\n", CE_VERSION, about);
+            cli_print("cudaenv %s\nmanifest %s\n", CE_VERSION, about);
             return 0;
         } else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             main_usage(stdout);
