@@ -10,7 +10,8 @@
 #
 # Two binaries from one source tree: `cudaenv` is the light one on the hot
 # path (env/use/cd hook/current) and links only libc (libcjson is dlopened on first
-# JSON use: src/cli/cjson_lazy.c); commands
+# JSON use: src/cli/cjson_lazy.c; libcrypto when the resolution index hashes a
+# changed manifest: src/cli/crypto_lazy.c); commands
 # that need the network or archives (install, URL manifests) re-exec
 # `libexec/cudaenv/cudaenv-full`, which also links libcurl, libarchive and
 # libcrypto.  Loading those costs ~20 ms per exec (PERFORMANCE.md).
@@ -66,9 +67,9 @@ FULL_LIBS  = $(shell $(PKG_CONFIG) --libs $(LIGHT_PKGS) $(HEAVY_PKGS)) -ldl -lpt
 #   core (vocabulary) <- manifest <- store, doctor, selftest <- install <- cli
 # src/install/ is exactly what links libcurl / libarchive / libcrypto / liblzma:
 # it and the commands that drive it live only in the full binary.
-HEAVY_SRC = $(wildcard src/install/*.c) src/cli/cmd_install.c src/cli/cmd_mirror.c
+HEAVY_SRC = $(wildcard src/install/*.c) src/cli/cmd_install.c src/cli/cmd_mirror.c src/cli/cmd_update.c
 CORE_SRC  = $(wildcard src/core/*.c src/manifest/*.c src/store/*.c src/doctor/*.c src/install/*.c src/selftest/*.c)
-CLI_SRC   = $(filter-out src/cli/main.c src/cli/cjson_lazy.c,$(wildcard src/cli/*.c))
+CLI_SRC   = $(filter-out src/cli/main.c src/cli/cjson_lazy.c src/cli/crypto_lazy.c,$(wildcard src/cli/*.c))
 LIGHT_SRC = $(filter-out $(HEAVY_SRC),$(CORE_SRC) $(CLI_SRC))
 FULL_SRC  = $(CORE_SRC) $(CLI_SRC)
 
@@ -79,7 +80,8 @@ FULL_SRC  = $(CORE_SRC) $(CLI_SRC)
 SWITCH_OBJ = $(patsubst %,$(BUILD)/obj/src/%.o,core/ctx cli/main-light cli/args cli/cmd_env cli/cmd_use \
              cli/cmd_current store/activate store/store manifest/index store/userstate core/trust core/priv \
              core/dirscan manifest/resolve core/version core/path core/file core/status core/error)
-LIGHT_OBJ = $(SWITCH_OBJ) $(filter-out $(SWITCH_OBJ),$(LIGHT_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/src/cli/cjson_lazy.o)
+LIGHT_OBJ = $(SWITCH_OBJ) $(filter-out $(SWITCH_OBJ),$(LIGHT_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/src/cli/cjson_lazy.o \
+             $(BUILD)/obj/src/cli/crypto_lazy.o)
 FULL_OBJ  = $(FULL_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/src/cli/main-full.o
 LIB_OBJ   = $(filter-out $(BUILD)/obj/src/cli/%,$(CORE_SRC:%.c=$(BUILD)/obj/%.o))
 
@@ -89,7 +91,7 @@ UNIT_BIN  = $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 BIN  = $(BUILD)/bin/cudaenv
 FULL = $(BUILD)/libexec/cudaenv/cudaenv-full
 
-all: $(BIN) $(FULL) $(BUILD)/share/cudaenv/manifests $(BUILD)/share/cudaenv/redist
+all: $(BIN) $(FULL) $(BUILD)/share/cudaenv/manifests $(BUILD)/share/cudaenv/redist $(BUILD)/share/cudaenv/keys
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -98,6 +100,8 @@ $(BUILD)/obj/%.o: %.c
 # libcjson by the path pkg-config knows (no ld.so.cache lookup; the soname
 # is the fallback when it moved)
 $(BUILD)/obj/src/cli/cjson_lazy.o: override CFLAGS += -DCE_CJSON_LIBDIR='"$(shell $(PKG_CONFIG) --variable=libdir libcjson)"'
+# libcrypto likewise (crypto_lazy.c: the index's sha256 of a changed manifest)
+$(BUILD)/obj/src/cli/crypto_lazy.o: override CFLAGS += -DCE_CRYPTO_LIBDIR='"$(shell $(PKG_CONFIG) --variable=libdir libcrypto)"'
 
 $(BUILD)/obj/src/cli/main-light.o: src/cli/main.c
 	@mkdir -p $(dir $@)
@@ -122,6 +126,11 @@ $(FULL): $(FULL_OBJ)
 $(BUILD)/share/cudaenv/manifests:
 	@mkdir -p $(BUILD)/share/cudaenv
 	ln -sfn $(CURDIR)/share/manifests $@
+
+# The project's keys for signed remote manifests (install/manifest_sig.h).
+$(BUILD)/share/cudaenv/keys:
+	@mkdir -p $(BUILD)/share/cudaenv
+	ln -sfn $(CURDIR)/share/keys $@
 
 # NVIDIA's redistrib JSONs the manifest pins, shipped so that info and
 # install need no network for them (components.c checks their sha256).
@@ -161,11 +170,19 @@ demo: all
 mutate: all
 	tools/mutate.sh $(MUTANTS)
 
-# temp + rename: a failing generator leaves the manifest as it was
+# temp + rename: a failing generator leaves the manifest as it was.
+# SIGN_KEY=key.pem (an ed25519 private key) also writes cudaenv.json.sig, the
+# detached signature a published copy needs (man cudaenv-manifest: SIGNATURES).
+SIGN_KEY ?=
 manifest:
 	python3 tools/gen-manifest.py > share/manifests/cudaenv.json.tmp \
 	    || { rm -f share/manifests/cudaenv.json.tmp; exit 1; }
 	mv share/manifests/cudaenv.json.tmp share/manifests/cudaenv.json
+	@if [ -n "$(SIGN_KEY)" ]; then \
+	    openssl pkeyutl -sign -rawin -inkey "$(SIGN_KEY)" -in share/manifests/cudaenv.json | base64 -w0 \
+	        > share/manifests/cudaenv.json.sig.tmp && mv share/manifests/cudaenv.json.sig.tmp share/manifests/cudaenv.json.sig \
+	        && echo "signed: share/manifests/cudaenv.json.sig"; \
+	fi
 
 install: all
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBEXECDIR) $(DESTDIR)$(DATADIR)/manifests \
@@ -176,7 +193,8 @@ install: all
 	install -m 755 $(BIN) $(DESTDIR)$(BINDIR)/cudaenv
 	install -m 755 $(FULL) $(DESTDIR)$(LIBEXECDIR)/cudaenv-full
 	install -m 644 share/manifests/*.json $(DESTDIR)$(DATADIR)/manifests/
-	install -d $(DESTDIR)$(DATADIR)/redist
+	install -d $(DESTDIR)$(DATADIR)/redist $(DESTDIR)$(DATADIR)/keys
+	for k in share/keys/*.pem; do [ -e "$$k" ] && install -m 644 "$$k" $(DESTDIR)$(DATADIR)/keys/ || true; done
 	install -m 644 data/redist/cuda/*.json $(DESTDIR)$(DATADIR)/redist/
 	install -m 644 man/cudaenv.1 $(DESTDIR)$(MANDIR)/man1/cudaenv.1
 	install -m 644 man/cudaenv-manifest.5 $(DESTDIR)$(MANDIR)/man5/cudaenv-manifest.5
@@ -199,9 +217,9 @@ uninstall:
 	    $(DESTDIR)$(PREFIX)/share/bash-completion/completions/cudaenv \
 	    $(DESTDIR)$(PREFIX)/share/zsh/site-functions/_cudaenv \
 	    $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d/cudaenv.fish
-	rm -f $(DESTDIR)$(DATADIR)/manifests/*.json $(DESTDIR)$(DATADIR)/redist/*.json \
+	rm -f $(DESTDIR)$(DATADIR)/manifests/*.json $(DESTDIR)$(DATADIR)/redist/*.json $(DESTDIR)$(DATADIR)/keys/*.pem \
 	    $(DESTDIR)$(DATADIR)/init/cudaenv.bash $(DESTDIR)$(DATADIR)/init/cudaenv.zsh $(DESTDIR)$(DATADIR)/init/cudaenv.fish
-	-rmdir $(DESTDIR)$(DATADIR)/manifests $(DESTDIR)$(DATADIR)/redist $(DESTDIR)$(DATADIR)/init \
+	-rmdir $(DESTDIR)$(DATADIR)/manifests $(DESTDIR)$(DATADIR)/redist $(DESTDIR)$(DATADIR)/keys $(DESTDIR)$(DATADIR)/init \
 	    $(DESTDIR)$(DATADIR) $(DESTDIR)$(LIBEXECDIR) 2>/dev/null
 
 clean:

@@ -35,5 +35,6 @@ for k in range(1, n):
             ne["cuda"] = shift(ne["cuda"], k)
         if ne.get("cudnn"):
             ne["cudnn"] = shift(ne["cudnn"], k)
+        ne.pop("nccl", None)   # NCCL's builds are per real CUDA major: the shifted copies name none
         out["tensorflow"][shift(v, k)] = ne
 json.dump(out, sys.stdout, indent=1)

@@ -50,7 +50,7 @@ _cudaenv_remote() {
 
 _cudaenv() {
     local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]}
-    local cmds="install uninstall list ls list-remote ls-remote info prefix init use env local global current which exec verify jupyter doctor adopt cache modulefile mirror deactivate help"
+    local cmds="install uninstall list ls list-remote ls-remote info prefix init use env local global current which exec verify jupyter doctor adopt cache modulefile mirror update outdated config deactivate help"
     local globals="--help --quiet --verbose --manifest --insecure --version"
     local _cudaenv_manifest= sub= subi=0 i _ce_w=()
     # the command is the first word that is not a global option (or its value)
@@ -85,10 +85,10 @@ _cudaenv() {
     case $sub in
         install) opts+=" --cudnn --no-cudnn --from --components --force --offline --insecure --manifest --modulefiles --module-format --for --framework" ;;
         modulefile) opts+=" --all --format --to" ;;
-        mirror) opts+=" --all --to --platform --check --cudnn --no-cudnn --from --components --insecure --manifest" ;;
+        mirror) opts+=" --all --to --platform --check --cudnn --no-cudnn --from --components --sign-key --insecure --manifest" ;;
         uninstall) opts+=" --force" ;;
         list|ls) opts+=" --json --names" ;;
-        current|doctor) opts+=" --json" ;;
+        current|doctor|outdated) opts+=" --json" ;;
         list-remote|ls-remote) opts+=" --json --names --manifest" ;;
         info) opts+=" --json --manifest --cudnn --no-cudnn --components" ;;
         env) opts+=" --shell --json" ;;
@@ -99,6 +99,7 @@ _cudaenv() {
         jupyter) opts+=" --python --name" ;;
         adopt) opts+=" --name --scan" ;;
         cache) opts+=" --dry-run --json" ;;
+        config) opts+=" --system" ;;
         init) opts+=" --static --output" ;;
     esac
     if [[ $cur == -* ]]; then
@@ -134,6 +135,9 @@ _cudaenv() {
         which) _cudaenv_reply "$cur" nvcc ptxas cuobjdump nvdisasm nvprof nsys ncu cuda-gdb compute-sanitizer ;;
         adopt) _cudaenv_lines compgen -d -- "$cur" ;;
         cache) [[ $n -eq 1 ]] && _cudaenv_reply "$cur" dir list clean prune ;;
+        config)
+            if [[ $n -eq 1 ]]; then _cudaenv_reply "$cur" list get set unset
+            elif [[ $n -eq 2 ]]; then _cudaenv_reply "$cur" manifest mirror update_interval manifest_unsigned cudnn keys; fi ;;
         help) _cudaenv_reply "$cur" $cmds ;;
     esac
 }

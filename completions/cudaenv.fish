@@ -32,7 +32,7 @@ function __cudaenv_components
     end
 end
 
-set -l __cudaenv_cmds install uninstall list ls list-remote ls-remote info prefix init use deactivate env local global current which exec verify jupyter doctor adopt cache modulefile mirror help
+set -l __cudaenv_cmds install uninstall list ls list-remote ls-remote info prefix init use deactivate env local global current which exec verify jupyter doctor adopt cache modulefile mirror update outdated config help
 complete -c cudaenv -f
 complete -c cudaenv -n "not __fish_seen_subcommand_from $__cudaenv_cmds" -a "$__cudaenv_cmds"
 complete -c cudaenv -s h -l help -d 'usage'
@@ -54,6 +54,7 @@ complete -c cudaenv -n '__fish_seen_subcommand_from install info mirror' -a '(__
 complete -c cudaenv -n '__fish_seen_subcommand_from mirror' -l to -xa '(__fish_complete_directories)' -d 'mirror directory'
 complete -c cudaenv -n '__fish_seen_subcommand_from mirror' -l check -xa '(__fish_complete_directories)' -d 're-hash a mirror'
 complete -c cudaenv -n '__fish_seen_subcommand_from mirror' -l all -d 'every file of the manifest'
+complete -c cudaenv -n '__fish_seen_subcommand_from mirror' -l sign-key -r -F -d 'ed25519 key signing cudaenv.json'
 complete -c cudaenv -n '__fish_seen_subcommand_from mirror' -l platform -xa 'linux-x86_64 linux-sbsa'
 complete -c cudaenv -n '__fish_seen_subcommand_from list-remote ls-remote' -a 'tf cuda cudnn'
 complete -c cudaenv -n '__fish_seen_subcommand_from list-remote ls-remote' -l names -d 'bare specs'
@@ -63,7 +64,7 @@ complete -c cudaenv -n '__fish_seen_subcommand_from init' -s o -l output -r -d '
 complete -c cudaenv -n '__fish_seen_subcommand_from which' -a 'nvcc ptxas cuobjdump nvdisasm nsys ncu cuda-gdb compute-sanitizer'
 complete -c cudaenv -n '__fish_seen_subcommand_from help' -a "$__cudaenv_cmds"
 complete -c cudaenv -n '__fish_seen_subcommand_from env' -l shell -xa 'bash zsh fish json dotenv'
-complete -c cudaenv -n '__fish_seen_subcommand_from list ls current doctor env info list-remote ls-remote verify cache' -l json
+complete -c cudaenv -n '__fish_seen_subcommand_from list ls current doctor env info list-remote ls-remote verify cache outdated' -l json
 complete -c cudaenv -n '__fish_seen_subcommand_from list ls' -l names -d 'bare names, one per line'
 complete -c cudaenv -n '__fish_seen_subcommand_from use local global' -l unset
 complete -c cudaenv -n '__fish_seen_subcommand_from global' -l system -d 'root: /usr/local/cuda + ld.so.conf.d'
@@ -88,3 +89,6 @@ complete -c cudaenv -n '__fish_seen_subcommand_from adopt' -a '(__fish_complete_
 complete -c cudaenv -n '__fish_seen_subcommand_from cache; and not __fish_seen_subcommand_from dir list clean prune' -a 'dir list clean prune'
 complete -c cudaenv -n '__fish_seen_subcommand_from install local' -l for -rF -d "the toolchain this Python's TensorFlow/PyTorch was built for"
 complete -c cudaenv -n '__fish_seen_subcommand_from install local' -l framework -xa 'tf torch' -d 'which framework decides'
+complete -c cudaenv -n '__fish_seen_subcommand_from config; and not __fish_seen_subcommand_from list get set unset' -a 'list get set unset'
+complete -c cudaenv -n '__fish_seen_subcommand_from config; and __fish_seen_subcommand_from get set unset' -a 'manifest mirror update_interval manifest_unsigned cudnn keys'
+complete -c cudaenv -n '__fish_seen_subcommand_from config' -l system -d "the site's config file"

@@ -86,8 +86,9 @@ int cli_usage_error(const cli_cmd *cmd, const char *fmt, ...) __attribute__((for
 /* Re-exec the full binary with the original argv (never returns on success). */
 int cli_exec_full(cli *c);
 
-/* Loader for http(s) manifests: NULL in the light binary (the caller then
- * re-execs the full one with cli_exec_full), ce_manifest_load_url in the full. */
+/* Loader for http(s) manifests: NULL in the light binary (which reads a
+ * fresh local copy itself, else re-execs the full one with cli_exec_full),
+ * ce_manifest_load_url in the full (refresh when stale, then the copy). */
 struct ce_manifest;
 extern int (*const cli_url_manifest_loader)(ce_ctx *ctx, const char *url, struct ce_manifest **out);
 
@@ -99,11 +100,20 @@ extern int (*const cli_components_plan)(ce_ctx *ctx, const struct ce_manifest *m
                                         struct ce_redist **out, const char **profile);
 extern void (*const cli_redist_free)(struct ce_redist *r);
 
-/* manifest_load.c: load the manifest a command uses (ce_manifest_location):
- * a local path or file:// URL directly, an http(s) URL through
- * cli_url_manifest_loader (the light binary re-execs the full one).  Returns
+/* manifest_load.c: load the manifest a command uses (manifest/source.h):
+ * a local path or file:// URL directly, an http(s) URL from its local copy,
+ * through cli_url_manifest_loader when that may need a refresh.  Returns
  * 0 or a ce_err with the status set (ce_errmsg): `if (rc) return cli_fail(c, rc);`. */
 int cli_load_manifest(cli *c, struct ce_manifest **out);
+/* "<origin> (built-in), dated <updated>[ (local copy: PATH)]": where the
+ * manifest in use comes from and how old it is, for --version, info and
+ * list-remote (m: the loaded manifest, NULL to read it here; quiet). */
+void cli_manifest_about(cli *c, const struct ce_manifest *m, char *out, size_t n);
+/* The config's cuDNN policy (core/config.h "cudnn") for a CUDA spec that
+ * names no cuDNN, when neither --cudnn nor --no-cudnn was given: "none"
+ * sets *no_cudnn, a release sets *cudnn (into buf). */
+struct ce_spec;
+void cli_cudnn_policy(cli *c, const struct ce_spec *spec, const char **cudnn, bool *no_cudnn, char *buf, size_t n);
 
 /* json_out.c: --json documents built with cJSON.  cli_json_print prints doc
  * on stdout, deletes it and returns the exit status (0, or 1 on failure);
@@ -160,6 +170,9 @@ CLI_COMMAND(adopt);
 CLI_COMMAND(cache);
 CLI_COMMAND(modulefile);
 CLI_COMMAND(mirror);
+int cmd_update(cli *c, const cli_args *a);
+CLI_COMMAND(outdated);
+CLI_COMMAND(config);
 int cmd_prefix(cli *c, const cli_args *a);
 int cmd_which(cli *c, const cli_args *a);
 int cmd_exec(cli *c, const cli_args *a);

@@ -11,6 +11,7 @@
 
 #include "cli.h"
 #include "manifest/manifest.h"
+#include "manifest/source.h"
 #include "store/cache.h"
 
 enum { OPT_DRY = 1, OPT_JSON };
@@ -31,10 +32,9 @@ static void label_from_manifest(cli *c, ce_cache_item *v, size_t n)
 {
     ce_quiet q;
     ce_quiet_begin(&q, true);
-    char loc[4096];
+    ce_msource src;
     ce_manifest *m = NULL;
-    bool have = !ce_manifest_location(&c->ctx, loc, sizeof loc) && !strstr(loc, "://") &&
-                !ce_manifest_load_file(&c->ctx, loc, &m);
+    bool have = !ce_manifest_source(&c->ctx, &src) && !ce_manifest_load_source(&c->ctx, &src, &m);
     ce_quiet_end(&q);
     if (!have) return;
     for (size_t i = 0; i < n; i++) {

@@ -192,6 +192,7 @@ static int print_json(const ce_manifest *m, const ce_spec *s, const ce_resolved 
         cJSON_AddNullToObject(o, "nccl");
     }
     cli_json_add_str(o, "manifest", m->origin);
+    cli_json_add_str(o, "manifest_updated", m->updated);
     return cli_json_print(o);
 }
 
@@ -291,6 +292,8 @@ int cmd_info(cli *c, const cli_args *a)
     ce_manifest *m;
     if ((rc = cli_load_manifest(c, &m))) return cli_fail(c, rc);
     ce_resolved r;
+    char policy[32];
+    cli_cudnn_policy(c, &spec, &cudnn, &no_cudnn, policy, sizeof policy);
     rc = ce_resolve(&c->ctx, m, &spec, cudnn, no_cudnn, &r);
     /* Describable though not installable here: a TF row marked
      * not_installable, or no file for this platform.  Anything the user
@@ -327,8 +330,10 @@ int cmd_info(cli *c, const cli_args *a)
         ce_quiet_end(&q);
         g_red = red;
     }
+    char about[8400];
+    cli_manifest_about(c, m, about, sizeof about);
     int out = c->json ? print_json(m, &spec, &r, c->ctx.platform, problem)
-                      : (print_text(&spec, &r, c->ctx.platform, problem), cli_print("%-13s %s\n", "manifest", m->origin), 0);
+                      : (print_text(&spec, &r, c->ctx.platform, problem), cli_print("%-13s %s\n", "manifest", about), 0);
     if (red) cli_redist_free(red);
     g_red = NULL;
     ce_manifest_free(m);

@@ -77,11 +77,15 @@ int cmd_install(cli *c, const cli_args *a)
             rc = ce_fail(&c->ctx, CE_ERR_NOTFOUND, "'system' is the machine's own CUDA; nothing to install");
             goto out;
         }
-        if ((rc = ce_resolve(&c->ctx, m, &spec, cudnn, no_cudnn, &r[i])) != CE_OK) goto out;
+        const char *dn = cudnn;
+        bool nd = no_cudnn;
+        char policy[32];
+        cli_cudnn_policy(c, &spec, &dn, &nd, policy, sizeof policy);
+        if ((rc = ce_resolve(&c->ctx, m, &spec, dn, nd, &r[i])) != CE_OK) goto out;
     }
     cli_render_trap_interrupt(c);
     rc = ce_install(&c->ctx, m, r, nspecs);
-    if (rc == CE_OK) ce_store_index_rebuild(&c->ctx, m);   /* tf-X resolves without the manifest */
+    if (rc == CE_OK) ce_store_index_refresh(&c->ctx);   /* tf-X resolves without the manifest */
     if (rc == CE_OK && moddir) /* still under the lock: no install races the listing */
         rc = ce_modulefile_write_all(&c->ctx, modfmt, moddir, NULL, NULL, NULL);
     if (rc == CE_OK && !c->ctx.quiet)

@@ -168,7 +168,12 @@ int cmd_list_remote(cli *c, const cli_args *a)
     int out = 0;
     if (c->json) out = print_json(m, what);
     else if (names) print_names(m, what);
-    else print_text(m, what);
+    else {
+        print_text(m, what);
+        char about[8400];
+        cli_manifest_about(c, m, about, sizeof about);
+        cli_print("\nmanifest %s\n", about);
+    }
     ce_manifest_free(m);
     return out;
 }

@@ -6,15 +6,26 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "core/file.h"
+#include "manifest/source.h"
 #include "manifest/manifest.h"
 #include "manifest/resolve.h"
 #include "install/fetch.h"
+#include "install/manifest_fetch.h"
+#include "install/manifest_sig.h"
 #include "install/mirror.h"
 
-enum { OPT_TO = 1, OPT_ALL, OPT_PLATFORM, OPT_CHECK, OPT_CUDNN, OPT_NO_CUDNN, OPT_FROM, OPT_COMPONENTS };
+static bool sig_exists(const char *path)
+{
+    char sig[4400];
+    snprintf(sig, sizeof sig, "%s.sig", path);
+    return access(sig, F_OK) == 0;
+}
+
+enum { OPT_TO = 1, OPT_ALL, OPT_PLATFORM, OPT_CHECK, OPT_CUDNN, OPT_NO_CUDNN, OPT_FROM, OPT_COMPONENTS, OPT_SIGN_KEY };
 
 const cli_opt cmd_mirror_opts[] = {
     { "to", 0, true, OPT_TO },
@@ -25,6 +36,7 @@ const cli_opt cmd_mirror_opts[] = {
     { "no-cudnn", 0, false, OPT_NO_CUDNN },
     { "from", 0, true, OPT_FROM },
     { "components", 0, true, OPT_COMPONENTS },
+    { "sign-key", 0, true, OPT_SIGN_KEY },
     { 0 },
 };
 
@@ -36,8 +48,12 @@ static int load_source(cli *c, char **text, size_t *len, ce_manifest **m)
     if (rc) return rc;
     bool url = !strncasecmp(loc, "https://", 8) || !strncasecmp(loc, "http://", 7);
     const char *path = !strncasecmp(loc, "file://", 7) ? loc + 7 : loc;
-    rc = url ? ce_fetch_text(&c->ctx, loc, CE_MANIFEST_MAX, c->ctx.insecure, text, len)
-             : ce_file_read(&c->ctx, path, CE_MANIFEST_MAX, text, len);
+    /* a remote manifest through its local copy: refreshed, signature and date checked */
+    ce_msource src;
+    ce_mrefresh res;
+    if (url && ((rc = ce_manifest_source(&c->ctx, &src)) || (rc = ce_manifest_refresh(&c->ctx, &src, false, &res))))
+        return rc;
+    rc = ce_file_read(&c->ctx, url ? src.path : path, CE_MANIFEST_MAX, text, len);
     if (rc == CE_ERR_NOTFOUND && !url)
         return ce_fail(&c->ctx, rc, "manifest %s does not exist; check CUDAENV_MANIFEST / --manifest", path);
     if (rc) return rc;
@@ -101,6 +117,7 @@ int cmd_mirror(cli *c, const cli_args *a)
         if (!rc && specs[i].kind == CE_SPEC_SYSTEM)
             rc = ce_fail(&c->ctx, CE_ERR_NOTFOUND, "'system' is the machine's own CUDA; nothing to mirror");
     }
+    if (!rc && a->opt[OPT_SIGN_KEY]) rc = ce_manifest_sign_key_check(&c->ctx, a->opt[OPT_SIGN_KEY]);
     if (!rc) rc = load_source(c, &text, &len, &m);
     if (!rc) {
         req.src_text = text;
@@ -109,6 +126,15 @@ int cmd_mirror(cli *c, const cli_args *a)
         req.specs = specs;
         req.n_specs = nspecs;
         rc = ce_mirror_build(&c->ctx, &req, &st);
+    }
+    const char *key = a->opt[OPT_SIGN_KEY];
+    char out[4300];
+    snprintf(out, sizeof out, "%s/cudaenv.json", req.dir ? req.dir : ".");
+    if (!rc && key) {
+        rc = ce_manifest_sign_file(&c->ctx, key, out);
+        if (!rc) cli_note(c, "signed %s.sig with %s", out, key);
+    } else if (!rc && sig_exists(out)) {
+        cli_warn(c, "%s.sig is from an earlier run and may not match the manifest now: sign it again (--sign-key KEY), or nodes refuse it", out);
     }
     if (!rc)
         cli_note(c, "mirror %s: %zu files (%zu added, %lld bytes; %zu already there); serve it and set "

@@ -77,7 +77,7 @@ static const cli_cmd commands[] = {
       .opts = cmd_modulefile_opts, .max_pos = 1, .extra = "one VERSION only (or --all)" },
     { "mirror", NULL, FULL_ONLY(cmd_mirror), "a mirror directory for a site (files + manifest)",
       "usage: cudaenv mirror SPEC...|--all --to DIR [--platform P[,P]] [--cudnn VER] [--no-cudnn]\n"
-      "                     [--from runfile|redist] [--components +a,-b]\n"
+      "                     [--from runfile|redist] [--components +a,-b] [--sign-key KEY]\n"
       "       cudaenv mirror --check DIR\n"
       "\n"
       "Fetch exactly the files install SPEC would fetch (resume, retry, sha256; files\n"
@@ -99,10 +99,55 @@ static const cli_cmd commands[] = {
       "                    the toolkit profile)\n"
       "  --platform P,P    linux-x86_64, linux-sbsa (default: this machine's)\n"
       "  --cudnn VER, --no-cudnn, --from runfile|redist, --components LIST   as for install\n"
+      "  --sign-key KEY    sign DIR/cudaenv.json with this ed25519 private key (PEM):\n"
+      "                    DIR/cudaenv.json.sig, which nodes check against their keys\n"
       "  --check DIR       re-hash every file DIR/cudaenv.json names (components: those\n"
       "                    the mirror holds), only inside DIR: no '..', absolute path or\n"
       "                    symlink, regular files only; exit 5 if any is missing or wrong\n",
       .opts = FULL_ONLY(cmd_mirror_opts), .max_pos = -1 },
+    { "update", NULL, FULL_ONLY(cmd_update), "refresh the manifest from its source",
+      "usage: cudaenv update\n"
+      "\n"
+      "Fetch the manifest again from the URL in use (CUDAENV_MANIFEST / --manifest),\n"
+      "with a conditional request (ETag / Last-Modified), check it and replace the\n"
+      "local copy in $CUDAENV_ROOT/manifests atomically, then say what changed: new\n"
+      "TensorFlow rows, new CUDA and cuDNN releases, corrected values.  Refused (exit 5,\n"
+      "the copy kept): an invalid manifest, one not signed by a trusted key (unless\n"
+      "CUDAENV_MANIFEST_UNSIGNED=1), one dated before the copy it would replace (or,\n"
+      "signed by the project, before the built-in manifest; a site's gets a warning).\n"
+      "env, use, exec and the cd hook only ever read the local copy;\n"
+      "install, info and list-remote refresh it when it is older than\n"
+      "CUDAENV_UPDATE_INTERVAL seconds (default 86400).  With a local manifest file\n"
+      "there is nothing to fetch.\n" },
+    { "outdated", NULL, cmd_outdated, "installed toolchains the manifest has newer releases for",
+      "usage: cudaenv outdated [--json]\n"
+      "\n"
+      "Installed toolchains for which the manifest (see cudaenv update) now has a CUDA\n"
+      "patch release of the same X.Y, a newer cuDNN of the same X.Y built for its CUDA\n"
+      "major, or, for a TensorFlow release it was installed for, another tested pair.\n"
+      "Each line names what to install; nothing is changed.  Exit 0 either way.\n"
+      "\n"
+      "  --json   one JSON document: {\"outdated\": [{toolchain, kind, installed, available, hint}]}\n",
+      .opts = cmd_outdated_opts },
+    { "config", NULL, cmd_config, "settings in the config files: list, get, set, unset",
+      "usage: cudaenv config [list] | get KEY | set KEY VALUE | unset KEY  [--system]\n"
+      "\n"
+      "The config files keep settings instead of environment variables: the user's\n"
+      "${XDG_CONFIG_HOME:-~/.config}/cudaenv/config.json and the site's\n"
+      "/etc/cudaenv/config.json (--system).  What applies: the environment, then the\n"
+      "user's file, then the site's, then the default.  list shows every key with its\n"
+      "value and where it comes from; get prints the value that applies (exit 3: unset).\n"
+      "\n"
+      "  manifest           path or URL of the manifest (CUDAENV_MANIFEST)\n"
+      "  mirror             base URL replacing NVIDIA's (CUDAENV_MIRROR)\n"
+      "  update_interval    seconds a remote manifest's copy stays fresh (CUDAENV_UPDATE_INTERVAL)\n"
+      "  manifest_unsigned  true: accept an unsigned remote manifest (CUDAENV_MANIFEST_UNSIGNED=1)\n"
+      "  cudnn              newest (default), none, or a release: the cuDNN of a CUDA spec\n"
+      "                     that names none, for install and info (--cudnn / --no-cudnn win)\n"
+      "  keys               public keys (PEM files, comma-separated) trusted for signed manifests\n"
+      "\n"
+      "  --system   the site's file (root; its keys and settings then apply to every user)\n",
+      .opts = cmd_config_opts, .max_pos = 3, .extra = "too many words (set KEY VALUE at most)" },
     { "uninstall", NULL, cmd_uninstall, "remove an installed toolchain",
       "usage: cudaenv uninstall VERSION [--force]\n"
       "\n"
@@ -370,7 +415,9 @@ int main(int argc, char **argv)
     for (; i < argc && argv[i][0] == '-'; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "--version") || !strcmp(a, "-V")) {
-            printf("cudaenv %s\n", CE_VERSION);
+            char about[8400];
+            cli_manifest_about(&c, NULL, about, sizeof about);
+            cli_print("cudaenv %s\nmanifest %s\n", CE_VERSION, about);
             return 0;
         } else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             main_usage(stdout);

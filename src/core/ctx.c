@@ -34,6 +34,7 @@ static const struct { const char *name; size_t len, off; } settings[] = {
     SET("RATE_WINDOW", rate_window), SET("MIN_RATE", min_rate), SET("DEADLINE_BASE", deadline_base),
     SET("FETCH_CEILING", fetch_ceiling), SET("RUNFILE_TIMEOUT", runfile_timeout),
     SET("RUNFILE_LOG_CAP", runfile_log_cap), SET("VERIFY_NO_REEXEC", verify_no_reexec),
+    SET("UPDATE_INTERVAL", update_interval), SET("MANIFEST_UNSIGNED", unsigned_ok),
     SET("TEST_CRASH_AT", test_crash_at), SET("TEST_FAULT", test_fault),
     SET("TEST_FREE_BYTES", test_free_bytes), SET("TEST_XZ_THREADS", test_xz_threads),
     SET("TEST_COMPOSE_COPY", test_compose_copy), SET("TEST_LIBDIR", test_libdir),
@@ -218,36 +219,6 @@ void ce_progress(ce_ctx *ctx, const char *item, int64_t done, int64_t total, dou
         return;
     ce_event ev = { .kind = CE_EV_PROGRESS, .item = item, .done = done, .total = total, .rate = rate };
     ctx->event(ctx->event_ud, &ev);
-}
-
-int ce_builtin_manifest(ce_ctx *ctx, char *out, size_t outsz)
-{
-    const char *candidates[3];
-    char a[8192], b[8192];
-    /* build tree and installed layout: <bindir>/../share/cudaenv/manifests */
-    snprintf(a, sizeof a, "%s/../share/cudaenv/manifests/cudaenv.json", ce_self_dir(ctx));
-    snprintf(b, sizeof b, "%s/../../share/cudaenv/manifests/cudaenv.json", ce_self_dir(ctx));
-    candidates[0] = a;
-    candidates[1] = b;
-    candidates[2] = CE_DATADIR "/manifests/cudaenv.json";
-    for (size_t i = 0; i < 3; i++) {
-        if (access(candidates[i], R_OK) == 0) {
-            snprintf(out, outsz, "%s", candidates[i]);
-            return CE_OK;
-        }
-    }
-    return ce_fail(ctx, CE_ERR_NOTFOUND,
-                   "built-in manifest not found (looked in %s and %s); reinstall cudaenv or set CUDAENV_MANIFEST",
-                   a, candidates[2]);
-}
-
-int ce_manifest_location(ce_ctx *ctx, char *out, size_t outsz)
-{
-    if (ctx->manifest[0]) {
-        snprintf(out, outsz, "%s", ctx->manifest);
-        return CE_OK;
-    }
-    return ce_builtin_manifest(ctx, out, outsz);
 }
 
 void ce_sys_path(const ce_ctx *ctx, const char *abs, char *out, size_t outsz)

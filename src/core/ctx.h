@@ -60,6 +60,8 @@ typedef struct ce_settings {
     const char *runfile_timeout;      /* CUDAENV_RUNFILE_TIMEOUT (s) */
     const char *runfile_log_cap;      /* CUDAENV_RUNFILE_LOG_CAP (bytes) */
     const char *verify_no_reexec;     /* CUDAENV_VERIFY_NO_REEXEC (set by verify --deep itself) */
+    const char *update_interval;      /* CUDAENV_UPDATE_INTERVAL (s): a remote manifest's copy stays fresh */
+    const char *unsigned_ok;          /* CUDAENV_MANIFEST_UNSIGNED: "1" accepts an unsigned remote manifest */
     /* test seams */
     const char *test_crash_at;        /* CUDAENV_TEST_CRASH_AT: SIGKILL after a system switch step */
     const char *test_fault;           /* CUDAENV_TEST_FAULT: SIGKILL at an install point */
@@ -131,10 +133,6 @@ void ce_emit(ce_ctx *ctx, ce_event_kind kind, const char *item, const char *fmt,
     __attribute__((format(printf, 4, 5)));
 void ce_progress(ce_ctx *ctx, const char *item, int64_t done, int64_t total, double rate);
 
-/* Path of the built-in manifest (next to the binary, then the install prefix). */
-int ce_builtin_manifest(ce_ctx *ctx, char *out, size_t outsz);
-/* The manifest cudaenv uses: --manifest/CUDAENV_MANIFEST, else built-in. */
-int ce_manifest_location(ce_ctx *ctx, char *out, size_t outsz);
 /* $CUDAENV_SYSROOT joined with an absolute system path ("/usr/local/cuda"). */
 void ce_sys_path(const ce_ctx *ctx, const char *abs, char *out, size_t outsz);
 

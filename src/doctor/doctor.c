@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "store/activate.h"
+#include "manifest/source.h"
 #include "core/clock.h"
 #include "core/file.h"
 #include "manifest/resolve.h"

@@ -88,6 +88,20 @@ int ce_fetch_all(ce_ctx *ctx, ce_fetch_item *items, size_t n);
  * rules as ce_fetch_all.  Not cached. */
 int ce_fetch_text(ce_ctx *ctx, const char *url, size_t max, bool allow_http,
                   char **buf, size_t *len);
+/* The same as a conditional request: the validators of the copy held
+ * (etag, last_modified; "" or NULL: none) go out as If-None-Match /
+ * If-Modified-Since; status is then 200 (*buf holds the text) or 304 (the
+ * copy is current: *buf NULL), and new_etag / new_last_modified what the
+ * server sent with it ("" when none).  On failure status is the HTTP
+ * status of the last attempt (404: not there), 0 without one.
+ * cond NULL: ce_fetch_text. */
+typedef struct ce_text_cond {
+    const char *etag, *last_modified;
+    long status;
+    char new_etag[256], new_last_modified[64];
+} ce_text_cond;
+int ce_fetch_text_cond(ce_ctx *ctx, const char *url, size_t max, bool allow_http, ce_text_cond *cond,
+                       char **buf, size_t *len);
 
 /* $CUDAENV_ROOT/cache/<sha256> (no check that it exists). */
 int ce_cache_path(ce_ctx *ctx, const char *sha256, char *out, size_t outsz);

@@ -1,12 +1,11 @@
-/* Small texts over HTTP(S): ce_fetch_text (fetch.h) and
- * ce_manifest_load_url (manifest.h), one request with the rules of http.c
+/* Small texts over HTTP(S): ce_fetch_text, ce_fetch_text_cond (fetch.h),
+ * one request with the rules of http.c
  * and the retries of ce_fetch_all.  Full binary only. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-#include "manifest/manifest.h"
 #include "fetch.h"
 #include "http.h"
 
@@ -30,7 +29,23 @@ static size_t on_text(char *p, size_t size, size_t nmemb, void *ud)
     return n;
 }
 
+/* A response header's value into out ("" when absent). */
+static void header_value(CURL *e, const char *name, char *out, size_t n)
+{
+    struct curl_header *h = NULL;
+    out[0] = '\0';
+    if (curl_easy_header(e, name, 0, CURLH_HEADER, -1, &h) == CURLHE_OK && h && h->value &&
+        !strpbrk(h->value, "\r\n"))
+        snprintf(out, n, "%s", h->value);
+}
+
 int ce_fetch_text(ce_ctx *ctx, const char *url, size_t max, bool allow_http, char **buf, size_t *len)
+{
+    return ce_fetch_text_cond(ctx, url, max, allow_http, NULL, buf, len);
+}
+
+int ce_fetch_text_cond(ce_ctx *ctx, const char *url, size_t max, bool allow_http, ce_text_cond *cond,
+                       char **buf, size_t *len)
 {
     *buf = NULL;
     *len = 0;
@@ -47,15 +62,33 @@ int ce_fetch_text(ce_ctx *ctx, const char *url, size_t max, bool allow_http, cha
         return ce_fail(ctx, CE_ERR_NOMEM, "cannot start libcurl");
     char errbuf[CURL_ERROR_SIZE];
     membuf b = { .max = max };
+    struct curl_slist *hdrs = NULL;
+    char h[512];
+    if (cond && cond->etag && cond->etag[0]) {
+        snprintf(h, sizeof h, "If-None-Match: %s", cond->etag);
+        hdrs = curl_slist_append(hdrs, h);
+    }
+    if (cond && cond->last_modified && cond->last_modified[0]) {
+        snprintf(h, sizeof h, "If-Modified-Since: %s", cond->last_modified);
+        hdrs = curl_slist_append(hdrs, h);
+    }
     for (int failures = 1;; failures++) {
         curl_easy_reset(e);
         ce_http_setup(e, url, allow_http, errbuf);
         curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_text);
         curl_easy_setopt(e, CURLOPT_WRITEDATA, &b);
+        if (hdrs) curl_easy_setopt(e, CURLOPT_HTTPHEADER, hdrs);
         b.len = 0;
         CURLcode cc = curl_easy_perform(e);
         if (cc == CURLE_OK) {
             rc = CE_OK;
+            if (cond) {
+                long status = 0;
+                curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &status);
+                cond->status = status == 304 ? 304 : 200;   /* file:// has none: a 200 */
+                header_value(e, "ETag", cond->new_etag, sizeof cond->new_etag);
+                header_value(e, "Last-Modified", cond->new_last_modified, sizeof cond->new_last_modified);
+            }
             break;
         }
         if (b.over) {
@@ -63,6 +96,7 @@ int ce_fetch_text(ce_ctx *ctx, const char *url, size_t max, bool allow_http, cha
             break;
         }
         bool retry;
+        if (cond) curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &cond->status);
         rc = ce_http_attempt_error(e, cc, url, errbuf, msg, sizeof msg, &retry);
         if (!retry || failures >= CE_FETCH_ATTEMPTS) {
             rc = retry ? ce_fail(ctx, rc, "giving up after %d attempts: %s", failures, msg)
@@ -77,26 +111,18 @@ int ce_fetch_text(ce_ctx *ctx, const char *url, size_t max, bool allow_http, cha
         nanosleep(&ts, NULL);
     }
     curl_easy_cleanup(e);
+    curl_slist_free_all(hdrs);
     if (rc != CE_OK) {
         free(b.p);
         return rc;
+    }
+    if (cond && cond->status == 304) {
+        free(b.p);
+        return CE_OK;
     }
     if (!b.p && !(b.p = calloc(1, 1)))
         return ce_fail(ctx, CE_ERR_NOMEM, "out of memory");
     *buf = b.p;
     *len = b.len;
     return CE_OK;
-}
-
-int ce_manifest_load_url(ce_ctx *ctx, const char *url, ce_manifest **out)
-{
-    *out = NULL;
-    char *text;
-    size_t len;
-    int rc = ce_fetch_text(ctx, url, CE_MANIFEST_MAX, ctx->insecure, &text, &len);
-    if (rc != CE_OK)
-        return rc;
-    rc = ce_manifest_parse(ctx, text, len, url, false, out);
-    free(text);
-    return rc;
 }

@@ -4,16 +4,34 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include <openssl/evp.h>
 
 #include "core/file.h"
 #include "core/path.h"
 #include "core/version.h"
+#include "source.h"
 
-#define INDEX_MAGIC "cudaenv-index 1"
+#define INDEX_MAGIC "cudaenv-index 2"
 #define INDEX_MAX (1u << 20)
+
+void ce_sha256_hex(const void *data, size_t len, char out[65])
+{
+    unsigned char md[32];
+    unsigned int n = 0;
+    static const char hex[] = "0123456789abcdef";
+    if (!EVP_Digest(data, len, md, &n, EVP_sha256(), NULL) || n != 32) {
+        out[0] = '\0';   /* no digest: matches no index */
+        return;
+    }
+    for (int i = 0; i < 32; i++) {
+        out[2 * i] = hex[md[i] >> 4];
+        out[2 * i + 1] = hex[md[i] & 15];
+    }
+    out[64] = '\0';
+}
 
 static int index_path(ce_ctx *ctx, char *out, size_t n)
 {
@@ -22,41 +40,26 @@ static int index_path(ce_ctx *ctx, char *out, size_t n)
     return CE_OK;
 }
 
-/* "manifest <dev>:<inode> <size> <mtime>" of the manifest ctx resolves with
- * (the file, whichever path names it: the light and the full binary reach
- * the built-in one through different paths), and in *path its path; false
- * for a URL manifest or one that cannot be stat'ed (no index then). */
-static bool manifest_id(ce_ctx *ctx, char *out, size_t n, const char **path_out)
+/* The manifest file ctx resolves with: its path and stat key
+ * "<dev>:<inode> <size> <mtime> <ctime>"; false when there is none to stat
+ * (a remote manifest with no local copy yet, a missing file). */
+static bool manifest_key(ce_ctx *ctx, ce_msource *src, char *key, size_t n)
 {
-    char loc[4200];
     ce_quiet q;
     ce_quiet_begin(&q, false);
-    int rc = ce_manifest_location(ctx, loc, sizeof loc);
+    int rc = ce_manifest_source(ctx, src);
     ce_quiet_end(&q);   /* a lookup miss leaves no error behind */
-    if (rc || strncasecmp(loc, "http://", 7) == 0 || strncasecmp(loc, "https://", 8) == 0) return false;
-    const char *path = strncasecmp(loc, "file://", 7) == 0 ? loc + 7 : loc;
     struct stat st;
-    if (stat(path, &st) != 0 || strchr(path, '\n')) return false;
-    int w = snprintf(out, n, "manifest %llu:%llu %lld %lld.%09ld", (unsigned long long)st.st_dev,
-                     (unsigned long long)st.st_ino, (long long)st.st_size,
-                     (long long)st.st_mtim.tv_sec, st.st_mtim.tv_nsec);
-    if (path_out) {
-        static char keep[4200];
-        snprintf(keep, sizeof keep, "%s", path);
-        *path_out = keep;
-    }
+    if (rc || stat(src->path, &st) != 0 || strchr(src->path, '\n')) return false;
+    int w = snprintf(key, n, "%llu:%llu %lld %lld.%09ld %lld.%09ld", (unsigned long long)st.st_dev,
+                     (unsigned long long)st.st_ino, (long long)st.st_size, (long long)st.st_mtim.tv_sec,
+                     st.st_mtim.tv_nsec, (long long)st.st_ctim.tv_sec, st.st_ctim.tv_nsec);
     return w > 0 && (size_t)w < n;
 }
 
-/* The index's manifest line names the same file as id (the path after it is for people). */
-static bool same_manifest(const char *line, const char *id)
-{
-    size_t n = strlen(id);
-    return strncmp(line, id, n) == 0 && (line[n] == ' ' || line[n] == '\0');
-}
-
-/* The index text split into lines (in place); NULL when absent or not ours. */
-static char *read_index(ce_ctx *ctx, char **line2, char **rest)
+/* The index text split in place: *sha and *key point into the manifest
+ * line, *rest at the records; NULL when absent or not ours. */
+static char *read_index(ce_ctx *ctx, char **sha, char **key, char **rest)
 {
     char path[4200], *data = NULL;
     size_t len = 0;
@@ -67,20 +70,42 @@ static char *read_index(ce_ctx *ctx, char **line2, char **rest)
     ce_quiet_end(&q);
     if (rc) return NULL;
     char *nl1 = strchr(data, '\n'), *nl2 = nl1 ? strchr(nl1 + 1, '\n') : NULL;
-    if (!nl2 || (size_t)(nl1 - data) != strlen(INDEX_MAGIC) || strncmp(data, INDEX_MAGIC, strlen(INDEX_MAGIC))) {
+    if (!nl2 || (size_t)(nl1 - data) != strlen(INDEX_MAGIC) || strncmp(data, INDEX_MAGIC, strlen(INDEX_MAGIC)) ||
+        strncmp(nl1 + 1, "manifest ", 9) || nl2 - (nl1 + 10) < 66 || nl1[10 + 64] != ' ') {
         free(data);
         return NULL;
     }
     *nl1 = *nl2 = '\0';
-    *line2 = nl1 + 1;
+    *sha = nl1 + 10;
+    (*sha)[64] = '\0';
+    *key = *sha + 65;
     *rest = nl2 + 1;
     return data;
 }
 
-/* One "tf X.Y cuda cudnn|-" record; false for anything else. */
-static bool parse_tf(const char *line, char *tf, char *cuda, char *cudnn)
+/* The index's key names the same file state as key (the path after it is for people). */
+static bool same_key(const char *line, const char *key)
+{
+    size_t n = strlen(key);
+    return strncmp(line, key, n) == 0 && (line[n] == ' ' || line[n] == '\0');
+}
+
+/* One "cuda X.Y.Z min_driver|- platforms|-" record (platforms: comma-separated, "+" for components). */
+static bool parse_cuda(const char *line, char *cuda, char *drv, char *plat)
 {
     char extra;
+    if (sscanf(line, "cuda %31s %31s %127s %c", cuda, drv, plat, &extra) != 3) return false;
+    return ce_version_valid(cuda) && (!strcmp(drv, "-") || ce_version_valid(drv));
+}
+
+/* One "tf X.Y cuda cudnn|-" record (or a valid cuda record: *tf "" then); false for anything else. */
+static bool parse_tf(const char *line, char *tf, char *cuda, char *cudnn)
+{
+    char extra, plat[128];
+    if (!strncmp(line, "cuda ", 5)) {
+        tf[0] = '\0';
+        return parse_cuda(line, cuda, cudnn, plat);
+    }
     if (sscanf(line, "tf %31s %31s %31s %c", tf, cuda, cudnn, &extra) != 3) return false;
     if (!strcmp(cudnn, "-")) cudnn[0] = '\0';
     return ce_version_valid(tf) && ce_version_valid(cuda) && (!cudnn[0] || ce_version_valid(cudnn));
@@ -88,21 +113,57 @@ static bool parse_tf(const char *line, char *tf, char *cuda, char *cudnn)
 
 int ce_index_tf(ce_ctx *ctx, const char *tf, char *cuda, size_t cudasz, char *cudnn, size_t cudnnsz)
 {
-    char id[4300], *line2, *rest;
-    if (!manifest_id(ctx, id, sizeof id, NULL)) return 0;
-    char *data = read_index(ctx, &line2, &rest);
-    if (!data) return 0;
+    char key[256], *sha, *ikey, *rest;
+    ce_msource src;
+    if (!manifest_key(ctx, &src, key, sizeof key)) return -1;
+    char *data = read_index(ctx, &sha, &ikey, &rest);
+    if (!data) return -1;
     int found = 0;
-    if (same_manifest(line2, id)) {
+    /* "latest" and a major alone ("2"): the last matching row (rows are in
+     * the manifest's order, oldest first) */
+    bool alias = !strcmp(tf, "latest") || !strchr(tf, '.');
+    if (!same_key(ikey, key)) {
+        found = -1;
+    } else {
         for (char *save = NULL, *l = strtok_r(rest, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
             char t[32], c[32], d[32];
-            if (!parse_tf(l, t, c, d)) { found = 0; break; }   /* corrupt: trust none of it */
-            if (!found && !strcmp(t, tf)) {
+            if (!parse_tf(l, t, c, d)) { found = -1; break; }   /* corrupt: trust none of it */
+            if (!t[0]) continue;   /* a cuda record */
+            if (alias ? (tf[0] == 'l' || ce_version_matches(tf, t)) : (!found && !strcmp(t, tf))) {
                 snprintf(cuda, cudasz, "%s", c);
                 snprintf(cudnn, cudnnsz, "%s", d);
                 found = 1;
             }
         }
+    }
+    free(data);
+    return found;
+}
+
+int ce_index_cuda_latest(ce_ctx *ctx, const char *platform, const char *driver, char *cuda, size_t cudasz)
+{
+    char key[256], *sha, *ikey, *rest;
+    ce_msource src;
+    if (!manifest_key(ctx, &src, key, sizeof key)) return -1;
+    char *data = read_index(ctx, &sha, &ikey, &rest);
+    if (!data) return -1;
+    int found = same_key(ikey, key) ? 0 : -1;
+    size_t pl = strlen(platform);
+    for (char *save = NULL, *l = found ? NULL : strtok_r(rest, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+        char c[32], d[32], p[128], t[32];
+        if (strncmp(l, "cuda ", 5)) {
+            if (!parse_tf(l, t, c, d)) { found = -1; break; }
+            continue;
+        }
+        if (!parse_cuda(l, c, d, p)) { found = -1; break; }
+        /* platforms: "linux-x86_64,linux-sbsa", "+" = components, "-" = none */
+        bool has = !strcmp(p, "+");
+        for (const char *q = p; !has && (q = strstr(q, platform)); q += pl)
+            has = (q == p || q[-1] == ',') && (q[pl] == ',' || q[pl] == '\0' || q[pl] == '+');
+        if (!has && !strchr(p, '+')) continue;
+        if (driver && strcmp(d, "-") && ce_version_cmp(driver, d) < 0) continue;
+        snprintf(cuda, cudasz, "%s", c);   /* rows are oldest first: the last one wins */
+        found = 1;
     }
     free(data);
     return found;
@@ -125,57 +186,107 @@ static void append(char **buf, size_t *len, size_t *cap, const char *fmt, const 
     *len += (size_t)w;
 }
 
-/* Write the index; with no record it is removed (versions/ left empty). */
-static void write_index(ce_ctx *ctx, const char *text, size_t len)
+static int write_index(ce_ctx *ctx, const char *text, size_t len)
 {
     char path[4200];
-    ce_quiet q;
-    ce_quiet_begin(&q, false);
     int rc = index_path(ctx, path, sizeof path);
-    if (rc == CE_OK && !strstr(text, "\ntf ")) {
-        if (unlink(path) != 0 && errno != ENOENT)
-            rc = ce_fail(ctx, CE_ERR_IO, "cannot remove %s: %s", path, strerror(errno));
-    } else if (rc == CE_OK) {
-        rc = ce_file_write_atomic(ctx, path, text, len, 0644);
-    }
+    if (rc == CE_OK) rc = ce_file_write_atomic_ex(ctx, path, text, len, 0644, false);
     if (rc) ce_emit(ctx, CE_EV_WARN, NULL, "cannot update the resolution index (specs resolve "
                     "through the manifest instead): %s", ce_errmsg());
-    ce_quiet_end(&q);
+    return rc;
 }
 
-void ce_index_rebuild(ce_ctx *ctx, const ce_manifest *m, ce_index_keep keep, void *arg)
+/* The index text for manifest m of content sha and stat key key. */
+static char *index_text(const ce_manifest *m, const char *sha, const char *key, const char *path, size_t *len)
 {
-    char id[4300];
-    const char *mpath;
-    if (!m || !manifest_id(ctx, id, sizeof id, &mpath)) return;
-    size_t cap = 4096, len = 0;
+    size_t cap = 4096;
     char *buf = malloc(cap);
+    *len = 0;
     if (buf) buf[0] = '\0';
-    append(&buf, &len, &cap, "%s\n%s %s\n", INDEX_MAGIC, id, mpath);
-    for (size_t i = 0; i < m->n_tf; i++) {
+    char head[512];
+    snprintf(head, sizeof head, "%s %s", sha, key);
+    append(&buf, len, &cap, "%s\nmanifest %s %s\n", INDEX_MAGIC, head, path);
+    for (size_t i = 0; m && i < m->n_tf; i++) {
         const ce_tf *t = &m->tf[i];
-        if (t->not_installable || !keep(arg, t->cuda, t->cudnn ? t->cudnn : "")) continue;
-        append(&buf, &len, &cap, "tf %s %s %s\n", t->version, t->cuda, t->cudnn ? t->cudnn : "-");
+        if (t->not_installable) continue;
+        append(&buf, len, &cap, "tf %s %s %s\n", t->version, t->cuda, t->cudnn ? t->cudnn : "-");
     }
-    if (buf) write_index(ctx, buf, len);
-    free(buf);
+    for (size_t i = 0; m && i < m->n_cuda; i++) {
+        const ce_cuda *c = &m->cuda[i];
+        char plat[128] = "";
+        size_t pl = 0;
+        for (size_t r = 0; r < c->n_runfiles && pl < sizeof plat; r++)
+            pl += (size_t)snprintf(plat + pl, sizeof plat - pl, "%s%s", pl ? "," : "", c->runfiles[r].platform);
+        if (c->redist && pl < sizeof plat) pl += (size_t)snprintf(plat + pl, sizeof plat - pl, "%s+", pl ? "," : "");
+        if (pl >= sizeof plat || strchr(plat, ' ')) continue;   /* not indexable: latest reads the manifest */
+        append(&buf, len, &cap, "cuda %s %s %s\n", c->version, c->min_driver ? c->min_driver : "-", pl ? plat : "-");
+    }
+    return buf;
 }
 
-void ce_index_prune(ce_ctx *ctx, ce_index_keep keep, void *arg)
+/* Every record of rest parses (rest is left as it was). */
+static bool records_ok(const char *rest)
 {
-    char *line2, *rest;
-    char *data = read_index(ctx, &line2, &rest);
-    if (!data) return;
-    size_t cap = 4096, len = 0;
-    char *buf = malloc(cap);
-    if (buf) buf[0] = '\0';
-    append(&buf, &len, &cap, "%s\n%s%s\n", INDEX_MAGIC, "", line2);
-    for (char *save = NULL, *l = strtok_r(rest, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
-        char t[32], c[32], d[32];
-        if (!parse_tf(l, t, c, d)) continue;
-        if (keep(arg, c, d)) append(&buf, &len, &cap, "tf %s %s %s\n", t, c, d[0] ? d : "-");
+    for (const char *l = rest; *l;) {
+        const char *nl = strchr(l, '\n');
+        size_t n = nl ? (size_t)(nl - l) : strlen(l);
+        char line[256], t[32], c[32], d[32];
+        if (n >= sizeof line) return false;
+        memcpy(line, l, n);
+        line[n] = '\0';
+        if (!parse_tf(line, t, c, d)) return false;
+        l += n + (nl ? 1 : 0);
     }
+    return true;
+}
+
+int ce_index_refresh(ce_ctx *ctx)
+{
+    char key[256], *sha = NULL, *ikey, *rest;
+    ce_msource src;
+    if (!manifest_key(ctx, &src, key, sizeof key))
+        return ce_fail(ctx, CE_ERR_NOTFOUND, "no manifest file to index (%s)", src.path);
+    char *old = read_index(ctx, &sha, &ikey, &rest);
+    if (old && !records_ok(rest)) {   /* corrupt: rebuilt from the manifest */
+        free(old);
+        old = NULL;
+    }
+    if (old && same_key(ikey, key)) {
+        free(old);
+        return CE_OK;
+    }
+    /* the bytes, then the key again: a writer between the two makes the key
+     * stale at once, never an index of other bytes under this key */
+    char *data = NULL;
+    size_t len = 0;
+    int rc = ce_file_read(ctx, src.path, CE_MANIFEST_MAX, &data, &len);
+    char key2[256];
+    if (rc == CE_OK && (!manifest_key(ctx, &src, key2, sizeof key2) || strcmp(key, key2)))
+        rc = ce_fail(ctx, CE_ERR_IO, "the manifest %s changed while it was read", src.path);
+    if (rc) { free(old); free(data); return rc; }
+    char hex[65];
+    ce_sha256_hex(data, len, hex);
+    char *text = NULL;
+    size_t tlen = 0;
+    if (old && hex[0] && strcmp(sha, hex) == 0) {
+        /* the same content under a new stat key: keep the records */
+        size_t cap = strlen(rest) + 1024;
+        text = malloc(cap);
+        if (text) tlen = (size_t)snprintf(text, cap, "%s\nmanifest %s %s %s\n%s", INDEX_MAGIC, hex, key,
+                                          src.path, rest);
+    } else {
+        ce_manifest *m = NULL;
+        /* local: the URL rules do not matter to the index (a copy fetched
+         * with --insecure may name http:// files) */
+        rc = ce_manifest_parse(ctx, data, len, src.origin, true, &m);
+        if (rc == CE_OK) text = index_text(m, hex, key, src.path, &tlen);
+        ce_manifest_free(m);
+    }
+    free(old);
     free(data);
-    if (buf) write_index(ctx, buf, len);
-    free(buf);
+    if (rc) return rc;
+    if (!text) return ce_fail(ctx, CE_ERR_NOMEM, "out of memory");
+    rc = write_index(ctx, text, tlen);
+    free(text);
+    return rc;
 }

@@ -1,24 +1,31 @@
 /* The resolution index, $CUDAENV_ROOT/versions/.index: what the manifest
- * says each TensorFlow release needs (tf X.Y -> CUDA + cuDNN), for the
- * releases an installed toolchain satisfies.  use/env/exec/current and the
- * cd hook resolve `tf-2.14` through it without parsing the manifest (225 KB
- * built in, megabytes for a mirror's); the manifest is read only for specs
- * the index does not hold.  `11.8`-style specs never need the manifest.
+ * says each TensorFlow release needs (tf X.Y -> CUDA + cuDNN).
+ * use/env/exec/current and the cd hook resolve `tf-2.14` through it without
+ * parsing the manifest (225 KB built in, megabytes for a mirror's); the
+ * manifest is read only for specs the index does not hold.  `11.8`-style
+ * specs never need the manifest.
  *
  * Text, one record a line:
- *   cudaenv-index 1
- *   manifest <dev>:<inode> <size> <mtime_s>.<mtime_ns> <path>
- *   tf <X.Y> <cuda> <cudnn|->
- * It is valid only for the manifest file it was built from (same device,
- * inode, size and mtime; the path is for people): a different CUDAENV_MANIFEST, an edited manifest, a URL manifest,
- * a missing or corrupt index all read as "not in the index" and resolution
- * goes through the manifest as before, so results never differ.
- * install rebuilds it (ce_index_rebuild), uninstall drops the releases no
- * installed toolchain satisfies any more (ce_index_prune); both under the
- * store lock, written atomically.  What is installed is the store's to say
- * (store.h: ce_store_index_*, the glue above this module, pass a ce_index_keep).  It is a cache: failing to write it
- * is reported (CE_EV_WARN) and is no error.  With no record left it is
- * removed. */
+ *   cudaenv-index 2
+ *   manifest <sha256> <dev>:<inode> <size> <mtime> <ctime> <path>
+ *   tf <X.Y> <cuda> <cudnn|->          (every installable row of the manifest)
+ *   cuda <X.Y.Z> <min_driver|-> <platform,...|->   (every CUDA release, for `latest`:
+ *                                       the platforms it has files for, + when it
+ *                                       installs from components)
+ * It follows the manifest's content: <sha256> is the manifest file's (the
+ * file source.h names: the built-in one, a path, or a remote manifest's
+ * local copy), the stat key after it the fast check.  A reader stats the
+ * manifest: the same key, the index is current (one stat, one small read);
+ * another key (an upgrade, `make install`, `cudaenv update`, an in-place edit:
+ * the ctime moves even when size and mtime are put back) makes the index
+ * stale, and the first command that finds it so refreshes it
+ * (ce_index_refresh, under the store lock: the store's glue, store.h): it
+ * hashes the manifest once; the same content only gets the new stat key,
+ * other content is parsed and the index rewritten.  A missing or corrupt
+ * index is stale too.  Resolution through a stale index never happens: when
+ * it cannot be refreshed (lock busy, store read-only to the user) specs
+ * resolve through the manifest as before, so results never differ.  It is a
+ * cache: failing to write it is reported (CE_EV_WARN) and is no error. */
 #ifndef CE_INDEX_H
 #define CE_INDEX_H
 
@@ -30,14 +37,20 @@
 
 #define CE_INDEX_NAME ".index"
 
-/* TensorFlow X.Y -> cuda, cudnn ("" when none): 1 found, 0 not in a valid index. */
+/* TensorFlow X.Y -> cuda, cudnn ("" when none): 1 found, 0 not in the
+ * (current) index, -1 the index is stale, missing or corrupt: refresh it or
+ * read the manifest. */
 int ce_index_tf(ce_ctx *ctx, const char *tf, char *cuda, size_t cudasz, char *cudnn, size_t cudnnsz);
-/* Whether some installed toolchain is what the store picks for cuda + cudnn
- * ("" for none): the records the index keeps. */
-typedef bool (*ce_index_keep)(void *arg, const char *cuda, const char *cudnn);
-/* Rewrite from m (loaded from the manifest location of ctx): the releases keep takes. */
-void ce_index_rebuild(ce_ctx *ctx, const ce_manifest *m, ce_index_keep keep, void *arg);
-/* Keep only the releases keep still takes. */
-void ce_index_prune(ce_ctx *ctx, ce_index_keep keep, void *arg);
+/* `latest` through the index: the newest CUDA release with files for
+ * platform whose min_driver driver meets (driver NULL: any), as
+ * ce_manifest_cuda_latest picks it.  1 found (*cuda), 0 none, -1 stale. */
+int ce_index_cuda_latest(ce_ctx *ctx, const char *platform, const char *driver, char *cuda, size_t cudasz);
+/* Bring the index up to date with the manifest (the caller holds the store
+ * lock): nothing when current, the new stat key when only that moved, else
+ * parse and rewrite.  CE_OK, or the error (the index is then left stale). */
+int ce_index_refresh(ce_ctx *ctx);
+/* sha256 of len bytes as 64 lowercase hex digits (libcrypto; the light
+ * binary loads it on first use: cli/crypto_lazy.c). */
+void ce_sha256_hex(const void *data, size_t len, char out[65]);
 
 #endif

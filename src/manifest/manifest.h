@@ -101,7 +101,9 @@ int ce_manifest_parse(ce_ctx *ctx, const char *text, size_t len, const char *ori
                       bool local, ce_manifest **out);
 /* Load from a local path (ctx->mirror applied). */
 int ce_manifest_load_file(ce_ctx *ctx, const char *path, ce_manifest **out);
-/* Load from an http(s) URL: full binary only (implemented in install/fetch_text.c). */
+/* Load a remote manifest (the one ctx uses, url): its local copy, refreshed
+ * first when stale (source.h, copy.h).  Full binary only (implemented in
+ * install/manifest_fetch.c). */
 int ce_manifest_load_url(ce_ctx *ctx, const char *url, ce_manifest **out);
 void ce_manifest_free(ce_manifest *m);
 
@@ -111,6 +113,12 @@ const ce_cudnn *ce_manifest_nccl(const ce_manifest *m, const char *version);
 /* The newest NCCL with a build for a CUDA major and platform, NULL if none. */
 const ce_cudnn *ce_manifest_nccl_for(const ce_manifest *m, int cuda_major, const char *platform);
 const ce_tf *ce_manifest_tf(const ce_manifest *m, const char *version);
+/* version "2.14" exactly, "2" the newest installable 2.x, "latest" the
+ * newest installable row; NULL if none. */
+const ce_tf *ce_manifest_tf_pick(const ce_manifest *m, const char *version);
+/* The newest CUDA release with files for platform whose min_driver driver
+ * meets (driver NULL: the newest with files); NULL if none. */
+const ce_cuda *ce_manifest_cuda_latest(const ce_manifest *m, const char *platform, const char *driver);
 const ce_profile *ce_manifest_profile(const ce_manifest *m, const char *name);
 /* Whether profile p takes the component called name. */
 bool ce_profile_selects(const ce_profile *p, const char *name);

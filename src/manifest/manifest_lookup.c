@@ -5,6 +5,8 @@
 
 #include <string.h>
 
+#include "core/version.h"
+
 const ce_cuda *ce_manifest_cuda(const ce_manifest *m, const char *v)
 {
     for (size_t i = 0; m && v && i < m->n_cuda; i++)
@@ -75,5 +77,26 @@ const ce_profile *ce_manifest_profile(const ce_manifest *m, const char *name)
 {
     for (size_t i = 0; m && name && i < m->n_profiles; i++)
         if (strcmp(m->profiles[i].name, name) == 0) return &m->profiles[i];
+    return NULL;
+}
+
+const ce_tf *ce_manifest_tf_pick(const ce_manifest *m, const char *v)
+{
+    const ce_tf *t = ce_manifest_tf(m, v);
+    if (t || !m || !v || (strcmp(v, "latest") && strchr(v, '.'))) return t;
+    bool any = !strcmp(v, "latest");
+    for (size_t i = m->n_tf; i-- > 0;)   /* sorted by version: the last match is the newest */
+        if (!m->tf[i].not_installable && (any || ce_version_matches(v, m->tf[i].version))) return &m->tf[i];
+    return NULL;
+}
+
+const ce_cuda *ce_manifest_cuda_latest(const ce_manifest *m, const char *platform, const char *driver)
+{
+    for (size_t i = m ? m->n_cuda : 0; i-- > 0;) {
+        const ce_cuda *c = &m->cuda[i];
+        if (!ce_artifact_for(c->runfiles, c->n_runfiles, platform) && !c->redist) continue;
+        if (driver && c->min_driver && ce_version_cmp(driver, c->min_driver) < 0) continue;
+        return c;
+    }
     return NULL;
 }

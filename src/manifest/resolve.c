@@ -74,11 +74,14 @@ int ce_spec_parse(ce_ctx *ctx, const char *text, ce_spec *out)
             }
         }
     }
+    if (!strcmp(v, "latest")) {   /* tf-latest, latest, cuda-latest: aliases (resolve.h) */
+        memcpy(out->version, "latest", 7);
+        return CE_OK;
+    }
     if (!ce_version_valid(v) || strlen(v) >= sizeof out->version)
         return bad_spec(ctx, text);
     if (out->kind == CE_SPEC_TF) {
-        /* TensorFlow keys are MAJOR.MINOR: 2.14.1 -> 2.14 */
-        if (!strchr(v, '.')) return bad_spec(ctx, text);
+        /* TensorFlow keys are MAJOR.MINOR: 2.14.1 -> 2.14; tf-2: the newest 2.x */
         ce_version_prefix(v, 2, out->version, sizeof out->version);
     } else {
         memcpy(out->version, v, strlen(v) + 1);   /* length checked above */
@@ -247,7 +250,7 @@ int ce_resolve(ce_ctx *ctx, const ce_manifest *m, const ce_spec *spec,
         return ce_fail(ctx, CE_ERR_USAGE, "'%s' is not a cuDNN version (e.g. 8.9 or 8.9.7.29)", want);
 
     if (spec->kind == CE_SPEC_TF) {
-        out->tf = ce_manifest_tf(m, spec->version);
+        out->tf = ce_manifest_tf_pick(m, spec->version);
         if (!out->tf) return unknown_spec(ctx, m, spec);
         out->cuda = ce_manifest_cuda(m, out->tf->cuda);
         ce_toolchain_name(out->name, sizeof out->name, out->tf->cuda, out->tf->cudnn);
@@ -256,7 +259,11 @@ int ce_resolve(ce_ctx *ctx, const ce_manifest *m, const ce_spec *spec,
                            "manifest: %s", out->tf->version, out->tf->cuda, out->tf->cudnn ? out->tf->cudnn : "none",
                            out->tf->not_installable ? out->tf->not_installable : "its CUDA release is missing");
     } else {
-        /* "11.8" -> the newest 11.8.* ; "11.8.0" -> exactly that */
+        /* "11.8" -> the newest 11.8.* ; "11.8.0" -> exactly that; latest: the newest this driver runs */
+        if (!strcmp(spec->version, "latest")) {
+            char drv[64];
+            out->cuda = ce_manifest_cuda_latest(m, ctx->platform, ce_driver_version(ctx, drv, sizeof drv) ? drv : NULL);
+        }
         for (size_t i = m->n_cuda; i-- > 0 && !out->cuda;)
             if (ce_version_matches(spec->version, m->cuda[i].version)) out->cuda = &m->cuda[i];
         if (!out->cuda) return unknown_spec(ctx, m, spec);
@@ -344,4 +351,25 @@ int ce_resolve_nccl(ce_ctx *ctx, const ce_manifest *m, const ce_resolved *r, con
     }
     if (!*art) *lib = NULL;
     return CE_OK;
+}
+
+int ce_driver_version(ce_ctx *ctx, char *out, size_t n)
+{
+    char path[4200], buf[512];
+    ce_sys_path(ctx, "/proc/driver/nvidia/version", path, sizeof path);
+    out[0] = '\0';
+    FILE *f = fopen(path, "re");
+    if (!f) return 0;
+    size_t len = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[len] = '\0';
+    const char *k = strstr(buf, "Kernel Module");
+    if (!k) return 0;
+    k += strlen("Kernel Module");
+    while (*k == ' ' || *k == '\t') k++;
+    size_t v = strspn(k, "0123456789.");
+    if (!v || v >= n) return 0;
+    memcpy(out, k, v);
+    out[v] = '\0';
+    return ce_version_valid(out) ? 1 : 0;
 }

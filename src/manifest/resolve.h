@@ -1,5 +1,8 @@
 /* Specs (what users type) -> toolchains.
  *   tf-2.14, tensorflow-2.14.1, tf-2.14.0, tensorflow==2.14.0   TensorFlow release
+ *   tf-2 (the newest 2.x), tf-latest (the newest)                TensorFlow aliases
+ *   latest, cuda-latest: the newest CUDA release this machine's driver runs
+ *   (its min_driver; the newest of all when no driver is found), 12 = newest 12.x
  *   11.8, 11.8.0, cuda-11.8                                     CUDA release
  *   any of the above + "+cudnn8.9" / "+cudnn8.7.0.84"           cuDNN choice
  *   system                                                      the machine's own CUDA
@@ -17,7 +20,8 @@ typedef enum ce_spec_kind { CE_SPEC_TF, CE_SPEC_CUDA, CE_SPEC_SYSTEM } ce_spec_k
 
 typedef struct ce_spec {
     ce_spec_kind kind;
-    char version[32];   /* TF: "2.14" (patch dropped); CUDA: as typed, "11.8" or "11.8.0" */
+    char version[32];   /* TF: "2.14" (patch dropped), "2" or "latest"; CUDA: as typed, "11.8",
+                           "11.8.0", "12" or "latest" */
     char cudnn[32];     /* from "+cudnnX", "" if none */
     char text[128];     /* the spec as typed */
 } ce_spec;
@@ -52,6 +56,10 @@ int ce_resolve_nccl(ce_ctx *ctx, const ce_manifest *m, const ce_resolved *r, con
 /* Levenshtein distance of two short strings (99 when either is over 31
  * characters): the did-you-mean of specs and commands. */
 int ce_edit_distance(const char *a, const char *b);
+
+/* The kernel module's version from $SYSROOT/proc/driver/nvidia/version
+ * ("550.54.14"): 1 found, 0 none (no driver loaded). */
+int ce_driver_version(ce_ctx *ctx, char *out, size_t n);
 
 /* Toolchain directory name for a CUDA release and optional cuDNN release. */
 void ce_toolchain_name(char *out, unsigned outsz, const char *cuda, const char *cudnn);

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 
 #include "core/file.h"
+#include "manifest/source.h"
 #include "manifest/manifest.h"
 #include "st_int.h"
 #include "store/adopt.h"

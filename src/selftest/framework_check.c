@@ -24,6 +24,7 @@
 #include <sys/stat.h>
 
 #include "manifest/manifest.h"
+#include "manifest/source.h"
 #include "core/version.h"
 #include "selftest.h"
 

@@ -19,6 +19,7 @@
 #include "manifest/index.h"
 #include "manifest/manifest.h"
 #include "manifest/resolve.h"
+#include "manifest/source.h"
 #include "core/trust.h"
 #include "core/version.h"
 
@@ -139,15 +140,15 @@ int ce_store_list(ce_ctx *ctx, ce_toolchain **out, size_t *n)
  * "install 99.9" for something the manifest does not have. */
 static void install_hint(ce_ctx *ctx, const char *spec_text, char *out, size_t outsz)
 {
-    char loc[4096];
+    ce_msource src;
     ce_manifest *m = NULL;
     ce_spec spec;
     ce_resolved r;
     ce_event_fn ev = ctx->event;
     ctx->event = NULL;   /* a probe: no warnings from resolve */
     bool ok = ce_spec_parse(ctx, spec_text, &spec) == CE_OK && spec.kind != CE_SPEC_SYSTEM &&
-              ce_manifest_location(ctx, loc, sizeof loc) == CE_OK && !strstr(loc, "://") &&
-              ce_manifest_load_file(ctx, loc, &m) == CE_OK && ce_resolve(ctx, m, &spec, NULL, false, &r) == CE_OK;
+              ce_manifest_source(ctx, &src) == CE_OK && ce_manifest_load_source(ctx, &src, &m) == CE_OK &&
+              ce_resolve(ctx, m, &spec, NULL, false, &r) == CE_OK;
     ctx->event = ev;
     ce_manifest_free(m);
     if (ok) snprintf(out, outsz, "run: cudaenv install %s", spec_text);
@@ -200,20 +201,32 @@ int ce_store_find(ce_ctx *ctx, const char *spec_text, ce_toolchain *out)
         free(v);
         return ce_fail(ctx, CE_ERR_NOTFOUND, "'system' is the machine's own CUDA, not an installed toolchain");
     }
-    if (spec.kind == CE_SPEC_TF) {
-        char path[4200];
+    if (spec.kind == CE_SPEC_CUDA && !strcmp(spec.version, "latest")) {
+        /* the release install latest picks: the newest the driver runs */
+        ce_msource src;
         ce_manifest *m = NULL;
-        if ((rc = ce_manifest_location(ctx, path, sizeof path)) ||
-            (rc = ce_manifest_load_file(ctx, path, &m))) {
+        char drv[64];
+        if ((rc = ce_manifest_source(ctx, &src)) || (rc = ce_manifest_load_source(ctx, &src, &m))) {
             free(v);
             return rc;
         }
-        const ce_tf *tf = ce_manifest_tf(m, spec.version);
+        const ce_cuda *c = ce_manifest_cuda_latest(m, ctx->platform, ce_driver_version(ctx, drv, sizeof drv) ? drv : NULL);
+        snprintf(want_cuda, sizeof want_cuda, "%s", c ? c->version : "none");
+        ce_manifest_free(m);
+    }
+    if (spec.kind == CE_SPEC_TF) {
+        ce_msource src;
+        ce_manifest *m = NULL;
+        if ((rc = ce_manifest_source(ctx, &src)) || (rc = ce_manifest_load_source(ctx, &src, &m))) {
+            free(v);
+            return rc;
+        }
+        const ce_tf *tf = ce_manifest_tf_pick(m, spec.version);
         if (!tf) {
             ce_manifest_free(m);
             free(v);
             return ce_fail(ctx, CE_ERR_NOTFOUND, "TensorFlow %s is not in the manifest %s; see: cudaenv list-remote tf",
-                           spec.version, path);
+                           spec.version, src.origin);
         }
         snprintf(want_cuda, sizeof want_cuda, "%s", tf->cuda);
         if (!want_cudnn[0] && tf->cudnn) snprintf(want_cudnn, sizeof want_cudnn, "%s", tf->cudnn);
@@ -232,7 +245,24 @@ int ce_store_find(ce_ctx *ctx, const char *spec_text, ce_toolchain *out)
     return rc;
 }
 
-/* ---- the resolution index for what is installed ---- */
+/* ---- the resolution index (manifest/index.h) ---- */
+
+/* Refresh a stale index, when something is installed and the store lock is
+ * free this instant (a prompt never waits for an install); quiet: failing
+ * leaves the specs to the manifest. */
+static void index_refresh_now(ce_ctx *ctx)
+{
+    ce_quiet q;
+    ce_quiet_begin(&q, true);
+    ce_toolchain *v = NULL;
+    size_t n = 0;
+    int fd = -1;
+    if (ce_store_list(ctx, &v, &n) == CE_OK && n > 0 && ce_store_trylock(ctx, &fd) == CE_OK)
+        ce_index_refresh(ctx);
+    ce_store_unlock(fd);
+    free(v);
+    ce_quiet_end(&q);
+}
 
 int ce_store_index_find(ce_ctx *ctx, const char *spec_text, ce_toolchain *out)
 {
@@ -241,46 +271,69 @@ int ce_store_index_find(ce_ctx *ctx, const char *spec_text, ce_toolchain *out)
     ce_quiet q;
     ce_quiet_begin(&q, false);
     ce_spec spec;
-    if (ce_spec_parse(ctx, spec_text, &spec) == CE_OK && spec.kind == CE_SPEC_TF &&
-        ce_index_tf(ctx, spec.version, cuda, sizeof cuda, cudnn, sizeof cudnn) == 1) {
-        const char *d = spec.cudnn[0] ? spec.cudnn : cudnn;   /* +cudnnX wins, as in ce_store_find */
-        snprintf(name, sizeof name, "%s%s%s", cuda, d[0] ? "+cudnn" : "", d);
-        found = ce_store_find(ctx, name, out) == CE_OK;
+    char drv[64];
+    const char *driver = NULL;
+    bool latest = false;
+    if (ce_spec_parse(ctx, spec_text, &spec) == CE_OK && spec.kind == CE_SPEC_CUDA &&
+        !strcmp(spec.version, "latest")) {
+        /* latest: the release install latest picks, through the index's cuda records */
+        latest = true;
+        driver = ce_driver_version(ctx, drv, sizeof drv) ? drv : NULL;
+        cudnn[0] = '\0';
+    }
+    if (latest || spec.kind == CE_SPEC_TF) {
+        int r = latest ? ce_index_cuda_latest(ctx, ctx->platform, driver, cuda, sizeof cuda)
+                       : ce_index_tf(ctx, spec.version, cuda, sizeof cuda, cudnn, sizeof cudnn);
+        if (r < 0) {
+            index_refresh_now(ctx);
+            r = latest ? ce_index_cuda_latest(ctx, ctx->platform, driver, cuda, sizeof cuda)
+                       : ce_index_tf(ctx, spec.version, cuda, sizeof cuda, cudnn, sizeof cudnn);
+        }
+        if (r == 1) {
+            const char *d = spec.cudnn[0] ? spec.cudnn : cudnn;   /* +cudnnX wins, as in ce_store_find */
+            snprintf(name, sizeof name, "%s%s%s", cuda, d[0] ? "+cudnn" : "", d);
+            found = ce_store_find(ctx, name, out) == CE_OK;
+        }
     }
     ce_quiet_end(&q);
     return found;
 }
 
-typedef struct installed { ce_toolchain *v; size_t n; } installed;
-
-/* Some installed toolchain is what ce_store_find picks for cuda + cudnn. */
-static bool satisfied(void *arg, const char *cuda, const char *cudnn)
+void ce_store_index_refresh(ce_ctx *ctx)
 {
-    const installed *in = arg;
-    for (size_t i = 0; i < in->n; i++)
-        if (ce_version_matches(cuda, in->v[i].cuda) &&
-            (!cudnn[0] || (in->v[i].cudnn[0] && ce_version_matches(cudnn, in->v[i].cudnn))))
-            return true;
-    return false;
-}
-
-void ce_store_index_rebuild(ce_ctx *ctx, const ce_manifest *m)
-{
-    installed in = { NULL, 0 };
-    if (!m || ce_store_list(ctx, &in.v, &in.n)) return;
-    ce_index_rebuild(ctx, m, satisfied, &in);
-    free(in.v);
+    ce_quiet q;
+    ce_quiet_begin(&q, false);
+    ce_index_refresh(ctx);   /* a failure is a warning of its own (index.h) or a stale index */
+    ce_quiet_end(&q);
 }
 
 void ce_store_index_prune(ce_ctx *ctx)
 {
-    installed in = { NULL, 0 };
-    if (ce_store_list(ctx, &in.v, &in.n)) return;
-    ce_index_prune(ctx, satisfied, &in);
-    free(in.v);
+    ce_toolchain *v = NULL;
+    size_t n = 0;
+    char path[4200];
+    if (ce_store_list(ctx, &v, &n) == CE_OK && n == 0 &&
+        ce_store_path(ctx, "versions/" CE_INDEX_NAME, path, sizeof path) == CE_OK && unlink(path) != 0 &&
+        errno != ENOENT)
+        ce_emit(ctx, CE_EV_WARN, NULL, "cannot remove %s: %s", path, strerror(errno));
+    free(v);
 }
 
 /* ---- writing the store ---- */
+
+int ce_store_trylock(ce_ctx *ctx, int *fd)
+{
+    *fd = -1;
+    int f = ce_store_open(ctx, ".lock", O_RDWR | O_CREAT, 0644);
+    if (f < 0) return f;
+    struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 0 };
+    if (fcntl(f, F_OFD_SETLK, &fl) < 0) {
+        close(f);
+        return ce_fail(ctx, CE_ERR_OTHER, "the store %s is locked by another cudaenv", ctx->root);
+    }
+    *fd = f;
+    return CE_OK;
+}
 
 int ce_store_lock(ce_ctx *ctx, int *fd)
 {

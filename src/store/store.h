@@ -41,17 +41,18 @@ int ce_store_list(ce_ctx *ctx, ce_toolchain **out, size_t *n);
  * "tf-2.14" through the manifest.  CE_ERR_NOTFOUND names what is installed. */
 int ce_store_find(ce_ctx *ctx, const char *spec, ce_toolchain *out);
 
-/* The resolution index (manifest/index.h) for what is installed:
- * ce_store_index_find resolves a TensorFlow spec ("tf-2.14", "tf-2.14+cudnn8.6")
- * through it: its CUDA + cuDNN as "<cuda>+cudnn<cudnn>" to ce_store_find
- * (the same match the manifest path makes).  1: *out is the toolchain; 0:
- * not resolved here (no TF spec, not in the index, nothing installed
- * matches), the status untouched: call ce_store_find, which reads the manifest.
- * rebuild (after install) and prune (after uninstall) keep the releases an
- * installed toolchain satisfies; both under the store lock. */
-struct ce_manifest;
+/* The resolution index (manifest/index.h): ce_store_index_find resolves a
+ * TensorFlow spec ("tf-2.14", "tf-2.14+cudnn8.6", "tf-latest"), or latest
+ * (the index's cuda records and the driver), through it: its CUDA +
+ * cuDNN as "<cuda>+cudnn<cudnn>" to ce_store_find (the same match the
+ * manifest path makes).  A stale index is refreshed first when something is
+ * installed and the store lock is free (ce_store_trylock: never waits).
+ * 1: *out is the toolchain; 0: not resolved here (no TF spec, not in the
+ * index, nothing installed matches), the status untouched: call
+ * ce_store_find, which reads the manifest.  refresh: after install, lock
+ * held; prune: after uninstall, removes the index when nothing is left. */
 int ce_store_index_find(ce_ctx *ctx, const char *spec, ce_toolchain *out);
-void ce_store_index_rebuild(ce_ctx *ctx, const struct ce_manifest *m);
+void ce_store_index_refresh(ce_ctx *ctx);
 void ce_store_index_prune(ce_ctx *ctx);
 
 /* ---- writing the store (install, uninstall) ----
@@ -63,6 +64,8 @@ void ce_store_index_prune(ce_ctx *ctx);
  * what ce_store_unlock releases. */
 int ce_store_lock(ce_ctx *ctx, int *fd);
 void ce_store_unlock(int fd);
+/* The same lock without waiting: CE_ERR_OTHER when another process holds it. */
+int ce_store_trylock(ce_ctx *ctx, int *fd);
 /* Remove versions/.staging-* and pkgs/.staging-* left by crashed runs
  * (call with the lock held).  Returns how many were removed, or < 0. */
 int ce_store_clean_staging(ce_ctx *ctx);

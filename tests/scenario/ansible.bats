@@ -50,7 +50,7 @@ teardown() {
         cd "$1"
         ansible-playbook -i localhost, -c local play.yml > run1.log 2>&1; echo "run1=$?"
         ansible-playbook -i localhost, -c local play.yml > run2.log 2>&1; echo "run2=$?"
-        echo "bin=$(/usr/local/bin/cudaenv --version)"
+        echo "bin=$(/usr/local/bin/cudaenv --version | head -1)"
         echo "link=$(readlink /usr/local/cuda)"
         echo "conf=$(grep -v "^#" /etc/ld.so.conf.d/cudaenv.conf)"
         echo "cache=$(ldconfig -p | awk "\$1 == \"libcudart.so.11.0\" { print \$NF; exit }")"

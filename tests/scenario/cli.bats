@@ -6,10 +6,14 @@ bats_require_minimum_version 1.5.0
 setup() { common_setup; }
 teardown() { common_teardown; }
 
-@test "--version prints the version on stdout" {
+@test "--version prints the version on stdout, then the manifest's source and date" {
     run "$CUDAENV" --version
     [ "$status" -eq 0 ]
-    [[ "$output" =~ ^cudaenv\ [0-9]+\.[0-9]+\.[0-9]+$ ]]
+    [[ "${lines[0]}" =~ ^cudaenv\ [0-9]+\.[0-9]+\.[0-9]+$ ]]
+    d=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["updated"])' "$REPO/share/manifests/cudaenv.json")
+    [[ "${lines[1]}" == "manifest "*"/share/cudaenv/manifests/cudaenv.json (built-in), dated $d" ]]
+    CUDAENV_MANIFEST=https://127.0.0.1:9/m.json run "$CUDAENV" --version
+    [ "${lines[1]}" = "manifest https://127.0.0.1:9/m.json (no local copy yet: cudaenv update)" ]
 }
 
 @test "no command is a usage error (exit 2)" {

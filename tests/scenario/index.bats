@@ -22,18 +22,18 @@ opens_manifest() {
     grep -qF "\"$CUDAENV_MANIFEST\"" "$T/st"
 }
 
-@test "install writes the index; uninstall drops what no installed toolchain satisfies" {
+@test "install writes the index, keyed by the manifest's sha256: every installable TF row; uninstalling the last toolchain removes it" {
     run "$CUDAENV" -q install tf-2.14
     [ "$status" -eq 0 ]
-    [ "$(head -1 "$IDX")" = "cudaenv-index 1" ]
-    grep -qx "manifest [0-9]*:$(stat -c '%i %s' "$T/manifest.json") [0-9.]* $T/manifest.json" "$IDX"
-    [ "$(grep '^tf ' "$IDX")" = "tf 2.14 11.8.0 8.7.0.84" ]
+    [ "$(head -1 "$IDX")" = "cudaenv-index 2" ]
+    sha=$(sha256sum "$T/manifest.json" | cut -d' ' -f1)
+    grep -qx "manifest $sha [0-9]*:$(stat -c '%i %s' "$T/manifest.json") [0-9.]* [0-9.]* $T/manifest.json" "$IDX"
+    [ "$(grep '^tf ' "$IDX" | sort | tr '\n' ';')" = "tf 2.12 11.8.0 8.6.0.163;tf 2.14 11.8.0 8.7.0.84;tf 2.15 12.2.2 8.9.7.29;" ]
     "$CUDAENV" -q install tf-2.12
-    [ "$(grep '^tf ' "$IDX" | sort | tr '\n' ';')" = "tf 2.12 11.8.0 8.6.0.163;tf 2.14 11.8.0 8.7.0.84;" ]
     "$CUDAENV" -q uninstall 11.8.0+cudnn8.7.0.84
-    [ "$(grep '^tf ' "$IDX")" = "tf 2.12 11.8.0 8.6.0.163" ]
+    [ -e "$IDX" ]   # the index says what the manifest says, not what is installed
     "$CUDAENV" -q uninstall tf-2.12
-    [ ! -e "$IDX" ]   # nothing left to index: no file, versions/ is empty
+    [ ! -e "$IDX" ]   # nothing left: no file, versions/ is empty
     [ -z "$(ls -A "$CUDAENV_ROOT/versions")" ]
 }
 
@@ -49,7 +49,8 @@ opens_manifest() {
     ! opens_manifest prefix tf-2.14+cudnn8.7
     ! opens_manifest global tf-2.14 --system --dry-run
     run "$CUDAENV" global tf-2.14 --system --dry-run
-    [ "$status" -eq 0 ] && [[ "$output" == *"11.8.0+cudnn8.7.0.84"* ]]
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"11.8.0+cudnn8.7.0.84"* ]]
     echo tf-2.14 > "$T/.cuda-version"
     (cd "$T" && ! opens_manifest current)
     (cd "$T" && ! opens_manifest env --shell bash)
@@ -68,38 +69,118 @@ opens_manifest() {
     "$CUDAENV" -q install tf-2.14
     opens_manifest prefix tf-2.15
     run --separate-stderr "$CUDAENV" prefix tf-2.15
-    [ "$status" -eq 3 ] && [[ "$stderr" == *"tf-2.15 is not installed"* ]]
+    [ "$status" -eq 3 ]
+    [[ "$stderr" == *"tf-2.15 is not installed"* ]]
     run --separate-stderr "$CUDAENV" prefix tf-2.99
-    [ "$status" -eq 3 ] && [[ "$stderr" == *"TensorFlow 2.99 is not in the manifest"* ]]
+    [ "$status" -eq 3 ]
+    [[ "$stderr" == *"TensorFlow 2.99 is not in the manifest"* ]]
     run --separate-stderr "$CUDAENV" prefix tf-2.14+cudnn8.6
-    [ "$status" -eq 3 ] && [[ "$stderr" == *"not installed"* ]]
+    [ "$status" -eq 3 ]
+    [[ "$stderr" == *"not installed"* ]]
 }
 
-@test "a missing, corrupt or foreign index, or an edited manifest, falls back to the manifest" {
+@test "a missing, corrupt or foreign index is rebuilt by the first command that finds it so; the next ones skip the manifest" {
     command -v strace >/dev/null || skip "no strace"
     "$CUDAENV" -q install tf-2.14
     P=$CUDAENV_ROOT/versions/11.8.0+cudnn8.7.0.84
     cp "$IDX" "$T/good"
     rm "$IDX"
-    opens_manifest prefix tf-2.14
+    opens_manifest prefix tf-2.14          # rebuilt here ...
+    cmp "$IDX" "$T/good"
+    ! opens_manifest prefix tf-2.14        # ... so not read again
     [ "$("$CUDAENV" prefix tf-2.14)" = "$P" ]
     printf 'garbage\n\x01\x02\n' > "$IDX"
-    opens_manifest prefix tf-2.14
     [ "$("$CUDAENV" prefix tf-2.14)" = "$P" ]
+    cmp "$IDX" "$T/good"
     # a good header but a bad record: none of it is trusted
     { head -2 "$T/good"; echo "tf 2.14 12.2.2"; } > "$IDX"
-    opens_manifest prefix tf-2.14
     [ "$("$CUDAENV" prefix tf-2.14)" = "$P" ]
-    # an index built for another manifest (or the manifest edited since) is not used,
-    # even when it would give another answer
+    cmp "$IDX" "$T/good"
+    # an index of other content (another sha256) under the manifest's stat key
+    # is used (the key is the fast check; cudaenv never writes one) ...
     "$CUDAENV" -q install 12.2.2 --no-cudnn
-    sed 's/^tf 2.14 .*/tf 2.14 12.2.2 -/' "$T/good" > "$IDX"
-    ! opens_manifest prefix tf-2.14
-    [ "$("$CUDAENV" prefix tf-2.14)" = "$CUDAENV_ROOT/versions/12.2.2" ]   # the index is used while its manifest is unchanged ...
+    sed 's/^tf 2.14 .*/tf 2.14 12.2.2 -/; s/^manifest [0-9a-f]* /manifest '"$(printf '0%.0s' {1..64})"' /' "$T/good" > "$IDX"
+    [ "$("$CUDAENV" prefix tf-2.14)" = "$CUDAENV_ROOT/versions/12.2.2" ]
+    # ... until the stat key moves: then the content decides, and it differs
     touch -d '1 minute ago' "$T/manifest.json"
-    opens_manifest prefix tf-2.14
-    [ "$("$CUDAENV" prefix tf-2.14)" = "$P" ]                              # ... and ignored once it changed
+    [ "$("$CUDAENV" prefix tf-2.14)" = "$P" ]
+    grep -qx 'tf 2.14 11.8.0 8.7.0.84' "$IDX"
+    # another manifest file: its own index
     cp "$T/manifest.json" "$T/other.json"
-    cp "$T/good" "$IDX"
     CUDAENV_MANIFEST=$T/other.json opens_manifest prefix tf-2.14
+    grep -q "^manifest $(sha256sum "$T/manifest.json" | cut -d' ' -f1) .* $T/other.json\$" "$IDX"
+    CUDAENV_MANIFEST=$T/other.json run ! opens_manifest prefix tf-2.14
+}
+
+@test "an in-place edit that keeps size, mtime and inode is noticed: use agrees with info" {
+    "$CUDAENV" -q install tf-2.14
+    "$CUDAENV" -q install tf-2.12
+    [ "$("$CUDAENV" prefix tf-2.14)" = "$CUDAENV_ROOT/versions/11.8.0+cudnn8.7.0.84" ]
+    ino=$(stat -c '%i %s' "$T/manifest.json"); mt=$(stat -c %y "$T/manifest.json")
+    # swap the rows of 2.12 and 2.14 (same bytes count), written in place, mtime put back
+    python3 - "$T/manifest.json" <<'PY'
+import sys
+p = sys.argv[1]
+b = open(p, "rb").read().replace(b'"2.14"', b'"2.XX"').replace(b'"2.12"', b'"2.14"').replace(b'"2.XX"', b'"2.12"')
+with open(p, "r+b") as f:
+    f.write(b)
+PY
+    touch -m -d "$mt" "$T/manifest.json"
+    [ "$(stat -c '%i %s' "$T/manifest.json")" = "$ino" ]
+    [ "$(stat -c %y "$T/manifest.json")" = "$mt" ]
+    run "$CUDAENV" info tf-2.14 --json
+    [[ "$output" == *'"8.6.0.163"'* ]]
+    [ "$("$CUDAENV" prefix tf-2.14)" = "$CUDAENV_ROOT/versions/11.8.0+cudnn8.6.0.163" ]
+    grep -qx 'tf 2.14 11.8.0 8.6.0.163' "$IDX"
+    [ "$("$CUDAENV" env tf-2.12 --shell json | grep -o 'cudnn8[0-9.]*' | head -1)" = "cudnn8.7.0.84" ]
+}
+
+@test "a stale index while an install holds the store lock: the prompt does not wait, resolves through the manifest" {
+    "$CUDAENV" -q install tf-2.14
+    rm "$IDX"
+    python3 -c 'import fcntl,sys,time; f=open(sys.argv[1],"r+"); fcntl.lockf(f, fcntl.LOCK_EX); open(sys.argv[2],"w").close(); time.sleep(30)' \
+        "$CUDAENV_ROOT/.lock" "$T/locked" &
+    pid=$!
+    while [ ! -e "$T/locked" ]; do sleep 0.05; done
+    run timeout 10 "$CUDAENV" prefix tf-2.14
+    kill "$pid"; wait "$pid" || true
+    [ "$status" -eq 0 ]
+    [ "$output" = "$CUDAENV_ROOT/versions/11.8.0+cudnn8.7.0.84" ]
+    [ ! -e "$IDX" ]   # not rebuilt without the lock
+    "$CUDAENV" prefix tf-2.14 >/dev/null
+    [ -e "$IDX" ]
+}
+
+@test "aliases: tf-latest and tf-MAJOR (newest installable row), latest (newest CUDA the driver runs), through the index for use" {
+    run --separate-stderr "$CUDAENV" info tf-latest
+    [[ "${lines[0]}" == "tf-latest -> 12.2.2+cudnn8.9.7.29" ]]
+    run --separate-stderr "$CUDAENV" info tf-2
+    [[ "${lines[0]}" == "tf-2 -> 12.2.2+cudnn8.9.7.29" ]]
+    run --separate-stderr "$CUDAENV" info tf-3
+    [ "$status" -eq 3 ]
+    # latest: the driver decides (no driver: the newest release)
+    mkdir -p "$CUDAENV_SYSROOT/proc/driver/nvidia"
+    echo 'NVRM version: NVIDIA UNIX x86_64 Kernel Module  530.30.02  Wed Feb 22 04:11:39 UTC 2023' \
+        > "$CUDAENV_SYSROOT/proc/driver/nvidia/version"
+    run --separate-stderr "$CUDAENV" info latest
+    [[ "${lines[0]}" == "latest -> 11.8.0+cudnn8."* ]] || { echo "$output"; false; }
+    sed -i 's/530.30.02/550.54.14/' "$CUDAENV_SYSROOT/proc/driver/nvidia/version"
+    run --separate-stderr "$CUDAENV" info latest
+    [[ "${lines[0]}" == "latest -> 12.2.2+cudnn8.9.7.29" ]]
+    "$CUDAENV" -q install tf-2.14
+    "$CUDAENV" -q install tf-latest
+    P=$CUDAENV_ROOT/versions/12.2.2+cudnn8.9.7.29
+    [ "$("$CUDAENV" prefix tf-latest)" = "$P" ]
+    [ "$("$CUDAENV" prefix tf-2)" = "$P" ]
+    [ "$("$CUDAENV" prefix latest)" = "$P" ]
+    if command -v strace >/dev/null; then
+        ! opens_manifest prefix tf-latest
+        ! opens_manifest env tf-2 --shell bash
+        ! opens_manifest prefix latest
+    fi
+    grep -qx 'cuda 12.2.2 535.104.05 linux-x86_64' "$IDX"
+    # the driver moves: latest follows it without the manifest
+    sed -i 's/550.54.14/530.30.02/' "$CUDAENV_SYSROOT/proc/driver/nvidia/version"
+    "$CUDAENV" -q install latest
+    [[ "$("$CUDAENV" prefix latest)" == "$CUDAENV_ROOT/versions/11.8.0+cudnn8."* ]]
 }

@@ -242,9 +242,12 @@ PY
 }
 
 @test "a manifest URL (light binary re-execs the full one): relative URLs resolve against it; http only with --insecure" {
+    # unsigned, and asked again on every run (remote.bats tests signatures and the interval)
+    export CUDAENV_MANIFEST_UNSIGNED=1 CUDAENV_UPDATE_INTERVAL=0
     m=$(small_manifest)
+    sed -i 's/"updated": "2026-01-01"/"updated": "2099-01-01"/' "$m"   # not before the built-in one
     server_start "$T/mirror" --tls
-    run "$CUDAENV" info tf-2.14 --json --manifest "$SERVER_TLS_URL/cudaenv.json"
+    run --separate-stderr "$CUDAENV" info tf-2.14 --json --manifest "$SERVER_TLS_URL/cudaenv.json"
     [ "$status" -eq 0 ] || { echo "$output"; false; }
     py 'd["cuda"]["runfile"]["url"] == "'"$SERVER_TLS_URL"'/cuda/cuda_11.8.0_linux.run" and d["manifest"] == "'"$SERVER_TLS_URL"'/cudaenv.json"' <<<"$output"
     # a manifest from a URL may not name http:// files
@@ -252,7 +255,7 @@ PY
     CUDAENV_MANIFEST=$SERVER_TLS_URL/cudaenv.json run "$CUDAENV" info tf-2.14
     [ "$status" -eq 5 ]
     [[ "$output" == *'cuda."11.8.0".runfile."linux-x86_64".url: http://127.0.0.1:9/x.run is refused'* ]]
-    CUDAENV_MANIFEST=$SERVER_TLS_URL/cudaenv.json run "$CUDAENV" info tf-2.14 --insecure --json
+    CUDAENV_MANIFEST=$SERVER_TLS_URL/cudaenv.json run --separate-stderr "$CUDAENV" info tf-2.14 --insecure --json
     [ "$status" -eq 0 ]
     py 'd["cuda"]["runfile"]["url"] == "http://127.0.0.1:9/x.run"' <<<"$output"
 }

@@ -33,6 +33,9 @@ Misbehaviour is chosen per request by a path prefix: /_/<modes>/<file>, with
   tohttp       302 to the same file on the plain http listener
   loop         302 to this very URL
   disposition  Content-Disposition: attachment; filename="../../evil"
+  noetag       no ETag / Last-Modified, and If-None-Match ignored
+Every file is served with an ETag (inode, mtime, size) and Last-Modified; a
+request whose If-None-Match is that ETag gets 304 (logged status=304).
 "Per URL" counts use the whole request path, so tests stay independent by
 using distinct paths; GET /_ctl/reset clears the counts.  A request with an
 absolute URI (a client using us as http_proxy) is served by its path.
@@ -162,6 +165,14 @@ class Handler(BaseHTTPRequestHandler):
         if not (full == root or full.startswith(root + os.sep)) or not os.path.isfile(full):
             return self.html_error(404, "Not Found")
         size = os.path.getsize(full)
+        st = os.stat(full)
+        etag = '"%x-%x-%x"' % (st.st_ino, st.st_mtime_ns, size)
+        if "noetag" not in modes and self.headers.get("If-None-Match") == etag:
+            self.record(304)
+            self.send_response(304)
+            self.send_header("ETag", etag)
+            self.end_headers()
+            return
 
         start, end, status = 0, size - 1, 200
         rng = self.headers.get("Range")
@@ -210,6 +221,9 @@ class Handler(BaseHTTPRequestHandler):
         if status == 206:
             self.send_header("Content-Range", f"bytes {start}-{end}/{size}")
         self.send_header("Accept-Ranges", "none" if "norange" in modes else "bytes")
+        if "noetag" not in modes:
+            self.send_header("ETag", etag)
+            self.send_header("Last-Modified", self.date_time_string(st.st_mtime))
         if "disposition" in modes:
             self.send_header("Content-Disposition", 'attachment; filename="../../evil"')
         self.end_headers()

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "manifest/diff.h"
 #include "manifest/manifest.h"
 #include "manifest_fixture.h"
 
@@ -363,6 +364,45 @@ static void test_size_limit(void **state)
     assert_non_null(strstr(ce_errmsg(), "/nonexistent/cudaenv.json"));
 }
 
+/* update's report (manifest/diff.h): added, removed and corrected rows */
+static void test_diff(void **state)
+{
+    (void)state;
+    ce_manifest *a = parse_ok(FIXTURE, "https://m.example/a.json", false);
+    char *t1 = fx_subst(FIXTURE, "\"2.14\": {\"cuda\": \"11.8.0\", \"cudnn\": \"8.7.0.84\"",
+                        "\"2.16\": {\"cuda\": \"12.5.1\", \"cudnn\": \"9.3.0.75\"}, \"2.14\": {\"cuda\": \"11.8.0\", \"cudnn\": \"8.9.7.29\"");
+    char *t2 = fx_subst(t1, "\"min_driver\": \"520.61.05\"", "\"min_driver\": \"520.61.06\"");
+    char *t3 = fx_subst(t2, "  \"10.0.130\": {\"runfile\": {\"linux-x86_64\": " ART(NV "cuda_10.0.130.run", SHA_C) "}}\n",
+                        "  \"13.0.1\": {\"runfile\": {\"linux-x86_64\": " ART(NV "cuda_13.0.1.run", SHA_C) "}}\n");
+    assert_non_null(t3);
+    ce_manifest *b = parse_ok(t3, "https://m.example/a.json", false);
+    ce_mchange *v = NULL;
+    size_t n = 0;
+    assert_int_equal(ce_manifest_diff(a, b, &v, &n), CE_OK);
+    char all[4096] = "";
+    for (size_t i = 0; i < n; i++) {
+        static const char *const k[] = { "+", "-", "~" };
+        size_t l = strlen(all);
+        snprintf(all + l, sizeof all - l, "%s%s %s: %s|", k[v[i].kind], v[i].what, v[i].key, v[i].detail);
+    }
+    assert_string_equal(all, "~tf 2.14: cudnn 8.7.0.84 -> 8.9.7.29|+tf 2.16: CUDA 12.5.1 + cuDNN 9.3.0.75|"
+                             "~cuda 11.8.0: min_driver 520.61.05 -> 520.61.06|+cuda 13.0.1: min driver unknown|"
+                             "-cuda 10.0.130: |");
+    free(v);
+    /* nothing changed: no entry; no old manifest: everything is new */
+    assert_int_equal(ce_manifest_diff(a, a, &v, &n), CE_OK);
+    assert_int_equal(n, 0);
+    free(v);
+    assert_int_equal(ce_manifest_diff(NULL, a, &v, &n), CE_OK);
+    assert_int_equal(n, a->n_tf + a->n_cuda + a->n_cudnn);
+    free(v);
+    ce_manifest_free(a);
+    ce_manifest_free(b);
+    free(t1);
+    free(t2);
+    free(t3);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -374,6 +414,7 @@ int main(void)
         cmocka_unit_test_setup(test_trailing, setup),
         cmocka_unit_test_setup(test_size_limit, setup),
         cmocka_unit_test_setup(test_redist_profiles, setup),
+        cmocka_unit_test_setup(test_diff, setup),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

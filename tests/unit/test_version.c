@@ -47,6 +47,13 @@ static void test_spec(void **state)
         { "cuda-11.8", CE_SPEC_CUDA, "11.8", "" },
         { "11.8+cudnn8.7.0.84", CE_SPEC_CUDA, "11.8", "8.7.0.84" },
         { "system", CE_SPEC_SYSTEM, "", "" },
+        /* aliases (issue 23): the newest TF 2.x, the newest TF, the newest CUDA the driver runs */
+        { "tf-2", CE_SPEC_TF, "2", "" },
+        { "tf-latest", CE_SPEC_TF, "latest", "" },
+        { "tensorflow-latest", CE_SPEC_TF, "latest", "" },
+        { "latest", CE_SPEC_CUDA, "latest", "" },
+        { "cuda-latest", CE_SPEC_CUDA, "latest", "" },
+        { "tf-latest+cudnn8.9", CE_SPEC_TF, "latest", "8.9" },
     };
     for (size_t i = 0; i < sizeof ok / sizeof *ok; i++) {
         assert_int_equal(ce_spec_parse(&ctx, ok[i].in, &s), CE_OK);
@@ -54,7 +61,7 @@ static void test_spec(void **state)
         assert_string_equal(s.version, ok[i].ver);
         assert_string_equal(s.cudnn, ok[i].cudnn);
     }
-    const char *bad[] = { "", "tf-", "tf-2", "banana", "11.8+cudnn", "11..8", "cuda-", "11.8+cudnnX" };
+    const char *bad[] = { "", "tf-", "tf-lates", "latest2", "banana", "11.8+cudnn", "11..8", "cuda-", "11.8+cudnnX" };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
         assert_int_equal(ce_spec_parse(&ctx, bad[i], &s), CE_ERR_NOTFOUND);
 }

@@ -1,0 +1,108 @@
+/* The local copy of a remote manifest (copy.h). */
+#include "copy.h"
+
+#include <cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "core/config.h"
+#include "core/file.h"
+
+static void meta_path(const ce_msource *src, char *out, size_t n)
+{
+    snprintf(out, n, "%s.meta", src->path);
+}
+
+static void get_str(const cJSON *o, const char *k, char *out, size_t n)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+    snprintf(out, n, "%s", cJSON_IsString(v) && v->valuestring ? v->valuestring : "");
+}
+
+int ce_mcopy_meta_read(ce_ctx *ctx, const ce_msource *src, ce_mcopy_meta *out)
+{
+    memset(out, 0, sizeof *out);
+    char path[4300], *data = NULL;
+    size_t len = 0;
+    meta_path(src, path, sizeof path);
+    struct stat st;
+    ce_quiet q;
+    ce_quiet_begin(&q, false);
+    int rc = stat(path, &st) == 0 ? ce_file_read(ctx, path, 64 * 1024, &data, &len) : CE_ERR_NOTFOUND;
+    ce_quiet_end(&q);
+    if (rc) return CE_ERR_NOTFOUND;
+    cJSON *j = cJSON_ParseWithLength(data, len);
+    free(data);
+    if (!cJSON_IsObject(j)) { cJSON_Delete(j); return CE_ERR_NOTFOUND; }
+    get_str(j, "url", out->url, sizeof out->url);
+    get_str(j, "etag", out->etag, sizeof out->etag);
+    get_str(j, "last_modified", out->last_modified, sizeof out->last_modified);
+    get_str(j, "sha256", out->sha256, sizeof out->sha256);
+    get_str(j, "updated", out->updated, sizeof out->updated);
+    get_str(j, "signed_by", out->signed_by, sizeof out->signed_by);
+    const cJSON *f = cJSON_GetObjectItemCaseSensitive(j, "fetched");
+    out->fetched = cJSON_IsNumber(f) ? (long long)f->valuedouble : 0;
+    out->checked = st.st_mtim.tv_sec;
+    cJSON_Delete(j);
+    /* a record of another URL (a hash collision, a hand-made file) is none */
+    return strcmp(out->url, src->origin) == 0 ? CE_OK : CE_ERR_NOTFOUND;
+}
+
+long ce_mcopy_interval(ce_ctx *ctx)
+{
+    const char *env = ce_settings_now()->update_interval;
+    char conf[32];
+    if ((!env || !*env) && ce_config_get(ctx, "update_interval", conf, sizeof conf, NULL))
+        return ce_setting_long(conf, CE_UPDATE_INTERVAL_DEFAULT, 0);
+    return ce_setting_long(env, CE_UPDATE_INTERVAL_DEFAULT, 0);
+}
+
+bool ce_mcopy_fresh(ce_ctx *ctx, const ce_msource *src)
+{
+    ce_mcopy_meta m;
+    struct stat st;
+    if (!src->remote || stat(src->path, &st) != 0 || ce_mcopy_meta_read(ctx, src, &m) != CE_OK) return false;
+    time_t now = time(NULL);
+    return now >= m.checked && now - m.checked < ce_mcopy_interval(ctx);
+}
+
+static int write_meta(ce_ctx *ctx, const ce_msource *src, const ce_mcopy_meta *meta)
+{
+    cJSON *j = cJSON_CreateObject();
+    if (!j) return ce_fail(ctx, CE_ERR_NOMEM, "out of memory");
+    cJSON_AddStringToObject(j, "url", src->origin);
+    cJSON_AddStringToObject(j, "etag", meta->etag);
+    cJSON_AddStringToObject(j, "last_modified", meta->last_modified);
+    cJSON_AddStringToObject(j, "sha256", meta->sha256);
+    cJSON_AddStringToObject(j, "updated", meta->updated);
+    cJSON_AddNumberToObject(j, "fetched", (double)meta->fetched);
+    if (meta->signed_by[0]) cJSON_AddStringToObject(j, "signed_by", meta->signed_by);
+    else cJSON_AddNullToObject(j, "signed_by");
+    char *text = cJSON_PrintUnformatted(j);
+    cJSON_Delete(j);
+    if (!text) return ce_fail(ctx, CE_ERR_NOMEM, "out of memory");
+    char path[4300];
+    meta_path(src, path, sizeof path);
+    int rc = ce_file_write_atomic(ctx, path, text, strlen(text), 0644);
+    free(text);
+    return rc;
+}
+
+int ce_mcopy_write(ce_ctx *ctx, const ce_msource *src, const char *text, size_t len, const ce_mcopy_meta *meta)
+{
+    char dir[4200];
+    snprintf(dir, sizeof dir, "%s", src->path);
+    char *slash = strrchr(dir, '/');
+    if (slash) *slash = '\0';
+    int rc = ce_mkdir_p(ctx, dir, 0755);
+    if (rc == CE_OK) rc = ce_file_write_atomic(ctx, src->path, text, len, 0644);
+    if (rc == CE_OK) rc = write_meta(ctx, src, meta);
+    return rc;
+}
+
+int ce_mcopy_touch(ce_ctx *ctx, const ce_msource *src, const ce_mcopy_meta *meta)
+{
+    return write_meta(ctx, src, meta);
+}

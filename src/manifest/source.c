@@ -1,0 +1,105 @@
+/* Where the manifest comes from (source.h). */
+#include "source.h"
+
+#include <limits.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include "core/config.h"
+#include "core/file.h"
+#include "core/path.h"
+
+bool ce_manifest_is_remote(const char *loc)
+{
+    return strncasecmp(loc, "https://", 8) == 0 || strncasecmp(loc, "http://", 7) == 0;
+}
+
+int ce_manifest_copy_path(ce_ctx *ctx, const char *url, char *out, size_t outsz)
+{
+    uint64_t h = 1469598103934665603ull;   /* FNV-1a 64 */
+    for (const unsigned char *p = (const unsigned char *)url; *p; p++) {
+        h ^= *p;
+        h *= 1099511628211ull;
+    }
+    char sub[64];
+    snprintf(sub, sizeof sub, "manifests/%016llx.json", (unsigned long long)h);
+    if (ce_path_join(out, outsz, ctx->root, sub) != CE_OK)
+        return ce_fail(ctx, CE_ERR_OTHER, "path too long: %s/%s", ctx->root, sub);
+    return CE_OK;
+}
+
+int ce_builtin_manifest(ce_ctx *ctx, char *out, size_t outsz)
+{
+    const char *candidates[3];
+    char a[8192], b[8192];
+    /* build tree and installed layout: <bindir>/../share/cudaenv/manifests */
+    snprintf(a, sizeof a, "%s/../share/cudaenv/manifests/cudaenv.json", ce_self_dir(ctx));
+    snprintf(b, sizeof b, "%s/../../share/cudaenv/manifests/cudaenv.json", ce_self_dir(ctx));
+    candidates[0] = a;
+    candidates[1] = b;
+    candidates[2] = CE_DATADIR "/manifests/cudaenv.json";
+    for (size_t i = 0; i < 3; i++) {
+        if (access(candidates[i], R_OK) == 0) {
+            snprintf(out, outsz, "%s", candidates[i]);
+            return CE_OK;
+        }
+    }
+    return ce_fail(ctx, CE_ERR_NOTFOUND,
+                   "built-in manifest not found (looked in %s and %s); reinstall cudaenv or set CUDAENV_MANIFEST",
+                   a, candidates[2]);
+}
+
+int ce_manifest_location(ce_ctx *ctx, char *out, size_t outsz)
+{
+    /* the config files, below the environment and --manifest (config.h) */
+    static bool configured;
+    if (!configured) {
+        configured = true;
+        if (!ctx->manifest[0]) ce_config_get(ctx, "manifest", ctx->manifest, sizeof ctx->manifest, NULL);
+        if (!ctx->mirror[0]) ce_config_get(ctx, "mirror", ctx->mirror, sizeof ctx->mirror, NULL);
+    }
+    if (ctx->manifest[0]) {
+        snprintf(out, outsz, "%s", ctx->manifest);
+        return CE_OK;
+    }
+    return ce_builtin_manifest(ctx, out, outsz);
+}
+
+int ce_manifest_source(ce_ctx *ctx, ce_msource *out)
+{
+    out->remote = out->builtin = false;
+    int rc = ce_manifest_location(ctx, out->origin, sizeof out->origin);
+    if (rc) return rc;
+    out->builtin = !ctx->manifest[0];
+    if (ce_manifest_is_remote(out->origin)) {
+        out->remote = true;
+        return ce_manifest_copy_path(ctx, out->origin, out->path, sizeof out->path);
+    }
+    const char *p = strncasecmp(out->origin, "file://", 7) == 0 ? out->origin + 7 : out->origin;
+    snprintf(out->path, sizeof out->path, "%s", p);
+    return CE_OK;
+}
+
+int ce_manifest_load_source(ce_ctx *ctx, const ce_msource *src, ce_manifest **out)
+{
+    if (!src->remote) {
+        /* name it as the user would find it: bin/../share/... -> share/... */
+        char real[PATH_MAX];
+        return ce_manifest_load_file(ctx, realpath(src->path, real) ? real : src->path, out);
+    }
+    *out = NULL;
+    char *data = NULL;
+    size_t len = 0;
+    int rc = ce_file_read(ctx, src->path, CE_MANIFEST_MAX, &data, &len);
+    if (rc == CE_ERR_NOTFOUND)
+        return ce_fail(ctx, rc, "no local copy of the manifest %s yet (%s): run cudaenv update",
+                       src->origin, src->path);
+    if (rc) return rc;
+    rc = ce_manifest_parse(ctx, data, len, src->origin, false, out);
+    free(data);
+    return rc;
+}

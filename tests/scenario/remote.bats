@@ -1,0 +1,304 @@
+#!/usr/bin/env bats
+# A remote manifest (CUDAENV_MANIFEST=https://...) lives as a local copy in
+# the store (manifest/source.h, copy.h): install fetches it, env/use/exec and
+# the cd hook read the copy offline; update refreshes it with a conditional
+# request, checks the signature and the date, says what changed, and keeps
+# the old copy on any failure.  Served over loopback HTTPS (a throwaway CA
+# through CURL_CA_BUNDLE), signed with a throwaway ed25519 site key.
+load ../lib/common
+load ../lib/mirror
+load ../lib/server
+bats_require_minimum_version 1.5.0
+
+setup_file() { mirror_setup_file; }
+
+setup() {
+    common_setup
+    server_start "$MIRROR" --tls
+    export CUDAENV_RETRY_DELAY_MS=10
+    KEYS=$CUDAENV_SYSROOT/etc/cudaenv/keys
+    mkdir -p "$KEYS"
+    openssl genpkey -algorithm ed25519 -out "$T/site.key" 2>/dev/null
+    openssl pkey -in "$T/site.key" -pubout -out "$KEYS/site.pem"
+    # the mirror's manifest (relative URLs) served as cudaenv.json, signed
+    SERVED=$MIRROR/cudaenv.json
+    cp "$MIRROR/manifest.json" "$SERVED"
+    sign "$SERVED"
+    export CUDAENV_MANIFEST=$SERVER_TLS_URL/cudaenv.json
+    P=$CUDAENV_ROOT/versions/11.8.0+cudnn8.7.0.84
+}
+teardown() { rm -f "$MIRROR/cudaenv.json" "$MIRROR/cudaenv.json.sig"; server_stop; common_teardown; }
+
+sign() { openssl pkeyutl -sign -rawin -inkey "${2:-$T/site.key}" -in "$1" | base64 -w0 > "$1.sig"; }
+# change the served manifest with a python expression on m (then re-sign unless told not to)
+serve_edit() {
+    python3 - "$SERVED" "$1" <<'PY'
+import json, sys
+p, expr = sys.argv[1], sys.argv[2]
+m = json.load(open(p))
+exec(expr)
+json.dump(m, open(p, "w"), indent=1)
+PY
+    [ "${2:-}" = unsigned ] || sign "$SERVED"
+}
+copy() { ls "$CUDAENV_ROOT"/manifests/*.json; }
+
+@test "install from a remote manifest; then use/env/exec tf-X and the cd hook work offline from the local copy" {
+    run "$CUDAENV" -q install tf-2.14
+    [ "$status" -eq 0 ]
+    cmp "$(copy)" "$SERVED"
+    grep -q "\"url\":\"$CUDAENV_MANIFEST\"" "$(copy).meta"
+    grep -q '"signed_by":".*site.pem"' "$(copy).meta"
+    server_stop   # offline from here
+    run "$CUDAENV" env tf-2.14 --shell bash
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"CUDA_HOME='$P'"* || "$output" == *"CUDA_HOME=\"$P\""* || "$output" == *"CUDA_HOME=$P"* ]]
+    run "$CUDAENV" use tf-2.14 --shell bash -q
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"$P"* ]]
+    run --separate-stderr "$CUDAENV" exec tf-2.14 -- sh -c 'echo "$CUDA_HOME"'
+    [ "$status" -eq 0 ]
+    [ "$output" = "$P" ]
+    # the cd hook: a .cuda-version naming tf-2.14
+    mkdir -p "$T/proj" && echo tf-2.14 > "$T/proj/.cuda-version"
+    out=$(cd "$T/proj" && PATH="$(dirname "$CUDAENV"):$PATH" timeout -s KILL 20 bash --norc -i 2>&1 <<'EOS'
+eval "$(cudaenv init bash)"
+__cudaenv_hook
+echo "home=${CUDA_HOME-unset}"
+EOS
+)
+    [[ "$out" == *"home=$P"* ]] || { echo "$out"; false; }
+    # through the index, without the full binary or any socket
+    if command -v strace >/dev/null; then
+        # LeakSanitizer cannot run under ptrace (make check-asan)
+        export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
+        strace -f -qq -e trace=execve,connect -o "$T/st" "$CUDAENV" env tf-2.14 --shell bash >/dev/null
+        [ "$(grep -c execve "$T/st")" -eq 1 ]
+        ! grep -q connect "$T/st"
+    fi
+}
+
+@test "without a local copy, a tf- spec says to run cudaenv update (exit 3), naming the URL; exact names need none" {
+    fx_installed 11.8.0 8.7.0.84 >/dev/null
+    run --separate-stderr "$CUDAENV" env tf-2.14 --shell bash
+    [ "$status" -eq 3 ]
+    [[ "$stderr" == *"no local copy of the manifest $CUDAENV_MANIFEST"*"cudaenv update"* ]]
+    [ "$(server_requests 'cudaenv.json')" -eq 0 ]   # a prompt never asks the network
+    "$CUDAENV" env 11.8.0+cudnn8.7.0.84 --shell bash >/dev/null
+    "$CUDAENV" -q update
+    run "$CUDAENV" prefix tf-2.14
+    [ "$status" -eq 0 ]
+    [ "$output" = "$P" ]
+}
+
+@test "update picks up a new TF row served later, says what changed, and use follows it" {
+    "$CUDAENV" -q install tf-2.14
+    "$CUDAENV" -q install 12.2.2 --cudnn 8.9.7.29
+    serve_edit 'm["updated"] = "2026-12-24"; m["tensorflow"]["2.16"] = {"cuda": "12.2.2", "cudnn": "8.9.7.29", "python": "3.10-3.12", "source": "test"}; m["tensorflow"]["2.12"]["python"] = "3.8-3.11"'
+    run "$CUDAENV" update
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"2026-11-29 -> 2026-12-24"* ]]
+    [[ "$output" == *"new      tf 2.16: CUDA 12.2.2 + cuDNN 8.9.7.29"* ]]
+    [[ "$output" == *"changed  tf 2.12: python 3.9-3.11 -> 3.8-3.11"* ]]
+    [[ "$output" == *"site.pem"* ]]
+    cmp "$(copy)" "$SERVED"
+    [ "$("$CUDAENV" prefix tf-2.16)" = "$CUDAENV_ROOT/versions/12.2.2+cudnn8.9.7.29" ]
+    grep -qx 'tf 2.16 12.2.2 8.9.7.29' "$CUDAENV_ROOT/versions/.index"
+    # asked again: a conditional request, 304, nothing rewritten
+    run "$CUDAENV" update
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"is current (dated 2026-12-24)"* ]]
+    [ "$(server_requests 'cudaenv.json .*status=304')" -eq 1 ]
+}
+
+@test "update refuses a tampered, an unsigned, a badly signed or an older manifest (exit 5) and keeps the copy" {
+    "$CUDAENV" -q install tf-2.14
+    cp "$(copy)" "$T/before"
+    cp "$SERVED.sig" "$T/good.sig"
+    # tampered: the bytes changed after signing
+    serve_edit 'm["tensorflow"]["2.14"]["cudnn"] = "8.6.0.163"' unsigned
+    run --separate-stderr "$CUDAENV" update
+    [ "$status" -eq 5 ]
+    [[ "$stderr" == *"does not match the manifest $CUDAENV_MANIFEST"* ]]
+    cmp "$(copy)" "$T/before"
+    [ "$("$CUDAENV" prefix tf-2.14)" = "$P" ]
+    # unsigned
+    rm "$SERVED.sig"
+    run --separate-stderr "$CUDAENV" update
+    [ "$status" -eq 5 ]
+    [[ "$stderr" == *"is not signed"*"CUDAENV_MANIFEST_UNSIGNED=1"* ]]
+    cmp "$(copy)" "$T/before"
+    # signed by a key nobody trusts
+    openssl genpkey -algorithm ed25519 -out "$T/other.key" 2>/dev/null
+    sign "$SERVED" "$T/other.key"
+    run --separate-stderr "$CUDAENV" update
+    [ "$status" -eq 5 ]
+    cmp "$(copy)" "$T/before"
+    # not a signature at all
+    echo garbage > "$SERVED.sig"
+    run --separate-stderr "$CUDAENV" update
+    [ "$status" -eq 5 ]
+    [[ "$stderr" == *"no ed25519 signature"* ]]
+    # older than the copy (an old manifest served again), validly signed
+    cp "$MIRROR/manifest.json" "$SERVED"
+    serve_edit 'm["updated"] = "2026-12-24"'
+    "$CUDAENV" -q update
+    cp "$(copy)" "$T/before"
+    serve_edit 'm["updated"] = "2026-12-01"'
+    run --separate-stderr "$CUDAENV" update
+    [ "$status" -eq 5 ]
+    [[ "$stderr" == *"dated 2026-12-01, before the copy it would replace (2026-12-24)"* ]]
+    cmp "$(copy)" "$T/before"
+    # older than the built-in manifest too: a site's manifest gets a warning, and the copy rule refuses
+    serve_edit 'm["updated"] = "2001-01-01"'
+    run --separate-stderr "$CUDAENV" update
+    [ "$status" -eq 5 ]
+    [[ "$stderr" == *"dated 2001-01-01, before the built-in manifest"*"releases added since are not in it"* ]]
+    [[ "$stderr" == *"before the copy it would replace"* ]]
+    # invalid
+    echo '{"schema": 2}' > "$SERVED"; sign "$SERVED"
+    run --separate-stderr "$CUDAENV" update
+    [ "$status" -eq 5 ]
+    cmp "$(copy)" "$T/before"
+    # the server gone: update fails (exit 4), the copy stays and still serves
+    server_stop
+    run --separate-stderr "$CUDAENV" update
+    [ "$status" -eq 4 ]
+    cmp "$(copy)" "$T/before"
+    [ "$("$CUDAENV" prefix tf-2.14)" = "$P" ]
+}
+
+@test "an unsigned manifest is accepted only with CUDAENV_MANIFEST_UNSIGNED=1, with a warning" {
+    rm "$SERVED.sig"
+    run --separate-stderr "$CUDAENV" info tf-2.14
+    [ "$status" -eq 5 ]
+    [ ! -e "$CUDAENV_ROOT/manifests" -o -z "$(ls "$CUDAENV_ROOT/manifests" 2>/dev/null)" ]
+    CUDAENV_MANIFEST_UNSIGNED=1 run --separate-stderr "$CUDAENV" info tf-2.14
+    [ "$status" -eq 0 ]
+    [[ "$stderr" == *"is not signed"*"accepted because CUDAENV_MANIFEST_UNSIGNED=1"* ]]
+    grep -q '"signed_by":null' "$(copy).meta"
+    # the opt-out never accepts a bad signature
+    serve_edit 'm["updated"] = "2026-12-24"' unsigned
+    echo garbage > "$SERVED.sig"
+    CUDAENV_MANIFEST_UNSIGNED=1 run "$CUDAENV" update
+    [ "$status" -eq 5 ]
+}
+
+@test "site keys are trusted only in a root-owned directory no one else can write" {
+    [ "$(id -u)" -eq 0 ] || skip "needs root to own the site keys"
+    chmod 777 "$KEYS"
+    run --separate-stderr "$CUDAENV" info tf-2.14
+    [ "$status" -eq 5 ]
+    [[ "$stderr" == *"ignoring the site keys in $KEYS"* ]]
+    chmod 755 "$KEYS"; chmod 666 "$KEYS/site.pem"
+    run --separate-stderr "$CUDAENV" info tf-2.14
+    [ "$status" -eq 5 ]
+    [[ "$stderr" == *"ignoring the key $KEYS/site.pem"* ]]
+    chmod 644 "$KEYS/site.pem"
+    # a user's own key serves as well
+    mv "$KEYS/site.pem" "$T/site.pem"
+    mkdir -p "$HOME/.config/cudaenv/keys" && cp "$T/site.pem" "$HOME/.config/cudaenv/keys/"
+    run "$CUDAENV" info tf-2.14
+    [ "$status" -eq 0 ]
+}
+
+@test "within CUDAENV_UPDATE_INTERVAL nothing asks the source; after it, a conditional request; unreachable: the copy with a warning" {
+    "$CUDAENV" -q info tf-2.14 >/dev/null
+    [ "$(server_requests 'GET /cudaenv.json ')" -eq 1 ]
+    "$CUDAENV" -q info tf-2.14 >/dev/null
+    "$CUDAENV" -q list-remote >/dev/null
+    [ "$(server_requests 'GET /cudaenv.json ')" -eq 1 ]
+    CUDAENV_UPDATE_INTERVAL=0 "$CUDAENV" -q info tf-2.14 >/dev/null
+    [ "$(server_requests 'GET /cudaenv.json ')" -eq 2 ]
+    [ "$(server_requests 'cudaenv.json .*status=304')" -eq 1 ]
+    server_stop
+    CUDAENV_UPDATE_INTERVAL=0 run --separate-stderr "$CUDAENV" info tf-2.14
+    [ "$status" -eq 0 ]
+    [[ "$stderr" == *"using the local copy of the manifest"* ]]
+}
+
+@test "the project's keys beside the built-in manifest (<prefix>/share/cudaenv/keys) are trusted; info, list-remote and --version name the copy and its date" {
+    # an installed layout of our own: bin/, libexec/cudaenv/, share/cudaenv/{manifests,keys}
+    pfx=$T/prefix
+    mkdir -p "$pfx/bin" "$pfx/libexec/cudaenv" "$pfx/share/cudaenv/manifests" "$pfx/share/cudaenv/keys"
+    cp "$CUDAENV" "$pfx/bin/"; cp "$CUDAENV_FULL" "$pfx/libexec/cudaenv/"
+    cp "$REPO/share/manifests/cudaenv.json" "$pfx/share/cudaenv/manifests/"
+    mv "$KEYS/site.pem" "$pfx/share/cudaenv/keys/project.pem"
+    export CUDAENV_FULL=$pfx/libexec/cudaenv/cudaenv-full
+    # the project's manifest never goes back behind the built-in one
+    serve_edit 'm["updated"] = "2001-01-01"'
+    run --separate-stderr "$pfx/bin/cudaenv" info tf-2.14
+    [ "$status" -eq 5 ]
+    [[ "$stderr" == *"before the built-in manifest"*"the project's manifest never goes back in time"* ]]
+    serve_edit 'm["updated"] = "2099-01-01"' 
+    run --separate-stderr "$pfx/bin/cudaenv" info tf-2.14
+    [ "$status" -eq 0 ] || { echo "$stderr"; false; }
+    [[ "$output" == *"manifest      $CUDAENV_MANIFEST, dated 2099-01-01 (local copy: $CUDAENV_ROOT/manifests/"*".json)"* ]]
+    grep -q '"signed_by":".*/share/cudaenv/\(manifests/\.\./\)\?keys/project.pem"' "$CUDAENV_ROOT"/manifests/*.meta || { cat "$CUDAENV_ROOT"/manifests/*.meta; false; }
+    run "$pfx/bin/cudaenv" list-remote
+    [[ "${lines[-1]}" == "manifest $CUDAENV_MANIFEST, dated 2099-01-01 (local copy: "* ]]
+    run "$pfx/bin/cudaenv" --version
+    [[ "${lines[1]}" == "manifest $CUDAENV_MANIFEST, dated 2099-01-01 (local copy: "* ]]
+}
+
+@test "outdated: after an update, a CUDA patch release, a newer cuDNN of the same X.Y, a TF release whose tested pair moved" {
+    "$CUDAENV" -q install tf-2.14
+    run "$CUDAENV" outdated
+    [ "$status" -eq 0 ]
+    [ "$output" = "every installed toolchain is current with the manifest" ]
+    serve_edit 'import copy; m["updated"] = "2026-12-24"; m["cuda"]["11.8.1"] = copy.deepcopy(m["cuda"]["11.8.0"]); m["cudnn"]["8.7.1.5"] = copy.deepcopy(m["cudnn"]["8.7.0.84"]); m["tensorflow"]["2.14"]["cudnn"] = "8.7.1.5"'
+    "$CUDAENV" -q update
+    run --separate-stderr "$CUDAENV" outdated
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"11.8.0+cudnn8.7.0.84     CUDA 11.8.0 -> CUDA 11.8.1 (patch release): cudaenv install 11.8.1 --cudnn 8.7.0.84"* ]]
+    [[ "$output" == *"cuDNN 8.7.0.84 -> cuDNN 8.7.1.5: cudaenv install 11.8.0 --cudnn 8.7.1.5"* ]]
+    [[ "$output" == *"tf-2.14: CUDA 11.8.0 + cuDNN 8.7.0.84 -> CUDA 11.8.0 + cuDNN 8.7.1.5 (tested pair now): cudaenv install tf-2.14"* ]]
+    run --separate-stderr "$CUDAENV" outdated --json
+    python3 -c 'import json,sys; d=json.load(sys.stdin); k=sorted(e["kind"] for e in d["outdated"]); assert k == ["cuda", "cudnn", "tf"], k; assert d["manifest_updated"] == "2026-12-24"' <<<"$output"
+}
+
+@test "the config file: the manifest URL, keys, update_interval and manifest_unsigned" {
+    unset CUDAENV_MANIFEST
+    mv "$KEYS/site.pem" "$T/k.pem"
+    "$CUDAENV" -q config set manifest "$SERVER_TLS_URL/cudaenv.json"
+    run --separate-stderr "$CUDAENV" info tf-2.14
+    [ "$status" -eq 5 ]   # no trusted key yet
+    "$CUDAENV" -q config set keys "$T/k.pem"
+    run --separate-stderr "$CUDAENV" info tf-2.14
+    [ "$status" -eq 0 ]
+    grep -q "\"signed_by\":\"$T/k.pem\"" "$CUDAENV_ROOT"/manifests/*.meta
+    "$CUDAENV" -q info tf-2.14 >/dev/null
+    [ "$(server_requests 'GET /cudaenv.json ')" -eq 2 ]   # the refused one and the first good one
+    "$CUDAENV" -q config set update_interval 0
+    "$CUDAENV" -q info tf-2.14 >/dev/null
+    [ "$(server_requests 'GET /cudaenv.json ')" -eq 3 ]
+    serve_edit 'm["updated"] = "2026-12-24"' unsigned
+    rm "$SERVED.sig"
+    run --separate-stderr "$CUDAENV" update
+    [ "$status" -eq 5 ]
+    "$CUDAENV" -q config set manifest_unsigned true
+    run --separate-stderr "$CUDAENV" update
+    [ "$status" -eq 0 ]
+    [[ "$stderr" == *"accepted because the config says manifest_unsigned"* ]]
+}
+
+@test "mirror --sign-key signs the mirror's cudaenv.json; nodes install from it over https; a bad key exits 2" {
+    "$CUDAENV" -q info tf-2.14 >/dev/null   # the source's copy, checked
+    M=$T/site
+    run --separate-stderr "$CUDAENV" mirror tf-2.14 --to "$M" --sign-key "$T/site.key"
+    [ "$status" -eq 0 ] || { echo "$stderr"; false; }
+    [[ "$stderr" == *"signed $M/cudaenv.json.sig with $T/site.key"* ]]
+    openssl pkeyutl -verify -rawin -pubin -inkey "$KEYS/site.pem" -in "$M/cudaenv.json" \
+        -sigfile <(base64 -d "$M/cudaenv.json.sig") >/dev/null
+    server_stop
+    server_start "$M" --tls
+    CUDAENV_ROOT=$T/node CUDAENV_MANIFEST=$SERVER_TLS_URL/cudaenv.json run --separate-stderr "$CUDAENV" -q install tf-2.14
+    [ "$status" -eq 0 ] || { echo "$stderr"; false; }
+    grep -q '"signed_by":".*site.pem"' "$T/node"/manifests/*.meta
+    echo 'not a key' > "$T/bad.key"
+    cp "$M/cudaenv.json" "$T/mirror-before"
+    run --separate-stderr "$CUDAENV" mirror tf-2.12 --to "$M" --sign-key "$T/bad.key"
+    [ "$status" -eq 2 ]
+    [[ "$stderr" == *"is no ed25519 private key"* ]]
+    cmp "$M/cudaenv.json" "$T/mirror-before"   # refused before anything changed
+}
