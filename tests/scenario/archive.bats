@@ -157,3 +157,29 @@ json.dump(m, open(sys.argv[1], "w"))
 PY
     refused "evil.tar.xz"
 }
+
+# (re)pin the manifest's cuDNN entry to whatever evil.tar.xz now holds
+repin() {
+    python3 - "$CUDAENV_MANIFEST" "$T/mirror/evil.tar.xz" <<'PY'
+import hashlib, json, os, sys
+m = json.load(open(sys.argv[1]))
+a = m["cudnn"]["8.7.0.84"]["cuda11"]["linux-x86_64"]
+a["sha256"] = hashlib.sha256(open(sys.argv[2], "rb").read()).hexdigest()
+a["size"] = os.path.getsize(sys.argv[2])
+json.dump(m, open(sys.argv[1], "w"))
+PY
+}
+
+@test "a valid .xz of two streams (cat a.xz b.xz), split inside a library: installed, the library whole" {
+    evil 'add(top + "/lib/libcudnn_big.so.8.7.0", data=bytes(range(256)) * 4096)'
+    # the same tar, cut in the middle of the 1 MiB library and compressed as two streams
+    xz -dc "$T/mirror/evil.tar.xz" > "$T/a.tar"
+    local half=$(($(stat -c %s "$T/a.tar") / 2))
+    { head -c "$half" "$T/a.tar" | xz -c; tail -c +$((half + 1)) "$T/a.tar" | xz -c; } > "$T/mirror/evil.tar.xz"
+    [ "$(xz -lv "$T/mirror/evil.tar.xz" | awk '/^ *Streams:/ {print $2; exit}')" -eq 2 ]
+    repin
+    run "$CUDAENV" install tf-2.14
+    [ "$status" -eq 0 ] || { echo "$output"; false; }
+    cmp "$CUDAENV_ROOT/versions/11.8.0+cudnn8.7.0.84/lib64/libcudnn_big.so.8.7.0" \
+        <(tar -xOf "$T/a.tar" --wildcards '*/lib/libcudnn_big.so.8.7.0')
+}
