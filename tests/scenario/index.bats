@@ -184,3 +184,28 @@ PY
     "$CUDAENV" -q install latest
     [[ "$("$CUDAENV" prefix latest)" == "$CUDAENV_ROOT/versions/11.8.0+cudnn8."* ]]
 }
+
+@test "a manifest edited in place within the same second, to the same size: the index is not used; prefix/env agree with info" {
+    "$CUDAENV" -q install tf-2.14
+    "$CUDAENV" -q install tf-2.15
+    [ "$("$CUDAENV" prefix tf-2.14)" = "$CUDAENV_ROOT/versions/11.8.0+cudnn8.7.0.84" ]
+    local sec nsec ino
+    sec=$(stat -c %Y "$CUDAENV_MANIFEST"); nsec=$(stat -c %y "$CUDAENV_MANIFEST" | sed 's/.*\.\([0-9]*\) .*/\1/')
+    ino=$(stat -c '%i %s' "$CUDAENV_MANIFEST")
+    # tf 2.14 and 2.15 swap their toolchains: the same bytes, reordered, in the same inode
+    python3 - "$CUDAENV_MANIFEST" <<'PY'
+import sys
+p = sys.argv[1]
+t = open(p).read()
+t = t.replace('"2.14": {', '"@@@@": {').replace('"2.15": {', '"2.14": {').replace('"@@@@": {', '"2.15": {')
+with open(p, "r+") as f:
+    f.write(t)
+PY
+    [ "$nsec" = 500000000 ] && other=250000000 || other=500000000
+    touch -d "@$sec.$other" "$CUDAENV_MANIFEST"
+    [ "$(stat -c '%i %s' "$CUDAENV_MANIFEST")" = "$ino" ] && [ "$(stat -c %Y "$CUDAENV_MANIFEST")" = "$sec" ]
+    "$CUDAENV" info tf-2.14 | grep -q '12\.2\.2'
+    [ "$("$CUDAENV" prefix tf-2.14)" = "$CUDAENV_ROOT/versions/12.2.2+cudnn8.9.7.29" ]
+    "$CUDAENV" env tf-2.14 --shell dotenv | grep -q "versions/12.2.2+cudnn8.9.7.29/bin"
+    [ "$("$CUDAENV" prefix tf-2.15)" = "$CUDAENV_ROOT/versions/11.8.0+cudnn8.7.0.84" ]
+}
