@@ -191,6 +191,19 @@ PY
     [ "$status" -eq 0 ] || { echo "$output"; false; }
 }
 
+@test "two components shipping libcudart.so as links to different files: exit 5 naming it, no toolchain" {
+    evil_mirror linkconflict
+    run "$CUDAENV" install tf-2.14
+    [ "$status" -eq 5 ] || { echo "$output"; false; }
+    [[ "$output" == *"two components ship targets/x86_64-linux/lib/libcudart.so "* ]] || { echo "$output"; false; }
+    [ -z "$(ls "$CUDAENV_ROOT/versions" 2>/dev/null)" ]
+    no_staging
+    # leaving libcufft out installs, and libcudart.so is cudart's
+    run "$CUDAENV" install tf-2.14 --components -libcufft
+    [ "$status" -eq 0 ] || { echo "$output"; false; }
+    [[ "$(readlink -f "$CUDAENV_ROOT/versions/$P/lib64/libcudart.so")" == */libcudart.so.11.8.89 ]]
+}
+
 @test "two toolchains share the component trees: same inodes, each archive fetched once" {
     run "$CUDAENV" install tf-2.14 tf-2.12
     [ "$status" -eq 0 ] || { echo "$output"; false; }
