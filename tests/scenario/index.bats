@@ -209,3 +209,18 @@ PY
     "$CUDAENV" env tf-2.14 --shell dotenv | grep -q "versions/12.2.2+cudnn8.9.7.29/bin"
     [ "$("$CUDAENV" prefix tf-2.15)" = "$CUDAENV_ROOT/versions/11.8.0+cudnn8.7.0.84" ]
 }
+
+@test "the index is kept quietly: no warning when it is written or removed; one naming it when it cannot be written (the install still succeeds)" {
+    run "$CUDAENV" install tf-2.14
+    [ "$status" -eq 0 ] && [ -f "$IDX" ]
+    [[ "$output" != *"resolution index"* ]] || { echo "$output"; false; }
+    run "$CUDAENV" uninstall tf-2.14
+    [ "$status" -eq 0 ] && [ ! -e "$IDX" ]
+    [[ "$output" != *"resolution index"* ]] || { echo "$output"; false; }
+    # a directory where the index goes: the rename over it fails, the install does not
+    mkdir -p "$IDX/x"
+    run "$CUDAENV" install tf-2.14
+    [ "$status" -eq 0 ] || { echo "$output"; false; }
+    [[ "$output" == *"warning: cannot update the resolution index (specs resolve through the manifest instead)"* ]] || { echo "$output"; false; }
+    [ "$("$CUDAENV" prefix tf-2.14)" = "$CUDAENV_ROOT/versions/11.8.0+cudnn8.7.0.84" ]
+}
