@@ -184,6 +184,8 @@ PY
     evil_mirror conflict
     run "$CUDAENV" install tf-2.14
     [ "$status" -eq 5 ] && [[ "$output" == *"two components ship targets/x86_64-linux/include/cuda_runtime_api.h"* ]]
+    # the message names the second copy's own file (which package tree it came from)
+    [[ "$output" =~ "with different content (this one from $CUDAENV_ROOT/pkgs/"[^\ ]*"/include/cuda_runtime_api.h)" ]] || { echo "$output"; false; }
     [ -z "$(ls "$CUDAENV_ROOT/versions" 2>/dev/null)" ]
     no_staging
     # leaving one out installs
