@@ -99,6 +99,10 @@ opens_manifest() {
     # an index of other content (another sha256) under the manifest's stat key
     # is used (the key is the fast check; cudaenv never writes one) ...
     "$CUDAENV" -q install 12.2.2 --no-cudnn
+    # another version of the index format (cudaenv-index 1: a header of the same length): not ours, not used
+    { echo "cudaenv-index 1"; sed -n 2p "$T/good"; echo "tf 2.14 12.2.2 -"; } > "$IDX"
+    opens_manifest prefix tf-2.14
+    [ "$("$CUDAENV" prefix tf-2.14)" = "$P" ]
     sed 's/^tf 2.14 .*/tf 2.14 12.2.2 -/; s/^manifest [0-9a-f]* /manifest '"$(printf '0%.0s' {1..64})"' /' "$T/good" > "$IDX"
     [ "$("$CUDAENV" prefix tf-2.14)" = "$CUDAENV_ROOT/versions/12.2.2" ]
     # ... until the stat key moves: then the content decides, and it differs
