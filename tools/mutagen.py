@@ -238,11 +238,12 @@ def cmd_gen(args):
         muts = enumerate_mutants(path, text)
         n_all = len(muts)
         n_eq = sum(1 for m in muts if m["id"] in eq)
-        muts = [m for m in muts if m["id"] not in eq]
+        # sampled from all of them, so that listing an equivalent one does not change the sample
         if sample != "all" and len(muts) > int(sample):
             rnd = random.Random(f"{seed}:{path}")
             muts = sorted(rnd.sample(muts, int(sample)), key=lambda m: m["line"])
-        print(f"mutagen: {path}: {n_all} mutants, {n_eq} listed equivalent, {len(muts)} taken", file=sys.stderr)
+        print(f"mutagen: {path}: {n_all} mutants ({n_eq} listed equivalent), {len(muts)} taken, "
+              f"{sum(1 for m in muts if m['id'] in eq)} of them equivalent", file=sys.stderr)
         fcov = cov["files"].get(path) if cov else None
         for m in muts:
             i, j = m["lines"][0] - 1, m["lines"][-1]
@@ -267,6 +268,8 @@ def cmd_gen(args):
             with open(os.path.join(out, name + ".mut"), "w") as fh:
                 fh.write(f"# generated: {m['id']} ({m['op']}, line {m['line']})\n")
                 fh.write(f"id: {m['id']}\nfile: {path}\nop: {m['op']}\nline: {m['line']}\n")
+                if m["id"] in eq:
+                    fh.write(f"equivalent: {eq[m['id']]}\n")
                 if fcov is None:
                     fh.write("covered: unknown\n")
                 elif not tests:
@@ -442,12 +445,16 @@ def cmd_report(args):
         if len(p) >= 3:
             res[p[0]] = (p[1], p[2])
     per = {}
-    surv = []
+    surv, eqs = [], []
     for name, m in index.items():
         r = res.get(name, ("not run", "0"))[0]
-        s = per.setdefault(m["file"], {"n": 0, "killed": 0, "survived": 0, "uncovered": 0, "other": 0})
+        s = per.setdefault(m["file"], {"n": 0, "killed": 0, "survived": 0, "uncovered": 0, "other": 0,
+                                       "equivalent": 0})
         s["n"] += 1
-        if r.startswith("killed"):
+        if r == "equivalent":
+            s["equivalent"] += 1
+            eqs.append(m)
+        elif r.startswith("killed"):
             s["killed"] += 1
         elif r == "SURVIVED":
             s["survived"] += 1
@@ -458,13 +465,19 @@ def cmd_report(args):
         else:
             s["other"] += 1
             surv.append((m, r))
-    print("\n| file | mutants | killed | survived | not covered | other | kill rate |")
-    print("|---|---|---|---|---|---|---|")
+    print("\n| file | mutants | equivalent | killed | survived | not covered | other | kill rate |")
+    print("|---|---|---|---|---|---|---|---|")
     for f in sorted(per):
         s = per[f]
-        judged = s["n"] - s["other"]
+        judged = s["n"] - s["other"] - s["equivalent"]
         rate = f"{100.0 * s['killed'] / judged:.0f} %" if judged else "-"
-        print(f"| {f} | {s['n']} | {s['killed']} | {s['survived']} | {s['uncovered']} | {s['other']} | {rate} |")
+        print(f"| {f} | {s['n']} | {s['equivalent']} | {s['killed']} | {s['survived']} | {s['uncovered']} | "
+              f"{s['other']} | {rate} |")
+    print("\n(kill rate: killed / (mutants - equivalent - other); other: did not build, or not run in the budget)")
+    if eqs:
+        print("\nequivalent (tools/mutants-equivalent.txt):")
+        for m in eqs:
+            print(f"  {m['id']}  line {m['line']}: {m['orig']}  ->  {m['new']}")
     if surv:
         print("\nsurvivors (add a test, or list the id in tools/mutants-equivalent.txt with the reason):")
         for m, why in surv:

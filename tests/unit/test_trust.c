@@ -51,6 +51,11 @@ static void test_escape(void **state)
     assert_string_equal(out, "del\\x7f csi\\xc2\\x9b31m \xc3\xa9");
     ce_escape_into(out, 6, "\033\033\033");   /* truncated at a whole escape */
     assert_string_equal(out, "\\x1b");
+    /* plain text fills the buffer up to its terminator, never past it */
+    memset(out, '#', sizeof out);
+    ce_escape_into(out, 4, "abcdef");
+    assert_string_equal(out, "abc");
+    assert_int_equal(out[4], '#');
     char *d = ce_escape_dup("\r");
     assert_string_equal(d, "\\x0d");
     free(d);
