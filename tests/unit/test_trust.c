@@ -115,6 +115,16 @@ static void test_store_open_no_symlinks(void **state)
         assert_true(fd >= 0);
         close(fd);
     }
+    /* a new file gets the mode asked for (umask aside), and O_EXCL creates it once */
+    mode_t um = umask(022);
+    fd = ce_store_open(&ctx, "fresh", O_WRONLY | O_CREAT | O_EXCL, 0640);
+    umask(um);
+    assert_true(fd >= 0);
+    struct stat st;
+    assert_int_equal(fstat(fd, &st), 0);
+    assert_int_equal(st.st_mode & 07777, 0640);
+    close(fd);
+    assert_true(ce_store_open(&ctx, "fresh", O_WRONLY | O_CREAT | O_EXCL, 0640) < 0);
 }
 
 static void write_file(const char *name, const char *data, size_t n)
