@@ -244,6 +244,9 @@ def cmd_gen(args):
             muts = sorted(rnd.sample(muts, int(sample)), key=lambda m: m["line"])
         print(f"mutagen: {path}: {n_all} mutants ({n_eq} listed equivalent), {len(muts)} taken, "
               f"{sum(1 for m in muts if m['id'] in eq)} of them equivalent", file=sys.stderr)
+        only = os.environ.get("MUTATE_ONLY", "").split()
+        if only:
+            muts = [m for m in muts if m["id"] in only]
         fcov = cov["files"].get(path) if cov else None
         for m in muts:
             i, j = m["lines"][0] - 1, m["lines"][-1]

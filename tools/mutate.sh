@@ -33,6 +33,7 @@
 # listed in tools/mutants-equivalent.txt (with the reason) are left out.
 # Prints the kill rate per file and the survivors; exit 1 if one survived.
 #   --budget S   start no mutant after S seconds (they are reported "not run")
+#   MUTATE_ONLY="ID..."   of the sample, run only these ids (e.g. the survivors of a run)
 #   MUTATE_GEN_TIMEOUT=S  seconds per test command of a generated mutant (120)
 #
 # Mutant file format (lines outside the blocks: "key: value" or # comments):
@@ -254,6 +255,10 @@ for f in "${files[@]}"; do
     if [ $generate = 1 ]; then
         if [ "$budget" -gt 0 ] && [ $(( t0 - t_all )) -ge "$budget" ]; then
             printf '%s\tnot run\t0\n' "$name" >>"$S/.results.tsv"; continue
+        fi
+        if [ -n "$(mut_field "$f" equivalent)" ]; then
+            row "$name" equivalent 0 "-"
+            printf '%s\tequivalent\t0\n' "$name" >>"$S/.results.tsv"; continue
         fi
         if [ "$(mut_field "$f" covered)" = no ]; then
             echo "$name: not covered"; row "$name" "not covered" 0 "-"
