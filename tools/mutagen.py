@@ -375,7 +375,8 @@ def cmd_covmap(args):
     for f in files:
         tests = tests_for(table, f)
         ent = cov["files"].get(f)
-        shas = {t: sha_file(os.path.join(tree, t)) for t in tests if not t.startswith("test_")}
+        shas = {t: sha_file(os.path.join(tree, t if not t.startswith("test_") else f"tests/unit/{t}.c"))
+                for t in tests}
         if ent and ent.get("sha") == sha_file(os.path.join(tree, f)) and ent.get("test_shas") == shas \
                 and ent.get("tests") == tests:
             continue
