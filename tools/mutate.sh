@@ -165,6 +165,7 @@ rows=()
 
 t_all=$(date +%s)
 S=$(mktemp -d /tmp/cudaenv-mutate.XXXXXX)
+chmod 755 "$S"   # tests that run cudaenv as a second user (trust, shared, hostile) must reach it
 cleanup() { if [ $keep = 1 ]; then echo "scratch copy kept: $S"; else rm -rf "$S"; fi; [ -n "${pybin:-}" ] && rm -rf "$pybin"; }
 trap cleanup EXIT
 echo "mutate: scratch copy $S"
