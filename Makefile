@@ -171,10 +171,10 @@ demo: all
 # Then generated mutants (tools/mutagen.py, docs/TESTING.md): MUTATE_SAMPLE per file of
 # MUTATE_FILES with seed MUTATE_SEED, none started after MUTATE_BUDGET seconds (CI's budget);
 # mutate-full: every generated mutant of the whole security and durability core.
-MUTATE_CORE = src/core/trust.c $(sort $(wildcard src/store/system*.c)) src/store/index.c \
+MUTATE_CORE = src/core/trust.c $(sort $(wildcard src/store/system*.c)) src/manifest/index.c \
 	$(sort $(wildcard src/install/fetch*.c)) $(sort $(wildcard src/install/unpack*.c)) src/install/xzmt.c \
 	src/install/components.c src/store/compose.c src/store/modulefile.c src/install/mirror.c
-MUTATE_FILES ?= src/core/trust.c src/store/index.c src/store/compose.c src/store/modulefile.c
+MUTATE_FILES ?= src/core/trust.c src/manifest/index.c src/store/compose.c src/store/modulefile.c
 MUTATE_SAMPLE ?= 3
 MUTATE_SEED ?= 1
 MUTATE_BUDGET ?= 600
