@@ -30,7 +30,9 @@
 # the tests tools/mutants-tests.txt names for the file, once, per test),
 # cached in build/mutate-cov.json while the file and its tests are unchanged.
 # A mutant on a line no test executed is "not covered" (a survivor).  Ids
-# listed in tools/mutants-equivalent.txt (with the reason) are left out.
+# listed in tools/mutants-equivalent.txt (with the reason) are reported as
+# equivalent and not run (they are sampled like the others: listing one does
+# not change the sample).
 # Prints the kill rate per file and the survivors; exit 1 if one survived.
 #   --budget S   start no mutant after S seconds (they are reported "not run")
 #   MUTATE_ONLY="ID..."   of the sample, run only these ids (e.g. the survivors of a run)
@@ -64,7 +66,7 @@ for a in "$@"; do
         --sample=*) sample=${a#*=} ;;
         --budget=*) budget=${a#*=} ;;
         --seed|--sample|--budget) pending=${a#--} ;;
-        -h|--help) sed -n '2,49p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h|--help) sed -n '2,51p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         -*) echo "mutate: unknown option $a" >&2; exit 2 ;;
         *) names+=("$a") ;;
     esac
@@ -191,8 +193,8 @@ if [ $generate = 1 ]; then
             --cache "$cache" "${names[@]}" || { echo "mutate: no coverage map"; exit 1; }
         echo "mutate: coverage map in $(( $(date +%s) - t_cov )) s"
     fi
-    $PY tools/mutagen.py gen --out "$S/.gen" --seed "$seed" --sample "$sample" \
-        --equiv tools/mutants-equivalent.txt --map "$cache" "${names[@]}" || exit 1
+    (cd "$S" && $PY "$REPO/tools/mutagen.py" gen --out "$S/.gen" --seed "$seed" --sample "$sample" \
+        --equiv "$REPO/tools/mutants-equivalent.txt" --map "$cache" "${names[@]}") || exit 1
     files=("$S"/.gen/*.mut)
     [ -e "${files[0]}" ] || { echo "mutate: no mutants generated"; exit 1; }
     MUTATE_BASELINE=0   # the coverage run left out every test that failed on the unmutated code
