@@ -66,7 +66,7 @@ for a in "$@"; do
         --sample=*) sample=${a#*=} ;;
         --budget=*) budget=${a#*=} ;;
         --seed|--sample|--budget) pending=${a#--} ;;
-        -h|--help) sed -n '2,51p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h|--help) sed -n '2,53p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         -*) echo "mutate: unknown option $a" >&2; exit 2 ;;
         *) names+=("$a") ;;
     esac
