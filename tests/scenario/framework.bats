@@ -332,6 +332,7 @@ nosite() {
     run --separate-stderr "$CUDAENV" verify 11.8 --framework torch --python "$PY" --json
     [[ "$output" != *$'\033'* ]]
     python3 -c 'import json,sys; d=json.loads(sys.stdin.read()); assert "\x1b" in d["framework"]["version"]' <<<"$output"
+}
 
 @test "framework.foreign-library: libcudnn from a directory beside the toolchain whose path starts with its prefix" {
     # $P.old/lib64 is not inside $P: a prefix comparison without the '/' boundary would take it for the toolchain's
