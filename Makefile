@@ -4,7 +4,8 @@
 #   make check-asan           the same under -fsanitize=address,undefined
 #   make bench                benchmarks, ratios against the alternatives
 #   make demo                 install -> use -> verify offline against a generated local mirror
-#   make mutate               break one check at a time (tests/mutants/*.mut); fails if a mutant survives
+#   make mutate               break one check at a time: a sample of generated mutants within a budget
+#                             (make mutate-hand: the hand-written tests/mutants/*.mut; mutate-full: all)
 #   make install PREFIX=/usr/local DESTDIR=
 #   make uninstall PREFIX=/usr/local DESTDIR=   (the same variables as install)
 #
@@ -31,7 +32,7 @@ LIGHT_PKGS = libcjson
 
 # make check / make demo install what they lack first (tools/setup.sh --deps
 # waits for a held apt lock); a plain make only says what to run.
-ifneq ($(filter check check-asan demo bench mutate,$(MAKECMDGOALS)),)
+ifneq ($(filter check check-asan demo bench mutate mutate-hand mutate-full,$(MAKECMDGOALS)),)
 ifneq ($(shell tools/setup.sh --check >/dev/null 2>&1 && echo ok),ok)
 $(info tools/setup.sh --deps: installing the missing packages of tools/deps.txt first)
 SETUP_RC := $(shell tools/setup.sh --deps >&2; echo $$?)
@@ -166,9 +167,29 @@ bench: all
 demo: all
 	BUILD=$(BUILD) tools/demo.sh
 
-# MUTANTS="a b" runs only those; tools/mutate.sh --check only checks the search texts still match
+# make mutate (CI's budget): every hand-written mutant's search text still matches (seconds),
+# then MUTATE_SAMPLE generated mutants (tools/mutagen.py, docs/TESTING.md) per file of
+# MUTATE_FILES with seed MUTATE_SEED, none started after MUTATE_BUDGET seconds; MUTANTS="a b"
+# also runs those hand-written ones.  make mutate-hand: every hand-written mutant (86: tens of minutes);
+# make mutate-full: those, then every generated mutant of the security and durability core.
+MUTATE_CORE = src/core/trust.c $(sort $(wildcard src/store/system*.c)) src/manifest/index.c \
+	$(sort $(wildcard src/install/fetch*.c)) $(sort $(wildcard src/install/unpack*.c)) src/install/xzmt.c \
+	src/install/components.c src/store/compose.c src/store/modulefile.c src/install/mirror.c
+MUTATE_FILES ?= src/core/trust.c src/manifest/index.c src/store/compose.c src/store/modulefile.c
+MUTATE_SAMPLE ?= 3
+MUTATE_SEED ?= 1
+MUTATE_BUDGET ?= 600
 mutate: all
-	tools/mutate.sh $(MUTANTS)
+	tools/mutate.sh --check >/dev/null || tools/mutate.sh --check
+	$(if $(MUTANTS),tools/mutate.sh $(MUTANTS))
+	tools/mutate.sh --generate --seed $(MUTATE_SEED) --sample $(MUTATE_SAMPLE) --budget $(MUTATE_BUDGET) $(MUTATE_FILES)
+
+mutate-hand: all
+	tools/mutate.sh
+
+mutate-full: all
+	tools/mutate.sh
+	tools/mutate.sh --generate --sample all $(MUTATE_CORE)
 
 # temp + rename: a failing generator leaves the manifest as it was.
 # SIGN_KEY=key.pem (an ed25519 private key) also writes cudaenv.json.sig, the
@@ -225,7 +246,7 @@ uninstall:
 clean:
 	rm -rf $(BUILD) build-asan
 
-.PHONY: all units check check-asan bench demo mutate manifest install uninstall clean
+.PHONY: all units check check-asan bench demo mutate mutate-hand mutate-full manifest install uninstall clean
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
 
 # Fuzz the parsers (manifest, spec, archive entry policy) with libFuzzer:

@@ -2,6 +2,7 @@
 # make mutate: break one check at a time and see the suite notice.
 #
 #   tools/mutate.sh [--check] [--keep] [NAME...]
+#   tools/mutate.sh --generate [--seed N] [--sample K|all] [--budget S] FILE...
 #
 # Each mutant is one file tests/mutants/NAME.mut (format below): a source
 # file, a text that must occur in it EXACTLY ONCE, its replacement, and the
@@ -20,6 +21,23 @@
 #                      code first (they must pass there, or nothing is proved)
 #   MUTATE_TIMEOUT=S   seconds per test command (default 600; a timeout kills)
 #
+# --generate: mutants made mechanically (tools/mutagen.py: flip a comparison,
+# off-by-one on a bound, negate a condition, drop a checked call or a call
+# statement, drop O_NOFOLLOW/O_EXCL, swap two adjacent durable steps) in the
+# C FILEs, K per file (default 10) sampled with seed N (default 1; the same
+# sample every run), or all of them.  Each runs only the tests that executed
+# its line: a coverage map (a --coverage build of the scratch copy running
+# the tests tools/mutants-tests.txt names for the file, once, per test),
+# cached in build/mutate-cov.json while the file and its tests are unchanged.
+# A mutant on a line no test executed is "not covered" (a survivor).  Ids
+# listed in tools/mutants-equivalent.txt (with the reason) are reported as
+# equivalent and not run (they are sampled like the others: listing one does
+# not change the sample).
+# Prints the kill rate per file and the survivors; exit 1 if one survived.
+#   --budget S   start no mutant after S seconds (they are reported "not run")
+#   MUTATE_ONLY="ID..."   of the sample, run only these ids (e.g. the survivors of a run)
+#   MUTATE_GEN_TIMEOUT=S  seconds per test command of a generated mutant (120)
+#
 # Mutant file format (lines outside the blocks: "key: value" or # comments):
 #   # what the mutant breaks, in words
 #   file: src/install/fetch.c
@@ -36,18 +54,28 @@
 set -u
 cd "$(dirname "$0")/.."
 REPO=$PWD
-check_only=0 keep=0 names=()
+check_only=0 keep=0 names=() generate=0 seed=1 sample=10 budget=0
+pending=
 for a in "$@"; do
+    if [ -n "$pending" ]; then printf -v "$pending" '%s' "$a"; pending=; continue; fi
     case $a in
         --check) check_only=1 ;;
         --keep) keep=1 ;;
-        -h|--help) sed -n '2,33p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        --generate) generate=1 ;;
+        --seed=*) seed=${a#*=} ;;
+        --sample=*) sample=${a#*=} ;;
+        --budget=*) budget=${a#*=} ;;
+        --seed|--sample|--budget) pending=${a#--} ;;
+        -h|--help) sed -n '2,53p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         -*) echo "mutate: unknown option $a" >&2; exit 2 ;;
         *) names+=("$a") ;;
     esac
 done
 files=()
-if [ ${#names[@]} -gt 0 ]; then
+if [ $generate = 1 ]; then
+    [ ${#names[@]} -gt 0 ] || { echo "mutate: --generate needs source files (e.g. src/core/trust.c)" >&2; exit 2; }
+    for n in "${names[@]}"; do [ -f "$n" ] || { echo "mutate: no source file $n" >&2; exit 2; }; done
+elif [ ${#names[@]} -gt 0 ]; then
     for n in "${names[@]}"; do
         f=tests/mutants/${n%.mut}.mut
         [ -f "$f" ] || { echo "mutate: no mutant $f" >&2; exit 2; }
@@ -56,7 +84,7 @@ if [ ${#names[@]} -gt 0 ]; then
 else
     files=(tests/mutants/*.mut)
 fi
-[ -e "${files[0]}" ] || { echo "mutate: no mutants in tests/mutants/" >&2; exit 2; }
+[ $generate = 1 ] || [ -e "${files[0]}" ] || { echo "mutate: no mutants in tests/mutants/" >&2; exit 2; }
 
 # pyenv's python3 shim costs ~100 ms a call; the tests call python3 often.
 if [ -x /usr/bin/python3 ] && [ "$(command -v python3)" != /usr/bin/python3 ]; then
@@ -125,7 +153,7 @@ print_table() {
 }
 
 # every search text must match before anything is built (fail fast after a merge)
-for f in "${files[@]}"; do
+for f in "${files[@]:+${files[@]}}"; do
     name=$(basename "$f" .mut)
     if why=$(mut_apply "$f" "$REPO" --dry); then row "$name" matches - "$(echo $(mut_field "$f" test) $(mut_field "$f" unit))"
     else row "$name" "**NOT FOUND**" - "$why"; bad=1; fi
@@ -139,6 +167,7 @@ rows=()
 
 t_all=$(date +%s)
 S=$(mktemp -d /tmp/cudaenv-mutate.XXXXXX)
+chmod 755 "$S"   # tests that run cudaenv as a second user (trust, shared, hostile) must reach it
 cleanup() { if [ $keep = 1 ]; then echo "scratch copy kept: $S"; else rm -rf "$S"; fi; [ -n "${pybin:-}" ] && rm -rf "$pybin"; }
 trap cleanup EXIT
 echo "mutate: scratch copy $S"
@@ -148,6 +177,29 @@ git ls-files -z -co --exclude-standard | while IFS= read -r -d '' p; do [ -e "$p
 [ -d build/obj ] && cp -a build "$S/build"
 rm -f "$S/build/share/cudaenv/manifests"
 export CUDAENV_TEST_BUILD=$S/build
+
+if [ $generate = 1 ]; then
+    # the coverage map (cached), then the mutants, written into the scratch copy
+    cache=$REPO/build/mutate-cov.json
+    if ! $PY tools/mutagen.py covmap --fresh-only yes --tree "$S" --build build-cov \
+            --table tools/mutants-tests.txt --cache "$cache" "${names[@]}"; then
+        covunits=$($PY tools/mutagen.py units --table tools/mutants-tests.txt "${names[@]}")
+        echo "mutate: building the coverage copy (build-cov, --coverage)"
+        t_cov=$(date +%s)
+        make -C "$S" -j2 WERROR=0 BUILD=build-cov CFLAGS="-O0 -g --coverage" all \
+            $(for u in $covunits; do echo "build-cov/tests/$u"; done) >"$S/.cov-build.log" 2>&1 \
+            || { tail -20 "$S/.cov-build.log"; echo "mutate: the coverage build failed"; exit 1; }
+        $PY tools/mutagen.py covmap --tree "$S" --build build-cov --table tools/mutants-tests.txt \
+            --cache "$cache" "${names[@]}" || { echo "mutate: no coverage map"; exit 1; }
+        echo "mutate: coverage map in $(( $(date +%s) - t_cov )) s"
+    fi
+    (cd "$S" && $PY "$REPO/tools/mutagen.py" gen --out "$S/.gen" --seed "$seed" --sample "$sample" \
+        --equiv "$REPO/tools/mutants-equivalent.txt" --map "$cache" "${names[@]}") || exit 1
+    files=("$S"/.gen/*.mut)
+    [ -e "${files[0]}" ] || { echo "mutate: no mutants generated"; exit 1; }
+    MUTATE_BASELINE=0   # the coverage run left out every test that failed on the unmutated code
+    : >"$S/.results.tsv"
+fi
 
 build() { # build [UNIT...]
     local targets=(all) u
@@ -159,7 +211,8 @@ build() { # build [UNIT...]
 run_tests() {
     local f=$1 t u filter rc=0 to
     filter=$(mut_field "$f" filter)
-    to=$(mut_field "$f" timeout); to=${to:-${MUTATE_TIMEOUT:-600}}
+    to=$(mut_field "$f" timeout)
+    if [ $generate = 1 ]; then to=${to:-${MUTATE_GEN_TIMEOUT:-120}}; else to=${to:-${MUTATE_TIMEOUT:-600}}; fi
     timed_out=0
     while IFS= read -r t; do
         [ -n "$t" ] || continue
@@ -202,6 +255,19 @@ for f in "${files[@]}"; do
     by=$(echo $(mut_field "$f" test) $(mut_field "$f" unit))
     fl=$(mut_field "$f" filter); [ -n "$fl" ] && by="$by -f '$fl'"
     t0=$(date +%s)
+    if [ $generate = 1 ]; then
+        if [ "$budget" -gt 0 ] && [ $(( t0 - t_all )) -ge "$budget" ]; then
+            printf '%s\tnot run\t0\n' "$name" >>"$S/.results.tsv"; continue
+        fi
+        if [ -n "$(mut_field "$f" equivalent)" ]; then
+            row "$name" equivalent 0 "-"
+            printf '%s\tequivalent\t0\n' "$name" >>"$S/.results.tsv"; continue
+        fi
+        if [ "$(mut_field "$f" covered)" = no ]; then
+            echo "$name: not covered"; row "$name" "not covered" 0 "-"
+            printf '%s\tnot covered\t0\n' "$name" >>"$S/.results.tsv"; continue
+        fi
+    fi
     cp -p "$S/$src" "$S/.orig" 2>/dev/null
     if ! why=$(mut_apply "$f" "$S"); then
         row "$name" "**NOT FOUND**" 0 "$why"; bad=1; echo "$name: $why"; continue
@@ -222,7 +288,14 @@ for f in "${files[@]}"; do
     dt=$(( $(date +%s) - t0 ))
     echo "$name: $result (${dt}s)"
     row "$name" "$result" "$dt" "$by"
+    [ $generate = 1 ] && printf '%s\t%s\t%s\n' "$name" "${result//\*/}" "$dt" >>"$S/.results.tsv"
 done
+if [ $generate = 1 ]; then
+    $PY tools/mutagen.py report --dir "$S/.gen" --results "$S/.results.tsv"; bad=$?
+    echo
+    echo "mutate: ${#files[@]} generated mutants (seed $seed, sample $sample) in $(( $(date +%s) - t_all )) s"
+    exit $bad
+fi
 print_table
 echo
 echo "mutate: ${#files[@]} mutants in $(( $(date +%s) - t_all )) s"

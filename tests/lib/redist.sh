@@ -17,8 +17,9 @@
 # libcufft, cuda_cccl, cuda_cupti (tf profile); libnpp, cuda_sanitizer_api
 # (toolkit); nsight_systems, cuda_documentation (neither); nvidia_driver,
 # cuda_compat, fabricmanager (driver-side: never fetched).
-# FX_REDIST_EVIL=dotdot|conflict makes libcufft's relative_path climb, or
-# libcufft ship include/cuda_runtime_api.h with other bytes.
+# FX_REDIST_EVIL=dotdot|conflict|linkconflict makes libcufft's relative_path
+# climb, or libcufft ship include/cuda_runtime_api.h with other bytes, or
+# libcufft ship lib/libcudart.so as a link to its own libcufft.so.N.
 # FX_REDIST_BIG=N adds N random bytes to libcublas (lib/libcublasLt.so.11),
 # an archive larger than the download's write buffer.
 fx_redist() {
@@ -64,6 +65,9 @@ fx_redist() {
                     fi
                     if [ "$comp" = libcufft ] && [ "${FX_REDIST_EVIL:-}" = conflict ]; then
                         echo "/* not cudart's */" > "$s/$top/include/cuda_runtime_api.h"
+                    fi
+                    if [ "$comp" = libcufft ] && [ "${FX_REDIST_EVIL:-}" = linkconflict ]; then
+                        ln -s "$comp.so.$maj" "$s/$top/lib/libcudart.so"
                     fi ;;
             esac
             mkdir -p "$out/$comp/$plat"

@@ -157,3 +157,39 @@ json.dump(m, open(sys.argv[1], "w"))
 PY
     refused "evil.tar.xz"
 }
+
+# (re)pin the manifest's cuDNN entry to whatever evil.tar.xz now holds
+repin() {
+    python3 - "$CUDAENV_MANIFEST" "$T/mirror/evil.tar.xz" <<'PY'
+import hashlib, json, os, sys
+m = json.load(open(sys.argv[1]))
+a = m["cudnn"]["8.7.0.84"]["cuda11"]["linux-x86_64"]
+a["sha256"] = hashlib.sha256(open(sys.argv[2], "rb").read()).hexdigest()
+a["size"] = os.path.getsize(sys.argv[2])
+json.dump(m, open(sys.argv[1], "w"))
+PY
+}
+
+@test "a valid .xz of two streams (cat a.xz b.xz), split inside a library: installed, the library whole" {
+    evil 'add(top + "/lib/libcudnn_big.so.8.7.0", data=bytes(range(256)) * 4096)'
+    # the same tar, cut in the middle of the 1 MiB library and compressed as two streams
+    xz -dc "$T/mirror/evil.tar.xz" > "$T/a.tar"
+    local half=$(($(stat -c %s "$T/a.tar") / 2))
+    { head -c "$half" "$T/a.tar" | xz -c; tail -c +$((half + 1)) "$T/a.tar" | xz -c; } > "$T/mirror/evil.tar.xz"
+    [ "$(xz -lv "$T/mirror/evil.tar.xz" | awk '/^ *Streams:/ {print $2; exit}')" -eq 2 ]
+    repin
+    run "$CUDAENV" install tf-2.14
+    [ "$status" -eq 0 ] || { echo "$output"; false; }
+    cmp "$CUDAENV_ROOT/versions/11.8.0+cudnn8.7.0.84/lib64/libcudnn_big.so.8.7.0" \
+        <(tar -xOf "$T/a.tar" --wildcards '*/lib/libcudnn_big.so.8.7.0')
+}
+
+@test "many medium entries that each fit but together do not: refused before they fill the disk (exit 1, nothing installed)" {
+    # 40 entries of 1 MiB (zeros: a tiny archive, so the install's own estimate fits), 20 MiB free
+    evil 'for i in range(40): add(top + "/lib/libcudnn_part%02d.so" % i, data=bytes(1 << 20))'
+    CUDAENV_TEST_FREE_BYTES=20971520 run "$CUDAENV" install tf-2.14
+    [ "$status" -eq 1 ] || { echo "$output"; false; }
+    [[ "$output" == *"evil.tar.xz expands to more than"*"and only 20971520 are free"* ]] || { echo "$output"; false; }
+    [ -z "$(ls -A "$CUDAENV_ROOT/versions" 2>/dev/null)" ]
+    ! ls -d "$CUDAENV_ROOT"/pkgs/cudnn-* "$CUDAENV_ROOT"/pkgs/.staging-* 2>/dev/null | grep -q .
+}

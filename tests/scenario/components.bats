@@ -184,11 +184,26 @@ PY
     evil_mirror conflict
     run "$CUDAENV" install tf-2.14
     [ "$status" -eq 5 ] && [[ "$output" == *"two components ship targets/x86_64-linux/include/cuda_runtime_api.h"* ]]
+    # the message names the second copy's own file (which package tree it came from)
+    [[ "$output" =~ "with different content (this one from $CUDAENV_ROOT/pkgs/"[^\ ]*"/include/cuda_runtime_api.h)" ]] || { echo "$output"; false; }
     [ -z "$(ls "$CUDAENV_ROOT/versions" 2>/dev/null)" ]
     no_staging
     # leaving one out installs
     run "$CUDAENV" install tf-2.14 --components -libcufft
     [ "$status" -eq 0 ] || { echo "$output"; false; }
+}
+
+@test "two components shipping libcudart.so as links to different files: exit 5 naming it, no toolchain" {
+    evil_mirror linkconflict
+    run "$CUDAENV" install tf-2.14
+    [ "$status" -eq 5 ] || { echo "$output"; false; }
+    [[ "$output" == *"two components ship targets/x86_64-linux/lib/libcudart.so "* ]] || { echo "$output"; false; }
+    [ -z "$(ls "$CUDAENV_ROOT/versions" 2>/dev/null)" ]
+    no_staging
+    # leaving libcufft out installs, and libcudart.so is cudart's
+    run "$CUDAENV" install tf-2.14 --components -libcufft
+    [ "$status" -eq 0 ] || { echo "$output"; false; }
+    [[ "$(readlink -f "$CUDAENV_ROOT/versions/$P/lib64/libcudart.so")" == */libcudart.so.11.8.89 ]]
 }
 
 @test "two toolchains share the component trees: same inodes, each archive fetched once" {

@@ -333,3 +333,33 @@ nosite() {
     [[ "$output" != *$'\033'* ]]
     python3 -c 'import json,sys; d=json.loads(sys.stdin.read()); assert "\x1b" in d["framework"]["version"]' <<<"$output"
 }
+
+@test "framework.foreign-library: libcudnn from a directory beside the toolchain whose path starts with its prefix" {
+    # $P.old/lib64 is not inside $P: a prefix comparison without the '/' boundary would take it for the toolchain's
+    mkdir -p "$P.old/lib64"
+    fx_cudnn "$T/w" 8.7.0 11
+    cp -a "$T/w/lib/"libcudnn.so* "$P.old/lib64/"
+    export FAKE_FW_LIBS="libcudart.so.11.0 $P.old/lib64/libcudnn.so.8"
+    fw torch
+    [ "$status" -eq 7 ]
+    [ "$(j 'sorted(fs)')" = "['framework.foreign-library']" ]
+    [ "$(j 'fs["framework.foreign-library"]["severity"]')" = error ]
+    [ "$(j 'fs["framework.foreign-library"]["summary"]')" = "torch mapped libcudnn.so.8.7.0 from $P.old/lib64, not from toolchain 11.8.0+cudnn8.7.0.84" ]
+    [ "$(j 'fs["framework.foreign-library"]["fix"]')" = "remove $P.old/lib64 from LD_LIBRARY_PATH, LD_PRELOAD or the framework's RPATH" ]
+}
+
+@test "framework.cuda-mismatch: a toolchain of an older CUDA minor is a warning (exit 0), a newer minor is no finding" {
+    P117=$(fx_installed 11.7.0 8.7.0.84)
+    fx_receipt "$P117"
+    export FAKE_FW_LIBS=
+    run --separate-stderr "$CUDAENV" verify 11.7 --framework torch --python "$PY" --json
+    [ "$status" -eq 0 ] || { echo "$output"; false; }
+    [ "$(j 'sorted(fs)')" = "['framework.cuda-mismatch']" ]
+    [ "$(j 'fs["framework.cuda-mismatch"]["severity"]')" = warning ]
+    [ "$(j 'fs["framework.cuda-mismatch"]["summary"]')" = "torch 2.5.1+cu118 was built for CUDA 11.8 but toolchain 11.7.0+cudnn8.7.0.84 has CUDA 11.7.0" ]
+    [[ "$(j 'fs["framework.cuda-mismatch"]["evidence"]')" == *"an older minor release than the framework was built with"* ]]
+    # built for 11.7, run on 11.8: minor-version compatibility, nothing to say
+    FAKE_FW_CUDA=11.7 fw torch
+    [ "$status" -eq 0 ]
+    [ "$(j 'd["findings"]')" = "[]" ]
+}

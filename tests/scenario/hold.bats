@@ -216,6 +216,25 @@ PLAIN=plain/cudnn-linux-x86_64-8.7.0.84_cuda11-archive.tar.xz
     hold_no_staging
 }
 
+@test "a server that cuts every connection short keeps the download's one deadline: exit 4 in bounded time, not an endless resume" {
+    # every attempt brings 2000 new bytes (progress, so the attempts never run out) in about
+    # 0.2 s; the whole file would take ~100 attempts: far past the ~3 s deadline (2 s base + size at
+    # 256 KiB/s), which is the download's, counted from its first attempt, not each attempt's
+    local top=cudnn-linux-x86_64-8.7.0.84_cuda11-archive w=$T/w
+    fx_cudnn "$w/$top" 8.7.0.84 11
+    head -c 300000 /dev/urandom > "$w/$top/lib/libcudnn_static_pad.a"
+    mkdir -p "$FM/big"
+    tar -C "$w" -cJf "$FM/big/$top.tar.xz" "$top"
+    hold_manifest "$SERVER_URL/_/cut=2000,rate=10000/big/$top.tar.xz" yes > "$CUDAENV_MANIFEST"
+    SECONDS=0
+    CUDAENV_MIN_RATE=0 CUDAENV_DEADLINE_BASE=2 run timeout 60 "$CUDAENV" install tf-2.14
+    [ "$status" -eq 4 ] || { tail -5 <<<"$output"; false; }
+    [[ "$output" == *"cut=2000,rate=10000/big/$top.tar.xz did not finish in time ("* ]] || { tail -5 <<<"$output"; false; }
+    [ "$SECONDS" -lt 15 ] || { echo "took $SECONDS s"; false; }
+    [ "$(server_requests "cut=2000,rate=10000/.*status=20")" -ge 3 ]   # it did resume, more than once
+    hold_no_staging
+}
+
 # ---- strict manifests ----
 
 @test "manifests: a second document, a URL with a space, a version key the store cannot name: exit 5 before any download" {

@@ -99,6 +99,10 @@ opens_manifest() {
     # an index of other content (another sha256) under the manifest's stat key
     # is used (the key is the fast check; cudaenv never writes one) ...
     "$CUDAENV" -q install 12.2.2 --no-cudnn
+    # another version of the index format (cudaenv-index 1: a header of the same length): not ours, not used
+    { echo "cudaenv-index 1"; sed -n 2p "$T/good"; echo "tf 2.14 12.2.2 -"; } > "$IDX"
+    opens_manifest prefix tf-2.14
+    [ "$("$CUDAENV" prefix tf-2.14)" = "$P" ]
     sed 's/^tf 2.14 .*/tf 2.14 12.2.2 -/; s/^manifest [0-9a-f]* /manifest '"$(printf '0%.0s' {1..64})"' /' "$T/good" > "$IDX"
     [ "$("$CUDAENV" prefix tf-2.14)" = "$CUDAENV_ROOT/versions/12.2.2" ]
     # ... until the stat key moves: then the content decides, and it differs
@@ -183,4 +187,44 @@ PY
     sed -i 's/550.54.14/530.30.02/' "$CUDAENV_SYSROOT/proc/driver/nvidia/version"
     "$CUDAENV" -q install latest
     [[ "$("$CUDAENV" prefix latest)" == "$CUDAENV_ROOT/versions/11.8.0+cudnn8."* ]]
+}
+
+@test "a manifest edited in place within the same second, to the same size: the index is not used; prefix/env agree with info" {
+    "$CUDAENV" -q install tf-2.14
+    "$CUDAENV" -q install tf-2.15
+    [ "$("$CUDAENV" prefix tf-2.14)" = "$CUDAENV_ROOT/versions/11.8.0+cudnn8.7.0.84" ]
+    local sec nsec ino
+    sec=$(stat -c %Y "$CUDAENV_MANIFEST"); nsec=$(stat -c %y "$CUDAENV_MANIFEST" | sed 's/.*\.\([0-9]*\) .*/\1/')
+    ino=$(stat -c '%i %s' "$CUDAENV_MANIFEST")
+    # tf 2.14 and 2.15 swap their toolchains: the same bytes, reordered, in the same inode
+    python3 - "$CUDAENV_MANIFEST" <<'PY'
+import sys
+p = sys.argv[1]
+t = open(p).read()
+t = t.replace('"2.14": {', '"@@@@": {').replace('"2.15": {', '"2.14": {').replace('"@@@@": {', '"2.15": {')
+with open(p, "r+") as f:
+    f.write(t)
+PY
+    [ "$nsec" = 500000000 ] && other=250000000 || other=500000000
+    touch -d "@$sec.$other" "$CUDAENV_MANIFEST"
+    [ "$(stat -c '%i %s' "$CUDAENV_MANIFEST")" = "$ino" ] && [ "$(stat -c %Y "$CUDAENV_MANIFEST")" = "$sec" ]
+    "$CUDAENV" info tf-2.14 | grep -q '12\.2\.2'
+    [ "$("$CUDAENV" prefix tf-2.14)" = "$CUDAENV_ROOT/versions/12.2.2+cudnn8.9.7.29" ]
+    "$CUDAENV" env tf-2.14 --shell dotenv | grep -q "versions/12.2.2+cudnn8.9.7.29/bin"
+    [ "$("$CUDAENV" prefix tf-2.15)" = "$CUDAENV_ROOT/versions/11.8.0+cudnn8.7.0.84" ]
+}
+
+@test "the index is kept quietly: no warning when it is written or removed; one naming it when it cannot be written (the install still succeeds)" {
+    run "$CUDAENV" install tf-2.14
+    [ "$status" -eq 0 ] && [ -f "$IDX" ]
+    [[ "$output" != *"resolution index"* ]] || { echo "$output"; false; }
+    run "$CUDAENV" uninstall tf-2.14
+    [ "$status" -eq 0 ] && [ ! -e "$IDX" ]
+    [[ "$output" != *"resolution index"* ]] || { echo "$output"; false; }
+    # a directory where the index goes: the rename over it fails, the install does not
+    mkdir -p "$IDX/x"
+    run "$CUDAENV" install tf-2.14
+    [ "$status" -eq 0 ] || { echo "$output"; false; }
+    [[ "$output" == *"warning: cannot update the resolution index (specs resolve through the manifest instead)"* ]] || { echo "$output"; false; }
+    [ "$("$CUDAENV" prefix tf-2.14)" = "$CUDAENV_ROOT/versions/11.8.0+cudnn8.7.0.84" ]
 }

@@ -97,6 +97,7 @@ check_scenario() {
     [[ "$output" == *'prepend_path("LD_LIBRARY_PATH", prefix .. "/lib64")'* ]]
     [[ "$output" == *'setenv("CUDNN_PATH", prefix)'* ]]
     [[ "$output" == *'whatis("TensorFlow: 2.12, 2.14")'* ]]
+    [[ "$output" == *'whatis("Description: CUDA 11.8.0 + cuDNN 8.7.0.84 (TensorFlow 2.12, 2.14)")'* ]] || { echo "$output"; false; }
     [[ "$output" == *'help("CUDA 11.8.0 + cuDNN 8.7.0.84 (TensorFlow 2.12, 2.14), installed by cudaenv in\n'* ]]
     run "$CUDAENV" modulefile 12.3 --format tcl
     [ "$status" -eq 0 ]
@@ -256,4 +257,9 @@ TCL
     [ "$output" = "2 module files in $MODS/cuda: 0 changed, 1 removed" ]
     run --separate-stderr "$CUDAENV" modulefile --all --format tcl --to "$MODS"
     [ "$output" = "2 module files in $MODS/cuda: 2 changed, 0 removed" ]
+    # a store with nothing installed: nothing to write, no cuda/ directory made, exit 0
+    CUDAENV_ROOT=$T/empty run --separate-stderr "$CUDAENV" modulefile --all --to "$T/none"
+    [ "$status" -eq 0 ] || { echo "$output $stderr"; false; }
+    [ "$output" = "0 module files in $T/none/cuda: 0 changed, 0 removed" ]
+    [ ! -e "$T/none" ]
 }

@@ -16,6 +16,8 @@ Misbehaviour is chosen per request by a path prefix: /_/<modes>/<file>, with
   norange      ignore Range (answer 200 with the whole file)
   404          404 with an HTML body
   500=N        the first N requests of this URL answer 500 (HTML body)
+  wait=S       sleep S seconds before answering (the client waits for the
+               status line: what it left on disk is read by others meanwhile)
   stall=S      first request: headers + 1 KiB, then sleep S seconds, close
   longlen=N    announce N bytes more than sent, then close
   truncate=N   announce the full length, stop at file offset N, close
@@ -145,6 +147,8 @@ class Handler(BaseHTTPRequestHandler):
         modes, fpath = parse_modes(path)  # before unquoting: values may hold %2F
         fpath = urllib.parse.unquote(fpath)
         n = bump(self.path)
+        if "wait" in modes:
+            time.sleep(float(modes["wait"]))
 
         if "404" in modes:
             return self.html_error(404, "Not Found")

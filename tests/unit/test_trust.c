@@ -51,6 +51,11 @@ static void test_escape(void **state)
     assert_string_equal(out, "del\\x7f csi\\xc2\\x9b31m \xc3\xa9");
     ce_escape_into(out, 6, "\033\033\033");   /* truncated at a whole escape */
     assert_string_equal(out, "\\x1b");
+    /* plain text fills the buffer up to its terminator, never past it */
+    memset(out, '#', sizeof out);
+    ce_escape_into(out, 4, "abcdef");
+    assert_string_equal(out, "abc");
+    assert_int_equal(out[4], '#');
     char *d = ce_escape_dup("\r");
     assert_string_equal(d, "\\x0d");
     free(d);
@@ -110,6 +115,16 @@ static void test_store_open_no_symlinks(void **state)
         assert_true(fd >= 0);
         close(fd);
     }
+    /* a new file gets the mode asked for (umask aside), and O_EXCL creates it once */
+    mode_t um = umask(022);
+    fd = ce_store_open(&ctx, "fresh", O_WRONLY | O_CREAT | O_EXCL, 0640);
+    umask(um);
+    assert_true(fd >= 0);
+    struct stat st;
+    assert_int_equal(fstat(fd, &st), 0);
+    assert_int_equal(st.st_mode & 07777, 0640);
+    close(fd);
+    assert_true(ce_store_open(&ctx, "fresh", O_WRONLY | O_CREAT | O_EXCL, 0640) < 0);
 }
 
 static void write_file(const char *name, const char *data, size_t n)

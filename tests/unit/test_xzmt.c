@@ -149,6 +149,33 @@ static void test_corrupt_stream_fails(void **state)
 /* The caller is done early (libarchive saw the tar's end, or an entry was
  * refused) while the decoding thread waits in pull for a download: free
  * returns (the pull sees ce_xzmt_stopping). */
+/* A block written with its sizes (as xz -T2 writes): what it takes to decode counts the
+ * LZMA2 dictionary of its filter properties (8 MiB at preset 6) besides the plain size. */
+static void test_block_need_counts_the_dictionary(void **state)
+{
+    (void)state;
+    lzma_mt mt = { .threads = 2, .block_size = 256u << 10, .preset = 6, .check = LZMA_CHECK_CRC64 };
+    lzma_stream st = LZMA_STREAM_INIT;
+    assert_int_equal(lzma_stream_encoder_mt(&st, &mt), LZMA_OK);
+    size_t cap = PLAIN + (1u << 16);
+    unsigned char *out = malloc(cap);
+    assert_non_null(out);
+    st.next_in = plain;
+    st.avail_in = PLAIN;
+    st.next_out = out;
+    st.avail_out = cap;
+    assert_int_equal(lzma_code(&st, LZMA_FINISH), LZMA_STREAM_END);
+    size_t len = cap - st.avail_out;
+    lzma_end(&st);
+    unsigned long long need = 0;
+    assert_true(ce_xzmt_block_need(out, len, &need));
+    assert_true(need >= (8ull << 20) + (256u << 10));   /* dictionary + the block's plain bytes */
+    assert_true(need < (8ull << 20) + (4ull << 20));
+    /* a block without sizes (xz -T1): nothing to plan with */
+    assert_false(ce_xzmt_block_need(packed, packed_len, &need));
+    free(out);
+}
+
 static void test_free_while_pull_waits(void **state)
 {
     (void)state;
@@ -175,6 +202,7 @@ int main(void)
         cmocka_unit_test(test_same_bytes_without_the_thread),
         cmocka_unit_test(test_corrupt_stream_fails),
         cmocka_unit_test(test_free_while_pull_waits),
+        cmocka_unit_test(test_block_need_counts_the_dictionary),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
