@@ -53,7 +53,12 @@ module_shell() {
 @test "cluster admin: mirror the default component path -> nodes install from it over HTTP -> module load -> exec" {
     SITE=$T/srv/cuda
     mkdir -p "$T/srv"
-    run "$CUDAENV" mirror tf-2.14 --to "$SITE"
+    # the site's key: the mirror signs its manifest, the nodes trust the public half
+    # (root-owned /etc/cudaenv/keys, in the test's sysroot)
+    openssl genpkey -algorithm ed25519 -out "$T/site.key" 2>/dev/null
+    mkdir -p "$CUDAENV_SYSROOT/etc/cudaenv/keys"
+    openssl pkey -in "$T/site.key" -pubout -out "$CUDAENV_SYSROOT/etc/cudaenv/keys/site.pem"
+    run "$CUDAENV" mirror tf-2.14 --to "$SITE" --sign-key "$T/site.key"
     [ "$status" -eq 0 ] || { echo "$output"; false; }
     run "$CUDAENV" mirror --check "$SITE"
     [ "$status" -eq 0 ] || { echo "$output"; false; }
@@ -69,6 +74,10 @@ module_shell() {
         [ "$status" -eq 0 ] || { echo "$node: $output"; false; }
         [ -f "$T/$node/modulefiles/cuda/11.8.0-cudnn8.7.0.84.lua" ]
     done
+    # a manifest changed on the web server after signing: no node takes it
+    printf ' ' >> "$SITE/cudaenv.json"
+    CUDAENV_ROOT=$T/node3 CUDAENV_MANIFEST=$SERVER_URL/cudaenv.json run "$CUDAENV" install tf-2.14 --insecure
+    [ "$status" -eq 5 ] && [ ! -e "$T/node3/versions/11.8.0+cudnn8.7.0.84" ]
     # each node read everything from the mirror, once per node
     [ "$(server_requests "GET /compute/cuda/redist/redistrib_11.8.0.json .*status=200")" -eq 2 ]
     [ "$(server_requests "GET /compute/cuda/redist/.*\.tar\.xz .*status=200")" -eq 16 ]

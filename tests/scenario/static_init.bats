@@ -14,7 +14,7 @@ teardown() { common_teardown; }
     [ "$status" -eq 0 ]
     [ "$output" = "$CUDAENV_ROOT/init/cudaenv.bash" ]
     [[ "$stderr" == *"source $CUDAENV_ROOT/init/cudaenv.bash"* ]]
-    grep -q "^__CUDAENV_INIT_VERSION='$(cudaenv --version | cut -d' ' -f2)'$" "$output"
+    grep -q "^__CUDAENV_INIT_VERSION='$(cudaenv --version | head -1 | cut -d' ' -f2)'$" "$output"
     run cudaenv init zsh --static -q -o "$T/z.zsh"
     [ "$status" -eq 0 ] && [ "$output" = "$T/z.zsh" ] && [ -f "$T/z.zsh" ]
     run cudaenv init bash -o "$T/x"
@@ -96,7 +96,7 @@ stale_setup() { # shell, what follows the variable's name ("=" or " ")
 }
 
 @test "bash/zsh: a static file older than the binary is regenerated and still works" {
-    v=$(cudaenv --version | cut -d' ' -f2)
+    v=$(cudaenv --version | head -1 | cut -d' ' -f2)
     for sh in bash zsh; do
         stale_setup $sh =
         run $sh -c 'source "$T/s.'$sh'"; cudaenv use -q 11.8; echo "$__CUDAENV_INIT_VERSION|$CUDA_HOME"'
@@ -108,7 +108,7 @@ stale_setup() { # shell, what follows the variable's name ("=" or " ")
 }
 
 @test "fish: a static file older than the binary is regenerated and still works" {
-    v=$(cudaenv --version | cut -d' ' -f2)
+    v=$(cudaenv --version | head -1 | cut -d' ' -f2)
     stale_setup fish ' '
     run fish --no-config -c 'source $T/s.fish; cudaenv use -q 11.8; echo "$__CUDAENV_INIT_VERSION|$CUDA_HOME"'
     [ "$status" -eq 0 ]
