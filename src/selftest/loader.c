@@ -217,10 +217,13 @@ static void check_handle(st_step *s, void *h, const char *what, const char *want
         st_failf(s, "%s: asked for %s, the loader mapped %s", what, want_real, real);
 }
 
-/* The directories of LD_LIBRARY_PATH in order; empty entries mean ".". */
-static int search_ld_path(st_state *st, st_step *s, const char *soname, const char *ours_path)
+/* The directories of lp (LD_LIBRARY_PATH) in order; empty entries mean
+ * ".".  A copy of soname found before the toolchain's own directory shadows
+ * it: a failure in the environment the check runs in, a warning (shell) in
+ * the shell's, which only programs run without cudaenv see. */
+static int search_ld_path(st_state *st, st_step *s, const char *lp, bool shell, const char *soname,
+                          const char *ours_path)
 {
-    const char *lp = getenv("LD_LIBRARY_PATH");
     if (!lp || !*lp || !soname[0]) return 0;
     char ours[4096], libdir_real[4096];
     if (!realpath(ours_path, ours)) return 0;
@@ -232,15 +235,31 @@ static int search_ld_path(st_state *st, st_step *s, const char *soname, const ch
     for (char *d = strtok_r(dup, ":;", &save); d; d = strtok_r(NULL, ":;", &save)) {
         char dreal[4096], cand[CE_PATH_MAX], creal[4096];
         if (realpath(d, dreal) && strcmp(dreal, libdir_real) == 0) break;  /* ours comes first */
-        if (ce_path_join(cand, sizeof cand, d, soname) != CE_OK || !realpath(cand, creal) || strcmp(creal, ours) == 0) continue;
-        st_failf(s, "%s in LD_LIBRARY_PATH shadows this toolchain: programs that dlopen(\"%s\") get %s "
-                 "instead of %s; remove %s from LD_LIBRARY_PATH, or run: cudaenv use %s",
-                 cand, soname, creal, ours, d, st->r->tc.name);
+        if (ce_path_join(cand, sizeof cand, d, soname) != CE_OK || !realpath(cand, creal) || same_file(creal, ours)) continue;
+        if (shell) {
+            size_t used = strlen(st->r->warnings);
+            snprintf(st->r->warnings + used, sizeof st->r->warnings - used,
+                     "this shell's LD_LIBRARY_PATH puts %s before %s: programs run here without cudaenv "
+                     "dlopen(\"%s\") %s; verified as `cudaenv exec %s` runs them (`cudaenv use %s` fixes "
+                     "this shell)\n", d, st->r->tc.name, soname, creal, st->r->tc.name, st->r->tc.name);
+        } else {
+            st_failf(s, "%s in LD_LIBRARY_PATH shadows this toolchain: programs that dlopen(\"%s\") get %s "
+                     "instead of %s; remove %s from LD_LIBRARY_PATH, or run: cudaenv use %s",
+                     cand, soname, creal, ours, d, st->r->tc.name);
+        }
         found++;
         break;
     }
     free(dup);
     return found;
+}
+
+static int search_both(st_state *st, st_step *s, const char *soname, const char *ours_path)
+{
+    const char *shell = st->opt->shell_ld_path;
+    const char *lp = getenv("LD_LIBRARY_PATH");
+    if (shell && (!lp || strcmp(shell, lp) != 0)) search_ld_path(st, s, shell, true, soname, ours_path);
+    return search_ld_path(st, s, lp, false, soname, ours_path);
 }
 
 /* Outside LD_LIBRARY_PATH a plain dlopen() falls back to ld.so.cache: say
@@ -292,13 +311,13 @@ void st_loader_step(st_state *st)
     check_handle(s, st->dnn.h, "libcudnn", st->dnn.path);
     dl_iterate_phdr(scan_one, &sc);
     int shadows = 0;  /* each one is a failure recorded with its path */
-    if (st->rt.h) shadows += search_ld_path(st, s, st->rt.soname, st->rt.path);
-    if (st->nv.h) shadows += search_ld_path(st, s, st->nv.soname, st->nv.path);
-    if (st->dnn.h) shadows += search_ld_path(st, s, st->dnn.soname, st->dnn.path);
+    if (st->rt.h) shadows += search_both(st, s, st->rt.soname, st->rt.path);
+    if (st->nv.h) shadows += search_both(st, s, st->nv.soname, st->nv.path);
+    if (st->dnn.h) shadows += search_both(st, s, st->dnn.soname, st->dnn.path);
     if (st->nv_builtins_soname[0]) {
         char b[CE_PATH_MAX];
         if (ce_path_join(b, sizeof b, st->libdir, st->nv_builtins_soname) == CE_OK)
-            shadows += search_ld_path(st, s, st->nv_builtins_soname, b);
+            shadows += search_both(st, s, st->nv_builtins_soname, b);
     }
     const char *sonames[] = { st->rt.soname, st->nv.soname, st->dnn.soname };
     note_cache(st, s, sonames, 3);
