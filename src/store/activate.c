@@ -266,7 +266,13 @@ int ce_active(ce_ctx *ctx, const char *cwd, ce_active_info *out)
             return select_from_file(ctx, spec, out);
         }
     }
-    char g[4096];
+    return ce_active_global(ctx, out);
+}
+
+int ce_active_global(ce_ctx *ctx, ce_active_info *out)
+{
+    memset(out, 0, sizeof *out);
+    char g[4096], spec[128];
     int rc = ce_global_path(ctx, g, sizeof g);
     if (rc) return rc;
     /* no default of our own beside a shared store: the site default */

@@ -48,6 +48,9 @@ const char *ce_origin_name(ce_origin o);
  * is still filled (origin, source; spec only when typed: CUDAENV_VERSION)
  * and the status (ce_errmsg) names the file, never what a file says. */
 int ce_active(ce_ctx *ctx, const char *cwd, ce_active_info *out);
+/* The global default alone (what a new shell outside any project gets):
+ * CE_ORIGIN_GLOBAL with its file in source, or CE_ORIGIN_SYSTEM. */
+int ce_active_global(ce_ctx *ctx, ce_active_info *out);
 
 /* The nearest .cuda-version from dir up to /: 1 found (path, spec filled),
  * 0 none, < 0 error (unreadable, empty). */
