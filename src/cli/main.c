@@ -27,7 +27,7 @@ void (*const cli_redist_free)(struct ce_redist *) = FULL_ONLY(ce_redist_free);
 
 static const cli_cmd commands[] = {
     { "install", NULL, FULL_ONLY(cmd_install), "download, verify and install toolchains",
-      "usage: cudaenv install SPEC... [--cudnn VER] [--no-cudnn] [--from runfile|redist]\n"
+      "usage: cudaenv install [SPEC...] [--cudnn VER] [--no-cudnn] [--from runfile|redist]\n"
       "                [--components +NAME,-NAME] [--force] [--offline] [--insecure]\n"
       "                [--modulefiles DIR [--module-format lmod|tcl]]\n"
       "       cudaenv install --for PYTHON [--framework tf|torch] [options]\n"
@@ -38,7 +38,8 @@ static const cli_cmd commands[] = {
       "under $CUDAENV_ROOT/versions without root.  Where the manifest pins NVIDIA's\n"
       "redistrib JSON for the release, only the components of a profile are downloaded\n"
       "(tf for tf-X.Y specs, toolkit for CUDA specs) and laid out as the runfile would;\n"
-      "otherwise the runfile is installed.\n"
+      "otherwise the runfile is installed.  Without SPEC, the pin in effect: the nearest\n"
+      ".cuda-version from here up, else the global default.\n"
       "\n"
       "  --cudnn VER    use this cuDNN release instead of the one the spec implies\n"
       "  --no-cudnn     install the CUDA toolkit alone\n"
@@ -55,8 +56,7 @@ static const cli_cmd commands[] = {
       "                 (tf.__version__), else PyTorch's torch.version.cuda + cuDNN; says\n"
       "                 which decided (a venv's python: --for .venv/bin/python)\n"
       "  --framework F  tf or torch: which of two disagreeing frameworks decides\n",
-      .opts = FULL_ONLY(cmd_install_opts), .min_pos = 0, .max_pos = -1,
-      .missing = "which toolchain? e.g. cudaenv install tf-2.14" },
+      .opts = FULL_ONLY(cmd_install_opts), .min_pos = 0, .max_pos = -1 },
     { "modulefile", NULL, cmd_modulefile, "module files for Lmod / Environment Modules",
       "usage: cudaenv modulefile VERSION|--all [--format lmod|tcl] [--to DIR]\n"
       "\n"

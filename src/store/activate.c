@@ -269,6 +269,21 @@ int ce_active(ce_ctx *ctx, const char *cwd, ce_active_info *out)
     return ce_active_global(ctx, out);
 }
 
+int ce_pin_in_effect(ce_ctx *ctx, char *spec, size_t specsz, char *source, size_t sourcesz)
+{
+    char here[4096], g[4096];
+    int rc;
+    if (getcwd(here, sizeof here)) {
+        if ((rc = ce_version_file_find(ctx, here, source, sourcesz, spec, specsz)) != 0) return rc;
+    }
+    if ((rc = ce_global_path(ctx, g, sizeof g))) return rc;
+    if (!ce_exists(g) && ce_store_shared(ctx) && (rc = ce_store_path(ctx, "global", g, sizeof g))) return rc;
+    if (!ce_exists(g)) return 0;
+    snprintf(source, sourcesz, "%s", g);
+    if ((rc = ce_spec_file_read(ctx, g, spec, specsz))) return rc;
+    return 1;
+}
+
 int ce_active_global(ce_ctx *ctx, ce_active_info *out)
 {
     memset(out, 0, sizeof *out);

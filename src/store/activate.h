@@ -51,6 +51,10 @@ int ce_active(ce_ctx *ctx, const char *cwd, ce_active_info *out);
 /* The global default alone (what a new shell outside any project gets):
  * CE_ORIGIN_GLOBAL with its file in source, or CE_ORIGIN_SYSTEM. */
 int ce_active_global(ce_ctx *ctx, ce_active_info *out);
+/* The spec pinned where this process runs, installed or not: the nearest
+ * .cuda-version from the working directory up, else the global default.
+ * 1 found (spec, and its file in source), 0 none, <0 a ce_err. */
+int ce_pin_in_effect(ce_ctx *ctx, char *spec, size_t specsz, char *source, size_t sourcesz);
 
 /* The nearest .cuda-version from dir up to /: 1 found (path, spec filled),
  * 0 none, < 0 error (unreadable, empty). */
