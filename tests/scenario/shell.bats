@@ -179,6 +179,13 @@ EOS
     [ "${lines[1]}" -ge 1 ]
 }
 
+@test "zsh -i: init eval'd before compinit (.zshrc order): a later compinit still binds the completion" {
+    run zsh -f -i -c 'eval "$(cudaenv init zsh)"; autoload -Uz compinit; compinit -u -D
+        print -r -- "comp=${_comps[cudaenv]-none}"'
+    [ "$status" -eq 0 ]
+    [ "${lines[0]}" = "comp=_cudaenv" ]
+}
+
 @test "zsh -i: TAB produces commands, installed toolchains and options (zpty)" {
     comp() { rm -f "$T/comp"; timeout 60 zsh -f "$TESTS_DIR/lib/zsh-complete.zsh" "$T/comp" "$1"; sort "$T/comp" | tr '\n' ' '; }
     [ "$(comp 'cudaenv us')" = "use " ]
