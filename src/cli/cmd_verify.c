@@ -5,6 +5,7 @@
  * --framework checks TensorFlow / PyTorch on the toolchain instead
  * (verify_framework.c). */
 #include <cJSON.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,7 +55,8 @@ static bool sys_resolve(cli *c, const char *path, char *out, size_t outsz)
         if (n < 0) {
             struct stat sb;
             if (stat(cur, &sb) != 0 || !S_ISDIR(sb.st_mode)) return false;
-            snprintf(out, outsz, "%s", cur);
+            char real[PATH_MAX];   /* a relative link leaves ".." behind: said plainly */
+            snprintf(out, outsz, "%s", realpath(cur, real) ? real : cur);
             return true;
         }
         tgt[n] = '\0';
