@@ -152,7 +152,10 @@ static const cli_cmd commands[] = {
       "usage: cudaenv uninstall VERSION [--force]\n"
       "\n"
       "Remove one installed toolchain.  The toolchain the system switch points at, and\n"
-      "the active one (this shell's, .cuda-version, global), are refused without --force.\n",
+      "the active one (this shell's, .cuda-version, global), are refused without --force.\n"
+      "The global default is refused whatever this shell selects (new shells would miss\n"
+      "it): choose another (cudaenv global VERSION, or global --unset); --force also\n"
+      "clears the global default, and says so.\n",
       .opts = cmd_uninstall_opts, .min_pos = 1, .max_pos = 1,
       .missing = "which toolchain? see: cudaenv list", .extra = "one toolchain at a time (got %s and %s)" },
     { "list", "ls", cmd_list, "installed toolchains and which one is active",
@@ -273,9 +276,14 @@ static const cli_cmd commands[] = {
       "\n"
       "Check the files against the receipt, that all versions agree, that libraries load\n"
       "from the toolchain, then run a kernel and a cuDNN convolution on the GPU.\n"
+      "VERSION is checked in its own environment, as exec VERSION runs programs (what\n"
+      "shadows it in this shell's LD_LIBRARY_PATH is a warning).  Without VERSION: what\n"
+      "is in effect, and it says which: this shell's selection (use, .cuda-version,\n"
+      "global), else the system switch's target, else the machine's own /usr/local/cuda.\n"
       "Exit 0 all passed, 7 a check failed, 8 no usable GPU/driver.\n"
       "\n"
-      "  --json          one JSON document (toolchain, steps, versions, devices, timings)\n"
+      "  --json          one JSON document (toolchain, steps, versions, devices, timings,\n"
+      "                  warnings)\n"
       "  --all-devices   check every GPU, not only device 0\n"
       "  --bench         add copy bandwidth and convolution throughput (vs PyTorch)\n"
       "  --deep          re-hash every file against the receipt's sha256\n"
