@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs every test that needs no GPU: the C unit tests (cmocka) and the bats
-# scenarios.  Ends with one summary line: "N passed, N failed, N skipped".
+# scenarios (tests/scenario) and the journeys (tests/journeys).  Ends with one
+# summary line: "N passed, N failed, N skipped (journeys: N passed, N failed)".
 # TESTS=pattern limits the bats files (e.g. TESTS=install tests/run.sh).
 set -u
 cd "$(dirname "$0")/.."
@@ -40,7 +41,9 @@ done
 
 pattern=${TESTS:-}
 jobs=${BATS_JOBS:-1}
-# journeys (tests/journeys: a user's sequence across features) run with the scenarios
+# the scenarios (one feature each), then the journeys (a user's sequence of
+# features: tests/journeys/, docs/TESTING.md)
+jpass=0 jfail=0
 for f in tests/scenario/*.bats tests/journeys/*.bats; do
     [ -e "$f" ] || continue
     if [ -n "$pattern" ] && [[ "$f" != *$pattern* ]]; then continue; fi
@@ -49,11 +52,12 @@ for f in tests/scenario/*.bats tests/journeys/*.bats; do
     s=$(grep -cE '^ok [0-9]+ .*# skip' <<<"$out")
     f2=$(grep -cE '^not ok ' <<<"$out")
     pass=$((pass + p - s)); skip=$((skip + s)); fail=$((fail + f2))
+    case $f in tests/journeys/*) jpass=$((jpass + p - s)); jfail=$((jfail + f2));; esac
     if [ $rc -ne 0 ]; then
         [ "$f2" -eq 0 ] && fail=$((fail + 1))
         failed+=("$f"); echo "$out" | grep -vE '^ok ' | head -60
     fi
-    echo "bats $(basename "$f"): $((p - s)) ok, $s skipped, $f2 failed"
+    echo "bats ${f#tests/}: $((p - s)) ok, $s skipped, $f2 failed"
 done
 
 # The suite must never touch the machine's own CUDA selection.
@@ -65,5 +69,5 @@ if [ -e /etc/ld.so.conf.d/cudaenv.conf ]; then
 fi
 
 [ ${#failed[@]} -gt 0 ] && echo "failed: ${failed[*]}"
-echo "$pass passed, $fail failed, $skip skipped"
+echo "$pass passed, $fail failed, $skip skipped (journeys: $jpass passed, $jfail failed)"
 [ "$fail" -eq 0 ]

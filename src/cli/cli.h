@@ -181,7 +181,7 @@ int cmd_exec(cli *c, const cli_args *a);
  * CLI_SH_DOTENV) on stdout: env and use.  Returns 0 or the exit status. */
 enum { CLI_SH_DOTENV = 100 };
 struct ce_active_info;
-int cli_print_env(cli *c, const struct ce_active_info *sel, bool set_version, int sh);
+int cli_print_env(cli *c, const struct ce_active_info *sel, bool set_version, bool warn, int sh);
 
 /* verify_framework.c: verify --framework on an installed toolchain (in its
  * environment, like exec); returns the exit status. */

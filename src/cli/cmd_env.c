@@ -33,18 +33,24 @@ static int print_dotenv(cli *c, const ce_env *env)
                       env->vars[i].name);
             return 1;
         }
-    for (size_t i = 0; i < env->n; i++)
-        if (env->vars[i].value) printf("%s=%s\n", env->vars[i].name, env->vars[i].value);
+    for (size_t i = 0; i < env->n; i++)   /* a shell's saved values mean nothing to a file */
+        if (env->vars[i].value && strncmp(env->vars[i].name, "__CUDAENV_", 10) != 0)
+            printf("%s=%s\n", env->vars[i].name, env->vars[i].value);
     return 0;
 }
 
-/* The one printer of a shell environment: env and use. */
-int cli_print_env(cli *c, const ce_active_info *sel, bool set_version, int sh)
+/* The one printer of a shell environment: env and use (warn: `use`'s
+ * foreign-entry warning; env serves the hook and scripts and never warns). */
+int cli_print_env(cli *c, const ce_active_info *sel, bool set_version, bool warn, int sh)
 {
     ce_env env;
     char *text;
     int rc = ce_env_compute(&c->ctx, sel, set_version, &env);
     if (rc) return cli_fail(c, rc);
+    if (warn && !sel->is_system && (rc = ce_env_warn_foreign(&c->ctx, &env, sel->tc.name))) {
+        ce_env_free(&env);
+        return cli_fail(c, rc);
+    }
     if (sh == CLI_SH_DOTENV) {
         rc = print_dotenv(c, &env);
         ce_env_free(&env);
@@ -102,6 +108,6 @@ int cmd_env(cli *c, const cli_args *a)
         }
         set_version = sel.origin == CE_ORIGIN_SHELL;
     }
-    rc = cli_print_env(c, &sel, set_version, sh);
+    rc = cli_print_env(c, &sel, set_version, false, sh);
     return rc ? rc : status;
 }

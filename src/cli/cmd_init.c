@@ -217,10 +217,12 @@ static void write_init(const cli *c, FILE *o, const char *shell, const char *bin
         if (find_file(c, zc, 3, comp)) {
             char *slash = strrchr(comp, '/');
             *slash = '\0';
-            /* compdef exists only after compinit; without it, no completions */
-            fputs("if (( $+functions[compdef] )); then fpath=(", o);
+            /* on fpath always: a compinit run later (init eval'd before it
+             * in .zshrc) finds _cudaenv by its #compdef line; compdef exists
+             * only after compinit, so bind now only when it has run */
+            fputs("fpath=(", o);
             print_quoted(o, comp);
-            fputs(" $fpath); autoload -Uz _cudaenv; compdef _cudaenv cudaenv; fi\n", o);
+            fputs(" $fpath)\nif (( $+functions[compdef] )); then autoload -Uz _cudaenv; compdef _cudaenv cudaenv; fi\n", o);
         }
         return;
     }

@@ -9,6 +9,7 @@
 #include "install/install.h"
 #include "manifest/manifest.h"
 #include "manifest/resolve.h"
+#include "store/activate.h"
 #include "store/modulefile.h"
 #include "store/store.h"
 
@@ -35,6 +36,8 @@ int cmd_install(cli *c, const cli_args *a)
     const char *from = a->opt[OPT_FROM], *components = a->opt[OPT_COMPONENTS], *format = a->opt[OPT_MODULE_FORMAT];
     const char *const *specs = a->pos;
     size_t nspecs = (size_t)a->n;
+    char pin[128], pin_src[4096];
+    const char *pinned[1] = { pin };
     ce_modfmt modfmt = CE_MODFMT_LMOD;
     bool no_cudnn = cli_on(a, OPT_NO_CUDNN);
     c->ctx.force = c->ctx.force || cli_on(a, OPT_FORCE);
@@ -61,7 +64,18 @@ int cmd_install(cli *c, const cli_args *a)
         specs = forspecs;
         nspecs = 1;
     }
-    if (!nspecs) return cli_usage_error(c->cmd, "which toolchain? e.g. cudaenv install tf-2.14, or --for PYTHON");
+    if (nspecs == 0) {
+        /* the pin in effect, as nvm, pyenv and mise install theirs */
+        int found = ce_pin_in_effect(&c->ctx, pin, sizeof pin, pin_src, sizeof pin_src);
+        if (found < 0) return cli_fail(c, found);
+        if (found == 0)
+            return cli_usage_error(c->cmd, "which toolchain? nothing is pinned here (no .cuda-version in this "
+                                   "directory or above, no global default); e.g. cudaenv install tf-2.14, or "
+                                   "--for PYTHON, or pin one first: cudaenv local tf-2.14");
+        if (!c->ctx.quiet) cli_note(c, "installing %s, pinned by %s", pin, pin_src);
+        specs = pinned;
+        nspecs = 1;
+    }
 
     ce_store_txn txn = CE_STORE_TXN_INIT;
     int rc;

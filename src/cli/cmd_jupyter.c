@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "core/pip.h"
 #include "core/file.h"
 #include "core/proc.h"
 #include "core/pyrun.h"
@@ -145,8 +146,10 @@ static int install(cli *c, const cli_cmd *cmd, const char *version, const char *
     free(json);
     if (rc) return cli_fail(c, rc);
     printf("%s\n", file);
+    char pip[768];
     if (!has_ipykernel(c, py))
-        cli_warn(c, "%s cannot import ipykernel, which the kernel runs: %s -m pip install ipykernel", py, py);
+        cli_warn(c, "%s cannot import ipykernel, which the kernel runs: %s", py,
+                 ce_pip_install_cmd(py, "ipykernel", pip, sizeof pip));
     cli_note(c, "kernel '%s' (%s) runs %s with toolchain %s; pick it in Jupyter's kernel list", kname, disp, py,
              sel.tc.name);
     return 0;

@@ -1,9 +1,13 @@
 /* cudaenv uninstall VERSION : under the store lock, remove the toolchain in
  * one rename (then rm -rf), refuse the system-wide one and the active one
- * (this shell's, .cuda-version, global) without --force, and
+ * (this shell's, .cuda-version, global) without --force (--force on the
+ * global default clears the global file too, and says so), and
  * garbage-collect pkgs/ trees no toolchain is composed from any more. */
+#include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "store/activate.h"
@@ -36,6 +40,38 @@ static int refuse_active(cli *c, const ce_toolchain *t)
                    "(cudaenv use system, cudaenv local/global --unset) or pass --force", t->name, why);
 }
 
+/* The global default is what every new shell outside a project applies: it
+ * is not uninstalled from under them whatever this shell selects.  Refused
+ * with another default to choose; with --force, file gets the global file
+ * to clear after the uninstall. */
+static int refuse_global(cli *c, const ce_toolchain *t, bool force, char *file, size_t filesz)
+{
+    ce_active_info g;
+    file[0] = '\0';
+    int rc = ce_active_global(&c->ctx, &g);
+    ce_status_clear();
+    if (rc || g.is_system || strcmp(g.tc.name, t->name) != 0) return CE_OK;
+    if (force) {
+        snprintf(file, filesz, "%s", g.source);
+        return CE_OK;
+    }
+    ce_toolchain *v = NULL;
+    size_t n = 0;
+    const char *other = NULL;
+    if (ce_store_list(&c->ctx, &v, &n) == CE_OK)
+        for (size_t i = n; i-- > 0 && !other;)
+            if (strcmp(v[i].name, t->name) != 0) other = v[i].name;
+    ce_status_clear();
+    char alt[160];
+    if (other) snprintf(alt, sizeof alt, "cudaenv global %s, or ", other);
+    else alt[0] = '\0';
+    rc = ce_fail(&c->ctx, CE_ERR_OTHER, "%s is the global default (%s): new shells would find it missing; "
+                 "choose another first (%scudaenv global --unset for the machine's own CUDA), or pass --force, "
+                 "which also clears the global default", t->name, g.source, alt);
+    free(v);
+    return rc;
+}
+
 int cmd_uninstall(cli *c, const cli_args *a)
 {
     const char *want = a->pos[0];
@@ -63,10 +99,20 @@ int cmd_uninstall(cli *c, const cli_args *a)
             rc = ce_fail(&c->ctx, CE_ERR_USAGE, "%s names more than one installed toolchain; "
                          "give the full name (see: cudaenv list)", want);
     }
+    char global_file[4096] = "";
+    if (rc == CE_OK) rc = refuse_global(c, &t, force, global_file, sizeof global_file);
     if (rc == CE_OK && !force) rc = refuse_active(c, &t);
     char from[4096];
     bool adopted = rc == CE_OK && ce_adopted_from(t.prefix, from, sizeof from) == 1;
     if (rc == CE_OK) rc = ce_store_uninstall(&c->ctx, t.name, force);
+    if (rc == CE_OK && global_file[0]) {
+        if (unlink(global_file) == 0 || errno == ENOENT)
+            ce_emit(&c->ctx, CE_EV_NOTE, t.name, "cleared the global default (%s named %s): new shells use the "
+                    "machine's own CUDA; choose another with: cudaenv global VERSION", global_file, t.name);
+        else
+            ce_emit(&c->ctx, CE_EV_WARN, t.name, "cannot remove %s, which names %s: %s; new shells will say it is "
+                    "missing until: cudaenv global --unset", global_file, t.name, strerror(errno));
+    }
     if (rc == CE_OK && adopted) {
         /* only the symlinks went: the toolkit itself is the user's */
         ce_emit(&c->ctx, CE_EV_NOTE, t.name, "forgot %s; %s is left as it was", t.name, from);

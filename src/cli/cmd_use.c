@@ -32,7 +32,7 @@ int cmd_use(cli *c, const cli_args *a)
                      "or, for this shell only: eval \"$(cudaenv env %s)\"", version);
         return 1;
     }
-    if ((rc = cli_print_env(c, &sel, true, sh))) return rc;
+    if ((rc = cli_print_env(c, &sel, true, true, sh))) return rc;
     if (!c->ctx.quiet)
         cli_note(c, "using %s%s%s", sel.is_system ? "the machine's own CUDA" : sel.tc.name,
                  sel.is_system ? "" : " at ", sel.is_system ? "" : sel.tc.prefix);

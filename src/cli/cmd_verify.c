@@ -5,12 +5,17 @@
  * --framework checks TensorFlow / PyTorch on the toolchain instead
  * (verify_framework.c). */
 #include <cJSON.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include <sys/stat.h>
+
 #include "store/activate.h"
+#include "store/adopt.h"
+#include "store/system.h"
 #include "cli.h"
 #include "core/trust.h"
 #include "install/digest.h"
@@ -33,18 +38,105 @@ const cli_opt cmd_verify_opts[] = {
     { 0 },
 };
 
-/* The toolchain verify checks when none is named: the active one (shell,
- * .cuda-version, global), the same answer `cudaenv current` gives. */
-static int default_toolchain(cli *c, ce_toolchain *tc)
+static bool same_dir(const char *a, const char *b)
+{
+    struct stat sa, sb;
+    return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+/* path (under the sysroot) with its links followed as the machine they
+ * belong to sees them: an absolute target is inside the sysroot too. */
+static bool sys_resolve(cli *c, const char *path, char *out, size_t outsz)
+{
+    char cur[4096], tgt[4096];
+    snprintf(cur, sizeof cur, "%s", path);
+    for (int hops = 0; hops < 16; hops++) {
+        ssize_t n = readlink(cur, tgt, sizeof tgt - 1);
+        if (n < 0) {
+            struct stat sb;
+            if (stat(cur, &sb) != 0 || !S_ISDIR(sb.st_mode)) return false;
+            char real[PATH_MAX];   /* a relative link leaves ".." behind: said plainly */
+            snprintf(out, outsz, "%s", realpath(cur, real) ? real : cur);
+            return true;
+        }
+        tgt[n] = '\0';
+        if (tgt[0] == '/') {
+            ce_sys_path(&c->ctx, tgt, cur, sizeof cur);
+        } else {
+            char *slash = strrchr(cur, '/');
+            if (slash) slash[1] = '\0';
+            size_t used = strlen(cur);
+            snprintf(cur + used, sizeof cur - used, "%s", tgt);
+        }
+    }
+    return false;
+}
+
+/* What verify checks when none is named: what is in effect.  The shell's
+ * selection (use, .cuda-version, global: what `cudaenv current` says),
+ * else the system switch's target (system.json, /usr/local/cuda), else the
+ * machine's own /usr/local/cuda, checked as an ad-hoc adopted tree (no
+ * receipt).  why says which, for the report. */
+static int in_effect(cli *c, ce_toolchain *tc, bool *adhoc, char *why, size_t whysz)
 {
     ce_active_info info;
     int rc = ce_active(&c->ctx, NULL, &info);
     if (rc) return rc;
-    if (info.is_system)
-        return ce_fail(&c->ctx, CE_ERR_NOTFOUND,
-                       "no cudaenv toolchain is active (the machine's own CUDA is); name one: cudaenv verify VERSION");
-    *tc = info.tc;
+    *adhoc = false;
+    if (!info.is_system) {
+        *tc = info.tc;
+        if (info.source[0]) snprintf(why, whysz, "selected by %s (%s)", ce_origin_name(info.origin), info.source);
+        else snprintf(why, whysz, "selected in this shell (cudaenv use)");
+        return CE_OK;
+    }
+    char link[4096], real[4096];
+    ce_sys_path(&c->ctx, CE_SYS_LINK, link, sizeof link);
+    bool have = sys_resolve(c, link, real, sizeof real);
+    ce_sys_record *rec = malloc(sizeof *rec);
+    if (!rec) return ce_fail(&c->ctx, CE_ERR_NOMEM, "out of memory");
+    bool sw = have && ce_system_record(&c->ctx, rec) == CE_OK && rec->present && !rec->restore && rec->name[0];
+    if (sw) {
+        ce_quiet q;
+        ce_quiet_begin(&q, false);
+        sw = ce_store_find(&c->ctx, rec->name, tc) == CE_OK && same_dir(tc->prefix, real);
+        ce_quiet_end(&q);
+    }
+    free(rec);
+    if (sw) {
+        snprintf(why, whysz, "nothing selected in this shell: the system switch's target (%s)", CE_SYS_LINK);
+        return CE_OK;
+    }
+    if (!have)
+        return ce_fail(&c->ctx, CE_ERR_NOTFOUND, "nothing to verify: no toolchain is selected and there is no %s; "
+                       "name one: cudaenv verify VERSION (cudaenv list shows them)", link);
+    memset(tc, 0, sizeof *tc);
+    if ((rc = ce_adopt_probe(&c->ctx, real, tc->cuda, sizeof tc->cuda, tc->cudnn, sizeof tc->cudnn))) return rc;
+    snprintf(tc->name, sizeof tc->name, "system");
+    snprintf(tc->prefix, sizeof tc->prefix, "%s", real);
+    snprintf(why, whysz, "nothing selected: the machine's own CUDA %s at %s (%s), checked as an adopted tree",
+             tc->cuda, CE_SYS_LINK, real);
+    *adhoc = true;
     return CE_OK;
+}
+
+/* As `cudaenv exec NAME` would run it: the shell's LD_LIBRARY_PATH, which
+ * may carry another toolchain, is the toolchain's own (what shadows it in
+ * the shell becomes a warning).  *shell_lp gets a copy of the shell's. */
+static int own_environment(cli *c, const ce_toolchain *tc, bool adhoc, char **shell_lp)
+{
+    const char *lp = getenv("LD_LIBRARY_PATH");
+    *shell_lp = lp ? strdup(lp) : NULL;
+    ce_active_info sel;
+    memset(&sel, 0, sizeof sel);
+    sel.origin = CE_ORIGIN_SHELL;
+    sel.is_system = adhoc;
+    if (!adhoc) sel.tc = *tc;
+    ce_env env;
+    int rc = ce_env_compute(&c->ctx, &sel, true, &env);
+    if (rc) return rc;
+    rc = ce_env_apply(&c->ctx, &env);
+    ce_env_free(&env);
+    return rc;
 }
 
 static cJSON *evidence_array(const char *ev)
@@ -74,6 +166,8 @@ static int print_json(const st_report *r, int code, const st_options *opt)
     cJSON *tc = cJSON_AddObjectToObject(root, "toolchain");
     cJSON_AddStringToObject(tc, "name", r->tc.name);
     cJSON_AddStringToObject(tc, "prefix", r->tc.prefix);
+    cJSON_AddBoolToObject(tc, "adhoc", r->tc.adhoc);
+    cli_json_add_str(tc, "selected_by", r->tc.selected_by);
     cli_json_add_str(tc, "cuda", r->tc.cuda);
     cli_json_add_str(tc, "cudnn", r->tc.cudnn);
     cli_json_add_str(tc, "min_driver", r->tc.min_driver);
@@ -142,6 +236,7 @@ static int print_json(const st_report *r, int code, const st_options *opt)
         cJSON_AddItemToArray(devs, o);
     }
     cJSON_AddItemToObject(root, "timings", timings);
+    cJSON_AddItemToObject(root, "warnings", evidence_array(r->warnings));
     if (opt->bench) {
         const st_bench *b = &r->bench;
         cJSON *bo = cJSON_AddObjectToObject(root, "bench");
@@ -180,6 +275,7 @@ static void print_table(cli *c, const st_report *r, int code, const st_options *
     const char *nc = getenv("NO_COLOR");
     bool color = isatty(1) && !(nc && *nc);
     cli_print("verify %s (%s)\n", r->tc.name, r->tc.prefix);
+    if (r->tc.selected_by[0]) cli_print("  %s\n", r->tc.selected_by);
     for (int i = 0; i < ST_NSTEPS; i++) {
         const st_step *s = &r->steps[i];
         printf("  %d %-9s %s%-7s%s", i + 1, s->id, color ? status_color(s->status) : "",
@@ -225,6 +321,12 @@ static void print_table(cli *c, const st_report *r, int code, const st_options *
                    b->allreduce_busbw_gbs);
         if (b->torch_note[0]) cli_print("    %s\n", b->torch_note);
     }
+    for (const char *p = r->warnings; *p;) {
+        const char *nl = strchr(p, '\n');
+        int n = nl ? (int)(nl - p) : (int)strlen(p);
+        cli_print("  warning: %.*s\n", n, p);
+        p = nl ? nl + 1 : p + n;
+    }
     cli_print("total %.0f ms: %s\n", r->total_ms,
            code == 0 ? "all checks passed"
            : code == 7 ? "a check failed"
@@ -252,20 +354,32 @@ int cmd_verify(cli *c, const cli_args *a)
     if (fake && *fake) opt.libcuda = fake;
 
     ce_toolchain tc;
-    int rc = spec_arg ? ce_store_find(&c->ctx, spec_arg, &tc) : default_toolchain(c, &tc);
+    bool adhoc = false;
+    char why[sizeof ((st_toolchain *)0)->selected_by] = "";
+    int rc = spec_arg ? ce_store_find(&c->ctx, spec_arg, &tc) : in_effect(c, &tc, &adhoc, why, sizeof why);
     /* as root, what verify runs and loads from the toolchain must be root's
      * (core/trust.h; proc.c checks each program it starts too) */
     if (!rc) rc = ce_trust_toolchain(&c->ctx, tc.prefix);
     if (rc) return cli_fail(c, rc);
+    if (why[0] && !c->json) cli_note(c, "verifying %s: %s", tc.name, why);
     if (framework) return cli_verify_framework(c, &tc, framework, python, opt.libcuda);
-    st_toolchain stc = { 0 };
+    char *shell_lp = NULL;
+    if ((rc = own_environment(c, &tc, adhoc, &shell_lp))) {
+        free(shell_lp);
+        return cli_fail(c, rc);
+    }
+    opt.shell_ld_path = shell_lp ? shell_lp : "";
+    st_toolchain stc = { .adhoc = adhoc };
+    snprintf(stc.selected_by, sizeof stc.selected_by, "%s", why);
     snprintf(stc.name, sizeof stc.name, "%s", tc.name);
     snprintf(stc.prefix, sizeof stc.prefix, "%s", tc.prefix);
     snprintf(stc.cuda, sizeof stc.cuda, "%s", tc.cuda);
     snprintf(stc.cudnn, sizeof stc.cudnn, "%s", tc.cudnn);
 
     st_report r;
-    if ((rc = st_run(&c->ctx, &stc, &opt, &r)) != 0) return cli_fail(c, rc);
+    rc = st_run(&c->ctx, &stc, &opt, &r);
+    free(shell_lp);
+    if (rc) return cli_fail(c, rc);
     int code = st_exit_code(&r);
     if (c->json) print_json(&r, code, &opt);
     else print_table(c, &r, code, &opt);

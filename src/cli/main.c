@@ -27,7 +27,7 @@ void (*const cli_redist_free)(struct ce_redist *) = FULL_ONLY(ce_redist_free);
 
 static const cli_cmd commands[] = {
     { "install", NULL, FULL_ONLY(cmd_install), "download, verify and install toolchains",
-      "usage: cudaenv install SPEC... [--cudnn VER] [--no-cudnn] [--from runfile|redist]\n"
+      "usage: cudaenv install [SPEC...] [--cudnn VER] [--no-cudnn] [--from runfile|redist]\n"
       "                [--components +NAME,-NAME] [--force] [--offline] [--insecure]\n"
       "                [--modulefiles DIR [--module-format lmod|tcl]]\n"
       "       cudaenv install --for PYTHON [--framework tf|torch] [options]\n"
@@ -38,7 +38,8 @@ static const cli_cmd commands[] = {
       "under $CUDAENV_ROOT/versions without root.  Where the manifest pins NVIDIA's\n"
       "redistrib JSON for the release, only the components of a profile are downloaded\n"
       "(tf for tf-X.Y specs, toolkit for CUDA specs) and laid out as the runfile would;\n"
-      "otherwise the runfile is installed.\n"
+      "otherwise the runfile is installed.  Without SPEC, the pin in effect: the nearest\n"
+      ".cuda-version from here up, else the global default.\n"
       "\n"
       "  --cudnn VER    use this cuDNN release instead of the one the spec implies\n"
       "  --no-cudnn     install the CUDA toolkit alone\n"
@@ -55,8 +56,7 @@ static const cli_cmd commands[] = {
       "                 (tf.__version__), else PyTorch's torch.version.cuda + cuDNN; says\n"
       "                 which decided (a venv's python: --for .venv/bin/python)\n"
       "  --framework F  tf or torch: which of two disagreeing frameworks decides\n",
-      .opts = FULL_ONLY(cmd_install_opts), .min_pos = 0, .max_pos = -1,
-      .missing = "which toolchain? e.g. cudaenv install tf-2.14" },
+      .opts = FULL_ONLY(cmd_install_opts), .min_pos = 0, .max_pos = -1 },
     { "modulefile", NULL, cmd_modulefile, "module files for Lmod / Environment Modules",
       "usage: cudaenv modulefile VERSION|--all [--format lmod|tcl] [--to DIR]\n"
       "\n"
@@ -152,7 +152,10 @@ static const cli_cmd commands[] = {
       "usage: cudaenv uninstall VERSION [--force]\n"
       "\n"
       "Remove one installed toolchain.  The toolchain the system switch points at, and\n"
-      "the active one (this shell's, .cuda-version, global), are refused without --force.\n",
+      "the active one (this shell's, .cuda-version, global), are refused without --force.\n"
+      "The global default is refused whatever this shell selects (new shells would miss\n"
+      "it): choose another (cudaenv global VERSION, or global --unset); --force also\n"
+      "clears the global default, and says so.\n",
       .opts = cmd_uninstall_opts, .min_pos = 1, .max_pos = 1,
       .missing = "which toolchain? see: cudaenv list", .extra = "one toolchain at a time (got %s and %s)" },
     { "list", "ls", cmd_list, "installed toolchains and which one is active",
@@ -273,9 +276,14 @@ static const cli_cmd commands[] = {
       "\n"
       "Check the files against the receipt, that all versions agree, that libraries load\n"
       "from the toolchain, then run a kernel and a cuDNN convolution on the GPU.\n"
+      "VERSION is checked in its own environment, as exec VERSION runs programs (what\n"
+      "shadows it in this shell's LD_LIBRARY_PATH is a warning).  Without VERSION: what\n"
+      "is in effect, and it says which: this shell's selection (use, .cuda-version,\n"
+      "global), else the system switch's target, else the machine's own /usr/local/cuda.\n"
       "Exit 0 all passed, 7 a check failed, 8 no usable GPU/driver.\n"
       "\n"
-      "  --json          one JSON document (toolchain, steps, versions, devices, timings)\n"
+      "  --json          one JSON document (toolchain, steps, versions, devices, timings,\n"
+      "                  warnings)\n"
       "  --all-devices   check every GPU, not only device 0\n"
       "  --bench         add copy bandwidth and convolution throughput (vs PyTorch)\n"
       "  --deep          re-hash every file against the receipt's sha256\n"

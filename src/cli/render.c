@@ -289,9 +289,19 @@ int cli_fail(cli *c, int err)
     err = ce_err_public(err);   /* an internal code is never shown (error.h) */
     cli_error(c, "%s", ce_errmsg()[0] ? ce_errmsg() : ce_err_name(err));
     /* a network failure always ends in the three ways out */
-    if (err == CE_ERR_DOWNLOAD && !strstr(ce_errmsg(), "https_proxy"))
-        fprintf(stderr, "cudaenv: behind a proxy: export https_proxy=http://HOST:PORT; from a mirror: "
-                        "export CUDAENV_MIRROR=URL; with files already downloaded: cudaenv install --offline ...\n");
+    if (err == CE_ERR_DOWNLOAD && !strstr(ce_errmsg(), "https_proxy")) {
+        char host[256] = "";
+        const char *m = strstr(c->ctx.mirror, "://");
+        if (m) snprintf(host, sizeof host, "%.*s", (int)strcspn(m + 3, "/?#"), m + 3);
+        if (host[0] && strstr(ce_errmsg(), host))   /* the mirror is what failed: no mirror advice */
+            fprintf(stderr, "cudaenv: the mirror failed (CUDAENV_MIRROR=%s): check that it is up and serves these "
+                            "files, or unset CUDAENV_MIRROR to download from NVIDIA; behind a proxy: export "
+                            "https_proxy=http://HOST:PORT; with files already downloaded: cudaenv install --offline "
+                            "...\n", c->ctx.mirror);
+        else
+            fprintf(stderr, "cudaenv: behind a proxy: export https_proxy=http://HOST:PORT; from a mirror: "
+                            "export CUDAENV_MIRROR=URL; with files already downloaded: cudaenv install --offline ...\n");
+    }
     return ce_exit_code(err);
 }
 
@@ -300,9 +310,15 @@ void cli_render_event(void *ud, const ce_event *ev)
     cli *c = ud;
     tty_look(c);
     switch (ev->kind) {
-    case CE_EV_WARN:
-        cli_warn(c, "%s", ev->text ? ev->text : "");
+    case CE_EV_WARN: {
+        /* the same warning again (one unreachable host, many files) is said once */
+        static char last[512];
+        const char *t = ev->text ? ev->text : "";
+        if (strncmp(last, t, sizeof last - 1) == 0) break;
+        snprintf(last, sizeof last, "%s", t);
+        cli_warn(c, "%s", t);
         break;
+    }
     case CE_EV_NOTE:
     case CE_EV_STEP:
         cli_note(c, "%s", ev->text ? ev->text : "");

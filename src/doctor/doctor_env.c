@@ -165,7 +165,7 @@ static void check_path(ce_doctor *d)
     const char *path = getenv("PATH");
     if (!path) return;
     char *copy = strdup(path), *save = NULL;
-    char roots[8][4096], vers[8][32];
+    char roots[8][4096], vers[8][32], dirs[8][1024];
     int nr = 0;
     char first[4096] = "";
     for (char *t = strtok_r(copy, ":", &save); t; t = strtok_r(NULL, ":", &save)) {
@@ -179,6 +179,7 @@ static void check_path(ce_doctor *d)
         for (int i = 0; i < nr; i++) if (ce_same_file(roots[i], root)) dup = true;
         if (dup || nr == 8) continue;
         snprintf(roots[nr], sizeof roots[nr], "%s", root);
+        snprintf(dirs[nr], sizeof dirs[nr], "%s", t);
         doc_toolkit_version(root, vers[nr], sizeof vers[nr]);
         nr++;
     }
@@ -197,11 +198,29 @@ static void check_path(ce_doctor *d)
                               : doc_fmt(fix, sizeof fix, "eval \"$(cudaenv env %s)\" or cudaenv use %s puts %s/bin "
                                         "first in PATH", d->act.name, d->act.name, d->act.prefix));
     } else if (nr >= 2) {
+        /* only a toolkit's own bin directory is named for removal: one such
+         * as /usr/local/bin that holds an nvcc link holds much else too */
+        char own[2048] = "", general[2048] = "";
+        size_t uo = 0, ug = 0;
+        for (int i = 1; i < nr; i++) {
+            char bin[4200];
+            snprintf(bin, sizeof bin, "%s/bin", roots[i]);
+            if (ce_same_file(bin, dirs[i]))
+                uo += (size_t)snprintf(own + uo, uo < sizeof own ? sizeof own - uo : 0, "%s%s", uo ? ", " : "", dirs[i]);
+            else
+                ug += (size_t)snprintf(general + ug, ug < sizeof general ? sizeof general - ug : 0, "%s%s",
+                                       ug ? ", " : "", dirs[i]);
+        }
+        char gnote[2400] = "";
+        if (general[0])
+            doc_fmt(gnote, sizeof gnote, "%sleave %s in PATH: it holds other programs too, and the first nvcc "
+                    "on PATH is the one builds use", own[0] ? "; " : "", general);
         doc_add(d, "env.path-multiple-cuda", CE_SEV_WARNING, "several CUDA toolkits are on PATH",
                 doc_fmt(ev, sizeof ev, "PATH holds %s; the first wins for nvcc, the others for tools only they have",
                         list),
-                "keep one CUDA bin directory in PATH: remove the others from your shell startup files and let "
-                "cudaenv use / cudaenv env manage it");
+                doc_fmt(fix, sizeof fix, "%s%s%s%s", own[0] ? "remove the other toolkits' bin directories (" : "",
+                        own, own[0] ? ") from your shell startup files and let cudaenv use / cudaenv env manage PATH"
+                                    : "", gnote));
     }
 }
 

@@ -45,6 +45,15 @@ static void dl_retry(ce_ctx *ctx, dl *d, const char *why)
     d->state = DL_PENDING;
 }
 
+static const char *url_host(const char *url, char *out, size_t n)
+{
+    const char *p = strstr(url, "://");
+    p = p ? p + 3 : url;
+    size_t k = strcspn(p, "/?#");
+    snprintf(out, n, "%.*s", (int)k, p);
+    return out;
+}
+
 /* A transfer ended: finish, schedule a retry, or record a fatal error. */
 static void dl_ended(ce_ctx *ctx, dl *d, CURLcode rc)
 {
@@ -64,6 +73,13 @@ static void dl_ended(ce_ctx *ctx, dl *d, CURLcode rc)
     bool retry;
     char why[4096];
     ce_http_attempt_error(d->easy, rc, d->it->url, d->errbuf, why, sizeof why, &retry);
+    if (retry && (rc == CURLE_COULDNT_CONNECT || rc == CURLE_COULDNT_RESOLVE_HOST || rc == CURLE_COULDNT_RESOLVE_PROXY)) {
+        /* the host, not the file: every archive from it says the same,
+         * word for word, so the one-line-per-host message is said once */
+        char host[256];
+        snprintf(why, sizeof why, "cannot reach %s (%s)", url_host(d->it->url, host, sizeof host),
+                 curl_easy_strerror(rc));
+    }
     if (rc == CURLE_HTTP_RETURNED_ERROR && status == 416 && d->start > 0) {
         /* Nothing after our offset: the .part may be whole (a server that
          * announced too many bytes) or longer than the file: check, else restart. */
@@ -85,15 +101,6 @@ static void dl_abort(ce_ctx *ctx, dl *d, CURLM *m, const char *why)
     d->state = DL_PENDING;
     if (dl_flush(d) == CE_OK)
         dl_retry(ctx, d, why);
-}
-
-static const char *url_host(const char *url, char *out, size_t n)
-{
-    const char *p = strstr(url, "://");
-    p = p ? p + 3 : url;
-    size_t k = strcspn(p, "/?#");
-    snprintf(out, n, "%.*s", (int)k, p);
-    return out;
 }
 
 /* Every active transfer: a stall is retried; a deadline passed or a window

@@ -101,6 +101,11 @@ void st_files(st_state *st)
         st_failf(s, "toolchain directory %s does not exist", st->r->tc.prefix);
         return;
     }
+    if (st->r->tc.adhoc) {
+        st_skip(s, false, "no receipt: cudaenv neither installed nor adopted %s (record one: cudaenv adopt %s)",
+                st->r->tc.prefix, st->r->tc.prefix);
+        return;
+    }
     cJSON *j = load_receipt(st, path, sizeof path);
     if (!j) {
         st_failf(s, "no readable receipt %s: cannot prove the files are complete; reinstall: cudaenv install %s --force",

@@ -23,6 +23,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "core/pip.h"
 #include "manifest/manifest.h"
 #include "manifest/source.h"
 #include "core/version.h"
@@ -151,7 +152,7 @@ static void wanted_spec(fw_an *a, char *out, size_t n)
 static void check_import(fw_an *a)
 {
     ce_fw_report *r = a->r;
-    char sum[512], ev[8192], fix[1024];
+    char sum[512], ev[8192], fix[1024], pip[768];
     const char *ie = jstr(r->doc, "import_error"), *err = jstr(r->doc, "error");
     const char *text = ie ? ie : err;
     /* "libcudnn.so.8: cannot open shared object file", TF's "Could not load dynamic library 'libcudnn.so.8'" */
@@ -204,9 +205,10 @@ static void check_import(fw_an *a)
         add(r, "framework.not-importable", CE_FW_ERROR,
             fmt(sum, sizeof sum, "%s cannot import %s", a->py, r->module),
             fmt(ev, sizeof ev, "%s", ie),
-            a->torch ? fmt(fix, sizeof fix, "%s -m pip install torch, or name the Python that has it: --python PATH", a->py)
-                     : fmt(fix, sizeof fix, "%s -m pip install tensorflow==X.Y.* (cudaenv list-remote tf shows the "
-                                            "pairs), or name the Python that has it: --python PATH", a->py));
+            a->torch ? fmt(fix, sizeof fix, "%s; or name the Python that has it: --python PATH",
+                           ce_pip_install_cmd(a->py, "torch", pip, sizeof pip))
+                     : fmt(fix, sizeof fix, "%s (cudaenv list-remote tf shows the pairs); or name the Python that "
+                           "has it: --python PATH", ce_pip_install_cmd(a->py, "'tensorflow==X.Y.*'", pip, sizeof pip)));
         return;
     }
     const char *tb = jstr(r->doc, "traceback");
@@ -219,7 +221,7 @@ static void check_import(fw_an *a)
 static void check_cpu_only(fw_an *a)
 {
     ce_fw_report *r = a->r;
-    char sum[512], ev[2048], fix[1024], cu[32];
+    char sum[512], ev[2048], fix[1024], cu[32], pip[768], pk[160];
     const cJSON *dists = cJSON_GetObjectItemCaseSensitive(r->doc, "dists");
     const char *tfcpu = jstr(dists, "tensorflow-cpu");
     int p[3];
@@ -233,10 +235,13 @@ static void check_cpu_only(fw_an *a)
     char mm[32];
     add(r, "framework.cpu-only-build", CE_FW_ERROR,
         fmt(sum, sizeof sum, "%s %s is a CPU-only build: it cannot use any GPU", r->module, a->version), ev,
-        a->torch ? fmt(fix, sizeof fix, "%s -m pip install --force-reinstall torch --index-url "
-                                        "https://download.pytorch.org/whl/%s", a->py, cu)
-                 : fmt(fix, sizeof fix, "%s -m pip uninstall -y tensorflow-cpu && %s -m pip install tensorflow==%s.*",
-                       a->py, a->py, majmin(a->version, mm, sizeof mm)));
+        a->torch ? fmt(fix, sizeof fix, "%s", ce_pip_install_cmd(a->py, fmt(pk, sizeof pk, "--force-reinstall torch "
+                       "--index-url https://download.pytorch.org/whl/%s", cu), pip, sizeof pip))
+                 : ce_pip_externally_managed(a->py)
+                       ? ce_pip_install_cmd(a->py, fmt(pk, sizeof pk, "'tensorflow==%s.*'", majmin(a->version, mm, sizeof mm)),
+                                            fix, sizeof fix)
+                       : fmt(fix, sizeof fix, "%s -m pip uninstall -y tensorflow-cpu && %s -m pip install 'tensorflow==%s.*'",
+                             a->py, a->py, majmin(a->version, mm, sizeof mm)));
 }
 
 static void check_versions(fw_an *a)

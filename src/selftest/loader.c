@@ -139,7 +139,15 @@ int st_elf_dir_complete(const char *dir, const char *stem, char *why, size_t wsz
 static bool inside(const char *real, const char *root_real)
 {
     size_t n = strlen(root_real);
-    return strncmp(real, root_real, n) == 0 && (real[n] == '/' || real[n] == '\0');
+    return n && strncmp(real, root_real, n) == 0 && (real[n] == '/' || real[n] == '\0');
+}
+
+/* One file, whatever the names: an adopted toolchain's prefix is links into
+ * the tree it adopted, so its paths and the loader's differ as strings. */
+static bool same_file(const char *a, const char *b)
+{
+    struct stat sa, sb;
+    return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }
 
 /* Libraries that must come from the toolchain when it has them. */
@@ -156,6 +164,7 @@ typedef struct scan_ctx {
     st_state *st;
     st_step *s;
     char prefix_real[4096];
+    char libdir_real[4096], cudnn_real[4096];  /* resolved: an adopted lib64 is a link */
     int problems, ours;
     bool quiet_ok;   /* late pass: list problems only */
 } scan_ctx;
@@ -168,9 +177,10 @@ static int scan_one(struct dl_phdr_info *info, size_t size, void *ud)
     if (!name || !name[0]) return 0;
     const char *base = strrchr(name, '/') ? strrchr(name, '/') + 1 : name;
     if (!cuda_family(base)) return 0;
-    char real[4096];
+    char real[4096], mine[CE_PATH_MAX];
     if (!realpath(name, real)) snprintf(real, sizeof real, "%s", name);
-    if (inside(real, sc->prefix_real)) {
+    if (inside(real, sc->prefix_real) || inside(real, sc->libdir_real) || inside(real, sc->cudnn_real) ||
+        (ce_path_join(mine, sizeof mine, sc->st->libdir, base) == CE_OK && same_file(real, mine))) {
         sc->ours++;
         if (!sc->quiet_ok) st_note(sc->s, "loaded %s -> %s", base, real);
         return 0;
@@ -185,7 +195,14 @@ static int scan_one(struct dl_phdr_info *info, size_t size, void *ud)
     return 0;
 }
 
-static void check_handle(st_step *s, void *h, const char *what, const char *want, const char *prefix_real)
+/* The toolchain's library directories, resolved ("" where absent). */
+static void scan_roots(scan_ctx *sc)
+{
+    if (!realpath(sc->st->libdir, sc->libdir_real)) sc->libdir_real[0] = '\0';
+    if (!sc->st->cudnn_libdir[0] || !realpath(sc->st->cudnn_libdir, sc->cudnn_real)) sc->cudnn_real[0] = '\0';
+}
+
+static void check_handle(st_step *s, void *h, const char *what, const char *want)
 {
     if (!h) return;
     struct link_map *lm = NULL;
@@ -196,14 +213,17 @@ static void check_handle(st_step *s, void *h, const char *what, const char *want
     char real[4096], want_real[4096];
     if (!realpath(lm->l_name, real)) snprintf(real, sizeof real, "%s", lm->l_name);
     if (!realpath(want, want_real)) snprintf(want_real, sizeof want_real, "%s", want);
-    if (strcmp(real, want_real) != 0 || !inside(real, prefix_real))
+    if (!same_file(lm->l_name, want))
         st_failf(s, "%s: asked for %s, the loader mapped %s", what, want_real, real);
 }
 
-/* The directories of LD_LIBRARY_PATH in order; empty entries mean ".". */
-static int search_ld_path(st_state *st, st_step *s, const char *soname, const char *ours_path)
+/* The directories of lp (LD_LIBRARY_PATH) in order; empty entries mean
+ * ".".  A copy of soname found before the toolchain's own directory shadows
+ * it: a failure in the environment the check runs in, a warning (shell) in
+ * the shell's, which only programs run without cudaenv see. */
+static int search_ld_path(st_state *st, st_step *s, const char *lp, bool shell, const char *soname,
+                          const char *ours_path)
 {
-    const char *lp = getenv("LD_LIBRARY_PATH");
     if (!lp || !*lp || !soname[0]) return 0;
     char ours[4096], libdir_real[4096];
     if (!realpath(ours_path, ours)) return 0;
@@ -215,15 +235,31 @@ static int search_ld_path(st_state *st, st_step *s, const char *soname, const ch
     for (char *d = strtok_r(dup, ":;", &save); d; d = strtok_r(NULL, ":;", &save)) {
         char dreal[4096], cand[CE_PATH_MAX], creal[4096];
         if (realpath(d, dreal) && strcmp(dreal, libdir_real) == 0) break;  /* ours comes first */
-        if (ce_path_join(cand, sizeof cand, d, soname) != CE_OK || !realpath(cand, creal) || strcmp(creal, ours) == 0) continue;
-        st_failf(s, "%s in LD_LIBRARY_PATH shadows this toolchain: programs that dlopen(\"%s\") get %s "
-                 "instead of %s; remove %s from LD_LIBRARY_PATH, or run: cudaenv use %s",
-                 cand, soname, creal, ours, d, st->r->tc.name);
+        if (ce_path_join(cand, sizeof cand, d, soname) != CE_OK || !realpath(cand, creal) || same_file(creal, ours)) continue;
+        if (shell) {
+            size_t used = strlen(st->r->warnings);
+            snprintf(st->r->warnings + used, sizeof st->r->warnings - used,
+                     "this shell's LD_LIBRARY_PATH puts %s before %s: programs run here without cudaenv "
+                     "dlopen(\"%s\") %s; verified as `cudaenv exec %s` runs them (`cudaenv use %s` fixes "
+                     "this shell)\n", d, st->r->tc.name, soname, creal, st->r->tc.name, st->r->tc.name);
+        } else {
+            st_failf(s, "%s in LD_LIBRARY_PATH shadows this toolchain: programs that dlopen(\"%s\") get %s "
+                     "instead of %s; remove %s from LD_LIBRARY_PATH, or run: cudaenv use %s",
+                     cand, soname, creal, ours, d, st->r->tc.name);
+        }
         found++;
         break;
     }
     free(dup);
     return found;
+}
+
+static int search_both(st_state *st, st_step *s, const char *soname, const char *ours_path)
+{
+    const char *shell = st->opt->shell_ld_path;
+    const char *lp = getenv("LD_LIBRARY_PATH");
+    if (shell && (!lp || strcmp(shell, lp) != 0)) search_ld_path(st, s, shell, true, soname, ours_path);
+    return search_ld_path(st, s, lp, false, soname, ours_path);
 }
 
 /* Outside LD_LIBRARY_PATH a plain dlopen() falls back to ld.so.cache: say
@@ -269,18 +305,19 @@ void st_loader_step(st_state *st)
         st_failf(s, "none of the toolchain's libraries could be loaded (see versions)");
         return;
     }
-    check_handle(s, st->rt.h, "libcudart", st->rt.path, sc.prefix_real);
-    check_handle(s, st->nv.h, "libnvrtc", st->nv.path, sc.prefix_real);
-    check_handle(s, st->dnn.h, "libcudnn", st->dnn.path, sc.prefix_real);
+    scan_roots(&sc);
+    check_handle(s, st->rt.h, "libcudart", st->rt.path);
+    check_handle(s, st->nv.h, "libnvrtc", st->nv.path);
+    check_handle(s, st->dnn.h, "libcudnn", st->dnn.path);
     dl_iterate_phdr(scan_one, &sc);
     int shadows = 0;  /* each one is a failure recorded with its path */
-    if (st->rt.h) shadows += search_ld_path(st, s, st->rt.soname, st->rt.path);
-    if (st->nv.h) shadows += search_ld_path(st, s, st->nv.soname, st->nv.path);
-    if (st->dnn.h) shadows += search_ld_path(st, s, st->dnn.soname, st->dnn.path);
+    if (st->rt.h) shadows += search_both(st, s, st->rt.soname, st->rt.path);
+    if (st->nv.h) shadows += search_both(st, s, st->nv.soname, st->nv.path);
+    if (st->dnn.h) shadows += search_both(st, s, st->dnn.soname, st->dnn.path);
     if (st->nv_builtins_soname[0]) {
         char b[CE_PATH_MAX];
         if (ce_path_join(b, sizeof b, st->libdir, st->nv_builtins_soname) == CE_OK)
-            shadows += search_ld_path(st, s, st->nv_builtins_soname, b);
+            shadows += search_both(st, s, st->nv_builtins_soname, b);
     }
     const char *sonames[] = { st->rt.soname, st->nv.soname, st->dnn.soname };
     note_cache(st, s, sonames, 3);
@@ -295,6 +332,7 @@ void st_loader_late(st_state *st)
     st_step *s = &st->r->steps[ST_LOADER];
     scan_ctx sc = { .st = st, .s = s, .quiet_ok = true };
     if (!realpath(st->r->tc.prefix, sc.prefix_real)) return;
+    scan_roots(&sc);
     dl_iterate_phdr(scan_one, &sc);
     if (sc.ours > st->loaded_checked)
         st_note(s, "after the GPU steps: %d toolchain libraries mapped (%d more, e.g. cuDNN's parts and "

@@ -90,6 +90,9 @@ typedef struct st_toolchain {
     int max_gcc;               /* 0 unknown */
     char sm_min[16], sm_max[16]; /* "7.5", "12.1"; "" unknown */
     char facts_from[64];       /* "receipt", "manifest", "" */
+    bool adhoc;                /* a tree cudaenv neither installed nor adopted (the
+                                  machine's own /usr/local/cuda): no receipt, step 1 skipped */
+    char selected_by[8704];    /* why this one when none was named ("" when named) */
 } st_toolchain;
 
 typedef int (*st_sha256_fn)(ce_ctx *ctx, const char *path, char hex[65]);
@@ -99,6 +102,9 @@ typedef struct st_options {
     const char *libcuda;       /* test only: path of the driver library to use */
     st_sha256_fn sha256_file;  /* for --deep; NULL where this binary has none */
     const char *tmpdir;        /* for the nvcc program; NULL = $TMPDIR or /tmp */
+    const char *shell_ld_path; /* the shell's LD_LIBRARY_PATH when the check runs in the
+                                  toolchain's own environment (as exec): what shadows
+                                  the toolchain there is a warning; NULL: none */
 } st_options;
 
 typedef struct st_report {
@@ -110,6 +116,7 @@ typedef struct st_report {
     st_bench bench;
     double total_ms;
     double bench_ms;
+    char warnings[2048];       /* lines separated by '\n': true here, no check failed */
 } st_report;
 
 /* Run every step on the toolchain in tc (name and prefix set; the rest is

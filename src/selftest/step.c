@@ -42,9 +42,14 @@ void st_failf(st_step *s, const char *fmt, ...)
     va_start(ap, fmt);
     if (s->status == ST_FAILED) {
         /* keep the first summary; the later failure becomes evidence */
-        char line[640];
+        char line[640], also[660];
         vsnprintf(line, sizeof line, fmt, ap);
-        st_note(s, "also: %s", line);
+        snprintf(also, sizeof also, "also: %s\n", line);
+        /* a problem seen again (the loader's late pass) is said once */
+        bool seen = !strcmp(line, s->summary) || !strncmp(s->evidence, also, strlen(also));
+        for (const char *p = strchr(s->evidence, '\n'); p && !seen; p = strchr(p + 1, '\n'))
+            seen = !strncmp(p + 1, also, strlen(also));
+        if (!seen) st_note(s, "also: %s", line);
     } else {
         set_summary(s, fmt, ap);
     }

@@ -266,7 +266,28 @@ int ce_active(ce_ctx *ctx, const char *cwd, ce_active_info *out)
             return select_from_file(ctx, spec, out);
         }
     }
-    char g[4096];
+    return ce_active_global(ctx, out);
+}
+
+int ce_pin_in_effect(ce_ctx *ctx, char *spec, size_t specsz, char *source, size_t sourcesz)
+{
+    char here[4096], g[4096];
+    int rc;
+    if (getcwd(here, sizeof here)) {
+        if ((rc = ce_version_file_find(ctx, here, source, sourcesz, spec, specsz)) != 0) return rc;
+    }
+    if ((rc = ce_global_path(ctx, g, sizeof g))) return rc;
+    if (!ce_exists(g) && ce_store_shared(ctx) && (rc = ce_store_path(ctx, "global", g, sizeof g))) return rc;
+    if (!ce_exists(g)) return 0;
+    snprintf(source, sourcesz, "%s", g);
+    if ((rc = ce_spec_file_read(ctx, g, spec, specsz))) return rc;
+    return 1;
+}
+
+int ce_active_global(ce_ctx *ctx, ce_active_info *out)
+{
+    memset(out, 0, sizeof *out);
+    char g[4096], spec[128];
     int rc = ce_global_path(ctx, g, sizeof g);
     if (rc) return rc;
     /* no default of our own beside a shared store: the site default */
@@ -303,11 +324,6 @@ static bool has_file(char *dir, const char *name, int mode)
     bool ok = access(dir, mode) == 0;
     dir[n] = '\0';
     return ok;
-}
-
-static bool looks_cuda_bin(char *dir)
-{
-    return *dir && has_file(dir, "nvcc", X_OK);
 }
 
 static bool looks_cuda_lib(char *dir)
@@ -401,55 +417,104 @@ static int unset_if_ours(ce_ctx *ctx, ce_env *env, const char *name)
     return CE_OK;
 }
 
+/* The value a variable had before cudaenv first set it in this shell, kept
+ * in __CUDAENV_OLD_<name> as direnv and mise keep theirs: "=VALUE" when it
+ * was set, "" when it was not.  Setting saves it (once: a switch between
+ * toolchains keeps the first); leaving restores it and drops the copy. */
+#define OLD_PREFIX "__CUDAENV_OLD_"
+
+static const char *old_name(const char *name)
+{
+    static const char *const names[][2] = {
+        { "CUDA_HOME", OLD_PREFIX "CUDA_HOME" },
+        { "CUDA_PATH", OLD_PREFIX "CUDA_PATH" },
+        { "CUDNN_PATH", OLD_PREFIX "CUDNN_PATH" },
+    };
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+        if (!strcmp(names[i][0], name)) return names[i][1];
+    return NULL;
+}
+
+static int set_saving(ce_ctx *ctx, ce_env *env, const char *name, const char *value)
+{
+    const char *oname = old_name(name), *cur = getenv(name);
+    int rc;
+    if (!getenv(oname)) {
+        /* ours from an earlier switch is not the user's: nothing to restore */
+        bool keep = cur && !ce_env_is_ours(ctx, cur);
+        char *saved = malloc((keep ? strlen(cur) : 0) + 2);
+        if (!saved) return ce_fail(ctx, CE_ERR_NOMEM, "out of memory");
+        saved[0] = keep ? '=' : '\0';
+        if (keep) strcpy(saved + 1, cur);
+        if ((rc = env_take(ctx, env, oname, saved, true))) return rc;
+    }
+    return env_set(ctx, env, name, value);
+}
+
+static int restore(ce_ctx *ctx, ce_env *env, const char *name)
+{
+    const char *oname = old_name(name), *saved = getenv(oname);
+    if (!saved) return unset_if_ours(ctx, env, name);
+    int rc = env_set(ctx, env, name, saved[0] == '=' ? saved + 1 : NULL);
+    return rc ? rc : env_set(ctx, env, oname, NULL);
+}
+
 int ce_env_compute(ce_ctx *ctx, const ce_active_info *sel, bool set_version, ce_env *out)
 {
     memset(out, 0, sizeof *out);
     const char *prefix = sel->is_system ? NULL : sel->tc.prefix;
-    char dir[4200];   /* <prefix>/bin, then <prefix>/lib64: one buffer, one stack page less */
+    char dir[8500];   /* <prefix>/bin, then <prefix>/lib64[:stubs]: one buffer */
     if (prefix) snprintf(dir, sizeof dir, "%s/bin", prefix);
     sbuf foreign = { 0 };
     bool any;
     int rc;
-    char *path = rebuild_list(ctx, "PATH", prefix ? dir : NULL, looks_cuda_bin, &foreign, &any);
+    /* PATH's other entries are never reported: <prefix>/bin comes first, and
+     * a directory such as /usr/local/bin holds much besides an nvcc */
+    char *path = rebuild_list(ctx, "PATH", prefix ? dir : NULL, NULL, NULL, &any);
     if ((rc = env_take(ctx, out, "PATH", path, true))) goto fail;
     if (prefix) snprintf(dir, sizeof dir, "%s/lib64", prefix);
     char *ld = rebuild_list(ctx, "LD_LIBRARY_PATH", prefix ? dir : NULL, looks_cuda_lib, &foreign, &any);
     if ((rc = env_take(ctx, out, "LD_LIBRARY_PATH", ld, any))) goto fail;
+    /* the linker's path (gcc -lcudart, -lcuda from the driver's stubs) */
+    if (prefix) snprintf(dir, sizeof dir, "%s/lib64:%s/lib64/stubs", prefix, prefix);
+    char *lib = rebuild_list(ctx, "LIBRARY_PATH", prefix ? dir : NULL, NULL, NULL, &any);
+    if ((rc = env_take(ctx, out, "LIBRARY_PATH", lib, any))) goto fail;
     if (prefix) {
-        if ((rc = env_set(ctx, out, "CUDA_HOME", prefix)) ||
-            (rc = env_set(ctx, out, "CUDA_PATH", prefix)))
+        if ((rc = set_saving(ctx, out, "CUDA_HOME", prefix)) ||
+            (rc = set_saving(ctx, out, "CUDA_PATH", prefix)))
             goto fail;
-        if (sel->tc.cudnn[0]) rc = env_set(ctx, out, "CUDNN_PATH", prefix);
-        else rc = unset_if_ours(ctx, out, "CUDNN_PATH");
+        if (sel->tc.cudnn[0]) rc = set_saving(ctx, out, "CUDNN_PATH", prefix);
+        else rc = restore(ctx, out, "CUDNN_PATH");
         if (rc) goto fail;
-    } else if ((rc = unset_if_ours(ctx, out, "CUDA_HOME")) || (rc = unset_if_ours(ctx, out, "CUDA_PATH")) ||
-               (rc = unset_if_ours(ctx, out, "CUDNN_PATH"))) {
+    } else if ((rc = restore(ctx, out, "CUDA_HOME")) || (rc = restore(ctx, out, "CUDA_PATH")) ||
+               (rc = restore(ctx, out, "CUDNN_PATH"))) {
         goto fail;
     }
     if (set_version) rc = env_set(ctx, out, "CUDAENV_VERSION", prefix ? sel->tc.name : "system");
     else rc = getenv("CUDAENV_VERSION") ? env_set(ctx, out, "CUDAENV_VERSION", NULL) : CE_OK;
     if (rc) goto fail;
     if (foreign.oom) { rc = ce_fail(ctx, CE_ERR_NOMEM, "out of memory"); goto fail; }
-    if (foreign.n) {
-        snprintf(out->foreign, sizeof out->foreign, "%s", foreign.s);
-        const char *warned = getenv("CUDAENV_WARNED");
-        if (!warned || strcmp(warned, out->foreign) != 0) {
-            /* once per distinct set of foreign entries in this shell */
-            char *p = foreign.s;
-            for (char *tok = strtok(p, ":"); tok; tok = strtok(NULL, ":"))
-                ce_emit(ctx, CE_EV_WARN, NULL,
-                        "%s also has %s (another CUDA); what %s lacks may be found there; "
-                        "remove it from your shell profile if it is not wanted", tok[0] == 'P' ? "PATH" : "LD_LIBRARY_PATH",
-                        strchr(tok, '=') + 1, sel->tc.name);
-            if ((rc = env_set(ctx, out, "CUDAENV_WARNED", out->foreign))) goto fail;
-        }
-    }
+    if (foreign.n) snprintf(out->foreign, sizeof out->foreign, "%s", foreign.s);
     free(foreign.s);
     return CE_OK;
 fail:
     free(foreign.s);
     ce_env_free(out);
     return rc;
+}
+
+int ce_env_warn_foreign(ce_ctx *ctx, ce_env *env, const char *name)
+{
+    const char *warned = getenv("CUDAENV_WARNED");
+    if (!env->foreign[0] || (warned && !strcmp(warned, env->foreign))) return CE_OK;
+    char list[sizeof env->foreign];
+    snprintf(list, sizeof list, "%s", env->foreign);
+    char *save = NULL;
+    for (char *tok = strtok_r(list, ":", &save); tok; tok = strtok_r(NULL, ":", &save))
+        ce_emit(ctx, CE_EV_WARN, NULL,
+                "LD_LIBRARY_PATH also has %s (another CUDA's libraries, after %s's): a library %s lacks "
+                "may be loaded from there (cudaenv doctor checks what loads)", strchr(tok, '=') + 1, name, name);
+    return env_set(ctx, env, "CUDAENV_WARNED", env->foreign);
 }
 
 void ce_env_free(ce_env *env)
@@ -550,7 +615,8 @@ int ce_env_format(ce_ctx *ctx, const ce_env *env, const ce_active_info *sel, ce_
             sb_str(&b, fish ? "set -gx " : "export ");
             sb_str(&b, v->name);
             sb_str(&b, fish ? " " : "=");
-            bool list = fish && (!strcmp(v->name, "PATH") || !strcmp(v->name, "LD_LIBRARY_PATH"));
+            bool list = fish && (!strcmp(v->name, "PATH") || !strcmp(v->name, "LD_LIBRARY_PATH") ||
+                                 !strcmp(v->name, "LIBRARY_PATH"));
             if (list) {
                 /* fish keeps PATH as a list: one argument per entry */
                 const char *p = v->value;

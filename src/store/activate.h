@@ -6,10 +6,14 @@
  *
  * The environment of a toolchain: CUDA_HOME, CUDA_PATH, CUDNN_PATH (only
  * when the toolchain has cuDNN), CUDAENV_VERSION (shell selections only),
- * <prefix>/bin first in PATH, <prefix>/lib64 first in LD_LIBRARY_PATH.
- * Every PATH/LD_LIBRARY_PATH entry under $CUDAENV_ROOT/versions/ is removed
- * first, so switching never makes the lists grow; other CUDA entries are
- * reported (CE_EV_WARN), never removed. */
+ * <prefix>/bin first in PATH, <prefix>/lib64 first in LD_LIBRARY_PATH,
+ * <prefix>/lib64 and lib64/stubs first in LIBRARY_PATH (the linker's: -lcuda).
+ * Every list entry under $CUDAENV_ROOT/versions/ is removed first, so
+ * switching never makes the lists grow and leaving gives back the lists as
+ * they were.  The value CUDA_HOME, CUDA_PATH or CUDNN_PATH had before the
+ * first switch is kept in __CUDAENV_OLD_<NAME> and restored on leaving (for
+ * "system"), as direnv and mise do.  Other CUDA library directories in
+ * LD_LIBRARY_PATH are collected (foreign), never removed. */
 #ifndef CE_ACTIVATE_H
 #define CE_ACTIVATE_H
 
@@ -44,6 +48,13 @@ const char *ce_origin_name(ce_origin o);
  * is still filled (origin, source; spec only when typed: CUDAENV_VERSION)
  * and the status (ce_errmsg) names the file, never what a file says. */
 int ce_active(ce_ctx *ctx, const char *cwd, ce_active_info *out);
+/* The global default alone (what a new shell outside any project gets):
+ * CE_ORIGIN_GLOBAL with its file in source, or CE_ORIGIN_SYSTEM. */
+int ce_active_global(ce_ctx *ctx, ce_active_info *out);
+/* The spec pinned where this process runs, installed or not: the nearest
+ * .cuda-version from the working directory up, else the global default.
+ * 1 found (spec, and its file in source), 0 none, <0 a ce_err. */
+int ce_pin_in_effect(ce_ctx *ctx, char *spec, size_t specsz, char *source, size_t sourcesz);
 
 /* The nearest .cuda-version from dir up to /: 1 found (path, spec filled),
  * 0 none, < 0 error (unreadable, empty). */
@@ -79,7 +90,7 @@ typedef struct ce_env_var {
     char *value;
 } ce_env_var;
 
-#define CE_ENV_MAX 8
+#define CE_ENV_MAX 16
 
 typedef struct ce_env {
     ce_env_var vars[CE_ENV_MAX];
@@ -88,11 +99,14 @@ typedef struct ce_env {
 } ce_env;
 
 /* The environment that activates sel (is_system: strips cudaenv entries and
- * unsets the CUDA_* variables) starting from the current process environment.
- * set_version: also set CUDAENV_VERSION (a shell selection) instead of
- * unsetting it.  Foreign CUDA entries are reported once per distinct set
- * (not again while CUDAENV_WARNED already names them). */
+ * gives the CUDA_* variables back their values from before) starting from
+ * the current process environment.  set_version: also set CUDAENV_VERSION (a
+ * shell selection) instead of unsetting it.  Reports nothing. */
 int ce_env_compute(ce_ctx *ctx, const ce_active_info *sel, bool set_version, ce_env *out);
+/* Warn (CE_EV_WARN) about env's foreign entries, once per distinct set in a
+ * shell: not again while CUDAENV_WARNED names them (set here in env).  Only
+ * an explicit `use` warns; the hook, env, exec and scripts never do. */
+int ce_env_warn_foreign(ce_ctx *ctx, ce_env *env, const char *name);
 void ce_env_free(ce_env *env);
 /* Apply to this process (setenv/unsetenv), e.g. before exec. */
 int ce_env_apply(ce_ctx *ctx, const ce_env *env);

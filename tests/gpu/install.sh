@@ -121,5 +121,5 @@ want_kernel="h\[31\] = 62"; [ "$GPU" = 0 ] && want_kernel="no device"
     || bad "cudaenv exec: the program (exit $rc) did not load the toolchain's libraries or did not run"
 server_stop >/dev/null 2>&1
 unset CUDAENV_MANIFEST
-rm -rf "$M"
+[ -n "${GPU_KEEP_MIRROR:-}" ] || rm -rf "$M"   # tests/gpu/journeys.sh installs from it again
 return 0

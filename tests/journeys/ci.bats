@@ -35,8 +35,10 @@ teardown() {
     echo tf-2.14 > "$T/repo/.cuda-version"
     cd "$T/repo"
     spec=$(cat .cuda-version)
-    run "$CUDAENV" install "$spec"
+    # the job's step is a plain `cudaenv install`: the pin in effect (issue 22)
+    run "$CUDAENV" install
     [ "$status" -eq 0 ] || { echo "$output"; false; }
+    [[ "$output" == *"installing tf-2.14, pinned by $T/repo/.cuda-version"* ]]
 
     # a later step of the job gets the pin's environment as KEY=VALUE lines
     run --separate-stderr "$CUDAENV" env --shell dotenv

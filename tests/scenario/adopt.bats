@@ -43,6 +43,17 @@ teardown() { common_teardown; }
     [[ "$output" != *"cudaenv install 12.4.1+cudnn9.1.0 --force"* ]]
 }
 
+@test "verify of an adopted toolchain: the loader step compares files, not names (links into the tree), exit 8 without a driver" {
+    cudaenv adopt -q "$TK"
+    export CUDAENV_TEST_LIBCUDA=$T/no-driver/libcuda.so.1
+    run --separate-stderr cudaenv verify 12.4.1+cudnn9.1.0 --json
+    [ "$status" -eq 8 ] || { echo "$output"; false; }
+    python3 -c 'import json, sys
+d = json.loads(sys.stdin.read()); st = {s["id"]: s for s in d["steps"]}
+for k in ("files", "versions", "loader"): assert st[k]["status"] == "passed", (k, st[k])
+assert "3 libraries mapped" in st["loader"]["summary"], st["loader"]' <<<"$output"
+}
+
 @test "adopt: --name with a label beside a toolchain of the same versions; a taken name gets @adopted" {
     mkdir -p "$CUDAENV_ROOT/versions"
     fx_installed 12.4.1 9.1.0 >/dev/null

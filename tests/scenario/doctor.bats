@@ -355,6 +355,15 @@ PY
     expect_only env.path-multiple-cuda 0
 }
 
+@test "env.path-multiple-cuda: a general directory holding an nvcc link (/usr/local/bin) is never named for removal" {
+    dr_machine
+    mkdir -p "$T/ulb"; ln -s "$BATS_FILE_TMPDIR/cuda-12.3/bin/nvcc" "$T/ulb/nvcc"
+    export PATH="$P/bin:$T/ulb:$BATS_FILE_TMPDIR/cuda-11.8/bin:$T/bin:/usr/bin:/bin"
+    expect_only env.path-multiple-cuda 0
+    fix=$(python3 -c 'import json,sys; print([f for f in json.load(open(sys.argv[1]))["findings"] if f["code"] == "env.path-multiple-cuda"][0]["fix"])' "$T/out.json")
+    [[ "$fix" == "remove the other toolkits' bin directories ($BATS_FILE_TMPDIR/cuda-11.8/bin) from"*"leave $T/ulb in PATH: it holds other programs too"* ]] || { echo "$fix"; false; }
+}
+
 @test "env.ldpath-foreign-cuda: CUDA 11.8's lib64 in LD_LIBRARY_PATH next to the active 12.4" {
     dr_machine
     export LD_LIBRARY_PATH=$P/lib64:$BATS_FILE_TMPDIR/cuda-11.8/lib64

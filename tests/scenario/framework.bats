@@ -178,19 +178,30 @@ print(v if not isinstance(v, bool) else str(v).lower())' "$1" <<<"$output"
     [[ "$(j 'fs["framework.foreign-library"]["fix"]')" == "conda remove cudatoolkit cudnn"* ]]
 }
 
+# Debian's own Python refuses pip (PEP 668): fixes make a venv first there
+managed() { [ "$("$PY" -c 'import os, sys, sysconfig; print(sys.prefix == sys.base_prefix and os.path.exists(os.path.join(sysconfig.get_path("stdlib"), "EXTERNALLY-MANAGED")))')" = True ]; }
+pipfix() {
+    if managed; then echo "python3 -m venv ~/.venvs/cuda && ~/.venvs/cuda/bin/python -m pip install $1 ($PY is the system's Python, which refuses pip: PEP 668)"
+    else echo "$PY -m pip install $1"; fi
+}
+
 @test "framework.cpu-only-build: torch+cpu and tensorflow-cpu, with the wheel to install instead" {
     export FAKE_FW_CUDA=none FAKE_FW_VERSION=2.5.1+cpu FAKE_FW_LIBS=
     fw torch
     [ "$status" -eq 7 ]
     [ "$(j 'sorted(fs)')" = "['framework.cpu-only-build']" ]
-    [ "$(j 'fs["framework.cpu-only-build"]["fix"]')" = "$PY -m pip install --force-reinstall torch --index-url https://download.pytorch.org/whl/cu118" ]
+    [ "$(j 'fs["framework.cpu-only-build"]["fix"]')" = "$(pipfix "--force-reinstall torch --index-url https://download.pytorch.org/whl/cu118")" ]
     mkdir -p "$T/site/tensorflow_cpu-2.14.1.dist-info"
     printf 'Metadata-Version: 2.1\nName: tensorflow-cpu\nVersion: 2.14.1\n' > "$T/site/tensorflow_cpu-2.14.1.dist-info/METADATA"
     export FAKE_FW_VERSION=2.14.1
     fw tf
     [ "$status" -eq 7 ]
     [[ "$(j 'fs["framework.cpu-only-build"]["evidence"]')" == *"the tensorflow-cpu wheel is installed, version 2.14.1"* ]]
-    [ "$(j 'fs["framework.cpu-only-build"]["fix"]')" = "$PY -m pip uninstall -y tensorflow-cpu && $PY -m pip install tensorflow==2.14.*" ]
+    if managed; then
+        [ "$(j 'fs["framework.cpu-only-build"]["fix"]')" = "$(pipfix "'tensorflow==2.14.*'")" ]
+    else
+        [ "$(j 'fs["framework.cpu-only-build"]["fix"]')" = "$PY -m pip uninstall -y tensorflow-cpu && $PY -m pip install 'tensorflow==2.14.*'" ]
+    fi
 }
 
 @test "framework.no-gpu: CUDA_VISIBLE_DEVICES hides the GPU the driver shows" {

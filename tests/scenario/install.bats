@@ -7,6 +7,7 @@
 load ../lib/common
 load ../lib/server
 load ../lib/mirror
+bats_require_minimum_version 1.5.0
 
 setup_file() { mirror_setup_file; }
 
@@ -79,6 +80,25 @@ PY
     grep -q 'LANG=C DISPLAY=<unset> SUDO_USER=<unset>' "$log"
     no_staging
     [ "$(server_requests 'cuda_11.8.0_520.61.05_linux.run')" -eq 1 ]
+}
+
+@test "install with no spec installs the pin in effect: .cuda-version from here up, else the global; none is exit 2" {
+    mkdir -p "$T/proj/sub" "$T/none"
+    echo tf-2.14 > "$T/proj/.cuda-version"
+    cd "$T/proj/sub"
+    run --separate-stderr "$CUDAENV" install
+    [ "$status" -eq 0 ] || { echo "$stderr"; false; }
+    [[ "$stderr" == *"installing tf-2.14, pinned by $T/proj/.cuda-version"* ]]
+    [ -f "$CUDAENV_ROOT/versions/11.8.0+cudnn8.7.0.84/.cudaenv-receipt.json" ]
+    cd "$T/none"
+    run --separate-stderr "$CUDAENV" install
+    [ "$status" -eq 2 ]
+    [[ "$stderr" == *"nothing is pinned here (no .cuda-version in this directory or above, no global default)"* ]]
+    "$CUDAENV" global 11.8
+    run --separate-stderr "$CUDAENV" install
+    [ "$status" -eq 0 ]
+    [[ "$stderr" == *"installing "*", pinned by $CUDAENV_ROOT/global"* ]]
+    [[ "$stderr$output" == *"already installed"* ]]
 }
 
 @test "an installed toolchain is not installed again; --force reinstalls it atomically" {

@@ -25,7 +25,18 @@ k() { "$PY" -c 'import json, sys; d = json.load(open(sys.argv[1])); print(eval(s
     [ "$status" -eq 0 ]
     [ "$output" = "$K" ]
     [[ "$stderr" == *"kernel 'cudaenv-11.8.0-cudnn8.7.0.84'"* ]]
-    [[ "$stderr" == *"$PY cannot import ipykernel, which the kernel runs: $PY -m pip install ipykernel"* ]]
+    # Debian's Python refuses pip (PEP 668): the fix makes a venv first
+    if [ "$("$PY" -c 'import os, sys, sysconfig; print(sys.prefix == sys.base_prefix and os.path.exists(os.path.join(sysconfig.get_path("stdlib"), "EXTERNALLY-MANAGED")))')" = True ]; then
+        [[ "$stderr" == *"$PY cannot import ipykernel, which the kernel runs: python3 -m venv ~/.venvs/cuda && ~/.venvs/cuda/bin/python -m pip install ipykernel"* ]]
+    fi
+    # a venv's Python takes pip itself
+    "$PY" -m venv --without-pip "$T/venv"
+    run --separate-stderr "$CUDAENV" jupyter install 11.8 --python "$T/venv/bin/python" --name v
+    [ "$status" -eq 0 ]
+    [[ "$stderr" == *"$T/venv/bin/python cannot import ipykernel, which the kernel runs: $T/venv/bin/python -m pip install ipykernel"* ]]
+    # a script's tool: no warning about the shell's other CUDA
+    LD_LIBRARY_PATH=/usr/local/cuda-12.1/lib64 run --separate-stderr "$CUDAENV" jupyter install 11.8 --python "$PY"
+    [[ "$stderr" != *"also has"* ]]
     # a Python with ipykernel: no warning
     mkdir -p "$T/ipk/ipykernel" && : > "$T/ipk/ipykernel/__init__.py"
     PYTHONPATH=$T/ipk run --separate-stderr "$CUDAENV" jupyter install 11.8 --python "$PY"

@@ -81,7 +81,7 @@ teardown() { common_teardown; }
     "$CUDAENV" global 12.3.0
     run --separate-stderr "$CUDAENV" uninstall 12.3.0
     [ "$status" -eq 1 ]
-    [[ "$stderr" == *"12.3.0 is the active toolchain ($CUDAENV_ROOT/global)"*"--force"* ]]
+    [[ "$stderr" == *"12.3.0 is the global default ($CUDAENV_ROOT/global)"*"--force"* ]]
     [ -d "$p" ]
     "$CUDAENV" global --unset
     run --separate-stderr env CUDA_HOME="$p" "$CUDAENV" uninstall 12.3.0
@@ -90,6 +90,29 @@ teardown() { common_teardown; }
     run --separate-stderr env CUDA_HOME="$p" "$CUDAENV" uninstall 12.3.0 --force
     [ "$status" -eq 0 ]
     [ ! -e "$p" ]
+}
+
+@test "the global default is not uninstalled silently: use system does not get round it; the advice works; --force clears it and says so" {
+    p=$(fx_installed 12.3.0); q=$(fx_installed 11.7.0)
+    "$CUDAENV" global 12.3.0
+    # the refusal's old advice (use system) only changed this shell
+    CUDAENV_VERSION=system run --separate-stderr "$CUDAENV" uninstall 12.3.0
+    [ "$status" -eq 1 ]
+    [[ "$stderr" == *"12.3.0 is the global default ($CUDAENV_ROOT/global): new shells would find it missing"* ]]
+    [[ "$stderr" == *"cudaenv global 11.7.0"*"cudaenv global --unset"*"--force, which also clears the global default"* ]]
+    [ -d "$p" ]
+    # the advice, followed, works
+    "$CUDAENV" global 11.7.0
+    run --separate-stderr "$CUDAENV" uninstall 12.3.0
+    [ "$status" -eq 0 ] || { echo "$stderr"; false; }
+    # --force on the global default clears it, says so, and new shells have nothing to complain about
+    run --separate-stderr "$CUDAENV" uninstall 11.7.0 --force
+    [ "$status" -eq 0 ]
+    [[ "$stderr" == *"cleared the global default ($CUDAENV_ROOT/global named 11.7.0)"* ]]
+    [ ! -e "$CUDAENV_ROOT/global" ] && [ ! -e "$q" ]
+    run --separate-stderr env -u CUDA_HOME bash --norc -c 'eval "$("$1" init bash)"; echo "home=${CUDA_HOME-unset}"' _ "$CUDAENV"
+    [ "$status" -eq 0 ]
+    [ "$output" = "home=unset" ] && [ -z "$stderr" ]
 }
 
 @test "info: public sources only, and the manifest path normalised" {

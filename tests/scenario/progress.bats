@@ -99,6 +99,17 @@ slow_runfile() { edit_manifest "a = $RUN118; a['url'] = a['url'].replace('/compu
     [[ "$stderr" == *"https_proxy"* && "$stderr" == *"CUDAENV_MIRROR"* && "$stderr" == *"--offline"* ]]
 }
 
+@test "an unreachable mirror: one line per attempt, not per file, and no advice to set the mirror that failed" {
+    CUDAENV_RETRY_DELAY_MS=10 CUDAENV_MIRROR=http://127.0.0.1:1 run --separate-stderr "$CUDAENV" install tf-2.14 --insecure \
+        --manifest "$REPO/share/manifests/cudaenv.json"   # NVIDIA URLs: the mirror serves them
+    [ "$status" -eq 4 ]
+    [ "$(grep -c 'cannot reach 127.0.0.1:1 (' <<<"$stderr")" -le 6 ] || { echo "$stderr"; false; }
+    [ "$(wc -l <<<"$stderr")" -le 16 ] || { echo "$stderr"; false; }
+    [[ "$stderr" == *"giving up after 5 attempts: cannot reach 127.0.0.1:1"* ]]
+    [[ "$stderr" == *"the mirror failed (CUDAENV_MIRROR=http://127.0.0.1:1)"*"unset CUDAENV_MIRROR"* ]]
+    [[ "$stderr" != *"export CUDAENV_MIRROR=URL"* ]]
+}
+
 @test "a finished install says how to use it" {
     run --separate-stderr "$CUDAENV" install tf-2.14
     [ "$status" -eq 0 ]

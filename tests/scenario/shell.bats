@@ -55,6 +55,45 @@ teardown() { common_teardown; }
     [ "$(grep -c 'cuda-12.1/lib64' <<<"$stderr")" -eq 1 ]
 }
 
+@test "bash: leaving a project or deactivate gives CUDA_HOME, CUDA_PATH and LIBRARY_PATH back their values from before" {
+    run bash --norc -c '
+        export CUDA_HOME=/usr/local/cuda LIBRARY_PATH=/opt/mylibs; unset CUDA_PATH
+        eval "$(cudaenv init bash)"
+        cd "$T/proj/a"; __cudaenv_hook
+        echo "in=$CUDA_HOME|$CUDA_PATH|$LIBRARY_PATH"
+        cudaenv use -q 11.8; cudaenv use -q 12.3
+        echo "switched=$CUDA_HOME|$LIBRARY_PATH"
+        cd "$T/elsewhere"; __cudaenv_hook
+        echo "in-use=$CUDA_HOME"
+        cudaenv deactivate
+        echo "out=$CUDA_HOME|${CUDA_PATH-unset}|$LIBRARY_PATH|$(env | grep -c __CUDAENV_OLD)"
+        cd "$T/proj"; __cudaenv_hook; cd "$T/elsewhere"; __cudaenv_hook
+        echo "again=$CUDA_HOME|${CUDA_PATH-unset}|$LIBRARY_PATH"
+        unset CUDA_HOME LIBRARY_PATH; cd "$T/proj"; __cudaenv_hook; cd /; __cudaenv_hook
+        echo "none=${CUDA_HOME-unset}|${LIBRARY_PATH-unset}"'
+    [ "$status" -eq 0 ]
+    [ "${lines[0]}" = "in=$P117|$P117|$P117/lib64:$P117/lib64/stubs:/opt/mylibs" ]
+    [ "${lines[1]}" = "switched=$P123|$P123/lib64:$P123/lib64/stubs:/opt/mylibs" ]
+    [ "${lines[2]}" = "in-use=$P123" ]
+    [ "${lines[3]}" = "out=/usr/local/cuda|unset|/opt/mylibs|0" ]
+    [ "${lines[4]}" = "again=/usr/local/cuda|unset|/opt/mylibs" ]
+    [ "${lines[5]}" = "none=unset|unset" ]
+}
+
+@test "fish: leaving a project restores a CUDA_HOME set before" {
+    command -v fish >/dev/null || skip "no fish"
+    run fish --no-config -c '
+        set -gx CUDA_HOME /usr/local/cuda
+        cudaenv init fish | source
+        cd $T/proj/a; __cudaenv_hook
+        echo "in=$CUDA_HOME"
+        cd $T/elsewhere; __cudaenv_hook
+        echo "out=$CUDA_HOME"'
+    [ "$status" -eq 0 ]
+    [ "${lines[0]}" = "in=$P117" ]
+    [ "${lines[1]}" = "out=/usr/local/cuda" ]
+}
+
 @test "bash -i: the prompt hook applies .cuda-version in nested dirs and restores on leaving" {
     cudaenv global 12.3
     run bash --norc -i 2>/dev/null <<EOS
@@ -138,6 +177,13 @@ EOS
     [ "$status" -eq 0 ]
     [ "${lines[0]}" = "comp=_cudaenv" ]
     [ "${lines[1]}" -ge 1 ]
+}
+
+@test "zsh -i: init eval'd before compinit (.zshrc order): a later compinit still binds the completion" {
+    run zsh -f -i -c 'eval "$(cudaenv init zsh)"; autoload -Uz compinit; compinit -u -D
+        print -r -- "comp=${_comps[cudaenv]-none}"'
+    [ "$status" -eq 0 ]
+    [ "${lines[0]}" = "comp=_cudaenv" ]
 }
 
 @test "zsh -i: TAB produces commands, installed toolchains and options (zpty)" {

@@ -29,21 +29,29 @@ env_var() { bash -c "eval \"\$($CUDAENV env $1 --shell bash 2>/dev/null)\"; echo
     [ "$output" = "UNSET $P123" ]
 }
 
-@test "env strips exactly the entries of earlier switches, keeps foreign ones, and warns once" {
+@test "env strips exactly the entries of earlier switches, keeps foreign ones; only use warns, once, and never about PATH" {
     # $CUDAENV_ROOT/tools/bin is the user's, not a toolchain's: only versions/* entries are ours
-    export PATH="$P123/bin:$CUDAENV_ROOT/tools/bin:/opt/x/bin:/usr/bin:/bin" LD_LIBRARY_PATH="$P123/lib64:/usr/local/cuda-12.1/lib64:/opt/lib"
+    mkdir -p "$T/ulb"; printf '#!/bin/sh\n' > "$T/ulb/nvcc"; chmod +x "$T/ulb/nvcc"   # a /usr/local/bin with an nvcc
+    export PATH="$P123/bin:$CUDAENV_ROOT/tools/bin:$T/ulb:/opt/x/bin:/usr/bin:/bin" LD_LIBRARY_PATH="$P123/lib64:/usr/local/cuda-12.1/lib64:/opt/lib"
     run --separate-stderr "$CUDAENV" env 11.8 --json
     [ "$status" -eq 0 ]
     p=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["env"]["PATH"])' "$output")
     l=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["env"]["LD_LIBRARY_PATH"])' "$output")
-    [ "$p" = "$P118/bin:$CUDAENV_ROOT/tools/bin:/opt/x/bin:/usr/bin:/bin" ]
+    [ "$p" = "$P118/bin:$CUDAENV_ROOT/tools/bin:$T/ulb:/opt/x/bin:/usr/bin:/bin" ]
     [ "$l" = "$P118/lib64:/usr/local/cuda-12.1/lib64:/opt/lib" ]
-    [[ "$stderr" == *"warning: LD_LIBRARY_PATH also has /usr/local/cuda-12.1/lib64"* ]]
-    # the shell remembers the warning: the same foreign entries are not reported again
-    w=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["env"]["CUDAENV_WARNED"])' "$output")
-    CUDAENV_WARNED=$w run --separate-stderr "$CUDAENV" env 12.3 --json
-    [ "$status" -eq 0 ]
+    # env serves the hook and scripts: it never warns
     [ -z "$stderr" ]
+    # an explicit use warns about the other CUDA's libraries, not about PATH
+    run --separate-stderr "$CUDAENV" use --shell bash 11.8
+    [ "$status" -eq 0 ]
+    [[ "$stderr" == *"warning: LD_LIBRARY_PATH also has /usr/local/cuda-12.1/lib64"* ]]
+    [[ "$stderr" != *"warning: PATH"* && "$stderr" != *"$T/ulb"* && "$stderr" != *remove* ]]
+    # the shell remembers the warning: the same foreign entries are not reported again
+    w=$(sed -n "s/^export CUDAENV_WARNED='\(.*\)';\$/\1/p" <<<"$output")
+    [ -n "$w" ]
+    CUDAENV_WARNED=$w run --separate-stderr "$CUDAENV" use --shell bash 12.3
+    [ "$status" -eq 0 ]
+    [[ "$stderr" != *warning* ]]
 }
 
 @test "env --shell json is one JSON document with env and unset" {

@@ -278,3 +278,40 @@ PY
     [ "$(readlink "$S/usr/local/cuda")" = "$I118" ]
     [ -z "$(ls -d "$CUDAENV_ROOT"/versions/.staging-* "$CUDAENV_ROOT"/pkgs/.staging-* 2>/dev/null)" ]
 }
+
+@test "plain verify checks what is in effect: the machine's own /usr/local/cuda (ad-hoc, no receipt), the switch's target, then the machine's again" {
+    export CUDAENV_TEST_LIBCUDA=$T/no-driver/libcuda.so.1
+    unset LD_LIBRARY_PATH CUDAENV_VERSION
+    fx_toolkit "$S/usr/local/cuda-12.4" 12.4.1 >/dev/null
+    ln -s /usr/local/cuda-12.4 "$S/usr/local/cuda"
+    fx_receipt "$P118"; fx_receipt "$P117"
+    chmod -R go-w "$T"
+    vj() { python3 -c 'import json, sys
+d = json.loads(sys.stdin.read()); st = {s["id"]: s for s in d["steps"]}
+print(d["toolchain"]["name"], d["toolchain"]["adhoc"], st["files"]["status"], st["loader"]["status"], d["exit_code"])
+print(d["toolchain"]["selected_by"])' <<<"$1"; }
+    run --separate-stderr "$CUDAENV" verify --json
+    [ "$status" -eq 8 ] || { echo "$stderr $output"; false; }
+    run vj "$output"
+    [ "${lines[0]}" = "system True skipped passed 8" ]
+    [[ "${lines[1]}" == "nothing selected: the machine's own CUDA 12.4.1 at /usr/local/cuda ($S/usr/local/cuda-12.4)"* ]]
+    run --separate-stderr "$CUDAENV" verify
+    [[ "$stderr" == *"verifying system: nothing selected: the machine's own CUDA 12.4.1"* ]]
+    [[ "$output" == *"1 files     skipped"*"no receipt: cudaenv neither installed nor adopted"* ]]
+    "$CUDAENV" -q global 11.8 --system
+    run --separate-stderr "$CUDAENV" verify --json
+    [ "$status" -eq 8 ] || { echo "$stderr $output"; false; }
+    run vj "$output"
+    [ "${lines[0]}" = "11.8.0+cudnn8.7.0.84 False passed passed 8" ]
+    [ "${lines[1]}" = "nothing selected in this shell: the system switch's target (/usr/local/cuda)" ]
+    # a shell selection still comes first
+    CUDAENV_VERSION=11.7 run --separate-stderr "$CUDAENV" verify --json
+    run vj "$output"
+    [ "${lines[0]}" = "11.7.0 False passed passed 8" ]
+    [[ "${lines[1]}" == "selected in this shell"* ]]
+    "$CUDAENV" -q global system --system
+    [ "$(readlink "$S/usr/local/cuda")" = /usr/local/cuda-12.4 ]
+    run --separate-stderr "$CUDAENV" verify --json
+    run vj "$output"
+    [ "${lines[0]}" = "system True skipped passed 8" ]
+}

@@ -45,7 +45,7 @@ fake_gpu() {  # fake_gpu PREFIX [RELEASE]
     verify_json 11.8.0+cudnn8.7.0.84
     [ "$status" -eq 8 ]
     [ "$(j 'd["exit_code"]')" = 8 ]
-    [ "$(j 'sorted(d.keys())')" = "['devices', 'exit_code', 'steps', 'timings', 'toolchain', 'versions']" ]
+    [ "$(j 'sorted(d.keys())')" = "['devices', 'exit_code', 'steps', 'timings', 'toolchain', 'versions', 'warnings']" ]
     [ "$(j '[s["id"] for s in d["steps"]]')" = "['files', 'versions', 'loader', 'driver', 'device', 'kernel', 'nvcc', 'cudnn', 'nccl']" ]
     for s in files versions loader; do [ "$(j "st['$s']['status']")" = passed ]; done
     # a toolchain without NCCL: skipped (not for want of a GPU), with the way to add it
@@ -166,17 +166,34 @@ fake_gpu() {  # fake_gpu PREFIX [RELEASE]
     [[ "$(j 'st["files"]["evidence"]')" == *"sha256 differs: include/cuda_runtime_api.h"* ]]
 }
 
-@test "a shadowing libcudart earlier in LD_LIBRARY_PATH: loader failed with its path, exit 7" {
+@test "verify X runs in X's own environment (as exec): the shell's shadowing libcudart is a warning naming it, not a failure" {
     good_118
     fx_toolkit "$T/old" 11.2.0
     LD_LIBRARY_PATH=$T/old/lib64:$P/lib64 run --separate-stderr "$CUDAENV" verify 11.8 --json
-    [ "$status" -eq 7 ]
-    [ "$(j 'st["loader"]["status"]')" = failed ]
-    [[ "$(j 'st["loader"]["summary"]')" == *"$T/old/lib64/libcudart.so.11.0 in LD_LIBRARY_PATH shadows this toolchain"*"$T/old/lib64/libcudart.so.11.2.89"* ]]
-    # the toolchain first: no shadow
+    [ "$status" -eq 8 ]
+    [ "$(j 'st["loader"]["status"]')" = passed ]
+    [ "$(j 'len(d["warnings"]) >= 1')" = true ]
+    [[ "$(j 'd["warnings"][0]')" == *"LD_LIBRARY_PATH puts $T/old/lib64 before 11.8.0+cudnn8.7.0.84"*"libcudart.so.11.0"*"$T/old/lib64/libcudart.so.11.2.89"*"cudaenv exec 11.8.0+cudnn8.7.0.84"* ]]
+    LD_LIBRARY_PATH=$T/old/lib64:$P/lib64 run --separate-stderr "$CUDAENV" verify 11.8
+    [ "$status" -eq 8 ]
+    [[ "$output" == *"warning: this shell's LD_LIBRARY_PATH puts $T/old/lib64 before"* ]]
+    # the toolchain first: no shadow, no warning
     LD_LIBRARY_PATH=$P/lib64:$T/old/lib64 run --separate-stderr "$CUDAENV" verify 11.8 --json
     [ "$status" -eq 8 ]
     [ "$(j 'st["loader"]["status"]')" = passed ]
+    [ "$(j 'd["warnings"]')" = "[]" ]
+}
+
+@test "verify each installed toolchain in turn while another is active in the shell: all pass" {
+    good_118
+    P117=$(fx_installed 11.7.0); fx_receipt "$P117"
+    eval "$("$CUDAENV" env 11.7 --shell bash)"
+    [ "$LD_LIBRARY_PATH" = "$P117/lib64" ]
+    for v in 11.8 11.7; do
+        verify_json "$v"
+        [ "$status" -eq 8 ] || { echo "$v: $output"; false; }
+        [ "$(j 'st["loader"]["status"]')" = passed ]
+    done
 }
 
 @test "fake driver: everything passes on a toolchain without nvcc and cuDNN, exit 0" {

@@ -68,6 +68,13 @@ static void test_step_helpers(void **state)
     assert_int_equal(s.status, ST_FAILED);
     assert_string_equal(s.summary, "first 1");
     assert_non_null(strstr(s.evidence, "also: second\n"));
+    /* a failure seen again (the loader's late pass) is said once */
+    st_failf(&s, "second");
+    st_failf(&s, "first %d", 1);
+    st_failf(&s, "cond");   /* a prefix of a line said is still new */
+    st_failf(&s, "third");
+    st_failf(&s, "third");
+    assert_string_equal(s.evidence, "also: second\nalso: cond\nalso: third\n");
 }
 
 static void test_elf(void **state)

@@ -1,0 +1,126 @@
+#!/usr/bin/env bats
+# Journey: the workstation that already has a CUDA.  Its owner finds the
+# machine's CUDA 12.4 (adopt --scan), adopts it, verifies it, installs
+# tf-2.14 beside it from the (loopback) mirror, uses it, checks TensorFlow on
+# it (verify --framework), makes it the machine's CUDA (global --system),
+# verifies without naming anything, restores the machine's own CUDA and
+# verifies again.  Every seam between those features is asserted: what one
+# step leaves is what the next one must accept.  The machine is a
+# CUDAENV_SYSROOT (its /usr/local, /etc/ld.so.conf.d, ldconfig -r), so the
+# real /usr/local/cuda is never touched (checked in teardown); the GPU is the
+# fake driver of tests/doubles, the framework tests/lib/fakefw.sh.
+# tests/gpu/journeys.sh runs the same sequence on a real GPU machine.
+bats_require_minimum_version 1.5.0
+load ../lib/common
+load ../lib/server
+load ../lib/mirror
+load ../lib/sysroot
+source "$TESTS_DIR/lib/fakefw.sh"
+
+setup_file() { mirror_setup_file; }
+
+setup() {
+    common_setup
+    [ "$(id -u)" -eq 0 ] || skip "the system switch needs root (it runs in a sysroot)"
+    REAL_CUDA=$(readlink /usr/local/cuda || true)
+    REAL_CACHE=$(sha256sum /etc/ld.so.cache 2>/dev/null || true)
+    S=$CUDAENV_SYSROOT
+    export CUDAENV_ROOT=$S/opt/cudaenv   # root's store, inside the machine
+    export PATH=$BUILD/bin:/usr/bin:/bin
+    unset LD_LIBRARY_PATH CUDA_HOME CUDA_PATH CUDNN_PATH CUDAENV_WARNED LIBRARY_PATH
+    mkdir -p "$S/etc/ld.so.conf.d" "$S/usr/local"
+    echo 'include /etc/ld.so.conf.d/*.conf' > "$S/etc/ld.so.conf"
+    mirror_serve
+    # the machine's own CUDA 12.4 (+ cuDNN 9.1), /usr/local/cuda -> cuda-12.4,
+    # its runtime and NVRTC answering like the fake driver's GPU
+    TK=$S/usr/local/cuda-12.4
+    fx_toolkit "$TK" 12.4.1 >/dev/null
+    fx_cudnn "$T/cudnn" 9.1.0.70 12 >/dev/null
+    cp -a "$T/cudnn/include/." "$TK/include/"; cp -a "$T/cudnn/lib/." "$TK/lib64/"
+    fx_fake_gpu "$TK" "$T/drv"
+    ln -s /usr/local/cuda-12.4 "$S/usr/local/cuda"
+    fx_fakefw "$T/site"
+    chmod -R go-w "$T"
+    export NODRV=$T/no-driver/libcuda.so.1 DRV=$T/drv/libcuda.so.1
+}
+
+teardown() {
+    server_stop
+    sysroot_teardown
+}
+
+# vj JSON: "name adhoc files versions loader exit" and the selected_by line
+vj() {
+    python3 -c 'import json, sys
+d = json.loads(sys.stdin.read()); st = {s["id"]: s for s in d["steps"]}
+print(d["toolchain"]["name"], str(d["toolchain"]["adhoc"]).lower(), st["files"]["status"], st["versions"]["status"],
+      st["loader"]["status"], d["exit_code"])
+print(d["toolchain"]["selected_by"])
+print(" ".join(s["id"] + "=" + s["status"] for s in d["steps"]))' <<<"$1"
+}
+
+@test "workstation: adopt --scan -> adopt -> verify -> install tf-2.14 -> use -> verify --framework -> global --system -> verify -> restore -> verify" {
+    # 1. what the machine has
+    run --separate-stderr cudaenv adopt --scan
+    [ "$status" -eq 0 ]
+    [[ "${lines[0]}" == "$TK "*"CUDA 12.4.1 + cuDNN 9.1.0"*"cudaenv adopt $TK"* ]]
+    # 2. adopt it
+    run --separate-stderr cudaenv adopt "$TK"
+    [ "$status" -eq 0 ] || { echo "$stderr"; false; }
+    A=12.4.1+cudnn9.1.0
+    [[ "$stderr" == *"adopted $TK as $A"* ]]
+    # 3. verify it: the loader step compares files (the adopted prefix is links into $TK);
+    #    with the fake GPU the driver, device and kernel steps run too
+    CUDAENV_TEST_LIBCUDA=$DRV run --separate-stderr cudaenv verify "$A" --json
+    run vj "$output"
+    [[ "${lines[2]}" == "files=passed versions=passed loader=passed driver=passed device=passed kernel=passed"* ]] || { echo "$output"; false; }
+    CUDAENV_TEST_LIBCUDA=$NODRV run --separate-stderr cudaenv verify "$A"
+    [ "$status" -eq 8 ] || { echo "$output"; false; }
+    [ "$(grep -c 'also:' <<<"$output")" -eq 0 ]
+    # 4. install tf-2.14 beside it, from the mirror
+    run --separate-stderr cudaenv install tf-2.14
+    [ "$status" -eq 0 ] || { echo "$stderr"; false; }
+    P=$CUDAENV_ROOT/versions/11.8.0+cudnn8.7.0.84
+    [ -f "$P/.cudaenv-receipt.json" ]
+    # 5. use it in a shell: the toolchain's nvcc and libraries, the machine's CUDA_HOME back after
+    run bash --norc -c 'export CUDA_HOME=/usr/local/cuda; eval "$(cudaenv init bash)"
+        cudaenv use -q tf-2.14 || exit 9
+        echo "$CUDA_HOME|$(command -v nvcc)|${LD_LIBRARY_PATH%%:*}"
+        cudaenv use -q system; echo "$CUDA_HOME"'
+    [ "$status" -eq 0 ]
+    [ "${lines[0]}" = "$P|$P/bin/nvcc|$P/lib64" ]
+    [ "${lines[1]}" = /usr/local/cuda ]
+    # ... and verify it while the shell still carries the adopted toolchain's libraries
+    LD_LIBRARY_PATH=$CUDAENV_ROOT/versions/$A/lib64 CUDAENV_TEST_LIBCUDA=$NODRV \
+        run --separate-stderr cudaenv verify tf-2.14 --json
+    run vj "$output"
+    [ "${lines[0]}" = "11.8.0+cudnn8.7.0.84 false passed passed passed 8" ] || { echo "$output"; false; }
+    # 6. TensorFlow on it
+    PYTHONPATH=$T/site FAKE_FW_LIBS="libcudart.so.11.0 libcudnn.so.8" CUDAENV_TEST_LIBCUDA=$DRV \
+        run --separate-stderr cudaenv verify tf-2.14 --framework tf --python /usr/bin/python3 --json
+    [ "$status" -eq 0 ] || { echo "$output $stderr"; false; }
+    python3 -c 'import json, sys
+d = json.loads(sys.stdin.read())
+assert d["findings"] == [], d["findings"]
+assert all(m.startswith(d["toolchain"]["prefix"] + "/") for m in d["framework"]["maps"]), d["framework"]["maps"]' <<<"$output"
+    # 7. make it the machine's CUDA
+    run --separate-stderr cudaenv global tf-2.14 --system
+    [ "$status" -eq 0 ] || { echo "$stderr"; false; }
+    [ "$(readlink "$S/usr/local/cuda")" = /opt/cudaenv/versions/11.8.0+cudnn8.7.0.84 ]
+    # 8. plain verify: what the machine now uses
+    CUDAENV_TEST_LIBCUDA=$NODRV run --separate-stderr cudaenv verify --json
+    [ "$status" -eq 8 ] || { echo "$stderr $output"; false; }
+    run vj "$output"
+    [ "${lines[0]}" = "11.8.0+cudnn8.7.0.84 false passed passed passed 8" ]
+    [ "${lines[1]}" = "nothing selected in this shell: the system switch's target (/usr/local/cuda)" ]
+    # 9. back to the machine's own CUDA, exactly
+    run --separate-stderr cudaenv global system --system
+    [ "$status" -eq 0 ] || { echo "$stderr"; false; }
+    [ "$(readlink "$S/usr/local/cuda")" = /usr/local/cuda-12.4 ]
+    # 10. plain verify: the machine's own CUDA again, with the fake GPU
+    CUDAENV_TEST_LIBCUDA=$DRV run --separate-stderr cudaenv verify --json
+    run vj "$output"
+    [ "${lines[0]%% *}" = system ]
+    [[ "${lines[1]}" == "nothing selected: the machine's own CUDA 12.4.1 at /usr/local/cuda ($S/usr/local/cuda-12.4)"* ]]
+    [[ "${lines[2]}" == "files=skipped versions=passed loader=passed driver=passed device=passed kernel=passed"* ]] || { echo "$output"; false; }
+}
