@@ -364,9 +364,28 @@ int cmd_verify(cli *c, const cli_args *a)
     if (why[0] && !c->json) cli_note(c, "verifying %s: %s", tc.name, why);
     if (framework) return cli_verify_framework(c, &tc, framework, python, opt.libcuda);
     char *shell_lp = NULL;
+    /* a re-exec below: the shell's LD_LIBRARY_PATH came along for the warnings */
+    const char *carried = getenv("__CUDAENV_VERIFY_SHELL_LDPATH");
+    char *from_shell = carried ? strdup(carried) : NULL;
+    if (carried) unsetenv("__CUDAENV_VERIFY_SHELL_LDPATH");
     if ((rc = own_environment(c, &tc, adhoc, &shell_lp))) {
         free(shell_lp);
+        free(from_shell);
         return cli_fail(c, rc);
+    }
+    if (from_shell) {
+        free(shell_lp);
+        shell_lp = from_shell;
+    } else {
+        /* the dynamic loader read LD_LIBRARY_PATH when this process started: what
+         * cuDNN and cuBLAS dlopen by soname later would still come from the shell's
+         * (another toolchain's) directories.  Start again in the toolchain's own. */
+        const char *now = getenv("LD_LIBRARY_PATH");
+        if (strcmp(now ? now : "", shell_lp ? shell_lp : "") != 0) {
+            setenv("__CUDAENV_VERIFY_SHELL_LDPATH", shell_lp ? shell_lp : "", 1);
+            free(shell_lp);
+            return cli_exec_full(c);
+        }
     }
     opt.shell_ld_path = shell_lp ? shell_lp : "";
     st_toolchain stc = { .adhoc = adhoc };

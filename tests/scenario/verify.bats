@@ -177,6 +177,13 @@ fake_gpu() {  # fake_gpu PREFIX [RELEASE]
     LD_LIBRARY_PATH=$T/old/lib64:$P/lib64 run --separate-stderr "$CUDAENV" verify 11.8
     [ "$status" -eq 8 ]
     [[ "$output" == *"warning: this shell's LD_LIBRARY_PATH puts $T/old/lib64 before"* ]]
+    # the check runs in a process started in the toolchain's environment, once: the
+    # dynamic loader reads LD_LIBRARY_PATH at start, and what cuDNN or cuBLAS dlopen by
+    # soname later follows that (seen on the H200: libcublasLt from the shell's toolchain)
+    LD_LIBRARY_PATH=$T/old/lib64:$P/lib64 strace -f -qq -v -s 8192 -e trace=execve -o "$T/ex" \
+        "$CUDAENV" verify 11.8 --json >/dev/null 2>&1 || true
+    [ "$(grep -c 'execve("[^"]*/cudaenv-full"' "$T/ex")" -eq 1 ]
+    grep 'execve("[^"]*/cudaenv-full"' "$T/ex" | grep -q "\"LD_LIBRARY_PATH=$P/lib64[:\"]"
     # the toolchain first: no shadow, no warning
     LD_LIBRARY_PATH=$P/lib64:$T/old/lib64 run --separate-stderr "$CUDAENV" verify 11.8 --json
     [ "$status" -eq 8 ]
