@@ -353,6 +353,15 @@ int cmd_verify(cli *c, const cli_args *a)
     const char *fake = c->ctx.set.test_libcuda;
     if (fake && *fake) opt.libcuda = fake;
 
+    /* in a re-exec (below), the shell's own CUDAENV_VERSION comes back first, so what is
+     * in effect is found, and said, as the first process found it */
+    const char *shell_ver = getenv("__CUDAENV_VERIFY_SHELL_VERSION");
+    if (shell_ver) {
+        if (*shell_ver == '=') setenv("CUDAENV_VERSION", shell_ver + 1, 1);
+        else unsetenv("CUDAENV_VERSION");
+        unsetenv("__CUDAENV_VERIFY_SHELL_VERSION");
+    }
+    char *orig_ver = getenv("CUDAENV_VERSION") ? strdup(getenv("CUDAENV_VERSION")) : NULL;
     ce_toolchain tc;
     bool adhoc = false;
     char why[sizeof ((st_toolchain *)0)->selected_by] = "";
@@ -360,9 +369,15 @@ int cmd_verify(cli *c, const cli_args *a)
     /* as root, what verify runs and loads from the toolchain must be root's
      * (core/trust.h; proc.c checks each program it starts too) */
     if (!rc) rc = ce_trust_toolchain(&c->ctx, tc.prefix);
-    if (rc) return cli_fail(c, rc);
-    if (why[0] && !c->json) cli_note(c, "verifying %s: %s", tc.name, why);
-    if (framework) return cli_verify_framework(c, &tc, framework, python, opt.libcuda);
+    if (rc) {
+        free(orig_ver);
+        return cli_fail(c, rc);
+    }
+    if (framework) {
+        free(orig_ver);
+        if (why[0] && !c->json) cli_note(c, "verifying %s: %s", tc.name, why);
+        return cli_verify_framework(c, &tc, framework, python, opt.libcuda);
+    }
     char *shell_lp = NULL;
     /* a re-exec below: the shell's LD_LIBRARY_PATH came along for the warnings */
     const char *carried = getenv("__CUDAENV_VERIFY_SHELL_LDPATH");
@@ -371,6 +386,7 @@ int cmd_verify(cli *c, const cli_args *a)
     if ((rc = own_environment(c, &tc, adhoc, &shell_lp))) {
         free(shell_lp);
         free(from_shell);
+        free(orig_ver);
         return cli_fail(c, rc);
     }
     if (from_shell) {
@@ -383,10 +399,17 @@ int cmd_verify(cli *c, const cli_args *a)
         const char *now = getenv("LD_LIBRARY_PATH");
         if (strcmp(now ? now : "", shell_lp ? shell_lp : "") != 0) {
             setenv("__CUDAENV_VERIFY_SHELL_LDPATH", shell_lp ? shell_lp : "", 1);
+            char *sv = NULL;
+            if (asprintf(&sv, "%s%s", orig_ver ? "=" : "-", orig_ver ? orig_ver : "") > 0)
+                setenv("__CUDAENV_VERIFY_SHELL_VERSION", sv, 1);
+            free(sv);
+            free(orig_ver);
             free(shell_lp);
             return cli_exec_full(c);
         }
     }
+    free(orig_ver);
+    if (why[0] && !c->json) cli_note(c, "verifying %s: %s", tc.name, why);
     opt.shell_ld_path = shell_lp ? shell_lp : "";
     st_toolchain stc = { .adhoc = adhoc };
     snprintf(stc.selected_by, sizeof stc.selected_by, "%s", why);

@@ -29,9 +29,8 @@ void st_nccl_decode(int code, char *out, size_t outsz)
 }
 
 /* Another libnccl.so.2 in LD_LIBRARY_PATH than the toolchain's (by inode) */
-static bool shadowed(const char *mine, char *other, size_t osz)
+static bool shadowed(const char *llp, const char *mine, char *other, size_t osz)
 {
-    const char *llp = getenv("LD_LIBRARY_PATH");
     struct stat a, b;
     if (!llp || stat(mine, &a) != 0) return false;
     char dir[4096];
@@ -88,7 +87,9 @@ void st_nccl_step(st_state *st)
         return;
     }
     char other[4200];
-    bool shadow = shadowed(path, other, sizeof other);
+    /* the shell's LD_LIBRARY_PATH (verify runs in the toolchain's own; opt carries the shell's) */
+    const char *llp = st->opt->shell_ld_path ? st->opt->shell_ld_path : getenv("LD_LIBRARY_PATH");
+    bool shadow = shadowed(llp, path, other, sizeof other);
     if (shadow) st_note(s, "LD_LIBRARY_PATH holds another %s: programs run in this shell load it instead", other);
     char coll[256] = "";
     if (st->gpu_ready && !st_nccl_collective(st, s, h, ver, coll, sizeof coll)) return;
