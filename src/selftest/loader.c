@@ -254,7 +254,7 @@ static int search_ld_path(st_state *st, st_step *s, const char *lp, bool shell, 
     return found;
 }
 
-static int search_both(st_state *st, st_step *s, const char *soname, const char *ours_path)
+int st_ld_shadows(st_state *st, st_step *s, const char *soname, const char *ours_path)
 {
     const char *shell = st->opt->shell_ld_path;
     const char *lp = getenv("LD_LIBRARY_PATH");
@@ -311,13 +311,13 @@ void st_loader_step(st_state *st)
     check_handle(s, st->dnn.h, "libcudnn", st->dnn.path);
     dl_iterate_phdr(scan_one, &sc);
     int shadows = 0;  /* each one is a failure recorded with its path */
-    if (st->rt.h) shadows += search_both(st, s, st->rt.soname, st->rt.path);
-    if (st->nv.h) shadows += search_both(st, s, st->nv.soname, st->nv.path);
-    if (st->dnn.h) shadows += search_both(st, s, st->dnn.soname, st->dnn.path);
+    if (st->rt.h) shadows += st_ld_shadows(st, s, st->rt.soname, st->rt.path);
+    if (st->nv.h) shadows += st_ld_shadows(st, s, st->nv.soname, st->nv.path);
+    if (st->dnn.h) shadows += st_ld_shadows(st, s, st->dnn.soname, st->dnn.path);
     if (st->nv_builtins_soname[0]) {
         char b[CE_PATH_MAX];
         if (ce_path_join(b, sizeof b, st->libdir, st->nv_builtins_soname) == CE_OK)
-            shadows += search_both(st, s, st->nv_builtins_soname, b);
+            shadows += st_ld_shadows(st, s, st->nv_builtins_soname, b);
     }
     const char *sonames[] = { st->rt.soname, st->nv.soname, st->dnn.soname };
     note_cache(st, s, sonames, 3);

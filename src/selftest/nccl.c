@@ -10,7 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "st_int.h"
@@ -26,28 +25,6 @@ void st_nccl_decode(int code, char *out, size_t outsz)
 {
     if (code >= 20900) snprintf(out, outsz, "%d.%d.%d", code / 10000, code % 10000 / 100, code % 100);
     else snprintf(out, outsz, "%d.%d.%d", code / 1000, code % 1000 / 100, code % 100);
-}
-
-/* Another libnccl.so.2 in LD_LIBRARY_PATH than the toolchain's (by inode) */
-static bool shadowed(const char *llp, const char *mine, char *other, size_t osz)
-{
-    struct stat a, b;
-    if (!llp || stat(mine, &a) != 0) return false;
-    char dir[4096];
-    for (const char *s = llp; *s;) {
-        size_t n = strcspn(s, ":");
-        if (n && n < sizeof dir - 16) {
-            snprintf(dir, sizeof dir, "%.*s/libnccl.so.2", (int)n, s);
-            if (stat(dir, &b) == 0) {
-                if (b.st_dev == a.st_dev && b.st_ino == a.st_ino) return false;  /* ours comes first */
-                snprintf(other, osz, "%s", dir);
-                return true;
-            }
-        }
-        s += n;
-        s += *s == ':';
-    }
-    return false;
 }
 
 void st_nccl_step(st_state *st)
@@ -86,11 +63,12 @@ void st_nccl_step(st_state *st)
                  "reinstall: cudaenv install %s --force", ver, want, st->r->tc.name);
         return;
     }
-    char other[4200];
-    /* the shell's LD_LIBRARY_PATH (verify runs in the toolchain's own; opt carries the shell's) */
-    const char *llp = st->opt->shell_ld_path ? st->opt->shell_ld_path : getenv("LD_LIBRARY_PATH");
-    bool shadow = shadowed(llp, path, other, sizeof other);
-    if (shadow) st_note(s, "LD_LIBRARY_PATH holds another %s: programs run in this shell load it instead", other);
+    /* another libnccl.so.2 first in LD_LIBRARY_PATH, searched as for the other libraries
+     * (loader.c): in the shell's, a warning also said here; in the check's own, a failure */
+    size_t before = strlen(st->r->warnings);
+    if (st_ld_shadows(st, s, "libnccl.so.2", path)) return;
+    bool shadow = strlen(st->r->warnings) > before;
+    if (shadow) st_note(s, "%.*s", (int)strcspn(st->r->warnings + before, "\n"), st->r->warnings + before);
     char coll[256] = "";
     if (st->gpu_ready && !st_nccl_collective(st, s, h, ver, coll, sizeof coll)) return;
     if (!st->gpu_ready) {

@@ -160,6 +160,10 @@ void st_loader_step(st_state *st);            /* loader.c */
 void st_loader_late(st_state *st);            /* loader.c: after cuDNN pulled in its parts */
 int st_elf_soname(const char *path, char *out, size_t outsz); /* loader.c */
 int st_elf_complete(const char *path, char *why, size_t wsz);  /* loader.c: not truncated */
+/* Copies of soname before the toolchain's own directory in LD_LIBRARY_PATH: in the
+ * environment the check runs in a failure of s (counted), in the shell's a warning
+ * of the report.  loader.c */
+int st_ld_shadows(st_state *st, st_step *s, const char *soname, const char *ours_path);
 /* Every "stem*.so.*" in dir complete (cuDNN loads its parts later). loader.c */
 int st_elf_dir_complete(const char *dir, const char *stem, char *why, size_t wsz);
 void st_driver_step(st_state *st);            /* driver.c */
