@@ -30,15 +30,6 @@ static const char *jstr(const cJSON *doc, const char *key)
     return cJSON_IsString(v) ? v->valuestring : NULL;
 }
 
-/* what a framework reported, printable characters only (it is the framework's text) */
-static void printable_copy(char *out, size_t n, const char *s)
-{
-    size_t k = 0;
-    for (; *s && k + 1 < n; s++)
-        if ((unsigned char)*s >= 0x20 && (unsigned char)*s < 0x7f) out[k++] = *s;
-    out[k] = '\0';
-}
-
 static void prefix2(const char *v, char *out, size_t n)
 {
     ce_version_prefix(v, 2, out, n);
@@ -58,7 +49,7 @@ static int probe(cli *c, const char *python, const char *fw, fw_want *w)
     w->imported = r.imported && r.doc;
     const char *v = w->imported ? jstr(r.doc, "version") : NULL, *cu = w->imported ? jstr(r.doc, "cuda") : NULL,
                *dn = w->imported ? jstr(r.doc, "cudnn") : NULL;
-    if (v) printable_copy(w->version, sizeof w->version, v);
+    if (v) snprintf(w->version, sizeof w->version, "%s", v);   /* printed through cli_note: escaped there */
     if (cu && ce_version_valid(cu)) prefix2(cu, w->cuda, sizeof w->cuda);
     if (dn && ce_version_valid(dn)) prefix2(dn, w->cudnn, sizeof w->cudnn);
     if (!strcmp(fw, "tf") && w->version[0] && ce_version_valid(w->version)) {

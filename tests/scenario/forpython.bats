@@ -88,3 +88,12 @@ torch_only() { rm -rf "$T/site/tensorflow" "$T"/site/tensorflow-*.dist-info; }
     [ "$status" -ne 0 ]
     [ ! -e .cuda-version ]
 }
+
+@test "what a framework reports is escaped before it is printed (a version carrying OSC 52)" {
+    torch_only
+    FAKE_FW_VERSION=$'2.5.1\e]52;c;cHduZWQ=\a' FAKE_FW_CUDA=12.2 FAKE_FW_CUDNN=8.9.7 \
+        run --separate-stderr "$CUDAENV" local --for "$PY" --force
+    [ "$status" -eq 0 ] || { echo "$stderr"; false; }
+    [[ "$stderr" != *$'\e'* ]] && [[ "$stderr" != *$'\a'* ]]
+    [[ "$stderr" == *'PyTorch 2.5.1\x1b]52;c;cHduZWQ=\x07 in'* ]]
+}
