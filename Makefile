@@ -65,7 +65,7 @@ LIGHT_LIBS = -ldl
 FULL_LIBS  = $(shell $(PKG_CONFIG) --libs $(LIGHT_PKGS) $(HEAVY_PKGS)) -ldl -lpthread
 
 # Layers (tools/incgraph.py checks that includes only point down this list):
-#   core (vocabulary) <- manifest <- store, doctor, selftest <- install <- cli
+#   core (vocabulary) <- machine, manifest <- store, doctor, selftest <- install <- cli
 # src/install/ is exactly what links libcurl / libarchive / libcrypto / liblzma:
 # it and the commands that drive it live only in the full binary.
 HEAVY_SRC = $(wildcard src/install/*.c) src/cli/cmd_install.c src/cli/cmd_mirror.c src/cli/cmd_update.c
