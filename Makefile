@@ -65,11 +65,11 @@ LIGHT_LIBS = -ldl
 FULL_LIBS  = $(shell $(PKG_CONFIG) --libs $(LIGHT_PKGS) $(HEAVY_PKGS)) -ldl -lpthread
 
 # Layers (tools/incgraph.py checks that includes only point down this list):
-#   core (vocabulary) <- manifest <- store, doctor, selftest <- install <- cli
+#   core (vocabulary) <- machine, manifest <- store, doctor, selftest <- install <- cli
 # src/install/ is exactly what links libcurl / libarchive / libcrypto / liblzma:
 # it and the commands that drive it live only in the full binary.
 HEAVY_SRC = $(wildcard src/install/*.c) src/cli/cmd_install.c src/cli/cmd_mirror.c src/cli/cmd_update.c
-CORE_SRC  = $(wildcard src/core/*.c src/manifest/*.c src/store/*.c src/doctor/*.c src/install/*.c src/selftest/*.c)
+CORE_SRC  = $(wildcard src/core/*.c src/machine/*.c src/manifest/*.c src/store/*.c src/doctor/*.c src/install/*.c src/selftest/*.c)
 CLI_SRC   = $(filter-out src/cli/main.c src/cli/cjson_lazy.c src/cli/crypto_lazy.c,$(wildcard src/cli/*.c))
 LIGHT_SRC = $(filter-out $(HEAVY_SRC),$(CORE_SRC) $(CLI_SRC))
 FULL_SRC  = $(CORE_SRC) $(CLI_SRC)
@@ -252,7 +252,7 @@ clean:
 # Fuzz the parsers (manifest, spec, archive entry policy) with libFuzzer:
 #   make fuzz FUZZ_SECONDS=60
 FUZZ_SECONDS ?= 20
-FUZZ_SRC = $(wildcard src/core/*.c src/manifest/*.c src/store/*.c src/doctor/*.c src/install/*.c src/selftest/*.c)
+FUZZ_SRC = $(wildcard src/core/*.c src/machine/*.c src/manifest/*.c src/store/*.c src/doctor/*.c src/install/*.c src/selftest/*.c)
 fuzz:
 	@mkdir -p build-fuzz/corpus
 	for t in manifest spec entry; do \

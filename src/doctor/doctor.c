@@ -5,7 +5,6 @@
 #include "doctor_int.h"
 
 #include <cjson/cJSON.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,58 +19,6 @@
 #include "store/store.h"
 #include "core/version.h"
 
-const char *const ce_doctor_layers[] = { "gpu", "driver", "container", "wsl", "mig", "libs", "env", "compat",
-                                         "framework", "perf", NULL };
-
-const char *ce_doctor_layer_title(const char *code)
-{
-    static const struct { const char *k, *t; } titles[] = {
-        { "gpu", "GPU" }, { "driver", "Driver" }, { "container", "Container" }, { "wsl", "WSL2" },
-        { "mig", "MIG" }, { "libs", "Libraries the loader picks" }, { "env", "Environment" },
-        { "compat", "Compatibility" }, { "framework", "Frameworks (TensorFlow, PyTorch)" }, { "perf", "Performance" },
-    };
-    size_t n = strcspn(code, ".");
-    for (size_t i = 0; i < sizeof titles / sizeof *titles; i++)
-        if (strlen(titles[i].k) == n && !strncmp(titles[i].k, code, n)) return titles[i].t;
-    return "Other";
-}
-
-const char *ce_severity_name(ce_severity s)
-{
-    return s == CE_SEV_ERROR ? "error" : s == CE_SEV_WARNING ? "warning" : "info";
-}
-
-const char *doc_fmt(char *buf, size_t n, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(buf, n, fmt, ap);
-    va_end(ap);
-    return buf;
-}
-
-void doc_add(ce_doctor *d, const char *code, ce_severity sev, const char *summary, const char *evidence,
-             const char *fix)
-{
-    if (d->n == d->cap) {
-        size_t cap = d->cap ? d->cap * 2 : 16;
-        ce_finding *f = realloc(d->f, cap * sizeof *f);
-        if (!f) return;
-        d->f = f;
-        d->cap = cap;
-    }
-    ce_finding *f = &d->f[d->n++];
-    memset(f, 0, sizeof *f);
-    snprintf(f->code, sizeof f->code, "%s", code);
-    f->sev = sev;
-    f->summary = strdup(summary ? summary : "");
-    f->evidence = strdup(evidence ? evidence : "");
-    f->fix = strdup(fix ? fix : "");
-    if (sev == CE_SEV_ERROR) d->errors++;
-    else if (sev == CE_SEV_WARNING) d->warnings++;
-    else d->infos++;
-}
-
 void ce_doctor_free(ce_doctor *d)
 {
     for (size_t i = 0; i < d->n; i++) {
@@ -85,7 +32,7 @@ void ce_doctor_free(ce_doctor *d)
     doc_ld_free(d);
 }
 
-/* Receipt fields (store.h): min_driver, max_gcc, sm {min,max}. */
+/* Receipt fields (store.h): min_driver, min_driver_compat, max_gcc, sm {min,max}. */
 static void read_receipt(ce_doc_active *a)
 {
     char p[CE_PATH_MAX];
@@ -100,10 +47,12 @@ static void read_receipt(ce_doc_active *a)
     cJSON *j = cJSON_Parse(buf);
     free(buf);
     const cJSON *md = cJSON_GetObjectItemCaseSensitive(j, "min_driver");
+    const cJSON *mc = cJSON_GetObjectItemCaseSensitive(j, "min_driver_compat");
     const cJSON *mg = cJSON_GetObjectItemCaseSensitive(j, "max_gcc");
     const cJSON *sm = cJSON_GetObjectItemCaseSensitive(j, "sm");
     const cJSON *lo = cJSON_GetObjectItemCaseSensitive(sm, "min"), *hi = cJSON_GetObjectItemCaseSensitive(sm, "max");
     if (cJSON_IsString(md)) snprintf(a->min_driver, sizeof a->min_driver, "%s", md->valuestring);
+    if (cJSON_IsString(mc)) snprintf(a->min_driver_compat, sizeof a->min_driver_compat, "%s", mc->valuestring);
     if (cJSON_IsNumber(mg)) a->max_gcc = mg->valueint;
     if (cJSON_IsString(lo)) snprintf(a->sm_min, sizeof a->sm_min, "%s", lo->valuestring);
     if (cJSON_IsString(hi)) snprintf(a->sm_max, sizeof a->sm_max, "%s", hi->valuestring);
@@ -133,6 +82,8 @@ static void from_manifest(ce_ctx *ctx, ce_doc_active *a)
         if (ce_version_matches(a->cuda, m->cuda[i].version)) c = &m->cuda[i];
     if (c) {
         if (!a->min_driver[0] && c->min_driver) snprintf(a->min_driver, sizeof a->min_driver, "%s", c->min_driver);
+        if (!a->min_driver_compat[0] && c->min_driver_compat)
+            snprintf(a->min_driver_compat, sizeof a->min_driver_compat, "%s", c->min_driver_compat);
         if (!a->max_gcc) a->max_gcc = c->max_gcc;
         if (!a->sm_min[0] && c->sm_min) snprintf(a->sm_min, sizeof a->sm_min, "%s", c->sm_min);
         if (!a->sm_max[0] && c->sm_max) snprintf(a->sm_max, sizeof a->sm_max, "%s", c->sm_max);
@@ -212,8 +163,8 @@ int ce_doctor_run(ce_ctx *ctx, ce_doctor *d)
     memset(d, 0, sizeof *d);
     d->ctx = ctx;
     ce_machine_init(&d->m, ctx);
-    doc_probe_platform(&d->m, &d->probe);
-    doc_probe_gpu(&d->m, &d->probe, true);
+    ce_probe_platform(&d->m, &d->probe);
+    ce_probe_gpu(&d->m, &d->probe, true);
     find_active(d);
 
     doc_check_gpu(d);

@@ -18,10 +18,5 @@
  * ce_err when doctor itself could not run. */
 int ce_doctor_run(ce_ctx *ctx, ce_doctor *d);
 void ce_doctor_free(ce_doctor *d);
-const char *ce_severity_name(ce_severity s);
-/* Human title of a layer from a code ("driver.x" -> "GPU driver"). */
-const char *ce_doctor_layer_title(const char *code);
-/* The layers in report order, NULL-terminated. */
-extern const char *const ce_doctor_layers[];
 
 #endif

@@ -13,57 +13,6 @@
 #include "core/version.h"
 #include "doctor_int.h"
 
-/* Minor-version compatibility (nvidia-facts.md §5b): inside a CUDA major
- * family a toolkit runs, with a limited feature set (no PTX JIT of newer
- * code), on any driver at or above the family floor. */
-static const char *family_floor(int major)
-{
-    switch (major) {
-    case 11: return "450.80.02";
-    case 12: return "525.60.13";
-    case 13: return "580";
-    default: return NULL;
-    }
-}
-
-int doc_driver_fits(const char *driver, const char *min_driver, const char *cuda, char *why, size_t whysz)
-{
-    if (why && whysz) why[0] = '\0';
-    if (ce_version_cmp(driver, min_driver) >= 0) return 1;
-    const char *floor = family_floor(ce_version_major(cuda));
-    if (floor && ce_version_cmp(driver, floor) >= 0) {
-        if (why) snprintf(why, whysz, "CUDA %d.x minor-version compatibility needs >= %s", ce_version_major(cuda), floor);
-        return 0;
-    }
-    return -1;
-}
-
-int doc_sm_num(const char *s)
-{
-    if (!s || !*s) return -1;
-    char *end;
-    long maj = strtol(s, &end, 10);
-    if (end == s) return -1;
-    long min = 0;
-    if (*end == '.') min = strtol(end + 1, NULL, 10);
-    return (int)(maj * 10 + min);
-}
-
-const char *doc_cuda_for_sm(int cc)
-{
-    if (cc < 30) return "no CUDA release cudaenv installs (9.0+)";
-    if (cc < 35) return "CUDA 10.2 or older";
-    if (cc < 50) return "CUDA 11.8 or older";
-    if (cc < 75) return "CUDA 12.x (12.9 or older)";
-    if (cc < 80) return "CUDA 10.0 or newer";
-    if (cc == 80) return "CUDA 11.0 or newer";
-    if (cc < 89) return "CUDA 11.1 or newer (sm_87: 11.5)";
-    if (cc <= 90) return "CUDA 11.8 or newer";
-    if (cc == 110) return "CUDA 13.0 or newer";
-    if (cc == 103 || cc == 121) return "CUDA 12.9 or newer";
-    return "CUDA 12.8 or newer";
-}
-
 void doc_check_driver_toolkit(ce_doctor *d)
 {
     const ce_doc_active *a = &d->act;
@@ -72,13 +21,13 @@ void doc_check_driver_toolkit(ce_doctor *d)
     if (!a->present || !drv[0] || !a->cuda[0]) return;
     char ev[4096], fix[2048], sum[512], why[256];
     int fits = 1;
-    if (a->min_driver[0]) fits = doc_driver_fits(drv, a->min_driver, a->cuda, why, sizeof why);
+    if (a->min_driver[0]) fits = ce_driver_fits(drv, a->min_driver, a->min_driver_compat, a->cuda, why, sizeof why);
     /* the driver's own answer: the newest CUDA it supports */
     int want = ce_version_major(a->cuda) * 1000;
     if (p->cuda_version > 0 && p->cuda_version < want) fits = -1;
     if (fits == 1) return;
     bool dc = false;
-    for (int i = 0; i < p->n_gpus; i++) if (doc_datacenter_gpu(p->gpus[i].name)) dc = true;
+    for (int i = 0; i < p->n_gpus; i++) if (ce_datacenter_gpu(p->gpus[i].name)) dc = true;
     char cudav[32] = "";
     if (p->cuda_version > 0) snprintf(cudav, sizeof cudav, " (supports CUDA %d.%d)", p->cuda_version / 1000,
                                       p->cuda_version % 1000 / 10);
@@ -135,7 +84,7 @@ void doc_check_compat(ce_doctor *d)
     const ce_probe *p = &d->probe;
     char ev[4096], fix[2048], sum[512];
     if (!a->present) return;
-    int lo = doc_sm_num(a->sm_min), hi = doc_sm_num(a->sm_max);
+    int lo = ce_sm_num(a->sm_min), hi = ce_sm_num(a->sm_max);
     for (int i = 0; i < p->n_gpus; i++) {
         const ce_gpu *g = &p->gpus[i];
         if (g->cc_major < 0) continue;
@@ -146,14 +95,14 @@ void doc_check_compat(ce_doctor *d)
                     doc_fmt(ev, sizeof ev, "compute capability %d.%d; %s supports sm_%d to sm_%d", g->cc_major,
                             g->cc_minor, a->name, lo, hi > 0 ? hi : lo),
                     doc_fmt(fix, sizeof fix, "use %s for this GPU: cudaenv list-remote cuda, then cudaenv install "
-                            "VERSION", doc_cuda_for_sm(cc)));
+                            "VERSION", ce_cuda_for_sm(cc)));
         else if (hi > 0 && cc > hi)
             doc_add(d, "compat.sm-too-new", CE_SEV_WARNING,
                     doc_fmt(sum, sizeof sum, "GPU %d (%s, sm_%d) is newer than CUDA %s knows", i, g->name, cc, a->cuda),
                     doc_fmt(ev, sizeof ev, "compute capability %d.%d; %s targets up to sm_%d", g->cc_major, g->cc_minor,
                             a->name, hi),
                     doc_fmt(fix, sizeof fix, "code runs only through PTX JIT (slow first start, libraries may lack "
-                            "kernels): use %s", doc_cuda_for_sm(cc)));
+                            "kernels): use %s", ce_cuda_for_sm(cc)));
     }
     if (a->max_gcc > 0) {
         char where[4096], full[128];

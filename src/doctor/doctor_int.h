@@ -17,11 +17,6 @@
 #pragma GCC diagnostic ignored "-Wformat-truncation"
 #endif
 
-/* Add a finding; summary, evidence and fix are copied. */
-void doc_add(ce_doctor *d, const char *code, ce_severity sev,
-             const char *summary, const char *evidence, const char *fix);
-/* snprintf into a fixed buffer, for building finding texts. */
-const char *doc_fmt(char *buf, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 /* doctor_platform.c */
 void doc_check_container(ce_doctor *d);

@@ -9,8 +9,8 @@
 #include <stddef.h>
 
 #include "core/ctx.h"
-#include "machine.h"
-#include "probe.h"
+#include "machine/machine.h"
+#include "machine/probe.h"
 
 typedef enum ce_severity { CE_SEV_ERROR, CE_SEV_WARNING, CE_SEV_INFO } ce_severity;
 
@@ -33,6 +33,7 @@ typedef struct ce_doc_active {
     char cudnn[32];
     char prefix[4096];             /* host path */
     char min_driver[32];           /* "" unknown */
+    char min_driver_compat[32];    /* minor-version compatibility floor, "" unknown */
     int max_gcc;                   /* 0 unknown */
     char sm_min[16], sm_max[16];   /* "" unknown */
     char tf[32];                   /* TF release when the spec named one */
@@ -51,5 +52,17 @@ typedef struct ce_doctor {
     double elapsed_ms;
     struct doc_ld *ld;             /* the loader's search state (doctor_libs.c) */
 } ce_doctor;
+
+/* report.c */
+/* Add a finding; summary, evidence and fix are copied. */
+void doc_add(ce_doctor *d, const char *code, ce_severity sev,
+             const char *summary, const char *evidence, const char *fix);
+/* snprintf into a fixed buffer, for building finding texts. */
+const char *doc_fmt(char *buf, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+const char *ce_severity_name(ce_severity s);
+/* Human title of a layer from a code ("driver.x" -> "GPU driver"). */
+const char *ce_doctor_layer_title(const char *code);
+/* The layers in report order, NULL-terminated. */
+extern const char *const ce_doctor_layers[];
 
 #endif

@@ -12,7 +12,7 @@
 
 #include "core/hostcc.h"
 #include "core/version.h"
-#include "doctor/probe.h"
+#include "machine/probe.h"
 
 int ce_preflight_install(ce_ctx *ctx, const ce_cuda *cuda)
 {
@@ -20,8 +20,8 @@ int ce_preflight_install(ce_ctx *ctx, const ce_cuda *cuda)
     ce_probe p;
     memset(&p, 0, sizeof p);
     ce_machine_init(&m, ctx);
-    doc_probe_platform(&m, &p);
-    doc_probe_gpu(&m, &p, false);   /* no cuInit: NVML answers driver and GPUs */
+    ce_probe_platform(&m, &p);
+    ce_probe_gpu(&m, &p, false);   /* no cuInit: NVML answers driver and GPUs */
     const char *drv = p.driver[0] ? p.driver : p.module_version;
     char reason[2048] = "";
     size_t used = 0;
@@ -32,11 +32,12 @@ int ce_preflight_install(ce_ctx *ctx, const ce_cuda *cuda)
     } else {
         char why[256];
         int fits = 1;
-        if (drv[0] && cuda->min_driver) fits = doc_driver_fits(drv, cuda->min_driver, cuda->version, why, sizeof why);
+        if (drv[0] && cuda->min_driver) fits = ce_driver_fits(drv, cuda->min_driver, cuda->min_driver_compat, cuda->version, why,
+                                                              sizeof why);
         if (p.cuda_version > 0 && p.cuda_version < ce_version_major(cuda->version) * 1000) fits = -1;
         if (fits < 0) {
             bool dc = false;
-            for (int i = 0; i < p.n_gpus; i++) if (doc_datacenter_gpu(p.gpus[i].name)) dc = true;
+            for (int i = 0; i < p.n_gpus; i++) if (ce_datacenter_gpu(p.gpus[i].name)) dc = true;
             char cudav[48] = "";
             if (p.cuda_version > 0)
                 snprintf(cudav, sizeof cudav, " (supports CUDA %d.%d)", p.cuda_version / 1000,
@@ -52,7 +53,7 @@ int ce_preflight_install(ce_ctx *ctx, const ce_cuda *cuda)
                     "compatibility mode (%s); upgrade the driver for full support", drv, cuda->version,
                     cuda->min_driver, why);
         }
-        int lo = doc_sm_num(cuda->sm_min), hi = doc_sm_num(cuda->sm_max);
+        int lo = ce_sm_num(cuda->sm_min), hi = ce_sm_num(cuda->sm_max);
         for (int i = 0; i < p.n_gpus; i++) {
             const ce_gpu *g = &p.gpus[i];
             if (g->cc_major < 0) continue;
@@ -60,11 +61,11 @@ int ce_preflight_install(ce_ctx *ctx, const ce_cuda *cuda)
             if (lo > 0 && cc < lo)
                 used += (size_t)snprintf(reason + used, used < sizeof reason ? sizeof reason - used : 0,
                                          "%sGPU %d (%s) is sm_%d, CUDA %s supports sm_%d and newer: use %s",
-                                         used ? "; " : "", i, g->name, cc, cuda->version, lo, doc_cuda_for_sm(cc));
+                                         used ? "; " : "", i, g->name, cc, cuda->version, lo, ce_cuda_for_sm(cc));
             else if (hi > 0 && cc > hi)
                 ce_emit(ctx, CE_EV_WARN, NULL, "GPU %d (%s, sm_%d) is newer than CUDA %s targets (sm_%d): code will "
                         "run through PTX JIT only; %s suits it better", i, g->name, cc, cuda->version, hi,
-                        doc_cuda_for_sm(cc));
+                        ce_cuda_for_sm(cc));
         }
     }
     if (cuda->max_gcc > 0) {

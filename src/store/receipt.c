@@ -33,6 +33,7 @@ int ce_receipt_write(ce_ctx *ctx, const char *prefix, const ce_receipt *r)
     for (size_t i = 0; tf && i < r->n_tensorflow; i++)
         cJSON_AddItemToArray(tf, cJSON_CreateString(r->tensorflow[i]));
     cJSON_AddItemToObject(o, "min_driver", str_or_null(r->min_driver));
+    if (r->min_driver_compat) cJSON_AddStringToObject(o, "min_driver_compat", r->min_driver_compat);
     if (r->max_gcc > 0) cJSON_AddNumberToObject(o, "max_gcc", r->max_gcc);
     else cJSON_AddNullToObject(o, "max_gcc");
     if (r->sm_min || r->sm_max) {
@@ -119,7 +120,8 @@ void ce_receipt_init(ce_receipt *rec, const ce_manifest *m, const ce_resolved *r
         if (r->cudnn ? (t->cudnn && strcmp(t->cudnn, r->cudnn->version) == 0) : !t->cudnn) tf[ntf++] = t->version;
     }
     *rec = (ce_receipt){ .name = r->name, .cuda = r->cuda->version, .cudnn = r->cudnn ? r->cudnn->version : NULL,
-                         .platform = platform, .min_driver = r->cuda->min_driver, .max_gcc = r->cuda->max_gcc,
+                         .platform = platform, .min_driver = r->cuda->min_driver,
+                         .min_driver_compat = r->cuda->min_driver_compat, .max_gcc = r->cuda->max_gcc,
                          .sm_min = r->cuda->sm_min, .sm_max = r->cuda->sm_max, .tensorflow = tf,
                          .n_tensorflow = ntf, .files = files };
 }

@@ -31,6 +31,7 @@ typedef struct ce_receipt_component {
 typedef struct ce_receipt {
     const char *name, *cuda, *cudnn, *platform; /* cudnn NULL/"" -> null */
     const char *min_driver;                    /* NULL -> null */
+    const char *min_driver_compat;             /* NULL -> no field */
     int max_gcc;                               /* 0 -> null */
     const char *sm_min, *sm_max;               /* NULL -> no "sm" */
     const char *const *tensorflow;             /* TF releases this pair serves */

@@ -270,13 +270,14 @@ def art(rel):
             h.update(b)
     return {"url": (base + "/" + rel) if base else rel, "sha256": h.hexdigest(), "size": os.path.getsize(p)}
 drivers = {"11": ("520.61.05", 11, "3.5", "9.0"), "12": ("535.104.05", 12, "5.0", "9.0")}
+compat = {"11": "450.80.02", "12": "525.60.13"}     # the real manifest's min_driver_compat
 m = {"schema": 1, "updated": "2026-11-29", "tensorflow": {}, "cuda": {}, "cudnn": {}}
 for c in runfiles:
     ver, drv = c.split(":")
     maj = ver.split(".")[0]
     md, gcc, smin, smax = drivers[maj]
-    m["cuda"][ver] = {"min_driver": md, "max_gcc": gcc, "sm": {"min": smin, "max": smax},
-                      "source": "cudaenv test fixture",
+    m["cuda"][ver] = {"min_driver": md, "min_driver_compat": compat[maj], "max_gcc": gcc,
+                      "sm": {"min": smin, "max": smax}, "source": "cudaenv test fixture",
                       "runfile": {"linux-x86_64": art(f"compute/cuda/{ver}/local_installers/cuda_{ver}_{drv}_linux.run")}}
 for c in cudnns:
     ver, maj = c.split(":")

@@ -466,13 +466,14 @@ PY
 
 # dr_manifest: a manifest with TF 2.16 -> CUDA 12.4.0 (driver >= 550.54.14, gcc <= 13, sm 5.0-9.0) + cuDNN 9.1.
 dr_manifest() {
-    python3 - "$T/manifest.json" <<'PY'
+    python3 - "$T/manifest.json" ${DR_COMPAT:+"$DR_COMPAT"} <<'PY'
 import json, sys
 h = "0" * 64
 json.dump({"schema": 1, "updated": "2026-01-01",
   "tensorflow": {"2.16": {"cuda": "12.4.0", "cudnn": "9.1.0.70", "python": "3.9-3.12", "source": "test"}},
-  "cuda": {"12.4.0": {"min_driver": "550.54.14", "max_gcc": 13, "sm": {"min": "5.0", "max": "9.0"},
-     "runfile": {"linux-x86_64": {"url": "https://developer.download.nvidia.com/x.run", "sha256": h, "size": 1}}}},
+  "cuda": {"12.4.0": dict({"min_driver": "550.54.14", "max_gcc": 13, "sm": {"min": "5.0", "max": "9.0"},
+     "runfile": {"linux-x86_64": {"url": "https://developer.download.nvidia.com/x.run", "sha256": h, "size": 1}}},
+     **({"min_driver_compat": sys.argv[2]} if len(sys.argv) > 2 else {}))},
   "cudnn": {"9.1.0.70": {"cuda12": {"linux-x86_64": {"url": "https://developer.download.nvidia.com/c.tar.xz",
      "sha256": h, "size": 1}}}}}, open(sys.argv[1], "w"))
 PY
@@ -528,6 +529,31 @@ dr_install() {
     [ "$status" -ne 7 ]
     [[ "$stderr" == *"minor-version compatibility"* ]]
     [[ "$stderr" == *"host gcc 14.1.0"*"export NVCC_CCBIN=g++-13"* ]]
+}
+
+@test "preflight: the release's own minor-version floor (min_driver_compat) decides, not the family table" {
+    dr_machine
+    # 535 is above CUDA 12's family floor (525.60.13): compatibility mode, a warning
+    DR_COMPAT=545.23.06 dr_manifest
+    dr_driver 535.104.05 12020
+    dr_install
+    [ "$status" -eq 7 ]
+    [[ "$stderr" == *"CUDA 12.4.0 needs NVIDIA driver >= 550.54.14; this machine has 535.104.05"* ]]
+    dr_manifest
+    dr_install
+    [ "$status" -ne 7 ]
+    [[ "$stderr" == *"minor-version compatibility mode (CUDA 12.x minor-version compatibility needs >= 525.60.13)"* ]]
+}
+
+@test "driver.too-old: a receipt's min_driver_compat is the floor doctor uses" {
+    dr_machine
+    dr_driver 535.104.05 12020
+    expect_only driver.minor-compat 0
+    python3 - "$P/.cudaenv-receipt.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1])); r["min_driver_compat"] = "545.23.06"; json.dump(r, open(sys.argv[1], "w"))
+PY
+    expect_only driver.too-old
 }
 
 @test "preflight: no driver at all is a note, and the install goes on" {

@@ -59,6 +59,7 @@ r = json.load(open(sys.argv[1]))
 assert r["schema"] == 1 and r["name"] == "11.8.0+cudnn8.7.0.84", r
 assert r["cuda"] == "11.8.0" and r["cudnn"] == "8.7.0.84" and r["platform"] == "linux-x86_64"
 assert r["tensorflow"] == ["2.14"] and r["min_driver"] == "520.61.05" and r["max_gcc"] == 11
+assert r["min_driver_compat"] == "450.80.02", r   # doctor judges the tree by the release's own floor
 assert r["sm"] == {"min": "3.5", "max": "9.0"}
 kinds = {s["kind"]: s for s in r["sources"]}
 assert kinds["runfile"]["url"].startswith(sys.argv[2] + "/compute/cuda/11.8.0/"), kinds

@@ -1,16 +1,18 @@
 /* What the machine looks like at the GPU/driver layer, and the rules that
- * say whether a CUDA release runs on it: the part of doctor the install
- * preflight shares (it includes this header, not doctor.h).  The probes
- * read the machine through machine.h. */
+ * say whether a CUDA release runs on it: shared by the install preflight,
+ * doctor and verify, owned by none of them (src/machine sits below all
+ * three).  The probes read the machine through machine.h. */
 #ifndef CE_PROBE_H
 #define CE_PROBE_H
 
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "machine.h"
+#include "machine/machine.h"
 
 #define CE_MAX_GPUS 16
+/* nvmlInit's answer when the kernel module and the libraries differ (nvml.h) */
+#define NVML_ERROR_LIB_RM_VERSION_MISMATCH 18
 #define CE_MAX_MIG 8
 
 typedef struct ce_gpu {
@@ -61,20 +63,24 @@ typedef struct ce_probe {
     int cu_count;                  /* cuDeviceGetCount, -1 unknown */
 } ce_probe;
 
-/* doctor_platform.c */
-void doc_probe_platform(const ce_machine *m, ce_probe *p);
-/* doctor_gpu.c */
-void doc_probe_gpu(const ce_machine *m, ce_probe *p, bool with_cuinit);
+/* probe_platform.c: containers and WSL2 */
+void ce_probe_platform(const ce_machine *m, ce_probe *p);
+/* probe_gpu.c: PCI, module, device nodes, NVML, libcuda (cuInit only when
+ * with_cuinit: the install preflight asks NVML alone) */
+void ce_probe_gpu(const ce_machine *m, ce_probe *p, bool with_cuinit);
 /* A version like "550.54.14" from /proc/driver/nvidia/version text. */
-void doc_module_version(const char *text, char *out, size_t outsz);
-/* The CUDA version a driver branch supports (minor-version compatibility
- * floor): -1 below, 0 within the family's compatibility, 1 at or above min. */
-int doc_driver_fits(const char *driver, const char *min_driver, const char *cuda, char *why, size_t whysz);
-bool doc_datacenter_gpu(const char *name);
-/* doctor_compat.c */
+void ce_driver_module_version(const char *text, char *out, size_t outsz);
+
+/* compat.c: facts about CUDA releases and machines */
+/* Whether a driver runs a CUDA release: 1 at or above min_driver, 0 only
+ * through minor-version compatibility (why says the floor: compat_floor,
+ * the release's min_driver_compat, or when NULL/"" the family's), -1 below. */
+int ce_driver_fits(const char *driver, const char *min_driver, const char *compat_floor, const char *cuda,
+                   char *why, size_t whysz);
+bool ce_datacenter_gpu(const char *name);
 /* "3.5" -> 35; -1 invalid. */
-int doc_sm_num(const char *s);
+int ce_sm_num(const char *s);
 /* The CUDA releases that support compute capability cc (35 -> "11.8 or older"). */
-const char *doc_cuda_for_sm(int cc);
+const char *ce_cuda_for_sm(int cc);
 
 #endif
