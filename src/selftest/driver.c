@@ -11,6 +11,7 @@
 
 #include "st_int.h"
 #include "core/version.h"
+#include "machine/probe.h"
 
 #define CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR 75
 #define CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR 76
@@ -129,14 +130,32 @@ void st_driver_step(st_state *st)
     else snprintf(need, sizeof need, "an NVIDIA driver that supports CUDA %s", rmm);
     st_note(s, "driver %s supports CUDA up to %s (cuDriverGetVersion = %d)",
             v->driver_release[0] ? v->driver_release : "(release unknown)", dmm, dv);
-    if (runtime && dv < runtime) {
+    /* Inside a major family a toolkit runs on an older driver at or above the
+     * family's floor, with a limited feature set (no JIT of newer PTX):
+     * NVIDIA's minor-version compatibility, a warning as in doctor and the
+     * install preflight, not a failure. */
+    char why[256] = "";
+    int fits = 1;
+    if (min[0] && v->driver_release[0])
+        fits = ce_driver_fits(v->driver_release, min, st->r->tc.min_driver_compat, st->r->tc.cuda, why, sizeof why);
+    bool compat = fits == 0 && (!runtime || dv >= runtime || dv / 1000 == runtime / 1000);
+    if (runtime && dv < runtime && !compat) {
         st_failf(s, "the driver %s supports CUDA up to %s but this toolkit's runtime is CUDA %s (%d): the driver is "
                  "too old for this toolkit; install %s, or use a toolchain of CUDA %s or older",
                  v->driver_release[0] ? v->driver_release : "", dmm, rmm, runtime, need, dmm);
         no_gpu(st, false, "the driver is too old for CUDA %s (see driver)", rmm);
         return;
     }
-    if (min[0] && v->driver_release[0] && ce_version_cmp(v->driver_release, min) < 0) {
+    if (compat) {
+        st->minor_compat = true;
+        st_note(s, "driver %s is older than %s, the minimum for CUDA %s (%s): it runs in minor-version "
+                "compatibility mode (%s); PTX newer than the driver cannot be JIT-compiled", v->driver_release, min,
+                st->r->tc.cuda, st->r->tc.facts_from, why);
+        size_t used = strlen(st->r->warnings);
+        snprintf(st->r->warnings + used, sizeof st->r->warnings - used,
+                 "%sdriver %s runs CUDA %s only in minor-version compatibility mode (%s): no JIT of newer PTX; "
+                 "install %s for full support", used ? "\n" : "", v->driver_release, st->r->tc.cuda, why, need);
+    } else if (min[0] && v->driver_release[0] && ce_version_cmp(v->driver_release, min) < 0) {
         st_failf(s, "driver %s is older than %s, the minimum for CUDA %s (%s); install %s",
                  v->driver_release, min, st->r->tc.cuda, st->r->tc.facts_from, need);
         no_gpu(st, false, "the driver is older than CUDA %s needs (see driver)", st->r->tc.cuda);
@@ -144,8 +163,12 @@ void st_driver_step(st_state *st)
     }
     if (min[0] && !v->driver_release[0])
         st_note(s, "the driver's release is unknown; compared its CUDA version only (minimum is %s)", min);
-    st_pass(s, "driver %s (CUDA %s) from %s, new enough for runtime %s%s%s",
-            v->driver_release[0] ? v->driver_release : "?", dmm, real, rmm, min[0] ? " and minimum " : "", min);
+    if (compat)
+        st_pass(s, "driver %s (CUDA %s) from %s runs runtime %s in minor-version compatibility mode (%s for full "
+                "support)", v->driver_release, dmm, real, rmm, min);
+    else
+        st_pass(s, "driver %s (CUDA %s) from %s, new enough for runtime %s%s%s",
+                v->driver_release[0] ? v->driver_release : "?", dmm, real, rmm, min[0] ? " and minimum " : "", min);
 }
 
 static bool cc_in_range(const st_toolchain *tc, int maj, int min, char *why, size_t wsz)

@@ -42,6 +42,8 @@ int st_toolchain_facts(st_state *st)
         copy_str(tc->cuda, sizeof tc->cuda, cJSON_GetObjectItemCaseSensitive(j, "cuda"));
         copy_str(tc->cudnn, sizeof tc->cudnn, cJSON_GetObjectItemCaseSensitive(j, "cudnn"));
         copy_str(tc->min_driver, sizeof tc->min_driver, cJSON_GetObjectItemCaseSensitive(j, "min_driver"));
+        copy_str(tc->min_driver_compat, sizeof tc->min_driver_compat,
+                 cJSON_GetObjectItemCaseSensitive(j, "min_driver_compat"));
         const cJSON *g = cJSON_GetObjectItemCaseSensitive(j, "max_gcc");
         if (cJSON_IsNumber(g)) tc->max_gcc = g->valueint;
         const cJSON *sm = cJSON_GetObjectItemCaseSensitive(j, "sm");
@@ -72,6 +74,8 @@ int st_toolchain_facts(st_state *st)
     const ce_cuda *c = ce_manifest_cuda(m, tc->cuda);
     if (c) {
         if (!tc->min_driver[0] && c->min_driver) snprintf(tc->min_driver, sizeof tc->min_driver, "%s", c->min_driver);
+        if (!tc->min_driver_compat[0] && c->min_driver_compat)
+            snprintf(tc->min_driver_compat, sizeof tc->min_driver_compat, "%s", c->min_driver_compat);
         if (!tc->max_gcc) tc->max_gcc = c->max_gcc;
         if (!tc->sm_min[0] && c->sm_min) snprintf(tc->sm_min, sizeof tc->sm_min, "%s", c->sm_min);
         if (!tc->sm_max[0] && c->sm_max) snprintf(tc->sm_max, sizeof tc->sm_max, "%s", c->sm_max);

@@ -87,6 +87,7 @@ typedef struct st_toolchain {
     char cuda[32], cudnn[32];
     char nccl[32];             /* the receipt's NCCL ("2.25.1"), "" for none */
     char min_driver[32];       /* "580.65.06", "" unknown */
+    char min_driver_compat[32]; /* minor-version compatibility floor ("525.60.13"), "" unknown */
     int max_gcc;               /* 0 unknown */
     char sm_min[16], sm_max[16]; /* "7.5", "12.1"; "" unknown */
     char facts_from[64];       /* "receipt", "manifest", "" */

@@ -132,6 +132,8 @@ typedef struct st_state {
     char nvcc_dir[4096];
     double nvcc_started;
     int nvcc_arch;               /* 90 for sm_90 */
+    bool minor_compat;           /* the driver runs this toolkit only through minor-version
+                                    compatibility: newer PTX does not JIT (kernel step) */
     char gcc_note[1024];
     int loaded_checked;          /* toolchain objects the loader step saw */
     char errbuf[2][400];         /* st_cu_err / st_rt_err answers */

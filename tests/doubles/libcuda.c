@@ -46,7 +46,7 @@ static int env_is(const char *name, const char *want)
 enum {
     CUDA_SUCCESS = 0, CUDA_ERROR_INVALID_VALUE = 1, CUDA_ERROR_NOT_INITIALIZED = 3, CUDA_ERROR_NO_DEVICE = 100,
     CUDA_ERROR_INVALID_DEVICE = 101, CUDA_ERROR_INVALID_IMAGE = 200, CUDA_ERROR_NO_BINARY_FOR_GPU = 209,
-    CUDA_ERROR_INVALID_PTX = 218, CUDA_ERROR_INVALID_HANDLE = 400, CUDA_ERROR_NOT_FOUND = 500,
+    CUDA_ERROR_INVALID_PTX = 218, CUDA_ERROR_UNSUPPORTED_PTX_VERSION = 222, CUDA_ERROR_INVALID_HANDLE = 400, CUDA_ERROR_NOT_FOUND = 500,
     CUDA_ERROR_LAUNCH_FAILED = 719,
 };
 
@@ -61,6 +61,8 @@ static const struct { int code; const char *name, *text; } errors[] = {
     { CUDA_ERROR_INVALID_IMAGE, "CUDA_ERROR_INVALID_IMAGE", "device kernel image is invalid" },
     { CUDA_ERROR_NO_BINARY_FOR_GPU, "CUDA_ERROR_NO_BINARY_FOR_GPU", "no kernel image is available for execution on the device" },
     { CUDA_ERROR_INVALID_PTX, "CUDA_ERROR_INVALID_PTX", "a PTX JIT compilation failed" },
+    { CUDA_ERROR_UNSUPPORTED_PTX_VERSION, "CUDA_ERROR_UNSUPPORTED_PTX_VERSION",
+      "the provided PTX was compiled with an unsupported toolchain." },
     { CUDA_ERROR_INVALID_HANDLE, "CUDA_ERROR_INVALID_HANDLE", "invalid resource handle" },
     { CUDA_ERROR_NOT_FOUND, "CUDA_ERROR_NOT_FOUND", "named symbol not found" },
     { CUDA_ERROR_LAUNCH_FAILED, "CUDA_ERROR_LAUNCH_FAILED", "unspecified launch failure" },
@@ -179,6 +181,13 @@ int cuModuleLoadDataEx(void **mod, const void *image, unsigned n, int *opts, voi
     int dev = device_cc();
     if (strcmp(kind, "compute") == 0) {
         if (arch > dev) return CUDA_ERROR_INVALID_PTX;           /* PTX for a newer GPU: no JIT */
+        /* PTX of an ISA newer than the driver's CUDA (minor-version
+         * compatibility: the runtime runs, the JIT does not) */
+        const char *v = strstr(image, ".version ");
+        int isa_maj = 0, isa_min = 0, dv = env_int("FAKE_CUDA_DRIVER_VERSION", 13000);
+        if (v && sscanf(v, ".version %d.%d", &isa_maj, &isa_min) == 2 &&
+            isa_maj * 100 + isa_min > (dv / 1000 - 4) * 100 + dv % 1000 / 10)
+            return CUDA_ERROR_UNSUPPORTED_PTX_VERSION;
     } else if (strcmp(kind, "sm") != 0 || arch / 10 != dev / 10 || arch > dev) {
         return CUDA_ERROR_NO_BINARY_FOR_GPU;                     /* a cubin for another GPU */
     }
@@ -315,8 +324,9 @@ int nvrtcCompileProgram(void *p, int n, const char *const *opts)
         snprintf(prog_log, sizeof prog_log, "cudaenv_verify.cu(1): error: no extern \"C\" __global__ function");
         return 6;
     }
-    image_len = (size_t)snprintf(image, sizeof image, "// cudaenv fake NVRTC image\n.target %s\n.visible .entry %s()\n",
-                                 arch, entry) + 1;
+    /* PTX ISA X.Y of CUDA (X+4).Y, as NVRTC writes it (12.4 -> 8.4, 11.8 -> 7.8) */
+    image_len = (size_t)snprintf(image, sizeof image, "// cudaenv fake NVRTC image\n.version %d.%d\n.target %s\n"
+                                 ".visible .entry %s()\n", NVRTC_MAJ - 4, NVRTC_MIN, arch, entry) + 1;
     image_cubin = strncmp(arch, "sm_", 3) == 0;
     return 0;
 }

@@ -234,24 +234,70 @@ fake_gpu() {  # fake_gpu PREFIX [RELEASE]
     [ "$(j 'st["kernel"]["no_gpu"]')" = true ]
 }
 
-@test "fake driver older than the runtime: driver failed, says which driver is needed, exit 7" {
+@test "fake driver older than the runtime's major family: driver failed, says which driver is needed, exit 7" {
+    # (a CUDA 11.4 driver, 470, would run 11.8 through minor-version compatibility: see below)
     good_118
-    fake_gpu "$P" 470.57.02
-    FAKE_CUDA_DRIVER_VERSION=11040 run --separate-stderr "$CUDAENV" verify 11.8 --json
+    fake_gpu "$P" 440.33.01
+    FAKE_CUDA_DRIVER_VERSION=10020 run --separate-stderr "$CUDAENV" verify 11.8 --json
     [ "$status" -eq 7 ]
     [ "$(j 'st["driver"]["status"]')" = failed ]
     s=$(j 'st["driver"]["summary"]')
-    [[ "$s" == *"supports CUDA up to 11.4 but this toolkit's runtime is CUDA 11.8"*"too old"*"NVIDIA driver 520.61.05 or newer"* ]]
+    [[ "$s" == *"supports CUDA up to 10.2 but this toolkit's runtime is CUDA 11.8"*"too old"*"NVIDIA driver 520.61.05 or newer"* ]]
     [ "$(j 'st["kernel"]["status"]')" = skipped ]
     [ "$(j 'st["kernel"]["no_gpu"]')" = false ]
 }
 
-@test "fake driver below the toolkit's min_driver: driver failed, exit 7" {
+@test "fake driver below the toolkit's min_driver but above the family floor: minor-version compatibility, a warning" {
     good_118
     fake_gpu "$P" 515.43.04
-    FAKE_CUDA_DRIVER_VERSION=11080 run --separate-stderr "$CUDAENV" verify 11.8 --json
+    FAKE_CUDA_DRIVER_VERSION=11070 run --separate-stderr "$CUDAENV" verify 11.8 --json
+    # (this fixture's nvcc and cuDNN are stand-ins that fail their own steps)
+    [ "$(j 'st["driver"]["status"]')" = passed ]
+    [[ "$(j 'st["driver"]["summary"]')" == *"runs runtime 11.8 in minor-version compatibility mode (520.61.05 for full support)"* ]]
+    [ "$(j 'st["kernel"]["status"]')" = passed ]
+    [[ "$(j 'st["driver"]["evidence"]')" == *"driver 515.43.04 is older than 520.61.05, the minimum for CUDA 11.8.0"*"minor-version compatibility mode (CUDA 11.x minor-version compatibility needs >= 450.80.02)"* ]]
+    [[ "$(j '"\n".join(d["warnings"])')" == *"driver 515.43.04 runs CUDA 11.8.0 only in minor-version compatibility mode"*"NVIDIA driver 520.61.05 or newer"* ]]
+    # PTX ISA 7.8 (CUDA 11.8) does not JIT on an 11.7 driver; the cubin needs no JIT
+    [[ "$(j 'st["kernel"]["evidence"]')" == *"PTX: not loadable by this driver (CUDA_ERROR_UNSUPPORTED_PTX_VERSION (222)"* ]]
+    [[ "$(j 'st["kernel"]["evidence"]')" == *"cubin: loaded"*"all match the CPU reference"* ]]
+    [[ "$(j 'st["kernel"]["summary"]')" == *"(PTX not JIT-compiled: minor-version compatibility)"* ]]
+}
+
+@test "fake driver below the family's minor-version floor: driver failed, exit 7" {
+    good_118
+    fake_gpu "$P" 450.51.06
+    FAKE_CUDA_DRIVER_VERSION=11000 run --separate-stderr "$CUDAENV" verify 11.8 --json
     [ "$status" -eq 7 ]
-    [[ "$(j 'st["driver"]["summary"]')" == *"driver 515.43.04 is older than 520.61.05, the minimum for CUDA 11.8.0"* ]]
+    [[ "$(j 'st["driver"]["summary"]')" == *"supports CUDA up to 11.0 but this toolkit's runtime is CUDA 11.8"*"too old"* ]]
+}
+
+@test "the release's own floor (receipt min_driver_compat) decides minor-version compatibility" {
+    good_118
+    fake_gpu "$P" 515.43.04
+    python3 - "$P/.cudaenv-receipt.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1])); r["min_driver_compat"] = "516.01"; json.dump(r, open(sys.argv[1], "w"))
+PY
+    FAKE_CUDA_DRIVER_VERSION=11070 run --separate-stderr "$CUDAENV" verify 11.8 --json
+    [ "$status" -eq 7 ]
+    [ "$(j 'st["driver"]["status"]')" = failed ]
+}
+
+@test "a 12.2 driver runs a 12.3 toolchain in minor-version compatibility: verify passes (exit 0) with the warning" {
+    P=$(fx_installed 12.3.0)
+    rm "$P/bin/nvcc"
+    fake_gpu "$P" 535.104.05
+    fx_receipt "$P" 545.23.06 12 5.0 9.0
+    # an 12.2 driver: PTX 8.3 needs JIT it cannot do; the cubin runs
+    FAKE_CUDA_DRIVER_VERSION=12020 run --separate-stderr "$CUDAENV" verify 12.3 --json
+    [ "$status" -eq 0 ] || { echo "$output"; false; }
+    [ "$(j 'st["kernel"]["status"]')" = passed ]
+    [[ "$(j 'st["kernel"]["evidence"]')" == *"PTX: not loadable"* ]]
+    [ "$(j 'len(d["warnings"])')" = 1 ]
+    # a 12.3 driver JITs PTX 8.3: the PTX runs too
+    FAKE_CUDA_DRIVER_VERSION=12030 run --separate-stderr "$CUDAENV" verify 12.3 --json
+    [ "$status" -eq 0 ]
+    [[ "$(j 'st["kernel"]["evidence"]')" == *"PTX: loaded"* ]]
 }
 
 @test "fake driver: a launch failure is named, exit 7" {
