@@ -25,7 +25,7 @@ int ce_driver_fits(const char *driver, const char *min_driver, const char *compa
                    char *why, size_t whysz)
 {
     if (why && whysz) why[0] = '\0';
-    if (ce_version_cmp(driver, min_driver) >= 0) return 1;
+    if (min_driver && *min_driver && ce_version_cmp(driver, min_driver) >= 0) return 1;
     /* the release's own floor (manifest min_driver_compat, kept in the
      * receipt) wins; the family table answers for trees that carry none */
     const char *floor = compat_floor && *compat_floor ? compat_floor : family_floor(ce_version_major(cuda));

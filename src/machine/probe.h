@@ -74,7 +74,8 @@ void ce_driver_module_version(const char *text, char *out, size_t outsz);
 /* compat.c: facts about CUDA releases and machines */
 /* Whether a driver runs a CUDA release: 1 at or above min_driver, 0 only
  * through minor-version compatibility (why says the floor: compat_floor,
- * the release's min_driver_compat, or when NULL/"" the family's), -1 below. */
+ * the release's min_driver_compat, or when NULL/"" the family's), -1 below.
+ * An unknown min_driver (NULL/"") is judged by the floor alone: 0 or -1. */
 int ce_driver_fits(const char *driver, const char *min_driver, const char *compat_floor, const char *cuda,
                    char *why, size_t whysz);
 bool ce_datacenter_gpu(const char *name);

@@ -136,8 +136,9 @@ void st_driver_step(st_state *st)
      * install preflight, not a failure. */
     char why[256] = "";
     int fits = 1;
-    if (min[0] && v->driver_release[0])
-        fits = ce_driver_fits(v->driver_release, min, st->r->tc.min_driver_compat, st->r->tc.cuda, why, sizeof why);
+    const char *cuda = st->r->tc.cuda[0] ? st->r->tc.cuda : rmm;   /* a tree without facts: its runtime */
+    if (v->driver_release[0] && (min[0] || (runtime && dv < runtime)))
+        fits = ce_driver_fits(v->driver_release, min, st->r->tc.min_driver_compat, cuda, why, sizeof why);
     bool compat = fits == 0 && (!runtime || dv >= runtime || dv / 1000 == runtime / 1000);
     if (runtime && dv < runtime && !compat) {
         st_failf(s, "the driver %s supports CUDA up to %s but this toolkit's runtime is CUDA %s (%d): the driver is "
@@ -148,13 +149,18 @@ void st_driver_step(st_state *st)
     }
     if (compat) {
         st->minor_compat = true;
-        st_note(s, "driver %s is older than %s, the minimum for CUDA %s (%s): it runs in minor-version "
-                "compatibility mode (%s); PTX newer than the driver cannot be JIT-compiled", v->driver_release, min,
-                st->r->tc.cuda, st->r->tc.facts_from, why);
+        if (min[0])
+            st_note(s, "driver %s is older than %s, the minimum for CUDA %s (%s): it runs in minor-version "
+                    "compatibility mode (%s); PTX newer than the driver cannot be JIT-compiled", v->driver_release,
+                    min, cuda, st->r->tc.facts_from, why);
+        else
+            st_note(s, "driver %s supports CUDA %s, older than the runtime's %s: it runs in minor-version "
+                    "compatibility mode (%s); PTX newer than the driver cannot be JIT-compiled", v->driver_release,
+                    dmm, rmm, why);
         size_t used = strlen(st->r->warnings);
         snprintf(st->r->warnings + used, sizeof st->r->warnings - used,
                  "%sdriver %s runs CUDA %s only in minor-version compatibility mode (%s): no JIT of newer PTX; "
-                 "install %s for full support", used ? "\n" : "", v->driver_release, st->r->tc.cuda, why, need);
+                 "install %s for full support", used ? "\n" : "", v->driver_release, cuda, why, need);
     } else if (min[0] && v->driver_release[0] && ce_version_cmp(v->driver_release, min) < 0) {
         st_failf(s, "driver %s is older than %s, the minimum for CUDA %s (%s); install %s",
                  v->driver_release, min, st->r->tc.cuda, st->r->tc.facts_from, need);
@@ -165,7 +171,7 @@ void st_driver_step(st_state *st)
         st_note(s, "the driver's release is unknown; compared its CUDA version only (minimum is %s)", min);
     if (compat)
         st_pass(s, "driver %s (CUDA %s) from %s runs runtime %s in minor-version compatibility mode (%s for full "
-                "support)", v->driver_release, dmm, real, rmm, min);
+                "support)", v->driver_release, dmm, real, rmm, min[0] ? min : need);
     else
         st_pass(s, "driver %s (CUDA %s) from %s, new enough for runtime %s%s%s",
                 v->driver_release[0] ? v->driver_release : "?", dmm, real, rmm, min[0] ? " and minimum " : "", min);

@@ -38,10 +38,12 @@ setup() {
     fx_cudnn "$T/cudnn" 9.1.0.70 12 >/dev/null
     cp -a "$T/cudnn/include/." "$TK/include/"; cp -a "$T/cudnn/lib/." "$TK/lib64/"
     fx_fake_gpu "$TK" "$T/drv"
+    mkdir -p "$T/drv535"; cp "$T/drv/libcuda.so.580.65.06" "$T/drv535/libcuda.so.535.104.05"
+    ln -s libcuda.so.535.104.05 "$T/drv535/libcuda.so.1"
     ln -s /usr/local/cuda-12.4 "$S/usr/local/cuda"
     fx_fakefw "$T/site"
     chmod -R go-w "$T"
-    export NODRV=$T/no-driver/libcuda.so.1 DRV=$T/drv/libcuda.so.1
+    export NODRV=$T/no-driver/libcuda.so.1 DRV=$T/drv/libcuda.so.1 DRV535=$T/drv535/libcuda.so.1
 }
 
 teardown() {
@@ -77,6 +79,13 @@ print(" ".join(s["id"] + "=" + s["status"] for s in d["steps"]))' <<<"$1"
     CUDAENV_TEST_LIBCUDA=$NODRV run --separate-stderr cudaenv verify "$A"
     [ "$status" -eq 8 ] || { echo "$output"; false; }
     [ "$(grep -c 'also:' <<<"$output")" -eq 0 ]
+    #    on an R535 driver (CUDA 12.2) the 12.4 toolkit runs through minor-version compatibility:
+    #    a warning (as doctor and the install preflight say), the cubin runs, the PTX (ISA 8.4) does not JIT
+    CUDAENV_TEST_LIBCUDA=$DRV535 FAKE_CUDA_DRIVER_VERSION=12020 run --separate-stderr cudaenv verify "$A" --json
+    run vj "$output"
+    [[ "${lines[2]}" == "files=passed versions=passed loader=passed driver=passed device=passed kernel=passed"* ]] || { echo "$output"; false; }
+    CUDAENV_TEST_LIBCUDA=$DRV535 FAKE_CUDA_DRIVER_VERSION=12020 run --separate-stderr cudaenv verify "$A"
+    [[ "$output" == *"driver 535.104.05 runs CUDA 12.4.1 only in minor-version compatibility mode"* ]] || { echo "$output"; false; }
     # 4. install tf-2.14 beside it, from the mirror
     run --separate-stderr cudaenv install tf-2.14
     [ "$status" -eq 0 ] || { echo "$stderr"; false; }
