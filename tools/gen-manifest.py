@@ -63,7 +63,8 @@ PROFILES = {
     },
 }
 
-UPDATED = "2026-12-01"   # the newest source read: the 2026-12 data audit (cuDNN JSONs up to 9.20.0, XLA pins)
+UPDATED = "2026-12-01"   # the newest source used: the 2026-12 data audit (its rebuilt cuDNN JSONs, TF's pip pins);
+                         # never before an NVIDIA JSON's release_date (main checks; 9.27.0's is 2026-09-29)
 PLATFORMS = ("linux-x86_64", "linux-sbsa")   # what cudaenv installs for
 SHA = re.compile(r"^[0-9a-f]{64}$")
 
@@ -266,10 +267,12 @@ def cudnn_section(draft, cudnn_sizes):
 
 # Facts about a TF row that its pair does not show, each with its source (AUDIT-2026-12.md section 3)
 TF_NOTES = {
-    "2.15": ("TensorFlow 2.15 was built with cuDNN 8.9.4 and its pip extra `and-cuda` pinned nvidia-cudnn-cu12==8.9.4.25 "
+    "2.15": ("pip `and-cuda` pinned cuDNN 8.9.4.25; 8.9.7.29 chosen (same 8.9 minor, compatible, digest verified). "
+             "TensorFlow 2.15 was built with cuDNN 8.9.4 and its extra pinned nvidia-cudnn-cu12==8.9.4.25 "
              "(tensorflow/docs PR #2291 quoting tensorflow@0b15fdfc setup.py; the runtime log 'source was compiled with: "
-             "8.9.4'); 8.9.7.29 is listed instead: TensorFlow accepts a newer 8.9 at run time, and 8.9.4.25 has no "
-             "independently pinned sha256"),
+             "8.9.4'); its run-time check wants the same major and a minor not older (8.9), which 8.9.7.29 is; "
+             "8.9.7.29's sha256 is confirmed by spack, EasyBuild, nixpkgs' releases.nix and a copy of NVIDIA's JSON, "
+             "while 8.9.4.25 has no independently pinned sha256"),
 }
 
 
@@ -312,9 +315,10 @@ def tf_section(draft, cuda, cudnn):
         if reason:
             e["not_installable"] = reason
         notes = [TF_NOTES[key]] if key in TF_NOTES else []
-        other = installable(cuda, cudnn, cv, dv, "linux-sbsa") if not reason else None
-        if other:
-            notes.append("not installable on linux-sbsa (aarch64): " + other)
+        for plat in (PLATFORMS[1:] if not reason else ()):     # not_installable speaks for linux-x86_64
+            other = installable(cuda, cudnn, cv, dv, plat)
+            if other:
+                notes.append("not installable on %s (%s): %s" % (plat, {"linux-sbsa": "aarch64"}.get(plat, plat), other))
         if notes:
             e["notes"] = notes
         out[key] = e
@@ -413,6 +417,63 @@ def merge_cudnn_json(cudnn, redist_dir):
     return filled, added
 
 
+def complete_from_copy(cudnn, redist_dir):
+    """The Linux builds of a cuDNN release that the draft took from an unverified copy of NVIDIA's
+    JSON (data/redist/cudnn/unverified, its sha256 listed in SOURCES.md) but left out: added only
+    where every build the manifest has of that release equals the copy's (sha256, size) and names
+    the copy among its sha256 sources; an added build carries those same sources (the copy has no
+    independent pin: the standard of the release's other builds, no higher).  Returns builds added."""
+    listed = {}
+    for line in open(os.path.join(redist_dir, "SOURCES.md"), encoding="utf-8"):
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) == 7 and cells[6] == "unverified" and SHA.match(cells[4]):
+            listed[cells[0]] = cells[4]
+    d = os.path.join(redist_dir, "cudnn", "unverified")
+    added = 0
+    for name in sorted(os.listdir(d)) if os.path.isdir(d) else ():
+        if not re.match(r"^redistrib_[\d.]+\.json$", name):
+            continue
+        raw = open(os.path.join(d, name), "rb").read()
+        if listed.get("unverified/" + name) != hashlib.sha256(raw).hexdigest():
+            die("%s/%s: sha256 %s is not the one SOURCES.md lists for unverified/%s"
+                % (d, name, hashlib.sha256(raw).hexdigest(), name))
+        files, doc = {}, json.loads(raw)
+        for plat in PLATFORMS:
+            for variant, art in sorted((doc.get("cudnn", {}).get(plat) or {}).items()):
+                m = CUDNN_FILE.search(art.get("relative_path", "")) if isinstance(art, dict) else None
+                if m and "cuda" + m.group(2) == variant and SHA.match(art.get("sha256", "")):
+                    files[(m.group(1), variant, plat)] = art
+        for full in sorted({k[0] for k in files}, key=vkey):
+            have = [(v, p, a) for v, b in cudnn.get(full, {}).items() if v.startswith("cuda") for p, a in b.items()]
+            srcs = sorted({s for _, _, a in have for s in a["sha256_sources"] if name in s})
+            if not srcs:
+                continue        # the draft did not take this release from this copy
+            for v, p, a in have:
+                f = files.get((full, v, p))
+                if not f or f["sha256"] != a["sha256"] or a.get("size", int(f["size"])) != int(f["size"]):
+                    die("cuDNN %s %s %s: the manifest's build differs from unverified/%s" % (full, v, p, name))
+            for (f_full, v, p), art in sorted(files.items()):
+                if f_full == full and p not in cudnn[full].get(v, {}):
+                    cudnn[full].setdefault(v, {})[p] = {"url": CUDNN_BASE + art["relative_path"], "sha256": art["sha256"],
+                                                        "size": int(art["size"]), "sha256_sources": srcs}
+                    added += 1
+                    note = "builds the draft lacks from the same copy (data/redist/cudnn/unverified/%s)" % name
+                    if note not in cudnn[full]["source"]:
+                        cudnn[full]["source"] += "; " + note
+    return added
+
+
+def newest_release_date(redist_dir):
+    """The newest release_date of the NVIDIA JSONs (and copies) the generator reads."""
+    dates = []
+    for sub in ("cuda", "cudnn", os.path.join("cudnn", "unverified")):
+        d = os.path.join(redist_dir, sub)
+        for name in sorted(os.listdir(d)) if os.path.isdir(d) else ():
+            if re.match(r"^redistrib_[\d.]+\.json$", name):
+                dates.append(json.load(open(os.path.join(d, name), encoding="utf-8")).get("release_date", ""))
+    return max(dates, default="")
+
+
 def coverage(cuda, cudnn, nccl=None):
     """(artifacts, with a size, with two sha256 sources or NVIDIA's own JSON) over every pinned file."""
     n = sized = two = 0
@@ -486,12 +547,19 @@ def main(argv):
     cudnn = cudnn_section(draft, cudnn_sizes)
     add_redist(cuda, redist_p)
     filled, added = merge_cudnn_json(cudnn, redist_p)
+    copied = complete_from_copy(cudnn, redist_p)
+    if newest_release_date(redist_p) > UPDATED:
+        die("\"updated\" %s is before %s, the release_date of a JSON used: raise UPDATED"
+            % (UPDATED, newest_release_date(redist_p)))
     tf = tf_section(draft, cuda, cudnn)
     nccl, nccl_rows, nccl_first, nccl_sources = nccl_section(os.path.join(DATA, "nccl.json"))
     add_tf_nccl(tf, cuda, nccl, nccl_rows, nccl_first)
     n, sized, two = coverage(cuda, cudnn, nccl)
+    tarballs = [a for e in cudnn.values() for v, b in e.items() if v.startswith("cuda") for a in b.values()]
     sys.stderr.write("gen-manifest: %d pinned files: %d with a size, %d with two sha256 sources or NVIDIA's JSON "
-                     "(cuDNN from NVIDIA's JSONs: %d sizes filled, %d builds added)\n" % (n, sized, two, filled, added))
+                     "(cuDNN from NVIDIA's JSONs: %d sizes filled, %d builds added, %d from the copy a release came from; "
+                     "cuDNN tarballs: %d of %d with a size)\n"
+                     % (n, sized, two, filled, added, copied, sum("size" in a for a in tarballs), len(tarballs)))
     doc = {
         "schema": 1,
         "updated": UPDATED,

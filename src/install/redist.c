@@ -34,12 +34,12 @@ bool ce_redist_driver_side(const char *name)
 {
     static const char *const exact[] = { "nvidia_driver", "nvidia_fs", "fabricmanager", "imex",
                                          "libnvidia_nscq", "libnvsdm", "nvlsm", "driver_assistant",
-                                         "collectx_bringup", "cuda_compat", NULL };
+                                         "collectx_bringup", NULL };
     for (size_t i = 0; exact[i]; i++)
         if (strcmp(name, exact[i]) == 0) return true;
-    /* any compat package is driver-side: cuda_compat_orin (13.2.0+, linux-sbsa) is
-     * Jetson's driver-compat library, not a toolkit part */
-    return strncmp(name, "mft", 3) == 0 || strstr(name, "_compat") != NULL;
+    /* prefixes: mft, mft_autocomplete, mft_oem; cuda_compat (the forward-compat
+     * driver library) and cuda_compat_orin (13.2.0+, linux-sbsa: Jetson's) */
+    return strncmp(name, "mft", 3) == 0 || strncmp(name, "cuda_compat", 11) == 0;
 }
 
 /* A path NVIDIA would write: relative, no scheme, no "..", "." or empty

@@ -43,7 +43,8 @@ int ce_redist_parse(ce_ctx *ctx, const char *text, size_t len, const char *json_
 void ce_redist_free(ce_redist *r);
 
 /* nvidia_driver, nvidia_fs, fabricmanager, imex, libnvidia_nscq, libnvsdm,
- * mft*, nvlsm, driver_assistant, collectx_bringup, cuda_compat. */
+ * mft*, nvlsm, driver_assistant, collectx_bringup, cuda_compat* (cuda_compat,
+ * cuda_compat_orin). */
 bool ce_redist_driver_side(const char *name);
 
 /* Set comps[].selected from the profile, then the adjustments: a comma

@@ -60,7 +60,70 @@ py() { python3 -c "import json,sys; d=json.load(sys.stdin); r=($1); sys.exit(0 i
     py '"cccl" in d["profiles"]["tf"]["components"] and "cuda_cccl" in d["profiles"]["tf"]["components"]' < "$m"
     # rows say what their pair does not: TF 2.15's pip pin, tf-2.4 on aarch64
     py '"8.9.4.25" in d["tensorflow"]["2.15"]["notes"][0] and "linux-sbsa" in d["tensorflow"]["2.4"]["notes"][0]' < "$m"
+    py 'd["tensorflow"]["2.15"]["notes"][0].startswith("pip `and-cuda` pinned cuDNN 8.9.4.25; 8.9.7.29 chosen (same 8.9 minor, compatible, digest verified)")' < "$m"
     py 'd["updated"] >= "2026-12-01"' < "$m"
+}
+
+@test "the generator: cuDNN coverage printed; 9.27.0.42 on aarch64 from the copy its x86_64 builds came from, checked; updated not before a JSON used" {
+    run --separate-stderr python3 "$REPO/tools/gen-manifest.py"
+    [ "$status" -eq 0 ]
+    # 61 cuDNN tarballs had a size at aab3196 (the 2026-12 audit); NVIDIA's JSONs matched by file name fill the rest they cover
+    [[ "$stderr" =~ cuDNN\ tarballs:\ ([0-9]+)\ of\ ([0-9]+)\ with\ a\ size ]]
+    [ "${BASH_REMATCH[1]}" -ge 127 ] && [ "${BASH_REMATCH[2]}" -ge 185 ]
+    m="$REPO/share/manifests/cudaenv.json"
+    py 'd["cudnn"]["9.27.0.42"]["cuda12"]["linux-sbsa"] == {"url": "https://developer.download.nvidia.com/compute/cudnn/redist/cudnn/linux-sbsa/cudnn-linux-sbsa-9.27.0.42_cuda12-archive.tar.xz",
+        "sha256": "397efa8eb25285ee289ef10274e643218edb7cbe6088cdb453afca1030e149c9", "size": 1012822668,
+        "sha256_sources": d["cudnn"]["9.27.0.42"]["cuda12"]["linux-x86_64"]["sha256_sources"]}
+        and d["cudnn"]["9.27.0.42"]["cuda13"]["linux-sbsa"]["size"] == 1075252712' < "$m"
+    # so a bare CUDA 13 install on aarch64 gets the newest cuDNN, as on x86_64 (was 9.21.0.82)
+    CUDAENV_PLATFORM=linux-sbsa run "$CUDAENV" info 13.0 --json
+    [ "$status" -eq 0 ]
+    py 'd["toolchain"].startswith("13.0.") and d["toolchain"].endswith("+cudnn9.27.0.42") and d["cudnn"]["archive"]["sha256"].startswith("74912c0c6182")' <<<"$output"
+    # the copy is checked: a changed byte (its sha256 no longer SOURCES.md's) stops the generator
+    cp -r "$REPO/data/redist" "$T/redist"
+    sed -i 's/"size": "1012822668"/"size": "1012822669"/' "$T/redist/cudnn/unverified/redistrib_9.27.0.json"
+    run --separate-stderr python3 "$REPO/tools/gen-manifest.py" "$REPO/data/manifest-draft.json" "$REPO/data/sizes.md" "$T/redist"
+    [ "$status" -eq 1 ] && [[ "$stderr" == *"unverified/redistrib_9.27.0.json"*"SOURCES.md"* ]]
+    # relist: the copy's new sha256 and size into the temp SOURCES.md (as one would list a new copy)
+    relist() { python3 - "$T/redist" <<'PY'
+import hashlib, re, sys
+d = sys.argv[1]
+raw = open(d + "/cudnn/unverified/redistrib_9.27.0.json", "rb").read()
+s = open(d + "/SOURCES.md").read()
+s = re.sub(r"(\| unverified/redistrib_9\.27\.0\.json \|.*?\| )[0-9a-f]{64}( \| )\d+", lambda m: m.group(1) + hashlib.sha256(raw).hexdigest() + m.group(2) + str(len(raw)), s)
+open(d + "/SOURCES.md", "w").write(s)
+PY
+    }
+    # ... and so is the pairing: a listed copy whose x86_64 build is not the draft's is refused
+    cp "$REPO/data/redist/cudnn/unverified/redistrib_9.27.0.json" "$T/redist/cudnn/unverified/"
+    sed -i 's/dc45f8c5fd44955c6e950c690ea92c28ea848ffb1fefbaabf3a9d175d961263a/'"$SHA_A"'/' "$T/redist/cudnn/unverified/redistrib_9.27.0.json"
+    relist
+    run --separate-stderr python3 "$REPO/tools/gen-manifest.py" "$REPO/data/manifest-draft.json" "$REPO/data/sizes.md" "$T/redist"
+    [ "$status" -eq 1 ] && [[ "$stderr" == *"cuDNN 9.27.0.42 cuda12 linux-x86_64: the manifest's build differs from unverified/redistrib_9.27.0.json"* ]]
+    # a JSON dated after "updated" makes the generator ask for a newer date (2026-07-01 sat beside 9.27.0's 2026-09-29)
+    cp "$REPO/data/redist/cudnn/unverified/redistrib_9.27.0.json" "$T/redist/cudnn/unverified/"
+    sed -i 's/"release_date": "2026-09-29"/"release_date": "2099-01-01"/' "$T/redist/cudnn/unverified/redistrib_9.27.0.json"
+    relist
+    run --separate-stderr python3 "$REPO/tools/gen-manifest.py" "$REPO/data/manifest-draft.json" "$REPO/data/sizes.md" "$T/redist"
+    [ "$status" -eq 1 ] && [[ "$stderr" == *'"updated" 2026-12-01 is before 2099-01-01'* ]]
+    py 'd["updated"] >= "2026-09-29"' < "$m"
+}
+
+@test "every TensorFlow row on linux-sbsa: what info says it cannot install is exactly what the manifest's notes mark (tf-2.4: cuDNN 8.0.5.39's aarch64 build is for CUDA 11.1)" {
+    export CUDAENV_PLATFORM=linux-sbsa
+    m="$REPO/share/manifests/cudaenv.json"
+    marked=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(" ".join(sorted("tf-" + k for k, t in d["tensorflow"].items() if not t.get("not_installable") and any(n.startswith("not installable on linux-sbsa") for n in t.get("notes", [])))))' "$m")
+    [[ " $marked " == *" tf-2.4 "* ]]
+    refused=
+    for s in $("$CUDAENV" list-remote --json | python3 -c 'import json,sys; print(" ".join(t["spec"] for t in json.load(sys.stdin)["tensorflow"] if t["installable"]))'); do
+        run "$CUDAENV" info "$s" --json
+        [ "$status" -eq 0 ] || { echo "$s: $output"; false; }
+        if py 'not d["installable"]' <<<"$output"; then refused="$refused $s"; fi
+    done
+    [ "$(tr ' ' '\n' <<<"$refused" | sed '/^$/d' | sort | tr '\n' ' ' | sed 's/ $//')" = "$(tr ' ' '\n' <<<"$marked" | sort | tr '\n' ' ' | sed 's/ $//')" ]
+    py '"the listed cuDNN 8.0.5.39 build is for CUDA 11.1, not 11.0.2" in d["tensorflow"]["2.4"]["notes"][0]' < "$m"
+    CUDAENV_PLATFORM=linux-sbsa run "$CUDAENV" info tf-2.4 --json
+    py 'not d["installable"] and "linux-sbsa" in d["reason"]' <<<"$output"
 }
 
 @test "every TensorFlow row resolves to a runfile and a cuDNN tarball with a sha256 on linux-x86_64, or says why not" {
