@@ -93,6 +93,7 @@ _cudaenv() {
         info) opts+=" --json --manifest --cudnn --no-cudnn --components" ;;
         env) opts+=" --shell --json --for --framework" ;;
         use) opts+=" --unset --for --framework" ;;
+        exec) opts+=" --for --framework" ;;
         local) opts+=" --unset --force --for --framework" ;;
         global) opts+=" --system --force --dry-run --rollback --unset" ;;
         verify) opts+=" --json --all-devices --bench --deep --framework --python" ;;

@@ -181,7 +181,7 @@ CLI_COMMAND(outdated);
 CLI_COMMAND(config);
 int cmd_prefix(cli *c, const cli_args *a);
 int cmd_which(cli *c, const cli_args *a);
-int cmd_exec(cli *c, const cli_args *a);
+CLI_COMMAND(exec);
 
 /* cmd_env.c: print the environment of sel for shell sh (ce_shell, or
  * CLI_SH_DOTENV) on stdout: env and use.  Returns 0 or the exit status. */

@@ -273,9 +273,12 @@ static const cli_cmd commands[] = {
       .min_pos = 1, .max_pos = 1, .missing = "which command? e.g. cudaenv which nvcc", .extra = "one CMD only" },
     { "exec", NULL, cmd_exec, "run one command with a toolchain",
       "usage: cudaenv exec VERSION -- CMD [ARG...]\n"
+      "       cudaenv exec --for PYTHON [--framework tf|torch|jax] -- CMD [ARG...]\n"
       "\n"
-      "Run CMD with the environment of toolchain VERSION.\n",
-      .max_pos = 1, .needs = CLI_REST },
+      "Run CMD with the environment of toolchain VERSION; --for PYTHON: of the toolchain\n"
+      "that Python's frameworks were built for (see install --for), e.g.\n"
+      "cudaenv exec --for .venv/bin/python -- .venv/bin/python setup.py build_ext.\n",
+      .opts = cmd_exec_opts, .max_pos = 1, .needs = CLI_REST },
     { "verify", NULL, cmd_verify, "self-test a toolchain on the GPU",
       "usage: cudaenv verify [VERSION] [--json] [--all-devices] [--bench] [--deep]\n"
       "       cudaenv verify [VERSION] --framework tf|torch|jax [--python PATH] [--json]\n"

@@ -251,7 +251,7 @@ fakepy_setup() {
     export PYTHONPATH=$T/site FAKE_FW_CUDA=11.8 FAKE_FW_CUDNN=8.7.0
 }
 
-@test "bash -i: use --for PYTHON switches to what its PyTorch was built for; env --for prints it" {
+@test "bash -i: use --for PYTHON switches to what its PyTorch was built for; env --for prints it, exec --for runs with it" {
     fakepy_setup
     run --separate-stderr bash --norc -i <<EOS
 eval "\$(cudaenv init bash)"
@@ -269,6 +269,11 @@ EOS
     [ "$status" -eq 0 ] && [[ "$output" == *"CUDA_HOME=$P118"* ]]
     run cudaenv env 11.8 --for /usr/bin/python3
     [ "$status" -eq 2 ]
+    # exec --for PYTHON -- CMD: the same toolchain for one command; a first word would be VERSION
+    run --separate-stderr cudaenv exec --for /usr/bin/python3 -- sh -c 'echo "$CUDA_HOME|$CUDAENV_VERSION"'
+    [ "$status" -eq 0 ] && [ "$output" = "$P118|11.8.0+cudnn8.7.0.84" ]
+    run cudaenv exec --for /usr/bin/python3 sh -c true
+    [ "$status" -eq 2 ] && [[ "$output" == *"cudaenv exec --for PYTHON -- CMD"* ]]
     run cudaenv use --framework torch
     [ "$status" -eq 2 ]
 }
