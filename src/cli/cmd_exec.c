@@ -31,7 +31,7 @@ int cmd_exec(cli *c, const cli_args *a)
     int rc = cli_for_version(c, a, OPT_FOR, OPT_FRAMEWORK, forspec, sizeof forspec, &version);
     if (rc) return rc;
     if (!version || a->n_rest == 0)
-        return cli_usage_error(c->cmd, "usage: cudaenv exec VERSION -- CMD [ARG...] (or exec --for PYTHON -- CMD)");
+        return cli_usage_error(c->cmd, "usage: cudaenv exec VERSION -- CMD [ARG...]");
     ce_active_info sel;
     memset(&sel, 0, sizeof sel);
     sel.origin = CE_ORIGIN_SHELL;
