@@ -71,7 +71,7 @@ _cudaenv() {
         --format|--module-format) _cudaenv_reply "$cur" lmod tcl; return ;;
         --to|--modulefiles|--check) _cudaenv_lines compgen -d -- "$cur"; return ;;
         --platform) _cudaenv_reply "$cur" linux-x86_64 linux-sbsa linux-x86_64,linux-sbsa; return ;;
-        --framework) _cudaenv_reply "$cur" tf torch; return ;;
+        --framework) _cudaenv_reply "$cur" tf torch jax; return ;;
     esac
     if [[ -z $sub ]]; then
         if [[ $cur == -* ]]; then
@@ -91,8 +91,9 @@ _cudaenv() {
         current|doctor|outdated) opts+=" --json" ;;
         list-remote|ls-remote) opts+=" --json --names --manifest" ;;
         info) opts+=" --json --manifest --cudnn --no-cudnn --components" ;;
-        env) opts+=" --shell --json" ;;
-        use) opts+=" --unset" ;;
+        env) opts+=" --shell --json --for --framework" ;;
+        use) opts+=" --unset --for --framework" ;;
+        exec) opts+=" --for --framework" ;;
         local) opts+=" --unset --force --for --framework" ;;
         global) opts+=" --system --force --dry-run --rollback --unset" ;;
         verify) opts+=" --json --all-devices --bench --deep --framework --python" ;;

@@ -79,7 +79,7 @@ complete -c cudaenv -n '__fish_seen_subcommand_from install info mirror' -l comp
 complete -c cudaenv -n '__fish_seen_subcommand_from verify' -l all-devices
 complete -c cudaenv -n '__fish_seen_subcommand_from verify' -l bench
 complete -c cudaenv -n '__fish_seen_subcommand_from verify' -l deep
-complete -c cudaenv -n '__fish_seen_subcommand_from verify' -l framework -xa 'tf torch' -d 'check TensorFlow / PyTorch on the toolchain'
+complete -c cudaenv -n '__fish_seen_subcommand_from verify' -l framework -xa 'tf torch jax' -d 'check TensorFlow / PyTorch / JAX on the toolchain'
 complete -c cudaenv -n '__fish_seen_subcommand_from verify jupyter' -l python -r -d 'the Python with the framework'
 complete -c cudaenv -n '__fish_seen_subcommand_from jupyter' -a 'install (__cudaenv_installed)'
 complete -c cudaenv -n '__fish_seen_subcommand_from jupyter' -l name -x -d 'kernel name'
@@ -87,8 +87,8 @@ complete -c cudaenv -n '__fish_seen_subcommand_from adopt' -l name -x -d 'toolch
 complete -c cudaenv -n '__fish_seen_subcommand_from adopt' -l scan -d 'offer /usr/local/cuda-*, /opt/cuda*, /usr/lib/cuda'
 complete -c cudaenv -n '__fish_seen_subcommand_from adopt' -a '(__fish_complete_directories)'
 complete -c cudaenv -n '__fish_seen_subcommand_from cache; and not __fish_seen_subcommand_from dir list clean prune' -a 'dir list clean prune'
-complete -c cudaenv -n '__fish_seen_subcommand_from install local' -l for -rF -d "the toolchain this Python's TensorFlow/PyTorch was built for"
-complete -c cudaenv -n '__fish_seen_subcommand_from install local' -l framework -xa 'tf torch' -d 'which framework decides'
+complete -c cudaenv -n '__fish_seen_subcommand_from install local use env exec' -l for -rF -d "the toolchain this Python's TensorFlow/PyTorch/JAX was built for"
+complete -c cudaenv -n '__fish_seen_subcommand_from install local use env exec' -l framework -xa 'tf torch jax' -d 'which framework decides'
 complete -c cudaenv -n '__fish_seen_subcommand_from config; and not __fish_seen_subcommand_from list get set unset' -a 'list get set unset'
 complete -c cudaenv -n '__fish_seen_subcommand_from config; and __fish_seen_subcommand_from get set unset' -a 'manifest mirror update_interval manifest_unsigned cudnn keys'
 complete -c cudaenv -n '__fish_seen_subcommand_from config' -l system -d "the site's config file"

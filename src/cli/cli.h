@@ -149,6 +149,12 @@ int cli_fail(cli *c, int err);
  * were built for (TensorFlow's row, else PyTorch's CUDA + cuDNN); choice
  * ("tf"/"torch", or NULL) settles two that disagree.  Says which decided. */
 int cli_for_python(cli *c, const char *python, const char *choice, char *spec, size_t specsz);
+/* A command's --for PYTHON [--framework F] (options opt_for, opt_fw): with
+ * --for, *version becomes the spec (in buf), a VERSION beside it a usage
+ * error; --framework without --for a usage error.  Returns the exit code
+ * (rendered), 0 to go on. */
+int cli_for_version(cli *c, const cli_args *a, int opt_for, int opt_fw, char *buf, size_t n,
+                    const char **version);
 
 /* Commands (one file each): cmd_X runs, cmd_X_opts are its options. */
 #define CLI_COMMAND(x) int cmd_##x(cli *c, const cli_args *a); extern const cli_opt cmd_##x##_opts[]
@@ -175,7 +181,7 @@ CLI_COMMAND(outdated);
 CLI_COMMAND(config);
 int cmd_prefix(cli *c, const cli_args *a);
 int cmd_which(cli *c, const cli_args *a);
-int cmd_exec(cli *c, const cli_args *a);
+CLI_COMMAND(exec);
 
 /* cmd_env.c: print the environment of sel for shell sh (ce_shell, or
  * CLI_SH_DOTENV) on stdout: env and use.  Returns 0 or the exit status. */

@@ -14,11 +14,13 @@
 #include "store/activate.h"
 #include "cli.h"
 
-enum { OPT_SHELL = 1 };
+enum { OPT_SHELL = 1, OPT_FOR, OPT_FRAMEWORK };
 
 const cli_opt cmd_env_opts[] = {
     { "shell", 's', true, OPT_SHELL },
     { "json", 0, false, OPT_SHELL, "json" },  /* = --shell json; the last one given wins */
+    { "for", 0, true, OPT_FOR },              /* the toolchain PYTHON's frameworks were built for */
+    { "framework", 0, true, OPT_FRAMEWORK },
     { 0 },
 };
 
@@ -92,6 +94,9 @@ int cmd_env(cli *c, const cli_args *a)
     if (shell && !strcmp(shell, "dotenv")) sh = CLI_SH_DOTENV;
     else if (shell && (sh = ce_shell_parse(shell)) < 0)
         return cli_usage_error(c->cmd, "unknown shell '%s' (bash, zsh, fish, json, dotenv)", shell);
+    char forspec[96];
+    int frc = cli_for_version(c, a, OPT_FOR, OPT_FRAMEWORK, forspec, sizeof forspec, &version);
+    if (frc) return frc;
     ce_active_info sel;
     memset(&sel, 0, sizeof sel);
     int rc, status = 0;

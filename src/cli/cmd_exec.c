@@ -1,7 +1,8 @@
 /* cudaenv exec VERSION [--] CMD [ARG...]: run one command with a toolchain's
  * environment (cron, IDEs, Jupyter).  execvp replaces cudaenv, so the exit
  * status is the command's own; a command that cannot be found exits 127 and
- * one that cannot be run 126, like a shell. */
+ * one that cannot be run 126, like a shell.  exec --for PYTHON -- CMD: the
+ * toolchain PYTHON's frameworks were built for (for_python.c). */
 #include <errno.h>
 #include <string.h>
 #include <unistd.h>
@@ -10,17 +11,31 @@
 #include "cli.h"
 #include "core/trust.h"
 
+enum { OPT_FOR = 1, OPT_FRAMEWORK };
+
+const cli_opt cmd_exec_opts[] = {
+    { "for", 0, true, OPT_FOR },
+    { "framework", 0, true, OPT_FRAMEWORK },
+    { 0 },
+};
+
 int cmd_exec(cli *c, const cli_args *a)
 {
-    /* the command starts after VERSION, with or without "--" (CLI_REST) */
+    /* the command starts after VERSION, with or without "--" (CLI_REST); with
+     * --for after "--" (a first word would be read as VERSION) */
     const char *version = a->n ? a->pos[0] : NULL;
     char **rest = a->rest;
-    if (!version || a->n_rest == 0) return cli_usage_error(c->cmd, "usage: cudaenv exec VERSION -- CMD [ARG...]");
+    if (a->opt[OPT_FOR] && version)
+        return cli_usage_error(c->cmd, "--for PYTHON decides the toolchain: cudaenv exec --for PYTHON -- CMD [ARG...]");
+    char forspec[96];
+    int rc = cli_for_version(c, a, OPT_FOR, OPT_FRAMEWORK, forspec, sizeof forspec, &version);
+    if (rc) return rc;
+    if (!version || a->n_rest == 0)
+        return cli_usage_error(c->cmd, "usage: cudaenv exec VERSION -- CMD [ARG...]");
     ce_active_info sel;
     memset(&sel, 0, sizeof sel);
     sel.origin = CE_ORIGIN_SHELL;
-    int rc = ce_select(&c->ctx, version, &sel);
-    if (rc) return cli_fail(c, rc);
+    if ((rc = ce_select(&c->ctx, version, &sel))) return cli_fail(c, rc);
     /* as root, the toolchain the command will find first on PATH and
      * LD_LIBRARY_PATH must be root's (core/trust.h) */
     if (sel.tc.prefix[0] && (rc = ce_trust_toolchain(&c->ctx, sel.tc.prefix))) return cli_fail(c, rc);

@@ -1,31 +1,45 @@
 /* cudaenv use VERSION|system: switch the current shell.  A process cannot
  * change its parent's environment, so the shell function from `cudaenv init`
  * runs `cudaenv use --shell SH VERSION` and evals what it prints; run
- * directly, use checks VERSION and explains how to set up the integration. */
+ * directly, use checks VERSION and explains how to set up the integration.
+ * use --for PYTHON: the toolchain that Python's frameworks were built for
+ * (for_python.c), which must be installed.  Only --for starts a Python: plain
+ * `use X` stays on the light binary's short path. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "store/activate.h"
 #include "cli.h"
 
-enum { OPT_SHELL = 1 };
+enum { OPT_SHELL = 1, OPT_FOR, OPT_FRAMEWORK };
 
 const cli_opt cmd_use_opts[] = {
     { "shell", 0, true, OPT_SHELL },
+    { "for", 0, true, OPT_FOR },
+    { "framework", 0, true, OPT_FRAMEWORK },
     { 0 },
 };
 
 int cmd_use(cli *c, const cli_args *a)
 {
-    const char *shell = a->opt[OPT_SHELL], *version = a->pos[0];
+    const char *shell = a->opt[OPT_SHELL], *version = a->n ? a->pos[0] : NULL;
     int sh = -1;
     if (shell && ((sh = ce_shell_parse(shell)) < 0 || sh == CE_SH_JSON))
         return cli_usage_error(c->cmd, "unknown shell '%s' (bash, zsh, fish)", shell);
+    char forspec[96];
+    int rc = cli_for_version(c, a, OPT_FOR, OPT_FRAMEWORK, forspec, sizeof forspec, &version);
+    if (rc) return rc;
     ce_active_info sel;
     memset(&sel, 0, sizeof sel);
     sel.origin = CE_ORIGIN_SHELL;
-    int rc = ce_select(&c->ctx, version, &sel);
-    if (rc) return cli_fail(c, rc);
+    if (!version) return cli_usage_error(c->cmd, "which toolchain? (cudaenv list shows the installed ones)");
+    if ((rc = ce_select(&c->ctx, version, &sel))) {
+        int code = cli_fail(c, rc);
+        if (rc == CE_ERR_NOTFOUND && a->opt[OPT_FOR])
+            cli_note(c, "install it first: cudaenv install --for %s%s%s", a->opt[OPT_FOR],
+                     a->opt[OPT_FRAMEWORK] ? " --framework " : "", a->opt[OPT_FRAMEWORK] ? a->opt[OPT_FRAMEWORK] : "");
+        return code;
+    }
     if (sh < 0) {
         cli_error(c, "use changes the current shell and needs the shell integration; add to ~/.bashrc:\n"
                      "    eval \"$(cudaenv init bash)\"   (zsh: init zsh; fish: cudaenv init fish | source)\n"

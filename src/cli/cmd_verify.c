@@ -339,7 +339,7 @@ int cmd_verify(cli *c, const cli_args *a)
     st_options opt = { .all_devices = cli_on(a, OPT_ALL), .bench = cli_on(a, OPT_BENCH), .deep = cli_on(a, OPT_DEEP) };
     const char *spec_arg = a->n ? a->pos[0] : NULL, *framework = a->opt[OPT_FRAMEWORK], *python = a->opt[OPT_PYTHON];
     c->json = cli_on(a, OPT_JSON);
-    if (python && !framework) return cli_usage_error(cmd, "--python goes with --framework tf|torch");
+    if (python && !framework) return cli_usage_error(cmd, "--python goes with --framework tf|torch|jax");
     if (framework && (opt.all_devices || opt.bench || opt.deep))
         return cli_usage_error(cmd, "--framework checks the framework only; --all-devices, --bench and --deep "
                                     "go with the toolchain's own check (run them separately)");

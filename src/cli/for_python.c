@@ -1,12 +1,18 @@
 /* --for PYTHON (issue 27): the toolchain a Python's frameworks were built
- * for.  TensorFlow and PyTorch are imported in that interpreter the way
+ * for.  TensorFlow, PyTorch and JAX are imported in that interpreter the way
  * verify --framework runs them (selftest/framework.h, quick: build
  * information only, no GPU work), and what each says it was built for
  * becomes a spec:
  *   TensorFlow X.Y.Z      -> tf-X.Y (the manifest's row: TF's tested pair)
  *   PyTorch, CUDA A.B, cuDNN C.D.E -> A.B+cudnnC.D (the newest A.B.* and C.D.*)
- * A CPU-only build decides nothing.  Two frameworks that want different CUDA
- * releases are a usage error naming both, unless --framework chose one. */
+ *   JAX: its CUDA plugin's build versions, the same way (framework.py)
+ * A CPU-only build decides nothing.  Two frameworks whose toolchains differ
+ * in the CUDA release or the cuDNN major (one toolchain carries one of each)
+ * are a usage error naming both, unless --framework chose one.  Within one
+ * cuDNN major the newer minor release serves both (PyTorch and JAX refuse
+ * an older minor than they were built with, never a newer one), so the
+ * framework built with it decides, also over one whose own spec the
+ * manifest cannot install. */
 #include <stdio.h>
 #include <string.h>
 
@@ -56,7 +62,7 @@ static int probe(cli *c, const char *python, const char *fw, fw_want *w)
         char xy[32];
         prefix2(w->version, xy, sizeof xy);
         if (w->cuda[0]) snprintf(w->spec, sizeof w->spec, "tf-%s", xy);   /* a CPU build: no toolchain */
-    } else if (!strcmp(fw, "torch") && w->cuda[0]) {
+    } else if (strcmp(fw, "tf") != 0 && w->cuda[0]) {
         if (w->cudnn[0]) snprintf(w->spec, sizeof w->spec, "%s+cudnn%s", w->cuda, w->cudnn);
         else snprintf(w->spec, sizeof w->spec, "%s", w->cuda);
     }
@@ -64,20 +70,32 @@ static int probe(cli *c, const char *python, const char *fw, fw_want *w)
     return CE_OK;
 }
 
+/* cuDNN X.Y against U.V: 0 the same (or either unknown), 2 another major,
+ * 1 a newer minor release, -1 an older one. */
+static int cudnn_rel(const char *a, const char *b)
+{
+    if (!a[0] || !b[0]) return 0;
+    if (ce_version_major(a) != ce_version_major(b)) return 2;
+    int d = ce_version_cmp(a, b);
+    return d > 0 ? 1 : d < 0 ? -1 : 0;
+}
+
 int cli_for_python(cli *c, const char *python, const char *choice, char *spec, size_t specsz)
 {
-    static const char *const fws[] = { "tf", "torch" };
-    static const char *const names[] = { "TensorFlow", "PyTorch" };
+    enum { NFW = 3 };
+    static const char *const fws[NFW] = { "tf", "torch", "jax" };
+    static const char *const names[NFW] = { "TensorFlow", "PyTorch", "JAX" };
     const char *pick = NULL;
     if (choice && !(pick = ce_fw_name(choice)))
-        return ce_fail(&c->ctx, CE_ERR_USAGE, "--framework: '%s' is not tf or torch", choice);
+        return ce_fail(&c->ctx, CE_ERR_USAGE, "--framework: '%s' is not tf, torch or jax", choice);
     ce_manifest *m = NULL;
     int lrc = cli_load_manifest(c, &m);
     if (lrc) return lrc;
-    fw_want w[2];
-    char cuda[2][32] = { "", "" };   /* the CUDA release each spec resolves to */
+    fw_want w[NFW];
+    char cuda[NFW][32] = { "" }, cudnn[NFW][32] = { "" };   /* the releases each spec resolves to */
     int decided = -1, n = 0, rc = CE_OK;
-    for (int i = 0; i < 2 && rc == CE_OK; i++) {
+    char unres[NFW][512] = { "" };   /* why the manifest cannot install a framework's own spec */
+    for (int i = 0; i < NFW && rc == CE_OK; i++) {
         if ((rc = probe(c, python, fws[i], &w[i]))) break;
         if (!w[i].imported) continue;
         n++;
@@ -89,12 +107,12 @@ int cli_for_python(cli *c, const char *python, const char *choice, char *spec, s
         ce_spec sp;
         ce_resolved r;
         if ((rc = ce_spec_parse(&c->ctx, w[i].spec, &sp)) || (rc = ce_resolve(&c->ctx, m, &sp, "", false, &r))) {
-            cli_warn(c, "%s %s was built for CUDA %s%s%s, which this manifest cannot install: %s", names[i],
-                     w[i].version, w[i].cuda, w[i].cudnn[0] ? ", cuDNN " : "", w[i].cudnn, ce_errmsg());
+            snprintf(unres[i], sizeof unres[i], "%s", ce_errmsg());   /* said below, unless another serves it */
             rc = CE_OK;
             continue;
         }
         ce_version_prefix(r.cuda->version, 2, cuda[i], sizeof cuda[i]);
+        if (r.cudnn) ce_version_prefix(r.cudnn->version, 2, cudnn[i], sizeof cudnn[i]);
         cli_note(c, "%s %s in %s was built for CUDA %s%s%s: %s -> %s", names[i], w[i].version, python, w[i].cuda,
                  w[i].cudnn[0] ? ", cuDNN " : "", w[i].cudnn, w[i].spec, r.name);
         if (!strcmp(fws[i], "tf") && strcmp(w[i].cuda, cuda[i]) != 0)
@@ -103,24 +121,64 @@ int cli_for_python(cli *c, const char *python, const char *choice, char *spec, s
         if (pick && strcmp(pick, fws[i]) != 0) continue;
         if (decided >= 0 && strcmp(cuda[decided], cuda[i]) != 0) {
             rc = ce_fail(&c->ctx, CE_ERR_USAGE, "the frameworks in %s want different CUDA releases: %s %s %s (CUDA "
-                         "%s), %s %s %s (CUDA %s); choose one with --framework tf or --framework torch (or give each "
+                         "%s), %s %s %s (CUDA %s); choose one with --framework %s or --framework %s (or give each "
                          "its own venv)", python, names[decided], w[decided].version, w[decided].spec,
-                         cuda[decided], names[i], w[i].version, w[i].spec, cuda[i]);
+                         cuda[decided], names[i], w[i].version, w[i].spec, cuda[i], fws[decided], fws[i]);
+            break;
+        }
+        int rel = decided >= 0 ? cudnn_rel(cudnn[i], cudnn[decided]) : 0;
+        if (rel == 1 || rel == -1) {   /* one cuDNN major: the newer minor release serves both */
+            int newer = rel == 1 ? i : decided, older = rel == 1 ? decided : i;
+            cli_note(c, "%s's cuDNN %s also runs %s (built with cuDNN %s: an older minor release of the same major)",
+                     names[newer], cudnn[newer], names[older], cudnn[older]);
+            decided = newer;
+            continue;
+        }
+        if (rel == 2) {   /* one CUDA, another cuDNN major */
+            rc = ce_fail(&c->ctx, CE_ERR_USAGE, "the frameworks in %s want different cuDNN releases: %s %s %s (CUDA "
+                         "%s, cuDNN %s), %s %s %s (CUDA %s, cuDNN %s); a toolchain carries one cuDNN: choose one with "
+                         "--framework %s or --framework %s (or give each its own venv)", python, names[decided],
+                         w[decided].version, w[decided].spec, cuda[decided], cudnn[decided][0] ? cudnn[decided] : "none",
+                         names[i], w[i].version, w[i].spec, cuda[i], cudnn[i][0] ? cudnn[i] : "none", fws[decided],
+                         fws[i]);
             break;
         }
         if (decided < 0) decided = i;   /* TensorFlow's row first: it pins the tested pair */
     }
     ce_manifest_free(m);
     if (rc) return rc;
+    for (int i = 0; i < NFW; i++) {
+        if (!unres[i][0] || (pick && strcmp(pick, fws[i]) != 0)) continue;
+        if (decided >= 0 && !strcmp(w[i].cuda, cuda[decided]) && w[i].cudnn[0] && cudnn[decided][0] &&
+            cudnn_rel(cudnn[decided], w[i].cudnn) >= 0 && cudnn_rel(cudnn[decided], w[i].cudnn) < 2)
+            cli_note(c, "%s %s in %s was built for CUDA %s, cuDNN %s: %s's toolchain (CUDA %s, cuDNN %s) runs it too",
+                     names[i], w[i].version, python, w[i].cuda, w[i].cudnn, names[decided], cuda[decided],
+                     cudnn[decided]);
+        else
+            cli_warn(c, "%s %s was built for CUDA %s%s%s, which this manifest cannot install: %s", names[i],
+                     w[i].version, w[i].cuda, w[i].cudnn[0] ? ", cuDNN " : "", w[i].cudnn, unres[i]);
+    }
     if (decided < 0) {
         if (pick)
             return ce_fail(&c->ctx, CE_ERR_NOTFOUND, "%s does not import %s with CUDA", python,
-                           !strcmp(pick, "tf") ? "TensorFlow" : "PyTorch");
+                           !strcmp(pick, "tf") ? "TensorFlow" : !strcmp(pick, "torch") ? "PyTorch" : "JAX");
         return ce_fail(&c->ctx, CE_ERR_NOTFOUND, "%s imports %s: nothing to build a toolchain for (tried "
-                       "tensorflow and torch)", python, n ? "only CPU-only frameworks" : "no framework");
+                       "tensorflow, torch and jax)", python, n ? "only CPU-only frameworks" : "no framework");
     }
     if (strlen(w[decided].spec) >= specsz) return ce_fail(&c->ctx, CE_ERR_USAGE, "spec too long");
     snprintf(spec, specsz, "%s", w[decided].spec);
     cli_note(c, "%s decides: %s", names[decided], spec);
     return CE_OK;
+}
+
+int cli_for_version(cli *c, const cli_args *a, int opt_for, int opt_fw, char *buf, size_t n, const char **version)
+{
+    if (a->opt[opt_fw] && !a->opt[opt_for])
+        return cli_usage_error(c->cmd, "--framework chooses between the frameworks of --for PYTHON");
+    if (!a->opt[opt_for]) return 0;
+    if (*version) return cli_usage_error(c->cmd, "--for PYTHON decides the toolchain: give no VERSION with it");
+    int rc = cli_for_python(c, a->opt[opt_for], a->opt[opt_fw], buf, n);
+    if (rc) return cli_fail(c, rc);
+    *version = buf;
+    return 0;
 }

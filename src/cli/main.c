@@ -30,7 +30,7 @@ static const cli_cmd commands[] = {
       "usage: cudaenv install [SPEC...] [--cudnn VER] [--no-cudnn] [--from runfile|redist]\n"
       "                [--components +NAME,-NAME] [--force] [--offline] [--insecure]\n"
       "                [--modulefiles DIR [--module-format lmod|tcl]]\n"
-      "       cudaenv install --for PYTHON [--framework tf|torch] [options]\n"
+      "       cudaenv install --for PYTHON [--framework tf|torch|jax] [options]\n"
       "\n"
       "Resolve each SPEC through the manifest (tf-2.14, tensorflow-2.14.1, 11.8, 11.8.0,\n"
       "cuda-11.8, optionally +cudnn8.7), download what it needs and the cuDNN tarball\n"
@@ -53,9 +53,11 @@ static const cli_cmd commands[] = {
       "  --modulefiles DIR   afterwards, regenerate DIR's module files (modulefile --all)\n"
       "  --module-format F   lmod (default) or tcl, for --modulefiles\n"
       "  --for PYTHON   the toolchain PYTHON's frameworks were built for: TensorFlow's row\n"
-      "                 (tf.__version__), else PyTorch's torch.version.cuda + cuDNN; says\n"
-      "                 which decided (a venv's python: --for .venv/bin/python)\n"
-      "  --framework F  tf or torch: which of two disagreeing frameworks decides\n",
+      "                 (tf.__version__), else PyTorch's torch.version.cuda + cuDNN, else\n"
+      "                 the CUDA + cuDNN JAX's CUDA plugin was built against; says which\n"
+      "                 decided (a venv's python: --for .venv/bin/python).  Frameworks that\n"
+      "                 want another CUDA or cuDNN release: exit 2 naming both\n"
+      "  --framework F  tf, torch or jax: which of disagreeing frameworks decides\n",
       .opts = FULL_ONLY(cmd_install_opts), .min_pos = 0, .max_pos = -1 },
     { "modulefile", NULL, cmd_modulefile, "module files for Lmod / Environment Modules",
       "usage: cudaenv modulefile VERSION|--all [--format lmod|tcl] [--to DIR]\n"
@@ -214,30 +216,34 @@ static const cli_cmd commands[] = {
       .missing = "which shell? bash, zsh or fish", .extra = "one shell only", .needs = CLI_NO_STORE },
     { "use", NULL, cmd_use, "switch this shell",
       "usage: cudaenv use VERSION|system | --unset\n"
+      "       cudaenv use --for PYTHON [--framework tf|torch|jax]\n"
       "\n"
       "Switch the current shell (needs the shell function from cudaenv init).  VERSION\n"
       "is an installed toolchain or a spec (11.8 = newest installed 11.8.x, tf-2.14);\n"
       "system = the machine's own CUDA.  --unset (or: cudaenv deactivate) drops the\n"
-      "shell selection, so .cuda-version / global apply again.  Exit 3: not installed.\n",
-      .opts = cmd_use_opts, .min_pos = 1, .max_pos = 1,
-      .missing = "which toolchain? (cudaenv list shows the installed ones)", .extra = "one VERSION only" },
+      "shell selection, so .cuda-version / global apply again.  Exit 3: not installed.\n"
+      "--for PYTHON uses the toolchain that Python's frameworks were built for (see\n"
+      "install --for; it must be installed: cudaenv install --for PYTHON).\n",
+      .opts = cmd_use_opts, .max_pos = 1, .extra = "one VERSION only" },
     { "env", NULL, cmd_env, "print the environment of a toolchain",
       "usage: cudaenv env [VERSION|system] [--shell bash|zsh|fish|json|dotenv] [--json]\n"
+      "       cudaenv env --for PYTHON [--framework tf|torch|jax] [--shell ...]\n"
       "\n"
       "Print the environment that use applies (CUDA_HOME, CUDA_PATH, CUDNN_PATH, PATH,\n"
       "LD_LIBRARY_PATH, CUDAENV_VERSION), for Jupyter kernels, cron and IDEs.  Without\n"
       "VERSION: the active selection (.cuda-version, global), what the cd hook applies.\n"
       "Entries earlier switches added are removed; other CUDA entries are reported.\n"
       "--shell dotenv prints KEY=VALUE lines for $GITHUB_ENV, docker --env-file and\n"
-      "systemd EnvironmentFile= (cudaenv env 11.8 --shell dotenv >> \"$GITHUB_ENV\").\n",
+      "systemd EnvironmentFile= (cudaenv env 11.8 --shell dotenv >> \"$GITHUB_ENV\").\n"
+      "--for PYTHON: the environment of the toolchain PYTHON's frameworks were built for.\n",
       .opts = cmd_env_opts, .max_pos = 1, .extra = "one VERSION only" },
     { "local", NULL, cmd_local, "pin a toolchain for this directory",
       "usage: cudaenv local [VERSION [--force] | --unset]\n"
-      "       cudaenv local --for PYTHON [--framework tf|torch] [--force]\n"
+      "       cudaenv local --for PYTHON [--framework tf|torch|jax] [--force]\n"
       "\n"
       "Write .cuda-version in the current directory; the cd hook applies it.  Without\n"
       "VERSION print the pin that applies here.  --force pins a version not installed.\n"
-      "--for PYTHON pins what that Python's TensorFlow or PyTorch was built for\n"
+      "--for PYTHON pins what that Python's TensorFlow, PyTorch or JAX was built for\n"
       "(see install --for).\n",
       .opts = cmd_local_opts, .max_pos = 1, .extra = "one VERSION only" },
     { "global", NULL, cmd_global, "the default toolchain (user or system)",
@@ -267,12 +273,15 @@ static const cli_cmd commands[] = {
       .min_pos = 1, .max_pos = 1, .missing = "which command? e.g. cudaenv which nvcc", .extra = "one CMD only" },
     { "exec", NULL, cmd_exec, "run one command with a toolchain",
       "usage: cudaenv exec VERSION -- CMD [ARG...]\n"
+      "       cudaenv exec --for PYTHON [--framework tf|torch|jax] -- CMD [ARG...]\n"
       "\n"
-      "Run CMD with the environment of toolchain VERSION.\n",
-      .max_pos = 1, .needs = CLI_REST },
+      "Run CMD with the environment of toolchain VERSION; --for PYTHON: of the toolchain\n"
+      "that Python's frameworks were built for (see install --for), e.g.\n"
+      "cudaenv exec --for .venv/bin/python -- .venv/bin/python setup.py build_ext.\n",
+      .opts = cmd_exec_opts, .max_pos = 1, .needs = CLI_REST },
     { "verify", NULL, cmd_verify, "self-test a toolchain on the GPU",
       "usage: cudaenv verify [VERSION] [--json] [--all-devices] [--bench] [--deep]\n"
-      "       cudaenv verify [VERSION] --framework tf|torch [--python PATH] [--json]\n"
+      "       cudaenv verify [VERSION] --framework tf|torch|jax [--python PATH] [--json]\n"
       "\n"
       "Check the files against the receipt, that all versions agree, that libraries load\n"
       "from the toolchain, then run a kernel and a cuDNN convolution on the GPU.\n"
@@ -288,10 +297,11 @@ static const cli_cmd commands[] = {
       "  --bench         add copy bandwidth and convolution throughput (vs PyTorch)\n"
       "  --deep          re-hash every file against the receipt's sha256\n"
       "  -v              show the evidence of every step, not only of failures\n"
-      "  --framework F   instead: check TensorFlow (tf) or PyTorch (torch) on the toolchain:\n"
-      "                  in its environment (as exec), that Python reports the framework's\n"
-      "                  build (CUDA, cuDNN), its GPUs, a matmul and a convolution on GPU 0\n"
-      "                  against a CPU reference, and the libcudart/libcudnn files it mapped;\n"
+      "  --framework F   instead: check TensorFlow (tf), PyTorch (torch) or JAX (jax) on\n"
+      "                  the toolchain: in its environment (as exec), that Python reports\n"
+      "                  the framework's build (CUDA, cuDNN), its GPUs, a matmul and a\n"
+      "                  convolution on GPU 0 against a CPU reference, and the\n"
+      "                  libcudart/libcudnn files it mapped;\n"
       "                  each problem is a finding with its evidence and fix (man cudaenv)\n"
       "  --python PATH   the Python that has the framework (default: python3 on PATH)\n",
       .opts = cmd_verify_opts, .max_pos = 1, .extra = "one VERSION at most (got '%s' and '%s')" },

@@ -113,7 +113,7 @@ static void print_table(const ce_fw_report *r, const ce_toolchain *tc, int code)
 int cli_verify_framework(cli *c, const ce_toolchain *tc, const char *framework, const char *python,
                          const char *libcuda)
 {
-    if (!ce_fw_name(framework)) return cli_usage_error(c->cmd, "unknown framework '%s' (tf or torch)", framework);
+    if (!ce_fw_name(framework)) return cli_usage_error(c->cmd, "unknown framework '%s' (tf, torch or jax)", framework);
     ce_active_info sel;
     memset(&sel, 0, sizeof sel);
     sel.origin = CE_ORIGIN_SHELL;

@@ -32,6 +32,7 @@ const char *ce_fw_name(const char *s)
     if (!s) return NULL;
     if (!strcmp(s, "torch") || !strcmp(s, "pytorch")) return "torch";
     if (!strcmp(s, "tf") || !strcmp(s, "tensorflow")) return "tf";
+    if (!strcmp(s, "jax")) return "jax";
     return NULL;
 }
 
@@ -105,10 +106,10 @@ int ce_fw_run(ce_ctx *ctx, const ce_fw_target *tc, const ce_fw_options *opt, ce_
     r->framework_gpus = -1;
     const char *fw = ce_fw_name(opt->framework);
     if (!fw)
-        return ce_fail(ctx, CE_ERR_USAGE, "unknown framework '%s' (torch or tf)",
+        return ce_fail(ctx, CE_ERR_USAGE, "unknown framework '%s' (torch, tf or jax)",
                        opt->framework ? opt->framework : "");
     snprintf(r->framework, sizeof r->framework, "%s", fw);
-    snprintf(r->module, sizeof r->module, "%s", !strcmp(fw, "torch") ? "torch" : "tensorflow");
+    snprintf(r->module, sizeof r->module, "%s", !strcmp(fw, "tf") ? "tensorflow" : fw);
     const char *want = opt->python && *opt->python ? opt->python : "python3";
     if (!find_python(want, r->python, sizeof r->python))
         return ce_fail(ctx, CE_ERR_NOTFOUND, "%s: %s; name the Python that has %s with --python PATH", want,

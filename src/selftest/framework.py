@@ -1,5 +1,5 @@
 # cudaenv verify --framework: run by the framework's own Python, in the
-# toolchain's environment.  argv: FRAMEWORK (torch|tf) OUT_JSON QUICK (0|1).
+# toolchain's environment.  argv: FRAMEWORK (torch|tf|jax) OUT_JSON QUICK (0|1).
 # Writes one JSON document to OUT_JSON: the framework's version and build
 # information, the GPUs it sees, a matmul and a convolution on GPU 0 against
 # a float64 reference computed here, and the libcudart/libcudnn files the
@@ -127,6 +127,89 @@ def run_tf():
         check("conv2d", [1, C, H, W, K, 3, 3], tf.reshape(y, [-1]).numpy().tolist(), ref_conv(X, WK))
 
 
+def cudnn_str(v):
+    # CUDNN_VERSION: M*10000 + m*100 + p from 9.0 on, M*1000 + m*100 + p before
+    v = int(v)
+    return "%d.%d.%d" % ((v // 10000, v // 100 % 100, v % 100) if v >= 90000 else (v // 1000, v // 100 % 10, v % 100))
+
+
+def jax_plugin():
+    # The CUDA plugin JAX loads, in the order jax_plugins/cuda tries them,
+    # and what it was built against: its _versions module
+    # (cuda_runtime_build_version() 12080 = CUDA 12.8, cudnn_build_version()
+    # 90800 = cuDNN 9.8.0).  Failing that, the plugin wheel's name says the
+    # CUDA major and its Requires-Dist the cuDNN (nvidia-cudnn-cu12>=9.8).
+    import importlib
+    errs = []
+    for pkg in ("jax_cuda13_plugin", "jax_cuda12_plugin", "jaxlib.cuda"):
+        try:
+            v = importlib.import_module(pkg + "._versions")
+        except ImportError as e:
+            try:
+                present = importlib.util.find_spec(pkg) is not None
+            except Exception:
+                present = False
+            if present:
+                errs.append("%s._versions: %s" % (pkg, e))
+            continue
+        R["plugin"] = pkg
+        rt = int(v.cuda_runtime_build_version())
+        R["cuda"] = "%d.%d" % (rt // 1000, rt % 1000 // 10)
+        try:
+            R["cudnn"] = cudnn_str(v.cudnn_build_version())
+        except Exception as e:
+            errs.append("%s cudnn_build_version: %s" % (pkg, e))
+        return errs
+    import importlib.metadata as md, re
+    for major in ("13", "12"):
+        dist = "jax-cuda%s-plugin" % major
+        try:
+            reqs = md.requires(dist) or []
+        except Exception:
+            continue
+        R["plugin"] = dist
+        R["cuda"] = major
+        for q in reqs:
+            m = re.match(r"nvidia-cudnn-cu%s\s*\(?\s*([^;)]*)" % major, q)
+            lo = m and re.search(r">=\s*([0-9]+(?:\.[0-9]+)*)", m.group(1))
+            if lo:
+                R["cudnn"] = lo.group(1)
+        return errs
+    return errs
+
+
+def run_jax():
+    import jax
+    R["imported"] = True
+    R["module"] = getattr(jax, "__file__", None)
+    R["version"] = str(jax.__version__)
+    errs = jax_plugin()
+    if errs:
+        R["plugin_error"] = "; ".join(errs)
+    R["cuda_build"] = R.get("plugin") is not None
+    if QUICK or not R["cuda_build"]:
+        return
+    try:
+        gpus = jax.devices("gpu")
+    except RuntimeError as e:
+        R["gpus"], R["gpu_error"] = [], str(e)
+        return
+    R["gpus"] = [getattr(d, "device_kind", str(d)) for d in gpus]
+    if not gpus:
+        return
+    import jax.numpy as jnp
+    from jax import lax
+    f32 = jnp.float32
+    with jax.default_matmul_precision("highest"):
+        a = jax.device_put(jnp.asarray(A, dtype=f32).reshape(N, N), gpus[0])
+        b = jax.device_put(jnp.asarray(B, dtype=f32).reshape(N, N), gpus[0])
+        check("matmul", [N, N, N], [float(v) for v in jnp.matmul(a, b).ravel().tolist()], ref_matmul(A, B))
+        x = jax.device_put(jnp.asarray(X, dtype=f32).reshape(1, C, H, W), gpus[0])
+        w = jax.device_put(jnp.asarray(WK, dtype=f32).reshape(K, C, 3, 3), gpus[0])
+        y = lax.conv_general_dilated(x, w, (1, 1), ((1, 1), (1, 1)), dimension_numbers=("NCHW", "OIHW", "NCHW"))
+        check("conv2d", [1, C, H, W, K, 3, 3], [float(v) for v in y.ravel().tolist()], ref_conv(X, WK))
+
+
 def mapped():
     seen = []
     try:
@@ -142,7 +225,7 @@ def mapped():
     return seen
 
 
-DISTS = ("torch", "tensorflow", "tensorflow-cpu", "tensorflow-gpu", "tf-nightly", "nvidia-cudnn-cu11",
+DISTS = ("torch", "tensorflow", "jax", "jaxlib", "jax-cuda12-plugin", "jax-cuda13-plugin", "tensorflow-cpu", "tensorflow-gpu", "tf-nightly", "nvidia-cudnn-cu11",
          "nvidia-cudnn-cu12", "nvidia-cudnn-cu13", "nvidia-cuda-runtime", "nvidia-cuda-runtime-cu11",
          "nvidia-cuda-runtime-cu12", "nvidia-cuda-runtime-cu13")
 R["dists"] = {}
@@ -157,12 +240,12 @@ except Exception:
     pass
 try:
     import importlib.util
-    mod = "torch" if FW == "torch" else "tensorflow"
+    mod = {"torch": "torch", "jax": "jax"}.get(FW, "tensorflow")
     if importlib.util.find_spec(mod) is None:
         R["import_error"] = "No module named '%s'" % mod
     else:
         try:
-            (run_torch if FW == "torch" else run_tf)()
+            {"torch": run_torch, "jax": run_jax}.get(FW, run_tf)()
         except ImportError as e:
             if R["imported"]:
                 raise

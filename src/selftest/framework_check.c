@@ -39,7 +39,7 @@ typedef struct fw_an {
     const ce_fw_options *opt;
     ce_fw_report *r;
     const char *py;            /* the interpreter, for fixes */
-    bool torch;
+    bool torch, jax;           /* else TensorFlow */
     char fwcuda[32], fwcudnn[32], version[64];
 } fw_an;
 
@@ -135,7 +135,7 @@ static ce_manifest *load_manifest(ce_ctx *ctx)
 static void wanted_spec(fw_an *a, char *out, size_t n)
 {
     char mm[32], dn[32];
-    if (!a->torch && a->version[0]) {
+    if (!a->torch && !a->jax && a->version[0]) {
         ce_manifest *m = load_manifest(a->ctx);
         const ce_tf *tf = m ? ce_manifest_tf(m, majmin(a->version, mm, sizeof mm)) : NULL;
         bool fits = tf && !tf->not_installable && vcompare(a->fwcuda, tf->cuda) == 0 &&
@@ -149,10 +149,18 @@ static void wanted_spec(fw_an *a, char *out, size_t n)
     else snprintf(out, n, "%s", mm);
 }
 
+/* JAX's extra for a CUDA it does not bring itself: jax[cudaNN-local] */
+static const char *jax_local(const fw_an *a, char *out, size_t n)
+{
+    int p[3];
+    int k = vparts(a->tc->cuda[0] ? a->tc->cuda : a->fwcuda, p);
+    return fmt(out, n, "'jax[cuda%d-local]'", k && p[0] >= 12 ? p[0] : 12);
+}
+
 static void check_import(fw_an *a)
 {
     ce_fw_report *r = a->r;
-    char sum[512], ev[8192], fix[1024], pip[768];
+    char sum[512], ev[8192], fix[1024], pip[768], pk[64];
     const char *ie = jstr(r->doc, "import_error"), *err = jstr(r->doc, "error");
     const char *text = ie ? ie : err;
     /* "libcudnn.so.8: cannot open shared object file", TF's "Could not load dynamic library 'libcudnn.so.8'" */
@@ -207,6 +215,8 @@ static void check_import(fw_an *a)
             fmt(ev, sizeof ev, "%s", ie),
             a->torch ? fmt(fix, sizeof fix, "%s; or name the Python that has it: --python PATH",
                            ce_pip_install_cmd(a->py, "torch", pip, sizeof pip))
+            : a->jax ? fmt(fix, sizeof fix, "%s (JAX on the toolchain's CUDA, no CUDA wheels); or name the Python that "
+                           "has it: --python PATH", ce_pip_install_cmd(a->py, jax_local(a, pk, sizeof pk), pip, sizeof pip))
                      : fmt(fix, sizeof fix, "%s (cudaenv list-remote tf shows the pairs); or name the Python that "
                            "has it: --python PATH", ce_pip_install_cmd(a->py, "'tensorflow==X.Y.*'", pip, sizeof pip)));
         return;
@@ -229,6 +239,9 @@ static void check_cpu_only(fw_an *a)
     snprintf(cu, sizeof cu, "cu%d%d", k ? p[0] : 12, k > 1 ? p[1] : 0);
     if (a->torch)
         fmt(ev, sizeof ev, "torch %s: torch.version.cuda is None", a->version);
+    else if (a->jax)
+        fmt(ev, sizeof ev, "jax %s: no CUDA plugin (jax_cuda13_plugin, jax_cuda12_plugin, jaxlib.cuda) is importable%s%s",
+            a->version, jstr(r->doc, "plugin_error") ? ": " : "", jstr(r->doc, "plugin_error") ? jstr(r->doc, "plugin_error") : "");
     else
         fmt(ev, sizeof ev, "tensorflow %s: tf.sysconfig.get_build_info() has is_cuda_build False%s%s", a->version,
             tfcpu ? "; the tensorflow-cpu wheel is installed, version " : "", tfcpu ? tfcpu : "");
@@ -237,6 +250,8 @@ static void check_cpu_only(fw_an *a)
         fmt(sum, sizeof sum, "%s %s is a CPU-only build: it cannot use any GPU", r->module, a->version), ev,
         a->torch ? fmt(fix, sizeof fix, "%s", ce_pip_install_cmd(a->py, fmt(pk, sizeof pk, "--force-reinstall torch "
                        "--index-url https://download.pytorch.org/whl/%s", cu), pip, sizeof pip))
+        : a->jax ? fmt(fix, sizeof fix, "%s (the CUDA plugin for the toolchain's CUDA, without CUDA wheels)",
+                       ce_pip_install_cmd(a->py, jax_local(a, pk, sizeof pk), pip, sizeof pip))
                  : ce_pip_externally_managed(a->py)
                        ? ce_pip_install_cmd(a->py, fmt(pk, sizeof pk, "'tensorflow==%s.*'", majmin(a->version, mm, sizeof mm)),
                                             fix, sizeof fix)
@@ -253,15 +268,16 @@ static void check_versions(fw_an *a)
     fmt(fix, sizeof fix, "cudaenv install %s && cudaenv verify %s --framework %s", spec, spec, r->framework);
     int c = tc->cuda[0] && a->fwcuda[0] ? vcompare(a->fwcuda, tc->cuda) : 0;
     if (c == 1 || c == 2)
-        add(r, "framework.cuda-mismatch", c == 1 ? CE_FW_ERROR : CE_FW_WARNING,
+        add(r, "framework.cuda-mismatch", c == 1 || a->jax ? CE_FW_ERROR : CE_FW_WARNING,
             fmt(sum, sizeof sum, "%s %s was built for CUDA %s but toolchain %s has CUDA %s", r->module, a->version,
                 a->fwcuda, tc->name, tc->cuda),
             fmt(ev, sizeof ev, "%s: CUDA %s\ntoolchain %s (%s): CUDA %s%s", a->torch ? "torch.version.cuda" :
-                "tf.sysconfig.get_build_info()['cuda_version']", a->fwcuda, tc->name, tc->prefix, tc->cuda,
+                a->jax ? "the JAX CUDA plugin's cuda_runtime_build_version()" : "tf.sysconfig.get_build_info()['cuda_version']", a->fwcuda, tc->name, tc->prefix, tc->cuda,
                 c == 1 ? "\nanother major release: its libcudart has another SONAME" :
                 "\nan older minor release than the framework was built with"), fix);
     if (!a->fwcudnn[0] || !tc->cuda[0]) return;
-    const char *src = a->torch ? "torch._C._cudnn.getCompileVersion()" : "tf.sysconfig.get_build_info()['cudnn_version']";
+    const char *src = a->torch ? "torch._C._cudnn.getCompileVersion()"
+                      : a->jax ? "the JAX CUDA plugin's cudnn_build_version()" : "tf.sysconfig.get_build_info()['cudnn_version']";
     if (!tc->cudnn[0]) {
         add(r, "framework.cudnn-missing", CE_FW_ERROR,
             fmt(sum, sizeof sum, "%s %s was built with cuDNN %s but toolchain %s has no cuDNN", r->module, a->version,
@@ -270,9 +286,9 @@ static void check_versions(fw_an *a)
         return;
     }
     int d = vcompare(a->fwcudnn, tc->cudnn);
-    /* PyTorch refuses an older cuDNN minor at run time; TensorFlow loads it */
+    /* PyTorch and JAX refuse an older cuDNN minor at run time; TensorFlow loads it */
     if (d == 1 || d == 2)
-        add(r, "framework.cudnn-mismatch", d == 1 || a->torch ? CE_FW_ERROR : CE_FW_WARNING,
+        add(r, "framework.cudnn-mismatch", d == 1 || a->torch || a->jax ? CE_FW_ERROR : CE_FW_WARNING,
             fmt(sum, sizeof sum, "%s %s was built for cuDNN %s but toolchain %s has cuDNN %s", r->module, a->version,
                 a->fwcudnn, tc->name, tc->cudnn),
             fmt(ev, sizeof ev, "%s: %s\ntoolchain %s (%s): cuDNN %s%s", src, a->fwcudnn, tc->name, tc->prefix,
@@ -280,39 +296,98 @@ static void check_versions(fw_an *a)
                 "\nan older minor release than the framework was built with"), fix);
 }
 
-/* Where a library outside the toolchain comes from, and the fix. */
-static void classify(fw_an *a, const char *path, char *what, size_t wsz, char *fix, size_t fsz)
+/* The pip wheel a mapped file belongs to (its layout:
+ * <site-packages>/nvidia/<component>/lib/<file>), named by pip's RECORD
+ * when it lists the file, else by the component's installed distribution;
+ * false when the file is no wheel's. */
+static bool wheel_of(const fw_an *a, const char *path, char *wheel, size_t n)
 {
     const cJSON *dists = cJSON_GetObjectItemCaseSensitive(a->r->doc, "dists");
-    /* a pip wheel's layout: <site-packages>/nvidia/<component>/lib/<file> */
     const char *nv = NULL;
     for (const char *q = strstr(path, "/nvidia/"); q && !nv; q = strstr(q + 1, "/nvidia/")) {
         const char *slash = strchr(q + 8, '/');
         if (slash && !strncmp(slash, "/lib/", 5)) nv = q;
     }
+    if (!nv) return false;
+    char comp[64];
+    nv += strlen("/nvidia/");
+    snprintf(comp, sizeof comp, "%.*s", (int)strcspn(nv, "/"), nv);
+    if (!strcmp(comp, "cuda_runtime")) snprintf(comp, sizeof comp, "cuda-runtime");
+    wheel[0] = '\0';
+    for (const cJSON *d = dists ? dists->child : NULL; d; d = d->next) {
+        char want[96];
+        size_t wl = (size_t)snprintf(want, sizeof want, "nvidia-%s", comp);
+        if (!strncmp(d->string, want, wl) && (!d->string[wl] || !strncmp(d->string + wl, "-cu", 3)))
+            snprintf(wheel, n, "%s", d->string);
+    }
+    const char *owner = jstr(cJSON_GetObjectItemCaseSensitive(a->r->doc, "owners"), path);
+    if (owner) snprintf(wheel, n, "%s", owner);
+    if (!wheel[0]) snprintf(wheel, n, "nvidia-%s-cuXX", comp);
+    return true;
+}
+
+static int cmp_str(const void *x, const void *y)
+{
+    return strcmp(*(const char *const *)x, *(const char *const *)y);
+}
+
+/* Every wheel the process mapped a library from, sorted, space-separated:
+ * the fix uninstalls them all at once. */
+static void mapped_wheels(const fw_an *a, char *out, size_t n)
+{
+    const cJSON *maps = cJSON_GetObjectItemCaseSensitive(a->r->doc, "maps");
+    char names[16][96];
+    const char *sorted[16];
+    size_t k = 0, used = 0;
+    for (const cJSON *m = maps ? maps->child : NULL; m && k < 16; m = m->next) {
+        if (!cJSON_IsString(m) || !wheel_of(a, m->valuestring, names[k], sizeof names[k])) continue;
+        bool seen = false;
+        for (size_t i = 0; i < k && !seen; i++) seen = !strcmp(names[i], names[k]);
+        if (!seen) { sorted[k] = names[k]; k++; }
+    }
+    qsort(sorted, k, sizeof *sorted, cmp_str);
+    out[0] = '\0';
+    for (size_t i = 0; i < k && used < n; i++)
+        used += (size_t)snprintf(out + used, n - used, "%s%s", i ? " " : "", sorted[i]);
+}
+
+/* The two ways out of a framework's wheels shadowing the toolchain, as
+ * commands: the wheels alone (the toolchain off the loader path), or the
+ * toolchain alone (the wheels uninstalled; in a venv where PY refuses pip). */
+static void wheel_fix(const fw_an *a, bool preloaded, char *fix, size_t fsz)
+{
+    char wheels[1024], pkg[64] = "torch", mm[32], rm[1200] = "";
+    mapped_wheels(a, wheels, sizeof wheels);
+    const char *fw = a->r->framework, *tc = a->tc->name;
+    if (a->jax) jax_local(a, pkg, sizeof pkg);   /* the -local extra brings no CUDA wheels */
+    else if (!a->torch) fmt(pkg, sizeof pkg, "'tensorflow==%s.*'", a->version[0] ? majmin(a->version, mm, sizeof mm) : "X.Y");
+    int k = snprintf(fix, fsz, "%seither the wheels alone: run %s without the toolchain on LD_LIBRARY_PATH (cudaenv use "
+                     "system in this shell, or env -u LD_LIBRARY_PATH %s ...); or the toolchain alone: ",
+                     preloaded ? "remove it from LD_PRELOAD; then " : "", a->py, a->py);
+    if (k < 0 || (size_t)k >= fsz) return;
+    if (ce_pip_externally_managed(a->py)) {   /* PEP 668: a venv of one's own, without the wheels */
+        if (!a->jax) fmt(rm, sizeof rm, " && " CE_PIP_VENV_PY " -m pip uninstall -y %s", wheels);
+        snprintf(fix + k, fsz - (size_t)k, "python3 -m venv ~/.venvs/cuda && " CE_PIP_VENV_PY " -m pip install %s%s "
+                 "(%s is the system's Python, which refuses pip: PEP 668), then cudaenv verify %s --framework %s "
+                 "--python " CE_PIP_VENV_PY, pkg, rm, a->py, tc, fw);
+    } else {
+        snprintf(fix + k, fsz - (size_t)k, "%s -m pip uninstall -y %s (pip install --no-deps keeps them out), then "
+                 "cudaenv verify %s --framework %s --python %s", a->py, wheels, tc, fw, a->py);
+    }
+}
+
+/* Where a library outside the toolchain comes from, and the fix. */
+static void classify(fw_an *a, const char *path, char *what, size_t wsz, char *fix, size_t fsz)
+{
     const char *pre = getenv("LD_PRELOAD");
     bool preloaded = pre && strstr(pre, path);
-    if (nv) {
-        char comp[64], wheel[96] = "";
-        nv += strlen("/nvidia/");
-        snprintf(comp, sizeof comp, "%.*s", (int)strcspn(nv, "/"), nv);
-        if (!strcmp(comp, "cuda_runtime")) snprintf(comp, sizeof comp, "cuda-runtime");
-        for (const cJSON *d = dists ? dists->child : NULL; d; d = d->next) {
-            char want[96];
-            size_t wl = (size_t)snprintf(want, sizeof want, "nvidia-%s", comp);
-            if (!strncmp(d->string, want, wl) && (!d->string[wl] || !strncmp(d->string + wl, "-cu", 3)))
-                snprintf(wheel, sizeof wheel, "%s", d->string);
-        }
-        const char *owner = jstr(cJSON_GetObjectItemCaseSensitive(a->r->doc, "owners"), path);
-        if (owner) snprintf(wheel, sizeof wheel, "%s", owner);
-        if (!wheel[0]) snprintf(wheel, sizeof wheel, "nvidia-%s-cuXX", comp);
+    char wheel[96];
+    if (wheel_of(a, path, wheel, sizeof wheel)) {
         snprintf(what, wsz, "the pip wheel %s", wheel);
         /* PyTorch's wheels open their nvidia-* wheels' files by path (seen
          * with 2.11 on CUDA 13: an LD_PRELOADed copy does not stop it), so
          * the toolchain's copy is used only once the wheel is gone */
-        snprintf(fix, fsz, "%s%s -m pip uninstall -y %s (the loader then finds the toolchain's copy through "
-                 "LD_LIBRARY_PATH; pip install --no-deps keeps it out), or run the framework without the toolchain's "
-                 "environment and let it use the wheel", preloaded ? "remove it from LD_PRELOAD; or " : "", a->py, wheel);
+        wheel_fix(a, preloaded, fix, fsz);
         return;
     }
     char dir[PATH_MAX], meta[PATH_MAX + 16];
@@ -462,7 +537,7 @@ static void check_compute(fw_an *a)
 
 void ce_fw_analyse(ce_ctx *ctx, const ce_fw_target *tc, const ce_fw_options *opt, ce_fw_report *r)
 {
-    fw_an a = { ctx, tc, opt, r, r->python, !strcmp(r->framework, "torch"), "", "", "" };
+    fw_an a = { ctx, tc, opt, r, r->python, !strcmp(r->framework, "torch"), !strcmp(r->framework, "jax"), "", "", "" };
     char sum[512], ev[8192];
     if (!r->doc) {
         add(r, "framework.script-failed", CE_FW_ERROR,

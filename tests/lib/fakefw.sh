@@ -141,3 +141,34 @@ fx_fakewheel() {
     printf 'Metadata-Version: 2.1\nName: %s\nVersion: %s\n' "$name" "$ver" > "$di/METADATA"
     (cd "$site" && find "nvidia/$comp" -type f -o -type l | sed 's/$/,,/') > "$di/RECORD"
 }
+
+# fx_fakejax DIR [PLUGIN]: a fake JAX in DIR (put DIR on PYTHONPATH) with the
+# CUDA plugin PLUGIN (cuda12 default, cuda13, or none: a CPU-only jax), which
+# answers as the real ones do (jax_cuda12_plugin._versions: build versions as
+# integers, 12030 = CUDA 12.3, 90100 = cuDNN 9.1.0), and its wheel's METADATA
+# (Requires-Dist: nvidia-cudnn-cu12 <10.0,>=9.8).  Knobs:
+#   FAKE_JAX_VERSION (0.4.30), FAKE_JAX_CUDA (12.3), FAKE_JAX_CUDNN (9.1.0)
+#   FAKE_JAX_META  set: the plugin's _versions fails to import; the METADATA is left
+fx_fakejax() {
+    local d=$1 p=${2:-cuda12}
+    mkdir -p "$d/jax" "$d/jax-0.4.30.dist-info"
+    printf 'Metadata-Version: 2.1\nName: jax\nVersion: 0.4.30\n' > "$d/jax-0.4.30.dist-info/METADATA"
+    printf 'import os\n__version__ = os.environ.get("FAKE_JAX_VERSION", "0.4.30")\n' > "$d/jax/__init__.py"
+    [ "$p" = none ] && return 0
+    local n=${p#cuda}
+    mkdir -p "$d/jax_cuda${n}_plugin" "$d/jax_cuda${n}_plugin-0.4.30.dist-info"
+    printf 'Metadata-Version: 2.1\nName: jax-cuda%s-plugin\nVersion: 0.4.30\nRequires-Dist: jax-cuda%s-pjrt ==0.4.30\nRequires-Dist: nvidia-cudnn-cu%s <10.0,>=9.8 ; extra == "with-cuda"\n' \
+        "$n" "$n" "$n" > "$d/jax_cuda${n}_plugin-0.4.30.dist-info/METADATA"
+    : > "$d/jax_cuda${n}_plugin/__init__.py"
+    cat > "$d/jax_cuda${n}_plugin/_versions.py" <<'PY'
+import os
+if os.environ.get("FAKE_JAX_META"):
+    raise ImportError("libcudart.so.12: cannot open shared object file (fake: FAKE_JAX_META)")
+def cuda_runtime_build_version():
+    M, m = (int(x) for x in os.environ.get("FAKE_JAX_CUDA", "12.3").split(".")[:2])
+    return M * 1000 + m * 10
+def cudnn_build_version():
+    M, m, p = (int(x) for x in os.environ.get("FAKE_JAX_CUDNN", "9.1.0").split("."))
+    return M * (10000 if M >= 9 else 1000) + m * 100 + p
+PY
+}

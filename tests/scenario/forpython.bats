@@ -82,8 +82,8 @@ torch_only() { rm -rf "$T/site/tensorflow" "$T"/site/tensorflow-*.dist-info; }
     PYTHONPATH= run "$CUDAENV" local --for "$T/venv/bin/python" --force
     [ "$status" -eq 3 ]
     [[ "$output" == *"imports no framework"* ]]
-    run "$CUDAENV" local --for "$PY" --framework jax --force
-    [ "$status" -eq 2 ]
+    run "$CUDAENV" local --for "$PY" --framework mxnet --force
+    [ "$status" -eq 2 ] && [[ "$output" == *"'mxnet' is not tf, torch or jax"* ]]
     run "$CUDAENV" local --for "$T/nonexistent/python" --force
     [ "$status" -ne 0 ]
     [ ! -e .cuda-version ]
@@ -96,4 +96,62 @@ torch_only() { rm -rf "$T/site/tensorflow" "$T"/site/tensorflow-*.dist-info; }
     [ "$status" -eq 0 ] || { echo "$stderr"; false; }
     [[ "$stderr" != *$'\e'* ]] && [[ "$stderr" != *$'\a'* ]]
     [[ "$stderr" == *'PyTorch 2.5.1\x1b]52;c;cHduZWQ=\x07 in'* ]]
+}
+
+# JAX (tests/lib/fakefw.sh fx_fakejax): its CUDA plugin's build versions decide
+@test "JAX alone: its CUDA plugin's build versions (CUDA 12.2, cuDNN 8.9.7) pin 12.2+cudnn8.9; JAX decided" {
+    rm -rf "$T/site/torch" "$T"/site/torch-*.dist-info "$T/site/tensorflow" "$T"/site/tensorflow-*.dist-info
+    fx_fakejax "$T/site"
+    FAKE_JAX_CUDA=12.2 FAKE_JAX_CUDNN=8.9.7 run --separate-stderr "$CUDAENV" local --for "$PY" --force
+    [ "$status" -eq 0 ] || { echo "$stderr"; false; }
+    [ "$(cat .cuda-version)" = "12.2+cudnn8.9" ]
+    [[ "$stderr" == *"JAX 0.4.30 in $PY was built for CUDA 12.2, cuDNN 8.9: 12.2+cudnn8.9 -> 12.2.2+cudnn8.9.7.29"* ]]
+    [[ "$stderr" == *"JAX decides: 12.2+cudnn8.9"* ]]
+    # the plugin's _versions cannot load: its wheel's Requires-Dist (nvidia-cudnn-cu12>=9.8) still tells
+    rm .cuda-version
+    FAKE_JAX_META=1 run --separate-stderr "$CUDAENV" local --for "$PY" --force
+    [ "$status" -eq 3 ] && [ ! -e .cuda-version ]
+    [[ "$stderr" == *"JAX 0.4.30 was built for CUDA 12, cuDNN 9.8, which this manifest cannot install"* ]]
+    # a jax without a CUDA plugin is a CPU-only build; --framework jax then finds none
+    rm -rf "$T/site/jax_cuda12_plugin" "$T"/site/jax_cuda12_plugin-*.dist-info
+    run "$CUDAENV" local --for "$PY" --framework jax --force
+    [ "$status" -eq 3 ]
+    [[ "$output" == *"JAX 0.4.30 in $PY is a CPU-only build"* ]] && [[ "$output" == *"does not import JAX with CUDA"* ]]
+}
+
+@test "PyTorch and JAX in one venv: another cuDNN major -> exit 2 listing both; --framework chooses" {
+    torch_only
+    fx_fakejax "$T/site"
+    # a cuDNN 9 for CUDA 12 beside the fixture's 8.9 (resolution only: nothing is downloaded)
+    edit_manifest 'm["cudnn"]["9.1.0.70"] = m["cudnn"]["8.9.7.29"]'
+    export FAKE_FW_CUDA=12.2 FAKE_FW_CUDNN=8.9.7 FAKE_JAX_CUDA=12.2 FAKE_JAX_CUDNN=9.1.0
+    run "$CUDAENV" install --for "$PY"
+    [ "$status" -eq 2 ] || { echo "$output"; false; }
+    [[ "$output" == *"want different cuDNN releases: PyTorch 2.5.1+cu118 12.2+cudnn8.9 (CUDA 12.2, cuDNN 8.9), JAX 0.4.30 12.2+cudnn9.1 (CUDA 12.2, cuDNN 9.1)"* ]]
+    [[ "$output" == *"choose one with --framework torch or --framework jax"* ]]
+    [ ! -d "$CUDAENV_ROOT/versions" ] || [ -z "$(ls "$CUDAENV_ROOT/versions")" ]
+    run --separate-stderr "$CUDAENV" local --for "$PY" --framework jax --force
+    [ "$status" -eq 0 ] && [ "$(cat .cuda-version)" = "12.2+cudnn9.1" ]
+    [[ "$stderr" == *"JAX decides: 12.2+cudnn9.1"* ]]
+    # another CUDA release: the CUDA message, with both names
+    FAKE_JAX_CUDA=11.8 FAKE_JAX_CUDNN=8.7.0 run "$CUDAENV" local --for "$PY" --force
+    [ "$status" -eq 2 ] && [[ "$output" == *"want different CUDA releases"*"--framework torch or --framework jax"* ]]
+}
+
+@test "PyTorch and JAX: one cuDNN major, other minors -> the newer serves both and decides (as torch 2.11 cuDNN 9.19 + JAX 0.11.2 cuDNN 9.12 on the H200)" {
+    torch_only
+    fx_fakejax "$T/site"
+    export FAKE_FW_CUDA=11.8 FAKE_FW_CUDNN=8.7.0 FAKE_JAX_CUDA=11.8
+    FAKE_JAX_CUDNN=8.6.0 run --separate-stderr "$CUDAENV" local --for "$PY" --force
+    [ "$status" -eq 0 ] && [ "$(cat .cuda-version)" = "11.8+cudnn8.7" ]
+    [[ "$stderr" == *"PyTorch's cuDNN 8.7 also runs JAX (built with cuDNN 8.6: an older minor release of the same major)"* ]]
+    [[ "$stderr" == *"PyTorch decides: 11.8+cudnn8.7"* ]]
+    FAKE_FW_CUDNN=8.6.0 FAKE_JAX_CUDNN=8.7.0 run --separate-stderr "$CUDAENV" local --for "$PY" --force
+    [ "$status" -eq 0 ] && [ "$(cat .cuda-version)" = "11.8+cudnn8.7" ]
+    [[ "$stderr" == *"JAX decides: 11.8+cudnn8.7"* ]]
+    # JAX's own cuDNN is not in the manifest, PyTorch's newer one is: a note, not a warning
+    FAKE_JAX_CUDNN=8.5.0 run --separate-stderr "$CUDAENV" local --for "$PY" --force
+    [ "$status" -eq 0 ] && [ "$(cat .cuda-version)" = "11.8+cudnn8.7" ]
+    [[ "$stderr" == *"JAX 0.4.30 in $PY was built for CUDA 11.8, cuDNN 8.5: PyTorch's toolchain (CUDA 11.8, cuDNN 8.7) runs it too"* ]]
+    [[ "$stderr" != *"warning"* ]]
 }

@@ -26,6 +26,13 @@ setup() {
 }
 teardown() { common_teardown; }
 
+# Debian's own Python refuses pip (PEP 668): fixes make a venv first there
+managed() { [ "$("$PY" -c 'import os, sys, sysconfig; print(sys.prefix == sys.base_prefix and os.path.exists(os.path.join(sysconfig.get_path("stdlib"), "EXTERNALLY-MANAGED")))')" = True ]; }
+pipfix() {
+    if managed; then echo "python3 -m venv ~/.venvs/cuda && ~/.venvs/cuda/bin/python -m pip install $1 ($PY is the system's Python, which refuses pip: PEP 668)"
+    else echo "$PY -m pip install $1"; fi
+}
+
 # fw FRAMEWORK [ARGS...]: verify 11.8 --framework FRAMEWORK --json, stdout in $output
 fw() {
     local f=$1; shift
@@ -133,7 +140,29 @@ print(v if not isinstance(v, bool) else str(v).lower())' "$1" <<<"$output"
     f='fs["framework.foreign-library"]'
     [ "$(j "$f[\"summary\"]")" = "torch mapped libcudnn.so.8.7.0 from the pip wheel nvidia-cudnn-cu11, not from toolchain 11.8.0+cudnn8.7.0.84" ]
     [[ "$(j "$f[\"evidence\"]")" == *"/proc/self/maps of $PY: $T/site/nvidia/cudnn/lib/libcudnn.so.8.7.0"* ]]
-    [ "$(j "$f[\"fix\"]")" = "$PY -m pip uninstall -y nvidia-cudnn-cu11 (the loader then finds the toolchain's copy through LD_LIBRARY_PATH; pip install --no-deps keeps it out), or run the framework without the toolchain's environment and let it use the wheel" ]
+    # both ways out, as commands: the wheels alone, or the toolchain alone; Debian's own Python refuses
+    # pip (PEP 668), so there the toolchain alone is a venv of one's own without the wheel
+    local alone="either the wheels alone: run $PY without the toolchain on LD_LIBRARY_PATH (cudaenv use system in this shell, or env -u LD_LIBRARY_PATH $PY ...); or the toolchain alone: "
+    if managed; then
+        [ "$(j "$f[\"fix\"]")" = "${alone}python3 -m venv ~/.venvs/cuda && ~/.venvs/cuda/bin/python -m pip install torch && ~/.venvs/cuda/bin/python -m pip uninstall -y nvidia-cudnn-cu11 ($PY is the system's Python, which refuses pip: PEP 668), then cudaenv verify 11.8.0+cudnn8.7.0.84 --framework torch --python ~/.venvs/cuda/bin/python" ]
+    else
+        [ "$(j "$f[\"fix\"]")" = "$alone$PY -m pip uninstall -y nvidia-cudnn-cu11 (pip install --no-deps keeps them out), then cudaenv verify 11.8.0+cudnn8.7.0.84 --framework torch --python $PY" ]
+    fi
+}
+
+@test "framework.foreign-library: two wheels shadow the toolchain (a venv's Python): one uninstall naming both, then verify" {
+    "$PY" -m venv --without-pip "$T/venv"
+    local VPY=$T/venv/bin/python
+    fx_cudnn "$T/w" 8.7.0 11
+    fx_fakewheel "$T/site" nvidia-cudnn-cu11 cudnn 8.7.0.84 "$T/w/lib"
+    fx_toolkit "$T/tk" 11.8.0
+    fx_fakewheel "$T/site" nvidia-cuda-runtime-cu11 cuda_runtime 11.8.89 "$T/tk/lib64"
+    export FAKE_FW_LIBS="$T/site/nvidia/cuda_runtime/lib/libcudart.so.11.0 $T/site/nvidia/cudnn/lib/libcudnn.so.8"
+    run --separate-stderr "$CUDAENV" verify 11.8 --framework torch --python "$VPY" --json
+    [ "$status" -eq 7 ]
+    [ "$(j '[f["code"] for f in d["findings"]]')" = "['framework.foreign-library', 'framework.foreign-library']" ]
+    [ "$(j 'len({f["fix"] for f in d["findings"]})')" = 1 ]
+    [ "$(j 'd["findings"][0]["fix"]')" = "either the wheels alone: run $VPY without the toolchain on LD_LIBRARY_PATH (cudaenv use system in this shell, or env -u LD_LIBRARY_PATH $VPY ...); or the toolchain alone: $VPY -m pip uninstall -y nvidia-cuda-runtime-cu11 nvidia-cudnn-cu11 (pip install --no-deps keeps them out), then cudaenv verify 11.8.0+cudnn8.7.0.84 --framework torch --python $VPY" ]
 }
 
 @test "framework.foreign-library: the owning wheel from pip's RECORD (CUDA 13's nvidia/cu13 layout)" {
@@ -143,7 +172,7 @@ print(v if not isinstance(v, bool) else str(v).lower())' "$1" <<<"$output"
     fw torch
     [ "$status" -eq 7 ]
     [ "$(j 'fs["framework.foreign-library"]["summary"]')" = "torch mapped libcudart.so.11.8.89 from the pip wheel nvidia-cuda-runtime, not from toolchain 11.8.0+cudnn8.7.0.84" ]
-    [[ "$(j 'fs["framework.foreign-library"]["fix"]')" == "$PY -m pip uninstall -y nvidia-cuda-runtime "* ]]
+    [[ "$(j 'fs["framework.foreign-library"]["fix"]')" == *" -m pip uninstall -y nvidia-cuda-runtime "* ]]
 }
 
 @test "framework.cudnn-mixed: libcudnn from a wheel, its parts from the toolchain" {
@@ -176,13 +205,6 @@ print(v if not isinstance(v, bool) else str(v).lower())' "$1" <<<"$output"
     [ "$status" -eq 7 ]
     [[ "$(j 'fs["framework.foreign-library"]["summary"]')" == "tensorflow mapped libcudart.so.11.8.89 from a conda package (cudatoolkit / cudnn) in $T/conda/envs/x/lib, not from"* ]]
     [[ "$(j 'fs["framework.foreign-library"]["fix"]')" == "conda remove cudatoolkit cudnn"* ]]
-}
-
-# Debian's own Python refuses pip (PEP 668): fixes make a venv first there
-managed() { [ "$("$PY" -c 'import os, sys, sysconfig; print(sys.prefix == sys.base_prefix and os.path.exists(os.path.join(sysconfig.get_path("stdlib"), "EXTERNALLY-MANAGED")))')" = True ]; }
-pipfix() {
-    if managed; then echo "python3 -m venv ~/.venvs/cuda && ~/.venvs/cuda/bin/python -m pip install $1 ($PY is the system's Python, which refuses pip: PEP 668)"
-    else echo "$PY -m pip install $1"; fi
 }
 
 @test "framework.cpu-only-build: torch+cpu and tensorflow-cpu, with the wheel to install instead" {
@@ -261,9 +283,9 @@ nosite() {
     run "$CUDAENV" verify 11.8 --python "$PY"
     [ "$status" -eq 2 ]
     [[ "$output" == *"--python goes with --framework"* ]]
-    run "$CUDAENV" verify 11.8 --framework jax
+    run "$CUDAENV" verify 11.8 --framework caffe
     [ "$status" -eq 2 ]
-    [[ "$output" == *"unknown framework 'jax' (tf or torch)"* ]]
+    [[ "$output" == *"unknown framework 'caffe' (tf, torch or jax)"* ]]
     run "$CUDAENV" verify 11.8 --framework torch --python "$T/nope/python"
     [ "$status" -eq 3 ]
     [[ "$output" == *"$T/nope/python: no such executable"* ]]
@@ -271,7 +293,7 @@ nosite() {
     [ "$status" -eq 2 ]
     [[ "$output" == *"--framework checks the framework only"* ]]
     run "$CUDAENV" verify --help
-    [[ "$output" == *"--framework tf|torch"* ]]
+    [[ "$output" == *"--framework tf|torch|jax"* ]]
 }
 
 @test "doctor: the framework layer (quick, no GPU work) reports the build against the active toolchain" {
@@ -373,4 +395,16 @@ nosite() {
     FAKE_FW_CUDA=11.7 fw torch
     [ "$status" -eq 0 ]
     [ "$(j 'd["findings"]')" = "[]" ]
+}
+
+@test "verify --framework jax: a jax without its CUDA plugin is a CPU-only build, fixed with the -local extra" {
+    fx_fakejax "$T/site" none
+    fw jax
+    [ "$status" -eq 7 ]
+    [ "$(j 'sorted(fs)')" = "['framework.cpu-only-build']" ]
+    [ "$(j 'fs["framework.cpu-only-build"]["summary"]')" = "jax 0.4.30 is a CPU-only build: it cannot use any GPU" ]
+    [[ "$(j 'fs["framework.cpu-only-build"]["evidence"]')" == "jax 0.4.30: no CUDA plugin (jax_cuda13_plugin, jax_cuda12_plugin, jaxlib.cuda) is importable"* ]]
+    [ "$(j 'fs["framework.cpu-only-build"]["fix"]')" = "$(pipfix "'jax[cuda12-local]'") (the CUDA plugin for the toolchain's CUDA, without CUDA wheels)" ]
+    run "$CUDAENV" verify 11.8 --framework mxnet --python "$PY"
+    [ "$status" -eq 2 ] && [[ "$output" == *"unknown framework 'mxnet' (tf, torch or jax)"* ]]
 }

@@ -239,3 +239,50 @@ EOS
     run cudaenv init bash
     [[ "$output" == *"__CUDAENV_BIN='$BUILD/bin/cudaenv'"* ]]
 }
+
+# use --for PYTHON (issue 27) through the shell functions: the framework that
+# Python imports (tests/lib/fakefw.sh: a PyTorch built for CUDA 11.8 + cuDNN
+# 8.7) decides, the shell evals the toolchain's environment; one not installed
+# leaves the shell as it was, exit 3 with the install --for command.
+fakepy_setup() {
+    source "$TESTS_DIR/lib/fakefw.sh"
+    fx_fakefw "$T/site"
+    rm -rf "$T/site/tensorflow" "$T"/site/tensorflow-*.dist-info
+    export PYTHONPATH=$T/site FAKE_FW_CUDA=11.8 FAKE_FW_CUDNN=8.7.0
+}
+
+@test "bash -i: use --for PYTHON switches to what its PyTorch was built for; env --for prints it, exec --for runs with it" {
+    fakepy_setup
+    run --separate-stderr bash --norc -i <<EOS
+eval "\$(cudaenv init bash)"
+cudaenv use --for /usr/bin/python3 || echo "use-failed=\$?"
+echo "for=\$CUDA_HOME|\$CUDAENV_VERSION|\$(command -v nvcc)"
+cudaenv use -q 12.3
+FAKE_FW_CUDA=12.2 FAKE_FW_CUDNN=8.9.7 cudaenv use --for /usr/bin/python3; echo "rc=\$? \$CUDA_HOME"
+EOS
+    [[ "$output" == *"for=$P118|11.8.0+cudnn8.7.0.84|$P118/bin/nvcc"* ]] || { echo "$output"; echo "$stderr"; false; }
+    [[ "$output" == *"rc=3 $P123"* ]]
+    [[ "$stderr" == *"PyTorch decides: 11.8+cudnn8.7"* ]]
+    [[ "$stderr" == *"install it first: cudaenv install --for /usr/bin/python3"* ]]
+    # env --for: the same environment, for scripts; a VERSION beside --for is a usage error
+    run --separate-stderr cudaenv env --for /usr/bin/python3 --shell dotenv
+    [ "$status" -eq 0 ] && [[ "$output" == *"CUDA_HOME=$P118"* ]]
+    run cudaenv env 11.8 --for /usr/bin/python3
+    [ "$status" -eq 2 ]
+    # exec --for PYTHON -- CMD: the same toolchain for one command; a first word would be VERSION
+    run --separate-stderr cudaenv exec --for /usr/bin/python3 -- sh -c 'echo "$CUDA_HOME|$CUDAENV_VERSION"'
+    [ "$status" -eq 0 ] && [ "$output" = "$P118|11.8.0+cudnn8.7.0.84" ]
+    run cudaenv exec --for /usr/bin/python3 sh -c true
+    [ "$status" -eq 2 ] && [[ "$output" == *"cudaenv exec --for PYTHON -- CMD"* ]]
+    run cudaenv use --framework torch
+    [ "$status" -eq 2 ]
+}
+
+@test "zsh and fish: use --for PYTHON through their shell functions" {
+    fakepy_setup
+    run zsh -f -c 'eval "$(cudaenv init zsh)"; cudaenv use -q --for /usr/bin/python3; echo "$CUDA_HOME|$CUDAENV_VERSION"'
+    [ "$status" -eq 0 ] && [ "${lines[-1]}" = "$P118|11.8.0+cudnn8.7.0.84" ]
+    command -v fish >/dev/null || skip "no fish"
+    run fish --no-config -c 'cudaenv init fish | source; cudaenv use -q --for /usr/bin/python3; echo "$CUDA_HOME|$CUDAENV_VERSION"'
+    [ "$status" -eq 0 ] && [ "${lines[-1]}" = "$P118|11.8.0+cudnn8.7.0.84" ]
+}
