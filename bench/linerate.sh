@@ -139,6 +139,8 @@ if big != "1":
 print(json.dumps(man))
 PY
 server_start "$G/www" >/dev/null
+# answering before the first row (an install row first could find it not up yet)
+for _ in $(seq 50); do curl -s -o /dev/null "$SERVER_URL/" && break; sleep 0.1; done
 mkman() { sed "s|BASE|$1|g" "$W/manifest.json" > "$2"; }
 mkman "$SERVER_URL" "$W/m-loop.json"
 export CUDAENV_FULL=$FULL
