@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/resource.h>
 #include <unistd.h>
 
 #include "core/ctx.h"
@@ -258,11 +257,6 @@ static ssize_t decode_into(ce_xzmt *x, unsigned char *out)
 static void *produce(void *arg)
 {
     ce_xzmt *x = arg;
-    /* this thread and liblzma's workers (created from it, they inherit it)
-     * yield to the rest of the install (CE_XZMT_NICE) */
-    id_t self = (id_t)gettid();
-    int base = getpriority(PRIO_PROCESS, self);
-    setpriority(PRIO_PROCESS, self, base + CE_XZMT_NICE > 19 ? 19 : base + CE_XZMT_NICE);
     for (;;) {
         pthread_mutex_lock(&x->mu);
         while (!x->stop && x->produced - x->consumed >= RING - 1)

@@ -24,11 +24,7 @@
  * the reader (as `xz -dc | tar -x` runs xz and tar side by side): the
  * caller's thread writes files and hashes them while the next bytes decode.
  * pull is called from that thread (CUDAENV_XZ_NO_PIPE=1: from the caller's,
- * as before; for comparisons).  That thread and liblzma's workers run
- * CE_XZMT_NICE lower than the caller: where decoders outnumber the cores
- * (two cores, one archive: two workers), the writer draining their output
- * and the downloads go first, since liblzma starts the next block only once
- * the output of the one before last is read (measured: H200, 2 cores). */
+ * as before; for comparisons). */
 #ifndef CE_XZMT_H
 #define CE_XZMT_H
 
@@ -42,8 +38,6 @@
 #define CE_XZMT_AVAIL_DIV 16
 #define CE_XZMT_BUDGET_MAX (1ull << 30)
 #define CE_XZMT_BUDGET_MIN (16ull << 20)
-/* nice of the decoding threads, relative to the caller's (at most 19) */
-#define CE_XZMT_NICE 10
 /* at most this many decoding threads per archive (also capped by the cores) */
 #define CE_XZMT_MAX_THREADS 64
 

@@ -13,7 +13,6 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -30,7 +29,6 @@ typedef struct src {
     size_t pos, stop_at;    /* stop_at: serve this many bytes, then wait for the stop */
     pthread_t caller;
     bool other_thread;      /* pull ran outside the caller's thread */
-    int nice;               /* the nice of the thread pull ran on */
     int waiting;            /* the pull reached stop_at */
     ce_xzmt *x;
 } src;
@@ -39,7 +37,6 @@ static ssize_t pull(void *ud, const unsigned char **buf)
 {
     src *s = ud;
     if (!pthread_equal(pthread_self(), s->caller)) s->other_thread = true;
-    s->nice = getpriority(PRIO_PROCESS, (id_t)gettid());
     if (s->pos >= s->stop_at) {
         __atomic_store_n(&s->waiting, 1, __ATOMIC_RELEASE);
         struct timespec ts = { 0, 1000 * 1000 };
@@ -113,13 +110,8 @@ static void test_decodes_in_its_own_thread(void **state)
 {
     (void)state;
     src s = { .stop_at = SIZE_MAX };
-    int mine = getpriority(PRIO_PROCESS, (id_t)gettid());
     decode_all(&s);
     assert_true(s.other_thread);
-    /* the decoder yields to the writer (xzmt.h): its thread runs nicer,
-     * the caller's is left as it was */
-    assert_int_equal(s.nice, mine + CE_XZMT_NICE > 19 ? 19 : mine + CE_XZMT_NICE);
-    assert_int_equal(getpriority(PRIO_PROCESS, (id_t)gettid()), mine);
 }
 
 static void test_same_bytes_without_the_thread(void **state)
