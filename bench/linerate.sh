@@ -27,8 +27,9 @@
 # LR_BEFORE=cudaenv-full of another build: its install rows too ("before"),
 # LR_OUT=file: the raw rows, LR_TRACE_DIR: a trace per row (lrtime.py),
 # LR_GEN_ONLY=1: generate the archives and stop, LR_ROWS=regex: only the
-# rows whose label matches, LR_WRAP="strace -f -c -o F": a prefix for the
-# cudaenv of the install rows (a profile of where it waits).  Targets (PERFORMANCE.md): install <= 1.1x
+# rows whose label matches, LR_WRAP: a prefix for the cudaenv of the install
+# rows (where it waits: "python3 bench/lrthreads.py" with THR_OUT=FILE, per
+# thread CPU every 0.1 s; or "strace -f -c -o FILE").  Targets (PERFORMANCE.md): install <= 1.1x
 # xz-T0-tar; install@R <= 1.1x max(dl@R, xz-T0-tar) (2 cores: 1.15x).
 set -eu
 cd "$(dirname "$0")/.."
