@@ -326,7 +326,8 @@ static void *transfer_thread(void *arg)
     if (!m) {
         rc = ce_fail(ctx, CE_ERR_NOMEM, "cannot start libcurl");
     } else {
-        curl_multi_setopt(m, CURLMOPT_MAX_TOTAL_CONNECTIONS, p->per_thread);
+        /* claim() keeps this thread to its part; the handle never exceeds the whole */
+        curl_multi_setopt(m, CURLMOPT_MAX_TOTAL_CONNECTIONS, p->max_conn);
         held h = { .k = 0 };
         rc = run_transfers(ctx, p, m, &h);
         for (size_t i = 0; i < h.k; i++) {   /* this thread's transfers leave its handle */
@@ -381,10 +382,15 @@ static int run_pool(ce_ctx *ctx, dl *ds, size_t n, size_t pending)
         p.wctx = ctx;
     }
     pthread_mutex_init(&p.mu, NULL);
-    while (started < p.threads - 1 && pthread_create(&th[started], NULL, transfer_thread, &p) == 0)
+    long want = p.threads - 1;
+    while (started < want && pthread_create(&th[started], NULL, transfer_thread, &p) == 0)
         started++;
-    p.threads = started + 1;   /* whatever could start */
-    p.per_thread = (p.max_conn + p.threads - 1) / p.threads;
+    if (started < want) {      /* fewer could start: the parts of those that did */
+        pthread_mutex_lock(&p.mu);
+        p.threads = started + 1;
+        p.per_thread = (p.max_conn + p.threads - 1) / p.threads;
+        pthread_mutex_unlock(&p.mu);
+    }
     transfer_thread(&p);       /* this thread is one of them */
     for (long i = 0; i < started; i++)
         pthread_join(th[i], NULL);
