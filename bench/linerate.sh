@@ -7,6 +7,8 @@
 #   xz-T0-tar   every archive at once, xz -T0 -dc | tar -x to disk
 #               (decode + write floor)
 #   install     cudaenv install from loopback (fresh CUDAENV_ROOT)
+#   dl-loop     the plain parallel download below, from loopback (what the
+#               server delivers at most)
 #   dl@R        a plain parallel download (8 x curl, largest first) of the
 #               very files the install fetches, through one shared link of R
 #               bytes/s (httpd.py link=R: a token bucket across connections)
@@ -24,7 +26,10 @@
 # LR_BIG=1 only libcublas (one big multi-block archive, no cuDNN),
 # LR_BEFORE=cudaenv-full of another build: its install rows too ("before"),
 # LR_OUT=file: the raw rows, LR_TRACE_DIR: a trace per row (lrtime.py),
-# LR_GEN_ONLY=1: generate the archives and stop.  Targets (PERFORMANCE.md): install <= 1.1x
+# LR_GEN_ONLY=1: generate the archives and stop, LR_ROWS=regex: only the
+# rows whose label matches, LR_WRAP: a prefix for the cudaenv of the install
+# rows (where it waits: "python3 bench/lrthreads.py" with THR_OUT=FILE, per
+# thread CPU every 0.1 s; or "strace -f -c -o FILE").  Targets (PERFORMANCE.md): install <= 1.1x
 # xz-T0-tar; install@R <= 1.1x max(dl@R, xz-T0-tar) (2 cores: 1.15x).
 set -eu
 cd "$(dirname "$0")/.."
@@ -135,6 +140,8 @@ if big != "1":
 print(json.dumps(man))
 PY
 server_start "$G/www" >/dev/null
+# answering before the first row (an install row first could find it not up yet)
+for _ in $(seq 50); do curl -s -o /dev/null "$SERVER_URL/" && break; sleep 0.1; done
 mkman() { sed "s|BASE|$1|g" "$W/manifest.json" > "$2"; }
 mkman "$SERVER_URL" "$W/m-loop.json"
 export CUDAENV_FULL=$FULL
@@ -145,6 +152,7 @@ xzbytes=$(cat $arcs | wc -c)
 T="python3 $REPO/bench/lrtime.py $RES"
 clean() { rm -rf "$W/x" "$W/root"; sync; }
 row() {  # row LABEL CMD...: measured, then the trees it wrote removed
+    [[ $1 =~ ${LR_ROWS:-.} ]] || return 0
     clean
     LR_TRACE=${LR_TRACE_DIR:+$LR_TRACE_DIR/trace-$1.txt} LR_WATCH=$W/root/cache \
         $T "$1" -- "${@:2}" || echo "linerate: $1 failed (exit $?)" >&2
@@ -166,14 +174,16 @@ download() {  # download BASE: 8 x curl, largest first, the bytes thrown away
 SPEC=tf-2.14
 [ "$BIG" = 1 ] && SPEC=11.8.0   # CUDA alone: libcublas, no cuDNN
 inst() {  # inst MANIFEST [FULL]
-    CUDAENV_MANIFEST=$1 CUDAENV_FULL=${2:-$FULL} CUDAENV_ROOT=$W/root "$CUDAENV" -q install "$SPEC" >/dev/null
+    # shellcheck disable=SC2086
+    CUDAENV_MANIFEST=$1 CUDAENV_FULL=${2:-$FULL} CUDAENV_ROOT=$W/root ${LR_WRAP:-} "$CUDAENV" -q install "$SPEC" >/dev/null
 }
 export -f seeds atonce download inst
-export W G arcs CUDAENV FULL SPEC
+export W G arcs CUDAENV FULL SPEC LR_WRAP
 row xz-T0-dc bash -c 'atonce null'
 row xz-T0-tar bash -c 'atonce tar'
 row install bash -c "inst $W/m-loop.json"
 [ -n "${LR_BEFORE:-}" ] && row install-before bash -c "inst $W/m-loop.json $LR_BEFORE"
+row dl-loop bash -c "download $SERVER_URL"
 for L in $LINKS; do
     mkman "$SERVER_URL/_/link=$L" "$W/m-$L.json"
     row "dl@$L" bash -c "download $SERVER_URL/_/link=$L"

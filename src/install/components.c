@@ -1,18 +1,12 @@
 #include "components.h"
 
 #include <errno.h>
-#include <pthread.h>
-#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
-#include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "core/file.h"
@@ -21,7 +15,7 @@
 #include "core/version.h"
 #include "digest.h"
 #include "fetch.h"
-#include "forkgate.h"
+#include "parts.h"
 #include "pkgindex.h"
 #include "preflight.h"
 #include "redist.h"
@@ -29,50 +23,6 @@
 #include "store/layout.h"
 #include "store/receipt.h"
 #include "store/store.h"
-#include "unpack.h"
-#include "xzmt.h"
-
-#define MAX_PARTS 128
-
-/* One archive to have unpacked in pkgs/: a component or the cuDNN tarball. */
-typedef struct part {
-    const char *name, *label, *version, *url, *sha256;
-    long long size;
-    bool cudnn, nccl;       /* a library archive: cuDNN's tarball, or NCCL's wheel (a zip) */
-    char pkg[200];          /* pkgs/<pkg> */
-    char tree[4400];        /* $CUDAENV_ROOT/pkgs/<pkg> */
-    char cache[4200];       /* cache/<sha256> */
-    char staging[4200];     /* pkgs/.staging-* while unpacking, "" if none */
-    bool have;              /* already in pkgs/ */
-    int state;              /* 0 waiting, 1 unpacking, 2 done */
-    bool follow;            /* the unpacker tails the download's .part */
-    bool retry;             /* the overlapped pass lost: unpack the verified file */
-    bool cached;            /* in the cache at the start: hashed by its unpacker, once */
-    bool killed;            /* its unpacker died of a signal (it may have held a slot) */
-    ce_fetch_watch *watch;  /* the download's, in the shared page */
-    int id;                 /* its fetch item, watch and slot index */
-    pid_t pid;
-    int pipe;               /* read end: the child's error message */
-} part;
-
-typedef struct plan {
-    ce_redist *red;
-    const char *profile;
-    part parts[MAX_PARTS];
-    size_t n;
-} plan;
-
-static bool fault_is(const char *point)
-{
-    const char *f = ce_settings_now()->test_fault;
-    return f && strcmp(f, point) == 0;
-}
-
-static const char *url_base(const char *url)
-{
-    const char *s = strrchr(url, '/');
-    return s && s[1] ? s + 1 : url;
-}
 
 bool ce_components_apply(ce_ctx *ctx, const ce_resolved *r, int *rc)
 {
@@ -101,7 +51,7 @@ static void seed_from_bundle(ce_ctx *ctx, const ce_artifact *j)
     ce_quiet q;
     ce_quiet_begin(&q, true);
     for (size_t i = 0; i < 3; i++) {
-        if (ce_path_join(p, sizeof p, dirs[i], url_base(j->url)) != CE_OK) continue;
+        if (ce_path_join(p, sizeof p, dirs[i], ce_parts_url_base(j->url)) != CE_OK) continue;
         char hex[CE_SHA256_HEX];
         char *data = NULL;
         size_t len = 0;
@@ -123,7 +73,7 @@ int ce_components_plan(ce_ctx *ctx, const ce_manifest *m, const ce_resolved *r, 
     *out = NULL;
     const ce_artifact *j = r->cuda->redist;
     if (!ctx->force) seed_from_bundle(ctx, j);
-    ce_fetch_item it = { .url = j->url, .sha256 = j->sha256, .size = j->size, .label = url_base(j->url),
+    ce_fetch_item it = { .url = j->url, .sha256 = j->sha256, .size = j->size, .label = ce_parts_url_base(j->url),
                          .allow_http = m->local || ctx->insecure };
     int rc = ce_fetch_all(ctx, &it, 1);
     if (rc) return rc;
@@ -203,283 +153,6 @@ static int space(ce_ctx *ctx, const plan *pl)
                    "CUDAENV_ROOT to a larger filesystem", ctx->root, want / 1073741824.0, avail / 1073741824.0);
 }
 
-/* ---- download in a thread, unpack each archive in a child while it downloads ----
- *
- * As install.c does for cuDNN (unpack.h's follow mode): an unpacker starts as
- * soon as its archive's .part exists and tails it; the download hashes the
- * bytes as they arrive and the unpacker succeeds only once that download
- * verified the very bytes it read (fetch.h's watch: each archive is hashed
- * once); the trees are committed only after every download verified.  An
- * archive already in the cache is hashed by its unpacker as it reads it.
- * The unpackers are children, so "the download stopped", the watches and the
- * decode slots (ncpu() of them: an unpacker waiting for bytes holds none,
- * one waiting for a slot has not begun)
- * live in a shared page.  An overlapped pass that lost (the download stopped
- * or started over) unpacks the verified file once more, hashing it; only
- * that pass may call the archive bad. */
-
-typedef struct shared {
-    volatile int done;      /* the downloads ended */
-    ce_slots slots;         /* decode slots (slots.h) */
-    ce_fetch_watch watch[MAX_PARTS];
-} shared;
-
-typedef struct fetch_job {
-    ce_ctx *ctx;
-    ce_fetch_item *items;
-    size_t n;
-    int rc;
-    ce_status st;           /* the thread's failure, for the joining thread */
-    volatile int *done;     /* MAP_SHARED: the unpackers see it */
-} fetch_job;
-
-static void *fetch_thread(void *arg)
-{
-    fetch_job *j = arg;
-    j->rc = ce_fetch_all(j->ctx, j->items, j->n);
-    if (j->rc != CE_OK) ce_status_take(&j->st);
-    __atomic_store_n(j->done, 1, __ATOMIC_RELEASE);
-    ce_forkgate_retire();   /* no allocation from here until joined (forkgate.h) */
-    return NULL;
-}
-
-static int start_unpack(ce_ctx *ctx, part *p, bool follow, shared *sh)
-{
-    int rc = ce_store_staging(ctx, "pkgs", p->staging, sizeof p->staging);
-    if (rc) return rc;
-    int fds[2];
-    if (pipe(fds) != 0) return ce_fail(ctx, CE_ERR_IO, "pipe: %s", strerror(errno));
-    pid_t parent = getpid(), pid = ce_forkgate_fork();
-    if (pid < 0) {
-        close(fds[0]);
-        close(fds[1]);
-        return ce_fail(ctx, CE_ERR_OTHER, "cannot start an unpacker: %s", strerror(errno));
-    }
-    if (pid == 0) {
-        prctl(PR_SET_PDEATHSIG, SIGKILL);
-        if (getppid() != parent) _exit(1);   /* the parent died before prctl: no signal will come */
-        close(fds[0]);
-        ce_mute(true);
-        char partf[4300];
-        snprintf(partf, sizeof partf, "%s.part", p->cache);
-        char index[4500];   /* per-file sha256s, hashed while unpacking (pkgindex.h) */
-        snprintf(index, sizeof index, "%s.sha256.json", p->tree);
-        ce_unpack_src src = { .path = p->cache, .part = follow ? partf : NULL, .writer_done = &sh->done,
-                              .label = p->url, .sha256 = p->sha256, .size = p->size, .strip_top = !p->nccl,
-                              .only_under = p->nccl ? "nvidia/nccl/" : NULL,
-                              .hash_index = index, .watch = follow ? p->watch : NULL,
-                              .cache_entry = !follow, .slots = &sh->slots, .slot_id = p->id };
-        int urc = ce_unpack(ctx, &src, p->staging);
-        if (urc) {
-            size_t len = strlen(ce_errmsg());
-            if (write(fds[1], ce_errmsg(), len) < 0) urc = CE_ERR_IO;
-        }
-        _exit(urc ? -urc : 0);
-    }
-    close(fds[1]);
-    p->pid = pid;
-    p->pipe = fds[0];
-    p->follow = follow;
-    p->state = 1; /* no event here: the download thread owns the callback */
-    return CE_OK;
-}
-
-static int reap(ce_ctx *ctx, part *p, bool block)
-{
-    int st;
-    pid_t w = waitpid(p->pid, &st, block ? 0 : WNOHANG);
-    if (w == 0) return 1; /* still running */
-    p->state = 2;
-    char msg[4096] = "";
-    ssize_t n = p->pipe >= 0 ? read(p->pipe, msg, sizeof msg - 1) : 0;
-    msg[n > 0 ? n : 0] = '\0';
-    if (p->pipe >= 0) close(p->pipe);
-    p->pipe = -1;
-    if (w < 0) return ce_fail(ctx, CE_ERR_OTHER, "lost the unpacker of %s: %s", p->name, strerror(errno));
-    if (WIFEXITED(st) && WEXITSTATUS(st) == 0) return CE_OK;
-    p->killed = WIFSIGNALED(st);
-    int code = WIFEXITED(st) ? -WEXITSTATUS(st) : CE_ERR_OTHER;
-    if (msg[0]) return ce_fail(ctx, code, "%s", msg);
-    return ce_fail(ctx, code, "unpacking %s (%s) failed%s", p->name, p->url,
-                   WIFSIGNALED(st) ? " (the unpacker was killed)" : "");
-}
-
-static void drop(ce_ctx *ctx, plan *pl)
-{
-    ce_quiet q;   /* cleanup must not overwrite the error being reported */
-    ce_quiet_begin(&q, false);
-    for (size_t i = 0; i < pl->n; i++) {
-        part *p = &pl->parts[i];
-        if (p->state == 1) {
-            kill(p->pid, SIGKILL);
-            reap(ctx, p, true);
-        }
-        if (p->staging[0]) ce_rm_rf(ctx, p->staging);
-        p->staging[0] = '\0';
-    }
-    ce_quiet_end(&q);
-}
-
-/* Archives unpacked at once: CUDAENV_UNPACK_JOBS, else the cores (at most 16). */
-static long jobs(void)
-{
-    long n = ce_cpu_count();
-    const char *e = ce_settings_now()->unpack_jobs;
-    if (e && atol(e) > 0) n = atol(e);
-    return n < 1 ? 1 : n > 16 ? 16 : n;
-}
-
-/* Of those, decoding at once (a slot each): never more than the cores, so
- * the largest archive, started first, has a core of its own to the end
- * instead of a share of one among many, while the rest pack the others. */
-static long ncpu(void)
-{
-    long j = jobs(), c = ce_cpu_count();
-    return j < c ? j : c;
-}
-
-/* Unpackers alive at once: enough to follow every running download (8
- * connections), waiting for bytes or for a slot. */
-static long followers(void)
-{
-    long n = jobs();
-    return n < 8 ? 8 : n;
-}
-
-/* Largest first, for the downloads and the unpackers: the biggest archive
- * (one xz block, one core) starts at once instead of ending last alone. */
-static int by_size(const void *a, const void *b)
-{
-    long long x = (*(part *const *)a)->size, y = (*(part *const *)b)->size;
-    return x < y ? 1 : x > y ? -1 : 0;
-}
-
-static int fetch_and_unpack(ce_ctx *ctx, const ce_manifest *m, plan *pl)
-{
-    ce_fetch_item items[MAX_PARTS];
-    part *ord[MAX_PARTS];
-    size_t k = 0, nf = 0;
-    long long bytes = 0;
-    memset(items, 0, sizeof items);
-    for (size_t i = 0; i < pl->n; i++) ord[i] = &pl->parts[i];
-    qsort(ord, pl->n, sizeof *ord, by_size);
-    shared *sh = mmap(NULL, sizeof *sh, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-    if (sh == MAP_FAILED) return ce_fail(ctx, CE_ERR_NOMEM, "mmap: %s", strerror(errno));
-    memset(sh, 0, sizeof *sh);
-    for (size_t i = 0; i < pl->n; i++) {
-        part *p = ord[i];
-        if (p->have) { p->state = 2; continue; }
-        struct stat st;
-        p->cached = p->size >= 0 && stat(p->cache, &st) == 0 && S_ISREG(st.st_mode) && st.st_size == p->size;
-        p->watch = &sh->watch[k];
-        p->id = (int)k;
-        k++;
-        bytes += p->size > 0 ? p->size : 0;
-        if (p->cached) {
-            /* its unpacker hashes it as it reads it and, when it is not the
-             * file it is named after, deletes it and fails the install; the
-             * download thread never sees it, so it cannot fetch it again
-             * meanwhile (one outcome, whatever the scheduling: issue 22) */
-            ce_emit(ctx, CE_EV_DONE, url_base(p->url), "%s: already in the cache (its sha256 is checked as it is "
-                    "read)", url_base(p->url));
-            continue;
-        }
-        items[nf] = (ce_fetch_item){ .url = p->url, .sha256 = p->sha256, .size = p->size,
-                                     .label = url_base(p->url), .allow_http = m->local || ctx->insecure,
-                                     .watch = p->watch };
-        memcpy(items[nf].path, p->cache, sizeof items[nf].path);
-        nf++;
-    }
-    int serr = k ? ce_slots_init(&sh->slots, (int)ncpu()) : 0;
-    if (k == 0 || serr) {
-        munmap(sh, sizeof *sh);
-        return k == 0 ? CE_OK : ce_fail(ctx, CE_ERR_OTHER, "cannot share the decode slots: %s", strerror(serr));
-    }
-    ce_slots_budget(&sh->slots, (long long)ce_xzmt_budget(), bytes);   /* the decoders' memory (xzmt.h) */
-    ce_emit(ctx, CE_EV_STEP, NULL, "downloading %zu archive%s (%.1f MiB) and unpacking them on %ld core%s", k,
-            k == 1 ? "" : "s", (double)bytes / 1048576.0, ncpu(), ncpu() == 1 ? "" : "s");
-    volatile int *done = &sh->done;
-    fetch_job job = { .ctx = ctx, .items = items, .n = nf, .done = done };
-    pthread_t th;
-    ce_forkgate_enter();
-    if (pthread_create(&th, NULL, fetch_thread, &job) != 0) {
-        ce_forkgate_release();
-        ce_slots_destroy(&sh->slots);
-        munmap(sh, sizeof *sh);
-        return ce_fail(ctx, CE_ERR_OTHER, "cannot start the download thread");
-    }
-    int rc = CE_OK;
-    long slots = followers(), running = 0;
-    for (;;) {
-        bool fetched = __atomic_load_n(done, __ATOMIC_ACQUIRE);
-        size_t left = 0;
-        for (size_t i = 0; i < pl->n; i++) {
-            part *p = ord[i];
-            char partf[4300];
-            snprintf(partf, sizeof partf, "%s.part", p->cache);
-            if (p->state == 1) {
-                ce_quiet q;   /* a lost overlapped pass leaves no error behind */
-                ce_quiet_begin(&q, false);
-                int r = reap(ctx, p, false);
-                if (r == 1) { ce_quiet_end(&q); continue; }
-                running--;
-                if (p->killed) ce_slots_reclaim(&sh->slots, p->id); /* a slot it held */
-                if ((r == CE_ERR_RETRY || r == CE_ERR_INTEGRITY) && p->follow) {
-                    /* the download stopped, started over, or sent bytes the
-                     * manifest does not name: the fetch reports a failure
-                     * itself; after a success the verified file decides */
-                    ce_rm_rf(ctx, p->staging);
-                    p->staging[0] = '\0';
-                    p->state = 0;
-                    p->retry = true;
-                    ce_quiet_end(&q);
-                } else if (r && rc == CE_OK) {
-                    ce_quiet_keep(&q);   /* the first failure is the one reported */
-                    rc = r;
-                } else {
-                    ce_quiet_end(&q);
-                }
-            }
-            if (p->state == 0 && rc == CE_OK && running < slots) {
-                /* a retry waits for the verified file; a first pass for the
-                 * download to start (or the archive to be in the cache) */
-                bool go = p->retry ? fetched && ce_exists(p->cache) : ce_exists(p->cache) || ce_exists(partf);
-                if (go && (rc = start_unpack(ctx, p, !p->retry && !p->cached, sh)) == CE_OK) running++;
-            }
-            left += p->state != 2;
-        }
-        if (fault_is("during-download")) {
-            for (size_t i = 0; i < pl->n; i++) {
-                char pf[4300];
-                struct stat st;
-                snprintf(pf, sizeof pf, "%s.part", pl->parts[i].cache);
-                /* the .part exists: the download has started (the fetch
-                 * layer writes in blocks, so its size may still be 0) */
-                if (stat(pf, &st) == 0) raise(SIGKILL);
-            }
-        }
-        if (running == 0 && (left == 0 || rc != CE_OK || (fetched && job.rc != CE_OK))) break;
-        if (fetched && running == 0 && job.rc == CE_OK) {
-            /* everything verified: whatever is left waits for a slot */
-            bool any = false;
-            for (size_t i = 0; i < pl->n; i++)
-                any = any || (pl->parts[i].state == 0 && !ce_exists(pl->parts[i].cache));
-            if (any) { rc = ce_fail(ctx, CE_ERR_IO, "a verified download vanished from the cache"); break; }
-        }
-        usleep(fetched ? 2000 : 10000);
-    }
-    ce_forkgate_release();
-    pthread_join(th, NULL);
-    ce_slots_destroy(&sh->slots);
-    munmap(sh, sizeof *sh);
-    if (rc == CE_OK && job.rc != CE_OK) {
-        ce_status_put(&job.st);
-        rc = job.rc;
-    }
-    if (rc != CE_OK) drop(ctx, pl);
-    return rc;
-}
-
 static int commit_parts(ce_ctx *ctx, plan *pl)
 {
     int rc = CE_OK;
@@ -488,7 +161,7 @@ static int commit_parts(ce_ctx *ctx, plan *pl)
         if (!p->staging[0]) continue;
         if ((rc = ce_store_commit(ctx, p->staging, p->tree)) == CE_OK) p->staging[0] = '\0';
     }
-    if (rc != CE_OK) drop(ctx, pl);
+    if (rc != CE_OK) ce_parts_drop(ctx, pl);
     return rc;
 }
 
@@ -546,7 +219,7 @@ static int compose(ce_ctx *ctx, const ce_manifest *m, const ce_resolved *r, plan
     if (rc == CE_OK) rc = ce_receipt_write(ctx, staging, &rec);
     if (rc == CE_OK) {
         ce_fsync_dir(staging);
-        if (fault_is("before-commit")) raise(SIGKILL);
+        if (ce_parts_fault_is("before-commit")) raise(SIGKILL);
         rc = ce_store_commit(ctx, staging, final);
     }
     if (rc != CE_OK) {
@@ -603,8 +276,8 @@ int ce_components_install(ce_ctx *ctx, const ce_manifest *m, const ce_resolved *
         rc = add_part(ctx, pl, pkgs, p);
     }
     if (rc == CE_OK) rc = space(ctx, pl);
-    if (rc == CE_OK) rc = fetch_and_unpack(ctx, m, pl);
-    if (rc == CE_OK && fault_is("after-unpack")) raise(SIGKILL);
+    if (rc == CE_OK) rc = ce_parts_fetch_unpack(ctx, m, pl);
+    if (rc == CE_OK && ce_parts_fault_is("after-unpack")) raise(SIGKILL);
     if (rc == CE_OK) rc = commit_parts(ctx, pl);
     if (rc == CE_OK) {
         ce_emit(ctx, CE_EV_STEP, r->name, "composing %s", r->name);

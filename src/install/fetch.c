@@ -9,6 +9,7 @@
 #include "fetch_int.h"
 
 #include <curl/curl.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,10 +17,13 @@
 #include <unistd.h>
 
 #include "core/clock.h"
+#include "core/proc.h"
 #include "digest.h"
 #include "forkgate.h"
 #include "core/file.h"
 #include "http.h"
+
+static long max_connections(void);
 
 /* Record a fatal error for an item (vsnprintf: messages may be cut, never overflow). */
 int dl_fail(dl *d, int code, const char *fmt, ...)
@@ -105,10 +109,10 @@ static void dl_abort(ce_ctx *ctx, dl *d, CURLM *m, const char *why)
 
 /* Every active transfer: a stall is retried; a deadline passed or a window
  * below the minimum rate fails the download. */
-static int check_limits(ce_ctx *ctx, dl *ds, size_t n, CURLM *m, double now)
+static int check_limits(ce_ctx *ctx, dl **ds, size_t n, CURLM *m, double now)
 {
     for (size_t i = 0; i < n; i++) {
-        dl *d = &ds[i];
+        dl *d = ds[i];
         if (d->state != DL_ACTIVE) continue;
         const limits *l = d->lim;
         char host[256], why[512];
@@ -135,10 +139,8 @@ static int check_limits(ce_ctx *ctx, dl *ds, size_t n, CURLM *m, double now)
     return CE_OK;
 }
 
-static void dl_release(dl *d, CURLM *m)
+static void dl_release(dl *d)
 {
-    if (d->state == DL_ACTIVE && d->easy)
-        curl_multi_remove_handle(m, d->easy);
     if (d->fd >= 0) {
         if (!d->fatal && d->blen)
             dl_flush(d); /* keep every good byte for the next run to resume */
@@ -152,10 +154,10 @@ static void dl_release(dl *d, CURLM *m)
     free(d->buf);
 }
 
-static void report_progress(ce_ctx *ctx, dl *ds, size_t n, double now)
+static void report_progress(ce_ctx *ctx, dl **ds, size_t n, double now)
 {
     for (size_t i = 0; i < n; i++) {
-        dl *d = &ds[i];
+        dl *d = ds[i];
         if (d->state == DL_DONE)
             continue;
         double dt = now - d->t0;
@@ -164,23 +166,116 @@ static void report_progress(ce_ctx *ctx, dl *ds, size_t n, double now)
     }
 }
 
-static int run_transfers(ce_ctx *ctx, dl *ds, size_t n, CURLM *m)
+/* ---- several transfer threads ----
+ *
+ * One thread receiving, writing and hashing every byte of a 2.8 GB install
+ * was its pace on a fast link (issue 25: ~500 MB/s, 5.5 s of 6.9 from
+ * loopback).  So the items are shared out to up to min(connections, cores)
+ * threads, each with a multi handle of its own: a thread takes the next item
+ * in the caller's order (largest first) when it holds no more than its fair
+ * part of the transfers running and there is a connection free (at most
+ * CUDAENV_MAX_CONNECTIONS in all), and the thread that receives an item's
+ * bytes writes and hashes them (one pass, as before).  An item stays with
+ * its thread to the end (retries, backoff, its deadline).  The first fatal
+ * error stops every thread; the .part files stay for the next run.  Events
+ * from the threads are serialised through one lock. */
+
+typedef struct pool {
+    dl *ds;
+    size_t n, next;         /* the next item to hand out */
+    long owned, max_conn, per_thread, threads;
+    int stop;               /* a fatal error: every thread ends */
+    int rc;                 /* the first failure ... */
+    ce_status st;           /* ... and its message */
+    bool muted;             /* the caller's thread was muted: so are the others */
+    pthread_mutex_t mu;
+    ce_ctx *ctx;            /* the caller's, for the events */
+    ce_ctx *wctx;           /* a copy whose events go through mu */
+    char said[8][512];      /* the last warnings passed on */
+    unsigned nsaid;
+} pool;
+
+/* The threads' events, one at a time.  Transfers failing alike (one
+ * unreachable host, many files) say the same warning from several threads,
+ * interleaved: one already said recently is not said again, so the renderer
+ * shows one line per attempt, as it does for one thread (it drops a warning
+ * identical to the one before). */
+static void locked_event(void *ud, const ce_event *ev)
 {
+    pool *p = ud;
+    pthread_mutex_lock(&p->mu);
+    bool again = false;
+    if (ev->kind == CE_EV_WARN && ev->text) {
+        for (unsigned i = 0; i < 8 && !again; i++)
+            again = strncmp(p->said[i], ev->text, sizeof p->said[i] - 1) == 0;
+        if (!again)
+            snprintf(p->said[p->nsaid++ % 8], sizeof p->said[0], "%s", ev->text);
+    }
+    if (!again)
+        p->ctx->event(p->ctx->event_ud, ev);
+    pthread_mutex_unlock(&p->mu);
+}
+
+/* The next item for a thread holding mine of them, or NULL. */
+static dl *claim(pool *p, size_t mine)
+{
+    dl *d = NULL;
+    pthread_mutex_lock(&p->mu);
+    while (p->next < p->n && p->ds[p->next].state == DL_DONE)
+        p->next++;
+    if (!p->stop && p->next < p->n && (long)mine < p->per_thread && p->owned < p->max_conn &&
+        (long)mine * p->threads <= p->owned) {
+        d = &p->ds[p->next++];
+        p->owned++;
+    }
+    pthread_mutex_unlock(&p->mu);
+    return d;
+}
+
+static bool work_left(pool *p)
+{
+    pthread_mutex_lock(&p->mu);
+    bool left = !p->stop && p->next < p->n;
+    pthread_mutex_unlock(&p->mu);
+    return left;
+}
+
+static void done_one(pool *p)
+{
+    pthread_mutex_lock(&p->mu);
+    p->owned--;
+    pthread_mutex_unlock(&p->mu);
+}
+
+/* The items a thread holds (claimed, not yet verified). */
+typedef struct held {
+    dl *d[64];
+    size_t k;
+} held;
+
+static int run_transfers(ce_ctx *ctx, pool *p, CURLM *m, held *h)
+{
+    dl **mine = h->d;
+    size_t k = h->k;
     double last_report = 0;
     for (;;) {
         ce_forkgate_point();   /* components.c may fork an unpacker now (forkgate.h) */
+        if (__atomic_load_n(&p->stop, __ATOMIC_ACQUIRE))
+            return CE_OK;
+        dl *c;
+        if (k < sizeof h->d / sizeof *h->d && (c = claim(p, k)))
+            mine[k++] = c;
+        h->k = k;
         double now = ce_mono_s();
-        size_t open = 0;
         double wait = 0.1;
-        for (size_t i = 0; i < n; i++) {
-            dl *d = &ds[i];
+        for (size_t i = 0; i < k; i++) {
+            dl *d = mine[i];
             if (d->state == DL_PENDING && d->next_try <= now && dl_start(d, m) != CE_OK)
                 return ce_fail(ctx, d->fatal, "%s", d->msg);
             if (d->state == DL_PENDING && d->next_try - now < wait)
                 wait = d->next_try - now;
-            open += d->state != DL_DONE;
         }
-        if (!open)
+        if (!k && !work_left(p))
             return CE_OK;
         int running;
         curl_multi_perform(m, &running);
@@ -199,15 +294,112 @@ static int run_transfers(ce_ctx *ctx, dl *ds, size_t n, CURLM *m)
                 return ce_fail(ctx, d->fatal, "%s", d->msg);
         }
         if (now - last_report >= 0.1) {
-            report_progress(ctx, ds, n, now);
+            report_progress(ctx, mine, k, now);
             last_report = now;
-            int rc = check_limits(ctx, ds, n, m, now);
+            int rc = check_limits(ctx, mine, k, m, now);
             if (rc != CE_OK)
                 return rc;
         }
-        if (wait > 0)
+        for (size_t i = 0; i < k;) {   /* verified: a connection for the next item */
+            if (mine[i]->state == DL_DONE) {
+                done_one(p);
+                mine[i] = mine[--k];
+                h->k = k;
+            } else {
+                i++;
+            }
+        }
+        if (wait > 0 && (k || work_left(p)))
             curl_multi_poll(m, NULL, 0, (int)(wait * 1000) + 1, NULL);
     }
+}
+
+/* One transfer thread: its own multi handle; a failure is recorded for all. */
+static void *transfer_thread(void *arg)
+{
+    pool *p = arg;
+    ce_ctx *ctx = p->wctx;
+    if (p->muted)
+        ce_mute(true);
+    int rc = CE_OK;
+    CURLM *m = curl_multi_init();
+    if (!m) {
+        rc = ce_fail(ctx, CE_ERR_NOMEM, "cannot start libcurl");
+    } else {
+        /* claim() keeps this thread to its part; the handle never exceeds the whole */
+        curl_multi_setopt(m, CURLMOPT_MAX_TOTAL_CONNECTIONS, p->max_conn);
+        held h = { .k = 0 };
+        rc = run_transfers(ctx, p, m, &h);
+        for (size_t i = 0; i < h.k; i++) {   /* this thread's transfers leave its handle */
+            dl *d = h.d[i];
+            if (d->state == DL_ACTIVE && d->easy)
+                curl_multi_remove_handle(m, d->easy);
+            if (d->state == DL_ACTIVE)
+                d->state = DL_PENDING;
+        }
+        curl_multi_cleanup(m);
+    }
+    if (rc != CE_OK) {
+        pthread_mutex_lock(&p->mu);
+        if (p->rc == CE_OK) {
+            p->rc = rc;
+            ce_status_take(&p->st);
+        }
+        __atomic_store_n(&p->stop, 1, __ATOMIC_RELEASE);
+        pthread_mutex_unlock(&p->mu);
+    }
+    return NULL;
+}
+
+/* Transfer threads: one per connection, at most one per core (fewer for
+ * fewer items); one under AddressSanitizer (forkgate.h). */
+static long transfer_threads(long conns, size_t pending)
+{
+    long t = ce_cpu_count();
+    if (t > conns) t = conns;
+    if (t > (long)pending) t = (long)pending;
+    if (t > 16) t = 16;
+    return ce_forkgate_threads(t < 1 ? 1 : t);
+}
+
+static int run_pool(ce_ctx *ctx, dl *ds, size_t n, size_t pending)
+{
+    pool p = { .ds = ds, .n = n, .ctx = ctx, .max_conn = max_connections(), .muted = ce_muted() };
+    p.threads = transfer_threads(p.max_conn, pending);
+    p.per_thread = (p.max_conn + p.threads - 1) / p.threads;
+    pthread_t th[16];
+    long started = 0;
+    if (p.threads > 1) {
+        p.wctx = malloc(sizeof *p.wctx);
+        if (!p.wctx)
+            return ce_fail(ctx, CE_ERR_NOMEM, "out of memory");
+        *p.wctx = *ctx;
+        if (ctx->event) {
+            p.wctx->event = locked_event;
+            p.wctx->event_ud = &p;
+        }
+    } else {
+        p.wctx = ctx;
+    }
+    pthread_mutex_init(&p.mu, NULL);
+    long want = p.threads - 1;
+    while (started < want && pthread_create(&th[started], NULL, transfer_thread, &p) == 0)
+        started++;
+    if (started < want) {      /* fewer could start: the parts of those that did */
+        pthread_mutex_lock(&p.mu);
+        p.threads = started + 1;
+        p.per_thread = (p.max_conn + p.threads - 1) / p.threads;
+        pthread_mutex_unlock(&p.mu);
+    }
+    transfer_thread(&p);       /* this thread is one of them */
+    for (long i = 0; i < started; i++)
+        pthread_join(th[i], NULL);
+    pthread_mutex_destroy(&p.mu);
+    if (p.wctx != ctx)
+        free(p.wctx);
+    if (p.rc != CE_OK)
+        ce_status_put(&p.st);
+    return p.rc;
 }
 
 int ce_cache_path(ce_ctx *ctx, const char *sha256, char *out, size_t outsz)
@@ -273,20 +465,10 @@ int ce_fetch_all(ce_ctx *ctx, ce_fetch_item *items, size_t n)
     }
     if (rc == CE_OK && pending) {
         ce_http_global_init();
-        CURLM *m = curl_multi_init();
-        if (!m) {
-            rc = ce_fail(ctx, CE_ERR_NOMEM, "cannot start libcurl");
-        } else {
-            curl_multi_setopt(m, CURLMOPT_MAX_TOTAL_CONNECTIONS, max_connections());
-            rc = run_transfers(ctx, ds, n, m);
-            for (size_t i = 0; i < n; i++)
-                dl_release(&ds[i], m);
-            curl_multi_cleanup(m);
-        }
-    } else {
-        for (size_t i = 0; i < n; i++)
-            dl_release(&ds[i], NULL);
+        rc = run_pool(ctx, ds, n, pending);
     }
+    for (size_t i = 0; i < n; i++)
+        dl_release(&ds[i]);
     free(ds);
     return rc;
 }

@@ -19,7 +19,13 @@
  *    window averaging under the minimum rate, or the artifact's deadline
  *    (base + size, or the ceiling, at 256 KiB/s) fails it; without a size
  *    at most the ceiling is accepted; ENOSPC deletes the .part.
- *  - At most CUDAENV_MAX_CONNECTIONS (default 8) transfers run at once.
+ *  - At most CUDAENV_MAX_CONNECTIONS (default 8) transfers run at once, on
+ *    up to min(connections, cores) threads (one under ASan: forkgate.h),
+ *    each with its own multi handle: the thread that receives an item's
+ *    bytes writes and hashes them (one pass); items are taken in the order
+ *    given (put the largest first), one more by the thread holding the
+ *    fewest; the first fatal error stops them all.  Events come one at a
+ *    time, and a warning another thread said just before is not repeated.
  *  - Test-only knobs: CUDAENV_RETRY_DELAY_MS (backoff base, default 1000),
  *    CUDAENV_STALL_TIMEOUT (seconds without a byte before a retry, default 30),
  *    CUDAENV_RATE_WINDOW (s, 60), CUDAENV_MIN_RATE (bytes/s, 4096),

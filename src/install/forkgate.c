@@ -68,6 +68,12 @@ pid_t ce_forkgate_fork(void)
     return pid;
 }
 
+long ce_forkgate_threads(long want)
+{
+    (void)want;
+    return 1;
+}
+
 #else
 
 void ce_forkgate_enter(void) {}
@@ -75,5 +81,6 @@ void ce_forkgate_point(void) {}
 void ce_forkgate_retire(void) {}
 void ce_forkgate_release(void) {}
 pid_t ce_forkgate_fork(void) { return fork(); }
+long ce_forkgate_threads(long want) { return want; }
 
 #endif

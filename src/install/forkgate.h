@@ -25,5 +25,8 @@ void ce_forkgate_retire(void);
 void ce_forkgate_release(void);
 /* fork() with the download thread parked or retired (or none). */
 pid_t ce_forkgate_fork(void);
+/* Transfer threads fetch.c may run, of want: 1 under ASan (the gate parks
+ * one download thread), else want. */
+long ce_forkgate_threads(long want);
 
 #endif

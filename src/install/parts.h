@@ -1,0 +1,63 @@
+/* The archives of a components install (components.c) and the unpackers
+ * that follow their downloads (unpackers.c).  Internal to those two. */
+#ifndef CE_PARTS_H
+#define CE_PARTS_H
+
+#include <stdbool.h>
+#include <string.h>
+#include <sys/types.h>
+
+#include "core/ctx.h"
+#include "fetch.h"
+#include "manifest/manifest.h"
+#include "redist.h"
+
+#define MAX_PARTS 128  /* archives of one install */
+
+/* One archive to have unpacked in pkgs/: a component or the cuDNN tarball. */
+typedef struct part {
+    const char *name, *label, *version, *url, *sha256;
+    long long size;
+    bool cudnn, nccl;       /* a library archive: cuDNN's tarball, or NCCL's wheel (a zip) */
+    char pkg[200];          /* pkgs/<pkg> */
+    char tree[4400];        /* $CUDAENV_ROOT/pkgs/<pkg> */
+    char cache[4200];       /* cache/<sha256> */
+    char staging[4200];     /* pkgs/.staging-* while unpacking, "" if none */
+    bool have;              /* already in pkgs/ */
+    int state;              /* 0 waiting, 1 unpacking, 2 done */
+    bool follow;            /* the unpacker tails the download's .part */
+    bool retry;             /* the overlapped pass lost: unpack the verified file */
+    bool cached;            /* in the cache at the start: hashed by its unpacker, once */
+    bool killed;            /* its unpacker died of a signal (it may have held a slot) */
+    ce_fetch_watch *watch;  /* the download's, in the shared page */
+    int id;                 /* its fetch item, watch and slot index */
+    pid_t pid;
+    int pipe;               /* read end: the child's error message */
+} part;
+
+typedef struct plan {
+    ce_redist *red;
+    const char *profile;
+    part parts[MAX_PARTS];
+    size_t n;
+} plan;
+
+static inline bool ce_parts_fault_is(const char *point)
+{
+    const char *f = ce_settings_now()->test_fault;
+    return f && strcmp(f, point) == 0;
+}
+
+static inline const char *ce_parts_url_base(const char *url)
+{
+    const char *s = strrchr(url, '/');
+    return s && s[1] ? s + 1 : url;
+}
+
+/* Download what pl lacks and unpack every archive into its staging tree
+ * (unpackers.c); on failure nothing of it is left (ce_parts_drop). */
+int ce_parts_fetch_unpack(ce_ctx *ctx, const ce_manifest *m, plan *pl);
+/* Stop the unpackers still running and remove every staging tree. */
+void ce_parts_drop(ce_ctx *ctx, plan *pl);
+
+#endif
