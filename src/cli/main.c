@@ -32,8 +32,9 @@ static const cli_cmd commands[] = {
       "                [--modulefiles DIR [--module-format lmod|tcl]]\n"
       "       cudaenv install --for PYTHON [--framework tf|torch|jax] [options]\n"
       "\n"
-      "Resolve each SPEC through the manifest (tf-2.14, tensorflow-2.14.1, 11.8, 11.8.0,\n"
-      "cuda-11.8, optionally +cudnn8.7), download what it needs and the cuDNN tarball\n"
+      "Resolve each SPEC through the manifest (tf-2.14, tensorflow-2.14.1, torch-2.5,\n"
+      "torch-2.5+cu121, jax-0.4.30, 11.8, 11.8.0, cuda-11.8, optionally +cudnn8.7),\n"
+      "download what it needs and the cuDNN tarball\n"
       "(resume, retry, parallel), check size and sha256, and install them side by side\n"
       "under $CUDAENV_ROOT/versions without root.  Where the manifest pins NVIDIA's\n"
       "redistrib JSON for the release, only the components of a profile are downloaded\n"
@@ -167,23 +168,29 @@ static const cli_cmd commands[] = {
       "global, system).  --names prints the bare names, one per line, for scripts.\n",
       .opts = cmd_list_opts },
     { "list-remote", "ls-remote", cmd_list_remote, "what the manifest offers",
-      "usage: cudaenv list-remote [tf|cuda|cudnn] [--json | --names]\n"
+      "usage: cudaenv list-remote [tf|torch|jax|cuda|cudnn] [--json | --names]\n"
       "\n"
       "What the manifest offers, newest first (alias ls-remote):\n"
       "  tf      TensorFlow releases with their CUDA + cuDNN pair and Python range (default);\n"
       "          rows the manifest cannot install are marked with the reason\n"
+      "  torch   PyTorch releases, one line per CUDA build: the spec (torch-2.5 is the\n"
+      "          build pip installs from PyPI, torch-2.5+cu121 another), the toolchain it\n"
+      "          resolves to, the CUDA + cuDNN the wheels were built with\n"
+      "  jax     JAX releases, one line per CUDA plugin (jax-0.4.30, jax-0.7.2+cuda13)\n"
       "  cuda    CUDA releases: min driver, max gcc, GPU architectures, platforms\n"
       "  cudnn   cuDNN releases: the CUDA majors and platforms they have tarballs for\n"
       "\n"
       "  --json   one JSON document\n"
-      "  --names  the bare specs, one per line (installable TF rows only), for scripts\n",
+      "  --names  the bare specs, one per line (installable rows only), for scripts\n",
       .opts = cmd_list_remote_opts, .max_pos = 1 },
     { "info", NULL, cmd_info, "what a spec resolves to",
       "usage: cudaenv info SPEC [--json] [--cudnn VER] [--no-cudnn]\n"
       "\n"
       "Show what SPEC resolves to, without downloading: CUDA, cuDNN, min driver, max gcc,\n"
       "GPU architectures, Python range, URLs, sizes, sha256s and the source of each value.\n"
-      "tf-2.14 takes TensorFlow's tested CUDA + cuDNN pair; 11.8 takes the newest 11.8.*\n"
+      "tf-2.14 takes TensorFlow's tested CUDA + cuDNN pair; torch-2.5 the pair of the CUDA\n"
+      "build pip installs from PyPI (torch-2.5+cu121: another build; info lists them all);\n"
+      "jax-0.4.30 the pair its CUDA plugin's pins resolve to; 11.8 takes the newest 11.8.*\n"
       "and the newest cuDNN built for CUDA 11.  Unknown specs exit 3 with the nearest ones.\n"
       "\n"
       "  --cudnn VER    choose the cuDNN release (8.9 = newest 8.9.*; wins over +cudnn)\n"

@@ -191,3 +191,36 @@ PY
         [ "$a" = "$b" ] || { echo "$q: '$a' vs '$b'"; false; }
     done
 }
+
+@test "completions: torch-* and jax-* specs, their +cuNNN builds beside +cudnn, list-remote torch|jax (bash, zsh, fish)" {
+    PATH=$(dirname "$CUDAENV"):$PATH
+    run bash --norc -c '
+        eval "$(cudaenv init bash)"
+        c() { COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1)); COMPREPLY=(); _cudaenv; echo "${COMPREPLY[*]}"; }
+        c cudaenv install torch-2.5
+        c cudaenv info torch-2.5+cu
+        c cudaenv install ja
+        c cudaenv list-remote ""'
+    [ "$status" -eq 0 ]
+    [ "${lines[0]}" = "torch-2.5+cu118 torch-2.5" ] || { printf "%s\n" "${lines[@]}"; false; }
+    [[ " ${lines[1]} " == *" torch-2.5+cu118 "* && " ${lines[1]} " == *" torch-2.5+cudnn8.9.7.29 "* ]]
+    [[ " ${lines[1]} " != *" torch-2.6+cu118 "* ]]
+    [ "${lines[2]}" = "jax-0.4.30" ]
+    [ "${lines[3]}" = "tf torch jax cuda cudnn" ]
+    if command -v zsh >/dev/null; then
+        export ZCOMP_FPATH=$REPO/completions __CUDAENV_BIN=$CUDAENV
+        out=$(timeout 60 zsh -f "$REPO/tests/lib/zcomp.zsh" 'cudaenv install torch-2.5+cu1' | tr '\n' ' ')
+        [ "$out" = "torch-2.5+cu118 " ]
+        out=$(timeout 60 zsh -f "$REPO/tests/lib/zcomp.zsh" 'cudaenv install jax-' | tr '\n' ' ')
+        [ "$out" = "jax-0.4.30 " ]
+    fi
+    if command -v fish >/dev/null; then
+        run fish --no-config -c '
+            cudaenv init fish | source
+            function c; complete -C "$argv" | string replace -r "\t.*" "" | string join " "; or echo; end
+            c "cudaenv install torch-2.5+cu1"
+            c "cudaenv list-remote j"; true'
+        [ "${lines[0]}" = "torch-2.5+cu118" ]
+        [ "${lines[1]}" = "jax" ]
+    fi
+}
