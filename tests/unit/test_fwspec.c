@@ -13,6 +13,7 @@
 
 #include "manifest/manifest.h"
 #include "manifest_fixture.h"
+#include "manifest/diff.h"
 #include "manifest/resolve.h"
 #include "core/version.h"
 
@@ -264,6 +265,40 @@ static void test_builtin(void **state)
     ce_manifest_free(b);
 }
 
+/* update's report: PyTorch/JAX builds added, removed, moved to another pair or default */
+static void test_diff(void **state)
+{
+    (void)state;
+    char *fw = fx_subst(FIXTURE, "\"profiles\":", FW_SECTIONS);
+    char *t1 = fx_subst(fw, "\"cu118\": {\"cuda\": \"11.8.0\", \"cudnn\": \"8.9.7.29\"",
+                        "\"cu118\": {\"cuda\": \"11.8.0\", \"cudnn\": \"8.7.0.84\"");
+    char *t2 = fx_subst(t1, "\"0.4.29\": {\"default\": \"cuda12\", \"builds\": {\"cuda12\": {\"cuda\": \"12.2.2\", \"cudnn\": \"8.9.7.29\"}}},\n",
+                        "\"0.4.31\": {\"default\": \"cuda12\", \"builds\": {\"cuda12\": {\"cuda\": \"12.5.1\", \"cudnn\": \"9.3.0.75\"}}},\n");
+    assert_non_null(t2);
+    ce_manifest *b = NULL;
+    assert_int_equal(ce_manifest_parse(&ctx, t2, strlen(t2), "m.json", true, &b), CE_OK);
+    ce_mchange *v = NULL;
+    size_t n = 0;
+    assert_int_equal(ce_manifest_diff(m, b, &v, &n), CE_OK);
+    char all[2048] = "";
+    for (size_t i = 0; i < n; i++) {
+        static const char *const k[] = { "+", "-", "~" };
+        size_t l = strlen(all);
+        snprintf(all + l, sizeof all - l, "%s%s %s: %s|", k[v[i].kind], v[i].what, v[i].key, v[i].detail);
+    }
+    assert_string_equal(all, "~torch 2.5+cu118: cudnn 8.9.7.29 -> 8.7.0.84|"
+                             "+jax 0.4.31+cuda12: CUDA 12.5.1 + cuDNN 9.3.0.75 (the default build)|"
+                             "-jax 0.4.29+cuda12: |");
+    free(v);
+    assert_int_equal(ce_manifest_diff(m, m, &v, &n), CE_OK);
+    assert_int_equal(n, 0);
+    free(v);
+    ce_manifest_free(b);
+    free(fw);
+    free(t1);
+    free(t2);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -273,6 +308,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_unknown, setup, teardown),
         cmocka_unit_test_setup_teardown(test_manifest_checks, setup, teardown),
         cmocka_unit_test_setup_teardown(test_builtin, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_diff, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
