@@ -1,8 +1,9 @@
 # bash completion for cudaenv: commands (also after global options such as
 # --manifest M), options, installed toolchains (read from
 # $CUDAENV_ROOT/versions with a glob, no process), remote specs and components
-# (from `cudaenv list-remote tf|cuda|cudnn --names`, only where a spec to
-# download is expected: install, info, --cudnn, SPEC+cudnn).
+# (from `cudaenv list-remote tf|torch|jax|cuda|cudnn --names`, only where a
+# spec to download is expected: install, info, --cudnn, SPEC+cudnn,
+# torch-2.5+cu121).
 #
 # No name is ever evaluated: compgen's word list expands each word
 # ($(...), `...`, $var), so a directory under versions/ named
@@ -40,7 +41,7 @@ _cudaenv_installed() {
     done
 }
 
-# _cudaenv_remote tf|cuda|cudnn: bare specs from the manifest in use,
+# _cudaenv_remote tf|torch|jax|cuda|cudnn: bare specs from the manifest in use,
 # appended to the array _ce_w (one a line, never split or expanded).
 _cudaenv_remote() {
     local l
@@ -120,15 +121,18 @@ _cudaenv() {
             fi ;;
         install|info|mirror)
             if [[ $cur == *+* ]]; then
-                # a component: SPEC+cudnnVER
+                # a component: SPEC+cudnnVER; a PyTorch/JAX build: torch-2.5+cu121
                 local base=${cur%%+*} v words=()
                 _cudaenv_remote cudnn
                 for v in "${_ce_w[@]}"; do words+=("$base+cudnn$v"); done
-                _cudaenv_reply "$cur" "${words[@]}"
+                _ce_w=()
+                case $base in torch-*) _cudaenv_remote torch ;; jax-*) _cudaenv_remote jax ;; esac
+                _cudaenv_reply "$cur" "${words[@]}" "${_ce_w[@]}"
             else
-                _cudaenv_remote tf; _cudaenv_remote cuda; _cudaenv_reply "$cur" "${_ce_w[@]}"
+                _cudaenv_remote tf; _cudaenv_remote torch; _cudaenv_remote jax; _cudaenv_remote cuda
+                _cudaenv_reply "$cur" "${_ce_w[@]}"
             fi ;;
-        list-remote|ls-remote) _cudaenv_reply "$cur" tf cuda cudnn ;;
+        list-remote|ls-remote) _cudaenv_reply "$cur" tf torch jax cuda cudnn ;;
         jupyter)
             if [[ $COMP_CWORD -eq 2 ]]; then _cudaenv_reply "$cur" install
             else _cudaenv_installed; _cudaenv_reply "$cur" "${_ce_w[@]}"; fi ;;

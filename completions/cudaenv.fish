@@ -1,6 +1,6 @@
 # fish completion for cudaenv: commands (also after global options such as
 # --manifest M), options, installed toolchains (a glob of $CUDAENV_ROOT/versions),
-# remote specs and components (`cudaenv list-remote tf|cuda|cudnn --names`).
+# remote specs and components (`cudaenv list-remote tf|torch|jax|cuda|cudnn --names`).
 function __cudaenv_installed
     set -l r $HOME/.cudaenv
     set -q CUDAENV_ROOT; and test -n "$CUDAENV_ROOT"; and set r $CUDAENV_ROOT
@@ -9,7 +9,7 @@ function __cudaenv_installed
     end
 end
 
-# __cudaenv_remote tf|cuda|cudnn: bare specs from the manifest in use
+# __cudaenv_remote tf|torch|jax|cuda|cudnn: bare specs from the manifest in use
 # (a --manifest M already typed on the line counts).
 function __cudaenv_remote
     set -l bin cudaenv
@@ -30,6 +30,13 @@ function __cudaenv_components
     for v in (__cudaenv_remote cudnn)
         echo "$base+cudnn$v"
     end
+    # a PyTorch/JAX build: torch-2.5+cu121
+    switch $base
+        case 'torch-*'
+            __cudaenv_remote torch | string match -- '*+*'
+        case 'jax-*'
+            __cudaenv_remote jax | string match -- '*+*'
+    end
 end
 
 set -l __cudaenv_cmds install uninstall list ls list-remote ls-remote info prefix init use deactivate env local global current which exec verify jupyter doctor adopt cache modulefile mirror update outdated config help
@@ -49,14 +56,14 @@ complete -c cudaenv -n '__fish_seen_subcommand_from modulefile' -l to -xa '(__fi
 complete -c cudaenv -n '__fish_seen_subcommand_from install' -l modulefiles -xa '(__fish_complete_directories)' -d 'regenerate module files'
 complete -c cudaenv -n '__fish_seen_subcommand_from install' -l module-format -xa 'lmod tcl'
 complete -c cudaenv -n '__fish_seen_subcommand_from exec' -a '(__cudaenv_installed)' -d toolchain
-complete -c cudaenv -n '__fish_seen_subcommand_from install info mirror; and not string match -q -- "*+*" (commandline -ct)' -a '(__cudaenv_remote tf) (__cudaenv_remote cuda)' -d spec
+complete -c cudaenv -n '__fish_seen_subcommand_from install info mirror; and not string match -q -- "*+*" (commandline -ct)' -a '(__cudaenv_remote tf) (__cudaenv_remote torch) (__cudaenv_remote jax) (__cudaenv_remote cuda)' -d spec
 complete -c cudaenv -n '__fish_seen_subcommand_from install info mirror' -a '(__cudaenv_components)' -d component
 complete -c cudaenv -n '__fish_seen_subcommand_from mirror' -l to -xa '(__fish_complete_directories)' -d 'mirror directory'
 complete -c cudaenv -n '__fish_seen_subcommand_from mirror' -l check -xa '(__fish_complete_directories)' -d 're-hash a mirror'
 complete -c cudaenv -n '__fish_seen_subcommand_from mirror' -l all -d 'every file of the manifest'
 complete -c cudaenv -n '__fish_seen_subcommand_from mirror' -l sign-key -r -F -d 'ed25519 key signing cudaenv.json'
 complete -c cudaenv -n '__fish_seen_subcommand_from mirror' -l platform -xa 'linux-x86_64 linux-sbsa'
-complete -c cudaenv -n '__fish_seen_subcommand_from list-remote ls-remote' -a 'tf cuda cudnn'
+complete -c cudaenv -n '__fish_seen_subcommand_from list-remote ls-remote' -a 'tf torch jax cuda cudnn'
 complete -c cudaenv -n '__fish_seen_subcommand_from list-remote ls-remote' -l names -d 'bare specs'
 complete -c cudaenv -n '__fish_seen_subcommand_from init' -a 'bash zsh fish'
 complete -c cudaenv -n '__fish_seen_subcommand_from init' -l static -d 'write a file to source (no process at shell start)'

@@ -36,6 +36,9 @@ import os
 import re
 import sys
 
+sys.dont_write_bytecode = True   # importing gen_frameworks leaves no tools/__pycache__ in the tree
+from gen_frameworks import frameworks_section   # noqa: E402  tools/gen_frameworks.py: the torch and jax sections
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 DATA = os.path.join(HERE, "..", "data")
 REDIST_BASE = "https://developer.download.nvidia.com/compute/cuda/redist/"
@@ -556,6 +559,7 @@ def main(argv):
     add_tf_nccl(tf, cuda, nccl, nccl_rows, nccl_first)
     n, sized, two = coverage(cuda, cudnn, nccl)
     tarballs = [a for e in cudnn.values() for v, b in e.items() if v.startswith("cuda") for a in b.values()]
+    fws = frameworks_section(os.path.join(DATA, "frameworks.json"), cuda, cudnn)
     sys.stderr.write("gen-manifest: %d pinned files: %d with a size, %d with two sha256 sources or NVIDIA's JSON "
                      "(cuDNN from NVIDIA's JSONs: %d sizes filled, %d builds added, %d from the copy a release came from; "
                      "cuDNN tarballs: %d of %d with a size)\n"
@@ -571,6 +575,8 @@ def main(argv):
             "data/redist/SOURCES.md")}),
         "profiles": PROFILES,
         "tensorflow": tf,
+        "torch": fws["torch"],
+        "jax": fws["jax"],
         "cuda": cuda,
         "cudnn": cudnn,
         "nccl": nccl,

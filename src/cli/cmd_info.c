@@ -138,6 +138,60 @@ static void json_source(cJSON *o, const char *src)
     cli_json_add_str(o, "source", src ? buf : NULL);
 }
 
+/* "torch"/"jax": the release, the build chosen, every CUDA build it has. */
+static void fw_json(cJSON *o, const ce_resolved *r)
+{
+    cJSON *f = cJSON_AddObjectToObject(o, "framework");
+    cli_json_add_str(f, "name", r->fw_name);
+    cli_json_add_str(f, "version", r->fw->version);
+    cli_json_add_str(f, "build", r->fw_build->tag);
+    cli_json_add_str(f, "default_build", r->fw->deflt);
+    cli_json_add_str(f, "python", r->fw->python);
+    json_source(f, r->fw->source);
+    cli_json_add_str(f, "default_source", r->fw->default_source);
+    cJSON *bs = cJSON_AddArrayToObject(f, "builds");
+    for (size_t i = 0; i < r->fw->n_builds; i++) {
+        const ce_fw_build *b = &r->fw->builds[i];
+        cJSON *j = cJSON_CreateObject();
+        cli_json_add_str(j, "build", b->tag);
+        cli_json_add_str(j, "cuda", b->cuda);
+        cli_json_add_str(j, "cudnn", b->cudnn);
+        cli_json_add_str(j, "wheel_cuda", b->wheel_cuda);
+        cli_json_add_str(j, "wheel_cudnn", b->wheel_cudnn);
+        cli_json_add_str(j, "channel", b->channel);
+        cli_json_add_str(j, "not_installable", b->not_installable);
+        json_source(j, b->source);
+        cJSON_AddItemToArray(bs, j);
+    }
+}
+
+/* The framework part of info's text: the release, the build and what it resolves to, the other builds. */
+static void fw_text(const ce_resolved *r)
+{
+    const ce_fw *f = r->fw;
+    const ce_fw_build *b = r->fw_build;
+    bool jax = !strcmp(r->fw_name, "jax");
+    cli_print("%-13s %s (build %s%s%s%s)\n", jax ? "JAX" : "PyTorch", f->version, b->tag,
+              strcmp(b->tag, f->deflt) ? "" : jax ? ": the default, jax[" : ": the default, what pip installs from PyPI",
+              !strcmp(b->tag, f->deflt) && jax ? b->tag : "", !strcmp(b->tag, f->deflt) && jax ? "] in JAX's install table" : "");
+    if (f->python) cli_print("  %-11s %s\n", "python", f->python);
+    if (b->wheel_cuda)
+        cli_print("  %-11s CUDA %s%s + cuDNN %s%s%s%s%s\n", "wheels", strcmp(r->fw_name, "jax") ? "" : ">= ",
+                  b->wheel_cuda, strcmp(r->fw_name, "jax") ? "" : ">= ", b->wheel_cudnn ? b->wheel_cudnn : "?",
+                  b->channel ? " (" : "", b->channel ? b->channel : "", b->channel ? ")" : "");
+    cli_print("  %-11s CUDA %s + cuDNN %s\n", b->not_installable ? "needs" : "toolchain", b->cuda,
+              b->cudnn ? b->cudnn : "none");
+    for (size_t i = 0; i < f->n_builds; i++) {
+        const ce_fw_build *o = &f->builds[i];
+        cli_print("  %-11s %c %-7s CUDA %s + cuDNN %s%s  %s-%s+%s\n", i ? "" : "builds", o == b ? '*' : ' ', o->tag,
+                  o->cuda, o->cudnn ? o->cudnn : "none", strcmp(o->tag, f->deflt) ? "" : " (default)", r->fw_name,
+                  f->version, o->tag);
+        if (o->not_installable) cli_print("  %-11s   not installable: %s\n", "", o->not_installable);
+    }
+    print_source(b->source);
+    if (f->default_source) cli_print("  %-11s %s\n", "default", f->default_source);
+}
+
 static int print_json(const ce_manifest *m, const ce_spec *s, const ce_resolved *r, const char *platform,
                       const char *problem)
 {
@@ -158,6 +212,8 @@ static int print_json(const ce_manifest *m, const ce_spec *s, const ce_resolved 
     } else {
         cJSON_AddNullToObject(o, "tensorflow");
     }
+    if (r->fw && r->fw_build) fw_json(o, r);
+    else cJSON_AddNullToObject(o, "framework");
     if (r->cuda) {
         const ce_cuda *c = r->cuda;
         cJSON *j = cJSON_AddObjectToObject(o, "cuda");
@@ -228,6 +284,7 @@ static void print_text(const ce_spec *s, const ce_resolved *r, const char *platf
         print_source(r->tf->source);
         if (!r->cuda) cli_print("  %-11s CUDA %s + cuDNN %s\n", "needs", r->tf->cuda, r->tf->cudnn ? r->tf->cudnn : "none");
     }
+    if (r->fw && r->fw_build) fw_text(r);
     if (r->cuda) {
         const ce_cuda *c = r->cuda;
         cli_print("%-13s %s\n", "CUDA", c->version);
@@ -299,6 +356,7 @@ int cmd_info(cli *c, const cli_args *a)
      * not_installable, or no file for this platform.  Anything the user
      * chose wrongly (unknown spec, --cudnn) is an error. */
     bool describable = rc == CE_ERR_NOTFOUND && ((r.tf && r.tf->not_installable) ||
+                                                 (r.fw_build && r.fw_build->not_installable) ||
                                                  (r.cuda && !*cudnn && !spec.cudnn[0]));
     if (rc && !describable) {
         ce_manifest_free(m);

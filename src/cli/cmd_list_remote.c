@@ -1,7 +1,9 @@
-/* cudaenv list-remote [tf|cuda|cudnn] [--json] (alias ls-remote): what the
- * manifest offers, newest first.  tf (the default) shows each TensorFlow
- * release with its CUDA + cuDNN pair; cuda and cudnn show the releases with
- * the platforms the manifest has files for.  --names: bare specs, one a line. */
+/* cudaenv list-remote [tf|torch|jax|cuda|cudnn] [--json] (alias ls-remote):
+ * what the manifest offers, newest first.  tf (the default) shows each
+ * TensorFlow release with its CUDA + cuDNN pair; torch and jax each CUDA build
+ * of a release (its spec, the toolchain it resolves to, the wheels' own
+ * CUDA + cuDNN); cuda and cudnn show the releases with the platforms the
+ * manifest has files for.  --names: bare specs, one a line. */
 #include <cjson/cJSON.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,7 +20,72 @@ const cli_opt cmd_list_remote_opts[] = {
     { 0 },
 };
 
-typedef enum { WHAT_TF, WHAT_CUDA, WHAT_CUDNN } what_t;
+typedef enum { WHAT_TF, WHAT_CUDA, WHAT_CUDNN, WHAT_TORCH, WHAT_JAX } what_t;
+
+static const char *fw_of(what_t what) { return what == WHAT_TORCH ? "torch" : what == WHAT_JAX ? "jax" : NULL; }
+
+/* torch-2.5 for the default build, torch-2.5+cu121 for the others */
+static void fw_spec(char *out, size_t n, const char *fw, const ce_fw *f, const ce_fw_build *b)
+{
+    if (strcmp(b->tag, f->deflt)) snprintf(out, n, "%s-%s+%s", fw, f->version, b->tag);
+    else snprintf(out, n, "%s-%s", fw, f->version);
+}
+
+static cJSON *fw_json(const ce_manifest *m, const char *fw)
+{
+    cJSON *arr = cJSON_CreateArray();
+    size_t n;
+    const ce_fw *list = ce_manifest_fws(m, fw, &n);
+    char spec[64];
+    for (size_t i = n; i-- > 0;) {
+        const ce_fw *f = &list[i];
+        cJSON *o = cJSON_CreateObject();
+        cli_json_add_str(o, "version", f->version);
+        cli_json_add_str(o, "default_build", f->deflt);
+        cli_json_add_str(o, "python", f->python);
+        cJSON *bs = cJSON_AddArrayToObject(o, "builds");
+        for (size_t k = 0; k < f->n_builds; k++) {
+            const ce_fw_build *b = &f->builds[k];
+            cJSON *j = cJSON_CreateObject();
+            fw_spec(spec, sizeof spec, fw, f, b);
+            cli_json_add_str(j, "build", b->tag);
+            cli_json_add_str(j, "spec", spec);
+            cli_json_add_str(j, "cuda", b->cuda);
+            cli_json_add_str(j, "cudnn", b->cudnn);
+            cli_json_add_str(j, "wheel_cuda", b->wheel_cuda);
+            cli_json_add_str(j, "wheel_cudnn", b->wheel_cudnn);
+            cli_json_add_str(j, "channel", b->channel);
+            cJSON_AddBoolToObject(j, "installable", b->not_installable == NULL);
+            cli_json_add_str(j, "not_installable", b->not_installable);
+            cJSON_AddItemToArray(bs, j);
+        }
+        cJSON_AddItemToArray(arr, o);
+    }
+    return arr;
+}
+
+static void fw_text(const ce_manifest *m, const char *fw)
+{
+    size_t n;
+    const ce_fw *list = ce_manifest_fws(m, fw, &n);
+    char spec[64], wheel[64];
+    cli_print("%-19s %-10s %-11s %-24s %s\n", "SPEC", "CUDA", "cuDNN", "WHEELS (CUDA, cuDNN)", "");
+    for (size_t i = n; i-- > 0;) {
+        const ce_fw *f = &list[i];
+        const ce_fw_build *d = ce_fw_build_for(f, NULL);
+        for (size_t k = 0; k <= f->n_builds; k++) {   /* the default build first */
+            const ce_fw_build *b = k == 0 ? d : &f->builds[k - 1];
+            if (k > 0 && b == d) continue;
+            fw_spec(spec, sizeof spec, fw, f, b);
+            /* JAX's plugin pins minimums (>=), PyTorch's wheels exact releases */
+            const char *ge = strcmp(fw, "jax") ? "" : ">=";
+            snprintf(wheel, sizeof wheel, "%s%s, %s%s", ge, b->wheel_cuda ? b->wheel_cuda : "?", ge,
+                     b->wheel_cudnn ? b->wheel_cudnn : "?");
+            cli_print("%-19s %-10s %-11s %-24s %s%s\n", spec, b->cuda, b->cudnn ? b->cudnn : "-", wheel,
+                      b->not_installable ? "not installable: " : "", b->not_installable ? b->not_installable : "");
+        }
+    }
+}
 
 static cJSON *platforms_json(const ce_artifact *a, size_t n)
 {
@@ -94,11 +161,12 @@ static cJSON *cudnn_json(const ce_manifest *m)
 
 static int print_json(const ce_manifest *m, what_t what)
 {
-    static const char *const keys[] = { "tensorflow", "cuda", "cudnn" };
+    static const char *const keys[] = { "tensorflow", "cuda", "cudnn", "torch", "jax" };
     cJSON *o = cJSON_CreateObject();
     cli_json_add_str(o, "manifest", m->origin);
     cli_json_add_str(o, "updated", m->updated);
-    cJSON_AddItemToObject(o, keys[what], what == WHAT_TF ? tf_json(m) : what == WHAT_CUDA ? cuda_json(m) : cudnn_json(m));
+    cJSON_AddItemToObject(o, keys[what], fw_of(what) ? fw_json(m, fw_of(what)) : what == WHAT_TF ? tf_json(m)
+                                         : what == WHAT_CUDA ? cuda_json(m) : cudnn_json(m));
     return cli_json_print(o);
 }
 
@@ -106,7 +174,17 @@ static int print_json(const ce_manifest *m, what_t what)
  * completions and scripts); TF rows the manifest cannot install are left out. */
 static void print_names(const ce_manifest *m, what_t what)
 {
-    if (what == WHAT_TF) {
+    if (fw_of(what)) {
+        size_t n;
+        const ce_fw *list = ce_manifest_fws(m, fw_of(what), &n);
+        char spec[64];
+        for (size_t i = n; i-- > 0;)
+            for (size_t k = 0; k < list[i].n_builds; k++) {
+                if (list[i].builds[k].not_installable) continue;
+                fw_spec(spec, sizeof spec, fw_of(what), &list[i], &list[i].builds[k]);
+                cli_print("%s\n", spec);
+            }
+    } else if (what == WHAT_TF) {
         for (size_t i = m->n_tf; i-- > 0;)
             if (!m->tf[i].not_installable) cli_print("tf-%s\n", m->tf[i].version);
     } else if (what == WHAT_CUDA) {
@@ -119,7 +197,9 @@ static void print_names(const ce_manifest *m, what_t what)
 static void print_text(const ce_manifest *m, what_t what)
 {
     char buf[256];
-    if (what == WHAT_TF) {
+    if (fw_of(what)) {
+        fw_text(m, fw_of(what));
+    } else if (what == WHAT_TF) {
         cli_print("%-10s %-10s %-11s %-14s %s\n", "SPEC", "CUDA", "cuDNN", "PYTHON", "");
         for (size_t i = m->n_tf; i-- > 0;) {
             const ce_tf *t = &m->tf[i];
@@ -161,7 +241,9 @@ int cmd_list_remote(cli *c, const cli_args *a)
     if (!strcmp(arg, "tf") || !strcmp(arg, "tensorflow")) what = WHAT_TF;
     else if (!strcmp(arg, "cuda")) what = WHAT_CUDA;
     else if (!strcmp(arg, "cudnn")) what = WHAT_CUDNN;
-    else return cli_usage_error(c->cmd, "'%s': list tf, cuda or cudnn", arg);
+    else if (!strcmp(arg, "torch") || !strcmp(arg, "pytorch")) what = WHAT_TORCH;
+    else if (!strcmp(arg, "jax")) what = WHAT_JAX;
+    else return cli_usage_error(c->cmd, "'%s': list tf, torch, jax, cuda or cudnn", arg);
     ce_manifest *m;
     int rc = cli_load_manifest(c, &m);
     if (rc) return cli_fail(c, rc);

@@ -34,7 +34,7 @@ static void print_changes(const ce_manifest *old, const ce_manifest *m)
     for (size_t i = 0; i < n; i++)
         cli_print("  %-8s %s %s%s%s\n", kind[v[i].kind], v[i].what, v[i].key, v[i].detail[0] ? ": " : "",
                v[i].detail);
-    if (!n) cli_print("  (no TensorFlow, CUDA or cuDNN entry changed)\n");
+    if (!n) cli_print("  (no TensorFlow, PyTorch, JAX, CUDA or cuDNN entry changed)\n");
     free(v);
 }
 

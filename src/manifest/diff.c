@@ -121,10 +121,47 @@ static void diff_cudnn(list *l, const ce_manifest *o, const ce_manifest *m)
         if (!ce_manifest_cudnn(m, o->cudnn[i].version)) add(l, CE_MCHANGE_REMOVED, "cudnn", o->cudnn[i].version);
 }
 
+/* PyTorch/JAX builds, keyed "2.5+cu124": new, removed, or another pair / default / reason. */
+static void diff_fw(list *l, const char *name, const ce_manifest *o, const ce_manifest *m)
+{
+    size_t nm, no;
+    const ce_fw *fm = ce_manifest_fws(m, name, &nm), *fo = ce_manifest_fws(o, name, &no);
+    char key[40];
+    for (size_t i = 0; i < nm; i++) {
+        const ce_fw *f = &fm[i], *p = ce_manifest_fw_pick(o, name, f->version, NULL);
+        if (p && strcmp(p->version, f->version)) p = NULL;   /* an alias match is another release */
+        for (size_t k = 0; k < f->n_builds; k++) {
+            const ce_fw_build *b = &f->builds[k], *q = p ? ce_fw_build_for(p, b->tag) : NULL;
+            bool dflt = !strcmp(b->tag, f->deflt);
+            ce_mchange *c = NULL;
+            snprintf(key, sizeof key, "%s+%s", f->version, b->tag);
+            if (!q && (c = add(l, CE_MCHANGE_ADDED, name, key)))
+                snprintf(c->detail, sizeof c->detail, "CUDA %s%s%s%s", b->cuda, b->cudnn ? " + cuDNN " : "",
+                         b->cudnn ? b->cudnn : "", dflt ? " (the default build)" : "");
+            if (!q) continue;
+            char d[512] = "";
+            field(d, sizeof d, "cuda", q->cuda, b->cuda);
+            field(d, sizeof d, "cudnn", q->cudnn, b->cudnn);
+            field(d, sizeof d, "default", strcmp(q->tag, p->deflt) ? "no" : "yes", dflt ? "yes" : "no");
+            field(d, sizeof d, "not_installable", q->not_installable, b->not_installable);
+            if (d[0] && (c = add(l, CE_MCHANGE_CHANGED, name, key))) snprintf(c->detail, sizeof c->detail, "%s", d);
+        }
+    }
+    for (size_t i = 0; i < no; i++)
+        for (size_t k = 0; k < fo[i].n_builds; k++) {
+            const ce_fw *f = ce_manifest_fw_pick(m, name, fo[i].version, NULL);
+            if (f && !strcmp(f->version, fo[i].version) && ce_fw_build_for(f, fo[i].builds[k].tag)) continue;
+            snprintf(key, sizeof key, "%s+%s", fo[i].version, fo[i].builds[k].tag);
+            add(l, CE_MCHANGE_REMOVED, name, key);
+        }
+}
+
 int ce_manifest_diff(const ce_manifest *old, const ce_manifest *new, ce_mchange **out, size_t *n)
 {
     list l = { 0 };
     diff_tf(&l, old, new);
+    diff_fw(&l, "torch", old, new);
+    diff_fw(&l, "jax", old, new);
     diff_cuda(&l, old, new);
     diff_cudnn(&l, old, new);
     *out = l.v;

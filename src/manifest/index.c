@@ -14,7 +14,7 @@
 #include "core/version.h"
 #include "source.h"
 
-#define INDEX_MAGIC "cudaenv-index 2"
+#define INDEX_MAGIC "cudaenv-index 3"
 #define INDEX_MAX (1u << 20)
 
 void ce_sha256_hex(const void *data, size_t len, char out[65])
@@ -98,13 +98,30 @@ static bool parse_cuda(const char *line, char *cuda, char *drv, char *plat)
     return ce_version_valid(cuda) && (!strcmp(drv, "-") || ce_version_valid(drv));
 }
 
-/* One "tf X.Y cuda cudnn|-" record (or a valid cuda record: *tf "" then); false for anything else. */
+/* One "fw NAME VERSION BUILD cuda cudnn|- default|-" record (a PyTorch or JAX build). */
+static bool parse_fw(const char *line, char *name, char *ver, char *tag, char *cuda, char *cudnn, bool *deflt)
+{
+    char extra, d[16];
+    if (sscanf(line, "fw %15s %31s %15s %31s %31s %15s %c", name, ver, tag, cuda, cudnn, d, &extra) != 6) return false;
+    if (!strcmp(cudnn, "-")) cudnn[0] = '\0';
+    *deflt = !strcmp(d, "default");
+    return (*deflt || !strcmp(d, "-")) && ce_version_valid(ver) && ce_version_valid(cuda) &&
+           (!cudnn[0] || ce_version_valid(cudnn)) && !strncmp(tag, "cu", 2);
+}
+
+/* One "tf X.Y cuda cudnn|-" record (or a valid cuda or fw record: *tf "" then); false for anything else. */
 static bool parse_tf(const char *line, char *tf, char *cuda, char *cudnn)
 {
     char extra, plat[128];
     if (!strncmp(line, "cuda ", 5)) {
         tf[0] = '\0';
         return parse_cuda(line, cuda, cudnn, plat);
+    }
+    if (!strncmp(line, "fw ", 3)) {
+        char n[16], v[32], t[16];
+        bool d;
+        tf[0] = '\0';
+        return parse_fw(line, n, v, t, cuda, cudnn, &d);
     }
     if (sscanf(line, "tf %31s %31s %31s %c", tf, cuda, cudnn, &extra) != 3) return false;
     if (!strcmp(cudnn, "-")) cudnn[0] = '\0';
@@ -135,6 +152,40 @@ int ce_index_tf(ce_ctx *ctx, const char *tf, char *cuda, size_t cudasz, char *cu
                 found = 1;
             }
         }
+    }
+    free(data);
+    return found;
+}
+
+int ce_index_fw(ce_ctx *ctx, const char *name, const char *version, const char *tag, char *cuda, size_t cudasz,
+                char *cudnn, size_t cudnnsz)
+{
+    char key[256], *sha, *ikey, *rest;
+    ce_msource src;
+    if (!manifest_key(ctx, &src, key, sizeof key)) return -1;
+    char *data = read_index(ctx, &sha, &ikey, &rest);
+    if (!data) return -1;
+    int found = same_key(ikey, key) ? 0 : -1;
+    /* torch "2" / jax "0.4" / latest: the last matching release (oldest first), as ce_manifest_fw_pick */
+    bool alias = !strcmp(version, "latest") || (!strcmp(name, "torch") && !strchr(version, '.'));
+    char exact[32] = "";
+    for (char *save = NULL, *l = found ? NULL : strtok_r(rest, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+        char n[16], v[32], t[16], c[32], d[32];
+        bool dflt;
+        if (strncmp(l, "fw ", 3)) {
+            if (!parse_tf(l, v, c, d)) { found = -1; break; }
+            continue;
+        }
+        if (!parse_fw(l, n, v, t, c, d, &dflt)) { found = -1; break; }
+        if (strcmp(n, name) || (*tag ? strcmp(t, tag) : !dflt)) continue;
+        bool match = alias ? (version[0] == 'l' || ce_version_matches(version, v))
+                           : !strcmp(v, version) || (!exact[0] && strcmp(name, "torch") && ce_version_matches(version, v));
+        if (!match) continue;
+        if (!strcmp(v, version)) snprintf(exact, sizeof exact, "%s", v);
+        else if (exact[0]) continue;   /* an exact release wins over the prefix */
+        snprintf(cuda, cudasz, "%s", c);
+        snprintf(cudnn, cudnnsz, "%s", d);
+        found = 1;
     }
     free(data);
     return found;
@@ -210,6 +261,20 @@ static char *index_text(const ce_manifest *m, const char *sha, const char *key, 
         const ce_tf *t = &m->tf[i];
         if (t->not_installable) continue;
         append(&buf, len, &cap, "tf %s %s %s\n", t->version, t->cuda, t->cudnn ? t->cudnn : "-");
+    }
+    static const char *const fws[] = { "torch", "jax" };
+    for (size_t k = 0; m && k < 2; k++) {
+        size_t n;
+        const ce_fw *f = ce_manifest_fws(m, fws[k], &n);
+        for (size_t i = 0; i < n; i++)
+            for (size_t j = 0; j < f[i].n_builds; j++) {
+                const ce_fw_build *b = &f[i].builds[j];
+                char rec[192];
+                if (b->not_installable) continue;
+                snprintf(rec, sizeof rec, "%s %s %s %s %s %s", fws[k], f[i].version, b->tag, b->cuda,
+                         b->cudnn ? b->cudnn : "-", strcmp(b->tag, f[i].deflt) ? "-" : "default");
+                append(&buf, len, &cap, "fw %s%s%s\n", rec, "", "");
+            }
     }
     for (size_t i = 0; m && i < m->n_cuda; i++) {
         const ce_cuda *c = &m->cuda[i];

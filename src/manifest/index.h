@@ -1,14 +1,16 @@
 /* The resolution index, $CUDAENV_ROOT/versions/.index: what the manifest
- * says each TensorFlow release needs (tf X.Y -> CUDA + cuDNN).
- * use/env/exec/current and the cd hook resolve `tf-2.14` through it without
+ * says each TensorFlow, PyTorch and JAX release needs (-> CUDA + cuDNN).
+ * use/env/exec/current and the cd hook resolve `tf-2.14`, `torch-2.5+cu121` through it without
  * parsing the manifest (225 KB built in, megabytes for a mirror's); the
  * manifest is read only for specs the index does not hold.  `11.8`-style
  * specs never need the manifest.
  *
  * Text, one record a line:
- *   cudaenv-index 2
+ *   cudaenv-index 3
  *   manifest <sha256> <dev>:<inode> <size> <mtime> <ctime> <path>
  *   tf <X.Y> <cuda> <cudnn|->          (every installable row of the manifest)
+ *   fw <torch|jax> <version> <build> <cuda> <cudnn|-> <default|->   (every installable
+ *                                       PyTorch/JAX CUDA build; "default": what pip installs)
  *   cuda <X.Y.Z> <min_driver|-> <platform,...|->   (every CUDA release, for `latest`:
  *                                       the platforms it has files for, + when it
  *                                       installs from components)
@@ -41,6 +43,11 @@
  * (current) index, -1 the index is stale, missing or corrupt: refresh it or
  * read the manifest. */
 int ce_index_tf(ce_ctx *ctx, const char *tf, char *cuda, size_t cudasz, char *cudnn, size_t cudnnsz);
+/* A PyTorch/JAX release (name "torch"/"jax"; version as the spec has it:
+ * "2.5", "2", "latest", "0.4.30", "0.4") and build tag ("" for the default) ->
+ * cuda, cudnn: 1 found, 0 not in the index, -1 stale (as ce_index_tf). */
+int ce_index_fw(ce_ctx *ctx, const char *name, const char *version, const char *tag, char *cuda, size_t cudasz,
+                char *cudnn, size_t cudnnsz);
 /* `latest` through the index: the newest CUDA release with files for
  * platform whose min_driver driver meets (driver NULL: any), as
  * ce_manifest_cuda_latest picks it.  1 found (*cuda), 0 none, -1 stale. */

@@ -38,7 +38,7 @@ int mf_bad(parser *p, const char *fmt, ...)
 
 /* Append ."key" (or .key when it is a plain word) to the current path;
  * returns the old length so the caller can restore it. */
-static size_t path_push(parser *p, const char *key)
+size_t mf_path_push(parser *p, const char *key)
 {
     size_t n = strlen(p->path);
     bool plain = *key != '\0';
@@ -48,9 +48,9 @@ static size_t path_push(parser *p, const char *key)
     return n;
 }
 
-static void path_pop(parser *p, size_t n) { p->path[n] = '\0'; }
+void mf_path_pop(parser *p, size_t n) { p->path[n] = '\0'; }
 
-static const char *type_name(const cJSON *v)
+const char *mf_type_name(const cJSON *v)
 {
     if (cJSON_IsString(v)) return "a string";
     if (cJSON_IsNumber(v)) return "a number";
@@ -71,33 +71,33 @@ static char *xstrdup(parser *p, const char *s)
 }
 
 /* Optional string member: absent or null -> *out stays NULL. */
-static int get_str(parser *p, const cJSON *obj, const char *key, bool required, char **out)
+int mf_get_str(parser *p, const cJSON *obj, const char *key, bool required, char **out)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
     if (!v || cJSON_IsNull(v)) {
         if (!required) return CE_OK;
-        size_t n = path_push(p, key);
+        size_t n = mf_path_push(p, key);
         int rc = mf_bad(p, "missing (required string)");
-        path_pop(p, n);
+        mf_path_pop(p, n);
         return rc;
     }
     if (!cJSON_IsString(v)) {
-        size_t n = path_push(p, key);
-        int rc = mf_bad(p, "expected a string, got %s", type_name(v));
-        path_pop(p, n);
+        size_t n = mf_path_push(p, key);
+        int rc = mf_bad(p, "expected a string, got %s", mf_type_name(v));
+        mf_path_pop(p, n);
         return rc;
     }
     *out = xstrdup(p, v->valuestring);
     return *out ? CE_OK : CE_ERR_NOMEM;
 }
 
-static int get_version(parser *p, const cJSON *obj, const char *key, bool required, char **out)
+int mf_get_version(parser *p, const cJSON *obj, const char *key, bool required, char **out)
 {
-    int rc = get_str(p, obj, key, required, out);
+    int rc = mf_get_str(p, obj, key, required, out);
     if (rc || !*out || ce_version_valid(*out)) return rc;
-    size_t n = path_push(p, key);
+    size_t n = mf_path_push(p, key);
     rc = mf_bad(p, "'%s' is not a version (digits separated by dots)", *out);
-    path_pop(p, n);
+    mf_path_pop(p, n);
     return rc;
 }
 
@@ -130,54 +130,54 @@ static int parse_artifact(parser *p, const cJSON *v, const char *platform, ce_ar
     a->size = -1;
     if (strcmp(platform, "any") != 0 && !is_platform(platform))
         return mf_bad(p, "unknown platform '%s' (NVIDIA's names: linux-x86_64, linux-sbsa)", platform);
-    if (!cJSON_IsObject(v)) return mf_bad(p, "expected an object with url and sha256, got %s", type_name(v));
+    if (!cJSON_IsObject(v)) return mf_bad(p, "expected an object with url and sha256, got %s", mf_type_name(v));
     if (!(a->platform = xstrdup(p, platform))) return CE_ERR_NOMEM;
     int rc;
     char *sha = NULL;
-    if ((rc = get_str(p, v, "url", true, &a->url))) return rc;
-    if ((rc = get_str(p, v, "sha256", true, &sha))) return rc;
+    if ((rc = mf_get_str(p, v, "url", true, &a->url))) return rc;
+    if ((rc = mf_get_str(p, v, "sha256", true, &sha))) return rc;
     bool ok = is_sha256(sha);
     if (ok) memcpy(a->sha256, sha, 65);
-    size_t n = path_push(p, "sha256");
+    size_t n = mf_path_push(p, "sha256");
     if (!ok) rc = mf_bad(p, "expected 64 hex characters (lowercase), got '%.80s'", sha);
-    path_pop(p, n);
+    mf_path_pop(p, n);
     free(sha);
     if (rc) return rc;
     const cJSON *s = cJSON_GetObjectItemCaseSensitive(v, "size");
     if (s && !cJSON_IsNull(s)) {
-        n = path_push(p, "size");
+        n = mf_path_push(p, "size");
         /* doubles hold integers exactly up to 2^53: far beyond any download */
         if (!cJSON_IsNumber(s) || s->valuedouble < 0 || s->valuedouble > 9007199254740992.0 ||
             (double)(long long)s->valuedouble != s->valuedouble)
-            rc = mf_bad(p, "expected a non-negative integer number of bytes, got %s%s", type_name(s),
+            rc = mf_bad(p, "expected a non-negative integer number of bytes, got %s%s", mf_type_name(s),
                      cJSON_IsString(s) ? " (NVIDIA's redistrib JSON writes sizes as strings: convert)" : "");
         else
             a->size = (long long)s->valuedouble;
-        path_pop(p, n);
+        mf_path_pop(p, n);
         if (rc) return rc;
     }
-    if ((rc = get_version(p, v, "for_cuda", false, &a->for_cuda))) return rc;
-    n = path_push(p, "url");
+    if ((rc = mf_get_version(p, v, "for_cuda", false, &a->for_cuda))) return rc;
+    n = mf_path_push(p, "url");
     rc = mf_check_url(p, &a->url, cJSON_GetObjectItemCaseSensitive(v, "url")->valuestring);
-    path_pop(p, n);
+    mf_path_pop(p, n);
     return rc;
 }
 
 /* An object of platform -> artifact. */
 static int parse_platforms(parser *p, const cJSON *obj, ce_artifact **list, size_t *count)
 {
-    if (!cJSON_IsObject(obj)) return mf_bad(p, "expected an object of platform -> {url, sha256, size}, got %s", type_name(obj));
+    if (!cJSON_IsObject(obj)) return mf_bad(p, "expected an object of platform -> {url, sha256, size}, got %s", mf_type_name(obj));
     size_t n = (size_t)cJSON_GetArraySize(obj);
     *list = calloc(n ? n : 1, sizeof **list);
     if (!*list) return ce_fail(p->ctx, CE_ERR_NOMEM, "out of memory");
     const cJSON *it;
     cJSON_ArrayForEach(it, obj) {
-        size_t m = path_push(p, it->string);
+        size_t m = mf_path_push(p, it->string);
         for (size_t i = 0; i < *count; i++)
             if (strcmp((*list)[i].platform, it->string) == 0) return mf_bad(p, "duplicate key");
         int rc = parse_artifact(p, it, it->string, &(*list)[(*count)++]);
         if (rc) return rc;
-        path_pop(p, m);
+        mf_path_pop(p, m);
     }
     return CE_OK;
 }
@@ -190,42 +190,42 @@ static int parse_cuda(parser *p, const cJSON *v, ce_cuda *c)
     if (strlen(v->string) > CE_MANIFEST_KEY_MAX)
         return mf_bad(p, "the version key is %zu characters; the store names at most %d", strlen(v->string),
                    CE_MANIFEST_KEY_MAX);
-    if (!cJSON_IsObject(v)) return mf_bad(p, "expected an object, got %s", type_name(v));
+    if (!cJSON_IsObject(v)) return mf_bad(p, "expected an object, got %s", mf_type_name(v));
     int rc;
-    if ((rc = get_version(p, v, "min_driver", false, &c->min_driver)) ||
-        (rc = get_version(p, v, "min_driver_compat", false, &c->min_driver_compat)) ||
-        (rc = get_str(p, v, "source", false, &c->source)))
+    if ((rc = mf_get_version(p, v, "min_driver", false, &c->min_driver)) ||
+        (rc = mf_get_version(p, v, "min_driver_compat", false, &c->min_driver_compat)) ||
+        (rc = mf_get_str(p, v, "source", false, &c->source)))
         return rc;
     const cJSON *g = cJSON_GetObjectItemCaseSensitive(v, "max_gcc");
     if (g && !cJSON_IsNull(g)) {
-        size_t n = path_push(p, "max_gcc");
+        size_t n = mf_path_push(p, "max_gcc");
         if (!cJSON_IsNumber(g) || g->valuedouble < 1 || g->valuedouble > 1000 || (double)(long long)g->valuedouble != g->valuedouble)
-            return mf_bad(p, "expected a GCC major version (integer), got %s", type_name(g));
+            return mf_bad(p, "expected a GCC major version (integer), got %s", mf_type_name(g));
         c->max_gcc = g->valueint;
-        path_pop(p, n);
+        mf_path_pop(p, n);
     }
     const cJSON *sm = cJSON_GetObjectItemCaseSensitive(v, "sm");
     if (sm && !cJSON_IsNull(sm)) {
-        size_t n = path_push(p, "sm");
-        if (!cJSON_IsObject(sm)) return mf_bad(p, "expected {\"min\": \"3.5\", \"max\": \"9.0\"}, got %s", type_name(sm));
-        if ((rc = get_version(p, sm, "min", false, &c->sm_min)) || (rc = get_version(p, sm, "max", false, &c->sm_max)))
+        size_t n = mf_path_push(p, "sm");
+        if (!cJSON_IsObject(sm)) return mf_bad(p, "expected {\"min\": \"3.5\", \"max\": \"9.0\"}, got %s", mf_type_name(sm));
+        if ((rc = mf_get_version(p, sm, "min", false, &c->sm_min)) || (rc = mf_get_version(p, sm, "max", false, &c->sm_max)))
             return rc;
-        path_pop(p, n);
+        mf_path_pop(p, n);
     }
     const cJSON *rf = cJSON_GetObjectItemCaseSensitive(v, "runfile");
     if (rf && !cJSON_IsNull(rf)) {
-        size_t n = path_push(p, "runfile");
+        size_t n = mf_path_push(p, "runfile");
         if ((rc = parse_platforms(p, rf, &c->runfiles, &c->n_runfiles))) return rc;
-        path_pop(p, n);
+        mf_path_pop(p, n);
     }
     const cJSON *rd = cJSON_GetObjectItemCaseSensitive(v, "redist");
     if (rd && !cJSON_IsNull(rd)) {
-        size_t n = path_push(p, "redist");
+        size_t n = mf_path_push(p, "redist");
         if (!(c->redist = calloc(1, sizeof *c->redist))) return ce_fail(p->ctx, CE_ERR_NOMEM, "out of memory");
         if ((rc = parse_artifact(p, rd, "any", c->redist))) return rc;
         if (c->redist->size > 64ll * 1024 * 1024)
             return mf_bad(p, "a redistrib JSON of %lld bytes is not plausible (limit 64 MiB)", c->redist->size);
-        path_pop(p, n);
+        mf_path_pop(p, n);
     }
     return CE_OK;
 }
@@ -249,8 +249,8 @@ static int parse_names(parser *p, const cJSON *obj, const char *key, bool glob, 
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
     if (!v || cJSON_IsNull(v)) return CE_OK;
-    size_t m = path_push(p, key);
-    if (!cJSON_IsArray(v)) return mf_bad(p, "expected an array of component names, got %s", type_name(v));
+    size_t m = mf_path_push(p, key);
+    if (!cJSON_IsArray(v)) return mf_bad(p, "expected an array of component names, got %s", mf_type_name(v));
     size_t n = (size_t)cJSON_GetArraySize(v);
     if (n > 4096) return mf_bad(p, "%zu names: more than 4096", n);
     *out = calloc(n ? n : 1, sizeof **out);
@@ -260,13 +260,13 @@ static int parse_names(parser *p, const cJSON *obj, const char *key, bool glob, 
     cJSON_ArrayForEach(it, v) {
         if (!cJSON_IsString(it) || !ce_component_name_valid(it->valuestring, glob))
             return mf_bad(p, "element %zu: expected a component name ([a-z0-9_]+%s), got %s%s%.64s%s", i,
-                       glob ? ", \"*\" or a prefix ending in *" : "", type_name(it),
+                       glob ? ", \"*\" or a prefix ending in *" : "", mf_type_name(it),
                        cJSON_IsString(it) ? " '" : "", cJSON_IsString(it) ? it->valuestring : "",
                        cJSON_IsString(it) ? "'" : "");
         if (!((*out)[(*count)++] = xstrdup(p, it->valuestring))) return CE_ERR_NOMEM;
         i++;
     }
-    path_pop(p, m);
+    mf_path_pop(p, m);
     return CE_OK;
 }
 
@@ -275,16 +275,16 @@ static int parse_profile(parser *p, const cJSON *v, ce_profile *pr)
     if (!(pr->name = xstrdup(p, v->string))) return CE_ERR_NOMEM;
     if (!ce_component_name_valid(v->string, false))
         return mf_bad(p, "profile names are [a-z0-9_]+ (e.g. \"tf\"), not '%s'", v->string);
-    if (!cJSON_IsObject(v)) return mf_bad(p, "expected {\"components\": [...], \"exclude\": [...]}, got %s", type_name(v));
+    if (!cJSON_IsObject(v)) return mf_bad(p, "expected {\"components\": [...], \"exclude\": [...]}, got %s", mf_type_name(v));
     int rc;
-    if ((rc = get_str(p, v, "source", false, &pr->source)) ||
+    if ((rc = mf_get_str(p, v, "source", false, &pr->source)) ||
         (rc = parse_names(p, v, "components", true, &pr->components, &pr->n_components)) ||
         (rc = parse_names(p, v, "exclude", true, &pr->exclude, &pr->n_exclude)))
         return rc;
     if (pr->n_components == 0) {
-        size_t n = path_push(p, "components");
+        size_t n = mf_path_push(p, "components");
         rc = mf_bad(p, "missing or empty: a profile names its components (or [\"*\"])");
-        path_pop(p, n);
+        mf_path_pop(p, n);
     }
     return rc;
 }
@@ -294,18 +294,18 @@ static int parse_profiles(parser *p, const cJSON *doc, ce_manifest *m)
     const cJSON *sec = cJSON_GetObjectItemCaseSensitive(doc, "profiles");
     snprintf(p->path, sizeof p->path, "profiles");
     if (!sec || cJSON_IsNull(sec)) return CE_OK;
-    if (!cJSON_IsObject(sec)) return mf_bad(p, "expected an object of profile name -> {components}, got %s", type_name(sec));
+    if (!cJSON_IsObject(sec)) return mf_bad(p, "expected an object of profile name -> {components}, got %s", mf_type_name(sec));
     size_t n = (size_t)cJSON_GetArraySize(sec);
     m->profiles = calloc(n ? n : 1, sizeof *m->profiles);
     if (!m->profiles) return ce_fail(p->ctx, CE_ERR_NOMEM, "out of memory");
     const cJSON *it;
     cJSON_ArrayForEach(it, sec) {
-        size_t k = path_push(p, it->string);
+        size_t k = mf_path_push(p, it->string);
         for (size_t i = 0; i < m->n_profiles; i++)
             if (strcmp(m->profiles[i].name, it->string) == 0) return mf_bad(p, "duplicate key");
         int rc = parse_profile(p, it, &m->profiles[m->n_profiles++]);
         if (rc) return rc;
-        path_pop(p, k);
+        mf_path_pop(p, k);
     }
     return CE_OK;
 }
@@ -321,16 +321,16 @@ static int parse_cudnn(parser *p, const cJSON *v, ce_cudnn *c)
     if (strlen(v->string) > CE_MANIFEST_KEY_MAX)
         return mf_bad(p, "the version key is %zu characters; the store names at most %d", strlen(v->string),
                    CE_MANIFEST_KEY_MAX);
-    if (!cJSON_IsObject(v)) return mf_bad(p, "expected an object, got %s", type_name(v));
+    if (!cJSON_IsObject(v)) return mf_bad(p, "expected an object, got %s", mf_type_name(v));
     int rc;
-    if ((rc = get_str(p, v, "source", false, &c->source))) return rc;
+    if ((rc = mf_get_str(p, v, "source", false, &c->source))) return rc;
     size_t n = (size_t)cJSON_GetArraySize(v);
     c->builds = calloc(n ? n : 1, sizeof *c->builds);
     if (!c->builds) return ce_fail(p->ctx, CE_ERR_NOMEM, "out of memory");
     const cJSON *it;
     cJSON_ArrayForEach(it, v) {
         if (strncmp(it->string, "cuda", 4) != 0) continue;
-        size_t m = path_push(p, it->string);
+        size_t m = mf_path_push(p, it->string);
         const char *d = it->string + 4;
         if (!*d || strlen(d) > 3 || strspn(d, "0123456789") != strlen(d) || *d == '0')
             return mf_bad(p, "builds are keyed by CUDA major: cuda11, cuda12, cuda13");
@@ -340,7 +340,7 @@ static int parse_cudnn(parser *p, const cJSON *v, ce_cudnn *c)
         ce_cudnn_build *b = &c->builds[c->n_builds++];
         b->cuda_major = major;
         if ((rc = parse_platforms(p, it, &b->archives, &b->n_archives))) return rc;
-        path_pop(p, m);
+        mf_path_pop(p, m);
     }
     return CE_OK;
 }
@@ -350,14 +350,14 @@ static int parse_tf(parser *p, const cJSON *v, ce_tf *t)
     if (!(t->version = xstrdup(p, v->string))) return CE_ERR_NOMEM;
     if (!ce_version_valid(v->string) || count_dots(v->string) != 1)
         return mf_bad(p, "TensorFlow releases are keyed MAJOR.MINOR (e.g. \"2.14\"), not '%s'", v->string);
-    if (!cJSON_IsObject(v)) return mf_bad(p, "expected an object, got %s", type_name(v));
+    if (!cJSON_IsObject(v)) return mf_bad(p, "expected an object, got %s", mf_type_name(v));
     int rc;
-    if ((rc = get_version(p, v, "cuda", true, &t->cuda)) ||
-        (rc = get_version(p, v, "cudnn", false, &t->cudnn)) ||
-        (rc = get_str(p, v, "python", false, &t->python)) ||
-        (rc = get_str(p, v, "source", false, &t->source)) ||
-        (rc = get_str(p, v, "not_installable", false, &t->not_installable)) ||
-        (rc = get_version(p, v, "nccl", false, &t->nccl)))
+    if ((rc = mf_get_version(p, v, "cuda", true, &t->cuda)) ||
+        (rc = mf_get_version(p, v, "cudnn", false, &t->cudnn)) ||
+        (rc = mf_get_str(p, v, "python", false, &t->python)) ||
+        (rc = mf_get_str(p, v, "source", false, &t->source)) ||
+        (rc = mf_get_str(p, v, "not_installable", false, &t->not_installable)) ||
+        (rc = mf_get_version(p, v, "nccl", false, &t->nccl)))
         return rc;
     return CE_OK;
 }
@@ -368,32 +368,31 @@ static int cmp_tf(const void *a, const void *b) { return ce_version_cmp(((const 
 static int cmp_cuda(const void *a, const void *b) { return ce_version_cmp(((const ce_cuda *)a)->version, ((const ce_cuda *)b)->version); }
 static int cmp_cudnn(const void *a, const void *b) { return ce_version_cmp(((const ce_cudnn *)a)->version, ((const ce_cudnn *)b)->version); }
 
-typedef int (*parse_fn)(parser *, const cJSON *, void *);
 
 /* Parse the object doc[key] into a sorted array of elements of size sz. */
-static int parse_section(parser *p, const cJSON *doc, const char *key, size_t sz, parse_fn fn,
+int mf_parse_section(parser *p, const cJSON *doc, const char *key, size_t sz, parse_fn fn,
                          int (*cmp)(const void *, const void *), void **arr, size_t *count)
 {
     const cJSON *sec = cJSON_GetObjectItemCaseSensitive(doc, key);
     snprintf(p->path, sizeof p->path, "%s", key);
     if (!sec || cJSON_IsNull(sec)) return CE_OK;
-    if (!cJSON_IsObject(sec)) return mf_bad(p, "expected an object keyed by version, got %s", type_name(sec));
+    if (!cJSON_IsObject(sec)) return mf_bad(p, "expected an object keyed by version, got %s", mf_type_name(sec));
     size_t n = (size_t)cJSON_GetArraySize(sec);
     *arr = calloc(n ? n : 1, sz);
     if (!*arr) return ce_fail(p->ctx, CE_ERR_NOMEM, "out of memory");
     const cJSON *it;
     cJSON_ArrayForEach(it, sec) {
-        size_t m = path_push(p, it->string);
+        size_t m = mf_path_push(p, it->string);
         int rc = fn(p, it, (char *)*arr + sz * (*count)++);
         if (rc) return rc;
-        path_pop(p, m);
+        mf_path_pop(p, m);
     }
     qsort(*arr, *count, sz, cmp);
     for (size_t i = 1; i < *count; i++) {
         /* every element struct starts with its char *version */
         const char *a = *(char *const *)((char *)*arr + sz * (i - 1)), *b = *(char *const *)((char *)*arr + sz * i);
         if (ce_version_cmp(a, b) == 0) {
-            path_push(p, b);
+            mf_path_push(p, b);
             return mf_bad(p, "duplicate release ('%s' and '%s' name the same version)", a, b);
         }
     }
@@ -407,17 +406,17 @@ static int check_tf_refs(parser *p, const ce_manifest *m)
         const ce_tf *t = &m->tf[i];
         if (t->not_installable) continue;
         snprintf(p->path, sizeof p->path, "tensorflow");
-        path_push(p, t->version);
+        mf_path_push(p, t->version);
         size_t row = strlen(p->path);
         const ce_cuda *c = ce_manifest_cuda(m, t->cuda);
         if (!c) {
-            path_push(p, "cuda");
+            mf_path_push(p, "cuda");
             return mf_bad(p, "CUDA %s is not in the manifest's \"cuda\" section; add it, or mark the row "
                           "\"not_installable\" with the reason", t->cuda);
         }
         if (t->cudnn) {
             const ce_cudnn *d = ce_manifest_cudnn(m, t->cudnn);
-            path_push(p, "cudnn");
+            mf_path_push(p, "cudnn");
             if (!d)
                 return mf_bad(p, "cuDNN %s is not in the manifest's \"cudnn\" section; add it, or mark the row "
                               "\"not_installable\" with the reason", t->cudnn);
@@ -426,13 +425,13 @@ static int check_tf_refs(parser *p, const ce_manifest *m)
             if (!has)
                 return mf_bad(p, "cuDNN %s has no build for CUDA %d (needs cudnn.\"%s\".cuda%d)", t->cudnn,
                            ce_version_major(c->version), t->cudnn, ce_version_major(c->version));
-            path_pop(p, row);
+            mf_path_pop(p, row);
         }
         const ce_cudnn *n = t->nccl ? ce_manifest_nccl(m, t->nccl) : NULL;
         bool built = false;
         for (size_t b = 0; n && b < n->n_builds; b++) built |= n->builds[b].cuda_major == ce_version_major(c->version);
         if (t->nccl && !built) {
-            path_push(p, "nccl");
+            mf_path_push(p, "nccl");
             return mf_bad(p, "NCCL %s %s; add nccl.\"%s\".cuda%d or drop the row's \"nccl\"", t->nccl,
                           n ? "has no build for this CUDA major" : "is not in the manifest's \"nccl\" section",
                           t->nccl, ce_version_major(c->version));
@@ -443,30 +442,30 @@ static int check_tf_refs(parser *p, const ce_manifest *m)
 
 static int parse_doc(parser *p, const cJSON *doc, ce_manifest *m)
 {
-    if (!cJSON_IsObject(doc)) return mf_bad(p, "expected a JSON object, got %s", type_name(doc));
+    if (!cJSON_IsObject(doc)) return mf_bad(p, "expected a JSON object, got %s", mf_type_name(doc));
     snprintf(p->path, sizeof p->path, "schema");
     const cJSON *s = cJSON_GetObjectItemCaseSensitive(doc, "schema");
     if (!s) return mf_bad(p, "missing; this cudaenv reads manifest schema 1 (\"schema\": 1)");
     if (!cJSON_IsNumber(s) || s->valuedouble != 1) {
         char got[64];
         if (cJSON_IsNumber(s)) snprintf(got, sizeof got, "%g", s->valuedouble);
-        else snprintf(got, sizeof got, "%s", type_name(s));
+        else snprintf(got, sizeof got, "%s", mf_type_name(s));
         return mf_bad(p, "unsupported manifest schema %s; this cudaenv supports schema 1 "
                       "(update cudaenv or use a schema 1 manifest)", got);
     }
     m->schema = 1;
     p->path[0] = '\0';
     int rc;
-    if ((rc = get_str(p, doc, "updated", false, &m->updated))) return rc;
-    if ((rc = parse_section(p, doc, "cuda", sizeof(ce_cuda), (parse_fn)parse_cuda, cmp_cuda,
+    if ((rc = mf_get_str(p, doc, "updated", false, &m->updated))) return rc;
+    if ((rc = mf_parse_section(p, doc, "cuda", sizeof(ce_cuda), (parse_fn)parse_cuda, cmp_cuda,
                             (void **)&m->cuda, &m->n_cuda)) ||
-        (rc = parse_section(p, doc, "cudnn", sizeof(ce_cudnn), (parse_fn)parse_cudnn, cmp_cudnn,
+        (rc = mf_parse_section(p, doc, "cudnn", sizeof(ce_cudnn), (parse_fn)parse_cudnn, cmp_cudnn,
                             (void **)&m->cudnn, &m->n_cudnn)) ||
-        (rc = parse_section(p, doc, "nccl", sizeof(ce_cudnn), (parse_fn)parse_cudnn, cmp_cudnn,
+        (rc = mf_parse_section(p, doc, "nccl", sizeof(ce_cudnn), (parse_fn)parse_cudnn, cmp_cudnn,
                             (void **)&m->nccl, &m->n_nccl)) ||
-        (rc = parse_section(p, doc, "tensorflow", sizeof(ce_tf), (parse_fn)parse_tf, cmp_tf,
+        (rc = mf_parse_section(p, doc, "tensorflow", sizeof(ce_tf), (parse_fn)parse_tf, cmp_tf,
                             (void **)&m->tf, &m->n_tf)) ||
-        (rc = parse_profiles(p, doc, m)))
+        (rc = parse_profiles(p, doc, m)) || (rc = mf_parse_frameworks(p, doc, m)))
         return rc;
     return check_tf_refs(p, m);
 }
@@ -584,6 +583,7 @@ void ce_manifest_free(ce_manifest *m)
         }
         free(libs[l]);
     }
+    mf_free_frameworks(m);
     free(m->updated);
     free(m->origin);
     free(m);

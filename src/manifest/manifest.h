@@ -77,6 +77,29 @@ typedef struct ce_tf {
     char *nccl;          /* "2.25.1": the NCCL the row installs, NULL for none */
 } ce_tf;
 
+/* A PyTorch or JAX release ("torch", "jax" sections): its CUDA builds, each
+ * resolved (by the generator) to a CUDA and a cuDNN release of the manifest. */
+typedef struct ce_fw_build {
+    char *tag;           /* "cu124" (PyTorch's wheel suffix), "cuda12" (JAX's extra) */
+    char *cuda;          /* "12.4.1": the manifest's release for the wheel's CUDA */
+    char *cudnn;         /* "9.1.1.17" */
+    char *wheel_cuda;    /* what the wheels were built for / pin ("12.4", "9.1.0.70"); NULL if not given */
+    char *wheel_cudnn;
+    char *channel;       /* "stable", "experimental"; NULL if not given */
+    char *source;
+    char *not_installable; /* reason, NULL when installable */
+} ce_fw_build;
+
+typedef struct ce_fw {
+    char *version;       /* torch: "2.5" (MAJOR.MINOR); jax: "0.4.30" */
+    char *deflt;         /* the build pip installs from PyPI: a tag of builds */
+    char *default_source;
+    char *python;
+    char *source;
+    ce_fw_build *builds;
+    size_t n_builds;
+} ce_fw;
+
 typedef struct ce_manifest {
     int schema;
     char *updated;
@@ -92,6 +115,10 @@ typedef struct ce_manifest {
     size_t n_profiles;
     ce_cudnn *nccl;      /* sorted by version; NULL/0 when the manifest lists none */
     size_t n_nccl;
+    ce_fw *torch;        /* sorted by version, newest last */
+    size_t n_torch;
+    ce_fw *jax;
+    size_t n_jax;
 } ce_manifest;
 
 /* Parse and validate text.  origin is the path/URL used to resolve relative
@@ -116,6 +143,14 @@ const ce_tf *ce_manifest_tf(const ce_manifest *m, const char *version);
 /* version "2.14" exactly, "2" the newest installable 2.x, "latest" the
  * newest installable row; NULL if none. */
 const ce_tf *ce_manifest_tf_pick(const ce_manifest *m, const char *version);
+/* The framework rows of a manifest: "torch" or "jax" (NULL for another name). */
+const ce_fw *ce_manifest_fws(const ce_manifest *m, const char *name, size_t *n);
+/* The build of f called tag ("" or NULL: its default); NULL if none. */
+const ce_fw_build *ce_fw_build_for(const ce_fw *f, const char *tag);
+/* version "2.5" exactly, "2" / "0.4" the newest release of that prefix, "latest"
+ * the newest; for the prefixes, only releases whose build tag (default when
+ * "") is installable count.  NULL if none. */
+const ce_fw *ce_manifest_fw_pick(const ce_manifest *m, const char *name, const char *version, const char *tag);
 /* The newest CUDA release with files for platform whose min_driver driver
  * meets (driver NULL: the newest with files); NULL if none. */
 const ce_cuda *ce_manifest_cuda_latest(const ce_manifest *m, const char *platform, const char *driver);

@@ -7,6 +7,8 @@
 
 #include <stdbool.h>
 
+#include <cjson/cJSON.h>
+
 #include "manifest.h"
 
 typedef struct parser {
@@ -18,6 +20,24 @@ typedef struct parser {
 
 /* manifest.c: CE_ERR_INTEGRITY "invalid manifest ORIGIN: PATH: MESSAGE" */
 int mf_bad(parser *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* manifest.c: the JSON path (mf_path_push returns the old length for
+ * mf_path_pop), typed members (absent or null: *out stays NULL; "required"
+ * makes that an error), and a section parsed into a sorted array of elements
+ * that each start with their char *version. */
+size_t mf_path_push(parser *p, const char *key);
+void mf_path_pop(parser *p, size_t n);
+const char *mf_type_name(const cJSON *v);
+int mf_get_str(parser *p, const cJSON *obj, const char *key, bool required, char **out);
+int mf_get_version(parser *p, const cJSON *obj, const char *key, bool required, char **out);
+typedef int (*parse_fn)(parser *, const cJSON *, void *);
+int mf_parse_section(parser *p, const cJSON *doc, const char *key, size_t sz, parse_fn fn,
+                     int (*cmp)(const void *, const void *), void **arr, size_t *count);
+
+/* manifest_fw.c: the "torch" and "jax" sections, checked against the cuda and
+ * cudnn sections (parsed first); and freeing them. */
+int mf_parse_frameworks(parser *p, const cJSON *doc, ce_manifest *m);
+void mf_free_frameworks(ce_manifest *m);
 
 /* manifest_url.c: *url (as the manifest wrote it, escaped for printing; raw:
  * its bytes) made absolute against the manifest's location, the mirror

@@ -18,8 +18,33 @@ void ce_toolchain_name(char *out, unsigned outsz, const char *cuda, const char *
 static int bad_spec(ce_ctx *ctx, const char *text)
 {
     return ce_fail(ctx, CE_ERR_NOTFOUND,
-                   "'%s' is not a version spec; use tf-2.14, tensorflow-2.14.1, 11.8, 11.8.0, cuda-11.8 "
-                   "(optionally +cudnn8.7); see: cudaenv list-remote", text);
+                   "'%s' is not a version spec; use tf-2.14, tensorflow-2.14.1, torch-2.5, torch-2.5+cu121, "
+                   "jax-0.4.30, 11.8, 11.8.0, cuda-11.8 (optionally +cudnn8.7); see: cudaenv list-remote", text);
+}
+
+const char *ce_spec_fw_name(ce_spec_kind kind)
+{
+    return kind == CE_SPEC_TORCH ? "torch" : kind == CE_SPEC_JAX ? "jax" : NULL;
+}
+
+const char *ce_spec_kind_label(ce_spec_kind kind)
+{
+    switch (kind) {
+    case CE_SPEC_TF: return "TensorFlow";
+    case CE_SPEC_TORCH: return "PyTorch";
+    case CE_SPEC_JAX: return "JAX";
+    default: return "CUDA";
+    }
+}
+
+/* A framework's CUDA build as typed after '+': "cu121", "cuda12". */
+static bool build_tag_valid(const char *s)
+{
+    size_t n = strlen(s);
+    if (n < 3 || n >= 16 || s[0] != 'c' || s[1] != 'u') return false;
+    for (size_t i = 2; i < n; i++)
+        if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= '0' && s[i] <= '9'))) return false;
+    return s[n - 1] >= '0' && s[n - 1] <= '9';
 }
 
 /* s starts with the lowercase ASCII prefix p, in any case (what strncasecmp
@@ -57,13 +82,28 @@ int ce_spec_parse(ce_ctx *ctx, const char *text, ce_spec *out)
     }
     const char *v = buf;
     out->kind = CE_SPEC_CUDA;
-    static const char *tf_prefixes[] = { "tensorflow==", "tensorflow-", "tensorflow", "tf-", "tf" };
+    static const struct { const char *p; ce_spec_kind k; } fw_prefixes[] = {
+        { "tensorflow==", CE_SPEC_TF }, { "tensorflow-", CE_SPEC_TF }, { "tensorflow", CE_SPEC_TF },
+        { "tf-", CE_SPEC_TF }, { "tf", CE_SPEC_TF },
+        { "pytorch==", CE_SPEC_TORCH }, { "pytorch-", CE_SPEC_TORCH }, { "torch==", CE_SPEC_TORCH },
+        { "torch-", CE_SPEC_TORCH }, { "torch", CE_SPEC_TORCH },
+        { "jax==", CE_SPEC_JAX }, { "jax-", CE_SPEC_JAX }, { "jax", CE_SPEC_JAX } };
     static const char *cuda_prefixes[] = { "cuda-", "cuda" };
-    for (size_t i = 0; i < sizeof tf_prefixes / sizeof *tf_prefixes; i++) {
-        if (prefix_icase(v, tf_prefixes[i])) {
-            v += strlen(tf_prefixes[i]);
-            out->kind = CE_SPEC_TF;
+    for (size_t i = 0; i < sizeof fw_prefixes / sizeof *fw_prefixes; i++) {
+        if (prefix_icase(v, fw_prefixes[i].p)) {
+            v += strlen(fw_prefixes[i].p);
+            out->kind = fw_prefixes[i].k;
             break;
+        }
+    }
+    if (out->kind == CE_SPEC_TORCH || out->kind == CE_SPEC_JAX) {
+        /* torch-2.5.1+cu121 (pip's local version), jax-0.4.30+cuda12: the CUDA build */
+        char *b = strchr(buf, '+');
+        if (b) {
+            *b++ = '\0';
+            for (char *q = b; *q; q++) *q = *q >= 'A' && *q <= 'Z' ? (char)(*q - 'A' + 'a') : *q;
+            if (!build_tag_valid(b)) return bad_spec(ctx, text);
+            memcpy(out->build, b, strlen(b) + 1);   /* length checked above */
         }
     }
     if (out->kind == CE_SPEC_CUDA) {
@@ -80,8 +120,8 @@ int ce_spec_parse(ce_ctx *ctx, const char *text, ce_spec *out)
     }
     if (!ce_version_valid(v) || strlen(v) >= sizeof out->version)
         return bad_spec(ctx, text);
-    if (out->kind == CE_SPEC_TF) {
-        /* TensorFlow keys are MAJOR.MINOR: 2.14.1 -> 2.14; tf-2: the newest 2.x */
+    if (out->kind == CE_SPEC_TF || out->kind == CE_SPEC_TORCH) {
+        /* TensorFlow and PyTorch keys are MAJOR.MINOR: 2.14.1 -> 2.14; tf-2: the newest 2.x */
         ce_version_prefix(v, 2, out->version, sizeof out->version);
     } else {
         memcpy(out->version, v, strlen(v) + 1);   /* length checked above */
@@ -156,19 +196,25 @@ static void add_cand(cand *c, size_t *n, size_t cap, const char *prefix, const c
  * then the nearest by edit distance, then by numeric distance. */
 static void suggest(const ce_manifest *m, const ce_spec *spec, char *out, size_t outsz)
 {
-    size_t cap = m->n_tf + 2 * m->n_cuda + 1, n = 0;
+    size_t nfw = 0;
+    const char *fw = ce_spec_fw_name(spec->kind);
+    const ce_fw *fws = ce_manifest_fws(m, fw, &nfw);
+    size_t cap = m->n_tf + 2 * m->n_cuda + nfw + 1, n = 0;
     cand *c = calloc(cap, sizeof *c);
     out[0] = '\0';
     if (!c) return;
     const char *typed = spec->version;
-    char mm[32];
-    for (size_t i = 0; i < m->n_tf; i++) {
+    char mm[32], pre[16];
+    snprintf(pre, sizeof pre, "%s-", fw ? fw : "");
+    for (size_t i = nfw; i-- > 0;)   /* a PyTorch or JAX spec: its own releases only */
+        add_cand(c, &n, cap, pre, fws[i].version, typed, 0);
+    for (size_t i = 0; !fw && i < m->n_tf; i++) {
         bool same = ce_version_matches(m->tf[i].version, typed) || ce_version_matches(typed, m->tf[i].version);
         add_cand(c, &n, cap, "tf-", m->tf[i].version, typed,
                  spec->kind == CE_SPEC_TF ? 0 : (same ? -100 : 3));
     }
     bool full = count_parts(typed) >= 3;
-    for (size_t i = m->n_cuda; i-- > 0;) {
+    for (size_t i = fw ? 0 : m->n_cuda; i-- > 0;) {
         const char *v = m->cuda[i].version;
         ce_version_prefix(v, 2, mm, sizeof mm);
         bool same = ce_version_matches(typed, v) || ce_version_matches(mm, typed);
@@ -199,10 +245,11 @@ static int unknown_spec(ce_ctx *ctx, const ce_manifest *m, const ce_spec *spec)
 {
     char hint[256];
     suggest(m, spec, hint, sizeof hint);
-    return ce_fail(ctx, CE_ERR_NOTFOUND, "no %s %s in the manifest (%s)%s%s%s; see: cudaenv list-remote%s",
-                   spec->kind == CE_SPEC_TF ? "TensorFlow release" : "CUDA release", spec->text,
+    const char *fw = ce_spec_fw_name(spec->kind);
+    return ce_fail(ctx, CE_ERR_NOTFOUND, "no %s release %s in the manifest (%s)%s%s%s; see: cudaenv list-remote %s",
+                   ce_spec_kind_label(spec->kind), spec->text,
                    m->origin ? m->origin : "built-in", *hint ? "; did you mean " : "", hint, *hint ? "?" : "",
-                   spec->kind == CE_SPEC_TF ? "" : " cuda");
+                   fw ? fw : spec->kind == CE_SPEC_TF ? "tf" : "cuda");
 }
 
 /* An explicit cuDNN choice ("8.9" or "8.9.7.29"): the newest matching release
@@ -238,6 +285,40 @@ static int pick_cudnn(ce_ctx *ctx, const ce_manifest *m, const ce_cuda *cuda, co
                    want, k ? "; did you mean " : "", hint, k ? "?" : "");
 }
 
+/* torch-2.5[+cu121], jax-0.4.30[+cuda12]: the release, its build, the build's CUDA release. */
+static int resolve_fw(ce_ctx *ctx, const ce_manifest *m, const ce_spec *spec, ce_resolved *out)
+{
+    const char *label = ce_spec_kind_label(spec->kind);
+    out->fw_name = ce_spec_fw_name(spec->kind);
+    out->fw = ce_manifest_fw_pick(m, out->fw_name, spec->version, spec->build);
+    if (!out->fw) {
+        /* an alias with no installable release, or a build that no release has: say so plainly */
+        const ce_fw *any = ce_manifest_fw_pick(m, out->fw_name, spec->version, "");
+        if (!any || !spec->build[0]) return unknown_spec(ctx, m, spec);
+        out->fw = any;
+    }
+    out->fw_build = ce_fw_build_for(out->fw, spec->build);
+    if (!out->fw_build) {
+        char have[256] = "";
+        size_t len = 0;
+        for (size_t i = 0; i < out->fw->n_builds && len < sizeof have; i++)
+            len += (size_t)snprintf(have + len, sizeof have - len, "%s%s", i ? ", " : "", out->fw->builds[i].tag);
+        return ce_fail(ctx, CE_ERR_NOTFOUND, "%s %s has no CUDA build %s in the manifest (it has: %s; the default: "
+                       "%s); see: cudaenv info %s-%s", label, out->fw->version, spec->build, have, out->fw->deflt,
+                       out->fw_name, out->fw->version);
+    }
+    const ce_fw_build *b = out->fw_build;
+    out->cuda = ce_manifest_cuda(m, b->cuda);
+    ce_toolchain_name(out->name, sizeof out->name, b->cuda, b->cudnn);
+    if (b->not_installable || !out->cuda)
+        return ce_fail(ctx, CE_ERR_NOTFOUND, "%s %s (%s: CUDA %s, cuDNN %s) cannot be installed from this manifest: "
+                       "%s; see: cudaenv info %s-%s for its other CUDA builds", label, out->fw->version, b->tag,
+                       b->cuda, b->cudnn ? b->cudnn : "none",
+                       b->not_installable ? b->not_installable : "its CUDA release is missing", out->fw_name,
+                       out->fw->version);
+    return CE_OK;
+}
+
 int ce_resolve(ce_ctx *ctx, const ce_manifest *m, const ce_spec *spec,
                const char *cudnn_override, bool no_cudnn, ce_resolved *out)
 {
@@ -258,6 +339,9 @@ int ce_resolve(ce_ctx *ctx, const ce_manifest *m, const ce_spec *spec,
             return ce_fail(ctx, CE_ERR_NOTFOUND, "TensorFlow %s (CUDA %s, cuDNN %s) cannot be installed from this "
                            "manifest: %s", out->tf->version, out->tf->cuda, out->tf->cudnn ? out->tf->cudnn : "none",
                            out->tf->not_installable ? out->tf->not_installable : "its CUDA release is missing");
+    } else if (ce_spec_fw_name(spec->kind)) {
+        int rc = resolve_fw(ctx, m, spec, out);
+        if (rc) return rc;
     } else {
         /* "11.8" -> the newest 11.8.* ; "11.8.0" -> exactly that; latest: the newest this driver runs */
         if (!strcmp(spec->version, "latest")) {
@@ -271,18 +355,21 @@ int ce_resolve(ce_ctx *ctx, const ce_manifest *m, const ce_spec *spec,
 
     const ce_cuda *cuda = out->cuda;
     int rc = CE_OK;
+    /* a framework row names its cuDNN: TensorFlow's tested one, the one a PyTorch/JAX build resolves to */
+    const char *row_cudnn = out->tf ? out->tf->cudnn : out->fw_build ? out->fw_build->cudnn : NULL;
+    const char *row_version = out->tf ? out->tf->version : out->fw ? out->fw->version : NULL;
     if (no_cudnn) {
         /* the toolkit alone */
     } else if (*want) {
         rc = pick_cudnn(ctx, m, cuda, want, out);
-    } else if (out->tf) {
-        if (out->tf->cudnn) {
-            out->cudnn = ce_manifest_cudnn(m, out->tf->cudnn);
+    } else if (row_version) {
+        if (row_cudnn) {
+            out->cudnn = ce_manifest_cudnn(m, row_cudnn);
             out->cudnn_archive = usable_archive(out->cudnn, cuda, ctx->platform);
             if (!out->cudnn_archive)
-                rc = ce_fail(ctx, CE_ERR_NOTFOUND, "TensorFlow %s needs cuDNN %s, which the manifest has no %s "
-                             "build of for CUDA %s; use --no-cudnn or --cudnn VER",
-                             out->tf->version, out->tf->cudnn, ctx->platform, cuda->version);
+                rc = ce_fail(ctx, CE_ERR_NOTFOUND, "%s %s needs cuDNN %s, which the manifest has no %s "
+                             "build of for CUDA %s; use --no-cudnn or --cudnn VER", ce_spec_kind_label(spec->kind),
+                             row_version, row_cudnn, ctx->platform, cuda->version);
         }
     } else {
         /* A bare CUDA release gets the newest cuDNN built for it: NVIDIA
@@ -307,6 +394,11 @@ int ce_resolve(ce_ctx *ctx, const ce_manifest *m, const ce_spec *spec,
         ce_emit(ctx, CE_EV_WARN, NULL, "TensorFlow %s was tested with CUDA %s + cuDNN %s; %s is not that pair "
                 "(for the tested one: cudaenv install tf-%s)", out->tf->version, out->tf->cuda, out->tf->cudnn,
                 out->name, out->tf->version);
+    if (!rc && out->fw_build && out->fw_build->cudnn && (!out->cudnn || strcmp(out->cudnn->version, out->fw_build->cudnn)))
+        ce_emit(ctx, CE_EV_WARN, NULL, "%s %s (%s) pairs CUDA %s with cuDNN %s; %s is not that pair "
+                "(for it: cudaenv install %s-%s+%s)", ce_spec_kind_label(spec->kind), out->fw->version,
+                out->fw_build->tag, out->fw_build->cuda, out->fw_build->cudnn, out->name, out->fw_name,
+                out->fw->version, out->fw_build->tag);
     /* no toolkit for this platform is the more fundamental problem */
     if (rc && (out->runfile || cuda->redist)) return rc;
     if (!out->runfile && !cuda->redist) { /* redist: installs from NVIDIA's components */

@@ -1,6 +1,10 @@
 /* Specs (what users type) -> toolchains.
  *   tf-2.14, tensorflow-2.14.1, tf-2.14.0, tensorflow==2.14.0   TensorFlow release
  *   tf-2 (the newest 2.x), tf-latest (the newest)                TensorFlow aliases
+ *   torch-2.5, pytorch-2.5.1, torch==2.5.1 (the default build: what pip installs
+ *   from PyPI), torch-2.5+cu121 / torch-2.5.1+cu121 (another CUDA build),
+ *   torch-2, torch-latest                                       PyTorch release
+ *   jax-0.4.30, jax==0.4.30 (+cuda12 / +cuda13), jax-0.4, jax-latest   JAX release
  *   latest, cuda-latest: the newest CUDA release this machine's driver runs
  *   (its min_driver; the newest of all when no driver is found), 12 = newest 12.x
  *   11.8, 11.8.0, cuda-11.8                                     CUDA release
@@ -16,21 +20,30 @@
 #include "core/ctx.h"
 #include "manifest.h"
 
-typedef enum ce_spec_kind { CE_SPEC_TF, CE_SPEC_CUDA, CE_SPEC_SYSTEM } ce_spec_kind;
+typedef enum ce_spec_kind { CE_SPEC_TF, CE_SPEC_CUDA, CE_SPEC_SYSTEM, CE_SPEC_TORCH, CE_SPEC_JAX } ce_spec_kind;
 
 typedef struct ce_spec {
     ce_spec_kind kind;
     char version[32];   /* TF: "2.14" (patch dropped), "2" or "latest"; CUDA: as typed, "11.8",
                            "11.8.0", "12" or "latest" */
     char cudnn[32];     /* from "+cudnnX", "" if none */
+    char build[16];     /* TORCH/JAX: the CUDA build "cu121" / "cuda12" after '+', "" for the default */
     char text[128];     /* the spec as typed */
 } ce_spec;
 
 /* Syntax only; CE_ERR_NOTFOUND for something that is no spec at all. */
 int ce_spec_parse(ce_ctx *ctx, const char *text, ce_spec *out);
 
+/* "torch" / "jax" for those kinds, NULL for the others. */
+const char *ce_spec_fw_name(ce_spec_kind kind);
+/* "PyTorch" / "JAX" / "TensorFlow" / "CUDA". */
+const char *ce_spec_kind_label(ce_spec_kind kind);
+
 typedef struct ce_resolved {
     const ce_tf *tf;                 /* when the spec named TensorFlow */
+    const ce_fw *fw;                 /* when the spec named PyTorch or JAX: the release */
+    const ce_fw_build *fw_build;     /* ... and its CUDA build (the default unless +cuNNN) */
+    const char *fw_name;             /* "torch", "jax" */
     const ce_cuda *cuda;
     const ce_cudnn *cudnn;           /* NULL with no_cudnn or none available */
     const ce_artifact *runfile;      /* for ctx->platform; NULL if none */

@@ -214,22 +214,26 @@ int ce_store_find(ce_ctx *ctx, const char *spec_text, ce_toolchain *out)
         snprintf(want_cuda, sizeof want_cuda, "%s", c ? c->version : "none");
         ce_manifest_free(m);
     }
-    if (spec.kind == CE_SPEC_TF) {
+    const char *fw = ce_spec_fw_name(spec.kind);
+    if (spec.kind == CE_SPEC_TF || fw) {
         ce_msource src;
         ce_manifest *m = NULL;
         if ((rc = ce_manifest_source(ctx, &src)) || (rc = ce_manifest_load_source(ctx, &src, &m))) {
             free(v);
             return rc;
         }
-        const ce_tf *tf = ce_manifest_tf_pick(m, spec.version);
-        if (!tf) {
+        const ce_tf *tf = fw ? NULL : ce_manifest_tf_pick(m, spec.version);
+        const ce_fw_build *b = ce_fw_build_for(ce_manifest_fw_pick(m, fw, spec.version, spec.build), spec.build);
+        const char *cu = tf ? tf->cuda : b ? b->cuda : NULL, *dn = tf ? tf->cudnn : b ? b->cudnn : NULL;
+        if (!cu) {
             ce_manifest_free(m);
             free(v);
-            return ce_fail(ctx, CE_ERR_NOTFOUND, "TensorFlow %s is not in the manifest %s; see: cudaenv list-remote tf",
-                           spec.version, src.origin);
+            return ce_fail(ctx, CE_ERR_NOTFOUND, "%s %s%s%s is not in the manifest %s; see: cudaenv list-remote %s",
+                           ce_spec_kind_label(spec.kind), spec.version, spec.build[0] ? "+" : "", spec.build,
+                           src.origin, fw ? fw : "tf");
         }
-        snprintf(want_cuda, sizeof want_cuda, "%s", tf->cuda);
-        if (!want_cudnn[0] && tf->cudnn) snprintf(want_cudnn, sizeof want_cudnn, "%s", tf->cudnn);
+        snprintf(want_cuda, sizeof want_cuda, "%s", cu);
+        if (!want_cudnn[0] && dn) snprintf(want_cudnn, sizeof want_cudnn, "%s", dn);
         ce_manifest_free(m);
     }
     /* newest match wins: the list is sorted oldest first */
@@ -281,13 +285,14 @@ int ce_store_index_find(ce_ctx *ctx, const char *spec_text, ce_toolchain *out)
         driver = ce_driver_version(ctx, drv, sizeof drv) ? drv : NULL;
         cudnn[0] = '\0';
     }
-    if (latest || spec.kind == CE_SPEC_TF) {
-        int r = latest ? ce_index_cuda_latest(ctx, ctx->platform, driver, cuda, sizeof cuda)
-                       : ce_index_tf(ctx, spec.version, cuda, sizeof cuda, cudnn, sizeof cudnn);
-        if (r < 0) {
-            index_refresh_now(ctx);
+    const char *fw = ce_spec_fw_name(spec.kind);
+    if (latest || spec.kind == CE_SPEC_TF || fw) {
+        int r = -1;
+        for (int pass = 0; pass < 2 && r < 0; pass++) {
+            if (pass) index_refresh_now(ctx);
             r = latest ? ce_index_cuda_latest(ctx, ctx->platform, driver, cuda, sizeof cuda)
-                       : ce_index_tf(ctx, spec.version, cuda, sizeof cuda, cudnn, sizeof cudnn);
+                : fw ? ce_index_fw(ctx, fw, spec.version, spec.build, cuda, sizeof cuda, cudnn, sizeof cudnn)
+                     : ce_index_tf(ctx, spec.version, cuda, sizeof cuda, cudnn, sizeof cudnn);
         }
         if (r == 1) {
             const char *d = spec.cudnn[0] ? spec.cudnn : cudnn;   /* +cudnnX wins, as in ce_store_find */

@@ -220,9 +220,9 @@ PY
     run "$CUDAENV" list-remote cuda --json
     py 'd["cuda"][0]["version"] == "13.3.0" and any(c["version"] == "11.8.0" and c["max_gcc"] == 11 for c in d["cuda"])' <<<"$output"
     "$CUDAENV" list-remote --json | python3 -m json.tool >/dev/null
-    run "$CUDAENV" list-remote pytorch
+    run "$CUDAENV" list-remote keras
     [ "$status" -eq 2 ]
-    [[ "$output" == *"list tf, cuda or cudnn"* ]]
+    [[ "$output" == *"list tf, torch, jax, cuda or cudnn"* ]]
 }
 
 @test "CUDAENV_MANIFEST and --manifest: relative URLs resolve next to the manifest; not-installable rows are shown with the reason" {

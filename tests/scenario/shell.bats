@@ -192,7 +192,7 @@ EOS
     [ "$(comp 'cudaenv use ')" = "11.7.0 11.8.0+cudnn8.7.0.84 12.3.0 system " ]
     [ "$(comp 'cudaenv global --r')" = "--rollback " ]
     [ "$(comp 'cudaenv env 11.8 --shell ')" = "bash dotenv fish json zsh " ]
-    [ "$(comp 'cudaenv list-remote ')" = "cuda cudnn tf " ]
+    [ "$(comp 'cudaenv list-remote ')" = "cuda cudnn jax tf torch " ]
 }
 
 @test "fish: use, hook on cd, restore, 100 switches, completions" {
