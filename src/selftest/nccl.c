@@ -13,6 +13,8 @@
 #include <unistd.h>
 
 #include "st_int.h"
+#include "core/version.h"
+#include "store/adopt.h"
 
 typedef int (*nccl_getv_fn)(int *);
 typedef int (*nccl_initall_fn)(void **, int, const int *);
@@ -33,9 +35,21 @@ void st_nccl_step(st_state *st)
     char path[4200], why[512], real[4096];
     snprintf(path, sizeof path, "%s/lib64/libnccl.so.2", st->r->tc.prefix);
     if (access(path, F_OK) != 0) {
-        st_skip(s, false, "no NCCL in this toolchain: multi-GPU collectives (TensorFlow's MirroredStrategy, "
-                "torch.distributed) need libnccl.so.2; add it: cudaenv install %s --components +nccl",
-                st->r->tc.name);
+        /* a tree cudaenv did not install (adopted, or the machine's own) cannot
+         * be reinstalled with NCCL: a toolchain of its CUDA release beside it can */
+        char from[4096];
+        bool ours = !st->r->tc.adhoc && ce_adopted_from(st->r->tc.prefix, from, sizeof from) != 1;
+        char mm[32] = "";
+        ce_version_prefix(st->r->tc.cuda, 2, mm, sizeof mm);
+        if (ours)
+            st_skip(s, false, "no NCCL in this toolchain: multi-GPU collectives (TensorFlow's MirroredStrategy, "
+                    "torch.distributed) need libnccl.so.2; add it: cudaenv install %s --components +nccl",
+                    st->r->tc.name);
+        else
+            st_skip(s, false, "no NCCL in %s (not installed by cudaenv): multi-GPU collectives (TensorFlow's "
+                    "MirroredStrategy, torch.distributed) need libnccl.so.2; install a toolchain of CUDA %s with it "
+                    "beside this one: cudaenv install %s --components +nccl", st->r->tc.prefix,
+                    mm[0] ? mm : "this release", mm[0] ? mm : "VERSION");
         return;
     }
     if (!realpath(path, real)) snprintf(real, sizeof real, "%s", path);

@@ -128,8 +128,14 @@ assert all(m.startswith(d["toolchain"]["prefix"] + "/") for m in d["framework"][
     [ "$(readlink "$S/usr/local/cuda")" = /usr/local/cuda-12.4 ]
     # 10. plain verify: the machine's own CUDA again, with the fake GPU
     CUDAENV_TEST_LIBCUDA=$DRV run --separate-stderr cudaenv verify --json
+    J=$output
     run vj "$output"
     [ "${lines[0]%% *}" = system ]
+    #     NCCL: the machine's own tree is not cudaenv's to reinstall; a 12.4 toolchain beside it is
+    python3 -c 'import json, sys
+s = {x["id"]: x for x in json.load(sys.stdin)["steps"]}["nccl"]
+assert s["status"] == "skipped" and "not installed by cudaenv" in s["summary"], s
+assert s["summary"].endswith("beside this one: cudaenv install 12.4 --components +nccl"), s' <<<"$J"
     [[ "${lines[1]}" == "nothing selected: the machine's own CUDA 12.4.1 at /usr/local/cuda ($S/usr/local/cuda-12.4)"* ]]
     [[ "${lines[2]}" == "files=skipped versions=passed loader=passed driver=passed device=passed kernel=passed"* ]] || { echo "$output"; false; }
 }
