@@ -204,6 +204,13 @@ static void test_block_need_counts_the_dictionary(void **state)
     assert_true(ce_xzmt_block_need(out, len, &need));
     assert_true(need >= (8ull << 20) + (256u << 10));   /* dictionary + the block's plain bytes */
     assert_true(need < (8ull << 20) + (4ull << 20));
+    /* the stream header and the block header are all it reads: a first read that ends
+     * where the block header ends plans the same; one byte short, nothing to plan with */
+    size_t hdr = 12 + ((size_t)out[12] + 1) * 4;
+    unsigned long long need_hdr = 0;
+    assert_true(ce_xzmt_block_need(out, hdr, &need_hdr));
+    assert_int_equal(need_hdr, need);
+    assert_false(ce_xzmt_block_need(out, hdr - 1, &need_hdr));
     /* a block without sizes (xz -T1): nothing to plan with */
     assert_false(ce_xzmt_block_need(packed, packed_len, &need));
     free(out);
