@@ -166,6 +166,22 @@ PY
     cmp "$UPSTREAM/$RUN118" "$M/$RUN118"
 }
 
+@test "files in the download cache are copied across filesystems (no hard link): the same bytes, not downloaded again" {
+    [ -d /dev/shm ] && [ "$(stat -f -c %T /dev/shm)" = tmpfs ] || skip "no tmpfs at /dev/shm"
+    [ "$(stat -c %d /dev/shm)" != "$(stat -c %d "$T")" ] || skip "/dev/shm is on the filesystem of the store"
+    run "$CUDAENV" install tf-2.14
+    [ "$status" -eq 0 ]
+    before=$(wc -l < "$UP_LOG")
+    SHM=$(mktemp -d /dev/shm/cudaenv-mirror.XXXXXX)
+    run "$CUDAENV" mirror tf-2.14 --to "$SHM/site"
+    local rc=$status out=$output
+    cmp "$UPSTREAM/$RUN118" "$SHM/site/$RUN118" && cmp "$UPSTREAM/$CUDNN87" "$SHM/site/$CUDNN87"; local same=$?
+    rm -rf "$SHM"
+    [ "$rc" -eq 0 ] || { echo "$out"; false; }
+    [ "$same" -eq 0 ]
+    [ "$(wc -l < "$UP_LOG")" -eq "$before" ]
+}
+
 @test "mirror --check re-hashes: a same-size tamper and a missing file exit 5 naming them" {
     "$CUDAENV" -q mirror tf-2.14 --to "$M"
     run "$CUDAENV" mirror --check "$M"
