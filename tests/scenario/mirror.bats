@@ -280,6 +280,18 @@ PY
     [ "$status" -eq 0 ] || { echo "$output"; false; }
 }
 
+@test "mirror --check and a rerun hold no descriptor per file: 12 files under ulimit -n 12" {
+    with_redist
+    "$CUDAENV" -q mirror 11.8 --to "$M"
+    [ "$(find "$M" -type f ! -path "*/.cudaenv-mirror/*" ! -name cudaenv.json | wc -l)" -eq 12 ]
+    run bash -c 'ulimit -n 12; exec "$0" mirror --check "$1"' "$CUDAENV" "$M"
+    [ "$status" -eq 0 ] || { echo "$output"; false; }
+    [[ "$output" == *"12 files"* ]] || { echo "$output"; false; }
+    run bash -c 'ulimit -n 12; exec "$0" mirror 11.8 --to "$1"' "$CUDAENV" "$M"
+    [ "$status" -eq 0 ] || { echo "$output"; false; }
+    [[ "$output" == *"0 added, 0 bytes; 12 already there"* ]] || { echo "$output"; false; }
+}
+
 @test "a URL whose path would leave the mirror directory or clash with its own files is refused (exit 5)" {
     cp "$CUDAENV_MANIFEST" "$T/orig.json"
     for bad in "$UP_URL/compute/../../../etc/evil.run" "$UP_URL/a/./b.run" "../outside.run" "/etc/passwd" \
