@@ -175,10 +175,30 @@ PY
     SHM=$(mktemp -d /dev/shm/cudaenv-mirror.XXXXXX)
     run "$CUDAENV" mirror tf-2.14 --to "$SHM/site"
     local rc=$status out=$output
-    cmp "$UPSTREAM/$RUN118" "$SHM/site/$RUN118" && cmp "$UPSTREAM/$CUDNN87" "$SHM/site/$CUDNN87"; local same=$?
+    local same=0
+    cmp "$UPSTREAM/$RUN118" "$SHM/site/$RUN118" && cmp "$UPSTREAM/$CUDNN87" "$SHM/site/$CUDNN87" || same=1
     rm -rf "$SHM"
     [ "$rc" -eq 0 ] || { echo "$out"; false; }
     [ "$same" -eq 0 ]
+    [ "$(wc -l < "$UP_LOG")" -eq "$before" ]
+}
+
+@test "12 cached components copied into a mirror on another filesystem under ulimit -n 12: no descriptor kept per copy" {
+    [ -d /dev/shm ] && [ "$(stat -f -c %T /dev/shm)" = tmpfs ] || skip "no tmpfs at /dev/shm"
+    [ "$(stat -c %d /dev/shm)" != "$(stat -c %d "$T")" ] || skip "/dev/shm is on the filesystem of the store"
+    with_redist
+    run "$CUDAENV" install 11.8 --no-cudnn
+    [ "$status" -eq 0 ] || { echo "$output"; false; }
+    before=$(wc -l < "$UP_LOG")
+    SHM=$(mktemp -d /dev/shm/cudaenv-mirror.XXXXXX)
+    run bash -c 'ulimit -n 12; exec "$0" mirror 11.8 --no-cudnn --to "$1"' "$CUDAENV" "$SHM/site"
+    local rc=$status out=$output n
+    n=$(find "$SHM/site" -type f ! -path "*/.cudaenv-mirror/*" ! -name cudaenv.json | wc -l)
+    local same=0
+    cmp "$UPSTREAM/$(comp_file libcublas)" "$SHM/site/$(comp_file libcublas)" || same=1
+    rm -rf "$SHM"
+    [ "$rc" -eq 0 ] || { echo "$out"; false; }
+    [ "$n" -eq 12 ] && [ "$same" -eq 0 ]
     [ "$(wc -l < "$UP_LOG")" -eq "$before" ]
 }
 
@@ -280,7 +300,7 @@ PY
     [ "$status" -eq 0 ] || { echo "$output"; false; }
 }
 
-@test "mirror --check and a rerun hold no descriptor per file: 12 files under ulimit -n 12" {
+@test "mirror --check and a rerun hold no descriptor per file (12 files under ulimit -n 12); the rerun leaves its work cache empty" {
     with_redist
     "$CUDAENV" -q mirror 11.8 --to "$M"
     [ "$(find "$M" -type f ! -path "*/.cudaenv-mirror/*" ! -name cudaenv.json | wc -l)" -eq 12 ]
@@ -290,6 +310,8 @@ PY
     run bash -c 'ulimit -n 12; exec "$0" mirror 11.8 --to "$1"' "$CUDAENV" "$M"
     [ "$status" -eq 0 ] || { echo "$output"; false; }
     [[ "$output" == *"0 added, 0 bytes; 12 already there"* ]] || { echo "$output"; false; }
+    # the JSON the rerun read from the mirror's own copy is not left in its work cache
+    [ -z "$(ls -A "$M/.cudaenv-mirror/cache")" ] || { ls -la "$M/.cudaenv-mirror/cache"; false; }
 }
 
 @test "a URL whose path would leave the mirror directory or clash with its own files is refused (exit 5)" {
