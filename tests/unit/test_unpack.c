@@ -307,6 +307,26 @@ static void test_unpack_multiblock(void **state)
     assert_int_equal(st.st_size, 3);
 }
 
+/* The free-space check before a byte is written: entries declaring exactly the free
+ * bytes (CUDAENV_TEST_FREE_BYTES) fit; one byte less free is ENOSPC, naming the entry. */
+static void test_unpack_fits_free_space_exactly(void **state)
+{
+    (void)state;
+    static const ent ents[] = { { "t/a", AE_IFREG | 0644, 0, 0, "abc" }, { "t/b", AE_IFREG | 0644, 0, 0, "defgh" } };
+    ce_ctx ctx;
+    setenv("CUDAENV_TEST_FREE_BYTES", "8", 1);
+    int fit = unpack_into(ents, 2, "fit", &ctx);
+    char why[512];
+    snprintf(why, sizeof why, "%s", ce_errmsg());
+    setenv("CUDAENV_TEST_FREE_BYTES", "7", 1);
+    int rc = unpack_into(ents, 2, "nofit", &ctx);
+    unsetenv("CUDAENV_TEST_FREE_BYTES");
+    if (fit != CE_OK) fail_msg("8 bytes declared, 8 free: rc %d (%s)", fit, why);
+    assert_int_equal(rc, CE_ERR_SPACE);
+    if (!strstr(ce_errmsg(), "(at 'b')") || !strstr(ce_errmsg(), "only 7 are free"))
+        fail_msg("message '%s'", ce_errmsg());
+}
+
 /* A flipped byte and a cut-off file: refused as before, naming the archive. */
 static void test_unpack_multiblock_broken(void **state)
 {
@@ -412,6 +432,7 @@ int main(void)
         cmocka_unit_test(test_link_chain),
         cmocka_unit_test(test_unpack_multiblock),
         cmocka_unit_test(test_unpack_multiblock_broken),
+        cmocka_unit_test(test_unpack_fits_free_space_exactly),
         cmocka_unit_test(test_unpack_hash_index),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
