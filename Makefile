@@ -174,7 +174,7 @@ demo: all
 # make mutate-full: those, then every generated mutant of the security and durability core.
 MUTATE_CORE = src/core/trust.c $(sort $(wildcard src/store/system*.c)) src/manifest/index.c \
 	$(sort $(wildcard src/install/fetch*.c)) $(sort $(wildcard src/install/unpack*.c)) src/install/xzmt.c \
-	src/install/components.c src/store/compose.c src/store/modulefile.c src/install/mirror.c
+	src/install/components.c src/store/compose.c src/store/modulefile.c $(sort $(wildcard src/install/mirror*.c))
 MUTATE_FILES ?= src/core/trust.c src/manifest/index.c src/store/compose.c src/store/modulefile.c
 MUTATE_SAMPLE ?= 3
 MUTATE_SEED ?= 1
