@@ -99,6 +99,16 @@ static void test_strip_top(void **state)
     assert_int_equal(ce_strip_top("cudnn-xy/a", top, sizeof top, &rest), -1);
     char t2[64] = "";
     assert_int_equal(ce_strip_top("../x", t2, sizeof t2, &rest), -1);
+    /* a top directory whose name and its terminator do not fit is refused, nothing
+     * written past the buffer; one byte shorter fits */
+    char t3[16];
+    memset(t3, 'Z', sizeof t3);
+    t3[0] = '\0';
+    assert_int_equal(ce_strip_top("abcdefgh/lib/a.so", t3, 8, &rest), -1);
+    assert_int_equal(t3[8], 'Z');
+    assert_int_equal(ce_strip_top("abcdefg/lib/a.so", t3, 8, &rest), 0);
+    assert_string_equal(t3, "abcdefg");
+    assert_string_equal(rest, "lib/a.so");
 }
 
 /* ---- archives written here ---- */
