@@ -175,10 +175,11 @@ demo: all
 MUTATE_CORE = src/core/trust.c $(sort $(wildcard src/store/system*.c)) src/manifest/index.c \
 	$(sort $(wildcard src/install/fetch*.c)) $(sort $(wildcard src/install/unpack*.c)) src/install/xzmt.c \
 	src/install/components.c src/store/compose.c src/store/modulefile.c $(sort $(wildcard src/install/mirror*.c))
-MUTATE_FILES ?= src/core/trust.c src/manifest/index.c src/store/compose.c src/store/modulefile.c
+MUTATE_FILES ?= src/core/trust.c src/manifest/index.c src/store/compose.c src/store/modulefile.c \
+	src/install/mirror_check.c src/install/mirror_dir.c
 MUTATE_SAMPLE ?= 3
 MUTATE_SEED ?= 1
-MUTATE_BUDGET ?= 600
+MUTATE_BUDGET ?= 780
 mutate: all
 	tools/mutate.sh --check >/dev/null || tools/mutate.sh --check
 	$(if $(MUTANTS),tools/mutate.sh $(MUTANTS))
