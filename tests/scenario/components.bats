@@ -348,6 +348,24 @@ PY
     "$CUDAENV" info tf-2.14 --json 2>/dev/null | python3 -c 'import json,sys; assert json.load(sys.stdin)["cuda"]["components"] is None'
 }
 
+@test "the redistrib JSON cudaenv ships is never downloaded: info reads the bundled copy whose sha256 the manifest names, into the cache" {
+    local j=$REPO/data/redist/cuda/redistrib_11.8.0.json
+    python3 - "$CUDAENV_MANIFEST" "$j" "$SERVER_URL" <<'PY'
+import hashlib, json, os, sys
+p, j, base = sys.argv[1:4]
+raw = open(j, "rb").read()
+m = json.load(open(p))
+m["cuda"]["11.8.0"]["redist"] = {"url": base + "/compute/cuda/redist/redistrib_11.8.0.json",
+                                 "sha256": hashlib.sha256(raw).hexdigest(), "size": len(raw)}
+json.dump(m, open(p, "w"), indent=1)
+PY
+    run "$CUDAENV" info tf-2.14
+    [ "$status" -eq 0 ] || { echo "$output"; false; }
+    [[ "$output" == *"components  tf profile: "*"redistrib_11.8.0.json"* ]] || { echo "$output"; false; }
+    [ "$(server_requests "GET .*/redistrib_11.8.0.json")" -eq 0 ]   # the server's is another file: never asked
+    cmp "$j" "$CUDAENV_ROOT/cache/$(sha256sum < "$j" | cut -d' ' -f1)"
+}
+
 @test "not enough free space for the components: exit 1 before any archive, naming need and free" {
     CUDAENV_TEST_FREE_BYTES=10000 run "$CUDAENV" install tf-2.14
     [ "$status" -eq 1 ] && [[ "$output" == *"not enough free space"*"component downloads"* ]]

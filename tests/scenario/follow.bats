@@ -106,6 +106,30 @@ cell() {
     [ "$(cat "$RECEIPTS"/* | sort -u | wc -l)" -eq 1 ]
 }
 
+# A throttled .tgz (2.6 MiB at 500 kB/s; the download writes 1 MiB pieces): the
+# unpacker, out of bytes after the first piece, goes on when the next one lands,
+# so the padding library passes 1.5 MiB in staging while the .part is still there;
+# an unpacker that waited for the whole file would stop at the first piece.
+@test "follow: a throttled download is unpacked as its pieces land, not when it ends" {
+    cp -a "$BASE" "$CUDAENV_ROOT"
+    export CUDAENV_MANIFEST=$T/manifest.json
+    local file sha pid seen= sz
+    file=$(cd "$FM/tgz" && ls)
+    sha=$(sha256sum "$FM/tgz/$file" | cut -d' ' -f1)
+    hold_manifest "$SERVER_URL/_/throttle=500000/tgz/$file" yes > "$CUDAENV_MANIFEST"
+    "$CUDAENV" install tf-2.14 > "$T/out" 2>&1 &
+    pid=$!
+    for _ in $(seq 600); do
+        sz=$(find "$CUDAENV_ROOT" -path '*staging*' -name libcudnn_static_pad.a -printf '%s\n' 2>/dev/null | sort -n | tail -1)
+        if [ "${sz:-0}" -gt 1572864 ] && [ -e "$CUDAENV_ROOT/cache/$sha.part" ]; then seen=1; break; fi
+        kill -0 "$pid" 2>/dev/null || break
+        sleep 0.05
+    done
+    wait "$pid" || { cat "$T/out"; false; }
+    [ -n "$seen" ] || { echo "the library never passed 1.5 MiB in staging while the .part was there"; false; }
+    hold_no_staging
+}
+
 @test "follow: a download that fails mid-archive is a download error (exit 4), not a bad archive" {
     cp -a "$BASE" "$CUDAENV_ROOT"
     export CUDAENV_MANIFEST=$T/manifest.json

@@ -457,6 +457,19 @@ PY
     [ "$status" -eq 2 ]
 }
 
+@test "a CUDAENV_ROOT too long for its cache paths (4040 bytes): exit 1 naming it, nothing asked of the server" {
+    local p=$T/long
+    while [ $(( ${#p} + 201 )) -lt 4030 ]; do p=$p/$(printf 'd%.0s' $(seq 200)); done
+    p=$p/$(printf 'e%.0s' $(seq $(( 4040 - ${#p} - 1 ))))
+    [ ${#p} -eq 4040 ]
+    mkdir -p "$p"
+    CUDAENV_ROOT=$p run --separate-stderr "$CUDAENV" install tf-2.14
+    [ "$status" -eq 1 ] || { echo "$status $stderr"; false; }
+    [[ "$stderr" == *"CUDAENV_ROOT is too long: $p"* ]] || { echo "$stderr"; false; }
+    [ "$(server_requests GET)" -eq 0 ]
+    [ -z "$(ls -A "$p/cache" 2>/dev/null)" ]
+}
+
 @test "uninstall: removes the toolchain atomically and unused pkgs; refuses the system one; exit 3 when absent" {
     "$CUDAENV" install tf-2.14 tf-2.12
     run "$CUDAENV" uninstall 11.8.0+cudnn8.6.0.163

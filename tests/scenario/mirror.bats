@@ -166,6 +166,42 @@ PY
     cmp "$UPSTREAM/$RUN118" "$M/$RUN118"
 }
 
+@test "files in the download cache are copied across filesystems (no hard link): the same bytes, not downloaded again" {
+    [ -d /dev/shm ] && [ "$(stat -f -c %T /dev/shm)" = tmpfs ] || skip "no tmpfs at /dev/shm"
+    [ "$(stat -c %d /dev/shm)" != "$(stat -c %d "$T")" ] || skip "/dev/shm is on the filesystem of the store"
+    run "$CUDAENV" install tf-2.14
+    [ "$status" -eq 0 ]
+    before=$(wc -l < "$UP_LOG")
+    SHM=$(mktemp -d /dev/shm/cudaenv-mirror.XXXXXX)
+    run "$CUDAENV" mirror tf-2.14 --to "$SHM/site"
+    local rc=$status out=$output
+    local same=0
+    cmp "$UPSTREAM/$RUN118" "$SHM/site/$RUN118" && cmp "$UPSTREAM/$CUDNN87" "$SHM/site/$CUDNN87" || same=1
+    rm -rf "$SHM"
+    [ "$rc" -eq 0 ] || { echo "$out"; false; }
+    [ "$same" -eq 0 ]
+    [ "$(wc -l < "$UP_LOG")" -eq "$before" ]
+}
+
+@test "12 cached components copied into a mirror on another filesystem under ulimit -n 12: no descriptor kept per copy" {
+    [ -d /dev/shm ] && [ "$(stat -f -c %T /dev/shm)" = tmpfs ] || skip "no tmpfs at /dev/shm"
+    [ "$(stat -c %d /dev/shm)" != "$(stat -c %d "$T")" ] || skip "/dev/shm is on the filesystem of the store"
+    with_redist
+    run "$CUDAENV" install 11.8 --no-cudnn
+    [ "$status" -eq 0 ] || { echo "$output"; false; }
+    before=$(wc -l < "$UP_LOG")
+    SHM=$(mktemp -d /dev/shm/cudaenv-mirror.XXXXXX)
+    run bash -c 'ulimit -n 12; exec "$0" mirror 11.8 --no-cudnn --to "$1"' "$CUDAENV" "$SHM/site"
+    local rc=$status out=$output n
+    n=$(find "$SHM/site" -type f ! -path "*/.cudaenv-mirror/*" ! -name cudaenv.json | wc -l)
+    local same=0
+    cmp "$UPSTREAM/$(comp_file libcublas)" "$SHM/site/$(comp_file libcublas)" || same=1
+    rm -rf "$SHM"
+    [ "$rc" -eq 0 ] || { echo "$out"; false; }
+    [ "$n" -eq 12 ] && [ "$same" -eq 0 ]
+    [ "$(wc -l < "$UP_LOG")" -eq "$before" ]
+}
+
 @test "mirror --check re-hashes: a same-size tamper and a missing file exit 5 naming them" {
     "$CUDAENV" -q mirror tf-2.14 --to "$M"
     run "$CUDAENV" mirror --check "$M"
@@ -262,6 +298,20 @@ PY
     cmp "$UPSTREAM/$(comp_file libcublas)" "$f"
     run "$CUDAENV" mirror --check "$M"
     [ "$status" -eq 0 ] || { echo "$output"; false; }
+}
+
+@test "mirror --check and a rerun hold no descriptor per file (12 files under ulimit -n 12); the rerun leaves its work cache empty" {
+    with_redist
+    "$CUDAENV" -q mirror 11.8 --to "$M"
+    [ "$(find "$M" -type f ! -path "*/.cudaenv-mirror/*" ! -name cudaenv.json | wc -l)" -eq 12 ]
+    run bash -c 'ulimit -n 12; exec "$0" mirror --check "$1"' "$CUDAENV" "$M"
+    [ "$status" -eq 0 ] || { echo "$output"; false; }
+    [[ "$output" == *"12 files"* ]] || { echo "$output"; false; }
+    run bash -c 'ulimit -n 12; exec "$0" mirror 11.8 --to "$1"' "$CUDAENV" "$M"
+    [ "$status" -eq 0 ] || { echo "$output"; false; }
+    [[ "$output" == *"0 added, 0 bytes; 12 already there"* ]] || { echo "$output"; false; }
+    # the JSON the rerun read from the mirror's own copy is not left in its work cache
+    [ -z "$(ls -A "$M/.cudaenv-mirror/cache")" ] || { ls -la "$M/.cudaenv-mirror/cache"; false; }
 }
 
 @test "a URL whose path would leave the mirror directory or clash with its own files is refused (exit 5)" {

@@ -217,6 +217,18 @@ EOS
     [[ "$stderr" == *"using the local copy of the manifest"* ]]
 }
 
+@test "a manifest answered 500 is asked again after the backoff (CUDAENV_RETRY_DELAY_MS), not at once" {
+    export CUDAENV_MANIFEST=$SERVER_TLS_URL/_/500=1/cudaenv.json   # and its .sig: each answered 500 once
+    local t0 t1
+    t0=$(date +%s%N)
+    CUDAENV_RETRY_DELAY_MS=1500 run "$CUDAENV" update
+    t1=$(date +%s%N)
+    [ "$status" -eq 0 ] || { echo "$output"; false; }
+    [ "$(server_requests 'GET /_/500=1/cudaenv.json ')" -eq 2 ]
+    [ "$(server_requests 'GET /_/500=1/cudaenv.json.sig ')" -eq 2 ]
+    [ $(( (t1 - t0) / 1000000 )) -ge 3000 ] || { echo "$(( (t1 - t0) / 1000000 )) ms"; false; }   # two waits of 1.5 s
+}
+
 @test "the project's keys beside the built-in manifest (<prefix>/share/cudaenv/keys) are trusted; info, list-remote and --version name the copy and its date" {
     # an installed layout of our own: bin/, libexec/cudaenv/, share/cudaenv/{manifests,keys}
     pfx=$T/prefix

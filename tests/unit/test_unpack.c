@@ -99,6 +99,16 @@ static void test_strip_top(void **state)
     assert_int_equal(ce_strip_top("cudnn-xy/a", top, sizeof top, &rest), -1);
     char t2[64] = "";
     assert_int_equal(ce_strip_top("../x", t2, sizeof t2, &rest), -1);
+    /* a top directory whose name and its terminator do not fit is refused, nothing
+     * written past the buffer; one byte shorter fits */
+    char t3[16];
+    memset(t3, 'Z', sizeof t3);
+    t3[0] = '\0';
+    assert_int_equal(ce_strip_top("abcdefgh/lib/a.so", t3, 8, &rest), -1);
+    assert_int_equal(t3[8], 'Z');
+    assert_int_equal(ce_strip_top("abcdefg/lib/a.so", t3, 8, &rest), 0);
+    assert_string_equal(t3, "abcdefg");
+    assert_string_equal(rest, "lib/a.so");
 }
 
 /* ---- archives written here ---- */
@@ -307,6 +317,26 @@ static void test_unpack_multiblock(void **state)
     assert_int_equal(st.st_size, 3);
 }
 
+/* The free-space check before a byte is written: entries declaring exactly the free
+ * bytes (CUDAENV_TEST_FREE_BYTES) fit; one byte less free is ENOSPC, naming the entry. */
+static void test_unpack_fits_free_space_exactly(void **state)
+{
+    (void)state;
+    static const ent ents[] = { { "t/a", AE_IFREG | 0644, 0, 0, "abc" }, { "t/b", AE_IFREG | 0644, 0, 0, "defgh" } };
+    ce_ctx ctx;
+    setenv("CUDAENV_TEST_FREE_BYTES", "8", 1);
+    int fit = unpack_into(ents, 2, "fit", &ctx);
+    char why[512];
+    snprintf(why, sizeof why, "%s", ce_errmsg());
+    setenv("CUDAENV_TEST_FREE_BYTES", "7", 1);
+    int rc = unpack_into(ents, 2, "nofit", &ctx);
+    unsetenv("CUDAENV_TEST_FREE_BYTES");
+    if (fit != CE_OK) fail_msg("8 bytes declared, 8 free: rc %d (%s)", fit, why);
+    assert_int_equal(rc, CE_ERR_SPACE);
+    if (!strstr(ce_errmsg(), "(at 'b')") || !strstr(ce_errmsg(), "only 7 are free"))
+        fail_msg("message '%s'", ce_errmsg());
+}
+
 /* A flipped byte and a cut-off file: refused as before, naming the archive. */
 static void test_unpack_multiblock_broken(void **state)
 {
@@ -412,6 +442,7 @@ int main(void)
         cmocka_unit_test(test_link_chain),
         cmocka_unit_test(test_unpack_multiblock),
         cmocka_unit_test(test_unpack_multiblock_broken),
+        cmocka_unit_test(test_unpack_fits_free_space_exactly),
         cmocka_unit_test(test_unpack_hash_index),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
