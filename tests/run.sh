@@ -5,8 +5,8 @@
 # TESTS=pattern limits the bats files (e.g. TESTS=install tests/run.sh).
 # BATS_JOBS=N runs N test files at once (default: nproc + 1, as many tests
 # wait on servers, sleeps and child processes); each file's lines are printed
-# as one block, in the order below, with its wall time; BATS_JOBS=1 runs one
-# file at a time.  Every test keeps its own temp root, ports and users, so
+# as one block when it ends, with its wall time; BATS_JOBS=1 runs one file at
+# a time.  Every test keeps its own temp root, ports and users, so
 # files never share state (docs/TESTING.md: "Running tests concurrently").
 set -u
 cd "$(dirname "$0")/.."
@@ -37,9 +37,8 @@ else
     fail=$((fail + 1)); failed+=("tools/incgraph.py --check"); echo "$out" | grep -E '^(circle|upward):'
 fi
 
-# What runs, in the order it is reported: the unit binaries, the scenarios
-# (one feature each), then the journeys (a user's sequence of features:
-# tests/journeys/, docs/TESTING.md).
+# What runs: the unit binaries, the scenarios (one feature each) and the
+# journeys (a user's sequence of features: tests/journeys/, docs/TESTING.md).
 pattern=${TESTS:-}
 items=()
 for t in "$BUILD"/tests/test_*; do
@@ -112,11 +111,14 @@ report() {
     echo "bats ${f#tests/}: $((p - s)) ok, $s skipped, $f2 failed $took"
 }
 
-# Print every finished file whose predecessors are printed.
-shown=0
+# Print every file that finished since the last look, in the order they finished.
+declare -A shown=()
 flush() {
-    while [ "$shown" -lt "${#items[@]}" ] && [ -e "$work/$shown.rc" ]; do
-        report "$shown"; shown=$((shown + 1))
+    local rc i
+    for rc in $(ls -tr "$work" | grep '^[0-9]*\.rc$'); do
+        i=${rc%.rc}
+        [ -n "${shown[$i]:-}" ] && continue
+        shown[$i]=1; report "$i"
     done
 }
 
