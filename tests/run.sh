@@ -53,16 +53,20 @@ done
 jobs=${BATS_JOBS:-$(($(nproc 2>/dev/null || echo 1) + 1))}
 [[ "$jobs" =~ ^[1-9][0-9]*$ ]] || jobs=1
 # Started longest first, so that no long file starts last: by the wall times
-# of this build tree's last run ($BUILD/test-times), else by size.
+# of this build tree's last full run ($BUILD/test-times), else by those of a
+# run on a loaded 2-core machine (tests/test-times: refresh it from a
+# $BUILD/test-times now and then), else by size.  Only the order depends on them.
 declare -A weight=()
-if [ -r "$BUILD/test-times" ]; then
-    while read -r ms f; do weight[$f]=$ms; done < "$BUILD/test-times"
-fi
+for t in "$BUILD/test-times" tests/test-times; do
+    [ -r "$t" ] || continue
+    while read -r ms f; do weight[$f]=$ms; done < "$t"
+    break
+done
 order=()
 while read -r _ i; do order+=("$i"); done < <(
     for i in "${!items[@]}"; do
         f=${items[$i]}
-        w=${weight[$f]:-}
+        w=${weight[${f#"$BUILD"/}]:-}
         if [ -z "$w" ]; then
             case $f in *.bats) w=$(( $(stat -c %s "$f") / 2 ));; *) w=2000;; esac   # ~1 ms per 2 bytes
         fi
@@ -85,7 +89,7 @@ jpass=0 jfail=0
 report() {
     local i=$1 f=${items[$1]} out rc ms p s f2
     out=$(<"$work/$i.out"); read -r rc ms < "$work/$i.rc"
-    echo "$ms $f" >> "$work/times"
+    echo "$ms ${f#"$BUILD"/}" >> "$work/times"
     local took="($((ms / 1000)).$((ms % 1000 / 100)) s)"
     if [[ $f != *.bats ]]; then
         p=$(grep -c '^\[       OK \]' <<<"$out")
@@ -129,7 +133,7 @@ done
 while [ -n "$(jobs -rp)" ]; do wait -n; flush; done
 wait; flush
 # the next run starts the longest first (only a complete run says which)
-[ -z "$pattern" ] && [ -s "$work/times" ] && cp "$work/times" "$BUILD/test-times" 2>/dev/null
+[ -z "$pattern" ] && [ -s "$work/times" ] && sort -rn "$work/times" > "$BUILD/test-times" 2>/dev/null
 
 # The suite must never touch the machine's own CUDA selection.
 if [ -e /usr/local/cuda-13.0 ] && [ "$(readlink -f /usr/local/cuda)" != /usr/local/cuda-13.0 ]; then
