@@ -3,16 +3,28 @@
 # scenarios (tests/scenario) and the journeys (tests/journeys).  Ends with one
 # summary line: "N passed, N failed, N skipped (journeys: N passed, N failed)".
 # TESTS=pattern limits the bats files (e.g. TESTS=install tests/run.sh).
+# BATS_JOBS=N runs N test files at once (default: nproc + 1, as many tests
+# wait on servers, sleeps and child processes); each file's lines are printed
+# as one block when it ends, with its wall time; BATS_JOBS=1 runs one file at
+# a time.  Every test keeps its own temp root, ports and users, so
+# files never share state (docs/TESTING.md: "Running tests concurrently").
 set -u
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
 export CUDAENV_TEST_BUILD=$PWD/$BUILD
 # as root, the test seams need the build tree's root-owned opt-in (core/priv.h)
 if [ "$(id -u)" -eq 0 ] && [ -d "$BUILD" ]; then : > "$BUILD/cudaenv-test-knobs"; fi
+work=$(mktemp -d "${TMPDIR:-/tmp}/cudaenv-run.XXXXXX")
+cleanup() {
+    local p
+    for p in $(jobs -p); do kill "$p" 2>/dev/null; done
+    rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
 # pyenv's python3 shim costs ~100 ms a call; the suite calls python3 often.
 if [ -x /usr/bin/python3 ] && [ "$(command -v python3)" != /usr/bin/python3 ]; then
-    pybin=$(mktemp -d); ln -s /usr/bin/python3 "$pybin/python3"; export PATH=$pybin:$PATH
-    trap 'rm -rf "$pybin"' EXIT
+    mkdir "$work/py"; ln -s /usr/bin/python3 "$work/py/python3"; export PATH=$work/py:$PATH
 fi
 pass=0 fail=0 skip=0
 failed=()
@@ -25,40 +37,103 @@ else
     fail=$((fail + 1)); failed+=("tools/incgraph.py --check"); echo "$out" | grep -E '^(circle|upward):'
 fi
 
-for t in "$BUILD"/tests/test_*; do
-    [ -x "$t" ] || continue
-    out=$("$t" 2>&1); rc=$?
-    p=$(grep -c '^\[       OK \]' <<<"$out"); f=$(grep -c '^\[  FAILED  \]' <<<"$out")
-    # cmocka prints the failed list once more in its summary
-    f=$(grep -E '^\[  FAILED  \] [^0-9]' <<<"$out" | sort -u | wc -l)
-    pass=$((pass + p)); fail=$((fail + f))
-    if [ $rc -ne 0 ]; then
-        [ "$f" -eq 0 ] && fail=$((fail + 1))
-        failed+=("$(basename "$t")"); echo "$out" | grep -E 'FAILED|ERROR|error' | head -20
-    fi
-    echo "unit $(basename "$t"): $p ok${f:+, $f failed}"
-done
-
+# What runs: the unit binaries, the scenarios (one feature each) and the
+# journeys (a user's sequence of features: tests/journeys/, docs/TESTING.md).
 pattern=${TESTS:-}
-jobs=${BATS_JOBS:-1}
-# the scenarios (one feature each), then the journeys (a user's sequence of
-# features: tests/journeys/, docs/TESTING.md)
-jpass=0 jfail=0
+items=()
+for t in "$BUILD"/tests/test_*; do
+    [ -x "$t" ] && items+=("$t")
+done
 for f in tests/scenario/*.bats tests/journeys/*.bats; do
     [ -e "$f" ] || continue
     if [ -n "$pattern" ] && [[ "$f" != *$pattern* ]]; then continue; fi
-    out=$(bats --tap "$f" 2>&1); rc=$?
+    items+=("$f")
+done
+
+jobs=${BATS_JOBS:-$(($(nproc 2>/dev/null || echo 1) + 1))}
+[[ "$jobs" =~ ^[1-9][0-9]*$ ]] || jobs=1
+# Started longest first, so that no long file starts last: by the wall times
+# of this build tree's last full run ($BUILD/test-times), else by those of a
+# run on a loaded 2-core machine (tests/test-times: refresh it from a
+# $BUILD/test-times now and then), else by size.  Only the order depends on them.
+declare -A weight=()
+for t in "$BUILD/test-times" tests/test-times; do
+    [ -r "$t" ] || continue
+    while read -r ms f; do weight[$f]=$ms; done < "$t"
+    break
+done
+order=()
+while read -r _ i; do order+=("$i"); done < <(
+    for i in "${!items[@]}"; do
+        f=${items[$i]}
+        w=${weight[${f#"$BUILD"/}]:-}
+        if [ -z "$w" ]; then
+            case $f in *.bats) w=$(( $(stat -c %s "$f") / 2 ));; *) w=2000;; esac   # ~1 ms per 2 bytes
+        fi
+        echo "$w $i"
+    done | sort -rn -k1,1)
+
+# One file: its output and "rc ms" when it ends (the parent counts and prints).
+run_item() {
+    local i=$1 f=${items[$1]} t0=${EPOCHREALTIME/./} rc
+    case $f in
+        *.bats) bats --tap "$f" ;;
+        *) "$f" ;;
+    esac > "$work/$i.out" 2>&1 < /dev/null
+    rc=$?
+    echo "$rc $(( (${EPOCHREALTIME/./} - t0) / 1000 ))" > "$work/$i.rc.tmp"
+    mv "$work/$i.rc.tmp" "$work/$i.rc"
+}
+
+jpass=0 jfail=0
+report() {
+    local i=$1 f=${items[$1]} out rc ms p s f2
+    out=$(<"$work/$i.out"); read -r rc ms < "$work/$i.rc"
+    echo "$ms ${f#"$BUILD"/}" >> "$work/times"
+    local took="($((ms / 1000)).$((ms % 1000 / 100)) s)"
+    if [[ $f != *.bats ]]; then
+        p=$(grep -c '^\[       OK \]' <<<"$out")
+        # cmocka prints the failed list once more in its summary
+        f2=$(grep -E '^\[  FAILED  \] [^0-9]' <<<"$out" | sort -u | wc -l)
+        pass=$((pass + p)); fail=$((fail + f2))
+        if [ "$rc" -ne 0 ]; then
+            [ "$f2" -eq 0 ] && fail=$((fail + 1))
+            failed+=("$(basename "$f")"); echo "$out" | grep -E 'FAILED|ERROR|error' | head -20
+        fi
+        echo "unit $(basename "$f"): $p ok${f2:+, $f2 failed} $took"
+        return
+    fi
     p=$(grep -cE '^ok [0-9]+ ' <<<"$out")
     s=$(grep -cE '^ok [0-9]+ .*# skip' <<<"$out")
     f2=$(grep -cE '^not ok ' <<<"$out")
     pass=$((pass + p - s)); skip=$((skip + s)); fail=$((fail + f2))
     case $f in tests/journeys/*) jpass=$((jpass + p - s)); jfail=$((jfail + f2));; esac
-    if [ $rc -ne 0 ]; then
+    if [ "$rc" -ne 0 ]; then
         [ "$f2" -eq 0 ] && fail=$((fail + 1))
         failed+=("$f"); echo "$out" | grep -vE '^ok ' | head -60
     fi
-    echo "bats ${f#tests/}: $((p - s)) ok, $s skipped, $f2 failed"
+    echo "bats ${f#tests/}: $((p - s)) ok, $s skipped, $f2 failed $took"
+}
+
+# Print every file that finished since the last look, in the order they finished.
+declare -A shown=()
+flush() {
+    local rc i
+    for rc in $(ls -tr "$work" | grep '^[0-9]*\.rc$'); do
+        i=${rc%.rc}
+        [ -n "${shown[$i]:-}" ] && continue
+        shown[$i]=1; report "$i"
+    done
+}
+
+for i in "${order[@]}"; do
+    while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n; flush; done
+    run_item "$i" &
 done
+while [ -n "$(jobs -rp)" ]; do wait -n; flush; done
+wait; flush
+# the next run starts the longest first (only a complete run says which)
+[ -z "$pattern" ] && [ -s "$work/times" ] && sort -rn "$work/times" > "$BUILD/test-times" 2>/dev/null
 
 # The suite must never touch the machine's own CUDA selection.
 if [ -e /usr/local/cuda-13.0 ] && [ "$(readlink -f /usr/local/cuda)" != /usr/local/cuda-13.0 ]; then

@@ -13,7 +13,10 @@
  * they were.  The value CUDA_HOME, CUDA_PATH or CUDNN_PATH had before the
  * first switch is kept in __CUDAENV_OLD_<NAME> and restored on leaving (for
  * "system"), as direnv and mise do.  Other CUDA library directories in
- * LD_LIBRARY_PATH are collected (foreign), never removed. */
+ * LD_LIBRARY_PATH are collected (foreign), never removed.
+ *
+ * activate.c: the selection (spec files, .cuda-version, global, ce_active);
+ * env.c: the environment (ce_env_*, ce_shell_parse). */
 #ifndef CE_ACTIVATE_H
 #define CE_ACTIVATE_H
 

@@ -21,10 +21,16 @@ prev_build() {
     PREV=${CUDAENV_PREV_DIR:-${TMPDIR:-/tmp}/cudaenv-prev-$PREV_COMMIT}
     [ -x "$PREV/build/bin/cudaenv" ] && [ -x "$PREV/build/libexec/cudaenv/cudaenv-full" ] && return 0
     git -C "$REPO" cat-file -e "$PREV_COMMIT^{commit}" 2>/dev/null || return 1
-    rm -rf "$PREV.tmp" && mkdir -p "$PREV.tmp" || return 1
-    git -C "$REPO" archive "$PREV_COMMIT" | tar -x -C "$PREV.tmp" || return 1
-    make -C "$PREV.tmp" -j2 all >"$PREV.tmp/build.log" 2>&1 || { tail -20 "$PREV.tmp/build.log" >&2; return 1; }
-    rm -rf "$PREV" && mv "$PREV.tmp" "$PREV"
+    # a build of its own (another run, e.g. make check-asan beside make check, may be
+    # building the same one): the first to finish names it $PREV, the others use theirs
+    local tmp
+    tmp=$(mktemp -d "$PREV.tmp.XXXXXX") || return 1
+    git -C "$REPO" archive "$PREV_COMMIT" | tar -x -C "$tmp" || { rm -rf "$tmp"; return 1; }
+    make -C "$tmp" -j2 all >"$tmp/build.log" 2>&1 || { tail -20 "$tmp/build.log" >&2; rm -rf "$tmp"; return 1; }
+    [ -d "$PREV" ] && [ ! -x "$PREV/build/bin/cudaenv" ] && rm -rf "$PREV"   # a broken one from before
+    if mv -T "$tmp" "$PREV" 2>/dev/null; then return 0; fi
+    [ -x "$PREV/build/bin/cudaenv" ] && [ -x "$PREV/build/libexec/cudaenv/cudaenv-full" ] && { rm -rf "$tmp"; return 0; }
+    PREV=$tmp
 }
 
 setup_file() {

@@ -33,7 +33,24 @@ common_teardown() {
 
 # A toolchain laid out directly in the store (no download), for tests of
 # switching, doctor and verify.  fx_installed 11.8.0 [8.7.0.84]
+# Built once per bats file (cc is the slow part: up to ten shared objects)
+# and copied into each test's store.
 fx_installed() {
+    local cuda=$1 cudnn=${2:-}
+    local name=$cuda
+    [ -n "$cudnn" ] && name="$cuda+cudnn$cudnn"
+    [ -n "${BATS_FILE_TMPDIR:-}" ] || { fx_installed_build "$@"; return; }
+    local tpl=$BATS_FILE_TMPDIR/fx-installed
+    if [ ! -d "$tpl/root/versions/$name" ]; then
+        ( T=$tpl; CUDAENV_ROOT=$tpl/root; mkdir -p "$T"; fx_installed_build "$@" >/dev/null ) \
+            || { rm -rf "$tpl/root/versions/$name"; return 1; }
+    fi
+    mkdir -p "$CUDAENV_ROOT/versions"
+    cp -a "$tpl/root/versions/$name" "$CUDAENV_ROOT/versions/"
+    echo "$CUDAENV_ROOT/versions/$name"
+}
+
+fx_installed_build() {
     local cuda=$1 cudnn=${2:-}
     local name=$cuda
     [ -n "$cudnn" ] && name="$cuda+cudnn$cudnn"

@@ -22,7 +22,9 @@ setup() {
     server_stop
 }
 
-teardown() { common_teardown; }
+# server_stop too: a setup that failed after upstream_serve leaves the server
+# running, holding bats' output open (the file never ends)
+teardown() { server_stop; common_teardown; }
 
 j() {
     python3 -c 'import json, sys

@@ -10,6 +10,16 @@ source "$TESTS_DIR/lib/fakefw.sh"
 
 PY=/usr/bin/python3
 
+# the driver double and the toolchain with its receipt, built once (cc is the
+# slow part) and copied into each test's root
+setup_file() {
+    local keep_t=${T:-}
+    T=$BATS_FILE_TMPDIR/tc; CUDAENV_ROOT=$T/root; mkdir -p "$T/drv"
+    cc -shared -fPIC -Wl,-soname,libcuda.so.1 -o "$T/drv/libcuda.so.1" "$TESTS_DIR/doubles/libcuda.c" -lm
+    fx_receipt "$(fx_installed 11.8.0 8.7.0.84)"
+    T=$keep_t
+}
+
 setup() {
     common_setup
     unset LD_LIBRARY_PATH LD_PRELOAD CUDA_VISIBLE_DEVICES FAKE_CUDA_DRIVER_VERSION FAKE_CUDA_DEVICES
@@ -17,11 +27,11 @@ setup() {
     fx_fakefw "$T/site"
     export PYTHONPATH=$T/site
     # a driver showing one GPU (tests/doubles/libcuda.c)
-    mkdir -p "$T/drv"
-    cc -shared -fPIC -Wl,-soname,libcuda.so.1 -o "$T/drv/libcuda.so.1" "$TESTS_DIR/doubles/libcuda.c" -lm
+    cp -a "$BATS_FILE_TMPDIR/tc/drv" "$T/drv"
     export CUDAENV_TEST_LIBCUDA=$T/drv/libcuda.so.1
-    P=$(fx_installed 11.8.0 8.7.0.84)
-    fx_receipt "$P"
+    mkdir -p "$CUDAENV_ROOT/versions"
+    cp -a "$BATS_FILE_TMPDIR/tc/root/versions/11.8.0+cudnn8.7.0.84" "$CUDAENV_ROOT/versions/"
+    P=$CUDAENV_ROOT/versions/11.8.0+cudnn8.7.0.84
     export FAKE_FW_LIBS="libcudart.so.11.0 libcudnn.so.8"
 }
 teardown() { common_teardown; }

@@ -189,6 +189,9 @@ plant_py() {
 @test "python: doctor's framework probe, verify --framework and jupyter install import nothing from the caller's cwd, as root" {
     fx_installed 11.8.0 >/dev/null
     plant_py "$T/repo"
+    # the private directories go to a TMPDIR of this test's own (root's, so honoured):
+    # other test files run cudaenv's Python at the same time in /tmp
+    mkdir -m 700 "$T/tmp"; export TMPDIR=$T/tmp
     cd "$T/repo"
     CUDAENV_DOCTOR_PYTHON=/usr/bin/python3 run --separate-stderr "$CUDAENV" doctor --json
     [ ! -e "$MARK" ] || { cat "$MARK"; false; }
@@ -197,7 +200,7 @@ plant_py() {
     run --separate-stderr "$CUDAENV" jupyter install 11.8.0 --python /usr/bin/python3
     [ ! -e "$MARK" ] || { cat "$MARK"; false; }
     # and no private directory is left behind
-    [ -z "$(find /tmp -maxdepth 1 -name 'cudaenv-py.*' -newer "$T/repo/json.py" 2>/dev/null)" ]
+    [ -z "$(ls -A "$T/tmp")" ] || { ls -la "$T/tmp"; false; }
 }
 
 @test "python: the same as a user in a cloned repository" {

@@ -106,6 +106,15 @@ static int group_setup(void **state)
     snprintf(root, sizeof root, "%s/root", base);
     snprintf(logpath, sizeof logpath, "%s/requests.log", base);
     snprintf(cert, sizeof cert, "%s/cert.pem", base);
+    /* fast retries; loopback only, whatever the machine's proxy settings.
+     * Set before anything reads the settings: the process copy is taken once
+     * (ce_settings_now, first called by ce_sha256_file below), and knobs set
+     * after it would leave the backoff at 1 s doubling (15 s per give-up). */
+    setenv("CUDAENV_RETRY_DELAY_MS", "10", 1);
+    setenv("CUDAENV_STALL_TIMEOUT", "1", 1);
+    setenv("CURL_CA_BUNDLE", cert, 1);
+    const char *proxies[] = { "http_proxy", "https_proxy", "HTTPS_PROXY", "ALL_PROXY", "all_proxy", "no_proxy", "NO_PROXY" };
+    for (size_t i = 0; i < sizeof proxies / sizeof *proxies; i++) unsetenv(proxies[i]);
     mkdir(www, 0755);
     char p[400], cmd[2048];
     snprintf(p, sizeof p, "%s/a.bin", www); write_random(p, A_SIZE, 12345);
@@ -140,12 +149,6 @@ static int group_setup(void **state)
     snprintf(url, sizeof url, "http://127.0.0.1:%d", port);
     snprintf(tls_url, sizeof tls_url, "https://127.0.0.1:%d", tport);
 
-    /* fast retries; loopback only, whatever the machine's proxy settings */
-    setenv("CUDAENV_RETRY_DELAY_MS", "10", 1);
-    setenv("CUDAENV_STALL_TIMEOUT", "1", 1);
-    setenv("CURL_CA_BUNDLE", cert, 1);
-    const char *proxies[] = { "http_proxy", "https_proxy", "HTTPS_PROXY", "ALL_PROXY", "all_proxy", "no_proxy", "NO_PROXY" };
-    for (size_t i = 0; i < sizeof proxies / sizeof *proxies; i++) unsetenv(proxies[i]);
     return 0;
 }
 
@@ -170,6 +173,9 @@ static int test_setup(void **state)
     snprintf(cmd, sizeof cmd, "rm -rf %s", root);
     if (system(cmd) != 0) return -1;
     memset(&ctx, 0, sizeof ctx);
+    /* the knobs group_setup exported (a stall detected after 1 s: fetch.c
+     * reads the context's copy, as main's ce_ctx_init fills it) */
+    ctx.set = *ce_settings_now();
     snprintf(ctx.root, sizeof ctx.root, "%s", root);
     ctx.event = on_event;
     memset(&seen, 0, sizeof seen);
