@@ -63,8 +63,12 @@ static int probe(cli *c, const char *python, const char *fw, fw_want *w)
         prefix2(w->version, xy, sizeof xy);
         if (w->cuda[0]) snprintf(w->spec, sizeof w->spec, "tf-%s", xy);   /* a CPU build: no toolchain */
     } else if (strcmp(fw, "tf") != 0 && w->cuda[0]) {
-        if (w->cudnn[0]) snprintf(w->spec, sizeof w->spec, "%s+cudnn%s", w->cuda, w->cudnn);
-        else snprintf(w->spec, sizeof w->spec, "%s", w->cuda);
+        /* built in a local: GCC 12 at -O1 with sanitizers calls fields of one
+         * struct overlapping (-Werror=restrict) */
+        char spec[sizeof w->spec];
+        if (w->cudnn[0]) snprintf(spec, sizeof spec, "%s+cudnn%s", w->cuda, w->cudnn);
+        else snprintf(spec, sizeof spec, "%s", w->cuda);
+        memcpy(w->spec, spec, sizeof spec);
     }
     ce_fw_free(&r);
     return CE_OK;

@@ -68,9 +68,9 @@ pid_t ce_forkgate_fork(void)
     return pid;
 }
 
-long ce_forkgate_threads(long want)
+long ce_forkgate_threads(long n)
 {
-    (void)want;
+    (void)n;
     return 1;
 }
 
