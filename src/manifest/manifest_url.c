@@ -11,6 +11,7 @@
 #include <strings.h>
 
 #define NVIDIA_PREFIX "https://developer.download.nvidia.com/"
+#define PYPI_PREFIX "https://files.pythonhosted.org/"
 
 static size_t scheme_len(const char *u)
 {
@@ -60,13 +61,18 @@ static int resolve_ref(parser *p, const char *ref, char **out)
     return CE_OK;
 }
 
-/* CUDAENV_MIRROR=BASE: https://developer.download.nvidia.com/X -> BASE/X.
- * A BASE that is a plain absolute path means a local directory. */
+/* CUDAENV_MIRROR=BASE: https://developer.download.nvidia.com/X -> BASE/X,
+ * and the NCCL wheels' https://files.pythonhosted.org/X -> BASE/X: the
+ * layout `cudaenv mirror --to DIR` writes (a URL's path under DIR).  A BASE
+ * that is a plain absolute path means a local directory. */
 static int apply_mirror(parser *p, char **url)
 {
+    static const char *const upstream[] = { NVIDIA_PREFIX, PYPI_PREFIX };
     const char *mirror = p->ctx->mirror;
-    size_t pl = strlen(NVIDIA_PREFIX);
-    if (!*mirror || strncmp(*url, NVIDIA_PREFIX, pl) != 0) return CE_OK;
+    size_t pl = 0;
+    for (size_t i = 0; i < sizeof upstream / sizeof *upstream && !pl; i++)
+        if (!strncmp(*url, upstream[i], strlen(upstream[i]))) pl = strlen(upstream[i]);
+    if (!*mirror || !pl) return CE_OK;
     size_t ml = strlen(mirror);
     while (ml > 1 && mirror[ml - 1] == '/') ml--;
     const char *pre = mirror[0] == '/' ? "file://" : "";

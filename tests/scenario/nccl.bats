@@ -57,6 +57,35 @@ PY
 }
 WHEEL=pypi/nvidia_nccl_cu11-2.21.5-py3-none-manylinux2014_x86_64.whl
 
+@test "CUDAENV_MIRROR serves the NCCL wheel too: NVIDIA's and PyPI's URLs both map to the mirror's paths (no request leaves it)" {
+    # the manifest as shipped: NVIDIA URLs, the wheel on files.pythonhosted.org;
+    # the mirror holds each file under its URL's path (the layout mirror --to writes)
+    mkdir -p "$MIRROR/packages/c4/cb"
+    cp "$MIRROR/$WHEEL" "$MIRROR/packages/c4/cb/${WHEEL#pypi/}"
+    python3 - "$CUDAENV_MANIFEST" "$SERVER_URL" <<'PY'
+import json, sys
+p, base = sys.argv[1:3]
+m = json.load(open(p))
+def walk(o):
+    if isinstance(o, dict):
+        return {k: walk(v) for k, v in o.items()}
+    if isinstance(o, list):
+        return [walk(v) for v in o]
+    if isinstance(o, str) and o.startswith(base + "/pypi/"):
+        return "https://files.pythonhosted.org/packages/c4/cb/" + o[len(base + "/pypi/"):]
+    if isinstance(o, str) and o.startswith(base + "/"):
+        return "https://developer.download.nvidia.com/" + o[len(base + "/"):]
+    return o
+json.dump(walk(m), open(p, "w"), indent=1)
+PY
+    ! grep -q "$SERVER_URL" "$CUDAENV_MANIFEST"
+    CUDAENV_MIRROR=$SERVER_URL run "$CUDAENV" install tf-2.14
+    [ "$status" -eq 0 ] || { echo "$output"; false; }
+    [ -f "$CUDAENV_ROOT/versions/$P/lib64/libnccl.so.2" ]
+    [ "$(server_requests "GET /packages/c4/cb/${WHEEL#pypi/}")" -eq 1 ]
+    [[ "$output" != *"pythonhosted"* ]]
+}
+
 @test "tf-2.14 takes the row's NCCL wheel: libnccl.so.2 and nccl.h in the toolchain, no Python side, in the receipt" {
     run "$CUDAENV" install tf-2.14
     [ "$status" -eq 0 ] || { echo "$output"; false; }
