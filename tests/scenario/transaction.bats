@@ -171,6 +171,26 @@ completes_pending() {
     consistent
 }
 
+@test "a run killed between staging and renaming: the repair removes its temp files (NAME.tmp-XXXXXX), nobody else's" {
+    "$CUDAENV" -q global 11.8 --system
+    run env CUDAENV_TEST_CRASH_AT=intent "$CUDAENV" -q global 11.7 --system
+    [ "$status" -eq 137 ]
+    [ "$(rec state)" = pending ]
+    # what a kill between mkstemp and rename leaves: one per staged file
+    local e=$S/etc/cudaenv c=$S/etc/ld.so.conf.d
+    echo stale > "$e/system.json.tmp-a1B2c3"
+    echo stale > "$e/system.json.pending.tmp-Zz9yX8"
+    echo stale > "$c/cudaenv.conf.tmp-Qw5eR6"
+    # not of that shape: an admin's files, kept
+    echo mine > "$c/cudaenv.conf.tmp-longer1" && echo mine > "$c/cudaenv.conf.tmp-short"
+    echo mine > "$c/other.conf.tmp-Qw5eR6"
+    completes_pending 11.8
+    [ ! -e "$e/system.json.tmp-a1B2c3" ] && [ ! -e "$e/system.json.pending.tmp-Zz9yX8" ]
+    [ ! -e "$c/cudaenv.conf.tmp-Qw5eR6" ]
+    [ "$(cat "$c/cudaenv.conf.tmp-longer1" "$c/cudaenv.conf.tmp-short" "$c/other.conf.tmp-Qw5eR6")" = "$(printf 'mine\nmine\nmine')" ]
+    [ -z "$(ls "$e" | grep tmp)" ]
+}
+
 @test "the record is written once: an intent cut short (not JSON) is ignored and written over; an older cudaenv's pending system.json is completed" {
     "$CUDAENV" -q global 11.8 --system
     consistent
