@@ -269,6 +269,27 @@ completes_pending() {
     [ ! -e "$S/etc/cudaenv/system.json.pending" ]
 }
 
+@test "the first switch creates /etc/cudaenv and makes its name durable (fsync of /etc) before the intent is written in it" {
+    command -v strace >/dev/null || skip "no strace"
+    [ ! -e "$S/etc/cudaenv" ]
+    CUDAENV_LDCONFIG=none ASAN_OPTIONS=detect_leaks=0 strace -f -y -o "$T/st" \
+        -e trace=mkdir,mkdirat,openat,open,fsync,fdatasync \
+        "$CUDAENV" -q global 11.8 --system
+    [ "$(rec state)" = done ] && [ "$(rec target)" = "$I118" ]
+    # line numbers: the mkdir, the first fsync of /etc itself, the intent's creation
+    mk=$(grep -n -E "mkdir(at)?\(.*\"$S/etc/cudaenv\"" "$T/st" | head -1 | cut -d: -f1)
+    sy=$(grep -n -F "<$S/etc>" "$T/st" | grep -E 'f(data)?sync\(' | head -1 | cut -d: -f1)
+    in=$(grep -n -F "system.json.pending" "$T/st" | grep O_CREAT | head -1 | cut -d: -f1)
+    echo "# mkdir at $mk, fsync of /etc at $sy, intent created at $in" >&3
+    [ -n "$mk" ] && [ -n "$in" ] || { cat "$T/st"; false; }
+    [ -n "$sy" ] || { echo "/etc never fsynced"; grep -E 'mkdir|sync' "$T/st"; false; }
+    [ "$mk" -lt "$sy" ] && [ "$sy" -lt "$in" ] || { grep -E 'mkdir|sync|pending' "$T/st"; false; }
+    # the second switch: /etc/cudaenv exists, /etc is not synced again
+    CUDAENV_LDCONFIG=none ASAN_OPTIONS=detect_leaks=0 strace -f -y -o "$T/st2" -e trace=fsync,fdatasync \
+        "$CUDAENV" -q global 11.7 --system
+    ! grep -q -F "<$S/etc>" "$T/st2"
+}
+
 # the pending file after a switch's exchange is the record before system.json's
 stale_is_ignored() {
     run --separate-stderr "$CUDAENV" global --system
