@@ -269,6 +269,20 @@ completes_pending() {
     [ ! -e "$S/etc/cudaenv/system.json.pending" ]
 }
 
+@test "a disk whose fsync fails (EIO): the switch fails at once naming the intent, nothing changed, no intent left" {
+    cc -o "$T/sysfail" "$TESTS_DIR/doubles/sysfail.c"
+    "$CUDAENV" -q global 11.8 --system
+    consistent
+    run timeout 30 "$T/sysfail" fsync EIO "$CUDAENV" -q global 11.7 --system
+    [ "$status" -eq 1 ] || { echo "$output"; false; }   # 124: it kept retrying
+    [[ "$output" == *"system.json.pending: Input/output error"* ]] || { echo "$output"; false; }
+    no_intent
+    consistent
+    [ "$(rec target)" = "$I118" ]
+    run --separate-stderr "$CUDAENV" global --system
+    [ "$status" -eq 0 ] && [ "$output" = 11.8.0+cudnn8.7.0.84 ] && [[ "$stderr" != *interrupted* ]]
+}
+
 @test "the first switch creates /etc/cudaenv and makes its name durable (fsync of /etc) before the intent is written in it" {
     command -v strace >/dev/null || skip "no strace"
     [ ! -e "$S/etc/cudaenv" ]
