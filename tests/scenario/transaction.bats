@@ -269,6 +269,25 @@ completes_pending() {
     [ ! -e "$S/etc/cudaenv/system.json.pending" ]
 }
 
+@test "three toolchains in turn (the spares hold a third one each time): link, conf, record and loader cache always name the one switched to" {
+    P1180=$(fx_installed 11.8.0)
+    chmod -R go-w "$P1180"
+    I1180=/opt/cudaenv/versions/11.8.0
+    local seq="11.8.0 11.7.0 11.8.0+cudnn8.7.0.84 11.8.0 11.8.0+cudnn8.7.0.84 11.7.0 11.8.0" v
+    for v in $seq; do
+        run --separate-stderr "$CUDAENV" -q global "$v" --system
+        [ "$status" -eq 0 ] || { echo "$v: $stderr"; false; }
+        consistent || { echo "after $v"; false; }
+        [ "$(rec target)" = "/opt/cudaenv/versions/$v" ] || { echo "after $v: $(rec target)"; false; }
+        run "$CUDAENV" global --system
+        [ "$output" = "$v" ]
+    done
+    # the spares hold the toolchain before the last (11.7.0), never a fourth state
+    [ "$(readlink "$S/usr/local/.cuda.cudaenv-spare")" = "$I117" ]
+    [ "$(grep -v '^#' "$S/etc/ld.so.conf.d/.cudaenv.conf.spare")" = "$I117/lib64" ]
+    [ "$(readlink "$S/usr/local/cuda")" = "$I1180" ]
+}
+
 @test "a disk whose fsync fails (EIO): the switch fails at once naming the intent, nothing changed, no intent left" {
     cc -o "$T/sysfail" "$TESTS_DIR/doubles/sysfail.c"
     "$CUDAENV" -q global 11.8 --system
