@@ -288,6 +288,26 @@ completes_pending() {
     [ "$(readlink "$S/usr/local/cuda")" = "$I1180" ]
 }
 
+@test "a hard link to the files a switch writes in place (the intent, the conf's spare): the other name keeps its bytes, the switch succeeds" {
+    "$CUDAENV" -q global 11.8 --system
+    "$CUDAENV" -q global 11.7 --system
+    # e.g. a backup tool's hard links (a user cannot make them: /etc/cudaenv is root's)
+    mkdir -p "$S/var/backup"
+    ln "$S/etc/cudaenv/system.json.pending" "$S/var/backup/system.json.pending"
+    ln "$S/etc/ld.so.conf.d/.cudaenv.conf.spare" "$S/var/backup/conf.spare"
+    local b1 b2
+    b1=$(sha256sum < "$S/var/backup/system.json.pending") b2=$(sha256sum < "$S/var/backup/conf.spare")
+    # a third text for the conf's spare: it is rewritten too
+    P1180=$(fx_installed 11.8.0) && chmod -R go-w "$P1180"
+    run --separate-stderr "$CUDAENV" -q global 11.8.0 --system
+    [ "$status" -eq 0 ] || { echo "$stderr"; false; }
+    consistent
+    [ "$(rec target)" = /opt/cudaenv/versions/11.8.0 ]
+    [ "$(sha256sum < "$S/var/backup/system.json.pending")" = "$b1" ]
+    [ "$(sha256sum < "$S/var/backup/conf.spare")" = "$b2" ]
+    [ "$(stat -c %h "$S/var/backup/system.json.pending")" -eq 1 ] && [ "$(stat -c %h "$S/var/backup/conf.spare")" -eq 1 ]
+}
+
 @test "a disk whose fsync fails (EIO): the switch fails at once naming the intent, nothing changed, no intent left" {
     cc -o "$T/sysfail" "$TESTS_DIR/doubles/sysfail.c"
     "$CUDAENV" -q global 11.8 --system
