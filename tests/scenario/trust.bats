@@ -141,6 +141,19 @@ atk_installed() {
     [ "$status" -eq 0 ] || { echo "$status $stderr"; false; }
 }
 
+@test "trust: a store its user cannot open is exit 6 (permission); a directory at .lock is exit 1 naming it, not called a symlink" {
+    chmod 000 "$U"
+    run --separate-stderr as_atk env CUDAENV_ROOT="$U" CUDAENV_SYSROOT= "$CUDAENV" uninstall 11.7.0
+    [ "$status" -eq 6 ] || { echo "$status $stderr"; false; }
+    [[ "$stderr" == *"cannot open the store $U: Permission denied"* ]]
+    chmod 755 "$U"
+    R=$T/rootstore
+    mkdir -p "$R/.lock"
+    run --separate-stderr env CUDAENV_ROOT="$R" "$CUDAENV" uninstall 11.7.0
+    [ "$status" -eq 1 ] || { echo "$status $stderr"; false; }
+    [[ "$stderr" == *"cannot open $R/.lock: Is a directory"* && "$stderr" != *symlink* ]] || { echo "$stderr"; false; }
+}
+
 @test "trust: CUDAENV_ROOT must be absolute; the quoted-tilde mistake is named" {
     mkdir -p "$T/repo/~/.cudaenv/versions"
     cd "$T/repo"
