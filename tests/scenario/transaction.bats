@@ -129,10 +129,14 @@ completes_pending() {
     [ "$status" -eq 6 ]
     [[ "$stderr" == *"libmine.so.1.0 is owned by uid 65534"* ]]
     [ ! -e "$S/usr/local/cuda" ] && no_intent
-    # all gone: the chains that stay inside the tree pass
+    # all gone: the chains that stay inside the tree pass, also one whose
+    # names get shorter hop by hop (each hop's name ends where it ends)
     rm "$L/libmine.so.1.0" "$L/libmine.so.1" "$L/libmine.so"
+    echo ok > "$L/libz.so" && chmod 644 "$L/libz.so"
+    ln -s libzz.so "$L/libzzzz.so.1.2.3" && ln -s libz.so "$L/libzz.so"
     run --separate-stderr "$CUDAENV" global 11.8 --system
-    [ "$status" -eq 0 ]
+    [ "$status" -eq 0 ] || { echo "$stderr"; false; }
+    [ "$(readlink "$S/usr/local/cuda")" = "$I118" ]
 }
 
 @test "system trust: a user's symlink to a good store: the resolved path is recorded and linked" {
