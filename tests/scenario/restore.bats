@@ -158,6 +158,17 @@ rollback_walk() {
     [ "$(head -1 <<<"$before")" = "$(snapshot | head -1)" ]
 }
 
+@test "sysroot, a real directory moved aside by --force and the link since removed by hand: restore moves the directory back" {
+    mkdir -p "$S/usr/local/cuda/bin" && echo keep > "$S/usr/local/cuda/bin/marker"
+    "$CUDAENV" -q global 11.8 --system --force
+    rm "$S/usr/local/cuda"
+    run --separate-stderr "$CUDAENV" global system --system
+    [ "$status" -eq 0 ] || { echo "$stderr"; false; }
+    [ -d "$S/usr/local/cuda" ] && [ ! -L "$S/usr/local/cuda" ]
+    [ "$(cat "$S/usr/local/cuda/bin/marker")" = keep ]
+    [ -z "$(ls -d "$S"/usr/local/cuda.cudaenv-backup-* 2>/dev/null)" ]
+}
+
 @test "restore: nothing recorded (exit 3), an older record without the original (exit 3, the manual steps), not root (exit 6)" {
     run --separate-stderr "$CUDAENV" global system --system
     [ "$status" -eq 3 ]
