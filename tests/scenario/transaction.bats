@@ -237,7 +237,8 @@ completes_pending() {
         "$CUDAENV" -q global 11.8 --system
     [ "$(readlink "$S/usr/local/cuda")" = "$(rec target)" ] && [ "$(rec state)" = done ] && [ "$(rec target)" = "$I118" ]
     [ "$(grep -v '^#' "$S/etc/ld.so.conf.d/cudaenv.conf")" = "$I118/lib64" ]
-    created=$(grep -E 'O_CREAT|symlink(at)?\(' "$T/st" | grep -v -e '/lock"' -e '\.lock"' -e 'cudaenv.conf.spare"' | grep -c .) || true
+    # (a --coverage build's .gcda files and its error file /dev/null are the profiler's: tools/mutate.sh's coverage map)
+    created=$(grep -E 'O_CREAT|symlink(at)?\(' "$T/st" | grep -v -e '/lock"' -e '\.lock"' -e 'cudaenv.conf.spare"' -e '\.gcda"' -e '"/dev/null"' | grep -c .) || true
     syncs=$(grep -c -E '(fsync|fdatasync)\(' "$T/st")
     renames=$(grep -c -E 'rename(at2?)?\(' "$T/st")
     echo "# switching back (no ldconfig): $created file created, $syncs fsyncs, $renames renames/exchanges" >&3
