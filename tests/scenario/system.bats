@@ -339,3 +339,14 @@ SH
     [ "$status" -eq 0 ] && [[ "$stderr" == *"completing it"* ]]
     [ "$(cache_lib libcudart.so.11.0)" = "$I118/lib64/libcudart.so.11.0" ]
 }
+
+@test "rollback to a toolchain removed since: exit 3 naming the missing path exactly, nothing changed" {
+    "$CUDAENV" -q global 11.7 --system
+    "$CUDAENV" -q global 11.8 --system
+    rm -rf "$P117"
+    run --separate-stderr "$CUDAENV" global --rollback
+    [ "$status" -eq 3 ] || { echo "$status $stderr"; false; }
+    [[ "$stderr" == *"$I117 does not exist any more ($I117 is missing)"* ]] || { echo "$stderr"; false; }
+    [ "$(readlink "$S/usr/local/cuda")" = "$I118" ]
+    [ "$(cache_lib libcudart.so.11.0)" = "$I118/lib64/libcudart.so.11.0" ]
+}
