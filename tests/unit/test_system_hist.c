@@ -191,6 +191,27 @@ static void test_pool(void **state)
     }
 }
 
+/* The pool is packed before a push that would not fit: never one byte
+ * past it, whatever the lengths.  Short entries of every length fill the
+ * pool many times, so some push lands within a few bytes of its end. */
+static void test_pool_edge(void **state)
+{
+    (void)state;
+    memset(&r, 0, sizeof r);
+    set_cur(&r, "/cur");
+    static const char xs[] = "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx";
+    char t[128];
+    for (long i = 0; i < 25000; i++) {
+        /* lengths i % 97: push 20158 ends within 3 bytes of the pool's end */
+        snprintf(t, sizeof t, "/%ld%.*s", i, (int)(i % 97), xs);
+        push(&r, t);
+        assert_true(r.hlen <= sizeof r.hpool);
+    }
+    assert_int_equal(r.nhistory, CE_SYS_HISTORY);
+    snprintf(t, sizeof t, "/%ld%.*s", 24999L, (int)(24999L % 97), xs);
+    assert_string_equal(ce_sys_hist_str(&r, 0, 1), t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -200,6 +221,7 @@ int main(void)
         cmocka_unit_test(test_read_into_used_pool),
         cmocka_unit_test(test_older_record),
         cmocka_unit_test(test_pool),
+        cmocka_unit_test(test_pool_edge),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
