@@ -194,6 +194,15 @@ PY
     [[ "$output" == *'\x1b]52'* ]]
 }
 
+@test "hostile escapes: every C1 control (U+0080 to U+009F) is printed escaped; UTF-8 text around them byte for byte" {
+    # U+0080 and U+009F: the ends of the C1 range; then text whose second
+    # byte falls in 0x80-0x9F (’ is e2 80 99, Ā is c4 80, … e2 80 a6), kept
+    run --separate-stderr cudaenv prefix $'a\xc2\x80b\xc2\x9fc \xe2\x80\x99\xc4\x80\xe2\x80\xa6 \xc2\xa0d'
+    [ "$status" -eq 3 ]
+    [[ "$stderr" == *$'\'a\\xc2\\x80b\\xc2\\x9fc \xe2\x80\x99\xc4\x80\xe2\x80\xa6 \xc2\xa0d\''* ]] || { printf '%s' "$stderr" | od -c; false; }
+    [[ "$stderr" != *$'\xc2\x80'* && "$stderr" != *$'\xc2\x9f'* ]]
+}
+
 @test "local: a planted .cuda-version.tmp-* symlink never redirects the write" {
     echo 'export KEEP=1' > "$T/home/.bashrc"
     cd "$T/repo"

@@ -160,6 +160,29 @@ PY
     [ -L "$a/lib64/libcudnn.so.8" ]
 }
 
+@test "the copy fallback works where copy_file_range is refused, and a read error fails the install" {
+    # sysfail (tests/doubles/sysfail.c): a seccomp filter that makes copy_file_range fail with
+    # an errno, as on an old kernel (ENOSYS), across filesystems before 5.3 (EXDEV) or on a
+    # filesystem without it (EINVAL, EOPNOTSUPP: FUSE, some NFS): the composed files are then
+    # copied with read/write, byte for byte.  A real I/O error (EIO) is not such a refusal.
+    cc -o "$T/sysfail" "$TESTS_DIR/doubles/sysfail.c"
+    a=$CUDAENV_ROOT/versions/11.8.0+cudnn8.7.0.84 p=$CUDAENV_ROOT/pkgs/cuda-11.8.0
+    for e in EXDEV ENOSYS EINVAL EOPNOTSUPP; do
+        CUDAENV_TEST_COMPOSE_COPY=1 run "$T/sysfail" copy_file_range "$e" "$CUDAENV" -v install tf-2.14
+        [ "$status" -eq 0 ] || { echo "$e: $output"; false; }
+        [[ "$output" == *"0 hardlinked"* ]]
+        [ "$(stat -c %i "$a/bin/nvcc")" != "$(stat -c %i "$p/bin/nvcc")" ]
+        cmp "$a/bin/nvcc" "$p/bin/nvcc"
+        [ "$(stat -c %a "$a/bin/nvcc")" = "$(stat -c %a "$p/bin/nvcc")" ]
+        "$CUDAENV" uninstall 11.8.0+cudnn8.7.0.84
+    done
+    CUDAENV_TEST_COMPOSE_COPY=1 run "$T/sysfail" copy_file_range EIO "$CUDAENV" install tf-2.14
+    [ "$status" -ne 0 ]
+    [[ "$output" == *"Input/output error"* ]] || { echo "$output"; false; }
+    [ ! -e "$a" ]
+    no_staging
+}
+
 @test "CUDAENV_MIRROR serves a manifest with NVIDIA's URLs" {
     export CUDAENV_MANIFEST=$MIRROR/manifest-nvidia.json CUDAENV_MIRROR=$SERVER_URL
     run "$CUDAENV" install tf-2.15

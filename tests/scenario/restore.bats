@@ -158,6 +158,32 @@ rollback_walk() {
     [ "$(head -1 <<<"$before")" = "$(snapshot | head -1)" ]
 }
 
+@test "sysroot, a real directory moved aside by --force and the link since removed by hand: restore moves the directory back" {
+    mkdir -p "$S/usr/local/cuda/bin" && echo keep > "$S/usr/local/cuda/bin/marker"
+    "$CUDAENV" -q global 11.8 --system --force
+    rm "$S/usr/local/cuda"
+    run --separate-stderr "$CUDAENV" global system --system
+    [ "$status" -eq 0 ] || { echo "$stderr"; false; }
+    [ -d "$S/usr/local/cuda" ] && [ ! -L "$S/usr/local/cuda" ]
+    [ "$(cat "$S/usr/local/cuda/bin/marker")" = keep ]
+    [ -z "$(ls -d "$S"/usr/local/cuda.cudaenv-backup-* 2>/dev/null)" ]
+}
+
+@test "sysroot, restore of a directory moved aside by --force walks it first: a user's file planted in it since is refused (exit 6 naming it), nothing moved" {
+    mkdir -p "$S/usr/local/cuda/bin" && echo keep > "$S/usr/local/cuda/bin/marker"
+    "$CUDAENV" -q global 11.8 --system --force
+    b=$(ls -d "$S"/usr/local/cuda.cudaenv-backup-*)
+    chown 65534 "$b/bin/marker"
+    run --separate-stderr "$CUDAENV" global system --system
+    [ "$status" -eq 6 ] || { echo "$status $stderr"; false; }
+    [[ "$stderr" == *"$b/bin/marker is owned by uid 65534"* ]] || { echo "$stderr"; false; }
+    [ "$(readlink "$S/usr/local/cuda")" = "$I118" ] && [ -d "$b" ]
+    # root's again: the restore moves it back
+    chown 0 "$b/bin/marker"
+    "$CUDAENV" -q global system --system
+    [ -d "$S/usr/local/cuda" ] && [ ! -L "$S/usr/local/cuda" ] && [ "$(cat "$S/usr/local/cuda/bin/marker")" = keep ]
+}
+
 @test "restore: nothing recorded (exit 3), an older record without the original (exit 3, the manual steps), not root (exit 6)" {
     run --separate-stderr "$CUDAENV" global system --system
     [ "$status" -eq 3 ]

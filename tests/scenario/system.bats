@@ -315,3 +315,38 @@ print(d["toolchain"]["selected_by"])' <<<"$1"; }
     run vj "$output"
     [ "${lines[0]}" = "system True skipped passed 8" ]
 }
+
+@test "ldconfig is waited for: a slow one has finished when the switch returns; a failing one fails the switch (exit 1 naming it), which stays to be completed" {
+    "$CUDAENV" -q global 11.8 --system
+    cat > "$T/ldc" <<SH
+#!/bin/sh
+sleep 1
+/sbin/ldconfig "\$@" && echo done > "$T/ldc.done"
+SH
+    chmod 0755 "$T/ldc"
+    run --separate-stderr env CUDAENV_LDCONFIG="$T/ldc" "$CUDAENV" -q global 11.7 --system
+    [ "$status" -eq 0 ] || { echo "$stderr"; false; }
+    [ "$(cat "$T/ldc.done")" = done ]
+    [ "$(cache_lib libcudart.so.11.0)" = "$I117/lib64/libcudart.so.11.0" ]
+    run --separate-stderr env CUDAENV_LDCONFIG=/bin/false "$CUDAENV" -q global 11.8 --system
+    [ "$status" -eq 1 ] || { echo "$status $stderr"; false; }
+    [[ "$stderr" == *"/bin/false failed (exit status 1)"* ]]
+    # the loader cache still names 11.7: the switch is an intent, reported and completed by the next run
+    [ "$(cache_lib libcudart.so.11.0)" = "$I117/lib64/libcudart.so.11.0" ]
+    run --separate-stderr "$CUDAENV" global --system
+    [[ "$stderr" == *"was interrupted"* ]]
+    run --separate-stderr "$CUDAENV" global 11.8 --system
+    [ "$status" -eq 0 ] && [[ "$stderr" == *"completing it"* ]]
+    [ "$(cache_lib libcudart.so.11.0)" = "$I118/lib64/libcudart.so.11.0" ]
+}
+
+@test "rollback to a toolchain removed since: exit 3 naming the missing path exactly, nothing changed" {
+    "$CUDAENV" -q global 11.7 --system
+    "$CUDAENV" -q global 11.8 --system
+    rm -rf "$P117"
+    run --separate-stderr "$CUDAENV" global --rollback
+    [ "$status" -eq 3 ] || { echo "$status $stderr"; false; }
+    [[ "$stderr" == *"$I117 does not exist any more ($I117 is missing)"* ]] || { echo "$stderr"; false; }
+    [ "$(readlink "$S/usr/local/cuda")" = "$I118" ]
+    [ "$(cache_lib libcudart.so.11.0)" = "$I118/lib64/libcudart.so.11.0" ]
+}

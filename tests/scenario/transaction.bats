@@ -129,10 +129,14 @@ completes_pending() {
     [ "$status" -eq 6 ]
     [[ "$stderr" == *"libmine.so.1.0 is owned by uid 65534"* ]]
     [ ! -e "$S/usr/local/cuda" ] && no_intent
-    # all gone: the chains that stay inside the tree pass
+    # all gone: the chains that stay inside the tree pass, also one whose
+    # names get shorter hop by hop (each hop's name ends where it ends)
     rm "$L/libmine.so.1.0" "$L/libmine.so.1" "$L/libmine.so"
+    echo ok > "$L/libz.so" && chmod 644 "$L/libz.so"
+    ln -s libzz.so "$L/libzzzz.so.1.2.3" && ln -s libz.so "$L/libzz.so"
     run --separate-stderr "$CUDAENV" global 11.8 --system
-    [ "$status" -eq 0 ]
+    [ "$status" -eq 0 ] || { echo "$stderr"; false; }
+    [ "$(readlink "$S/usr/local/cuda")" = "$I118" ]
 }
 
 @test "system trust: a user's symlink to a good store: the resolved path is recorded and linked" {
@@ -169,6 +173,26 @@ completes_pending() {
     [ "$status" -eq 137 ]
     "$CUDAENV" -q global --rollback
     consistent
+}
+
+@test "a run killed between staging and renaming: the repair removes its temp files (NAME.tmp-XXXXXX), nobody else's" {
+    "$CUDAENV" -q global 11.8 --system
+    run env CUDAENV_TEST_CRASH_AT=intent "$CUDAENV" -q global 11.7 --system
+    [ "$status" -eq 137 ]
+    [ "$(rec state)" = pending ]
+    # what a kill between mkstemp and rename leaves: one per staged file
+    local e=$S/etc/cudaenv c=$S/etc/ld.so.conf.d
+    echo stale > "$e/system.json.tmp-a1B2c3"
+    echo stale > "$e/system.json.pending.tmp-Zz9yX8"
+    echo stale > "$c/cudaenv.conf.tmp-Qw5eR6"
+    # not of that shape: an admin's files, kept
+    echo mine > "$c/cudaenv.conf.tmp-longer1" && echo mine > "$c/cudaenv.conf.tmp-short"
+    echo mine > "$c/other.conf.tmp-Qw5eR6"
+    completes_pending 11.8
+    [ ! -e "$e/system.json.tmp-a1B2c3" ] && [ ! -e "$e/system.json.pending.tmp-Zz9yX8" ]
+    [ ! -e "$c/cudaenv.conf.tmp-Qw5eR6" ]
+    [ "$(cat "$c/cudaenv.conf.tmp-longer1" "$c/cudaenv.conf.tmp-short" "$c/other.conf.tmp-Qw5eR6")" = "$(printf 'mine\nmine\nmine')" ]
+    [ -z "$(ls "$e" | grep tmp)" ]
 }
 
 @test "the record is written once: an intent cut short (not JSON) is ignored and written over; an older cudaenv's pending system.json is completed" {
@@ -213,7 +237,8 @@ completes_pending() {
         "$CUDAENV" -q global 11.8 --system
     [ "$(readlink "$S/usr/local/cuda")" = "$(rec target)" ] && [ "$(rec state)" = done ] && [ "$(rec target)" = "$I118" ]
     [ "$(grep -v '^#' "$S/etc/ld.so.conf.d/cudaenv.conf")" = "$I118/lib64" ]
-    created=$(grep -E 'O_CREAT|symlink(at)?\(' "$T/st" | grep -v -e '/lock"' -e '\.lock"' -e 'cudaenv.conf.spare"' | grep -c .) || true
+    # (a --coverage build's .gcda files and its error file /dev/null are the profiler's: tools/mutate.sh's coverage map)
+    created=$(grep -E 'O_CREAT|symlink(at)?\(' "$T/st" | grep -v -e '/lock"' -e '\.lock"' -e 'cudaenv.conf.spare"' -e '\.gcda"' -e '"/dev/null"' | grep -c .) || true
     syncs=$(grep -c -E '(fsync|fdatasync)\(' "$T/st")
     renames=$(grep -c -E 'rename(at2?)?\(' "$T/st")
     echo "# switching back (no ldconfig): $created file created, $syncs fsyncs, $renames renames/exchanges" >&3
@@ -247,6 +272,20 @@ completes_pending() {
     [ ! -e "$S/usr/local/.cuda.cudaenv-spare" ] && [ ! -L "$S/usr/local/.cuda.cudaenv-spare" ]
     [ ! -e "$S/etc/ld.so.conf.d/.cudaenv.conf.spare" ]
     [ ! -e "$S/etc/cudaenv/system.json.pending" ]
+}
+
+@test "a disk whose fsync fails (EIO): the switch fails at once naming the intent, nothing changed, no intent left" {
+    cc -o "$T/sysfail" "$TESTS_DIR/doubles/sysfail.c"
+    "$CUDAENV" -q global 11.8 --system
+    consistent
+    run timeout 30 "$T/sysfail" fsync EIO "$CUDAENV" -q global 11.7 --system
+    [ "$status" -eq 1 ] || { echo "$output"; false; }   # 124: it kept retrying
+    [[ "$output" == *"system.json.pending: Input/output error"* ]] || { echo "$output"; false; }
+    no_intent
+    consistent
+    [ "$(rec target)" = "$I118" ]
+    run --separate-stderr "$CUDAENV" global --system
+    [ "$status" -eq 0 ] && [ "$output" = 11.8.0+cudnn8.7.0.84 ] && [[ "$stderr" != *interrupted* ]]
 }
 
 # the pending file after a switch's exchange is the record before system.json's

@@ -111,6 +111,49 @@ atk_installed() {
     [ ! -e "$VICTIM-created" ]
 }
 
+@test "trust: a store not created yet is judged by its nearest existing parent, however deep the missing part" {
+    # the attacker's directory with nothing under it yet: root would create the store there
+    run --separate-stderr timeout 20 env CUDAENV_ROOT="$U/not/yet/store" "$CUDAENV" list
+    [ "$status" -eq 6 ] || { echo "$status $stderr"; false; }
+    [[ "$stderr" == *"$U is owned by uid $(id -u "$ATK"), not root"* ]]
+    # root's directory: the store is created, nothing refused
+    run --separate-stderr timeout 20 env CUDAENV_ROOT="$T/safe/a/b/store" "$CUDAENV" list
+    [ "$status" -eq 0 ] || { echo "$status $stderr"; false; }
+}
+
+@test "trust: CUDAENV_SYSROOT as root: missing is exit 3 naming it; a user's or a symlinked directory root writes under is exit 6 naming it" {
+    run --separate-stderr env CUDAENV_SYSROOT="$T/nosuch" "$CUDAENV" list
+    [ "$status" -eq 3 ] || { echo "$status $stderr"; false; }
+    [[ "$stderr" == *"cannot resolve CUDAENV_SYSROOT $T/nosuch: No such file or directory"* ]]
+    # a sysroot whose ld.so.conf.d a user can write, then one whose etc is the host's
+    mkdir -p "$T/img/etc/ld.so.conf.d" "$T/img2"
+    chown "$ATK" "$T/img/etc/ld.so.conf.d"
+    run --separate-stderr env CUDAENV_SYSROOT="$T/img" "$CUDAENV" list
+    [ "$status" -eq 6 ] || { echo "$status $stderr"; false; }
+    [[ "$stderr" == *"$T/img/etc/ld.so.conf.d is owned by uid $(id -u "$ATK")"* ]] || { echo "$stderr"; false; }
+    ln -s /etc "$T/img2/etc"
+    run --separate-stderr env CUDAENV_SYSROOT="$T/img2" "$CUDAENV" list
+    [ "$status" -eq 6 ] || { echo "$status $stderr"; false; }
+    [[ "$stderr" == *"$T/img2/etc is "*symlink* ]] || { echo "$stderr"; false; }
+    # fixed: root's again, and the image given through a link is used resolved
+    chown root "$T/img/etc/ld.so.conf.d" && ln -s "$T/img" "$T/img-link"
+    run --separate-stderr env CUDAENV_SYSROOT="$T/img-link" "$CUDAENV" list
+    [ "$status" -eq 0 ] || { echo "$status $stderr"; false; }
+}
+
+@test "trust: a store its user cannot open is exit 6 (permission); a directory at .lock is exit 1 naming it, not called a symlink" {
+    chmod 000 "$U"
+    run --separate-stderr as_atk env CUDAENV_ROOT="$U" CUDAENV_SYSROOT= "$CUDAENV" uninstall 11.7.0
+    [ "$status" -eq 6 ] || { echo "$status $stderr"; false; }
+    [[ "$stderr" == *"cannot open the store $U: Permission denied"* ]]
+    chmod 755 "$U"
+    R=$T/rootstore
+    mkdir -p "$R/.lock"
+    run --separate-stderr env CUDAENV_ROOT="$R" "$CUDAENV" uninstall 11.7.0
+    [ "$status" -eq 1 ] || { echo "$status $stderr"; false; }
+    [[ "$stderr" == *"cannot open $R/.lock: Is a directory"* && "$stderr" != *symlink* ]] || { echo "$stderr"; false; }
+}
+
 @test "trust: CUDAENV_ROOT must be absolute; the quoted-tilde mistake is named" {
     mkdir -p "$T/repo/~/.cudaenv/versions"
     cd "$T/repo"

@@ -111,6 +111,37 @@ static void test_roundtrip(void **state)
     cJSON_Delete(j);
 }
 
+/* ce_system_record zeroes a record only up to its history (the pool is
+ * ~130 KiB): a history read into a pool holding another record's bytes
+ * must still read back whole, every string ended where it ends. */
+static void test_read_into_used_pool(void **state)
+{
+    (void)state;
+    static const char *const tg[] = { "/opt/a", "/opt/cudaenv/versions/11.8.0", "", "/b" };
+    cJSON *j = cJSON_CreateObject(), *h = cJSON_AddArrayToObject(j, "history");
+    for (size_t i = 0; i < sizeof tg / sizeof *tg; i++) {
+        cJSON *e = cJSON_CreateObject();
+        char lib[64];
+        snprintf(lib, sizeof lib, "%s%s", tg[i], tg[i][0] ? "/lib64" : "");
+        cJSON_AddStringToObject(e, "toolchain", tg[i][0] ? "name" : "");
+        cJSON_AddStringToObject(e, "link_target", tg[i]);
+        cJSON_AddStringToObject(e, "lib_dir", lib);
+        cJSON_AddItemToArray(h, e);
+    }
+    memset(&back, 0xa5, sizeof back);
+    memset(&back, 0, offsetof(ce_sys_record, hoff));
+    ce_sys_hist_read(j, &back);
+    assert_int_equal(back.nhistory, 4);
+    for (int i = 0; i < 4; i++) {
+        char lib[64];
+        snprintf(lib, sizeof lib, "%s%s", tg[i], tg[i][0] ? "/lib64" : "");
+        assert_string_equal(ce_sys_hist_str(&back, i, 0), tg[i][0] ? "name" : "");
+        assert_string_equal(ce_sys_hist_str(&back, i, 1), tg[i]);
+        assert_string_equal(ce_sys_hist_str(&back, i, 2), lib);
+    }
+    cJSON_Delete(j);
+}
+
 static void test_older_record(void **state)
 {
     (void)state;
@@ -160,14 +191,37 @@ static void test_pool(void **state)
     }
 }
 
+/* The pool is packed before a push that would not fit: never one byte
+ * past it, whatever the lengths.  Short entries of every length fill the
+ * pool many times, so some push lands within a few bytes of its end. */
+static void test_pool_edge(void **state)
+{
+    (void)state;
+    memset(&r, 0, sizeof r);
+    set_cur(&r, "/cur");
+    static const char xs[] = "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx";
+    char t[128];
+    for (long i = 0; i < 25000; i++) {
+        /* lengths i % 97: push 20158 ends within 3 bytes of the pool's end */
+        snprintf(t, sizeof t, "/%ld%.*s", i, (int)(i % 97), xs);
+        push(&r, t);
+        assert_true(r.hlen <= sizeof r.hpool);
+    }
+    assert_int_equal(r.nhistory, CE_SYS_HISTORY);
+    snprintf(t, sizeof t, "/%ld%.*s", 24999L, (int)(24999L % 97), xs);
+    assert_string_equal(ce_sys_hist_str(&r, 0, 1), t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_push_pop),
         cmocka_unit_test(test_bounded),
         cmocka_unit_test(test_roundtrip),
+        cmocka_unit_test(test_read_into_used_pool),
         cmocka_unit_test(test_older_record),
         cmocka_unit_test(test_pool),
+        cmocka_unit_test(test_pool_edge),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
