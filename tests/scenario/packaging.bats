@@ -3,6 +3,7 @@
 # under PREFIX, and the installed program finds its manifest and its full
 # binary relative to itself (no build tree needed).
 load ../lib/common
+bats_require_minimum_version 1.5.0
 
 setup() { common_setup; unset CUDAENV_FULL; }
 teardown() { common_teardown; }
@@ -64,8 +65,16 @@ PY
     for c in $cmds; do
         grep -qx -- "$c" <<<"$tags" || { echo "no COMMANDS entry for $c (tags: $(echo $tags))"; false; }
     done
-    run env MANWIDTH=100 man -l "$REPO/man/cudaenv.1"
+    # troff's warnings go to stderr (kept apart: interleaved into the page they broke its sections)
+    run --separate-stderr env MANWIDTH=100 man -l "$REPO/man/cudaenv.1"
     [ "$status" -eq 0 ]
+    # and it renders without warnings (an unbreakable word wider than the line) at 80 and 100 columns
+    for f in "$REPO"/man/*.[0-9]; do
+        for w in 80 100; do
+            warn=$(MANWIDTH=$w man -l "$f" 2>&1 >/dev/null)
+            [ -z "$warn" ] || { echo "$f at $w columns: $warn"; false; }
+        done
+    done
     # and the rendered page shows them inside its COMMANDS section
     section=$(awk '/^COMMANDS/ { on = 1; next } /^[A-Z]/ { on = 0 } on' <<<"$output")
     for c in $cmds; do
