@@ -64,7 +64,7 @@ typedef struct ce_settings {
     const char *unsigned_ok;          /* CUDAENV_MANIFEST_UNSIGNED: "1" accepts an unsigned remote manifest */
     /* test seams */
     const char *test_crash_at;        /* CUDAENV_TEST_CRASH_AT: SIGKILL after a system switch step */
-    const char *test_fault;           /* CUDAENV_TEST_FAULT: SIGKILL at an install point */
+    const char *test_fault;           /* CUDAENV_TEST_FAULT: SIGKILL at an install point (or vanish-after-verify) */
     const char *test_free_bytes;      /* CUDAENV_TEST_FREE_BYTES: fake free space */
     const char *test_xz_threads;      /* CUDAENV_TEST_XZ_THREADS: report the decoder's threads there */
     const char *test_compose_copy;    /* CUDAENV_TEST_COMPOSE_COPY: copy instead of hard links */

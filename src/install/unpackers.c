@@ -264,6 +264,12 @@ int ce_parts_fetch_unpack(ce_ctx *ctx, const ce_manifest *m, plan *pl)
                 /* a retry waits for the verified file; a first pass for the
                  * download to start (or the archive to be in the cache) */
                 bool go = p->retry ? fetched && ce_exists(p->cache) : ce_exists(p->cache) || ce_exists(partf);
+                if (ce_parts_fault_is("vanish-after-verify")) {
+                    /* test: every archive verified, then deleted before its
+                     * unpacker starts (another process cleaning the cache) */
+                    if (fetched) unlink(p->cache);
+                    go = false;
+                }
                 if (go && (rc = start_unpack(ctx, p, !p->retry && !p->cached, sh)) == CE_OK) running++;
             }
             left += p->state != 2;

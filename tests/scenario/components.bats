@@ -284,6 +284,27 @@ PY
     done
 }
 
+@test "a verified archive deleted from the cache before its unpacker starts: exit 1 naming it, nothing half-installed, no hang" {
+    # CUDAENV_TEST_FAULT=vanish-after-verify: every download verified, then
+    # its file removed from the cache before the unpacker starts (another
+    # process cleaning the cache); the install must fail at once, not wait
+    # for the file forever (unpackers.c's "vanished" guard)
+    fx_mirror_manifest "$MIRROR" "$SERVER_URL" > "$CUDAENV_MANIFEST"
+    fx_redist_manifest "$CUDAENV_MANIFEST" "$MIRROR" 11.8.0 "$SERVER_URL"
+    CUDAENV_TEST_FAULT=vanish-after-verify run timeout 60 "$CUDAENV" install tf-2.14
+    [ "$status" -eq 1 ] || { echo "$status $output"; false; }
+    [[ "$output" == *"a verified download vanished from the cache"* ]]
+    [ -z "$(ls "$CUDAENV_ROOT/versions" 2>/dev/null)" ]
+    no_staging
+    ! ls "$CUDAENV_ROOT"/cache/*.part 2>/dev/null | grep -q .
+    # it downloaded (so it was the guard, not a fetch error) and the rerun completes
+    [ -n "$(fetched libcublas)" ]
+    run "$CUDAENV" install tf-2.14
+    [ "$status" -eq 0 ] || { echo "rerun: $output"; false; }
+    [ -x "$CUDAENV_ROOT/versions/$P/bin/nvcc" ] && [ -f "$CUDAENV_ROOT/versions/$P/.cudaenv-receipt.json" ]
+    no_staging
+}
+
 @test "each component unpacks while it downloads: its files are in pkgs/ while its .part is still growing" {
     local d=$T/big
     mkdir -p "$d"

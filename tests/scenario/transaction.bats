@@ -360,6 +360,33 @@ stale_is_ignored() {
     [ "$(rec target)" = "$I118" ]
 }
 
+@test "an older cudaenv's pending system.json to a refused target: its rollback, killed part-way, is what the next run completes (gen raised by one)" {
+    "$CUDAENV" -q global 11.8 --system
+    "$CUDAENV" -q global 11.7 --system
+    local f=$S/etc/cudaenv/system.json g
+    g=$(gen_of "$f")
+    # 11.7's record as an older cudaenv left it: the intent in system.json
+    # itself ("state": "pending"); the pending file is the stale record before
+    sed -i 's/"state":\t"done"/"state":\t"pending"/' "$f"
+    no_intent && [ "$(rec state)" = pending ] && [ "$(rec target)" = "$I117" ]
+    chmod o+w "$P117/bin"     # its target refused: the repair rolls back to 11.8
+    run env CUDAENV_TEST_CRASH_AT=link "$CUDAENV" -q global 11.8 --system
+    [ "$status" -eq 137 ]
+    # killed after the link: the repair's own intent (back to 11.8, one gen
+    # above system.json's) is what is pending, not the older record's
+    [ "$(readlink "$S/usr/local/cuda")" = "$I118" ]
+    intent || { echo "no intent: pending gen $(gen_of "$f.pending"), system.json $(gen_of "$f")"; false; }
+    [ "$(gen_of "$f.pending")" -eq $((g + 1)) ] && [ "$(rec target)" = "$I118" ]
+    # 11.7 acceptable again: the rollback begun is still the one completed
+    chmod o-w "$P117/bin"
+    run --separate-stderr "$CUDAENV" global 11.8 --system
+    [ "$status" -eq 0 ] || { echo "$status $stderr"; false; }
+    [[ "$stderr" == *"switch to $I118 was interrupted; completing it"* ]] || { echo "$stderr"; false; }
+    consistent
+    [ "$(rec target)" = "$I118" ] && [ "$(rec prev_target)" = "$I118" ] && [ "$(gen_of "$f")" -eq $((g + 2)) ]
+    [ "$(head -c 1 "$f.pending")" = '#' ]
+}
+
 @test "the walk runs while the intent's writeback is under way: a tree it refuses leaves no intent and nothing changed; killed before the walk, the next run rolls back" {
     "$CUDAENV" -q global 11.8 --system
     consistent
