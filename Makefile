@@ -24,6 +24,10 @@ LIBEXECDIR = $(PREFIX)/libexec/cudaenv
 DATADIR  = $(PREFIX)/share/cudaenv
 MANDIR   = $(PREFIX)/share/man
 BUILD   ?= build
+# the same tree by one name: an absolute BUILD inside the checkout is made
+# relative, or the dependency files (-MMD) name targets that a later relative
+# run never matches, and a changed header rebuilds nothing
+override BUILD := $(patsubst $(CURDIR)/%,%,$(BUILD))
 PKG_CONFIG ?= pkg-config
 VERSION  = 0.1.0
 
