@@ -137,7 +137,16 @@ int ce_fw_run(ce_ctx *ctx, const ce_fw_target *tc, const ce_fw_options *opt, ce_
     ce_proc p = { .path = r->python, .argv = py.argv, .env_add = (const char *const *)py.env_add, .cwd = py.dir,
                   .timeout_s = timeout, .cap_head = sizeof r->log - 1 };
     ce_proc_result res;
-    if (ce_proc_run(NULL, &p, &res) == CE_OK) {
+    int run = ce_proc_run(NULL, &p, &res);
+    if (run == CE_ERR_PERM) {
+        /* the privileged-use policy refused the interpreter (a user's, run
+         * as root): that is the answer, not "the framework did not import" */
+        int rc = ce_fail(ctx, CE_ERR_PERM, "%s", res.why);
+        ce_proc_result_free(&res);
+        ce_py_done(ctx, &py);
+        return rc;
+    }
+    if (run == CE_OK) {
         r->status = res.code;
         size_t n = res.out_len < sizeof r->log - 1 ? res.out_len : sizeof r->log - 1;
         memcpy(r->log, res.out ? res.out : "", n);

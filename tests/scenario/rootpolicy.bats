@@ -294,3 +294,21 @@ inst_copy() {
     [[ "$stderr" == *"$T/u/prog is not root's to run: $T/u is owned by uid"* ]]
     [ ! -e "$MARK" ]
 }
+
+@test "install/use/local/env/exec --for a user's interpreter, as root: exit 6 naming it, the interpreter never runs" {
+    # a venv's python the second user owns: run by root it would run their code as uid 0
+    mkdir -p "$T/venv/bin"
+    printf '#!/bin/sh\necho "$0 $*" >> "%s"\nexit 0\n' "$MARK" > "$T/venv/bin/python"
+    chmod 755 "$T/venv/bin/python"
+    chown -R "$ATK" "$T/venv"
+    cd "$T/work"
+    for c in "install --for" "use --shell bash --for" "local --for" "env --for" "exec --for"; do
+        # shellcheck disable=SC2086
+        run --separate-stderr "$CUDAENV" $c "$T/venv/bin/python"
+        [ "$status" -eq 6 ] || { echo "cudaenv $c: exit $status: $stderr"; false; }
+        [[ "$stderr" == *"$T/venv"*"owned by uid $(id -u "$ATK")"* ]] || { echo "cudaenv $c: $stderr"; false; }
+    done
+    [ ! -e "$MARK" ]
+    [ ! -e "$T/work/.cuda-version" ]
+    [ -z "$(ls -A "$CUDAENV_ROOT/versions" 2>/dev/null)" ]
+}
