@@ -90,6 +90,21 @@ static bool same_key(const char *line, const char *key)
     return strncmp(line, key, n) == 0 && (line[n] == ' ' || line[n] == '\0');
 }
 
+/* The index's records when its key names the manifest as it is now; NULL
+ * (nothing to answer from) without a manifest file, an index or a current key. */
+static char *current_records(ce_ctx *ctx, char **rest)
+{
+    char key[256], *sha, *ikey;
+    ce_msource src;
+    if (!manifest_key(ctx, &src, key, sizeof key)) return NULL;
+    char *data = read_index(ctx, &sha, &ikey, rest);
+    if (data && !same_key(ikey, key)) {
+        free(data);
+        data = NULL;
+    }
+    return data;
+}
+
 /* One "cuda X.Y.Z min_driver|- platforms|-" record (platforms: comma-separated, "+" for components). */
 static bool parse_cuda(const char *line, char *cuda, char *drv, char *plat)
 {
@@ -130,27 +145,20 @@ static bool parse_tf(const char *line, char *tf, char *cuda, char *cudnn)
 
 int ce_index_tf(ce_ctx *ctx, const char *tf, char *cuda, size_t cudasz, char *cudnn, size_t cudnnsz)
 {
-    char key[256], *sha, *ikey, *rest;
-    ce_msource src;
-    if (!manifest_key(ctx, &src, key, sizeof key)) return -1;
-    char *data = read_index(ctx, &sha, &ikey, &rest);
+    char *rest, *data = current_records(ctx, &rest);
     if (!data) return -1;
     int found = 0;
     /* "latest" and a major alone ("2"): the last matching row (rows are in
      * the manifest's order, oldest first) */
     bool alias = !strcmp(tf, "latest") || !strchr(tf, '.');
-    if (!same_key(ikey, key)) {
-        found = -1;
-    } else {
-        for (char *save = NULL, *l = strtok_r(rest, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
-            char t[32], c[32], d[32];
-            if (!parse_tf(l, t, c, d)) { found = -1; break; }   /* corrupt: trust none of it */
-            if (!t[0]) continue;   /* a cuda record */
-            if (alias ? (tf[0] == 'l' || ce_version_matches(tf, t)) : (!found && !strcmp(t, tf))) {
-                snprintf(cuda, cudasz, "%s", c);
-                snprintf(cudnn, cudnnsz, "%s", d);
-                found = 1;
-            }
+    for (char *save = NULL, *l = strtok_r(rest, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+        char t[32], c[32], d[32];
+        if (!parse_tf(l, t, c, d)) { found = -1; break; }   /* corrupt: trust none of it */
+        if (!t[0]) continue;   /* a cuda record */
+        if (alias ? (tf[0] == 'l' || ce_version_matches(tf, t)) : (!found && !strcmp(t, tf))) {
+            snprintf(cuda, cudasz, "%s", c);
+            snprintf(cudnn, cudnnsz, "%s", d);
+            found = 1;
         }
     }
     free(data);
@@ -160,16 +168,13 @@ int ce_index_tf(ce_ctx *ctx, const char *tf, char *cuda, size_t cudasz, char *cu
 int ce_index_fw(ce_ctx *ctx, const char *name, const char *version, const char *tag, char *cuda, size_t cudasz,
                 char *cudnn, size_t cudnnsz)
 {
-    char key[256], *sha, *ikey, *rest;
-    ce_msource src;
-    if (!manifest_key(ctx, &src, key, sizeof key)) return -1;
-    char *data = read_index(ctx, &sha, &ikey, &rest);
+    char *rest, *data = current_records(ctx, &rest);
     if (!data) return -1;
-    int found = same_key(ikey, key) ? 0 : -1;
+    int found = 0;
     /* torch "2" / jax "0.4" / latest: the last matching release (oldest first), as ce_manifest_fw_pick */
     bool alias = !strcmp(version, "latest") || (!strcmp(name, "torch") && !strchr(version, '.'));
     char exact[32] = "";
-    for (char *save = NULL, *l = found ? NULL : strtok_r(rest, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+    for (char *save = NULL, *l = strtok_r(rest, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
         char n[16], v[32], t[16], c[32], d[32];
         bool dflt;
         if (strncmp(l, "fw ", 3)) {
@@ -193,14 +198,11 @@ int ce_index_fw(ce_ctx *ctx, const char *name, const char *version, const char *
 
 int ce_index_cuda_latest(ce_ctx *ctx, const char *platform, const char *driver, char *cuda, size_t cudasz)
 {
-    char key[256], *sha, *ikey, *rest;
-    ce_msource src;
-    if (!manifest_key(ctx, &src, key, sizeof key)) return -1;
-    char *data = read_index(ctx, &sha, &ikey, &rest);
+    char *rest, *data = current_records(ctx, &rest);
     if (!data) return -1;
-    int found = same_key(ikey, key) ? 0 : -1;
+    int found = 0;
     size_t pl = strlen(platform);
-    for (char *save = NULL, *l = found ? NULL : strtok_r(rest, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+    for (char *save = NULL, *l = strtok_r(rest, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
         char c[32], d[32], p[128], t[32];
         if (strncmp(l, "cuda ", 5)) {
             if (!parse_tf(l, t, c, d)) { found = -1; break; }
