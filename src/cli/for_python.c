@@ -20,6 +20,7 @@
 
 #include "cli.h"
 #include "core/version.h"
+#include "core/json.h"
 #include "manifest/manifest.h"
 #include "manifest/resolve.h"
 #include "selftest/framework.h"
@@ -29,12 +30,6 @@ typedef struct fw_want {
     char version[64], cuda[32], cudnn[32];
     char spec[96];       /* "" when the build decides nothing (a CPU build) */
 } fw_want;
-
-static const char *jstr(const cJSON *doc, const char *key)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(doc, key);
-    return cJSON_IsString(v) ? v->valuestring : NULL;
-}
 
 static void prefix2(const char *v, char *out, size_t n)
 {
@@ -53,8 +48,8 @@ static int probe(cli *c, const char *python, const char *fw, fw_want *w)
         return rc;
     }
     w->imported = r.imported && r.doc;
-    const char *v = w->imported ? jstr(r.doc, "version") : NULL, *cu = w->imported ? jstr(r.doc, "cuda") : NULL,
-               *dn = w->imported ? jstr(r.doc, "cudnn") : NULL;
+    const char *v = w->imported ? ce_json_str(r.doc, "version") : NULL, *cu = w->imported ? ce_json_str(r.doc, "cuda") : NULL,
+               *dn = w->imported ? ce_json_str(r.doc, "cudnn") : NULL;
     if (v) snprintf(w->version, sizeof w->version, "%s", v);   /* printed through cli_note: escaped there */
     if (cu && ce_version_valid(cu)) prefix2(cu, w->cuda, sizeof w->cuda);
     if (dn && ce_version_valid(dn)) prefix2(dn, w->cudnn, sizeof w->cudnn);

@@ -9,16 +9,11 @@
 
 #include "core/config.h"
 #include "core/file.h"
+#include "core/json.h"
 
 static void meta_path(const ce_msource *src, char *out, size_t n)
 {
     snprintf(out, n, "%s.meta", src->path);
-}
-
-static void get_str(const cJSON *o, const char *k, char *out, size_t n)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
-    snprintf(out, n, "%s", cJSON_IsString(v) && v->valuestring ? v->valuestring : "");
 }
 
 int ce_mcopy_meta_read(ce_ctx *ctx, const ce_msource *src, ce_mcopy_meta *out)
@@ -36,12 +31,12 @@ int ce_mcopy_meta_read(ce_ctx *ctx, const ce_msource *src, ce_mcopy_meta *out)
     cJSON *j = cJSON_ParseWithLength(data, len);
     free(data);
     if (!cJSON_IsObject(j)) { cJSON_Delete(j); return CE_ERR_NOTFOUND; }
-    get_str(j, "url", out->url, sizeof out->url);
-    get_str(j, "etag", out->etag, sizeof out->etag);
-    get_str(j, "last_modified", out->last_modified, sizeof out->last_modified);
-    get_str(j, "sha256", out->sha256, sizeof out->sha256);
-    get_str(j, "updated", out->updated, sizeof out->updated);
-    get_str(j, "signed_by", out->signed_by, sizeof out->signed_by);
+    ce_json_copy(j, "url", out->url, sizeof out->url);
+    ce_json_copy(j, "etag", out->etag, sizeof out->etag);
+    ce_json_copy(j, "last_modified", out->last_modified, sizeof out->last_modified);
+    ce_json_copy(j, "sha256", out->sha256, sizeof out->sha256);
+    ce_json_copy(j, "updated", out->updated, sizeof out->updated);
+    ce_json_copy(j, "signed_by", out->signed_by, sizeof out->signed_by);
     const cJSON *f = cJSON_GetObjectItemCaseSensitive(j, "fetched");
     out->fetched = cJSON_IsNumber(f) ? (long long)f->valuedouble : 0;
     out->checked = st.st_mtim.tv_sec;

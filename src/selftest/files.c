@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 
 #include "core/file.h"
+#include "core/json.h"
 #include "manifest/source.h"
 #include "manifest/manifest.h"
 #include "st_int.h"
@@ -16,11 +17,6 @@
 
 #define RECEIPT_MAX (64u * 1024 * 1024)
 #define MAX_LISTED 12
-
-static void copy_str(char *out, size_t outsz, const cJSON *j)
-{
-    if (cJSON_IsString(j) && j->valuestring) snprintf(out, outsz, "%s", j->valuestring);
-}
 
 static cJSON *load_receipt(st_state *st, char *path, size_t pathsz)
 {
@@ -39,16 +35,15 @@ int st_toolchain_facts(st_state *st)
     char path[4200];
     cJSON *j = load_receipt(st, path, sizeof path);
     if (j) {
-        copy_str(tc->cuda, sizeof tc->cuda, cJSON_GetObjectItemCaseSensitive(j, "cuda"));
-        copy_str(tc->cudnn, sizeof tc->cudnn, cJSON_GetObjectItemCaseSensitive(j, "cudnn"));
-        copy_str(tc->min_driver, sizeof tc->min_driver, cJSON_GetObjectItemCaseSensitive(j, "min_driver"));
-        copy_str(tc->min_driver_compat, sizeof tc->min_driver_compat,
-                 cJSON_GetObjectItemCaseSensitive(j, "min_driver_compat"));
+        ce_json_copy(j, "cuda", tc->cuda, sizeof tc->cuda);
+        ce_json_copy(j, "cudnn", tc->cudnn, sizeof tc->cudnn);
+        ce_json_copy(j, "min_driver", tc->min_driver, sizeof tc->min_driver);
+        ce_json_copy(j, "min_driver_compat", tc->min_driver_compat, sizeof tc->min_driver_compat);
         const cJSON *g = cJSON_GetObjectItemCaseSensitive(j, "max_gcc");
         if (cJSON_IsNumber(g)) tc->max_gcc = g->valueint;
         const cJSON *sm = cJSON_GetObjectItemCaseSensitive(j, "sm");
-        copy_str(tc->sm_min, sizeof tc->sm_min, cJSON_GetObjectItemCaseSensitive(sm, "min"));
-        copy_str(tc->sm_max, sizeof tc->sm_max, cJSON_GetObjectItemCaseSensitive(sm, "max"));
+        ce_json_copy(sm, "min", tc->sm_min, sizeof tc->sm_min);
+        ce_json_copy(sm, "max", tc->sm_max, sizeof tc->sm_max);
         snprintf(tc->facts_from, sizeof tc->facts_from, "receipt");
         /* NCCL's version from its wheel's name: nvidia_nccl_cu12-2.25.1-py3-none-... */
         const cJSON *src;

@@ -27,6 +27,7 @@
 #include "manifest/manifest.h"
 #include "manifest/source.h"
 #include "core/version.h"
+#include "core/json.h"
 #include "selftest.h"
 
 #if defined(__GNUC__) && !defined(__clang__)
@@ -71,12 +72,6 @@ static const char *fmt(char *buf, size_t n, const char *f, ...)
     vsnprintf(buf, n, f, ap);
     va_end(ap);
     return buf;
-}
-
-static const char *jstr(const cJSON *o, const char *k)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
-    return cJSON_IsString(v) ? v->valuestring : NULL;
 }
 
 /* "13.0" -> {13, 0}, "8" -> {8}: the number of parts read. */
@@ -161,7 +156,7 @@ static void check_import(fw_an *a)
 {
     ce_fw_report *r = a->r;
     char sum[512], ev[8192], fix[1024], pip[768], pk[64];
-    const char *ie = jstr(r->doc, "import_error"), *err = jstr(r->doc, "error");
+    const char *ie = ce_json_str(r->doc, "import_error"), *err = ce_json_str(r->doc, "error");
     const char *text = ie ? ie : err;
     /* "libcudnn.so.8: cannot open shared object file", TF's "Could not load dynamic library 'libcudnn.so.8'" */
     const char *so = NULL;
@@ -221,7 +216,7 @@ static void check_import(fw_an *a)
                            "has it: --python PATH", ce_pip_install_cmd(a->py, "'tensorflow==X.Y.*'", pip, sizeof pip)));
         return;
     }
-    const char *tb = jstr(r->doc, "traceback");
+    const char *tb = ce_json_str(r->doc, "traceback");
     add(r, "framework.import-failed", CE_FW_ERROR, fmt(sum, sizeof sum, "importing %s failed", r->module),
         fmt(ev, sizeof ev, "%s\n%s", err ? err : "(no error text; see the log)", tb ? tb : r->log),
         fmt(fix, sizeof fix, "%s -c 'import %s' shows the whole error; cudaenv doctor checks the layers below",
@@ -233,7 +228,7 @@ static void check_cpu_only(fw_an *a)
     ce_fw_report *r = a->r;
     char sum[512], ev[2048], fix[1024], cu[32], pip[768], pk[160];
     const cJSON *dists = cJSON_GetObjectItemCaseSensitive(r->doc, "dists");
-    const char *tfcpu = jstr(dists, "tensorflow-cpu");
+    const char *tfcpu = ce_json_str(dists, "tensorflow-cpu");
     int p[3];
     int k = vparts(a->tc->cuda, p);
     snprintf(cu, sizeof cu, "cu%d%d", k ? p[0] : 12, k > 1 ? p[1] : 0);
@@ -241,7 +236,7 @@ static void check_cpu_only(fw_an *a)
         fmt(ev, sizeof ev, "torch %s: torch.version.cuda is None", a->version);
     else if (a->jax)
         fmt(ev, sizeof ev, "jax %s: no CUDA plugin (jax_cuda13_plugin, jax_cuda12_plugin, jaxlib.cuda) is importable%s%s",
-            a->version, jstr(r->doc, "plugin_error") ? ": " : "", jstr(r->doc, "plugin_error") ? jstr(r->doc, "plugin_error") : "");
+            a->version, ce_json_str(r->doc, "plugin_error") ? ": " : "", ce_json_str(r->doc, "plugin_error") ? ce_json_str(r->doc, "plugin_error") : "");
     else
         fmt(ev, sizeof ev, "tensorflow %s: tf.sysconfig.get_build_info() has is_cuda_build False%s%s", a->version,
             tfcpu ? "; the tensorflow-cpu wheel is installed, version " : "", tfcpu ? tfcpu : "");
@@ -320,7 +315,7 @@ static bool wheel_of(const fw_an *a, const char *path, char *wheel, size_t n)
         if (!strncmp(d->string, want, wl) && (!d->string[wl] || !strncmp(d->string + wl, "-cu", 3)))
             snprintf(wheel, n, "%s", d->string);
     }
-    const char *owner = jstr(cJSON_GetObjectItemCaseSensitive(a->r->doc, "owners"), path);
+    const char *owner = ce_json_str(cJSON_GetObjectItemCaseSensitive(a->r->doc, "owners"), path);
     if (owner) snprintf(wheel, n, "%s", owner);
     if (!wheel[0]) snprintf(wheel, n, "nvidia-%s-cuXX", comp);
     return true;
@@ -487,7 +482,7 @@ static void check_gpus(fw_an *a)
             "cudaenv doctor walks the GPU and driver layers");
         return;
     }
-    const char *cvd = getenv("CUDA_VISIBLE_DEVICES"), *gerr = jstr(r->doc, "gpu_error");
+    const char *cvd = getenv("CUDA_VISIBLE_DEVICES"), *gerr = ce_json_str(r->doc, "gpu_error");
     int need = cuda_num(a->fwcuda);
     if (cvd) {
         fmt(sum, sizeof sum, "%s sees no GPU while the driver shows %d: CUDA_VISIBLE_DEVICES='%s' hides them",
@@ -518,7 +513,7 @@ static void check_compute(fw_an *a)
 {
     ce_fw_report *r = a->r;
     char sum[512], ev[4096], fix[512];
-    const char *ce = jstr(r->doc, "compute_error"), *tb = jstr(r->doc, "traceback");
+    const char *ce = ce_json_str(r->doc, "compute_error"), *tb = ce_json_str(r->doc, "traceback");
     fmt(fix, sizeof fix, "cudaenv verify %s (the toolchain's own GPU self-test) and cudaenv doctor", a->tc->name);
     if (ce)
         add(r, "framework.compute-failed", CE_FW_ERROR,
@@ -529,7 +524,7 @@ static void check_compute(fw_an *a)
         if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(c, "ok"))) continue;
         const cJSON *e = cJSON_GetObjectItemCaseSensitive(c, "max_rel_err");
         add(r, "framework.wrong-result", CE_FW_ERROR,
-            fmt(sum, sizeof sum, "%s on GPU 0 gave a wrong %s", r->module, jstr(c, "name") ? jstr(c, "name") : "result"),
+            fmt(sum, sizeof sum, "%s on GPU 0 gave a wrong %s", r->module, ce_json_str(c, "name") ? ce_json_str(c, "name") : "result"),
             fmt(ev, sizeof ev, "largest error relative to the float64 CPU reference: %g (limit 1e-3)",
                 cJSON_IsNumber(e) ? e->valuedouble : -1.0), fix);
     }
@@ -547,12 +542,12 @@ void ce_fw_analyse(ce_ctx *ctx, const ce_fw_target *tc, const ce_fw_options *opt
         return;
     }
     const char *v;
-    if ((v = jstr(r->doc, "version"))) snprintf(a.version, sizeof a.version, "%s", v);
-    if ((v = jstr(r->doc, "cuda"))) snprintf(a.fwcuda, sizeof a.fwcuda, "%s", v);
-    if ((v = jstr(r->doc, "cudnn"))) snprintf(a.fwcudnn, sizeof a.fwcudnn, "%s", v);
+    if ((v = ce_json_str(r->doc, "version"))) snprintf(a.version, sizeof a.version, "%s", v);
+    if ((v = ce_json_str(r->doc, "cuda"))) snprintf(a.fwcuda, sizeof a.fwcuda, "%s", v);
+    if ((v = ce_json_str(r->doc, "cudnn"))) snprintf(a.fwcudnn, sizeof a.fwcudnn, "%s", v);
     /* import failed: the installed distribution still tells the release,
      * and a PyTorch wheel's local version its CUDA ("2.5.1+cu118") */
-    const char *dist = jstr(cJSON_GetObjectItemCaseSensitive(r->doc, "dists"), r->module);
+    const char *dist = ce_json_str(cJSON_GetObjectItemCaseSensitive(r->doc, "dists"), r->module);
     if (!a.version[0] && dist) snprintf(a.version, sizeof a.version, "%s", dist);
     const char *cu = a.torch ? strstr(a.version, "+cu") : NULL;
     if (!a.fwcuda[0] && cu && strlen(cu + 3) >= 3 && strlen(cu + 3) <= 4)
@@ -561,7 +556,7 @@ void ce_fw_analyse(ce_ctx *ctx, const ce_fw_target *tc, const ce_fw_options *opt
     if (!a.fwcudnn[0] && cJSON_IsNumber(rt) && rt->valuedouble > 0)
         st_cudnn_decode((long)rt->valuedouble, a.fwcudnn, sizeof a.fwcudnn);
     r->imported = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(r->doc, "imported"));
-    if (!r->imported || jstr(r->doc, "error")) {
+    if (!r->imported || ce_json_str(r->doc, "error")) {
         check_import(&a);
         check_maps(&a);
         return;

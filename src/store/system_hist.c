@@ -7,11 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-static void jstr(const cJSON *o, const char *k, char *out, size_t n)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
-    snprintf(out, n, "%s", cJSON_IsString(v) ? v->valuestring : "");
-}
+#include "core/json.h"
 
 /* Nested keys differ from the top-level ones ("target", "lib", "name"), so
  * a line-based reader of system.json (grep, sed) still finds one of each. */
@@ -68,11 +64,11 @@ void ce_sys_hist_read(const cJSON *j, ce_sys_record *rec)
     if (cJSON_IsObject(o)) {
         ce_sys_original *g = &rec->original;
         char kind[32];
-        jstr(o, "kind", kind, sizeof kind);
+        ce_json_copy(o, "kind", kind, sizeof kind);
         g->present = true;
         for (int i = 0; i < 4; i++)
             if (!strcmp(kind, kinds[i])) g->kind = (ce_sys_orig_kind)i;
-        jstr(o, "link_target", g->target, sizeof g->target);
+        ce_json_copy(o, "link_target", g->target, sizeof g->target);
         g->alt_manual = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "alt_manual"));
         const cJSON *l = cJSON_GetObjectItemCaseSensitive(o, "alternatives"), *e;
         size_t off = 0;

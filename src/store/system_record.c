@@ -10,12 +10,7 @@
 #include <sys/stat.h>
 
 #include "core/file.h"
-
-static void jget(const cJSON *o, const char *k, char *out, size_t n)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
-    snprintf(out, n, "%s", cJSON_IsString(v) ? v->valuestring : "");
-}
+#include "core/json.h"
 
 /* One record's text (from path) into rec.  CE_ERR_INTEGRITY when it is
  * not a JSON object. */
@@ -28,23 +23,23 @@ static int parse_record(ce_ctx *ctx, const char *path, const char *data, ce_sys_
                        "selection", path, CE_SYS_STATE);
     }
     char mode[32];
-    jget(j, "mode", mode, sizeof mode);
+    ce_json_copy(j, "mode", mode, sizeof mode);
     rec->mode = strcmp(mode, "alternatives") == 0 ? CE_SYS_MODE_ALTERNATIVES : CE_SYS_MODE_LINK;
-    jget(j, "name", rec->name, sizeof rec->name);
-    jget(j, "target", rec->target, sizeof rec->target);
-    jget(j, "lib", rec->lib, sizeof rec->lib);
-    jget(j, "prev_target", rec->prev_target, sizeof rec->prev_target);
-    jget(j, "prev_lib", rec->prev_lib, sizeof rec->prev_lib);
-    jget(j, "prev_name", rec->prev_name, sizeof rec->prev_name);
+    ce_json_copy(j, "name", rec->name, sizeof rec->name);
+    ce_json_copy(j, "target", rec->target, sizeof rec->target);
+    ce_json_copy(j, "lib", rec->lib, sizeof rec->lib);
+    ce_json_copy(j, "prev_target", rec->prev_target, sizeof rec->prev_target);
+    ce_json_copy(j, "prev_lib", rec->prev_lib, sizeof rec->prev_lib);
+    ce_json_copy(j, "prev_name", rec->prev_name, sizeof rec->prev_name);
     const cJSON *w = cJSON_GetObjectItemCaseSensitive(j, "when");
     rec->when = cJSON_IsNumber(w) ? (long long)w->valuedouble : 0;
     const cJSON *g = cJSON_GetObjectItemCaseSensitive(j, "gen");
     rec->gen = cJSON_IsNumber(g) && g->valuedouble >= 0 ? (long long)g->valuedouble : -1;
     char state[16];
-    jget(j, "state", state, sizeof state);
+    ce_json_copy(j, "state", state, sizeof state);
     rec->pending = strcmp(state, "pending") == 0;   /* an older cudaenv's intent, in system.json itself */
     char action[16];
-    jget(j, "action", action, sizeof action);
+    ce_json_copy(j, "action", action, sizeof action);
     rec->restore = strcmp(action, "restore") == 0;
     rec->present = true;
     ce_sys_hist_read(j, rec);
