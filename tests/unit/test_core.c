@@ -17,6 +17,7 @@
 #include "core/error.h"
 #include "core/file.h"
 #include "core/hostcc.h"
+#include "core/json.h"
 #include "core/path.h"
 
 static void test_bytes_text(void **state)
@@ -141,6 +142,27 @@ static void test_settings(void **state)
     for (size_t i = 0; i < sizeof names / sizeof *names; i++) unsetenv(names[i]);
 }
 
+static void test_json_str(void **state)
+{
+    (void)state;
+    cJSON *j = cJSON_Parse("{\"a\":\"text\",\"n\":3,\"o\":{},\"long\":\"0123456789\"}");
+    assert_non_null(j);
+    assert_string_equal(ce_json_str(j, "a"), "text");
+    assert_null(ce_json_str(j, "n"));           /* not a string */
+    assert_null(ce_json_str(j, "o"));
+    assert_null(ce_json_str(j, "missing"));
+    assert_null(ce_json_str(NULL, "a"));
+    assert_null(ce_json_str(cJSON_GetObjectItemCaseSensitive(j, "a"), "a")); /* not an object */
+    char out[5] = "xxxx";
+    ce_json_copy(j, "n", out, sizeof out);
+    assert_string_equal(out, "");
+    ce_json_copy(j, "long", out, sizeof out);   /* cut to fit, terminated */
+    assert_string_equal(out, "0123");
+    ce_json_copy(j, "a", out, sizeof out);
+    assert_string_equal(out, "text");
+    cJSON_Delete(j);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -150,6 +172,7 @@ int main(void)
         cmocka_unit_test(test_clock),
         cmocka_unit_test(test_host_cc),
         cmocka_unit_test(test_settings),
+        cmocka_unit_test(test_json_str),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
