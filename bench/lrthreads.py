@@ -7,7 +7,9 @@
 One line per sample: seconds since the start, then for each thread that ran
 or was runnable: pid/tid:name:state:share of the 0.1 s it ran (1.0 = a whole
 core).  Shows which thread waits: e.g. two liblzma workers busy, then one
-(docs/PERFORMANCE.md).  Exits with the command's status.
+(docs/PERFORMANCE.md).  At the end, "# PID: FILES" names the archives
+each process had open (which unpacker is which).  Exits with the command's
+status.
 """
 import os, sys, time, subprocess
 cmd = sys.argv[1:]
@@ -15,6 +17,17 @@ out = open(os.environ.get("THR_OUT", "/dev/stderr"), "w")
 p = subprocess.Popen(cmd)
 t0 = time.time(); prev = {}
 hz = os.sysconf('SC_CLK_TCK')
+files = {}   # pid -> the archives it has open (an unpacker: which one it is)
+def archives(pid):
+    if pid in files and files[pid]: return
+    names = set()
+    try:
+        for fd in os.listdir(f"/proc/{pid}/fd"):
+            try: t = os.readlink(f"/proc/{pid}/fd/{fd}")
+            except OSError: continue
+            if ".tar." in t or t.endswith(".part"): names.add(os.path.basename(t))
+    except OSError: pass
+    if names or pid not in files: files[pid] = sorted(names)
 def kids(root):
     out = [root]
     try:
@@ -30,6 +43,7 @@ while p.poll() is None:
     time.sleep(0.1)
     line = []
     for pid in kids(p.pid):
+        archives(pid)
         try: tasks = os.listdir(f"/proc/{pid}/task")
         except OSError: continue
         for t in tasks:
@@ -41,6 +55,8 @@ while p.poll() is None:
             except (OSError, ValueError): continue
             key = (pid, int(t))
             d = cpu - prev.get(key, 0); prev[key] = cpu
-            if d or state == 'R': line.append(f"{pid}/{t}:{name[:10]}:{state}:{d*100//hz/10:.1f}")
+            if d or state == 'R': line.append(f"{pid}/{t}:{name[:15]}:{state}:{d*100//hz/10:.1f}")
     print(f"{time.time()-t0:5.2f} " + " ".join(line), file=out, flush=True)
+for pid, names in sorted(files.items()):
+    if names: print(f"# {pid}: {' '.join(names)[:200]}", file=out)
 sys.exit(p.returncode)
