@@ -205,12 +205,14 @@ PY
 # the download unpacks the archive, the download's hash is the only one of it
 # (a pass that gave up would unpack, and hash, the verified file again), and
 # nothing is left behind.
-race() { # race create|read MS: hold that side's opens of the .part for MS
+race() { # race create|read MS [SERVER_MODES]: hold that side's opens of the .part for MS
     cp -a "$BASE" "$CUDAENV_ROOT"
     export CUDAENV_MANIFEST=$T/manifest.json CUDAENV_TEST_HASH_LOG=$T/hashes
     file=$(cd "$FM/tgz" && ls)
     sha=$(sha256sum "$FM/tgz/$file" | cut -d' ' -f1)
-    hold_manifest "$SERVER_URL/tgz/$file" yes > "$CUDAENV_MANIFEST"
+    url=tgz/$file
+    [ -z "${3:-}" ] || url=_/$3/$url
+    hold_manifest "$SERVER_URL/$url" yes > "$CUDAENV_MANIFEST"
     fx_slowpath "$T/slowpath.so"
     LD_PRELOAD=$T/slowpath.so CUDAENV_TEST_SLOW_OPEN=/cache/$sha.part CUDAENV_TEST_SLOW_OPEN_FLAGS=$1 \
         CUDAENV_TEST_SLOW_OPEN_MS=$2 CUDAENV_TEST_SLOW_OPEN_LOG=$T/opens ASAN_OPTIONS=$(fx_asan_preload_ok) \
@@ -222,7 +224,7 @@ race() { # race create|read MS: hold that side's opens of the .part for MS
     cmp "$p/lib64/libcudnn_static_pad.a" <(tar -xOzf "$FM/tgz/$file" --wildcards '*/lib/libcudnn_static_pad.a')
     [ "$(grep -cx "$(stat -c %s "$FM/tgz/$file")" "$T/hashes")" -eq 1 ] || { echo "archive hashed:"; cat "$T/hashes"; false; }
     [ "$(grep -cx 2600000 "$T/hashes")" -eq 1 ] || { echo "library hashed:"; cat "$T/hashes"; false; }
-    [ "$(grep -c "^GET /tgz/" "$SERVER_LOG")" -eq 1 ]
+    [ "$(grep -c "^GET /$url " "$SERVER_LOG")" -eq 1 ] || { cat "$SERVER_LOG"; false; }
     cmp "$CUDAENV_ROOT/cache/$sha" "$FM/tgz/$file"
     [ ! -e "$CUDAENV_ROOT/cache/$sha.part" ]
     hold_no_staging
@@ -236,9 +238,11 @@ race() { # race create|read MS: hold that side's opens of the .part for MS
 }
 
 @test "follow: the .part is renamed between the unpacker's two opens: it opens the final name, one pass, hashed once" {
-    race read 800
-    # the .part was made, then was gone when the held open of it went on:
-    # the download verified and renamed it meanwhile
+    # the server answers after 0.3 s, so the download cannot be over before
+    # the unpacker's first look (at the final name); its open of the .part is
+    # held 1 s: the download verified and renamed it meanwhile, and ended
+    race read 1000 wait=0.3
+    # the .part was made, then was gone when the held open of it went on
     [ "$(sed -n 1p "$T/opens")" = "create ok - $CUDAENV_ROOT/cache/$sha.part" ] || { cat "$T/opens"; false; }
     [ "$(sed -n 2p "$T/opens")" = "read ENOENT slow $CUDAENV_ROOT/cache/$sha.part" ] || { cat "$T/opens"; false; }
     [ "$(wc -l < "$T/opens")" -eq 2 ] || { cat "$T/opens"; false; }
