@@ -66,7 +66,7 @@ cell() {
     cmp "$p/lib64/libcudnn_static_pad.a" <(tar -xOf "$FM/$kind/$file" --wildcards '*/lib/libcudnn_static_pad.a')
     python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print(json.dumps([r["cuda"], r["cudnn"], r["files"]], sort_keys=True))' \
         "$p/.cudaenv-receipt.json" > "$RECEIPTS/$name"
-    hold_no_staging
+    no_staging
 }
 
 @test "fixtures: one xz block, several xz blocks, gzip" {
@@ -127,7 +127,7 @@ cell() {
     done
     wait "$pid" || { cat "$T/out"; false; }
     [ -n "$seen" ] || { echo "the library never passed 1.5 MiB in staging while the .part was there"; false; }
-    hold_no_staging
+    no_staging
 }
 
 @test "follow: a download that fails mid-archive is a download error (exit 4), not a bad archive" {
@@ -152,7 +152,7 @@ cell() {
     [ "$status" -eq 5 ] || { echo "$output"; false; }
     [[ "$output" == *"not a readable archive: "*"match the manifest"* ]] || { echo "$output"; false; }
     [ "$(grep -c "^GET /bad/" "$SERVER_LOG")" -eq 1 ]
-    hold_no_staging
+    no_staging
 }
 
 # The unpacker follows the .part from byte 0, so it reads what an earlier run
@@ -195,7 +195,7 @@ PY
     [ "$(sha256sum < "$p/lib64/libcudnn_static_pad.a")" = \
       "$(tar -xOf "$file" --wildcards '*/lib/libcudnn_static_pad.a' | sha256sum)" ]
     [ "$(sha256sum < "$CUDAENV_ROOT/cache/$sha" | cut -d' ' -f1)" = "$sha" ]
-    hold_no_staging
+    no_staging
 }
 
 # The unpacker opens the archive while the download thread may not have made
@@ -227,7 +227,7 @@ race() { # race create|read MS [SERVER_MODES]: hold that side's opens of the .pa
     [ "$(grep -c "^GET /$url " "$SERVER_LOG")" -eq 1 ] || { cat "$SERVER_LOG"; false; }
     cmp "$CUDAENV_ROOT/cache/$sha" "$FM/tgz/$file"
     [ ! -e "$CUDAENV_ROOT/cache/$sha.part" ]
-    hold_no_staging
+    no_staging
 }
 
 @test "follow: the unpacker looks before the download made the .part: it waits for it, one pass, hashed once" {
