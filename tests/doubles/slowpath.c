@@ -26,16 +26,27 @@
 #include <time.h>
 #include <unistd.h>
 
-static void maybe_sleep(const char *newpath)
+/* path ends with the value of the variable named suffix_var (set, not empty) */
+static int ends_with(const char *path, const char *suffix_var)
 {
-    const char *suffix = getenv("CUDAENV_TEST_SLOW_PATH");
-    if (!suffix || !*suffix || !newpath) return;
-    size_t n = strlen(newpath), s = strlen(suffix);
-    if (n < s || strcmp(newpath + n - s, suffix) != 0) return;
-    const char *ms = getenv("CUDAENV_TEST_SLOW_PATH_MS");
+    const char *suffix = getenv(suffix_var);
+    if (!suffix || !*suffix || !path) return 0;
+    size_t n = strlen(path), s = strlen(suffix);
+    return n >= s && strcmp(path + n - s, suffix) == 0;
+}
+
+/* sleep the milliseconds the variable named ms_var says (default 1500) */
+static void sleep_ms(const char *ms_var)
+{
+    const char *ms = getenv(ms_var);
     long t = ms && *ms ? atol(ms) : 1500;
     struct timespec ts = { t / 1000, (t % 1000) * 1000000L };
     while (nanosleep(&ts, &ts) != 0) {}
+}
+
+static void maybe_sleep(const char *newpath)
+{
+    if (ends_with(newpath, "CUDAENV_TEST_SLOW_PATH")) sleep_ms("CUDAENV_TEST_SLOW_PATH_MS");
 }
 
 int rename(const char *a, const char *b)
@@ -91,22 +102,11 @@ static const char *open_kind(int flags)
 /* 1: path ends with the suffix; *slow: and its kind is the one delayed */
 static int open_match(const char *path, int flags, int *slow)
 {
-    const char *suffix = getenv("CUDAENV_TEST_SLOW_OPEN");
     *slow = 0;
-    if (!suffix || !*suffix || !path) return 0;
-    size_t n = strlen(path), s = strlen(suffix);
-    if (n < s || strcmp(path + n - s, suffix) != 0) return 0;
+    if (!ends_with(path, "CUDAENV_TEST_SLOW_OPEN")) return 0;
     const char *which = getenv("CUDAENV_TEST_SLOW_OPEN_FLAGS");
     *slow = !which || !*which || strcmp(which, open_kind(flags)) == 0;
     return 1;
-}
-
-static void open_sleep(void)
-{
-    const char *ms = getenv("CUDAENV_TEST_SLOW_OPEN_MS");
-    long t = ms && *ms ? atol(ms) : 1500;
-    struct timespec ts = { t / 1000, (t % 1000) * 1000000L };
-    while (nanosleep(&ts, &ts) != 0) {}
 }
 
 static void open_log(const char *path, int flags, int slow, int rc, int err)
@@ -129,7 +129,7 @@ static int do_openat(int dfd, const char *path, int flags, mode_t mode)
 {
     if (!real_openat) real_openat = (int (*)(int, const char *, int, ...))dlsym(RTLD_NEXT, "openat");
     int slow, match = open_match(path, flags, &slow);
-    if (slow) open_sleep();
+    if (slow) sleep_ms("CUDAENV_TEST_SLOW_OPEN_MS");
     int rc = real_openat(dfd, path, flags, mode);
     if (match) {
         int err = errno;
