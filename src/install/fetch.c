@@ -472,3 +472,13 @@ int ce_fetch_all(ce_ctx *ctx, ce_fetch_item *items, size_t n)
     free(ds);
     return rc;
 }
+
+void *ce_fetch_thread(void *arg)
+{
+    ce_fetch_job *j = arg;
+    j->rc = ce_fetch_all(j->ctx, j->items, j->n);
+    if (j->rc != CE_OK) ce_status_take(&j->st);
+    __atomic_store_n(j->done, 1, __ATOMIC_RELEASE);
+    ce_forkgate_retire();   /* no allocation from here until joined (forkgate.h) */
+    return NULL;
+}

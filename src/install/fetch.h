@@ -39,6 +39,7 @@
 #include <stddef.h>
 
 #include "core/ctx.h"
+#include "core/status.h"
 
 #define CE_FETCH_ATTEMPTS 5
 
@@ -88,6 +89,23 @@ typedef struct ce_fetch_item {
  * the first fatal error the other transfers stop; their .part files stay
  * for the next run to resume.  The first failure is the message in ctx. */
 int ce_fetch_all(ce_ctx *ctx, ce_fetch_item *items, size_t n);
+
+/* ce_fetch_all on a thread of its own, for a caller that follows the
+ * downloads meanwhile (unpack.h's follow mode): pthread_create(&th, NULL,
+ * ce_fetch_thread, &job).  When ce_fetch_all returned, its result is in rc,
+ * its failure in st (for the joiner's ce_status_put), and *done is set to 1
+ * (a release store, in memory the followers see: MAP_SHARED for forked
+ * ones); then the thread retires (forkgate.h: a no-op unless the caller
+ * entered the gate) and ends. */
+typedef struct ce_fetch_job {
+    ce_ctx *ctx;
+    ce_fetch_item *items;
+    size_t n;
+    volatile int *done;
+    int rc;
+    ce_status st;
+} ce_fetch_job;
+void *ce_fetch_thread(void *job);
 
 /* GET a small text (a manifest) into a NUL-terminated malloc'ed buffer of at
  * most max bytes (more: CE_ERR_DOWNLOAD).  Same URL, redirect, TLS and retry

@@ -127,27 +127,9 @@ static int space_preflight(ce_ctx *ctx, const need *needs, size_t n)
 
 /* ---- fetching, with cuDNN archives unpacked as they arrive ---- */
 
-typedef struct fetch_job {
-    ce_ctx *ctx;
-    ce_fetch_item *items;
-    size_t n;
-    int rc;
-    ce_status st;           /* the thread's failure, for the joining thread */
-    volatile int done;
-} fetch_job;
-
-static void *fetch_thread(void *arg)
+static void kill_during_download(ce_ctx *ctx, need *needs, size_t n, const volatile int *done)
 {
-    fetch_job *j = arg;
-    j->rc = ce_fetch_all(j->ctx, j->items, j->n);
-    if (j->rc != CE_OK) ce_status_take(&j->st);
-    __atomic_store_n(&j->done, 1, __ATOMIC_RELEASE);
-    return NULL;
-}
-
-static void kill_during_download(ce_ctx *ctx, need *needs, size_t n, const fetch_job *job)
-{
-    for (int waited = 0; waited < 30000 && !__atomic_load_n(&job->done, __ATOMIC_ACQUIRE); waited++) {
+    for (int waited = 0; waited < 30000 && !__atomic_load_n(done, __ATOMIC_ACQUIRE); waited++) {
         for (size_t i = 0; i < n; i++) {
             char cp[4200], part[4300];
             struct stat st;
@@ -209,11 +191,12 @@ static int fetch_and_unpack(ce_ctx *ctx, const ce_manifest *m, need *needs, size
         needs[i].item = &items[i];
     }
     ce_emit(ctx, CE_EV_STEP, NULL, "downloading %zu file%s", n, n == 1 ? "" : "s");
-    fetch_job job = { .ctx = ctx, .items = items, .n = n };
+    volatile int done = 0;
+    ce_fetch_job job = { .ctx = ctx, .items = items, .n = n, .done = &done };
     pthread_t th;
-    if (pthread_create(&th, NULL, fetch_thread, &job) != 0)
+    if (pthread_create(&th, NULL, ce_fetch_thread, &job) != 0)
         return ce_fail(ctx, CE_ERR_OTHER, "cannot start the download thread");
-    if (fault_is("during-download")) kill_during_download(ctx, needs, n, &job);
+    if (fault_is("during-download")) kill_during_download(ctx, needs, n, &done);
 
     /* While the downloads run, this thread unpacks cuDNN archives from the
      * growing .part files, muted (the fetch thread owns the event callback);
@@ -228,7 +211,7 @@ static int fetch_and_unpack(ce_ctx *ctx, const ce_manifest *m, need *needs, size
             needs[i].retry = true;
             continue;
         }
-        urc = unpack_cudnn(ctx, &needs[i], true, &job.done, &watch[i]);
+        urc = unpack_cudnn(ctx, &needs[i], true, &done, &watch[i]);
         if (urc == CE_ERR_RETRY || urc == CE_ERR_INTEGRITY) {
             /* The download stopped, or started over (a server ignoring
              * Range), or sent bytes the manifest does not name: the fetch
@@ -259,7 +242,7 @@ static int fetch_and_unpack(ce_ctx *ctx, const ce_manifest *m, need *needs, size
             if (!needs[i].staging[0] || (rc = ce_rm_tree(ctx, needs[i].staging)) == CE_OK) {
                 needs[i].staging[0] = '\0';
                 ce_emit(ctx, CE_EV_STEP, items[i].label, "unpacking %s", items[i].label);
-                rc = unpack_cudnn(ctx, &needs[i], false, &job.done, NULL);
+                rc = unpack_cudnn(ctx, &needs[i], false, &done, NULL);
             }
         } else if (needs[i].is_runfile) {
             rc = ce_store_staging(ctx, "pkgs", needs[i].staging, sizeof needs[i].staging);

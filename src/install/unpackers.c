@@ -44,25 +44,6 @@ typedef struct shared {
     ce_fetch_watch watch[MAX_PARTS];
 } shared;
 
-typedef struct fetch_job {
-    ce_ctx *ctx;
-    ce_fetch_item *items;
-    size_t n;
-    int rc;
-    ce_status st;           /* the thread's failure, for the joining thread */
-    volatile int *done;     /* MAP_SHARED: the unpackers see it */
-} fetch_job;
-
-static void *fetch_thread(void *arg)
-{
-    fetch_job *j = arg;
-    j->rc = ce_fetch_all(j->ctx, j->items, j->n);
-    if (j->rc != CE_OK) ce_status_take(&j->st);
-    __atomic_store_n(j->done, 1, __ATOMIC_RELEASE);
-    ce_forkgate_retire();   /* no allocation from here until joined (forkgate.h) */
-    return NULL;
-}
-
 static int start_unpack(ce_ctx *ctx, part *p, bool follow, shared *sh)
 {
     int rc = ce_store_staging(ctx, "pkgs", p->staging, sizeof p->staging);
@@ -219,10 +200,10 @@ int ce_parts_fetch_unpack(ce_ctx *ctx, const ce_manifest *m, plan *pl)
     ce_emit(ctx, CE_EV_STEP, NULL, "downloading %zu archive%s (%.1f MiB) and unpacking them on %ld core%s", k,
             k == 1 ? "" : "s", (double)bytes / 1048576.0, ncpu(), ncpu() == 1 ? "" : "s");
     volatile int *done = &sh->done;
-    fetch_job job = { .ctx = ctx, .items = items, .n = nf, .done = done };
+    ce_fetch_job job = { .ctx = ctx, .items = items, .n = nf, .done = done };
     pthread_t th;
     ce_forkgate_enter();
-    if (pthread_create(&th, NULL, fetch_thread, &job) != 0) {
+    if (pthread_create(&th, NULL, ce_fetch_thread, &job) != 0) {
         ce_forkgate_release();
         ce_slots_destroy(&sh->slots);
         munmap(sh, sizeof *sh);

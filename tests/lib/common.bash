@@ -27,6 +27,18 @@ common_setup() {
     export CUDAENV_DOCTOR_PYTHON=none
 }
 
+# no staging directory (an install's tree not yet committed) left in the
+# store at $1 (default $CUDAENV_ROOT)
+no_staging() {
+    ! ls -d "${1:-$CUDAENV_ROOT}"/versions/.staging-* "${1:-$CUDAENV_ROOT}"/pkgs/.staging-* 2>/dev/null | grep -q .
+}
+
+# does running the binary with "$@" open the manifest ($CUDAENV_MANIFEST)?
+opens_manifest() {
+    strace -f -qq -e trace=open,openat -o "$T/st" "$CUDAENV" "$@" >/dev/null 2>&1 || true
+    grep -qF "\"$CUDAENV_MANIFEST\"" "$T/st"
+}
+
 common_teardown() {
     [ -n "${T:-}" ] && chmod -R u+w "$T" 2>/dev/null; [ -n "${T:-}" ] && rm -rf "$T"
 }

@@ -341,7 +341,10 @@ fx_fake_gpu() {
 
 # fx_slowpath OUT.so: tests/doubles/slowpath.c, an LD_PRELOAD that delays
 # rename/symlink onto paths ending with $CUDAENV_TEST_SLOW_PATH by
-# $CUDAENV_TEST_SLOW_PATH_MS ms (default 1500): a replacement in flight can be watched.
+# $CUDAENV_TEST_SLOW_PATH_MS ms (default 1500): a replacement in flight can be watched;
+# and opens of paths ending with $CUDAENV_TEST_SLOW_OPEN by $CUDAENV_TEST_SLOW_OPEN_MS
+# (only O_CREAT ones with CUDAENV_TEST_SLOW_OPEN_FLAGS=create, only read-only ones
+# with =read; CUDAENV_TEST_SLOW_OPEN_LOG=FILE logs each): a race lost on purpose.
 fx_slowpath() {
     cc -shared -fPIC -o "$1" "$TESTS_DIR/doubles/slowpath.c" -ldl
 }

@@ -48,8 +48,3 @@ m = {"schema": 1, "tensorflow": {"2.14": {"cuda": "11.8.0", "cudnn": "8.7.0.84"}
 json.dump(m, sys.stdout)
 PY
 }
-
-# no staging directory left in the store at $1 (default $CUDAENV_ROOT)
-hold_no_staging() {
-    ! ls -d "${1:-$CUDAENV_ROOT}"/pkgs/.staging-* "${1:-$CUDAENV_ROOT}"/versions/.staging-* 2>/dev/null | grep -q .
-}

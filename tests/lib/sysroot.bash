@@ -34,3 +34,10 @@ sysroot_teardown() {
     common_teardown
     return $bad
 }
+
+# the file the sysroot's loader cache (ldconfig -r) resolves the soname $1 to
+cache_lib() { ldconfig -r "$S" -p | awk -v s="$1" '$1 == s { print $NF; exit }'; }
+
+# the "gen" of a system.json record (cJSON_Print: one "key": value a line);
+# no python per call, some tests read records hundreds of times
+gen_of() { sed -n 's/^[[:space:]]*"gen":[[:space:]]*\([0-9]*\),\{0,1\}$/\1/p' "$1" 2>/dev/null; }

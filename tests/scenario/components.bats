@@ -26,10 +26,6 @@ teardown() { mirror_teardown; }
 
 P=11.8.0+cudnn8.7.0.84
 
-no_staging() {
-    ! ls -d "$CUDAENV_ROOT"/versions/.staging-* "$CUDAENV_ROOT"/pkgs/.staging-* 2>/dev/null | grep -q .
-}
-
 fetched() { server_requests "GET .*/$1/linux-x86_64/"; }
 
 # a second mirror with an evil JSON (FX_REDIST_EVIL), pinned correctly by the manifest

@@ -66,7 +66,7 @@ cell() {
     cmp "$p/lib64/libcudnn_static_pad.a" <(tar -xOf "$FM/$kind/$file" --wildcards '*/lib/libcudnn_static_pad.a')
     python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print(json.dumps([r["cuda"], r["cudnn"], r["files"]], sort_keys=True))' \
         "$p/.cudaenv-receipt.json" > "$RECEIPTS/$name"
-    hold_no_staging
+    no_staging
 }
 
 @test "fixtures: one xz block, several xz blocks, gzip" {
@@ -127,7 +127,7 @@ cell() {
     done
     wait "$pid" || { cat "$T/out"; false; }
     [ -n "$seen" ] || { echo "the library never passed 1.5 MiB in staging while the .part was there"; false; }
-    hold_no_staging
+    no_staging
 }
 
 @test "follow: a download that fails mid-archive is a download error (exit 4), not a bad archive" {
@@ -152,7 +152,7 @@ cell() {
     [ "$status" -eq 5 ] || { echo "$output"; false; }
     [[ "$output" == *"not a readable archive: "*"match the manifest"* ]] || { echo "$output"; false; }
     [ "$(grep -c "^GET /bad/" "$SERVER_LOG")" -eq 1 ]
-    hold_no_staging
+    no_staging
 }
 
 # The unpacker follows the .part from byte 0, so it reads what an earlier run
@@ -195,5 +195,55 @@ PY
     [ "$(sha256sum < "$p/lib64/libcudnn_static_pad.a")" = \
       "$(tar -xOf "$file" --wildcards '*/lib/libcudnn_static_pad.a' | sha256sum)" ]
     [ "$(sha256sum < "$CUDAENV_ROOT/cache/$sha" | cut -d' ' -f1)" = "$sha" ]
-    hold_no_staging
+    no_staging
+}
+
+# The unpacker opens the archive while the download thread may not have made
+# it yet (unpack_read.c: the final name, else the .part, else wait): each race
+# lost on purpose, by holding one side's open (tests/doubles/slowpath.c,
+# whose log shows the race was taken).  Either way the one pass that follows
+# the download unpacks the archive, the download's hash is the only one of it
+# (a pass that gave up would unpack, and hash, the verified file again), and
+# nothing is left behind.
+race() { # race create|read MS [SERVER_MODES]: hold that side's opens of the .part for MS
+    cp -a "$BASE" "$CUDAENV_ROOT"
+    export CUDAENV_MANIFEST=$T/manifest.json CUDAENV_TEST_HASH_LOG=$T/hashes
+    file=$(cd "$FM/tgz" && ls)
+    sha=$(sha256sum "$FM/tgz/$file" | cut -d' ' -f1)
+    url=tgz/$file
+    [ -z "${3:-}" ] || url=_/$3/$url
+    hold_manifest "$SERVER_URL/$url" yes > "$CUDAENV_MANIFEST"
+    fx_slowpath "$T/slowpath.so"
+    LD_PRELOAD=$T/slowpath.so CUDAENV_TEST_SLOW_OPEN=/cache/$sha.part CUDAENV_TEST_SLOW_OPEN_FLAGS=$1 \
+        CUDAENV_TEST_SLOW_OPEN_MS=$2 CUDAENV_TEST_SLOW_OPEN_LOG=$T/opens ASAN_OPTIONS=$(fx_asan_preload_ok) \
+        run "$CUDAENV" install tf-2.14
+    [ "$status" -eq 0 ] || { echo "$output"; cat "$T/opens"; false; }
+    # byte-exact, hashed once (the download), unpacked once (the per-file
+    # digest of the 2600000-byte library, taken as it is unpacked)
+    local p=$CUDAENV_ROOT/versions/11.8.0+cudnn8.7.0.84
+    cmp "$p/lib64/libcudnn_static_pad.a" <(tar -xOzf "$FM/tgz/$file" --wildcards '*/lib/libcudnn_static_pad.a')
+    [ "$(grep -cx "$(stat -c %s "$FM/tgz/$file")" "$T/hashes")" -eq 1 ] || { echo "archive hashed:"; cat "$T/hashes"; false; }
+    [ "$(grep -cx 2600000 "$T/hashes")" -eq 1 ] || { echo "library hashed:"; cat "$T/hashes"; false; }
+    [ "$(grep -c "^GET /$url " "$SERVER_LOG")" -eq 1 ] || { cat "$SERVER_LOG"; false; }
+    cmp "$CUDAENV_ROOT/cache/$sha" "$FM/tgz/$file"
+    [ ! -e "$CUDAENV_ROOT/cache/$sha.part" ]
+    no_staging
+}
+
+@test "follow: the unpacker looks before the download made the .part: it waits for it, one pass, hashed once" {
+    race create 500
+    # the unpacker found neither file while the download's create was held
+    head -1 "$T/opens" | grep -q "^read ENOENT - .*/$sha.part$" || { cat "$T/opens"; false; }
+    [ "$(grep -c "^create ok slow " "$T/opens")" -eq 1 ] || { cat "$T/opens"; false; }
+}
+
+@test "follow: the .part is renamed between the unpacker's two opens: it opens the final name, one pass, hashed once" {
+    # the server answers after 0.3 s, so the download cannot be over before
+    # the unpacker's first look (at the final name); its open of the .part is
+    # held 1 s: the download verified and renamed it meanwhile, and ended
+    race read 1000 wait=0.3
+    # the .part was made, then was gone when the held open of it went on
+    [ "$(sed -n 1p "$T/opens")" = "create ok - $CUDAENV_ROOT/cache/$sha.part" ] || { cat "$T/opens"; false; }
+    [ "$(sed -n 2p "$T/opens")" = "read ENOENT slow $CUDAENV_ROOT/cache/$sha.part" ] || { cat "$T/opens"; false; }
+    [ "$(wc -l < "$T/opens")" -eq 2 ] || { cat "$T/opens"; false; }
 }

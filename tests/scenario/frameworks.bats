@@ -37,11 +37,6 @@ teardown() { mirror_teardown; }
 
 py() { python3 -c "import json,sys; d=json.load(sys.stdin); r=($1); sys.exit(0 if r else 1)" "${@:2}"; }
 
-opens_manifest() {
-    strace -f -qq -e trace=open,openat -o "$T/st" "$CUDAENV" "$@" >/dev/null 2>&1 || true
-    grep -qF "\"$CUDAENV_MANIFEST\"" "$T/st"
-}
-
 @test "the generator writes torch and jax sections from data/frameworks.json: documented defaults, sources, mapping, not_installable kept" {
     m="$REPO/share/manifests/cudaenv.json"
     # PyPI's default build per release (data/FRAMEWORKS-SOURCES.md)

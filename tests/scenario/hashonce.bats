@@ -90,7 +90,7 @@ PY
     [ ! -e "$CUDAENV_ROOT/cache/$sha.part" ]
     [ ! -e "$CUDAENV_ROOT/versions/$P" ]
     ! ls "$CUDAENV_ROOT/pkgs" | grep -q libcufft
-    ! ls -d "$CUDAENV_ROOT"/pkgs/.staging-* "$CUDAENV_ROOT"/versions/.staging-* 2>/dev/null | grep -q .
+    no_staging
     run "$CUDAENV" install tf-2.14
     [ "$status" -eq 0 ] || { echo "$output"; false; }
     cmp "$CUDAENV_ROOT/cache/$sha" "$arc"

@@ -89,7 +89,7 @@ PY
     [ "$status" -eq 5 ] || { echo "$output"; false; }
     [ ! -e "$CUDAENV_ROOT/versions/11.8.0+cudnn8.7.0.84" ]
     [ ! -e "$CUDAENV_ROOT/pkgs/cudnn-8.7.0.84-cuda11" ]
-    hold_no_staging
+    no_staging
 }
 
 @test "ENOSPC while extracting (free-space checks fooled, 4 MiB tmpfs): exit 1 naming ENOSPC and the file, nothing committed" {
@@ -135,7 +135,7 @@ PY
     [[ "$output" == *"libcudnn_big.so"*"EFBIG"* ]] || { echo "$output"; false; }
     [ ! -e "$CUDAENV_ROOT/versions/11.8.0+cudnn8.7.0.84" ]
     [ ! -e "$CUDAENV_ROOT/pkgs/cudnn-8.7.0.84-cuda11" ]
-    hold_no_staging
+    no_staging
 }
 
 @test "an xz bomb (128 MiB of zeros in 20 KB) on a 16 MiB tmpfs fails fast before writing it, no staging left" {
@@ -157,14 +157,14 @@ PY
     [ "$status" -eq 5 ] || { echo "$output"; false; }
     [[ "$output" == *"libcudnn_hole.so"*"bomb"* ]] || { echo "$output"; false; }
     [ "$SECONDS" -lt 20 ]
-    hold_no_staging
+    no_staging
     # no size in the manifest: the ceiling without one (16 GiB) still holds
     rm -rf "$CUDAENV_ROOT"; cp -a "$BASE" "$CUDAENV_ROOT"
     hold_manifest "$SERVER_URL/bomb/sparse.tar.xz" no > "$CUDAENV_MANIFEST"
     run "$CUDAENV" install tf-2.14
     [ "$status" -eq 5 ] || { echo "$output"; false; }
     [[ "$output" == *"libcudnn_hole.so"* ]] || { echo "$output"; false; }
-    hold_no_staging
+    no_staging
     [ ! -e "$CUDAENV_ROOT/versions/11.8.0+cudnn8.7.0.84" ]
 }
 
@@ -190,7 +190,7 @@ PLAIN=plain/cudnn-linux-x86_64-8.7.0.84_cuda11-archive.tar.xz
     [[ "$output" != *"not a readable archive"* ]]
     [ "$took" -ge 3 ] && [ "$took" -lt 30 ]
     [ ! -e "$CUDAENV_ROOT/versions/11.8.0+cudnn8.7.0.84" ]
-    hold_no_staging
+    no_staging
 }
 
 @test "an endless stream without a size stops at the byte ceiling, its .part deleted (exit 4)" {
@@ -201,7 +201,7 @@ PLAIN=plain/cudnn-linux-x86_64-8.7.0.84_cuda11-archive.tar.xz
     [[ "$output" == *"sent more than 8388608 bytes"*"endless stream"* ]] || { echo "$output"; false; }
     [ "$SECONDS" -lt 30 ]
     ! ls "$CUDAENV_ROOT"/cache/*.part 2>/dev/null | grep -q .
-    hold_no_staging
+    no_staging
 }
 
 @test "an endless stream that fills the disk (8 MiB tmpfs): ENOSPC, exit 1, the .part deleted so the disk is not left full" {
@@ -220,7 +220,7 @@ PLAIN=plain/cudnn-linux-x86_64-8.7.0.84_cuda11-archive.tar.xz
     CUDAENV_MIN_RATE=0 CUDAENV_DEADLINE_BASE=2 run "$CUDAENV" install tf-2.14
     [ "$status" -eq 4 ] || { echo "$output"; false; }
     [[ "$output" == *"throttle=300/$PLAIN did not finish in time"* ]] || { echo "$output"; false; }
-    hold_no_staging
+    no_staging
 }
 
 @test "a server that cuts every connection short keeps the download's one deadline: exit 4 in bounded time, not an endless resume" {
@@ -239,7 +239,7 @@ PLAIN=plain/cudnn-linux-x86_64-8.7.0.84_cuda11-archive.tar.xz
     [[ "$output" == *"cut=2000,rate=10000/big/$top.tar.xz did not finish in time ("* ]] || { tail -5 <<<"$output"; false; }
     [ "$SECONDS" -lt 15 ] || { echo "took $SECONDS s"; false; }
     [ "$(server_requests "cut=2000,rate=10000/.*status=20")" -ge 3 ]   # it did resume, more than once
-    hold_no_staging
+    no_staging
 }
 
 # ---- strict manifests ----
@@ -305,7 +305,7 @@ pids_gone() {
     [ "$SECONDS" -lt 60 ]
     pids_gone "$T/pids"
     [ ! -e "$CUDAENV_ROOT/versions/11.8.0" ]
-    hold_no_staging
+    no_staging
 }
 
 @test "runfile: nothing it started survives a kill -9 of cudaenv" {
@@ -392,7 +392,7 @@ PY
         run "$CUDAENV" install tf-2.14
         [ "$status" -eq 5 ] || { echo "$output"; false; }
         [[ "$output" == *"longer than $( [ $kind = name ] && echo NAME_MAX || echo PATH_MAX)"* ]] || { echo "$output"; false; }
-        hold_no_staging
+        no_staging
     done
 }
 
@@ -402,7 +402,7 @@ PY
     run "$CUDAENV" install tf-2.14
     [ "$status" -eq 5 ] || { echo "$output"; false; }
     [[ "$output" == *"'..'"* ]] || { echo "$output"; false; }
-    hold_no_staging
+    no_staging
     [ -z "$(ls -A "$CUDAENV_ROOT/pkgs" | grep -v '^cuda-11.8.0')" ]
 }
 

@@ -16,12 +16,6 @@ setup() {
 }
 teardown() { common_teardown; }
 
-# does running the light binary with "$@" open the manifest?
-opens_manifest() {
-    strace -f -qq -e trace=open,openat -o "$T/st" "$CUDAENV" "$@" >/dev/null 2>&1 || true
-    grep -qF "\"$CUDAENV_MANIFEST\"" "$T/st"
-}
-
 @test "install writes the index, keyed by the manifest's sha256: every installable TF row; uninstalling the last toolchain removes it" {
     run "$CUDAENV" -q install tf-2.14
     [ "$status" -eq 0 ]

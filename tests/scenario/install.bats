@@ -20,10 +20,6 @@ teardown() { mirror_teardown; }
 
 V=$BATS_TEST_DIRNAME # silence shellcheck about unused
 
-no_staging() {
-    ! ls -d "$CUDAENV_ROOT"/versions/.staging-* "$CUDAENV_ROOT"/pkgs/.staging-* 2>/dev/null | grep -q .
-}
-
 # every directory under versions/ is a complete toolchain with a receipt
 only_complete() {
     local d

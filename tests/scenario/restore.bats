@@ -41,7 +41,6 @@ sel() {
     [ "$l" != /etc/alternatives/cuda ] || l=$(readlink "$S/etc/alternatives/cuda")
     echo "$l"
 }
-cache_lib() { ldconfig -r "$S" -p | awk -v s="$1" '$1 == s { print $NF; exit }'; }
 
 # switch A, B, A, A: the history has no duplicates; rollback walks B then A
 walk() {

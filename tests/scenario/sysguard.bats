@@ -21,7 +21,6 @@ teardown() { sysroot_teardown; }
 link() { readlink "$S/usr/local/cuda"; }
 conf() { grep -v '^#' "$S/etc/ld.so.conf.d/cudaenv.conf"; }
 J=/etc/cudaenv/system.json
-gen_of() { sed -n 's/^[[:space:]]*"gen":[[:space:]]*\([0-9]*\),\{0,1\}$/\1/p' "$1" 2>/dev/null; }
 pending() { [ -f "$S$J.pending" ] && [ ! -L "$S$J.pending" ] && [ "$(gen_of "$S$J.pending")" -gt "$(gen_of "$S$J")" ]; }
 # a history entry of system.json (0 = newest) re-pointed at target and lib
 set_hist() {

@@ -16,8 +16,6 @@ setup() {
 
 teardown() { sysroot_teardown; }
 
-cache_lib() { ldconfig -r "$S" -p | awk -v s="$1" '$1 == s { print $NF; exit }'; }
-
 @test "sysroot: plain link, conf, ldconfig -r, record; the probe loads the toolchain's libcudart" {
     run --separate-stderr "$CUDAENV" global 11.8 --system
     [ "$status" -eq 0 ]

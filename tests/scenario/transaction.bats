@@ -18,7 +18,6 @@ setup() {
 
 teardown() { sysroot_teardown; }
 
-cache_lib() { ldconfig -r "$S" -p | awk -v s="$1" '$1 == s { print $NF; exit }'; }
 # a string field of the record (cJSON_Print: one "key":<tab>"value" per line); no
 # python per call, the campaign reads the record hundreds of times.  A switch
 # under way is its intent, system.json.pending (the complete new record): its
@@ -26,7 +25,6 @@ cache_lib() { ldconfig -r "$S" -p | awk -v s="$1" '$1 == s { print $NF; exit }';
 # pending file is an intent only when its "gen" is greater than system.json's
 # (or neither has one: an older cudaenv's); else it is the record before
 # system.json's, left there by the last switch's exchange
-gen_of() { sed -n 's/^[[:space:]]*"gen":[[:space:]]*\([0-9]*\),\{0,1\}$/\1/p' "$1" 2>/dev/null; }
 intent() {
     local f=$S/etc/cudaenv/system.json pg sg
     [ -e "$f.pending" ] || return 1
