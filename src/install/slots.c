@@ -86,6 +86,12 @@ void ce_slots_budget(ce_slots *s, long long mem, long long work)
     pthread_mutex_unlock(&s->mu);
 }
 
+int ce_slots_nice(long long size, long long largest)
+{
+    if (size <= 0 || largest <= 0 || size * 4 >= largest) return 0;
+    return size * 16 >= largest ? CE_SLOTS_NICE_MID : CE_SLOTS_NICE_LOW;
+}
+
 long long ce_slots_share(long long total, long long free_, long long work, long long size, long long need,
                          long threads)
 {

@@ -57,6 +57,18 @@ long long ce_slots_mem_take(ce_slots *s, int id, long long size, long long need,
 /* id's archive (size bytes) is unpacked: its memory back, its bytes out of the work left. */
 void ce_slots_done(ce_slots *s, int id, long long size);
 /* The share itself: free bytes of total, work bytes left (size included). */
+/* The CPU priority (nice) of the unpacker of an archive of size bytes when
+ * the install's largest is largest: the largest archives are the install's
+ * longest jobs, so their decoders get the cores first and the many small
+ * archives' threads fill what they leave (with equal weights a small
+ * archive's threads took cores from libcublas by their number, and the big
+ * archives ended alone: issue 25).  0 for an archive of at least a quarter
+ * of the largest, CE_SLOTS_NICE_MID down to a sixteenth, CE_SLOTS_NICE_LOW
+ * below; 0 when a size is unknown. */
+#define CE_SLOTS_NICE_MID 4
+#define CE_SLOTS_NICE_LOW 8
+int ce_slots_nice(long long size, long long largest);
+
 long long ce_slots_share(long long total, long long free_, long long work, long long size, long long need,
                          long threads);
 

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -42,6 +43,7 @@ typedef struct shared {
     volatile int done;      /* the downloads ended */
     ce_slots slots;         /* decode slots (slots.h) */
     ce_fetch_watch watch[MAX_PARTS];
+    long long largest;      /* the largest archive's size: the unpackers' priorities */
 } shared;
 
 static int start_unpack(ce_ctx *ctx, part *p, bool follow, shared *sh)
@@ -61,6 +63,10 @@ static int start_unpack(ce_ctx *ctx, part *p, bool follow, shared *sh)
         if (getppid() != parent) _exit(1);   /* the parent died before prctl: no signal will come */
         close(fds[0]);
         ce_mute(true);
+        /* named for ps/top; the largest archives decode first (slots.h) */
+        prctl(PR_SET_NAME, "cudaenv-unpack");
+        int nice = ce_slots_nice(p->size, sh->largest);
+        if (nice) (void)setpriority(PRIO_PROCESS, 0, nice);   /* its threads inherit it */
         char partf[4300];
         snprintf(partf, sizeof partf, "%s.part", p->cache);
         char index[4500];   /* per-file sha256s, hashed while unpacking (pkgindex.h) */
@@ -167,6 +173,7 @@ int ce_parts_fetch_unpack(ce_ctx *ctx, const ce_manifest *m, plan *pl)
     shared *sh = mmap(NULL, sizeof *sh, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     if (sh == MAP_FAILED) return ce_fail(ctx, CE_ERR_NOMEM, "mmap: %s", strerror(errno));
     memset(sh, 0, sizeof *sh);
+    sh->largest = pl->n ? ord[0]->size : 0;   /* ord: largest first */
     for (size_t i = 0; i < pl->n; i++) {
         part *p = ord[i];
         if (p->have) { p->state = 2; continue; }

@@ -301,7 +301,7 @@ PY
     no_staging
 }
 
-@test "each component unpacks while it downloads: its files are in pkgs/ while its .part is still growing" {
+@test "each component unpacks while it downloads: its files are in pkgs/ while its .part is still growing; the largest unpacks first" {
     local d=$T/big
     mkdir -p "$d"
     FX_REDIST_BIG=$((3 << 20)) fx_redist "$d" 11.8.0
@@ -318,8 +318,13 @@ PY
     local pid=$! seen=
     # libcublas' own download is unfinished before and after its file is seen
     seen_while_downloading "$pid" "$sha" 'libcublasLt.so.*' && seen=1
+    # meanwhile (the 8 s pause): the unpackers are named for ps, and the
+    # small archives' yield the cores to the largest (slots.h: ce_slots_nice)
+    local nices
+    nices=$(ps -C cudaenv-unpack -o ni= | tr -d ' ' | sort -un | tr '\n' ' ')
     wait "$pid" || { cat "$T/out"; false; }
     [ -n "$seen" ] || { echo "no libcublasLt in pkgs/.staging-* while a .part was there"; cat "$T/out"; false; }
+    [[ " $nices" == *" 0 "* && " $nices" == *" 8 "* ]] || { echo "unpackers' nice values: '$nices'"; false; }
     cmp "$CUDAENV_ROOT/versions/$P/lib64/libcublasLt.so.11" \
         <(tar -xJOf "$arc" --wildcards '*/lib/libcublasLt.so.11')
     no_staging

@@ -65,6 +65,21 @@ static void test_largest_waiting_first(void **state)
     ce_slots_destroy(&slots);
 }
 
+static void test_nice(void **state)
+{
+    (void)state;
+    long long big = 1600ll << 20;                 /* libcublas */
+    assert_int_equal(ce_slots_nice(big, big), 0);
+    assert_int_equal(ce_slots_nice(big / 4, big), 0);     /* a quarter: still first */
+    assert_int_equal(ce_slots_nice(big / 4 - 1, big), CE_SLOTS_NICE_MID);
+    assert_int_equal(ce_slots_nice(big / 16, big), CE_SLOTS_NICE_MID);
+    assert_int_equal(ce_slots_nice(big / 16 - 1, big), CE_SLOTS_NICE_LOW);
+    assert_int_equal(ce_slots_nice(1, big), CE_SLOTS_NICE_LOW);
+    assert_int_equal(ce_slots_nice(-1, big), 0);          /* no size in the manifest */
+    assert_int_equal(ce_slots_nice(big, -1), 0);
+    assert_true(CE_SLOTS_NICE_LOW > CE_SLOTS_NICE_MID && CE_SLOTS_NICE_MID > 0);
+}
+
 static void test_reclaim(void **state)
 {
     (void)state;
@@ -86,6 +101,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_largest_waiting_first),
         cmocka_unit_test(test_reclaim),
+        cmocka_unit_test(test_nice),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
