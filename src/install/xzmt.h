@@ -85,8 +85,16 @@ bool ce_xzmt_stopping(const ce_xzmt *x);
 const char *ce_xzmt_error(const ce_xzmt *x);
 int ce_xzmt_errno(const ce_xzmt *x);
 
+/* Before the first read: the worker blocks' memory comes from the install's
+ * shared budget (slots.h), taken and given back block by block for unpacker
+ * id's archive of size bytes, instead of the memlimit given to new. */
+struct ce_slots;
+void ce_xzmt_use_slots(ce_xzmt *x, struct ce_slots *s, int id, long long size);
+
 /* threads the decoder was given (for messages and tests) */
 unsigned ce_xzmt_threads(const ce_xzmt *x);
+/* the most blocks that were being decoded at once (tests: the block decoder's parallelism) */
+unsigned ce_xzmt_peak(const ce_xzmt *x);
 
 void ce_xzmt_free(ce_xzmt *x);
 
