@@ -22,6 +22,14 @@
 #include <time.h>
 #include <unistd.h>
 
+/* munmap takes whole pages */
+static size_t page(void)
+{
+    static size_t pg;
+    if (!pg) pg = (size_t)sysconf(_SC_PAGESIZE);
+    return pg;
+}
+
 static bool mem_take(ce_xzmt *x, unsigned long long n)
 {
     if (x->slots) return ce_slots_blk_take(x->slots, x->slot_id, x->slot_size, (long long)n, (long)x->threads);
@@ -49,7 +57,7 @@ static unsigned long long budget_total(const ce_xzmt *x)
 static void block_free(ce_xzmt *x, xzblock *b)
 {
     if (!b) return;
-    ce_xzmt_big_free(b->in, b->in_len);
+    if (b->in) ce_xzmt_big_free(b->in + b->in_freed, b->in_len - b->in_freed);
     if (b->out) ce_xzmt_big_free(b->out + b->out_freed, b->out_len - b->out_freed);
     mem_give(x, b, b->reserved);
     lzma_filters_free(b->filters, &ce_xzmt_allocator);
@@ -312,6 +320,12 @@ static ssize_t stream_chunk(ce_xzmt *x, xzblock *b, unsigned char *buf)
             size_t used = x->ia - s->avail_in;
             x->ip += used;
             x->ia -= used;
+        } else {   /* the compressed pages decoded go back to the kernel */
+            size_t upto = (size_t)(s->next_in - b->in) / page() * page();
+            if (upto >= b->in_freed + (1u << 20)) {
+                munmap(b->in + b->in_freed, upto - b->in_freed);
+                b->in_freed = upto;
+            }
         }
         if (s->avail_out < OUT_BLOCK && r == LZMA_OK) break;   /* bytes to hand out */
     }
@@ -380,8 +394,7 @@ void xzb_release(ce_xzmt *x, ring_ent *e)
         return;
     }
     /* the pages read so far go back to the kernel, and their bytes to the budget */
-    size_t pg = (size_t)sysconf(_SC_PAGESIZE);
-    size_t upto = ((size_t)(e->p + e->len - b->out)) / pg * pg;
+    size_t upto = ((size_t)(e->p + e->len - b->out)) / page() * page();
     if (upto > b->out_freed + (4u << 20)) {
         munmap(b->out + b->out_freed, upto - b->out_freed);
         mem_give(x, b, upto - b->out_freed);

@@ -33,7 +33,7 @@
 #include <sys/types.h>
 
 /* the threaded decoders' budget: this much per core in the affinity mask ... */
-#define CE_XZMT_PER_CORE (56ull << 20)
+#define CE_XZMT_PER_CORE (44ull << 20)
 /* ... at most 1/CE_XZMT_AVAIL_DIV of MemAvailable, at most CE_XZMT_BUDGET_MAX */
 #define CE_XZMT_AVAIL_DIV 16
 #define CE_XZMT_BUDGET_MAX (1ull << 30)

@@ -33,6 +33,7 @@ typedef struct xzblock {
     lzma_ret err;                 /* BLK_FAILED: why */
     unsigned char *in;            /* WORKER, STREAM: the compressed data, padding and check */
     size_t in_len;
+    size_t in_freed;              /* STREAM: bytes at the start of in decoded and given back */
     unsigned char *out;           /* WORKER: the plain bytes */
     size_t out_len, out_pos;      /* out_pos: handed out so far */
     size_t out_freed;             /* bytes at the start of out given back to the kernel */
