@@ -5,15 +5,21 @@
  *    budget (the slots' across the unpackers, or a local one) when it is
  *    parsed, the compressed bytes and dictionary given back when it is
  *    decoded, the plain bytes as the reader is done with them;
- *  - the decoding thread itself, streaming into the ring (BLK_STREAM: from
- *    its compressed bytes, read ahead so that the blocks after it can go to
- *    the workers; BLK_DIRECT: straight from the input, for a block whose
- *    header records no sizes or ones past the budget).  That costs a
- *    dictionary, no plain buffer, and needs no budget: the block the reader
- *    needs never waits for memory.
+ *  - the decoding thread itself, streaming into the ring: the block the
+ *    reader needs next when no worker has it (BLK_STREAM: its compressed
+ *    bytes read first, so that the blocks after it can go to workers while
+ *    it decodes; BLK_DIRECT: straight from the input, for a block whose
+ *    header records no sizes, or sizes past the budget).  That costs its
+ *    compressed bytes (given back as they are decoded) and a dictionary, no
+ *    plain buffer, and needs no budget: the block the reader needs never
+ *    waits for memory.
  * Blocks are parsed ahead while a worker block fits the budget and fewer than
- * x->threads are queued or running, and one streamed block besides: three
- * blocks decode at once in the memory of two worker blocks. */
+ * x->threads are queued or running; a block that does not fit waits, its
+ * header read, until it fits or the reader needs it.  So with the memory of
+ * two worker blocks, three decode at once: the one streamed here and the two
+ * after it, whose memory the two before it gave back as they were read.
+ * (liblzma's threaded decoder starts block k + 2 only once the output of
+ * block k was read.) */
 #include "xzmt_int.h"
 
 #include <stdlib.h>
@@ -146,13 +152,6 @@ static void *worker(void *arg)
     return NULL;
 }
 
-static bool stream_pending(const ce_xzmt *x)
-{
-    for (const xzblock *b = x->head; b; b = b->next)
-        if (b->mode == BLK_STREAM && b != x->cur_stream) return true;
-    return false;
-}
-
 /* What a worker block costs: its input, its output, its decoder. */
 static unsigned long long worker_need(const xzblock *b, size_t in_len)
 {
@@ -160,6 +159,25 @@ static unsigned long long worker_need(const xzblock *b, size_t in_len)
     unsigned long long out = b->blk.uncompressed_size;
     if (dec > out + BLK_SLACK) dec = out + BLK_SLACK;   /* a dictionary is touched only as far as it is filled */
     return in_len + out + dec + BLK_SLACK;
+}
+
+/* b (reserved, in the list) goes to a worker (under mu: its mode, the count). */
+static void queue_worker(ce_xzmt *x, xzblock *b)
+{
+    pthread_mutex_lock(&x->mu);
+    b->mode = BLK_WORKER;
+    b->out_len = (size_t)b->blk.uncompressed_size;
+    x->active++;
+    if (x->nworkers < x->active && pthread_create(&x->workers[x->nworkers], NULL, worker, x) == 0)
+        x->nworkers++;
+    pthread_cond_signal(&x->wcv);
+    bool none = x->nworkers == 0;
+    if (none) {   /* no thread at all: decoded here */
+        x->active--;
+        b->mode = BLK_STREAM;
+    }
+    pthread_mutex_unlock(&x->mu);
+    if (none) mem_give(x, b, b->reserved);
 }
 
 /* x->pend: decide who decodes it and read its data.  1: in the list, 0: not
@@ -174,16 +192,17 @@ static int plan(ce_xzmt *x)
     }
     unsigned long long cap = budget_total(x);
     size_t in_len = 0;
+    bool to_worker = false;
     if (b->blk.compressed_size != LZMA_VLI_UNKNOWN && b->blk.uncompressed_size != LZMA_VLI_UNKNOWN &&
         lzma_block_total_size(&b->blk) - b->blk.header_size <= (cap > (64u << 20) ? cap : (64u << 20))) {
         in_len = (size_t)(lzma_block_total_size(&b->blk) - b->blk.header_size);
         unsigned long long need = worker_need(b, in_len);
-        if (need <= cap && x->active < x->threads && mem_take(x, need)) {
-            b->mode = BLK_WORKER;
-            b->reserved = need;
-            b->out_len = (size_t)b->blk.uncompressed_size;
-        } else if (!stream_pending(x)) {
+        if (is_head) {
+            b->mode = BLK_STREAM;   /* the reader waits for it: decoded here, at once */
+        } else if (need <= cap && x->active < x->threads && mem_take(x, need)) {
+            to_worker = true;       /* queued once its data is read */
             b->mode = BLK_STREAM;
+            b->reserved = need;
         }
     }
     if (!b->mode && is_head) b->mode = BLK_DIRECT;
@@ -202,18 +221,8 @@ static int plan(ce_xzmt *x)
     if (x->tail) x->tail->next = b;
     else x->head = b;
     x->tail = b;
-    if (b->mode == BLK_WORKER) {
-        x->active++;
-        if (x->nworkers < x->active && pthread_create(&x->workers[x->nworkers], NULL, worker, x) == 0)
-            x->nworkers++;
-        pthread_cond_signal(&x->wcv);
-    }
     pthread_mutex_unlock(&x->mu);
-    if (b->mode == BLK_WORKER && x->nworkers == 0) {   /* no thread at all: decode it here */
-        x->active--;
-        b->mode = BLK_STREAM;
-        mem_give(x, b, b->reserved);
-    }
+    if (to_worker) queue_worker(x, b);
     return 1;
 }
 
