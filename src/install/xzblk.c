@@ -14,7 +14,8 @@
  *    plain buffer, and needs no budget: the block the reader needs never
  *    waits for memory.
  * Blocks are parsed ahead while a worker block fits the budget and fewer than
- * x->threads are queued or running; a block that does not fit waits, its
+ * x->threads are queued or running (none for one thread: one core gains
+ * nothing from a second thread, and the buffers would cost); a block that does not fit waits, its
  * header read, until it fits or the reader needs it.  So with the memory of
  * two worker blocks, three decode at once: the one streamed here and the two
  * after it, whose memory the two before it gave back as they were read.
@@ -199,7 +200,7 @@ static int plan(ce_xzmt *x)
         unsigned long long need = worker_need(b, in_len);
         if (is_head) {
             b->mode = BLK_STREAM;   /* the reader waits for it: decoded here, at once */
-        } else if (need <= cap && x->active < x->threads && mem_take(x, need)) {
+        } else if (x->threads > 1 && need <= cap && x->active < x->threads && mem_take(x, need)) {
             to_worker = true;       /* queued once its data is read */
             b->mode = BLK_STREAM;
             b->reserved = need;
@@ -307,6 +308,7 @@ static ssize_t stream_chunk(ce_xzmt *x, xzblock *b, unsigned char *buf)
             return -1;
         }
         x->bstrm_on = true;
+        x->streamed = true;
         x->cur_stream = b;
         x->bstrm.next_in = b->in;
         x->bstrm.avail_in = b->in_len;

@@ -62,9 +62,11 @@ void ce_xzmt_big_free(void *p, size_t n)
 
 
 /* Test hook: CUDAENV_TEST_XZ_THREADS=FILE appends, per archive, the number of
- * threads that appeared in /proc/self/task while it was decoded (liblzma
- * keeps its decoder threads until lzma_end), so a scenario can observe that
- * a multi-block archive really was decoded on several threads. */
+ * threads that decoded it, so a scenario can observe that a multi-block
+ * archive really was decoded on several threads: the block decoder's workers
+ * started and the decoding thread if it decoded a block itself; else (the
+ * sequential decoder) the threads that appeared in /proc/self/task while it
+ * was decoded, the decoding thread gone by then. */
 static size_t list_tasks(int *out, size_t max)
 {
     size_t n = 0;
@@ -82,7 +84,7 @@ static void report_threads(const ce_xzmt *x)
     const char *path = ce_settings_now()->test_xz_threads;
     if (!path || !*path) return;
     int now[64];
-    size_t n = list_tasks(now, 64), fresh = 0;
+    size_t n = x->blocks ? 0 : list_tasks(now, 64), fresh = x->blocks ? x->nworkers + x->streamed : 0;
     for (size_t i = 0; i < n; i++) {
         bool old = false;
         for (size_t j = 0; j < x->ntids && !old; j++) old = now[i] == x->tids[j];

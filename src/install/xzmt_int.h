@@ -92,6 +92,7 @@ struct ce_xzmt {
     pthread_t workers[CE_XZMT_MAX_THREADS];
     unsigned nworkers, idle, active;  /* started; waiting for a block; queued + running blocks */
     unsigned decoding, peak;      /* blocks being decoded now (workers and here); the most at once */
+    bool streamed;                /* the decoding thread decoded a block itself */
     /* the budget of the worker blocks: the slots' (shared across unpackers) or a local one */
     ce_slots *slots;
     int slot_id;
