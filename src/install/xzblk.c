@@ -429,11 +429,8 @@ void xzb_stop(ce_xzmt *x)
         block_free(x, b);
     }
     x->tail = NULL;
-    if (x->pend) {
-        lzma_filters_free(x->pend->filters, &ce_xzmt_allocator);
-        free(x->pend);
-        x->pend = NULL;
-    }
+    block_free(x, x->pend);   /* its reservation too, when reading its data failed */
+    x->pend = NULL;
     if (x->bstrm_on) lzma_end(&x->bstrm);
     x->bstrm_on = false;
     xzp_end(x);

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "install/slots.h"
 #include "install/xzmt.h"
@@ -381,6 +382,54 @@ static void test_shared_budget(void **state)
     free(b.p);
 }
 
+/* The reader is done early (libarchive saw the tar's end, an entry was
+ * refused) while workers decode and blocks wait to be read: free stops them
+ * and returns, everything given back (ASan: no leak), each time at another
+ * point; and while the decoding thread's pull waits for bytes that never
+ * come (it sees ce_xzmt_stopping). */
+typedef struct slow {
+    src s;
+    size_t stop_at;
+} slow;
+
+static ssize_t pull_stuck(void *ud, const unsigned char **out)
+{
+    slow *w = ud;
+    if (w->s.pos >= w->stop_at) {
+        struct timespec ts = { 0, 1000 * 1000 };
+        while (!ce_xzmt_stopping(w->s.x)) nanosleep(&ts, NULL);
+        return -1;
+    }
+    return pull(&w->s, out);
+}
+
+static void test_free_early(void **state)
+{
+    (void)state;
+    alarm(120);
+    static ce_slots sl;
+    assert_int_equal(ce_slots_init(&sl, 2), 0);
+    ce_slots_budget(&sl, 32 * MiB, 100 * MiB);
+    buf b = pack(PLAIN, 512u << 10, LZMA_CHECK_CRC64, 1);
+    for (int round = 0; round < 24; round++) {
+        slow w = { .s = { .in = &b, .piece = 64u << 10, .fail_at = SIZE_MAX },
+                   .stop_at = round % 3 == 2 ? b.len / 2 : SIZE_MAX };
+        const unsigned char *first = NULL;
+        ssize_t n = pull_stuck(&w, &first);
+        w.s.x = ce_xzmt_new_mem(pull_stuck, &w, first, (size_t)n, 2, 16 * MiB);
+        assert_non_null(w.s.x);
+        if (round % 2) ce_xzmt_use_slots(w.s.x, &sl, 1, (long long)b.len);
+        const void *out;
+        int reads = w.stop_at == SIZE_MAX ? round % 20 : round % 4;   /* stuck: what is there before */
+        for (int k = 0; k <= reads; k++) assert_true(ce_xzmt_read(w.s.x, &out) > 0);
+        ce_xzmt_free(w.s.x);
+        assert_true(sl.mem_free == 32 * MiB && sl.mem_held[1] == 0);
+    }
+    alarm(0);
+    free(b.p);
+    ce_slots_destroy(&sl);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -391,6 +440,7 @@ int main(void)
         cmocka_unit_test(test_tiny_budget),
         cmocka_unit_test(test_three_blocks_in_two),
         cmocka_unit_test(test_shared_budget),
+        cmocka_unit_test(test_free_early),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
