@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/ctx.h"
 #include "install/slots.h"
 #include "install/xzmt.h"
 
@@ -382,6 +383,23 @@ static void test_shared_budget(void **state)
     free(b.p);
 }
 
+/* CUDAENV_XZ_NO_PIPE: the decoding thread's part runs in the reader's
+ * thread, the workers still decode ahead; the same bytes. */
+static void test_no_pipe(void **state)
+{
+    (void)state;
+    static ce_ctx c;   /* settings are read once, by ce_ctx_init */
+    setenv("CUDAENV_XZ_NO_PIPE", "1", 1);
+    ce_ctx_init(&c);
+    buf b = pack(PLAIN, 512u << 10, LZMA_CHECK_CRC64, 1);
+    result r = decode(&b, 2, 64 * MiB, NULL, 0, 0, plain);
+    unsetenv("CUDAENV_XZ_NO_PIPE");
+    ce_ctx_init(&c);
+    assert_true(r.rc == 0 && r.got == PLAIN && r.same);
+    assert_true(r.peak >= 2);
+    free(b.p);
+}
+
 /* The reader is done early (libarchive saw the tar's end, an entry was
  * refused) while workers decode and blocks wait to be read: free stops them
  * and returns, everything given back (ASan: no leak), each time at another
@@ -441,6 +459,7 @@ int main(void)
         cmocka_unit_test(test_three_blocks_in_two),
         cmocka_unit_test(test_shared_budget),
         cmocka_unit_test(test_free_early),
+        cmocka_unit_test(test_no_pipe),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
