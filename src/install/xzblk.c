@@ -92,6 +92,7 @@ static void count_decoding(ce_xzmt *x, int d)
 {
     x->decoding += d;
     if (x->decoding > x->peak) x->peak = x->decoding;
+    if (d > 0) x->ndecoded++;
 }
 
 /* A worker block, whole, into b->out (not under mu). */

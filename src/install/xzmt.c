@@ -217,6 +217,7 @@ void ce_xzmt_use_slots(ce_xzmt *x, ce_slots *s, int id, long long size)
 }
 
 unsigned ce_xzmt_peak(const ce_xzmt *x) { return x->peak; }
+unsigned ce_xzmt_blocks(const ce_xzmt *x) { return x->ndecoded; }
 
 /* Sequential mode: up to OUT_BLOCK plain bytes into out: > 0, 0 at the end, -1 on error. */
 static ssize_t decode_into(ce_xzmt *x, unsigned char *out)

@@ -105,6 +105,8 @@ void ce_xzmt_use_slots(ce_xzmt *x, struct ce_slots *s, int id, long long size);
 unsigned ce_xzmt_threads(const ce_xzmt *x);
 /* the most blocks that were being decoded at once (tests: the block decoder's parallelism) */
 unsigned ce_xzmt_peak(const ce_xzmt *x);
+/* the blocks the block decoder decoded (tests: each once; 0 for the sequential decoder) */
+unsigned ce_xzmt_blocks(const ce_xzmt *x);
 
 void ce_xzmt_free(ce_xzmt *x);
 

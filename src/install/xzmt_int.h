@@ -93,6 +93,7 @@ struct ce_xzmt {
     unsigned nworkers, idle, active;  /* started; waiting for a block; queued + running blocks */
     unsigned decoding, peak;      /* blocks being decoded now (workers and here); the most at once */
     bool streamed;                /* the decoding thread decoded a block itself */
+    unsigned ndecoded;            /* blocks whose decoding began (each once) */
     /* the budget of the worker blocks: the slots' (shared across unpackers) or a local one */
     ce_slots *slots;
     int slot_id;
@@ -116,7 +117,7 @@ int xzp_fill(ce_xzmt *x);
 int xzp_next_block(ce_xzmt *x, xzblock *b);
 /* the block's compressed data, padding and check, for the index */
 void xzp_block_seen(ce_xzmt *x, const lzma_block *blk);
-void xzp_end(ce_xzmt *x);
+void xzp_end(ce_xzmt *x);   /* once, when x goes */
 
 /* xzblk.c */
 int xzb_init(ce_xzmt *x);

@@ -151,9 +151,7 @@ int xzp_next_block(ce_xzmt *x, xzblock *b)
         b->blk.check = x->sflags.check;
         b->blk.filters = b->filters;
         lzma_ret r = lzma_block_header_decode(&b->blk, &ce_xzmt_allocator, h);
-        if (r != LZMA_OK) return fail(x, r);
-        if (b->blk.compressed_size != LZMA_VLI_UNKNOWN && lzma_block_unpadded_size(&b->blk) == 0)
-            return fail(x, LZMA_DATA_ERROR);
+        if (r != LZMA_OK) return fail(x, r);   /* it checks the sizes it records too */
         return 0;
     }
 }
@@ -166,7 +164,5 @@ void xzp_block_seen(ce_xzmt *x, const lzma_block *blk)
 
 void xzp_end(ce_xzmt *x)
 {
-    if (!x->ihash) return;
-    lzma_index_hash_end(x->ihash, &ce_xzmt_allocator);
-    x->ihash = NULL;
+    lzma_index_hash_end(x->ihash, &ce_xzmt_allocator);   /* NULL: nothing */
 }

@@ -83,6 +83,7 @@ typedef struct result {
     bool pull_failed;
     const char *err;
     unsigned peak;
+    unsigned blocks;     /* decoded, by workers or the decoding thread */
 } result;
 
 /* everything through ce_xzmt_read; expect: the plain bytes it should give */
@@ -111,6 +112,7 @@ static result decode(const buf *in, unsigned threads, unsigned long long mem, ce
     r.pull_failed = ce_xzmt_pull_failed(s.x);
     r.err = r.rc < 0 && !r.pull_failed ? ce_xzmt_error(s.x) : NULL;
     r.peak = ce_xzmt_peak(s.x);
+    r.blocks = ce_xzmt_blocks(s.x);
     ce_xzmt_free(s.x);
     return r;
 }
@@ -359,6 +361,7 @@ static void test_three_blocks_in_two(void **state)
     result r = decode(&b, 2, 11 * MiB, NULL, 0, 0, plain);
     assert_true(r.rc == 0 && r.got == 2 * PLAIN && r.same);
     assert_int_equal(r.peak, 3);
+    assert_int_equal(r.blocks, 6);   /* each block decoded once, by one thread */
     free(b.p);
 }
 
@@ -374,6 +377,7 @@ static void test_shared_budget(void **state)
     result r = decode(&b, 2, 0, &s, 0, 0, plain);
     assert_true(r.rc == 0 && r.got == PLAIN && r.same);
     assert_true(r.peak >= 2);
+    assert_int_equal(r.blocks, 6);
     assert_true(s.mem_free == 64 * MiB && s.mem_held[3] == 0);
     /* none free: streamed, right */
     ce_slots_budget(&s, 1, 100 * MiB);
