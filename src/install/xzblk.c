@@ -61,6 +61,16 @@ static unsigned long long budget_total(const ce_xzmt *x)
     return x->slots ? (unsigned long long)x->slots->mem_total : x->mem_total;
 }
 
+/* The compressed pages before next_in were decoded: back to the kernel. */
+static void in_decoded(xzblock *b, const uint8_t *next_in)
+{
+    size_t upto = (size_t)(next_in - b->in) / page() * page();
+    if (upto >= b->in_freed + (1u << 20)) {
+        munmap(b->in + b->in_freed, upto - b->in_freed);
+        b->in_freed = upto;
+    }
+}
+
 static void block_free(ce_xzmt *x, xzblock *b)
 {
     if (!b) return;
@@ -115,6 +125,7 @@ static lzma_ret decode_whole(ce_xzmt *x, xzblock *b)
         s.avail_out = step;
         r = lzma_code(&s, LZMA_FINISH);
         pos += step - s.avail_out;
+        in_decoded(b, s.next_in);
     }
     if (r == LZMA_STREAM_END) r = s.avail_in == 0 && pos == b->out_len ? LZMA_OK : LZMA_DATA_ERROR;
     lzma_end(&s);
@@ -140,8 +151,8 @@ static void *worker(void *arg)
         count_decoding(x, 1);
         pthread_mutex_unlock(&x->mu);
         lzma_ret r = decode_whole(x, b);
-        ce_xzmt_big_free(b->in, b->in_len);   /* the input and the dictionary go back now */
-        b->in = NULL;
+        ce_xzmt_big_free(b->in + b->in_freed, b->in_len - b->in_freed);   /* the input and the */
+        b->in = NULL;                                                      /* dictionary go back now */
         mem_give(x, b, b->reserved - b->out_len);
         pthread_mutex_lock(&x->mu);
         count_decoding(x, -1);
@@ -332,12 +343,8 @@ static ssize_t stream_chunk(ce_xzmt *x, xzblock *b, unsigned char *buf)
             size_t used = x->ia - s->avail_in;
             x->ip += used;
             x->ia -= used;
-        } else {   /* the compressed pages decoded go back to the kernel */
-            size_t upto = (size_t)(s->next_in - b->in) / page() * page();
-            if (upto >= b->in_freed + (1u << 20)) {
-                munmap(b->in + b->in_freed, upto - b->in_freed);
-                b->in_freed = upto;
-            }
+        } else {
+            in_decoded(b, s->next_in);
         }
         if (s->avail_out < OUT_BLOCK && r == LZMA_OK) break;   /* bytes to hand out */
     }
