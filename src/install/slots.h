@@ -8,14 +8,16 @@
  * variable: an unpacker killed at any point leaves the others running, and
  * ce_slots_reclaim returns a slot it held.
  *
- * The slots also share out the xz decoders' memory budget (xzmt.h): an
- * unpacker whose archive's blocks can decode in parallel asks for its share
- * when its decoder starts and keeps it to the end (liblzma's thread count is
- * fixed then).  The share is the archive's part of the bytes still to
- * unpack (the largest gets the most threads, and archives decoding side by
- * side end together instead of the largest alone on a few cores), in whole
- * threads (nearest), at least one while one fits, never more than is free:
- * all decoders together stay within the budget.  ce_slots_share is that
+ * The slots also share out the xz decoders' memory budget (xzmt.h), block
+ * by block: a decoder takes one worker block's memory when it plans the
+ * block and gives it back as the block is decoded and read.  A block is
+ * granted while it is free and the archive's blocks stay within its share:
+ * the archive's part of the bytes still to unpack (the largest gets the most
+ * workers, and archives decoding side by side end together instead of the
+ * largest alone on a few cores), in whole blocks (nearest), at least one,
+ * never more than is free; beyond its share only while no other decoder is
+ * waiting for memory.  As archives finish, the bytes left shrink and the
+ * ones still decoding get what the others held.  ce_slots_share is that
  * arithmetic, without the lock. */
 #ifndef CE_SLOTS_H
 #define CE_SLOTS_H
