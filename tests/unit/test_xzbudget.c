@@ -1,10 +1,10 @@
 /* The xz decoders' memory budget (issue 25, xzmt.h and slots.h): it scales
  * with the cores of the affinity mask and is capped by MemAvailable and
- * 1 GiB; what one decoding thread needs is read from the first block header
+ * 1 GiB; what one worker block needs is read from the first block header
  * (none for a single-block file: it decodes sequentially); the slots share
- * the budget out in whole threads, in proportion to the archives' sizes,
- * never past what is free, and take it back when an archive is done or its
- * unpacker dies. */
+ * the budget out block by block, in proportion to the archives' sizes (past
+ * it while nobody else waits), never past what is free, and take it back as
+ * blocks are read, when an archive is done or its unpacker dies. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
