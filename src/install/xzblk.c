@@ -15,8 +15,8 @@
  *    waits for memory.
  * Blocks are parsed ahead while a worker block fits the budget and fewer than
  * x->threads are queued or running (none for one thread: one core gains
- * nothing from a second thread, and the buffers would cost); a block that does not fit waits, its
- * header read, until it fits or the reader needs it.  So with the memory of
+ * nothing from a second thread, and the buffers would cost); a block that
+ * does not fit waits, its header read, until it fits or the reader needs it.  So with the memory of
  * two worker blocks, three decode at once: the one streamed here and the two
  * after it, whose memory the two before it gave back as they were read.
  * (liblzma's threaded decoder starts block k + 2 only once the output of
@@ -32,9 +32,10 @@
 /* munmap takes whole pages */
 static size_t page(void)
 {
-    static size_t pg;
-    if (!pg) pg = (size_t)sysconf(_SC_PAGESIZE);
-    return pg;
+    static size_t pg;   /* the reader's thread and the decoding threads: the same value */
+    size_t p = __atomic_load_n(&pg, __ATOMIC_RELAXED);
+    if (!p) __atomic_store_n(&pg, p = (size_t)sysconf(_SC_PAGESIZE), __ATOMIC_RELAXED);
+    return p;
 }
 
 static bool mem_take(ce_xzmt *x, unsigned long long n)
