@@ -75,6 +75,7 @@ void ce_slots_reclaim(ce_slots *s, int id)
     }
     s->mem_free += s->mem_held[id];   /* its work still counts: it is unpacked again */
     s->mem_held[id] = 0;
+    s->mem_wait[id] = false;
     pthread_mutex_unlock(&s->mu);
 }
 
@@ -105,22 +106,39 @@ long long ce_slots_share(long long total, long long free_, long long work, long 
     return n * need;
 }
 
-long long ce_slots_mem_take(ce_slots *s, int id, long long size, long long need, long threads)
+bool ce_slots_blk_take(ce_slots *s, int id, long long size, long long bytes, long threads)
 {
     lock(s);
-    long long g = 0;
-    if (s->mem_total > 0) {
-        g = ce_slots_share(s->mem_total, s->mem_free + s->mem_held[id], s->work_left, size, need, threads);
-        s->mem_free += s->mem_held[id] - g;
-        s->mem_held[id] = g;
+    bool ok = false;
+    if (s->mem_total > 0 && bytes > 0 && bytes <= s->mem_free) {
+        long long cap = ce_slots_share(s->mem_total, s->mem_free + s->mem_held[id], s->work_left, size, bytes,
+                                       threads);
+        bool others = false;
+        for (int i = 0; i < CE_SLOTS_MAX && !others; i++) others = i != id && s->mem_wait[i];
+        ok = s->mem_held[id] + bytes <= cap || !others;
     }
+    if (ok) {
+        s->mem_free -= bytes;
+        s->mem_held[id] += bytes;
+    }
+    s->mem_wait[id] = !ok;
     pthread_mutex_unlock(&s->mu);
-    return g;
+    return ok;
+}
+
+void ce_slots_blk_give(ce_slots *s, int id, long long bytes)
+{
+    lock(s);
+    if (bytes > s->mem_held[id]) bytes = s->mem_held[id];
+    s->mem_held[id] -= bytes;
+    s->mem_free += bytes;
+    pthread_mutex_unlock(&s->mu);
 }
 
 void ce_slots_done(ce_slots *s, int id, long long size)
 {
     lock(s);
+    s->mem_wait[id] = false;
     s->mem_free += s->mem_held[id];
     s->mem_held[id] = 0;
     if (!s->out[id] && size > 0) {

@@ -8,14 +8,16 @@
  * variable: an unpacker killed at any point leaves the others running, and
  * ce_slots_reclaim returns a slot it held.
  *
- * The slots also share out the xz decoders' memory budget (xzmt.h): an
- * unpacker whose archive's blocks can decode in parallel asks for its share
- * when its decoder starts and keeps it to the end (liblzma's thread count is
- * fixed then).  The share is the archive's part of the bytes still to
- * unpack (the largest gets the most threads, and archives decoding side by
- * side end together instead of the largest alone on a few cores), in whole
- * threads (nearest), at least one while one fits, never more than is free:
- * all decoders together stay within the budget.  ce_slots_share is that
+ * The slots also share out the xz decoders' memory budget (xzmt.h), block
+ * by block: a decoder takes one worker block's memory when it plans the
+ * block and gives it back as the block is decoded and read.  A block is
+ * granted while it is free and the archive's blocks stay within its share:
+ * the archive's part of the bytes still to unpack (the largest gets the most
+ * workers, and archives decoding side by side end together instead of the
+ * largest alone on a few cores), in whole blocks (nearest), at least one,
+ * never more than is free; beyond its share only while no other decoder is
+ * waiting for memory.  As archives finish, the bytes left shrink and the
+ * ones still decoding get what the others held.  ce_slots_share is that
  * arithmetic, without the lock. */
 #ifndef CE_SLOTS_H
 #define CE_SLOTS_H
@@ -36,6 +38,7 @@ typedef struct ce_slots {
     long long work_left;            /* bytes of the archives not finished */
     long long mem_held[CE_SLOTS_MAX];
     bool out[CE_SLOTS_MAX];         /* id's archive no longer counts in work_left */
+    bool mem_wait[CE_SLOTS_MAX];    /* id's decoder asked for a block's memory and did not get it */
 } ce_slots;
 
 /* n slots in s (in memory shared with the unpackers).  0, or an errno. */
@@ -50,10 +53,12 @@ void ce_slots_reclaim(ce_slots *s, int id);
 
 /* mem bytes of decoder memory to share among archives of work bytes. */
 void ce_slots_budget(ce_slots *s, long long mem, long long work);
-/* A share for id's archive of size bytes, whose decoder needs need bytes a
- * thread, at most threads threads: the bytes granted (0: decode on one
- * thread without threaded buffers).  Held until ce_slots_done. */
-long long ce_slots_mem_take(ce_slots *s, int id, long long size, long long need, long threads);
+/* Memory for one block of id's archive (size bytes), decoded on at most
+ * threads threads: true when bytes are free and either within the archive's
+ * share (ce_slots_share, blocks of bytes) or no other decoder is waiting for
+ * memory.  Held until ce_slots_blk_give, or ce_slots_done. */
+bool ce_slots_blk_take(ce_slots *s, int id, long long size, long long bytes, long threads);
+void ce_slots_blk_give(ce_slots *s, int id, long long bytes);
 /* id's archive (size bytes) is unpacked: its memory back, its bytes out of the work left. */
 void ce_slots_done(ce_slots *s, int id, long long size);
 /* The share itself: free bytes of total, work bytes left (size included). */

@@ -143,27 +143,21 @@ static ssize_t xz_pull(void *ud, const unsigned char **buf)
     return reader_fill(r);
 }
 
-/* The decoder for .xz input, with its threads and memory: the install's
- * budget (xzmt.h) shared out by the slots, or all of it without slots; a
- * single-block file (no sizes in its block header) decodes in one thread. */
+/* The decoder for .xz input (xzmt.h): its worker blocks' memory from the
+ * install's budget shared by the slots, block by block, or all of it without
+ * slots; a single-block file (no sizes in its block header) decodes
+ * sequentially. */
 static ce_xzmt *xz_open(reader *r, size_t n)
 {
     const ce_unpack_src *s = r->src;
-    unsigned long long need = 0, mem = 0;
+    unsigned long long need = 0;
     long cores = ce_cpu_count();
     if (cores > CE_XZMT_MAX_THREADS) cores = CE_XZMT_MAX_THREADS;
-    unsigned threads = 1;
-    if (!ce_xzmt_block_need(r->buf, n, &need)) {
-        r->serial = true;
-    } else {
-        if (s->slots && s->slots->mem_total > 0)
-            mem = (unsigned long long)ce_slots_mem_take(s->slots, s->slot_id, s->size, (long long)need, cores);
-        else
-            mem = ce_xzmt_budget();
-        unsigned long long t = mem / need;
-        threads = t < 1 ? 1 : t > (unsigned long long)cores ? (unsigned)cores : (unsigned)t;
-    }
-    return ce_xzmt_new_mem(xz_pull, r, r->buf, n, threads, mem);
+    if (!ce_xzmt_block_need(r->buf, n, &need)) r->serial = true;
+    bool shared = s->slots && s->slots->mem_total > 0;
+    ce_xzmt *x = ce_xzmt_new_mem(xz_pull, r, r->buf, n, (unsigned)cores, shared ? 0 : ce_xzmt_budget());
+    if (x && shared) ce_xzmt_use_slots(x, s->slots, s->slot_id, s->size);
+    return x;
 }
 
 /* Compressed bytes, or for .xz input the plain tar decoded by ce_xzmt: the

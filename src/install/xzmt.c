@@ -1,9 +1,7 @@
-#include "xzmt.h"
+#include "xzmt_int.h"
 
 #include <dirent.h>
 #include <errno.h>
-#include <lzma.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,13 +10,6 @@
 
 #include "core/ctx.h"
 #include "core/proc.h"
-
-/* plain bytes handed out per read: libarchive's tar reader copies out of it */
-#define OUT_BLOCK (256u << 10)
-/* decoded blocks in flight: the one the reader holds and up to RING - 1 ahead */
-#define RING 3
-/* libarchive's own xz reader stops at 1 GiB of decoder memory */
-#define MEMLIMIT_STOP (1u << 30)
 
 /* liblzma's big buffers (a block's input and output, the dictionary) go
  * straight to mmap and back to the kernel when freed: through malloc they
@@ -53,36 +44,29 @@ static void xz_free(void *opaque, void *ptr)
     else free(p);
 }
 
-static const lzma_allocator xz_allocator = { xz_alloc, xz_free, NULL };
+const lzma_allocator ce_xzmt_allocator = { xz_alloc, xz_free, NULL };
 
-struct ce_xzmt {
-    lzma_stream strm;
-    ce_xzmt_pull pull;
-    void *ud;
-    unsigned char *out;   /* without the decoding thread */
-    unsigned threads;
-    bool eof_in;          /* pull returned 0 */
-    bool end;             /* the decoder reached the end of the xz data */
-    bool pull_failed;
-    lzma_ret err;         /* LZMA_OK, or the error that stopped decoding */
-    int tids[64];         /* CUDAENV_TEST_XZ_THREADS: this process's threads before decoding */
-    size_t ntids;
-    /* the decoding thread (xzmt.h): it fills ring[] ahead of the reader */
-    bool started, threaded;
-    pthread_t th;
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
-    unsigned char *ring[RING];
-    size_t len[RING];
-    unsigned long long produced, consumed;
-    bool done;            /* the thread stopped: end, error, or told to */
-    volatile int stop;
-};
+/* A block's buffers: pages of their own, given back in parts (xzblk.c). */
+void *ce_xzmt_big_alloc(size_t n)
+{
+    if (n == 0) return NULL;
+    void *p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    return p == MAP_FAILED ? NULL : p;
+}
+
+void ce_xzmt_big_free(void *p, size_t n)
+{
+    if (p && n) munmap(p, n);
+}
+
+
 
 /* Test hook: CUDAENV_TEST_XZ_THREADS=FILE appends, per archive, the number of
- * threads that appeared in /proc/self/task while it was decoded (liblzma
- * keeps its decoder threads until lzma_end), so a scenario can observe that
- * a multi-block archive really was decoded on several threads. */
+ * threads that decoded it, so a scenario can observe that a multi-block
+ * archive really was decoded on several threads: the block decoder's workers
+ * started and the decoding thread if it decoded a block itself; else (the
+ * sequential decoder) the threads that appeared in /proc/self/task while it
+ * was decoded, the decoding thread gone by then. */
 static size_t list_tasks(int *out, size_t max)
 {
     size_t n = 0;
@@ -100,7 +84,7 @@ static void report_threads(const ce_xzmt *x)
     const char *path = ce_settings_now()->test_xz_threads;
     if (!path || !*path) return;
     int now[64];
-    size_t n = list_tasks(now, 64), fresh = 0;
+    size_t n = x->blocks ? 0 : list_tasks(now, 64), fresh = x->blocks ? x->nworkers + x->streamed : 0;
     for (size_t i = 0; i < n; i++) {
         bool old = false;
         for (size_t j = 0; j < x->ntids && !old; j++) old = now[i] == x->tids[j];
@@ -191,8 +175,6 @@ bool ce_xzmt_block_need(const void *buf, size_t n, unsigned long long *need)
     return true;
 }
 
-static void start_thread(ce_xzmt *x);
-
 ce_xzmt *ce_xzmt_new(ce_xzmt_pull pull, void *ud, const void *first, size_t n, unsigned threads)
 {
     return ce_xzmt_new_mem(pull, ud, first, n, threads, ce_xzmt_budget());
@@ -206,23 +188,38 @@ ce_xzmt *ce_xzmt_new_mem(ce_xzmt_pull pull, void *ud, const void *first, size_t 
     x->pull = pull;
     x->ud = ud;
     x->threads = threads ? threads : default_threads();
+    if (x->threads > CE_XZMT_MAX_THREADS) x->threads = CE_XZMT_MAX_THREADS;
     if (ce_settings_now()->test_xz_threads) x->ntids = list_tasks(x->tids, 64);
+    x->mem_free = x->mem_total = memlimit;
+    unsigned long long need;
+    if (ce_xzmt_block_need(first, n, &need)) {
+        /* blocks with their sizes: the block decoder (xzblk.c) reads the input itself */
+        x->ip = first;
+        x->ia = n;
+        if (xzb_init(x) == 0) return x;
+        free(x);
+        return NULL;
+    }
+    /* one block that decodes only sequentially (xz -T1): liblzma's stream decoder */
     x->strm = (lzma_stream)LZMA_STREAM_INIT;
-    x->strm.allocator = &xz_allocator;
-    lzma_mt mt = {
-        .flags = LZMA_CONCATENATED, /* as libarchive: .xz streams one after another */
-        .threads = x->threads,
-        .timeout = 0,               /* block in lzma_code until there is progress */
-        .memlimit_threading = memlimit ? memlimit : 1, /* 1: one thread, dictionary only */
-        .memlimit_stop = MEMLIMIT_STOP,
-    };
-    x->err = lzma_stream_decoder_mt(&x->strm, &mt);
+    x->strm.allocator = &ce_xzmt_allocator;
+    x->err = lzma_stream_decoder(&x->strm, MEMLIMIT_STOP, LZMA_CONCATENATED); /* as libarchive */
     x->strm.next_in = first;
     x->strm.avail_in = n;
     return x;
 }
 
-/* Decode up to OUT_BLOCK plain bytes into out: > 0, 0 at the end, -1 on error. */
+void ce_xzmt_use_slots(ce_xzmt *x, ce_slots *s, int id, long long size)
+{
+    x->slots = s;
+    x->slot_id = id;
+    x->slot_size = size;
+}
+
+unsigned ce_xzmt_peak(const ce_xzmt *x) { return x->peak; }
+unsigned ce_xzmt_blocks(const ce_xzmt *x) { return x->ndecoded; }
+
+/* Sequential mode: up to OUT_BLOCK plain bytes into out: > 0, 0 at the end, -1 on error. */
 static ssize_t decode_into(ce_xzmt *x, unsigned char *out)
 {
     if (x->pull_failed || x->err != LZMA_OK) return -1;
@@ -253,6 +250,17 @@ static ssize_t decode_into(ce_xzmt *x, unsigned char *out)
     }
 }
 
+/* The next entry, whichever the mode: > 0, 0 at the end, -1 on error. */
+static ssize_t next_entry(ce_xzmt *x, unsigned char *buf, ring_ent *e)
+{
+    if (x->blocks) return xzb_next(x, buf, e);
+    memset(e, 0, sizeof *e);
+    ssize_t n = decode_into(x, buf);
+    e->p = buf;
+    e->len = n > 0 ? (size_t)n : 0;
+    return n;
+}
+
 /* The decoding thread: fills the ring while the reader writes files. */
 static void *produce(void *arg)
 {
@@ -261,12 +269,16 @@ static void *produce(void *arg)
         pthread_mutex_lock(&x->mu);
         while (!x->stop && x->produced - x->consumed >= RING - 1)
             pthread_cond_wait(&x->cv, &x->mu);
-        unsigned char *out = x->ring[x->produced % RING];
+        unsigned i = (unsigned)(x->produced % RING);
         bool stop = x->stop;
         pthread_mutex_unlock(&x->mu);
-        ssize_t n = stop ? -1 : decode_into(x, out);
+        ring_ent e = { 0 };
+        ssize_t n = stop ? -1 : next_entry(x, x->rbuf[i], &e);
         pthread_mutex_lock(&x->mu);
-        if (n > 0) x->len[x->produced++ % RING] = (size_t)n;
+        if (n > 0) {
+            x->ring[i] = e;
+            x->produced++;
+        }
         if (n <= 0 || x->end) x->done = true;
         pthread_cond_broadcast(&x->cv);
         bool done = x->done;
@@ -277,19 +289,23 @@ static void *produce(void *arg)
 
 static void start_thread(ce_xzmt *x)
 {
-    if (ce_settings_now()->xz_no_pipe) return;
     for (size_t i = 0; i < RING; i++)
-        if (!(x->ring[i] = malloc(OUT_BLOCK))) return;
-    if (pthread_mutex_init(&x->mu, NULL) != 0) return;
-    if (pthread_cond_init(&x->cv, NULL) != 0) {
-        pthread_mutex_destroy(&x->mu);
-        return;
+        if (!(x->rbuf[i] = malloc(OUT_BLOCK))) return;
+    if (ce_settings_now()->xz_no_pipe) return;
+    if (!x->sync_ready) {
+        if (pthread_mutex_init(&x->mu, NULL) != 0) return;
+        if (pthread_cond_init(&x->cv, NULL) != 0) {
+            pthread_mutex_destroy(&x->mu);
+            return;
+        }
+        if (pthread_cond_init(&x->wcv, NULL) != 0) {
+            pthread_cond_destroy(&x->cv);
+            pthread_mutex_destroy(&x->mu);
+            return;
+        }
+        x->sync_ready = true;
     }
-    if (pthread_create(&x->th, NULL, produce, x) != 0) {
-        pthread_cond_destroy(&x->cv);
-        pthread_mutex_destroy(&x->mu);
-        return;
-    }
+    if (pthread_create(&x->th, NULL, produce, x) != 0) return;
     x->threaded = true;
 }
 
@@ -299,25 +315,32 @@ ssize_t ce_xzmt_read(ce_xzmt *x, const void **out)
         /* here, not in ce_xzmt_new: the caller has its pointer to x by now */
         x->started = true;
         if (x->err == LZMA_OK) start_thread(x);
-        if (!x->threaded && !(x->out = malloc(OUT_BLOCK))) {
+        if (!x->rbuf[0]) {
             x->err = LZMA_MEM_ERROR;
             return -1;
         }
     }
+    /* the entry handed out last time is free once we are called again */
+    ring_ent done = x->held;
+    x->held.blk = NULL;
+    xzb_release(x, &done);
     if (!x->threaded) {
-        ssize_t n = decode_into(x, x->out);
-        *out = x->out;
+        ring_ent e;
+        ssize_t n = next_entry(x, x->rbuf[0], &e);
+        *out = e.p;
+        if (n > 0) x->held = e;
         return n;
     }
-    /* the block handed out last time is free once we are called again */
     pthread_mutex_lock(&x->mu);
     while (x->produced == x->consumed && !x->done)
         pthread_cond_wait(&x->cv, &x->mu);
     ssize_t n = 0;
     if (x->produced != x->consumed) {
-        unsigned i = (unsigned)(x->consumed++ % RING);
-        *out = x->ring[i];
-        n = (ssize_t)x->len[i];
+        ring_ent *e = &x->ring[x->consumed++ % RING];
+        *out = e->p;
+        n = (ssize_t)e->len;
+        x->held = *e;
+        e->blk = NULL;
         pthread_cond_broadcast(&x->cv);
     } else if (x->pull_failed || x->err != LZMA_OK) {
         n = -1;
@@ -354,18 +377,25 @@ int ce_xzmt_errno(const ce_xzmt *x)
 void ce_xzmt_free(ce_xzmt *x)
 {
     if (!x) return;
-    if (x->threaded) {
+    if (x->sync_ready) {
         pthread_mutex_lock(&x->mu);
         x->stop = 1;
         pthread_cond_broadcast(&x->cv);
+        pthread_cond_broadcast(&x->wcv);
         pthread_mutex_unlock(&x->mu);
-        pthread_join(x->th, NULL);
+    }
+    if (x->threaded) pthread_join(x->th, NULL);
+    report_threads(x);   /* the workers are still there: they are counted */
+    /* the entries not read, in order (a block goes with its last slice), then the rest */
+    xzb_release(x, &x->held);
+    for (unsigned long long i = x->consumed; i < x->produced; i++) xzb_release(x, &x->ring[i % RING]);
+    xzb_stop(x);
+    if (x->sync_ready) {
+        pthread_cond_destroy(&x->wcv);
         pthread_cond_destroy(&x->cv);
         pthread_mutex_destroy(&x->mu);
     }
-    for (size_t i = 0; i < RING; i++) free(x->ring[i]);
-    report_threads(x);
-    lzma_end(&x->strm);
-    free(x->out);
+    for (size_t i = 0; i < RING; i++) free(x->rbuf[i]);
+    if (!x->blocks) lzma_end(&x->strm);
     free(x);
 }

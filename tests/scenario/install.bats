@@ -271,7 +271,7 @@ PY
     CUDAENV_TEST_XZ_THREADS=$T/threads run taskset -c 0,1 "$CUDAENV" install tf-2.14
     [ "$status" -eq 0 ] || { echo "$output"; false; }
     cmp "$CUDAENV_ROOT/versions/11.8.0+cudnn8.7.0.84/share/cudnn/LICENSE.text" "$T/big/$top/LICENSE.text"
-    # two liblzma worker threads appeared (the hook counts them at the end)
+    # two threads decoded (the hook counts the block workers and the decoding thread)
     [ "$(cat "$T/threads")" -ge 2 ] || { echo "decoded on $(cat "$T/threads") worker thread(s)"; false; }
     # one core in the affinity mask: one worker, whatever the memory
     export CUDAENV_ROOT=$T/root1

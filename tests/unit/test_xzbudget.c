@@ -1,10 +1,10 @@
 /* The xz decoders' memory budget (issue 25, xzmt.h and slots.h): it scales
  * with the cores of the affinity mask and is capped by MemAvailable and
- * 1 GiB; what one decoding thread needs is read from the first block header
+ * 1 GiB; what one worker block needs is read from the first block header
  * (none for a single-block file: it decodes sequentially); the slots share
- * the budget out in whole threads, in proportion to the archives' sizes,
- * never past what is free, and take it back when an archive is done or its
- * unpacker dies. */
+ * the budget out block by block, in proportion to the archives' sizes (past
+ * it while nobody else waits), never past what is free, and take it back as
+ * blocks are read, when an archive is done or its unpacker dies. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -101,6 +101,10 @@ static void test_share(void **state)
     assert_true(ce_slots_share(total, total, 1000000, 1, need, 16) == need);
 }
 
+/* Per block (xzblk.c): a decoder takes one block's memory at a time while it
+ * is free and within its archive's share, or beyond the share while no other
+ * decoder waits for memory; what one archive gives back (a block read, the
+ * archive done, its unpacker dead) goes to the others. */
 static void test_pool(void **state)
 {
     (void)state;
@@ -108,24 +112,32 @@ static void test_pool(void **state)
     long long need = 30 * MiB;
     assert_int_equal(ce_slots_init(&s, 4), 0);
     ce_slots_budget(&s, 120 * MiB, 400);
-    long long a = ce_slots_mem_take(&s, 0, 200, need, 16);   /* half the bytes: half the budget */
-    assert_true(a == 2 * need);
-    long long b = ce_slots_mem_take(&s, 1, 100, need, 16);
-    long long c = ce_slots_mem_take(&s, 2, 100, need, 16);
-    assert_true(b == need && c == need);
-    assert_true(ce_slots_mem_take(&s, 3, 100, need, 16) == 0);   /* all of it is out */
+    /* half the bytes: two blocks within its share */
+    assert_true(ce_slots_blk_take(&s, 0, 200, need, 16));
+    assert_true(ce_slots_blk_take(&s, 0, 200, need, 16));
+    /* a third is past its share, but nobody else waits: granted */
+    assert_true(ce_slots_blk_take(&s, 0, 200, need, 16));
+    assert_true(ce_slots_blk_take(&s, 1, 100, need, 16));
     assert_true(s.mem_free == 0);
-    ce_slots_done(&s, 0, 200);                                    /* back, and its bytes are no longer work */
+    assert_false(ce_slots_blk_take(&s, 2, 100, need, 16));     /* all of it is out: 2 waits */
+    assert_true(s.mem_wait[2]);
+    ce_slots_blk_give(&s, 0, need);                              /* a block of 0's was read */
+    assert_false(ce_slots_blk_take(&s, 0, 200, need, 16));     /* 0 is at its share and 2 waits */
+    assert_true(ce_slots_blk_take(&s, 2, 100, need, 16));      /* 2 gets it */
+    assert_false(s.mem_wait[2]);
+    ce_slots_done(&s, 0, 200);                                   /* back, and its bytes are no longer work */
+    assert_true(s.mem_free == 2 * need && s.work_left == 200 && !s.mem_wait[0]);
+    ce_slots_done(&s, 0, 200);                                   /* once only */
     assert_true(s.mem_free == 2 * need && s.work_left == 200);
-    ce_slots_done(&s, 0, 200);                                    /* once only */
-    assert_true(s.mem_free == 2 * need && s.work_left == 200);
-    ce_slots_reclaim(&s, 1);                                      /* its unpacker died */
+    ce_slots_reclaim(&s, 1);                                     /* its unpacker died */
     assert_true(s.mem_free == 3 * need);
-    long long d = ce_slots_mem_take(&s, 3, 100, need, 16);      /* half of what is left to unpack */
-    assert_true(d == 2 * need);
-    ce_slots_done(&s, 2, 100);
-    ce_slots_done(&s, 3, 100);
-    assert_true(s.mem_free == 4 * need);
+    /* the archives that are left get what the finished ones gave back */
+    assert_true(ce_slots_blk_take(&s, 2, 100, need, 16));
+    assert_true(ce_slots_blk_take(&s, 2, 100, need, 16));
+    assert_true(ce_slots_blk_take(&s, 2, 100, need, 16));
+    assert_true(s.mem_free == 0 && s.mem_held[2] == 4 * need);
+    ce_slots_blk_give(&s, 2, 5 * need);                          /* never more than it holds */
+    assert_true(s.mem_free == 4 * need && s.mem_held[2] == 0);
     ce_slots_destroy(&s);
 }
 

@@ -1,0 +1,131 @@
+/* The insides of ce_xzmt (xzmt.h), shared by xzmt.c (the API, the ring,
+ * the sequential decoder), xzblk.c (the block decoder: schedule, workers)
+ * and xzparse.c (the .xz container: stream header, block headers, index,
+ * footer, padding). */
+#ifndef CE_XZMT_INT_H
+#define CE_XZMT_INT_H
+
+#include <lzma.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "slots.h"
+#include "xzmt.h"
+
+/* plain bytes handed out per read: libarchive's tar reader copies out of it */
+#define OUT_BLOCK (256u << 10)
+/* entries in flight: the one the reader holds and up to RING - 1 ahead */
+#define RING 3
+/* libarchive's own xz reader stops at 1 GiB of decoder memory */
+#define MEMLIMIT_STOP (1u << 30)
+/* what a block reservation counts on top of its buffers and dictionary */
+#define BLK_SLACK (1u << 20)
+
+enum { BLK_WORKER = 1, BLK_STREAM, BLK_DIRECT };
+enum { BLK_QUEUED = 0, BLK_RUNNING, BLK_DONE, BLK_FAILED };
+
+typedef struct xzblock {
+    lzma_block blk;
+    lzma_filter filters[LZMA_FILTERS_MAX + 1];
+    int mode;                     /* BLK_*: who decodes it, from where, to where */
+    int state;                    /* BLK_QUEUED..: a worker block's progress (under mu) */
+    lzma_ret err;                 /* BLK_FAILED: why */
+    unsigned char *in;            /* WORKER, STREAM: the compressed data, padding and check */
+    size_t in_len;
+    size_t in_freed;              /* STREAM: bytes at the start of in decoded and given back */
+    unsigned char *out;           /* WORKER: the plain bytes */
+    size_t out_len, out_pos;      /* out_pos: handed out so far */
+    size_t out_freed;             /* bytes at the start of out given back to the kernel */
+    unsigned long long reserved;  /* held from the budget */
+    struct xzblock *next;
+} xzblock;
+
+/* one ring entry: own buffer bytes, or a slice of a finished worker block */
+typedef struct ring_ent {
+    const unsigned char *p;
+    size_t len;
+    xzblock *blk;                 /* the slice's block (NULL: own buffer) */
+    bool last;                    /* its last slice: the block goes once it was read */
+} ring_ent;
+
+struct ce_xzmt {
+    ce_xzmt_pull pull;
+    void *ud;
+    unsigned threads;
+    bool pull_failed;
+    lzma_ret err;                 /* LZMA_OK, or the error that stopped decoding */
+    int tids[64];                 /* CUDAENV_TEST_XZ_THREADS: this process's threads before decoding */
+    size_t ntids;
+    /* input: the bytes of the last pull not used yet */
+    const unsigned char *ip;
+    size_t ia;
+    bool eof_in;                  /* pull returned 0 */
+    bool end;                     /* the end of the xz data was reached and checked */
+    /* sequential mode (the first block records no sizes): liblzma's stream decoder */
+    bool blocks;                  /* block mode (xzblk.c) */
+    lzma_stream strm;
+    /* the ring filled by the decoding thread (or, without it, one entry at a time) */
+    bool started, threaded;
+    pthread_t th;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;            /* ring, worker blocks done */
+    pthread_cond_t wcv;           /* workers: a block queued, or stop */
+    bool sync_ready;
+    unsigned char *rbuf[RING];
+    ring_ent ring[RING];
+    ring_ent held;                /* what the reader holds (no thread: the last entry) */
+    unsigned long long produced, consumed;
+    bool done;                    /* the decoding thread stopped: end, error, or told to */
+    volatile int stop;
+    /* block mode */
+    xzblock *head, *tail;         /* parsed, not yet handed out entirely; in order */
+    xzblock *cur_stream;          /* a STREAM/DIRECT head being decoded here */
+    lzma_stream bstrm;            /* its decoder */
+    bool bstrm_on;
+    lzma_stream_flags sflags;     /* the current stream's header */
+    lzma_index_hash *ihash;
+    bool in_stream;               /* between a stream header and its footer */
+    bool parse_end;               /* every stream parsed, the input ended */
+    lzma_ret perr;                /* the parser's error, reported once the blocks before it are out */
+    xzblock *pend;                /* a block whose header was read, its data not yet */
+    pthread_t workers[CE_XZMT_MAX_THREADS];
+    unsigned nworkers, idle, active;  /* started; waiting for a block; queued + running blocks */
+    unsigned decoding, peak;      /* blocks being decoded now (workers and here); the most at once */
+    bool streamed;                /* the decoding thread decoded a block itself */
+    unsigned ndecoded;            /* blocks whose decoding began (each once) */
+    /* the budget of the worker blocks: the slots' (shared across unpackers) or a local one */
+    ce_slots *slots;
+    int slot_id;
+    long long slot_size;
+    unsigned long long mem_free, mem_total;  /* the local budget (no slots) */
+};
+
+/* xzmt.c */
+void *ce_xzmt_big_alloc(size_t n);
+void ce_xzmt_big_free(void *p, size_t n);
+extern const lzma_allocator ce_xzmt_allocator;
+
+/* xzparse.c: the container, read through x->pull on the decoding thread.
+ * 0 and the bytes; -1: x->pull_failed or x->err set */
+int xzp_read(ce_xzmt *x, void *dst, size_t n);
+/* input in x->ip/x->ia: 1, 0 at its end, -1 when pull failed */
+int xzp_fill(ce_xzmt *x);
+/* The next block's header into *b (its mode not decided); 1: the stream
+ * ended (index, footer and padding checked, no further stream), 0: *b holds
+ * a block header, -1: error (x->perr or x->pull_failed). */
+int xzp_next_block(ce_xzmt *x, xzblock *b);
+/* the block's compressed data, padding and check, for the index */
+void xzp_block_seen(ce_xzmt *x, const lzma_block *blk);
+void xzp_end(ce_xzmt *x);   /* once, when x goes */
+
+/* xzblk.c */
+int xzb_init(ce_xzmt *x);
+/* The next plain bytes in block mode (decoding thread): > 0 with *e set, 0 at
+ * the end, -1 on error. buf: OUT_BLOCK bytes for streamed output. */
+ssize_t xzb_next(ce_xzmt *x, unsigned char *buf, ring_ent *e);
+/* the reader is done with e: a slice's pages go back, its block once read */
+void xzb_release(ce_xzmt *x, ring_ent *e);
+void xzb_stop(ce_xzmt *x);   /* workers joined, everything freed (not under mu) */
+
+#endif
