@@ -112,7 +112,7 @@ static unsigned default_threads(void)
 
 unsigned long long ce_xzmt_budget_for(long cores, unsigned long long avail)
 {
-    unsigned long long b = (unsigned long long)(cores < 1 ? 1 : cores) * CE_XZMT_PER_CORE;
+    unsigned long long b = (unsigned long long)(cores < 1 ? 1 : cores) * CE_XZMT_PER_CORE - CE_XZMT_FIXED;
     if (b > CE_XZMT_BUDGET_MAX) b = CE_XZMT_BUDGET_MAX;
     if (avail > 0 && b > avail / CE_XZMT_AVAIL_DIV) b = avail / CE_XZMT_AVAIL_DIV;
     return b < CE_XZMT_BUDGET_MIN ? CE_XZMT_BUDGET_MIN : b;

@@ -27,9 +27,13 @@
  * decodes on liblzma's stream decoder, sequentially.
  *
  * The budget scales with the machine: ce_xzmt_budget is CE_XZMT_PER_CORE for
- * each core of the affinity mask, at most 1/16 of MemAvailable and
- * CE_XZMT_BUDGET_MAX (88 MiB on 2 cores: two worker blocks of the 24 MiB
- * blocks of `xz -T0`, beside the streamed one; 704 MiB on 16).  All the
+ * each core of the affinity mask less CE_XZMT_FIXED (what an install holds
+ * whatever its cores: the process, libarchive, the streamed block), at most
+ * 1/16 of MemAvailable and CE_XZMT_BUDGET_MAX: 88 MiB on 2 cores (two worker
+ * blocks of the 24 MiB blocks of `xz -T0`, beside the streamed one: the RSS
+ * stays under 96 MiB), 984 MiB on 16 (where 704 MiB held the largest
+ * archives to a few workers each and the install at 1.36x its floor instead
+ * of 1.15x, on the H200).  All the
  * decoders of an install share it through the decode slots (slots.h), block
  * by block, so the archives still decoding get the memory of those that
  * finished; without slots a decoder has a budget of its own (the memlimit of
@@ -42,8 +46,10 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-/* the worker blocks' budget: this much per core in the affinity mask ... */
-#define CE_XZMT_PER_CORE (44ull << 20)
+/* the worker blocks' budget: this much per core in the affinity mask, less
+ * CE_XZMT_FIXED ... */
+#define CE_XZMT_PER_CORE (64ull << 20)
+#define CE_XZMT_FIXED (40ull << 20)
 /* ... at most 1/CE_XZMT_AVAIL_DIV of MemAvailable, at most CE_XZMT_BUDGET_MAX */
 #define CE_XZMT_AVAIL_DIV 16
 #define CE_XZMT_BUDGET_MAX (1ull << 30)

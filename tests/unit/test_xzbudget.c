@@ -24,8 +24,10 @@ static void test_budget_scales(void **state)
 {
     (void)state;
     /* the 2-core, 24 GiB development machine and the 16-core, 128 GiB H200 */
-    assert_true(ce_xzmt_budget_for(2, 24ull << 30) == 2 * CE_XZMT_PER_CORE);
-    assert_true(ce_xzmt_budget_for(16, 128ull << 30) == 16 * CE_XZMT_PER_CORE);
+    assert_true(ce_xzmt_budget_for(2, 24ull << 30) == 2 * CE_XZMT_PER_CORE - CE_XZMT_FIXED);
+    assert_true(ce_xzmt_budget_for(16, 128ull << 30) == 16 * CE_XZMT_PER_CORE - CE_XZMT_FIXED);
+    assert_true(ce_xzmt_budget_for(2, 24ull << 30) == 88 * MiB);      /* two worker blocks of 24 MiB */
+    assert_true(ce_xzmt_budget_for(16, 128ull << 30) > 960 * MiB);    /* the H200: most of the 1 GiB */
     assert_true(ce_xzmt_budget_for(2, 24ull << 30) < 128 * MiB);
     assert_true(ce_xzmt_budget_for(16, 128ull << 30) >= 512 * MiB);
     /* never past 1 GiB, whatever the cores */
@@ -34,8 +36,8 @@ static void test_budget_scales(void **state)
     assert_true(ce_xzmt_budget_for(16, 1ull << 30) == (1ull << 30) / CE_XZMT_AVAIL_DIV);
     assert_true(ce_xzmt_budget_for(16, 64 * MiB) == CE_XZMT_BUDGET_MIN);
     /* unknown memory: the cores decide */
-    assert_true(ce_xzmt_budget_for(4, 0) == 4 * CE_XZMT_PER_CORE);
-    assert_true(ce_xzmt_budget_for(0, 0) == CE_XZMT_PER_CORE);
+    assert_true(ce_xzmt_budget_for(4, 0) == 4 * CE_XZMT_PER_CORE - CE_XZMT_FIXED);
+    assert_true(ce_xzmt_budget_for(0, 0) == CE_XZMT_PER_CORE - CE_XZMT_FIXED);
 }
 
 /* size bytes of text packed by liblzma: threaded (blocks of block bytes,
