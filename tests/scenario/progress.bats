@@ -108,6 +108,11 @@ slow_runfile() { edit_manifest "a = $RUN118; a['url'] = a['url'].replace('/compu
     [[ "$stderr" == *"giving up after 5 attempts: cannot reach 127.0.0.1:1"* ]]
     [[ "$stderr" == *"the mirror failed (CUDAENV_MIRROR=http://127.0.0.1:1)"*"unset CUDAENV_MIRROR"* ]]
     [[ "$stderr" != *"export CUDAENV_MIRROR=URL"* ]]
+    # one core: one transfer thread, whose items' retries interleave too
+    CUDAENV_RETRY_DELAY_MS=10 CUDAENV_MIRROR=http://127.0.0.1:1 run --separate-stderr taskset -c 0 "$CUDAENV" install \
+        tf-2.14 --insecure --manifest "$REPO/share/manifests/cudaenv.json"
+    [ "$status" -eq 4 ]
+    [ "$(grep -c 'cannot reach 127.0.0.1:1 (' <<<"$stderr")" -le 6 ] || { echo "$stderr"; false; }
 }
 
 @test "a finished install says how to use it" {
