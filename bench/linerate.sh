@@ -26,6 +26,7 @@
 # LR_BIG=1 only libcublas (one big multi-block archive, no cuDNN),
 # LR_BEFORE=cudaenv-full of another build: its install rows too ("before"),
 # LR_OUT=file: the raw rows, LR_TRACE_DIR: a trace per row (lrtime.py),
+# LR_REPEAT=N: N rounds of the floor and install rows (medians printed),
 # LR_GEN_ONLY=1: generate the archives and stop, LR_ROWS=regex: only the
 # rows whose label matches, LR_WRAP: a prefix for the cudaenv of the install
 # rows (where it waits: "python3 bench/lrthreads.py" with THR_OUT=FILE, per
@@ -190,9 +191,14 @@ inst() {  # inst MANIFEST [FULL]
 export -f seeds atonce download inst
 export W G arcs CUDAENV FULL SPEC LR_WRAP
 row xz-T0-dc bash -c 'atonce null'
-row xz-T0-tar bash -c 'atonce tar'
-row install bash -c "inst $W/m-loop.json"
-[ -n "${LR_BEFORE:-}" ] && row install-before bash -c "inst $W/m-loop.json $LR_BEFORE"
+# LR_REPEAT rounds of the floor and the installs from loopback, each install
+# compared with the floor of its round: between runs the floor alone moves
+# by ~20 % on the H200 (5.3-6.8 s), so one round proves little
+for _ in $(seq "${LR_REPEAT:-1}"); do
+    row xz-T0-tar bash -c 'atonce tar'
+    row install bash -c "inst $W/m-loop.json"
+    [ -n "${LR_BEFORE:-}" ] && row install-before bash -c "inst $W/m-loop.json $LR_BEFORE"
+done
 row dl-loop bash -c "download $SERVER_URL"
 for L in $LINKS; do
     mkman "$SERVER_URL/_/link=$L" "$W/m-$L.json"
@@ -203,17 +209,26 @@ done
 [ "${LR_SEEDS:-1}" = 1 ] && row seeds bash -c seeds   # last: the longest, the least news
 
 get() { awk -v l="$1" '$1 == l {v = $2} END {print v}' "$RES"; }
-floor=$(get xz-T0-tar)
+# the floor a row is compared with: the last before it (its round), else the first
+floor=$(awk '$1 == "xz-T0-tar" {print $2; exit}' "$RES")
 printf '\nbench/linerate.sh: %s cores, %s archive(s), %s MiB of xz (%s), 1/%s scale, %s\n' "$CORES" "$narcs" \
     "$((xzbytes >> 20))" "$XZ" "$SCALE" "$(awk '/MemTotal/ {printf "%.0f GiB RAM", $2 / 1048576}' /proc/meminfo)"
 printf '  %-26s %8s %6s %9s %9s %9s %4s  %s\n' "way, same archives" "wall s" "CPU %" "maxRSS" "treeRSS" "treePSS" "thr" "ratio"
+: > "$W/ratios"
 while read -r l w c m t th ps; do
     ratio=
     case $l in
-        install|install-before) ratio=$(awk -v a="$w" -v b="$floor" "BEGIN {printf \"%.2fx decode+write floor\", a / b}");;
+        xz-T0-tar) floor=$w ;;
+        install|install-before) ratio=$(awk -v a="$w" -v b="$floor" "BEGIN {printf \"%.2fx decode+write floor\", a / b}")
+            echo "$l ${ratio%%x*}" >> "$W/ratios" ;;
         install*@*) L=${l#*@}; d=$(get "dl@$L")
             ratio=$(awk -v a="$w" -v d="$d" -v b="$floor" "BEGIN {f = d > b ? d : b; printf \"%.2fx max(download %.2f, floor)\", a / f, d}");;
         seeds) ratio=$(awk -v a="$w" -v b="$floor" "BEGIN {printf \"%.2fx floor\", a / b}");;
     esac
     printf '  %-26s %8.2f %6s %5s MiB %5s MiB %5s MiB %4s  %s\n' "$l" "$w" "$c" "$m" "$t" "$ps" "$th" "$ratio"
 done < "$RES"
+for l in install install-before; do   # with several rounds: the ratio's median and range
+    sort -k2 -n "$W/ratios" | awk -v l="$l" '$1 == l {v[n++] = $2}
+        END {if (n > 1) printf "  %-26s median %.2fx of the floor of its round, %.2f-%.2fx over %d rounds\n",
+             l, n % 2 ? v[int(n / 2)] : (v[n / 2 - 1] + v[n / 2]) / 2, v[0], v[n - 1], n}'
+done

@@ -8,6 +8,8 @@
 #                              archive (libcublas at 1/4), loopback and 20 MB/s
 # With $DEST/libexec/cudaenv/cudaenv-full-before (another build's full binary,
 # same libraries) the install rows run for it too, in the same run.
+# LR_REPEAT=N (default 5): N rounds of the floor and the loopback installs,
+# the ratio's median printed (a single round's floor moves by ~20 %).
 # Then: run(carry=[".devdeps/gpu"], command="tests/gpu/linerate.sh 16")
 set -eu
 cd "$(dirname "$0")/../.."
@@ -21,7 +23,7 @@ if [ -x "$D/libexec/cudaenv/cudaenv-full-before" ]; then
     # opt-in (core/priv.h); bench/linerate.sh checks that it does
     [ "$(id -u)" -ne 0 ] || : > "$D/cudaenv-test-knobs"
 fi
-export LR_SEEDS=${LR_SEEDS:-0}   # the seeds' way (92 s at scale 1) is in PERFORMANCE.md
+export LR_SEEDS=${LR_SEEDS:-0} LR_REPEAT=${LR_REPEAT:-5}   # the seeds' way (92 s at scale 1) is in PERFORMANCE.md
 nproc > "$OUT/machine.txt"; xz --version | head -1 >> "$OUT/machine.txt"; free -g | sed -n 2p >> "$OUT/machine.txt"
 case "${1:-16}" in
 16) LR_SCALE=1 LR_OUT=$OUT/rows16.txt bench/linerate.sh 2>&1 | tee "$OUT/log16.txt" ;;
