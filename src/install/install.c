@@ -36,6 +36,7 @@ typedef struct need {
     char cache[4200];       /* cache/<sha256>: our own copy, the fetch thread owns item */
     char staging[4200];     /* pkgs/.staging-* holding the unpacked tree, "" if none */
     bool retry;             /* cached, or the follow-mode unpack lost: unpack the verified file */
+    char lost[512];         /* why the follow-mode unpack was lost ("" if it was not) */
 } need;
 
 #define MAX_NEEDS 32
@@ -218,6 +219,7 @@ static int fetch_and_unpack(ce_ctx *ctx, const ce_manifest *m, need *needs, size
              * reports a failure itself; after a success only the verified
              * file may call the archive bad. */
             needs[i].retry = true;
+            snprintf(needs[i].lost, sizeof needs[i].lost, "%s", ce_errmsg()[0] ? ce_errmsg() : "no reason given");
             urc = CE_OK;
         }
     }
@@ -241,6 +243,9 @@ static int fetch_and_unpack(ce_ctx *ctx, const ce_manifest *m, need *needs, size
             /* cached, or the overlapped pass lost: unpack the verified file */
             if (!needs[i].staging[0] || (rc = ce_rm_tree(ctx, needs[i].staging)) == CE_OK) {
                 needs[i].staging[0] = '\0';
+                if (needs[i].lost[0])   /* not an error, but time lost: -v tells */
+                    ce_emit(ctx, CE_EV_INFO, items[i].label, "%s: the unpacking that followed the download was "
+                            "lost (%s); it is unpacked again from the verified file", items[i].label, needs[i].lost);
                 ce_emit(ctx, CE_EV_STEP, items[i].label, "unpacking %s", items[i].label);
                 rc = unpack_cudnn(ctx, &needs[i], false, &done, NULL);
             }

@@ -236,11 +236,16 @@ int ce_parts_fetch_unpack(ce_ctx *ctx, const ce_manifest *m, plan *pl)
                     /* the download stopped, started over, or sent bytes the
                      * manifest does not name: the fetch reports a failure
                      * itself; after a success the verified file decides */
+                    char why[512];
+                    snprintf(why, sizeof why, "%s", ce_errmsg());
                     ce_rm_rf(ctx, p->staging);
                     p->staging[0] = '\0';
                     p->state = 0;
                     p->retry = true;
                     ce_quiet_end(&q);
+                    /* not an error, but time lost: -v tells (a bench found one only in a trace) */
+                    ce_emit(ctx, CE_EV_INFO, p->name, "%s: the unpacking that followed the download was lost (%s); "
+                            "it is unpacked again from the verified file", p->name, why[0] ? why : "no reason given");
                 } else if (r && rc == CE_OK) {
                     ce_quiet_keep(&q);   /* the first failure is the one reported */
                     rc = r;
