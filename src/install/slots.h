@@ -61,7 +61,6 @@ bool ce_slots_blk_take(ce_slots *s, int id, long long size, long long bytes, lon
 void ce_slots_blk_give(ce_slots *s, int id, long long bytes);
 /* id's archive (size bytes) is unpacked: its memory back, its bytes out of the work left. */
 void ce_slots_done(ce_slots *s, int id, long long size);
-/* The share itself: free bytes of total, work bytes left (size included). */
 /* The CPU priority (nice) of the unpacker of an archive of size bytes when
  * the install's largest is largest: the largest archives are the install's
  * longest jobs, so their decoders get the cores first and the many small
@@ -74,6 +73,7 @@ void ce_slots_done(ce_slots *s, int id, long long size);
 #define CE_SLOTS_NICE_LOW 8
 int ce_slots_nice(long long size, long long largest);
 
+/* The share itself: free bytes of total, work bytes left (size included). */
 long long ce_slots_share(long long total, long long free_, long long work, long long size, long long need,
                          long threads);
 

@@ -85,18 +85,7 @@ static void block_free(ce_xzmt *x, xzblock *b)
 int xzb_init(ce_xzmt *x)
 {
     x->blocks = true;
-    if (pthread_mutex_init(&x->mu, NULL)) return -1;
-    if (pthread_cond_init(&x->cv, NULL)) {
-        pthread_mutex_destroy(&x->mu);
-        return -1;
-    }
-    if (pthread_cond_init(&x->wcv, NULL)) {
-        pthread_cond_destroy(&x->cv);
-        pthread_mutex_destroy(&x->mu);
-        return -1;
-    }
-    x->sync_ready = true;
-    return 0;
+    return xzmt_sync_init(x);
 }
 
 static void count_decoding(ce_xzmt *x, int d)

@@ -166,10 +166,10 @@ bool ce_xzmt_block_need(const void *buf, size_t n, unsigned long long *need)
         }
         i += psize;
     }
-    /* liblzma starts a block only while the others' input, dictionaries and
-     * unread output leave it this much under the memlimit: later blocks may
+    /* about what a worker block of this file holds: later blocks may
      * compress worse than the first (half as much input again, at most the
-     * plain size), and its own structures take a little more */
+     * plain size), and the decoder's own structures take a little more
+     * (the block decoder reserves each block's exact need: xzblk.c) */
     unsigned long long in = csize + csize / 2 < usize ? csize + csize / 2 : usize;
     *need = in + usize + dict + (1u << 20);
     return true;
@@ -287,24 +287,29 @@ static void *produce(void *arg)
     }
 }
 
+int xzmt_sync_init(ce_xzmt *x)
+{
+    if (x->sync_ready) return 0;
+    if (pthread_mutex_init(&x->mu, NULL)) return -1;
+    if (pthread_cond_init(&x->cv, NULL)) {
+        pthread_mutex_destroy(&x->mu);
+        return -1;
+    }
+    if (pthread_cond_init(&x->wcv, NULL)) {
+        pthread_cond_destroy(&x->cv);
+        pthread_mutex_destroy(&x->mu);
+        return -1;
+    }
+    x->sync_ready = true;
+    return 0;
+}
+
 static void start_thread(ce_xzmt *x)
 {
     for (size_t i = 0; i < RING; i++)
         if (!(x->rbuf[i] = malloc(OUT_BLOCK))) return;
     if (ce_settings_now()->xz_no_pipe) return;
-    if (!x->sync_ready) {
-        if (pthread_mutex_init(&x->mu, NULL) != 0) return;
-        if (pthread_cond_init(&x->cv, NULL) != 0) {
-            pthread_mutex_destroy(&x->mu);
-            return;
-        }
-        if (pthread_cond_init(&x->wcv, NULL) != 0) {
-            pthread_cond_destroy(&x->cv);
-            pthread_mutex_destroy(&x->mu);
-            return;
-        }
-        x->sync_ready = true;
-    }
+    if (xzmt_sync_init(x) != 0) return;
     if (pthread_create(&x->th, NULL, produce, x) != 0) return;
     x->threaded = true;
 }

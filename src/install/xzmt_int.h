@@ -90,7 +90,7 @@ struct ce_xzmt {
     lzma_ret perr;                /* the parser's error, reported once the blocks before it are out */
     xzblock *pend;                /* a block whose header was read, its data not yet */
     pthread_t workers[CE_XZMT_MAX_THREADS];
-    unsigned nworkers, idle, active;  /* started; waiting for a block; queued + running blocks */
+    unsigned nworkers, active;    /* started; queued + running blocks */
     unsigned decoding, peak;      /* blocks being decoded now (workers and here); the most at once */
     bool streamed;                /* the decoding thread decoded a block itself */
     unsigned ndecoded;            /* blocks whose decoding began (each once) */
@@ -102,6 +102,8 @@ struct ce_xzmt {
 };
 
 /* xzmt.c */
+/* x->mu, x->cv and x->wcv, once (sync_ready): 0, or -1 with none of them */
+int xzmt_sync_init(ce_xzmt *x);
 void *ce_xzmt_big_alloc(size_t n);
 void ce_xzmt_big_free(void *p, size_t n);
 extern const lzma_allocator ce_xzmt_allocator;
