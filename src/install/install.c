@@ -36,7 +36,8 @@ typedef struct need {
     char cache[4200];       /* cache/<sha256>: our own copy, the fetch thread owns item */
     char staging[4200];     /* pkgs/.staging-* holding the unpacked tree, "" if none */
     bool retry;             /* cached, or the follow-mode unpack lost: unpack the verified file */
-    char lost[512];         /* why the follow-mode unpack was lost ("" if it was not) */
+    bool lost;              /* the follow-mode unpack was lost (not cached), ... */
+    char why[512];          /* ... and why */
 } need;
 
 #define MAX_NEEDS 32
@@ -219,7 +220,8 @@ static int fetch_and_unpack(ce_ctx *ctx, const ce_manifest *m, need *needs, size
              * reports a failure itself; after a success only the verified
              * file may call the archive bad. */
             needs[i].retry = true;
-            snprintf(needs[i].lost, sizeof needs[i].lost, "%s", ce_errmsg()[0] ? ce_errmsg() : "no reason given");
+            needs[i].lost = true;
+            snprintf(needs[i].why, sizeof needs[i].why, "%s", ce_errmsg());
             urc = CE_OK;
         }
     }
@@ -243,9 +245,7 @@ static int fetch_and_unpack(ce_ctx *ctx, const ce_manifest *m, need *needs, size
             /* cached, or the overlapped pass lost: unpack the verified file */
             if (!needs[i].staging[0] || (rc = ce_rm_tree(ctx, needs[i].staging)) == CE_OK) {
                 needs[i].staging[0] = '\0';
-                if (needs[i].lost[0])   /* not an error, but time lost: -v tells */
-                    ce_emit(ctx, CE_EV_INFO, items[i].label, "%s: the unpacking that followed the download was "
-                            "lost (%s); it is unpacked again from the verified file", items[i].label, needs[i].lost);
+                if (needs[i].lost) ce_unpack_lost(ctx, items[i].label, needs[i].why);
                 ce_emit(ctx, CE_EV_STEP, items[i].label, "unpacking %s", items[i].label);
                 rc = unpack_cudnn(ctx, &needs[i], false, &done, NULL);
             }

@@ -332,3 +332,9 @@ int ce_unpack(ce_ctx *ctx, const ce_unpack_src *s, const char *dest)
     ce_pkgindex_list_free(hash.list);
     return rc;
 }
+
+void ce_unpack_lost(ce_ctx *ctx, const char *label, const char *why)
+{
+    ce_emit(ctx, CE_EV_INFO, label, "%s: the unpacking that followed the download was lost (%s); it is unpacked "
+            "again from the verified file", label, why && why[0] ? why : "no reason given");
+}

@@ -97,6 +97,12 @@ typedef struct ce_unpack_src {
  * or CE_ERR_IO (any other write error, EIO...) naming the file. */
 int ce_unpack(ce_ctx *ctx, const ce_unpack_src *src, const char *dest);
 
+/* A follow-mode pass of archive label was lost (CE_ERR_RETRY, or a
+ * CE_ERR_INTEGRITY the verified file decides): not an error, but time lost,
+ * so -v (CE_EV_INFO) says it and why (why: its failure message, or "")
+ * before the verified file is unpacked again. */
+void ce_unpack_lost(ce_ctx *ctx, const char *label, const char *why);
+
 /* After extraction: every symlink under dir that resolves must resolve inside
  * dir (catches chains of individually harmless links).  CE_ERR_INTEGRITY. */
 int ce_unpack_check_links(ce_ctx *ctx, const char *dir, const char *label);

@@ -243,9 +243,7 @@ int ce_parts_fetch_unpack(ce_ctx *ctx, const ce_manifest *m, plan *pl)
                     p->state = 0;
                     p->retry = true;
                     ce_quiet_end(&q);
-                    /* not an error, but time lost: -v tells (a bench found one only in a trace) */
-                    ce_emit(ctx, CE_EV_INFO, p->name, "%s: the unpacking that followed the download was lost (%s); "
-                            "it is unpacked again from the verified file", p->name, why[0] ? why : "no reason given");
+                    ce_unpack_lost(ctx, p->name, why);
                 } else if (r && rc == CE_OK) {
                     ce_quiet_keep(&q);   /* the first failure is the one reported */
                     rc = r;
