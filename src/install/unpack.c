@@ -47,17 +47,23 @@ static const char *errno_name(int e)
 }
 
 /* libarchive reports a failed write(2) as ARCHIVE_WARN: every write error
- * is fatal here, named by its errno, and nothing is committed. */
-static int write_failed(ce_ctx *ctx, const ce_unpack_src *s, struct archive *w, const char *rel, const char *what)
+ * is fatal here, named by its errno e (why: what the writer said, if more),
+ * and nothing is committed. */
+static int write_errno(ce_ctx *ctx, const ce_unpack_src *s, int e, const char *why, const char *rel,
+                       const char *what)
 {
-    int e = archive_errno(w);
     const char *name = e > 0 ? errno_name(e) : NULL;
     char detail[160] = "";
     if (e > 0) snprintf(detail, sizeof detail, " (%s%s%s)", strerror(e), name ? ", " : "", name ? name : "");
     return ce_fail(ctx, e == ENOSPC || e == EDQUOT ? CE_ERR_SPACE : CE_ERR_IO,
                    "cannot %s %s from %s: %s%s; nothing was installed from it%s", what, rel, s->label,
-                   archive_error_string(w) ? archive_error_string(w) : "write error", detail,
+                   why ? why : "write error", detail,
                    e == ENOSPC || e == EDQUOT ? " (free some space under CUDAENV_ROOT and rerun)" : "");
+}
+
+static int write_failed(ce_ctx *ctx, const ce_unpack_src *s, struct archive *w, const char *rel, const char *what)
+{
+    return write_errno(ctx, s, archive_errno(w), archive_error_string(w), rel, what);
 }
 
 static bool disk_errno(int e)
@@ -100,20 +106,72 @@ static int fh_end(ce_ctx *ctx, file_hash *fh, const char *rel, long long size)
     return CE_OK;
 }
 
-/* 0, or -1 when reading failed (archive_error_string(in)), -2 when writing did. */
-static int copy_data(struct archive *in, struct archive *out, file_hash *fh)
+/* The .xz decoder writes a big regular file itself (xzmt.h, ce_xzmt_sink):
+ * the file libarchive just created, opened again, empty and not through a
+ * symlink.  -1: not so (libarchive writes it), else as ce_xzmt_sink. */
+static int sink_open(ce_xzmt *x, const char *rel, const void *first, long long size)
+{
+    int fd = open(rel, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) return -1;
+    struct stat st;
+    int rc = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size == 0 && st.st_nlink == 1
+                 ? ce_xzmt_sink(x, first, fd, (unsigned long long)size)
+                 : -1;
+    close(fd);
+    return rc;
+}
+
+/* 0, or -1 when reading failed (archive_error_string(in)), -2 when writing
+ * did (archive_errno(out)), -3 when the decoder's writing of the file did
+ * (*werr).  sink: the decoder may write this entry of size bytes (rel). */
+static int copy_data(struct archive *in, struct archive *out, file_hash *fh, ce_xzmt *sink, const char *rel,
+                     long long total, int *werr)
 {
     const void *buf;
     size_t size;
     la_int64_t off;
+    long long next = 0;   /* sunk: the file's bytes come in order, without holes */
+    int sunk = -1, rc = 0;
     for (;;) {
         int r = archive_read_data_block(in, &buf, &size, &off);
-        if (r == ARCHIVE_EOF) return 0;
-        if (r < ARCHIVE_WARN) return -1;
-        if (archive_write_data_block(out, buf, size, off) < ARCHIVE_OK) return -2;
+        if (r == ARCHIVE_EOF) break;
+        if (r < ARCHIVE_WARN) {
+            rc = -1;
+            break;
+        }
+        if (sink && next == 0 && off == 0 && size > 0 && sunk < 0 && (sunk = sink_open(sink, rel, buf, total)) > 0) {
+            *werr = sunk;
+            rc = -3;
+            break;
+        }
+        if (sunk == 0) {
+            if (off != next || (long long)size > total - next) {
+                *werr = EINVAL;   /* libarchive gave what a plain entry does not */
+                rc = -3;
+                break;
+            }
+            next += (long long)size;
+        } else if (archive_write_data_block(out, buf, size, off) < ARCHIVE_OK) {
+            rc = -2;
+            break;
+        }
         if (fh) fh_block(fh, buf, size, off);
     }
+    if (sunk >= 0) {
+        int e = ce_xzmt_sink_end(sink);   /* a failed write of the decoder's is the error */
+        if (e && rc != -2) {
+            *werr = e;
+            rc = -3;
+        } else if (rc == 0 && next != total) {
+            *werr = EIO;
+            rc = -3;
+        }
+    }
+    return rc;
 }
+
+/* Big plain files of .xz input are written by the decoder (sink_open). */
+#define SINK_MIN (1ll << 20)
 
 /* Modes as a package tree wants them, whatever the archive says: directories
  * 0755, files 0755 or 0644 by the owner's x bit (so 0000 becomes readable,
@@ -154,7 +212,8 @@ static int check_declared(ce_ctx *ctx, const ce_unpack_src *s, const char *entry
     return CE_OK;
 }
 
-static int extract(ce_ctx *ctx, const ce_unpack_src *s, struct archive *a, struct archive *w, file_hash *hash)
+static int extract(ce_ctx *ctx, const ce_unpack_src *s, struct archive *a, struct archive *w, file_hash *hash,
+                   const reader *rd)
 {
     char top[256] = "";
     char rel[PATH_MAX], hrel[PATH_MAX];
@@ -215,9 +274,12 @@ static int extract(ce_ctx *ctx, const ce_unpack_src *s, struct archive *a, struc
         file_hash *fh = hash && !hl && archive_entry_filetype(e) == AE_IFREG ? hash : NULL;
         if (fh) fh->pos = 0;
         if (archive_entry_size(e) > 0) {
-            int c = copy_data(a, w, fh);
+            bool plain = archive_entry_filetype(e) == AE_IFREG && !hl && archive_entry_sparse_count(e) == 0 &&
+                         archive_entry_size(e) >= SINK_MIN;
+            int werr = 0, c = copy_data(a, w, fh, plain && rd ? rd->xz : NULL, rel, (long long)archive_entry_size(e), &werr);
             if (c == -1) return CE_ERR_OTHER;
             if (c == -2) return write_failed(ctx, s, w, rel, "write");
+            if (c == -3) return write_errno(ctx, s, werr, NULL, rel, "write");
         }
         if (archive_write_finish_entry(w) < ARCHIVE_OK) return write_failed(ctx, s, w, rel, "finish");
         int hrc = fh ? fh_end(ctx, fh, rel, (long long)archive_entry_size(e)) : CE_OK;
@@ -285,7 +347,7 @@ int ce_unpack(ce_ctx *ctx, const ce_unpack_src *s, const char *dest)
     if (archive_read_open2(a, &r, NULL, unpack_read_cb, NULL, NULL) != ARCHIVE_OK) {
         rc = r.incomplete ? CE_ERR_RETRY : CE_ERR_OTHER;
     } else {
-        rc = extract(ctx, s, a, w, hash.md ? &hash : NULL);
+        rc = extract(ctx, s, a, w, hash.md ? &hash : NULL, s->only_under ? NULL : &r);
     }
     char unreadable[512] = "";
     if (rc == CE_ERR_OTHER) {

@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -143,6 +144,19 @@ static ssize_t xz_pull(void *ud, const unsigned char **buf)
     return reader_fill(r);
 }
 
+/* Bytes the .part has that were not read yet (xzmt.h, ce_xzmt_avail);
+ * LLONG_MAX once the file is complete (or cannot be looked at: reading says). */
+static long long xz_avail(void *ud)
+{
+    reader *r = ud;
+    const ce_unpack_src *s = r->src;
+    struct stat st;
+    if (!s->part || r->writer_end || fstat(r->fd, &st) != 0 || (s->size >= 0 && st.st_size >= s->size) ||
+        *s->writer_done)
+        return LLONG_MAX;
+    return (long long)st.st_size > r->done ? (long long)st.st_size - r->done : 0;
+}
+
 /* The decoder for .xz input (xzmt.h): its worker blocks' memory from the
  * install's budget shared by the slots, block by block, or all of it without
  * slots; a single-block file (no sizes in its block header) decodes
@@ -157,6 +171,7 @@ static ce_xzmt *xz_open(reader *r, size_t n)
     bool shared = s->slots && s->slots->mem_total > 0;
     ce_xzmt *x = ce_xzmt_new_mem(xz_pull, r, r->buf, n, (unsigned)cores, shared ? 0 : ce_xzmt_budget());
     if (x && shared) ce_xzmt_use_slots(x, s->slots, s->slot_id, s->size);
+    if (x && s->part) ce_xzmt_use_avail(x, xz_avail);
     return x;
 }
 

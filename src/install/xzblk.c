@@ -78,6 +78,7 @@ static void block_free(ce_xzmt *x, xzblock *b)
     if (b->in) ce_xzmt_big_free(b->in + b->in_freed, b->in_len - b->in_freed);
     if (b->out) ce_xzmt_big_free(b->out + b->out_freed, b->out_len - b->out_freed);
     mem_give(x, b, b->reserved);
+    xzs_put(x, b->sink);
     lzma_filters_free(b->filters, &ce_xzmt_allocator);
     free(b);
 }
@@ -95,10 +96,14 @@ static void count_decoding(ce_xzmt *x, int d)
     if (d > 0) x->ndecoded++;
 }
 
-/* A worker block, whole, into b->out (not under mu). */
+/* A worker block, whole, into b->out, or a file block through a
+ * FILE_CHUNK buffer into its file (not under mu). */
 static lzma_ret decode_whole(ce_xzmt *x, xzblock *b)
 {
-    if (b->out_len && !(b->out = ce_xzmt_big_alloc(b->out_len))) return LZMA_MEM_ERROR;
+    size_t cap = b->sink ? FILE_CHUNK : b->out_len;
+    unsigned char *dst = cap ? ce_xzmt_big_alloc(cap) : NULL;
+    if (cap && !dst) return LZMA_MEM_ERROR;
+    if (!b->sink) b->out = dst;
     lzma_stream s = LZMA_STREAM_INIT;
     s.allocator = &ce_xzmt_allocator;
     lzma_ret r = lzma_block_decoder(&s, &b->blk);
@@ -110,13 +115,16 @@ static lzma_ret decode_whole(ce_xzmt *x, xzblock *b)
             r = LZMA_PROG_ERROR;
             break;
         }
-        size_t step = b->out_len - pos < (1u << 20) ? b->out_len - pos : (1u << 20);
-        s.next_out = b->out + pos;
+        size_t step = b->out_len - pos < FILE_CHUNK ? b->out_len - pos : FILE_CHUNK;
+        s.next_out = b->sink ? dst : b->out + pos;
         s.avail_out = step;
         r = lzma_code(&s, LZMA_FINISH);
-        pos += step - s.avail_out;
+        size_t got = step - s.avail_out;
+        if (b->sink && got && xzs_write(x, b->sink, dst, got, b->at + pos) != 0) r = LZMA_PROG_ERROR;
+        pos += got;
         in_decoded(b, s.next_in);
     }
+    if (b->sink) ce_xzmt_big_free(dst, cap);
     if (r == LZMA_STREAM_END) r = s.avail_in == 0 && pos == b->out_len ? LZMA_OK : LZMA_DATA_ERROR;
     lzma_end(&s);
     return r;
@@ -143,8 +151,9 @@ static void *worker(void *arg)
         lzma_ret r = decode_whole(x, b);
         ce_xzmt_big_free(b->in + b->in_freed, b->in_len - b->in_freed);   /* the input and the */
         b->in = NULL;                                                      /* dictionary go back now */
-        mem_give(x, b, b->reserved - b->out_len);
+        mem_give(x, b, b->sink ? b->reserved : b->reserved - b->out_len);  /* a file block: all */
         pthread_mutex_lock(&x->mu);
+        if (b->sink && r == LZMA_OK) x->nfile++;
         count_decoding(x, -1);
         x->active--;
         b->err = r;
@@ -162,6 +171,14 @@ static unsigned long long worker_need(const xzblock *b, size_t in_len)
     unsigned long long out = b->blk.uncompressed_size;
     if (dec > out + BLK_SLACK) dec = out + BLK_SLACK;   /* a dictionary is touched only as far as it is filled */
     return in_len + out + dec + BLK_SLACK;
+}
+
+/* ... and a file block: its input, a chunk of output, its decoder. */
+static unsigned long long file_need(const xzblock *b, size_t in_len)
+{
+    unsigned long long dec = lzma_raw_decoder_memusage(b->filters), out = b->blk.uncompressed_size;
+    if (dec > out + BLK_SLACK) dec = out + BLK_SLACK;
+    return in_len + FILE_CHUNK + dec + BLK_SLACK;
 }
 
 /* b (reserved, in the list) goes to a worker (under mu: its mode, the count). */
@@ -202,10 +219,17 @@ static int plan(ce_xzmt *x)
         unsigned long long need = worker_need(b, in_len);
         if (is_head) {
             b->mode = BLK_STREAM;   /* the reader waits for it: decoded here, at once */
-        } else if (x->threads > 1 && need <= cap && x->active < x->threads && mem_take(x, need)) {
-            to_worker = true;       /* queued once its data is read */
-            b->mode = BLK_STREAM;
-            b->reserved = need;
+        } else if (x->threads > 1 && x->active < x->threads && xzp_there(x, in_len)) {
+            xzsink *sk = xzs_for(x, b);   /* inside the file the reader is in: a file block */
+            if (sk) need = file_need(b, in_len);
+            if (need <= cap && mem_take(x, need)) {
+                to_worker = true;         /* queued once its data is read */
+                b->mode = BLK_STREAM;
+                b->reserved = need;
+                b->sink = sk;
+            } else {
+                xzs_put(x, sk);
+            }
         }
     }
     if (!b->mode && is_head) b->mode = BLK_DIRECT;
@@ -235,6 +259,8 @@ static int parse_ahead(ce_xzmt *x)
     while (!x->parse_end && x->perr == LZMA_OK && !x->stop && !x->pull_failed) {
         if (x->tail && x->tail->mode == BLK_DIRECT) return 0;   /* the input is inside it */
         if (!x->pend) {
+            /* a block the reader does not wait for: only when its header is there */
+            if (x->head && !xzp_there(x, LZMA_BLOCK_HEADER_SIZE_MAX)) break;
             xzblock *b = calloc(1, sizeof *b);
             if (!b) {
                 x->perr = LZMA_MEM_ERROR;
@@ -246,6 +272,10 @@ static int parse_ahead(ce_xzmt *x)
                 free(b);
                 break;
             }
+            b->at = x->plan_at;   /* where its plain bytes go: known while every block before said */
+            if (x->plan_at != AT_UNKNOWN)
+                x->plan_at = b->blk.uncompressed_size == LZMA_VLI_UNKNOWN ? AT_UNKNOWN
+                                                                          : x->plan_at + b->blk.uncompressed_size;
             x->pend = b;
         }
         if (plan(x) <= 0) break;
@@ -262,8 +292,9 @@ static void unlink_head(ce_xzmt *x, xzblock *b)
 }
 
 /* The head block is a worker's: wait for it (parsing ahead meanwhile: other
- * decoders may free memory), then hand out its next slice. */
-static ssize_t worker_slice(ce_xzmt *x, xzblock *b, ring_ent *e)
+ * decoders may free memory), then hand out its next slice (a file block's
+ * read back into buf). */
+static ssize_t worker_slice(ce_xzmt *x, xzblock *b, unsigned char *buf, ring_ent *e)
 {
     for (;;) {
         pthread_mutex_lock(&x->mu);
@@ -288,7 +319,12 @@ static ssize_t worker_slice(ce_xzmt *x, xzblock *b, ring_ent *e)
         return -1;
     }
     size_t n = b->out_len - b->out_pos < OUT_BLOCK ? b->out_len - b->out_pos : OUT_BLOCK;
-    e->p = b->out + b->out_pos;
+    if (b->sink && n && xzs_read(x, b->sink, buf, n, b->at + b->out_pos) != 0) {
+        x->err = LZMA_PROG_ERROR;
+        return -1;
+    }
+    e->p = b->sink ? buf : b->out + b->out_pos;
+    e->in_file = b->sink != NULL;
     e->len = n;
     e->blk = b;
     b->out_pos += n;
@@ -378,7 +414,7 @@ ssize_t xzb_next(ce_xzmt *x, unsigned char *buf, ring_ent *e)
             continue;
         }
         memset(e, 0, sizeof *e);
-        ssize_t n = b->mode == BLK_WORKER ? worker_slice(x, b, e) : stream_chunk(x, b, buf);
+        ssize_t n = b->mode == BLK_WORKER ? worker_slice(x, b, buf, e) : stream_chunk(x, b, buf);
         if (n < 0) return -1;
         if (n == 0 && e->blk && e->last) {   /* an empty block */
             xzb_release(x, e);
@@ -389,6 +425,8 @@ ssize_t xzb_next(ce_xzmt *x, unsigned char *buf, ring_ent *e)
             e->p = buf;
             e->len = (size_t)n;
         }
+        e->at = x->out_at;
+        x->out_at += (unsigned long long)n;
         return n;
     }
 }
@@ -402,6 +440,7 @@ void xzb_release(ce_xzmt *x, ring_ent *e)
         block_free(x, b);
         return;
     }
+    if (!b->out) return;   /* a file block: nothing held */
     /* the pages read so far go back to the kernel, and their bytes to the budget */
     size_t upto = ((size_t)(e->p + e->len - b->out)) / page() * page();
     if (upto > b->out_freed + (4u << 20)) {

@@ -66,7 +66,8 @@ void ce_xzmt_big_free(void *p, size_t n)
  * archive really was decoded on several threads: the block decoder's workers
  * started and the decoding thread if it decoded a block itself; else (the
  * sequential decoder) the threads that appeared in /proc/self/task while it
- * was decoded, the decoding thread gone by then. */
+ * was decoded, the decoding thread gone by then; and to FILE.files the number
+ * of blocks decoded straight into a file (xzsink.c). */
 static size_t list_tasks(int *out, size_t max)
 {
     size_t n = 0;
@@ -93,6 +94,11 @@ static void report_threads(const ce_xzmt *x)
     FILE *f = fopen(path, "a");
     if (f) {
         fprintf(f, "%zu\n", fresh);
+        fclose(f);
+    }
+    char files[4096];
+    if (snprintf(files, sizeof files, "%s.files", path) < (int)sizeof files && (f = fopen(files, "a"))) {
+        fprintf(f, "%u\n", x->nfile);
         fclose(f);
     }
 }
@@ -207,6 +213,11 @@ ce_xzmt *ce_xzmt_new_mem(ce_xzmt_pull pull, void *ud, const void *first, size_t 
     x->strm.next_in = first;
     x->strm.avail_in = n;
     return x;
+}
+
+void ce_xzmt_use_avail(ce_xzmt *x, ce_xzmt_avail avail)
+{
+    x->avail = avail;
 }
 
 void ce_xzmt_use_slots(ce_xzmt *x, ce_slots *s, int id, long long size)
@@ -334,7 +345,7 @@ ssize_t ce_xzmt_read(ce_xzmt *x, const void **out)
         ssize_t n = next_entry(x, x->rbuf[0], &e);
         *out = e.p;
         if (n > 0) x->held = e;
-        return n;
+        return n > 0 && xzs_handout(x, &x->held) != 0 ? -1 : n;
     }
     pthread_mutex_lock(&x->mu);
     while (x->produced == x->consumed && !x->done)
@@ -351,7 +362,8 @@ ssize_t ce_xzmt_read(ce_xzmt *x, const void **out)
         n = -1;
     }
     pthread_mutex_unlock(&x->mu);
-    return n;
+    /* bytes of the file the reader is in go there now (ce_xzmt_sink) */
+    return n > 0 && xzs_handout(x, &x->held) != 0 ? -1 : n;
 }
 
 bool ce_xzmt_stopping(const ce_xzmt *x) { return x->stop; }
@@ -361,6 +373,8 @@ unsigned ce_xzmt_threads(const ce_xzmt *x) { return x->threads; }
 
 const char *ce_xzmt_error(const ce_xzmt *x)
 {
+    int we = __atomic_load_n(&x->werr, __ATOMIC_ACQUIRE);
+    if (we) return strerror(we);   /* writing an unpacked file (ce_xzmt_sink) */
     switch (x->err) {
     case LZMA_OK:
     case LZMA_STREAM_END: return NULL;
@@ -376,6 +390,8 @@ const char *ce_xzmt_error(const ce_xzmt *x)
 
 int ce_xzmt_errno(const ce_xzmt *x)
 {
+    int we = __atomic_load_n(&x->werr, __ATOMIC_ACQUIRE);
+    if (we) return we;
     return x->err == LZMA_MEM_ERROR || x->err == LZMA_MEMLIMIT_ERROR ? ENOMEM : -1;
 }
 
@@ -395,6 +411,7 @@ void ce_xzmt_free(ce_xzmt *x)
     xzb_release(x, &x->held);
     for (unsigned long long i = x->consumed; i < x->produced; i++) xzb_release(x, &x->ring[i % RING]);
     xzb_stop(x);
+    if (x->sink) ce_xzmt_sink_end(x);   /* the reader gave up inside a file */
     if (x->sync_ready) {
         pthread_cond_destroy(&x->wcv);
         pthread_cond_destroy(&x->cv);

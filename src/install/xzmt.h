@@ -38,7 +38,17 @@
  * by block, so the archives still decoding get the memory of those that
  * finished; without slots a decoder has a budget of its own (the memlimit of
  * ce_xzmt_new_mem).  Buffers are mmapped and given back in pieces as they are
- * read, so they leave the RSS at once.  Measured: docs/PERFORMANCE.md. */
+ * read, so they leave the RSS at once.
+ *
+ * File blocks (xzsink.c): the reader tells the decoder when it is inside a big
+ * regular file (ce_xzmt_sink); a worker block planned wholly inside it then
+ * decodes through a 1 MiB buffer straight into the file and holds only its
+ * input and dictionary while it decodes: blocks no longer wait, 24 MiB each,
+ * for the reader to reach them in file order (on 16 cores that filled the
+ * budget with finished blocks and left cores idle), and the same budget
+ * keeps about three times as many blocks decoding.  The reader still gets
+ * every byte in order (read back from the file) for the per-file digest.
+ * Measured: docs/PERFORMANCE.md. */
 #ifndef CE_XZMT_H
 #define CE_XZMT_H
 
@@ -59,6 +69,9 @@
 
 /* Next compressed bytes: > 0 with *buf set, 0 at the end, -1 on error. */
 typedef ssize_t (*ce_xzmt_pull)(void *ud, const unsigned char **buf);
+/* How many bytes pull would give now without waiting (an archive still
+ * being downloaded); LLONG_MAX: everything. */
+typedef long long (*ce_xzmt_avail)(void *ud);
 
 typedef struct ce_xzmt ce_xzmt;
 
@@ -106,6 +119,35 @@ int ce_xzmt_errno(const ce_xzmt *x);
  * id's archive of size bytes, instead of the memlimit given to new. */
 struct ce_slots;
 void ce_xzmt_use_slots(ce_xzmt *x, struct ce_slots *s, int id, long long size);
+
+/* The reader is inside a regular file: its bytes begin at p (inside what
+ * ce_xzmt_read handed out last) and are len long, and fd is that file, empty,
+ * open for reading and writing.  From now until ce_xzmt_sink_end every byte
+ * of those len is written into the file by the decoder (at its offset), the
+ * reader must not write them: worker blocks that lie wholly inside the file
+ * decode straight into it and give their memory back at once (a "file
+ * block": it does not wait for the reader in file order), the other bytes are
+ * written as they are handed out.  The reader still gets every byte, in
+ * order (a file block's read back from the file), to hash.  fd is not kept
+ * (a dup is, closed after the last file block was read back).
+ * -1: nothing registered (not the block decoder, p not in the last bytes
+ * handed out, no memory): the caller writes the file itself.  Else the sink
+ * is on: 0, or the errno of a write that failed; a later write failure makes
+ * ce_xzmt_read fail with ce_xzmt_errno() that errno. */
+int ce_xzmt_sink(ce_xzmt *x, const void *p, int fd, unsigned long long len);
+/* The reader is past the file (or gives up): 0, or the errno of a write of
+ * the file (or of reading it back) that failed. */
+int ce_xzmt_sink_end(ce_xzmt *x);
+/* the file blocks decoded (tests) */
+unsigned ce_xzmt_file_blocks(const ce_xzmt *x);
+
+/* Before the first read: the input arrives over time (avail says how much is
+ * there).  The decoding thread then reads a block's input ahead of the
+ * reader's need only once it is all there: waiting for it in pull, the
+ * thread would leave decoded blocks unread (the reader's bytes, and the
+ * per-file digests, piled up behind the download: +0.8 s at 400 MB/s on 16
+ * cores, issue 25).  Without it every byte counts as there. */
+void ce_xzmt_use_avail(ce_xzmt *x, ce_xzmt_avail avail);
 
 /* threads the decoder was given (for messages and tests) */
 unsigned ce_xzmt_threads(const ce_xzmt *x);

@@ -23,6 +23,14 @@
 #define BLK_SLACK (1u << 20)
 
 enum { BLK_WORKER = 1, BLK_STREAM, BLK_DIRECT };
+
+/* A regular file the reader is in (ce_xzmt_sink): its bytes' place in the
+ * plain stream, and the file, written at those bytes' offsets less at. */
+typedef struct xzsink {
+    int fd;                       /* O_RDWR, our own (a dup of the caller's) */
+    unsigned long long at, end;   /* [at, end) of the plain stream */
+    unsigned refs;                /* x->sink's and its file blocks' (under mu) */
+} xzsink;
 enum { BLK_QUEUED = 0, BLK_RUNNING, BLK_DONE, BLK_FAILED };
 
 typedef struct xzblock {
@@ -38,6 +46,8 @@ typedef struct xzblock {
     size_t out_len, out_pos;      /* out_pos: handed out so far */
     size_t out_freed;             /* bytes at the start of out given back to the kernel */
     unsigned long long reserved;  /* held from the budget */
+    unsigned long long at;        /* its first plain byte's offset (AT_UNKNOWN after a block without sizes) */
+    xzsink *sink;                 /* WORKER: decoded into this file (a file block), read back from it */
     struct xzblock *next;
 } xzblock;
 
@@ -47,10 +57,17 @@ typedef struct ring_ent {
     size_t len;
     xzblock *blk;                 /* the slice's block (NULL: own buffer) */
     bool last;                    /* its last slice: the block goes once it was read */
+    bool in_file;                 /* read back from a file block: already where it belongs */
+    unsigned long long at;        /* the plain offset of p[0] */
 } ring_ent;
+
+#define AT_UNKNOWN (~0ull)
+/* a file block decodes through a buffer of this size, written as it fills */
+#define FILE_CHUNK (1u << 20)
 
 struct ce_xzmt {
     ce_xzmt_pull pull;
+    ce_xzmt_avail avail;          /* NULL: all input counts as there */
     void *ud;
     unsigned threads;
     bool pull_failed;
@@ -76,6 +93,11 @@ struct ce_xzmt {
     ring_ent ring[RING];
     ring_ent held;                /* what the reader holds (no thread: the last entry) */
     unsigned long long produced, consumed;
+    unsigned long long out_at;    /* the plain offset of the next entry produced */
+    unsigned long long plan_at;   /* ... of the next block parsed (AT_UNKNOWN: not known) */
+    xzsink *sink;                 /* the file the reader is in (set and cleared by the reader, under mu) */
+    int werr;                     /* the errno of a write or read of a sink's file that failed (first one) */
+    unsigned nfile;               /* file blocks decoded */
     bool done;                    /* the decoding thread stopped: end, error, or told to */
     volatile int stop;
     /* block mode */
@@ -113,6 +135,8 @@ extern const lzma_allocator ce_xzmt_allocator;
 int xzp_read(ce_xzmt *x, void *dst, size_t n);
 /* input in x->ip/x->ia: 1, 0 at its end, -1 when pull failed */
 int xzp_fill(ce_xzmt *x);
+/* true when n more bytes of input can be read without waiting (x->avail) */
+bool xzp_there(ce_xzmt *x, size_t n);
 /* The next block's header into *b (its mode not decided); 1: the stream
  * ended (index, footer and padding checked, no further stream), 0: *b holds
  * a block header, -1: error (x->perr or x->pull_failed). */
@@ -120,6 +144,17 @@ int xzp_next_block(ce_xzmt *x, xzblock *b);
 /* the block's compressed data, padding and check, for the index */
 void xzp_block_seen(ce_xzmt *x, const lzma_block *blk);
 void xzp_end(ce_xzmt *x);   /* once, when x goes */
+
+/* xzsink.c: the file blocks' files (ce_xzmt_sink) */
+/* a reference to x->sink when b's plain bytes lie within it (under mu), else NULL */
+xzsink *xzs_for(ce_xzmt *x, const xzblock *b);
+void xzs_put(ce_xzmt *x, xzsink *s);
+/* n plain bytes at plain offset at into s's file: 0, or -1 (x->werr set) */
+int xzs_write(ce_xzmt *x, xzsink *s, const void *buf, size_t n, unsigned long long at);
+/* ... and back: 0, or -1 (x->werr set) */
+int xzs_read(ce_xzmt *x, xzsink *s, void *buf, size_t n, unsigned long long at);
+/* the reader got e: the part of it in x->sink into the file unless it is there: 0, or -1 */
+int xzs_handout(ce_xzmt *x, const ring_ent *e);
 
 /* xzblk.c */
 int xzb_init(ce_xzmt *x);

@@ -36,6 +36,12 @@ int xzp_fill(ce_xzmt *x)
     return fill(x);
 }
 
+bool xzp_there(ce_xzmt *x, size_t n)
+{
+    if (!x->avail || x->eof_in || x->ia >= n) return true;
+    return x->avail(x->ud) >= (long long)(n - x->ia);
+}
+
 static int fail(ce_xzmt *x, lzma_ret why)
 {
     if (x->perr == LZMA_OK) x->perr = why;

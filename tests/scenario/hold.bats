@@ -11,7 +11,7 @@ setup_file() {
     source "$BATS_TEST_DIRNAME/../lib/hold.bash"
     hold_setup_file || return 1
     local w=$BATS_FILE_TMPDIR/w top=cudnn-linux-x86_64-8.7.0.84_cuda11-archive
-    mkdir -p "$FM/bomb" "$FM/big" "$w"
+    mkdir -p "$FM/bomb" "$FM/big" "$FM/bigmb" "$w"
     # xz bomb: 128 MiB of zeros in about 20 KB
     fx_cudnn "$w/$top" 8.7.0.84 11
     truncate -s 128M "$w/$top/lib/libcudnn_bomb.so"
@@ -24,6 +24,8 @@ setup_file() {
     # a normal archive with one 6 MiB file (zeros: a few KB compressed)
     head -c 6M /dev/zero > "$w/$top/lib/libcudnn_big.so"
     tar -C "$w" -cf - "$top" | xz -1 > "$FM/big/$top.tar.xz"
+    # the same in 256 KiB blocks (xz -T2): the decoder writes the big file itself (xzsink.c)
+    tar -C "$w" -cf - "$top" | xz -T2 -1 --block-size=256KiB > "$FM/bigmb/$top.tar.xz"
     rm -rf "$w"
 }
 
@@ -93,14 +95,17 @@ PY
 }
 
 @test "ENOSPC while extracting (free-space checks fooled, 4 MiB tmpfs): exit 1 naming ENOSPC and the file, nothing committed" {
-    hold_manifest "$SERVER_URL/big/cudnn-linux-x86_64-8.7.0.84_cuda11-archive.tar.xz" yes > "$CUDAENV_MANIFEST"
-    in_tmpfs 4m 'CUDAENV_TEST_FREE_BYTES=1e12 "$CUDAENV" install tf-2.14; rc=$?
-        ls -d "$CUDAENV_ROOT"/pkgs/.staging-* "$CUDAENV_ROOT"/versions/.staging-* 2>/dev/null | sed "s/^/LEFT: /"
-        ls "$CUDAENV_ROOT/versions" "$CUDAENV_ROOT/pkgs" | sed "s/^/HAVE: /"; exit $rc'
-    [ "$status" -eq 1 ] || { echo "$output"; false; }
-    [[ "$output" == *"libcudnn_big.so"*"ENOSPC"* ]] || { echo "$output"; false; }
-    [[ "$output" != *"LEFT: "* ]] || { echo "$output"; false; }
-    [[ "$output" != *"HAVE: 11.8.0+cudnn"* && "$output" != *"HAVE: cudnn-"* ]] || { echo "$output"; false; }
+    # one block (libarchive writes the file), 256 KiB blocks (the xz decoder does: file blocks)
+    for fx in big bigmb; do
+        hold_manifest "$SERVER_URL/$fx/cudnn-linux-x86_64-8.7.0.84_cuda11-archive.tar.xz" yes > "$CUDAENV_MANIFEST"
+        in_tmpfs 4m 'CUDAENV_TEST_FREE_BYTES=1e12 "$CUDAENV" install tf-2.14; rc=$?
+            ls -d "$CUDAENV_ROOT"/pkgs/.staging-* "$CUDAENV_ROOT"/versions/.staging-* 2>/dev/null | sed "s/^/LEFT: /"
+            ls "$CUDAENV_ROOT/versions" "$CUDAENV_ROOT/pkgs" | sed "s/^/HAVE: /"; exit $rc'
+        [ "$status" -eq 1 ] || { echo "$fx: $output"; false; }
+        [[ "$output" == *"cannot write lib/libcudnn_big.so"*"ENOSPC"* ]] || { echo "$fx: $output"; false; }
+        [[ "$output" != *"LEFT: "* ]] || { echo "$fx: $output"; false; }
+        [[ "$output" != *"HAVE: 11.8.0+cudnn"* && "$output" != *"HAVE: cudnn-"* ]] || { echo "$fx: $output"; false; }
+    done
 }
 
 @test "ENOSPC, then space freed while the install fails (8 MiB tmpfs, a filler removed once the write failed): still exit 1, nothing committed" {
@@ -129,13 +134,15 @@ PY
 }
 
 @test "a write that fails while later ones succeed (EFBIG under ulimit -f): exit 1 naming the file, nothing committed" {
-    hold_manifest "$SERVER_URL/big/cudnn-linux-x86_64-8.7.0.84_cuda11-archive.tar.xz" yes > "$CUDAENV_MANIFEST"
-    run bash -c 'trap "" XFSZ; ulimit -f 4096; exec "$0" install tf-2.14' "$CUDAENV"
-    [ "$status" -eq 1 ] || { echo "$output"; false; }
-    [[ "$output" == *"libcudnn_big.so"*"EFBIG"* ]] || { echo "$output"; false; }
-    [ ! -e "$CUDAENV_ROOT/versions/11.8.0+cudnn8.7.0.84" ]
-    [ ! -e "$CUDAENV_ROOT/pkgs/cudnn-8.7.0.84-cuda11" ]
-    no_staging
+    for fx in big bigmb; do   # libarchive writes it; the xz decoder does (file blocks)
+        hold_manifest "$SERVER_URL/$fx/cudnn-linux-x86_64-8.7.0.84_cuda11-archive.tar.xz" yes > "$CUDAENV_MANIFEST"
+        run bash -c 'trap "" XFSZ; ulimit -f 4096; exec "$0" install tf-2.14' "$CUDAENV"
+        [ "$status" -eq 1 ] || { echo "$fx: $output"; false; }
+        [[ "$output" == *"cannot write lib/libcudnn_big.so"*"EFBIG"* ]] || { echo "$fx: $output"; false; }
+        [ ! -e "$CUDAENV_ROOT/versions/11.8.0+cudnn8.7.0.84" ]
+        [ ! -e "$CUDAENV_ROOT/pkgs/cudnn-8.7.0.84-cuda11" ]
+        no_staging
+    done
 }
 
 @test "an xz bomb (128 MiB of zeros in 20 KB) on a 16 MiB tmpfs fails fast before writing it, no staging left" {

@@ -1,0 +1,176 @@
+/* File blocks (xzsink.c, issue 25): while the reader is inside a big file,
+ * worker blocks wholly inside it decode straight into it and leave memory at
+ * once; the file gets each of its bytes exactly once whoever wrote it (file
+ * blocks, the streamed block, the blocks at its two ends), the reader still
+ * gets every byte in order, and a failed write fails the read with its
+ * errno.  And the input of a download (ce_xzmt_use_avail): the decoding
+ * thread does not wait for a later block's input while the reader has
+ * decoded bytes to take. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/ctx.h"
+#include "xz_fixture.h"
+
+/* File blocks (xzsink.c): the reader says where a file's bytes begin when it
+ * gets there (ce_xzmt_sink), a slow reader, so the workers get ahead of it. */
+typedef struct sunk {
+    ssize_t rc;
+    bool same;             /* the reader still got every byte, in order */
+    int sink_rc, end_rc;   /* ce_xzmt_sink's, ce_xzmt_sink_end's */
+    int err;               /* ce_xzmt_errno after a failed read */
+    unsigned file_blocks;
+} sunk;
+
+static sunk decode_sunk(const buf *in, unsigned threads, size_t f0, size_t flen, int fd)
+{
+    src s = { .in = in, .piece = 64u << 10, .fail_at = SIZE_MAX };
+    const unsigned char *first;
+    ssize_t n = pull(&s, &first);
+    s.x = ce_xzmt_new_mem(pull, &s, first, (size_t)n, threads, 64 * MiB);
+    assert_non_null(s.x);
+    sunk r = { .same = true, .sink_rc = -2 };
+    size_t got = 0;
+    bool on = false;
+    for (;;) {
+        const void *out;
+        r.rc = ce_xzmt_read(s.x, &out);
+        if (r.rc <= 0) break;
+        if (memcmp(out, plain + got, (size_t)r.rc)) r.same = false;
+        if (r.sink_rc == -2 && f0 >= got && f0 < got + (size_t)r.rc) {
+            assert_int_equal(ce_xzmt_sink(s.x, (const unsigned char *)out + r.rc, fd, flen), -1);   /* not handed out */
+            r.sink_rc = ce_xzmt_sink(s.x, (const unsigned char *)out + (f0 - got), fd, flen);
+            on = r.sink_rc >= 0;
+        }
+        got += (size_t)r.rc;
+        if (on && got >= f0 + flen) {
+            r.end_rc = ce_xzmt_sink_end(s.x);
+            on = false;
+        }
+        struct timespec ts = { 0, 1000 * 1000 };
+        nanosleep(&ts, NULL);
+    }
+    if (r.rc < 0) r.err = ce_xzmt_errno(s.x);
+    if (on) r.end_rc = ce_xzmt_sink_end(s.x);
+    r.file_blocks = ce_xzmt_file_blocks(s.x);
+    ce_xzmt_free(s.x);
+    return r;
+}
+
+static void test_file_blocks(void **state)
+{
+    (void)state;
+    buf b = pack(PLAIN, 64u << 10, LZMA_CHECK_CRC64, 1);
+    const size_t f0 = 100001, flen = 5 * MiB + 333;   /* neither end on a block boundary */
+    for (unsigned threads = 1; threads <= 4; threads += 3) {
+        char path[] = "/tmp/xzsink.XXXXXX";
+        int fd = mkstemp(path);
+        assert_true(fd >= 0);
+        unlink(path);
+        sunk r = decode_sunk(&b, threads, f0, flen, fd);
+        assert_int_equal(r.rc, 0);
+        assert_true(r.same);
+        assert_int_equal(r.sink_rc, 0);
+        assert_int_equal(r.end_rc, 0);
+        /* the file holds exactly its bytes, whoever wrote them */
+        unsigned char *f = malloc(flen + 1);
+        assert_int_equal(pread(fd, f, flen + 1, 0), (ssize_t)flen);
+        assert_memory_equal(f, plain + f0, flen);
+        free(f);
+        close(fd);
+        /* four threads: many of its 80 blocks decoded straight into it (most, unloaded); one: none (no workers) */
+        if (threads == 1) assert_int_equal(r.file_blocks, 0);
+        else if (r.file_blocks < 20) fail_msg("%u of the file's blocks decoded into it", r.file_blocks);
+    }
+    free(b.p);
+}
+
+/* A write into the file fails (past RLIMIT_FSIZE: EFBIG): the read fails with
+ * that errno, and so does the end of the sink. */
+static void test_file_block_write_fails(void **state)
+{
+    (void)state;
+    buf b = pack(PLAIN, 64u << 10, LZMA_CHECK_CRC64, 1);
+    char path[] = "/tmp/xzsink.XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    unlink(path);
+    struct rlimit old, lim = { 1 * MiB, 0 };
+    assert_int_equal(getrlimit(RLIMIT_FSIZE, &old), 0);
+    lim.rlim_max = old.rlim_max;
+    void (*was)(int) = signal(SIGXFSZ, SIG_IGN);
+    assert_int_equal(setrlimit(RLIMIT_FSIZE, &lim), 0);
+    sunk r = decode_sunk(&b, 4, 4096, 4 * MiB, fd);
+    setrlimit(RLIMIT_FSIZE, &old);
+    signal(SIGXFSZ, was);
+    close(fd);
+    free(b.p);
+    assert_int_equal(r.rc, -1);
+    assert_int_equal(r.err, EFBIG);
+    assert_int_equal(r.end_rc, EFBIG);
+}
+
+/* pull_stuck's download, stuck at stop_at bytes (a multiple of the pieces): avail says so */
+static long long avail_dl(void *ud)
+{
+    const slow *w = ud;
+    return w->s.pos < w->stop_at ? (long long)(w->stop_at - w->s.pos) : 0;
+}
+
+/* Every block whose input is there reaches the reader, though the decoding
+ * thread could read ahead into the block the download is stuck in (without
+ * avail it waits there, and the decoded blocks before it stay unread: the
+ * alarm ends the test). */
+static void test_reads_ahead_only_what_is_there(void **state)
+{
+    (void)state;
+    buf b = pack(PLAIN, 64u << 10, LZMA_CHECK_CRC64, 1);
+    size_t piece = 64u << 10, stop = b.len / 2 / piece * piece;
+    lzma_index *idx = blocks_of(&b);
+    lzma_index_iter it;
+    lzma_index_iter_init(&it, idx);
+    uint64_t there = 0;   /* the plain bytes of the blocks wholly before stop */
+    while (!lzma_index_iter_next(&it, LZMA_INDEX_ITER_BLOCK))
+        if (it.block.compressed_file_offset + it.block.total_size <= stop)
+            there = it.block.uncompressed_file_offset + it.block.uncompressed_size;
+    lzma_index_end(idx, NULL);
+    assert_true(there > 8 * piece);
+    alarm(60);
+    slow w = { .s = { .in = &b, .piece = piece, .fail_at = SIZE_MAX }, .stop_at = stop };
+    const unsigned char *first = NULL;
+    ssize_t n = pull_stuck(&w, &first);
+    w.s.x = ce_xzmt_new_mem(pull_stuck, &w, first, (size_t)n, 4, 64 * MiB);
+    assert_non_null(w.s.x);
+    ce_xzmt_use_avail(w.s.x, avail_dl);
+    size_t got = 0;
+    while (got < there) {
+        const void *out;
+        ssize_t r = ce_xzmt_read(w.s.x, &out);
+        assert_true(r > 0);
+        assert_memory_equal(out, plain + got, (size_t)r);
+        got += (size_t)r;
+    }
+    alarm(0);
+    ce_xzmt_free(w.s.x);
+    free(b.p);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_file_blocks),
+        cmocka_unit_test(test_file_block_write_fails),
+        cmocka_unit_test(test_reads_ahead_only_what_is_there),
+    };
+    return cmocka_run_group_tests(tests, xz_setup, xz_teardown);
+}
