@@ -33,6 +33,7 @@ typedef struct dl {
     unsigned char *buf;    /* bytes [on_disk, have) not yet written */
     size_t blen;
     long long on_disk, have;
+    long long kicked;      /* bytes [0, kicked) of the .part sent to the disk (dl_flush) */
     long long start;       /* offset asked for by the current attempt */
     long long run_start;   /* have when this run began (for the rate) */
     long long attempt_have;

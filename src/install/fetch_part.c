@@ -33,6 +33,23 @@ static void dl_verified(dl *d)
     if (d->it->watch) __atomic_store_n(&d->it->watch->verified, 1, __ATOMIC_RELEASE);
 }
 
+/* Writeback of the .part starts as it is written, WRITEBACK bytes at a time,
+ * so the fdatasync at its end (dl_finish) waits for the last few MiB instead
+ * of the whole file: with memory to spare the kernel starts writing dirty
+ * pages only ~30 s later (vm.dirty_expire_centisecs), and an install through
+ * a 400 MB/s link spent ~0.9 s after the last byte syncing the archives that
+ * had finished together (issue 25).  Best effort: where sync_file_range is
+ * refused, the fdatasync does it all. */
+#define WRITEBACK (8ll << 20)
+
+static void writeback(dl *d)
+{
+    if (d->on_disk < d->kicked) d->kicked = 0;   /* the .part started over */
+    if (d->on_disk - d->kicked < WRITEBACK) return;
+    (void)sync_file_range(d->fd, d->kicked, d->on_disk - d->kicked, SYNC_FILE_RANGE_WRITE);
+    d->kicked = d->on_disk;
+}
+
 int dl_flush(dl *d)
 {
     size_t off = 0;
@@ -58,6 +75,7 @@ int dl_flush(dl *d)
     ce_sha256_update(d->h, d->buf, d->blen);
     d->on_disk += (long long)d->blen;
     d->blen = 0;
+    writeback(d);
     return CE_OK;
 }
 

@@ -349,6 +349,13 @@ fx_slowpath() {
     cc -shared -fPIC -o "$1" "$TESTS_DIR/doubles/slowpath.c" -ldl
 }
 
+# fx_writeback SO: build tests/doubles/writeback.c, an LD_PRELOAD that logs
+# sync_file_range and fdatasync calls (offsets, lengths, paths) to
+# $CUDAENV_TEST_WRITEBACK_LOG.
+fx_writeback() {
+    cc -shared -fPIC -o "$1" "$TESTS_DIR/doubles/writeback.c" -ldl
+}
+
 # ASAN_OPTIONS for a run with LD_PRELOAD: an -fsanitize=address build (make
 # check-asan) otherwise refuses a preload loaded before its runtime.
 fx_asan_preload_ok() {

@@ -316,13 +316,18 @@ PY
     sha=$(sha256sum "$arc" | cut -c1-64)
     CUDAENV_UNPACK_JOBS=16 "$CUDAENV" install tf-2.14 > "$T/out" 2>&1 &
     local pid=$! seen=
+    # all along: the unpackers are named for ps, and the small archives' yield
+    # the cores to the largest (slots.h: ce_slots_nice); sampled while the
+    # install runs (one look after libcublasLt appeared missed the small ones
+    # once, on a loaded machine under ASan, when that took past the pause)
+    (while kill -0 "$pid" 2>/dev/null; do ps -C cudaenv-unpack -o ni= || :; sleep 0.1; done > "$T/nices") &
+    local sampler=$!
     # libcublas' own download is unfinished before and after its file is seen
     seen_while_downloading "$pid" "$sha" 'libcublasLt.so.*' && seen=1
-    # meanwhile (the 8 s pause): the unpackers are named for ps, and the
-    # small archives' yield the cores to the largest (slots.h: ce_slots_nice)
-    local nices
-    nices=$(ps -C cudaenv-unpack -o ni= | tr -d ' ' | sort -un | tr '\n' ' ')
     wait "$pid" || { cat "$T/out"; false; }
+    wait "$sampler" || true
+    local nices
+    nices=$(tr -d ' ' < "$T/nices" | sort -un | tr '\n' ' ')
     [ -n "$seen" ] || { echo "no libcublasLt in pkgs/.staging-* while a .part was there"; cat "$T/out"; false; }
     [[ " $nices" == *" 0 "* && " $nices" == *" 8 "* ]] || { echo "unpackers' nice values: '$nices'"; false; }
     cmp "$CUDAENV_ROOT/versions/$P/lib64/libcublasLt.so.11" \

@@ -17,7 +17,7 @@ setup_file() {
     source "$BATS_TEST_DIRNAME/../lib/hold.bash"
     hold_setup_file || return 1
     export RECEIPTS=$BATS_FILE_TMPDIR/receipts
-    mkdir -p "$FM/one" "$FM/multi" "$FM/tgz" "$RECEIPTS"
+    mkdir -p "$FM/one" "$FM/multi" "$FM/tgz" "$FM/big" "$RECEIPTS"
     local w=$BATS_FILE_TMPDIR/w top=cudnn-linux-x86_64-8.7.0.84_cuda11-archive
     fx_cudnn "$w/$top" 8.7.0.84 11
     head -c 2600000 /dev/urandom > "$w/$top/lib/libcudnn_static_pad.a"
@@ -25,6 +25,9 @@ setup_file() {
     xz -T1 -c "$w/a.tar" > "$FM/one/$top.tar.xz"
     xz -T2 --block-size=256KiB -c "$w/a.tar" > "$FM/multi/$top.tar.xz"
     gzip -c "$w/a.tar" > "$FM/tgz/cudnn-11.8-linux-x64-v8.7.0.84.tgz"
+    # 20 MiB that do not compress: the download writes it in many writeback ranges
+    head -c 20M /dev/urandom > "$w/$top/lib/libcudnn_static_pad.a"
+    tar -C "$w" --owner=0 --group=0 --numeric-owner -cf - "$top" | xz -0 -T2 > "$FM/big/$top.tar.xz"
     rm -rf "$w"
 }
 
@@ -249,4 +252,29 @@ race() { # race create|read MS [SERVER_MODES]: hold that side's opens of the .pa
     [ "$(sed -n 1p "$T/opens")" = "create ok - $CUDAENV_ROOT/cache/$sha.part" ] || { cat "$T/opens"; false; }
     [ "$(sed -n 2p "$T/opens")" = "read ENOENT slow $CUDAENV_ROOT/cache/$sha.part" ] || { cat "$T/opens"; false; }
     [ "$(wc -l < "$T/opens")" -eq 2 ] || { cat "$T/opens"; false; }
+}
+
+@test "the download's writeback starts as it is written: the .part's fdatasync has at most the last 9 MiB left (issue 25)" {
+    # without it the kernel starts writing a fast download ~30 s later, and the
+    # install waited after the last byte for the sync of whole archives
+    cp -a "$BASE" "$CUDAENV_ROOT"
+    export CUDAENV_MANIFEST=$T/manifest.json
+    file=$(cd "$FM/big" && ls)
+    sha=$(sha256sum "$FM/big/$file" | cut -d' ' -f1)
+    hold_manifest "$SERVER_URL/big/$file" yes > "$CUDAENV_MANIFEST"
+    fx_writeback "$T/writeback.so"
+    LD_PRELOAD=$T/writeback.so CUDAENV_TEST_WRITEBACK_LOG=$T/wb ASAN_OPTIONS=$(fx_asan_preload_ok) \
+        run "$CUDAENV" install tf-2.14
+    [ "$status" -eq 0 ] || { echo "$output"; false; }
+    cmp "$CUDAENV_ROOT/cache/$sha" "$FM/big/$file"
+    # the .part's ranges: from byte 0, each where the last ended, all before its fdatasync
+    run awk -v p="$CUDAENV_ROOT/cache/$sha.part" -v size="$(stat -c %s "$FM/big/$file")" '
+        BEGIN { end = 0 }
+        $1 == "range" && $4 == p { if ($2 != end) bad = "range at " $2 ", expected " end
+                                   if (synced) bad = "a range after the fdatasync"
+                                   end = $2 + $3; n++ }
+        $1 == "datasync" && $2 == p { synced++ }
+        END { if (bad) print bad; else if (n < 2) print n " range(s)"; else if (synced != 1) print synced + 0 " fdatasync(s)"
+              else if (size - end > 9 * 1048576) print "the fdatasync had " size - end " bytes left"; else print "ok" }' "$T/wb"
+    [ "$output" = ok ] || { echo "$output"; cat "$T/wb"; false; }
 }
