@@ -4,9 +4,11 @@
 # loopback "NVIDIA"), hands the environment to later steps as dotenv lines
 # ($GITHUB_ENV style), prunes the cache before saving it, and the next run,
 # on a fresh runner with only the saved cache and no network, reinstalls
-# offline; the first runner's forced offline reinstall works too.  Crosses:
-# .cuda-version, install (components), env --shell dotenv, cache prune,
-# install --offline, exec.
+# offline; the first runner's forced offline reinstall works too.  The
+# archives have several xz blocks, as NVIDIA's do, and a 3 MiB library whose
+# blocks decode straight into it (file blocks, issue 25).  Crosses:
+# .cuda-version, install (components, file blocks), env --shell dotenv, cache
+# prune, install --offline, exec.
 load ../lib/common
 load ../lib/server
 bats_require_minimum_version 1.5.0
@@ -14,7 +16,8 @@ bats_require_minimum_version 1.5.0
 setup_file() {
     upstream_setup_file
     source "$BATS_TEST_DIRNAME/../lib/redist.sh"
-    fx_redist "$UPSTREAM" 11.8.0
+    # NVIDIA's archives have several xz blocks; libcublasLt (3 MiB) spans many
+    FX_REDIST_BIG=$((3 << 20)) FX_REDIST_XZ="-T2 --block-size=256KiB" fx_redist "$UPSTREAM" 11.8.0
 }
 
 setup() {
@@ -36,9 +39,15 @@ teardown() {
     cd "$T/repo"
     spec=$(cat .cuda-version)
     # the job's step is a plain `cudaenv install`: the pin in effect (issue 22)
-    run "$CUDAENV" install
+    CUDAENV_TEST_XZ_THREADS=$T/xzt run "$CUDAENV" install
     [ "$status" -eq 0 ] || { echo "$output"; false; }
     [[ "$output" == *"installing tf-2.14, pinned by $T/repo/.cuda-version"* ]]
+    # libcublasLt, byte for byte, its blocks decoded straight into it as it downloaded (issue 25)
+    cmp "$CUDAENV_ROOT/versions/11.8.0+cudnn8.7.0.84/lib64/libcublasLt.so.11" \
+        <(tar -xJOf "$UPSTREAM"/compute/cuda/redist/libcublas/linux-x86_64/*.tar.xz --wildcards '*/lib/libcublasLt.so.11')
+    if [ "$(nproc)" -ge 2 ]; then
+        [ "$(awk '{n += $1} END {print n + 0}' "$T/xzt.files")" -ge 1 ] || { cat "$T/xzt.files"; false; }
+    fi
 
     # a later step of the job gets the pin's environment as KEY=VALUE lines
     run --separate-stderr "$CUDAENV" env --shell dotenv
@@ -69,4 +78,6 @@ teardown() {
     [ "$status" -eq 0 ] || { echo "$output"; false; }
     cmp "$CUDAENV_ROOT/versions/11.8.0+cudnn8.7.0.84/lib64/libcublas.so.11" \
         "$T/runner2/versions/11.8.0+cudnn8.7.0.84/lib64/libcublas.so.11"
+    cmp "$CUDAENV_ROOT/versions/11.8.0+cudnn8.7.0.84/lib64/libcublasLt.so.11" \
+        "$T/runner2/versions/11.8.0+cudnn8.7.0.84/lib64/libcublasLt.so.11"
 }

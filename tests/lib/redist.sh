@@ -22,6 +22,8 @@
 # libcufft ship lib/libcudart.so as a link to its own libcufft.so.N.
 # FX_REDIST_BIG=N adds N random bytes to libcublas (lib/libcublasLt.so.11),
 # an archive larger than the download's write buffer.
+# FX_REDIST_XZ="ARGS": xz's arguments for every archive (default: one block);
+# "-T2 --block-size=256KiB" gives them several blocks, as NVIDIA's have.
 fx_redist() {
     local dir=$1 ver=$2
     local maj=${ver%%.*} r=${ver#*.}
@@ -71,7 +73,8 @@ fx_redist() {
                     fi ;;
             esac
             mkdir -p "$out/$comp/$plat"
-            tar -C "$s" --owner=0 --group=0 --numeric-owner -cJf "$out/$comp/$plat/$top.tar.xz" "$top"
+            # shellcheck disable=SC2086
+            tar -C "$s" --owner=0 --group=0 --numeric-owner -cf - "$top" | xz -c ${FX_REDIST_XZ:-} > "$out/$comp/$plat/$top.tar.xz"
         done
     done
     rm -rf "$w"
