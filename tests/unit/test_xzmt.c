@@ -24,36 +24,7 @@
 #define PLAIN (3u << 20)
 #define PIECE (64u << 10)
 
-/* The lock discipline, checked as it runs: here every mutex made without attributes
- * (ce_xzmt's, liblzma's) is an error-checking one, and an unlock by a thread that does
- * not hold the mutex is counted.  ce_xzmt_free must set the stop flag and broadcast
- * under the lock: without it the decoding thread can see no stop, miss the broadcast
- * and wait forever (free never returns), a race too narrow to lose on purpose. */
-static int bad_unlocks;
-
-int pthread_mutex_init(pthread_mutex_t *m, const pthread_mutexattr_t *a)
-{
-    int (*real)(pthread_mutex_t *, const pthread_mutexattr_t *) =
-        (int (*)(pthread_mutex_t *, const pthread_mutexattr_t *))dlsym(RTLD_NEXT, "pthread_mutex_init");
-    if (a) return real(m, a);
-    pthread_mutexattr_t ec;
-    pthread_mutexattr_init(&ec);
-    pthread_mutexattr_settype(&ec, PTHREAD_MUTEX_ERRORCHECK);
-    int r = real(m, &ec);
-    pthread_mutexattr_destroy(&ec);
-    return r;
-}
-
-int pthread_mutex_unlock(pthread_mutex_t *m)
-{
-    static int (*real)(pthread_mutex_t *);
-    if (!__atomic_load_n(&real, __ATOMIC_ACQUIRE))
-        __atomic_store_n(&real, (int (*)(pthread_mutex_t *))dlsym(RTLD_NEXT, "pthread_mutex_unlock"),
-                         __ATOMIC_RELEASE);
-    int r = real(m);
-    if (r == EPERM) __atomic_add_fetch(&bad_unlocks, 1, __ATOMIC_RELAXED);
-    return r;
-}
+#include "mutex_check.h"
 
 static unsigned char *plain, *packed;
 static size_t packed_len;

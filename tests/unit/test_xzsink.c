@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "core/ctx.h"
+#include "mutex_check.h"
 #include "xz_fixture.h"
 
 /* File blocks (xzsink.c): the reader says where a file's bytes begin when it
@@ -71,8 +72,11 @@ static void test_file_blocks(void **state)
 {
     (void)state;
     buf b = pack(PLAIN, 64u << 10, LZMA_CHECK_CRC64, 1);
-    const size_t f0 = 100001, flen = 5 * MiB + 333;   /* neither end on a block boundary */
-    for (unsigned threads = 1; threads <= 4; threads += 3) {
+    /* neither end on a block boundary; then the start on one (a file block at the
+     * file's first byte, and the reader's bytes begin at a slice's first) */
+    for (unsigned round = 0; round < 4; round++) {
+        unsigned threads = round % 2 ? 4 : 1;
+        size_t f0 = round < 2 ? 100001 : 3 * (64u << 10), flen = 5 * MiB + 333;
         char path[] = "/tmp/xzsink.XXXXXX";
         int fd = mkstemp(path);
         assert_true(fd >= 0);
@@ -93,6 +97,7 @@ static void test_file_blocks(void **state)
         else if (r.file_blocks < 20) fail_msg("%u of the file's blocks decoded into it", r.file_blocks);
     }
     free(b.p);
+    assert_int_equal(__atomic_load_n(&bad_unlocks, __ATOMIC_RELAXED), 0);
 }
 
 /* A write into the file fails (past RLIMIT_FSIZE: EFBIG): the read fails with
