@@ -97,6 +97,34 @@ int ce_file_read(ce_ctx *ctx, const char *path, size_t max, char **data, size_t 
     return CE_OK;
 }
 
+int ce_pwrite_all(int fd, const void *buf, size_t n, long long off)
+{
+    const unsigned char *p = buf;
+    while (n > 0) {
+        ssize_t w = pwrite(fd, p, n, (off_t)off);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) return w < 0 ? errno : ENOSPC;
+        p += w;
+        n -= (size_t)w;
+        off += w;
+    }
+    return 0;
+}
+
+int ce_pread_all(int fd, void *buf, size_t n, long long off)
+{
+    unsigned char *p = buf;
+    while (n > 0) {
+        ssize_t r = pread(fd, p, n, (off_t)off);
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) return r < 0 ? errno : EIO;
+        p += r;
+        n -= (size_t)r;
+        off += r;
+    }
+    return 0;
+}
+
 int ce_fsync_dir(const char *path)
 {
     int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);

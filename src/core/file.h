@@ -50,6 +50,12 @@ int ce_fsync_dir(const char *path);
  * the first, so their waits overlap (on a journalling file system they join
  * one commit) instead of adding up.  0, or the errno of a failed one. */
 int ce_fsync_fds(const int *fds, size_t n);
+/* All n bytes of buf into fd at offset off (EINTR retried): 0, or the errno
+ * (ENOSPC for a write that wrote nothing). */
+int ce_pwrite_all(int fd, const void *buf, size_t n, long long off);
+/* n bytes of fd at offset off into buf: 0, or the errno (EIO when the file
+ * ends first). */
+int ce_pread_all(int fd, void *buf, size_t n, long long off);
 bool ce_is_dir(const char *path);
 bool ce_exists(const char *path);
 

@@ -52,26 +52,17 @@ static void writeback(dl *d)
 
 int dl_flush(dl *d)
 {
-    size_t off = 0;
-    while (off < d->blen) {
-        ssize_t w = pwrite(d->fd, d->buf + off, d->blen - off, d->on_disk + (long long)off);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w < 0) {
-            int err = errno;
-            if (err == ENOSPC || err == EDQUOT) {
-                /* an endless or oversized stream must not leave the disk full */
-                dl_invalidate(d);
-                unlink(d->part);
-                d->blen = 0;
-                return dl_fail(d, CE_ERR_SPACE, "cannot write %s: %s (%s); the partial download was deleted "
-                               "so the disk is not left full: free some space under CUDAENV_ROOT and rerun",
-                               d->part, strerror(err), err == ENOSPC ? "ENOSPC" : "EDQUOT");
-            }
-            return dl_fail(d, CE_ERR_IO, "cannot write %s: %s", d->part, strerror(err));
-        }
-        off += (size_t)w;
+    int err = ce_pwrite_all(d->fd, d->buf, d->blen, d->on_disk);
+    if (err == ENOSPC || err == EDQUOT) {
+        /* an endless or oversized stream must not leave the disk full */
+        dl_invalidate(d);
+        unlink(d->part);
+        d->blen = 0;
+        return dl_fail(d, CE_ERR_SPACE, "cannot write %s: %s (%s); the partial download was deleted "
+                       "so the disk is not left full: free some space under CUDAENV_ROOT and rerun",
+                       d->part, strerror(err), err == ENOSPC ? "ENOSPC" : "EDQUOT");
     }
+    if (err) return dl_fail(d, CE_ERR_IO, "cannot write %s: %s", d->part, strerror(err));
     ce_sha256_update(d->h, d->buf, d->blen);
     d->on_disk += (long long)d->blen;
     d->blen = 0;

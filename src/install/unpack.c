@@ -131,15 +131,15 @@ static int copy_data(struct archive *in, struct archive *out, file_hash *fh, ce_
     size_t size;
     la_int64_t off;
     long long next = 0;   /* sunk: the file's bytes come in order, without holes */
-    int sunk = -1, rc = 0;
-    for (;;) {
+    int sunk = -1, rc = 0;   /* sunk: sink_open's answer at the first block (-1: libarchive writes) */
+    for (bool first = true;; first = false) {
         int r = archive_read_data_block(in, &buf, &size, &off);
         if (r == ARCHIVE_EOF) break;
         if (r < ARCHIVE_WARN) {
             rc = -1;
             break;
         }
-        if (sink && next == 0 && off == 0 && size > 0 && sunk < 0 && (sunk = sink_open(sink, rel, buf, total)) > 0) {
+        if (sink && first && off == 0 && size > 0 && (sunk = sink_open(sink, rel, buf, total)) > 0) {
             *werr = sunk;
             rc = -3;
             break;

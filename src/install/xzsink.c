@@ -20,6 +20,8 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "core/file.h"
+
 xzsink *xzs_for(ce_xzmt *x, const xzblock *b)
 {
     pthread_mutex_lock(&x->mu);
@@ -57,58 +59,30 @@ static off_t where(const xzsink *s, size_t n, unsigned long long at)
 int xzs_write(ce_xzmt *x, xzsink *s, const void *buf, size_t n, unsigned long long at)
 {
     off_t off = where(s, n, at);
-    if (off < 0) {
-        failed(x, EINVAL);
-        return -1;
-    }
-    const unsigned char *p = buf;
-    while (n > 0) {
-        ssize_t w = pwrite(s->fd, p, n, off);
-        if (w < 0 && errno == EINTR) continue;
-        if (w <= 0) {
-            failed(x, w < 0 ? errno : ENOSPC);   /* a write of 0 bytes: no room */
-            return -1;
-        }
-        p += w;
-        n -= (size_t)w;
-        off += w;
-    }
-    return 0;
+    int e = off < 0 ? EINVAL : ce_pwrite_all(s->fd, buf, n, off);
+    if (e) failed(x, e);
+    return e ? -1 : 0;
 }
 
 int xzs_read(ce_xzmt *x, xzsink *s, void *buf, size_t n, unsigned long long at)
 {
     off_t off = where(s, n, at);
-    if (off < 0) {
-        failed(x, EINVAL);
-        return -1;
-    }
-    unsigned char *p = buf;
-    while (n > 0) {
-        ssize_t r = pread(s->fd, p, n, off);
-        if (r < 0 && errno == EINTR) continue;
-        if (r <= 0) {
-            failed(x, r < 0 ? errno : EIO);   /* shorter than what was written: someone cut it */
-            return -1;
-        }
-        p += r;
-        n -= (size_t)r;
-        off += r;
-    }
-    return 0;
+    int e = off < 0 ? EINVAL : ce_pread_all(s->fd, buf, n, off);   /* EIO: shorter than written */
+    if (e) failed(x, e);
+    return e ? -1 : 0;
 }
 
 /* the part of e in s (reader's thread): 0, or -1 */
-static int write_part(ce_xzmt *x, xzsink *s, const ring_ent *e, unsigned long long from)
+static int write_part(ce_xzmt *x, xzsink *s, const ring_ent *e)
 {
-    unsigned long long lo = from > s->at ? from : s->at, hi = e->at + e->len < s->end ? e->at + e->len : s->end;
+    unsigned long long lo = e->at > s->at ? e->at : s->at, hi = e->at + e->len < s->end ? e->at + e->len : s->end;
     if (e->in_file || e->at == AT_UNKNOWN || lo >= hi) return 0;
     return xzs_write(x, s, e->p + (lo - e->at), (size_t)(hi - lo), lo);
 }
 
 int xzs_handout(ce_xzmt *x, const ring_ent *e)
 {
-    return x->sink ? write_part(x, x->sink, e, e->at) : 0;
+    return x->sink ? write_part(x, x->sink, e) : 0;
 }
 
 int ce_xzmt_sink(ce_xzmt *x, const void *p, int fd, unsigned long long len)
@@ -131,7 +105,7 @@ int ce_xzmt_sink(ce_xzmt *x, const void *p, int fd, unsigned long long len)
     x->sink = s;
     pthread_mutex_unlock(&x->mu);
     /* what the reader holds from p on: here, the rest as it is handed out */
-    return write_part(x, s, h, s->at) == 0 ? 0 : __atomic_load_n(&x->werr, __ATOMIC_ACQUIRE);
+    return write_part(x, s, h) == 0 ? 0 : __atomic_load_n(&x->werr, __ATOMIC_ACQUIRE);
 }
 
 int ce_xzmt_sink_end(ce_xzmt *x)

@@ -235,15 +235,8 @@ int ce_sys_conf_spare_stage(ce_ctx *ctx, const char *text, ce_staged *st, bool *
     ssize_t r = pread(st->fd, cur, sizeof cur, 0);
     if (r != (ssize_t)len || memcmp(cur, text, len) != 0) {
         /* not live: rewritten in place, made durable with the intent */
-        bool ok = ftruncate(st->fd, 0) == 0;
-        for (size_t off = 0; ok && off < len;) {
-            ssize_t w = pwrite(st->fd, text + off, len - off, (off_t)off);
-            if (w < 0 && errno == EINTR) continue;
-            ok = w > 0;
-            if (ok) off += (size_t)w;
-        }
-        if (!ok) {
-            int e = errno;
+        int e = ftruncate(st->fd, 0) == 0 ? ce_pwrite_all(st->fd, text, len, 0) : errno;
+        if (e) {
             close(st->fd);
             st->fd = -1;
             return ce_fail(ctx, e == ENOSPC ? CE_ERR_SPACE : CE_ERR_IO, "cannot write %s: %s", st->path, strerror(e));
