@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <signal.h>
@@ -68,6 +69,17 @@ static sunk decode_sunk(const buf *in, unsigned threads, size_t f0, size_t flen,
     return r;
 }
 
+/* descriptors open in this process */
+static int open_fds(void)
+{
+    DIR *d = opendir("/proc/self/fd");
+    assert_non_null(d);
+    int n = 0;
+    while (readdir(d)) n++;
+    closedir(d);
+    return n;
+}
+
 static void test_file_blocks(void **state)
 {
     (void)state;
@@ -81,7 +93,9 @@ static void test_file_blocks(void **state)
         int fd = mkstemp(path);
         assert_true(fd >= 0);
         unlink(path);
+        int fds = open_fds();
         sunk r = decode_sunk(&b, threads, f0, flen, fd);
+        assert_int_equal(open_fds(), fds);   /* the sink's own descriptor closed with its last user */
         assert_int_equal(r.rc, 0);
         assert_true(r.same);
         assert_int_equal(r.sink_rc, 0);
