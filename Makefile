@@ -35,13 +35,16 @@ HEAVY_PKGS = libcurl libarchive libcrypto liblzma
 LIGHT_PKGS = libcjson
 
 # make check / make demo install what they lack first (tools/setup.sh --deps
-# waits for a held apt lock); a plain make only says what to run.
+# waits for a held apt lock): demo and the build what tools/deps.txt names,
+# check (and the other test targets) tools/deps-test.txt too (--test); a plain
+# make only says what to run.
+SETUP_TEST := $(if $(filter check check-asan bench mutate mutate-hand mutate-full,$(MAKECMDGOALS)),--test)
 ifneq ($(filter check check-asan demo bench mutate mutate-hand mutate-full,$(MAKECMDGOALS)),)
-ifneq ($(shell tools/setup.sh --check >/dev/null 2>&1 && echo ok),ok)
-$(info tools/setup.sh --deps: installing the missing packages of tools/deps.txt first)
-SETUP_RC := $(shell tools/setup.sh --deps >&2; echo $$?)
+ifneq ($(shell tools/setup.sh --check $(SETUP_TEST) >/dev/null 2>&1 && echo ok),ok)
+$(info tools/setup.sh --deps $(SETUP_TEST): installing the missing packages of tools/deps.txt$(if $(SETUP_TEST), and tools/deps-test.txt) first)
+SETUP_RC := $(shell tools/setup.sh --deps $(SETUP_TEST) >&2; echo $$?)
 ifneq ($(SETUP_RC),0)
-$(error tools/setup.sh --deps failed (exit $(SETUP_RC)): see above)
+$(error tools/setup.sh --deps $(SETUP_TEST) failed (exit $(SETUP_RC)): see above)
 endif
 endif
 endif

@@ -29,6 +29,16 @@ fi
 pass=0 fail=0 skip=0
 failed=()
 
+# No test writes into the checkout (docs/TESTING.md: a test owns only its temp
+# directory): what git sees outside the build trees, and this build tree, are
+# compared after the run (a journey once built another release into build/ and
+# deleted the binary every later file runs; only a fresh machine showed it).
+checkout_snap() {
+    git status --porcelain --ignored --untracked-files=all 2>/dev/null | grep -vE '^.. "?build[^/]*/' || true
+}
+checkout_before=$(checkout_snap)
+: > "$work/started"
+
 # The house: includes only point down the layers, and no two modules include
 # each other (tools/incgraph.py prints the graph).
 if out=$(python3 tools/incgraph.py --check 2>&1); then
@@ -134,6 +144,15 @@ while [ -n "$(jobs -rp)" ]; do wait -n; flush; done
 wait; flush
 # the next run starts the longest first (only a complete run says which)
 [ -z "$pattern" ] && [ -s "$work/times" ] && sort -rn "$work/times" > "$BUILD/test-times" 2>/dev/null
+
+if [ "$(checkout_snap)" != "$checkout_before" ]; then
+    echo "FATAL: a test wrote into the checkout:"
+    diff <(echo "$checkout_before") <(checkout_snap) | sed -n 's/^> /    /p' | head -20; fail=$((fail + 1))
+fi
+changed=$(find "$BUILD" -newer "$work/started" ! -name test-times ! -type d 2>/dev/null | head -20)
+if [ -n "$changed" ]; then
+    echo "FATAL: a test wrote into the build tree $BUILD:"; sed 's/^/    /' <<<"$changed"; fail=$((fail + 1))
+fi
 
 # The suite must never touch the machine's own CUDA selection.
 if [ -e /usr/local/cuda-13.0 ] && [ "$(readlink -f /usr/local/cuda)" != /usr/local/cuda-13.0 ]; then

@@ -3,19 +3,38 @@
 # (as root, or through sudo) and build cudaenv.  On a first boot another apt
 # (unattended-upgrades, cloud-init) often holds the dpkg/apt locks for minutes:
 # wait for it (SETUP_LOCK_WAIT seconds, default 900) instead of failing.
-#   tools/setup.sh           install what is missing, then build
-#   tools/setup.sh --deps    install what is missing only (make check / make demo call this)
-#   tools/setup.sh --check   exit 0 when every package of tools/deps.txt is installed
+# tools/deps.txt is what the build and make demo need; tools/deps-test.txt what
+# only the tests need (bats, cmocka, the shells, lmod, ansible, Debian's torch),
+# and Environment Modules unpacked by tools/envmodules.sh.
+#   tools/setup.sh                 install what the build needs, then build
+#   tools/setup.sh --test          ... and what the tests need, then build
+#   tools/setup.sh --deps [--test] install what is missing only (make demo: --deps;
+#                                  make check: --deps --test); no build
+#   tools/setup.sh --check [--test] exit 0 when nothing of those is missing
 set -euo pipefail
 cd "$(dirname "$0")/.."
+mode=build test=0
+for a in "$@"; do
+    case $a in
+        --deps|--check) mode=${a#--} ;;
+        --test) test=1 ;;
+        *) echo "usage: tools/setup.sh [--deps|--check] [--test]" >&2; exit 2 ;;
+    esac
+done
+lists=tools/deps.txt
+[ "$test" -eq 1 ] && lists="$lists tools/deps-test.txt"
+packages() { cat $lists; }
 missing() {
     local p
-    for p in $(cat tools/deps.txt); do
+    for p in $(packages); do
         dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null | grep -qx installed || echo "$p"
     done
-    [ -f /var/cache/cudaenv-test/environment-modules/usr/lib/x86_64-linux-gnu/modulecmd.tcl ] || echo environment-modules
+    if [ "$test" -eq 1 ]; then
+        [ -f /var/cache/cudaenv-test/environment-modules/usr/lib/x86_64-linux-gnu/modulecmd.tcl ] || echo environment-modules
+    fi
+    return 0
 }
-if [ "${1-}" = --check ]; then
+if [ "$mode" = check ]; then
     m=$(missing); [ -z "$m" ] && exit 0
     echo "missing: $(echo $m)"; exit 1
 fi
@@ -45,11 +64,17 @@ apt_get() {
 }
 
 # --deps (from make check / make demo): nothing to do when nothing is missing
-if [ "${1-}" != --deps ] || [ -n "$(missing)" ]; then
+if [ "$mode" != deps ] || [ -n "$(missing)" ]; then
     apt_get update
-    apt_get install -y --no-install-recommends $(cat tools/deps.txt)
-    $SUDO tools/envmodules.sh || echo "environment-modules not unpacked: its module-file test will skip"
+    apt_get install -y --no-install-recommends $(packages)
+    if [ "$test" -eq 1 ]; then
+        $SUDO tools/envmodules.sh || echo "environment-modules not unpacked: its module-file test will skip"
+    fi
 fi
-[ "${1-}" = --deps ] && exit 0
+[ "$mode" = deps ] && exit 0
 make -j"$(nproc)"
-echo "built: build/bin/cudaenv   next: make check, make demo, sudo make install"
+if [ "$test" -eq 1 ]; then
+    echo "built: build/bin/cudaenv   next: make check, make demo, sudo make install"
+else
+    echo "built: build/bin/cudaenv   next: make demo, sudo make install (make check installs what the tests need: tools/setup.sh --test)"
+fi

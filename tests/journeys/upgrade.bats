@@ -26,7 +26,12 @@ prev_build() {
     local tmp
     tmp=$(mktemp -d "$PREV.tmp.XXXXXX") || return 1
     git -C "$REPO" archive "$PREV_COMMIT" | tar -x -C "$tmp" || { rm -rf "$tmp"; return 1; }
-    make -C "$tmp" -j2 all >"$tmp/build.log" 2>&1 || { tail -20 "$tmp/build.log" >&2; rm -rf "$tmp"; return 1; }
+    # the old tree builds into its own build/: nothing of this run's make (BUILD, CFLAGS
+    # through MAKEFLAGS, make check-asan's sanitizer flags) reaches it, or it would
+    # compile into this checkout's build/ and delete the binary every later test runs
+    env -u BUILD -u MAKEFLAGS -u MFLAGS -u MAKELEVEL -u CFLAGS -u CC -u WERROR \
+        make -C "$tmp" -j2 BUILD=build WERROR=0 all >"$tmp/build.log" 2>&1 ||
+        { tail -20 "$tmp/build.log" >&2; rm -rf "$tmp"; return 1; }
     [ -d "$PREV" ] && [ ! -x "$PREV/build/bin/cudaenv" ] && rm -rf "$PREV"   # a broken one from before
     if mv -T "$tmp" "$PREV" 2>/dev/null; then return 0; fi
     [ -x "$PREV/build/bin/cudaenv" ] && [ -x "$PREV/build/libexec/cudaenv/cudaenv-full" ] && { rm -rf "$tmp"; return 0; }
@@ -40,11 +45,10 @@ setup_file() {
 
 setup() {
     common_setup
+    sysguard_record
     [ "$(id -u)" -eq 0 ] || skip "the system switch needs root (it runs in a sysroot)"
     [ -s "$BATS_FILE_TMPDIR/prev" ] || skip "the previous release ($PREV_COMMIT) could not be built from git"
     PREV=$(cat "$BATS_FILE_TMPDIR/prev")
-    REAL_CUDA=$(readlink /usr/local/cuda || true)
-    REAL_CACHE=$(sha256sum /etc/ld.so.cache 2>/dev/null || true)
     S=$CUDAENV_SYSROOT
     export CUDAENV_ROOT=$S/opt/cudaenv
     export PATH=$BUILD/bin:/usr/bin:/bin

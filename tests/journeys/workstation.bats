@@ -21,9 +21,8 @@ setup_file() { mirror_setup_file; }
 
 setup() {
     common_setup
+    sysguard_record
     [ "$(id -u)" -eq 0 ] || skip "the system switch needs root (it runs in a sysroot)"
-    REAL_CUDA=$(readlink /usr/local/cuda || true)
-    REAL_CACHE=$(sha256sum /etc/ld.so.cache 2>/dev/null || true)
     S=$CUDAENV_SYSROOT
     export CUDAENV_ROOT=$S/opt/cudaenv   # root's store, inside the machine
     export PATH=$BUILD/bin:/usr/bin:/bin

@@ -8,9 +8,8 @@
 # the sysroot too.  Sets S, P118/P117 (host paths), I118/I117 (image paths).
 sysroot_setup() {
     common_setup
+    sysguard_record
     [ "$(id -u)" -eq 0 ] || skip "the system switch tests run as root"
-    REAL_CUDA=$(readlink /usr/local/cuda || true)
-    REAL_CACHE=$(sha256sum /etc/ld.so.cache 2>/dev/null || true)
     S=$CUDAENV_SYSROOT
     export CUDAENV_ROOT=$S/opt/cudaenv
     mkdir -p "$S/etc/ld.so.conf.d" "$S/usr/local"
@@ -24,9 +23,18 @@ sysroot_setup() {
     chmod -R go-w "$T"   # root's rules: nothing on the way may be group/other-writable
 }
 
+# sysguard_record: what the machine's own /usr/local/cuda and ld.so.cache are now,
+# for sysroot_teardown to compare with.  First in setup, before any skip: a test
+# that skipped before recording has nothing to compare, and teardown says nothing.
+sysguard_record() {
+    REAL_CUDA=$(readlink /usr/local/cuda || true)
+    REAL_CACHE=$(sha256sum /etc/ld.so.cache 2>/dev/null || true)
+    REAL_RECORDED=1
+}
+
 sysroot_teardown() {
     local bad=0
-    if [ "$(id -u)" -eq 0 ]; then
+    if [ "$(id -u)" -eq 0 ] && [ -n "${REAL_RECORDED-}" ]; then
         [ "$(readlink /usr/local/cuda || true)" = "${REAL_CUDA-}" ] || { echo "FATAL: /usr/local/cuda changed" >&2; bad=1; }
         [ ! -e /etc/ld.so.conf.d/cudaenv.conf ] || { echo "FATAL: /etc/ld.so.conf.d/cudaenv.conf written" >&2; bad=1; }
         [ "$(sha256sum /etc/ld.so.cache 2>/dev/null || true)" = "${REAL_CACHE-}" ] || { echo "FATAL: ld.so.cache changed" >&2; bad=1; }

@@ -86,23 +86,41 @@ teardown() { common_teardown; }
     # a copy of tools/ whose deps.txt names one package dpkg does not have
     mkdir -p "$T/repo/tools"
     cp "$REPO"/tools/setup.sh "$REPO"/tools/envmodules.sh "$T/repo/tools/"
-    printf '#!/bin/sh\nexit 0\n' > "$T/repo/tools/envmodules.sh"
+    printf '#!/bin/sh\necho "envmodules $*" >> "$T/apt.log"\n' > "$T/repo/tools/envmodules.sh"
+    chmod +x "$T/repo/tools/envmodules.sh"
     echo "bash" > "$T/repo/tools/deps.txt"
+    echo "coreutils" > "$T/repo/tools/deps-test.txt"
     if [ ! -f /var/cache/cudaenv-test/environment-modules/usr/lib/x86_64-linux-gnu/modulecmd.tcl ]; then
         skip "Environment Modules not unpacked here (tools/envmodules.sh)"
     fi
-    run env PATH="$T/stub:$PATH" "$T/repo/tools/setup.sh" --check
+    run env PATH="$T/stub:$PATH" "$T/repo/tools/setup.sh" --check --test
     [ "$status" -eq 0 ] || { echo "$output"; false; }
-    run env PATH="$T/stub:$PATH" "$T/repo/tools/setup.sh" --deps
+    run env PATH="$T/stub:$PATH" "$T/repo/tools/setup.sh" --deps --test
     [ "$status" -eq 0 ] && [ ! -e "$T/apt.log" ]          # nothing missing: no apt at all
     echo "bash cudaenv-no-such-package" > "$T/repo/tools/deps.txt"
     run env PATH="$T/stub:$PATH" "$T/repo/tools/setup.sh" --check
     [ "$status" -eq 1 ] && [[ "$output" == *"missing: cudaenv-no-such-package"* ]]
     run env PATH="$T/stub:$PATH" "$T/repo/tools/setup.sh" --deps
     [ "$status" -eq 0 ] || { echo "$output"; false; }
-    grep -q 'install -y --no-install-recommends bash cudaenv-no-such-package' "$T/apt.log"
-    ! grep -q '^make' "$T/apt.log"                          # --deps installs, the Makefile builds
-    # and the Makefile calls it for check/demo
-    grep -q 'tools/setup.sh --deps' "$REPO/Makefile"
+    grep -q 'install -y --no-install-recommends bash cudaenv-no-such-package$' "$T/apt.log"
+    run grep -E '^make|^envmodules' "$T/apt.log"             # --deps installs, the Makefile builds;
+    [ "$status" -eq 1 ]                                      # the build's packages only
+    # what only the tests need: with --test, and Environment Modules with it
+    echo "bash" > "$T/repo/tools/deps.txt"
+    echo "coreutils cudaenv-no-such-test-package" > "$T/repo/tools/deps-test.txt"
+    run env PATH="$T/stub:$PATH" "$T/repo/tools/setup.sh" --check
+    [ "$status" -eq 0 ] || { echo "$output"; false; }      # the build lacks nothing
+    run env PATH="$T/stub:$PATH" "$T/repo/tools/setup.sh" --check --test
+    [ "$status" -eq 1 ] && [[ "$output" == *"missing: cudaenv-no-such-test-package"* ]]
+    : > "$T/apt.log"
+    run env PATH="$T/stub:$PATH" "$T/repo/tools/setup.sh" --deps --test
+    [ "$status" -eq 0 ] || { echo "$output"; false; }
+    grep -q 'install -y --no-install-recommends bash coreutils cudaenv-no-such-test-package$' "$T/apt.log"
+    grep -q '^envmodules' "$T/apt.log"
+    # and the Makefile calls it: check with --test, demo without
+    grep -q 'tools/setup.sh --deps $(SETUP_TEST)' "$REPO/Makefile"
     grep -qE '^ifneq \(\$\(filter check check-asan demo' "$REPO/Makefile"
+    grep -qE '^SETUP_TEST := \$\(if \$\(filter check check-asan ' "$REPO/Makefile"
+    run grep -E '^SETUP_TEST := .*demo' "$REPO/Makefile"
+    [ "$status" -eq 1 ]
 }

@@ -18,6 +18,21 @@ setup() {
 
 teardown() { sysroot_teardown; }
 
+@test "the machine guard compares only what it recorded: a test skipped before recording reports no damage" {
+    # what a test that skipped before sysguard_record leaves: nothing recorded
+    run bash -c 'source "$1/tests/lib/sysroot.bash"; common_teardown() { :; }
+        unset REAL_RECORDED REAL_CUDA REAL_CACHE; sysroot_teardown' _ "$REPO"
+    [ "$status" -eq 0 ] && [ -z "$output" ] || { echo "$output"; false; }
+    # recorded values that differ from the machine's: the guard fails and says what
+    run bash -c 'source "$1/tests/lib/sysroot.bash"; common_teardown() { :; }
+        sysguard_record; REAL_CUDA=/elsewhere REAL_CACHE=x; sysroot_teardown' _ "$REPO"
+    [ "$status" -eq 1 ] && [[ "$output" == *"FATAL: /usr/local/cuda changed"* && "$output" == *"FATAL: ld.so.cache changed"* ]] || { echo "$output"; false; }
+    # recorded just now: no damage, nothing said
+    run bash -c 'source "$1/tests/lib/sysroot.bash"; common_teardown() { :; }
+        sysguard_record; sysroot_teardown' _ "$REPO"
+    [ "$status" -eq 0 ] && [ -z "$output" ] || { echo "$output"; false; }
+}
+
 link() { readlink "$S/usr/local/cuda"; }
 conf() { grep -v '^#' "$S/etc/ld.so.conf.d/cudaenv.conf"; }
 J=/etc/cudaenv/system.json
