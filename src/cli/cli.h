@@ -121,6 +121,11 @@ void cli_cudnn_policy(cli *c, const struct ce_spec *spec, const char **cudnn, bo
 struct cJSON;
 int cli_json_print(struct cJSON *doc);
 void cli_json_add_str(struct cJSON *o, const char *key, const char *val);
+/* What a toolchain holds (store/receipt.h), as o's "holds":
+ * {"from": "components"|"runfile"|null, "profile", "adjust": [..],
+ *  "components": [names], "nccl": version|null, "text"}. */
+struct ce_receipt_held;
+void cli_json_held(struct cJSON *o, const struct ce_receipt_held *h);
 
 /* render.c */
 void cli_render_event(void *ud, const ce_event *ev);

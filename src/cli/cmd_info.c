@@ -11,11 +11,14 @@
 
 #include "cli.h"
 #include "core/bytes.h"
+#include "core/file.h"
 #include "manifest/manifest.h"
 #include "manifest/resolve.h"
 #include "core/version.h"
 #include "install/redist.h"
 #include "store/layout.h"
+#include "store/receipt.h"
+#include "store/store.h"
 
 enum { OPT_JSON = 1, OPT_CUDNN, OPT_NO_CUDNN, OPT_COMPONENTS };
 
@@ -66,6 +69,8 @@ static cJSON *components_json(const ce_redist *red, const char *profile, const c
 }
 
 static const ce_redist *g_red;      /* set by cmd_info for the printers */
+static const ce_receipt_held *g_held;   /* the toolchain installed under the name, NULL if none */
+static char g_prefix[4200];
 static const char *g_profile;
 static const ce_cudnn *g_nccl;          /* the NCCL install would take, NULL for none */
 static const ce_artifact *g_nccl_art;
@@ -192,6 +197,41 @@ static void fw_text(const ce_resolved *r)
     if (f->default_source) cli_print("  %-11s %s\n", "default", f->default_source);
 }
 
+/* What install would add to the toolchain installed under the name: the
+ * selected components it lacks (by name), NCCL; into out, ", "-separated. */
+static void adds_text(char *out, size_t n)
+{
+    size_t len = 0;
+    out[0] = '\0';
+    if (!g_held || g_held->kind != CE_HELD_COMPONENTS) return;
+    for (size_t i = 0; g_red && i < g_red->n; i++) {
+        bool have = false;
+        for (size_t k = 0; k < g_held->n && !have; k++) have = !strcmp(g_held->comps[k].name, g_red->comps[i].name);
+        if (g_red->comps[i].selected && !have && len < n)
+            len += (size_t)snprintf(out + len, n - len, "%s%s", len ? ", " : "", g_red->comps[i].name);
+    }
+    if (g_nccl_art && !g_held->nccl && len < n)
+        snprintf(out + len, n - len, "%sNCCL %s", len ? ", " : "", g_nccl->version);
+}
+
+static void installed_json(cJSON *o)
+{
+    if (!g_held) {
+        cJSON_AddNullToObject(o, "installed");
+        return;
+    }
+    cJSON *j = cJSON_AddObjectToObject(o, "installed");
+    cli_json_add_str(j, "prefix", g_prefix);
+    cli_json_held(j, g_held);
+    char adds[2048];
+    adds_text(adds, sizeof adds);
+    cJSON *a = cJSON_AddArrayToObject(j, "adds");
+    for (char *t = adds, *e; a && *t; t = e ? e + 2 : t + strlen(t)) {
+        if ((e = strstr(t, ", "))) *e = '\0';
+        cJSON_AddItemToArray(a, cJSON_CreateString(t));
+    }
+}
+
 static int print_json(const ce_manifest *m, const ce_spec *s, const ce_resolved *r, const char *platform,
                       const char *problem)
 {
@@ -247,6 +287,7 @@ static int print_json(const ce_manifest *m, const ce_spec *s, const ce_resolved 
     } else {
         cJSON_AddNullToObject(o, "nccl");
     }
+    installed_json(o);
     cli_json_add_str(o, "manifest", m->origin);
     cli_json_add_str(o, "manifest_updated", m->updated);
     return cli_json_print(o);
@@ -326,6 +367,13 @@ static void print_text(const ce_spec *s, const ce_resolved *r, const char *platf
         print_artifact("wheel", g_nccl_art, platform);
         print_source(g_nccl->source);
     }
+    if (g_held) {
+        char what[1200], adds[2048];
+        ce_receipt_held_text(g_held, what, sizeof what);
+        adds_text(adds, sizeof adds);
+        cli_print("%-13s yes, in %s%s%s\n", "installed", g_prefix, what[0] ? ": " : "", what);
+        if (adds[0]) cli_print("  %-11s %s (what this spec selects and it lacks)\n", "install adds", adds);
+    }
     if (problem) cli_print("%-13s %s\n", "installable", problem);
     else cli_print("%-13s yes, on %s\n", "installable", platform);
 }
@@ -388,12 +436,22 @@ int cmd_info(cli *c, const cli_args *a)
         ce_quiet_end(&q);
         g_red = red;
     }
+    ce_receipt_held held;   /* the toolchain of that name, when installed: what it holds */
+    char vdir[4200];
+    g_held = NULL;
+    if (r.name[0] && ce_store_path(&c->ctx, "versions", vdir, sizeof vdir) == CE_OK &&
+        ce_path_join(g_prefix, sizeof g_prefix, vdir, r.name) == CE_OK && ce_is_dir(g_prefix)) {
+        ce_receipt_held_read(g_prefix, &held);
+        g_held = &held;
+    }
     char about[8400];
     cli_manifest_about(c, m, about, sizeof about);
     int out = c->json ? print_json(m, &spec, &r, c->ctx.platform, problem)
                       : (print_text(&spec, &r, c->ctx.platform, problem), cli_print("%-13s %s\n", "manifest", about), 0);
     if (red) cli_redist_free(red);
+    if (g_held) ce_receipt_held_free(&held);
     g_red = NULL;
+    g_held = NULL;
     ce_manifest_free(m);
     return out;
 }

@@ -2,7 +2,9 @@
  * why it is active (shell, .cuda-version, global), and the one the system
  * switch points at is marked "system".  Each line shows the bytes only that
  * toolchain holds (freed by uninstall) and those it shares with another
- * through hardlinks (composition links one unpacked release into many). */
+ * through hardlinks (composition links one unpacked release into many), and
+ * what it holds: "(tf profile, NCCL 2.21.5)", "(toolkit profile
+ * +nsight_systems)", "(runfile)" (its receipt). */
 #include <cjson/cJSON.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -50,8 +52,11 @@ int cmd_list(cli *c, const cli_args *a)
     for (size_t i = 0; i < n; i++) {
         bool active = have_active && !strcmp(act.tc.name, v[i].name);
         bool system = sys.present && !strcmp(sys.name, v[i].name);
-        char from[4096];
+        char from[4096], what[1200];
         bool adopted = ce_adopted_from(v[i].prefix, from, sizeof from) == 1;
+        ce_receipt_held held;   /* what it holds: profile and changes, NCCL */
+        ce_receipt_held_read(v[i].prefix, &held);
+        ce_receipt_held_text(&held, what, sizeof what);
         if (root) {
             cJSON *t = cJSON_CreateObject();
             cJSON_AddStringToObject(t, "name", v[i].name);
@@ -70,6 +75,8 @@ int cmd_list(cli *c, const cli_args *a)
                 cJSON_AddNumberToObject(t, "unique_bytes", (double)use[i].unique);
                 cJSON_AddNumberToObject(t, "shared_bytes", (double)use[i].shared);
             }
+            cli_json_held(t, &held);
+            ce_receipt_held_free(&held);
             cJSON_AddItemToArray(arr, t);
             continue;
         }
@@ -86,6 +93,8 @@ int cmd_list(cli *c, const cli_args *a)
             cli_size(sh, sizeof sh, (double)use[i].shared);
             cli_print("  [%s own, %s shared]", u, sh);
         }
+        if (what[0]) cli_print("  (%s)", what);
+        ce_receipt_held_free(&held);
         putchar('\n');
     }
     if (root) {

@@ -40,7 +40,9 @@ static const cli_cmd commands[] = {
       "redistrib JSON for the release, only the components of a profile are downloaded\n"
       "(tf for tf-X.Y specs, toolkit for CUDA specs) and laid out as the runfile would;\n"
       "otherwise the runfile is installed.  Without SPEC, the pin in effect: the nearest\n"
-      ".cuda-version from here up, else the global default.\n"
+      ".cuda-version from here up, else the global default.  A toolchain already\n"
+      "installed from components gets what SPEC selects and it lacks (components, NCCL),\n"
+      "named in a note; nothing it holds is removed (--force: exactly what SPEC selects).\n"
       "\n"
       "  --cudnn VER    use this cuDNN release instead of the one the spec implies\n"
       "  --no-cudnn     install the CUDA toolkit alone\n"
@@ -165,8 +167,9 @@ static const cli_cmd commands[] = {
     { "list", "ls", cmd_list, "installed toolchains and which one is active",
       "usage: cudaenv list [--json | --names]\n"
       "\n"
-      "Installed toolchains; the active one is marked with why (shell, .cuda-version,\n"
-      "global, system).  --names prints the bare names, one per line, for scripts.\n",
+      "Installed toolchains with what each holds (profile and changes, NCCL, or the\n"
+      "runfile); the active one is marked with why (shell, .cuda-version, global,\n"
+      "system).  --names prints the bare names, one per line, for scripts.\n",
       .opts = cmd_list_opts },
     { "list-remote", "ls-remote", cmd_list_remote, "what the manifest offers",
       "usage: cudaenv list-remote [tf|torch|jax|cuda|cudnn] [--json | --names]\n"
@@ -193,6 +196,7 @@ static const cli_cmd commands[] = {
       "build pip installs from PyPI (torch-2.5+cu121: another build; info lists them all);\n"
       "jax-0.4.30 the pair its CUDA plugin's pins resolve to; 11.8 takes the newest 11.8.*\n"
       "and the newest cuDNN built for CUDA 11.  Unknown specs exit 3 with the nearest ones.\n"
+      "When its toolchain is installed: what it holds and what install would add.\n"
       "\n"
       "  --cudnn VER    choose the cuDNN release (8.9 = newest 8.9.*; wins over +cudnn)\n"
       "  --no-cudnn     the CUDA toolkit alone\n"

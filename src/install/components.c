@@ -165,9 +165,79 @@ static int commit_parts(ce_ctx *ctx, plan *pl)
     return rc;
 }
 
+/* ---- what a toolchain holds ---- */
+
+static bool holds(const plan *pl, const char *name)
+{
+    for (size_t i = 0; i < pl->n; i++)
+        if (!pl->parts[i].cudnn && !pl->parts[i].nccl && strcmp(pl->parts[i].name, name) == 0) return true;
+    return false;
+}
+
+/* The changes from profile p to the components pl holds, into pl->adjust
+ * when keep; their number. */
+static size_t changes(plan *pl, const ce_profile *p, bool keep)
+{
+    size_t n = 0, len = 0;
+    const ce_redist *red = pl->red;
+    for (size_t pass = 0; pass < 2; pass++) {
+        size_t count = pass ? pl->n : red->n;
+        for (size_t i = 0; i < count; i++) {
+            const char *name = pass ? pl->parts[i].name : red->comps[i].name;
+            bool in, want;
+            if (pass) {   /* what it holds that the release's JSON does not list */
+                bool listed = false;
+                for (size_t k = 0; k < red->n && !listed; k++) listed = strcmp(red->comps[k].name, name) == 0;
+                if (listed || pl->parts[i].cudnn || pl->parts[i].nccl) continue;
+                in = true, want = false;
+            } else {
+                if (ce_redist_driver_side(name)) continue;
+                in = holds(pl, name);
+                want = ce_profile_selects(p, name);
+            }
+            if (in == want) continue;
+            n++;
+            if (!keep || pl->n_adjust == sizeof pl->adjust / sizeof pl->adjust[0]) continue;
+            int w = snprintf(pl->adjust_buf + len, sizeof pl->adjust_buf - len, "%c%s", in ? '+' : '-', name);
+            if (w < 0 || (size_t)w >= sizeof pl->adjust_buf - len) continue;
+            pl->adjust[pl->n_adjust++] = pl->adjust_buf + len;
+            len += (size_t)w + 1;
+        }
+    }
+    return n;
+}
+
+/* The manifest's profile that describes what pl holds with the fewest
+ * changes (the one asked for on a tie), and those changes: the receipt says
+ * "toolkit" for a toolchain completed from tf to toolkit, whatever order
+ * the installs came in. */
+static void describe(const ce_manifest *m, plan *pl)
+{
+    const ce_profile *best = ce_manifest_profile(m, pl->profile);
+    size_t least = best ? changes(pl, best, false) : (size_t)-1;
+    for (size_t i = 0; i < m->n_profiles; i++) {
+        size_t n = changes(pl, &m->profiles[i], false);
+        if (n < least) least = n, best = &m->profiles[i];
+    }
+    pl->n_adjust = 0;
+    pl->best = best ? best->name : pl->profile;
+    if (best) changes(pl, best, true);
+}
+
+void ce_components_note_installed(ce_ctx *ctx, const char *name, const char *final, const char *extra)
+{
+    ce_receipt_held h;
+    ce_receipt_held_read(final, &h);
+    char what[1200];
+    ce_receipt_held_text(&h, what, sizeof what);
+    ce_receipt_held_free(&h);
+    ce_emit(ctx, CE_EV_NOTE, name, "%s is already installed in %s (%s%s%s--force reinstalls it)%s", name, final,
+            what[0] ? "holds: " : "", what, what[0] ? "; " : "", extra ? extra : "");
+}
+
 /* ---- composing ---- */
 
-static int compose(ce_ctx *ctx, const ce_manifest *m, const ce_resolved *r, plan *pl)
+static int compose(ce_ctx *ctx, const ce_manifest *m, const ce_resolved *r, plan *pl, const char *added)
 {
     char vdir[4200], final[4400], staging[4200];
     int rc;
@@ -205,22 +275,25 @@ static int compose(ce_ctx *ctx, const ce_manifest *m, const ce_resolved *r, plan
     const ce_artifact *j = r->cuda->redist;
     ce_receipt rec;
     ce_receipt_init(&rec, m, r, ctx->platform, &files, tf, 64);
-    rec.profile = pl->profile;
+    describe(m, pl);
+    rec.profile = pl->best;
+    rec.adjust = pl->adjust;
+    rec.n_adjust = pl->n_adjust;
     rec.components = comps;
     rec.n_components = nv;
-    rec.sources[rec.n_sources++] = (ce_receipt_source){ "redist", j->url, j->sha256, j->size };
-    if (r->cudnn && r->cudnn_archive)
-        rec.sources[rec.n_sources++] = (ce_receipt_source){ "cudnn", r->cudnn_archive->url,
-                                                           r->cudnn_archive->sha256, r->cudnn_archive->size };
-    for (size_t i = 0; i < pl->n; i++)
-        if (pl->parts[i].nccl)
-            rec.sources[rec.n_sources++] = (ce_receipt_source){ "nccl", pl->parts[i].url, pl->parts[i].sha256,
-                                                               pl->parts[i].size };
+    rec.sources[rec.n_sources++] = (ce_receipt_source){ "redist", j->url, j->sha256, j->size, NULL };
+    for (size_t i = 0; i < pl->n; i++) {
+        const part *p = &pl->parts[i];
+        if (p->cudnn || p->nccl)
+            rec.sources[rec.n_sources++] = (ce_receipt_source){ p->cudnn ? "cudnn" : "nccl", p->url, p->sha256,
+                                                               p->size, p->pkg };
+        if (p->nccl) rec.nccl = p->version;
+    }
     if (rc == CE_OK) rc = ce_receipt_write(ctx, staging, &rec);
     if (rc == CE_OK) {
         ce_fsync_dir(staging);
         if (ce_parts_fault_is("before-commit")) raise(SIGKILL);
-        rc = ce_store_commit(ctx, staging, final);
+        rc = ce_store_commit(ctx, staging, final);   /* an existing toolchain: swapped in one step */
     }
     if (rc != CE_OK) {
         ce_quiet q;
@@ -230,21 +303,146 @@ static int compose(ce_ctx *ctx, const ce_manifest *m, const ce_resolved *r, plan
     } else {
         ce_emit(ctx, CE_EV_INFO, r->name, "composed %zu files (%zu hardlinked, %zu copied) from %zu components",
                 files.n, files.linked, files.copied, nv);
-        ce_emit(ctx, CE_EV_NOTE, r->name, "installed %s in %s", r->name, final);
+        if (added) {
+            ce_receipt_held h;
+            char what[1200];
+            ce_receipt_held_read(final, &h);
+            ce_receipt_held_text(&h, what, sizeof what);
+            ce_receipt_held_free(&h);
+            ce_emit(ctx, CE_EV_NOTE, r->name, "added %s to %s in %s (it holds: %s)", added, r->name, final, what);
+        } else {
+            ce_emit(ctx, CE_EV_NOTE, r->name, "installed %s in %s", r->name, final);
+        }
     }
     ce_filelist_free(&files);
     return rc;
 }
 
-int ce_components_install(ce_ctx *ctx, const ce_manifest *m, const ce_resolved *r)
+/* ---- completing an installed toolchain ---- */
+
+static bool plain_name(const char *s)
+{
+    return s && *s && *s != '.' && !strchr(s, '/') && strlen(s) < 160;
+}
+
+static bool sha_hex(const char *s)
+{
+    if (!s || strlen(s) != 64) return false;
+    for (const char *c = s; *c; c++)
+        if (!((*c >= '0' && *c <= '9') || (*c >= 'a' && *c <= 'f'))) return false;
+    return true;
+}
+
+/* NCCL's version from its wheel's file name (name-version-tags.whl), for
+ * receipts that do not name it. */
+static void wheel_version(const char *url, char *out, size_t n)
+{
+    const char *b = ce_parts_url_base(url), *d = strchr(b, '-');
+    size_t l = d ? strcspn(d + 1, "-") : 0;
+    snprintf(out, n, "%.*s", (int)l, d ? d + 1 : "");
+    if (!plain_name(out)) snprintf(out, n, "unknown");
+}
+
+static int held_part(ce_ctx *ctx, plan *pl, const char *pkgs, const char *name, const ce_receipt_component *k)
+{
+    if (!plain_name(k->name) || !plain_name(k->version) || !sha_hex(k->sha256))
+        return ce_fail(ctx, CE_ERR_INTEGRITY, "the receipt of %s lists a component that is not a plain name "
+                       "with a sha256 ('%s'); reinstall it with --force", name, k->name ? k->name : "?");
+    part p = { .name = k->name, .label = k->name, .version = k->version, .url = k->url, .sha256 = k->sha256,
+               .size = k->size };
+    snprintf(p.pkg, sizeof p.pkg, "%s-%s-%.12s", k->name, k->version, k->sha256);
+    return add_part(ctx, pl, pkgs, p);
+}
+
+/* The request r's components that the toolchain (held) lacks, by name, into
+ * missing; then r's selection becomes the union: what it holds is kept as it
+ * is (its archive, even where the release's JSON now pins another), what
+ * it lacks comes from the JSON.  Held components that the JSON lists with
+ * the same archive stay selected there; the others are added to pl here. */
+static int merge_held(ce_ctx *ctx, plan *pl, const char *pkgs, const char *name, const ce_receipt_held *h,
+                      char *missing, size_t msz, size_t *nmissing, char *extra, size_t esz)
+{
+    size_t len = 0, elen = 0;
+    *nmissing = 0;
+    missing[0] = extra[0] = '\0';
+    for (size_t i = 0; i < pl->red->n; i++) {
+        const ce_component *c = &pl->red->comps[i];
+        bool have = false;
+        for (size_t k = 0; k < h->n && !have; k++) have = strcmp(h->comps[k].name, c->name) == 0;
+        if (!c->selected || have) continue;
+        (*nmissing)++;
+        if (len < msz) len += (size_t)snprintf(missing + len, msz - len, "%s%s", len ? ", " : "", c->name);
+    }
+    /* what it holds that this request leaves out: said, never removed */
+    for (size_t k = 0; k < h->n; k++) {
+        bool asked = false;
+        for (size_t i = 0; i < pl->red->n && !asked; i++)
+            asked = pl->red->comps[i].selected && strcmp(pl->red->comps[i].name, h->comps[k].name) == 0;
+        if (!asked && elen < esz)
+            elen += (size_t)snprintf(extra + elen, esz - elen, "%s%s", elen ? ", " : "", h->comps[k].name);
+    }
+    int rc = CE_OK;
+    for (size_t k = 0; rc == CE_OK && k < h->n; k++) {
+        ce_component *same = NULL;
+        for (size_t i = 0; i < pl->red->n; i++) {
+            ce_component *c = &pl->red->comps[i];
+            if (strcmp(c->name, h->comps[k].name) != 0) continue;
+            if (strcmp(c->sha256, h->comps[k].sha256) == 0) same = c;
+            else c->selected = false;   /* the one it holds stays */
+        }
+        if (same) same->selected = true;
+        else rc = held_part(ctx, pl, pkgs, name, &h->comps[k]);
+    }
+    return rc;
+}
+
+static int run(ce_ctx *ctx, const ce_manifest *m, const ce_resolved *r, const ce_receipt_held *held,
+               const char *final)
 {
     plan *pl = calloc(1, sizeof *pl);
     if (!pl) return ce_fail(ctx, CE_ERR_NOMEM, "out of memory");
-    char pkgs[4200];
+    char pkgs[4200], missing[2048] = "", added[2200] = "", extra[2048] = "";
+    size_t nmissing = 0;
     int rc = ce_store_path(ctx, "pkgs", pkgs, sizeof pkgs);
     if (rc == CE_OK) rc = ce_mkdir_p(ctx, pkgs, 0755);
     if (rc == CE_OK) rc = ce_components_plan(ctx, m, r, &pl->red, &pl->profile);
-    if (rc == CE_OK) {
+    if (rc != CE_OK && held && rc != CE_ERR_USAGE) {
+        /* what it holds stays usable: an install that cannot tell what it would add changes nothing */
+        char why[700];
+        snprintf(why, sizeof why, "; cannot tell what this install would add to it: %s", ce_errmsg());
+        ce_status_clear();
+        ce_components_note_installed(ctx, r->name, final, why);
+        ce_redist_free(pl->red);
+        free(pl);
+        return CE_OK;
+    }
+    const ce_cudnn *nl = NULL;
+    const ce_artifact *na = NULL;
+    if (rc == CE_OK) rc = ce_resolve_nccl(ctx, m, r, ctx->install_components, &nl, &na);
+    bool add_nccl = na && !(held && held->nccl);
+    if (rc == CE_OK && held) {
+        if ((rc = merge_held(ctx, pl, pkgs, r->name, held, missing, sizeof missing, &nmissing, extra,
+                             sizeof extra)) == CE_OK && nmissing == 0 && !add_nccl) {
+            if (held->nccl && !na) snprintf(extra + strlen(extra), sizeof extra - strlen(extra), "%sNCCL",
+                                            extra[0] ? ", " : "");
+            char also[2200] = "";
+            if (extra[0])
+                snprintf(also, sizeof also, "; it also holds %s, which this install leaves out (kept; --force "
+                         "reinstalls it with only what this install selects)", extra);
+            ce_components_note_installed(ctx, r->name, final, also);
+            ce_redist_free(pl->red);
+            free(pl);
+            return CE_OK;
+        }
+        if (rc == CE_OK) rc = ce_preflight_install(ctx, r->cuda);
+        if (rc == CE_OK) {
+            char nccl[64] = "";
+            if (add_nccl) snprintf(nccl, sizeof nccl, "%sNCCL %s", nmissing ? ", " : "", nl->version);
+            snprintf(added, sizeof added, "%s%s", missing, nccl);
+            ce_emit(ctx, CE_EV_NOTE, r->name, "%s is installed without %s, which this install selects: adding %s",
+                    r->name, added, nmissing + (add_nccl ? 1 : 0) == 1 ? "it" : "them");
+        }
+    } else if (rc == CE_OK) {
         size_t n = 0;
         long long bytes = ce_redist_selected_bytes(pl->red, &n);
         ce_emit(ctx, CE_EV_STEP, r->name, "CUDA %s from NVIDIA's components: %zu of %zu (%s profile), %.1f MiB",
@@ -265,10 +463,20 @@ int ce_components_install(ce_ctx *ctx, const ce_manifest *m, const ce_resolved *
         ce_store_pkg_names(r->cuda->version, r->cudnn->version, cpkg, sizeof cpkg, p.pkg, sizeof p.pkg);
         rc = add_part(ctx, pl, pkgs, p);
     }
-    const ce_cudnn *nl = NULL;
-    const ce_artifact *na = NULL;
-    if (rc == CE_OK) rc = ce_resolve_nccl(ctx, m, r, ctx->install_components, &nl, &na);
-    if (rc == CE_OK && na) {
+    char held_nccl[32];
+    if (rc == CE_OK && held && held->nccl) {
+        /* the NCCL it holds stays, whatever this install asks */
+        const ce_receipt_source *s = &held->nccl_src;
+        if (held->nccl_version[0]) snprintf(held_nccl, sizeof held_nccl, "%s", held->nccl_version);
+        else wheel_version(s->url, held_nccl, sizeof held_nccl);
+        part p = { .name = "nccl", .label = "NCCL", .version = held_nccl, .url = s->url, .sha256 = s->sha256,
+                   .size = s->size, .nccl = true };
+        if (!plain_name(held_nccl) || !sha_hex(s->sha256))
+            rc = ce_fail(ctx, CE_ERR_INTEGRITY, "the receipt of %s names an NCCL wheel without a plain version and "
+                         "sha256; reinstall it with --force", r->name);
+        snprintf(p.pkg, sizeof p.pkg, "nccl-%s-cuda%d-%.12s", held_nccl, ce_version_major(r->cuda->version), s->sha256);
+        if (rc == CE_OK) rc = add_part(ctx, pl, pkgs, p);
+    } else if (rc == CE_OK && na) {
         part p = { .name = "nccl", .label = "NCCL", .version = nl->version, .url = na->url, .sha256 = na->sha256,
                    .size = na->size, .nccl = true };
         snprintf(p.pkg, sizeof p.pkg, "nccl-%s-cuda%d-%.12s", nl->version, ce_version_major(r->cuda->version),
@@ -281,9 +489,35 @@ int ce_components_install(ce_ctx *ctx, const ce_manifest *m, const ce_resolved *
     if (rc == CE_OK) rc = commit_parts(ctx, pl);
     if (rc == CE_OK) {
         ce_emit(ctx, CE_EV_STEP, r->name, "composing %s", r->name);
-        rc = compose(ctx, m, r, pl);
+        rc = compose(ctx, m, r, pl, held ? added : NULL);
     }
     ce_redist_free(pl->red);
     free(pl);
+    return rc;
+}
+
+int ce_components_install(ce_ctx *ctx, const ce_manifest *m, const ce_resolved *r)
+{
+    return run(ctx, m, r, NULL, NULL);
+}
+
+int ce_components_complete(ce_ctx *ctx, const ce_manifest *m, const ce_resolved *r, const char *final)
+{
+    ce_receipt_held h;
+    ce_receipt_held_read(final, &h);
+    int rc = CE_OK;
+    if (h.kind == CE_HELD_COMPONENTS) {
+        rc = run(ctx, m, r, &h, final);
+    } else {
+        /* the runfile's own set (or an adopted toolkit): nothing to merge into */
+        const ce_cudnn *nl = NULL;
+        const ce_artifact *na = NULL;
+        char extra[400] = "";
+        if ((rc = ce_resolve_nccl(ctx, m, r, ctx->install_components, &nl, &na)) == CE_OK && na && !h.nccl)
+            snprintf(extra, sizeof extra, "; it holds no NCCL, which this install selects: --force reinstalls it "
+                     "from NVIDIA's components with NCCL %s", nl->version);
+        if (rc == CE_OK) ce_components_note_installed(ctx, r->name, final, extra);
+    }
+    ce_receipt_held_free(&h);
     return rc;
 }

@@ -29,6 +29,22 @@ bool ce_components_apply(ce_ctx *ctx, const ce_resolved *r, int *rc);
 /* Install one toolchain (not yet installed; the caller holds the lock). */
 int ce_components_install(ce_ctx *ctx, const ce_manifest *m, const ce_resolved *r);
 
+/* r's toolchain is installed in final (the caller holds the lock): a
+ * toolchain's name stands for one set of files, so what r selects and the
+ * toolchain lacks (components of r's profile and --components, NCCL) is
+ * added, said in a note naming them: the archives missing are fetched and
+ * unpacked into pkgs/, the whole toolchain is composed again in a staging
+ * tree from what it holds and what it gains, with a receipt listing all of
+ * it, and swapped in with one rename (ce_store_commit).  Nothing is ever
+ * removed (what it holds beyond r is kept and said); what it holds stays as
+ * it is (the same archives).  Nothing missing: the "already installed" note,
+ * with what it holds.  A runfile (or adopted) toolchain is left as it is. */
+int ce_components_complete(ce_ctx *ctx, const ce_manifest *m, const ce_resolved *r, const char *final);
+
+/* "NAME is already installed in FINAL (holds: ...; --force reinstalls it)"
+ * and extra after it. */
+void ce_components_note_installed(ce_ctx *ctx, const char *name, const char *final, const char *extra);
+
 /* Fetch (or take from the cache) and parse the release's JSON, select the
  * components for r; *out is freed with ce_redist_free.  For info. */
 struct ce_redist;

@@ -303,10 +303,10 @@ static int compose_one(ce_ctx *ctx, const ce_manifest *m, const ce_resolved *r)
     ce_receipt rec;
     ce_receipt_init(&rec, m, r, ctx->platform, &files, tf, 64);
     rec.sources[rec.n_sources++] = (ce_receipt_source){ "runfile", r->runfile->url, r->runfile->sha256,
-                                                       r->runfile->size };
+                                                       r->runfile->size, cpkg };
     if (r->cudnn && r->cudnn_archive)
         rec.sources[rec.n_sources++] = (ce_receipt_source){ "cudnn", r->cudnn_archive->url,
-                                                           r->cudnn_archive->sha256, r->cudnn_archive->size };
+                                                           r->cudnn_archive->sha256, r->cudnn_archive->size, dpkg };
     if (rc == CE_OK) rc = ce_receipt_write(ctx, staging, &rec);
     if (rc == CE_OK) {
         ce_fsync_dir(staging);
@@ -363,13 +363,15 @@ int ce_install(ce_ctx *ctx, const ce_manifest *m, const ce_resolved *r, size_t n
         bool dup = false;
         for (size_t j = 0; j < i; j++) dup = dup || (todo[j] && strcmp(r[j].name, r[i].name) == 0);
         if (dup) continue;
+        int crc; /* NVIDIA's component archives where the release has them (components.c) */
+        bool comps = ce_components_apply(ctx, &r[i], &crc);
         if (ce_is_dir(final) && !ctx->force) {
-            ce_emit(ctx, CE_EV_NOTE, r[i].name, "%s is already installed in %s (--force reinstalls it)",
-                    r[i].name, final);
+            /* what this spec selects and the toolchain lacks is added (components.h) */
+            if (comps && (rc = ce_components_complete(ctx, m, &r[i], final))) return rc;
+            if (!comps) ce_components_note_installed(ctx, r[i].name, final, NULL);
             continue;
         }
-        int crc; /* NVIDIA's component archives where the release has them (components.c) */
-        if (ce_components_apply(ctx, &r[i], &crc)) {
+        if (comps) {
             if ((rc = ce_preflight_install(ctx, r[i].cuda)) || (rc = ce_components_install(ctx, m, &r[i])))
                 return rc;
             continue;

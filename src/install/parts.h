@@ -37,9 +37,14 @@ typedef struct part {
 
 typedef struct plan {
     ce_redist *red;
-    const char *profile;
+    const char *profile;    /* the profile asked for (tf, toolkit) */
     part parts[MAX_PARTS];
     size_t n;
+    /* what the toolchain holds, for the receipt (components.c: describe) */
+    const char *best;       /* the profile that describes its components with the fewest changes */
+    const char *adjust[MAX_PARTS * 2];   /* against it: "+nsight_systems", "-libcufft" */
+    size_t n_adjust;
+    char adjust_buf[8192];
 } plan;
 
 static inline bool ce_parts_fault_is(const char *point)

@@ -106,8 +106,8 @@ static int tree_one(const char *p, const struct stat *st, int flag, struct FTW *
 }
 
 /* What installed toolchains' receipts name: the downloads they came from
- * (sources: runfile, cuDNN, redistrib JSON; components[]: each archive) and
- * the pkgs/ trees their components were unpacked into. */
+ * (sources: runfile, cuDNN, redistrib JSON, NCCL; components[]: each
+ * archive) and the pkgs/ trees they were unpacked into ("pkg" of either). */
 typedef struct used_src { char sha[65]; char label[256]; bool tree; } used_src;
 
 static bool push_used(used_src **u, size_t *cnt, size_t *cap, const char *sha, const char *url, bool tree)
@@ -222,8 +222,8 @@ int ce_cache_scan(ce_ctx *ctx, ce_cache_item **out, size_t *n_out)
             nftw(it.path, tree_one, 32, FTW_PHYS);
             it.size = tree_bytes;
             it.freeable = tree_free;
-            for (size_t k = 0; k < nsrc && !it.used; k++)   /* a component's tree */
-                it.used = src[k].tree && !strcmp(src[k].sha, e->d_name);
+            for (size_t k = 0; k < nsrc && !it.used; k++)   /* a tree a receipt names, or one named for its archive */
+                it.used = src[k].tree ? !strcmp(src[k].sha, e->d_name) : ce_pkg_of_sha(e->d_name, src[k].sha);
             for (size_t i = 0; i < n && !it.used; i++) {
                 char a[128], b[128];
                 ce_store_pkg_names(v[i].cuda, v[i].cudnn, a, sizeof a, b, sizeof b);

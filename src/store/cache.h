@@ -2,8 +2,9 @@
  * bytes shared with another toolchain through hardlinks), and the cache:
  * downloads in cache/ and unpacked trees in pkgs/, each marked used when an
  * installed toolchain was made from it: its receipt names the download's
- * sha256 (sources: runfile, cuDNN, redistrib JSON; components: each
- * archive) or the tree (components[].pkg; the cuda-X/cudnn-X trees of its
+ * sha256 (sources: runfile, cuDNN, redistrib JSON, NCCL; components: each
+ * archive) or the tree (components[].pkg and sources[].pkg; a tree named for
+ * an archive it lists, ce_pkg_of_sha; the cuda-X/cudnn-X trees of its
  * releases). */
 #ifndef CE_CACHE_H
 #define CE_CACHE_H

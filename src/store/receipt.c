@@ -51,10 +51,13 @@ int ce_receipt_write(ce_ctx *ctx, const char *prefix, const ce_receipt *r)
         cJSON_AddStringToObject(s, "sha256", r->sources[i].sha256);
         if (r->sources[i].size >= 0) cJSON_AddNumberToObject(s, "size", (double)r->sources[i].size);
         else cJSON_AddNullToObject(s, "size");
+        if (r->sources[i].pkg && *r->sources[i].pkg) cJSON_AddStringToObject(s, "pkg", r->sources[i].pkg);
         cJSON_AddItemToArray(src, s);
     }
     if (r->n_components) {
         cJSON_AddItemToObject(o, "profile", str_or_null(r->profile));
+        cJSON *adj = cJSON_AddArrayToObject(o, "adjust");
+        for (size_t i = 0; adj && i < r->n_adjust; i++) cJSON_AddItemToArray(adj, cJSON_CreateString(r->adjust[i]));
         cJSON *comps = cJSON_AddArrayToObject(o, "components");
         for (size_t i = 0; comps && i < r->n_components; i++) {
             const ce_receipt_component *c = &r->components[i];
@@ -68,6 +71,7 @@ int ce_receipt_write(ce_ctx *ctx, const char *prefix, const ce_receipt *r)
             cJSON_AddItemToArray(comps, j);
         }
     }
+    cJSON_AddItemToObject(o, "nccl", str_or_null(r->nccl));
     cJSON *files = cJSON_AddArrayToObject(o, "files");
     for (size_t i = 0; files && r->files && i < r->files->n; i++) {
         if (strcmp(r->files->v[i].path, CE_RECEIPT_NAME) == 0) continue;
@@ -88,26 +92,109 @@ int ce_receipt_write(ce_ctx *ctx, const char *prefix, const ce_receipt *r)
     return rc;
 }
 
-bool ce_receipt_uses_pkg(const char *prefix, const char *pkg)
+bool ce_pkg_of_sha(const char *pkg, const char *sha256)
+{
+    size_t l = strlen(pkg);
+    return sha256 && strlen(sha256) == 64 && l > 13 && pkg[l - 13] == '-' && strncmp(pkg + l - 12, sha256, 12) == 0;
+}
+
+static cJSON *read_receipt(const char *prefix)
 {
     char path[4200], *text = NULL;
     static ce_ctx none;   /* a plain file read needs no configuration (and has no callback) */
     ce_quiet q;
     ce_quiet_begin(&q, false);
-    bool read = ce_path_join(path, sizeof path, prefix, CE_RECEIPT_NAME) == CE_OK &&
+    bool read = ce_path_join(path, sizeof path, prefix, CE_RECEIPT_NAME) == CE_OK && ce_exists(path) &&
                 ce_file_read(&none, path, 256u << 20, &text, NULL) == CE_OK;
     ce_quiet_end(&q);
-    if (!read) return false;
+    if (!read) return NULL;
     cJSON *o = cJSON_Parse(text);
     free(text);
+    return o;
+}
+
+static const char *str_of(const cJSON *o, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+bool ce_receipt_uses_pkg(const char *prefix, const char *pkg)
+{
+    cJSON *o = read_receipt(prefix);
     bool used = false;
-    const cJSON *c;
-    cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(o, "components")) {
-        const cJSON *p = cJSON_GetObjectItemCaseSensitive(c, "pkg");
-        used = used || (cJSON_IsString(p) && strcmp(p->valuestring, pkg) == 0);
+    static const char *const lists[] = { "components", "sources" };
+    for (size_t l = 0; l < 2 && !used; l++) {
+        const cJSON *c;
+        cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(o, lists[l])) {
+            const char *p = str_of(c, "pkg");
+            used = used || (p && strcmp(p, pkg) == 0) || ce_pkg_of_sha(pkg, str_of(c, "sha256"));
+        }
     }
     cJSON_Delete(o);
     return used;
+}
+
+void ce_receipt_held_read(const char *prefix, ce_receipt_held *h)
+{
+    memset(h, 0, sizeof *h);
+    cJSON *o = read_receipt(prefix);
+    if (!o) return;
+    h->json = o;
+    const cJSON *c, *comps = cJSON_GetObjectItemCaseSensitive(o, "components");
+    const cJSON *src = cJSON_GetObjectItemCaseSensitive(o, "sources");
+    cJSON_ArrayForEach(c, src) {
+        const char *kind = str_of(c, "kind");
+        if (kind && !strcmp(kind, "runfile")) h->kind = CE_HELD_RUNFILE;
+        if (!kind || strcmp(kind, "nccl") != 0 || !str_of(c, "url") || !str_of(c, "sha256")) continue;
+        const cJSON *sz = cJSON_GetObjectItemCaseSensitive(c, "size");
+        h->nccl = true;
+        h->nccl_src = (ce_receipt_source){ "nccl", str_of(c, "url"), str_of(c, "sha256"),
+                                           cJSON_IsNumber(sz) ? (long long)sz->valuedouble : -1, str_of(c, "pkg") };
+    }
+    const char *nv = str_of(o, "nccl");
+    if (nv) snprintf(h->nccl_version, sizeof h->nccl_version, "%s", nv);
+    int nc = cJSON_IsArray(comps) ? cJSON_GetArraySize(comps) : 0;
+    if (nc > 0 && (h->comps = calloc((size_t)nc, sizeof *h->comps))) {
+        cJSON_ArrayForEach(c, comps) {
+            const cJSON *sz = cJSON_GetObjectItemCaseSensitive(c, "size");
+            ce_receipt_component k = { str_of(c, "name"), str_of(c, "version"), str_of(c, "url"), str_of(c, "sha256"),
+                                       str_of(c, "pkg"), cJSON_IsNumber(sz) ? (long long)sz->valuedouble : -1 };
+            if (k.name && k.version && k.url && k.sha256 && strlen(k.sha256) == 64) h->comps[h->n++] = k;
+        }
+        h->kind = CE_HELD_COMPONENTS;
+        const char *pr = str_of(o, "profile");
+        if (pr) snprintf(h->profile, sizeof h->profile, "%s", pr);
+        size_t len = 0;
+        cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(o, "adjust"))
+            if (cJSON_IsString(c) && len < sizeof h->adjust)
+                len += (size_t)snprintf(h->adjust + len, sizeof h->adjust - len, "%s%s", len ? "," : "",
+                                        c->valuestring);
+    }
+}
+
+void ce_receipt_held_free(ce_receipt_held *h)
+{
+    free(h->comps);
+    cJSON_Delete(h->json);
+    memset(h, 0, sizeof *h);
+}
+
+void ce_receipt_held_text(const ce_receipt_held *h, char *out, size_t n)
+{
+    size_t len = 0;
+    out[0] = '\0';
+    if (h->kind == CE_HELD_RUNFILE) len = (size_t)snprintf(out, n, "runfile");
+    if (h->kind == CE_HELD_COMPONENTS) {
+        if (h->profile[0]) len = (size_t)snprintf(out, n, "%s profile", h->profile);
+        else len = (size_t)snprintf(out, n, "%zu components", h->n);
+        for (const char *a = h->adjust; *a && len < n; a += strcspn(a, ",") + (a[strcspn(a, ",")] == ',')) {
+            int w = (int)strcspn(a, ",");
+            len += (size_t)snprintf(out + len, n - len, " %.*s", w, a);
+        }
+    }
+    if (h->nccl && len < n)
+        snprintf(out + len, n - len, "%sNCCL%s%s", len ? ", " : "", h->nccl_version[0] ? " " : "", h->nccl_version);
 }
 
 void ce_receipt_init(ce_receipt *rec, const ce_manifest *m, const ce_resolved *r, const char *platform,

@@ -15,10 +15,11 @@
 #define CE_RECEIPT_NAME ".cudaenv-receipt.json"
 
 typedef struct ce_receipt_source {
-    const char *kind;     /* "runfile" | "cudnn" */
+    const char *kind;     /* "runfile" | "redist" | "cudnn" | "nccl" */
     const char *url;
     const char *sha256;
     long long size;       /* -1 unknown */
+    const char *pkg;      /* the pkgs/ tree it was unpacked into; NULL: none (the JSON) */
 } ce_receipt_source;
 
 /* A component installed from NVIDIA's redistrib JSON, and the pkgs/ tree
@@ -40,8 +41,11 @@ typedef struct ce_receipt {
     size_t n_sources;
     const ce_filelist *files;
     const char *profile;                       /* component installs: "tf", "toolkit" */
+    const char *const *adjust;                 /* what it holds beyond/without the profile: "+nsight_systems" */
+    size_t n_adjust;
     const ce_receipt_component *components;    /* n_components == 0: a runfile install */
     size_t n_components;
+    const char *nccl;                          /* NCCL's version, NULL: no NCCL in it */
 } ce_receipt;
 
 /* Write <prefix>/.cudaenv-receipt.json (temp + fsync + rename, mode 0644). */
@@ -54,8 +58,36 @@ int ce_receipt_write(ce_ctx *ctx, const char *prefix, const ce_receipt *r);
 void ce_receipt_init(ce_receipt *rec, const ce_manifest *m, const ce_resolved *r, const char *platform,
                      ce_filelist *files, const char **tf, size_t cap);
 
-/* Whether the receipt in prefix lists a component unpacked into pkgs/<pkg>
- * (ce_store_gc_pkgs keeps such trees). */
+/* Whether the receipt in prefix names pkgs/<pkg> as a tree it was composed
+ * from: a component's, a source's (cuDNN, NCCL) "pkg", or a tree named for
+ * the sha256 of an archive it lists (ce_pkg_of_sha: receipts written before
+ * sources had "pkg").  ce_store_gc_pkgs and cache prune keep such trees. */
 bool ce_receipt_uses_pkg(const char *prefix, const char *pkg);
+/* Whether pkg is named for the archive sha256: "<...>-<first 12 hex>", as
+ * install names the trees of components and NCCL wheels. */
+bool ce_pkg_of_sha(const char *pkg, const char *sha256);
+
+/* What a toolchain holds, read back from its receipt: for list, info, and
+ * install, which completes a toolchain with what a spec asks for and it
+ * lacks (components.c). */
+typedef enum { CE_HELD_UNKNOWN, CE_HELD_RUNFILE, CE_HELD_COMPONENTS } ce_held_kind;
+typedef struct ce_receipt_held {
+    ce_held_kind kind;               /* UNKNOWN: no receipt, or an adopted toolkit's */
+    char profile[32];                /* the profile that describes it best ("" unknown) */
+    char adjust[1024];               /* against it: "+nsight_systems,-libcufft", "" none */
+    ce_receipt_component *comps;     /* kind COMPONENTS; strings point into json */
+    size_t n;
+    bool nccl;                       /* NCCL in it */
+    char nccl_version[32];           /* "" when the receipt does not say */
+    ce_receipt_source nccl_src;      /* its wheel, strings into json */
+    void *json;                      /* the parsed receipt (cJSON) */
+} ce_receipt_held;
+
+/* Read prefix's receipt into *h (always initialised; ce_receipt_held_free). */
+void ce_receipt_held_read(const char *prefix, ce_receipt_held *h);
+void ce_receipt_held_free(ce_receipt_held *h);
+/* One line for people: "toolkit profile +nsight_systems, NCCL 2.21.5",
+ * "runfile", "" for UNKNOWN. */
+void ce_receipt_held_text(const ce_receipt_held *h, char *out, size_t n);
 
 #endif

@@ -10,7 +10,9 @@
  *   .lock                          fcntl (OFD) lock held by install/uninstall
  * Receipt (JSON): {"schema":1,"name","cuda","cudnn"(or null),"platform",
  *   "installed_at","tensorflow":[..],"min_driver","max_gcc","sm":{"min","max"},
- *   "sources":[{"kind":"runfile"|"cudnn","url","sha256","size"}],
+ *   "sources":[{"kind":"runfile"|"redist"|"cudnn"|"nccl","url","sha256","size","pkg"}],
+ *   components installs: "profile","adjust":["+name","-name"],"components":[{"name",
+ *   "version","url","sha256","size","pkg"}]; "nccl" (version or null),
  *   "files":[{"path","size","sha256"}]}   (paths relative to the prefix,
  *   regular files only, the receipt itself excluded; install fills sha256
  *   from pkgs/<tree>.sha256.json, computed once per pristine tree). */

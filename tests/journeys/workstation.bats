@@ -1,10 +1,13 @@
 #!/usr/bin/env bats
 # Journey: the workstation that already has a CUDA.  Its owner finds the
 # machine's CUDA 12.4 (adopt --scan), adopts it, verifies it, installs
-# tf-2.14 beside it from the (loopback) mirror, uses it, checks TensorFlow on
-# it (verify --framework), makes it the machine's CUDA (global --system),
-# verifies without naming anything, restores the machine's own CUDA and
-# verifies again.  Every seam between those features is asserted: what one
+# tf-2.14 beside it from the (loopback) mirror (NVIDIA's components, as the
+# real manifest pins CUDA 11.8's redistrib JSON), uses it, checks TensorFlow
+# on it (verify --framework), makes it the machine's CUDA (global --system),
+# installs the full toolkit of the same name on it (11.8+cudnn8.7: the
+# components tf-2.14 left out are added to the toolchain in use), verifies
+# without naming anything, restores the machine's own CUDA and verifies
+# again.  Every seam between those features is asserted: what one
 # step leaves is what the next one must accept.  The machine is a
 # CUDAENV_SYSROOT (its /usr/local, /etc/ld.so.conf.d, ldconfig -r), so the
 # real /usr/local/cuda is never touched (checked in teardown); the GPU is the
@@ -17,7 +20,11 @@ load ../lib/mirror
 load ../lib/sysroot
 source "$TESTS_DIR/lib/fakefw.sh"
 
-setup_file() { mirror_setup_file; }
+setup_file() {
+    mirror_setup_file
+    source "$BATS_TEST_DIRNAME/../lib/redist.sh"
+    fx_redist "$MIRROR" 11.8.0
+}
 
 setup() {
     common_setup
@@ -30,6 +37,8 @@ setup() {
     mkdir -p "$S/etc/ld.so.conf.d" "$S/usr/local"
     echo 'include /etc/ld.so.conf.d/*.conf' > "$S/etc/ld.so.conf"
     mirror_serve
+    source "$TESTS_DIR/lib/redist.sh"
+    fx_redist_manifest "$CUDAENV_MANIFEST" "$MIRROR" 11.8.0 "$SERVER_URL"
     # the machine's own CUDA 12.4 (+ cuDNN 9.1), /usr/local/cuda -> cuda-12.4,
     # its runtime and NVRTC answering like the fake driver's GPU
     TK=$S/usr/local/cuda-12.4
@@ -90,6 +99,7 @@ print(" ".join(s["id"] + "=" + s["status"] for s in d["steps"]))' <<<"$1"
     [ "$status" -eq 0 ] || { echo "$stderr"; false; }
     P=$CUDAENV_ROOT/versions/11.8.0+cudnn8.7.0.84
     [ -f "$P/.cudaenv-receipt.json" ]
+    [ "$(server_requests 'linux.run')" -eq 0 ] && [ ! -e "$P/lib64/libnpp.so.11" ]
     # 5. use it in a shell: the toolchain's nvcc and libraries, the machine's CUDA_HOME back after
     run bash --norc -c 'export CUDA_HOME=/usr/local/cuda; eval "$(cudaenv init bash)"
         cudaenv use -q tf-2.14 || exit 9
@@ -115,6 +125,16 @@ assert all(m.startswith(d["toolchain"]["prefix"] + "/") for m in d["framework"][
     run --separate-stderr cudaenv global tf-2.14 --system
     [ "$status" -eq 0 ] || { echo "$stderr"; false; }
     [ "$(readlink "$S/usr/local/cuda")" = /opt/cudaenv/versions/11.8.0+cudnn8.7.0.84 ]
+    # 7b. the full toolkit under the same name, on the toolchain the machine uses: what
+    #     tf-2.14 left out is added (said), the rest stays the same files, the switch still points at it
+    ino=$(stat -c %i "$P/lib64/libcublas.so.11")
+    run --separate-stderr cudaenv install 11.8+cudnn8.7
+    [ "$status" -eq 0 ] || { echo "$stderr"; false; }
+    [[ "$stderr" == *"is installed without cuda_sanitizer_api, libnpp, which this install selects: adding them"* ]] || { echo "$stderr"; false; }
+    [ -f "$S/usr/local/cuda/lib64/libnpp.so.11" ] && [ -f "$P/lib64/cuda_sanitizer_api.so.11" ]
+    [ "$(stat -c %i "$P/lib64/libcublas.so.11")" = "$ino" ]
+    run --separate-stderr cudaenv list
+    [[ "$output" == *"11.8.0+cudnn8.7.0.84  (system: /usr/local/cuda)"*"(toolkit profile)"* ]] || { echo "$output"; false; }
     # 8. plain verify: what the machine now uses
     CUDAENV_TEST_LIBCUDA=$NODRV run --separate-stderr cudaenv verify --json
     [ "$status" -eq 8 ] || { echo "$stderr $output"; false; }

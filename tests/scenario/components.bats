@@ -405,3 +405,95 @@ PY
     CUDAENV_TEST_FREE_BYTES=100000000 run "$CUDAENV" install tf-2.14
     [ "$status" -eq 0 ] || { echo "$output"; false; }
 }
+
+@test "tf-2.14, then 11.8+cudnn8.7: the second install adds the toolkit's components the toolchain lacks, says which, and its receipt lists them" {
+    run "$CUDAENV" install tf-2.14
+    [ "$status" -eq 0 ] || { echo "$output"; false; }
+    p=$CUDAENV_ROOT/versions/$P
+    [ ! -e "$p/lib64/libnpp.so.11" ]
+    ino=$(stat -c %i "$p/lib64/libcublas.so.11")
+    # info promises the toolkit profile, and says what install adds to the installed toolchain
+    run --separate-stderr "$CUDAENV" info 11.8+cudnn8.7
+    [[ "$output" == *"installed     yes, in $p: tf profile"* ]] || { echo "$output"; false; }
+    [[ "$output" == *"install adds cuda_sanitizer_api, libnpp (what this spec selects and it lacks)"* ]] || { echo "$output"; false; }
+    run --separate-stderr "$CUDAENV" install 11.8+cudnn8.7
+    [ "$status" -eq 0 ] || { echo "$stderr"; false; }
+    [[ "$stderr" == *"$P is installed without cuda_sanitizer_api, libnpp, which this install selects: adding them"* ]] || { echo "$stderr"; false; }
+    [[ "$stderr" == *"added cuda_sanitizer_api, libnpp to $P in $p (it holds: toolkit profile)"* ]] || { echo "$stderr"; false; }
+    [[ "$stderr" != *"already installed"* ]]
+    [ -f "$p/lib64/libnpp.so.11" ] && [ -f "$p/lib64/cuda_sanitizer_api.so.11" ]
+    [ -x "$p/bin/nvcc" ] && [ -f "$p/lib64/libcufft.so.11" ] && grep -q 'CUDNN_MINOR 7' "$p/include/cudnn_version.h"
+    # what it held stays as it was: the same unpacked tree, not fetched again
+    [ "$(stat -c %i "$p/lib64/libcublas.so.11")" = "$ino" ]
+    [ "$(fetched libcublas)" -eq 1 ] && [ "$(fetched libnpp)" -eq 1 ] && [ "$(server_requests cudnn-linux)" -eq 1 ]
+    python3 - "$p" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1] + "/.cudaenv-receipt.json"))
+assert r["profile"] == "toolkit" and r["adjust"] == [], (r["profile"], r["adjust"])
+names = sorted(c["name"] for c in r["components"])
+assert names == ["cuda_cccl", "cuda_crt", "cuda_cudart", "cuda_cupti", "cuda_nvcc", "cuda_nvrtc",
+                 "cuda_sanitizer_api", "libcublas", "libcufft", "libnpp"], names
+files = {f["path"] for f in r["files"]}
+assert "targets/x86_64-linux/lib/libnpp.so.11" in files and "bin/nvcc" in files, sorted(files)
+v = json.load(open(sys.argv[1] + "/version.json"))
+assert v["libnpp"]["version"] == "11.8.89", v
+PY
+    run "$CUDAENV" verify "$P" --deep --json
+    python3 -c 'import json, sys; s = {x["id"]: x["status"] for x in json.load(sys.stdin)["steps"]}; assert s["files"] == "passed", s' <<<"$output"
+    # now nothing is missing: already installed, saying what it holds
+    n=$(wc -l < "$SERVER_LOG")
+    run --separate-stderr "$CUDAENV" install 11.8+cudnn8.7
+    [ "$status" -eq 0 ]
+    [[ "$stderr" == *"$P is already installed in $p (holds: toolkit profile; --force reinstalls it)"* ]] || { echo "$stderr"; false; }
+    # tf-2.14 asks for less: nothing is removed, and the note says what it keeps
+    run --separate-stderr "$CUDAENV" install tf-2.14
+    [ "$status" -eq 0 ]
+    [[ "$stderr" == *"already installed"*"it also holds cuda_sanitizer_api, libnpp, which this install leaves out (kept"* ]] || { echo "$stderr"; false; }
+    [ -f "$p/lib64/libnpp.so.11" ]
+    [ "$(wc -l < "$SERVER_LOG")" -eq "$n" ]
+    run --separate-stderr "$CUDAENV" list
+    [[ "$output" == *"$P  ["*" own, "*" shared]  (toolkit profile)"* ]] || { echo "$output"; false; }
+    no_staging
+}
+
+@test "--components +nsight_systems,-libcufft, then a plain install of the same name adds libcufft back and keeps nsys; list and the receipt say so" {
+    run "$CUDAENV" install 11.8 --no-cudnn --components +nsight_systems,-libcufft
+    [ "$status" -eq 0 ] || { echo "$output"; false; }
+    p=$CUDAENV_ROOT/versions/11.8.0
+    [ -x "$p/bin/nsys" ] && [ ! -e "$p/lib64/libcufft.so.11" ]
+    python3 -c 'import json, sys; r = json.load(open(sys.argv[1])); assert r["profile"] == "toolkit" and r["adjust"] == ["-libcufft", "+nsight_systems"], r["adjust"]' "$p/.cudaenv-receipt.json"
+    run --separate-stderr "$CUDAENV" list
+    [[ "$output" == *"11.8.0  ["*"]  (toolkit profile -libcufft +nsight_systems)"* ]] || { echo "$output"; false; }
+    run --separate-stderr "$CUDAENV" install 11.8 --no-cudnn
+    [ "$status" -eq 0 ] || { echo "$stderr"; false; }
+    [[ "$stderr" == *"11.8.0 is installed without libcufft, which this install selects: adding it"* ]] || { echo "$stderr"; false; }
+    [ -f "$p/lib64/libcufft.so.11" ] && [ -x "$p/bin/nsys" ]
+    [ "$(fetched libcufft)" -eq 1 ] && [ "$(fetched nsight_systems)" -eq 1 ]
+    python3 -c 'import json, sys; r = json.load(open(sys.argv[1])); assert r["adjust"] == ["+nsight_systems"], r["adjust"]; assert r["nccl"] is None' "$p/.cudaenv-receipt.json"
+    run "$CUDAENV" list --json
+    python3 -c '
+import json, sys
+t = json.load(sys.stdin)["toolchains"][0]["holds"]
+assert t["from"] == "components" and t["profile"] == "toolkit" and t["adjust"] == ["+nsight_systems"], t
+assert "libcufft" in t["components"] and t["nccl"] is None, t' <<<"$output"
+    run --separate-stderr "$CUDAENV" install 11.8 --no-cudnn --components -nsight_systems
+    [ "$status" -eq 0 ]
+    [[ "$stderr" == *"11.8.0 is already installed"*"it also holds nsight_systems, which this install leaves out"* ]] || { echo "$stderr"; false; }
+    [ -x "$p/bin/nsys" ]
+    no_staging
+}
+
+@test "kill -9 while components are added to an installed toolchain: it stays as it was, the rerun adds them" {
+    "$CUDAENV" -q install tf-2.14
+    p=$CUDAENV_ROOT/versions/$P
+    for point in after-unpack before-commit; do
+        CUDAENV_TEST_FAULT=$point run "$CUDAENV" install 11.8+cudnn8.7
+        [ "$status" -eq 137 ] || { echo "$point: $status $output"; false; }
+        [ -x "$p/bin/nvcc" ] && [ ! -e "$p/lib64/libnpp.so.11" ]
+        grep -q '"profile":[[:space:]]*"tf"' "$p/.cudaenv-receipt.json"
+    done
+    run "$CUDAENV" install 11.8+cudnn8.7
+    [ "$status" -eq 0 ] || { echo "$output"; false; }
+    [ -f "$p/lib64/libnpp.so.11" ] && grep -q '"profile":[[:space:]]*"toolkit"' "$p/.cudaenv-receipt.json"
+    no_staging
+}

@@ -257,3 +257,77 @@ PY
     run "$CUDAENV" info tf-2.14 --manifest "$T/site2/cudaenv.json"
     [ "$status" -eq 0 ]
 }
+
+@test "a CUDA spec's toolchain, then the TF row of the same name: install adds NCCL to it, says so, and list/info/the receipt name it" {
+    run "$CUDAENV" install 11.8+cudnn8.7
+    [ "$status" -eq 0 ] || { echo "$output"; false; }
+    p=$CUDAENV_ROOT/versions/$P
+    [ ! -e "$p/lib64/libnccl.so.2" ]
+    run --separate-stderr "$CUDAENV" info tf-2.14
+    [[ "$output" == *"installed     yes, in $p: toolkit profile"* ]] || { echo "$output"; false; }
+    [[ "$output" == *"install adds NCCL 2.21.5 (what this spec selects and it lacks)"* ]] || { echo "$output"; false; }
+    run --separate-stderr "$CUDAENV" install tf-2.14
+    [ "$status" -eq 0 ] || { echo "$stderr"; false; }
+    [[ "$stderr" == *"$P is installed without NCCL 2.21.5, which this install selects: adding it"* ]] || { echo "$stderr"; false; }
+    [[ "$stderr" == *"added NCCL 2.21.5 to $P in $p (it holds: toolkit profile, NCCL 2.21.5)"* ]] || { echo "$stderr"; false; }
+    [ -f "$p/lib64/libnccl.so.2" ] && [ -f "$p/include/nccl.h" ] && [ -f "$p/lib64/libnpp.so.11" ]
+    [ "$(server_requests "GET /$WHEEL")" -eq 1 ]
+    python3 - "$p/.cudaenv-receipt.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["nccl"] == "2.21.5" and r["profile"] == "toolkit", (r["nccl"], r["profile"])
+n = [s for s in r["sources"] if s["kind"] == "nccl"]
+assert len(n) == 1 and n[0]["pkg"].startswith("nccl-2.21.5-cuda11-"), r["sources"]
+assert any(f["path"] == "lib64/libnccl.so.2" for f in r["files"])
+PY
+    run --separate-stderr "$CUDAENV" list
+    [[ "$output" == *"(toolkit profile, NCCL 2.21.5)"* ]] || { echo "$output"; false; }
+    run --separate-stderr "$CUDAENV" info 11.8+cudnn8.7 --json
+    python3 -c '
+import json, sys
+i = json.load(sys.stdin)["installed"]
+assert i["holds"]["nccl"] == "2.21.5" and i["adds"] == [], i' <<<"$output"
+    # the CUDA spec asks for no NCCL: nothing is removed, and the note says it is kept
+    run --separate-stderr "$CUDAENV" install 11.8+cudnn8.7
+    [[ "$stderr" == *"already installed"*"it also holds NCCL, which this install leaves out (kept"* ]] || { echo "$stderr"; false; }
+    [ -f "$p/lib64/libnccl.so.2" ]
+}
+
+@test "cache list counts the NCCL tree a toolchain uses; prune and uninstalling another toolchain keep it; the next toolchain links the same tree" {
+    run "$CUDAENV" install tf-2.14
+    [ "$status" -eq 0 ] || { echo "$output"; false; }
+    tree=$(find "$CUDAENV_ROOT/pkgs" -maxdepth 1 -type d -name "nccl-2.21.5-cuda11-*")
+    [ -n "$tree" ] && [ -d "$tree" ]
+    run --separate-stderr "$CUDAENV" cache list
+    [[ "$output" =~ unpacked\ +[0-9.]+\ [KMG]?i?B\ +yes\ +nccl-2.21.5-cuda11- ]] || { echo "$output"; false; }
+    run --separate-stderr "$CUDAENV" cache list --json
+    python3 -c '
+import json, sys
+t = [x for x in json.load(sys.stdin)["items"] if x["name"].startswith("nccl-")]
+assert len(t) == 1 and t[0]["used"] is True, t' <<<"$output"
+    run --separate-stderr "$CUDAENV" cache prune
+    [ "$status" -eq 0 ]
+    [[ "$output" != *nccl* ]] || { echo "$output"; false; }
+    [ -d "$tree" ]
+    # a receipt written before sources named their tree: the tree named for the wheel's sha256 is its
+    python3 - "$CUDAENV_ROOT/versions/$P/.cudaenv-receipt.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+for s in r["sources"]:
+    s.pop("pkg", None)
+json.dump(r, open(sys.argv[1], "w"))
+PY
+    run --separate-stderr "$CUDAENV" cache prune
+    [ -d "$tree" ]
+    run --separate-stderr "$CUDAENV" install 11.8 --no-cudnn --components +nccl
+    [ "$status" -eq 0 ] || { echo "$stderr"; false; }
+    a=$CUDAENV_ROOT/versions/$P/lib64/libnccl.so.2 b=$CUDAENV_ROOT/versions/11.8.0/lib64/libnccl.so.2
+    [ "$(stat -c %i "$(readlink -f "$a")")" = "$(stat -c %i "$(readlink -f "$b")")" ]
+    [ "$(find "$CUDAENV_ROOT/pkgs" -maxdepth 1 -type d -name "nccl-*" | wc -l)" -eq 1 ]
+    [ "$(server_requests "GET /$WHEEL")" -eq 1 ]
+    # uninstalling one keeps the tree the other uses
+    "$CUDAENV" -q uninstall 11.8.0
+    [ -d "$tree" ]
+    "$CUDAENV" -q uninstall "$P"
+    [ ! -e "$tree" ]
+}

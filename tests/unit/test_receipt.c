@@ -1,0 +1,122 @@
+/* What a receipt says a toolchain holds (store/receipt.h): written and read
+ * back (profile, changes, components, NCCL), the line list/info print, and
+ * which pkgs/ trees a receipt keeps (ce_pkg_of_sha, ce_receipt_uses_pkg:
+ * the NCCL tree of a receipt written before sources named their tree). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/ctx.h"
+#include "store/receipt.h"
+
+#define SHA_A "ab12cd34ef560000000000000000000000000000000000000000000000000001"
+#define SHA_N "b3594634db73ffff00000000000000000000000000000000000000000000000f"
+
+/* a fresh directory under $TMPDIR (the suite's private one), else /tmp */
+static void temp_dir(char *out, size_t n)
+{
+    const char *t = getenv("TMPDIR");
+    snprintf(out, n, "%s/test_receipt.XXXXXX", t && *t ? t : "/tmp");
+    assert_non_null(mkdtemp(out));
+}
+
+static void test_pkg_of_sha(void **state)
+{
+    (void)state;
+    assert_true(ce_pkg_of_sha("nccl-2.21.5-cuda11-b3594634db73", SHA_N));
+    assert_true(ce_pkg_of_sha("libcublas-11.11.3.6-ab12cd34ef56", SHA_A));
+    assert_false(ce_pkg_of_sha("nccl-2.21.5-cuda11-b3594634db7", SHA_N));    /* 11 hex: not that name */
+    assert_false(ce_pkg_of_sha("b3594634db73", SHA_N));                      /* no "-" before it */
+    assert_false(ce_pkg_of_sha("nccl-2.21.5-cuda11-b3594634db73", "b3594634db73"));   /* no sha256 */
+    assert_false(ce_pkg_of_sha("cuda-11.8.0", SHA_A));
+    assert_false(ce_pkg_of_sha("nccl-2.21.5-cuda11-b3594634db73", NULL));
+}
+
+static void test_write_read_back(void **state)
+{
+    (void)state;
+    char dir[4096];
+    temp_dir(dir, sizeof dir);
+    ce_ctx ctx;
+    memset(&ctx, 0, sizeof ctx);
+    const char *adj[] = { "-libcufft", "+nsight_systems" };
+    ce_receipt_component comps[] = { { "libcublas", "11.11.3.6", "http://x/libcublas.tar.xz", SHA_A,
+                                       "libcublas-11.11.3.6-ab12cd34ef56", 4456 } };
+    ce_receipt r = { .name = "11.8.0", .cuda = "11.8.0", .platform = "linux-x86_64", .profile = "toolkit",
+                     .adjust = adj, .n_adjust = 2, .components = comps, .n_components = 1, .nccl = "2.21.5" };
+    r.sources[r.n_sources++] = (ce_receipt_source){ "nccl", "http://x/nvidia_nccl_cu11-2.21.5-py3-none.whl", SHA_N,
+                                                    -1, "nccl-2.21.5-cuda11-b3594634db73" };
+    assert_int_equal(ce_receipt_write(&ctx, dir, &r), CE_OK);
+    ce_receipt_held h;
+    ce_receipt_held_read(dir, &h);
+    assert_int_equal(h.kind, CE_HELD_COMPONENTS);
+    assert_string_equal(h.profile, "toolkit");
+    assert_string_equal(h.adjust, "-libcufft,+nsight_systems");
+    assert_int_equal(h.n, 1);
+    assert_string_equal(h.comps[0].name, "libcublas");
+    assert_int_equal(h.comps[0].size, 4456);
+    assert_true(h.nccl);
+    assert_string_equal(h.nccl_version, "2.21.5");
+    assert_string_equal(h.nccl_src.sha256, SHA_N);
+    char text[256];
+    ce_receipt_held_text(&h, text, sizeof text);
+    assert_string_equal(text, "toolkit profile -libcufft +nsight_systems, NCCL 2.21.5");
+    ce_receipt_held_free(&h);
+    /* the trees it keeps: its own, and one named for its archive when sources carry no pkg */
+    assert_true(ce_receipt_uses_pkg(dir, "libcublas-11.11.3.6-ab12cd34ef56"));
+    assert_true(ce_receipt_uses_pkg(dir, "nccl-2.21.5-cuda11-b3594634db73"));
+    assert_false(ce_receipt_uses_pkg(dir, "nccl-2.25.1-cuda12-000000000000"));
+    r.sources[0].pkg = NULL;
+    assert_int_equal(ce_receipt_write(&ctx, dir, &r), CE_OK);
+    assert_true(ce_receipt_uses_pkg(dir, "nccl-2.21.5-cuda11-b3594634db73"));
+    char p[4200];
+    snprintf(p, sizeof p, "%s/%s", dir, CE_RECEIPT_NAME);
+    unlink(p);
+    /* no receipt: nothing known, nothing said */
+    ce_receipt_held_read(dir, &h);
+    assert_int_equal(h.kind, CE_HELD_UNKNOWN);
+    ce_receipt_held_text(&h, text, sizeof text);
+    assert_string_equal(text, "");
+    ce_receipt_held_free(&h);
+    rmdir(dir);
+}
+
+static void test_runfile_text(void **state)
+{
+    (void)state;
+    char dir[4096];
+    temp_dir(dir, sizeof dir);
+    ce_ctx ctx;
+    memset(&ctx, 0, sizeof ctx);
+    ce_receipt r = { .name = "11.8.0", .cuda = "11.8.0", .platform = "linux-x86_64" };
+    r.sources[r.n_sources++] = (ce_receipt_source){ "runfile", "http://x/cuda.run", SHA_A, 10, "cuda-11.8.0" };
+    assert_int_equal(ce_receipt_write(&ctx, dir, &r), CE_OK);
+    ce_receipt_held h;
+    ce_receipt_held_read(dir, &h);
+    char text[64];
+    ce_receipt_held_text(&h, text, sizeof text);
+    assert_string_equal(text, "runfile");
+    assert_false(h.nccl);
+    ce_receipt_held_free(&h);
+    assert_true(ce_receipt_uses_pkg(dir, "cuda-11.8.0"));
+    char p[4200];
+    snprintf(p, sizeof p, "%s/%s", dir, CE_RECEIPT_NAME);
+    unlink(p);
+    rmdir(dir);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_pkg_of_sha),
+        cmocka_unit_test(test_write_read_back),
+        cmocka_unit_test(test_runfile_text),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
