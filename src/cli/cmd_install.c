@@ -30,6 +30,16 @@ const cli_opt cmd_install_opts[] = {
     { 0 },
 };
 
+/* The pin in effect is not a spec, or names no release of the manifest:
+ * the failure names the file, never what it says (it may be a symlink to
+ * a token), as every other command that reads a pin (activate.h). */
+static int pin_unresolved(cli *c, const char *pin_src)
+{
+    return ce_fail(&c->ctx, CE_ERR_NOTFOUND, "%s: no release of the manifest by that name, or not a spec (content "
+                   "not shown); see what it names with: cat %s, then pin a release of cudaenv list-remote "
+                   "(cudaenv local VERSION) or give one: cudaenv install VERSION", pin_src, pin_src);
+}
+
 int cmd_install(cli *c, const cli_args *a)
 {
     const char *cudnn = a->opt[OPT_CUDNN] ? a->opt[OPT_CUDNN] : "", *moddir = a->opt[OPT_MODULEFILES];
@@ -72,10 +82,10 @@ int cmd_install(cli *c, const cli_args *a)
             return cli_usage_error(c->cmd, "which toolchain? nothing is pinned here (no .cuda-version in this "
                                    "directory or above, no global default); e.g. cudaenv install tf-2.14, or "
                                    "--for PYTHON, or pin one first: cudaenv local tf-2.14");
-        if (!c->ctx.quiet) cli_note(c, "installing %s, pinned by %s", pin, pin_src);
         specs = pinned;
         nspecs = 1;
     }
+    bool from_pin = specs == pinned;
 
     ce_store_txn txn = CE_STORE_TXN_INIT;
     int rc;
@@ -86,7 +96,10 @@ int cmd_install(cli *c, const cli_args *a)
     if ((rc = cli_load_manifest(c, &m)) != CE_OK) goto out;
     for (size_t i = 0; i < nspecs; i++) {
         ce_spec spec;
-        if ((rc = ce_spec_parse(&c->ctx, specs[i], &spec)) != CE_OK) goto out;
+        if ((rc = ce_spec_parse(&c->ctx, specs[i], &spec)) != CE_OK) {
+            if (from_pin) rc = pin_unresolved(c, pin_src);
+            goto out;
+        }
         if (spec.kind == CE_SPEC_SYSTEM) {
             rc = ce_fail(&c->ctx, CE_ERR_NOTFOUND, "'system' is the machine's own CUDA; nothing to install");
             goto out;
@@ -95,8 +108,14 @@ int cmd_install(cli *c, const cli_args *a)
         bool nd = no_cudnn;
         char policy[32];
         cli_cudnn_policy(c, &spec, &dn, &nd, policy, sizeof policy);
-        if ((rc = ce_resolve(&c->ctx, m, &spec, dn, nd, &r[i])) != CE_OK) goto out;
+        if ((rc = ce_resolve(&c->ctx, m, &spec, dn, nd, &r[i])) != CE_OK) {
+            if (from_pin && (rc == CE_ERR_NOTFOUND || rc == CE_ERR_USAGE)) rc = pin_unresolved(c, pin_src);
+            goto out;
+        }
     }
+    /* named only once it is a release of the manifest, as current/prefix
+     * name a pin only once it is installed */
+    if (from_pin && !c->ctx.quiet) cli_note(c, "installing %s, pinned by %s", pin, pin_src);
     cli_render_trap_interrupt(c);
     rc = ce_install(&c->ctx, m, r, nspecs);
     if (rc == CE_OK) ce_store_index_refresh(&c->ctx);   /* tf-X resolves without the manifest */
