@@ -94,6 +94,10 @@ static int install(cli *c, const cli_cmd *cmd, const char *version, const char *
     if (!python_path(python ? python : "python3", py, sizeof py))
         return cli_fail(c, ce_fail(&c->ctx, CE_ERR_NOTFOUND, "%s: %s; name the Python with --python PATH",
                                    python ? python : "python3", python ? "no such executable" : "not found on PATH"));
+    /* as root, a Python that is not root's is refused before anything is
+     * written (pyrun.h: the same check every Python start makes) */
+    char why[2 * 4096 + 512];
+    if (ce_py_trusted(py, why, sizeof why)) return cli_fail(c, ce_fail(&c->ctx, CE_ERR_PERM, "%s", why));
     if (name) {
         if (!valid_name(name))
             return cli_usage_error(cmd, "bad kernel name '%s' (letters, digits, '.', '_', '-')", name);

@@ -27,6 +27,11 @@
  *    passes the chain rule too.  The override programs (CUDAENV_LDCONFIG,
  *    CUDAENV_UPDATE_ALTERNATIVES, CUDAENV_DOCTOR_PYTHON, CUDAENV_TORCH) are
  *    programs like any other: the proc.c check applies.
+ *  - Python: every start goes through ce_py_prepare (core/pyrun.h), which as
+ *    root first checks the interpreter as given and resolved, its venv
+ *    (pyvenv.cfg) and everything its sys.path imports from
+ *    (ce_py_trusted, pyrun_trust.c): a user's venv whose bin/python links to
+ *    root's /usr/bin/python3 is refused, not only a user's program.
  *  - Temporary files as root go under /tmp (or a TMPDIR that passes the
  *    rule): ce_priv_tmpdir.
  * Nothing here prints; failures come back as a reason string the caller

@@ -57,6 +57,8 @@ int ce_py_prepare(ce_ctx *ctx, ce_py *py, const char *python, const char *script
 {
     memset(py, 0, sizeof *py);
     if (nargs > 8) return ce_fail(ctx, CE_ERR_OTHER, "too many arguments for a Python script");
+    char why[2 * 4096 + 512];
+    if (ce_py_trusted(python, why, sizeof why)) return ce_fail(ctx, CE_ERR_PERM, "%s", why);
     const char *tmp = ce_priv_tmpdir();
     if (snprintf(py->dir, sizeof py->dir, "%s/cudaenv-py.XXXXXX", tmp) >= (int)sizeof py->dir) {
         py->dir[0] = '\0';

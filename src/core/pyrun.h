@@ -28,8 +28,21 @@ typedef struct ce_py {
     char *argv[12];       /* python, -I, script, args..., NULL */
 } ce_py;
 
+/* Python as root by construction (issue 36; pyrun_trust.c): as root, the
+ * Python python (an absolute path, as it will be run) may run only when the
+ * interpreter as given and resolved, every directory above both, its venv's
+ * pyvenv.cfg and home, and everything below every directory its sys.path
+ * imports from (the site directories whole: .pth files, the framework
+ * packages; the paths .pth files add) pass the rule of priv.h.  Nothing a
+ * user owns runs to find that out: the resolved base interpreter, already
+ * checked, says its sys.path under -I -S.  0 (always when not privileged),
+ * else -1 with why naming the first path that failed and the fix.
+ * ce_py_prepare calls it, so every Python cudaenv starts is checked. */
+int ce_py_trusted(const char *python, char *why, size_t whysz);
+
 /* Make the private directory and write the prologue + script into it;
- * argv = { python, "-I", script, args[0..nargs-1], NULL } (nargs <= 8).
+ * argv = { python, "-I", script, args[0..nargs-1], NULL } (nargs <= 8);
+ * as root, CE_ERR_PERM when ce_py_trusted refuses python.
  * Run it with .argv = py->argv, .env_add = (const char *const *)py->env_add,
  * .cwd = py->dir; then ce_py_done (also after a failed prepare).  CE_ERR_IO/CE_ERR_NOMEM. */
 int ce_py_prepare(ce_ctx *ctx, ce_py *py, const char *python, const char *script, const char *const *args,

@@ -180,5 +180,5 @@ int ce_doctor_run(ce_ctx *ctx, ce_doctor *d)
     doc_check_perf(d);
 
     d->elapsed_ms = ce_mono_ms() - t0;
-    return CE_OK;
+    return d->refused ? d->refused : CE_OK;
 }

@@ -31,6 +31,12 @@ void doc_check_framework(ce_doctor *d)
         ce_quiet q;
         ce_quiet_begin(&q, false);
         int frc = ce_fw_run(d->ctx, &t, &opt, &r);
+        if (frc == CE_ERR_PERM) {   /* as root, a Python that is not root's (core/pyrun.h): the error, exit 6 */
+            ce_quiet_keep(&q);
+            ce_fw_free(&r);
+            d->refused = frc;
+            return;
+        }
         ce_quiet_end(&q);
         if (frc != CE_OK) {  /* no python3: no framework to check */
             ce_fw_free(&r);

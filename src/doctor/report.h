@@ -50,6 +50,7 @@ typedef struct ce_doctor {
     size_t n, cap;
     int errors, warnings, infos;
     double elapsed_ms;
+    int refused;                   /* CE_ERR_PERM: as root, the framework layer's Python is not root's */
     struct doc_ld *ld;             /* the loader's search state (doctor_libs.c) */
 } ce_doctor;
 

@@ -312,3 +312,94 @@ inst_copy() {
     [ ! -e "$T/work/.cuda-version" ]
     [ -z "$(ls -A "$CUDAENV_ROOT/versions" 2>/dev/null)" ]
 }
+
+# ---- a user's venv (issue 36, item 1) ----
+
+# mkvenv DIR: a venv as `python3 -m venv` makes it (bin/python -> python3 ->
+# /usr/bin/python3, pyvenv.cfg), with a .pth and a torch package that leave
+# $MARK when Python starts or the probe imports torch
+mkvenv() {
+    /usr/bin/python3 -m venv --without-pip "$1"
+    local sp
+    sp=$(echo "$1"/lib/python3*/site-packages)
+    printf 'import os; open("%s", "a").write("pth ran\\n")\n' "$MARK" > "$sp/cudaenv-evil.pth"
+    mkdir -p "$sp/torch"
+    printf 'open("%s", "a").write("torch ran\\n")\n__version__ = "2.5.1"\n' "$MARK" > "$sp/torch/__init__.py"
+}
+
+@test "venv: as root a user's venv (bin/python a link to root's /usr/bin/python3) never starts: --for, verify --framework, jupyter, doctor; exit 6 naming it" {
+    [ -x /usr/bin/python3 ] || skip "no /usr/bin/python3"
+    fx_installed 11.8.0 >/dev/null
+    V=$T/uvenv
+    mkvenv "$V"
+    chown -R "$ATK" "$V"
+    [ "$(readlink -f "$V/bin/python")" = "$(readlink -f /usr/bin/python3)" ]   # the interpreter itself is root's
+    mkdir -m 700 "$T/tmp"; export TMPDIR=$T/tmp
+    cd "$T/work"
+    local c
+    for c in "install --for" "use --shell bash --for" "local --for" "env --for" "exec --for" \
+             "verify 11.8.0 --framework torch --python" "jupyter install 11.8.0 --python"; do
+        # shellcheck disable=SC2086
+        run --separate-stderr "$CUDAENV" $c "$V/bin/python"
+        [ "$status" -eq 6 ] || { echo "cudaenv $c: exit $status: $stderr"; false; }
+        [[ "$stderr" == *"the Python $V/bin/python is not root's to run: $V is owned by uid $(id -u "$ATK"), not root"* ]] ||
+            { echo "cudaenv $c: $stderr"; false; }
+        [[ "$stderr" == *"run the same command as the owner of that Python"* ]]
+        [ ! -e "$MARK" ] || { echo "cudaenv $c: $(cat "$MARK")"; false; }
+    done
+    # doctor: the venv first on PATH, or named by CUDAENV_DOCTOR_PYTHON
+    PATH=$V/bin:$PATH CUDAENV_DOCTOR_PYTHON= run --separate-stderr "$CUDAENV" doctor --json
+    [ "$status" -eq 6 ] || { echo "doctor: exit $status: $stderr"; false; }
+    [[ "$stderr" == *"the Python $V/bin/python3 is not root's to run: $V is owned by"* ]] || { echo "$stderr"; false; }
+    CUDAENV_DOCTOR_PYTHON=$V/bin/python run --separate-stderr "$CUDAENV" doctor
+    [ "$status" -eq 6 ]
+    [[ "$stderr" == *"$V is owned by uid"* ]] || { echo "$stderr"; false; }
+    [ ! -e "$MARK" ] || { cat "$MARK"; false; }
+    [ ! -e "$T/work/.cuda-version" ]
+    [ ! -e "$HOME/.local/share/jupyter/kernels/cudaenv-11.8.0" ]
+    [ -z "$(ls -A "$T/tmp")" ]
+}
+
+@test "venv: as root a root-owned venv with one user-owned file inside (its torch package, a .pth) is refused naming that file; the root-owned one runs" {
+    [ -x /usr/bin/python3 ] || skip "no /usr/bin/python3"
+    fx_installed 11.8.0 >/dev/null
+    V=$T/rvenv
+    mkvenv "$V"
+    sp=$(echo "$V"/lib/python3*/site-packages)
+    chown "$ATK" "$sp/torch/__init__.py"
+    run --separate-stderr "$CUDAENV" verify 11.8.0 --framework torch --python "$V/bin/python"
+    [ "$status" -eq 6 ]
+    [[ "$stderr" == *"$sp/torch/__init__.py is owned by uid $(id -u "$ATK"), not root"* ]] || { echo "$stderr"; false; }
+    [ ! -e "$MARK" ]
+    chown root "$sp/torch/__init__.py" && chmod o+w "$sp/cudaenv-evil.pth"
+    run --separate-stderr "$CUDAENV" verify 11.8.0 --framework torch --python "$V/bin/python"
+    [ "$status" -eq 6 ] || { echo "exit $status: $stderr"; ls -la "$sp"; false; }
+    [[ "$stderr" == *"$sp/cudaenv-evil.pth is writable by group or others"* ]] || { echo "$stderr"; false; }
+    [ ! -e "$MARK" ]
+    # a .pth naming a user's directory: that directory is imported from
+    chmod o-w "$sp/cudaenv-evil.pth"
+    mkdir -p "$T/usrc" && chown "$ATK" "$T/usrc"
+    echo "$T/usrc" > "$sp/editable.pth"
+    run --separate-stderr "$CUDAENV" verify 11.8.0 --framework torch --python "$V/bin/python"
+    [ "$status" -eq 6 ]
+    [[ "$stderr" == *"$T/usrc is owned by uid"* ]] || { echo "$stderr"; false; }
+    [ ! -e "$MARK" ]
+    # root's own venv, all root's: it runs (the planted package is root's now)
+    rm "$sp/editable.pth"
+    run --separate-stderr "$CUDAENV" verify 11.8.0 --framework torch --python "$V/bin/python"
+    [ "$status" -ne 6 ] || { echo "$stderr"; false; }
+    grep -q "torch ran" "$MARK"
+}
+
+@test "venv: the venv's owner runs the same commands on their own venv (no root needed)" {
+    [ -x /usr/bin/python3 ] || skip "no /usr/bin/python3"
+    mkdir -p "$T/ustore"
+    CUDAENV_ROOT=$T/ustore fx_installed 11.8.0 >/dev/null
+    V=$T/uvenv
+    mkvenv "$V"
+    touch "$MARK"
+    chown -R "$ATK" "$V" "$MARK" "$T/ustore"
+    run as_atk env CUDAENV_ROOT="$T/ustore" HOME="$T/ustore" "$CUDAENV" verify 11.8.0 --framework torch --python "$V/bin/python"
+    [ "$status" -ne 6 ] || { echo "$output"; false; }
+    grep -q "torch ran" "$MARK"    # as the user: their own code, their own uid
+}
