@@ -40,14 +40,10 @@ static const cli_cmd commands[] = {
       "redistrib JSON for the release, only the components of a profile are downloaded\n"
       "(tf for tf-X.Y specs, toolkit for CUDA specs) and laid out as the runfile would;\n"
       "otherwise the runfile is installed.  Without SPEC, the pin in effect: the nearest\n"
-       ".cuda-version from here up, else the global default; a pin that names no
-"
-       "release is exit 3, naming its file, never its content.  A toolchain already
-"
-       "installed from components gets what SPEC selects and it lacks (components, NCCL),
-"
-       "named in a note; nothing it holds is removed (--force: exactly what SPEC selects).
-"
+      ".cuda-version from here up, else the global default; a pin that names no\n"
+      "release is exit 3, naming its file, never its content.  A toolchain already\n"
+      "installed from components gets what SPEC selects and it lacks (components, NCCL),\n"
+      "named in a note; nothing it holds is removed (--force: exactly what SPEC selects).\n"
       "\n"
       "  --cudnn VER    use this cuDNN release instead of the one the spec implies\n"
       "  --no-cudnn     install the CUDA toolkit alone\n"
