@@ -137,6 +137,12 @@ int ce_pkgindex_list_add(ce_pkgindex_list *l, unsigned long long ino, long long 
     return idx_add(&l->x, ino, size, sha);
 }
 
+void ce_pkgindex_list_drop(ce_pkgindex_list *l, unsigned long long ino)
+{
+    for (size_t k = l->x.n; k-- > 0;)
+        if (l->x.v[k].ino == ino) l->x.v[k] = l->x.v[--l->x.n];
+}
+
 int ce_pkgindex_list_save(ce_ctx *ctx, ce_pkgindex_list *l, const char *tree, const char *path)
 {
     struct stat tst;

@@ -23,6 +23,9 @@ int ce_pkgindex_hash_files(ce_ctx *ctx, const char *prefix, const char *const *t
 typedef struct ce_pkgindex_list ce_pkgindex_list;
 ce_pkgindex_list *ce_pkgindex_list_new(void);
 int ce_pkgindex_list_add(ce_pkgindex_list *l, unsigned long long ino, long long size, const char *sha);
+/* a file the archive replaces (a path given twice) leaves the tree: its inode
+ * is forgotten, whether or not the file system gives the number out again */
+void ce_pkgindex_list_drop(ce_pkgindex_list *l, unsigned long long ino);
 int ce_pkgindex_list_save(ce_ctx *ctx, ce_pkgindex_list *l, const char *tree, const char *path);
 void ce_pkgindex_list_free(ce_pkgindex_list *l);
 

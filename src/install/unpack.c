@@ -267,6 +267,9 @@ static int extract(ce_ctx *ctx, const ce_unpack_src *s, struct archive *a, struc
         normalise_mode(e);
         archive_entry_set_pathname(e, rel);
         if (hl) archive_entry_set_hardlink(e, hrel);
+        struct stat old;   /* a path given twice: the file it replaces leaves the index */
+        if (hash && lstat(rel, &old) == 0 && S_ISREG(old.st_mode) && old.st_nlink == 1)
+            ce_pkgindex_list_drop(hash->list, (unsigned long long)old.st_ino);
         if (archive_write_header(w, e) < ARCHIVE_WARN) {
             if (disk_errno(archive_errno(w))) return write_failed(ctx, s, w, rel, "create");
             return refuse(ctx, s, path, archive_error_string(w) ? archive_error_string(w) : "refused by libarchive");

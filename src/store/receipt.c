@@ -188,9 +188,15 @@ void ce_receipt_held_text(const ce_receipt_held *h, char *out, size_t n)
     if (h->kind == CE_HELD_COMPONENTS) {
         if (h->profile[0]) len = (size_t)snprintf(out, n, "%s profile", h->profile);
         else len = (size_t)snprintf(out, n, "%zu components", h->n);
-        for (const char *a = h->adjust; *a && len < n; a += strcspn(a, ",") + (a[strcspn(a, ",")] == ',')) {
-            int w = (int)strcspn(a, ",");
-            len += (size_t)snprintf(out + len, n - len, " %.*s", w, a);
+        const char *a = h->adjust;
+        while (*a && len < n) {
+            size_t w = strcspn(a, ",");
+            if (len + 1 + w >= n) break;
+            out[len++] = ' ';
+            memcpy(out + len, a, w);
+            len += w;
+            out[len] = '\0';
+            a += w + (a[w] == ',');
         }
     }
     if (h->nccl && len < n)
