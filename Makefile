@@ -201,10 +201,14 @@ mutate-full: all
 
 # temp + rename: a failing generator leaves the manifest as it was.
 # SIGN_KEY=key.pem (an ed25519 private key) also writes cudaenv.json.sig, the
-# detached signature a published copy needs (man cudaenv-manifest: SIGNATURES).
+# detached signature a published copy needs (man cudaenv-manifest: SIGNATURES),
+# and needs SOURCE=URL, where it is published: its signed "source".
 SIGN_KEY ?=
+SOURCE ?=
 manifest:
-	python3 tools/gen-manifest.py > share/manifests/cudaenv.json.tmp \
+	@if [ -n "$(SIGN_KEY)" ] && [ -z "$(SOURCE)" ]; then \
+	    echo "make manifest SIGN_KEY=...: add SOURCE=URL (where the signed copy is published)" >&2; exit 2; fi
+	MANIFEST_SOURCE="$(SOURCE)" python3 tools/gen-manifest.py > share/manifests/cudaenv.json.tmp \
 	    || { rm -f share/manifests/cudaenv.json.tmp; exit 1; }
 	mv share/manifests/cudaenv.json.tmp share/manifests/cudaenv.json
 	@if [ -n "$(SIGN_KEY)" ]; then \

@@ -86,7 +86,7 @@ _cudaenv() {
     case $sub in
         install) opts+=" --cudnn --no-cudnn --from --components --force --offline --insecure --manifest --modulefiles --module-format --for --framework" ;;
         modulefile) opts+=" --all --format --to" ;;
-        mirror) opts+=" --all --to --platform --check --cudnn --no-cudnn --from --components --sign-key --insecure --manifest" ;;
+        mirror) opts+=" --all --to --platform --check --cudnn --no-cudnn --from --components --sign-key --url --insecure --manifest" ;;
         uninstall) opts+=" --force" ;;
         list|ls) opts+=" --json --names" ;;
         current|doctor|outdated) opts+=" --json" ;;

@@ -62,6 +62,7 @@ complete -c cudaenv -n '__fish_seen_subcommand_from mirror' -l to -xa '(__fish_c
 complete -c cudaenv -n '__fish_seen_subcommand_from mirror' -l check -xa '(__fish_complete_directories)' -d 're-hash a mirror'
 complete -c cudaenv -n '__fish_seen_subcommand_from mirror' -l all -d 'every file of the manifest'
 complete -c cudaenv -n '__fish_seen_subcommand_from mirror' -l sign-key -r -F -d 'ed25519 key signing cudaenv.json'
+complete -c cudaenv -n '__fish_seen_subcommand_from mirror' -l url -x -d 'URL nodes fetch cudaenv.json from (its signed source)'
 complete -c cudaenv -n '__fish_seen_subcommand_from mirror' -l platform -xa 'linux-x86_64 linux-sbsa'
 complete -c cudaenv -n '__fish_seen_subcommand_from list-remote ls-remote' -a 'tf torch jax cuda cudnn'
 complete -c cudaenv -n '__fish_seen_subcommand_from list-remote ls-remote' -l names -d 'bare specs'

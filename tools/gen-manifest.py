@@ -68,6 +68,8 @@ PROFILES = {
 
 UPDATED = "2026-12-01"   # the newest source used: the 2026-12 data audit (its rebuilt cuDNN JSONs, TF's pip pins);
                          # never before an NVIDIA JSON's release_date (main checks; 9.27.0's is 2026-09-29)
+SERIAL = int(UPDATED.replace("-", "")) * 100 + 0   # the signed "serial": grows with every publication (raise
+                                                   # the + 0 for a second one on the same UPDATED)
 PLATFORMS = ("linux-x86_64", "linux-sbsa")   # what cudaenv installs for
 SHA = re.compile(r"^[0-9a-f]{64}$")
 
@@ -567,6 +569,8 @@ def main(argv):
     doc = {
         "schema": 1,
         "updated": UPDATED,
+        "serial": SERIAL,
+        **({"source": os.environ["MANIFEST_SOURCE"]} if os.environ.get("MANIFEST_SOURCE") else {}),
         "generated_by": ("tools/gen-manifest.py from data/manifest-draft.json, data/sizes.md and "
                          "data/redist/ and data/nccl.json (make manifest); do not edit"),
         "sources": dict(draft["generated_from"], **nccl_sources, **{JSON_SOURCE: (

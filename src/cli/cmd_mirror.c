@@ -25,7 +25,7 @@ static bool sig_exists(const char *path)
     return access(sig, F_OK) == 0;
 }
 
-enum { OPT_TO = 1, OPT_ALL, OPT_PLATFORM, OPT_CHECK, OPT_CUDNN, OPT_NO_CUDNN, OPT_FROM, OPT_COMPONENTS, OPT_SIGN_KEY };
+enum { OPT_TO = 1, OPT_ALL, OPT_PLATFORM, OPT_CHECK, OPT_CUDNN, OPT_NO_CUDNN, OPT_FROM, OPT_COMPONENTS, OPT_SIGN_KEY, OPT_URL };
 
 const cli_opt cmd_mirror_opts[] = {
     { "to", 0, true, OPT_TO },
@@ -37,6 +37,7 @@ const cli_opt cmd_mirror_opts[] = {
     { "from", 0, true, OPT_FROM },
     { "components", 0, true, OPT_COMPONENTS },
     { "sign-key", 0, true, OPT_SIGN_KEY },
+    { "url", 0, true, OPT_URL },
     { 0 },
 };
 
@@ -84,6 +85,12 @@ int cmd_mirror(cli *c, const cli_args *a)
     if (check && (nspecs || req.all || req.dir))
         return cli_usage_error(cmd, "--check DIR takes no specs, --all or --to");
     if (!check && !req.dir) return cli_usage_error(cmd, "where to? --to DIR");
+    req.url = a->opt[OPT_URL];
+    if (req.url && !ce_manifest_is_remote(req.url))
+        return cli_usage_error(cmd, "--url takes the https:// URL nodes fetch DIR/cudaenv.json from, not '%s'", req.url);
+    if (a->opt[OPT_SIGN_KEY] && !req.url)
+        return cli_usage_error(cmd, "--sign-key signs the place the mirror is served at into its manifest: add "
+                               "--url URL (what nodes set as CUDAENV_MANIFEST)");
     /* the files install SPEC would fetch, chosen as install chooses them */
     const char *from = a->opt[OPT_FROM], *components = a->opt[OPT_COMPONENTS];
     if (from && strcmp(from, "runfile") != 0 && strcmp(from, "redist") != 0)

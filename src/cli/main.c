@@ -83,7 +83,7 @@ static const cli_cmd commands[] = {
       .opts = cmd_modulefile_opts, .max_pos = 1, .extra = "one VERSION only (or --all)" },
     { "mirror", NULL, FULL_ONLY(cmd_mirror), "a mirror directory for a site (files + manifest)",
       "usage: cudaenv mirror SPEC...|--all --to DIR [--platform P[,P]] [--cudnn VER] [--no-cudnn]\n"
-      "                     [--from runfile|redist] [--components +a,-b] [--sign-key KEY]\n"
+      "                     [--from runfile|redist] [--components +a,-b] [--sign-key KEY --url URL]\n"
       "       cudaenv mirror --check DIR\n"
       "\n"
       "Fetch exactly the files install SPEC would fetch (resume, retry, sha256; files\n"
@@ -106,7 +106,11 @@ static const cli_cmd commands[] = {
       "  --platform P,P    linux-x86_64, linux-sbsa (default: this machine's)\n"
       "  --cudnn VER, --no-cudnn, --from runfile|redist, --components LIST   as for install\n"
       "  --sign-key KEY    sign DIR/cudaenv.json with this ed25519 private key (PEM):\n"
-      "                    DIR/cudaenv.json.sig, which nodes check against their keys\n"
+      "                    DIR/cudaenv.json.sig, which nodes check against their keys;\n"
+      "                    needs --url\n"
+      "  --url URL         the URL nodes fetch DIR/cudaenv.json from (their\n"
+      "                    CUDAENV_MANIFEST), written into it as \"source\" with a \"serial\"\n"
+      "                    that grows every run: a node refuses it from elsewhere or older\n"
       "  --check DIR       re-hash every file DIR/cudaenv.json names (components: those\n"
       "                    the mirror holds), only inside DIR: no '..', absolute path or\n"
       "                    symlink, regular files only; exit 5 if any is missing or wrong\n",

@@ -1,11 +1,14 @@
 /* Small texts over HTTP(S): ce_fetch_text, ce_fetch_text_cond (fetch.h),
- * one request with the rules of http.c
- * and the retries of ce_fetch_all.  Full binary only. */
+ * one request with the rules of http.c, the retries of ce_fetch_all and
+ * its bounds: a rate window under the minimum rate, or the deadline (base +
+ * the announced size, else max, at 256 KiB/s, from the first attempt),
+ * fails the fetch (no retry).  Full binary only. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "core/clock.h"
 #include "fetch.h"
 #include "http.h"
 
@@ -27,6 +30,40 @@ static size_t on_text(char *p, size_t size, size_t nmemb, void *ud)
     b->len += n;
     b->p[b->len] = '\0';
     return n;
+}
+
+/* The download's bounds (fetch.c's check_limits) for one text. */
+typedef struct textlim {
+    const char *url;
+    double t0, base, max, window, min_rate, win_start;
+    curl_off_t win_have;
+    char why[1024];
+} textlim;
+
+static int on_progress(void *ud, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal, curl_off_t ulnow)
+{
+    (void)ultotal; (void)ulnow;
+    textlim *l = ud;
+    double now = ce_mono_s();
+    /* the deadline is for the announced size once known, else for max */
+    double deadline = l->t0 + l->base + (dltotal > 0 ? (double)dltotal : l->max) / (256.0 * 1024);
+    if (now >= deadline) {
+        snprintf(l->why, sizeof l->why, "%s did not arrive in time (%.0f s; %lld bytes so far): the server is too "
+                 "slow; try again later", l->url, deadline - l->t0, (long long)dlnow);
+        return 1;
+    }
+    if (now - l->win_start >= l->window) {
+        double rate = (double)(dlnow - l->win_have) / (now - l->win_start);
+        if (rate < l->min_rate) {
+            snprintf(l->why, sizeof l->why, "%s is too slow: %lld bytes in the last %.0f s (%.0f bytes/s, at least "
+                     "%.0f needed); try again later", l->url, (long long)(dlnow - l->win_have), now - l->win_start,
+                     rate, l->min_rate);
+            return 1;
+        }
+        l->win_start = now;
+        l->win_have = dlnow;
+    }
+    return 0;
 }
 
 /* A response header's value into out ("" when absent). */
@@ -72,9 +109,22 @@ int ce_fetch_text_cond(ce_ctx *ctx, const char *url, size_t max, bool allow_http
         snprintf(h, sizeof h, "If-Modified-Since: %s", cond->last_modified);
         hdrs = curl_slist_append(hdrs, h);
     }
+    textlim lim = {
+        .url = url,
+        .t0 = ce_mono_s(),
+        .window = (double)ce_setting_long(ctx->set.rate_window, 60, 1),
+        .min_rate = (double)ce_setting_long(ctx->set.min_rate, 4096, 0),
+        .base = (double)ce_setting_long(ctx->set.deadline_base, 900, 1),
+        .max = (double)max,
+    };
     for (int failures = 1;; failures++) {
         curl_easy_reset(e);
         ce_http_setup(e, url, allow_http, errbuf);
+        lim.win_start = ce_mono_s();
+        lim.win_have = 0;
+        curl_easy_setopt(e, CURLOPT_XFERINFOFUNCTION, on_progress);
+        curl_easy_setopt(e, CURLOPT_XFERINFODATA, &lim);
+        curl_easy_setopt(e, CURLOPT_NOPROGRESS, 0L);
         curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_text);
         curl_easy_setopt(e, CURLOPT_WRITEDATA, &b);
         if (hdrs) curl_easy_setopt(e, CURLOPT_HTTPHEADER, hdrs);
@@ -89,6 +139,10 @@ int ce_fetch_text_cond(ce_ctx *ctx, const char *url, size_t max, bool allow_http
                 header_value(e, "ETag", cond->new_etag, sizeof cond->new_etag);
                 header_value(e, "Last-Modified", cond->new_last_modified, sizeof cond->new_last_modified);
             }
+            break;
+        }
+        if (lim.why[0]) {   /* too slow: as a download, not retried */
+            rc = ce_fail(ctx, CE_ERR_DOWNLOAD, "%s", lim.why);
             break;
         }
         if (b.over) {

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "components.h"
@@ -417,7 +418,25 @@ static void merge_tf(cJSON *out, cJSON *src)
     }
 }
 
-static int write_manifest(ce_ctx *ctx, const ce_mdir *md, cJSON *src, plan *pl, ce_mirror_stats *st)
+/* The mirror is the source of its manifest: with a URL, "source" names it
+ * and "serial" grows with every run (the time, or one more than the last):
+ * what a node checks a signed manifest against (install/manifest_fetch.h). */
+static void set_claims(cJSON *out, const char *url)
+{
+    if (url) {
+        cJSON_DeleteItemFromObjectCaseSensitive(out, "source");
+        cJSON_AddStringToObject(out, "source", url);
+    }
+    if (!cJSON_IsString(cJSON_GetObjectItemCaseSensitive(out, "source"))) return;
+    const cJSON *s = cJSON_GetObjectItemCaseSensitive(out, "serial");
+    double next = (double)time(NULL);
+    if (cJSON_IsNumber(s) && s->valuedouble >= next) next = s->valuedouble + 1;
+    cJSON_DeleteItemFromObjectCaseSensitive(out, "serial");
+    cJSON_AddNumberToObject(out, "serial", next);
+}
+
+static int write_manifest(ce_ctx *ctx, const ce_mdir *md, const ce_mirror_req *req, cJSON *src, plan *pl,
+                          ce_mirror_stats *st)
 {
     char path[CE_PATH_MAX];
     int rc = ce_join(ctx, path, sizeof path, md->path, CE_MIRROR_MANIFEST);
@@ -446,6 +465,7 @@ static int write_manifest(ce_ctx *ctx, const ce_mdir *md, cJSON *src, plan *pl, 
         cJSON_DeleteItemFromObjectCaseSensitive(out, "profiles");
         cJSON_AddItemToObject(out, "profiles", cJSON_Duplicate(prof, true));
     }
+    if (!rc) set_claims(out, req->url);
     if (!rc) st->files = ce_mirror_count(out);
     char *text = rc ? NULL : cJSON_Print(out);
     cJSON_Delete(out);
@@ -502,7 +522,7 @@ int ce_mirror_build(ce_ctx *ctx, const ce_mirror_req *req, ce_mirror_stats *st)
     if (!rc) rc = ce_store_lock(&mctx, &lock);
     if (!rc) rc = make_plan(ctx, &mctx, &md, req, src, &pl);
     if (!rc) rc = place_files(ctx, &mctx, &md, req, &pl, st);
-    if (!rc) rc = write_manifest(ctx, &md, src, &pl, st);
+    if (!rc) rc = write_manifest(ctx, &md, req, src, &pl, st);
     ce_store_unlock(lock);
     ce_mdir_close(&md);
     for (size_t i = 0; i < pl.n_reds; i++) ce_redist_free(pl.reds[i]);

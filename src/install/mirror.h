@@ -51,6 +51,7 @@ typedef struct ce_mirror_req {
     bool all;                  /* everything the manifest names */
     const char *platforms[CE_MIRROR_MAX_PLATFORMS]; /* default: ctx->platform */
     size_t n_platforms;
+    const char *url;           /* --url: where nodes fetch DIR/cudaenv.json ("source"); NULL keeps it */
 } ce_mirror_req;
 
 typedef struct ce_mirror_stats {

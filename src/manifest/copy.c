@@ -37,6 +37,9 @@ int ce_mcopy_meta_read(ce_ctx *ctx, const ce_msource *src, ce_mcopy_meta *out)
     ce_json_copy(j, "sha256", out->sha256, sizeof out->sha256);
     ce_json_copy(j, "updated", out->updated, sizeof out->updated);
     ce_json_copy(j, "signed_by", out->signed_by, sizeof out->signed_by);
+    ce_json_copy(j, "expires", out->expires, sizeof out->expires);
+    const cJSON *s = cJSON_GetObjectItemCaseSensitive(j, "serial");
+    out->serial = cJSON_IsNumber(s) && s->valuedouble >= 0 ? (long long)s->valuedouble : -1;
     const cJSON *f = cJSON_GetObjectItemCaseSensitive(j, "fetched");
     out->fetched = cJSON_IsNumber(f) ? (long long)f->valuedouble : 0;
     out->checked = st.st_mtim.tv_sec;
@@ -75,6 +78,10 @@ static int write_meta(ce_ctx *ctx, const ce_msource *src, const ce_mcopy_meta *m
     cJSON_AddNumberToObject(j, "fetched", (double)meta->fetched);
     if (meta->signed_by[0]) cJSON_AddStringToObject(j, "signed_by", meta->signed_by);
     else cJSON_AddNullToObject(j, "signed_by");
+    if (meta->serial >= 0) cJSON_AddNumberToObject(j, "serial", (double)meta->serial);
+    else cJSON_AddNullToObject(j, "serial");
+    if (meta->expires[0]) cJSON_AddStringToObject(j, "expires", meta->expires);
+    else cJSON_AddNullToObject(j, "expires");
     char *text = cJSON_PrintUnformatted(j);
     cJSON_Delete(j);
     if (!text) return ce_fail(ctx, CE_ERR_NOMEM, "out of memory");

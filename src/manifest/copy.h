@@ -3,7 +3,10 @@
  * (<key>.json) with <key>.json.meta, a small JSON record:
  *   {"url": "...", "etag": "...", "last_modified": "...", "sha256": "<of the copy>",
  *    "updated": "<the manifest's updated>", "fetched": <unix time of the last 200>,
- *    "signed_by": "<key name>" | null}
+ *    "signed_by": "<key name>" | null, "serial": <the manifest's serial> | null,
+ *    "expires": "<the manifest's expires>" | null}
+ * The serial is the highest one taken from this URL: the next copy must
+ * carry a higher one, or the same with the same bytes (manifest_fetch.h).
  * The record's mtime is when the source was last asked (a 304 rewrites it);
  * the copy counts as fresh for CUDAENV_UPDATE_INTERVAL seconds (default a
  * day) after that: within it, nothing asks the network.  Only the full
@@ -29,6 +32,8 @@ typedef struct ce_mcopy_meta {
     char sha256[65];
     char updated[32];        /* the manifest's "updated" */
     char signed_by[128];     /* the key that verified it, "" when unsigned */
+    long long serial;        /* the manifest's "serial", -1 when it has none */
+    char expires[32];        /* the manifest's "expires", "" when none */
     long long fetched;       /* unix time of the last download (a 200) */
     time_t checked;          /* the record's mtime: the last question to the source */
 } ce_mcopy_meta;

@@ -456,7 +456,7 @@ static int parse_doc(parser *p, const cJSON *doc, ce_manifest *m)
     m->schema = 1;
     p->path[0] = '\0';
     int rc;
-    if ((rc = mf_get_str(p, doc, "updated", false, &m->updated))) return rc;
+    if ((rc = mf_get_str(p, doc, "updated", false, &m->updated)) || (rc = mf_parse_claims(p, doc, m))) return rc;
     if ((rc = mf_parse_section(p, doc, "cuda", sizeof(ce_cuda), (parse_fn)parse_cuda, cmp_cuda,
                             (void **)&m->cuda, &m->n_cuda)) ||
         (rc = mf_parse_section(p, doc, "cudnn", sizeof(ce_cudnn), (parse_fn)parse_cudnn, cmp_cudnn,
@@ -585,6 +585,8 @@ void ce_manifest_free(ce_manifest *m)
     }
     mf_free_frameworks(m);
     free(m->updated);
+    free(m->source);
+    free(m->expires);
     free(m->origin);
     free(m);
 }

@@ -6,6 +6,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <time.h>
 
 #include "core/ctx.h"
 
@@ -103,6 +104,11 @@ typedef struct ce_fw {
 typedef struct ce_manifest {
     int schema;
     char *updated;
+    /* the signed claims (manifest_claims.c): what a remote copy is checked
+     * against (install/manifest_fetch.h); absent: -1 / NULL */
+    long long serial;    /* grows with every publication of the same source */
+    char *source;        /* the URL the publisher serves it at */
+    char *expires;       /* YYYY-MM-DD: not current after this day (UTC) */
     char *origin;        /* path or URL it was loaded from */
     bool local;          /* loaded from a local path: http:// and file:// allowed */
     ce_tf *tf;           /* sorted by version, newest last */
@@ -126,6 +132,8 @@ typedef struct ce_manifest {
  * Returns CE_ERR_INTEGRITY with the JSON path on any schema violation. */
 int ce_manifest_parse(ce_ctx *ctx, const char *text, size_t len, const char *origin,
                       bool local, ce_manifest **out);
+/* Whether the day YYYY-MM-DD (a validated "expires") is over at now (UTC). */
+bool ce_manifest_date_past(const char *day, time_t now);
 /* Load from a local path (ctx->mirror applied). */
 int ce_manifest_load_file(ce_ctx *ctx, const char *path, ce_manifest **out);
 /* Load a remote manifest (the one ctx uses, url): its local copy, refreshed

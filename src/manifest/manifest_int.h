@@ -39,6 +39,9 @@ int mf_parse_section(parser *p, const cJSON *doc, const char *key, size_t sz, pa
 int mf_parse_frameworks(parser *p, const cJSON *doc, ce_manifest *m);
 void mf_free_frameworks(ce_manifest *m);
 
+/* manifest_claims.c: the top-level "serial", "source" and "expires". */
+int mf_parse_claims(parser *p, const cJSON *doc, ce_manifest *m);
+
 /* manifest_url.c: *url (as the manifest wrote it, escaped for printing; raw:
  * its bytes) made absolute against the manifest's location, the mirror
  * applied, and its scheme checked against what the origin allows. */

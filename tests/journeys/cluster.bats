@@ -58,7 +58,7 @@ module_shell() {
     openssl genpkey -algorithm ed25519 -out "$T/site.key" 2>/dev/null
     mkdir -p "$CUDAENV_SYSROOT/etc/cudaenv/keys"
     openssl pkey -in "$T/site.key" -pubout -out "$CUDAENV_SYSROOT/etc/cudaenv/keys/site.pem"
-    run "$CUDAENV" mirror tf-2.14 --to "$SITE" --sign-key "$T/site.key"
+    run "$CUDAENV" mirror tf-2.14 --to "$SITE"
     [ "$status" -eq 0 ] || { echo "$output"; false; }
     run "$CUDAENV" mirror --check "$SITE"
     [ "$status" -eq 0 ] || { echo "$output"; false; }
@@ -68,6 +68,11 @@ module_shell() {
     server_stop
 
     server_start "$SITE"   # the lab's web server
+    # signed for the URL the nodes use (its "source"): a second run, NVIDIA gone,
+    # finds every file in place
+    run "$CUDAENV" mirror tf-2.14 --to "$SITE" --sign-key "$T/site.key" --url "$SERVER_URL/cudaenv.json"
+    [ "$status" -eq 0 ] || { echo "$output"; false; }
+    [ "$(server_requests "GET")" -eq 0 ]
     for node in node1 node2; do
         CUDAENV_ROOT=$T/$node CUDAENV_MANIFEST=$SERVER_URL/cudaenv.json \
             run "$CUDAENV" install tf-2.14 --insecure --modulefiles "$T/$node/modulefiles"

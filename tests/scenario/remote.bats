@@ -8,40 +8,17 @@
 load ../lib/common
 load ../lib/mirror
 load ../lib/server
+load ../lib/signed
 bats_require_minimum_version 1.5.0
 
 setup_file() { mirror_setup_file; }
 
 setup() {
     common_setup
-    server_start "$MIRROR" --tls
-    export CUDAENV_RETRY_DELAY_MS=10
-    KEYS=$CUDAENV_SYSROOT/etc/cudaenv/keys
-    mkdir -p "$KEYS"
-    openssl genpkey -algorithm ed25519 -out "$T/site.key" 2>/dev/null
-    openssl pkey -in "$T/site.key" -pubout -out "$KEYS/site.pem"
-    # the mirror's manifest (relative URLs) served as cudaenv.json, signed
-    SERVED=$MIRROR/cudaenv.json
-    cp "$MIRROR/manifest.json" "$SERVED"
-    sign "$SERVED"
-    export CUDAENV_MANIFEST=$SERVER_TLS_URL/cudaenv.json
+    signed_setup
     P=$CUDAENV_ROOT/versions/11.8.0+cudnn8.7.0.84
 }
-teardown() { rm -f "$MIRROR/cudaenv.json" "$MIRROR/cudaenv.json.sig"; server_stop; common_teardown; }
-
-sign() { openssl pkeyutl -sign -rawin -inkey "${2:-$T/site.key}" -in "$1" | base64 -w0 > "$1.sig"; }
-# change the served manifest with a python expression on m (then re-sign unless told not to)
-serve_edit() {
-    python3 - "$SERVED" "$1" <<'PY'
-import json, sys
-p, expr = sys.argv[1], sys.argv[2]
-m = json.load(open(p))
-exec(expr)
-json.dump(m, open(p, "w"), indent=1)
-PY
-    [ "${2:-}" = unsigned ] || sign "$SERVED"
-}
-copy() { ls "$CUDAENV_ROOT"/manifests/*.json; }
+teardown() { rm -rf "$MIRROR/cudaenv.json" "$MIRROR/cudaenv.json.sig" "$MIRROR/site"; server_stop; common_teardown; }
 
 @test "install from a remote manifest; then use/env/exec tf-X and the cd hook work offline from the local copy" {
     run "$CUDAENV" -q install tf-2.14
@@ -219,6 +196,7 @@ EOS
 
 @test "a manifest answered 500 is asked again after the backoff (CUDAENV_RETRY_DELAY_MS), not at once" {
     export CUDAENV_MANIFEST=$SERVER_TLS_URL/_/500=1/cudaenv.json   # and its .sig: each answered 500 once
+    serve_edit pass   # signed for this URL
     local t0 t1
     t0=$(date +%s%N)
     CUDAENV_RETRY_DELAY_MS=1500 run "$CUDAENV" update
@@ -294,22 +272,32 @@ EOS
     [[ "$stderr" == *"accepted because the config says manifest_unsigned"* ]]
 }
 
-@test "mirror --sign-key signs the mirror's cudaenv.json; nodes install from it over https; a bad key exits 2" {
+@test "mirror --sign-key --url signs the mirror's cudaenv.json for its URL; nodes install from it over https; a bad key exits 2" {
     "$CUDAENV" -q info tf-2.14 >/dev/null   # the source's copy, checked
-    M=$T/site
+    M=$MIRROR/site   # served by the same server: its URL is known before the mirror is made
     run --separate-stderr "$CUDAENV" mirror tf-2.14 --to "$M" --sign-key "$T/site.key"
+    [ "$status" -eq 2 ]
+    [[ "$stderr" == *"--sign-key signs the place the mirror is served at into its manifest: add --url URL"* ]]
+    run --separate-stderr "$CUDAENV" mirror tf-2.14 --to "$M" --sign-key "$T/site.key" --url "$SERVER_TLS_URL/site/cudaenv.json"
     [ "$status" -eq 0 ] || { echo "$stderr"; false; }
     [[ "$stderr" == *"signed $M/cudaenv.json.sig with $T/site.key"* ]]
     openssl pkeyutl -verify -rawin -pubin -inkey "$KEYS/site.pem" -in "$M/cudaenv.json" \
         -sigfile <(base64 -d "$M/cudaenv.json.sig") >/dev/null
-    server_stop
-    server_start "$M" --tls
-    CUDAENV_ROOT=$T/node CUDAENV_MANIFEST=$SERVER_TLS_URL/cudaenv.json run --separate-stderr "$CUDAENV" -q install tf-2.14
+    python3 -c 'import json,sys; m=json.load(open(sys.argv[1])); assert m["source"] == sys.argv[2] and m["serial"] > 1700000000, m.get("source")' \
+        "$M/cudaenv.json" "$SERVER_TLS_URL/site/cudaenv.json"
+    CUDAENV_ROOT=$T/node CUDAENV_MANIFEST=$SERVER_TLS_URL/site/cudaenv.json run --separate-stderr "$CUDAENV" -q install tf-2.14
     [ "$status" -eq 0 ] || { echo "$stderr"; false; }
     grep -q '"signed_by":".*site.pem"' "$T/node"/manifests/*.meta
+    # a second run raises the serial: the node takes it
+    serial=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["serial"])' "$M/cudaenv.json")
+    "$CUDAENV" -q mirror tf-2.12 --to "$M" --sign-key "$T/site.key" --url "$SERVER_TLS_URL/site/cudaenv.json"
+    python3 -c 'import json,sys; assert json.load(open(sys.argv[1]))["serial"] > int(sys.argv[2])' "$M/cudaenv.json" "$serial"
+    CUDAENV_ROOT=$T/node CUDAENV_MANIFEST=$SERVER_TLS_URL/site/cudaenv.json run --separate-stderr "$CUDAENV" update
+    [ "$status" -eq 0 ] || { echo "$stderr"; false; }
+    [[ "$output" == *"updated the manifest"* ]]
     echo 'not a key' > "$T/bad.key"
     cp "$M/cudaenv.json" "$T/mirror-before"
-    run --separate-stderr "$CUDAENV" mirror tf-2.12 --to "$M" --sign-key "$T/bad.key"
+    run --separate-stderr "$CUDAENV" mirror tf-2.12 --to "$M" --sign-key "$T/bad.key" --url "$SERVER_TLS_URL/site/cudaenv.json"
     [ "$status" -eq 2 ]
     [[ "$stderr" == *"is no ed25519 private key"* ]]
     cmp "$M/cudaenv.json" "$T/mirror-before"   # refused before anything changed

@@ -23,6 +23,8 @@ Misbehaviour is chosen per request by a path prefix: /_/<modes>/<file>, with
   truncate=N   announce the full length, stop at file offset N, close
   nolen        no Content-Length (body ends when the connection closes)
   rate=BPS     send at about BPS bytes per second (throttle=BPS: the same)
+  ratefrom=N   rate= only from the Nth request of this URL on (the first
+               ones at full speed: a source that became slow)
   link=BPS     all requests with link=BPS share one link of about BPS bytes
                per second (a real line, where parallel connections do not
                add up; rate= limits each connection on its own)
@@ -36,6 +38,9 @@ Misbehaviour is chosen per request by a path prefix: /_/<modes>/<file>, with
   loop         302 to this very URL
   disposition  Content-Disposition: attachment; filename="../../evil"
   noetag       no ETag / Last-Modified, and If-None-Match ignored
+  frozen       every conditional request (If-None-Match or If-Modified-Since)
+               gets 304, whatever the file is now (a server or a man in the
+               middle that keeps a client on its old copy)
 Every file is served with an ETag (inode, mtime, size) and Last-Modified; a
 request whose If-None-Match is that ETag gets 304 (logged status=304).
 "Per URL" counts use the whole request path, so tests stay independent by
@@ -171,7 +176,8 @@ class Handler(BaseHTTPRequestHandler):
         size = os.path.getsize(full)
         st = os.stat(full)
         etag = '"%x-%x-%x"' % (st.st_ino, st.st_mtime_ns, size)
-        if "noetag" not in modes and self.headers.get("If-None-Match") == etag:
+        frozen = "frozen" in modes and (self.headers.get("If-None-Match") or self.headers.get("If-Modified-Since"))
+        if frozen or ("noetag" not in modes and self.headers.get("If-None-Match") == etag):
             self.record(304)
             self.send_response(304)
             self.send_header("ETag", etag)
@@ -235,6 +241,8 @@ class Handler(BaseHTTPRequestHandler):
             return
 
         rate = int(modes.get("rate") or modes.get("throttle") or 0)
+        if n < int(modes.get("ratefrom") or 0):
+            rate = 0
         link = int(modes.get("link") or 0)
         stall = float(modes["stall"]) if "stall" in modes and n == 1 else None
         if stall is not None:

@@ -185,6 +185,15 @@ static void test_invalid(void **state)
 {
     (void)state;
     static const struct { const char *from, *to, *want; } cases[] = {
+        { "\"schema\": 1,", "\"schema\": 1, \"serial\": 1.5,", "serial: expected a whole number" },
+        { "\"schema\": 1,", "\"schema\": 1, \"serial\": -1,", "serial: expected a whole number" },
+        { "\"schema\": 1,", "\"schema\": 1, \"serial\": \"7\",", "serial: expected a whole number" },
+        { "\"schema\": 1,", "\"schema\": 1, \"serial\": 1e300,", "serial: expected a whole number" },
+        { "\"schema\": 1,", "\"schema\": 1, \"source\": 7,", "source: expected a string, got a number" },
+        { "\"schema\": 1,", "\"schema\": 1, \"source\": \"\",", "source: empty" },
+        { "\"schema\": 1,", "\"schema\": 1, \"expires\": \"2026-02-30\",", "expires: '2026-02-30' is not a date" },
+        { "\"schema\": 1,", "\"schema\": 1, \"expires\": \"2026-1-01x\",", "expires: '2026-1-01x' is not a date" },
+        { "\"schema\": 1,", "\"schema\": 1, \"expires\": \"+026-01-01\",", "expires: '+026-01-01' is not a date" },
         { "\"schema\": 1", "\"schema\": 2", "schema: unsupported manifest schema 2; this cudaenv supports schema 1" },
         { "\"schema\": 1", "\"schema\": \"1\"", "schema: unsupported manifest schema a string" },
         { "\"schema\": 1,", "", "schema: missing" },
@@ -365,6 +374,37 @@ static void test_size_limit(void **state)
 }
 
 /* update's report (manifest/diff.h): added, removed and corrected rows */
+/* The signed claims (manifest_claims.c): absent is -1 / NULL; present, kept;
+ * "expires" is over once its whole day (UTC) is. */
+static void test_claims(void **state)
+{
+    (void)state;
+    ce_manifest *m = parse_ok(FIXTURE, "/etc/c.json", true);
+    assert_int_equal(m->serial, -1);
+    assert_null(m->source);
+    assert_null(m->expires);
+    ce_manifest_free(m);
+    const char *claims = "\"schema\": 1, \"serial\": 9007199254740992, \"source\": \"https://a.example/c.json\", "
+                         "\"expires\": \"2027-02-28\",";
+    size_t n = strlen(FIXTURE) + strlen(claims);
+    char *t = malloc(n + 1);
+    const char *at = strstr(FIXTURE, "\"schema\": 1,");
+    assert_non_null(at);
+    snprintf(t, n + 1, "%.*s%s%s", (int)(at - FIXTURE), FIXTURE, claims, at + strlen("\"schema\": 1,"));
+    m = parse_ok(t, "/etc/c.json", true);
+    assert_true(m->serial == 9007199254740992LL);
+    assert_string_equal(m->source, "https://a.example/c.json");
+    assert_string_equal(m->expires, "2027-02-28");
+    ce_manifest_free(m);
+    free(t);
+    time_t day = 1803772800;   /* 2027-02-28 00:00:00 UTC */
+    assert_false(ce_manifest_date_past("2027-02-28", day));
+    assert_false(ce_manifest_date_past("2027-02-28", day + 86399));
+    assert_true(ce_manifest_date_past("2027-02-28", day + 86400));
+    assert_false(ce_manifest_date_past(NULL, day + 86400 * 365));
+    assert_false(ce_manifest_date_past("soon", day + 86400 * 365));
+}
+
 static void test_diff(void **state)
 {
     (void)state;
@@ -414,6 +454,7 @@ int main(void)
         cmocka_unit_test_setup(test_trailing, setup),
         cmocka_unit_test_setup(test_size_limit, setup),
         cmocka_unit_test_setup(test_redist_profiles, setup),
+        cmocka_unit_test_setup(test_claims, setup),
         cmocka_unit_test_setup(test_diff, setup),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
