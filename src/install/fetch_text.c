@@ -12,8 +12,10 @@
 #include "fetch.h"
 #include "http.h"
 
-typedef struct membuf { char *p; size_t len, max; bool over; } membuf;
+typedef struct membuf { char *p; size_t len, cap, max; bool over; } membuf;
 
+/* The body, up to max bytes: the buffer doubles (a 16 MiB text takes ~11
+ * reallocations, not one per chunk) and never grows past max + 1. */
 static size_t on_text(char *p, size_t size, size_t nmemb, void *ud)
 {
     membuf *b = ud;
@@ -22,11 +24,17 @@ static size_t on_text(char *p, size_t size, size_t nmemb, void *ud)
         b->over = true;
         return 0;
     }
-    char *q = realloc(b->p, b->len + n + 1);
-    if (!q)
-        return 0;
-    memcpy(q + b->len, p, n);
-    b->p = q;
+    if (b->len + n + 1 > b->cap) {
+        size_t cap = b->cap ? b->cap : 16384;
+        while (cap < b->len + n + 1) cap *= 2;
+        if (cap > b->max + 1) cap = b->max + 1;
+        char *q = realloc(b->p, cap);
+        if (!q)
+            return 0;
+        b->p = q;
+        b->cap = cap;
+    }
+    memcpy(b->p + b->len, p, n);
     b->len += n;
     b->p[b->len] = '\0';
     return n;

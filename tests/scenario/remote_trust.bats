@@ -146,18 +146,21 @@ serial_of() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["s
     # 15 MiB of valid JSON that would cost cJSON hundreds of MB to parse
     python3 -c 'import sys; sys.stdout.write("{\"schema\": 1, \"x\": [" + "0," * (15 * 1024 * 512 - 1) + "0]}")' > "$SERVED"
     rm -f "$SERVED.sig"
+    # 50 MB; a sanitizer build (make check-asan) pays its shadow and quarantine: 160 MB (parsed: GBs)
+    local bound=51200
+    readelf -d "$CUDAENV_FULL" | grep -q libasan && bound=163840
     run --separate-stderr /usr/bin/time -f 'maxrss=%M' "$CUDAENV" update
     [ "$status" -eq 5 ]
     [[ "$stderr" == *"the manifest $CUDAENV_MANIFEST is not signed"* ]] || { echo "$stderr"; false; }
     rss=$(grep -o 'maxrss=[0-9]*' <<<"$stderr" | cut -d= -f2)
     echo "max RSS ${rss} KiB"
-    [ "$rss" -lt 51200 ] || { echo "max RSS ${rss} KiB"; false; }
+    [ "$rss" -lt "$bound" ] || { echo "max RSS ${rss} KiB"; false; }
     # badly signed: refused before the parse too
     echo garbage > "$SERVED.sig"
     run --separate-stderr /usr/bin/time -f 'maxrss=%M' "$CUDAENV" update
     [ "$status" -eq 5 ]
     rss=$(grep -o 'maxrss=[0-9]*' <<<"$stderr" | cut -d= -f2)
-    [ "$rss" -lt 51200 ] || { echo "max RSS ${rss} KiB"; false; }
+    [ "$rss" -lt "$bound" ] || { echo "max RSS ${rss} KiB"; false; }
     # over the bound: the fetch stops
     head -c $((17 << 20)) /dev/zero > "$SERVED"
     run --separate-stderr "$CUDAENV" update
