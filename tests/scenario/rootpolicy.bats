@@ -431,6 +431,10 @@ MCOMMANDS=("info 11.8" "list-remote" "install 11.8" "outdated" "update" "mirror 
                 { echo "cudaenv $c ($how): $stderr"; false; }
             [[ "$stderr" == *"Use a manifest only root can change"* ]]
         done
+        # a spec resolved from the store alone: the hint does not pretend the manifest was asked
+        run --separate-stderr env ${envm:+CUDAENV_MANIFEST=$envm} "$CUDAENV" env 11.8
+        [ "$status" -eq 3 ]
+        [[ "$stderr" == *"the manifest is not consulted: it is not root's"* ]] || { echo "env ($how): $stderr"; false; }
         chown "$ATK" "$T/u/m.json"
     done
     [ ! -e "$BATS_TEST_TMPDIR/m" ]
