@@ -449,20 +449,24 @@ MCOMMANDS=("info 11.8" "list-remote" "install 11.8" "outdated" "update" "mirror 
     [ "$status" -eq 0 ] || { echo "$output"; false; }
 }
 
-@test "meta: as root a user's config (HOME, XDG_CONFIG_HOME, a symlink) decides nothing: ignored with a warning by every command that reads it" {
+@test "meta: as root a user's config (HOME, XDG_CONFIG_HOME; theirs, or root's file in their directory) decides nothing: ignored with a warning by every command that reads it" {
     cp "$REPO/share/manifests/cudaenv.json" "$T/m.json"
     mkdir -p "$T/uh/.config/cudaenv"
     printf '{"manifest": "%s", "mirror": "https://evil.example/m"}\n' "$T/m.json" > "$T/uh/.config/cudaenv/config.json"
     chown -R "$ATK" "$T/uh"
-    local c v
+    local c v owner
+    # the user's file, then root's file in the user's directory (the user can swap it)
+    for owner in "$ATK" root; do
+        chown "$owner" "$T/uh/.config/cudaenv/config.json"
     for v in "HOME=$T/uh" "XDG_CONFIG_HOME=$T/uh/.config"; do
         for c in "info 11.8 --json" "list-remote" "outdated" "config list"; do
             # shellcheck disable=SC2086
             run --separate-stderr env "$v" "$CUDAENV" $c
             [[ "$stderr" == *"ignoring the config file $T/uh/.config/cudaenv/config.json: $T/uh is owned by uid $(id -u "$ATK"), not root"* ]] ||
                 { echo "cudaenv $c ($v): $stderr"; false; }
-            [[ "$output" != *evil.example* && "$output" != *"$T/m.json"* ]] || { echo "cudaenv $c ($v): $output"; false; }
+            [[ "$output" != *evil.example* && "$output" != *"$T/m.json"* ]] || { echo "cudaenv $c ($v, $owner): $output"; false; }
         done
+    done
     done
 }
 
