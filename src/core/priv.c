@@ -215,7 +215,7 @@ int ce_priv_file_open(const char *path, bool follow, char *real, size_t realsz, 
     int e = errno;
     ce_priv_tree_close(&t);
     if (fd < 0) return fail_errno(e, real, why, whysz);
-    struct stat st;
+    struct stat st = { 0 };
     const char *r = fstat(fd, &st) != 0 ? strerror(errno) : !S_ISREG(st.st_mode) ? "not a regular file"
                     : ce_priv() ? ce_priv_stat_reason(&st, false) : NULL;
     if (r) {
@@ -240,7 +240,12 @@ static int dir_make_user(ce_priv_tree *t, const char *path, mode_t mode, char *w
         if (*p != '/' && *p) continue;
         char c = *p;
         *p = '\0';
-        if (mkdir(buf, mode) != 0 && errno != EEXIST) return fail_errno(errno, buf, why, whysz);
+        if (mkdir(buf, mode) != 0 && errno != EEXIST) {
+            int e = errno;
+            snprintf(why, whysz, "cannot create directory %s: %s", buf, strerror(e));
+            errno = e;
+            return -1;
+        }
         *p = c;
         if (!c) break;
     }
