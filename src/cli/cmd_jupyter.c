@@ -13,6 +13,7 @@
 
 #include "cli.h"
 #include "core/pip.h"
+#include "core/priv.h"
 #include "core/file.h"
 #include "core/proc.h"
 #include "core/pyrun.h"
@@ -145,8 +146,20 @@ static int install(cli *c, const cli_cmd *cmd, const char *version, const char *
     snprintf(file, sizeof file, "%s/kernel.json", kdir);
     size_t len = strlen(json);
     json[len] = '\n';  /* cJSON_Print leaves room: replace the NUL, write len + 1 */
-    rc = ce_mkdir_p(&c->ctx, kdir, 0755);
-    if (!rc) rc = ce_file_write_atomic(&c->ctx, file, json, len + 1, 0644);
+    /* beneath the kernel's directory held by fd (core/priv.h): as root a
+     * user's JUPYTER_DATA_DIR, HOME or link on the way redirects nothing */
+    ce_priv_tree t;
+    if (ce_priv_dir_make(&t, kdir, 0755, why, sizeof why)) {
+        bool refused = errno == EPERM || errno == ELOOP;
+        free(json);
+        return cli_fail(c, ce_fail(&c->ctx, refused || errno == EACCES ? CE_ERR_PERM : CE_ERR_IO,
+                                   "cannot write %s: %s%s", file, why,
+                                   refused ? "; as root the kernelspec is written only into directories only root "
+                                             "can change (a user's JUPYTER_DATA_DIR or HOME left by sudo -E: use "
+                                             "sudo -H, or run jupyter install as that user)" : ""));
+    }
+    rc = ce_file_write_atomic_at(&c->ctx, t.fd, kdir, "kernel.json", json, len + 1, 0644);
+    ce_priv_tree_close(&t);
     free(json);
     if (rc) return cli_fail(c, rc);
     printf("%s\n", file);

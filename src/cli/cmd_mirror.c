@@ -48,12 +48,13 @@ static int load_source(cli *c, char **text, size_t *len, ce_manifest **m)
     int rc = ce_manifest_location(&c->ctx, loc, sizeof loc);
     if (rc) return rc;
     bool url = !strncasecmp(loc, "https://", 8) || !strncasecmp(loc, "http://", 7);
-    const char *path = !strncasecmp(loc, "file://", 7) ? loc + 7 : loc;
-    /* a remote manifest through its local copy: refreshed, signature and date checked */
+    /* a remote manifest through its local copy: refreshed, signature and
+     * date checked; a local one as root under the rule (manifest/source.h) */
     ce_msource src;
     ce_mrefresh res;
-    if (url && ((rc = ce_manifest_source(&c->ctx, &src)) || (rc = ce_manifest_refresh(&c->ctx, &src, false, &res))))
+    if ((rc = ce_manifest_source(&c->ctx, &src)) || (url && (rc = ce_manifest_refresh(&c->ctx, &src, false, &res))))
         return rc;
+    const char *path = src.path;
     rc = ce_file_read(&c->ctx, url ? src.path : path, CE_MANIFEST_MAX, text, len);
     if (rc == CE_ERR_NOTFOUND && !url)
         return ce_fail(&c->ctx, rc, "manifest %s does not exist; check CUDAENV_MANIFEST / --manifest", path);

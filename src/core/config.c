@@ -3,6 +3,8 @@
 
 #include <cJSON.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +12,7 @@
 #include <unistd.h>
 
 #include "file.h"
+#include "priv.h"
 #include "trust.h"
 #include "version.h"
 
@@ -41,22 +44,36 @@ void ce_config_path(ce_ctx *ctx, ce_conf_origin which, char *out, size_t n)
 static cJSON *loaded[2];
 static bool loaded_once;
 
+/* The file at path opened under the rule (priv.h: never through a symlink;
+ * as root only root's, in directories only root can change, checked on
+ * the opened fd): the fd, or -1 with why; missing is -1 with errno ENOENT. */
+static int open_conf(const char *path, char *why, size_t whysz)
+{
+    char real[PATH_MAX];
+    return ce_priv_file_open(path, false, real, sizeof real, why, whysz);
+}
+
 static cJSON *read_one(ce_ctx *ctx, ce_conf_origin which)
 {
-    char path[4200], *data = NULL;
+    char path[4200], *data = NULL, why[PATH_MAX + 128];
     size_t len = 0;
     ce_config_path(ctx, which, path, sizeof path);
-    struct stat st;
-    if (!path[0] || lstat(path, &st) != 0) return NULL;
-    const char *why = !S_ISREG(st.st_mode) ? "not a regular file" : NULL;
-    if (!why && ce_trust_privileged()) why = ce_trust_stat_reason(&st, false);
-    if (why) {
-        ce_emit(ctx, CE_EV_WARN, NULL, "ignoring the config file %s: %s", path, why);
+    if (!path[0]) return NULL;
+    int fd = open_conf(path, why, sizeof why);
+    if (fd < 0) {
+        if (errno == ENOENT) return NULL;
+        /* a status event: the front end words it (HOME or XDG_CONFIG_HOME
+         * left pointing at a user's by su or sudo -E lands here) */
+        ce_emit(ctx, CE_EV_WARN, NULL, "ignoring the config file %s: %s%s", path, why,
+                ce_trust_privileged() && errno == EPERM
+                    ? " (as root only a config root owns, in directories only root can change, is read: a "
+                      "user's must not choose what root installs; use root's own, e.g. sudo -H)"
+                    : "");
         return NULL;
     }
     ce_quiet q;
     ce_quiet_begin(&q, false);
-    int rc = ce_file_read(ctx, path, 1u << 20, &data, &len);
+    int rc = ce_file_read_fd(ctx, fd, path, 1u << 20, &data, &len);
     ce_quiet_end(&q);
     if (rc) return NULL;
     cJSON *j = cJSON_ParseWithLength(data, len);
@@ -172,17 +189,34 @@ int ce_config_set(ce_ctx *ctx, ce_conf_origin which, const char *key, const char
     int rc = *value ? to_json(ctx, key, value, &v) : (ce_config_env(key) ? CE_OK :
              ce_fail(ctx, CE_ERR_USAGE, "unknown config key '%s'", key));
     if (rc) return rc;
-    char path[4200], dir[4200], *data = NULL;
+    char path[4200], dir[4200], *data = NULL, why[PATH_MAX + 128];
     size_t len = 0;
     ce_config_path(ctx, which, path, sizeof path);
     if (!path[0]) { cJSON_Delete(v); return ce_fail(ctx, CE_ERR_USAGE, "no HOME: where is the user's config?"); }
+    /* the directory first, held by fd (priv.h): as root nothing a user
+     * can change on the way redirects the write */
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (slash) *slash = '\0';
+    ce_priv_tree t;
+    if (ce_priv_dir_make(&t, dir, 0755, why, sizeof why)) {
+        cJSON_Delete(v);
+        bool refused = errno == EPERM || errno == ELOOP;
+        return ce_fail(ctx, refused ? CE_ERR_PERM : CE_ERR_IO, "cannot write %s: %s%s", path, why,
+                       refused ? "; as root the config is written only where only root can change it (a user's "
+                                 "HOME or XDG_CONFIG_HOME left by su or sudo -E: use sudo -H, or --system)" : "");
+    }
     cJSON *doc = NULL;
+    int fd = ce_priv_openat(t.fd, CE_CONFIG_NAME, O_RDONLY | O_NONBLOCK, 0);
+    struct stat st;
+    if (fd >= 0 && (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))) { close(fd); fd = -1; }
     ce_quiet q;
     ce_quiet_begin(&q, false);
-    if (ce_file_read(ctx, path, 1u << 20, &data, &len) == CE_OK) doc = cJSON_ParseWithLength(data, len);
+    if (fd >= 0 && ce_file_read_fd(ctx, fd, path, 1u << 20, &data, &len) == CE_OK) doc = cJSON_ParseWithLength(data, len);
     ce_quiet_end(&q);
     free(data);
     if (data && !cJSON_IsObject(doc)) {
+        ce_priv_tree_close(&t);
         cJSON_Delete(doc);
         cJSON_Delete(v);
         return ce_fail(ctx, CE_ERR_USAGE, "%s is not a JSON object: fix or remove it first", path);
@@ -192,14 +226,11 @@ int ce_config_set(ce_ctx *ctx, ce_conf_origin which, const char *key, const char
     if (v) cJSON_AddItemToObject(doc, key, v);
     char *text = cJSON_Print(doc);
     cJSON_Delete(doc);
-    if (!text) return ce_fail(ctx, CE_ERR_NOMEM, "out of memory");
-    snprintf(dir, sizeof dir, "%s", path);
-    char *slash = strrchr(dir, '/');
-    if (slash) *slash = '\0';
-    rc = ce_mkdir_p(ctx, dir, 0755);
+    if (!text) { ce_priv_tree_close(&t); return ce_fail(ctx, CE_ERR_NOMEM, "out of memory"); }
     size_t tl = strlen(text);
     text[tl] = '\n';   /* cJSON_Print's buffer ends in a NUL we may overwrite */
-    if (rc == CE_OK) rc = ce_file_write_atomic(ctx, path, text, tl + 1, 0644);
+    rc = ce_file_write_atomic_at(ctx, t.fd, dir, CE_CONFIG_NAME, text, tl + 1, 0644);
+    ce_priv_tree_close(&t);
     free(text);
     loaded_once = false;   /* the next question reads the files again */
     cJSON_Delete(loaded[0]);

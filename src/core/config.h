@@ -12,9 +12,13 @@
  *   cudnn               "newest" (default), "none" (= --no-cudnn), or a release
  *                       ("8.9": = --cudnn 8.9) for install and info
  *   keys                array of public key files (PEM) trusted for signed manifests
- * As root only files root owns and no one else can write are read (a user's
- * config must not choose what root installs); others are skipped with a
- * warning.  Read lazily, once per process, on the first question: env/use
+ * A file is opened O_NOFOLLOW and checked on the fd (core/priv.h,
+ * ce_priv_file_open): a symlink is skipped with a warning; as root only a
+ * file root owns and no one else can write, under directories only root can
+ * change, is read (a user's config, or HOME/XDG_CONFIG_HOME left at a user's
+ * by su or sudo -E, must not choose what root installs); others are skipped
+ * with a warning (a status event).  ce_config_set writes beneath a directory
+ * fd from ce_priv_dir_make.  Read lazily, once per process, on the first question: env/use
  * of an exact name never opens them. */
 #ifndef CE_CONFIG_H
 #define CE_CONFIG_H

@@ -2,12 +2,15 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <stdint.h>
 #include <pthread.h>
 #include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 int ce_open_regular(ce_ctx *ctx, const char *path)
@@ -56,6 +59,12 @@ int ce_file_read(ce_ctx *ctx, const char *path, size_t max, char **data, size_t 
     *data = NULL;
     int fd = ce_open_regular(ctx, path);
     if (fd < 0) return fd;
+    return ce_file_read_fd(ctx, fd, path, max, data, len);
+}
+
+int ce_file_read_fd(ce_ctx *ctx, int fd, const char *path, size_t max, char **data, size_t *len)
+{
+    *data = NULL;
     struct stat st;
     if (fstat(fd, &st) != 0 || (size_t)st.st_size > max) {
         close(fd);
@@ -94,6 +103,38 @@ int ce_file_read(ce_ctx *ctx, const char *path, size_t max, char **data, size_t 
     buf[n] = '\0';
     *data = buf;
     if (len) *len = n;
+    return CE_OK;
+}
+
+int ce_file_write_atomic_at(ce_ctx *ctx, int dfd, const char *dir, const char *name, const void *data, size_t len,
+                            int mode)
+{
+    char tmp[NAME_MAX + 1];
+    int fd = -1, e = 0;
+    if (strchr(name, '/') || strlen(name) + 16 > NAME_MAX)
+        return ce_fail(ctx, CE_ERR_OTHER, "cannot write %s/%s: not a plain file name", dir, name);
+    /* a fresh name, created O_EXCL|O_NOFOLLOW beneath dfd: nothing planted
+     * there (a link) is followed */
+    unsigned seed = (unsigned)getpid() * 2654435761u ^ (unsigned)(uintptr_t)&tmp ^ (unsigned)time(NULL);
+    for (int i = 0; i < 64 && fd < 0; i++) {
+        seed = seed * 1103515245u + 12345u;
+        snprintf(tmp, sizeof tmp, "%s.tmp-%08x", name, seed);
+        fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (fd < 0 && (e = errno) != EEXIST) break;
+    }
+    if (fd < 0)
+        return ce_fail(ctx, e == EACCES ? CE_ERR_PERM : CE_ERR_IO, "cannot create %s/%s.tmp-XXXXXXXX: %s", dir, name,
+                       strerror(e));
+    e = ce_pwrite_all(fd, data, len, 0);
+    if (!e && fchmod(fd, (mode_t)mode) != 0) e = errno;
+    if (!e && fsync(fd) != 0) e = errno;
+    if (close(fd) != 0 && !e) e = errno;
+    if (!e && renameat(dfd, tmp, dfd, name) != 0) e = errno;
+    if (e) {
+        unlinkat(dfd, tmp, 0);
+        return ce_fail(ctx, e == ENOSPC ? CE_ERR_SPACE : CE_ERR_IO, "cannot write %s/%s: %s", dir, name, strerror(e));
+    }
+    fsync(dfd);
     return CE_OK;
 }
 

@@ -17,11 +17,20 @@ int ce_open_regular(ce_ctx *ctx, const char *path);
 int ce_file_head(ce_ctx *ctx, const char *path, char *buf, size_t cap, size_t *len);
 /* Read a whole file (at most max bytes) into a NUL-terminated malloc'ed buffer. */
 int ce_file_read(ce_ctx *ctx, const char *path, size_t max, char **data, size_t *len);
+/* The same from an open fd (closed here); path names it in messages. */
+int ce_file_read_fd(ce_ctx *ctx, int fd, const char *path, size_t max, char **data, size_t *len);
 /* Write data to path atomically: path.tmp-XXXXXX (exclusive), fsync, rename, fsync dir. */
 int ce_file_write_atomic(ce_ctx *ctx, const char *path, const void *data, size_t len, int mode);
 /* The same; sync_dir false leaves the fsync of path's directory to the
  * caller (several renames, one directory fsync each, batched). */
 int ce_file_write_atomic_ex(ce_ctx *ctx, const char *path, const void *data, size_t len, int mode, bool sync_dir);
+
+/* The same beneath the directory fd dfd (core/priv.h: ce_priv_dir_make):
+ * name a plain file name, the temporary file created O_EXCL|O_NOFOLLOW
+ * beneath dfd and renamed over name there, dfd fsynced; dir names the
+ * directory in messages.  Nothing re-pointed on the way redirects it. */
+int ce_file_write_atomic_at(ce_ctx *ctx, int dfd, const char *dir, const char *name, const void *data, size_t len,
+                            int mode);
 
 /* The same in steps, for several files made durable together (the system
  * switch): stage writes path.tmp-XXXXXX and starts its writeback;

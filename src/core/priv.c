@@ -187,6 +187,178 @@ int ce_priv_openat(int dfd, const char *rel, int flags, mode_t mode)
     return open_walk(dfd, rel, flags, mode);
 }
 
+/* ---- files root reads ---- */
+
+/* why for errno e at path (a refusal of the rule is worded by the caller). */
+static int fail_errno(int e, const char *path, char *why, size_t whysz)
+{
+    if (e == ELOOP) snprintf(why, whysz, "%s is a symlink", path);
+    else snprintf(why, whysz, "cannot open %s: %s", path, strerror(e));
+    errno = e;
+    return -1;
+}
+
+int ce_priv_file_open(const char *path, bool follow, char *real, size_t realsz, char *why, size_t whysz)
+{
+    char buf[PATH_MAX];
+    if (follow ? !realpath(path, buf) : snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf)
+        return fail_errno(follow ? errno : ENAMETOOLONG, path, why, whysz);
+    char *slash = strrchr(buf, '/');
+    if (!slash || !slash[1] || !strcmp(slash + 1, ".") || !strcmp(slash + 1, ".."))
+        return fail_errno(EINVAL, path, why, whysz);
+    *slash = '\0';
+    const char *name = slash + 1;
+    ce_priv_tree t;
+    if (ce_priv_tree_open(&t, buf[0] ? buf : "/", why, whysz)) return -1;
+    snprintf(real, realsz, "%s%s%s", strcmp(t.path, "/") ? t.path : "", "/", name);
+    int fd = openat(t.fd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+    int e = errno;
+    ce_priv_tree_close(&t);
+    if (fd < 0) return fail_errno(e, real, why, whysz);
+    struct stat st = { 0 };
+    const char *r = fstat(fd, &st) != 0 ? strerror(errno) : !S_ISREG(st.st_mode) ? "not a regular file"
+                    : ce_priv() ? ce_priv_stat_reason(&st, false) : NULL;
+    if (r) {
+        snprintf(why, whysz, "%s is %s", real, r);
+        close(fd);
+        errno = S_ISREG(st.st_mode) ? EPERM : EINVAL;
+        return -1;
+    }
+    int fl = fcntl(fd, F_GETFL);
+    if (fl >= 0) fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+    return fd;
+}
+
+/* ---- directories root writes into ---- */
+
+/* Not privileged: mkdir -p (the user's own links followed), then held. */
+static int dir_make_user(ce_priv_tree *t, const char *path, mode_t mode, char *why, size_t whysz)
+{
+    char buf[PATH_MAX];
+    if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf) return fail_errno(ENAMETOOLONG, path, why, whysz);
+    for (char *p = buf + 1;; p++) {
+        if (*p != '/' && *p) continue;
+        char c = *p;
+        *p = '\0';
+        if (mkdir(buf, mode) != 0 && errno != EEXIST) {
+            int e = errno;
+            snprintf(why, whysz, "cannot create directory %s: %s", buf, strerror(e));
+            errno = e;
+            return -1;
+        }
+        *p = c;
+        if (!c) break;
+    }
+    return ce_priv_tree_open(t, path, why, whysz);
+}
+
+/* The walk's state: cur the directory fd reached, at (PATH_MAX) its path
+ * (real directories only, each checked), todo what is left to walk. */
+static int walk_step(int *cur, char *at, char *todo, mode_t mode, int *hops, char *why, size_t whysz)
+{
+    char *p = todo;
+    while (*p == '/') p++;
+    char *slash = strchr(p, '/');
+    size_t n = slash ? (size_t)(slash - p) : strlen(p);
+    char name[NAME_MAX + 1], rest[PATH_MAX];
+    if (n > NAME_MAX) return fail_errno(ENAMETOOLONG, todo, why, whysz);
+    memcpy(name, p, n);
+    name[n] = '\0';
+    snprintf(rest, sizeof rest, "%s", slash ? slash + 1 : "");
+    bool last = !rest[strspn(rest, "/")];
+    size_t atlen = strlen(at);
+    if (!strcmp(name, ".") || !n) { snprintf(todo, PATH_MAX, "%s", rest); return 0; }
+    if (!strcmp(name, "..")) {
+        /* at holds only checked real directories: its parent is one too */
+        char *s = strrchr(at, '/');
+        if (s && s != at) *s = '\0'; else snprintf(at, PATH_MAX, "/");
+        int up = open(at, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (up < 0) return fail_errno(errno, at, why, whysz);
+        close(*cur);
+        *cur = up;
+        snprintf(todo, PATH_MAX, "%s", rest);
+        return 0;
+    }
+    if (atlen + 1 + n >= PATH_MAX) return fail_errno(ENAMETOOLONG, at, why, whysz);
+    snprintf(at + atlen, PATH_MAX - atlen, "%s%s", atlen > 1 ? "/" : "", name);
+    int next = openat(*cur, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (next < 0 && errno == ENOENT && mkdirat(*cur, name, mode) == 0)
+        next = openat(*cur, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (next < 0) {
+        int e = errno;
+        struct stat ls;
+        if ((e != ELOOP && e != ENOTDIR) || fstatat(*cur, name, &ls, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISLNK(ls.st_mode))
+            return fail_errno(e, at, why, whysz);
+        /* a link in a directory only root can change is root's own: what it
+         * names is walked the same way (a relative one from here) */
+        char target[PATH_MAX];
+        ssize_t k = ++*hops > 40 ? -1 : readlinkat(*cur, name, target, sizeof target - 1);
+        if (k <= 0) return fail_errno(ELOOP, at, why, whysz);
+        target[k] = '\0';
+        at[atlen] = '\0';
+        if (target[0] == '/') {
+            int root = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+            if (root < 0) return fail_errno(errno, "/", why, whysz);
+            close(*cur);
+            *cur = root;
+            snprintf(at, PATH_MAX, "/");
+        }
+        if (snprintf(todo, PATH_MAX, "%s/%s", target, rest) >= PATH_MAX) return fail_errno(ENAMETOOLONG, at, why, whysz);
+        return 0;
+    }
+    struct stat st;
+    const char *r = fstat(next, &st) != 0 ? strerror(errno) : ce_priv_stat_reason(&st, !last);
+    if (r) {
+        snprintf(why, whysz, "%s is %s", at, r);
+        close(next);
+        errno = EPERM;
+        return -1;
+    }
+    close(*cur);
+    *cur = next;
+    snprintf(todo, PATH_MAX, "%s", rest);
+    return 0;
+}
+
+int ce_priv_dir_make(ce_priv_tree *t, const char *path, mode_t mode, char *why, size_t whysz)
+{
+    t->fd = -1;
+    if (path[0] != '/') {
+        snprintf(why, whysz, "%s is not an absolute path", path);
+        errno = EINVAL;
+        return -1;
+    }
+    if (!ce_priv()) return dir_make_user(t, path, mode, why, whysz);
+    char todo[PATH_MAX];
+    if (snprintf(todo, sizeof todo, "%s", path) >= (int)sizeof todo) return fail_errno(ENAMETOOLONG, path, why, whysz);
+    snprintf(t->path, sizeof t->path, "/");
+    int cur = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC), hops = 0;
+    struct stat st;
+    const char *r = cur < 0 ? strerror(errno) : fstat(cur, &st) != 0 ? strerror(errno) : ce_priv_stat_reason(&st, true);
+    if (r) {
+        if (cur >= 0) close(cur);
+        snprintf(why, whysz, "/ is %s", r);
+        errno = EPERM;
+        return -1;
+    }
+    while (todo[strspn(todo, "/")])
+        if (walk_step(&cur, t->path, todo, mode, &hops, why, whysz)) {
+            int e = errno;
+            close(cur);
+            errno = e;
+            return -1;
+        }
+    /* the last one itself: never a sticky world-writable directory */
+    if (fstat(cur, &st) != 0 || (r = ce_priv_stat_reason(&st, false))) {
+        snprintf(why, whysz, "%s is %s", t->path, r ? r : strerror(errno));
+        close(cur);
+        errno = EPERM;
+        return -1;
+    }
+    t->fd = cur;
+    return 0;
+}
+
 /* The running binary's directory, resolved (/proc/self/exe is). */
 static bool self_dir(char *out, size_t n)
 {

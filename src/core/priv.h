@@ -32,6 +32,13 @@
  *    (pyvenv.cfg) and everything its sys.path imports from
  *    (ce_py_trusted, pyrun_trust.c): a user's venv whose bin/python links to
  *    root's /usr/bin/python3 is refused, not only a user's program.
+ *  - Trust anchors and settings: as root, a signing key, a local manifest
+ *    and a config file are believed only when ce_priv_file_open passes
+ *    (the file and its chain root's, checked on the opened fd); the user's
+ *    key directory is never consulted (install/manifest_sig.c).
+ *  - Generated files root writes (config.json, a Jupyter kernel.json,
+ *    module files) go beneath a directory fd from ce_priv_dir_make,
+ *    written with ce_file_write_atomic_at (core/file.h).
  *  - Temporary files as root go under /tmp (or a TMPDIR that passes the
  *    rule): ce_priv_tmpdir.
  * Nothing here prints; failures come back as a reason string the caller
@@ -94,6 +101,30 @@ void ce_priv_tree_close(ce_priv_tree *t);
  * RESOLVE_NO_SYMLINKS, else a per-component openat O_NOFOLLOW walk.  O_CLOEXEC
  * is added.  The fd, or -1 with errno (ELOOP/EXDEV/ENOTDIR for a symlink). */
 int ce_priv_openat(int dfd, const char *rel, int flags, mode_t mode);
+
+/* A file root reads and believes (a signing key, a manifest, a config):
+ * follow: the whole path resolved (realpath); else only its directory, and
+ * the file itself must be no symlink.  The directory is held as by
+ * ce_priv_tree_open (its chain checked when privileged), the file opened
+ * beneath it O_RDONLY|O_NOFOLLOW|O_NONBLOCK (cleared after) and checked on
+ * the fd: a regular file and, when privileged, root's and writable by no
+ * one else.  So nothing swapped after the check is read.  real (PATH_MAX):
+ * the resolved path opened.  The fd, or -1 with why ("X is owned by uid N,
+ * not root", "X is a symlink") and errno: ENOENT missing, EPERM refused,
+ * ELOOP a symlink, EINVAL not a regular file. */
+int ce_priv_file_open(const char *path, bool follow, char *real, size_t realsz, char *why, size_t whysz);
+
+/* The directory root writes generated files into (a config, a Jupyter
+ * kernelspec, module files), held by fd and created (mode) where missing.
+ * Privileged: walked from / one component at a time with openat
+ * O_DIRECTORY|O_NOFOLLOW, each directory checked (a root-owned sticky one
+ * counts as a safe parent, never as the last), a symlink followed only
+ * inside a directory that passed (so it is root's own choice), a user's
+ * directory or a link in one refused: nothing a user changes afterwards
+ * redirects what is written beneath t->fd (openat, renameat).  Not
+ * privileged: mkdir -p and open, the user's own symlinks followed.  0, or
+ * -1 with why naming the path and errno (EPERM for a refusal). */
+int ce_priv_dir_make(ce_priv_tree *t, const char *path, mode_t mode, char *why, size_t whysz);
 
 /* As root, may CUDAENV_TEST_* and CUDAENV_FULL be honoured?  Only when a
  * regular file named cudaenv-test-knobs, owned by root and passing the chain

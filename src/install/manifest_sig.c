@@ -38,10 +38,11 @@ static bool decode_sig(const char *sig, unsigned char out[64])
     return true;
 }
 
-static bool verify_with(const char *keyfile, const char *text, size_t len, const unsigned char sig[64])
+/* The public key read from fd (closed here). */
+static bool verify_with(int fd, const char *text, size_t len, const unsigned char sig[64])
 {
-    FILE *f = fopen(keyfile, "re");
-    if (!f) return false;
+    FILE *f = fdopen(fd, "re");
+    if (!f) { close(fd); return false; }
     EVP_PKEY *k = PEM_read_PUBKEY(f, NULL, NULL, NULL);
     fclose(f);
     if (!k) return false;
@@ -54,50 +55,149 @@ static bool verify_with(const char *keyfile, const char *text, size_t len, const
     return ok;
 }
 
-/* Try every *.pem of dir (site: root's only); 1 verified (signed_by set), 0 not. */
-static int try_dir(ce_ctx *ctx, const char *dir, bool site, const char *text, size_t len,
-                   const unsigned char sig[64], char *signed_by, size_t n, int *keys)
+/* ---- where keys come from (the trust anchors) ----
+ * As root only the project's keys and the site's, each key and directory
+ * under the rule of core/priv.h (root's, in directories only root can
+ * change, checked on the opened fd); a user's (their key directory, a key
+ * a config names that is not root's) never verifies for root.  As a user
+ * their own directory as well, but no key or key directory that others
+ * can write. */
+enum { KEYS_PROJECT, KEYS_SITE, KEYS_USER, KEYS_N };
+
+/* The key directories of level i into out ("" when there is none). */
+static void key_dir(ce_ctx *ctx, int i, char *out, size_t n)
 {
-    DIR *d = opendir(dir);
-    if (!d) return 0;
-    if (site) {
-        char real[PATH_MAX];
+    out[0] = '\0';
+    if (i == KEYS_PROJECT) {
+        char builtin[4200], keys_dir[4300], real[PATH_MAX];
         ce_quiet q;
         ce_quiet_begin(&q, true);
-        int rc = realpath(dir, real) ? ce_trust_chain(ctx, real, "the site keys", "") : CE_ERR_PERM;
-        char why[512];
-        snprintf(why, sizeof why, "%s", ce_errmsg());
-        ce_quiet_end(&q);
-        if (rc) {
-            ce_emit(ctx, CE_EV_WARN, NULL, "ignoring the site keys in %s: %s (it must be root's and writable by "
-                    "no one else)", dir, why);
-            closedir(d);
-            return 0;
+        if (ce_builtin_manifest(ctx, builtin, sizeof builtin) == CE_OK) {
+            char *slash = strrchr(builtin, '/');
+            if (slash) *slash = '\0';
+            snprintf(keys_dir, sizeof keys_dir, "%s/../keys", builtin);
+            snprintf(out, n, "%s", realpath(keys_dir, real) ? real : keys_dir);
         }
+        ce_quiet_end(&q);
+    } else if (i == KEYS_SITE) {
+        ce_sys_path(ctx, "/etc/cudaenv/keys", out, n);
+    } else {
+        const char *xdg = getenv("XDG_CONFIG_HOME"), *home = getenv("HOME");
+        if (xdg && *xdg == '/') snprintf(out, n, "%s/cudaenv/keys", xdg);
+        else if (home && *home == '/') snprintf(out, n, "%s/.config/cudaenv/keys", home);
+    }
+}
+
+/* Open the key at path under the rule: as root (or rooted: named by the
+ * site's config) root's, with its chain; as a user writable by no one
+ * else.  The fd, or -1 with why. */
+static int key_open(const char *path, bool rooted, char *why, size_t whysz)
+{
+    char real[PATH_MAX];
+    int fd = ce_priv_file_open(path, true, real, sizeof real, why, whysz);
+    if (fd < 0 || ce_trust_privileged()) return fd;
+    struct stat st;
+    const char *r = fstat(fd, &st) != 0 ? "unreadable" : rooted ? ce_trust_stat_reason(&st, false)
+                    : (st.st_mode & 022) ? "writable by group or others" : NULL;
+    if (!r) return fd;
+    snprintf(why, whysz, "%s is %s", real, r);
+    close(fd);
+    errno = EPERM;
+    return -1;
+}
+
+/* Try every *.pem of the key directory of level i; 1 verified (signed_by
+ * set), 0 not.  The directory is held by fd once it passed. */
+static int try_dir(ce_ctx *ctx, int i, const char *dir, const char *text, size_t len, const unsigned char sig[64],
+                   char *signed_by, size_t n, int *keys)
+{
+    char why[PATH_MAX + 256];
+    ce_priv_tree t;
+    if (ce_priv_tree_open(&t, dir, why, sizeof why)) {
+        if (errno != ENOENT && errno != ENOTDIR)
+            ce_emit(ctx, CE_EV_WARN, NULL, "ignoring the %s keys in %s: %s (it must be root's and writable by "
+                    "no one else)", i == KEYS_PROJECT ? "project's" : i == KEYS_SITE ? "site" : "user's", dir, why);
+        return 0;
+    }
+    /* the site's, for a user too: root's with its chain (as root
+     * ce_priv_tree_open checked every level's) */
+    char cur[PATH_MAX];
+    const char *r = NULL;
+    if (i == KEYS_SITE && !ce_trust_privileged() && ce_priv_chain_walk(t.path, cur, NULL, &r)) {
+        ce_emit(ctx, CE_EV_WARN, NULL, "ignoring the site keys in %s: %s is %s (it must be root's and writable by "
+                "no one else)", dir, cur, r ? r : "unreadable");
+        ce_priv_tree_close(&t);
+        return 0;
+    }
+    struct stat st;
+    if (!ce_trust_privileged() && fstat(t.fd, &st) == 0 && (st.st_mode & 022)) {
+        ce_emit(ctx, CE_EV_WARN, NULL, "ignoring the keys in %s: the directory is writable by group or others "
+                "(anyone could add a key): chmod go-w %s", dir, dir);
+        ce_priv_tree_close(&t);
+        return 0;
+    }
+    int dfd = dup(t.fd);
+    DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
+    if (!d) {
+        if (dfd >= 0) close(dfd);
+        ce_priv_tree_close(&t);
+        return 0;
     }
     int found = 0;
     struct dirent *e;
     while (!found && (e = readdir(d))) {
         size_t l = strlen(e->d_name);
         if (l < 5 || strcmp(e->d_name + l - 4, ".pem")) continue;
-        char path[4400];
-        if (snprintf(path, sizeof path, "%.4000s/%.255s", dir, e->d_name) >= (int)sizeof path) continue;
-        struct stat st;
-        if (lstat(path, &st) != 0 || !S_ISREG(st.st_mode)) continue;
-        const char *why = site ? ce_trust_stat_reason(&st, false) : NULL;
-        if (!why && !site && (st.st_mode & 022)) why = "writable by group or others";
-        if (why) {
-            ce_emit(ctx, CE_EV_WARN, NULL, "ignoring the key %s: %s", path, why);
+        char path[PATH_MAX + 300], shown[4300 + 300];
+        if (snprintf(path, sizeof path, "%s/%s", t.path, e->d_name) >= (int)sizeof path) continue;
+        snprintf(shown, sizeof shown, "%.4000s/%.255s", dir, e->d_name);
+        int fd = key_open(path, i != KEYS_USER, why, sizeof why);
+        if (fd < 0) {
+            if (errno != EINVAL) ce_emit(ctx, CE_EV_WARN, NULL, "ignoring the key %s: %s", shown, why);
             continue;
         }
         (*keys)++;
-        if (verify_with(path, text, len, sig)) {
-            snprintf(signed_by, n, "%s", path);
+        if (verify_with(fd, text, len, sig)) {
+            snprintf(signed_by, n, "%s", shown);
             found = 1;
         }
     }
     closedir(d);
+    ce_priv_tree_close(&t);
     return found;
+}
+
+/* The keys of the config's "keys" (files): 1 verified, 0 not. */
+static int try_config_keys(ce_ctx *ctx, const char *text, size_t len, const unsigned char sig[64], char *signed_by,
+                           size_t n, int *keys)
+{
+    char key[4096], why[PATH_MAX + 256];
+    ce_conf_origin from;
+    for (size_t i = 0; ce_config_item(ctx, "keys", i, key, sizeof key, &from); i++) {
+        int fd = key_open(key, from == CE_CONF_SITE, why, sizeof why);
+        if (fd < 0) {
+            ce_emit(ctx, CE_EV_WARN, NULL, "ignoring the key %s (config keys): %s", key, why);
+            continue;
+        }
+        (*keys)++;
+        if (verify_with(fd, text, len, sig)) {
+            snprintf(signed_by, n, "%s", key);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Where keys were looked for, for the refusal. */
+static void key_places(char dirs[KEYS_N][4300], char *out, size_t n)
+{
+    if (ce_trust_privileged())
+        snprintf(out, n, "%s and %s; as root a user's keys (~/.config/cudaenv/keys, XDG_CONFIG_HOME) are never "
+                 "trusted: put the key in %s", dirs[KEYS_PROJECT][0] ? dirs[KEYS_PROJECT] : "<datadir>/keys",
+                 dirs[KEYS_SITE], dirs[KEYS_SITE]);
+    else
+        snprintf(out, n, "%s, %s and %s", dirs[KEYS_PROJECT][0] ? dirs[KEYS_PROJECT] : "<datadir>/keys",
+                 dirs[KEYS_SITE], dirs[KEYS_USER][0] ? dirs[KEYS_USER] : "~/.config/cudaenv/keys");
 }
 
 int ce_manifest_sig_verify(ce_ctx *ctx, const char *url, const char *text, size_t len, const char *sig,
@@ -124,55 +224,25 @@ int ce_manifest_sig_verify(ce_ctx *ctx, const char *url, const char *text, size_
     if (!decode_sig(sig, raw))
         return ce_fail(ctx, CE_ERR_INTEGRITY, "%s.sig is no ed25519 signature (expected 64 bytes in base64): "
                        "the manifest %s is refused", url, url);
-    char dirs[3][4300];
+    char dirs[KEYS_N][4300], places[3 * 4300 + 256];
     int keys = 0;
-    char builtin[4200];
-    ce_quiet q;
-    ce_quiet_begin(&q, true);
-    dirs[0][0] = '\0';
-    if (ce_builtin_manifest(ctx, builtin, sizeof builtin) == CE_OK) {
-        char *slash = strrchr(builtin, '/');
-        if (slash) *slash = '\0';
-        char keys_dir[4300], real[PATH_MAX];
-        snprintf(keys_dir, sizeof keys_dir, "%s/../keys", builtin);
-        snprintf(dirs[0], sizeof dirs[0], "%s", realpath(keys_dir, real) ? real : keys_dir);
-    }
-    ce_quiet_end(&q);
-    ce_sys_path(ctx, "/etc/cudaenv/keys", dirs[1], sizeof dirs[1]);
-    const char *xdg = getenv("XDG_CONFIG_HOME"), *home = getenv("HOME");
-    if (xdg && *xdg == '/') snprintf(dirs[2], sizeof dirs[2], "%s/cudaenv/keys", xdg);
-    else if (home && *home) snprintf(dirs[2], sizeof dirs[2], "%s/.config/cudaenv/keys", home);
-    else dirs[2][0] = '\0';
-    for (int i = 0; i < 3; i++)
-        if (dirs[i][0] && try_dir(ctx, dirs[i], i == 1, text, len, raw, signed_by, n, &keys)) {
-            *by_project = i == 0;
-            return CE_OK;
-        }
-    /* the config's "keys": files, under the rule of the file that names them */
-    char key[4096];
-    ce_conf_origin from;
-    for (size_t i = 0; ce_config_item(ctx, "keys", i, key, sizeof key, &from); i++) {
-        struct stat st;
-        const char *why = lstat(key, &st) != 0 ? "cannot be read" : !S_ISREG(st.st_mode) ? "not a regular file"
-                          : from == CE_CONF_SITE ? ce_trust_stat_reason(&st, false)
-                          : (st.st_mode & 022) ? "writable by group or others" : NULL;
-        if (why) {
-            ce_emit(ctx, CE_EV_WARN, NULL, "ignoring the key %s (config keys): %s", key, why);
-            continue;
-        }
-        keys++;
-        if (verify_with(key, text, len, raw)) {
-            snprintf(signed_by, n, "%s", key);
+    for (int i = 0; i < KEYS_N; i++) {
+        key_dir(ctx, i, dirs[i], sizeof dirs[i]);
+        if (i == KEYS_USER && ce_trust_privileged()) continue;   /* never root's anchor */
+        if (dirs[i][0] && try_dir(ctx, i, dirs[i], text, len, raw, signed_by, n, &keys)) {
+            *by_project = i == KEYS_PROJECT;
             return CE_OK;
         }
     }
+    if (try_config_keys(ctx, text, len, raw, signed_by, n, &keys)) return CE_OK;
+    key_places(dirs, places, sizeof places);
     if (!keys)
         return ce_fail(ctx, CE_ERR_INTEGRITY, "the manifest %s is signed, but there is no trusted key to check "
-                       "it with (looked in %s, %s and %s): add the publisher's public key there", url,
-                       dirs[0][0] ? dirs[0] : "<datadir>/keys", dirs[1], dirs[2][0] ? dirs[2] : "~/.config/cudaenv/keys");
+                       "it with (looked in %s): add the publisher's public key there", url, places);
     return ce_fail(ctx, CE_ERR_INTEGRITY, "the signature %s.sig does not match the manifest %s under any of %d "
                    "trusted key%s: refused (tampered with, or signed by a key you do not trust); the local copy "
-                   "is kept", url, url, keys, keys == 1 ? "" : "s");
+                   "is kept%s%s%s", url, url, keys, keys == 1 ? "" : "s", ce_trust_privileged() ? " (looked in " : "",
+                   ce_trust_privileged() ? places : "", ce_trust_privileged() ? ")" : "");
 }
 
 static int load_private(ce_ctx *ctx, const char *keyfile, EVP_PKEY **out)

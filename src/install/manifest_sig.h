@@ -3,13 +3,19 @@
  * one line: `openssl pkeyutl -sign -rawin -inkey key.pem -in cudaenv.json |
  * base64 -w0`).  Full binary only (libcrypto).
  *
- * Trusted public keys (PEM, `openssl pkey -pubout`), every *.pem of:
+ * Trusted public keys (PEM, `openssl pkey -pubout`), every *.pem of, in order:
  *   <datadir>/keys/                      the project's keys, installed with cudaenv
  *                                        (beside the built-in manifest)
- *   $CUDAENV_SYSROOT/etc/cudaenv/keys/   site keys: the directory and each file
- *                                        must be root's and writable by no one
- *                                        else, or they are ignored (a warning)
- *   ${XDG_CONFIG_HOME:-~/.config}/cudaenv/keys/   the user's own
+ *   $CUDAENV_SYSROOT/etc/cudaenv/keys/   site keys: the directory, its chain and
+ *                                        each file must be root's and writable by
+ *                                        no one else, or they are ignored (a warning)
+ *   ${XDG_CONFIG_HOME:-~/.config}/cudaenv/keys/   the user's own (the directory and
+ *                                        each key not group/other-writable);
+ *                                        never consulted as root
+ *   the config's "keys"                  files (the site's: root's)
+ * As root every key is opened under core/priv.h's rule (ce_priv_file_open:
+ * the key and every directory above it root's, checked on the fd): only the
+ * project's and the site's anchors, and root's config keys, verify for root.
  * A remote manifest must verify under one of them: unsigned (no .sig) or
  * badly signed is CE_ERR_INTEGRITY (exit 5) naming the URL, unless
  * CUDAENV_MANIFEST_UNSIGNED=1 opts out, which accepts an unsigned manifest

@@ -1,6 +1,7 @@
 /* Where the manifest comes from (source.h). */
 #include "source.h"
 
+#include <errno.h>
 #include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -12,6 +13,7 @@
 #include "core/config.h"
 #include "core/file.h"
 #include "core/path.h"
+#include "core/priv.h"
 
 bool ce_manifest_is_remote(const char *loc)
 {
@@ -69,6 +71,26 @@ int ce_manifest_location(ce_ctx *ctx, char *out, size_t outsz)
     return ce_builtin_manifest(ctx, out, outsz);
 }
 
+/* As root a local manifest decides what root downloads and runs: the file
+ * and every directory above it must pass the rule (core/priv.h), or
+ * CE_ERR_PERM naming it; out->path becomes the resolved path checked, so
+ * no link on the way is followed again. */
+static int local_trusted(ce_ctx *ctx, ce_msource *out)
+{
+    if (!ce_priv()) return CE_OK;
+    char real[PATH_MAX], why[PATH_MAX + 128];
+    int fd = ce_priv_file_open(out->path, true, real, sizeof real, why, sizeof why);
+    if (fd < 0 && (errno == ENOENT || errno == EINVAL)) return CE_OK;   /* the loader says what is wrong */
+    if (fd < 0)
+        return ce_fail(ctx, CE_ERR_PERM, "unsafe for cudaenv run as root: the manifest %s: %s; a user could choose "
+                       "what root downloads and runs. Use a manifest only root can change (chown root:root and "
+                       "chmod go-w the file and the directories above it, or copy it to /etc/cudaenv), or run the "
+                       "command as that user", out->origin, why);
+    close(fd);
+    snprintf(out->path, sizeof out->path, "%s", real);
+    return CE_OK;
+}
+
 int ce_manifest_source(ce_ctx *ctx, ce_msource *out)
 {
     out->remote = out->builtin = false;
@@ -81,7 +103,7 @@ int ce_manifest_source(ce_ctx *ctx, ce_msource *out)
     }
     const char *p = strncasecmp(out->origin, "file://", 7) == 0 ? out->origin + 7 : out->origin;
     snprintf(out->path, sizeof out->path, "%s", p);
-    return CE_OK;
+    return local_trusted(ctx, out);
 }
 
 int ce_manifest_load_source(ce_ctx *ctx, const ce_msource *src, ce_manifest **out)

@@ -58,12 +58,13 @@ int st_toolchain_facts(st_state *st)
     }
     if (tc->min_driver[0] && tc->max_gcc && tc->sm_min[0]) return CE_OK;
     /* Older receipts or hand-laid trees: fill the gaps from the manifest. */
-    char mpath[4200];
+    ce_msource src;
     ce_manifest *m = NULL;
     ce_quiet q;   /* a manifest problem is no verify failure */
     ce_quiet_begin(&q, true);
-    int mrc = ce_manifest_location(st->ctx, mpath, sizeof mpath);
-    if (mrc == CE_OK && !strstr(mpath, "://")) mrc = ce_manifest_load_file(st->ctx, mpath, &m);
+    /* through the source: as root a manifest a user can change is not read (source.h) */
+    int mrc = ce_manifest_source(st->ctx, &src);
+    if (mrc == CE_OK && !src.remote) mrc = ce_manifest_load_source(st->ctx, &src, &m);
     ce_quiet_end(&q);
     if (mrc != CE_OK || !m) return CE_OK;
     const ce_cuda *c = ce_manifest_cuda(m, tc->cuda);

@@ -113,12 +113,12 @@ static const char *majmin(const char *v, char *out, size_t n)
  * for a fix text; the fix then names the CUDA release instead). */
 static ce_manifest *load_manifest(ce_ctx *ctx)
 {
-    char path[4200];
+    ce_msource src;
     ce_manifest *m = NULL;
     ce_quiet q;
     ce_quiet_begin(&q, false);
-    if (ce_manifest_location(ctx, path, sizeof path) != CE_OK || strstr(path, "://") ||
-        ce_manifest_load_file(ctx, path, &m) != CE_OK)
+    /* through the source: as root a manifest a user can change is not read (source.h) */
+    if (ce_manifest_source(ctx, &src) != CE_OK || src.remote || ce_manifest_load_source(ctx, &src, &m) != CE_OK)
         m = NULL;
     ce_quiet_end(&q);
     return m;

@@ -3,13 +3,16 @@
 #include <cjson/cJSON.h>
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "core/file.h"
+#include "core/priv.h"
 
 bool ce_modfmt_parse(const char *s, ce_modfmt *out)
 {
@@ -186,63 +189,78 @@ void ce_modulefile_name(const char *toolchain, char *out, size_t outsz)
         if (*p == '+') *p = '-';
 }
 
-static int file_path(ce_ctx *ctx, const char *dir, const char *toolchain, ce_modfmt fmt, char *out, size_t outsz)
+/* DIR/cuda held by fd (core/priv.h): as root walked from / with every
+ * directory root's, so a user's link at DIR/cuda (or above) redirects no
+ * write or removal. */
+static int open_sub(ce_ctx *ctx, const char *dir, char *sub, size_t subsz, ce_priv_tree *t)
 {
-    char name[128];
-    ce_modulefile_name(toolchain, name, sizeof name);
-    if ((size_t)snprintf(out, outsz, "%s/cuda/%s%s", dir, name, fmt == CE_MODFMT_LMOD ? ".lua" : "") >= outsz)
+    char why[4400 + 256];
+    if ((size_t)snprintf(sub, subsz, "%s/cuda", dir) >= subsz)
         return ce_fail(ctx, CE_ERR_OTHER, "module directory path too long: %s", dir);
-    return CE_OK;
+    if (!ce_priv_dir_make(t, sub, 0755, why, sizeof why)) return CE_OK;
+    bool refused = errno == EPERM || errno == ELOOP;
+    return ce_fail(ctx, refused ? CE_ERR_PERM : errno == EACCES ? CE_ERR_PERM : CE_ERR_IO,
+                   "cannot write module files in %s: %s%s", sub, why,
+                   refused ? "; as root module files are written only into directories only root can change "
+                             "(chown root:root and chmod go-w it, or give a root-owned --to DIR)" : "");
 }
 
-int ce_modulefile_write(ce_ctx *ctx, const ce_toolchain *tc, ce_modfmt fmt, const char *dir,
-                        char *path, size_t pathsz, bool *changed)
+/* The first bytes of name beneath dfd, never through a link ("" when none). */
+static void head_at(int dfd, const char *name, char *head, size_t n)
 {
-    char p[4400], sub[4300];
+    head[0] = '\0';
+    int fd = ce_priv_openat(dfd, name, O_RDONLY | O_NONBLOCK, 0);
+    if (fd < 0) return;
+    struct stat st;
+    ssize_t k = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ? read(fd, head, n - 1) : -1;
+    head[k > 0 ? k : 0] = '\0';
+    close(fd);
+}
+
+static int write_in(ce_ctx *ctx, const ce_toolchain *tc, ce_modfmt fmt, int dfd, const char *sub, char *path,
+                    size_t pathsz, bool *changed)
+{
+    char mod[128], name[160], other[160];
+    ce_modulefile_name(tc->name, mod, sizeof mod);
+    snprintf(name, sizeof name, "%s%s", mod, fmt == CE_MODFMT_LMOD ? ".lua" : "");
+    snprintf(other, sizeof other, "%s%s", mod, fmt == CE_MODFMT_LMOD ? "" : ".lua");
+    char p[4400];
+    if ((size_t)snprintf(p, sizeof p, "%s/%s", sub, name) >= sizeof p)
+        return ce_fail(ctx, CE_ERR_OTHER, "module directory path too long: %s", sub);
     int rc;
-    if ((size_t)snprintf(sub, sizeof sub, "%s/cuda", dir) >= sizeof sub)
-        return ce_fail(ctx, CE_ERR_OTHER, "module directory path too long: %s", dir);
-    if ((rc = file_path(ctx, dir, tc->name, fmt, p, sizeof p))) return rc;
-    if ((rc = ce_mkdir_p(ctx, sub, 0755))) return rc;
     char *text, *old = NULL;
     size_t oldlen = 0;
     if ((rc = ce_modulefile_render(ctx, tc, fmt, &text))) return rc;
     ce_quiet q;
     ce_quiet_begin(&q, true);
-    bool same = ce_file_read(ctx, p, 1u << 20, &old, &oldlen) == CE_OK && oldlen == strlen(text) &&
-                memcmp(old, text, oldlen) == 0;
+    int fd = ce_priv_openat(dfd, name, O_RDONLY | O_NONBLOCK, 0);
+    bool same = fd >= 0 && ce_file_read_fd(ctx, fd, p, 1u << 20, &old, &oldlen) == CE_OK &&
+                oldlen == strlen(text) && memcmp(old, text, oldlen) == 0;
     ce_quiet_end(&q);
     free(old);
-    rc = same ? CE_OK : ce_file_write_atomic(ctx, p, text, strlen(text), 0644);
+    rc = same ? CE_OK : ce_file_write_atomic_at(ctx, dfd, sub, name, text, strlen(text), 0644);
     free(text);
     if (!rc && changed) *changed = !same;
     /* the other format's file of the same toolchain would shadow or duplicate it */
-    char other[4400];
-    if (!rc && !file_path(ctx, dir, tc->name, fmt == CE_MODFMT_LMOD ? CE_MODFMT_TCL : CE_MODFMT_LMOD,
-                          other, sizeof other)) {
-        char head[256] = "";
-        FILE *f = fopen(other, "r");
-        if (f) {
-            size_t n = fread(head, 1, sizeof head - 1, f);
-            head[n] = '\0';
-            fclose(f);
-            if (strstr(head, CE_MODULEFILE_MARK) && unlink(other) == 0 && changed) *changed = true;
-        }
+    char head[256];
+    if (!rc) {
+        head_at(dfd, other, head, sizeof head);
+        if (strstr(head, CE_MODULEFILE_MARK) && unlinkat(dfd, other, 0) == 0 && changed) *changed = true;
     }
     if (!rc && path) snprintf(path, pathsz, "%s", p);
     return rc;
 }
 
-/* Is DIR/cuda/<file> one cudaenv wrote? */
-static bool ours(const char *path)
+int ce_modulefile_write(ce_ctx *ctx, const ce_toolchain *tc, ce_modfmt fmt, const char *dir,
+                        char *path, size_t pathsz, bool *changed)
 {
-    char head[256];
-    FILE *f = fopen(path, "r");
-    if (!f) return false;
-    size_t n = fread(head, 1, sizeof head - 1, f);
-    fclose(f);
-    head[n] = '\0';
-    return strstr(head, CE_MODULEFILE_MARK) != NULL;
+    char sub[4300];
+    ce_priv_tree t;
+    int rc = open_sub(ctx, dir, sub, sizeof sub, &t);
+    if (rc) return rc;
+    rc = write_in(ctx, tc, fmt, t.fd, sub, path, pathsz, changed);
+    ce_priv_tree_close(&t);
+    return rc;
 }
 
 int ce_modulefile_write_all(ce_ctx *ctx, ce_modfmt fmt, const char *dir, size_t *written,
@@ -252,14 +270,25 @@ int ce_modulefile_write_all(ce_ctx *ctx, ce_modfmt fmt, const char *dir, size_t 
     size_t n, nw = 0, nc = 0, nr = 0;
     int rc = ce_store_list(ctx, &v, &n);
     if (rc) return rc;
+    char sub[4300];
+    ce_priv_tree t;
+    snprintf(sub, sizeof sub, "%s/cuda", dir);
+    if (!n && !ce_is_dir(sub)) {   /* nothing to write, nothing to remove: no directory made */
+        free(v);
+        if (written) *written = 0;
+        if (changed) *changed = 0;
+        if (removed) *removed = 0;
+        return CE_OK;
+    }
+    if ((rc = open_sub(ctx, dir, sub, sizeof sub, &t))) { free(v); return rc; }
     for (size_t i = 0; i < n && !rc; i++) {
         bool ch = false;
-        if (!(rc = ce_modulefile_write(ctx, &v[i], fmt, dir, NULL, 0, &ch))) nw++;
+        if (!(rc = write_in(ctx, &v[i], fmt, t.fd, sub, NULL, 0, &ch))) nw++;
         nc += ch;
     }
-    char sub[4300];
-    snprintf(sub, sizeof sub, "%s/cuda", dir);
-    DIR *d = rc ? NULL : opendir(sub);
+    int dfd = rc ? -1 : dup(t.fd);
+    DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
+    if (!d && dfd >= 0) close(dfd);
     struct dirent *e;
     while (d && (e = readdir(d))) {
         if (e->d_name[0] == '.') continue;
@@ -273,14 +302,16 @@ int ce_modulefile_write_all(ce_ctx *ctx, ce_modfmt fmt, const char *dir, size_t 
             ce_modulefile_name(v[i].name, mod, sizeof mod);
             installed = !strcmp(mod, name);
         }
-        char p[CE_PATH_MAX];
-        if (ce_path_join(p, sizeof p, sub, e->d_name) != CE_OK) continue;
-        if (!installed && ours(p) && unlink(p) == 0) {
-            ce_emit(ctx, CE_EV_INFO, NULL, "removed %s (toolchain %s is not installed)", p, name);
+        char head[256];
+        if (installed) continue;
+        head_at(t.fd, e->d_name, head, sizeof head);
+        if (strstr(head, CE_MODULEFILE_MARK) && unlinkat(t.fd, e->d_name, 0) == 0) {
+            ce_emit(ctx, CE_EV_INFO, NULL, "removed %s/%s (toolchain %s is not installed)", sub, e->d_name, name);
             nr++;
         }
     }
     if (d) closedir(d);
+    ce_priv_tree_close(&t);
     free(v);
     if (written) *written = nw;
     if (changed) *changed = nc;

@@ -146,12 +146,15 @@ static void install_hint(ce_ctx *ctx, const char *spec_text, char *out, size_t o
     ce_resolved r;
     ce_event_fn ev = ctx->event;
     ctx->event = NULL;   /* a probe: no warnings from resolve */
+    int src_rc = CE_OK;
     bool ok = ce_spec_parse(ctx, spec_text, &spec) == CE_OK && spec.kind != CE_SPEC_SYSTEM &&
-              ce_manifest_source(ctx, &src) == CE_OK && ce_manifest_load_source(ctx, &src, &m) == CE_OK &&
+              (src_rc = ce_manifest_source(ctx, &src)) == CE_OK && ce_manifest_load_source(ctx, &src, &m) == CE_OK &&
               ce_resolve(ctx, m, &spec, NULL, false, &r) == CE_OK;
     ctx->event = ev;
     ce_manifest_free(m);
     if (ok) snprintf(out, outsz, "run: cudaenv install %s", spec_text);
+    else if (src_rc == CE_ERR_PERM)   /* as root, a manifest a user can change (source.h) */
+        snprintf(out, outsz, "the manifest is not consulted: it is not root's (cudaenv list-remote says why)");
     else snprintf(out, outsz, "the manifest has no installable %s either; see: cudaenv list-remote", spec_text);
 }
 

@@ -77,7 +77,7 @@ teardown() { common_teardown; }
     printf '{"manifest": "%s"}\n' "$T/manifest.json" > "$SITECONF"
     chmod 666 "$SITECONF"
     run --separate-stderr "$CUDAENV" info tf-2.14
-    [[ "$stderr" == *"ignoring the config file $SITECONF: writable by group or others"* ]]
+    [[ "$stderr" == *"ignoring the config file $SITECONF: $SITECONF is writable by group or others"* ]]
     [[ "$output" != *"manifest      $T/manifest.json"* ]]
     chmod 644 "$SITECONF"
     [[ "$("$CUDAENV" info tf-2.14 2>/dev/null)" == *"manifest      $T/manifest.json,"* ]]
@@ -98,4 +98,69 @@ teardown() { common_teardown; }
     run "$CUDAENV" -q install 11.8
     [ "$status" -eq 0 ]
     [ -d "$CUDAENV_ROOT/versions/11.8.0+cudnn8.6.0.163" ]
+}
+
+# ---- root and a second user (issue 36 item 2) ----
+
+atk_setup() {
+    [ "$(id -u)" -eq 0 ] || skip "played as root against a second user"
+    ATK=cudaenv-atk
+    id "$ATK" >/dev/null 2>&1 || useradd -M -s /bin/sh "$ATK" 2>/dev/null || true
+    id "$ATK" >/dev/null 2>&1 || skip "useradd $ATK failed"
+    chmod 755 "$T"
+    cp "$T/manifest.json" "$T/other.json"    # root's own: only the config that names it is the user's
+}
+
+@test "as root, a user's config (HOME or XDG_CONFIG_HOME left at a user's by su or sudo -E) is ignored with a warning; root's own is read" {
+    atk_setup
+    mkdir -p "$T/uh/.config/cudaenv"
+    printf '{"manifest": "%s"}\n' "$T/other.json" > "$T/uh/.config/cudaenv/config.json"
+    chown -R "$ATK" "$T/uh"
+    HOME=$T/uh run --separate-stderr "$CUDAENV" info tf-2.14
+    [ "$status" -eq 0 ]
+    [[ "$stderr" == *"ignoring the config file $T/uh/.config/cudaenv/config.json: $T/uh is owned by uid $(id -u "$ATK"), not root"* ]] || { echo "$stderr"; false; }
+    [[ "$output" != *"manifest      $T/other.json"* ]]
+    # root's file in the user's directory: the user can swap it, so not read either
+    chown root "$T/uh/.config/cudaenv/config.json"
+    XDG_CONFIG_HOME=$T/uh/.config run --separate-stderr "$CUDAENV" info tf-2.14
+    [[ "$stderr" == *"ignoring the config file $T/uh/.config/cudaenv/config.json: $T/uh is owned by uid"* ]] || { echo "$stderr"; false; }
+    [[ "$output" != *"manifest      $T/other.json"* ]]
+    # root's own, all the way: read
+    chown -R root "$T/uh"
+    HOME=$T/uh run --separate-stderr "$CUDAENV" info tf-2.14
+    [[ "$output" == *"manifest      $T/other.json"* ]] || { echo "$output $stderr"; false; }
+}
+
+@test "a config swapped for a symlink is never read through it: ignored with a warning, as root and as a user" {
+    atk_setup
+    mkdir -p "$HOME/.config/cudaenv" "$T/u"
+    printf '{"manifest": "%s"}\n' "$T/other.json" > "$T/u/config.json"
+    chown -R "$ATK" "$T/u"
+    ln -s "$T/u/config.json" "$USERCONF"
+    run --separate-stderr "$CUDAENV" info tf-2.14
+    [[ "$stderr" == *"ignoring the config file $USERCONF: $USERCONF is a symlink"* ]] || { echo "$stderr"; false; }
+    [[ "$output" != *"manifest      $T/other.json"* ]]
+    # the site's, to a root-owned file: still a symlink, still ignored
+    mkdir -p "$(dirname "$SITECONF")"
+    cp "$T/u/config.json" "$T/rootconf.json"
+    ln -s "$T/rootconf.json" "$SITECONF"
+    run --separate-stderr "$CUDAENV" info tf-2.14
+    [[ "$stderr" == *"ignoring the config file $SITECONF: $SITECONF is a symlink"* ]] || { echo "$stderr"; false; }
+    [[ "$output" != *"manifest      $T/other.json"* ]]
+}
+
+@test "as root, config set into a user's HOME whose .config links to root's directory: exit 6, nothing written through it" {
+    atk_setup
+    mkdir -p "$T/victim" "$T/uh"
+    ln -s "$T/victim" "$T/uh/.config"
+    chown -R -h "$ATK" "$T/uh"
+    HOME=$T/uh run --separate-stderr "$CUDAENV" config set mirror https://evil.example/m
+    [ "$status" -eq 6 ] || { echo "$status $stderr"; false; }
+    [[ "$stderr" == *"$T/uh is owned by uid $(id -u "$ATK"), not root"* ]] || { echo "$stderr"; false; }
+    [[ "$stderr" == *"use sudo -H, or --system"* ]]
+    [ -z "$(ls -A "$T/victim")" ]
+    # root's own HOME: written
+    run --separate-stderr "$CUDAENV" config set mirror https://site.example/m
+    [ "$status" -eq 0 ]
+    grep -q site.example "$USERCONF"
 }

@@ -109,3 +109,29 @@ PY
     [ "$status" -eq 0 ]
     [[ "$output" == *"usage: cudaenv jupyter install VERSION [--python PATH] [--name NAME]"* ]]
 }
+
+@test "as root, a user's JUPYTER_DATA_DIR whose kernels/ links to root's directory: exit 6, root writes nothing through it; root's own is written" {
+    [ "$(id -u)" -eq 0 ] || skip "played as root against a second user"
+    ATK=cudaenv-atk
+    id "$ATK" >/dev/null 2>&1 || useradd -M -s /bin/sh "$ATK" 2>/dev/null || true
+    id "$ATK" >/dev/null 2>&1 || skip "useradd $ATK failed"
+    mkdir -p "$T/victim" "$T/ujd"
+    ln -s "$T/victim" "$T/ujd/kernels"
+    chown -R -h "$ATK" "$T/ujd"
+    JUPYTER_DATA_DIR=$T/ujd run --separate-stderr "$CUDAENV" jupyter install 11.8 --python "$PY"
+    [ "$status" -eq 6 ] || { echo "$status $stderr"; false; }
+    [[ "$stderr" == *"$T/ujd is owned by uid $(id -u "$ATK"), not root"* ]] || { echo "$stderr"; false; }
+    [[ "$stderr" == *"sudo -H, or run jupyter install as that user"* ]]
+    [ -z "$(ls -A "$T/victim")" ]
+    # HOME left pointing at the user's (sudo -E): the same
+    unset JUPYTER_DATA_DIR
+    mkdir -p "$T/uh/.local/share" && ln -s "$T/victim" "$T/uh/.local/share/jupyter" && chown -R -h "$ATK" "$T/uh"
+    HOME=$T/uh run --separate-stderr "$CUDAENV" jupyter install 11.8 --python "$PY"
+    [ "$status" -eq 6 ]
+    [ -z "$(ls -A "$T/victim")" ]
+    # root's own directory with a link root made: root's choice, written
+    ln -s "$T/victim" "$T/jd"
+    JUPYTER_DATA_DIR=$T/jd run --separate-stderr "$CUDAENV" jupyter install 11.8 --python "$PY"
+    [ "$status" -eq 0 ] || { echo "$stderr"; false; }
+    [ -f "$T/victim/kernels/cudaenv-11.8.0-cudnn8.7.0.84/kernel.json" ]
+}

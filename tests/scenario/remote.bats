@@ -172,11 +172,92 @@ EOS
     [ "$status" -eq 5 ]
     [[ "$stderr" == *"ignoring the key $KEYS/site.pem"* ]]
     chmod 644 "$KEYS/site.pem"
-    # a user's own key serves as well
+    # as root the key directory of HOME is no trust anchor, even root's own
     mv "$KEYS/site.pem" "$T/site.pem"
     mkdir -p "$HOME/.config/cudaenv/keys" && cp "$T/site.pem" "$HOME/.config/cudaenv/keys/"
-    run "$CUDAENV" info tf-2.14
-    [ "$status" -eq 0 ]
+    run --separate-stderr "$CUDAENV" info tf-2.14
+    [ "$status" -eq 5 ]
+    [[ "$stderr" == *"as root a user's keys (~/.config/cudaenv/keys, XDG_CONFIG_HOME) are never trusted: put the key in $KEYS"* ]] || { echo "$stderr"; false; }
+    # a root-owned key named by the site's config serves
+    mkdir -p "$T/rootkeys" && cp "$T/site.pem" "$T/rootkeys/k.pem"
+    printf '{"keys": ["%s"]}\n' "$T/rootkeys/k.pem" > "$CUDAENV_SYSROOT/etc/cudaenv/config.json"
+    run --separate-stderr "$CUDAENV" info tf-2.14
+    [ "$status" -eq 0 ] || { echo "$stderr"; false; }
+}
+
+# ---- the trust anchors against a second user (issue 36 item 2, issue 42) ----
+
+ATK=cudaenv-atk
+atk_setup() {
+    [ "$(id -u)" -eq 0 ] || skip "played as root against a second user"
+    id "$ATK" >/dev/null 2>&1 || useradd -M -s /bin/sh "$ATK" 2>/dev/null || true
+    id "$ATK" >/dev/null 2>&1 || skip "useradd $ATK failed"
+    command -v runuser >/dev/null || skip "no runuser"
+    chmod 755 "$T" "$(dirname "$CURL_CA_BUNDLE")"
+    chmod 644 "$CURL_CA_BUNDLE"
+    mv "$KEYS/site.pem" "$T/site.pem"
+}
+as_atk() { runuser -u "$ATK" -- env CURL_CA_BUNDLE="$CURL_CA_BUNDLE" CUDAENV_MANIFEST="$CUDAENV_MANIFEST" "$@"; }
+
+@test "as root, a user's key directory (XDG_CONFIG_HOME left by su, or HOME) never verifies a manifest: exit 5, nothing fetched is kept" {
+    atk_setup
+    U=$T/uxdg
+    mkdir -p "$U/cudaenv/keys" && cp "$T/site.pem" "$U/cudaenv/keys/" && chown -R "$ATK" "$U"
+    XDG_CONFIG_HOME=$U run --separate-stderr "$CUDAENV" info tf-2.14
+    [ "$status" -eq 5 ] || { echo "$stderr"; false; }
+    [[ "$stderr" == *"as root a user's keys"*"are never trusted"* ]] || { echo "$stderr"; false; }
+    run ls "$CUDAENV_ROOT"/manifests/*.json
+    [ "$status" -ne 0 ]
+    # the same through HOME (sudo -E)
+    mkdir -p "$T/uhome/.config" && mv "$U/cudaenv" "$T/uhome/.config/" && chown -R "$ATK" "$T/uhome"
+    HOME=$T/uhome run --separate-stderr "$CUDAENV" info tf-2.14
+    [ "$status" -eq 5 ]
+    # and the user themselves: their key verifies for them
+    mkdir -p "$T/ustore" && chown "$ATK" "$T/ustore"
+    run as_atk HOME="$T/uhome" CUDAENV_ROOT="$T/ustore" "$CUDAENV" info tf-2.14
+    [ "$status" -eq 0 ] || { echo "$output"; false; }
+}
+
+@test "as root, a key the site's config names that a user owns, or that sits in a user's directory, or a site key that links to a user's file, is ignored: exit 5" {
+    atk_setup
+    mkdir -p "$T/u" && cp "$T/site.pem" "$T/u/k.pem" && chown -R "$ATK" "$T/u"
+    printf '{"keys": ["%s"]}\n' "$T/u/k.pem" > "$CUDAENV_SYSROOT/etc/cudaenv/config.json"
+    run --separate-stderr "$CUDAENV" info tf-2.14
+    [ "$status" -eq 5 ]
+    [[ "$stderr" == *"ignoring the key $T/u/k.pem (config keys): $T/u is owned by uid $(id -u "$ATK"), not root"* ]] || { echo "$stderr"; false; }
+    chown root "$T/u/k.pem"    # root's file in the user's directory: the user can swap it
+    run --separate-stderr "$CUDAENV" info tf-2.14
+    [ "$status" -eq 5 ]
+    [[ "$stderr" == *"$T/u is owned by uid"* ]] || { echo "$stderr"; false; }
+    chown -R "$ATK" "$T/u"
+    rm "$CUDAENV_SYSROOT/etc/cudaenv/config.json"
+    ln -s "$T/u/k.pem" "$KEYS/site.pem"
+    run --separate-stderr "$CUDAENV" info tf-2.14
+    [ "$status" -eq 5 ]
+    [[ "$stderr" == *"ignoring the key $KEYS/site.pem: $T/u is owned by uid"* ]] || { echo "$stderr"; false; }
+    # a root-owned link to a root-owned key is the site's own choice
+    rm "$KEYS/site.pem" && mkdir -p "$T/r" && cp "$T/site.pem" "$T/r/k.pem" && ln -s "$T/r/k.pem" "$KEYS/site.pem"
+    run --separate-stderr "$CUDAENV" info tf-2.14
+    [ "$status" -eq 0 ] || { echo "$stderr"; false; }
+}
+
+@test "as a user, a world-writable key file or key directory of their own is refused with a warning: exit 5" {
+    atk_setup
+    mkdir -p "$T/uhome/.config/cudaenv/keys" "$T/ustore"
+    cp "$T/site.pem" "$T/uhome/.config/cudaenv/keys/"
+    chown -R "$ATK" "$T/uhome" "$T/ustore"
+    chmod 666 "$T/uhome/.config/cudaenv/keys/site.pem"
+    run as_atk HOME="$T/uhome" CUDAENV_ROOT="$T/ustore" "$CUDAENV" info tf-2.14
+    [ "$status" -eq 5 ] || { echo "$output"; false; }
+    [[ "$output" == *"ignoring the key $T/uhome/.config/cudaenv/keys/site.pem: $T/uhome/.config/cudaenv/keys/site.pem is writable by group or others"* ]] || { echo "$output"; false; }
+    chmod 644 "$T/uhome/.config/cudaenv/keys/site.pem"
+    chmod 777 "$T/uhome/.config/cudaenv/keys"
+    run as_atk HOME="$T/uhome" CUDAENV_ROOT="$T/ustore" "$CUDAENV" info tf-2.14
+    [ "$status" -eq 5 ]
+    [[ "$output" == *"ignoring the keys in $T/uhome/.config/cudaenv/keys: the directory is writable by group or others"* ]] || { echo "$output"; false; }
+    chmod 755 "$T/uhome/.config/cudaenv/keys"
+    run as_atk HOME="$T/uhome" CUDAENV_ROOT="$T/ustore" "$CUDAENV" info tf-2.14
+    [ "$status" -eq 0 ] || { echo "$output"; false; }
 }
 
 @test "within CUDAENV_UPDATE_INTERVAL nothing asks the source; after it, a conditional request; unreachable: the copy with a warning" {

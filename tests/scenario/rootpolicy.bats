@@ -403,3 +403,100 @@ mkvenv() {
     [ "$status" -ne 6 ] || { echo "$output"; false; }
     grep -q "torch ran" "$MARK"    # as the user: their own code, their own uid
 }
+
+# ---- trust anchors: manifest files, config, keys (issue 36, item 2) ----
+
+# The commands that load the manifest, each with arguments that would act on it.
+MCOMMANDS=("info 11.8" "list-remote" "install 11.8" "outdated" "update" "mirror 11.8 --to $BATS_TEST_TMPDIR/m")
+
+@test "meta: as root a manifest file a user can change (theirs, in their directory, a link to it, file://, or named by the config) is never read: exit 6 naming it" {
+    mkdir -p "$T/u"
+    cp "$REPO/share/manifests/cudaenv.json" "$T/u/m.json"
+    chown -R "$ATK" "$T/u"
+    ln -s "$T/u/m.json" "$T/link.json"
+    mkdir -p "$CUDAENV_SYSROOT/etc/cudaenv"
+    local c how
+    for how in "env:$T/u/m.json" "env:file://$T/u/m.json" "env:$T/link.json" "root-file:$T/u/m.json" "config:$T/u/m.json"; do
+        local kind=${how%%:*} m=${how#*:}
+        [ "$kind" = root-file ] && chown root "$T/u/m.json"   # root's file in the user's directory
+        rm -f "$CUDAENV_SYSROOT/etc/cudaenv/config.json"
+        [ "$kind" = config ] && printf '{"manifest": "%s"}\n' "$m" > "$CUDAENV_SYSROOT/etc/cudaenv/config.json"
+        for c in "${MCOMMANDS[@]}"; do
+            local envm=$m
+            [ "$kind" = config ] && envm=
+            # shellcheck disable=SC2086
+            run --separate-stderr env ${envm:+CUDAENV_MANIFEST=$envm} "$CUDAENV" $c
+            [ "$status" -eq 6 ] || { echo "cudaenv $c ($how): exit $status: $stderr"; false; }
+            [[ "$stderr" == *"unsafe for cudaenv run as root: the manifest $m: $T/u is owned by uid $(id -u "$ATK"), not root"* ]] ||
+                { echo "cudaenv $c ($how): $stderr"; false; }
+            [[ "$stderr" == *"Use a manifest only root can change"* ]]
+        done
+        # a spec resolved from the store alone: the hint does not pretend the manifest was asked
+        run --separate-stderr env ${envm:+CUDAENV_MANIFEST=$envm} "$CUDAENV" env 11.8
+        [ "$status" -eq 3 ]
+        [[ "$stderr" == *"the manifest is not consulted: it is not root's"* ]] || { echo "env ($how): $stderr"; false; }
+        chown "$ATK" "$T/u/m.json"
+    done
+    [ ! -e "$BATS_TEST_TMPDIR/m" ]
+    [ -z "$(ls -A "$CUDAENV_ROOT/versions" 2>/dev/null)" ]
+    # root's own copy: read
+    rm -f "$CUDAENV_SYSROOT/etc/cudaenv/config.json"
+    cp "$REPO/share/manifests/cudaenv.json" "$T/mine.json"
+    CUDAENV_MANIFEST=$T/mine.json run --separate-stderr "$CUDAENV" info 11.8
+    [ "$status" -eq 0 ] || { echo "$stderr"; false; }
+    # the user reads their own as before
+    run as_atk env CUDAENV_ROOT="$T/u/store" CUDAENV_MANIFEST="$T/u/m.json" "$CUDAENV" info 11.8
+    [ "$status" -eq 0 ] || { echo "$output"; false; }
+}
+
+@test "meta: as root a user's config (HOME, XDG_CONFIG_HOME; theirs, or root's file in their directory) decides nothing: ignored with a warning by every command that reads it" {
+    cp "$REPO/share/manifests/cudaenv.json" "$T/m.json"
+    mkdir -p "$T/uh/.config/cudaenv"
+    printf '{"manifest": "%s", "mirror": "https://evil.example/m"}\n' "$T/m.json" > "$T/uh/.config/cudaenv/config.json"
+    chown -R "$ATK" "$T/uh"
+    local c v owner
+    # the user's file, then root's file in the user's directory (the user can swap it)
+    for owner in "$ATK" root; do
+        chown "$owner" "$T/uh/.config/cudaenv/config.json"
+    for v in "HOME=$T/uh" "XDG_CONFIG_HOME=$T/uh/.config"; do
+        for c in "info 11.8 --json" "list-remote" "outdated" "config list"; do
+            # shellcheck disable=SC2086
+            run --separate-stderr env "$v" "$CUDAENV" $c
+            [[ "$stderr" == *"ignoring the config file $T/uh/.config/cudaenv/config.json: $T/uh is owned by uid $(id -u "$ATK"), not root"* ]] ||
+                { echo "cudaenv $c ($v): $stderr"; false; }
+            [[ "$output" != *evil.example* && "$output" != *"$T/m.json"* ]] || { echo "cudaenv $c ($v, $owner): $output"; false; }
+        done
+    done
+    done
+}
+
+@test "meta: as root only root's keys verify a manifest: a user's key directory via XDG_CONFIG_HOME or HOME is never consulted (exit 5); the site's verifies" {
+    load ../lib/server
+    mkdir -p "$T/srv"
+    cp "$REPO/share/manifests/cudaenv.json" "$T/srv/cudaenv.json"
+    openssl genpkey -algorithm ed25519 -out "$T/k.key" 2>/dev/null
+    openssl pkeyutl -sign -rawin -inkey "$T/k.key" -in "$T/srv/cudaenv.json" | base64 -w0 > "$T/srv/cudaenv.json.sig"
+    mkdir -p "$T/ux/cudaenv/keys"
+    openssl pkey -in "$T/k.key" -pubout -out "$T/ux/cudaenv/keys/k.pem"
+    chown -R "$ATK" "$T/ux"
+    server_start "$T/srv" --tls
+    export CUDAENV_MANIFEST=$SERVER_TLS_URL/cudaenv.json
+    local c v
+    for v in "XDG_CONFIG_HOME=$T/ux" "HOME=$T/ux/h"; do
+        [ "$v" = "HOME=$T/ux/h" ] && { mkdir -p "$T/ux/h/.config"; cp -a "$T/ux/cudaenv" "$T/ux/h/.config/"; chown -R "$ATK" "$T/ux/h"; }
+        for c in "info 11.8" "list-remote" "update" "install 11.8"; do
+            # shellcheck disable=SC2086
+            run --separate-stderr env "$v" "$CUDAENV" $c
+            [ "$status" -eq 5 ] || { echo "cudaenv $c ($v): exit $status: $stderr"; server_stop; false; }
+            [[ "$stderr" == *"as root a user's keys"*"are never trusted"* ]] || { echo "cudaenv $c ($v): $stderr"; server_stop; false; }
+        done
+    done
+    run ls "$CUDAENV_ROOT"/manifests/*.json
+    [ "$status" -ne 0 ] || { server_stop; false; }
+    mkdir -p "$CUDAENV_SYSROOT/etc/cudaenv/keys"
+    cp "$T/ux/cudaenv/keys/k.pem" "$CUDAENV_SYSROOT/etc/cudaenv/keys/"
+    chown root "$CUDAENV_SYSROOT/etc/cudaenv/keys/k.pem"
+    run --separate-stderr "$CUDAENV" info 11.8
+    server_stop
+    [ "$status" -eq 0 ] || { echo "$stderr"; false; }
+}

@@ -5,6 +5,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -386,6 +387,111 @@ static void test_priv_program(void **state)
 
 /* core/pyrun.h: -I, the script as a file in a private 0700 directory that
  * is removed afterwards; as root a PYTHONPATH entry a user owns is left out */
+/* ce_priv_file_open: the file and its directory's chain, checked on the fd. */
+static void test_priv_file_open(void **state)
+{
+    (void)state;
+    if (geteuid() != 0) skip();
+    char u[128], f[160], link[160], real[4096], why[1024];
+    snprintf(f, sizeof f, "%s/k.pem", dir);
+    FILE *o = fopen(f, "w");
+    assert_non_null(o);
+    fputs("key\n", o);
+    fclose(o);
+    int fd = ce_priv_file_open(f, false, real, sizeof real, why, sizeof why);
+    assert_true(fd >= 0);
+    close(fd);
+    assert_string_equal(real, f);
+    /* a symlink at the end: refused unless followed; followed, judged by its target */
+    snprintf(link, sizeof link, "%s/link.pem", dir);
+    assert_int_equal(symlink(f, link), 0);
+    assert_int_equal(ce_priv_file_open(link, false, real, sizeof real, why, sizeof why), -1);
+    assert_int_equal(errno, ELOOP);
+    assert_non_null(strstr(why, "is a symlink"));
+    fd = ce_priv_file_open(link, true, real, sizeof real, why, sizeof why);
+    assert_true(fd >= 0);
+    close(fd);
+    assert_string_equal(real, f);
+    /* a user's file, a writable one, one in a user's directory */
+    assert_int_equal(chown(f, 65534, 65534), 0);
+    assert_int_equal(ce_priv_file_open(link, true, real, sizeof real, why, sizeof why), -1);
+    assert_int_equal(errno, EPERM);
+    assert_non_null(strstr(why, "owned by uid 65534, not root"));
+    assert_int_equal(chown(f, 0, 0), 0);
+    assert_int_equal(chmod(f, 0666), 0);
+    assert_int_equal(ce_priv_file_open(f, false, real, sizeof real, why, sizeof why), -1);
+    assert_non_null(strstr(why, "writable by group or others"));
+    assert_int_equal(chmod(f, 0644), 0);
+    snprintf(u, sizeof u, "%s/u", dir);
+    assert_int_equal(mkdir(u, 0755), 0);
+    snprintf(f, sizeof f, "%s/u/k.pem", dir);
+    o = fopen(f, "w");
+    assert_non_null(o);
+    fclose(o);
+    assert_int_equal(chown(u, 65534, 65534), 0);
+    assert_int_equal(ce_priv_file_open(f, true, real, sizeof real, why, sizeof why), -1);
+    assert_non_null(strstr(why, u));
+    /* missing: ENOENT, no refusal */
+    snprintf(f, sizeof f, "%s/none.pem", dir);
+    assert_int_equal(ce_priv_file_open(f, false, real, sizeof real, why, sizeof why), -1);
+    assert_int_equal(errno, ENOENT);
+}
+
+/* ce_priv_dir_make: walked from /, created where missing, a user's
+ * directory or a link in one refused, root's own link followed. */
+static void test_priv_dir_make(void **state)
+{
+    (void)state;
+    if (geteuid() != 0) skip();
+    char p[256], u[160], v[160], why[1024];
+    ce_priv_tree t;
+    snprintf(p, sizeof p, "%s/a/b/c", dir);
+    assert_int_equal(ce_priv_dir_make(&t, p, 0755, why, sizeof why), 0);
+    assert_string_equal(t.path, p);
+    struct stat st;
+    assert_int_equal(fstat(t.fd, &st), 0);
+    assert_true(S_ISDIR(st.st_mode));
+    ce_priv_tree_close(&t);
+    /* a relative link root made in root's directory: followed */
+    snprintf(v, sizeof v, "%s/victim", dir);
+    assert_int_equal(mkdir(v, 0755), 0);
+    snprintf(u, sizeof u, "%s/rl", dir);
+    assert_int_equal(symlink("victim", u), 0);
+    snprintf(p, sizeof p, "%s/rl/x", dir);
+    assert_int_equal(ce_priv_dir_make(&t, p, 0755, why, sizeof why), 0);
+    snprintf(p, sizeof p, "%s/victim/x", dir);
+    assert_string_equal(t.path, p);
+    ce_priv_tree_close(&t);
+    /* a user's directory holding a link to root's: refused, nothing made */
+    snprintf(u, sizeof u, "%s/u", dir);
+    assert_int_equal(mkdir(u, 0755), 0);
+    snprintf(p, sizeof p, "%s/u/l", dir);
+    assert_int_equal(symlink(v, p), 0);
+    assert_int_equal(lchown(p, 65534, 65534), 0);
+    assert_int_equal(chown(u, 65534, 65534), 0);
+    snprintf(p, sizeof p, "%s/u/l/y", dir);
+    assert_int_equal(ce_priv_dir_make(&t, p, 0755, why, sizeof why), -1);
+    assert_int_equal(errno, EPERM);
+    assert_non_null(strstr(why, "owned by uid 65534"));
+    assert_int_equal(t.fd, -1);
+    snprintf(p, sizeof p, "%s/victim/y", dir);
+    assert_int_equal(access(p, F_OK), -1);
+    /* a world-writable sticky directory is a parent, never the last */
+    snprintf(p, sizeof p, "%s/tmpish", dir);
+    assert_int_equal(mkdir(p, 0755), 0);
+    assert_int_equal(chmod(p, 01777), 0);
+    assert_int_equal(ce_priv_dir_make(&t, p, 0755, why, sizeof why), -1);
+    snprintf(p, sizeof p, "%s/tmpish/mine", dir);
+    assert_int_equal(ce_priv_dir_make(&t, p, 0755, why, sizeof why), 0);
+    /* and the file written beneath it */
+    assert_int_equal(ce_file_write_atomic_at(NULL, t.fd, p, "f.json", "{}\n", 3, 0644), CE_OK);
+    ce_priv_tree_close(&t);
+    snprintf(p, sizeof p, "%s/tmpish/mine/f.json", dir);
+    assert_int_equal(stat(p, &st), 0);
+    assert_int_equal((int)st.st_size, 3);
+    assert_int_equal(st.st_mode & 07777, 0644);
+}
+
 static void test_pyrun(void **state)
 {
     (void)state;
@@ -436,6 +542,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_store_list_sorted, mk_dir, rm_dir),
         cmocka_unit_test_setup_teardown(test_trust_root_paths, mk_dir, rm_dir),
         cmocka_unit_test_setup_teardown(test_priv_program, mk_dir, rm_dir),
+        cmocka_unit_test_setup_teardown(test_priv_file_open, mk_dir, rm_dir),
+        cmocka_unit_test_setup_teardown(test_priv_dir_make, mk_dir, rm_dir),
         cmocka_unit_test_setup_teardown(test_pyrun, mk_dir, rm_dir),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
