@@ -351,6 +351,7 @@ int ce_unpack(ce_ctx *ctx, const ce_unpack_src *s, const char *dest)
         rc = r.incomplete ? CE_ERR_RETRY : CE_ERR_OTHER;
     } else {
         rc = extract(ctx, s, a, w, hash.md ? &hash : NULL, s->only_under ? NULL : &r);
+        if (rc == CE_OK && unpack_xz_rest(a, &r) != 0) rc = CE_ERR_OTHER;   /* the xz index and footer */
     }
     char unreadable[512] = "";
     if (rc == CE_ERR_OTHER) {

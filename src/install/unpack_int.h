@@ -35,11 +35,15 @@ typedef struct reader {
 
 /* unpack_read.c: open the archive (follow mode: wait for the .part, or the
  * writer giving up: CE_ERR_RETRY); libarchive's read callback (ud: the
- * reader); after extraction, the digest of the whole file (or, trusting the
- * writer, its verdict); the decode slot given back. */
+ * reader); after extraction, the rest of an .xz stream checked, then the
+ * digest of the whole file (or, trusting the writer, its verdict); the
+ * decode slot given back. */
 int unpack_reader_open(reader *r);
 la_ssize_t unpack_read_cb(struct archive *a, void *ud, const void **buf);
 int unpack_finish_digest(ce_ctx *ctx, reader *r);
+/* after the tar's end: the rest of .xz input decoded and checked to the end of
+ * the stream (index, footer, padding); 0, or -1 with a's error set */
+int unpack_xz_rest(struct archive *a, reader *r);
 void unpack_slot_give(reader *r);
 
 #endif

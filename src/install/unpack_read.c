@@ -213,6 +213,21 @@ la_ssize_t unpack_read_cb(struct archive *a, void *ud, const void **buf)
     return n;
 }
 
+/* libarchive stops at the tar's end marker, the .xz decoder need not have
+ * reached the end of its stream by then (a block decoder's parser is at the
+ * last block it handed out): the rest is decoded here, its plain bytes
+ * dropped, so the parser (xzparse.c, or liblzma's stream decoder) checks the
+ * index against the blocks decoded, its CRC32, the footer's CRC32, backward
+ * size and flags, and what follows the stream, as `xz -t` does. */
+int unpack_xz_rest(struct archive *a, reader *r)
+{
+    const void *buf;
+    la_ssize_t n = 0;
+    if (r->xz)
+        while ((n = unpack_read_cb(a, r, &buf)) > 0) {}
+    return n < 0 ? -1 : 0;
+}
+
 /* Trusting the writer (unpack.h): what was read is a prefix of the file it
  * verified (fetch.h: the inode read, whether .part or renamed), which it
  * never truncated since before the open; else the pass lost. */
