@@ -61,10 +61,46 @@ static int resolve_ref(parser *p, const char *ref, char **out)
     return CE_OK;
 }
 
+static int hexval(char c)
+{
+    return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+}
+
+/* What keeps the tail X of a URL mapped to BASE/X from naming a file outside
+ * BASE, or another one than `cudaenv mirror --to` wrote under X: NULL, or the
+ * reason.  Each segment of its path (up to ? or #) must be non-empty and,
+ * percent-decoded (%2e, %2E, .%2e, ...), neither "." nor ".." nor hold a '/',
+ * '\' or NUL (a server that decodes them would see other segments). */
+static const char *tail_refusal(const char *t)
+{
+    size_t end = strcspn(t, "?#");
+    if (end == 0) return "it is empty";
+    for (size_t i = 0;; i++) {   /* i: where a segment starts */
+        size_t len = 0, dots = 0;
+        bool sep = false;
+        for (; i < end && t[i] != '/'; i++, len++) {
+            unsigned char c = (unsigned char)t[i];
+            if (c == '%' && i + 2 < end && hexval(t[i + 1]) >= 0 && hexval(t[i + 2]) >= 0) {
+                c = (unsigned char)(hexval(t[i + 1]) << 4 | hexval(t[i + 2]));
+                i += 2;
+            }
+            dots += c == '.';
+            sep = sep || c == '/' || c == '\\' || c == '\0';
+        }
+        if (len == 0) return i == end ? "it ends with /" : "it has an empty segment (//)";
+        if (dots == len && len <= 2) return "it has a '.' or '..' segment (also percent-encoded)";
+        if (sep) return "a segment holds a '/', '\\' or NUL (also percent-encoded)";
+        if (i == end) return NULL;
+    }
+}
+
 /* CUDAENV_MIRROR=BASE: https://developer.download.nvidia.com/X -> BASE/X,
  * and the NCCL wheels' https://files.pythonhosted.org/X -> BASE/X: the
- * layout `cudaenv mirror --to DIR` writes (a URL's path under DIR).  A BASE
- * that is a plain absolute path means a local directory. */
+ * layout `cudaenv mirror --to DIR` writes (a URL's path under DIR), one
+ * slash between them whatever BASE ends with ("/" is the root directory).
+ * A BASE that is a plain absolute path means a local directory.  An X that
+ * could leave BASE (tail_refusal) makes the manifest invalid, naming the
+ * URL: the mirror would serve, or a file:// BASE read, another file. */
 static int apply_mirror(parser *p, char **url)
 {
     static const char *const upstream[] = { NVIDIA_PREFIX, PYPI_PREFIX };
@@ -73,8 +109,12 @@ static int apply_mirror(parser *p, char **url)
     for (size_t i = 0; i < sizeof upstream / sizeof *upstream && !pl; i++)
         if (!strncmp(*url, upstream[i], strlen(upstream[i]))) pl = strlen(upstream[i]);
     if (!*mirror || !pl) return CE_OK;
+    const char *why = tail_refusal(*url + pl);
+    if (why)
+        return mf_bad(p, "URL '%s' is refused under CUDAENV_MIRROR=%s: its path after %.*s would leave the "
+                      "mirror (%s); fix the manifest's URL, or unset CUDAENV_MIRROR", *url, mirror, (int)pl, *url, why);
     size_t ml = strlen(mirror);
-    while (ml > 1 && mirror[ml - 1] == '/') ml--;
+    while (ml > 0 && mirror[ml - 1] == '/') ml--;
     const char *pre = mirror[0] == '/' ? "file://" : "";
     size_t n = strlen(pre) + ml + 1 + strlen(*url + pl) + 1;
     char *r = malloc(n);

@@ -4,7 +4,8 @@
 # served by a second loopback server (http, https) or used as a path; with a
 # redistrib JSON pinned (fx_redist), the JSON and the profile's components
 # instead of the runfile, as install fetches them; resume,
-# integrity, incremental runs, the cache reused, --check, hostile paths;
+# integrity, incremental runs, the cache reused, --check, hostile paths (also
+# under CUDAENV_MIRROR: a mapped path that would leave the mirror);
 # install --modulefiles from it.
 load ../lib/common
 load ../lib/server
@@ -332,6 +333,34 @@ PY2
     [ ! -e "$T/outside.run" ]
     [ ! -e "$M/cudaenv.json" ]
     [ "$(server_requests GET)" -eq 0 ]
+}
+
+@test "CUDAENV_MIRROR: an NVIDIA or PyPI URL whose path would leave the mirror ('..', '.', %2e%2e, .%2E, //) is refused, exit 5 naming it; nothing read outside it" {
+    "$CUDAENV" -q mirror tf-2.14 --to "$M"
+    server_stop
+    # what a '..' would reach: the runfile's own bytes outside the mirror (its sha256 matches)
+    mkdir -p "$T/outside"
+    cp "$UPSTREAM/$RUN118" "$T/outside/x.run"
+    local nv=https://developer.download.nvidia.com bad
+    for bad in "$nv/compute/../../outside/x.run" "$nv/compute/./../../outside/x.run" \
+               "$nv/compute/%2e%2e/%2E%2E/outside/x.run" "$nv/compute/.%2E/%2e./outside/x.run" \
+               "$nv/compute//x.run" "https://files.pythonhosted.org/packages/../../outside/x.run" \
+               "https://files.pythonhosted.org/%2e%2e/outside/x.run"; do
+        python3 - "$UPSTREAM/manifest-nvidia.json" "$T/m.json" "$bad" <<'PY2'
+import json, sys
+m = json.load(open(sys.argv[1]))
+m["cuda"]["11.8.0"]["runfile"]["linux-x86_64"]["url"] = sys.argv[3]
+json.dump(m, open(sys.argv[2], "w"))
+PY2
+        CUDAENV_MANIFEST=$T/m.json CUDAENV_MIRROR=$M run --separate-stderr "$CUDAENV" install tf-2.14
+        [ "$status" -eq 5 ] || { echo "not refused: $bad ($status) $stderr"; false; }
+        [[ "$stderr" == *"URL '$bad' is refused under CUDAENV_MIRROR=$M"*"would leave the mirror"* ]] || { echo "$bad: $stderr"; false; }
+        [ -z "$(ls -A "$CUDAENV_ROOT/versions" 2>/dev/null)" ] || { echo "$bad: installed"; false; }
+    done
+    # the same manifest with the mirror's own paths installs from it
+    CUDAENV_MANIFEST=$UPSTREAM/manifest-nvidia.json CUDAENV_MIRROR=$M/ run "$CUDAENV" install tf-2.14
+    [ "$status" -eq 0 ] || { echo "$output"; false; }
+    grep -q "\"url\":.*\"file://$M/$RUN118\"" "$CUDAENV_ROOT/versions/11.8.0+cudnn8.7.0.84/.cudaenv-receipt.json" || { grep url "$CUDAENV_ROOT/versions/11.8.0+cudnn8.7.0.84/.cudaenv-receipt.json"; false; }
 }
 
 @test "mirror usage errors exit 2" {

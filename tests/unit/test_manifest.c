@@ -151,6 +151,85 @@ static void test_mirror(void **state)
     memset(ctx.mirror, 0, sizeof ctx.mirror);
 }
 
+/* the 11.8.0 runfile's URL written as url, under CUDAENV_MIRROR=mirror: what it maps to (NULL: refused) */
+static char *mapped(const char *mirror, const char *url)
+{
+    snprintf(ctx.mirror, sizeof ctx.mirror, "%s", mirror);
+    char *t = fx_subst(FIXTURE, NV "compute/cuda/11.8.0/local_installers/cuda_11.8.0_520.61.05_linux.run", url);
+    assert_non_null(t);
+    ce_manifest *m = NULL;
+    int rc = ce_manifest_parse(&ctx, t, strlen(t), "/tmp/cudaenv.json", true, &m);   /* local: file:// allowed */
+    free(t);
+    memset(ctx.mirror, 0, sizeof ctx.mirror);
+    if (rc != CE_OK) {
+        assert_int_equal(rc, CE_ERR_INTEGRITY);
+        assert_null(m);
+        return NULL;
+    }
+    char *r = strdup(ce_manifest_cuda(m, "11.8.0")->runfiles[0].url);
+    ce_manifest_free(m);
+    return r;
+}
+
+static void assert_maps(const char *mirror, const char *url, const char *want)
+{
+    char *got = mapped(mirror, url);
+    if (!got || strcmp(got, want)) fail_msg("%s under %s: '%s', want '%s' (%s)", url, mirror, got ? got : "refused",
+                                            want, got ? "" : ce_errmsg());
+    free(got);
+}
+
+static void assert_refused(const char *mirror, const char *url, const char *why)
+{
+    char *got = mapped(mirror, url);
+    if (got) fail_msg("%s under %s: mapped to '%s', not refused", url, mirror, got);
+    if (!strstr(ce_errmsg(), url) || !strstr(ce_errmsg(), "CUDAENV_MIRROR=") || !strstr(ce_errmsg(), why))
+        fail_msg("%s: message '%s'", url, ce_errmsg());
+}
+
+/* CUDAENV_MIRROR (issue 36 item 4): BASE/X with one slash whatever BASE ends
+ * with, for NVIDIA's and PyPI's URLs alike (an object store 404s on
+ * BASE//packages); a tail that could leave BASE, raw or percent-encoded, is
+ * refused naming the URL. */
+static void test_mirror_tail(void **state)
+{
+    (void)state;
+    static const char *const bases[] = { "https://m.example/base", "https://m.example/base/", "https://m.example/base//" };
+    for (size_t i = 0; i < 3; i++) {
+        assert_maps(bases[i], NV "compute/cuda/x.run", "https://m.example/base/compute/cuda/x.run");
+        assert_maps(bases[i], "https://files.pythonhosted.org/packages/c4/cb/nvidia_nccl_cu12-2.27.7-py3-none.whl",
+                    "https://m.example/base/packages/c4/cb/nvidia_nccl_cu12-2.27.7-py3-none.whl");
+    }
+    assert_maps("/srv/mirror/", "https://files.pythonhosted.org/packages/a/b.whl", "file:///srv/mirror/packages/a/b.whl");
+    assert_maps("/", "https://files.pythonhosted.org/packages/a/b.whl", "file:///packages/a/b.whl");
+    assert_maps("/", NV "compute/x.run", "file:///compute/x.run");
+    /* names that only look like dots stay */
+    assert_maps("https://m.example", NV "compute/...x/.a/a./.../%2e%2e%2ex.run?q=../x",
+                "https://m.example/compute/...x/.a/a./.../%2e%2e%2ex.run?q=../x");
+    static const char *const dots[] = {
+        NV "compute/../../etc/passwd", NV "compute/./x.run", NV "..", NV "compute/%2e%2e/x.run",
+        NV "compute/%2E%2E/x.run", NV "compute/%2e/x.run", NV "compute/.%2E/x.run", NV "compute/%2e./x.run",
+        "https://files.pythonhosted.org/packages/../../x.whl", "https://files.pythonhosted.org/%2e%2e/x.whl",
+    };
+    for (size_t i = 0; i < sizeof dots / sizeof *dots; i++) {
+        assert_refused("https://m.example/base", dots[i], "'.' or '..' segment");
+        assert_refused("/srv/mirror", dots[i], "would leave the mirror");
+    }
+    assert_refused("https://m.example", "https://files.pythonhosted.org//packages/x.whl", "empty segment");
+    assert_refused("https://m.example", NV "compute//x.run", "empty segment");
+    assert_refused("https://m.example", NV "compute/", "ends with /");
+    assert_refused("https://m.example", NV "compute/..%2fx.run", "holds a '/'");
+    assert_refused("https://m.example", NV "compute/a%5c..%5cx.run", "holds a '/'");
+    assert_refused("https://m.example", NV "compute/a%00.run", "NUL");
+    /* without a mirror the same URLs are the manifest's business, as before */
+    char *t = fx_subst(FIXTURE, NV "compute/cuda/11.8.0/local_installers/cuda_11.8.0_520.61.05_linux.run",
+                       NV "compute/../x.run");
+    ce_manifest *m = parse_ok(t, "https://x.example/cudaenv.json", false);
+    assert_string_equal(ce_manifest_cuda(m, "11.8.0")->runfiles[0].url, NV "compute/../x.run");
+    ce_manifest_free(m);
+    free(t);
+}
+
 static void test_http_policy(void **state)
 {
     (void)state;
@@ -449,6 +528,7 @@ int main(void)
         cmocka_unit_test_setup(test_valid, setup),
         cmocka_unit_test_setup(test_relative_urls, setup),
         cmocka_unit_test_setup(test_mirror, setup),
+        cmocka_unit_test_setup(test_mirror_tail, setup),
         cmocka_unit_test_setup(test_http_policy, setup),
         cmocka_unit_test_setup(test_invalid, setup),
         cmocka_unit_test_setup(test_trailing, setup),
