@@ -1,0 +1,22 @@
+#!/bin/sh
+# xz_seeds.sh DIR: seeds for fuzz_xz (make fuzz), written at fuzz time (no
+# binaries in git): a small tar-like text in blocks with their sizes (xz -T2
+# --block-size, the block decoder), in one block without (xz -T1, liblzma's
+# stream decoder), two streams with padding, an empty stream, and each
+# breakage of tests/lib/xzbreak.py of the first two.
+set -e
+d=$1
+here=$(dirname "$0")
+mkdir -p "$d"
+w=$(mktemp -d "${TMPDIR:-/tmp}/cudaenv-xzseeds.XXXXXX")
+trap 'rm -rf "$w"' EXIT
+i=0
+while [ $i -lt 300 ]; do echo "lib/libcudnn.so.8.$i $i $((i * i))"; i=$((i + 1)); done > "$w/plain"
+xz -T2 --block-size=1KiB -c "$w/plain" > "$d/blocks.xz"
+xz -T1 -c "$w/plain" > "$d/single.xz"
+{ cat "$d/blocks.xz"; printf '\0\0\0\0'; cat "$d/single.xz"; } > "$d/two-streams.xz"
+: | xz -c > "$d/empty.xz"
+for how in record unpadded extra-block index-crc footer-crc backward flags garbage; do
+    python3 "$here/../lib/xzbreak.py" "$d/blocks.xz" "$d/blocks-$how.xz" "$how"
+    python3 "$here/../lib/xzbreak.py" "$d/single.xz" "$d/single-$how.xz" "$how"
+done
