@@ -147,6 +147,10 @@ void cli_print(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* s with control characters escaped (core/trust.h); one of 8 rotating
  * static buffers.  Prefer cli_print. */
 const char *cli_esc(const char *s);
+/* The same for a name on a line of its own making (a table cell, a list
+ * entry): a newline or tab in it escaped too, so it cannot start a line of
+ * its own (a forged row). */
+const char *cli_esc_line(const char *s);
 /* Print the status's message (ce_errmsg) as the error of a failed core call
  * and return its exit code. */
 int cli_fail(cli *c, int err);

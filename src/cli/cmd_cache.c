@@ -3,7 +3,10 @@
  * clean removes every download (reinstalling then needs the network); prune
  * removes downloads and trees no installed toolchain came from (any file a
  * receipt names is kept).  "freed" counts the blocks removing an item frees:
- * a file another name hard-links (a toolchain's, a mirror's) frees nothing. */
+ * a file another name hard-links (a toolchain's, a mirror's) frees nothing.
+ * Names (a file's in cache/ or pkgs/, a receipt's label) are printed escaped
+ * on their own line (cli_esc_line): a newline or ESC in one shows as \x0a,
+ * \x1b; --json has cJSON's escapes. */
 #include <cjson/cJSON.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -78,11 +81,16 @@ static int list(cli *c, ce_cache_item *v, size_t n)
     }
     printf("%-9s %10s  %-6s %s\n", "KIND", "SIZE", "USED", "NAME");
     for (size_t i = 0; i < n; i++) {
-        char sz[32], name[600];
+        char sz[32], sha[17];
         cli_size(sz, sizeof sz, (double)v[i].size);
-        if (v[i].label[0]) snprintf(name, sizeof name, "%s (%.16s...)", v[i].label, v[i].name);
-        else snprintf(name, sizeof name, "%s", v[i].name);
-        printf("%-9s %10s  %-6s %s\n", kind_name(v[i].kind), sz, v[i].used ? "yes" : "no", name);
+        snprintf(sha, sizeof sha, "%s", v[i].name);
+        /* names come from the directory and receipts: escaped, on their one line */
+        if (v[i].label[0])
+            cli_print("%-9s %10s  %-6s %s (%s...)\n", kind_name(v[i].kind), sz, v[i].used ? "yes" : "no",
+                      cli_esc_line(v[i].label), cli_esc_line(sha));
+        else
+            cli_print("%-9s %10s  %-6s %s\n", kind_name(v[i].kind), sz, v[i].used ? "yes" : "no",
+                      cli_esc_line(v[i].name));
         total += v[i].size;
         if (!v[i].used) unused += v[i].size;
     }
@@ -104,8 +112,8 @@ static int sweep(cli *c, ce_cache_item *v, size_t n, bool prune, bool dry)
         if (!go) continue;
         char sz[32];
         cli_size(sz, sizeof sz, (double)v[i].size);
-        printf("%s %s %s (%s)\n", dry ? "would remove" : "removed", kind_name(v[i].kind),
-               v[i].label[0] ? v[i].label : v[i].name, sz);
+        cli_print("%s %s %s (%s)\n", dry ? "would remove" : "removed", kind_name(v[i].kind),
+                  cli_esc_line(v[i].label[0] ? v[i].label : v[i].name), sz);
         if (!dry) rc = ce_cache_remove(&c->ctx, &v[i]);
         if (rc == CE_OK) { freed += v[i].freeable; count++; }
     }

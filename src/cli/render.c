@@ -284,6 +284,21 @@ const char *cli_esc(const char *s)
     return b;
 }
 
+const char *cli_esc_line(const char *s)
+{
+    static char bufs[8][4096];
+    static unsigned next;
+    char *b = bufs[next++ % 8], pre[4096];
+    size_t o = 0;
+    for (s = s ? s : ""; *s && o + 5 < sizeof pre; s++) {
+        if (*s == '\n' || *s == '\t') o += (size_t)snprintf(pre + o, sizeof pre - o, "\\x%02x", (unsigned char)*s);
+        else pre[o++] = *s;
+    }
+    pre[o] = '\0';
+    ce_escape_into(b, sizeof bufs[0], pre);
+    return b;
+}
+
 int cli_fail(cli *c, int err)
 {
     err = ce_err_public(err);   /* an internal code is never shown (error.h) */

@@ -121,6 +121,29 @@ PY
     cmp "$T/kept-elsewhere" "$MIRROR/$(cd "$MIRROR" && ls compute/cuda/redist/*/linux-x86_64/* compute/cudnn/redist/cudnn/linux-x86_64/* compute/cuda/redist/*.json | while read -r f; do [ "$(sha256sum < "$MIRROR/$f" | cut -c1-64)" = "$linked" ] && echo "$f"; done)"
 }
 
+@test "cache list/prune print names with a newline or ESC escaped, on their own line (no forged row, nothing sent to the terminal)" {
+    local evil=$'evil\n\e[2Jdownload 9.9 GiB  yes    forged' tree=$'cuda-evil\e]52;c;Zm9v\a'
+    printf x > "$CUDAENV_ROOT/cache/$evil"
+    mkdir "$CUDAENV_ROOT/pkgs/$tree"
+    local esc='evil\x0a\x1b[2Jdownload 9.9 GiB  yes    forged' tesc='cuda-evil\x1b]52;c;Zm9v\x07'
+    run --separate-stderr "$CUDAENV" cache list
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"download"*"no     $esc"* && "$output" == *"unpacked"*"no     $tesc"* ]] || { echo "$output" | od -c | head -40; false; }
+    [[ "$output" != *$'\e'* && "$output" != *$'\a'* ]] || false
+    run ! grep -q '^download 9.9 GiB' <<<"$output"
+    run --separate-stderr "$CUDAENV" cache list --json
+    [ "$status" -eq 0 ]
+    python3 -c 'import json, sys; n = {i["name"] for i in json.load(sys.stdin)["items"]}; assert set(sys.argv[1:]) <= n, n' \
+        "$evil" "$tree" <<<"$output"
+    for dry in --dry-run ""; do
+        run --separate-stderr "$CUDAENV" cache prune $dry
+        [ "$status" -eq 0 ] || { echo "$stderr"; false; }
+        [[ "$output" == *"remove"*" download $esc (1 B)"* && "$output" == *"remove"*" unpacked $tesc ("* ]] || { echo "$output" | od -c | head -40; false; }
+        [[ "$output" != *$'\e'* && "$output" != *$'\a'* ]] || false
+    done
+    [ ! -e "$CUDAENV_ROOT/cache/$evil" ] && [ ! -e "$CUDAENV_ROOT/pkgs/$tree" ]
+}
+
 @test "cache: an unknown action is a usage error naming the four" {
     run --separate-stderr "$CUDAENV" cache purge
     [ "$status" -eq 2 ]
