@@ -133,6 +133,37 @@ int ce_spec_file_write(ce_ctx *ctx, const char *path, const char *spec)
     return ce_file_write_atomic(ctx, path, line, (size_t)n, 0644);
 }
 
+int ce_pin_write(ce_ctx *ctx, const char *path, const char *spec, ce_libs libs)
+{
+    if (libs == CE_LIBS_TOOLCHAIN) return ce_spec_file_write(ctx, path, spec);
+    char text[300];
+    int n = snprintf(text, sizeof text, "%s\nlibs=framework\n", spec);
+    if (n < 0 || (size_t)n >= sizeof text) return ce_fail(ctx, CE_ERR_USAGE, "spec too long: %s", spec);
+    return ce_file_write_atomic(ctx, path, text, (size_t)n, 0644);
+}
+
+ce_libs ce_spec_file_libs(ce_ctx *ctx, const char *path)
+{
+    char data[CE_SPEC_FILE_MAX + 1];
+    size_t n;
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+    if (fd < 0) return CE_LIBS_TOOLCHAIN;
+    ce_quiet q;
+    ce_quiet_begin(&q, false);
+    int rc = spec_fd_head(ctx, fd, path, data, &n);
+    ce_quiet_end(&q);
+    if (rc) return CE_LIBS_TOOLCHAIN;
+    /* a line of its own, after the spec (older releases read the spec alone) */
+    for (char *line = data; line && *line;) {
+        char *nl = strchr(line, '\n');
+        size_t k = nl ? (size_t)(nl - line) : strlen(line);
+        while (k && isspace((unsigned char)line[k - 1])) k--;
+        if (k == strlen("libs=framework") && !strncmp(line, "libs=framework", k)) return CE_LIBS_FRAMEWORK;
+        line = nl ? nl + 1 : NULL;
+    }
+    return CE_LIBS_TOOLCHAIN;
+}
+
 int ce_global_path(ce_ctx *ctx, char *out, size_t outsz)
 {
     /* a store that is not ours: our default lives in ~/.config/cudaenv */
@@ -239,7 +270,10 @@ int ce_active(ce_ctx *ctx, const char *cwd, ce_active_info *out)
     const char *shell = getenv("CUDAENV_VERSION");
     if (shell && *shell) {
         out->origin = CE_ORIGIN_SHELL;
-        return ce_select(ctx, shell, out);
+        const char *libs = getenv(CE_LIBS_VAR);
+        int rc = ce_select(ctx, shell, out);
+        out->libs = libs && !strcmp(libs, "framework") ? CE_LIBS_FRAMEWORK : CE_LIBS_TOOLCHAIN;
+        return rc;
     }
     char here[4096], spec[128];
     bool deep = false;
@@ -263,7 +297,9 @@ int ce_active(ce_ctx *ctx, const char *cwd, ce_active_info *out)
         }
         if (r == 1) {
             out->origin = CE_ORIGIN_FILE;
-            return select_from_file(ctx, spec, out);
+            int rc = select_from_file(ctx, spec, out);
+            if (!deep && !rc) out->libs = ce_spec_file_libs(ctx, out->source);
+            return rc;
         }
     }
     return ce_active_global(ctx, out);
