@@ -211,6 +211,6 @@ int cli_print_env(cli *c, const struct ce_active_info *sel, bool set_version, bo
  * environment, like exec); returns the exit status. */
 struct ce_toolchain;
 int cli_verify_framework(cli *c, const struct ce_toolchain *tc, const char *framework, const char *python,
-                         const char *libcuda);
+                         const char *libcuda, const char *libs);
 
 #endif
