@@ -111,7 +111,21 @@ static int spec_fd_head(ce_ctx *ctx, int fd, const char *shown, char *data, size
     return rc;
 }
 
-int ce_spec_file_read(ce_ctx *ctx, const char *path, char *spec, size_t specsz)
+/* The line "libs=framework" of a spec file's head (activate.h: ce_libs),
+ * read before spec_parse_head cuts the data into lines. */
+static ce_libs libs_line(const char *data)
+{
+    for (const char *line = data; line && *line;) {
+        const char *nl = strchr(line, '\n');
+        size_t k = nl ? (size_t)(nl - line) : strlen(line);
+        while (k && isspace((unsigned char)line[k - 1])) k--;
+        if (k == strlen("libs=framework") && !strncmp(line, "libs=framework", k)) return CE_LIBS_FRAMEWORK;
+        line = nl ? nl + 1 : NULL;
+    }
+    return CE_LIBS_TOOLCHAIN;
+}
+
+static int spec_file_read(ce_ctx *ctx, const char *path, char *spec, size_t specsz, ce_libs *libs)
 {
     /* bounded: a .cuda-version comes with any cloned repository, so it may
      * be a FIFO, /proc/kmsg, /proc/self/pagemap or 200 MB without a newline */
@@ -121,7 +135,13 @@ int ce_spec_file_read(ce_ctx *ctx, const char *path, char *spec, size_t specsz)
     if (fd < 0)
         return ce_fail(ctx, errno == ENOENT ? CE_ERR_NOTFOUND : CE_ERR_IO, "cannot open %s: %s", path, strerror(errno));
     int rc = spec_fd_head(ctx, fd, path, data, &n);
+    if (!rc && libs) *libs = libs_line(data);
     return rc ? rc : spec_parse_head(ctx, path, data, n, spec, specsz);
+}
+
+int ce_spec_file_read(ce_ctx *ctx, const char *path, char *spec, size_t specsz)
+{
+    return spec_file_read(ctx, path, spec, specsz, NULL);
 }
 
 int ce_spec_file_write(ce_ctx *ctx, const char *path, const char *spec)
@@ -142,28 +162,6 @@ int ce_pin_write(ce_ctx *ctx, const char *path, const char *spec, ce_libs libs)
     return ce_file_write_atomic(ctx, path, text, (size_t)n, 0644);
 }
 
-ce_libs ce_spec_file_libs(ce_ctx *ctx, const char *path)
-{
-    char data[CE_SPEC_FILE_MAX + 1];
-    size_t n;
-    int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-    if (fd < 0) return CE_LIBS_TOOLCHAIN;
-    ce_quiet q;
-    ce_quiet_begin(&q, false);
-    int rc = spec_fd_head(ctx, fd, path, data, &n);
-    ce_quiet_end(&q);
-    if (rc) return CE_LIBS_TOOLCHAIN;
-    /* a line of its own, after the spec (older releases read the spec alone) */
-    for (char *line = data; line && *line;) {
-        char *nl = strchr(line, '\n');
-        size_t k = nl ? (size_t)(nl - line) : strlen(line);
-        while (k && isspace((unsigned char)line[k - 1])) k--;
-        if (k == strlen("libs=framework") && !strncmp(line, "libs=framework", k)) return CE_LIBS_FRAMEWORK;
-        line = nl ? nl + 1 : NULL;
-    }
-    return CE_LIBS_TOOLCHAIN;
-}
-
 int ce_global_path(ce_ctx *ctx, char *out, size_t outsz)
 {
     /* a store that is not ours: our default lives in ~/.config/cudaenv */
@@ -171,8 +169,8 @@ int ce_global_path(ce_ctx *ctx, char *out, size_t outsz)
     return ce_store_path(ctx, "global", out, outsz);
 }
 
-int ce_version_file_find(ce_ctx *ctx, const char *dir, char *path, size_t pathsz,
-                         char *spec, size_t specsz)
+static int version_file_find(ce_ctx *ctx, const char *dir, char *path, size_t pathsz, char *spec, size_t specsz,
+                             ce_libs *libs)
 {
     char d[4096];
     if (snprintf(d, sizeof d, "%s", dir) >= (int)sizeof d) return 0;
@@ -183,7 +181,7 @@ int ce_version_file_find(ce_ctx *ctx, const char *dir, char *path, size_t pathsz
         if (snprintf(path, pathsz, "%s/" CE_VERSION_FILE, base) >= (int)pathsz) return 0;
         struct stat st;
         if (stat(path, &st) == 0 && S_ISREG(st.st_mode)) {
-            int rc = ce_spec_file_read(ctx, path, spec, specsz);
+            int rc = spec_file_read(ctx, path, spec, specsz, libs);
             return rc ? rc : 1;
         }
         char *slash = strrchr(d, '/');
@@ -194,10 +192,16 @@ int ce_version_file_find(ce_ctx *ctx, const char *dir, char *path, size_t pathsz
     return 0;
 }
 
+int ce_version_file_find(ce_ctx *ctx, const char *dir, char *path, size_t pathsz,
+                         char *spec, size_t specsz)
+{
+    return version_file_find(ctx, dir, path, pathsz, spec, specsz, NULL);
+}
+
 /* The working directory is deeper than PATH_MAX (getcwd fails): walk up
  * with openat(..) from "." until "/", so the pin still applies.  path is
  * $PWD with the levels climbed removed (or ../ repeated) for messages. */
-static int version_file_find_deep(ce_ctx *ctx, char *path, size_t pathsz, char *spec, size_t specsz)
+static int version_file_find_deep(ce_ctx *ctx, char *path, size_t pathsz, char *spec, size_t specsz, ce_libs *libs)
 {
     struct stat root_st, st;
     if (stat("/", &root_st) != 0) return ce_fail(ctx, CE_ERR_IO, "cannot stat /: %s", strerror(errno));
@@ -227,6 +231,7 @@ static int version_file_find_deep(ce_ctx *ctx, char *path, size_t pathsz, char *
             size_t n;
             close(dfd);
             int rc = spec_fd_head(ctx, fd, path, data, &n);
+            if (!rc) *libs = libs_line(data);
             if (!rc) rc = spec_parse_head(ctx, path, data, n, spec, specsz);
             return rc ? rc : 1;
         }
@@ -289,8 +294,9 @@ int ce_active(ce_ctx *ctx, const char *cwd, ce_active_info *out)
         cwd = here;
     }
     if (*cwd || deep) {
-        int r = deep ? version_file_find_deep(ctx, out->source, sizeof out->source, spec, sizeof spec)
-                     : ce_version_file_find(ctx, cwd, out->source, sizeof out->source, spec, sizeof spec);
+        ce_libs libs = CE_LIBS_TOOLCHAIN;
+        int r = deep ? version_file_find_deep(ctx, out->source, sizeof out->source, spec, sizeof spec, &libs)
+                     : version_file_find(ctx, cwd, out->source, sizeof out->source, spec, sizeof spec, &libs);
         if (r < 0) {
             out->origin = CE_ORIGIN_FILE;
             return r;
@@ -298,7 +304,7 @@ int ce_active(ce_ctx *ctx, const char *cwd, ce_active_info *out)
         if (r == 1) {
             out->origin = CE_ORIGIN_FILE;
             int rc = select_from_file(ctx, spec, out);
-            if (!deep && !rc) out->libs = ce_spec_file_libs(ctx, out->source);
+            out->libs = libs;
             return rc;
         }
     }

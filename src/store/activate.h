@@ -94,9 +94,7 @@ int ce_spec_file_showable(ce_ctx *ctx, const char *shown, const char *spec);
 int ce_spec_file_write(ce_ctx *ctx, const char *path, const char *spec);
 /* ... with the line "libs=framework" after the spec when libs says so. */
 int ce_pin_write(ce_ctx *ctx, const char *path, const char *spec, ce_libs libs);
-/* The libs= line of a spec file (CE_LIBS_TOOLCHAIN when it has none or
- * cannot be read: the spec's reader reports those). */
-ce_libs ce_spec_file_libs(ce_ctx *ctx, const char *path);
+
 /* $CUDAENV_ROOT/global */
 int ce_global_path(ce_ctx *ctx, char *out, size_t outsz);
 
