@@ -266,3 +266,18 @@ assert "LD_LIBRARY_PATH has '"$P"'/lib64" in f["evidence"], f' <<<"$output"
     CUDAENV_DOCTOR_PYTHON=python3 run --separate-stderr "$CUDAENV" doctor --json
     [[ "$output" != *framework.two-copies* ]]
 }
+
+@test "a conda environment's lib/ counts as the framework's own: exec TOOLCHAIN -- its python keeps the toolchain's lib64 off LD_LIBRARY_PATH" {
+    onecopy_setup
+    unset CUDAENV_VERSION FAKE_FW_LIBS
+    rm -rf "$T/site/nvidia"
+    mkdir -p "$T/conda/bin" "$T/conda/conda-meta" "$T/conda/lib"
+    ln -s "$(readlink -f /usr/bin/python3)" "$T/conda/bin/python3"
+    cp -a "$P"/lib64/libcudnn.so* "$T/conda/lib/"
+    run --separate-stderr "$CUDAENV" exec 12.2 -- "$T/conda/bin/python3" -c 'import os; print(os.environ.get("LD_LIBRARY_PATH", "unset"))'
+    [ "$status" -eq 0 ] && [ "$output" = unset ] || { echo "$output $stderr"; false; }
+    [[ "$stderr" == *"$T/conda/bin/python3 brings its own cudnn ($(readlink -f "$T/conda/lib"))"* ]] || { echo "$stderr"; false; }
+    # --libs toolchain: refused, the fix is conda's
+    run --separate-stderr "$CUDAENV" exec --libs toolchain 12.2 -- "$T/conda/bin/python3" -c ''
+    [ "$status" -eq 2 ] && [[ "$stderr" == *"conda remove the CUDA packages of that environment"* ]]
+}
