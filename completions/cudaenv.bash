@@ -73,6 +73,7 @@ _cudaenv() {
         --to|--modulefiles|--check) _cudaenv_lines compgen -d -- "$cur"; return ;;
         --platform) _cudaenv_reply "$cur" linux-x86_64 linux-sbsa linux-x86_64,linux-sbsa; return ;;
         --framework) _cudaenv_reply "$cur" tf torch jax; return ;;
+        --libs) _cudaenv_reply "$cur" framework toolchain; return ;;
     esac
     if [[ -z $sub ]]; then
         if [[ $cur == -* ]]; then
@@ -92,12 +93,12 @@ _cudaenv() {
         current|doctor|outdated) opts+=" --json" ;;
         list-remote|ls-remote) opts+=" --json --names --manifest" ;;
         info) opts+=" --json --manifest --cudnn --no-cudnn --components" ;;
-        env) opts+=" --shell --json --for --framework" ;;
-        use) opts+=" --unset --for --framework" ;;
-        exec) opts+=" --for --framework" ;;
-        local) opts+=" --unset --force --for --framework" ;;
+        env) opts+=" --shell --json --for --framework --libs" ;;
+        use) opts+=" --unset --for --framework --libs" ;;
+        exec) opts+=" --for --framework --libs" ;;
+        local) opts+=" --unset --force --for --framework --libs" ;;
         global) opts+=" --system --force --dry-run --rollback --unset" ;;
-        verify) opts+=" --json --all-devices --bench --deep --framework --python" ;;
+        verify) opts+=" --json --all-devices --bench --deep --framework --python --libs" ;;
         jupyter) opts+=" --python --name" ;;
         adopt) opts+=" --name --scan" ;;
         cache) opts+=" --dry-run --json" ;;

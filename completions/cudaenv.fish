@@ -97,6 +97,7 @@ complete -c cudaenv -n '__fish_seen_subcommand_from adopt' -a '(__fish_complete_
 complete -c cudaenv -n '__fish_seen_subcommand_from cache; and not __fish_seen_subcommand_from dir list clean prune' -a 'dir list clean prune'
 complete -c cudaenv -n '__fish_seen_subcommand_from install local use env exec' -l for -rF -d "the toolchain this Python's TensorFlow/PyTorch/JAX was built for"
 complete -c cudaenv -n '__fish_seen_subcommand_from install local use env exec' -l framework -xa 'tf torch jax' -d 'which framework decides'
+complete -c cudaenv -n '__fish_seen_subcommand_from local use env exec verify' -l libs -xa 'framework toolchain' -d 'runtime libraries: the framework'"'"'s own or the toolchain'"'"'s'
 complete -c cudaenv -n '__fish_seen_subcommand_from config; and not __fish_seen_subcommand_from list get set unset' -a 'list get set unset'
 complete -c cudaenv -n '__fish_seen_subcommand_from config; and __fish_seen_subcommand_from get set unset' -a 'manifest mirror update_interval manifest_unsigned cudnn keys'
 complete -c cudaenv -n '__fish_seen_subcommand_from config' -l system -d "the site's config file"

@@ -165,6 +165,19 @@ int cli_for_python(cli *c, const char *python, const char *choice, char *spec, s
 int cli_for_version(cli *c, const cli_args *a, int opt_for, int opt_fw, char *buf, size_t n,
                     const char **version);
 
+/* --libs framework|toolchain (NULL: decide) for a toolchain about to be
+ * activated in sel (store/activate.h: ce_libs) for python (--for PYTHON, the
+ * Python exec runs; NULL: none known).  Deciding: the framework's own when
+ * python brings a library family the toolchain has too (core/pylibs.h),
+ * said in a note; toolchain refused (exit 2) where it cannot be complete
+ * (python's own copy of a family would still load by path).  Sets
+ * sel->libs; returns the exit code (rendered), 0 to go on. */
+struct ce_active_info;
+int cli_libs_mode(cli *c, const char *libs, const char *python, struct ce_active_info *sel);
+/* The interpreter CMD is when its name is python's (python, python3,
+ * python3.12), else NULL: exec's auto mode. */
+const char *cli_python_cmd(const char *cmd);
+
 /* Commands (one file each): cmd_X runs, cmd_X_opts are its options. */
 #define CLI_COMMAND(x) int cmd_##x(cli *c, const cli_args *a); extern const cli_opt cmd_##x##_opts[]
 CLI_COMMAND(install);
@@ -202,6 +215,6 @@ int cli_print_env(cli *c, const struct ce_active_info *sel, bool set_version, bo
  * environment, like exec); returns the exit status. */
 struct ce_toolchain;
 int cli_verify_framework(cli *c, const struct ce_toolchain *tc, const char *framework, const char *python,
-                         const char *libcuda);
+                         const char *libcuda, const char *libs);
 
 #endif

@@ -7,6 +7,7 @@
 
 #include "store/activate.h"
 #include "cli.h"
+#include "core/pylibs.h"
 #include "core/trust.h"
 
 enum { OPT_JSON = 1 };
@@ -16,6 +17,21 @@ const cli_opt cmd_current_opts[] = {
     { 0 },
 };
 
+/* A plain `use` beside a python3 that brings its own copies of the
+ * toolchain's libraries (core/pylibs.h): the summary and the fix in sum,
+ * fix; false when there is no such hazard. */
+static bool two_copies(const ce_active_info *s, char *sum, size_t sumsz, char *fix, size_t fixsz)
+{
+    if (s->is_system || s->libs == CE_LIBS_FRAMEWORK || !s->tc.prefix[0]) return false;
+    char lib[sizeof s->tc.prefix + 8];
+    snprintf(lib, sizeof lib, "%s/lib64", s->tc.prefix);
+    ce_pylibs pl;
+    unsigned both = ce_pylibs_shadowed("python3", lib, &pl);
+    if (!both) return false;
+    ce_pylibs_hazard_text("python3", s->tc.name, both, &pl, sum, sumsz, fix, fixsz);
+    return true;
+}
+
 int cmd_current(cli *c, const cli_args *a)
 {
     c->json = cli_on(a, OPT_JSON);
@@ -24,6 +40,8 @@ int cmd_current(cli *c, const cli_args *a)
     bool installed = rc == CE_OK;
     if (rc && rc != CE_ERR_NOTFOUND) return cli_fail(c, rc);
     const char *name = s.is_system ? "system" : installed ? s.tc.name : s.spec;
+    char sum[2048], fix[1024];
+    bool hazard = installed && two_copies(&s, sum, sizeof sum, fix, sizeof fix);
     if (c->json) {
         cJSON *j = cJSON_CreateObject();
         /* a spec a file names that resolves to nothing is not shown (activate.h) */
@@ -35,6 +53,15 @@ int cmd_current(cli *c, const cli_args *a)
         if (installed && !s.is_system) cJSON_AddStringToObject(j, "prefix", s.tc.prefix);
         else cJSON_AddNullToObject(j, "prefix");
         cJSON_AddBoolToObject(j, "installed", installed);
+        cJSON_AddStringToObject(j, "libs", s.libs == CE_LIBS_FRAMEWORK ? "framework" : "toolchain");
+        if (hazard) {
+            cJSON *h = cJSON_AddObjectToObject(j, "warning");
+            cJSON_AddStringToObject(h, "code", "framework.two-copies");
+            cJSON_AddStringToObject(h, "summary", sum);
+            cJSON_AddStringToObject(h, "fix", fix);
+        } else {
+            cJSON_AddNullToObject(j, "warning");
+        }
         cli_json_print(j);
         return installed ? 0 : cli_fail(c, rc);
     }
@@ -51,5 +78,6 @@ int cmd_current(cli *c, const cli_args *a)
     } else {
         printf("%s (set by %s)\n", sname, ssrc);
     }
+    if (hazard) cli_warn(c, "%s; fix: %s", sum, fix);
     return installed ? 0 : cli_fail(c, rc);
 }

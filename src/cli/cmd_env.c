@@ -14,13 +14,14 @@
 #include "store/activate.h"
 #include "cli.h"
 
-enum { OPT_SHELL = 1, OPT_FOR, OPT_FRAMEWORK };
+enum { OPT_SHELL = 1, OPT_FOR, OPT_FRAMEWORK, OPT_LIBS };
 
 const cli_opt cmd_env_opts[] = {
     { "shell", 's', true, OPT_SHELL },
     { "json", 0, false, OPT_SHELL, "json" },  /* = --shell json; the last one given wins */
     { "for", 0, true, OPT_FOR },              /* the toolchain PYTHON's frameworks were built for */
     { "framework", 0, true, OPT_FRAMEWORK },
+    { "libs", 0, true, OPT_LIBS },            /* framework|toolchain: where the runtime libraries come from */
     { 0 },
 };
 
@@ -113,6 +114,8 @@ int cmd_env(cli *c, const cli_args *a)
         }
         set_version = sel.origin == CE_ORIGIN_SHELL;
     }
+    if ((version || a->opt[OPT_LIBS]) && (rc = cli_libs_mode(c, a->opt[OPT_LIBS], a->opt[OPT_FOR], &sel)))
+        return rc;
     rc = cli_print_env(c, &sel, set_version, false, sh);
     return rc ? rc : status;
 }

@@ -11,11 +11,12 @@
 #include "cli.h"
 #include "core/trust.h"
 
-enum { OPT_FOR = 1, OPT_FRAMEWORK };
+enum { OPT_FOR = 1, OPT_FRAMEWORK, OPT_LIBS };
 
 const cli_opt cmd_exec_opts[] = {
     { "for", 0, true, OPT_FOR },
     { "framework", 0, true, OPT_FRAMEWORK },
+    { "libs", 0, true, OPT_LIBS },
     { 0 },
 };
 
@@ -39,6 +40,9 @@ int cmd_exec(cli *c, const cli_args *a)
     /* as root, the toolchain the command will find first on PATH and
      * LD_LIBRARY_PATH must be root's (core/trust.h) */
     if (sel.tc.prefix[0] && (rc = ce_trust_toolchain(&c->ctx, sel.tc.prefix))) return cli_fail(c, rc);
+    /* a Python with its own CUDA libraries (for_python.c) */
+    const char *py = a->opt[OPT_FOR] ? a->opt[OPT_FOR] : cli_python_cmd(rest[0]);
+    if ((rc = cli_libs_mode(c, a->opt[OPT_LIBS], py, &sel))) return rc;
     ce_env env;
     if ((rc = ce_env_compute(&c->ctx, &sel, true, &env))) return cli_fail(c, rc);
     rc = ce_env_apply(&c->ctx, &env);

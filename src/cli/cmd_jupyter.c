@@ -108,9 +108,12 @@ static int install(cli *c, const cli_cmd *cmd, const char *version, const char *
         for (char *p = kname; *p; p++)
             if (*p == '+') *p = '-';
     }
-    /* the environment: what `cudaenv env VERSION --shell json` prints */
+    /* the environment: what `cudaenv env VERSION --shell json` prints; a
+     * kernel Python that brings its own CUDA libraries keeps them, as exec
+     * --for does (for_python.c: one copy of each library) */
     ce_env env;
     char *text = NULL;
+    if ((rc = cli_libs_mode(c, NULL, py, &sel))) return rc;
     if ((rc = ce_env_compute(&c->ctx, &sel, true, &env))) return cli_fail(c, rc);
     rc = ce_env_format(&c->ctx, &env, &sel, CE_SH_JSON, &text);
     ce_env_free(&env);

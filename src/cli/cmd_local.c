@@ -9,13 +9,14 @@
 #include "store/activate.h"
 #include "cli.h"
 
-enum { OPT_UNSET = 1, OPT_FORCE, OPT_FOR, OPT_FRAMEWORK };
+enum { OPT_UNSET = 1, OPT_FORCE, OPT_FOR, OPT_FRAMEWORK, OPT_LIBS };
 
 const cli_opt cmd_local_opts[] = {
     { "unset", 0, false, OPT_UNSET },
     { "force", 'f', false, OPT_FORCE },
     { "for", 0, true, OPT_FOR },
     { "framework", 0, true, OPT_FRAMEWORK },
+    { "libs", 0, true, OPT_LIBS },
     { 0 },
 };
 
@@ -59,9 +60,13 @@ int cmd_local(cli *c, const cli_args *a)
     /* pinning something not installed is allowed with --force (a teammate's
      * checkout may install it later); by default catch typos now */
     ce_active_info s;
+    memset(&s, 0, sizeof s);
     int rc = ce_select(&c->ctx, version, &s);
     if (rc && !(force && rc == CE_ERR_NOTFOUND)) return cli_fail(c, rc);
+    if (rc) memset(&s.tc, 0, sizeof s.tc);   /* not installed: its families unknown */
+    /* the pin carries the mode (libs=framework) for the hook's env */
+    if ((rc = cli_libs_mode(c, a->opt[OPT_LIBS], a->opt[OPT_FOR], &s))) return rc;
     snprintf(path, sizeof path, "%s/" CE_VERSION_FILE, strcmp(cwd, "/") ? cwd : "");
-    if ((rc = ce_spec_file_write(&c->ctx, path, version))) return cli_fail(c, rc);
+    if ((rc = ce_pin_write(&c->ctx, path, version, s.libs))) return cli_fail(c, rc);
     return 0;
 }

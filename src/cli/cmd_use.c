@@ -11,12 +11,13 @@
 #include "store/activate.h"
 #include "cli.h"
 
-enum { OPT_SHELL = 1, OPT_FOR, OPT_FRAMEWORK };
+enum { OPT_SHELL = 1, OPT_FOR, OPT_FRAMEWORK, OPT_LIBS };
 
 const cli_opt cmd_use_opts[] = {
     { "shell", 0, true, OPT_SHELL },
     { "for", 0, true, OPT_FOR },
     { "framework", 0, true, OPT_FRAMEWORK },
+    { "libs", 0, true, OPT_LIBS },
     { 0 },
 };
 
@@ -40,6 +41,7 @@ int cmd_use(cli *c, const cli_args *a)
                      a->opt[OPT_FRAMEWORK] ? " --framework " : "", a->opt[OPT_FRAMEWORK] ? a->opt[OPT_FRAMEWORK] : "");
         return code;
     }
+    if ((rc = cli_libs_mode(c, a->opt[OPT_LIBS], a->opt[OPT_FOR], &sel))) return rc;
     if (sh < 0) {
         cli_error(c, "use changes the current shell and needs the shell integration; add to ~/.bashrc:\n"
                      "    eval \"$(cudaenv init bash)\"   (zsh: init zsh; fish: cudaenv init fish | source)\n"

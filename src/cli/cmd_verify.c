@@ -26,7 +26,7 @@
  * --deep re-execs the full binary. */
 #pragma weak ce_sha256_file
 
-enum { OPT_JSON = 1, OPT_ALL, OPT_BENCH, OPT_DEEP, OPT_FRAMEWORK, OPT_PYTHON };
+enum { OPT_JSON = 1, OPT_ALL, OPT_BENCH, OPT_DEEP, OPT_FRAMEWORK, OPT_PYTHON, OPT_LIBS };
 
 const cli_opt cmd_verify_opts[] = {
     { "json", 0, false, OPT_JSON },
@@ -35,6 +35,7 @@ const cli_opt cmd_verify_opts[] = {
     { "deep", 0, false, OPT_DEEP },
     { "framework", 0, true, OPT_FRAMEWORK },
     { "python", 0, true, OPT_PYTHON },
+    { "libs", 0, true, OPT_LIBS },            /* --framework: framework|toolchain (cli_libs_mode) */
     { 0 },
 };
 
@@ -340,6 +341,7 @@ int cmd_verify(cli *c, const cli_args *a)
     const char *spec_arg = a->n ? a->pos[0] : NULL, *framework = a->opt[OPT_FRAMEWORK], *python = a->opt[OPT_PYTHON];
     c->json = cli_on(a, OPT_JSON);
     if (python && !framework) return cli_usage_error(cmd, "--python goes with --framework tf|torch|jax");
+    if (a->opt[OPT_LIBS] && !framework) return cli_usage_error(cmd, "--libs goes with --framework tf|torch|jax");
     if (framework && (opt.all_devices || opt.bench || opt.deep))
         return cli_usage_error(cmd, "--framework checks the framework only; --all-devices, --bench and --deep "
                                     "go with the toolchain's own check (run them separately)");
@@ -376,7 +378,7 @@ int cmd_verify(cli *c, const cli_args *a)
     if (framework) {
         free(orig_ver);
         if (why[0] && !c->json) cli_note(c, "verifying %s: %s", tc.name, why);
-        return cli_verify_framework(c, &tc, framework, python, opt.libcuda);
+        return cli_verify_framework(c, &tc, framework, python, opt.libcuda, a->opt[OPT_LIBS]);
     }
     char *shell_lp = NULL;
     /* a re-exec below: the shell's LD_LIBRARY_PATH came along for the warnings */

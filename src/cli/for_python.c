@@ -19,11 +19,13 @@
 #include <cjson/cJSON.h>
 
 #include "cli.h"
+#include "core/pylibs.h"
 #include "core/version.h"
 #include "core/json.h"
 #include "manifest/manifest.h"
 #include "manifest/resolve.h"
 #include "selftest/framework.h"
+#include "store/activate.h"
 
 typedef struct fw_want {
     bool imported;
@@ -179,5 +181,50 @@ int cli_for_version(cli *c, const cli_args *a, int opt_for, int opt_fw, char *bu
     int rc = cli_for_python(c, a->opt[opt_for], a->opt[opt_fw], buf, n);
     if (rc) return cli_fail(c, rc);
     *version = buf;
+    return 0;
+}
+
+const char *cli_python_cmd(const char *cmd)
+{
+    const char *b = cmd ? strrchr(cmd, '/') : NULL;
+    b = b ? b + 1 : cmd;
+    if (!b || strncmp(b, "python", 6)) return NULL;
+    b += 6;
+    return strspn(b, "0123456789.") == strlen(b) ? cmd : NULL;
+}
+
+int cli_libs_mode(cli *c, const char *libs, const char *python, ce_active_info *sel)
+{
+    if (libs && strcmp(libs, "framework") && strcmp(libs, "toolchain"))
+        return cli_usage_error(c->cmd, "--libs: '%s' is not framework or toolchain", libs);
+    sel->libs = libs && !strcmp(libs, "framework") ? CE_LIBS_FRAMEWORK : CE_LIBS_TOOLCHAIN;
+    if (sel->is_system || !python || (libs && !strcmp(libs, "framework"))) return 0;
+    ce_pylibs pl;
+    if (!ce_pylibs_find(python, &pl) || !pl.n) return 0;
+    /* a toolchain not installed yet (local --force): assume it has them all */
+    char lib[sizeof sel->tc.prefix + 8];
+    snprintf(lib, sizeof lib, "%s/lib64", sel->tc.prefix);
+    unsigned both = pl.all & (sel->tc.prefix[0] ? ce_pylibs_dir_families(lib) : ~0u);
+    if (!both) return 0;   /* no family twice: the toolchain serves what the framework lacks */
+    char fams[256], where[1200];
+    ce_pylibs_names(both, fams, sizeof fams);
+    if (pl.n > 1) snprintf(where, sizeof where, "%s and %zu more director%s", pl.dir[0], pl.n - 1, pl.n > 2 ? "ies" : "y");
+    else snprintf(where, sizeof where, "%s", pl.dir[0]);
+    const char *name = sel->tc.name[0] ? sel->tc.name : sel->spec;
+    if (libs) {   /* --libs toolchain: the framework's copies load by path, whatever LD_LIBRARY_PATH says */
+        char fix[1400];
+        if (pl.conda)
+            snprintf(fix, sizeof fix, "conda remove the CUDA packages of that environment");
+        else
+            snprintf(fix, sizeof fix, "%s -m pip uninstall -y %s", python, pl.wheels[0] ? pl.wheels : "nvidia-*");
+        cli_error(c, "--libs toolchain: %s brings its own %s (%s), which its framework loads by path: with %s's on "
+                  "LD_LIBRARY_PATH one process would load two copies. Use them (leave out --libs toolchain), or "
+                  "remove them first: %s", python, fams, where, name, fix);
+        return 2;
+    }
+    sel->libs = CE_LIBS_FRAMEWORK;
+    cli_note(c, "%s brings its own %s (%s): %s's lib64 is kept off LD_LIBRARY_PATH, so its process loads one copy "
+             "of each; nvcc, CUDA_HOME and LIBRARY_PATH are %s's (--libs toolchain: the toolchain's libraries "
+             "instead)", python, fams, where, name, name);
     return 0;
 }

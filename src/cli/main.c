@@ -233,18 +233,22 @@ static const cli_cmd commands[] = {
       .missing = "which shell? bash, zsh or fish", .extra = "one shell only", .needs = CLI_NO_STORE },
     { "use", NULL, cmd_use, "switch this shell",
       "usage: cudaenv use VERSION|system | --unset\n"
-      "       cudaenv use --for PYTHON [--framework tf|torch|jax]\n"
+      "       cudaenv use --for PYTHON [--framework tf|torch|jax] [--libs framework|toolchain]\n"
       "\n"
       "Switch the current shell (needs the shell function from cudaenv init).  VERSION\n"
       "is an installed toolchain or a spec (11.8 = newest installed 11.8.x, tf-2.14);\n"
       "system = the machine's own CUDA.  --unset (or: cudaenv deactivate) drops the\n"
       "shell selection, so .cuda-version / global apply again.  Exit 3: not installed.\n"
       "--for PYTHON uses the toolchain that Python's frameworks were built for (see\n"
-      "install --for; it must be installed: cudaenv install --for PYTHON).\n",
+      "install --for; it must be installed: cudaenv install --for PYTHON).  When that\n"
+      "Python brings its own CUDA libraries (nvidia-* wheels, conda), the toolchain's\n"
+      "lib64 stays off LD_LIBRARY_PATH (nvcc, CUDA_HOME, LIBRARY_PATH are the toolchain's),\n"
+      "so one process never loads two copies of a library.  --libs toolchain: the\n"
+      "toolchain's libraries instead (refused while the Python's own would still load).\n",
       .opts = cmd_use_opts, .max_pos = 1, .extra = "one VERSION only" },
     { "env", NULL, cmd_env, "print the environment of a toolchain",
       "usage: cudaenv env [VERSION|system] [--shell bash|zsh|fish|json|dotenv] [--json]\n"
-      "       cudaenv env --for PYTHON [--framework tf|torch|jax] [--shell ...]\n"
+      "       cudaenv env --for PYTHON [--framework tf|torch|jax] [--libs framework|toolchain] [--shell ...]\n"
       "\n"
       "Print the environment that use applies (CUDA_HOME, CUDA_PATH, CUDNN_PATH, PATH,\n"
       "LD_LIBRARY_PATH, CUDAENV_VERSION), for Jupyter kernels, cron and IDEs.  Without\n"
@@ -252,16 +256,18 @@ static const cli_cmd commands[] = {
       "Entries earlier switches added are removed; other CUDA entries are reported.\n"
       "--shell dotenv prints KEY=VALUE lines for $GITHUB_ENV, docker --env-file and\n"
       "systemd EnvironmentFile= (cudaenv env 11.8 --shell dotenv >> \"$GITHUB_ENV\").\n"
-      "--for PYTHON: the environment of the toolchain PYTHON's frameworks were built for.\n",
+      "--for PYTHON: the environment of the toolchain PYTHON's frameworks were built for\n"
+      "(its own CUDA libraries kept: see use).\n",
       .opts = cmd_env_opts, .max_pos = 1, .extra = "one VERSION only" },
     { "local", NULL, cmd_local, "pin a toolchain for this directory",
       "usage: cudaenv local [VERSION [--force] | --unset]\n"
-      "       cudaenv local --for PYTHON [--framework tf|torch|jax] [--force]\n"
+      "       cudaenv local --for PYTHON [--framework tf|torch|jax] [--libs framework|toolchain] [--force]\n"
       "\n"
       "Write .cuda-version in the current directory; the cd hook applies it.  Without\n"
       "VERSION print the pin that applies here.  --force pins a version not installed.\n"
       "--for PYTHON pins what that Python's TensorFlow, PyTorch or JAX was built for\n"
-      "(see install --for).\n",
+      "(see install --for), with a line libs=framework when it brings its own CUDA\n"
+      "libraries (see use).\n",
       .opts = cmd_local_opts, .max_pos = 1, .extra = "one VERSION only" },
     { "global", NULL, cmd_global, "the default toolchain (user or system)",
       "usage: cudaenv global [VERSION|system] [--system [--force] [--dry-run] | --rollback [--dry-run]]\n"
@@ -281,7 +287,9 @@ static const cli_cmd commands[] = {
     { "current", NULL, cmd_current, "the active toolchain and where it comes from",
       "usage: cudaenv current [--json]\n"
       "\n"
-      "Print the active toolchain and its origin: shell, .cuda-version (path), global, system.\n",
+      "Print the active toolchain and its origin: shell, .cuda-version (path), global, system.\n"
+      "Warns when its lib64 is on LD_LIBRARY_PATH while python3 brings its own copies of\n"
+      "the same libraries (the fix: cudaenv use --for python3).\n",
       .opts = cmd_current_opts },
     { "which", NULL, cmd_which, "the file a command resolves to",
       "usage: cudaenv which CMD\n"
@@ -291,14 +299,17 @@ static const cli_cmd commands[] = {
     { "exec", NULL, cmd_exec, "run one command with a toolchain",
       "usage: cudaenv exec VERSION -- CMD [ARG...]\n"
       "       cudaenv exec --for PYTHON [--framework tf|torch|jax] -- CMD [ARG...]\n"
+      "       cudaenv exec --libs framework|toolchain VERSION -- CMD [ARG...]\n"
       "\n"
       "Run CMD with the environment of toolchain VERSION; --for PYTHON: of the toolchain\n"
       "that Python's frameworks were built for (see install --for), e.g.\n"
-      "cudaenv exec --for .venv/bin/python -- .venv/bin/python setup.py build_ext.\n",
+      "cudaenv exec --for .venv/bin/python -- .venv/bin/python setup.py build_ext.\n"
+      "A Python that brings its own CUDA libraries (--for, or CMD a python) runs on them:\n"
+      "the toolchain's lib64 stays off LD_LIBRARY_PATH (see use).\n",
       .opts = cmd_exec_opts, .max_pos = 1, .needs = CLI_REST },
     { "verify", NULL, cmd_verify, "self-test a toolchain on the GPU",
       "usage: cudaenv verify [VERSION] [--json] [--all-devices] [--bench] [--deep]\n"
-      "       cudaenv verify [VERSION] --framework tf|torch|jax [--python PATH] [--json]\n"
+      "       cudaenv verify [VERSION] --framework tf|torch|jax [--python PATH] [--libs M] [--json]\n"
       "\n"
       "Check the files against the receipt, that all versions agree, that libraries load\n"
       "from the toolchain, then run a kernel and a cuDNN convolution on the GPU.\n"
@@ -318,9 +329,13 @@ static const cli_cmd commands[] = {
       "                  the toolchain: in its environment (as exec), that Python reports\n"
       "                  the framework's build (CUDA, cuDNN), its GPUs, a matmul and a\n"
       "                  convolution on GPU 0 against a CPU reference, and the\n"
-      "                  libcudart/libcudnn files it mapped;\n"
+      "                  CUDA libraries it mapped, per family: the file, from where and\n"
+      "                  why the loader took it (by path, RUNPATH, LD_LIBRARY_PATH, ...);\n"
       "                  each problem is a finding with its evidence and fix (man cudaenv)\n"
-      "  --python PATH   the Python that has the framework (default: python3 on PATH)\n",
+      "  --python PATH   the Python that has the framework (default: python3 on PATH)\n"
+      "  --libs M        framework (default when that Python brings its own libraries: run\n"
+      "                  on them, as exec --for does) or toolchain (check it on the\n"
+      "                  toolchain's libraries alone)\n",
       .opts = cmd_verify_opts, .max_pos = 1, .extra = "one VERSION at most (got '%s' and '%s')" },
     { "jupyter", NULL, cmd_jupyter, "a Jupyter kernel with a toolchain's environment",
       "usage: cudaenv jupyter install VERSION [--python PATH] [--name NAME]\n"

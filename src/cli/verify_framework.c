@@ -1,6 +1,9 @@
-/* cudaenv verify [VERSION] --framework tf|torch [--python PATH] [--json]:
- * apply the toolchain's environment (as exec does), run the framework check
- * (selftest/framework.h) in that Python, draw the report and its findings.
+/* cudaenv verify [VERSION] --framework tf|torch [--python PATH] [--libs M] [--json]:
+ * apply the toolchain's environment (as exec --for does: a Python that
+ * brings its own CUDA libraries keeps them, for_python.c cli_libs_mode),
+ * run the framework check (selftest/framework.h) in that Python, draw the
+ * report, the library families it mapped (which file, from where, why the
+ * loader took it: selftest/framework_libs.c) and the findings.
  * Exit 0 passed, 7 a finding is an error, 8 no usable GPU. */
 #include <cJSON.h>
 #include <stdio.h>
@@ -13,13 +16,46 @@
 #include "store/activate.h"
 #include "store/store.h"
 
+static const char *js(const cJSON *o, const char *k)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+    return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
 static const char *result_line(int code)
 {
     return code == 0 ? "the framework runs on the toolchain" : code == 7 ? "a check failed"
                                                                         : "no usable GPU/driver: the GPU checks could not run";
 }
 
-static int print_json(const ce_fw_report *r, const ce_toolchain *tc, int code)
+/* The report's libraries, each with where it lies and why the loader took it. */
+static cJSON *libraries_json(const ce_fw_report *r, const ce_fw_target *t)
+{
+    cJSON *arr = cJSON_CreateArray();
+    const cJSON *libs = r->doc ? cJSON_GetObjectItemCaseSensitive(r->doc, "libs") : NULL;
+    for (const cJSON *l = libs ? libs->child : NULL; l; l = l->next) {
+        const char *file = js(l, "file");
+        if (!file) continue;
+        char src[64], why[4400], dir[4096];
+        cJSON *o = cJSON_CreateObject();
+        cli_json_add_str(o, "family", js(l, "family") ? js(l, "family") : "");
+        cJSON_AddStringToObject(o, "file", file);
+        snprintf(dir, sizeof dir, "%s", file);
+        if (strrchr(dir, '/')) *strrchr(dir, '/') = '\0';
+        cJSON_AddStringToObject(o, "dir", dir);
+        cJSON_AddStringToObject(o, "source", ce_fw_lib_source(t, file, src, sizeof src));
+        static const char *const keys[] = { "how", "name", "by", "via", "from" };
+        for (size_t k = 0; k < sizeof keys / sizeof *keys; k++) {
+            if (js(l, keys[k])) cJSON_AddStringToObject(o, keys[k], js(l, keys[k]));
+            else cJSON_AddNullToObject(o, keys[k]);
+        }
+        cJSON_AddStringToObject(o, "why", ce_fw_lib_why(l, why, sizeof why));
+        cJSON_AddItemToArray(arr, o);
+    }
+    return arr;
+}
+
+static int print_json(const ce_fw_report *r, const ce_toolchain *tc, const ce_fw_target *ft, int code)
 {
     cJSON *root = cJSON_CreateObject();
     cJSON *t = cJSON_AddObjectToObject(root, "toolchain");
@@ -29,6 +65,7 @@ static int print_json(const ce_fw_report *r, const ce_toolchain *tc, int code)
     cli_json_add_str(t, "cudnn", tc->cudnn);
     cJSON_AddStringToObject(root, "python", r->python);
     cJSON_AddItemToObject(root, "framework", r->doc ? cJSON_Duplicate(r->doc, true) : cJSON_CreateNull());
+    cJSON_AddItemToObject(root, "libraries", libraries_json(r, ft));
     cJSON *d = cJSON_AddObjectToObject(root, "driver");
     cJSON_AddNumberToObject(d, "gpus", r->driver_gpus);
     char cv[32] = "";
@@ -50,11 +87,6 @@ static int print_json(const ce_fw_report *r, const ce_toolchain *tc, int code)
     return code;
 }
 
-static const char *js(const cJSON *o, const char *k)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
-    return cJSON_IsString(v) ? v->valuestring : NULL;
-}
 
 static void print_indented(const char *label, const char *text)
 {
@@ -69,7 +101,7 @@ static void print_indented(const char *label, const char *text)
     }
 }
 
-static void print_table(const ce_fw_report *r, const ce_toolchain *tc, int code)
+static void print_table(const ce_fw_report *r, const ce_toolchain *tc, const ce_fw_target *t, int code)
 {
     const char *nc = getenv("NO_COLOR");
     bool color = isatty(1) && !(nc && *nc);
@@ -96,7 +128,19 @@ static void print_table(const ce_fw_report *r, const ce_toolchain *tc, int code)
         cli_print("  %-7s on GPU 0 vs float64 on the CPU: max relative error %g: %s\n", js(c, "name"),
                cJSON_IsNumber(e) ? e->valuedouble : -1.0, ok ? "passed" : "FAILED");
     }
-    const cJSON *maps = d ? cJSON_GetObjectItemCaseSensitive(d, "maps") : NULL;
+    /* per family: the file, where it lies, why the loader took it */
+    const cJSON *libs = d ? cJSON_GetObjectItemCaseSensitive(d, "libs") : NULL;
+    if (libs && libs->child)
+        cli_print("  libraries on %s's own%s:\n", ce_fw_own_mode(t, r) ? r->module : tc->name,
+                  ce_fw_own_mode(t, r) ? " (the toolchain's lib64 is not on LD_LIBRARY_PATH)" : "");
+    for (const cJSON *l = libs ? libs->child : NULL; l; l = l->next) {
+        const char *file = js(l, "file");
+        if (!file) continue;
+        char src[64], why[4400];
+        cli_print("    %-10s %s\n", js(l, "family") ? js(l, "family") : "?", file);
+        cli_print("    %-10s %s; %s\n", "", ce_fw_lib_source(t, file, src, sizeof src), ce_fw_lib_why(l, why, sizeof why));
+    }
+    const cJSON *maps = d && !libs ? cJSON_GetObjectItemCaseSensitive(d, "maps") : NULL;
     for (const cJSON *m = maps ? maps->child : NULL; m; m = m->next)
         if (cJSON_IsString(m)) cli_print("  mapped  %s\n", m->valuestring);
     for (size_t i = 0; i < r->n; i++) {
@@ -111,7 +155,7 @@ static void print_table(const ce_fw_report *r, const ce_toolchain *tc, int code)
 }
 
 int cli_verify_framework(cli *c, const ce_toolchain *tc, const char *framework, const char *python,
-                         const char *libcuda)
+                         const char *libcuda, const char *libs)
 {
     if (!ce_fw_name(framework)) return cli_usage_error(c->cmd, "unknown framework '%s' (tf, torch or jax)", framework);
     ce_active_info sel;
@@ -119,8 +163,13 @@ int cli_verify_framework(cli *c, const ce_toolchain *tc, const char *framework, 
     sel.origin = CE_ORIGIN_SHELL;
     sel.tc = *tc;
     snprintf(sel.spec, sizeof sel.spec, "%s", tc->name);
+    /* the Python's own libraries when it brings them (as exec --for does);
+     * --libs toolchain: checked against the toolchain's alone */
+    int rc;
+    if (libs && !strcmp(libs, "toolchain")) sel.libs = CE_LIBS_TOOLCHAIN;
+    else if ((rc = cli_libs_mode(c, libs, python ? python : "python3", &sel))) return rc;
     ce_env env;
-    int rc = ce_env_compute(&c->ctx, &sel, true, &env);
+    rc = ce_env_compute(&c->ctx, &sel, true, &env);
     if (!rc) {
         rc = ce_env_apply(&c->ctx, &env);
         ce_env_free(&env);
@@ -139,8 +188,8 @@ int cli_verify_framework(cli *c, const ce_toolchain *tc, const char *framework, 
         return cli_fail(c, rc);
     }
     int code = ce_fw_exit_code(&r);
-    if (c->json) print_json(&r, tc, code);
-    else print_table(&r, tc, code);
+    if (c->json) print_json(&r, tc, &t, code);
+    else print_table(&r, tc, &t, code);
     fflush(stdout);
     ce_fw_free(&r);
     return code;

@@ -177,6 +177,7 @@ int ce_doctor_run(ce_ctx *ctx, ce_doctor *d)
     doc_check_env(d);
     doc_check_compat(d);
     doc_check_framework(d);
+    doc_check_pylibs(d);
     doc_check_perf(d);
 
     d->elapsed_ms = ce_mono_ms() - t0;

@@ -44,6 +44,8 @@ void doc_toolkit_version(const char *root, char *out, size_t n);
 /* doctor_framework.c: TensorFlow / PyTorch as python3 imports them (quick:
  * build information and mapped libraries, no GPU work) */
 void doc_check_framework(ce_doctor *d);
+/* doctor_pylibs.c: python3's own CUDA libraries beside the toolchain's on LD_LIBRARY_PATH */
+void doc_check_pylibs(ce_doctor *d);
 /* doctor_compat.c */
 void doc_check_driver_toolkit(ce_doctor *d);
 void doc_check_compat(ce_doctor *d);

@@ -134,7 +134,18 @@ int ce_fw_run(ce_ctx *ctx, const ce_fw_target *tc, const ce_fw_options *opt, ce_
         return prc;
     }
     int timeout = opt->timeout_s > 0 ? opt->timeout_s : 300;
-    ce_proc p = { .path = r->python, .argv = py.argv, .env_add = (const char *const *)py.env_add, .cwd = py.dir,
+    /* the loader's own account of each library it took (framework.py's
+     * loader_trace: why it won), into the private directory */
+    const char *env[8];
+    char ldout[4400];
+    size_t ne = 0;
+    for (size_t i = 0; py.env_add[i] && ne < 5; i++) env[ne++] = py.env_add[i];
+    if (!opt->quick && snprintf(ldout, sizeof ldout, "LD_DEBUG_OUTPUT=%s/ld", py.dir) < (int)sizeof ldout) {
+        env[ne++] = "LD_DEBUG=libs,files";
+        env[ne++] = ldout;
+    }
+    env[ne] = NULL;
+    ce_proc p = { .path = r->python, .argv = py.argv, .env_add = env, .cwd = py.dir,
                   .timeout_s = timeout, .cap_head = sizeof r->log - 1 };
     ce_proc_result res;
     int run = ce_proc_run(NULL, &p, &res);

@@ -70,6 +70,22 @@ int ce_fw_exit_code(const ce_fw_report *r);
 void ce_fw_free(ce_fw_report *r);
 const char *ce_fw_sev_name(ce_fw_sev s);
 
+/* framework_libs.c: the per-family account (issue 37).  The process ran on
+ * the framework's own libraries (the toolchain's lib64 not on the
+ * LD_LIBRARY_PATH the script saw: store/activate.h CE_LIBS_FRAMEWORK). */
+bool ce_fw_own_mode(const ce_fw_target *tc, const ce_fw_report *r);
+/* Where a mapped file lies: "toolchain", "framework (pip wheel)", "framework
+ * (conda environment)", "framework (bundled in torch/lib)", "other". */
+const char *ce_fw_lib_source(const ce_fw_target *tc, const char *path, char *out, size_t n);
+/* Why the loader took one entry of the report's "libs" ("preloaded by path by
+ * _ctypes...so", "dlopen(\"libcudnn_graph.so.9\") by libcudnn.so.9, found
+ * through the RUNPATH of libcudnn.so.9", "... through LD_LIBRARY_PATH"). */
+const char *ce_fw_lib_why(const struct cJSON *lib, char *out, size_t n);
+/* framework.family-mixed for each family mapped from two directories. */
+void ce_fw_check_families(const ce_fw_target *tc, ce_fw_report *r,
+                          void (*add)(ce_fw_report *, const char *, ce_fw_sev, const char *, const char *,
+                                      const char *));
+
 /* The findings from a report already in r->doc (framework_check.c). */
 void ce_fw_analyse(ce_ctx *ctx, const ce_fw_target *tc, const ce_fw_options *opt, ce_fw_report *r);
 

@@ -2,8 +2,8 @@
 # toolchain's environment.  argv: FRAMEWORK (torch|tf|jax) OUT_JSON QUICK (0|1).
 # Writes one JSON document to OUT_JSON: the framework's version and build
 # information, the GPUs it sees, a matmul and a convolution on GPU 0 against
-# a float64 reference computed here, and the libcudart/libcudnn files the
-# process mapped (/proc/self/maps).  QUICK=1 (doctor): no GPU work at all.
+# a float64 reference computed here, and the CUDA library files the process
+# mapped (/proc/self/maps), each with why the loader took it (LD_DEBUG).  QUICK=1 (doctor): no GPU work at all.
 # Embedded into cudaenv at build time (src/selftest/framework.c).
 import json, os, sys, traceback, warnings
 
@@ -210,6 +210,22 @@ def run_jax():
         check("conv2d", [1, C, H, W, K, 3, 3], [float(v) for v in y.ravel().tolist()], ref_conv(X, WK))
 
 
+# the library families of verify's per-family report (core/pylibs.c has the same table)
+FAMILIES = (("libcudart.so", "cudart"), ("libcublasLt.so", "cublas"), ("libcublas.so", "cublas"),
+            ("libcudnn", "cudnn"), ("libnccl.so", "nccl"), ("libnvrtc", "nvrtc"), ("libnvJitLink.so", "nvjitlink"),
+            ("libcufft", "cufft"), ("libcusparseLt", "cusparselt"), ("libcusparse", "cusparse"),
+            ("libcurand.so", "curand"), ("libcusolver", "cusolver"), ("libcupti.so", "cupti"))
+
+
+def family(base):
+    if ".so" not in base:
+        return None
+    for pre, fam in FAMILIES:
+        if base.startswith(pre):
+            return fam
+    return None
+
+
 def mapped():
     seen = []
     try:
@@ -217,12 +233,76 @@ def mapped():
             for line in f:
                 p = line.split(None, 5)
                 path = p[5].strip() if len(p) == 6 else ""
-                base = os.path.basename(path)
-                if base.startswith(("libcudart.so", "libcudnn")) and ".so" in base and path not in seen:
+                if path.startswith("/") and family(os.path.basename(path)) and path not in seen:
                     seen.append(path)
     except OSError:
         pass
     return seen
+
+
+def loader_trace():
+    # Why each library won, from the loader's own account (LD_DEBUG=libs,files
+    # into LD_DEBUG_OUTPUT.<pid>, set by verify): the name asked for, who asked
+    # (NEEDED or dlopen), and where the search found it (RUNPATH/RPATH of a
+    # file, LD_LIBRARY_PATH, ld.so.cache, the system directories).
+    out, base = {}, os.environ.get("LD_DEBUG_OUTPUT")
+    if not base:
+        return None
+    try:
+        lines = open("%s.%d" % (base, os.getpid()), errors="replace").read().splitlines()
+    except OSError:
+        return None
+    import re
+    asked, search, cur = {}, {}, None   # by the name asked for: who asked; how the search went
+    for raw in lines:
+        m = re.match(r"\s*\d+:\s?(.*)$", raw)
+        t = (m.group(1) if m else raw).strip()
+        if t.startswith("find library="):
+            cur = search[t[len("find library="):].split(" [")[0]] = {}
+        elif cur is not None and t.startswith("search path="):
+            w = re.search(r"\((RUNPATH|RPATH) from file (.*)\)$", t)
+            if w:
+                cur["via"], cur["from"] = w.group(1), w.group(2)
+            elif t.endswith("(LD_LIBRARY_PATH)"):
+                cur["via"], cur["from"] = "LD_LIBRARY_PATH", None
+            elif t.endswith("(system search path)"):
+                cur["via"], cur["from"] = "system", None
+        elif cur is not None and t.startswith("search cache="):
+            cur["via"], cur["from"] = "ld.so.cache", None
+        elif cur is not None and t.startswith("trying file="):
+            cur["tried"] = t[len("trying file="):]
+        elif t.startswith("file="):
+            name = t[5:].split(" [")[0]
+            for key, how in (("needed by ", "needed"), ("dynamically loaded by ", "dlopen")):
+                if key in t:
+                    asked[name] = {"how": how, "by": t.split(key, 1)[1].split(" [")[0]}
+            if not t.endswith("generating link map"):
+                continue
+            rec = dict(asked.get(name, {}), name=name)
+            if "/" in name:
+                path, rec["how"] = name, "path"
+            elif search.get(name, {}).get("tried"):
+                sr = search[name]
+                path = sr["tried"]
+                rec.update(via=sr.get("via"), **({"from": sr["from"]} if sr.get("from") else {}))
+            else:
+                continue
+            out.setdefault(os.path.realpath(path), rec)
+    return out
+
+
+def libraries(paths):
+    trace = loader_trace()
+    pre = {os.path.realpath(x) for x in (os.environ.get("LD_PRELOAD") or "").replace(":", " ").split() if x}
+    res = []
+    for p in paths:
+        rec = {"file": p, "family": family(os.path.basename(p))}
+        if trace is not None:
+            rec.update(trace.get(os.path.realpath(p), {}))
+        if os.path.realpath(p) in pre:
+            rec["how"] = "LD_PRELOAD"
+        res.append(rec)
+    return res, trace is not None
 
 
 DISTS = ("torch", "tensorflow", "jax", "jaxlib", "jax-cuda12-plugin", "jax-cuda13-plugin", "tensorflow-cpu", "tensorflow-gpu", "tf-nightly", "nvidia-cudnn-cu11",
@@ -255,6 +335,7 @@ except BaseException as e:
     R[where] = "%s: %s" % (type(e).__name__, e)
     R["traceback"] = traceback.format_exc()[-3000:]
 R["maps"] = mapped()
+R["libs"], R["traced"] = libraries(R["maps"])
 
 
 def owners(paths):

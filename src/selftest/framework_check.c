@@ -8,8 +8,11 @@
  *   framework.cuda-mismatch      built for CUDA X, the toolchain has Y
  *   framework.cudnn-mismatch     built for cuDNN X, the toolchain has Y
  *   framework.cudnn-missing      built with cuDNN, the toolchain has none
- *   framework.foreign-library    libcudart/libcudnn mapped from outside the toolchain
+ *   framework.foreign-library    a CUDA library mapped from outside the toolchain (and,
+ *                                when the process ran on the framework's own libraries,
+ *                                from outside those too)
  *   framework.cudnn-mixed        cuDNN's parts mapped from two directories
+ *   framework.family-mixed       another family mapped from two directories (framework_libs.c)
  *   framework.no-gpu             the framework sees no GPU (and why)
  *   framework.compute-failed     the matmul / convolution raised
  *   framework.wrong-result       ... or gave a wrong answer */
@@ -356,9 +359,9 @@ static void wheel_fix(const fw_an *a, bool preloaded, char *fix, size_t fsz)
     const char *fw = a->r->framework, *tc = a->tc->name;
     if (a->jax) jax_local(a, pkg, sizeof pkg);   /* the -local extra brings no CUDA wheels */
     else if (!a->torch) fmt(pkg, sizeof pkg, "'tensorflow==%s.*'", a->version[0] ? majmin(a->version, mm, sizeof mm) : "X.Y");
-    int k = snprintf(fix, fsz, "%seither the wheels alone: run %s without the toolchain on LD_LIBRARY_PATH (cudaenv use "
-                     "system in this shell, or env -u LD_LIBRARY_PATH %s ...); or the toolchain alone: ",
-                     preloaded ? "remove it from LD_PRELOAD; then " : "", a->py, a->py);
+    int k = snprintf(fix, fsz, "%seither the wheels alone: cudaenv use --for %s (or cudaenv exec --for %s -- %s ...: "
+                     "the toolchain's nvcc and CUDA_HOME, its libraries off LD_LIBRARY_PATH); or the toolchain alone: ",
+                     preloaded ? "remove it from LD_PRELOAD; then " : "", a->py, a->py, a->py);
     if (k < 0 || (size_t)k >= fsz) return;
     if (ce_pip_externally_managed(a->py)) {   /* PEP 668: a venv of one's own, without the wheels */
         if (!a->jax) fmt(rm, sizeof rm, " && " CE_PIP_VENV_PY " -m pip uninstall -y %s", wheels);
@@ -415,10 +418,14 @@ static void check_maps(fw_an *a)
     char root[PATH_MAX];
     if (!a->tc->prefix[0] || !realpath(a->tc->prefix, root)) return;
     size_t rl = strlen(root);
+    /* on the framework's own libraries (exec/env/use --for): those are expected */
+    bool own = ce_fw_own_mode(a->tc, r);
     for (const cJSON *m = maps ? maps->child : NULL; m; m = m->next) {
         if (!cJSON_IsString(m)) continue;
         const char *p = m->valuestring;
         if (!strncmp(p, root, rl) && p[rl] == '/') continue;
+        char src[64];
+        if (own && !strncmp(ce_fw_lib_source(a->tc, p, src, sizeof src), "framework", 9)) continue;
         const char *base = strrchr(p, '/') ? strrchr(p, '/') + 1 : p;
         bool dnn = !strncmp(base, "libcudnn", 8);
         char what[1024], fix[2048], sum[1024], ev[4096];
@@ -568,6 +575,7 @@ void ce_fw_analyse(ce_ctx *ctx, const ce_fw_target *tc, const ce_fw_options *opt
     check_versions(&a);
     check_maps(&a);
     check_cudnn_mixed(&a);
+    ce_fw_check_families(tc, r, add);
     if (!opt->quick) {
         check_gpus(&a);
         check_compute(&a);

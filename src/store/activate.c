@@ -111,7 +111,21 @@ static int spec_fd_head(ce_ctx *ctx, int fd, const char *shown, char *data, size
     return rc;
 }
 
-int ce_spec_file_read(ce_ctx *ctx, const char *path, char *spec, size_t specsz)
+/* The line "libs=framework" of a spec file's head (activate.h: ce_libs),
+ * read before spec_parse_head cuts the data into lines. */
+static ce_libs libs_line(const char *data)
+{
+    for (const char *line = data; line && *line;) {
+        const char *nl = strchr(line, '\n');
+        size_t k = nl ? (size_t)(nl - line) : strlen(line);
+        while (k && isspace((unsigned char)line[k - 1])) k--;
+        if (k == strlen("libs=framework") && !strncmp(line, "libs=framework", k)) return CE_LIBS_FRAMEWORK;
+        line = nl ? nl + 1 : NULL;
+    }
+    return CE_LIBS_TOOLCHAIN;
+}
+
+static int spec_file_read(ce_ctx *ctx, const char *path, char *spec, size_t specsz, ce_libs *libs)
 {
     /* bounded: a .cuda-version comes with any cloned repository, so it may
      * be a FIFO, /proc/kmsg, /proc/self/pagemap or 200 MB without a newline */
@@ -121,7 +135,13 @@ int ce_spec_file_read(ce_ctx *ctx, const char *path, char *spec, size_t specsz)
     if (fd < 0)
         return ce_fail(ctx, errno == ENOENT ? CE_ERR_NOTFOUND : CE_ERR_IO, "cannot open %s: %s", path, strerror(errno));
     int rc = spec_fd_head(ctx, fd, path, data, &n);
+    if (!rc && libs) *libs = libs_line(data);
     return rc ? rc : spec_parse_head(ctx, path, data, n, spec, specsz);
+}
+
+int ce_spec_file_read(ce_ctx *ctx, const char *path, char *spec, size_t specsz)
+{
+    return spec_file_read(ctx, path, spec, specsz, NULL);
 }
 
 int ce_spec_file_write(ce_ctx *ctx, const char *path, const char *spec)
@@ -133,6 +153,15 @@ int ce_spec_file_write(ce_ctx *ctx, const char *path, const char *spec)
     return ce_file_write_atomic(ctx, path, line, (size_t)n, 0644);
 }
 
+int ce_pin_write(ce_ctx *ctx, const char *path, const char *spec, ce_libs libs)
+{
+    if (libs == CE_LIBS_TOOLCHAIN) return ce_spec_file_write(ctx, path, spec);
+    char text[300];
+    int n = snprintf(text, sizeof text, "%s\nlibs=framework\n", spec);
+    if (n < 0 || (size_t)n >= sizeof text) return ce_fail(ctx, CE_ERR_USAGE, "spec too long: %s", spec);
+    return ce_file_write_atomic(ctx, path, text, (size_t)n, 0644);
+}
+
 int ce_global_path(ce_ctx *ctx, char *out, size_t outsz)
 {
     /* a store that is not ours: our default lives in ~/.config/cudaenv */
@@ -140,8 +169,8 @@ int ce_global_path(ce_ctx *ctx, char *out, size_t outsz)
     return ce_store_path(ctx, "global", out, outsz);
 }
 
-int ce_version_file_find(ce_ctx *ctx, const char *dir, char *path, size_t pathsz,
-                         char *spec, size_t specsz)
+static int version_file_find(ce_ctx *ctx, const char *dir, char *path, size_t pathsz, char *spec, size_t specsz,
+                             ce_libs *libs)
 {
     char d[4096];
     if (snprintf(d, sizeof d, "%s", dir) >= (int)sizeof d) return 0;
@@ -152,7 +181,7 @@ int ce_version_file_find(ce_ctx *ctx, const char *dir, char *path, size_t pathsz
         if (snprintf(path, pathsz, "%s/" CE_VERSION_FILE, base) >= (int)pathsz) return 0;
         struct stat st;
         if (stat(path, &st) == 0 && S_ISREG(st.st_mode)) {
-            int rc = ce_spec_file_read(ctx, path, spec, specsz);
+            int rc = spec_file_read(ctx, path, spec, specsz, libs);
             return rc ? rc : 1;
         }
         char *slash = strrchr(d, '/');
@@ -163,10 +192,16 @@ int ce_version_file_find(ce_ctx *ctx, const char *dir, char *path, size_t pathsz
     return 0;
 }
 
+int ce_version_file_find(ce_ctx *ctx, const char *dir, char *path, size_t pathsz,
+                         char *spec, size_t specsz)
+{
+    return version_file_find(ctx, dir, path, pathsz, spec, specsz, NULL);
+}
+
 /* The working directory is deeper than PATH_MAX (getcwd fails): walk up
  * with openat(..) from "." until "/", so the pin still applies.  path is
  * $PWD with the levels climbed removed (or ../ repeated) for messages. */
-static int version_file_find_deep(ce_ctx *ctx, char *path, size_t pathsz, char *spec, size_t specsz)
+static int version_file_find_deep(ce_ctx *ctx, char *path, size_t pathsz, char *spec, size_t specsz, ce_libs *libs)
 {
     struct stat root_st, st;
     if (stat("/", &root_st) != 0) return ce_fail(ctx, CE_ERR_IO, "cannot stat /: %s", strerror(errno));
@@ -196,6 +231,7 @@ static int version_file_find_deep(ce_ctx *ctx, char *path, size_t pathsz, char *
             size_t n;
             close(dfd);
             int rc = spec_fd_head(ctx, fd, path, data, &n);
+            if (!rc) *libs = libs_line(data);
             if (!rc) rc = spec_parse_head(ctx, path, data, n, spec, specsz);
             return rc ? rc : 1;
         }
@@ -239,7 +275,10 @@ int ce_active(ce_ctx *ctx, const char *cwd, ce_active_info *out)
     const char *shell = getenv("CUDAENV_VERSION");
     if (shell && *shell) {
         out->origin = CE_ORIGIN_SHELL;
-        return ce_select(ctx, shell, out);
+        const char *libs = getenv(CE_LIBS_VAR);
+        int rc = ce_select(ctx, shell, out);
+        out->libs = libs && !strcmp(libs, "framework") ? CE_LIBS_FRAMEWORK : CE_LIBS_TOOLCHAIN;
+        return rc;
     }
     char here[4096], spec[128];
     bool deep = false;
@@ -255,15 +294,18 @@ int ce_active(ce_ctx *ctx, const char *cwd, ce_active_info *out)
         cwd = here;
     }
     if (*cwd || deep) {
-        int r = deep ? version_file_find_deep(ctx, out->source, sizeof out->source, spec, sizeof spec)
-                     : ce_version_file_find(ctx, cwd, out->source, sizeof out->source, spec, sizeof spec);
+        ce_libs libs = CE_LIBS_TOOLCHAIN;
+        int r = deep ? version_file_find_deep(ctx, out->source, sizeof out->source, spec, sizeof spec, &libs)
+                     : version_file_find(ctx, cwd, out->source, sizeof out->source, spec, sizeof spec, &libs);
         if (r < 0) {
             out->origin = CE_ORIGIN_FILE;
             return r;
         }
         if (r == 1) {
             out->origin = CE_ORIGIN_FILE;
-            return select_from_file(ctx, spec, out);
+            int rc = select_from_file(ctx, spec, out);
+            out->libs = libs;
+            return rc;
         }
     }
     return ce_active_global(ctx, out);

@@ -35,8 +35,19 @@ typedef enum ce_origin {
     CE_ORIGIN_SYSTEM,  /* nothing selected: the machine's own CUDA */
 } ce_origin;
 
+/* Where a toolchain's process takes its CUDA runtime libraries from
+ * (issue 37).  CE_LIBS_FRAMEWORK: from the framework's own (a Python whose
+ * nvidia-* wheels or conda env bring them, core/pylibs.h): <prefix>/lib64 is
+ * kept off LD_LIBRARY_PATH, so no family is loaded twice; nvcc, CUDA_HOME,
+ * CUDA_PATH, CUDNN_PATH and LIBRARY_PATH stay the toolchain's (building
+ * extensions).  Carried by CUDAENV_LIBS=framework (a shell selection) or the
+ * line "libs=framework" after the spec of a .cuda-version. */
+typedef enum ce_libs { CE_LIBS_TOOLCHAIN, CE_LIBS_FRAMEWORK } ce_libs;
+#define CE_LIBS_VAR "CUDAENV_LIBS"
+
 typedef struct ce_active_info {
     ce_origin origin;
+    ce_libs libs;          /* CE_LIBS_FRAMEWORK: the toolchain's lib64 is not put on LD_LIBRARY_PATH */
     bool is_system;        /* "system" selected (explicitly or by default): tc unset */
     ce_toolchain tc;       /* the installed toolchain when !is_system */
     char spec[128];        /* what the origin names, as written ("11.8", "tf-2.14") */
@@ -81,6 +92,9 @@ int ce_spec_file_unresolved(ce_ctx *ctx, const char *shown);
 int ce_spec_file_showable(ce_ctx *ctx, const char *shown, const char *spec);
 /* Write a one-line spec file atomically. */
 int ce_spec_file_write(ce_ctx *ctx, const char *path, const char *spec);
+/* ... with the line "libs=framework" after the spec when libs says so. */
+int ce_pin_write(ce_ctx *ctx, const char *path, const char *spec, ce_libs libs);
+
 /* $CUDAENV_ROOT/global */
 int ce_global_path(ce_ctx *ctx, char *out, size_t outsz);
 

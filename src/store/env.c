@@ -179,8 +179,11 @@ int ce_env_compute(ce_ctx *ctx, const ce_active_info *sel, bool set_version, ce_
      * a directory such as /usr/local/bin holds much besides an nvcc */
     char *path = rebuild_list(ctx, "PATH", prefix ? dir : NULL, NULL, NULL, &any);
     if ((rc = env_take(ctx, out, "PATH", path, true))) goto fail;
+    /* the framework's own libraries (activate.h: ce_libs): the toolchain's
+     * lib64 stays off the loader path, any earlier toolchain's is taken off */
+    bool own = prefix && sel->libs == CE_LIBS_FRAMEWORK;
     if (prefix) snprintf(dir, sizeof dir, "%s/lib64", prefix);
-    char *ld = rebuild_list(ctx, "LD_LIBRARY_PATH", prefix ? dir : NULL, looks_cuda_lib, &foreign, &any);
+    char *ld = rebuild_list(ctx, "LD_LIBRARY_PATH", prefix && !own ? dir : NULL, looks_cuda_lib, &foreign, &any);
     if ((rc = env_take(ctx, out, "LD_LIBRARY_PATH", ld, any))) goto fail;
     /* the linker's path (gcc -lcudart, -lcuda from the driver's stubs) */
     if (prefix) snprintf(dir, sizeof dir, "%s/lib64:%s/lib64/stubs", prefix, prefix);
@@ -199,6 +202,10 @@ int ce_env_compute(ce_ctx *ctx, const ce_active_info *sel, bool set_version, ce_
     }
     if (set_version) rc = env_set(ctx, out, "CUDAENV_VERSION", prefix ? sel->tc.name : "system");
     else rc = getenv("CUDAENV_VERSION") ? env_set(ctx, out, "CUDAENV_VERSION", NULL) : CE_OK;
+    if (rc) goto fail;
+    /* a shell selection keeps its mode for the hook's next env */
+    if (own && set_version) rc = env_set(ctx, out, CE_LIBS_VAR, "framework");
+    else if (getenv(CE_LIBS_VAR)) rc = env_set(ctx, out, CE_LIBS_VAR, NULL);
     if (rc) goto fail;
     if (foreign.oom) { rc = ce_fail(ctx, CE_ERR_NOMEM, "out of memory"); goto fail; }
     if (foreign.n) snprintf(out->foreign, sizeof out->foreign, "%s", foreign.s);

@@ -11,7 +11,8 @@
 # step leaves is what the next one must accept.  The machine is a
 # CUDAENV_SYSROOT (its /usr/local, /etc/ld.so.conf.d, ldconfig -r), so the
 # real /usr/local/cuda is never touched (checked in teardown); the GPU is the
-# fake driver of tests/doubles, the framework tests/lib/fakefw.sh.
+# fake driver of tests/doubles, the framework tests/lib/fakefw.sh (a venv's PyTorch with its
+# own cuDNN and cudart wheels: use --for, an extension built with the toolchain's nvcc).
 # tests/gpu/journeys.sh runs the same sequence on a real GPU machine.
 bats_require_minimum_version 1.5.0
 load ../lib/common
@@ -69,7 +70,7 @@ print(d["toolchain"]["selected_by"])
 print(" ".join(s["id"] + "=" + s["status"] for s in d["steps"]))' <<<"$1"
 }
 
-@test "workstation: adopt --scan -> adopt -> verify -> install tf-2.14 -> use -> verify --framework -> global --system -> verify -> restore -> verify" {
+@test "workstation: adopt --scan -> adopt -> verify -> install tf-2.14 -> use -> verify --framework -> use --for + an extension -> global --system -> verify -> restore -> verify" {
     # 1. what the machine has
     run --separate-stderr cudaenv adopt --scan
     [ "$status" -eq 0 ]
@@ -121,6 +122,37 @@ print(" ".join(s["id"] + "=" + s["status"] for s in d["steps"]))' <<<"$1"
 d = json.loads(sys.stdin.read())
 assert d["findings"] == [], d["findings"]
 assert all(m.startswith(d["toolchain"]["prefix"] + "/") for m in d["framework"]["maps"]), d["framework"]["maps"]' <<<"$output"
+    # 6b. a venv whose PyTorch brings its own cuDNN and cudart wheels, as PyTorch's do: its
+    #     libcudnn.so.8, preloaded by path, dlopen()s libcudnn_ops_infer.so.8 by name, which
+    #     the toolchain has too.  use --for gives the toolchain's nvcc and CUDA_HOME and one copy
+    #     of each library; an extension built with that nvcc and linked against the toolchain's
+    #     -lcudart runs in the framework's process on the framework's libcudart (4242)
+    fx_fakefw "$T/vsite"; rm -rf "$T"/vsite/tensorflow*
+    fx_fakecudnn_wheel "$T/vsite" 8 libcudnn_ops_infer libcudart.so.11.0
+    W=$(readlink -f "$T/vsite/nvidia")
+    printf 'int cudaRuntimeGetVersion(int *);\nint ext_runtime(void) { int v = 0; cudaRuntimeGetVersion(&v); return v; }\n' > "$T/ext.c"
+    printf 'import ctypes, sys, torch\nprint(ctypes.CDLL(sys.argv[1]).ext_runtime())\n%s\n' "$MAPS_BY_FAMILY" > "$T/probe.py"
+    cat > "$T/build-ext.sh" <<'SH'
+eval "$(cudaenv init bash)"
+cudaenv use -q --for python3 || exit 9
+cd "$T" || exit 9
+"$CUDA_HOME/bin/nvcc" -c ext.c -o ext.o 2> nvcc.log || exit 8
+echo "nvcc=$(command -v nvcc) home=$CUDA_HOME ld=${LD_LIBRARY_PATH:-unset}"
+cc -shared -fPIC ext.c -o ext.so -lcudart || exit 7
+python3 probe.py "$T/ext.so"
+SH
+    PYTHONPATH=$T/vsite FAKE_FW_CUDA=11.8 FAKE_FW_CUDNN=8.7.0 \
+        FAKE_FW_LIBS="$T/vsite/nvidia/cuda_runtime/lib/libcudart.so.11.0 $T/vsite/nvidia/cudnn/lib/libcudnn.so.8" \
+        T=$T run --separate-stderr bash --norc "$T/build-ext.sh"
+    [ "$status" -eq 0 ] || { echo "$output $stderr"; false; }
+    [ "$output" = "nvcc=$P/bin/nvcc home=$P ld=unset
+4242
+libcudart $W/cuda_runtime/lib
+libcudnn $W/cudnn/lib" ] || { echo "$output"; false; }
+    grep -q "cudaenv test fixture" "$T/nvcc.log"
+    #     a plain use in that shell: current names the hazard and the fix
+    PYTHONPATH=$T/vsite run --separate-stderr bash --norc -c 'eval "$(cudaenv init bash)"; cudaenv use -q tf-2.14; cudaenv current'
+    [[ "$stderr" == *"warning: python3 brings its own cudart, cudnn"*"fix: cudaenv use --for python3"* ]] || { echo "$stderr"; false; }
     # 7. make it the machine's CUDA
     run --separate-stderr cudaenv global tf-2.14 --system
     [ "$status" -eq 0 ] || { echo "$stderr"; false; }

@@ -172,3 +172,49 @@ def cudnn_build_version():
     return M * (10000 if M >= 9 else 1000) + m * 100 + p
 PY
 }
+
+# fx_fakecudnn_wheel SITE [MAJOR [SUBLIB [CUDART]]]: the pip wheel
+# nvidia-cudnn-cu12 in SITE as PyTorch's is made: nvidia/cudnn/lib/
+# libcudnn.so.MAJOR (RUNPATH $ORIGIN) dlopen()s its sub-library
+# SUBLIB.so.MAJOR (libcudnn_graph) by name when loaded, as cuDNN 9 does; a
+# framework preloads libcudnn.so.MAJOR by path (FAKE_FW_LIBS).  Also
+# nvidia/cuda_runtime/lib/CUDART (libcudart.so.12, nvidia-cuda-runtime-cu12),
+# whose cudaRuntimeGetVersion answers 4242: a caller can tell it from a
+# toolchain's.
+fx_fakecudnn_wheel() {
+    local site=$1 maj=${2:-9} sub=${3:-libcudnn_graph} rt=${4:-libcudart.so.12} src
+    src=$(mktemp -d)
+    cat > "$src/cudnn.c" <<C
+#include <dlfcn.h>
+#include <stdio.h>
+__attribute__((constructor)) static void load_parts(void)
+{
+    if (!dlopen("$sub.so.$maj", RTLD_NOW | RTLD_GLOBAL))
+        fprintf(stderr, "fake cuDNN: %s\n", dlerror());
+}
+unsigned long cudnnGetVersion(void) { return 90100; }
+C
+    printf 'int cudnn_graph_part(void) { return 1; }\n' > "$src/graph.c"
+    printf 'int cudaRuntimeGetVersion(int *v) { *v = 4242; return 0; }\n' > "$src/cudart.c"
+    mkdir -p "$src/cudnn" "$src/rt"
+    cc -shared -fPIC -Wl,-soname,libcudnn.so.$maj -Wl,--enable-new-dtags,-rpath,'$ORIGIN' \
+        -o "$src/cudnn/libcudnn.so.$maj" "$src/cudnn.c" -ldl
+    cc -shared -fPIC -Wl,-soname,$sub.so.$maj -o "$src/cudnn/$sub.so.$maj" "$src/graph.c"
+    cc -shared -fPIC -Wl,-soname,$rt -o "$src/rt/$rt" "$src/cudart.c"
+    fx_fakewheel "$site" nvidia-cudnn-cu12 cudnn 9.1.0.70 "$src/cudnn"
+    fx_fakewheel "$site" nvidia-cuda-runtime-cu12 cuda_runtime 12.2.140 "$src/rt"
+    rm -rf "$src"
+}
+
+# maps_by_family: run by the framework's Python after `import torch`: one
+# line "FAMILY DIR" for each directory a library family was mapped from, sorted
+MAPS_BY_FAMILY='import os, torch
+seen = set()
+for line in open("/proc/self/maps"):
+    p = line.split(None, 5)
+    path = p[5].strip() if len(p) == 6 else ""
+    b = os.path.basename(path)
+    for fam in ("libcudart", "libcudnn", "libcublas", "libnccl"):
+        if b.startswith(fam):
+            seen.add(fam + " " + os.path.dirname(path))
+print("\n".join(sorted(seen)))'

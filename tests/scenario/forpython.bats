@@ -155,3 +155,129 @@ torch_only() { rm -rf "$T/site/tensorflow" "$T"/site/tensorflow-*.dist-info; }
     [[ "$stderr" == *"JAX 0.4.30 in $PY was built for CUDA 11.8, cuDNN 8.5: PyTorch's toolchain (CUDA 11.8, cuDNN 8.7) runs it too"* ]]
     [[ "$stderr" != *"warning"* ]]
 }
+
+# issue 37: a Python whose framework brings its own CUDA libraries (a
+# cuDNN wheel whose libcudnn.so.9 the framework preloads by path and which
+# dlopen()s libcudnn_graph.so.9 by name) beside a toolchain that has its own
+# libcudnn_graph.so.9: every activation gives the toolchain's compiler side
+# and keeps its lib64 off LD_LIBRARY_PATH, so each family maps from one place.
+onecopy_setup() {
+    torch_only
+    fx_fakecudnn_wheel "$T/site"
+    edit_manifest 'm["cudnn"]["9.1.0.70"] = m["cudnn"]["8.9.7.29"]'
+    P=$(fx_installed 12.2.2 9.1.0.70)
+    export FAKE_FW_CUDA=12.2 FAKE_FW_CUDNN=9.1.0 CUDAENV_VERSION= PATH=$BUILD/bin:/usr/bin:/bin
+    export FAKE_FW_LIBS="$T/site/nvidia/cuda_runtime/lib/libcudart.so.12 $T/site/nvidia/cudnn/lib/libcudnn.so.9"
+    W=$(readlink -f "$T/site/nvidia")
+    WANT="libcudart $W/cuda_runtime/lib
+libcudnn $W/cudnn/lib"
+    # what the process maps, then the toolchain's compiler side
+    PROBE="python3 -c '$MAPS_BY_FAMILY'; echo \"nvcc=\$(command -v nvcc) home=\$CUDA_HOME lib=\${LIBRARY_PATH%%:*}\""
+}
+
+@test "one copy of each library: exec TC, exec --for, env --for, use --for, local --for map every family from the wheels; nvcc and CUDA_HOME are the toolchain's" {
+    onecopy_setup
+    unset CUDAENV_VERSION
+    tc="nvcc=$P/bin/nvcc home=$P lib=$P/lib64"
+    # exec TOOLCHAIN -- python3: the command is a Python that brings them
+    run --separate-stderr "$CUDAENV" exec 12.2 -- python3 -c "$MAPS_BY_FAMILY"
+    [ "$status" -eq 0 ] || { echo "$stderr"; false; }
+    [ "$output" = "$WANT" ] || { echo "exec TC: $output"; false; }
+    [[ "$stderr" == *"python3 brings its own cudart, cudnn ($W/"*"): 12.2.2+cudnn9.1.0.70's lib64 is kept off LD_LIBRARY_PATH"* ]] || { echo "$stderr"; false; }
+    # (a command that is not a Python keeps the toolchain's libraries: sh here)
+    run --separate-stderr "$CUDAENV" exec 12.2 -- sh -c 'echo "$CUDA_HOME|$(command -v nvcc)|${LD_LIBRARY_PATH%%:*}"'
+    [ "$output" = "$P|$P/bin/nvcc|$P/lib64" ]
+    # exec --for PYTHON -- CMD
+    run --separate-stderr "$CUDAENV" exec --for python3 -- sh -c "$PROBE"
+    [ "$status" -eq 0 ] || { echo "$stderr"; false; }
+    [ "$output" = "$WANT
+$tc" ] || { echo "exec --for: $output"; false; }
+    # eval "$(cudaenv env --for PYTHON)"
+    run --separate-stderr bash --norc -c "eval \"\$(cudaenv env --for python3)\" && $PROBE && echo \"libs=\$CUDAENV_LIBS ld=\${LD_LIBRARY_PATH:-unset}\""
+    [ "$output" = "$WANT
+$tc
+libs=framework ld=unset" ] || { echo "env --for: $output"; false; }
+    # use --for PYTHON in a shell with the integration; the hook's next env keeps the mode; plain use drops it
+    run --separate-stderr bash --norc -c "eval \"\$(cudaenv init bash)\"; cudaenv use -q --for python3 || exit 9; $PROBE
+        eval \"\$(cudaenv env)\"; echo \"again=\${LD_LIBRARY_PATH:-unset}\"
+        cudaenv use -q 12.2; echo \"plain=\${LD_LIBRARY_PATH%%:*} libs=\${CUDAENV_LIBS:-unset}\""
+    [ "$output" = "$WANT
+$tc
+again=unset
+plain=$P/lib64 libs=unset" ] || { echo "use --for: $output"; false; }
+    # local --for PYTHON: the pin carries the mode to what the cd hook applies (env)
+    run --separate-stderr "$CUDAENV" local --for python3
+    [ "$status" -eq 0 ] || { echo "$stderr"; false; }
+    [ "$(cat .cuda-version)" = "12.2+cudnn9.1
+libs=framework" ]
+    run "$CUDAENV" local
+    [ "$output" = "12.2+cudnn9.1" ]
+    run --separate-stderr bash --norc -c "eval \"\$(cudaenv env)\" && $PROBE"
+    [ "$output" = "$WANT
+$tc" ] || { echo "local --for: $output"; false; }
+}
+
+@test "--libs toolchain is refused while the Python's own copies would still load; --libs framework and a bad value" {
+    onecopy_setup
+    unset CUDAENV_VERSION
+    run --separate-stderr "$CUDAENV" exec --for python3 --libs toolchain -- true
+    [ "$status" -eq 2 ]
+    [[ "$stderr" == *"--libs toolchain: python3 brings its own cudart, cudnn ($W/"*"which its framework loads by path"*"python3 -m pip uninstall -y nvidia-cuda-runtime-cu12 nvidia-cudnn-cu12"* ]] || { echo "$stderr"; false; }
+    run --separate-stderr "$CUDAENV" env --for python3 --libs toolchain
+    [ "$status" -eq 2 ] && [ -z "$output" ]
+    run --separate-stderr "$CUDAENV" exec --libs bogus 12.2 -- true
+    [ "$status" -eq 2 ] && [[ "$stderr" == *"--libs: 'bogus' is not framework or toolchain"* ]]
+    # without the wheels the toolchain's libraries serve the framework completely
+    rm -rf "$T/site/nvidia"
+    export FAKE_FW_LIBS="libcudart.so.12 libcudnn.so.9"
+    run --separate-stderr "$CUDAENV" exec --libs toolchain 12.2 -- python3 -c "$MAPS_BY_FAMILY"
+    [ "$status" -eq 0 ] || { echo "$stderr"; false; }
+    [ "$output" = "libcudart $P/lib64
+libcudnn $P/lib64" ] || { echo "$output"; false; }
+    # --libs framework on any command: the toolchain's lib64 off the loader path
+    run "$CUDAENV" exec --libs framework 12.2 -- sh -c 'echo "${LD_LIBRARY_PATH:-unset} $CUDAENV_LIBS"'
+    [ "$output" = "unset framework" ]
+}
+
+@test "a plain use beside a Python that brings its own libraries: current and doctor name the hazard and the fix (use --for); after use --for none" {
+    onecopy_setup
+    eval "$("$CUDAENV" env 12.2)"
+    [ "${LD_LIBRARY_PATH%%:*}" = "$P/lib64" ]
+    # (the mix it leads to, the issue's table: libcudnn.so.9 from the wheel, libcudnn_graph from the toolchain)
+    run python3 -c "$MAPS_BY_FAMILY"
+    [[ "$output" == *"libcudnn $P/lib64"* ]] && [[ "$output" == *"libcudnn $W/cudnn/lib"* ]]
+    run --separate-stderr "$CUDAENV" current
+    [ "$status" -eq 0 ] && [ "$output" = "12.2.2+cudnn9.1.0.70 (set by CUDAENV_VERSION, cudaenv use)" ]
+    [[ "$stderr" == *"warning: python3 brings its own cudart, cudnn ($W/"*"and 12.2.2+cudnn9.1.0.70's lib64 is on LD_LIBRARY_PATH: a framework's process can load two copies of one library"*"fix: cudaenv use --for python3"* ]] || { echo "$stderr"; false; }
+    run --separate-stderr "$CUDAENV" current --json
+    [ "$(python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["libs"], d["warning"]["code"], d["warning"]["fix"][:31])' <<<"$output")" = "toolchain framework.two-copies cudaenv use --for python3 (nvcc" ]
+    CUDAENV_DOCTOR_PYTHON=python3 run --separate-stderr "$CUDAENV" doctor --json
+    python3 -c 'import json,sys
+fs = {f["code"]: f for f in json.load(sys.stdin)["findings"]}
+f = fs["framework.two-copies"]
+assert f["severity"] == "warning", f
+assert f["fix"].startswith("cudaenv use --for python3 "), f
+assert "LD_LIBRARY_PATH has '"$P"'/lib64" in f["evidence"], f' <<<"$output"
+    # the fix applied: nothing to say
+    eval "$("$CUDAENV" env --for python3 2>/dev/null)"
+    [ "$CUDAENV_LIBS" = framework ]
+    run --separate-stderr "$CUDAENV" current
+    [ "$status" -eq 0 ] && [ -z "$stderr" ]
+    CUDAENV_DOCTOR_PYTHON=python3 run --separate-stderr "$CUDAENV" doctor --json
+    [[ "$output" != *framework.two-copies* ]]
+}
+
+@test "a conda environment's lib/ counts as the framework's own: exec TOOLCHAIN -- its python keeps the toolchain's lib64 off LD_LIBRARY_PATH" {
+    onecopy_setup
+    unset CUDAENV_VERSION FAKE_FW_LIBS
+    rm -rf "$T/site/nvidia"
+    mkdir -p "$T/conda/bin" "$T/conda/conda-meta" "$T/conda/lib"
+    ln -s "$(readlink -f /usr/bin/python3)" "$T/conda/bin/python3"
+    cp -a "$P"/lib64/libcudnn.so* "$T/conda/lib/"
+    run --separate-stderr "$CUDAENV" exec 12.2 -- "$T/conda/bin/python3" -c 'import os; print(os.environ.get("LD_LIBRARY_PATH", "unset"))'
+    [ "$status" -eq 0 ] && [ "$output" = unset ] || { echo "$output $stderr"; false; }
+    [[ "$stderr" == *"$T/conda/bin/python3 brings its own cudnn ($(readlink -f "$T/conda/lib"))"* ]] || { echo "$stderr"; false; }
+    # --libs toolchain: refused, the fix is conda's
+    run --separate-stderr "$CUDAENV" exec --libs toolchain 12.2 -- "$T/conda/bin/python3" -c ''
+    [ "$status" -eq 2 ] && [[ "$stderr" == *"conda remove the CUDA packages of that environment"* ]]
+}

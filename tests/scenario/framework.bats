@@ -84,7 +84,8 @@ print(v if not isinstance(v, bool) else str(v).lower())' "$1" <<<"$output"
     [[ "$output" == *"GPUs seen by tensorflow: 1 (Fake GPU); by the driver: 1"* ]]
     [[ "$output" == *"matmul  on GPU 0 vs float64 on the CPU: max relative error 0: passed"* ]]
     [[ "$output" == *"conv2d  on GPU 0"*passed* ]]
-    [[ "$output" == *"mapped  $P/lib64/libcudnn.so.8.7.0"* ]]
+    [[ "$output" == *"libraries on 11.8.0+cudnn8.7.0.84's own:"*"cudnn      $P/lib64/libcudnn.so.8.7.0"* ]]
+    [[ "$output" == *"toolchain; dlopen(\"libcudnn.so.8\") by _ctypes"*", found through LD_LIBRARY_PATH"* ]]
     [[ "$output" == *"the framework runs on the toolchain"* ]]
 }
 
@@ -144,7 +145,7 @@ print(v if not isinstance(v, bool) else str(v).lower())' "$1" <<<"$output"
     fx_cudnn "$T/w" 8.7.0 11
     fx_fakewheel "$T/site" nvidia-cudnn-cu11 cudnn 8.7.0.84 "$T/w/lib"
     export FAKE_FW_LIBS="libcudart.so.11.0 $T/site/nvidia/cudnn/lib/libcudnn.so.8"
-    fw torch
+    fw torch --libs toolchain
     [ "$status" -eq 7 ]
     [ "$(j 'sorted(fs)')" = "['framework.foreign-library']" ]
     f='fs["framework.foreign-library"]'
@@ -152,7 +153,7 @@ print(v if not isinstance(v, bool) else str(v).lower())' "$1" <<<"$output"
     [[ "$(j "$f[\"evidence\"]")" == *"/proc/self/maps of $PY: $T/site/nvidia/cudnn/lib/libcudnn.so.8.7.0"* ]]
     # both ways out, as commands: the wheels alone, or the toolchain alone; Debian's own Python refuses
     # pip (PEP 668), so there the toolchain alone is a venv of one's own without the wheel
-    local alone="either the wheels alone: run $PY without the toolchain on LD_LIBRARY_PATH (cudaenv use system in this shell, or env -u LD_LIBRARY_PATH $PY ...); or the toolchain alone: "
+    local alone="either the wheels alone: cudaenv use --for $PY (or cudaenv exec --for $PY -- $PY ...: the toolchain's nvcc and CUDA_HOME, its libraries off LD_LIBRARY_PATH); or the toolchain alone: "
     if managed; then
         [ "$(j "$f[\"fix\"]")" = "${alone}python3 -m venv ~/.venvs/cuda && ~/.venvs/cuda/bin/python -m pip install torch && ~/.venvs/cuda/bin/python -m pip uninstall -y nvidia-cudnn-cu11 ($PY is the system's Python, which refuses pip: PEP 668), then cudaenv verify 11.8.0+cudnn8.7.0.84 --framework torch --python ~/.venvs/cuda/bin/python" ]
     else
@@ -168,18 +169,18 @@ print(v if not isinstance(v, bool) else str(v).lower())' "$1" <<<"$output"
     fx_toolkit "$T/tk" 11.8.0
     fx_fakewheel "$T/site" nvidia-cuda-runtime-cu11 cuda_runtime 11.8.89 "$T/tk/lib64"
     export FAKE_FW_LIBS="$T/site/nvidia/cuda_runtime/lib/libcudart.so.11.0 $T/site/nvidia/cudnn/lib/libcudnn.so.8"
-    run --separate-stderr "$CUDAENV" verify 11.8 --framework torch --python "$VPY" --json
+    run --separate-stderr "$CUDAENV" verify 11.8 --framework torch --python "$VPY" --libs toolchain --json
     [ "$status" -eq 7 ]
     [ "$(j '[f["code"] for f in d["findings"]]')" = "['framework.foreign-library', 'framework.foreign-library']" ]
     [ "$(j 'len({f["fix"] for f in d["findings"]})')" = 1 ]
-    [ "$(j 'd["findings"][0]["fix"]')" = "either the wheels alone: run $VPY without the toolchain on LD_LIBRARY_PATH (cudaenv use system in this shell, or env -u LD_LIBRARY_PATH $VPY ...); or the toolchain alone: $VPY -m pip uninstall -y nvidia-cuda-runtime-cu11 nvidia-cudnn-cu11 (pip install --no-deps keeps them out), then cudaenv verify 11.8.0+cudnn8.7.0.84 --framework torch --python $VPY" ]
+    [ "$(j 'd["findings"][0]["fix"]')" = "either the wheels alone: cudaenv use --for $VPY (or cudaenv exec --for $VPY -- $VPY ...: the toolchain's nvcc and CUDA_HOME, its libraries off LD_LIBRARY_PATH); or the toolchain alone: $VPY -m pip uninstall -y nvidia-cuda-runtime-cu11 nvidia-cudnn-cu11 (pip install --no-deps keeps them out), then cudaenv verify 11.8.0+cudnn8.7.0.84 --framework torch --python $VPY" ]
 }
 
 @test "framework.foreign-library: the owning wheel from pip's RECORD (CUDA 13's nvidia/cu13 layout)" {
     fx_toolkit "$T/tk" 11.8.0
     fx_fakewheel "$T/site" nvidia-cuda-runtime cu13 13.0.96 "$T/tk/lib64"
     export FAKE_FW_LIBS="$T/site/nvidia/cu13/lib/libcudart.so.11.0 libcudnn.so.8"
-    fw torch
+    fw torch --libs toolchain
     [ "$status" -eq 7 ]
     [ "$(j 'fs["framework.foreign-library"]["summary"]')" = "torch mapped libcudart.so.11.8.89 from the pip wheel nvidia-cuda-runtime, not from toolchain 11.8.0+cudnn8.7.0.84" ]
     [[ "$(j 'fs["framework.foreign-library"]["fix"]')" == *" -m pip uninstall -y nvidia-cuda-runtime "* ]]
@@ -189,7 +190,7 @@ print(v if not isinstance(v, bool) else str(v).lower())' "$1" <<<"$output"
     fx_cudnn "$T/w" 8.7.0 11
     fx_fakewheel "$T/site" nvidia-cudnn-cu11 cudnn 8.7.0.84 "$T/w/lib"
     export FAKE_FW_LIBS="libcudart.so.11.0 $T/site/nvidia/cudnn/lib/libcudnn.so.8 libcudnn_ops_infer.so.8"
-    fw torch
+    fw torch --libs toolchain
     [ "$status" -eq 7 ]
     [ "$(j 'sorted(fs)')" = "['framework.cudnn-mixed', 'framework.foreign-library']" ]
     [ "$(j 'fs["framework.cudnn-mixed"]["summary"]')" = "torch runs one cuDNN made of libraries from two directories" ]
@@ -200,7 +201,7 @@ print(v if not isinstance(v, bool) else str(v).lower())' "$1" <<<"$output"
     fx_cudnn "$T/w" 8.7.0 11
     fx_fakewheel "$T/site" nvidia-cudnn-cu11 cudnn 8.7.0.84 "$T/w/lib"
     # (an ASan build of cudaenv would refuse a preload ahead of its runtime)
-    ASAN_OPTIONS=verify_asan_link_order=0 LD_PRELOAD=$T/site/nvidia/cudnn/lib/libcudnn.so.8.7.0 fw torch
+    ASAN_OPTIONS=verify_asan_link_order=0 LD_PRELOAD=$T/site/nvidia/cudnn/lib/libcudnn.so.8.7.0 fw torch --libs toolchain
     [ "$status" -eq 7 ]
     [[ "$(j 'fs["framework.foreign-library"]["evidence"]')" == *"LD_PRELOAD=$T/site/nvidia/cudnn/lib/libcudnn.so.8.7.0"* ]]
     [[ "$(j 'fs["framework.foreign-library"]["fix"]')" == "remove it from LD_PRELOAD"* ]]
@@ -417,4 +418,47 @@ nosite() {
     [ "$(j 'fs["framework.cpu-only-build"]["fix"]')" = "$(pipfix "'jax[cuda12-local]'") (the CUDA plugin for the toolchain's CUDA, without CUDA wheels)" ]
     run "$CUDAENV" verify 11.8 --framework mxnet --python "$PY"
     [ "$status" -eq 2 ] && [[ "$output" == *"unknown framework 'mxnet' (tf, torch or jax)"* ]]
+}
+
+# issue 37: the per-family account.  A Python that brings its own CUDA
+# libraries (tests/lib/fakefw.sh fx_fakecudnn_wheel: libcudnn.so.9 preloaded
+# by path, its libcudnn_graph.so.9 dlopen()ed by name through its RUNPATH)
+# is checked the way exec --for runs it: on its own libraries.
+@test "the wheels alone: exit 0, each family's file, where it lies and why the loader took it (text and --json)" {
+    fx_fakecudnn_wheel "$T/site"
+    W=$(readlink -f "$T/site/nvidia")
+    export FAKE_FW_LIBS="$T/site/nvidia/cuda_runtime/lib/libcudart.so.12 $T/site/nvidia/cudnn/lib/libcudnn.so.9"
+    fw torch
+    [ "$status" -eq 0 ] || { echo "$output $stderr"; false; }
+    [ "$(j 'd["findings"]')" = "[]" ]
+    [[ "$stderr" == *"$PY brings its own cudart, cudnn"*"lib64 is kept off LD_LIBRARY_PATH"* ]]
+    run -0 "$PY" -c 'import json, sys
+for l in json.loads(sys.stdin.read())["libraries"]:
+    print(l["family"], l["file"], l["source"], l["how"], l["why"])' <<<"$output"
+    [[ "${lines[*]}" == *"cudart $W/cuda_runtime/lib/libcudart.so.12 framework (pip wheel) path preloaded by path by _ctypes"* ]] || { echo "$output"; false; }
+    [[ "${lines[*]}" == *"cudnn $W/cudnn/lib/libcudnn.so.9 framework (pip wheel) path preloaded by path by _ctypes"* ]]
+    [[ "${lines[*]}" == *"cudnn $W/cudnn/lib/libcudnn_graph.so.9 framework (pip wheel) dlopen dlopen(\"libcudnn_graph.so.9\") by libcudnn.so.9, found through the RUNPATH of libcudnn.so.9"* ]]
+    run "$CUDAENV" verify 11.8 --framework torch --python "$PY"
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"libraries on torch's own (the toolchain's lib64 is not on LD_LIBRARY_PATH):"* ]]
+    [[ "$output" == *"cudnn      $W/cudnn/lib/libcudnn_graph.so.9"*"framework (pip wheel); dlopen(\"libcudnn_graph.so.9\") by libcudnn.so.9, found through the RUNPATH of libcudnn.so.9"* ]] || { echo "$output"; false; }
+    # --libs toolchain: checked against the toolchain's alone, the wheels are foreign (exit 7)
+    fw torch --libs toolchain
+    [ "$status" -eq 7 ] && [ "$(j 'sorted(fs)')" = "['framework.foreign-library']" ]
+}
+
+@test "a real mix is exit 7: cuDNN's sub-library from another LD_LIBRARY_PATH entry; two copies of libcudart" {
+    fx_fakecudnn_wheel "$T/site"
+    mkdir -p "$T/other"
+    cp "$T/site/nvidia/cudnn/lib/libcudnn_graph.so.9" "$T/site/nvidia/cuda_runtime/lib/libcudart.so.12" "$T/other/"
+    export LD_LIBRARY_PATH=$T/other
+    export FAKE_FW_LIBS="$T/site/nvidia/cuda_runtime/lib/libcudart.so.12 $T/site/nvidia/cudnn/lib/libcudnn.so.9"
+    fw torch
+    [ "$status" -eq 7 ]
+    [[ "$(j 'sorted(fs)')" == *"'framework.cudnn-mixed'"* ]] || { echo "$output"; false; }
+    [ "$(j '[l["why"] for l in d["libraries"] if l["file"].endswith("libcudnn_graph.so.9")]')" = "['dlopen(\"libcudnn_graph.so.9\") by libcudnn.so.9, found through LD_LIBRARY_PATH']" ]
+    export FAKE_FW_LIBS="$T/site/nvidia/cuda_runtime/lib/libcudart.so.12 $T/other/libcudart.so.12"
+    fw torch
+    [ "$status" -eq 7 ]
+    [ "$(j 'fs["framework.family-mixed"]["summary"]')" = "torch maps cudart from two directories: two copies of one library in one process" ]
 }

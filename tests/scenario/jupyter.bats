@@ -67,6 +67,17 @@ PY
     [ "$output" = "$P/lib64/libcudart.so.11.8.89"$'\n'"$P/lib64/libcudnn.so.8.7.0" ]
 }
 
+@test "jupyter install: a kernel Python that brings its own CUDA libraries (a venv's nvidia-* wheels) keeps them: no toolchain lib64 in the kernel's LD_LIBRARY_PATH (issue 37)" {
+    "$PY" -m venv --without-pip "$T/venv"
+    site=$("$T/venv/bin/python" -c 'import sysconfig; print(sysconfig.get_path("purelib"))')
+    mkdir -p "$site/nvidia/cudnn/lib" && cp -a "$P"/lib64/libcudnn.so* "$site/nvidia/cudnn/lib/"
+    run --separate-stderr "$CUDAENV" jupyter install 11.8 --python "$T/venv/bin/python" --name v
+    [ "$status" -eq 0 ] || { echo "$stderr"; false; }
+    [[ "$stderr" == *"$T/venv/bin/python brings its own cudnn"*"lib64 is kept off LD_LIBRARY_PATH"* ]] || { echo "$stderr"; false; }
+    kv=$T/jd/kernels/v/kernel.json
+    [ "$(k "$kv" 'd["env"].get("LD_LIBRARY_PATH", "unset") + " " + d["env"]["CUDA_HOME"] + " " + d["env"]["CUDAENV_LIBS"]')" = "unset $P framework" ]
+}
+
 @test "jupyter install: default data dir, --name, a relative --python made absolute, reinstall replaces" {
     unset JUPYTER_DATA_DIR
     mkdir -p "$T/venv/bin" && ln -s "$PY" "$T/venv/bin/python"
