@@ -473,14 +473,16 @@ MCOMMANDS=("info 11.8" "list-remote" "install 11.8" "outdated" "update" "mirror 
 @test "meta: as root only root's keys verify a manifest: a user's key directory via XDG_CONFIG_HOME or HOME is never consulted (exit 5); the site's verifies" {
     load ../lib/server
     mkdir -p "$T/srv"
-    cp "$REPO/share/manifests/cudaenv.json" "$T/srv/cudaenv.json"
+    server_start "$T/srv" --tls
+    export CUDAENV_MANIFEST=$SERVER_TLS_URL/cudaenv.json
+    # a signed remote manifest names where it is served and its serial (MANIFEST.md: signed claims)
+    python3 -c 'import json, sys; m = json.load(open(sys.argv[1])); m["source"] = sys.argv[3]; m["serial"] = 1; json.dump(m, open(sys.argv[2], "w"))' \
+        "$REPO/share/manifests/cudaenv.json" "$T/srv/cudaenv.json" "$CUDAENV_MANIFEST"
     openssl genpkey -algorithm ed25519 -out "$T/k.key" 2>/dev/null
     openssl pkeyutl -sign -rawin -inkey "$T/k.key" -in "$T/srv/cudaenv.json" | base64 -w0 > "$T/srv/cudaenv.json.sig"
     mkdir -p "$T/ux/cudaenv/keys"
     openssl pkey -in "$T/k.key" -pubout -out "$T/ux/cudaenv/keys/k.pem"
     chown -R "$ATK" "$T/ux"
-    server_start "$T/srv" --tls
-    export CUDAENV_MANIFEST=$SERVER_TLS_URL/cudaenv.json
     local c v
     for v in "XDG_CONFIG_HOME=$T/ux" "HOME=$T/ux/h"; do
         [ "$v" = "HOME=$T/ux/h" ] && { mkdir -p "$T/ux/h/.config"; cp -a "$T/ux/cudaenv" "$T/ux/h/.config/"; chown -R "$ATK" "$T/ux/h"; }
