@@ -90,7 +90,8 @@ _cudaenv() {
         mirror) opts+=" --all --to --platform --check --cudnn --no-cudnn --from --components --sign-key --url --insecure --manifest" ;;
         uninstall) opts+=" --force" ;;
         list|ls) opts+=" --json --names" ;;
-        current|doctor|outdated) opts+=" --json" ;;
+        current|outdated) opts+=" --json" ;;
+        doctor) opts+=" --json --framework --no-framework" ;;
         list-remote|ls-remote) opts+=" --json --names --manifest" ;;
         info) opts+=" --json --manifest --cudnn --no-cudnn --components" ;;
         env) opts+=" --shell --json --for --framework --libs" ;;

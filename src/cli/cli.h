@@ -132,8 +132,11 @@ void cli_render_event(void *ud, const ce_event *ev);
 void cli_error(cli *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void cli_warn(cli *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void cli_note(cli *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* Ctrl-C / SIGTERM during a long step: clear the bar, say what was kept and
- * that the next run resumes, then die of the signal. */
+/* Whether the progress bar is on stderr's line now (async-signal-safe). */
+bool cli_render_bar_shown(void);
+/* interrupt.c (the full binary's): Ctrl-C / SIGTERM during a long step:
+ * clear the bar, say exactly what each download kept and what the next run
+ * does with it (resumes at byte N, or starts over), then die of the signal. */
 void cli_render_trap_interrupt(cli *c);
 /* "845.4 MiB": bytes for people */
 void cli_size(char *out, size_t n, double bytes);

@@ -1,20 +1,27 @@
-/* cudaenv doctor [--json]: run the checks, draw the findings grouped by
- * layer (or one JSON document), exit 7 when any finding is an error. */
+/* cudaenv doctor [--json] [--framework | --no-framework]: run the checks,
+ * draw the findings grouped by layer (or one JSON document), exit 7 when any
+ * finding is an error.  The framework layer's probe is kept between runs
+ * (doctor_fwcache.c); --framework probes again, --no-framework skips it. */
 #include <cjson/cJSON.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli.h"
 #include "doctor/doctor.h"
 
-enum { OPT_JSON = 1 };
+enum { OPT_JSON = 1, OPT_FRAMEWORK, OPT_NO_FRAMEWORK };
 
 const cli_opt cmd_doctor_opts[] = {
     { "json", 0, false, OPT_JSON },
+    { "framework", 0, false, OPT_FRAMEWORK },
+    { "no-framework", 0, false, OPT_NO_FRAMEWORK },
     { 0 },
 };
+
+static const char *const fw_states[] = { "ran", "cached", "skipped" };
 
 static int print_json(const ce_doctor *d)
 {
@@ -63,6 +70,15 @@ static int print_json(const ce_doctor *d)
     }
     cli_json_add_str(s, "container", p->container);
     cJSON_AddBoolToObject(s, "wsl", p->wsl);
+    cJSON *fw = cJSON_AddObjectToObject(s, "frameworks");
+    cJSON_AddStringToObject(fw, "probe", fw_states[d->fw_state]);
+    cli_json_add_str(fw, "python", d->fw_python);
+    char at[32] = "";
+    time_t t = (time_t)d->fw_probed_at;
+    struct tm tm;
+    if (d->fw_probed_at && gmtime_r(&t, &tm)) strftime(at, sizeof at, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    cli_json_add_str(fw, "probed_at", at);
+    cJSON_AddStringToObject(fw, "note", d->fw_note);
     if (d->act.present) {
         cJSON *a = cJSON_AddObjectToObject(s, "active");
         cJSON_AddStringToObject(a, "name", d->act.name);
@@ -107,6 +123,7 @@ static void print_human(const cli *c, const ce_doctor *d)
                d->act.cudnn[0] ? ", cuDNN " : "", d->act.cudnn, d->act.origin, d->act.prefix);
     else
         cli_print("  active: none%s%s\n", d->act.spec[0] ? " installed for " : "", d->act.spec);
+    if (d->fw_note[0]) cli_print("  frameworks: %s\n", d->fw_note);
 
     for (const char *const *l = ce_doctor_layers; *l; l++) {
         size_t ln = strlen(*l);
@@ -132,8 +149,13 @@ static void print_human(const cli *c, const ce_doctor *d)
 int cmd_doctor(cli *c, const cli_args *a)
 {
     c->json = cli_on(a, OPT_JSON);
+    if (cli_on(a, OPT_FRAMEWORK) && cli_on(a, OPT_NO_FRAMEWORK))
+        return cli_usage_error(c->cmd, "--framework (probe the frameworks again) and --no-framework (skip them) "
+                                       "exclude each other");
+    ce_doctor_fw fw = cli_on(a, OPT_FRAMEWORK) ? CE_DOCTOR_FW_PROBE : cli_on(a, OPT_NO_FRAMEWORK) ? CE_DOCTOR_FW_SKIP
+                                                                                                 : CE_DOCTOR_FW_AUTO;
     ce_doctor d;
-    int rc = ce_doctor_run(&c->ctx, &d);
+    int rc = ce_doctor_run(&c->ctx, &d, fw);
     if (rc != CE_OK) {
         ce_doctor_free(&d);
         return cli_fail(c, rc);

@@ -350,10 +350,19 @@ static const cli_cmd commands[] = {
       "  --name NAME     the kernel's name (default: cudaenv-VERSION; letters, digits, . _ -)\n",
       .opts = cmd_jupyter_opts, .max_pos = 2, .extra = "one VERSION only (got '%s' and '%s')" },
     { "doctor", NULL, cmd_doctor, "diagnose driver, runtime, cuDNN, device, environment",
-      "usage: cudaenv doctor [--json]\n"
+      "usage: cudaenv doctor [--json] [--framework | --no-framework]\n"
       "\n"
       "Walk the troubleshooting chain and name the fix for each problem.  Exit 0 when\n"
-      "there are no errors, 7 when there are.\n",
+      "there are no errors, 7 when there are.\n"
+      "\n"
+      "The framework layer imports PyTorch and TensorFlow in python3 (seconds for a\n"
+      "large install); its result is kept in ${XDG_CACHE_HOME:-~/.cache}/cudaenv and\n"
+      "used until the interpreter, the environment or anything it imports from\n"
+      "changes.  The report's \"frameworks:\" line says which.\n"
+      "\n"
+      "  --json           one JSON document\n"
+      "  --framework      probe the frameworks again (the kept result is not used)\n"
+      "  --no-framework   skip the framework layer\n",
       .opts = cmd_doctor_opts },
     { "adopt", NULL, cmd_adopt, "register a CUDA toolkit installed elsewhere",
       "usage: cudaenv adopt DIR [--name NAME] | cudaenv adopt --scan\n"

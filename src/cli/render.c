@@ -1,7 +1,7 @@
 /* The one place that draws: messages on stderr, nothing on stdout.  On a
  * terminal, one progress line (downloads running in parallel share it) that
  * fits the width and names the active files; without one, a line per file
- * every 10 % or 15 s.  Ctrl-C says what was kept and that a rerun resumes. */
+ * every 10 % or 15 s.  (What Ctrl-C says: interrupt.c.) */
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -37,9 +37,13 @@ static double last_draw;
 #define PIPE_INTERVAL_S 15.0
 #define STALL_SHOW_S 5.0
 
-/* What Ctrl-C prints: rebuilt as progress arrives, written by the handler. */
-static char interrupt_msg[8192];
+/* The bar is on the line (interrupt.c clears it before its message). */
 static volatile sig_atomic_t interrupt_tty_bar;
+
+bool cli_render_bar_shown(void)
+{
+    return interrupt_tty_bar != 0;
+}
 
 static void clear_bar(void)
 {
@@ -71,27 +75,6 @@ static int term_width(void)
     const char *c = getenv("COLUMNS");
     int w = c ? atoi(c) : 0;
     return w > 0 ? w : 80;
-}
-
-static void set_interrupt_msg(const char *root)
-{
-    size_t len = 0;
-    /* "about": the downloader writes in blocks, the last one may be lost */
-    len += (size_t)snprintf(interrupt_msg + len, sizeof interrupt_msg - len, "cudaenv: interrupted; kept about");
-    int listed = 0;
-    for (size_t i = 0; i < n_items && len < sizeof interrupt_msg; i++) {
-        if (items[i].finished || items[i].done <= 0) continue;
-        char d[32];
-        ce_bytes_text(d, sizeof d, (double)items[i].done);
-        if (listed++ < 3)
-            len += (size_t)snprintf(interrupt_msg + len, sizeof interrupt_msg - len, "%s %s of %s",
-                                    listed > 1 ? "," : "", d, items[i].name);
-    }
-    if (!listed && len < sizeof interrupt_msg)
-        len += (size_t)snprintf(interrupt_msg + len, sizeof interrupt_msg - len, " every finished download");
-    if (len < sizeof interrupt_msg)
-        snprintf(interrupt_msg + len, sizeof interrupt_msg - len,
-                 " in %s/cache; run the same command again to resume from there\n", root);
 }
 
 static void draw_bar(void)
@@ -166,28 +149,6 @@ static void pipe_line(cli *c, bar_item *it, double t)
         cli_note(c, "%s: %s (%s/s%s)", it->name, d, r, stall);
     if (pct >= 0) it->next_pct = (pct / 10 + 1) * 10;
     it->last_line = t;
-}
-
-static void on_interrupt(int sig)
-{
-    if (interrupt_tty_bar) { ssize_t w = write(2, "\r\033[K", 4); (void)w; }
-    const char *m = interrupt_msg[0] ? interrupt_msg : "cudaenv: interrupted; run the same command again to resume\n";
-    ssize_t w = write(2, m, strlen(m));
-    (void)w;
-    signal(sig, SIG_DFL);
-    raise(sig);
-}
-
-void cli_render_trap_interrupt(cli *c)
-{
-    snprintf(interrupt_msg, sizeof interrupt_msg, "cudaenv: interrupted; finished downloads are kept in %s/cache; "
-             "run the same command again to resume from there\n", c->ctx.root);
-    /* a signal the parent ignores (a script's background job) stays ignored */
-    static const int sigs[] = { SIGINT, SIGTERM };
-    for (size_t i = 0; i < 2; i++) {
-        struct sigaction old;
-        if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler != SIG_IGN) signal(sigs[i], on_interrupt);
-    }
 }
 
 static bar_item *item_for(const char *name)
@@ -354,11 +315,9 @@ void cli_render_event(void *ud, const ce_event *ev)
         it->rate = ev->rate;
         if (!c->err_tty) {
             pipe_line(c, it, t);
-            set_interrupt_msg(c->ctx.root);
         } else if (t - last_draw >= 0.1) {
             last_draw = t;
             draw_bar();
-            set_interrupt_msg(c->ctx.root);
         }
         break;
     }

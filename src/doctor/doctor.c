@@ -157,11 +157,12 @@ static void check_selection(ce_doctor *d)
                             "pin an installed toolchain (cudaenv local VERSION / cudaenv global VERSION)"));
 }
 
-int ce_doctor_run(ce_ctx *ctx, ce_doctor *d)
+int ce_doctor_run(ce_ctx *ctx, ce_doctor *d, ce_doctor_fw fw)
 {
     double t0 = ce_mono_ms();
     memset(d, 0, sizeof *d);
     d->ctx = ctx;
+    d->fw_mode = fw;
     ce_machine_init(&d->m, ctx);
     ce_probe_platform(&d->m, &d->probe);
     ce_probe_gpu(&d->m, &d->probe, true);

@@ -15,8 +15,9 @@
 #include "report.h"
 
 /* Run every check.  Returns 0 (findings in d, possibly errors) or a negative
- * ce_err when doctor itself could not run. */
-int ce_doctor_run(ce_ctx *ctx, ce_doctor *d);
+ * ce_err when doctor itself could not run.  fw: the framework layer
+ * (report.h; d->fw_note says what it did). */
+int ce_doctor_run(ce_ctx *ctx, ce_doctor *d, ce_doctor_fw fw);
 void ce_doctor_free(ce_doctor *d);
 
 #endif

@@ -46,6 +46,27 @@ void doc_toolkit_version(const char *root, char *out, size_t n);
 void doc_check_framework(ce_doctor *d);
 /* doctor_pylibs.c: python3's own CUDA libraries beside the toolchain's on LD_LIBRARY_PATH */
 void doc_check_pylibs(ce_doctor *d);
+/* doctor_fwcache.c: framework.py's report kept between runs, per
+ * interpreter + framework, while nothing it imported from changed.  open:
+ * the key and the cache directory (-1 with why when it cannot be used:
+ * get/put then do nothing); get: the report, python, status and log into
+ * r (true on a hit; ignored says why a file there was not trusted); put:
+ * keep r's report (began_ns: CLOCK_REALTIME when the probe started; why
+ * says when it was not kept). */
+struct ce_fw_report;
+typedef struct doc_fwcache {
+    char dir[4096];
+    char name[64];
+    char key[8800];
+    int dfd;
+    long long probed_at;     /* a hit: when (epoch seconds) */
+    char ignored[4400];      /* get: why the file there was not trusted, "" */
+    char why[4600];          /* open, put: why nothing is kept, "" */
+} doc_fwcache;
+int doc_fwcache_open(ce_doctor *d, doc_fwcache *c, const char *fw, const char *python);
+bool doc_fwcache_get(doc_fwcache *c, struct ce_fw_report *r);
+void doc_fwcache_put(doc_fwcache *c, const struct ce_fw_report *r, long long began_ns);
+void doc_fwcache_close(doc_fwcache *c);
 /* doctor_compat.c */
 void doc_check_driver_toolkit(ce_doctor *d);
 void doc_check_compat(ce_doctor *d);

@@ -41,6 +41,12 @@ typedef struct ce_doc_active {
     char problem[4096];            /* why it could not be determined */
 } ce_doc_active;
 
+/* The framework layer: probe unless a kept result still holds (auto), probe
+ * in any case (doctor --framework), or skip it (--no-framework). */
+typedef enum ce_doctor_fw { CE_DOCTOR_FW_AUTO, CE_DOCTOR_FW_PROBE, CE_DOCTOR_FW_SKIP } ce_doctor_fw;
+/* What the framework layer did: ran the probe, used kept results, or not checked. */
+typedef enum ce_doc_fw_state { CE_DOC_FW_RAN, CE_DOC_FW_CACHED, CE_DOC_FW_SKIPPED } ce_doc_fw_state;
+
 typedef struct ce_doctor {
     ce_ctx *ctx;
     ce_machine m;
@@ -52,6 +58,11 @@ typedef struct ce_doctor {
     double elapsed_ms;
     int refused;                   /* CE_ERR_PERM: as root, the framework layer's Python is not root's */
     struct doc_ld *ld;             /* the loader's search state (doctor_libs.c) */
+    ce_doctor_fw fw_mode;          /* as asked (ce_doctor_run) */
+    ce_doc_fw_state fw_state;
+    char fw_python[4096];          /* the interpreter probed ("" none) */
+    long long fw_probed_at;        /* CE_DOC_FW_CACHED: when the kept result was made (epoch s) */
+    char fw_note[2048];            /* one line: what the framework layer did and why */
 } ce_doctor;
 
 /* report.c */

@@ -146,12 +146,14 @@ static void dl_release(dl *d)
             dl_flush(d); /* keep every good byte for the next run to resume */
         if (d->on_disk == 0)
             unlink(d->part); /* e.g. a 404: nothing worth resuming */
-        close(d->fd);
     }
+    dl_unregister(d);   /* Ctrl-C from here on: this .part is the next run's */
+    dl_close(d);
     if (d->easy)
         curl_easy_cleanup(d->easy);
     ce_sha256_free(d->h);
     free(d->buf);
+    pthread_mutex_destroy(&d->mu);
 }
 
 static void report_progress(ce_ctx *ctx, dl **ds, size_t n, double now)
@@ -448,6 +450,7 @@ int ce_fetch_all(ce_ctx *ctx, ce_fetch_item *items, size_t n)
         ds[i].fd = -1;
         ds[i].t0 = t0;
         ds[i].lim = &lim;
+        dl_init(&ds[i]);
     }
     for (size_t i = 0; i < n && rc == CE_OK; i++) {
         size_t first = 0;

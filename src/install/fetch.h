@@ -32,6 +32,7 @@
  *    CUDAENV_DEADLINE_BASE (s, 900), CUDAENV_FETCH_CEILING (bytes, 16 GiB).
  * Progress: ce_progress(ctx, label, done, total, rate) about 10x a second per
  * item, and one CE_EV_DONE per item when it is verified (or found cached). */
+/* (Ctrl-C: ce_fetch_stop_all below says exactly what each .part keeps.) */
 #ifndef CE_FETCH_H
 #define CE_FETCH_H
 
@@ -129,5 +130,23 @@ int ce_fetch_text_cond(ce_ctx *ctx, const char *url, size_t max, bool allow_http
 
 /* $CUDAENV_ROOT/cache/<sha256> (no check that it exists). */
 int ce_cache_path(ce_ctx *ctx, const char *sha256, char *out, size_t outsz);
+
+/* What a .part keeps when the process is interrupted (ce_fetch_stop_all). */
+typedef struct ce_fetch_kept {
+    const char *label;      /* the item's label (or URL) */
+    long long bytes;        /* the .part's size now: the next run resumes at this byte (0: from the start) */
+    long long size;         /* the whole file's, -1 unknown */
+} ce_fetch_kept;
+
+/* For an interrupt (SIGINT, SIGTERM) right before the process ends; from a
+ * thread of its own, never a signal handler nor a download thread.  Every
+ * download of this process writes the bytes it holds in memory (up to
+ * 1 MiB each) to its .part, then stops for good: it returns with every
+ * download's lock held, so no .part changes again and the process must end
+ * next.  Fills out[0..max) with the .part files that keep bytes or whose
+ * transfer had begun (a verified one, a deleted one and one still queued
+ * with no byte are left out) and returns how many there are (may exceed
+ * max). */
+size_t ce_fetch_stop_all(ce_fetch_kept *out, size_t max);
 
 #endif

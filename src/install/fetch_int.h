@@ -5,6 +5,7 @@
 #define CE_FETCH_INT_H
 
 #include <curl/curl.h>
+#include <pthread.h>
 #include <stdbool.h>
 
 #include "digest.h"
@@ -40,6 +41,7 @@ typedef struct dl {
     int failures;          /* failed attempts in a row without progress */
     double next_try, t0;
     bool body_started, local_file;
+    bool tried;            /* an attempt began in this run (dl_start) */
     const limits *lim;
     double last_data;      /* when the last body byte arrived */
     double win_start;      /* the current rate window began ... */
@@ -50,6 +52,12 @@ typedef struct dl {
     char errbuf[CURL_ERROR_SIZE];
     int fatal;             /* ce_err recorded in msg, 0 if none */
     char msg[4096];
+    /* Held (recursive) while the buffer, the .part or fd change: on_body,
+     * dl_flush, dl_restart, dl_finish, the deletes, the close.  Ctrl-C
+     * takes it for good (ce_fetch_stop_all) once it has written the buffer. */
+    pthread_mutex_t mu;
+    struct dl *reg_prev, *reg_next; /* the open .part files (dl_register) */
+    bool registered;
 } dl;
 
 /* fetch.c: record a fatal error for an item (d->fatal, d->msg); returns code */
@@ -62,6 +70,13 @@ int dl_fail(dl *d, int code, const char *fmt, ...) __attribute__((format(printf,
  * offline miss, or open the .part and hash what it holds; start an attempt
  * (Range from the bytes held) in the multi handle. */
 int dl_flush(dl *d);
+/* fetch_part.c: the lock (dl_init), the list of open .part files that
+ * ce_fetch_stop_all walks: a .part joins it once opened and hashed
+ * (dl_prepare), leaves it before its fd closes (dl_release); dl_close
+ * closes the fd under the lock. */
+void dl_init(dl *d);
+void dl_unregister(dl *d);
+void dl_close(dl *d);
 int dl_restart(dl *d);
 int dl_begin_body(dl *d);
 int dl_finish(ce_ctx *ctx, dl *d, bool strict);

@@ -4,7 +4,8 @@
  * Content-Length checked against the manifest's size, a server ignoring
  * Range started over from byte 0, and the complete file verified (size,
  * sha256) before it is renamed to its cache name; a cache hit is checked
- * again before it is used.  The transfer loop is in fetch.c. */
+ * again before it is used.  Ctrl-C writes what is still in memory
+ * (ce_fetch_stop_all).  The transfer loop is in fetch.c. */
 #include "fetch_int.h"
 
 #include <errno.h>
@@ -28,6 +29,8 @@ static void dl_invalidate(dl *d)
     if (d->it->watch) __atomic_add_fetch(&d->it->watch->gen, 1, __ATOMIC_SEQ_CST);
 }
 
+static void dl_register(dl *d);
+
 static void dl_verified(dl *d)
 {
     if (d->it->watch) __atomic_store_n(&d->it->watch->verified, 1, __ATOMIC_RELEASE);
@@ -50,7 +53,7 @@ static void writeback(dl *d)
     d->kicked = d->on_disk;
 }
 
-int dl_flush(dl *d)
+static int flush(dl *d)
 {
     int err = ce_pwrite_all(d->fd, d->buf, d->blen, d->on_disk);
     if (err == ENOSPC || err == EDQUOT) {
@@ -70,16 +73,27 @@ int dl_flush(dl *d)
     return CE_OK;
 }
 
+int dl_flush(dl *d)
+{
+    pthread_mutex_lock(&d->mu);
+    int rc = flush(d);
+    pthread_mutex_unlock(&d->mu);
+    return rc;
+}
+
 /* Drop everything received so far (the server started over from byte 0). */
 int dl_restart(dl *d)
 {
+    pthread_mutex_lock(&d->mu);
     d->blen = 0;
     d->on_disk = d->have = 0;
     ce_sha256_reset(d->h);
     dl_invalidate(d);
+    int rc = CE_OK;
     if (ftruncate(d->fd, 0) != 0)
-        return dl_fail(d, CE_ERR_IO, "cannot truncate %s: %s", d->part, strerror(errno));
-    return CE_OK;
+        rc = dl_fail(d, CE_ERR_IO, "cannot truncate %s: %s", d->part, strerror(errno));
+    pthread_mutex_unlock(&d->mu);
+    return rc;
 }
 
 static int fail_integrity(dl *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -89,10 +103,13 @@ static int fail_integrity(dl *d, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(d->msg, sizeof d->msg, fmt, ap);
     va_end(ap);
+    pthread_mutex_lock(&d->mu);
     dl_invalidate(d);
     unlink(d->part); /* a wrong file is never resumed */
     d->blen = 0;
-    return d->fatal = CE_ERR_INTEGRITY;
+    d->fatal = CE_ERR_INTEGRITY;
+    pthread_mutex_unlock(&d->mu);
+    return CE_ERR_INTEGRITY;
 }
 
 /* First body byte of an attempt: the status and headers are known now. */
@@ -120,10 +137,9 @@ int dl_begin_body(dl *d)
     return CE_OK;
 }
 
-static size_t on_body(char *p, size_t size, size_t nmemb, void *ud)
+static size_t body(dl *d, char *p, size_t n)
 {
-    dl *d = ud;
-    size_t n = size * nmemb;
+    size_t took = n;
     if (!d->body_started) {
         d->body_started = true;
         if (dl_begin_body(d) != CE_OK)
@@ -151,10 +167,19 @@ static size_t on_body(char *p, size_t size, size_t nmemb, void *ud)
         d->have += (long long)k;
         p += k;
         n -= k;
-        if (d->blen == WBUF && dl_flush(d) != CE_OK)
+        if (d->blen == WBUF && flush(d) != CE_OK)
             return 0;
     }
-    return size * nmemb;
+    return took;
+}
+
+static size_t on_body(char *p, size_t size, size_t nmemb, void *ud)
+{
+    dl *d = ud;
+    pthread_mutex_lock(&d->mu);
+    size_t n = body(d, p, size * nmemb);
+    pthread_mutex_unlock(&d->mu);
+    return n;
 }
 
 /* Content-Range of the final response (redirects start a new header block). */
@@ -181,9 +206,9 @@ static size_t on_header(char *p, size_t size, size_t nmemb, void *ud)
 /* The .part is complete: check size and sha256, then give it its name.
  * strict=false (a .part we merely suspect is complete): a mismatch returns
  * CE_ERR_INTEGRITY without recording it, and the caller starts over. */
-int dl_finish(ce_ctx *ctx, dl *d, bool strict)
+static int finish(ce_ctx *ctx, dl *d, bool strict)
 {
-    if (dl_flush(d) != CE_OK)
+    if (flush(d) != CE_OK)
         return d->fatal;
     ce_fetch_item *it = d->it;
     if (it->size >= 0 && d->have != it->size)
@@ -209,6 +234,14 @@ int dl_finish(ce_ctx *ctx, dl *d, bool strict)
     ce_progress(ctx, it->label, d->have, d->have, 0);
     ce_emit(ctx, CE_EV_DONE, it->label, "downloaded %s (%lld bytes, sha256 ok)", it->label, d->have);
     return CE_OK;
+}
+
+int dl_finish(ce_ctx *ctx, dl *d, bool strict)
+{
+    pthread_mutex_lock(&d->mu);
+    int rc = finish(ctx, d, strict);
+    pthread_mutex_unlock(&d->mu);
+    return rc;
 }
 
 /* Cache hit, offline miss, or open the .part and hash what it already holds. */
@@ -299,6 +332,7 @@ int dl_prepare(ce_ctx *ctx, dl *d)
         d->run_start = 0;
     }
     d->state = DL_PENDING;
+    dl_register(d);
     return CE_OK;
 }
 
@@ -333,6 +367,81 @@ int dl_start(dl *d, CURLM *m)
     }
     if (curl_multi_add_handle(m, d->easy) != CURLM_OK)
         return dl_fail(d, CE_ERR_OTHER, "cannot start a transfer for %s", d->it->url);
+    pthread_mutex_lock(&d->mu);
     d->state = DL_ACTIVE;
+    d->tried = true;
+    pthread_mutex_unlock(&d->mu);
     return CE_OK;
+}
+
+/* ---- Ctrl-C: the open .part files ---- */
+
+static pthread_mutex_t reg_mu = PTHREAD_MUTEX_INITIALIZER;
+static dl *reg_head;
+
+void dl_init(dl *d)
+{
+    pthread_mutexattr_t a;
+    pthread_mutexattr_init(&a);
+    pthread_mutexattr_settype(&a, PTHREAD_MUTEX_RECURSIVE);
+    pthread_mutex_init(&d->mu, &a);
+    pthread_mutexattr_destroy(&a);
+}
+
+static void dl_register(dl *d)
+{
+    pthread_mutex_lock(&reg_mu);
+    d->reg_prev = NULL;
+    d->reg_next = reg_head;
+    if (reg_head) reg_head->reg_prev = d;
+    reg_head = d;
+    d->registered = true;
+    pthread_mutex_unlock(&reg_mu);
+}
+
+void dl_unregister(dl *d)
+{
+    pthread_mutex_lock(&reg_mu);
+    if (d->registered) {
+        if (d->reg_prev) d->reg_prev->reg_next = d->reg_next; else reg_head = d->reg_next;
+        if (d->reg_next) d->reg_next->reg_prev = d->reg_prev;
+        d->registered = false;
+    }
+    pthread_mutex_unlock(&reg_mu);
+}
+
+void dl_close(dl *d)
+{
+    pthread_mutex_lock(&d->mu);
+    if (d->fd >= 0) close(d->fd);
+    d->fd = -1;
+    pthread_mutex_unlock(&d->mu);
+}
+
+/* Every lock is taken and kept: once this returns no download writes,
+ * truncates or deletes a byte, so what it reports is what the next run
+ * finds (the process ends next: fetch.h).  The digest is not brought up to
+ * date: the next run hashes the .part again before it resumes. */
+size_t ce_fetch_stop_all(ce_fetch_kept *out, size_t max)
+{
+    pthread_mutex_lock(&reg_mu);
+    size_t n = 0;
+    for (dl *d = reg_head; d; d = d->reg_next) {
+        pthread_mutex_lock(&d->mu);
+        if (d->fd < 0 || d->state == DL_DONE)
+            continue;
+        if (!d->fatal && d->blen && ce_pwrite_all(d->fd, d->buf, d->blen, d->on_disk) == 0) {
+            d->on_disk += (long long)d->blen;
+            d->blen = 0;
+        }
+        struct stat st;
+        if (fstat(d->fd, &st) != 0 || st.st_nlink == 0)
+            continue;   /* deleted (a wrong file): nothing of it is kept */
+        if (st.st_size == 0 && !d->tried)
+            continue;   /* still queued: it starts when its turn comes, as it would have */
+        if (n < max)
+            out[n] = (ce_fetch_kept){ .label = d->it->label, .bytes = st.st_size, .size = d->it->size };
+        n++;
+    }
+    return n;
 }

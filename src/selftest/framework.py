@@ -360,5 +360,10 @@ def owners(paths):
 
 
 R["owners"] = owners(R["maps"])
+# where this Python imports from (doctor keeps this report until one of them changes:
+# src/doctor/doctor_fwcache.c),
+# less this script's private directory
+HERE = os.path.dirname(os.path.abspath(__file__))
+R["sys_path"] = [p for p in sys.path if p and os.path.abspath(p) != HERE]
 with open(OUT, "w") as f:
     json.dump(R, f)

@@ -30,3 +30,8 @@ int ce_user_config_path(ce_ctx *ctx, const char *name, char *out, size_t outsz)
 {
     return xdg_path(ctx, "XDG_CONFIG_HOME", ".config", name, out, outsz);
 }
+
+int ce_user_cache_path(ce_ctx *ctx, const char *name, char *out, size_t outsz)
+{
+    return xdg_path(ctx, "XDG_CACHE_HOME", ".cache", name, out, outsz);
+}

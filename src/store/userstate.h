@@ -3,7 +3,7 @@
  * own choices live in ${XDG_CONFIG_HOME:-~/.config}/cudaenv (the default
  * toolchain, `global`); the store's own `global` is then the site default,
  * used until they pick one.  (Warnings given once are per shell, in
- * CUDAENV_WARNED: nothing else per user is kept on disk.) */
+ * CUDAENV_WARNED; besides these only a cache is kept per user, below.) */
 #ifndef CE_USERSTATE_H
 #define CE_USERSTATE_H
 
@@ -16,5 +16,8 @@
 bool ce_store_shared(const ce_ctx *ctx);
 /* ${XDG_CONFIG_HOME:-$HOME/.config}/cudaenv/<name> */
 int ce_user_config_path(ce_ctx *ctx, const char *name, char *out, size_t outsz);
+/* ${XDG_CACHE_HOME:-$HOME/.cache}/cudaenv/<name>: what may be thrown away
+ * (doctor's framework probe, doctor_fwcache.c) */
+int ce_user_cache_path(ce_ctx *ctx, const char *name, char *out, size_t outsz);
 
 #endif

@@ -739,3 +739,132 @@ PY
     run "$CUDAENV" doctor extra
     [ "$status" -eq 2 ]
 }
+
+# ---- the framework probe, kept between runs (issue 35) ----
+# A torch in $T/fw whose import takes 0.3 s and writes a line to $T/imports
+# (a heavy framework that counts its imports), found first on PYTHONPATH by
+# the machine's own root-owned /usr/bin/python3; its bytecode written now,
+# so the first probe changes nothing it imports from.
+fw_fake() {
+    [ -x /usr/bin/python3 ] || skip "no /usr/bin/python3"
+    mkdir -p "$T/fw/torch"
+    fw_version 2.5.1
+    export PYTHONPATH=$T/fw FAKE_IMPORTS=$T/imports CUDAENV_DOCTOR_PYTHON=/usr/bin/python3
+    : > "$T/imports"
+}
+fw_version() {
+    cat > "$T/fw/torch/__init__.py" <<PY
+import os, time
+with open(os.environ["FAKE_IMPORTS"], "a") as f:
+    f.write("torch\n")
+time.sleep(0.3)
+__version__ = "$1+cu118"
+class version:
+    cuda = None
+PY
+    /usr/bin/python3 -m compileall -q "$T/fw" >/dev/null
+    sleep 0.1   # a change while a probe runs keeps nothing: this one is before
+}
+imports() { wc -l < "$T/imports"; }
+fw_json() { python3 -c 'import json, sys; print(json.load(sys.stdin)["summary"]["frameworks"][sys.argv[1]])' "$1" <<<"$output"; }
+
+@test "framework probe: the second doctor imports nothing; a change where it imports from probes again" {
+    fw_fake
+    run "$CUDAENV" doctor
+    [[ "$output" == *"frameworks: probed /usr/bin/python3 ("*" s); kept in $HOME/.cache/cudaenv until what it imports from changes"* ]] || { echo "$output"; false; }
+    [[ "$output" == *"framework.cpu-only-build: torch 2.5.1+cu118 is a CPU-only build"* ]]
+    [ "$(imports)" -eq 1 ]
+    run "$CUDAENV" doctor
+    [ "$(imports)" -eq 1 ]
+    [[ "$output" == *"frameworks: the result /usr/bin/python3 gave at "*", kept while nothing it imports from changes (doctor --framework probes again)"* ]] || { echo "$output"; false; }
+    [[ "$output" == *"framework.cpu-only-build: torch 2.5.1+cu118 is a CPU-only build"* ]]   # the same findings
+    run --separate-stderr "$CUDAENV" doctor --json
+    [ "$(imports)" -eq 1 ]
+    [ "$(fw_json probe)" = cached ]
+    [ "$(fw_json python)" = /usr/bin/python3 ]
+    [[ "$(fw_json probed_at)" == 20*T*Z ]]
+    # an upgrade in place: the package's module file changed
+    fw_version 2.6.0
+    run "$CUDAENV" doctor
+    [ "$(imports)" -eq 2 ]
+    [[ "$output" == *"torch 2.6.0+cu118 is a CPU-only build"* ]]
+    run "$CUDAENV" doctor
+    [ "$(imports)" -eq 2 ]
+    # a package added to a directory on sys.path (an install: a new dist-info)
+    mkdir "$T/fw/torch-2.6.0.dist-info"
+    sleep 0.1
+    run "$CUDAENV" doctor
+    [ "$(imports)" -eq 3 ]
+    # another environment (the loader's path) is another key
+    LD_LIBRARY_PATH=$T/elsewhere run "$CUDAENV" doctor
+    [ "$(imports)" -eq 4 ]
+    run "$CUDAENV" doctor
+    [ "$(imports)" -eq 4 ]
+}
+
+@test "framework probe: --framework probes in any case (old results go), --no-framework skips it, and the line says so" {
+    fw_fake
+    run "$CUDAENV" doctor
+    [ "$(imports)" -eq 1 ]
+    # results not written for 30 days go when a new one is kept
+    touch -d '31 days ago' "$HOME/.cache/cudaenv/doctor-fw-0000000000000000.json"
+    touch -d '29 days ago' "$HOME/.cache/cudaenv/doctor-fw-0000000000000001.json"
+    run "$CUDAENV" doctor --framework
+    [ "$(imports)" -eq 2 ]
+    [[ "$output" == *"frameworks: probed /usr/bin/python3 ("*" s, as --framework asks); kept in "* ]] || { echo "$output"; false; }
+    [ ! -e "$HOME/.cache/cudaenv/doctor-fw-0000000000000000.json" ]
+    [ -e "$HOME/.cache/cudaenv/doctor-fw-0000000000000001.json" ]
+    run "$CUDAENV" doctor --no-framework
+    [ "$(imports)" -eq 2 ]
+    [[ "$output" == *"frameworks: not checked (--no-framework)"* ]]
+    [[ "$output" != *"framework.cpu-only-build"* ]]
+    run --separate-stderr "$CUDAENV" doctor --no-framework --json
+    [ "$(fw_json probe)" = skipped ]
+    CUDAENV_DOCTOR_PYTHON=none run "$CUDAENV" doctor
+    [[ "$output" == *"frameworks: not checked (CUDAENV_DOCTOR_PYTHON=none)"* ]]
+    run "$CUDAENV" doctor --framework --no-framework
+    [ "$status" -eq 2 ]
+    [[ "$output" == *"--framework (probe the frameworks again) and --no-framework (skip them) exclude each other"* ]]
+    run "$CUDAENV" doctor --help
+    [[ "$output" == *"--no-framework"* && "$output" == *"XDG_CACHE_HOME"* ]]
+}
+
+@test "framework probe as root: a kept result that is not root's, a symlink, or in a directory not root's is never used" {
+    [ "$(id -u)" -eq 0 ] || skip "root's cache against a second user"
+    atk=cudaenv-atk
+    id "$atk" >/dev/null 2>&1 || useradd -M -s /bin/sh "$atk" 2>/dev/null || true
+    id "$atk" >/dev/null 2>&1 || skip "useradd $atk failed"
+    fw_fake
+    run "$CUDAENV" doctor
+    [ "$(imports)" -eq 1 ]
+    d=$HOME/.cache/cudaenv
+    f=$(grep -l 'framework torch' "$d"/doctor-fw-*.json)
+    [ -f "$f" ]
+    # the same file, saying torch 6.6.6, handed to the user: root probes again and replaces it
+    forge() { python3 -c 'import json, sys; j = json.load(open(sys.argv[1])); j["report"]["version"] = "6.6.6"; json.dump(j, open(sys.argv[2], "w"))' "$1" "$2"; }
+    forge "$f" "$T/forged"
+    cp "$T/forged" "$f"
+    run "$CUDAENV" doctor
+    [ "$(imports)" -eq 1 ]
+    [[ "$output" == *"torch 6.6.6"* ]]   # root's own file: used as it is
+    chown "$atk" "$f"
+    run "$CUDAENV" doctor
+    [ "$(imports)" -eq 2 ]
+    [[ "$output" != *"6.6.6"* ]] || { echo "$output"; false; }
+    [[ "$output" == *"not trusted, so not used: $f is owned by uid $(id -u "$atk"), not root; kept in $d"* ]] || { echo "$output"; false; }
+    [ "$(stat -c %u "$f")" -eq 0 ]
+    # a symlink to a forged root-owned file
+    ln -sf "$T/forged" "$f"
+    run "$CUDAENV" doctor
+    [ "$(imports)" -eq 3 ]
+    [[ "$output" != *"6.6.6"* ]]
+    [[ "$output" == *"not trusted, so not used: $f is a symlink"* ]]
+    [ ! -L "$f" ]
+    # the directory is the user's: nothing read from it, nothing written to it
+    rm -rf "$d" && mkdir -p "$d" && cp "$T/forged" "$f" && chown "$atk" "$d"
+    run "$CUDAENV" doctor
+    [ "$(imports)" -eq 4 ]
+    [[ "$output" != *"6.6.6"* ]]
+    [[ "$output" == *"not kept: $d is owned by uid $(id -u "$atk")"* ]] || { echo "$output"; false; }
+    [ "$(ls "$d")" = "$(basename "$f")" ]
+}

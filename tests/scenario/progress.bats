@@ -66,29 +66,80 @@ slow_runfile() { edit_manifest "a = $RUN118; a['url'] = a['url'].replace('/compu
     [[ "$output" == *"running cuda_11.8.0_520.61.05_linux.run: 0:0"[1-9]" elapsed"* ]]
 }
 
-@test "Ctrl-C in a throttled download: says what was kept; the rerun resumes" {
-    f=$MIRROR/big/cuda_11.8.0_520.61.05_linux.run
-    edit_manifest "import hashlib, os; a = $RUN118; a['url'] = '$SERVER_URL/_/rate=400000/big/cuda_11.8.0_520.61.05_linux.run'; a['sha256'] = hashlib.sha256(open('$f', 'rb').read()).hexdigest(); a['size'] = os.path.getsize('$f')"
-    # a background job of a script ignores SIGINT; start it as a terminal would
+# install tf-2.14 in the background as a terminal would start it (a script's
+# background job ignores SIGINT), SIGINT it once the server log matches $1
+# (then $2 seconds more): its stderr in $T/err, its status in $rc
+interrupt_install() {
     python3 -c 'import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); os.execv(sys.argv[1], sys.argv[1:])' \
         "$CUDAENV" install tf-2.14 2>"$T/err" &
-    pid=$!
+    local pid=$! i
     for i in $(seq 300); do
-        grep -qE 'cuda_11[^:]*: ([5-9][0-9])%' "$T/err" && break
+        grep -qE -- "$1" "$SERVER_LOG" "$T/err" && break
         sleep 0.1
     done
+    sleep "$2"
     kill -INT "$pid"
     rc=0; wait "$pid" || rc=$?
     cat "$T/err"
+}
+
+# the .part of the runfile the manifest names now
+runfile_part() {
+    python3 -c "import json, sys; m = json.load(open(sys.argv[1])); print(sys.argv[2] + '/cache/' + $RUN118['sha256'] + '.part')" \
+        "$CUDAENV_MANIFEST" "$CUDAENV_ROOT"
+}
+
+@test "Ctrl-C in a throttled download: says exactly what was kept; the rerun resumes there" {
+    f=$MIRROR/big/cuda_11.8.0_520.61.05_linux.run
+    edit_manifest "import hashlib, os; a = $RUN118; a['url'] = '$SERVER_URL/_/rate=400000/big/cuda_11.8.0_520.61.05_linux.run'; a['sha256'] = hashlib.sha256(open('$f', 'rb').read()).hexdigest(); a['size'] = os.path.getsize('$f')"
+    interrupt_install 'cuda_11[^:]*: ([5-9][0-9])%' 0
     [ "$rc" -eq 130 ]
-    grep -q "interrupted; kept about [0-9.]* MiB of cuda_11.8.0" "$T/err"
-    grep -q "in $CUDAENV_ROOT/cache; run the same command again to resume" "$T/err"
+    # the bytes the .part holds, to the byte, and where the next run starts
+    n=$(sed -nE 's/.*interrupted; kept ([0-9]+) bytes \([0-9.]+ MiB\) of cuda_11\.8\.0_520\.61\.05_linux\.run in .*/\1/p' "$T/err")
+    [ "${n:-0}" -gt 1048576 ]
+    [ "$(stat -c %s "$(runfile_part)")" -eq "$n" ]
+    grep -q "in $CUDAENV_ROOT/cache; run the same command again to resume it at byte $n$" "$T/err"
     edit_manifest "a = $RUN118; a['url'] = a['url'].replace('/_/rate=400000', '')"
     # (the padded runfile then fails makeself's own size check: only the download matters here)
     run "$CUDAENV" install tf-2.14
-    [[ "$output" == *"resuming cuda_11.8.0_520.61.05_linux.run at byte "* ]]
+    [[ "$output" == *"resuming cuda_11.8.0_520.61.05_linux.run at byte $n"* ]]
     [[ "$output" == *"downloaded cuda_11.8.0_520.61.05_linux.run (3"*"bytes, sha256 ok)"* ]]
-    [ "$(server_requests 'big/cuda_11.8.0.*range=bytes=[1-9][0-9][0-9][0-9][0-9][0-9][0-9]-')" -ge 1 ]
+    [ "$(server_requests "GET /big/cuda_11.8.0.*range=bytes=$n- status=206")" -eq 1 ]
+}
+
+@test "Ctrl-C in a small download (under the 1 MiB write buffer): its bytes are written and resumed" {
+    # 1 KiB arrives, then nothing for a minute: the bytes are only in memory
+    edit_manifest "a = $RUN118; a['url'] = a['url'].replace('/compute/', '/_/stall=60/compute/')"
+    CUDAENV_STALL_TIMEOUT=120 interrupt_install 'GET /_/stall=60/compute/cuda/11.8.0/.*status=200' 1
+    [ "$rc" -eq 130 ]
+    part=$(runfile_part)
+    [ "$(stat -c %s "$part")" -eq 1024 ]
+    grep -q "interrupted; kept 1024 bytes (1.0 KiB) of cuda_11.8.0_520.61.05_linux.run in $CUDAENV_ROOT/cache; run the same command again to resume it at byte 1024$" "$T/err"
+    [[ "$(cat "$T/err")" != *"about"* ]]
+    edit_manifest "a = $RUN118; a['url'] = a['url'].replace('/_/stall=60', '')"
+    run "$CUDAENV" install tf-2.14
+    [ "$status" -eq 0 ] || { echo "$output"; false; }
+    [[ "$output" == *"resuming cuda_11.8.0_520.61.05_linux.run at byte 1024"* ]]
+    [ "$(server_requests 'GET /compute/cuda/11.8.0/.* range=bytes=1024- status=206')" -eq 1 ]
+    [ "$(server_requests 'GET /compute/cuda/11.8.0/.* range=- ')" -eq 0 ]
+}
+
+@test "Ctrl-C before a download's first byte: it starts over, and the rerun asks for no Range" {
+    # the headers, then no byte for a minute
+    edit_manifest "a = $RUN118; a['url'] = a['url'].replace('/compute/', '/_/hold=60/compute/')"
+    interrupt_install 'GET /_/hold=60/compute/cuda/11.8.0/.*status=200' 1
+    [ "$rc" -eq 130 ]
+    grep -q "interrupted; cuda_11.8.0_520.61.05_linux.run kept no byte: it starts over when the same command runs again (finished downloads are kept in $CUDAENV_ROOT/cache)$" "$T/err"
+    run grep -E 'kept [0-9]|about|resume' "$T/err"
+    [ "$status" -eq 1 ]
+    part=$(runfile_part)
+    [ ! -e "$part" ] || [ "$(stat -c %s "$part")" -eq 0 ]
+    edit_manifest "a = $RUN118; a['url'] = a['url'].replace('/_/hold=60', '')"
+    run "$CUDAENV" install tf-2.14
+    [ "$status" -eq 0 ] || { echo "$output"; false; }
+    [[ "$output" != *"resuming cuda_11.8.0"* ]]
+    [ "$(server_requests 'GET /compute/cuda/11.8.0/.* range=- status=200')" -eq 1 ]
+    [ "$(server_requests 'GET /compute/cuda/11.8.0/.* range=bytes')" -eq 0 ]
 }
 
 @test "network failure: exit 4, retries shown without -v, and the ways out named" {
@@ -147,6 +198,6 @@ echo "rc=\$?"
 SH
     run script -qec "sh $T/run.sh" /dev/null
     [[ "$output" == *"% "*"cuda_11.8.0"* ]]                       # the bar was drawn
-    [[ "$output" == *$'\r\e[Kcudaenv: interrupted; kept about'* ]]  # then cleared
+    [[ "$output" == *$'\r\e[Kcudaenv: interrupted; kept '[0-9]*' bytes ('* ]]  # then cleared
     [[ "$output" == *"rc=130"* ]]
 }

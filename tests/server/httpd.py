@@ -19,6 +19,8 @@ Misbehaviour is chosen per request by a path prefix: /_/<modes>/<file>, with
   wait=S       sleep S seconds before answering (the client waits for the
                status line: what it left on disk is read by others meanwhile)
   stall=S      first request: headers + 1 KiB, then sleep S seconds, close
+  hold=S       first request: headers, then S seconds before the first body
+               byte (a transfer that began and holds no byte yet)
   longlen=N    announce N bytes more than sent, then close
   truncate=N   announce the full length, stop at file offset N, close
   nolen        no Content-Length (body ends when the connection closes)
@@ -239,6 +241,9 @@ class Handler(BaseHTTPRequestHandler):
         self.end_headers()
         if self.command == "HEAD":
             return
+        if "hold" in modes and n == 1:
+            self.wfile.flush()
+            time.sleep(float(modes["hold"]))
 
         rate = int(modes.get("rate") or modes.get("throttle") or 0)
         if n < int(modes.get("ratefrom") or 0):
