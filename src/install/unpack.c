@@ -1,7 +1,9 @@
 /* Extraction (unpack.h): every entry through the policy (unpack_policy.c)
- * and the declared-size ceiling before libarchive writes it, write errors
- * named by errno, each file hashed as it is written for the package index;
- * the archive's bytes come from the reader (unpack_read.c, unpack_int.h). */
+ * and the declared-size ceiling before libarchive writes it (an entry of
+ * unknown size, a streamed zip's, counted as it is read), write errors
+ * named by errno, each file hashed as it is written for the package index
+ * and, from a wheel, for its RECORD (wheel.h); the archive's bytes come from
+ * the reader (unpack_read.c, unpack_int.h). */
 #include "unpack_int.h"
 
 #include <archive.h>
@@ -18,6 +20,7 @@
 
 #include "digest.h"
 #include "pkgindex.h"
+#include "wheel.h"
 #include "xzmt.h"
 
 /* ---- extraction ---- */
@@ -71,13 +74,14 @@ static bool disk_errno(int e)
     return e == ENOSPC || e == EDQUOT || e == EIO || e == EROFS || e == EFBIG;
 }
 
-/* ---- one-pass per-file sha256 (src->hash_index) ----
+/* ---- one-pass per-file sha256 (src->hash_index, a wheel's RECORD) ----
  * Each regular file's data blocks are hashed as they are written (holes as
  * the zeros they read back as), so the unpacked tree is never read again to
- * build its pkgs/<name>.sha256.json (pkgindex.h). */
+ * build its pkgs/<name>.sha256.json (pkgindex.h), and a wheel's members are
+ * checked against its RECORD by the bytes written (wheel.h). */
 typedef struct file_hash {
     ce_sha256 *md;
-    ce_pkgindex_list *list;
+    ce_pkgindex_list *list; /* NULL: no index (a wheel without src->hash_index) */
     long long pos;          /* bytes of the current file hashed so far */
 } file_hash;
 
@@ -93,15 +97,21 @@ static void fh_block(file_hash *fh, const void *buf, size_t size, long long off)
     fh->pos += (long long)size;
 }
 
-/* After the entry was written: record (inode, size, sha256) of rel. */
-static int fh_end(ce_ctx *ctx, file_hash *fh, const char *rel, long long size)
+/* After the entry of size bytes (-1: unknown, what was read) was written:
+ * its sha256 in hex, and (inode, size, sha256) of rel in the index.  The
+ * file must hold exactly the bytes hashed: the index, the receipt and a
+ * wheel's RECORD check all stand for them. */
+static int fh_end(ce_ctx *ctx, const ce_unpack_src *s, file_hash *fh, const char *rel, long long size,
+                  char hex[CE_SHA256_HEX])
 {
     if (size > fh->pos) fh_block(fh, NULL, 0, size);
-    char hex[CE_SHA256_HEX];
     ce_sha256_final(fh->md, hex);
     struct stat st;
-    if (lstat(rel, &st) == 0 && S_ISREG(st.st_mode) && st.st_size == fh->pos &&
-        ce_pkgindex_list_add(fh->list, (unsigned long long)st.st_ino, (long long)st.st_size, hex) != 0)
+    bool reg = lstat(rel, &st) == 0 && S_ISREG(st.st_mode);
+    if (!reg || st.st_size != fh->pos)
+        return ce_fail(ctx, CE_ERR_IO, "cannot write %s from %s: %lld bytes were written, the file holds %lld; "
+                       "nothing was installed from it", rel, s->label, fh->pos, reg ? (long long)st.st_size : -1ll);
+    if (fh->list && ce_pkgindex_list_add(fh->list, (unsigned long long)st.st_ino, (long long)st.st_size, hex) != 0)
         return ce_fail(ctx, CE_ERR_NOMEM, "out of memory hashing %s", rel);
     return CE_OK;
 }
@@ -123,20 +133,28 @@ static int sink_open(ce_xzmt *x, const char *rel, const void *first, long long s
 
 /* 0, or -1 when reading failed (archive_error_string(in)), -2 when writing
  * did (archive_errno(out)), -3 when the decoder's writing of the file did
- * (*werr).  sink: the decoder may write this entry of size bytes (rel). */
+ * (*werr), -4 when an entry of unknown size went past cap bytes (before a
+ * byte past them is written).  sink: the decoder may write this entry of
+ * size bytes (rel).  *got: where the entry's data ended (or would have). */
 static int copy_data(struct archive *in, struct archive *out, file_hash *fh, ce_xzmt *sink, const char *rel,
-                     long long total, int *werr)
+                     long long total, double cap, long long *got, int *werr)
 {
     const void *buf;
     size_t size;
     la_int64_t off;
     long long next = 0;   /* sunk: the file's bytes come in order, without holes */
     int sunk = -1, rc = 0;   /* sunk: sink_open's answer at the first block (-1: libarchive writes) */
+    *got = 0;
     for (bool first = true;; first = false) {
         int r = archive_read_data_block(in, &buf, &size, &off);
         if (r == ARCHIVE_EOF) break;
         if (r < ARCHIVE_WARN) {
             rc = -1;
+            break;
+        }
+        if ((long long)off + (long long)size > *got) *got = (long long)off + (long long)size;
+        if (cap >= 0 && (double)*got > cap) {
+            rc = -4;
             break;
         }
         if (sink && first && off == 0 && size > 0 && (sunk = sink_open(sink, rel, buf, total)) > 0) {
@@ -193,14 +211,22 @@ static double free_bytes(const char *dir)
     return (double)vs.f_bavail * (double)vs.f_frsize;
 }
 
-/* Before a byte is written: the sizes the entries declare (a sparse entry
- * counts its whole length) must fit in the free space and under a ceiling
- * (CE_UNPACK_RATIO x the archive's size when the manifest gives it, else
- * CE_UNPACK_CEILING), so an xz or sparse-file bomb fails at its header. */
-static int check_declared(ce_ctx *ctx, const ce_unpack_src *s, const char *entry, double declared, double avail)
+/* What the entries may declare in all: CE_UNPACK_RATIO x the archive's
+ * size when the manifest gives it (at least CE_UNPACK_FLOOR), else
+ * CE_UNPACK_CEILING. */
+static double ceiling_of(const ce_unpack_src *s)
 {
     double ceiling = s->size >= 0 ? (double)s->size * CE_UNPACK_RATIO : (double)CE_UNPACK_CEILING;
-    if (s->size >= 0 && ceiling < (double)CE_UNPACK_FLOOR) ceiling = (double)CE_UNPACK_FLOOR;
+    return s->size >= 0 && ceiling < (double)CE_UNPACK_FLOOR ? (double)CE_UNPACK_FLOOR : ceiling;
+}
+
+/* Before a byte is written: the sizes the entries declare (a sparse entry
+ * counts its whole length; one of unknown size, what it gave so far) must
+ * fit in the free space and under the ceiling (ceiling_of), so an xz,
+ * sparse-file or zip bomb fails at its header or as it is read. */
+static int check_declared(ce_ctx *ctx, const ce_unpack_src *s, const char *entry, double declared, double avail)
+{
+    double ceiling = ceiling_of(s);
     if (declared > ceiling)
         return ce_fail(ctx, CE_ERR_INTEGRITY, "%s expands to more than %.0f bytes (at '%s'), past the %.0f "
                        "cudaenv accepts for it: an archive bomb? nothing was installed from it", s->label,
@@ -212,11 +238,94 @@ static int check_declared(ce_ctx *ctx, const ce_unpack_src *s, const char *entry
     return CE_OK;
 }
 
+/* The wheel's RECORD, read into memory for the check after the last entry
+ * (wheel.h).  CE_ERR_OTHER: libarchive could not read it (the caller says). */
+static int read_record(ce_ctx *ctx, const ce_unpack_src *s, struct archive *a, ce_wheel *wh)
+{
+    size_t cap = 0, n = 0;
+    char *text = NULL;
+    for (;;) {
+        if (cap - n < 4096) {
+            char *t = cap < CE_WHEEL_RECORD_MAX ? realloc(text, cap ? cap * 2 : 16384) : NULL;
+            if (!t) {
+                free(text);
+                return cap < CE_WHEEL_RECORD_MAX
+                           ? ce_fail(ctx, CE_ERR_NOMEM, "out of memory reading the RECORD of %s", s->label)
+                           : ce_fail(ctx, CE_ERR_INTEGRITY, "%s: its RECORD is larger than %u bytes; nothing "
+                                     "was installed from it", s->label, CE_WHEEL_RECORD_MAX);
+            }
+            text = t;
+            cap = cap ? cap * 2 : 16384;
+        }
+        la_ssize_t k = archive_read_data(a, text + n, cap - n);
+        if (k == 0) break;
+        if (k < 0) {
+            free(text);
+            return CE_ERR_OTHER;
+        }
+        n += (size_t)k;
+    }
+    if (!ce_wheel_record(wh, text, n))
+        return ce_fail(ctx, CE_ERR_INTEGRITY, "%s holds more than one *.dist-info/RECORD: which one vouches for "
+                       "its files is not clear; nothing was installed from it", s->label);
+    return CE_OK;
+}
+
+/* A wheel's entry path: CE_OK with *rest the part taken (only_under
+ * stripped), 1 when it is not taken (skipped, or its RECORD read), else
+ * the error. */
+static int wheel_entry(ce_ctx *ctx, const ce_unpack_src *s, struct archive *a, struct archive_entry *e,
+                       const char *path, ce_wheel *wh, const char **rest)
+{
+    if (ce_wheel_is_record(path)) {
+        int rc = read_record(ctx, s, a, wh);
+        return rc ? rc : 1;
+    }
+    if (!(*rest = ce_wheel_takes(path, s->only_under))) {
+        /* the wheel's Python side (dist-info, __init__.py): not the library */
+        return archive_read_data_skip(a) < ARCHIVE_WARN ? CE_ERR_OTHER : 1;
+    }
+    if (archive_entry_hardlink(e)) return refuse(ctx, s, path, "hardlink in a wheel");
+    return CE_OK;
+}
+
+/* One regular file's data into rel; an entry of unknown size (a streamed
+ * zip's) is read to its end, counted against the bound as it is read, and
+ * its length comes back in *len. */
+static int entry_data(ce_ctx *ctx, const ce_unpack_src *s, struct archive *a, struct archive *w,
+                      struct archive_entry *e, file_hash *fh, const reader *rd, const char *rel, double *declared,
+                      double avail, long long *len)
+{
+    bool sized = archive_entry_size_is_set(e), hl = archive_entry_hardlink(e) != NULL;
+    long long size = sized ? (long long)archive_entry_size(e) : -1;
+    *len = size;
+    if (sized ? size <= 0 : archive_entry_filetype(e) != AE_IFREG || hl) return CE_OK;
+    double room = ceiling_of(s);
+    if (avail >= 0 && avail < room) room = avail;
+    bool plain = sized && archive_entry_filetype(e) == AE_IFREG && !hl && archive_entry_sparse_count(e) == 0 &&
+                 size >= SINK_MIN;
+    int werr = 0;
+    long long got = 0;
+    int c = copy_data(a, w, fh, plain && rd ? rd->xz : NULL, rel, size, sized ? -1 : room - *declared, &got, &werr);
+    if (c == -1) return CE_ERR_OTHER;
+    if (c == -2) return write_failed(ctx, s, w, rel, "write");
+    if (c == -3) return write_errno(ctx, s, werr, NULL, rel, "write");
+    if (c == -4) {
+        int rc = check_declared(ctx, s, rel, *declared + (double)got, avail);
+        return rc ? rc : ce_fail(ctx, CE_ERR_INTEGRITY, "%s: '%s' is larger than it may be", s->label, rel);
+    }
+    if (!sized) {
+        *declared += (double)got;
+        *len = got;
+    }
+    return CE_OK;
+}
+
 static int extract(ce_ctx *ctx, const ce_unpack_src *s, struct archive *a, struct archive *w, file_hash *hash,
-                   const reader *rd)
+                   const reader *rd, ce_wheel *wh)
 {
     char top[256] = "";
-    char rel[PATH_MAX], hrel[PATH_MAX];
+    char rel[PATH_MAX], hrel[PATH_MAX], member[PATH_MAX];
     struct archive_entry *e;
     bool any = false;
     double avail = free_bytes("."), declared = 0;
@@ -228,24 +337,19 @@ static int extract(ce_ctx *ctx, const ce_unpack_src *s, struct archive *a, struc
         if (!path) return refuse(ctx, s, NULL, "path not representable");
         const char *rest = path;
         if (s->only_under) {
-            size_t k = strlen(s->only_under), n = strlen(path);
-            bool python = strstr(path, "__pycache__/") || (n > 3 && strcmp(path + n - 3, ".py") == 0) ||
-                          (n > 4 && strcmp(path + n - 4, ".pyc") == 0);
-            if (strncmp(path, s->only_under, k) != 0 || !path[k] || python) {
-                /* the wheel's Python side (dist-info, __init__.py): not the library */
-                if (archive_read_data_skip(a) < ARCHIVE_WARN) return CE_ERR_OTHER;
-                continue;
-            }
-            rest = path + k;
-            if (archive_entry_hardlink(e)) return refuse(ctx, s, path, "hardlink in a wheel");
+            int wrc = wheel_entry(ctx, s, a, e, path, wh, &rest);
+            if (wrc == 1) continue;
+            if (wrc) return wrc;
         } else if (s->strip_top) {
             if (ce_strip_top(path, top, sizeof top, &rest) != 0)
                 return refuse(ctx, s, path, top[0] ? "outside the archive's single top directory"
                                                    : "no top directory");
             if (!*rest) continue; /* the top directory itself */
         }
-        if (strlen(rest) >= sizeof rel) return refuse(ctx, s, path, "path longer than PATH_MAX");
+        if (strlen(rest) >= sizeof rel || strlen(path) >= sizeof member)
+            return refuse(ctx, s, path, "path longer than PATH_MAX");
         snprintf(rel, sizeof rel, "%s", rest);
+        snprintf(member, sizeof member, "%s", path);   /* the entry's name changes below */
         const char *hl = archive_entry_hardlink(e);
         const char *hrest = NULL;
         if (hl) {
@@ -268,7 +372,7 @@ static int extract(ce_ctx *ctx, const ce_unpack_src *s, struct archive *a, struc
         archive_entry_set_pathname(e, rel);
         if (hl) archive_entry_set_hardlink(e, hrel);
         struct stat old;   /* a path given twice: the file it replaces leaves the index */
-        if (hash && lstat(rel, &old) == 0 && S_ISREG(old.st_mode) && old.st_nlink == 1)
+        if (hash && hash->list && lstat(rel, &old) == 0 && S_ISREG(old.st_mode) && old.st_nlink == 1)
             ce_pkgindex_list_drop(hash->list, (unsigned long long)old.st_ino);
         if (archive_write_header(w, e) < ARCHIVE_WARN) {
             if (disk_errno(archive_errno(w))) return write_failed(ctx, s, w, rel, "create");
@@ -276,17 +380,14 @@ static int extract(ce_ctx *ctx, const ce_unpack_src *s, struct archive *a, struc
         }
         file_hash *fh = hash && !hl && archive_entry_filetype(e) == AE_IFREG ? hash : NULL;
         if (fh) fh->pos = 0;
-        if (archive_entry_size(e) > 0) {
-            bool plain = archive_entry_filetype(e) == AE_IFREG && !hl && archive_entry_sparse_count(e) == 0 &&
-                         archive_entry_size(e) >= SINK_MIN;
-            int werr = 0, c = copy_data(a, w, fh, plain && rd ? rd->xz : NULL, rel, (long long)archive_entry_size(e), &werr);
-            if (c == -1) return CE_ERR_OTHER;
-            if (c == -2) return write_failed(ctx, s, w, rel, "write");
-            if (c == -3) return write_errno(ctx, s, werr, NULL, rel, "write");
-        }
+        long long len;
+        int rc = entry_data(ctx, s, a, w, e, fh, rd, rel, &declared, avail, &len);
+        if (rc) return rc;
         if (archive_write_finish_entry(w) < ARCHIVE_OK) return write_failed(ctx, s, w, rel, "finish");
-        int hrc = fh ? fh_end(ctx, fh, rel, (long long)archive_entry_size(e)) : CE_OK;
-        if (hrc) return hrc;
+        char hex[CE_SHA256_HEX];
+        if (fh && (rc = fh_end(ctx, s, fh, rel, len, hex))) return rc;
+        if (fh && wh && ce_wheel_took(wh, member, fh->pos, hex))
+            return ce_fail(ctx, CE_ERR_NOMEM, "out of memory unpacking %s", s->label);
         any = true;
     }
     if (!any) return ce_fail(ctx, CE_ERR_INTEGRITY, "%s holds no files", s->label);
@@ -330,6 +431,10 @@ int ce_unpack(ce_ctx *ctx, const ce_unpack_src *s, const char *dest)
         ce_sha256_free(hash.md);   /* no one-pass index: compose hashes the tree instead */
         hash.md = NULL;
     }
+    /* a wheel's members are hashed for its RECORD, index or not */
+    ce_wheel *wh = s->only_under ? ce_wheel_new() : NULL;
+    if (s->only_under && (!wh || (!hash.md && !(hash.md = ce_sha256_new()))))
+        rc = ce_fail(ctx, CE_ERR_NOMEM, "out of memory unpacking %s", s->label);
     struct archive *a = archive_read_new();
     struct archive *w = archive_write_disk_new();
     /* compressions the tarballs use; no support_filter_all: that can spawn
@@ -347,10 +452,12 @@ int ce_unpack(ce_ctx *ctx, const ce_unpack_src *s, const char *dest)
     archive_write_disk_set_options(w, ARCHIVE_EXTRACT_TIME | ARCHIVE_EXTRACT_PERM |
                                       ARCHIVE_EXTRACT_SECURE_NODOTDOT | ARCHIVE_EXTRACT_SECURE_SYMLINKS |
                                       ARCHIVE_EXTRACT_SECURE_NOABSOLUTEPATHS);
-    if (archive_read_open2(a, &r, NULL, unpack_read_cb, NULL, NULL) != ARCHIVE_OK) {
+    if (rc != CE_OK) {
+        /* said above */
+    } else if (archive_read_open2(a, &r, NULL, unpack_read_cb, NULL, NULL) != ARCHIVE_OK) {
         rc = r.incomplete ? CE_ERR_RETRY : CE_ERR_OTHER;
     } else {
-        rc = extract(ctx, s, a, w, hash.md ? &hash : NULL, s->only_under ? NULL : &r);
+        rc = extract(ctx, s, a, w, hash.md ? &hash : NULL, s->only_under ? NULL : &r, wh);
         if (rc == CE_OK && unpack_xz_rest(a, &r) != 0) rc = CE_ERR_OTHER;   /* the xz index and footer */
     }
     char unreadable[512] = "";
@@ -376,6 +483,8 @@ int ce_unpack(ce_ctx *ctx, const ce_unpack_src *s, const char *dest)
     close(cwd);
 
     if (rc == CE_OK) rc = unpack_finish_digest(ctx, &r);
+    if (rc == CE_OK && wh) rc = ce_wheel_check(ctx, wh, s->label, s->only_under);   /* the bytes the manifest pins */
+    ce_wheel_free(wh);
     if (rc == CE_ERR_INTEGRITY && unreadable[0] && (rc = unpack_finish_digest(ctx, &r)) == CE_OK)
         rc = ce_fail(ctx, CE_ERR_INTEGRITY, "%s is not a readable archive: %s; its size and sha256 match the "
                      "manifest, so the published file itself is broken: report it to whoever publishes "
@@ -387,7 +496,7 @@ int ce_unpack(ce_ctx *ctx, const ce_unpack_src *s, const char *dest)
     free(r.buf);
     ce_sha256_free(r.md);
     if (rc == CE_OK) rc = ce_unpack_check_links(ctx, dest, s->label);
-    if (rc == CE_OK && hash.md) {
+    if (rc == CE_OK && hash.list) {
         /* verified: save the index (a cache: failing to, compose hashes the tree) */
         ce_quiet q;
         ce_quiet_begin(&q, false);

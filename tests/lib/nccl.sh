@@ -3,8 +3,17 @@
 # Python side (nvidia/__init__.py, nvidia/nccl/__init__.py, a dist-info) that
 # cudaenv must leave out.  The library is tests/doubles/nccl.c.
 #
-# fx_nccl_wheel OUT.whl VERSION [EVIL]: EVIL=dotdot adds nvidia/nccl/../../../
-#   escape.txt, EVIL=symlink a lib/libnccl.so link to /etc/passwd.
+# fx_nccl_wheel OUT.whl VERSION [EVIL]: the wheel with its RECORD (written
+#   by tests/lib/wheel.py).  EVIL=dotdot adds nvidia/nccl/../../../escape.txt,
+#   EVIL=symlink a lib/libnccl.so link to /etc/passwd; against RECORD:
+#   tamper (a byte of lib/libnccl.so.2 changed after RECORD was written),
+#   unlisted (a lib/libextra.so.2 RECORD leaves out), size (RECORD's size of
+#   libnccl.so.2 one more), hashless (libnccl.so.2 listed without a hash),
+#   ghost (RECORD names lib/libghost.so.1, the zip lacks it), norecord;
+#   bomb: a lib/libbomb.so of FX_NCCL_BOMB zero bytes (8 MiB), in RECORD.
+# FX_NCCL_SHAPE: the shape producers write, wheel.py's --shape (a comma list
+#   of streamed, zip64, stored, record-hashed; "": deflated, sizes in the
+#   local headers, RECORD's own line without a hash).
 fx_nccl_wheel() {
     local out=$1 ver=$2 evil=${3:-}
     local w; w=$(mktemp -d "${TMPDIR:-/tmp}/fx-nccl.XXXXXX")
@@ -12,33 +21,31 @@ fx_nccl_wheel() {
     local min=${r%%.*} pat=${ver##*.}
     cc -shared -fPIC -Wl,-soname,libnccl.so.2 -DNCCL_CODE=$((maj * 10000 + min * 100 + pat)) \
         -o "$w/libnccl.so.2" "$TESTS_DIR/doubles/nccl.c"
-    python3 - "$w" "$out" "$ver" "$evil" <<'PY'
-import sys, zipfile, stat
-w, out, ver, evil = sys.argv[1:5]
-dist = "nvidia_nccl_cu11-%s.dist-info" % ver
-def add(z, name, data, mode=0o644):
-    zi = zipfile.ZipInfo(name, (2024, 1, 1, 0, 0, 0))
-    zi.external_attr = (stat.S_IFREG | mode) << 16
-    zi.compress_type = zipfile.ZIP_DEFLATED
-    z.writestr(zi, data)
-with zipfile.ZipFile(out, "w") as z:
-    add(z, "nvidia/__init__.py", b"")
-    add(z, "nvidia/nccl/__init__.py", b"")
-    add(z, "nvidia/nccl/include/__init__.py", b"")
-    add(z, "nvidia/nccl/include/nccl.h", ("#define NCCL_VERSION_CODE %s\n" % ver).encode())
-    add(z, "nvidia/nccl/lib/__init__.py", b"")
-    add(z, "nvidia/nccl/lib/libnccl.so.2", open(w + "/libnccl.so.2", "rb").read(), 0o755)
-    if evil == "dotdot":
-        add(z, "nvidia/nccl/../../../escape.txt", b"escaped\n")
-    if evil == "symlink":
-        zi = zipfile.ZipInfo("nvidia/nccl/lib/libnccl.so", (2024, 1, 1, 0, 0, 0))
-        zi.external_attr = (stat.S_IFLNK | 0o777) << 16
-        z.writestr(zi, "/etc/passwd")
-    add(z, dist + "/METADATA", ("Metadata-Version: 2.1\nName: nvidia-nccl-cu11\nVersion: %s\n" % ver).encode())
-    add(z, dist + "/WHEEL", b"Wheel-Version: 1.0\nRoot-Is-Purelib: true\nTag: py3-none-manylinux2014_x86_64\n")
-    add(z, dist + "/RECORD", b"")
-PY
+    local n=nvidia/nccl lib=nvidia/nccl/lib/libnccl.so.2
+    local -a a=(--text nvidia/__init__.py= --text $n/__init__.py= --text $n/include/__init__.py=
+                --text "$n/include/nccl.h=#define NCCL_VERSION_CODE $ver"$'\n' --text $n/lib/__init__.py=
+                --file "$lib=$w/libnccl.so.2")
+    case $evil in
+        dotdot) a+=(--text "$n/../../../escape.txt=escaped"$'\n') ;;
+        symlink) a+=(--symlink $n/lib/libnccl.so=/etc/passwd) ;;
+        tamper|size|hashless) a+=(--$evil "$lib") ;;
+        unlisted) a+=(--text "$n/lib/libextra.so.2=not in RECORD" --unlisted $n/lib/libextra.so.2) ;;
+        ghost) a+=(--ghost $n/lib/libghost.so.1) ;;
+        norecord) a+=(--no-record) ;;
+        bomb) a+=(--zeros "$n/lib/libbomb.so=${FX_NCCL_BOMB:-$((8 << 20))}") ;;
+        '') ;;
+        *) echo "fx_nccl_wheel: unknown EVIL $evil" >&2; return 1 ;;
+    esac
+    chmod 755 "$w/libnccl.so.2"
+    python3 "$TESTS_DIR/lib/wheel.py" "$out" "nvidia_nccl_cu11-$ver.dist-info" --shape "${FX_NCCL_SHAPE:-}" "${a[@]}"
+    local rc=$?
     rm -rf "$w"
+    return $rc
+}
+
+# fx_nccl_member WHEEL MEMBER: the member's bytes, on stdout
+fx_nccl_member() {
+    python3 -c 'import sys, zipfile; sys.stdout.buffer.write(zipfile.ZipFile(sys.argv[1]).read(sys.argv[2]))' "$1" "$2"
 }
 
 # fx_nccl_manifest MANIFEST MIRROR URL_BASE VERSION [EVIL]: a wheel for CUDA 11 in

@@ -331,3 +331,73 @@ PY
     "$CUDAENV" -q uninstall "$P"
     [ ! -e "$tree" ]
 }
+
+# ---- every byte the wheel promises (issue 35): entries of unknown size, RECORD ----
+
+# the installed toolchain's file REL holds exactly MEMBER of the wheel, and the receipt says so
+same_as_wheel() {
+    local rel=$1 member=$2 p=$CUDAENV_ROOT/versions/$P
+    fx_nccl_member "$MIRROR/$WHEEL" "$member" > "$T/member"
+    [ -s "$T/member" ] && cmp "$p/$rel" "$T/member" || { ls -l "$p/$rel" "$T/member"; return 1; }
+    python3 - "$p/.cudaenv-receipt.json" "$rel" "$T/member" <<'PY'
+import hashlib, json, sys
+r, rel, m = sys.argv[1:4]
+b = open(m, "rb").read()
+f = [f for f in json.load(open(r))["files"] if f["path"] == rel]
+assert len(f) == 1 and f[0]["size"] == len(b) and f[0]["sha256"] == hashlib.sha256(b).hexdigest(), f
+PY
+}
+
+@test "a wheel in every shape producers write (streamed with data descriptors, zip64, stored, deflated, RECORD hashing its own line) installs byte-identical" {
+    local shape
+    for shape in streamed streamed,stored streamed,zip64 streamed,stored,zip64 zip64 stored "" record-hashed; do
+        FX_NCCL_SHAPE=$shape fx_nccl_manifest "$CUDAENV_MANIFEST" "$MIRROR" "$SERVER_URL" 2.21.5
+        run "$CUDAENV" install tf-2.14 --force
+        [ "$status" -eq 0 ] || { echo "$shape: $output"; false; }
+        same_as_wheel lib64/libnccl.so.2 nvidia/nccl/lib/libnccl.so.2 || { echo "shape '$shape'"; false; }
+        same_as_wheel include/nccl.h nvidia/nccl/include/nccl.h || { echo "shape '$shape'"; false; }
+        run "$CUDAENV" exec tf-2.14 -- python3 -c 'import ctypes; h = ctypes.CDLL("libnccl.so.2"); v = ctypes.c_int(); h.ncclGetVersion(ctypes.byref(v)); print(v.value)'
+        [ "$status" -eq 0 ] && [ "${lines[-1]}" = 22105 ] || { echo "$shape: $output"; false; }
+    done
+    # the streamed shape really is one: bit 3 and no sizes in its local headers
+    FX_NCCL_SHAPE=streamed fx_nccl_wheel "$T/s.whl" 2.21.5
+    zipinfo -v "$T/s.whl" nvidia/nccl/lib/libnccl.so.2 | grep -q 'extended local header: *yes'
+}
+
+@test "a wheel member RECORD does not vouch for (bytes or size differ, left out, listed without a hash; no RECORD; RECORD names a file the zip lacks): exit 5 naming wheel and member, nothing installed" {
+    local evil shape want c
+    # every fault in a streamed wheel; two in one with sizes in its local headers
+    for c in streamed/tamper streamed/size streamed/unlisted streamed/hashless streamed/ghost streamed/norecord \
+               /tamper /unlisted; do
+        shape=${c%/*} evil=${c#*/}
+        case $evil in
+            tamper) want="member 'nvidia/nccl/lib/libnccl.so.2' has sha256 * its RECORD says " ;;
+            size) want="member 'nvidia/nccl/lib/libnccl.so.2' holds * bytes, its RECORD says " ;;
+            unlisted) want="member 'nvidia/nccl/lib/libextra.so.2' is not in the wheel's RECORD" ;;
+            hashless) want="member 'nvidia/nccl/lib/libnccl.so.2' is in RECORD without a hash" ;;
+            ghost) want="its RECORD lists 'nvidia/nccl/lib/libghost.so.1', which the wheel does not hold" ;;
+            norecord) want="has no *.dist-info/RECORD" ;;
+        esac
+        FX_NCCL_SHAPE=$shape fx_nccl_manifest "$CUDAENV_MANIFEST" "$MIRROR" "$SERVER_URL" 2.21.5 $evil
+        run "$CUDAENV" install tf-2.14
+        [ "$status" -eq 5 ] || { echo "$evil/$shape: $output"; false; }
+        [[ "$output" == *"$WHEEL"* ]] && [[ "$output" == *$want* ]] || { echo "$evil/$shape: $output"; false; }
+        [ ! -e "$CUDAENV_ROOT/versions/$P" ] || { echo "$evil/$shape: installed"; false; }
+        [ -z "$(find "$CUDAENV_ROOT/pkgs" -maxdepth 1 -name 'nccl-*')" ] || { echo "$evil/$shape: an NCCL tree"; false; }
+        no_staging || { echo "$evil/$shape: staging left"; false; }
+    done
+}
+
+@test "a streamed wheel member of unknown size is counted as it is read: past the free space it stops (exit 1, naming it), nothing installed" {
+    FX_NCCL_SHAPE=streamed fx_nccl_manifest "$CUDAENV_MANIFEST" "$MIRROR" "$SERVER_URL" 2.21.5 bomb
+    [ "$(stat -c %s "$MIRROR/$WHEEL")" -lt 100000 ]   # 8 MiB of zeros in a few KB
+    CUDAENV_TEST_FREE_BYTES=$((6 << 20)) run "$CUDAENV" install tf-2.14
+    [ "$status" -eq 1 ] || { echo "$output"; false; }
+    [[ "$output" == *"$WHEEL expands to more than"*"(at 'lib/libbomb.so') and only 6291456 are free"* ]] || { echo "$output"; false; }
+    [ ! -e "$CUDAENV_ROOT/versions/$P" ]
+    no_staging
+    # with the room it needs, it installs, every byte of it
+    CUDAENV_TEST_FREE_BYTES=$((10 << 20)) run "$CUDAENV" install tf-2.14
+    [ "$status" -eq 0 ] || { echo "$output"; false; }
+    [ "$(stat -c %s "$CUDAENV_ROOT/versions/$P/lib64/libbomb.so")" -eq $((8 << 20)) ]
+}
