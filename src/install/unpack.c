@@ -346,10 +346,10 @@ static int extract(ce_ctx *ctx, const ce_unpack_src *s, struct archive *a, struc
                                                    : "no top directory");
             if (!*rest) continue; /* the top directory itself */
         }
-        if (strlen(rest) >= sizeof rel || strlen(path) >= sizeof member)
+        if (strlen(rest) >= sizeof rel || (wh && strlen(path) >= sizeof member))
             return refuse(ctx, s, path, "path longer than PATH_MAX");
         snprintf(rel, sizeof rel, "%s", rest);
-        snprintf(member, sizeof member, "%s", path);   /* the entry's name changes below */
+        if (wh) snprintf(member, sizeof member, "%s", path);   /* for RECORD: the entry's name changes below */
         const char *hl = archive_entry_hardlink(e);
         const char *hrest = NULL;
         if (hl) {

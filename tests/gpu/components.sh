@@ -71,23 +71,19 @@ t pack_cudnn || { bad "cuDNN tarball failed"; return 1; }
 rm -rf "$W/pack"
 # NCCL as NVIDIA ships it to pip users: the wheel of the machine's PyTorch venv
 # (nvidia/nccl/{lib,include} + the Python side), re-zipped under NVIDIA's name
+# as a streaming tool writes it (data descriptors: no sizes in the local
+# headers) with a RECORD of every member's sha256 and size (tests/lib/wheel.py),
+# so the install reads each entry to its end and checks it against RECORD
 NCCL_SRC=${NCCL_SRC:-$(ls -d /opt/torch/.venv/lib/python3*/site-packages/nvidia/nccl /usr/local/lib/python3*/dist-packages/nvidia/nccl 2>/dev/null | head -1)}
 NCCL_REL=
 if [ -n "$NCCL_SRC" ] && [ -e "$NCCL_SRC/lib/libnccl.so.2" ]; then
     nccl_ver=$(sed -n 's/^#define NCCL_\(MAJOR\|MINOR\|PATCH\) *\([0-9]*\).*/\2/p' "$NCCL_SRC/include/nccl.h" | paste -sd.)
     NCCL_REL=pypi/nvidia_nccl_cu${cuda_ver%%.*}-$nccl_ver-py3-none-manylinux_2_18_x86_64.whl
     mkdir -p "$M/pypi"
-    python3 - "$NCCL_SRC" "$M/$NCCL_REL" <<'PY' && echo "  NCCL $nccl_ver wheel from $NCCL_SRC" || NCCL_REL=
-import os, sys, zipfile
-src, out = sys.argv[1:3]
-with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as z:
-    z.writestr("nvidia/__init__.py", "")
-    for root, _, names in os.walk(src):
-        for n in names:
-            p = os.path.join(root, n)
-            z.write(p, "nvidia/nccl/" + os.path.relpath(p, src))
-    z.writestr("nvidia_nccl-dist-info/METADATA", "Name: nvidia-nccl\n")
-PY
+    python3 "$TESTS_DIR/lib/wheel.py" "$M/$NCCL_REL" "nvidia_nccl_cu${cuda_ver%%.*}-$nccl_ver.dist-info" --shape streamed \
+        --text nvidia/__init__.py= --tree "nvidia/nccl=$NCCL_SRC" \
+        && zipinfo -v "$M/$NCCL_REL" nvidia/nccl/lib/libnccl.so.2 | grep -q 'extended local header: *yes' \
+        && echo "  NCCL $nccl_ver wheel from $NCCL_SRC (streamed, with RECORD)" || NCCL_REL=
 fi
 find "$M" -name '*.tar.xz' -printf '  %s %P\n' | awk '{printf "  %8.1f MiB  %s\n", $1 / 1048576, $2}'
 
@@ -163,6 +159,16 @@ if [ -n "$NCCL_REL" ]; then
     [ -e "$P/lib64/libnccl.so.2" ] && [ -f "$P/include/nccl.h" ] && ! find "$P/" -name '*.py' | grep -q . \
         && ok "NCCL $nccl_ver from its wheel: lib64/libnccl.so.2 and include/nccl.h, no Python files" \
         || bad "NCCL wheel not composed into $P"
+    # byte-identical to the venv's files, every one the streamed wheel held
+    nccl_diff=
+    for f in "$NCCL_SRC"/lib/* "$NCCL_SRC"/include/*; do
+        case $f in *.py) continue ;; esac
+        [ -f "$f" ] && [ ! -L "$f" ] || continue
+        d=lib64; case $f in */include/*) d=include ;; esac
+        cmp -s "$f" "$P/$d/${f##*/}" || nccl_diff="$nccl_diff ${f#"$NCCL_SRC"/}"
+    done
+    [ -z "$nccl_diff" ] && ok "NCCL from the streamed wheel: every file byte-identical to $NCCL_SRC" \
+        || bad "NCCL from the streamed wheel differs from $NCCL_SRC:$nccl_diff"
 fi
 "$BIN" list
 server_stop >/dev/null 2>&1

@@ -6,8 +6,10 @@
 # on a fresh runner with only the saved cache and no network, reinstalls
 # offline; the first runner's forced offline reinstall works too.  The
 # archives have several xz blocks, as NVIDIA's do, and a 3 MiB library whose
-# blocks decode straight into it (file blocks, issue 25).  Crosses:
-# .cuda-version, install (components, file blocks), env --shell dotenv, cache
+# blocks decode straight into it (file blocks, issue 25); the row's NCCL
+# comes as a wheel written by a streaming tool (data descriptors, no sizes in
+# its local headers), checked against its RECORD.  Crosses: .cuda-version,
+# install (components, file blocks, the wheel), env --shell dotenv, cache
 # prune, install --offline, exec.
 load ../lib/common
 load ../lib/server
@@ -26,7 +28,11 @@ setup() {
     export CUDAENV_MANIFEST=$T/manifest.json
     source "$TESTS_DIR/lib/redist.sh"
     fx_redist_manifest "$CUDAENV_MANIFEST" "$UPSTREAM" 11.8.0 "$SERVER_URL"
+    source "$TESTS_DIR/lib/nccl.sh"
+    FX_NCCL_SHAPE=streamed fx_nccl_manifest "$CUDAENV_MANIFEST" "$UPSTREAM" "$SERVER_URL" 2.21.5
 }
+
+WHEEL=pypi/nvidia_nccl_cu11-2.21.5-py3-none-manylinux2014_x86_64.whl
 
 teardown() {
     server_stop
@@ -45,6 +51,9 @@ teardown() {
     # libcublasLt, byte for byte, its blocks decoded straight into it as it downloaded (issue 25)
     cmp "$CUDAENV_ROOT/versions/11.8.0+cudnn8.7.0.84/lib64/libcublasLt.so.11" \
         <(tar -xJOf "$UPSTREAM"/compute/cuda/redist/libcublas/linux-x86_64/*.tar.xz --wildcards '*/lib/libcublasLt.so.11')
+    # NCCL's library, every byte of the streamed wheel's member
+    fx_nccl_member "$UPSTREAM/$WHEEL" nvidia/nccl/lib/libnccl.so.2 > "$T/libnccl.so.2"
+    cmp "$CUDAENV_ROOT/versions/11.8.0+cudnn8.7.0.84/lib64/libnccl.so.2" "$T/libnccl.so.2"
     if [ "$(nproc)" -ge 2 ]; then
         [ "$(awk '{n += $1} END {print n + 0}' "$T/xzt.files")" -ge 1 ] || { cat "$T/xzt.files"; false; }
     fi
@@ -80,4 +89,6 @@ teardown() {
         "$T/runner2/versions/11.8.0+cudnn8.7.0.84/lib64/libcublas.so.11"
     cmp "$CUDAENV_ROOT/versions/11.8.0+cudnn8.7.0.84/lib64/libcublasLt.so.11" \
         "$T/runner2/versions/11.8.0+cudnn8.7.0.84/lib64/libcublasLt.so.11"
+    cmp "$T/runner2/versions/11.8.0+cudnn8.7.0.84/lib64/libnccl.so.2" "$T/libnccl.so.2"
+    cmp "$CUDAENV_ROOT/versions/11.8.0+cudnn8.7.0.84/lib64/libnccl.so.2" "$T/libnccl.so.2"
 }

@@ -5,14 +5,17 @@
 # loopback server; NVIDIA is gone from then on), and each node installs from
 # it with module files, then a user on the node loads the module (Lmod, or
 # Environment Modules as modules.bats finds it) and runs nvcc, and runs
-# through cudaenv exec.  Crosses: mirror (components), mirror --check, the
-# fetch over HTTP, install --modulefiles, module load, exec.
+# through cudaenv exec.  The row's NCCL comes as a wheel written by a
+# streaming tool (data descriptors: no sizes in its local headers), checked
+# against its RECORD.  Crosses: mirror (components, the wheel), mirror
+# --check, the fetch over HTTP, install --modulefiles, module load, exec.
 load ../lib/common
 load ../lib/server
 bats_require_minimum_version 1.5.0
 
 LMOD_INIT=/usr/share/lmod/lmod/init/bash
 P=11.8.0+cudnn8.7.0.84
+WHEEL=pypi/nvidia_nccl_cu11-2.21.5-py3-none-manylinux2014_x86_64.whl
 
 setup_file() {
     upstream_setup_file
@@ -26,6 +29,8 @@ setup() {
     export CUDAENV_MANIFEST=$T/manifest.json
     source "$TESTS_DIR/lib/redist.sh"
     fx_redist_manifest "$CUDAENV_MANIFEST" "$UPSTREAM" 11.8.0 "$SERVER_URL"
+    source "$TESTS_DIR/lib/nccl.sh"
+    FX_NCCL_SHAPE=streamed fx_nccl_manifest "$CUDAENV_MANIFEST" "$UPSTREAM" "$SERVER_URL" 2.21.5
 }
 
 teardown() {
@@ -62,9 +67,11 @@ module_shell() {
     [ "$status" -eq 0 ] || { echo "$output"; false; }
     run "$CUDAENV" mirror --check "$SITE"
     [ "$status" -eq 0 ] || { echo "$output"; false; }
-    [[ "$output" == *"10 files in $SITE: all present"* ]] || { echo "$output"; false; }
-    # NVIDIA sent every file once: the JSON, the tf profile's 8 components, cuDNN
-    [ "$(server_requests "GET .*status=200")" -eq 10 ] || { cat "$SERVER_LOG"; false; }
+    [[ "$output" == *"11 files in $SITE: all present"* ]] || { echo "$output"; false; }
+    # NVIDIA and PyPI sent every file once: the JSON, the tf profile's 8 components, cuDNN, the NCCL wheel
+    [ "$(server_requests "GET .*status=200")" -eq 11 ] || { cat "$SERVER_LOG"; false; }
+    cmp "$UPSTREAM/$WHEEL" "$SITE/$WHEEL"
+    zipinfo -v "$SITE/$WHEEL" nvidia/nccl/lib/libnccl.so.2 | grep -q 'extended local header: *yes'   # streamed
     server_stop
 
     server_start "$SITE"   # the lab's web server
@@ -86,6 +93,11 @@ module_shell() {
     # each node read everything from the mirror, once per node
     [ "$(server_requests "GET /compute/cuda/redist/redistrib_11.8.0.json .*status=200")" -eq 2 ]
     [ "$(server_requests "GET /compute/cuda/redist/.*\.tar\.xz .*status=200")" -eq 16 ]
+    [ "$(server_requests "GET /$WHEEL .*status=200")" -eq 2 ]
+    # every byte of the streamed wheel's library, on each node
+    fx_nccl_member "$SITE/$WHEEL" nvidia/nccl/lib/libnccl.so.2 > "$T/libnccl.so.2"
+    cmp "$T/node1/versions/$P/lib64/libnccl.so.2" "$T/libnccl.so.2"
+    cmp "$T/node2/versions/$P/lib64/libnccl.so.2" "$T/libnccl.so.2"
 
     # a user on node2: module load, then the compiler and the runtime of the toolchain
     run module_shell "$T/node2/modulefiles" '
@@ -93,7 +105,7 @@ module_shell() {
         echo "nvcc=$(command -v nvcc)"
         nvcc --version | tail -1
         echo "CUDA_HOME=$CUDA_HOME"
-        ls "$CUDA_HOME/lib64/libcudart.so" "$CUDA_HOME/lib64/libcublas.so.11" >/dev/null && echo libs-ok'
+        ls "$CUDA_HOME/lib64/libcudart.so" "$CUDA_HOME/lib64/libcublas.so.11" "$CUDA_HOME/lib64/libnccl.so.2" >/dev/null && echo libs-ok'
     [ "$status" -eq 0 ] || { echo "$output"; false; }
     [[ "$output" == *"nvcc=$T/node2/versions/$P/bin/nvcc"* ]] || { echo "$output"; false; }
     [[ "$output" == *"Cuda compilation tools, release 11.8, V11.8.89"* ]]
