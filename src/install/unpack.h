@@ -60,7 +60,8 @@ const char *ce_entry_refusal(const ce_entry *e);
 int ce_strip_top(const char *path, char *top, size_t topsz, const char **rest);
 
 /* What an archive may declare before a byte is written (sparse entries
- * count their whole length): at most CE_UNPACK_RATIO times its size when
+ * count their whole length; an entry of unknown size, a streamed zip's, its
+ * bytes as they are read): at most CE_UNPACK_RATIO times its size when
  * the manifest gives one (never less than CE_UNPACK_FLOOR), else
  * CE_UNPACK_CEILING; and never more than the free space. */
 #define CE_UNPACK_RATIO 32.0
@@ -77,7 +78,8 @@ typedef struct ce_unpack_src {
     bool strip_top;         /* strip the archive's single top directory */
     const char *only_under; /* a wheel (zip): take only the entries under this prefix
                                ("nvidia/nccl/"), the prefix stripped; skip the rest and
-                               the Python side (*.py, *.pyc, __pycache__/) */
+                               the Python side (*.py, *.pyc, __pycache__/); every entry
+                               taken must be what its RECORD says (wheel.h) */
     const char *hash_index; /* when set: each file's sha256, computed from the bytes as they
                                are written, saved there once the archive verified
                                (pkgs/<name>.sha256.json, pkgindex.h) */
@@ -91,7 +93,8 @@ typedef struct ce_unpack_src {
 /* Extract src into dest (an existing, empty directory).  On failure dest
  * holds a partial tree that the caller removes.  Returns CE_ERR_INTEGRITY for
  * an unsafe entry, a corrupt archive, a digest mismatch (naming the entry
- * and the archive) or sizes past the ceiling, CE_ERR_RETRY in follow mode
+ * and the archive), sizes past the ceiling or a wheel member its RECORD does
+ * not vouch for, CE_ERR_RETRY in follow mode
  * when the download stopped before the archive was complete (unpack the
  * verified file again; never reported to the user), CE_ERR_SPACE (sizes past the free space, ENOSPC, EDQUOT)
  * or CE_ERR_IO (any other write error, EIO...) naming the file. */
