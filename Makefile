@@ -262,19 +262,20 @@ clean:
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
 
 # Fuzz the parsers (manifest, spec, archive entry policy, the .xz container
-# against liblzma) with libFuzzer:
+# against liblzma, a wheel's RECORD) with libFuzzer:
 #   make fuzz FUZZ_SECONDS=60
 FUZZ_SECONDS ?= 20
 FUZZ_SRC = $(wildcard src/core/*.c src/machine/*.c src/manifest/*.c src/store/*.c src/doctor/*.c src/install/*.c src/selftest/*.c)
 fuzz:
 	@mkdir -p build-fuzz/corpus
-	for t in manifest spec entry xz; do \
+	for t in manifest spec entry xz record; do \
 	    clang -g -O1 -std=c11 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined -iquote src \
 	        -DCE_VERSION='"$(VERSION)"' -DCE_DATADIR='"$(DATADIR)"' \
 	        $$($(PKG_CONFIG) --cflags libcjson) -o build-fuzz/fuzz_$$t tests/fuzz/fuzz_$$t.c $(FUZZ_SRC) \
 	        $$($(PKG_CONFIG) --libs $(LIGHT_PKGS) $(HEAVY_PKGS)) -ldl -lpthread || exit 1; \
 	    mkdir -p build-fuzz/corpus/$$t; [ $$t = manifest ] && cp tests/fuzz/seeds/manifest.json build-fuzz/corpus/$$t/; \
 	    [ $$t = xz ] && { tests/fuzz/xz_seeds.sh build-fuzz/corpus/$$t || exit 1; }; \
+	    [ $$t = record ] && cp tests/fuzz/seeds/RECORD build-fuzz/corpus/$$t/; \
 	    build-fuzz/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) build-fuzz/corpus/$$t || exit 1; \
 	done
 .PHONY: fuzz
