@@ -306,7 +306,8 @@ static int entry_data(ce_ctx *ctx, const ce_unpack_src *s, struct archive *a, st
                  size >= SINK_MIN;
     int werr = 0;
     long long got = 0;
-    int c = copy_data(a, w, fh, plain && rd ? rd->xz : NULL, rel, size, sized ? -1 : room - *declared, &got, &werr);
+    double cap = sized ? -1 : room > *declared ? room - *declared : 0;
+    int c = copy_data(a, w, fh, plain && rd ? rd->xz : NULL, rel, size, cap, &got, &werr);
     if (c == -1) return CE_ERR_OTHER;
     if (c == -2) return write_failed(ctx, s, w, rel, "write");
     if (c == -3) return write_errno(ctx, s, werr, NULL, rel, "write");

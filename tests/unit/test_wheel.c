@@ -301,11 +301,25 @@ static void test_unpack_streamed(void **state)
         snprintf(p, sizeof p, "%s/%s/__init__.py", tmpdir, sub);
         assert_false(ce_exists(p));
     }
+    /* counted against the free space as it is read: exactly the bytes free fit, one more does not */
+    ce_ctx ctx;
+    char free_now[32];
+    snprintf(free_now, sizeof free_now, "%zu", len);
+    setenv("CUDAENV_TEST_FREE_BYTES", free_now, 1);
+    int fit = wheel_of("fit", lib, len, lib, len, NULL, &ctx);
+    char why[1024];
+    snprintf(why, sizeof why, "%s", ce_errmsg());
+    snprintf(free_now, sizeof free_now, "%zu", len - 1);
+    setenv("CUDAENV_TEST_FREE_BYTES", free_now, 1);
+    int rc = wheel_of("nofit", lib, len, lib, len, NULL, &ctx);
+    unsetenv("CUDAENV_TEST_FREE_BYTES");
+    if (fit != CE_OK) fail_msg("%zu bytes free: %s", len, why);
+    assert_int_equal(rc, CE_ERR_SPACE);
+    if (!strstr(ce_errmsg(), "(at 'lib/libnccl.so.2')") || !strstr(ce_errmsg(), "are free")) fail_msg("'%s'", ce_errmsg());
     /* a byte changed after RECORD was written: refused, naming the member */
     char *said = malloc(len);
     memcpy(said, lib, len);
     said[len / 2] ^= 1;
-    ce_ctx ctx;
     assert_int_equal(wheel_of("t", lib, len, said, len, NULL, &ctx), CE_ERR_INTEGRITY);
     if (!strstr(ce_errmsg(), "https://x/n.whl: member '" LIB "' has sha256 ")) fail_msg("'%s'", ce_errmsg());
     free(said);
