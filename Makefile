@@ -180,7 +180,7 @@ demo: all
 # also runs those hand-written ones.  make mutate-hand: every hand-written mutant (99: tens of minutes);
 # make mutate-full: those, then every generated mutant of the security and durability core.
 MUTATE_CORE = src/core/trust.c $(sort $(wildcard src/store/system*.c)) src/manifest/index.c \
-	$(sort $(wildcard src/install/fetch*.c)) $(sort $(wildcard src/install/unpack*.c)) $(sort $(wildcard src/install/xz*.c)) \
+	$(sort $(wildcard src/install/fetch*.c)) $(sort $(wildcard src/install/unpack*.c)) src/install/wheel.c $(sort $(wildcard src/install/xz*.c)) \
 	src/install/components.c src/store/compose.c src/store/modulefile.c $(sort $(wildcard src/install/mirror*.c))
 MUTATE_FILES ?= src/core/trust.c src/manifest/index.c src/store/compose.c src/store/modulefile.c \
 	src/install/mirror_check.c src/install/mirror_dir.c
