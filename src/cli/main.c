@@ -68,6 +68,7 @@ static const cli_cmd commands[] = {
       "\n"
       "Write a module file per toolchain so `module load cuda/<name>` applies what\n"
       "cudaenv use does: <prefix>/bin and <prefix>/lib64 first in PATH and LD_LIBRARY_PATH,\n"
+      "<prefix>/lib64 and lib64/stubs first in LIBRARY_PATH (gcc -lcudart, -lcuda),\n"
       "CUDA_HOME, CUDA_PATH and CUDNN_PATH set; family(\"cuda\") / conflict cuda, so one\n"
       "is loaded at a time; whatis names CUDA, cuDNN and the TensorFlow releases.\n"
       "Add DIR to MODULEPATH (module use DIR).\n"
