@@ -175,7 +175,8 @@ static const cli_cmd commands[] = {
       "\n"
       "Installed toolchains with what each holds (profile and changes, NCCL, or the\n"
       "runfile); the active one is marked with why (shell, .cuda-version, global,\n"
-      "system).  --names prints the bare names, one per line, for scripts.\n",
+      "system), the one global --system put at /usr/local/cuda with system (named as the\n"
+      "one in use when nothing is selected).  --names prints the bare names, one per line.\n",
       .opts = cmd_list_opts },
     { "list-remote", "ls-remote", cmd_list_remote, "what the manifest offers",
       "usage: cudaenv list-remote [tf|torch|jax|cuda|cudnn] [--json | --names]\n"
@@ -290,7 +291,9 @@ static const cli_cmd commands[] = {
       "\n"
       "Print the active toolchain and its origin: shell, .cuda-version (path), global, system.\n"
       "Warns when its lib64 is on LD_LIBRARY_PATH while python3 brings its own copies of\n"
-      "the same libraries (the fix: cudaenv use --for python3).\n",
+      "the same libraries (the fix: cudaenv use --for python3).\n"
+      "For system: the toolchain global --system put at /usr/local/cuda, when the link still\n"
+      "points there (--json: system_toolchain), else the machine's own CUDA.\n",
       .opts = cmd_current_opts },
     { "which", NULL, cmd_which, "the file a command resolves to",
       "usage: cudaenv which CMD\n"
