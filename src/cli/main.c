@@ -301,11 +301,13 @@ static const cli_cmd commands[] = {
       "Print the file CMD (e.g. nvcc) resolves to in the active toolchain.\n",
       .min_pos = 1, .max_pos = 1, .missing = "which command? e.g. cudaenv which nvcc", .extra = "one CMD only" },
     { "exec", NULL, cmd_exec, "run one command with a toolchain",
-      "usage: cudaenv exec VERSION -- CMD [ARG...]\n"
+      "usage: cudaenv exec [VERSION] -- CMD [ARG...]\n"
       "       cudaenv exec --for PYTHON [--framework tf|torch|jax] -- CMD [ARG...]\n"
-      "       cudaenv exec --libs framework|toolchain VERSION -- CMD [ARG...]\n"
+      "       cudaenv exec --libs framework|toolchain [VERSION] -- CMD [ARG...]\n"
       "\n"
-      "Run CMD with the environment of toolchain VERSION; --for PYTHON: of the toolchain\n"
+      "Run CMD with the environment of toolchain VERSION; without VERSION, of the selection\n"
+      "in effect (CUDAENV_VERSION from use, the nearest .cuda-version, global; none: exit 3);\n"
+      "--for PYTHON: of the toolchain\n"
       "that Python's frameworks were built for (see install --for), e.g.\n"
       "cudaenv exec --for .venv/bin/python -- .venv/bin/python setup.py build_ext.\n"
       "A Python that brings its own CUDA libraries (--for, or CMD a python) runs on them:\n"
