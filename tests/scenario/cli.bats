@@ -62,7 +62,7 @@ env -x|unknown option -x
 env --shell tcsh|unknown shell 'tcsh' (bash, zsh, fish, json, dotenv)
 use|which toolchain? (cudaenv list shows the installed ones)
 jupyter install a b|one VERSION only (got 'a' and 'b')
-exec 11.8|usage: cudaenv exec VERSION -- CMD [ARG...]
+exec 11.8|usage: cudaenv exec [VERSION] -- CMD [ARG...]
 install|which toolchain? nothing is pinned here (no .cuda-version in this directory or above, no global default); e.g. cudaenv install tf-2.14, or --for PYTHON, or pin one first: cudaenv local tf-2.14
 install --bogus x|unknown option --bogus
 mirror --to|option --to needs a value
