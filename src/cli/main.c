@@ -248,6 +248,14 @@ static const cli_cmd commands[] = {
       "so one process never loads two copies of a library.  --libs toolchain: the\n"
       "toolchain's libraries instead (refused while the Python's own would still load).\n",
       .opts = cmd_use_opts, .max_pos = 1, .extra = "one VERSION only" },
+    { "deactivate", NULL, cmd_deactivate, "drop this shell's selection (use --unset)",
+      "usage: cudaenv deactivate\n"
+      "\n"
+      "Drop the shell selection (what use set: CUDAENV_VERSION), so .cuda-version and the\n"
+      "global default apply again; the same as use --unset.  Like use it changes the\n"
+      "current shell, so it is the shell function's (eval \"$(cudaenv init bash)\");\n"
+      "run as the program, it says so (exit 2).\n",
+      .needs = CLI_NO_STORE },
     { "env", NULL, cmd_env, "print the environment of a toolchain",
       "usage: cudaenv env [VERSION|system] [--shell bash|zsh|fish|json|dotenv] [--json]\n"
       "       cudaenv env --for PYTHON [--framework tf|torch|jax] [--libs framework|toolchain] [--shell ...]\n"

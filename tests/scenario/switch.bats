@@ -91,6 +91,26 @@ PY
     [[ "$stderr" == *'eval "$(cudaenv init bash)"'* ]]
 }
 
+@test "deactivate (and use --unset) without the shell function explain cudaenv init (exit 2); the way it gives for this shell works" {
+    local cmd
+    for cmd in deactivate "use --unset"; do
+        # shellcheck disable=SC2086
+        run --separate-stderr "$CUDAENV" $cmd
+        [ "$status" -eq 2 ] || { echo "$cmd: $status"; false; }
+        [ -z "$output" ]
+        [[ "$stderr" == *"$cmd drops this shell's selection and needs the shell integration"* ]] || { echo "$stderr"; false; }
+        [[ "$stderr" == *'eval "$(cudaenv init bash)"'* ]] || { echo "$stderr"; false; }
+    done
+    run "$CUDAENV" deactivate --help
+    [ "$status" -eq 0 ] && [[ "$output" == "usage: cudaenv deactivate"* ]]
+    # "for this shell only: unset CUDAENV_VERSION; eval "$(cudaenv env)"" really drops it
+    run bash --norc --noprofile -c 'eval "$("$0" env 11.8)"; unset CUDAENV_VERSION; eval "$("$0" env)"
+        echo "${CUDAENV_VERSION-}|${CUDA_HOME-unset}|$PATH"' "$CUDAENV"
+    [ "$status" -eq 0 ]
+    [ "$output" = "|unset|$PATH" ] || { echo "$output"; false; }
+    [[ "$output" != *"$P118"* ]] || { echo "$output"; false; }
+}
+
 @test "exec runs the command with the toolchain and returns its status; the loader picks its libcudart" {
     fx_probe "$T/probe" "$P118"
     run "$CUDAENV" exec 11.8 -- "$T/probe"
