@@ -422,7 +422,8 @@ static void main_usage(FILE *f)
                "Install and switch NVIDIA CUDA toolkits + cuDNN, and prove they work.\n\ncommands:\n");
     for (size_t i = 0; i < n_commands; i++)
         fprintf(f, "  %-12s %s\n", commands[i].name, commands[i].summary);
-    fprintf(f, "\nRun 'cudaenv COMMAND --help' for a command's options; 'man cudaenv' for the rest.\n"
+    fprintf(f, "\nRun 'cudaenv help COMMAND' (or COMMAND --help) for a command's options; 'man cudaenv' for\n"
+               "the rest.\n"
                "Environment: CUDAENV_ROOT, CUDAENV_MANIFEST, CUDAENV_MIRROR, CUDAENV_SYSROOT,\n"
                "CUDAENV_VERSION, NO_COLOR.  Exit codes: 0 ok, 1 other, 2 usage, 3 not found,\n"
                "4 download, 5 integrity, 6 permission, 7 check failed, 8 no usable GPU.\n");
@@ -515,10 +516,16 @@ int main(int argc, char **argv)
         return 2;
     }
     if (!strcmp(argv[i], "help")) {
-        const cli_cmd *h = i + 1 < argc ? cli_find_cmd(argv[i + 1]) : NULL;
+        /* help COMMAND: what COMMAND --help prints; help alone: the overview */
+        if (i + 1 >= argc || !strcmp(argv[i + 1], "help")) {
+            main_usage(stdout);
+            return 0;
+        }
+        const cli_cmd *h = cli_find_cmd(argv[i + 1]);
         if (h) return cli_help(h);
-        main_usage(stdout);
-        return 0;
+        const char *near = nearest_command(argv[i + 1]);
+        if (near) return cli_usage_error(NULL, "help: unknown command '%s'; did you mean '%s'?", argv[i + 1], near);
+        return cli_usage_error(NULL, "help: unknown command '%s' (cudaenv help lists them)", argv[i + 1]);
     }
     const cli_cmd *cmd = cli_find_cmd(argv[i]);
     if (!cmd) {

@@ -42,6 +42,24 @@ teardown() { common_teardown; }
     done
 }
 
+@test "help COMMAND prints exactly what COMMAND --help prints; help of an unknown command is exit 2 with the nearest" {
+    local cmds c
+    cmds=$("$CUDAENV" --help | sed -n '/^commands:/,/^$/s/^  \([a-z-]*\) .*/\1/p')
+    for c in $cmds ls ls-remote; do
+        [ "$("$CUDAENV" help "$c")" = "$("$CUDAENV" "$c" --help)" ] || { echo "help $c differs"; false; }
+    done
+    run --separate-stderr "$CUDAENV" help instal
+    [ "$status" -eq 2 ] && [ -z "$output" ]
+    [[ "$stderr" == *"help: unknown command 'instal'; did you mean 'install'?"* ]] || { echo "$stderr"; false; }
+    run --separate-stderr "$CUDAENV" help frobnicate
+    [ "$status" -eq 2 ] && [ -z "$output" ]
+    [[ "$stderr" == *"unknown command 'frobnicate'"* ]] || { echo "$stderr"; false; }
+    # help alone (and help help): the overview, which says how to get a command's help
+    run "$CUDAENV" help
+    [ "$status" -eq 0 ] && [[ "$output" == *"cudaenv help COMMAND"* ]]
+    [ "$("$CUDAENV" help help)" = "$output" ]
+}
+
 @test "usage errors: what each command's table entry declares, from one parser, exit 2 (light and full binary)" {
     while IFS='|' read -r args msg; do
         run --separate-stderr "$CUDAENV" $args
