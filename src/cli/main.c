@@ -280,12 +280,16 @@ static const cli_cmd commands[] = {
       "libraries (see use).\n",
       .opts = cmd_local_opts, .max_pos = 1, .extra = "one VERSION only" },
     { "global", NULL, cmd_global, "the default toolchain (user or system)",
-      "usage: cudaenv global [VERSION|system] [--system [--force] [--dry-run] | --rollback [--dry-run]]\n"
+      "usage: cudaenv global [VERSION|system | --unset]\n"
+      "       cudaenv global [VERSION|system] --system [--force] [--dry-run]\n"
+      "       cudaenv global --rollback [--dry-run]\n"
       "\n"
-      "Without --system: the user's default toolchain.  With --system (root): point\n"
-      "$CUDAENV_SYSROOT/usr/local/cuda and /etc/ld.so.conf.d/cudaenv.conf at it atomically\n"
-      "and run ldconfig.  --dry-run prints the plan.  --rollback returns to the previous\n"
-      "target, and again to the one before (a history of 16).  The first switch records the\n"
+      "Without --system: the user's default toolchain (printed without VERSION; --unset\n"
+      "removes it, so new shells outside a project get the machine's own CUDA).\n"
+      "With --system (root): point $CUDAENV_SYSROOT/usr/local/cuda and\n"
+      "/etc/ld.so.conf.d/cudaenv.conf at it atomically and run ldconfig.  --dry-run prints\n"
+      "the plan.  --rollback returns to the previous target, and again to the one before\n"
+      "(a history of 16).  The first switch records the\n"
       "machine's own state (no link, a link, the update-alternatives selection, a directory\n"
       "moved aside; cudaenv.conf); 'global system --system' restores exactly that.\n"
       "A real directory at /usr/local/cuda is refused (exit 1) unless --force moves it aside;\n"

@@ -60,6 +60,21 @@ teardown() { common_teardown; }
     [ "$("$CUDAENV" help help)" = "$output" ]
 }
 
+@test "every option a command's table declares is in its --help (global --unset included)" {
+    local f cmd o missing=
+    for f in "$REPO"/src/cli/cmd_*.c; do
+        cmd=${f##*/cmd_}; cmd=${cmd%.c}; cmd=${cmd//_/-}
+        for o in $(sed -n '/^const cli_opt cmd_[a-z_]*_opts\[\] = {$/,/^};$/p' "$f" | grep -o '{ "[a-z-]*"' | tr -d '{" '); do
+            # use --shell is the shell function's (cudaenv init passes it), not the user's
+            [ "$cmd --$o" != "use --shell" ] || continue
+            "$CUDAENV" "$cmd" --help | grep -q -- "--$o\b" || missing+=" $cmd --$o"
+        done
+    done
+    [ -z "$missing" ] || { echo "not in --help:$missing"; false; }
+    run "$CUDAENV" global --help
+    [[ "${lines[0]}" == "usage: cudaenv global [VERSION|system | --unset]" ]] || { echo "$output"; false; }
+}
+
 @test "usage errors: what each command's table entry declares, from one parser, exit 2 (light and full binary)" {
     while IFS='|' read -r args msg; do
         run --separate-stderr "$CUDAENV" $args
