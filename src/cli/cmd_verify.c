@@ -248,13 +248,17 @@ static void print_table(cli *c, const st_report *r, int code, const st_options *
     }
     for (int i = 0; i < r->n_devices; i++) {
         const st_device *d = &r->devices[i];
-        cli_print("  GPU %d: %s, compute capability %d.%d, %.1f GiB%s\n", d->ordinal, d->name, d->cc_major,
-               d->cc_minor, (double)d->total_mem / 1073741824.0, d->supported ? "" : " (not supported)");
+        char mem[32];
+        cli_size(mem, sizeof mem, (double)d->total_mem);
+        cli_print("  GPU %d: %s, compute capability %d.%d, %s%s\n", d->ordinal, d->name, d->cc_major,
+               d->cc_minor, mem, d->supported ? "" : " (not supported)");
     }
     if (opt->bench) {
         const st_bench *b = &r->bench;
         if (b->ran) {
-            cli_print("  bench (%zu MiB copies, median of 20):\n", b->copy_bytes >> 20);
+            char cb[32];
+            cli_size(cb, sizeof cb, (double)b->copy_bytes);
+            cli_print("  bench (%s copies, median of 20):\n", cb);
             cli_print("    %-22s %10s %10s %7s\n", "", "cudaenv", "PyTorch", "ratio");
             const struct { const char *k; double a, t; } rows[] = {
                 { "host->device GB/s", b->h2d_gbs, b->torch_h2d_gbs },
