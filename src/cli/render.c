@@ -110,10 +110,11 @@ static void draw_bar(void)
         line[len++] = ']';
         line[len++] = ' ';
     }
-    int at = len;
-    len += snprintf(line + len, sizeof line - (size_t)len, "%d%% %s/%s %s/s%s %s", pct, d, unknown ? "?" : t, r, eta, names);
-    if (len > avail)   /* narrow: the file's name before the rate */
-        len = at + snprintf(line + at, sizeof line - (size_t)at, "%d%% %s/%s%s %s", pct, d, unknown ? "?" : t, eta, names);
+    if (width)
+        len += snprintf(line + len, sizeof line - (size_t)len, "%d%% %s/%s %s/s%s %s", pct, d, unknown ? "?" : t, r,
+                        eta, names);
+    else   /* under 64 columns: the file's name before the rate */
+        len += snprintf(line + len, sizeof line - (size_t)len, "%d%% %s/%s%s %s", pct, d, unknown ? "?" : t, eta, names);
     if (len > avail && avail > 3) {
         line[avail - 3] = '.'; line[avail - 2] = '.'; line[avail - 1] = '.';
         line[avail] = '\0';
