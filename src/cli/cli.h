@@ -190,6 +190,7 @@ CLI_COMMAND(list_remote);
 CLI_COMMAND(info);
 CLI_COMMAND(init);
 CLI_COMMAND(use);
+int cmd_deactivate(cli *c, const cli_args *a);
 CLI_COMMAND(env);
 CLI_COMMAND(local);
 CLI_COMMAND(global);

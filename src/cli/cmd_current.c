@@ -1,5 +1,6 @@
 /* cudaenv current [--json]: the active toolchain and where the selection
- * comes from (shell, .cuda-version with its path, global, system). */
+ * comes from (shell, .cuda-version with its path, global, system); for
+ * "system", the toolchain the system switch put at /usr/local/cuda. */
 #include <cjson/cJSON.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,6 +10,7 @@
 #include "cli.h"
 #include "core/pylibs.h"
 #include "core/trust.h"
+#include "store/system.h"
 
 enum { OPT_JSON = 1 };
 
@@ -42,6 +44,9 @@ int cmd_current(cli *c, const cli_args *a)
     const char *name = s.is_system ? "system" : installed ? s.tc.name : s.spec;
     char sum[2048], fix[1024];
     bool hazard = installed && two_copies(&s, sum, sizeof sum, fix, sizeof fix);
+    /* "system" stands for the toolchain the system switch put at /usr/local/cuda, if any */
+    ce_toolchain sys;
+    bool have_sys = s.is_system && installed && ce_system_toolchain(&c->ctx, &sys);
     if (c->json) {
         cJSON *j = cJSON_CreateObject();
         /* a spec a file names that resolves to nothing is not shown (activate.h) */
@@ -62,6 +67,7 @@ int cmd_current(cli *c, const cli_args *a)
         } else {
             cJSON_AddNullToObject(j, "warning");
         }
+        cli_json_add_str(j, "system_toolchain", have_sys ? sys.name : NULL);
         cli_json_print(j);
         return installed ? 0 : cli_fail(c, rc);
     }
@@ -71,8 +77,12 @@ int cmd_current(cli *c, const cli_args *a)
     ce_escape_into(ssrc, sizeof ssrc, s.source);
     if (!*name) {
         /* nothing to show on stdout: the error names the file */
+    } else if (s.origin == CE_ORIGIN_SYSTEM && have_sys) {
+        cli_print("system: %s (no toolchain selected: the system switch's, at %s)\n", sys.name, CE_SYS_LINK);
     } else if (s.origin == CE_ORIGIN_SYSTEM) {
         printf("system (no toolchain selected: the machine's own CUDA)\n");
+    } else if (have_sys) {
+        cli_print("system: %s (set by %s)\n", sys.name, ssrc);
     } else if (s.origin == CE_ORIGIN_SHELL) {
         printf("%s (set by CUDAENV_VERSION, cudaenv use)\n", sname);
     } else {

@@ -111,7 +111,12 @@ static void print_human(const cli *c, const ce_doctor *d)
         const ce_gpu *g = &p->gpus[i];
         cli_print("  GPU %d: %s", i, g->name);
         if (g->cc_major >= 0) cli_print(", sm_%d%d", g->cc_major, g->cc_minor);
-        if (g->mem_total) cli_print(", %llu MiB (%llu MiB in use)", g->mem_total >> 20, g->mem_used >> 20);
+        if (g->mem_total) {
+            char total[32], used[32];
+            cli_size(total, sizeof total, (double)g->mem_total);
+            cli_size(used, sizeof used, (double)g->mem_used);
+            cli_print(", %s (%s in use)", total, used);
+        }
         if (g->mig == 1) cli_print(", MIG");
         cli_print("\n");
     }

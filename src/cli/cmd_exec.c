@@ -1,6 +1,7 @@
-/* cudaenv exec VERSION [--] CMD [ARG...]: run one command with a toolchain's
- * environment (cron, IDEs, Jupyter).  execvp replaces cudaenv, so the exit
- * status is the command's own; a command that cannot be found exits 127 and
+/* cudaenv exec [VERSION] [--] CMD [ARG...]: run one command with a toolchain's
+ * environment (cron, IDEs, Jupyter); without VERSION (exec -- CMD), the
+ * selection in effect, as mise and pyenv do, and exit 3 when there is none.
+ * execvp replaces cudaenv, so the exit status is the command's own; a command that cannot be found exits 127 and
  * one that cannot be run 126, like a shell.  exec --for PYTHON -- CMD: the
  * toolchain PYTHON's frameworks were built for (for_python.c). */
 #include <errno.h>
@@ -31,12 +32,23 @@ int cmd_exec(cli *c, const cli_args *a)
     char forspec[96];
     int rc = cli_for_version(c, a, OPT_FOR, OPT_FRAMEWORK, forspec, sizeof forspec, &version);
     if (rc) return rc;
-    if (!version || a->n_rest == 0)
-        return cli_usage_error(c->cmd, "usage: cudaenv exec VERSION -- CMD [ARG...]");
+    if (a->n_rest == 0)
+        return cli_usage_error(c->cmd, "usage: cudaenv exec [VERSION] -- CMD [ARG...]");
     ce_active_info sel;
     memset(&sel, 0, sizeof sel);
     sel.origin = CE_ORIGIN_SHELL;
-    if ((rc = ce_select(&c->ctx, version, &sel))) return cli_fail(c, rc);
+    if (version) {
+        if ((rc = ce_select(&c->ctx, version, &sel))) return cli_fail(c, rc);
+    } else {
+        /* no VERSION: the selection in effect, as the shell has it (use's
+         * CUDAENV_VERSION, .cuda-version up from here, global); a pin naming
+         * nothing installed names its file (never what it says) */
+        if ((rc = ce_active(&c->ctx, NULL, &sel))) return cli_fail(c, rc);
+        if (sel.origin == CE_ORIGIN_SYSTEM)
+            return cli_fail(c, ce_fail(&c->ctx, CE_ERR_NOTFOUND, "no toolchain selected here (cudaenv use, "
+                                       ".cuda-version, cudaenv global): name one, cudaenv exec VERSION -- %s, or "
+                                       "the machine's own CUDA, cudaenv exec system -- %s", rest[0], rest[0]));
+    }
     /* as root, the toolchain the command will find first on PATH and
      * LD_LIBRARY_PATH must be root's (core/trust.h) */
     if (sel.tc.prefix[0] && (rc = ce_trust_toolchain(&c->ctx, sel.tc.prefix))) return cli_fail(c, rc);

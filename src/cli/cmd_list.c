@@ -1,6 +1,7 @@
 /* cudaenv list [--json]: installed toolchains; the active one is marked with
  * why it is active (shell, .cuda-version, global), and the one the system
- * switch points at is marked "system".  Each line shows the bytes only that
+ * switch points at is marked "system" (and named as the one in use when
+ * nothing is selected).  Each line shows the bytes only that
  * toolchain holds (freed by uninstall) and those it shares with another
  * through hardlinks (composition links one unpacked release into many), and
  * what it holds: "(tf profile, NCCL 2.21.5)", "(toolkit profile
@@ -41,8 +42,9 @@ int cmd_list(cli *c, const cli_args *a)
     ce_quiet q;
     ce_quiet_begin(&q, true);   /* a broken pin is shown, not an error of list */
     bool have_active = ce_active(&c->ctx, NULL, &act) == CE_OK && !act.is_system;
-    ce_sys_record sys;
-    if (ce_system_record(&c->ctx, &sys) != CE_OK) sys.present = false;
+    /* the toolchain the system switch put at /usr/local/cuda */
+    ce_toolchain sys;
+    bool have_sys = ce_system_toolchain(&c->ctx, &sys);
     /* what each one costs: bytes only it holds, bytes shared by hardlinks */
     ce_tc_usage *use = calloc(n ? n : 1, sizeof *use);
     if (!use || ce_store_usage(&c->ctx, v, n, use) != CE_OK) { free(use); use = NULL; }
@@ -51,7 +53,7 @@ int cmd_list(cli *c, const cli_args *a)
     cJSON *arr = root ? cJSON_AddArrayToObject(root, "toolchains") : NULL;
     for (size_t i = 0; i < n; i++) {
         bool active = have_active && !strcmp(act.tc.name, v[i].name);
-        bool system = sys.present && !strcmp(sys.name, v[i].name);
+        bool system = have_sys && !strcmp(sys.name, v[i].name);
         char from[4096], what[1200];
         bool adopted = ce_adopted_from(v[i].prefix, from, sizeof from) == 1;
         ce_receipt_held held;   /* what it holds: profile and changes, NCCL */
@@ -109,9 +111,13 @@ int cmd_list(cli *c, const cli_args *a)
         if (act.source[0]) cJSON_AddStringToObject(aj, "source", act.source);
         else cJSON_AddNullToObject(aj, "source");
         cJSON_AddBoolToObject(aj, "installed", ok);
+        cli_json_add_str(aj, "system_toolchain", have_sys ? sys.name : NULL);
         cli_json_print(root);
     } else if (n == 0) {
         cli_note(c, "no toolchains installed; try: cudaenv install tf-2.14");
+    } else if (!have_active && have_sys) {
+        cli_note(c, "none selected: the system toolchain %s is used (%s, cudaenv global --system)", sys.name,
+                 CE_SYS_LINK);
     } else if (!have_active) {
         cli_note(c, "none active: the machine's own CUDA is used (cudaenv use/local/global VERSION)");
     }

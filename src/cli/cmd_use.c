@@ -4,22 +4,43 @@
  * directly, use checks VERSION and explains how to set up the integration.
  * use --for PYTHON: the toolchain that Python's frameworks were built for
  * (for_python.c), which must be installed.  Only --for starts a Python: plain
- * `use X` stays on the light binary's short path. */
+ * `use X` stays on the light binary's short path.  deactivate (and use
+ * --unset) are the shell function's alone; reaching the binary, they say
+ * how to set it up (exit 2). */
 #include <stdlib.h>
 #include <string.h>
 
 #include "store/activate.h"
 #include "cli.h"
 
-enum { OPT_SHELL = 1, OPT_FOR, OPT_FRAMEWORK, OPT_LIBS };
+enum { OPT_SHELL = 1, OPT_FOR, OPT_FRAMEWORK, OPT_LIBS, OPT_UNSET };
 
 const cli_opt cmd_use_opts[] = {
     { "shell", 0, true, OPT_SHELL },
     { "for", 0, true, OPT_FOR },
     { "framework", 0, true, OPT_FRAMEWORK },
     { "libs", 0, true, OPT_LIBS },
+    { "unset", 0, false, OPT_UNSET },   /* the shell function's; run directly: explained */
     { 0 },
 };
+
+/* deactivate / use --unset reached the binary: the shell function from
+ * `cudaenv init` handles them (unset CUDAENV_VERSION, then the hook), so
+ * there is none in this shell.  A usage error that says how to get it. */
+static int needs_function(cli *c, const char *what)
+{
+    cli_error(c, "%s drops this shell's selection and needs the shell integration (the cudaenv shell "
+                 "function); add to ~/.bashrc:\n"
+                 "    eval \"$(cudaenv init bash)\"   (zsh: init zsh; fish: cudaenv init fish | source)\n"
+                 "or, for this shell only: unset CUDAENV_VERSION; eval \"$(cudaenv env)\"", what);
+    return 2;
+}
+
+int cmd_deactivate(cli *c, const cli_args *a)
+{
+    (void)a;
+    return needs_function(c, "deactivate");
+}
 
 int cmd_use(cli *c, const cli_args *a)
 {
@@ -30,6 +51,10 @@ int cmd_use(cli *c, const cli_args *a)
     char forspec[96];
     int rc = cli_for_version(c, a, OPT_FOR, OPT_FRAMEWORK, forspec, sizeof forspec, &version);
     if (rc) return rc;
+    if (cli_on(a, OPT_UNSET)) {
+        if (version) return cli_usage_error(c->cmd, "--unset takes no VERSION");
+        return needs_function(c, "use --unset");
+    }
     ce_active_info sel;
     memset(&sel, 0, sizeof sel);
     sel.origin = CE_ORIGIN_SHELL;

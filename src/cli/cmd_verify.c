@@ -5,13 +5,10 @@
  * --framework checks TensorFlow / PyTorch on the toolchain instead
  * (verify_framework.c). */
 #include <cJSON.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-#include <sys/stat.h>
 
 #include "store/activate.h"
 #include "store/adopt.h"
@@ -39,40 +36,6 @@ const cli_opt cmd_verify_opts[] = {
     { 0 },
 };
 
-static bool same_dir(const char *a, const char *b)
-{
-    struct stat sa, sb;
-    return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
-}
-
-/* path (under the sysroot) with its links followed as the machine they
- * belong to sees them: an absolute target is inside the sysroot too. */
-static bool sys_resolve(cli *c, const char *path, char *out, size_t outsz)
-{
-    char cur[4096], tgt[4096];
-    snprintf(cur, sizeof cur, "%s", path);
-    for (int hops = 0; hops < 16; hops++) {
-        ssize_t n = readlink(cur, tgt, sizeof tgt - 1);
-        if (n < 0) {
-            struct stat sb;
-            if (stat(cur, &sb) != 0 || !S_ISDIR(sb.st_mode)) return false;
-            char real[PATH_MAX];   /* a relative link leaves ".." behind: said plainly */
-            snprintf(out, outsz, "%s", realpath(cur, real) ? real : cur);
-            return true;
-        }
-        tgt[n] = '\0';
-        if (tgt[0] == '/') {
-            ce_sys_path(&c->ctx, tgt, cur, sizeof cur);
-        } else {
-            char *slash = strrchr(cur, '/');
-            if (slash) slash[1] = '\0';
-            size_t used = strlen(cur);
-            snprintf(cur + used, sizeof cur - used, "%s", tgt);
-        }
-    }
-    return false;
-}
-
 /* What verify checks when none is named: what is in effect.  The shell's
  * selection (use, .cuda-version, global: what `cudaenv current` says),
  * else the system switch's target (system.json, /usr/local/cuda), else the
@@ -90,23 +53,13 @@ static int in_effect(cli *c, ce_toolchain *tc, bool *adhoc, char *why, size_t wh
         else snprintf(why, whysz, "selected in this shell (cudaenv use)");
         return CE_OK;
     }
-    char link[4096], real[4096];
-    ce_sys_path(&c->ctx, CE_SYS_LINK, link, sizeof link);
-    bool have = sys_resolve(c, link, real, sizeof real);
-    ce_sys_record *rec = malloc(sizeof *rec);
-    if (!rec) return ce_fail(&c->ctx, CE_ERR_NOMEM, "out of memory");
-    bool sw = have && ce_system_record(&c->ctx, rec) == CE_OK && rec->present && !rec->restore && rec->name[0];
-    if (sw) {
-        ce_quiet q;
-        ce_quiet_begin(&q, false);
-        sw = ce_store_find(&c->ctx, rec->name, tc) == CE_OK && same_dir(tc->prefix, real);
-        ce_quiet_end(&q);
-    }
-    free(rec);
-    if (sw) {
+    if (ce_system_toolchain(&c->ctx, tc)) {
         snprintf(why, whysz, "nothing selected in this shell: the system switch's target (%s)", CE_SYS_LINK);
         return CE_OK;
     }
+    char link[4096], real[4096];
+    ce_sys_path(&c->ctx, CE_SYS_LINK, link, sizeof link);
+    bool have = ce_sys_resolve(&c->ctx, link, real, sizeof real);
     if (!have)
         return ce_fail(&c->ctx, CE_ERR_NOTFOUND, "nothing to verify: no toolchain is selected and there is no %s; "
                        "name one: cudaenv verify VERSION (cudaenv list shows them)", link);
@@ -295,13 +248,17 @@ static void print_table(cli *c, const st_report *r, int code, const st_options *
     }
     for (int i = 0; i < r->n_devices; i++) {
         const st_device *d = &r->devices[i];
-        cli_print("  GPU %d: %s, compute capability %d.%d, %.1f GiB%s\n", d->ordinal, d->name, d->cc_major,
-               d->cc_minor, (double)d->total_mem / 1073741824.0, d->supported ? "" : " (not supported)");
+        char mem[32];
+        cli_size(mem, sizeof mem, (double)d->total_mem);
+        cli_print("  GPU %d: %s, compute capability %d.%d, %s%s\n", d->ordinal, d->name, d->cc_major,
+               d->cc_minor, mem, d->supported ? "" : " (not supported)");
     }
     if (opt->bench) {
         const st_bench *b = &r->bench;
         if (b->ran) {
-            cli_print("  bench (%zu MiB copies, median of 20):\n", b->copy_bytes >> 20);
+            char cb[32];
+            cli_size(cb, sizeof cb, (double)b->copy_bytes);
+            cli_print("  bench (%s copies, median of 20):\n", cb);
             cli_print("    %-22s %10s %10s %7s\n", "", "cudaenv", "PyTorch", "ratio");
             const struct { const char *k; double a, t; } rows[] = {
                 { "host->device GB/s", b->h2d_gbs, b->torch_h2d_gbs },

@@ -42,7 +42,7 @@ static int probe(cli *c, const char *python, const char *fw, fw_want *w)
 {
     memset(w, 0, sizeof *w);
     ce_fw_target tc = { 0 };
-    ce_fw_options opt = { .framework = fw, .python = python, .quick = true, .timeout_s = 120 };
+    ce_fw_options opt = { .framework = fw, .python = python, .python_opt = "--for", .quick = true, .timeout_s = 120 };
     ce_fw_report r;
     int rc = ce_fw_run(&c->ctx, &tc, &opt, &r);
     if (rc) {

@@ -68,6 +68,7 @@ static const cli_cmd commands[] = {
       "\n"
       "Write a module file per toolchain so `module load cuda/<name>` applies what\n"
       "cudaenv use does: <prefix>/bin and <prefix>/lib64 first in PATH and LD_LIBRARY_PATH,\n"
+      "<prefix>/lib64 and lib64/stubs first in LIBRARY_PATH (gcc -lcudart, -lcuda),\n"
       "CUDA_HOME, CUDA_PATH and CUDNN_PATH set; family(\"cuda\") / conflict cuda, so one\n"
       "is loaded at a time; whatis names CUDA, cuDNN and the TensorFlow releases.\n"
       "Add DIR to MODULEPATH (module use DIR).\n"
@@ -174,7 +175,8 @@ static const cli_cmd commands[] = {
       "\n"
       "Installed toolchains with what each holds (profile and changes, NCCL, or the\n"
       "runfile); the active one is marked with why (shell, .cuda-version, global,\n"
-      "system).  --names prints the bare names, one per line, for scripts.\n",
+      "system), the one global --system put at /usr/local/cuda with system (named as the\n"
+      "one in use when nothing is selected).  --names prints the bare names, one per line.\n",
       .opts = cmd_list_opts },
     { "list-remote", "ls-remote", cmd_list_remote, "what the manifest offers",
       "usage: cudaenv list-remote [tf|torch|jax|cuda|cudnn] [--json | --names]\n"
@@ -246,6 +248,14 @@ static const cli_cmd commands[] = {
       "so one process never loads two copies of a library.  --libs toolchain: the\n"
       "toolchain's libraries instead (refused while the Python's own would still load).\n",
       .opts = cmd_use_opts, .max_pos = 1, .extra = "one VERSION only" },
+    { "deactivate", NULL, cmd_deactivate, "drop this shell's selection (use --unset)",
+      "usage: cudaenv deactivate\n"
+      "\n"
+      "Drop the shell selection (what use set: CUDAENV_VERSION), so .cuda-version and the\n"
+      "global default apply again; the same as use --unset.  Like use it changes the\n"
+      "current shell, so it is the shell function's (eval \"$(cudaenv init bash)\");\n"
+      "run as the program, it says so (exit 2).\n",
+      .needs = CLI_NO_STORE },
     { "env", NULL, cmd_env, "print the environment of a toolchain",
       "usage: cudaenv env [VERSION|system] [--shell bash|zsh|fish|json|dotenv] [--json]\n"
       "       cudaenv env --for PYTHON [--framework tf|torch|jax] [--libs framework|toolchain] [--shell ...]\n"
@@ -270,12 +280,16 @@ static const cli_cmd commands[] = {
       "libraries (see use).\n",
       .opts = cmd_local_opts, .max_pos = 1, .extra = "one VERSION only" },
     { "global", NULL, cmd_global, "the default toolchain (user or system)",
-      "usage: cudaenv global [VERSION|system] [--system [--force] [--dry-run] | --rollback [--dry-run]]\n"
+      "usage: cudaenv global [VERSION|system | --unset]\n"
+      "       cudaenv global [VERSION|system] --system [--force] [--dry-run]\n"
+      "       cudaenv global --rollback [--dry-run]\n"
       "\n"
-      "Without --system: the user's default toolchain.  With --system (root): point\n"
-      "$CUDAENV_SYSROOT/usr/local/cuda and /etc/ld.so.conf.d/cudaenv.conf at it atomically\n"
-      "and run ldconfig.  --dry-run prints the plan.  --rollback returns to the previous\n"
-      "target, and again to the one before (a history of 16).  The first switch records the\n"
+      "Without --system: the user's default toolchain (printed without VERSION; --unset\n"
+      "removes it, so new shells outside a project get the machine's own CUDA).\n"
+      "With --system (root): point $CUDAENV_SYSROOT/usr/local/cuda and\n"
+      "/etc/ld.so.conf.d/cudaenv.conf at it atomically and run ldconfig.  --dry-run prints\n"
+      "the plan.  --rollback returns to the previous target, and again to the one before\n"
+      "(a history of 16).  The first switch records the\n"
       "machine's own state (no link, a link, the update-alternatives selection, a directory\n"
       "moved aside; cudaenv.conf); 'global system --system' restores exactly that.\n"
       "A real directory at /usr/local/cuda is refused (exit 1) unless --force moves it aside;\n"
@@ -289,7 +303,9 @@ static const cli_cmd commands[] = {
       "\n"
       "Print the active toolchain and its origin: shell, .cuda-version (path), global, system.\n"
       "Warns when its lib64 is on LD_LIBRARY_PATH while python3 brings its own copies of\n"
-      "the same libraries (the fix: cudaenv use --for python3).\n",
+      "the same libraries (the fix: cudaenv use --for python3).\n"
+      "For system: the toolchain global --system put at /usr/local/cuda, when the link still\n"
+      "points there (--json: system_toolchain), else the machine's own CUDA.\n",
       .opts = cmd_current_opts },
     { "which", NULL, cmd_which, "the file a command resolves to",
       "usage: cudaenv which CMD\n"
@@ -297,11 +313,13 @@ static const cli_cmd commands[] = {
       "Print the file CMD (e.g. nvcc) resolves to in the active toolchain.\n",
       .min_pos = 1, .max_pos = 1, .missing = "which command? e.g. cudaenv which nvcc", .extra = "one CMD only" },
     { "exec", NULL, cmd_exec, "run one command with a toolchain",
-      "usage: cudaenv exec VERSION -- CMD [ARG...]\n"
+      "usage: cudaenv exec [VERSION] -- CMD [ARG...]\n"
       "       cudaenv exec --for PYTHON [--framework tf|torch|jax] -- CMD [ARG...]\n"
-      "       cudaenv exec --libs framework|toolchain VERSION -- CMD [ARG...]\n"
+      "       cudaenv exec --libs framework|toolchain [VERSION] -- CMD [ARG...]\n"
       "\n"
-      "Run CMD with the environment of toolchain VERSION; --for PYTHON: of the toolchain\n"
+      "Run CMD with the environment of toolchain VERSION; without VERSION, of the selection\n"
+      "in effect (CUDAENV_VERSION from use, the nearest .cuda-version, global; none: exit 3);\n"
+      "--for PYTHON: of the toolchain\n"
       "that Python's frameworks were built for (see install --for), e.g.\n"
       "cudaenv exec --for .venv/bin/python -- .venv/bin/python setup.py build_ext.\n"
       "A Python that brings its own CUDA libraries (--for, or CMD a python) runs on them:\n"
@@ -408,7 +426,8 @@ static void main_usage(FILE *f)
                "Install and switch NVIDIA CUDA toolkits + cuDNN, and prove they work.\n\ncommands:\n");
     for (size_t i = 0; i < n_commands; i++)
         fprintf(f, "  %-12s %s\n", commands[i].name, commands[i].summary);
-    fprintf(f, "\nRun 'cudaenv COMMAND --help' for a command's options; 'man cudaenv' for the rest.\n"
+    fprintf(f, "\nRun 'cudaenv help COMMAND' (or COMMAND --help) for a command's options; 'man cudaenv' for\n"
+               "the rest.\n"
                "Environment: CUDAENV_ROOT, CUDAENV_MANIFEST, CUDAENV_MIRROR, CUDAENV_SYSROOT,\n"
                "CUDAENV_VERSION, NO_COLOR.  Exit codes: 0 ok, 1 other, 2 usage, 3 not found,\n"
                "4 download, 5 integrity, 6 permission, 7 check failed, 8 no usable GPU.\n");
@@ -501,10 +520,16 @@ int main(int argc, char **argv)
         return 2;
     }
     if (!strcmp(argv[i], "help")) {
-        const cli_cmd *h = i + 1 < argc ? cli_find_cmd(argv[i + 1]) : NULL;
+        /* help COMMAND: what COMMAND --help prints; help alone: the overview */
+        if (i + 1 >= argc || !strcmp(argv[i + 1], "help")) {
+            main_usage(stdout);
+            return 0;
+        }
+        const cli_cmd *h = cli_find_cmd(argv[i + 1]);
         if (h) return cli_help(h);
-        main_usage(stdout);
-        return 0;
+        const char *near = nearest_command(argv[i + 1]);
+        if (near) return cli_usage_error(NULL, "help: unknown command '%s'; did you mean '%s'?", argv[i + 1], near);
+        return cli_usage_error(NULL, "help: unknown command '%s' (cudaenv help lists them)", argv[i + 1]);
     }
     const cli_cmd *cmd = cli_find_cmd(argv[i]);
     if (!cmd) {

@@ -59,15 +59,6 @@ void cli_size(char *out, size_t n, double bytes)
     ce_bytes_text(out, n, bytes);
 }
 
-/* "845M", "1.2G": the bar has no room for more */
-static void human_short(char *out, size_t n, double bytes)
-{
-    const char *u = "BKMGT";
-    int i = 0;
-    while (bytes >= 1024 && i < 4) { bytes /= 1024; i++; }
-    snprintf(out, n, bytes < 10 && i ? "%.1f%c" : "%.0f%c", bytes, u[i]);
-}
-
 static int term_width(void)
 {
     struct winsize ws;
@@ -97,10 +88,12 @@ static void draw_bar(void)
                 nl += (size_t)snprintf(names + nl, sizeof names - nl, "%s%s", nl ? ", " : "", items[i].name);
         }
     }
-    char d[16], t[16], r[16], eta[64] = " ETA --:--";
-    human_short(d, sizeof d, (double)done);
-    human_short(t, sizeof t, (double)total);
-    human_short(r, sizeof r, rate);
+    /* the units every other line uses ("338.2 MiB/845.4 MiB"); a narrow
+     * terminal loses the end of the line (the names) first */
+    char d[32], t[32], r[32], eta[64] = " ETA --:--";
+    cli_size(d, sizeof d, (double)done);
+    cli_size(t, sizeof t, (double)total);
+    cli_size(r, sizeof r, rate);
     if (!unknown && rate > 0 && total > done) {
         long sec = (long)((double)(total - done) / rate);
         snprintf(eta, sizeof eta, " ETA %ld:%02ld", sec / 60, sec % 60);
@@ -117,7 +110,11 @@ static void draw_bar(void)
         line[len++] = ']';
         line[len++] = ' ';
     }
-    len += snprintf(line + len, sizeof line - (size_t)len, "%d%% %s/%s %s/s%s %s", pct, d, unknown ? "?" : t, r, eta, names);
+    if (width)
+        len += snprintf(line + len, sizeof line - (size_t)len, "%d%% %s/%s %s/s%s %s", pct, d, unknown ? "?" : t, r,
+                        eta, names);
+    else   /* under 64 columns: the file's name before the rate */
+        len += snprintf(line + len, sizeof line - (size_t)len, "%d%% %s/%s%s %s", pct, d, unknown ? "?" : t, eta, names);
     if (len > avail && avail > 3) {
         line[avail - 3] = '.'; line[avail - 2] = '.'; line[avail - 1] = '.';
         line[avail] = '\0';

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/bytes.h"
 #include "doctor_int.h"
 
 static bool hides_devices(void)
@@ -104,9 +105,12 @@ void doc_check_gpu(ce_doctor *d)
         const ce_gpu *g = &p->gpus[i];
         if (g->mem_total == 0 || g->mig == 1) continue;
         if (g->mem_used * 10 >= g->mem_total * 9) {
+            char used[32], total[32];
+            ce_bytes_text(used, sizeof used, (double)g->mem_used);
+            ce_bytes_text(total, sizeof total, (double)g->mem_total);
             doc_add(d, "gpu.memory-busy", CE_SEV_WARNING,
                     doc_fmt(sum, sizeof sum, "GPU %d (%s) has almost no free memory", i, g->name),
-                    doc_fmt(ev, sizeof ev, "NVML: %llu MiB of %llu MiB in use", g->mem_used >> 20, g->mem_total >> 20),
+                    doc_fmt(ev, sizeof ev, "NVML: %s of %s in use", used, total),
                     "see who holds it: nvidia-smi --query-compute-apps=pid,process_name,used_memory --format=csv; "
                     "stop those processes or pick another GPU with CUDA_VISIBLE_DEVICES");
         }

@@ -9,6 +9,7 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+#include "core/bytes.h"
 #include "core/file.h"
 #include "core/proc.h"
 #include "core/rmtree.h"
@@ -148,9 +149,12 @@ static int space(ce_ctx *ctx, const plan *pl)
     else if (statvfs(ctx->root, &vs) == 0) avail = (double)vs.f_bavail * (double)vs.f_frsize;
     else return CE_OK;
     if (avail >= want) return CE_OK;
-    return ce_fail(ctx, CE_ERR_SPACE, "not enough free space in %s: this install needs about %.1f GiB "
-                   "(component downloads plus unpacked trees) and %.1f GiB is free; free some space, or set "
-                   "CUDAENV_ROOT to a larger filesystem", ctx->root, want / 1073741824.0, avail / 1073741824.0);
+    char w[32], a[32];
+    ce_bytes_text(w, sizeof w, want);
+    ce_bytes_text(a, sizeof a, avail);
+    return ce_fail(ctx, CE_ERR_SPACE, "not enough free space in %s: this install needs about %s "
+                   "(component downloads plus unpacked trees) and %s is free; free some space, or set "
+                   "CUDAENV_ROOT to a larger filesystem", ctx->root, w, a);
 }
 
 static int commit_parts(ce_ctx *ctx, plan *pl)
@@ -445,8 +449,10 @@ static int run(ce_ctx *ctx, const ce_manifest *m, const ce_resolved *r, const ce
     } else if (rc == CE_OK) {
         size_t n = 0;
         long long bytes = ce_redist_selected_bytes(pl->red, &n);
-        ce_emit(ctx, CE_EV_STEP, r->name, "CUDA %s from NVIDIA's components: %zu of %zu (%s profile), %.1f MiB",
-                r->cuda->version, n, pl->red->n, pl->profile, (double)bytes / 1048576.0);
+        char sz[32];
+        ce_bytes_text(sz, sizeof sz, (double)bytes);
+        ce_emit(ctx, CE_EV_STEP, r->name, "CUDA %s from NVIDIA's components: %zu of %zu (%s profile), %s",
+                r->cuda->version, n, pl->red->n, pl->profile, sz);
     }
     for (size_t i = 0; rc == CE_OK && pl->red && i < pl->red->n; i++) {
         const ce_component *c = &pl->red->comps[i];

@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/bytes.h"
 #include "core/clock.h"
 #include "core/file.h"
 #include "http.h"
@@ -232,7 +233,9 @@ static int finish(ce_ctx *ctx, dl *d, bool strict)
     d->fd = -1;
     d->state = DL_DONE;
     ce_progress(ctx, it->label, d->have, d->have, 0);
-    ce_emit(ctx, CE_EV_DONE, it->label, "downloaded %s (%lld bytes, sha256 ok)", it->label, d->have);
+    char sz[32];
+    ce_bytes_text(sz, sizeof sz, (double)d->have);
+    ce_emit(ctx, CE_EV_DONE, it->label, "downloaded %s (%s, sha256 ok)", it->label, sz);
     return CE_OK;
 }
 

@@ -16,6 +16,7 @@
 #include "store/compose.h"
 #include "components.h"
 #include "fetch.h"
+#include "core/bytes.h"
 #include "core/clock.h"
 #include "core/file.h"
 #include "core/rmtree.h"
@@ -82,14 +83,6 @@ static int add_need(ce_ctx *ctx, need *needs, size_t *n, const ce_artifact *art,
     return CE_OK;
 }
 
-static void fmt_bytes(char *out, size_t n, double b)
-{
-    const char *u[] = { "B", "KiB", "MiB", "GiB", "TiB" };
-    int i = 0;
-    while (b >= 1024 && i < 4) { b /= 1024; i++; }
-    snprintf(out, n, "%.1f %s", b, u[i]);
-}
-
 /* Bytes still to download plus the unpacked estimate, against statvfs. */
 static int space_preflight(ce_ctx *ctx, const need *needs, size_t n)
 {
@@ -120,8 +113,8 @@ static int space_preflight(ce_ctx *ctx, const need *needs, size_t n)
     }
     if (avail >= want) return CE_OK;
     char w[32], a[32];
-    fmt_bytes(w, sizeof w, want);
-    fmt_bytes(a, sizeof a, avail);
+    ce_bytes_text(w, sizeof w, want);
+    ce_bytes_text(a, sizeof a, avail);
     return ce_fail(ctx, CE_ERR_SPACE, "not enough free space in %s: this install needs about %s "
                    "(downloads plus unpacked trees) and %s is free; free some space, or set CUDAENV_ROOT "
                    "to a larger filesystem", ctx->root, w, a);

@@ -15,6 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "core/bytes.h"
 #include "core/file.h"
 #include "core/proc.h"
 #include "core/rmtree.h"
@@ -204,8 +205,10 @@ int ce_parts_fetch_unpack(ce_ctx *ctx, const ce_manifest *m, plan *pl)
         return k == 0 ? CE_OK : ce_fail(ctx, CE_ERR_OTHER, "cannot share the decode slots: %s", strerror(serr));
     }
     ce_slots_budget(&sh->slots, (long long)ce_xzmt_budget(), bytes);   /* the decoders' memory (xzmt.h) */
-    ce_emit(ctx, CE_EV_STEP, NULL, "downloading %zu archive%s (%.1f MiB) and unpacking them on %ld core%s", k,
-            k == 1 ? "" : "s", (double)bytes / 1048576.0, ncpu(), ncpu() == 1 ? "" : "s");
+    char sz[32];
+    ce_bytes_text(sz, sizeof sz, (double)bytes);
+    ce_emit(ctx, CE_EV_STEP, NULL, "downloading %zu archive%s (%s) and unpacking them on %ld core%s", k,
+            k == 1 ? "" : "s", sz, ncpu(), ncpu() == 1 ? "" : "s");
     volatile int *done = &sh->done;
     ce_fetch_job job = { .ctx = ctx, .items = items, .n = nf, .done = done };
     pthread_t th;

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/bytes.h"
 #include "st_int.h"
 #include "core/version.h"
 #include "machine/probe.h"
@@ -240,8 +241,10 @@ void st_device_step(st_state *st)
         st->cu.DeviceTotalMem(&d->total_mem, dev);
         char why[256] = "";
         d->supported = cc_in_range(&st->r->tc, d->cc_major, d->cc_minor, why, sizeof why);
-        st_note(s, "GPU %d: %s, compute capability %d.%d, %.1f GiB%s%s", i, d->name, d->cc_major, d->cc_minor,
-                (double)d->total_mem / 1073741824.0, d->supported ? "" : ": ", why);
+        char mem[32];
+        ce_bytes_text(mem, sizeof mem, (double)d->total_mem);
+        st_note(s, "GPU %d: %s, compute capability %d.%d, %s%s%s", i, d->name, d->cc_major, d->cc_minor, mem,
+                d->supported ? "" : ": ", why);
         if (!d->supported)
             st_failf(s, "GPU %d (%s): %s; use a toolchain whose CUDA supports it", i, d->name, why);
     }

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "core/bytes.h"
 #include "core/file.h"
 #include "core/json.h"
 #include "manifest/source.h"
@@ -177,7 +178,9 @@ void st_files(st_state *st)
                  problems, n, missing, wrong_size, extra, st->r->tc.name);
         return;
     }
-    st_pass(s, "%ld files, %.1f MiB, match %s (%s)", n, (double)bytes / 1048576.0, CE_RECEIPT_NAME,
+    char sz[32];
+    ce_bytes_text(sz, sizeof sz, (double)bytes);
+    st_pass(s, "%ld files, %s, match %s (%s)", n, sz, CE_RECEIPT_NAME,
             deep ? "sizes and sha256" : "sizes; --deep re-hashes");
     if (deep) st_note(s, "%ld files re-hashed", hashed);
 }

@@ -111,14 +111,22 @@ int ce_fw_run(ce_ctx *ctx, const ce_fw_target *tc, const ce_fw_options *opt, ce_
     snprintf(r->framework, sizeof r->framework, "%s", fw);
     snprintf(r->module, sizeof r->module, "%s", !strcmp(fw, "tf") ? "tensorflow" : fw);
     const char *want = opt->python && *opt->python ? opt->python : "python3";
-    if (!find_python(want, r->python, sizeof r->python))
-        return ce_fail(ctx, CE_ERR_NOTFOUND, "%s: %s; name the Python that has %s with --python PATH", want,
-                       strchr(want, '/') ? "no such executable" : "not found on PATH", r->module);
+    /* the fix names the option the caller took the Python from (--python, --for) */
+    const char *how = opt->python_opt ? opt->python_opt : "--python";
+    if (!find_python(want, r->python, sizeof r->python)) {
+        const char *why = strchr(want, '/') ? "no such executable" : "not found on PATH";
+        if (opt->python_opt)   /* --for probes each framework: no one of them is the one wanted */
+            return ce_fail(ctx, CE_ERR_NOTFOUND, "%s: %s; name the Python with %s PATH (a venv's: %s "
+                           ".venv/bin/python)", want, why, how, how);
+        return ce_fail(ctx, CE_ERR_NOTFOUND, "%s: %s; name the Python that has %s with --python PATH", want, why,
+                       r->module);
+    }
     if (r->python[0] != '/') {   /* it runs in a private directory: made absolute (not resolved: a venv's link) */
         char cwd[2048], rel[sizeof r->python];
         snprintf(rel, sizeof rel, "%s", r->python);
         if (!getcwd(cwd, sizeof cwd) || snprintf(r->python, sizeof r->python, "%s/%s", cwd, rel) >= (int)sizeof r->python)
-            return ce_fail(ctx, CE_ERR_NOTFOUND, "%s: cannot make it an absolute path; name the Python with --python /PATH", rel);
+            return ce_fail(ctx, CE_ERR_NOTFOUND, "%s: cannot make it an absolute path; name the Python with %s /PATH",
+                           rel, how);
     }
     if (!opt->quick) count_driver_gpus(opt, r);
 

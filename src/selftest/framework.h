@@ -34,6 +34,7 @@ typedef struct ce_fw_target {
 typedef struct ce_fw_options {
     const char *framework;     /* "torch" or "tf" (also "pytorch", "tensorflow") */
     const char *python;        /* NULL: python3 on PATH */
+    const char *python_opt;    /* the option that named it, for messages ("--for"); NULL: "--python" */
     bool quick;                /* doctor: import and build info only, no GPU work */
     const char *libcuda;       /* driver library to count GPUs with (test hook); NULL: libcuda.so.1 */
     int timeout_s;             /* 0: 300 */

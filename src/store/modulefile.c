@@ -145,7 +145,8 @@ int ce_modulefile_render(ce_ctx *ctx, const ce_toolchain *tc, ce_modfmt fmt, cha
              tc->cudnn, tf[0] ? " (TensorFlow " : "", tf[0] ? tf : "");
     if (tf[0]) strncat(desc, ")", sizeof desc - strlen(desc) - 1);
     snprintf(help, sizeof help, "%s, installed by cudaenv in\n  %s\n"
-             "Puts bin/ and lib64/ first in PATH and LD_LIBRARY_PATH and sets CUDA_HOME,\n"
+             "Puts bin/ and lib64/ first in PATH and LD_LIBRARY_PATH, lib64/ and\n"
+             "lib64/stubs first in LIBRARY_PATH (the linker's) and sets CUDA_HOME,\n"
              "CUDA_PATH%s.  cudaenv verify %s checks it on the GPU.",
              desc, tc->prefix, tc->cudnn[0] ? " and CUDNN_PATH" : "", tc->name);
     sbuf b = { .ok = true };
@@ -162,6 +163,8 @@ int ce_modulefile_render(ce_ctx *ctx, const ce_toolchain *tc, ce_modfmt fmt, cha
         sb_lua(&b, tc->prefix);
         sb_add(&b, "\nprepend_path(\"PATH\", prefix .. \"/bin\")\n"
                    "prepend_path(\"LD_LIBRARY_PATH\", prefix .. \"/lib64\")\n"
+                   "prepend_path(\"LIBRARY_PATH\", prefix .. \"/lib64/stubs\")\n"
+                   "prepend_path(\"LIBRARY_PATH\", prefix .. \"/lib64\")\n"
                    "setenv(\"CUDA_HOME\", prefix)\nsetenv(\"CUDA_PATH\", prefix)\n");
         if (tc->cudnn[0]) sb_add(&b, "setenv(\"CUDNN_PATH\", prefix)\n");
     } else {
@@ -174,6 +177,7 @@ int ce_modulefile_render(ce_ctx *ctx, const ce_toolchain *tc, ce_modfmt fmt, cha
         sb_add(&b, "conflict cuda\nset prefix ");
         sb_tcl(&b, tc->prefix);
         sb_add(&b, "\nprepend-path PATH $prefix/bin\nprepend-path LD_LIBRARY_PATH $prefix/lib64\n"
+                   "prepend-path LIBRARY_PATH $prefix/lib64/stubs\nprepend-path LIBRARY_PATH $prefix/lib64\n"
                    "setenv CUDA_HOME $prefix\nsetenv CUDA_PATH $prefix\n");
         if (tc->cudnn[0]) sb_add(&b, "setenv CUDNN_PATH $prefix\n");
     }

@@ -2,7 +2,8 @@
  * toolchain, DIR/cuda/<module>.lua (Lmod) or DIR/cuda/<module> (Tcl, read by
  * Environment Modules and Lmod alike), so `module load cuda/<module>` applies
  * what `cudaenv use` does: PATH and LD_LIBRARY_PATH get <prefix>/bin and
- * <prefix>/lib64 first, CUDA_HOME, CUDA_PATH (and CUDNN_PATH with cuDNN) are
+ * <prefix>/lib64 first, LIBRARY_PATH (the linker's) <prefix>/lib64 and
+ * <prefix>/lib64/stubs (store/env.c), CUDA_HOME, CUDA_PATH (and CUDNN_PATH with cuDNN) are
  * set; family("cuda") / `conflict cuda` keeps one loaded at a time; whatis
  * names CUDA, cuDNN and the TensorFlow releases (from the receipt).
  *

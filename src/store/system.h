@@ -146,6 +146,17 @@ int ce_system_restore(ce_ctx *ctx, const ce_sys_opts *o);
 /* Read system.json (rec->present false when none).  For doctor: compare
  * rec->target with readlink(/usr/local/cuda) to find another installer's move. */
 int ce_system_record(ce_ctx *ctx, ce_sys_record *rec);
+/* The installed toolchain the system switch put at /usr/local/cuda, into
+ * *out: system.json names it (a switch, not a restore) and the link, its
+ * links followed inside the sysroot, is that toolchain's directory.  false
+ * (quiet) when there is none: no switch, the machine's own CUDA restored,
+ * the link moved since by another installer, the toolchain uninstalled.
+ * For list, current and verify: what "system" stands for. */
+bool ce_system_toolchain(ce_ctx *ctx, ce_toolchain *out);
+/* path (under the sysroot) with its links followed as the machine they
+ * belong to sees them (an absolute target is inside the sysroot too) into
+ * out: false when it leads to no directory (or past 16 links). */
+bool ce_sys_resolve(const ce_ctx *ctx, const char *path, char *out, size_t outsz);
 /* system_hist.c: the restore part of system.json (pure: no files, no
  * output).  Read: fill rec->original / rec->history from the record's JSON
  * object (a record without "history", from an older cudaenv, starts it with

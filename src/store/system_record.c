@@ -1,12 +1,16 @@
 /* system.json and its intent system.json.pending: read (ce_system_record)
- * and written (the text of one record); see system.h. */
+ * and written (the text of one record), and the toolchain it puts at
+ * /usr/local/cuda (ce_system_toolchain); see system.h. */
 #include "system_int.h"
 
 #include <cjson/cJSON.h>
+#include <limits.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
 #include <sys/stat.h>
 
 #include "core/file.h"
@@ -130,6 +134,54 @@ int ce_system_record(ce_ctx *ctx, ce_sys_record *rec)
     free(data);
     if (src == CE_OK && rec->pending) rec->gen = (rec->gen < 0 ? 0 : rec->gen) + 1;   /* older "state":"pending" */
     return src == CE_ERR_NOTFOUND ? CE_OK : src;
+}
+
+bool ce_sys_resolve(const ce_ctx *ctx, const char *path, char *out, size_t outsz)
+{
+    char cur[4096], tgt[4096];
+    snprintf(cur, sizeof cur, "%s", path);
+    for (int hops = 0; hops < 16; hops++) {
+        ssize_t n = readlink(cur, tgt, sizeof tgt - 1);
+        if (n < 0) {
+            struct stat sb;
+            if (stat(cur, &sb) != 0 || !S_ISDIR(sb.st_mode)) return false;
+            char real[PATH_MAX];   /* a relative link leaves ".." behind: said plainly */
+            snprintf(out, outsz, "%s", realpath(cur, real) ? real : cur);
+            return true;
+        }
+        tgt[n] = '\0';
+        if (tgt[0] == '/') {
+            ce_sys_path(ctx, tgt, cur, sizeof cur);
+        } else {
+            char *slash = strrchr(cur, '/');
+            if (slash) slash[1] = '\0';
+            size_t used = strlen(cur);
+            snprintf(cur + used, sizeof cur - used, "%s", tgt);
+        }
+    }
+    return false;
+}
+
+static bool same_dir(const char *a, const char *b)
+{
+    struct stat sa, sb;
+    return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+bool ce_system_toolchain(ce_ctx *ctx, ce_toolchain *out)
+{
+    char link[4096], real[4096];
+    ce_sys_path(ctx, CE_SYS_LINK, link, sizeof link);
+    if (!ce_sys_resolve(ctx, link, real, sizeof real)) return false;
+    ce_sys_record *rec = malloc(sizeof *rec);
+    if (!rec) return false;
+    ce_quiet q;
+    ce_quiet_begin(&q, false);
+    bool sw = ce_system_record(ctx, rec) == CE_OK && rec->present && !rec->restore && rec->name[0] &&
+              ce_store_find(ctx, rec->name, out) == CE_OK && same_dir(out->prefix, real);
+    ce_quiet_end(&q);
+    free(rec);
+    return sw;
 }
 
 static char *record_text(const ce_sys_record *rec)

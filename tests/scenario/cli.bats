@@ -42,6 +42,39 @@ teardown() { common_teardown; }
     done
 }
 
+@test "help COMMAND prints exactly what COMMAND --help prints; help of an unknown command is exit 2 with the nearest" {
+    local cmds c
+    cmds=$("$CUDAENV" --help | sed -n '/^commands:/,/^$/s/^  \([a-z-]*\) .*/\1/p')
+    for c in $cmds ls ls-remote; do
+        [ "$("$CUDAENV" help "$c")" = "$("$CUDAENV" "$c" --help)" ] || { echo "help $c differs"; false; }
+    done
+    run --separate-stderr "$CUDAENV" help instal
+    [ "$status" -eq 2 ] && [ -z "$output" ]
+    [[ "$stderr" == *"help: unknown command 'instal'; did you mean 'install'?"* ]] || { echo "$stderr"; false; }
+    run --separate-stderr "$CUDAENV" help frobnicate
+    [ "$status" -eq 2 ] && [ -z "$output" ]
+    [[ "$stderr" == *"unknown command 'frobnicate'"* ]] || { echo "$stderr"; false; }
+    # help alone (and help help): the overview, which says how to get a command's help
+    run "$CUDAENV" help
+    [ "$status" -eq 0 ] && [[ "$output" == *"cudaenv help COMMAND"* ]]
+    [ "$("$CUDAENV" help help)" = "$output" ]
+}
+
+@test "every option a command's table declares is in its --help (global --unset included)" {
+    local f cmd o missing=
+    for f in "$REPO"/src/cli/cmd_*.c; do
+        cmd=${f##*/cmd_}; cmd=${cmd%.c}; cmd=${cmd//_/-}
+        for o in $(sed -n '/^const cli_opt cmd_[a-z_]*_opts\[\] = {$/,/^};$/p' "$f" | grep -o '{ "[a-z-]*"' | tr -d '{" '); do
+            # use --shell is the shell function's (cudaenv init passes it), not the user's
+            [ "$cmd --$o" != "use --shell" ] || continue
+            "$CUDAENV" "$cmd" --help | grep -q -- "--$o\b" || missing+=" $cmd --$o"
+        done
+    done
+    [ -z "$missing" ] || { echo "not in --help:$missing"; false; }
+    run "$CUDAENV" global --help
+    [[ "${lines[0]}" == "usage: cudaenv global [VERSION|system | --unset]" ]] || { echo "$output"; false; }
+}
+
 @test "usage errors: what each command's table entry declares, from one parser, exit 2 (light and full binary)" {
     while IFS='|' read -r args msg; do
         run --separate-stderr "$CUDAENV" $args
@@ -62,7 +95,7 @@ env -x|unknown option -x
 env --shell tcsh|unknown shell 'tcsh' (bash, zsh, fish, json, dotenv)
 use|which toolchain? (cudaenv list shows the installed ones)
 jupyter install a b|one VERSION only (got 'a' and 'b')
-exec 11.8|usage: cudaenv exec VERSION -- CMD [ARG...]
+exec 11.8|usage: cudaenv exec [VERSION] -- CMD [ARG...]
 install|which toolchain? nothing is pinned here (no .cuda-version in this directory or above, no global default); e.g. cudaenv install tf-2.14, or --for PYTHON, or pin one first: cudaenv local tf-2.14
 install --bogus x|unknown option --bogus
 mirror --to|option --to needs a value

@@ -497,3 +497,50 @@ assert "libcufft" in t["components"] and t["nccl"] is None, t' <<<"$output"
     [ -f "$p/lib64/libnpp.so.11" ] && grep -q '"profile":[[:space:]]*"toolkit"' "$p/.cudaenv-receipt.json"
     no_staging
 }
+
+# Every size a person reads, in one style (core/bytes.h): "512 B", "1.5 KiB",
+# "845.4 MiB": a whole number of bytes under 1 KiB, else one decimal of the
+# largest binary unit that keeps it >= 1; an exact count only as "(N bytes)"
+# right after one of those.
+sizes_one_style() {
+    python3 - "$1" <<'PY'
+import re, sys
+text = open(sys.argv[1], errors="replace").read()
+bad = []
+tok = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)\s?(B|KiB|MiB|GiB|TiB|kB|KB|MB|GB|TB|bytes|[KMGT])(?![\w/])")
+for m in tok.finditer(text):
+    num, unit = m.group(1), m.group(2)
+    ctx = text[max(0, m.start() - 40):m.end() + 10].replace("\n", " | ")
+    if unit == "bytes":
+        # only as the exact count beside a human size: "845.4 MiB (886432 bytes)"
+        if not re.search(r"\d(?: B|\.\d (?:KiB|MiB|GiB|TiB)) \($", text[:m.start()]):
+            bad.append(ctx)
+        continue
+    if unit == "B":
+        ok = re.fullmatch(r"\d+", num) and int(num) < 1024
+    elif unit in ("KiB", "MiB", "GiB", "TiB"):
+        ok = re.fullmatch(r"\d+\.\d", num) and 1 <= float(num) < 1024 or unit == "TiB" and re.fullmatch(r"\d+\.\d", num)
+    else:
+        ok = False
+    if not ok:
+        bad.append(ctx)
+print("\n".join(bad))
+sys.exit(1 if bad else 0)
+PY
+}
+
+@test "sizes are printed in one style: install's messages, list, info, cache list" {
+    run "$CUDAENV" install tf-2.14
+    [ "$status" -eq 0 ] || { echo "$output"; false; }
+    {
+        echo "$output"
+        "$CUDAENV" list 2>&1
+        "$CUDAENV" info tf-2.14 2>&1
+        "$CUDAENV" cache list 2>&1
+    } > "$T/all"
+    # the outputs do carry sizes (the check is not vacuous)
+    [ "$(grep -cE '[0-9] (B|KiB|MiB|GiB)\b' "$T/all")" -ge 8 ] || { cat "$T/all"; false; }
+    grep -q 'from NVIDIA.s components: .* profile), [0-9.]* [KMG]i\?B' "$T/all" || { cat "$T/all"; false; }
+    run sizes_one_style "$T/all"
+    [ "$status" -eq 0 ] || { echo "other styles:"; echo "$output"; false; }
+}

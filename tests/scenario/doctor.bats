@@ -94,7 +94,7 @@ expect_only() {
     run "$CUDAENV" doctor
     [ "$status" -eq 0 ]
     [[ "$output" == *"0 errors, 0 warnings, 0 info: nothing wrong found"* ]]
-    [[ "$output" == *"GPU 0: NVIDIA H100 80GB HBM3, sm_90, 81559 MiB (512 MiB in use)"* ]]
+    [[ "$output" == *"GPU 0: NVIDIA H100 80GB HBM3, sm_90, 79.6 GiB (512.0 MiB in use)"* ]]
     [[ "$output" == *"driver 550.54.14 (CUDA 12.4)"* ]]
     [[ "$output" != *$'\033'* ]]
 }

@@ -89,6 +89,26 @@ torch_only() { rm -rf "$T/site/tensorflow" "$T"/site/tensorflow-*.dist-info; }
     [ ! -e .cuda-version ]
 }
 
+@test "--for naming no Python: exit 3 and the fix names --for, not verify's --python, in every command that takes it" {
+    local cmd rest
+    for cmd in "install --for" "env --for" "local --force --for" "use --for" "exec --for"; do
+        rest=(); [ "$cmd" != "exec --for" ] || rest=(-- true)
+        # shellcheck disable=SC2086
+        run --separate-stderr "$CUDAENV" $cmd "$T/nope/python" "${rest[@]}"
+        [ "$status" -eq 3 ] || { echo "$cmd: $status $stderr"; false; }
+        [[ "$stderr" == *"$T/nope/python: no such executable; name the Python with --for PATH"* ]] || { echo "$cmd: $stderr"; false; }
+        [[ "$stderr" != *"--python"* ]] || { echo "$cmd: $stderr"; false; }
+    done
+    run --separate-stderr "$CUDAENV" env --for nosuchpython3x
+    [ "$status" -eq 3 ]
+    [[ "$stderr" == *"nosuchpython3x: not found on PATH; name the Python with --for PATH"* ]] || { echo "$stderr"; false; }
+    # verify --framework keeps its own option's name
+    fx_installed 11.8.0 8.7.0.84 >/dev/null
+    run --separate-stderr "$CUDAENV" verify 11.8 --framework torch --python "$T/nope/python"
+    [[ "$stderr" == *"with --python PATH"* ]] || { echo "$stderr"; false; }
+    [ ! -e .cuda-version ]
+}
+
 @test "what a framework reports is escaped before it is printed (a version carrying OSC 52)" {
     torch_only
     FAKE_FW_VERSION=$'2.5.1\e]52;c;cHduZWQ=\a' FAKE_FW_CUDA=12.2 FAKE_FW_CUDNN=8.9.7 \

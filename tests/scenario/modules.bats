@@ -39,13 +39,13 @@ MODULE_SCENARIO='
     P0=$PATH
     module avail 2>&1 | tr -s " " "\n" | grep "^cuda/" | sort | tr "\n" " "; echo
     module load cuda/11.8.0-cudnn8.7.0.84 || exit 10
-    echo "load|$(command -v nvcc)|$(nvcc --version | tail -1)|$CUDA_HOME|$CUDA_PATH|$CUDNN_PATH|$LD_LIBRARY_PATH"
-    cc -o "$T/probe118" "$T/probe.c" -L"$CUDA_HOME/lib64" -lcudart && "$T/probe118" | tr "\n" " "; echo
+    echo "load|$(command -v nvcc)|$(nvcc --version | tail -1)|$CUDA_HOME|$CUDA_PATH|$CUDNN_PATH|$LD_LIBRARY_PATH|$LIBRARY_PATH"
+    cc -o "$T/probe118" "$T/probe.c" -lcudart && "$T/probe118" | tr "\n" " "; echo
     module swap cuda cuda/12.3.0 >/dev/null 2>&1 || module switch cuda/11.8.0-cudnn8.7.0.84 cuda/12.3.0 || exit 11
-    echo "swap|$(command -v nvcc)|$CUDA_HOME|${CUDNN_PATH-unset}|$LD_LIBRARY_PATH"
-    cc -o "$T/probe122" "$T/probe.c" -L"$CUDA_HOME/lib64" -lcudart && "$T/probe122" | tr "\n" " "; echo
+    echo "swap|$(command -v nvcc)|$CUDA_HOME|${CUDNN_PATH-unset}|$LD_LIBRARY_PATH|$LIBRARY_PATH"
+    cc -o "$T/probe122" "$T/probe.c" -lcudart && "$T/probe122" | tr "\n" " "; echo
     module purge >/dev/null 2>&1
-    [ "$PATH" = "$P0" ] && echo "purge|PATH restored|${CUDA_HOME-unset}|${LD_LIBRARY_PATH-unset}" || echo "purge|PATH=$PATH"
+    [ "$PATH" = "$P0" ] && echo "purge|PATH restored|${CUDA_HOME-unset}|${LD_LIBRARY_PATH-unset}|${LIBRARY_PATH-unset}" || echo "purge|PATH=$PATH"
 '
 
 probe_source() {
@@ -70,11 +70,12 @@ check_scenario() {
     [ "${lines[0]}" = "cuda/11.7.0 cuda/11.8.0-cudnn8.7.0.84 cuda/12.3.0 " ] \
         || [ "${lines[0]}" = "cuda/11.7.0 cuda/11.8.0-cudnn8.7.0.84 cuda/12.3.0(default) " ] \
         || [ "${lines[0]}" = "cuda/11.7.0 cuda/11.8.0-cudnn8.7.0.84 cuda/12.3.0(D) " ]
-    [ "${lines[1]}" = "load|$P118/bin/nvcc|Cuda compilation tools, release 11.8, V11.8.89|$P118|$P118|$P118|$P118/lib64" ]
+    # LIBRARY_PATH as cudaenv use sets it: the probe links with -lcudart and no -L
+    [ "${lines[1]}" = "load|$P118/bin/nvcc|Cuda compilation tools, release 11.8, V11.8.89|$P118|$P118|$P118|$P118/lib64|$P118/lib64:$P118/lib64/stubs" ]
     [ "${lines[2]}" = "11080 $P118/lib64/libcudart.so.11.0 " ]
-    [ "${lines[3]}" = "swap|$P123/bin/nvcc|$P123|unset|$P123/lib64" ]
+    [ "${lines[3]}" = "swap|$P123/bin/nvcc|$P123|unset|$P123/lib64|$P123/lib64:$P123/lib64/stubs" ]
     [ "${lines[4]}" = "12030 $P123/lib64/libcudart.so.12 " ]
-    [ "${lines[5]}" = "purge|PATH restored|unset|unset" ]
+    [ "${lines[5]}" = "purge|PATH restored|unset|unset|unset" ]
 }
 
 @test "modulefile: usage errors exit 2; one toolchain printed on stdout; unknown exits 3" {
@@ -189,6 +190,9 @@ TCL
     run env -i HOME="$HOME" PATH=/usr/bin:/bin T="$T" MODS="$MODS" LMOD_INIT="$LMOD_INIT" \
         bash --norc --noprofile -c 'source "$LMOD_INIT"; '"$MODULE_SCENARIO"
     check_scenario
+    # the LIBRARY_PATH the module set is the one cudaenv use sets
+    run env -u LIBRARY_PATH "$CUDAENV" env 11.8 --shell dotenv
+    [[ "$output" == *"LIBRARY_PATH=$P118/lib64:$P118/lib64/stubs"* ]] || { echo "$output"; false; }
     # whatis and help carry the versions
     run env -i HOME="$HOME" PATH=/usr/bin:/bin MODS="$MODS" LMOD_INIT="$LMOD_INIT" bash --norc --noprofile -c \
         'source "$LMOD_INIT"; export MODULEPATH=$MODS; module whatis cuda/11.8.0-cudnn8.7.0.84 2>&1; module help cuda/11.8.0-cudnn8.7.0.84 2>&1'

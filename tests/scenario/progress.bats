@@ -103,7 +103,7 @@ runfile_part() {
     # (the padded runfile then fails makeself's own size check: only the download matters here)
     run "$CUDAENV" install tf-2.14
     [[ "$output" == *"resuming cuda_11.8.0_520.61.05_linux.run at byte $n"* ]]
-    [[ "$output" == *"downloaded cuda_11.8.0_520.61.05_linux.run (3"*"bytes, sha256 ok)"* ]]
+    [[ "$output" =~ "downloaded cuda_11.8.0_520.61.05_linux.run ("[0-9]+\.[0-9]" MiB, sha256 ok)" ]] || { echo "$output"; false; }
     [ "$(server_requests "GET /big/cuda_11.8.0.*range=bytes=$n- status=206")" -eq 1 ]
 }
 

@@ -91,6 +91,26 @@ PY
     [[ "$stderr" == *'eval "$(cudaenv init bash)"'* ]]
 }
 
+@test "deactivate (and use --unset) without the shell function explain cudaenv init (exit 2); the way it gives for this shell works" {
+    local cmd
+    for cmd in deactivate "use --unset"; do
+        # shellcheck disable=SC2086
+        run --separate-stderr "$CUDAENV" $cmd
+        [ "$status" -eq 2 ] || { echo "$cmd: $status"; false; }
+        [ -z "$output" ]
+        [[ "$stderr" == *"$cmd drops this shell's selection and needs the shell integration"* ]] || { echo "$stderr"; false; }
+        [[ "$stderr" == *'eval "$(cudaenv init bash)"'* ]] || { echo "$stderr"; false; }
+    done
+    run "$CUDAENV" deactivate --help
+    [ "$status" -eq 0 ] && [[ "$output" == "usage: cudaenv deactivate"* ]]
+    # "for this shell only: unset CUDAENV_VERSION; eval "$(cudaenv env)"" really drops it
+    run bash --norc --noprofile -c 'eval "$("$0" env 11.8)"; unset CUDAENV_VERSION; eval "$("$0" env)"
+        echo "${CUDAENV_VERSION-}|${CUDA_HOME-unset}|$PATH"' "$CUDAENV"
+    [ "$status" -eq 0 ]
+    [ "$output" = "|unset|$PATH" ] || { echo "$output"; false; }
+    [[ "$output" != *"$P118"* ]] || { echo "$output"; false; }
+}
+
 @test "exec runs the command with the toolchain and returns its status; the loader picks its libcudart" {
     fx_probe "$T/probe" "$P118"
     run "$CUDAENV" exec 11.8 -- "$T/probe"
@@ -115,6 +135,43 @@ PY
     run "$CUDAENV" exec 9.0 -- true
     [ "$status" -eq 3 ]
     run "$CUDAENV" exec 11.8
+    [ "$status" -eq 2 ]
+}
+
+@test "exec -- CMD without VERSION runs with the selection in effect (CUDAENV_VERSION > .cuda-version > global); none: exit 3" {
+    fx_probe "$T/probe" "$P118"
+    mkdir -p "$T/proj/sub" "$T/other"
+    cd "$T/other"
+    # nothing selected: exit 3 saying how to name one, the command never runs
+    run --separate-stderr "$CUDAENV" exec -- sh -c 'echo ran'
+    [ "$status" -eq 3 ]
+    [ -z "$output" ]
+    [[ "$stderr" == *"no toolchain selected here"*"cudaenv exec VERSION -- sh"* ]] || { echo "$stderr"; false; }
+    "$CUDAENV" global 11.7
+    run "$CUDAENV" exec -- "$T/probe"
+    [ "$status" -eq 0 ]
+    [ "${lines[0]}" = 11070 ] && [ "${lines[1]}" = "$P117/lib64/libcudart.so.11.0" ]
+    echo 11.8 > "$T/proj/.cuda-version"
+    cd "$T/proj/sub"
+    run "$CUDAENV" exec -- "$T/probe"
+    [ "${lines[0]}" = 11080 ] && [ "${lines[1]}" = "$P118/lib64/libcudart.so.11.0" ]
+    run "$CUDAENV" exec -- sh -c 'echo "$CUDAENV_VERSION $CUDA_HOME"; exit 5'
+    [ "$status" -eq 5 ]
+    [ "$output" = "11.8.0+cudnn8.7.0.84 $P118" ]
+    CUDAENV_VERSION=12.3 run "$CUDAENV" exec -- sh -c 'echo "$CUDA_HOME"'
+    [ "$output" = "$P123" ]
+    # a pin naming nothing installed: exit 3 naming its file, the command never runs
+    echo 10.1 > "$T/proj/.cuda-version"
+    run --separate-stderr "$CUDAENV" exec -- sh -c 'echo ran'
+    [ "$status" -eq 3 ] && [ -z "$output" ]
+    [[ "$stderr" == *"$T/proj/.cuda-version"* ]] || { echo "$stderr"; false; }
+    # a global "system": the machine's own CUDA, chosen, so it runs
+    cd "$T/other"
+    "$CUDAENV" global system
+    run "$CUDAENV" exec -- sh -c 'echo "ran ${CUDA_HOME-unset}"'
+    [ "$status" -eq 0 ] && [ "$output" = "ran unset" ]
+    # no command at all is still a usage error
+    run "$CUDAENV" exec --
     [ "$status" -eq 2 ]
 }
 

@@ -348,3 +348,35 @@ SH
     [ "$(readlink "$S/usr/local/cuda")" = "$I118" ]
     [ "$(cache_lib libcudart.so.11.0)" = "$I118/lib64/libcudart.so.11.0" ]
 }
+
+@test "after global X --system, list and current name X as the system toolchain; after the restore, the machine's own again" {
+    "$CUDAENV" -q global 11.8 --system
+    run --separate-stderr "$CUDAENV" list
+    [ "$status" -eq 0 ]
+    [[ "$stderr" == *"none selected: the system toolchain 11.8.0+cudnn8.7.0.84 is used (/usr/local/cuda"* ]] || { echo "$stderr"; false; }
+    [[ "$stderr" != *"the machine's own CUDA"* ]] || { echo "$stderr"; false; }
+    run --separate-stderr "$CUDAENV" current
+    [ "$status" -eq 0 ]
+    [ "$output" = "system: 11.8.0+cudnn8.7.0.84 (no toolchain selected: the system switch's, at /usr/local/cuda)" ]
+    run --separate-stderr "$CUDAENV" current --json
+    python3 -c 'import json,sys; d=json.loads(sys.argv[1]); assert d["name"] == "system" and d["system_toolchain"] == "11.8.0+cudnn8.7.0.84", d' "$output"
+    run --separate-stderr "$CUDAENV" list --json
+    python3 -c 'import json,sys; d=json.loads(sys.argv[1]); assert d["active"]["system_toolchain"] == "11.8.0+cudnn8.7.0.84", d' "$output"
+    # a global default of "system" says the same, with the file that chose it
+    "$CUDAENV" global system
+    run --separate-stderr "$CUDAENV" current
+    [ "$output" = "system: 11.8.0+cudnn8.7.0.84 (set by $CUDAENV_ROOT/global)" ]
+    # another installer moved the link: no longer the switch's toolchain
+    ln -sfn "$I117" "$S/usr/local/cuda"
+    run --separate-stderr "$CUDAENV" current
+    [ "$output" = "system (set by $CUDAENV_ROOT/global)" ]
+    ln -sfn "$I118" "$S/usr/local/cuda"
+    "$CUDAENV" -q global system --system
+    "$CUDAENV" global --unset
+    run --separate-stderr "$CUDAENV" current
+    [ "$output" = "system (no toolchain selected: the machine's own CUDA)" ]
+    run --separate-stderr "$CUDAENV" list
+    [[ "$stderr" == *"none active: the machine's own CUDA is used"* ]] || { echo "$stderr"; false; }
+    run --separate-stderr "$CUDAENV" current --json
+    python3 -c 'import json,sys; d=json.loads(sys.argv[1]); assert d["system_toolchain"] is None, d' "$output"
+}

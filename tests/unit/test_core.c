@@ -29,6 +29,8 @@ static void test_bytes_text(void **state)
     ce_bytes_text(b, sizeof b, 1024); assert_string_equal(b, "1.0 KiB");
     ce_bytes_text(b, sizeof b, 1536); assert_string_equal(b, "1.5 KiB");
     ce_bytes_text(b, sizeof b, 886469427.0); assert_string_equal(b, "845.4 MiB");
+    ce_bytes_text(b, sizeof b, 1048575); assert_string_equal(b, "1.0 MiB");   /* not "1024.0 KiB" */
+    ce_bytes_text(b, sizeof b, 1023); assert_string_equal(b, "1023 B");
     ce_bytes_text(b, sizeof b, 5.0 * 1024 * 1024 * 1024 * 1024 * 1024); assert_string_equal(b, "5120.0 TiB");
 }
 
