@@ -190,7 +190,7 @@ MUTATE_FILES ?= src/core/trust.c src/manifest/index.c src/store/compose.c src/st
 MUTATE_HAND_CI ?= priv-openat-relative tmpdir-user-sticky tmpdir-under-user pyrun-tmpdir \
 	toolchain-link-target adopt-link-target env-fish-backslash pending-symlink-read sysroot-prefix-slash \
 	index-untagged-default forpython-cpu-tf unpack-sparse-sink wheel-python-kept modulefile-braces \
-	manifest-about-resolved
+	builtin-manifest-dotdot
 MUTATE_SAMPLE ?= 3
 MUTATE_SEED ?= 1
 MUTATE_BUDGET ?= 780

@@ -4,7 +4,6 @@
  * is missing or stale (manifest/copy.h), refreshing it needs libcurl, which
  * only the full binary links, so the light binary re-execs cudaenv-full
  * with the same argv. */
-#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -43,12 +42,9 @@ void cli_manifest_about(cli *c, const ce_manifest *m, char *out, size_t n)
     bool copy = rc == CE_OK && src.remote && ce_mcopy_meta_read(&c->ctx, &src, &meta) == CE_OK;
     if (rc == CE_OK && !m && !copy && ce_manifest_load_source(&c->ctx, &src, &own) == CE_OK) m = own;
     const char *date = m && m->updated ? m->updated : copy ? meta.updated : NULL;
-    /* the built-in one named as the user would find it (bin/../share/... -> share/...) */
-    char real[PATH_MAX];
-    const char *name = rc == CE_OK && src.builtin && realpath(src.path, real) ? real : src.origin;
     if (rc) snprintf(out, n, "none found (%s)", ce_errmsg());
     else if (src.remote && !copy) snprintf(out, n, "%s (no local copy yet: cudaenv update)", src.origin);
-    else snprintf(out, n, "%s%s, dated %s%s%s%s", name, src.builtin ? " (built-in)" : "", date ? date : "?",
+    else snprintf(out, n, "%s%s, dated %s%s%s%s", src.origin, src.builtin ? " (built-in)" : "", date ? date : "?",
                   copy ? " (local copy: " : "", copy ? src.path : "", copy ? ")" : "");
     ce_manifest_free(own);
     ce_quiet_end(&q);

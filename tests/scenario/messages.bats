@@ -121,7 +121,7 @@ teardown() { common_teardown; }
     [[ "$output" != *"nvidia-facts"* && "$output" != *"draft"* && "$output" != *"sizes.md"* ]]
     [[ "$output" == *"tensorflow/docs"* ]]
     m=$(grep '^manifest ' <<<"$output" | awk '{print $2}')
-    [ -f "$m" ] && [[ "$m" != *"/../"* ]] && [ "$m" = "$(realpath "$m")" ] || false
+    [ -f "$m" ] && [[ "$m" != *"/../"* ]] && [ "$m" = "$(realpath -s "$m")" ] || false
     run --separate-stderr "$CUDAENV" info tf-2.14 --json
     [[ "$output" != *"nvidia-facts"* && "$output" != *"draft"* ]]
 }
