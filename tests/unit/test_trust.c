@@ -562,6 +562,23 @@ static void test_pyrun(void **state)
     assert_int_not_equal(stat(d2, &st), 0);
     ce_py_done(&ctx, &py);   /* twice is fine */
     unsetenv("PYTHONPATH");
+    /* a TMPDIR whose template would be cut by one byte: refused as too long
+     * (not a truncated template mkdtemp rejects) */
+    char deep[4200];
+    size_t dl = (size_t)snprintf(deep, sizeof deep, "%s", dir);
+    while (dl < 4096 - 18) {
+        size_t k = 4096 - 18 - dl > 200 ? 200 : 4096 - 18 - dl;
+        deep[dl] = '/';
+        memset(deep + dl + 1, 'd', k - 1);
+        deep[dl + k] = '\0';
+        dl += k;
+        assert_int_equal(mkdir(deep, 0755), 0);
+    }
+    assert_int_equal(strlen(deep), 4096 - 18);   /* + "/cudaenv-py.XXXXXX" = sizeof py.dir */
+    setenv("TMPDIR", deep, 1);
+    assert_int_equal(ce_py_prepare(&ctx, &py, "/usr/bin/python3", "print(1)\n", NULL, 0), CE_ERR_OTHER);
+    assert_non_null(strstr(ce_errmsg(), "TMPDIR too long"));
+    unsetenv("TMPDIR");
     if (geteuid() != 0) return;
     /* as root, the private directory goes to /tmp when TMPDIR is a user's
      * (sticky: mkdtemp would succeed there, and the user could swap it) */
