@@ -236,9 +236,9 @@ $tc" ] || { echo "local --for: $output"; false; }
     [ "$status" -eq 2 ]
     [[ "$stderr" == *"--libs toolchain: python3 brings its own cudart, cudnn ($W/"*"which its framework loads by path"*"python3 -m pip uninstall -y nvidia-cuda-runtime-cu12 nvidia-cudnn-cu12"* ]] || { echo "$stderr"; false; }
     run --separate-stderr "$CUDAENV" env --for python3 --libs toolchain
-    [ "$status" -eq 2 ] && [ -z "$output" ]
+    [ "$status" -eq 2 ] && [ -z "$output" ] || false
     run --separate-stderr "$CUDAENV" exec --libs bogus 12.2 -- true
-    [ "$status" -eq 2 ] && [[ "$stderr" == *"--libs: 'bogus' is not framework or toolchain"* ]]
+    [ "$status" -eq 2 ] && [[ "$stderr" == *"--libs: 'bogus' is not framework or toolchain"* ]] || false
     # without the wheels the toolchain's libraries serve the framework completely
     rm -rf "$T/site/nvidia"
     export FAKE_FW_LIBS="libcudart.so.12 libcudnn.so.9"
@@ -257,9 +257,9 @@ libcudnn $P/lib64" ] || { echo "$output"; false; }
     [ "${LD_LIBRARY_PATH%%:*}" = "$P/lib64" ]
     # (the mix it leads to, the issue's table: libcudnn.so.9 from the wheel, libcudnn_graph from the toolchain)
     run python3 -c "$MAPS_BY_FAMILY"
-    [[ "$output" == *"libcudnn $P/lib64"* ]] && [[ "$output" == *"libcudnn $W/cudnn/lib"* ]]
+    [[ "$output" == *"libcudnn $P/lib64"* ]] && [[ "$output" == *"libcudnn $W/cudnn/lib"* ]] || false
     run --separate-stderr "$CUDAENV" current
-    [ "$status" -eq 0 ] && [ "$output" = "12.2.2+cudnn9.1.0.70 (set by CUDAENV_VERSION, cudaenv use)" ]
+    [ "$status" -eq 0 ] && [ "$output" = "12.2.2+cudnn9.1.0.70 (set by CUDAENV_VERSION, cudaenv use)" ] || false
     [[ "$stderr" == *"warning: python3 brings its own cudart, cudnn ($W/"*"and 12.2.2+cudnn9.1.0.70's lib64 is on LD_LIBRARY_PATH: a framework's process can load two copies of one library"*"fix: cudaenv use --for python3"* ]] || { echo "$stderr"; false; }
     run --separate-stderr "$CUDAENV" current --json
     [ "$(python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["libs"], d["warning"]["code"], d["warning"]["fix"][:31])' <<<"$output")" = "toolchain framework.two-copies cudaenv use --for python3 (nvcc" ]
@@ -274,7 +274,7 @@ assert "LD_LIBRARY_PATH has '"$P"'/lib64" in f["evidence"], f' <<<"$output"
     eval "$("$CUDAENV" env --for python3 2>/dev/null)"
     [ "$CUDAENV_LIBS" = framework ]
     run --separate-stderr "$CUDAENV" current
-    [ "$status" -eq 0 ] && [ -z "$stderr" ]
+    [ "$status" -eq 0 ] && [ -z "$stderr" ] || false
     CUDAENV_DOCTOR_PYTHON=python3 run --separate-stderr "$CUDAENV" doctor --json
     [[ "$output" != *framework.two-copies* ]]
 }
