@@ -46,6 +46,13 @@ if out=$(python3 tools/incgraph.py --check 2>&1); then
 else
     fail=$((fail + 1)); failed+=("tools/incgraph.py --check"); echo "$out" | grep -E '^(circle|upward):'
 fi
+# No assertion that can never fail: a mid-test `! cmd` or `[ a ] && [ b ]`
+# (bats' set -e ignores both; tools/lint-bats.py names file and line).
+if out=$(python3 tools/lint-bats.py --self-test 2>&1 && python3 tools/lint-bats.py 2>&1); then
+    pass=$((pass + 1)); echo "lint-bats: no inert assertions"
+else
+    fail=$((fail + 1)); failed+=("tools/lint-bats.py"); echo "$out" | grep -v '^lint-bats self-test: .*, ok$' | head -40
+fi
 
 # What runs: the unit binaries, the scenarios (one feature each) and the
 # journeys (a user's sequence of features: tests/journeys/, docs/TESTING.md).

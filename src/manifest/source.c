@@ -34,13 +34,27 @@ int ce_manifest_copy_path(ce_ctx *ctx, const char *url, char *out, size_t outsz)
     return CE_OK;
 }
 
+/* dir with its last `levels` components taken off, then rest: dir/../rest
+ * without the "..": the same file, as dir has no symlink in it (ce_self_dir
+ * reads /proc/self/exe), named as the user would find it. */
+static void up_join(char *out, size_t n, const char *dir, int levels, const char *rest)
+{
+    size_t l = strlen(dir);
+    for (int k = 0; k < levels && l > 0; k++) {
+        while (l > 0 && dir[l - 1] != '/') l--;
+        if (l > 0) l--;   /* the slash */
+    }
+    snprintf(out, n, "%.*s%s", (int)l, dir, rest);
+}
+
 int ce_builtin_manifest(ce_ctx *ctx, char *out, size_t outsz)
 {
     const char *candidates[3];
     char a[8192], b[8192];
-    /* build tree and installed layout: <bindir>/../share/cudaenv/manifests */
-    snprintf(a, sizeof a, "%s/../share/cudaenv/manifests/cudaenv.json", ce_self_dir(ctx));
-    snprintf(b, sizeof b, "%s/../../share/cudaenv/manifests/cudaenv.json", ce_self_dir(ctx));
+    /* build tree and installed layout: <bindir>/../share/cudaenv/manifests;
+     * the full binary's <prefix>/libexec/cudaenv/../../share/... */
+    up_join(a, sizeof a, ce_self_dir(ctx), 1, "/share/cudaenv/manifests/cudaenv.json");
+    up_join(b, sizeof b, ce_self_dir(ctx), 2, "/share/cudaenv/manifests/cudaenv.json");
     candidates[0] = a;
     candidates[1] = b;
     candidates[2] = CE_DATADIR "/manifests/cudaenv.json";

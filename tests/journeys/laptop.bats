@@ -73,6 +73,6 @@ EOS
     # nothing in a new shell complains: no warning, no error, and the profile's CUDA_HOME stands
     [[ "$stderr" != *"warning"* ]] || { echo "$stderr"; false; }
     run --separate-stderr bash --norc -c 'eval "$(cudaenv init bash)"; echo "$CUDA_HOME"'
-    [ "$output" = /usr/local/cuda ] && [ -z "$stderr" ]
+    [ "$output" = /usr/local/cuda ] && [ -z "$stderr" ] || false
     [ ! -e "$G" ] && [ -d "$L" ]
 }

@@ -77,7 +77,7 @@ old() { CUDAENV_FULL=$PREV/build/libexec/cudaenv/cudaenv-full "$PREV/build/bin/c
     old -q global tf-2.14 --system
     echo 12.2 > "$T/proj/.cuda-version"        # a project pinned while on the old release
     [ "$(readlink "$S/usr/local/cuda")" = /opt/cudaenv/versions/11.8.0+cudnn8.7.0.84 ]
-    ! grep -q '"gen"' "$S/etc/cudaenv/system.json"   # the old record: no generation
+    ! grep -q '"gen"' "$S/etc/cudaenv/system.json" || false   # the old record: no generation
     # --- this release reads all of it
     run --separate-stderr cudaenv list
     [[ "$output" == *"11.8.0+cudnn8.7.0.84  (global: $CUDAENV_ROOT/global)  (system: /usr/local/cuda)"* ]] || { echo "$output"; false; }
@@ -109,10 +109,10 @@ assert [st[k]["status"] for k in ("files", "versions", "loader")] == ["passed"] 
     [ "$(readlink "$S/usr/local/cuda")" = /opt/cudaenv/versions/12.2.2+cudnn8.9.7.29 ]
     grep -q '"gen"' "$S/etc/cudaenv/system.json"
     run --separate-stderr cudaenv global --rollback
-    [ "$status" -eq 0 ] && [ "$(readlink "$S/usr/local/cuda")" = /opt/cudaenv/versions/11.8.0+cudnn8.7.0.84 ]
+    [ "$status" -eq 0 ] && [ "$(readlink "$S/usr/local/cuda")" = /opt/cudaenv/versions/11.8.0+cudnn8.7.0.84 ] || false
     run --separate-stderr cudaenv global system --system
     [ "$status" -eq 0 ] || { echo "$stderr"; false; }
-    [ ! -e "$S/usr/local/cuda" ] && [ ! -L "$S/usr/local/cuda" ]   # the old release recorded: none
+    [ ! -e "$S/usr/local/cuda" ] && [ ! -L "$S/usr/local/cuda" ] || false   # the old release recorded: none
     # the old global default is not uninstalled silently; the advice works
     run --separate-stderr cudaenv uninstall tf-2.14
     [ "$status" -eq 1 ]

@@ -100,7 +100,7 @@ print(" ".join(s["id"] + "=" + s["status"] for s in d["steps"]))' <<<"$1"
     [ "$status" -eq 0 ] || { echo "$stderr"; false; }
     P=$CUDAENV_ROOT/versions/11.8.0+cudnn8.7.0.84
     [ -f "$P/.cudaenv-receipt.json" ]
-    [ "$(server_requests 'linux.run')" -eq 0 ] && [ ! -e "$P/lib64/libnpp.so.11" ]
+    [ "$(server_requests 'linux.run')" -eq 0 ] && [ ! -e "$P/lib64/libnpp.so.11" ] || false
     # 5. use it in a shell: the toolchain's nvcc and libraries, the machine's CUDA_HOME back after
     run bash --norc -c 'export CUDA_HOME=/usr/local/cuda; eval "$(cudaenv init bash)"
         cudaenv use -q tf-2.14 || exit 9
@@ -163,7 +163,7 @@ libcudnn $W/cudnn/lib" ] || { echo "$output"; false; }
     run --separate-stderr cudaenv install 11.8+cudnn8.7
     [ "$status" -eq 0 ] || { echo "$stderr"; false; }
     [[ "$stderr" == *"is installed without cuda_sanitizer_api, libnpp, which this install selects: adding them"* ]] || { echo "$stderr"; false; }
-    [ -f "$S/usr/local/cuda/lib64/libnpp.so.11" ] && [ -f "$P/lib64/cuda_sanitizer_api.so.11" ]
+    [ -f "$S$(readlink "$S/usr/local/cuda")/lib64/libnpp.so.11" ] && [ -f "$P/lib64/cuda_sanitizer_api.so.11" ] || false
     [ "$(stat -c %i "$P/lib64/libcublas.so.11")" = "$ino" ]
     run --separate-stderr cudaenv list
     [[ "$output" == *"11.8.0+cudnn8.7.0.84  (system: /usr/local/cuda)"*"(toolkit profile)"* ]] || { echo "$output"; false; }

@@ -182,7 +182,7 @@ EOF
     # LeakSanitizer cannot run under ptrace (make check-asan)
     export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
     strace -f -qq -e trace=openat -o "$T/st" "$CUDAENV" env system --shell bash >/dev/null
-    ! grep -q libcjson "$T/st"
+    ! grep -q libcjson "$T/st" || false
     strace -f -qq -e trace=openat -o "$T/st" "$CUDAENV" list --json >/dev/null
     grep -q libcjson "$T/st"
     run "$CUDAENV" list --json

@@ -116,7 +116,7 @@ all_start_with() { local w; for w in $1; do [[ $w == "$2"* ]] || return 1; done;
         c() { COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1)); COMPREPLY=(); _cudaenv; echo "${COMPREPLY[*]}"; }
         c cudaenv global sy
         c cudaenv global --system sy'
-    [ "${lines[0]}" = system ] && [ "${lines[1]}" = system ]
+    [ "${lines[0]}" = system ] && [ "${lines[1]}" = system ] || false
     export ZCOMP_FPATH=$REPO/completions __CUDAENV_BIN=$CUDAENV
     [ "$(timeout 60 zsh -f "$REPO/tests/lib/zcomp.zsh" 'cudaenv global sy' | tr '\n' ' ' | sed 's/ $//')" = system ]
     run fish --no-config -c '
@@ -146,8 +146,8 @@ table_opts() {
     local n_table n_found
     n_table=$(grep -o 'opts = \(FULL_ONLY(\)\?cmd_[a-z_]*_opts' "$REPO/src/cli/main.c" | wc -l)
     n_found=$(grep -v -- ' --\(help\|quiet\|verbose\)$' "$T/all" | cut -d' ' -f1 | sort -u | wc -l)
-    [ "$n_table" -ge 18 ] && [ "$n_table" -eq "$n_found" ]
-    grep -qx 'install --module-format' "$T/all" && grep -qx 'env --json' "$T/all" && grep -qx 'doctor --json' "$T/all"
+    [ "$n_table" -ge 18 ] && [ "$n_table" -eq "$n_found" ] || false
+    grep -qx 'install --module-format' "$T/all" && grep -qx 'env --json' "$T/all" && grep -qx 'doctor --json' "$T/all" || false
     # use --shell is left out: the shell function from `cudaenv init` passes it
     grep -vx 'use --shell' "$T/all" >"$T/opts"
     local missing= cmd opt
@@ -194,7 +194,7 @@ table_opts() {
     [[ " ${lines[*]} " == *' \`touch\ pwned2\` '* && " ${lines[*]} " == *' a\ b '* ]]
     [[ " ${lines[*]} " == *' 11.7.0 '* && " ${lines[*]} " == *' system '* ]]
     eval "set -- ${lines[0]}"
-    [ "$1" = '$(touch pwned1)' ] && [ ! -e "$T/pwned1" ]
+    [ "$1" = '$(touch pwned1)' ] && [ ! -e "$T/pwned1" ] || false
     # zsh (compadd) and fish (complete -C) neither
     export ZCOMP_FPATH=$REPO/completions __CUDAENV_BIN=$CUDAENV
     (cd "$T" && timeout 60 zsh -f "$REPO/tests/lib/zcomp.zsh" 'cudaenv use ' >/dev/null) || true

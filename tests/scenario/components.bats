@@ -44,18 +44,18 @@ evil_mirror() {
     run "$CUDAENV" install tf-2.14
     [ "$status" -eq 0 ] || { echo "$output"; false; }
     p=$CUDAENV_ROOT/versions/$P
-    [ -x "$p/bin/nvcc" ] && [ -x "$p/nvvm/bin/cicc" ]
+    [ -x "$p/bin/nvcc" ] && [ -x "$p/nvvm/bin/cicc" ] || false
     [[ "$("$p/bin/nvcc" --version)" == *"release 11.8, V11.8.89"* ]]
     [ "$(readlink "$p/include")" = targets/x86_64-linux/include ]
     [ "$(readlink "$p/lib64")" = targets/x86_64-linux/lib ]
     [ -f "$p/targets/x86_64-linux/lib/libcudart.so.11.8.89" ]
     readelf -d "$(readlink -f "$p/lib64/libcudart.so.11.0")" | grep -q 'SONAME.*\[libcudart.so.11.0\]'
-    [ -f "$p/lib64/libcublas.so.11" ] && [ -f "$p/lib64/libcufft.so.11" ] && [ -f "$p/include/cub/cub.cuh" ]
+    [ -f "$p/lib64/libcublas.so.11" ] && [ -f "$p/lib64/libcufft.so.11" ] && [ -f "$p/include/cub/cub.cuh" ] || false
     [ -f "$p/include/crt/host_config.h" ]         # from cuda_nvcc and cuda_crt, identical
     grep -q 'CUDNN_MINOR 7' "$p/include/cudnn_version.h"
     [ -e "$p/lib64/libcudnn.so.8" ]
     [ -f "$p/share/licenses/libcublas/LICENSE" ]
-    [ ! -e "$p/bin/nsys" ] && [ ! -e "$p/lib64/libnpp.so.11" ] && [ ! -e "$p/doc" ]
+    [ ! -e "$p/bin/nsys" ] && [ ! -e "$p/lib64/libnpp.so.11" ] && [ ! -e "$p/doc" ] || false
     fx_probe "$T/probe" "$p"
     run env LD_LIBRARY_PATH="$p/lib64" "$T/probe"
     [ "${lines[0]}" = 11080 ]
@@ -100,10 +100,10 @@ assert not v or v[0]["status"] != "failed", v' <<<"$output"
     run "$CUDAENV" install 11.8 --no-cudnn
     [ "$status" -eq 0 ] || { echo "$output"; false; }
     p=$CUDAENV_ROOT/versions/11.8.0
-    [ -f "$p/lib64/libnpp.so.11" ] && [ -f "$p/lib64/cuda_sanitizer_api.so.11" ] && [ -f "$p/lib64/libcublas.so.11" ]
-    [ ! -e "$p/bin/nsys" ] && [ ! -e "$p/doc/index.html" ]
-    [ "$(server_requests '/nsight_systems/')" -eq 0 ] && [ "$(server_requests '/cuda_documentation/')" -eq 0 ]
-    [ "$(server_requests '/nvidia_driver/')" -eq 0 ] && [ "$(server_requests '/cuda_compat/')" -eq 0 ]
+    [ -f "$p/lib64/libnpp.so.11" ] && [ -f "$p/lib64/cuda_sanitizer_api.so.11" ] && [ -f "$p/lib64/libcublas.so.11" ] || false
+    [ ! -e "$p/bin/nsys" ] && [ ! -e "$p/doc/index.html" ] || false
+    [ "$(server_requests '/nsight_systems/')" -eq 0 ] && [ "$(server_requests '/cuda_documentation/')" -eq 0 ] || false
+    [ "$(server_requests '/nvidia_driver/')" -eq 0 ] && [ "$(server_requests '/cuda_compat/')" -eq 0 ] || false
     grep -q '"profile":[[:space:]]*"toolkit"' "$p/.cudaenv-receipt.json"
 }
 
@@ -111,12 +111,12 @@ assert not v or v[0]["status"] != "failed", v' <<<"$output"
     run "$CUDAENV" install tf-2.14 --components +nsight_systems,-libcufft
     [ "$status" -eq 0 ] || { echo "$output"; false; }
     p=$CUDAENV_ROOT/versions/$P
-    [ -x "$p/bin/nsys" ] && [ ! -e "$p/lib64/libcufft.so.11" ] && [ -f "$p/lib64/libcublas.so.11" ]
+    [ -x "$p/bin/nsys" ] && [ ! -e "$p/lib64/libcufft.so.11" ] && [ -f "$p/lib64/libcublas.so.11" ] || false
     [ "$(fetched libcufft)" -eq 0 ]
     run "$CUDAENV" install 11.8 --no-cudnn --components +nvidia_driver
-    [ "$status" -eq 2 ] && [[ "$output" == *"driver-side"* ]]
+    [ "$status" -eq 2 ] && [[ "$output" == *"driver-side"* ]] || false
     run "$CUDAENV" install 11.8 --no-cudnn --components +cuda_nope
-    [ "$status" -eq 2 ] && [[ "$output" == *"'cuda_nope' is not a component"*"libcublas"* ]]
+    [ "$status" -eq 2 ] && [[ "$output" == *"'cuda_nope' is not a component"*"libcublas"* ]] || false
     [ "$(server_requests '/nvidia_driver/')" -eq 0 ]
 }
 
@@ -126,13 +126,13 @@ assert not v or v[0]["status"] != "failed", v' <<<"$output"
     [ "$(server_requests 'linux.run')" -eq 1 ]
     [ "$(fetched libcublas)" -eq 0 ]
     [ -L "$CUDAENV_ROOT/versions/$P/lib64" ]
-    ! grep -q '"components"' "$CUDAENV_ROOT/versions/$P/.cudaenv-receipt.json"
+    ! grep -q '"components"' "$CUDAENV_ROOT/versions/$P/.cudaenv-receipt.json" || false
     python3 - "$CUDAENV_MANIFEST" <<'PY'
 import json, sys
 m = json.load(open(sys.argv[1])); del m["cuda"]["11.8.0"]["redist"]; json.dump(m, open(sys.argv[1], "w"))
 PY
     run "$CUDAENV" install 11.8 --no-cudnn --from redist
-    [ "$status" -eq 3 ] && [[ "$output" == *"no redistrib JSON"* ]]
+    [ "$status" -eq 3 ] && [[ "$output" == *"no redistrib JSON"* ]] || false
     run "$CUDAENV" install 11.8 --from zip
     [ "$status" -eq 2 ]
 }
@@ -144,7 +144,7 @@ m = json.load(open(sys.argv[1])); r = m["cuda"]["11.8.0"]["redist"]
 r["sha256"] = r["sha256"][:-1] + ("0" if r["sha256"][-1] != "0" else "1"); json.dump(m, open(sys.argv[1], "w"))
 PY
     run "$CUDAENV" install tf-2.14
-    [ "$status" -eq 5 ] && [[ "$output" == *"redistrib_11.8.0.json"* ]]
+    [ "$status" -eq 5 ] && [[ "$output" == *"redistrib_11.8.0.json"* ]] || false
     [ "$(fetched cuda_cudart)" -eq 0 ]
     [ -z "$(ls "$CUDAENV_ROOT/versions" 2>/dev/null)" ]
     no_staging
@@ -161,16 +161,16 @@ PY
     fx_mirror_manifest "$MIRROR" "$SERVER_URL" > "$CUDAENV_MANIFEST"
     fx_redist_manifest "$CUDAENV_MANIFEST" "$d" 11.8.0 "$SERVER_URL"
     run "$CUDAENV" install tf-2.14
-    [ "$status" -eq 5 ] && [[ "$output" == *libcublas* ]]
+    [ "$status" -eq 5 ] && [[ "$output" == *libcublas* ]] || false
     [ -z "$(ls "$CUDAENV_ROOT/versions" 2>/dev/null)" ]
-    ! ls "$CUDAENV_ROOT"/pkgs | grep -q libcublas
+    ! ls "$CUDAENV_ROOT"/pkgs | grep -q libcublas || false
     no_staging
 }
 
 @test "a relative_path with ..: exit 5, nothing outside the mirror is requested" {
     evil_mirror dotdot
     run "$CUDAENV" install tf-2.14
-    [ "$status" -eq 5 ] && [[ "$output" == *"libcufft"*"relative_path"*"'..' segment"* ]]
+    [ "$status" -eq 5 ] && [[ "$output" == *"libcufft"*"relative_path"*"'..' segment"* ]] || false
     [ "$(server_requests 'GET /compute/cuda/redist/lib')" -eq 0 ]
     [ -z "$(ls "$CUDAENV_ROOT/versions" 2>/dev/null)" ]
     no_staging
@@ -179,7 +179,7 @@ PY
 @test "two components shipping one path with different bytes: exit 5, no toolchain" {
     evil_mirror conflict
     run "$CUDAENV" install tf-2.14
-    [ "$status" -eq 5 ] && [[ "$output" == *"two components ship targets/x86_64-linux/include/cuda_runtime_api.h"* ]]
+    [ "$status" -eq 5 ] && [[ "$output" == *"two components ship targets/x86_64-linux/include/cuda_runtime_api.h"* ]] || false
     # the message names the second copy's own file (which package tree it came from)
     [[ "$output" =~ "with different content (this one from $CUDAENV_ROOT/pkgs/"[^\ ]*"/include/cuda_runtime_api.h)" ]] || { echo "$output"; false; }
     [ -z "$(ls "$CUDAENV_ROOT/versions" 2>/dev/null)" ]
@@ -210,7 +210,7 @@ PY
         [ "$(stat -c %i "$a/$f")" = "$(stat -c %i "$b/$f")" ] || { echo "not shared: $f"; false; }
     done
     [ "$(stat -c %i "$a/lib64/libcublas.so.11")" = "$(stat -c %i "$CUDAENV_ROOT"/pkgs/libcublas-11.11.3.6-*/lib/libcublas.so.11)" ]
-    [ "$(fetched libcublas)" -eq 1 ] && [ "$(fetched cuda_cudart)" -eq 1 ]
+    [ "$(fetched libcublas)" -eq 1 ] && [ "$(fetched cuda_cudart)" -eq 1 ] || false
     grep -q 'CUDNN_MINOR 6' "$b/include/cudnn_version.h"
     # uninstalling one keeps the trees the other uses
     "$CUDAENV" uninstall 11.8.0+cudnn8.6.0.163
@@ -275,7 +275,7 @@ PY
         esac
         run "$CUDAENV" install tf-2.14
         [ "$status" -eq 0 ] || { echo "rerun after $point: $output"; false; }
-        [ -x "$CUDAENV_ROOT/versions/$P/bin/nvcc" ] && [ -f "$CUDAENV_ROOT/versions/$P/.cudaenv-receipt.json" ]
+        [ -x "$CUDAENV_ROOT/versions/$P/bin/nvcc" ] && [ -f "$CUDAENV_ROOT/versions/$P/.cudaenv-receipt.json" ] || false
         no_staging
     done
 }
@@ -292,12 +292,12 @@ PY
     [[ "$output" == *"a verified download vanished from the cache"* ]]
     [ -z "$(ls "$CUDAENV_ROOT/versions" 2>/dev/null)" ]
     no_staging
-    ! ls "$CUDAENV_ROOT"/cache/*.part 2>/dev/null | grep -q .
+    ! ls "$CUDAENV_ROOT"/cache/*.part 2>/dev/null | grep -q . || false
     # it downloaded (so it was the guard, not a fetch error) and the rerun completes
     [ -n "$(fetched libcublas)" ]
     run "$CUDAENV" install tf-2.14
     [ "$status" -eq 0 ] || { echo "rerun: $output"; false; }
-    [ -x "$CUDAENV_ROOT/versions/$P/bin/nvcc" ] && [ -f "$CUDAENV_ROOT/versions/$P/.cudaenv-receipt.json" ]
+    [ -x "$CUDAENV_ROOT/versions/$P/bin/nvcc" ] && [ -f "$CUDAENV_ROOT/versions/$P/.cudaenv-receipt.json" ] || false
     no_staging
 }
 
@@ -399,8 +399,8 @@ PY
 
 @test "not enough free space for the components: exit 1 before any archive, naming need and free" {
     CUDAENV_TEST_FREE_BYTES=10000 run "$CUDAENV" install tf-2.14
-    [ "$status" -eq 1 ] && [[ "$output" == *"not enough free space"*"component downloads"* ]]
-    [ "$(fetched cuda_cudart)" -eq 0 ] && [ "$(server_requests cudnn-linux)" -eq 0 ]
+    [ "$status" -eq 1 ] && [[ "$output" == *"not enough free space"*"component downloads"* ]] || false
+    [ "$(fetched cuda_cudart)" -eq 0 ] && [ "$(server_requests cudnn-linux)" -eq 0 ] || false
     # the real sizes decide: enough for them installs
     CUDAENV_TEST_FREE_BYTES=100000000 run "$CUDAENV" install tf-2.14
     [ "$status" -eq 0 ] || { echo "$output"; false; }
@@ -421,11 +421,11 @@ PY
     [[ "$stderr" == *"$P is installed without cuda_sanitizer_api, libnpp, which this install selects: adding them"* ]] || { echo "$stderr"; false; }
     [[ "$stderr" == *"added cuda_sanitizer_api, libnpp to $P in $p (it holds: toolkit profile)"* ]] || { echo "$stderr"; false; }
     [[ "$stderr" != *"already installed"* ]]
-    [ -f "$p/lib64/libnpp.so.11" ] && [ -f "$p/lib64/cuda_sanitizer_api.so.11" ]
-    [ -x "$p/bin/nvcc" ] && [ -f "$p/lib64/libcufft.so.11" ] && grep -q 'CUDNN_MINOR 7' "$p/include/cudnn_version.h"
+    [ -f "$p/lib64/libnpp.so.11" ] && [ -f "$p/lib64/cuda_sanitizer_api.so.11" ] || false
+    [ -x "$p/bin/nvcc" ] && [ -f "$p/lib64/libcufft.so.11" ] && grep -q 'CUDNN_MINOR 7' "$p/include/cudnn_version.h" || false
     # what it held stays as it was: the same unpacked tree, not fetched again
     [ "$(stat -c %i "$p/lib64/libcublas.so.11")" = "$ino" ]
-    [ "$(fetched libcublas)" -eq 1 ] && [ "$(fetched libnpp)" -eq 1 ] && [ "$(server_requests cudnn-linux)" -eq 1 ]
+    [ "$(fetched libcublas)" -eq 1 ] && [ "$(fetched libnpp)" -eq 1 ] && [ "$(server_requests cudnn-linux)" -eq 1 ] || false
     python3 - "$p" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1] + "/.cudaenv-receipt.json"))
@@ -460,15 +460,15 @@ PY
     run "$CUDAENV" install 11.8 --no-cudnn --components +nsight_systems,-libcufft
     [ "$status" -eq 0 ] || { echo "$output"; false; }
     p=$CUDAENV_ROOT/versions/11.8.0
-    [ -x "$p/bin/nsys" ] && [ ! -e "$p/lib64/libcufft.so.11" ]
+    [ -x "$p/bin/nsys" ] && [ ! -e "$p/lib64/libcufft.so.11" ] || false
     python3 -c 'import json, sys; r = json.load(open(sys.argv[1])); assert r["profile"] == "toolkit" and r["adjust"] == ["-libcufft", "+nsight_systems"], r["adjust"]' "$p/.cudaenv-receipt.json"
     run --separate-stderr "$CUDAENV" list
     [[ "$output" == *"11.8.0  ["*"]  (toolkit profile -libcufft +nsight_systems)"* ]] || { echo "$output"; false; }
     run --separate-stderr "$CUDAENV" install 11.8 --no-cudnn
     [ "$status" -eq 0 ] || { echo "$stderr"; false; }
     [[ "$stderr" == *"11.8.0 is installed without libcufft, which this install selects: adding it"* ]] || { echo "$stderr"; false; }
-    [ -f "$p/lib64/libcufft.so.11" ] && [ -x "$p/bin/nsys" ]
-    [ "$(fetched libcufft)" -eq 1 ] && [ "$(fetched nsight_systems)" -eq 1 ]
+    [ -f "$p/lib64/libcufft.so.11" ] && [ -x "$p/bin/nsys" ] || false
+    [ "$(fetched libcufft)" -eq 1 ] && [ "$(fetched nsight_systems)" -eq 1 ] || false
     python3 -c 'import json, sys; r = json.load(open(sys.argv[1])); assert r["adjust"] == ["+nsight_systems"], r["adjust"]; assert r["nccl"] is None' "$p/.cudaenv-receipt.json"
     run "$CUDAENV" list --json
     python3 -c '
@@ -489,12 +489,12 @@ assert "libcufft" in t["components"] and t["nccl"] is None, t' <<<"$output"
     for point in after-unpack before-commit; do
         CUDAENV_TEST_FAULT=$point run "$CUDAENV" install 11.8+cudnn8.7
         [ "$status" -eq 137 ] || { echo "$point: $status $output"; false; }
-        [ -x "$p/bin/nvcc" ] && [ ! -e "$p/lib64/libnpp.so.11" ]
+        [ -x "$p/bin/nvcc" ] && [ ! -e "$p/lib64/libnpp.so.11" ] || false
         grep -q '"profile":[[:space:]]*"tf"' "$p/.cudaenv-receipt.json"
     done
     run "$CUDAENV" install 11.8+cudnn8.7
     [ "$status" -eq 0 ] || { echo "$output"; false; }
-    [ -f "$p/lib64/libnpp.so.11" ] && grep -q '"profile":[[:space:]]*"toolkit"' "$p/.cudaenv-receipt.json"
+    [ -f "$p/lib64/libnpp.so.11" ] && grep -q '"profile":[[:space:]]*"toolkit"' "$p/.cudaenv-receipt.json" || false
     no_staging
 }
 

@@ -64,26 +64,38 @@ torch_only() { rm -rf "$T/site/tensorflow" "$T"/site/tensorflow-*.dist-info; }
     [[ "$output" == *"--framework tf or --framework torch"* ]]
     [ ! -e .cuda-version ]
     FAKE_FW_CUDA=12.2 FAKE_FW_CUDNN=8.9.7 run "$CUDAENV" local --for "$PY" --framework torch --force
-    [ "$status" -eq 0 ] && [ "$(cat .cuda-version)" = "12.2+cudnn8.9" ]
+    [ "$status" -eq 0 ] && [ "$(cat .cuda-version)" = "12.2+cudnn8.9" ] || false
     FAKE_FW_CUDA=12.2 FAKE_FW_CUDNN=8.9.7 run "$CUDAENV" local --for "$PY" --framework tf --force
-    [ "$status" -eq 0 ] && [ "$(cat .cuda-version)" = "tf-2.14" ]
+    [ "$status" -eq 0 ] && [ "$(cat .cuda-version)" = "tf-2.14" ] || false
     # both built for 11.8: they agree, TensorFlow's row (its tested pair) decides
     FAKE_FW_CUDA=11.8 FAKE_FW_CUDNN=8.7.0 run "$CUDAENV" local --for "$PY" --force
     [ "$status" -eq 0 ] && [ "$(cat .cuda-version)" = "tf-2.14" ]
+}
+
+@test "local --for: a CPU-only TensorFlow decides nothing (no tf-X.Y pinned), also with --framework tf" {
+    rm -rf "$T/site/torch" "$T"/site/torch-*.dist-info
+    FAKE_FW_CUDA=none run --separate-stderr "$CUDAENV" local --for "$PY" --force
+    [ "$status" -eq 3 ] || { echo "$status $stderr"; false; }
+    [[ "$stderr" == *"TensorFlow 2.14.1 in $PY is a CPU-only build"* ]] || { echo "$stderr"; false; }
+    [ ! -e .cuda-version ]
+    FAKE_FW_CUDA=none run --separate-stderr "$CUDAENV" local --for "$PY" --framework tf --force
+    [ "$status" -eq 3 ]
+    [[ "$stderr" == *"does not import TensorFlow with CUDA"* ]] || { echo "$stderr"; false; }
+    [ ! -e .cuda-version ]
 }
 
 @test "a CPU-only build, no framework, an unknown --framework: nothing decided, nothing written" {
     torch_only
     FAKE_FW_CUDA=none run "$CUDAENV" local --for "$PY" --force
     [ "$status" -eq 3 ]
-    [[ "$output" == *"CPU-only build"* ]] && [[ "$output" == *"only CPU-only frameworks"* ]]
+    [[ "$output" == *"CPU-only build"* ]] && [[ "$output" == *"only CPU-only frameworks"* ]] || false
     # a venv without frameworks (this machine's own python3 has Debian's CPU-only torch)
     /usr/bin/python3 -m venv --without-pip "$T/venv"
     PYTHONPATH= run "$CUDAENV" local --for "$T/venv/bin/python" --force
     [ "$status" -eq 3 ]
     [[ "$output" == *"imports no framework"* ]]
     run "$CUDAENV" local --for "$PY" --framework mxnet --force
-    [ "$status" -eq 2 ] && [[ "$output" == *"'mxnet' is not tf, torch or jax"* ]]
+    [ "$status" -eq 2 ] && [[ "$output" == *"'mxnet' is not tf, torch or jax"* ]] || false
     run "$CUDAENV" local --for "$T/nonexistent/python" --force
     [ "$status" -ne 0 ]
     [ ! -e .cuda-version ]
@@ -114,7 +126,7 @@ torch_only() { rm -rf "$T/site/tensorflow" "$T"/site/tensorflow-*.dist-info; }
     FAKE_FW_VERSION=$'2.5.1\e]52;c;cHduZWQ=\a' FAKE_FW_CUDA=12.2 FAKE_FW_CUDNN=8.9.7 \
         run --separate-stderr "$CUDAENV" local --for "$PY" --force
     [ "$status" -eq 0 ] || { echo "$stderr"; false; }
-    [[ "$stderr" != *$'\e'* ]] && [[ "$stderr" != *$'\a'* ]]
+    [[ "$stderr" != *$'\e'* ]] && [[ "$stderr" != *$'\a'* ]] || false
     [[ "$stderr" == *'PyTorch 2.5.1\x1b]52;c;cHduZWQ=\x07 in'* ]]
 }
 
@@ -130,7 +142,7 @@ torch_only() { rm -rf "$T/site/tensorflow" "$T"/site/tensorflow-*.dist-info; }
     # the plugin's _versions cannot load: its wheel's Requires-Dist (nvidia-cudnn-cu12>=9.8) still tells
     rm .cuda-version
     FAKE_JAX_META=1 run --separate-stderr "$CUDAENV" local --for "$PY" --force
-    [ "$status" -eq 3 ] && [ ! -e .cuda-version ]
+    [ "$status" -eq 3 ] && [ ! -e .cuda-version ] || false
     [[ "$stderr" == *"JAX 0.4.30 was built for CUDA 12, cuDNN 9.8, which this manifest cannot install"* ]]
     # a jax without a CUDA plugin is a CPU-only build; --framework jax then finds none
     rm -rf "$T/site/jax_cuda12_plugin" "$T"/site/jax_cuda12_plugin-*.dist-info
@@ -151,7 +163,7 @@ torch_only() { rm -rf "$T/site/tensorflow" "$T"/site/tensorflow-*.dist-info; }
     [[ "$output" == *"choose one with --framework torch or --framework jax"* ]]
     [ ! -d "$CUDAENV_ROOT/versions" ] || [ -z "$(ls "$CUDAENV_ROOT/versions")" ]
     run --separate-stderr "$CUDAENV" local --for "$PY" --framework jax --force
-    [ "$status" -eq 0 ] && [ "$(cat .cuda-version)" = "12.2+cudnn9.1" ]
+    [ "$status" -eq 0 ] && [ "$(cat .cuda-version)" = "12.2+cudnn9.1" ] || false
     [[ "$stderr" == *"JAX decides: 12.2+cudnn9.1"* ]]
     # another CUDA release: the CUDA message, with both names
     FAKE_JAX_CUDA=11.8 FAKE_JAX_CUDNN=8.7.0 run "$CUDAENV" local --for "$PY" --force
@@ -163,15 +175,15 @@ torch_only() { rm -rf "$T/site/tensorflow" "$T"/site/tensorflow-*.dist-info; }
     fx_fakejax "$T/site"
     export FAKE_FW_CUDA=11.8 FAKE_FW_CUDNN=8.7.0 FAKE_JAX_CUDA=11.8
     FAKE_JAX_CUDNN=8.6.0 run --separate-stderr "$CUDAENV" local --for "$PY" --force
-    [ "$status" -eq 0 ] && [ "$(cat .cuda-version)" = "11.8+cudnn8.7" ]
+    [ "$status" -eq 0 ] && [ "$(cat .cuda-version)" = "11.8+cudnn8.7" ] || false
     [[ "$stderr" == *"PyTorch's cuDNN 8.7 also runs JAX (built with cuDNN 8.6: an older minor release of the same major)"* ]]
     [[ "$stderr" == *"PyTorch decides: 11.8+cudnn8.7"* ]]
     FAKE_FW_CUDNN=8.6.0 FAKE_JAX_CUDNN=8.7.0 run --separate-stderr "$CUDAENV" local --for "$PY" --force
-    [ "$status" -eq 0 ] && [ "$(cat .cuda-version)" = "11.8+cudnn8.7" ]
+    [ "$status" -eq 0 ] && [ "$(cat .cuda-version)" = "11.8+cudnn8.7" ] || false
     [[ "$stderr" == *"JAX decides: 11.8+cudnn8.7"* ]]
     # JAX's own cuDNN is not in the manifest, PyTorch's newer one is: a note, not a warning
     FAKE_JAX_CUDNN=8.5.0 run --separate-stderr "$CUDAENV" local --for "$PY" --force
-    [ "$status" -eq 0 ] && [ "$(cat .cuda-version)" = "11.8+cudnn8.7" ]
+    [ "$status" -eq 0 ] && [ "$(cat .cuda-version)" = "11.8+cudnn8.7" ] || false
     [[ "$stderr" == *"JAX 0.4.30 in $PY was built for CUDA 11.8, cuDNN 8.5: PyTorch's toolchain (CUDA 11.8, cuDNN 8.7) runs it too"* ]]
     [[ "$stderr" != *"warning"* ]]
 }
@@ -244,9 +256,9 @@ $tc" ] || { echo "local --for: $output"; false; }
     [ "$status" -eq 2 ]
     [[ "$stderr" == *"--libs toolchain: python3 brings its own cudart, cudnn ($W/"*"which its framework loads by path"*"python3 -m pip uninstall -y nvidia-cuda-runtime-cu12 nvidia-cudnn-cu12"* ]] || { echo "$stderr"; false; }
     run --separate-stderr "$CUDAENV" env --for python3 --libs toolchain
-    [ "$status" -eq 2 ] && [ -z "$output" ]
+    [ "$status" -eq 2 ] && [ -z "$output" ] || false
     run --separate-stderr "$CUDAENV" exec --libs bogus 12.2 -- true
-    [ "$status" -eq 2 ] && [[ "$stderr" == *"--libs: 'bogus' is not framework or toolchain"* ]]
+    [ "$status" -eq 2 ] && [[ "$stderr" == *"--libs: 'bogus' is not framework or toolchain"* ]] || false
     # without the wheels the toolchain's libraries serve the framework completely
     rm -rf "$T/site/nvidia"
     export FAKE_FW_LIBS="libcudart.so.12 libcudnn.so.9"
@@ -265,9 +277,9 @@ libcudnn $P/lib64" ] || { echo "$output"; false; }
     [ "${LD_LIBRARY_PATH%%:*}" = "$P/lib64" ]
     # (the mix it leads to, the issue's table: libcudnn.so.9 from the wheel, libcudnn_graph from the toolchain)
     run python3 -c "$MAPS_BY_FAMILY"
-    [[ "$output" == *"libcudnn $P/lib64"* ]] && [[ "$output" == *"libcudnn $W/cudnn/lib"* ]]
+    [[ "$output" == *"libcudnn $P/lib64"* ]] && [[ "$output" == *"libcudnn $W/cudnn/lib"* ]] || false
     run --separate-stderr "$CUDAENV" current
-    [ "$status" -eq 0 ] && [ "$output" = "12.2.2+cudnn9.1.0.70 (set by CUDAENV_VERSION, cudaenv use)" ]
+    [ "$status" -eq 0 ] && [ "$output" = "12.2.2+cudnn9.1.0.70 (set by CUDAENV_VERSION, cudaenv use)" ] || false
     [[ "$stderr" == *"warning: python3 brings its own cudart, cudnn ($W/"*"and 12.2.2+cudnn9.1.0.70's lib64 is on LD_LIBRARY_PATH: a framework's process can load two copies of one library"*"fix: cudaenv use --for python3"* ]] || { echo "$stderr"; false; }
     run --separate-stderr "$CUDAENV" current --json
     [ "$(python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["libs"], d["warning"]["code"], d["warning"]["fix"][:31])' <<<"$output")" = "toolchain framework.two-copies cudaenv use --for python3 (nvcc" ]
@@ -282,7 +294,7 @@ assert "LD_LIBRARY_PATH has '"$P"'/lib64" in f["evidence"], f' <<<"$output"
     eval "$("$CUDAENV" env --for python3 2>/dev/null)"
     [ "$CUDAENV_LIBS" = framework ]
     run --separate-stderr "$CUDAENV" current
-    [ "$status" -eq 0 ] && [ -z "$stderr" ]
+    [ "$status" -eq 0 ] && [ -z "$stderr" ] || false
     CUDAENV_DOCTOR_PYTHON=python3 run --separate-stderr "$CUDAENV" doctor --json
     [[ "$output" != *framework.two-copies* ]]
 }

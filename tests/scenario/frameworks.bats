@@ -169,14 +169,14 @@ PY
     [ "$(head -1 "$IDX")" = "cudaenv-index 3" ]
     [ "$(grep '^fw ' "$IDX" | sort | tr '\n' ';')" = "fw jax 0.4.30 cuda12 12.2.2 8.9.7.29 default;fw torch 2.5 cu118 11.8.0 8.7.0.84 -;fw torch 2.5 cu122 12.2.2 8.9.7.29 default;fw torch 2.6 cu118 11.8.0 8.6.0.163 -;" ]
     p=$CUDAENV_ROOT/versions/11.8.0+cudnn8.7.0.84
-    ! opens_manifest env torch-2.5+cu118 --shell bash
-    ! opens_manifest prefix torch-2.5.1+cu118
+    ! opens_manifest env torch-2.5+cu118 --shell bash || false
+    ! opens_manifest prefix torch-2.5.1+cu118 || false
     [ "$("$CUDAENV" prefix torch-2.5+cu118)" = "$p" ]
     # an upgrade: a new manifest moves torch 2.7's cu118 build onto this toolchain
     edit_manifest 'm["torch"]["2.7"] = {"default": "cu118", "builds": {"cu118": {"cuda": "11.8.0", "cudnn": "8.7.0.84"}}}'
     opens_manifest prefix torch-2.7              # the stale index is refreshed here ...
     grep -qx 'fw torch 2.7 cu118 11.8.0 8.7.0.84 default' "$IDX"
-    ! opens_manifest prefix torch-2.7            # ... and answers from then on
+    ! opens_manifest prefix torch-2.7 || false            # ... and answers from then on
     [ "$("$CUDAENV" prefix torch-2.7)" = "$p" ]
     [ "$("$CUDAENV" prefix torch-latest)" = "$p" ]
     # same answers without the index
@@ -184,6 +184,20 @@ PY
         a=$("$CUDAENV" $q 2>&1); mv "$IDX" "$T/idx"
         b=$("$CUDAENV" $q 2>&1); mv "$T/idx" "$IDX"
         [ "$a" = "$b" ] || { echo "$q: '$a' vs '$b'"; false; }
+    done
+}
+
+@test "torch-2.6 (its default build not installable) never resolves to the installed +cu118 toolchain, with the index or without" {
+    p=$(fx_installed 11.8.0 8.6.0.163)
+    [ "$("$CUDAENV" prefix torch-2.6+cu118)" = "$p" ]
+    grep -qx 'fw torch 2.6 cu118 11.8.0 8.6.0.163 -' "$IDX"
+    for pass in index manifest; do
+        run --separate-stderr "$CUDAENV" prefix torch-2.6
+        [ "$status" -eq 3 ] || { echo "$pass: $status $output $stderr"; false; }
+        [ -z "$output" ]
+        run --separate-stderr "$CUDAENV" env torch-2.6 --shell bash
+        [ "$status" -eq 3 ] || { echo "$pass: $status $output $stderr"; false; }
+        rm -f "$IDX"
     done
 }
 

@@ -89,7 +89,7 @@ PY
     [ ! -e "$CUDAENV_ROOT/cache/$sha" ]
     [ ! -e "$CUDAENV_ROOT/cache/$sha.part" ]
     [ ! -e "$CUDAENV_ROOT/versions/$P" ]
-    ! ls "$CUDAENV_ROOT/pkgs" | grep -q libcufft
+    ! ls "$CUDAENV_ROOT/pkgs" | grep -q libcufft || false
     no_staging
     run "$CUDAENV" install tf-2.14
     [ "$status" -eq 0 ] || { echo "$output"; false; }

@@ -60,8 +60,8 @@ shells() { local s; for s in bash zsh fish; do command -v "$s" >/dev/null && ech
         [ "$status" -ne 124 ]
         case $kind in
         fifo) [ "$output" = "system (no toolchain selected: the machine's own CUDA)" ] ;;
-        pagemap) [ "$status" -eq 1 ] && [[ "$stderr" == *"is a kernel interface (procfs or sysfs)"* ]] ;;
-        big) [ "$status" -eq 3 ] && [[ "$stderr" == *"no such toolchain or spec (content not shown)"* ]] ;;
+        pagemap) [ "$status" -eq 1 ] && [[ "$stderr" == *"is a kernel interface (procfs or sysfs)"* ]] || false ;;
+        big) [ "$status" -eq 3 ] && [[ "$stderr" == *"no such toolchain or spec (content not shown)"* ]] || false ;;
         esac
         cd "$T"
     done
@@ -104,7 +104,7 @@ shells() { local s; for s in bash zsh fish; do command -v "$s" >/dev/null && ech
     done
     # a spec typed on the command line is still echoed
     run --separate-stderr cudaenv prefix 10.1
-    [ "$status" -eq 3 ] && [[ "$stderr" == *10.1* ]]
+    [ "$status" -eq 3 ] && [[ "$stderr" == *10.1* ]] || false
     # a pin that names a release by its syntax is shown by `local`, even when not installed
     rm "$T/repo/.cuda-version" && echo 10.1 > "$T/repo/.cuda-version"
     run cudaenv local
@@ -140,7 +140,7 @@ shells() { local s; for s in bash zsh fish; do command -v "$s" >/dev/null && ech
     ln -sfn /sys/kernel/mm/transparent_hugepage/enabled "$T/repo/.cuda-version"
     if [ -e "$T/repo/.cuda-version" ]; then
         run --separate-stderr timeout 20 cudaenv current
-        [ "$status" -eq 1 ] && [[ "$stderr" == *"kernel interface"* ]]
+        [ "$status" -eq 1 ] && [[ "$stderr" == *"kernel interface"* ]] || false
     fi
 }
 
@@ -258,7 +258,7 @@ PY
     cp "$CUDAENV" "$d/bin/cudaenv"
     "$d/bin/cudaenv" init fish > "$T/init.fish"
     run fish --no-config -c "source '$T/init.fish'; echo \"bin=\$__CUDAENV_BIN\""
-    ! grep -qx INJECTED <<<"$output"
+    ! grep -qx INJECTED <<<"$output" || false
     [ "$status" -eq 0 ]
     [ "${lines[-1]}" = "bin=$d/bin/cudaenv" ]
 }

@@ -215,9 +215,9 @@ PY
         [ "$status" -eq 5 ] || { echo "$a: $output"; false; }
         [[ "$output" == *"sha256"*"$bad"* ]] || { echo "$output"; false; }
         [ -z "$(ls -A "$CUDAENV_ROOT/versions" 2>/dev/null)" ]
-        [ ! -e "$CUDAENV_ROOT/pkgs/cudnn-8.7.0.84-cuda11" ] && [ ! -e "$CUDAENV_ROOT/pkgs/cuda-11.8.0" ]
+        [ ! -e "$CUDAENV_ROOT/pkgs/cudnn-8.7.0.84-cuda11" ] && [ ! -e "$CUDAENV_ROOT/pkgs/cuda-11.8.0" ] || false
         # nothing kept under the name it does not have
-        [ ! -e "$CUDAENV_ROOT/cache/$bad" ] && [ ! -e "$CUDAENV_ROOT/cache/$bad.part" ]
+        [ ! -e "$CUDAENV_ROOT/cache/$bad" ] && [ ! -e "$CUDAENV_ROOT/cache/$bad.part" ] || false
         no_staging
     done
 }

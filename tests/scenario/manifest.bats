@@ -69,7 +69,7 @@ py() { python3 -c "import json,sys; d=json.load(sys.stdin); r=($1); sys.exit(0 i
     [ "$status" -eq 0 ]
     # 61 cuDNN tarballs had a size at aab3196 (the 2026-12 audit); NVIDIA's JSONs matched by file name fill the rest they cover
     [[ "$stderr" =~ cuDNN\ tarballs:\ ([0-9]+)\ of\ ([0-9]+)\ with\ a\ size ]]
-    [ "${BASH_REMATCH[1]}" -ge 127 ] && [ "${BASH_REMATCH[2]}" -ge 185 ]
+    [ "${BASH_REMATCH[1]}" -ge 127 ] && [ "${BASH_REMATCH[2]}" -ge 185 ] || false
     m="$REPO/share/manifests/cudaenv.json"
     py 'd["cudnn"]["9.27.0.42"]["cuda12"]["linux-sbsa"] == {"url": "https://developer.download.nvidia.com/compute/cudnn/redist/cudnn/linux-sbsa/cudnn-linux-sbsa-9.27.0.42_cuda12-archive.tar.xz",
         "sha256": "397efa8eb25285ee289ef10274e643218edb7cbe6088cdb453afca1030e149c9", "size": 1012822668,
@@ -83,7 +83,7 @@ py() { python3 -c "import json,sys; d=json.load(sys.stdin); r=($1); sys.exit(0 i
     cp -r "$REPO/data/redist" "$T/redist"
     sed -i 's/"size": "1012822668"/"size": "1012822669"/' "$T/redist/cudnn/unverified/redistrib_9.27.0.json"
     run --separate-stderr python3 "$REPO/tools/gen-manifest.py" "$REPO/data/manifest-draft.json" "$REPO/data/sizes.md" "$T/redist"
-    [ "$status" -eq 1 ] && [[ "$stderr" == *"unverified/redistrib_9.27.0.json"*"SOURCES.md"* ]]
+    [ "$status" -eq 1 ] && [[ "$stderr" == *"unverified/redistrib_9.27.0.json"*"SOURCES.md"* ]] || false
     # relist: the copy's new sha256 and size into the temp SOURCES.md (as one would list a new copy)
     relist() { python3 - "$T/redist" <<'PY'
 import hashlib, re, sys
@@ -99,13 +99,13 @@ PY
     sed -i 's/dc45f8c5fd44955c6e950c690ea92c28ea848ffb1fefbaabf3a9d175d961263a/'"$SHA_A"'/' "$T/redist/cudnn/unverified/redistrib_9.27.0.json"
     relist
     run --separate-stderr python3 "$REPO/tools/gen-manifest.py" "$REPO/data/manifest-draft.json" "$REPO/data/sizes.md" "$T/redist"
-    [ "$status" -eq 1 ] && [[ "$stderr" == *"cuDNN 9.27.0.42 cuda12 linux-x86_64: the manifest's build differs from unverified/redistrib_9.27.0.json"* ]]
+    [ "$status" -eq 1 ] && [[ "$stderr" == *"cuDNN 9.27.0.42 cuda12 linux-x86_64: the manifest's build differs from unverified/redistrib_9.27.0.json"* ]] || false
     # a JSON dated after "updated" makes the generator ask for a newer date (2026-07-01 sat beside 9.27.0's 2026-09-29)
     cp "$REPO/data/redist/cudnn/unverified/redistrib_9.27.0.json" "$T/redist/cudnn/unverified/"
     sed -i 's/"release_date": "2026-09-29"/"release_date": "2099-01-01"/' "$T/redist/cudnn/unverified/redistrib_9.27.0.json"
     relist
     run --separate-stderr python3 "$REPO/tools/gen-manifest.py" "$REPO/data/manifest-draft.json" "$REPO/data/sizes.md" "$T/redist"
-    [ "$status" -eq 1 ] && [[ "$stderr" == *'"updated" 2026-12-01 is before 2099-01-01'* ]]
+    [ "$status" -eq 1 ] && [[ "$stderr" == *'"updated" 2026-12-01 is before 2099-01-01'* ]] || false
     py 'd["updated"] >= "2026-09-29"' < "$m"
 }
 

@@ -109,7 +109,7 @@ teardown() { common_teardown; }
     run --separate-stderr "$CUDAENV" uninstall 11.7.0 --force
     [ "$status" -eq 0 ]
     [[ "$stderr" == *"cleared the global default ($CUDAENV_ROOT/global named 11.7.0)"* ]]
-    [ ! -e "$CUDAENV_ROOT/global" ] && [ ! -e "$q" ]
+    [ ! -e "$CUDAENV_ROOT/global" ] && [ ! -e "$q" ] || false
     run --separate-stderr env -u CUDA_HOME bash --norc -c 'eval "$("$1" init bash)"; echo "home=${CUDA_HOME-unset}"' _ "$CUDAENV"
     [ "$status" -eq 0 ]
     [ "$output" = "home=unset" ] && [ -z "$stderr" ]
@@ -121,7 +121,7 @@ teardown() { common_teardown; }
     [[ "$output" != *"nvidia-facts"* && "$output" != *"draft"* && "$output" != *"sizes.md"* ]]
     [[ "$output" == *"tensorflow/docs"* ]]
     m=$(grep '^manifest ' <<<"$output" | awk '{print $2}')
-    [ -f "$m" ] && [[ "$m" != *"/../"* ]] && [ "$m" = "$(realpath "$m")" ]
+    [ -f "$m" ] && [[ "$m" != *"/../"* ]] && [ "$m" = "$(realpath -s "$m")" ] || false
     run --separate-stderr "$CUDAENV" info tf-2.14 --json
     [[ "$output" != *"nvidia-facts"* && "$output" != *"draft"* ]]
 }

@@ -182,6 +182,21 @@ TCL
     [ ! -e "$MODS/cuda/11.7.0.lua" ]
 }
 
+@test "modulefile: a prefix with { or } is refused too, naming it; nothing written" {
+    for ch in '{' '}'; do
+        mkdir -p "$T/a${ch}b"
+        mv "$CUDAENV_ROOT" "$T/a${ch}b/root"
+        CUDAENV_ROOT="$T/a${ch}b/root" run --separate-stderr "$CUDAENV" modulefile 11.7 --to "$MODS"
+        [ "$status" -eq 2 ] || { echo "$ch: $status $stderr"; false; }
+        [[ "$stderr" == *"a${ch}b/root/versions/11.7.0"*"use a plainer CUDAENV_ROOT"* ]]
+        [ ! -e "$MODS/cuda/11.7.0.lua" ]
+        CUDAENV_ROOT="$T/a${ch}b/root" run --separate-stderr "$CUDAENV" modulefile 11.7 --format tcl
+        [ "$status" -eq 2 ]
+        [ -z "$output" ]
+        mv "$T/a${ch}b/root" "$CUDAENV_ROOT"
+    done
+}
+
 @test "Lmod (lua): avail lists them, load -> nvcc and -lcudart resolve to the toolchain, swap, purge restores PATH" {
     [ -f "$LMOD_INIT" ] || skip "lmod not installed (apt-get install lmod)"
     run "$CUDAENV" modulefile --all --to "$MODS"

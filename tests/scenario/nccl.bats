@@ -78,7 +78,7 @@ def walk(o):
     return o
 json.dump(walk(m), open(p, "w"), indent=1)
 PY
-    ! grep -q "$SERVER_URL" "$CUDAENV_MANIFEST"
+    ! grep -q "$SERVER_URL" "$CUDAENV_MANIFEST" || false
     CUDAENV_MIRROR=$SERVER_URL run "$CUDAENV" install tf-2.14
     [ "$status" -eq 0 ] || { echo "$output"; false; }
     [ -f "$CUDAENV_ROOT/versions/$P/lib64/libnccl.so.2" ]
@@ -90,10 +90,10 @@ PY
     run "$CUDAENV" install tf-2.14
     [ "$status" -eq 0 ] || { echo "$output"; false; }
     p=$CUDAENV_ROOT/versions/$P
-    [ -f "$p/lib64/libnccl.so.2" ] && [ -f "$p/include/nccl.h" ]
+    [ -f "$p/lib64/libnccl.so.2" ] && [ -f "$p/include/nccl.h" ] || false
     readelf -d "$(readlink -f "$p/lib64/libnccl.so.2")" | grep -q 'SONAME.*\[libnccl.so.2\]'
-    ! find "$p/" -name '__init__.py' -o -name '*.dist-info' | grep -q .
-    ! find "$p/" -path '*nvidia/nccl*' | grep -q .
+    ! find "$p/" -name '__init__.py' -o -name '*.dist-info' | grep -q . || false
+    ! find "$p/" -path '*nvidia/nccl*' | grep -q . || false
     [ "$(server_requests "GET /$WHEEL")" -eq 1 ]
     python3 - "$p/.cudaenv-receipt.json" "$MIRROR/$WHEEL" <<'PY'
 import hashlib, json, sys
@@ -151,12 +151,12 @@ PY
     run "$CUDAENV" install tf-2.14
     [ "$status" -eq 5 ] || { echo "$output"; false; }
     [[ "$output" == *"nvidia_nccl_cu11-2.21.5"* ]]
-    [ ! -e "$CUDAENV_ROOT/versions/$P" ] && [ ! -e "$CUDAENV_ROOT/escape.txt" ] && [ ! -e "$T/escape.txt" ]
+    [ ! -e "$CUDAENV_ROOT/versions/$P" ] && [ ! -e "$CUDAENV_ROOT/escape.txt" ] && [ ! -e "$T/escape.txt" ] || false
     # a zip entry marked as a symlink to /etc/passwd: the streaming zip reader writes its bytes, never a link
     fx_nccl_manifest "$CUDAENV_MANIFEST" "$MIRROR" "$SERVER_URL" 2.21.5 symlink
     run "$CUDAENV" install tf-2.14
     [ "$status" -eq 0 ] || { echo "$output"; false; }
-    [ ! -L "$CUDAENV_ROOT/versions/$P/lib64/libnccl.so" ] && [ "$(cat "$CUDAENV_ROOT/versions/$P/lib64/libnccl.so")" = /etc/passwd ]
+    [ ! -L "$CUDAENV_ROOT/versions/$P/lib64/libnccl.so" ] && [ "$(cat "$CUDAENV_ROOT/versions/$P/lib64/libnccl.so")" = /etc/passwd ] || false
     run "$CUDAENV" uninstall "$P"
     fx_nccl_manifest "$CUDAENV_MANIFEST" "$MIRROR" "$SERVER_URL" 2.21.5
     edit_manifest 'a = m["nccl"]["2.21.5"]["cuda11"]["linux-x86_64"]; a["sha256"] = "0" * 64'
@@ -205,7 +205,7 @@ PY
     # (this fixture's nvcc and cuDNN are not GPU doubles: those steps fail; the nccl step is what is read)
     run "$CUDAENV" verify "$P" --all-devices --json
     out=$(step <<<"$output")
-    [[ "$out" == passed* ]] && [[ "$out" == *"all-reduce across 2 GPUs exact"* ]]
+    [[ "$out" == passed* ]] && [[ "$out" == *"all-reduce across 2 GPUs exact"* ]] || false
     [[ "$out" == *"peer access GPU 0 <-> GPU 1: yes"* ]]
     [[ "$out" == *"all-reduce (sum) of 4194304 floats across 2 GPUs: every element exact on every GPU"* ]]
     # without --all-devices: the one-GPU check only
@@ -215,12 +215,12 @@ PY
     FAKE_NCCL_WRONG=1 run "$CUDAENV" verify "$P" --all-devices --json
     [ "$status" -eq 7 ]
     out=$(step <<<"$output")
-    [[ "$out" == failed* ]] && [[ "$out" == *"the all-reduce is wrong on GPU 1: element 3 is 13, not 12 (the sum of 2 GPUs)"* ]]
+    [[ "$out" == failed* ]] && [[ "$out" == *"the all-reduce is wrong on GPU 1: element 3 is 13, not 12 (the sum of 2 GPUs)"* ]] || false
     # P2P off and no peer access: named with the fix, the sum still right
     NCCL_P2P_DISABLE=1 FAKE_CUDA_PEER=0 run "$CUDAENV" verify "$P" --all-devices --json
     out=$(step <<<"$output")
     [[ "$out" == passed* ]]
-    [[ "$out" == *"NCCL_P2P_DISABLE=1 is set"*"unset NCCL_P2P_DISABLE"* ]] && [[ "$out" == *"peer access GPU 0 <-> GPU 1: no"* ]]
+    [[ "$out" == *"NCCL_P2P_DISABLE=1 is set"*"unset NCCL_P2P_DISABLE"* ]] && [[ "$out" == *"peer access GPU 0 <-> GPU 1: no"* ]] || false
     # --bench adds the all-reduce's bus bandwidth
     run "$CUDAENV" verify "$P" --all-devices --bench --json
     python3 -c 'import json,sys; b=json.load(sys.stdin)["bench"]; assert b["allreduce_gpus"] == 2 and b["allreduce_busbw_gbs"] > 0, b' <<<"$output"
@@ -240,9 +240,9 @@ PY
     # a tampered wheel of the same size is found
     python3 -c 'import sys; p=sys.argv[1]; b=bytearray(open(p,"rb").read()); b[100]^=1; open(p,"wb").write(b)' "$M/$WHEEL"
     run "$CUDAENV" mirror --check "$M"
-    [ "$status" -eq 5 ] && [[ "$output" == *"nvidia_nccl_cu11-2.21.5"* ]]
+    [ "$status" -eq 5 ] && [[ "$output" == *"nvidia_nccl_cu11-2.21.5"* ]] || false
     run "$CUDAENV" mirror tf-2.14 --to "$M"      # the rerun replaces it
-    [ "$status" -eq 0 ] && cmp "$MIRROR/$WHEEL" "$M/$WHEEL"
+    [ "$status" -eq 0 ] && cmp "$MIRROR/$WHEEL" "$M/$WHEEL" || false
     server_stop   # the node has only the mirror
     CUDAENV_ROOT=$T/node CUDAENV_MANIFEST=$M/cudaenv.json run "$CUDAENV" install tf-2.14
     [ "$status" -eq 0 ] || { echo "$output"; false; }
@@ -270,7 +270,7 @@ PY
     [ "$status" -eq 0 ] || { echo "$stderr"; false; }
     [[ "$stderr" == *"$P is installed without NCCL 2.21.5, which this install selects: adding it"* ]] || { echo "$stderr"; false; }
     [[ "$stderr" == *"added NCCL 2.21.5 to $P in $p (it holds: toolkit profile, NCCL 2.21.5)"* ]] || { echo "$stderr"; false; }
-    [ -f "$p/lib64/libnccl.so.2" ] && [ -f "$p/include/nccl.h" ] && [ -f "$p/lib64/libnpp.so.11" ]
+    [ -f "$p/lib64/libnccl.so.2" ] && [ -f "$p/include/nccl.h" ] && [ -f "$p/lib64/libnpp.so.11" ] || false
     [ "$(server_requests "GET /$WHEEL")" -eq 1 ]
     python3 - "$p/.cudaenv-receipt.json" <<'PY'
 import json, sys
@@ -297,7 +297,7 @@ assert i["holds"]["nccl"] == "2.21.5" and i["adds"] == [], i' <<<"$output"
     run "$CUDAENV" install tf-2.14
     [ "$status" -eq 0 ] || { echo "$output"; false; }
     tree=$(find "$CUDAENV_ROOT/pkgs" -maxdepth 1 -type d -name "nccl-2.21.5-cuda11-*")
-    [ -n "$tree" ] && [ -d "$tree" ]
+    [ -n "$tree" ] && [ -d "$tree" ] || false
     run --separate-stderr "$CUDAENV" cache list
     [[ "$output" =~ unpacked\ +[0-9.]+\ [KMG]?i?B\ +yes\ +nccl-2.21.5-cuda11- ]] || { echo "$output"; false; }
     run --separate-stderr "$CUDAENV" cache list --json

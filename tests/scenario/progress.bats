@@ -53,7 +53,7 @@ slow_runfile() { edit_manifest "a = $RUN118; a['url'] = a['url'].replace('/compu
     [ "$status" -eq 0 ] || { echo "$stderr"; false; }
     n=$(grep -cE 'cuda_11[^:]*: [0-9]+% \([0-9.]+ [KMG]?i?B of ' <<<"$stderr")
     echo "$stderr" | grep '%' | head -12
-    [ "$n" -ge 3 ] && [ "$n" -le 12 ]
+    [ "$n" -ge 3 ] && [ "$n" -le 12 ] || false
     [[ "$stderr" != *$'\r'* ]]
     # the percentages only go up
     grep -oE 'cuda_11[^:]*: [0-9]+%' <<<"$stderr" | grep -oE '[0-9]+%$' | tr -d % | sort -nc

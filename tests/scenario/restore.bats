@@ -105,11 +105,11 @@ rollback_walk() {
     walk
     [ "$(hist)" = "$I117 $I118 -" ]
     restore_exact "no /usr/local/cuda"
-    [ ! -e "$S/usr/local/cuda" ] && [ ! -L "$S/usr/local/cuda" ]
+    [ ! -e "$S/usr/local/cuda" ] && [ ! -L "$S/usr/local/cuda" ] || false
     rollback_walk
     # the rest of the history: the original "no link", then nothing
     "$CUDAENV" -q global --rollback
-    [ ! -L "$S/usr/local/cuda" ] && [ ! -e "$S/etc/ld.so.conf.d/cudaenv.conf" ]
+    [ ! -L "$S/usr/local/cuda" ] && [ ! -e "$S/etc/ld.so.conf.d/cudaenv.conf" ] || false
     run --separate-stderr "$CUDAENV" global --rollback
     [ "$status" -eq 3 ]
     [[ "$stderr" == *"nothing left to roll back"* && "$stderr" == *"global system --system"* ]]
@@ -150,7 +150,7 @@ rollback_walk() {
     run --separate-stderr "$CUDAENV" global system --system --dry-run
     [[ "$stderr" == *"plan: write back $S/etc/ld.so.conf.d/cudaenv.conf as it was"* ]]
     "$CUDAENV" -q global system --system
-    [ -d "$S/usr/local/cuda" ] && [ ! -L "$S/usr/local/cuda" ]
+    [ -d "$S/usr/local/cuda" ] && [ ! -L "$S/usr/local/cuda" ] || false
     [ "$(cat "$S/usr/local/cuda/bin/marker")" = keep ]
     [ -z "$(ls -d "$S"/usr/local/cuda.cudaenv-backup-* 2>/dev/null)" ]
     [ "$(cat "$S/etc/ld.so.conf.d/cudaenv.conf")" = "$(printf '# kept\n/opt/old/lib64')" ]
@@ -163,7 +163,7 @@ rollback_walk() {
     rm "$S/usr/local/cuda"
     run --separate-stderr "$CUDAENV" global system --system
     [ "$status" -eq 0 ] || { echo "$stderr"; false; }
-    [ -d "$S/usr/local/cuda" ] && [ ! -L "$S/usr/local/cuda" ]
+    [ -d "$S/usr/local/cuda" ] && [ ! -L "$S/usr/local/cuda" ] || false
     [ "$(cat "$S/usr/local/cuda/bin/marker")" = keep ]
     [ -z "$(ls -d "$S"/usr/local/cuda.cudaenv-backup-* 2>/dev/null)" ]
 }
@@ -176,7 +176,7 @@ rollback_walk() {
     run --separate-stderr "$CUDAENV" global system --system
     [ "$status" -eq 6 ] || { echo "$status $stderr"; false; }
     [[ "$stderr" == *"$b/bin/marker is owned by uid 65534"* ]] || { echo "$stderr"; false; }
-    [ "$(readlink "$S/usr/local/cuda")" = "$I118" ] && [ -d "$b" ]
+    [ "$(readlink "$S/usr/local/cuda")" = "$I118" ] && [ -d "$b" ] || false
     # root's again: the restore moves it back
     chown 0 "$b/bin/marker"
     "$CUDAENV" -q global system --system

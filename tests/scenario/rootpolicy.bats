@@ -174,6 +174,37 @@ COMMANDS=(
     [ "$status" -eq 0 ]
 }
 
+@test "meta: exec, verify and adopt as root refuse a root-owned symlink in bin/ to a user's program; it never runs" {
+    mkdir -p "$T/u/bin"
+    printf '#!/bin/sh\necho "$0 $*" >> "%s"\nexit 0\n' "$MARK" > "$T/u/bin/nvcc"
+    chmod 755 "$T/u/bin/nvcc"
+    chown -R "$ATK" "$T/u"
+    P=$(fx_installed 11.7.0)
+    rm "$P/bin/nvcc" && ln -s "$T/u/bin/nvcc" "$P/bin/nvcc"   # the link is root's, its target the user's
+    run --separate-stderr "$CUDAENV" exec 11.7.0 -- nvcc --version
+    [ "$status" -eq 6 ] || { echo "$status $output $stderr"; false; }
+    [[ "$stderr" == *"$P/bin/nvcc is a symlink to a path a user can change"* ]]
+    run --separate-stderr "$CUDAENV" verify 11.7.0
+    [ "$status" -eq 6 ]
+    [[ "$stderr" == *"$P/bin/nvcc is a symlink to a path a user can change"* ]]
+    [ ! -e "$MARK" ] || { cat "$MARK"; false; }
+    # adopt: a root-owned tree with the same link
+    D=$T/root-tk
+    fx_toolkit "$D" 12.4.1 >/dev/null
+    rm "$D/bin/nvcc" && ln -s "$T/u/bin/nvcc" "$D/bin/nvcc"
+    run --separate-stderr "$CUDAENV" adopt "$D"
+    [ "$status" -eq 6 ]
+    [[ "$stderr" == *"unsafe for adopt run as root: $D/bin/nvcc is a symlink to a path a user can change"* ]]
+    [ ! -e "$MARK" ]
+    [ ! -e "$CUDAENV_ROOT/versions/12.4.1" ]
+    # the same link to root's own copy passes
+    cp "$T/u/bin/nvcc" "$T/nvcc-root" && chmod 755 "$T/nvcc-root"
+    ln -sfn "$T/nvcc-root" "$P/bin/nvcc"
+    run --separate-stderr "$CUDAENV" exec 11.7.0 -- nvcc --version
+    [ "$status" -eq 0 ] || { echo "$stderr"; false; }
+    [ -s "$MARK" ]
+}
+
 # ---- Python (issue 21, item 3) ----
 
 # a caller's working directory with modules that would leave a mark

@@ -39,7 +39,7 @@ teardown() { common_teardown; }
     run env PATH="$T/stub:$PATH" APT_BROKEN=1 SETUP_LOCK_POLL=0 "$REPO/tools/setup.sh"
     [ "$status" -ne 0 ]
     [[ "$output" != *"waiting"* ]]
-    ! grep -q '^make' "$T/apt.log"
+    ! grep -q '^make' "$T/apt.log" || false
     rm -f "$T/apt.count" "$T/apt.log"
     run env PATH="$T/stub:$PATH" APT_BUSY=1000 SETUP_LOCK_WAIT=2 SETUP_LOCK_POLL=1 "$REPO/tools/setup.sh"
     [ "$status" -ne 0 ]
@@ -96,10 +96,10 @@ teardown() { common_teardown; }
     run env PATH="$T/stub:$PATH" "$T/repo/tools/setup.sh" --check --test
     [ "$status" -eq 0 ] || { echo "$output"; false; }
     run env PATH="$T/stub:$PATH" "$T/repo/tools/setup.sh" --deps --test
-    [ "$status" -eq 0 ] && [ ! -e "$T/apt.log" ]          # nothing missing: no apt at all
+    [ "$status" -eq 0 ] && [ ! -e "$T/apt.log" ] || false          # nothing missing: no apt at all
     echo "bash cudaenv-no-such-package" > "$T/repo/tools/deps.txt"
     run env PATH="$T/stub:$PATH" "$T/repo/tools/setup.sh" --check
-    [ "$status" -eq 1 ] && [[ "$output" == *"missing: cudaenv-no-such-package"* ]]
+    [ "$status" -eq 1 ] && [[ "$output" == *"missing: cudaenv-no-such-package"* ]] || false
     run env PATH="$T/stub:$PATH" "$T/repo/tools/setup.sh" --deps
     [ "$status" -eq 0 ] || { echo "$output"; false; }
     grep -q 'install -y --no-install-recommends bash cudaenv-no-such-package$' "$T/apt.log"
@@ -111,7 +111,7 @@ teardown() { common_teardown; }
     run env PATH="$T/stub:$PATH" "$T/repo/tools/setup.sh" --check
     [ "$status" -eq 0 ] || { echo "$output"; false; }      # the build lacks nothing
     run env PATH="$T/stub:$PATH" "$T/repo/tools/setup.sh" --check --test
-    [ "$status" -eq 1 ] && [[ "$output" == *"missing: cudaenv-no-such-test-package"* ]]
+    [ "$status" -eq 1 ] && [[ "$output" == *"missing: cudaenv-no-such-test-package"* ]] || false
     : > "$T/apt.log"
     run env PATH="$T/stub:$PATH" "$T/repo/tools/setup.sh" --deps --test
     [ "$status" -eq 0 ] || { echo "$output"; false; }

@@ -55,7 +55,7 @@ as_user() { runuser -u "$U" -- env -i PATH="$BUILD/bin:/usr/bin:/bin" HOME="$UH"
     # --unset drops the user's choice only: the site default applies again
     run --separate-stderr as_user cudaenv global --unset
     [ "$status" -eq 0 ]
-    [ ! -e "$UH/.config/cudaenv/global" ] && [ -e "$CUDAENV_ROOT/global" ]
+    [ ! -e "$UH/.config/cudaenv/global" ] && [ -e "$CUDAENV_ROOT/global" ] || false
     run as_user cudaenv global
     [ "$output" = "12.3.0" ]
 }

@@ -42,7 +42,7 @@ teardown() { common_teardown; }
         echo "$a $b ${#PATH} ${#LD_LIBRARY_PATH} $LD_LIBRARY_PATH"'
     [ "$status" -eq 0 ]
     set -- $output
-    [ "$1" = "$3" ] && [ "$2" = "$4" ]
+    [ "$1" = "$3" ] && [ "$2" = "$4" ] || false
     [ "$5" = "$P118/lib64:/opt/other/lib" ]
 }
 
@@ -165,7 +165,7 @@ EOS
         cd "$T/proj/a"; cd "$T/proj/a/b"; echo "execs=$__CUDAENV_HOOK_EXECS"'
     [ "$status" -eq 0 ]
     set -- ${lines[0]}
-    [ "$1" = "$2" ] && [ "$3" = "$P118" ]
+    [ "$1" = "$2" ] && [ "$3" = "$P118" ] || false
     [ "${lines[1]}" = "in=$P117" ]
     [ "${lines[2]}" = "out=unset" ]
     [ "${lines[3]}" = "execs=4" ]
@@ -208,7 +208,7 @@ EOS
         complete -C "cudaenv use " | string replace -r "\t.*" "" | string join " "'
     [ "$status" -eq 0 ]
     set -- ${lines[0]}
-    [ "$1" = "$2" ] && [ "$3" = "$P118" ]
+    [ "$1" = "$2" ] && [ "$3" = "$P118" ] || false
     [ "${lines[1]}" = "in=$P117" ]
     [ "${lines[2]}" = "out=unset" ]
     [ "${lines[3]}" = "exec=$P123" ]
@@ -266,14 +266,14 @@ EOS
     [[ "$stderr" == *"install it first: cudaenv install --for /usr/bin/python3"* ]]
     # env --for: the same environment, for scripts; a VERSION beside --for is a usage error
     run --separate-stderr cudaenv env --for /usr/bin/python3 --shell dotenv
-    [ "$status" -eq 0 ] && [[ "$output" == *"CUDA_HOME=$P118"* ]]
+    [ "$status" -eq 0 ] && [[ "$output" == *"CUDA_HOME=$P118"* ]] || false
     run cudaenv env 11.8 --for /usr/bin/python3
     [ "$status" -eq 2 ]
     # exec --for PYTHON -- CMD: the same toolchain for one command; a first word would be VERSION
     run --separate-stderr cudaenv exec --for /usr/bin/python3 -- sh -c 'echo "$CUDA_HOME|$CUDAENV_VERSION"'
-    [ "$status" -eq 0 ] && [ "$output" = "$P118|11.8.0+cudnn8.7.0.84" ]
+    [ "$status" -eq 0 ] && [ "$output" = "$P118|11.8.0+cudnn8.7.0.84" ] || false
     run cudaenv exec --for /usr/bin/python3 sh -c true
-    [ "$status" -eq 2 ] && [[ "$output" == *"cudaenv exec --for PYTHON -- CMD"* ]]
+    [ "$status" -eq 2 ] && [[ "$output" == *"cudaenv exec --for PYTHON -- CMD"* ]] || false
     run cudaenv use --framework torch
     [ "$status" -eq 2 ]
 }
@@ -281,7 +281,7 @@ EOS
 @test "zsh and fish: use --for PYTHON through their shell functions" {
     fakepy_setup
     run zsh -f -c 'eval "$(cudaenv init zsh)"; cudaenv use -q --for /usr/bin/python3; echo "$CUDA_HOME|$CUDAENV_VERSION"'
-    [ "$status" -eq 0 ] && [ "${lines[-1]}" = "$P118|11.8.0+cudnn8.7.0.84" ]
+    [ "$status" -eq 0 ] && [ "${lines[-1]}" = "$P118|11.8.0+cudnn8.7.0.84" ] || false
     command -v fish >/dev/null || skip "no fish"
     run fish --no-config -c 'cudaenv init fish | source; cudaenv use -q --for /usr/bin/python3; echo "$CUDA_HOME|$CUDAENV_VERSION"'
     [ "$status" -eq 0 ] && [ "${lines[-1]}" = "$P118|11.8.0+cudnn8.7.0.84" ]

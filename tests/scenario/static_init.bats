@@ -16,7 +16,7 @@ teardown() { common_teardown; }
     [[ "$stderr" == *"source $CUDAENV_ROOT/init/cudaenv.bash"* ]]
     grep -q "^__CUDAENV_INIT_VERSION='$(cudaenv --version | head -1 | cut -d' ' -f2)'$" "$output"
     run cudaenv init zsh --static -q -o "$T/z.zsh"
-    [ "$status" -eq 0 ] && [ "$output" = "$T/z.zsh" ] && [ -f "$T/z.zsh" ]
+    [ "$status" -eq 0 ] && [ "$output" = "$T/z.zsh" ] && [ -f "$T/z.zsh" ] || false
     run cudaenv init bash -o "$T/x"
     [ "$status" -eq 2 ]
 }
@@ -25,7 +25,7 @@ teardown() { common_teardown; }
     cudaenv init bash --static -q -o "$T/s.bash" >/dev/null
     a=$(bash --norc -c 'eval "$(cudaenv init bash)"; declare -f cudaenv __cudaenv_hook; complete -p cudaenv; echo "$PROMPT_COMMAND"')
     b=$(bash --norc -c 'source "$T/s.bash"; declare -f cudaenv __cudaenv_hook; complete -p cudaenv; echo "$PROMPT_COMMAND"')
-    [ -n "$a" ] && [ "$a" = "$b" ]
+    [ -n "$a" ] && [ "$a" = "$b" ] || false
     run bash --norc -i 2>/dev/null <<EOS
 source "$T/s.bash"
 cudaenv use -q 11.8; echo "use=\$CUDA_HOME|\$CUDAENV_VERSION"
@@ -55,7 +55,7 @@ EOS
     cudaenv init zsh --static -q -o "$T/s.zsh" >/dev/null
     a=$(zsh -f -c 'eval "$(cudaenv init zsh)"; functions cudaenv __cudaenv_hook')
     b=$(zsh -f -c 'source "$T/s.zsh"; functions cudaenv __cudaenv_hook')
-    [ -n "$a" ] && [ "$a" = "$b" ]
+    [ -n "$a" ] && [ "$a" = "$b" ] || false
     run zsh -f -c '
         source "$T/s.zsh"
         cudaenv use -q 11.8; echo "use=$CUDA_HOME"
@@ -72,7 +72,7 @@ EOS
     cudaenv init fish --static -q -o "$T/s.fish" >/dev/null
     a=$(fish --no-config -c 'cudaenv init fish | source; functions cudaenv __cudaenv_hook' | grep -v '^# Defined')
     b=$(fish --no-config -c 'source $T/s.fish; functions cudaenv __cudaenv_hook' | grep -v '^# Defined')
-    [ -n "$a" ] && [ "$a" = "$b" ]
+    [ -n "$a" ] && [ "$a" = "$b" ] || false
     run fish --no-config -c '
         source $T/s.fish
         cudaenv use -q 11.8; echo "use=$CUDA_HOME"

@@ -75,6 +75,19 @@ PY
     [ "${lines[1]}" = "$P118" ]
 }
 
+@test "env --shell fish: a store path with a backslash-quote runs no code in fish, and is set exactly" {
+    command -v fish >/dev/null || skip "no fish"
+    # \' ends a quoted string in fish unless the backslash itself is escaped
+    export CUDAENV_ROOT="$T/x\\';echo INJECTED;'"
+    P=$(fx_installed 11.8.0)
+    run fish --no-config -c "$CUDAENV env 11.8 --shell fish | source; echo \$CUDA_HOME; echo \$PATH[1]"
+    [ "$status" -eq 0 ] || { echo "$output"; false; }
+    ! grep -qx INJECTED <<<"$output" || { echo "$output"; false; }
+    [ "${#lines[@]}" -eq 2 ]
+    [ "${lines[0]}" = "$P" ]
+    [ "${lines[1]}" = "$P/bin" ]
+}
+
 @test "not installed: exit 3 with the install command, nothing on stdout" {
     run --separate-stderr "$CUDAENV" env 10.2
     [ "$status" -eq 3 ]

@@ -115,7 +115,7 @@ own_cuda() {
     chown 65534 "$S/usr/local/cuda-12.1/bin/nvcc"
     run --separate-stderr "$CUDAENV" global system --system
     [ "$status" -eq 6 ] && [[ "$stderr" == *"$S/usr/local/cuda-12.1/bin/nvcc is owned by uid 65534"* ]] || { echo "$status $stderr"; false; }
-    [ "$(link)" = "$I118" ] && ! pending
+    [ "$(link)" = "$I118" ] && ! pending || false
     chown 0 "$S/usr/local/cuda-12.1/bin/nvcc"
     run env CUDAENV_TEST_CRASH_AT=intent "$CUDAENV" -q global system --system
     [ "$status" -eq 137 ] && pending
@@ -168,7 +168,7 @@ wedged() {
     rmdir "$l"
     rm "$k" && ln -s "$T/made-by-root" "$k"
     wedged 11.7 "$k" "a symlink"
-    [ ! -e "$T/made-by-root" ] && [ ! -L "$T/made-by-root" ]
+    [ ! -e "$T/made-by-root" ] && [ ! -L "$T/made-by-root" ] || false
     rm "$k" && mkfifo "$k"
     wedged 11.7 "$k" "a FIFO"
     rm "$k" && mv "$f" "$T/conf.saved" && mkdir "$f"
@@ -178,6 +178,21 @@ wedged() {
     # all removed: the switch goes through
     run --separate-stderr "$CUDAENV" -q global 11.7 --system
     [ "$status" -eq 0 ] && [ "$(link)" = "$I117" ] && [ "$(conf)" = "$I117/lib64" ] || { echo "$status $stderr"; ls -la "$S/etc/cudaenv" "$S/etc/ld.so.conf.d"; false; }
+}
+
+@test "a symlink at the intent's name to a valid newer record is no interrupted switch: never completed, exit 1 naming it" {
+    "$CUDAENV" -q global 11.8 --system
+    local p=$S$J.pending g
+    g=$(gen_of "$S$J")
+    # the switch to 11.7, one generation ahead: an intent, were it a file of its own
+    sed -e "s|\"gen\":[[:space:]]*$g|\"gen\": $((g + 1))|" -e "s|$I118|$I117|g" "$S$J" > "$T/intent.json"
+    [ "$(gen_of "$T/intent.json")" -eq $((g + 1)) ]
+    rm -f "$p" && ln -s "$T/intent.json" "$p"
+    wedged 11.8 "$p" "a symlink"
+    [[ "$stderr" != *interrupted* ]] || { echo "$stderr"; false; }
+    [ "$(link)" = "$I118" ]
+    run --separate-stderr "$CUDAENV" list
+    [[ "$output$stderr" != *interrupted* ]] || { echo "$output$stderr"; false; }
 }
 
 @test "a file hard-linked to the conf's spare, the intent or the record before is never rewritten (a new file takes the name)" {
@@ -194,7 +209,7 @@ wedged() {
     cmp "$T/pending.copy" "$S/etc/kept-pending.json"
     # the record before (now the pending file) is not marked in place either
     cmp "$T/record.copy" "$S/etc/kept-record.json"
-    [ "$(link)" = "$I118" ] && [ "$(conf)" = "$I118/lib64" ] && ! pending
+    [ "$(link)" = "$I118" ] && [ "$(conf)" = "$I118/lib64" ] && ! pending || false
     [ "$(stat -c %h "$d/.cudaenv.conf.spare")" -eq 1 ]
     "$CUDAENV" -q global 11.7 --system
     [ "$(link)" = "$I117" ] && [ "$(cat "$d/zz-other.conf")" = /keep/me ]
@@ -217,7 +232,7 @@ wedged() {
     local size n
     size=$(stat -c %s "$S$J") n=$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["history"]))' "$S$J")
     echo "# system.json: $size bytes, $n history entries of ~8 KiB" >&3
-    [ "$size" -le 65536 ] && [ "$n" -ge 2 ] && [ "$n" -lt 16 ]
+    [ "$size" -le 65536 ] && [ "$n" -ge 2 ] && [ "$n" -lt 16 ] || false
     [ "$(link)" = "${B#"$S"}" ]
     run "$CUDAENV" global --system
     [ "$output" = 11.7.0 ]
@@ -266,7 +281,7 @@ q() { printf '%s' "$1" | sed 's/[][\.*^$(){}+?|/]/\\&/g'; }
     "$CUDAENV" -q global 11.8 --system
     CUDAENV_LDCONFIG=none ASAN_OPTIONS=detect_leaks=0 strace -f -y -o "$T/st" \
         -e trace=fsync,fdatasync,rename,renameat,renameat2 "$CUDAENV" -q global 11.7 --system
-    [ "$(link)" = "$I117" ] && [ "$(conf)" = "$I117/lib64" ]
+    [ "$(link)" = "$I117" ] && [ "$(conf)" = "$I117/lib64" ] || false
     local l c dl dc done
     l=$(at "$T/st" "rename.*\"$(q "$S/usr/local/cuda")\"")
     c=$(at "$T/st" "rename.*\"$(q "$S/etc/ld.so.conf.d/cudaenv.conf")\"")
@@ -282,10 +297,10 @@ q() { printf '%s' "$1" | sed 's/[][\.*^$(){}+?|/]/\\&/g'; }
 @test "a repair that rolls an interrupted switch back leaves the history right: the next --rollback goes further back" {
     "$CUDAENV" -q global 11.8 --system
     run env CUDAENV_TEST_CRASH_AT=link "$CUDAENV" -q global 11.7 --system
-    [ "$status" -eq 137 ] && [ "$(link)" = "$I117" ]
+    [ "$status" -eq 137 ] && [ "$(link)" = "$I117" ] || false
     rm -rf "$P117"
     run --separate-stderr "$CUDAENV" global 11.8 --system
-    [ "$status" -eq 0 ] && [[ "$stderr" == *"rolling back"* ]] && [ "$(link)" = "$I118" ]
+    [ "$status" -eq 0 ] && [[ "$stderr" == *"rolling back"* ]] && [ "$(link)" = "$I118" ] || false
     # before 11.8 there was nothing: that is where the rollback goes
     run --separate-stderr "$CUDAENV" global --rollback
     [ "$status" -eq 0 ] || { echo "$stderr"; false; }

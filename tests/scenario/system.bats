@@ -57,7 +57,7 @@ PY
 @test "sysroot: rollback of the first switch restores 'no link, no conf'" {
     "$CUDAENV" -q global 11.8 --system
     "$CUDAENV" -q global --rollback
-    [ ! -e "$S/usr/local/cuda" ] && [ ! -L "$S/usr/local/cuda" ]
+    [ ! -e "$S/usr/local/cuda" ] && [ ! -L "$S/usr/local/cuda" ] || false
     [ ! -e "$S/etc/ld.so.conf.d/cudaenv.conf" ]
     # the history is empty now: nothing further back (restore.bats has the rest)
     run --separate-stderr "$CUDAENV" global --rollback --dry-run
@@ -86,7 +86,7 @@ PY
     run --separate-stderr "$CUDAENV" global 11.8 --system
     [ "$status" -eq 1 ]
     [[ "$stderr" == *"real directory"* && "$stderr" == *"--force"* ]]
-    [ -d "$S/usr/local/cuda" ] && [ ! -L "$S/usr/local/cuda" ]
+    [ -d "$S/usr/local/cuda" ] && [ ! -L "$S/usr/local/cuda" ] || false
     [ ! -e "$S/etc/ld.so.conf.d/cudaenv.conf" ]
     run "$CUDAENV" -q global 11.8 --system --force
     [ "$status" -eq 0 ]
@@ -176,6 +176,17 @@ PY
     [ "$(grep -v '^#' "$conf")" = "$I117/lib64" ]
 }
 
+@test "a store outside the sysroot whose path starts with the sysroot's (\$S-store) is linked by its host path, never a dangling relative one" {
+    export CUDAENV_LDCONFIG=none CUDAENV_ROOT=$S-store
+    P=$(fx_installed 11.8.0 8.7.0.84)
+    chmod -R go-w "$T"
+    run --separate-stderr "$CUDAENV" -q global 11.8 --system
+    [ "$status" -eq 0 ] || { echo "$stderr"; false; }
+    [ "$(readlink "$S/usr/local/cuda")" = "$P" ]
+    [ "$(readlink -e "$S/usr/local/cuda")" = "$P" ]
+    [ "$(grep -v '^#' "$S/etc/ld.so.conf.d/cudaenv.conf")" = "$P/lib64" ]
+}
+
 @test "200 switches racing with readers: the link always resolves and the probe always loads" {
     # toolchains outside the sysroot: the link names host paths the readers resolve
     export CUDAENV_LDCONFIG=none CUDAENV_ROOT=$T/root
@@ -199,7 +210,7 @@ PY
     wait $w1; s1=$?
     wait $w2; s2=$?
     touch "$T/stop"; wait $r1 $r2
-    [ "$s1" -eq 0 ] && [ "$s2" -eq 0 ]
+    [ "$s1" -eq 0 ] && [ "$s2" -eq 0 ] || false
     [ ! -s "$T/bad" ] || { cat "$T/bad"; false; }
     [ -z "$(find "$S/usr/local" "$S/etc" -name '*tmp*')" ]
 }
@@ -334,7 +345,7 @@ SH
     run --separate-stderr "$CUDAENV" global --system
     [[ "$stderr" == *"was interrupted"* ]]
     run --separate-stderr "$CUDAENV" global 11.8 --system
-    [ "$status" -eq 0 ] && [[ "$stderr" == *"completing it"* ]]
+    [ "$status" -eq 0 ] && [[ "$stderr" == *"completing it"* ]] || false
     [ "$(cache_lib libcudart.so.11.0)" = "$I118/lib64/libcudart.so.11.0" ]
 }
 

@@ -76,7 +76,7 @@ completes_pending() {
     run --separate-stderr "$CUDAENV" global 11.8 --system
     [ "$status" -eq 6 ]
     chown 0 "$P118/include"
-    [ ! -e "$S/usr/local/cuda" ] && [ ! -e "$S/etc/ld.so.conf.d/cudaenv.conf" ]
+    [ ! -e "$S/usr/local/cuda" ] && [ ! -e "$S/etc/ld.so.conf.d/cudaenv.conf" ] || false
     run "$CUDAENV" -q global 11.8 --system
     [ "$status" -eq 0 ]
 }
@@ -117,7 +117,7 @@ completes_pending() {
     run --separate-stderr "$CUDAENV" global 11.8 --system
     [ "$status" -eq 6 ]
     [[ "$stderr" == *"$T/userlib"*"owned by uid 65534"* ]]
-    [ ! -e "$S/usr/local/cuda" ] && [ ! -e "$S/etc/ld.so.conf.d/cudaenv.conf" ]
+    [ ! -e "$S/usr/local/cuda" ] && [ ! -e "$S/etc/ld.so.conf.d/cudaenv.conf" ] || false
     rm "$L/libevil.so.1" "$L/libevil.so"
     # a chain that ends in lib64 itself (its end not walked from / again): the
     # walk checks that entry as it checks every file of the tree
@@ -164,7 +164,7 @@ completes_pending() {
         run "$CUDAENV" doctor --json
         [[ "$output" == *'"env.system-switch-interrupted"'* ]] || { echo "$output"; false; }
         completes_pending 11.8
-        [ "$(rec target)" = "$I118" ] && [ "$(rec prev_target)" = "$I117" ]
+        [ "$(rec target)" = "$I118" ] && [ "$(rec prev_target)" = "$I117" ] || false
     done
     # a rollback killed half-way is completed by the next rollback
     run env CUDAENV_TEST_CRASH_AT=conf "$CUDAENV" -q global --rollback
@@ -187,7 +187,7 @@ completes_pending() {
     echo mine > "$c/cudaenv.conf.tmp-longer1" && echo mine > "$c/cudaenv.conf.tmp-short"
     echo mine > "$c/other.conf.tmp-Qw5eR6"
     completes_pending 11.8
-    [ ! -e "$e/system.json.tmp-a1B2c3" ] && [ ! -e "$e/system.json.pending.tmp-Zz9yX8" ]
+    [ ! -e "$e/system.json.tmp-a1B2c3" ] && [ ! -e "$e/system.json.pending.tmp-Zz9yX8" ] || false
     [ ! -e "$c/cudaenv.conf.tmp-Qw5eR6" ]
     [ "$(cat "$c/cudaenv.conf.tmp-longer1" "$c/cudaenv.conf.tmp-short" "$c/other.conf.tmp-Qw5eR6")" = "$(printf 'mine\nmine\nmine')" ]
     [ -z "$(ls "$e" | grep tmp)" ]
@@ -199,22 +199,22 @@ completes_pending() {
     # a crash while the intent was being written (before it was durable): nothing changed
     printf '{"schema":1,"sta' > "$S/etc/cudaenv/system.json.pending"
     run --separate-stderr "$CUDAENV" global --system
-    [ "$status" -eq 0 ] && [ "$output" = 11.8.0+cudnn8.7.0.84 ]
+    [ "$status" -eq 0 ] && [ "$output" = 11.8.0+cudnn8.7.0.84 ] || false
     [[ "$stderr" != *"interrupted"* ]]
     # the same cut short after its "gen" (the greater one): still no intent
     sed "s/^\([[:space:]]*\"gen\":[[:space:]]*\)[0-9]*/\1$(( $(gen_of "$S/etc/cudaenv/system.json") + 1 ))/" \
         "$S/etc/cudaenv/system.json" | head -c 200 > "$S/etc/cudaenv/system.json.pending"
     grep -q '"gen"' "$S/etc/cudaenv/system.json.pending"
     run --separate-stderr "$CUDAENV" global --system
-    [ "$status" -eq 0 ] && [ "$output" = 11.8.0+cudnn8.7.0.84 ]
+    [ "$status" -eq 0 ] && [ "$output" = 11.8.0+cudnn8.7.0.84 ] || false
     [[ "$stderr" != *"interrupted"* ]]
     run "$CUDAENV" doctor --json
     [[ "$output" != *'"env.system-switch-interrupted"'* ]]
     run --separate-stderr "$CUDAENV" global 11.7 --system
-    [ "$status" -eq 0 ] && [[ "$stderr" != *"interrupted"* ]]
+    [ "$status" -eq 0 ] && [[ "$stderr" != *"interrupted"* ]] || false
     no_intent
     consistent
-    [ "$(rec target)" = "$I117" ] && [ "$(rec prev_target)" = "$I118" ]
+    [ "$(rec target)" = "$I117" ] && [ "$(rec prev_target)" = "$I118" ] || false
     # an intent in system.json itself ("state": "pending", as cudaenv wrote it before issue 13)
     sed -i 's/"state":\t"done"/"state":\t"pending"/' "$S/etc/cudaenv/system.json"
     grep -q '"state":.*"pending"' "$S/etc/cudaenv/system.json"
@@ -233,7 +233,7 @@ completes_pending() {
     CUDAENV_LDCONFIG=none ASAN_OPTIONS=detect_leaks=0 strace -f -y -o "$T/st" \
         -e trace=openat,open,symlink,symlinkat,fsync,fdatasync,rename,renameat,renameat2 \
         "$CUDAENV" -q global 11.8 --system
-    [ "$(readlink "$S/usr/local/cuda")" = "$(rec target)" ] && [ "$(rec state)" = done ] && [ "$(rec target)" = "$I118" ]
+    [ "$(readlink "$S/usr/local/cuda")" = "$(rec target)" ] && [ "$(rec state)" = done ] && [ "$(rec target)" = "$I118" ] || false
     [ "$(grep -v '^#' "$S/etc/ld.so.conf.d/cudaenv.conf")" = "$I118/lib64" ]
     # (a --coverage build's .gcda files and its error file /dev/null are the profiler's: tools/mutate.sh's coverage map)
     created=$(grep -E 'O_CREAT|symlink(at)?\(' "$T/st" | grep -v -e '/lock"' -e '\.lock"' -e 'cudaenv.conf.spare"' -e '\.gcda"' -e '"/dev/null"' | grep -c .) || true
@@ -267,7 +267,7 @@ completes_pending() {
     [ "$(cache_lib libcudart.so.11.0)" = "$I118/lib64/libcudart.so.11.0" ]
     [ -z "$(ldconfig -r "$S" -p | grep "$I117")" ]
     "$CUDAENV" -q global system --system
-    [ ! -e "$S/usr/local/.cuda.cudaenv-spare" ] && [ ! -L "$S/usr/local/.cuda.cudaenv-spare" ]
+    [ ! -e "$S/usr/local/.cuda.cudaenv-spare" ] && [ ! -L "$S/usr/local/.cuda.cudaenv-spare" ] || false
     [ ! -e "$S/etc/ld.so.conf.d/.cudaenv.conf.spare" ]
     [ ! -e "$S/etc/cudaenv/system.json.pending" ]
 }
@@ -289,7 +289,7 @@ completes_pending() {
 # the pending file after a switch's exchange is the record before system.json's
 stale_is_ignored() {
     run --separate-stderr "$CUDAENV" global --system
-    [ "$status" -eq 0 ] && [[ "$stderr" != *"interrupted"* ]] && [ "$output" = "$1" ]
+    [ "$status" -eq 0 ] && [[ "$stderr" != *"interrupted"* ]] && [ "$output" = "$1" ] || false
     run "$CUDAENV" doctor --json
     [[ "$output" != *'"env.system-switch-interrupted"'* ]]
 }
@@ -298,10 +298,10 @@ stale_is_ignored() {
     "$CUDAENV" -q global 11.8 --system
     "$CUDAENV" -q global 11.7 --system
     local f=$S/etc/cudaenv/system.json
-    [ "$(gen_of "$f")" -eq 2 ] && [ "$(gen_of "$f.pending")" -eq 1 ]
+    [ "$(gen_of "$f")" -eq 2 ] && [ "$(gen_of "$f.pending")" -eq 1 ] || false
     # ... and no JSON to an older cudaenv (which would take it for an intent
     # and re-apply 11.8): a '#' in place of its '{'; system.json is JSON
-    [ "$(head -c 1 "$f.pending")" = '#' ] && [ "$(head -c 1 "$f")" = '{' ]
+    [ "$(head -c 1 "$f.pending")" = '#' ] && [ "$(head -c 1 "$f")" = '{' ] || false
     ! python3 -c 'import json, sys; json.load(open(sys.argv[1]))' "$f.pending" 2>/dev/null || false
     python3 -c 'import json, sys; json.load(open(sys.argv[1]))' "$f"
     # the stale record before (11.8's, gen 1): neither reported nor completed
@@ -315,7 +315,7 @@ stale_is_ignored() {
     # the record before, given a greater gen: an intent to 11.8, completed
     "$CUDAENV" -q global 11.8 --system && "$CUDAENV" -q global 11.7 --system
     sed -i -e '1s/^#/{/' -e "s/^\([[:space:]]*\"gen\":[[:space:]]*\)[0-9]*/\1$(( $(gen_of "$f") + 1 ))/" "$f.pending"
-    [ "$(rec state)" = pending ] && [ "$(rec target)" = "$I118" ]
+    [ "$(rec state)" = pending ] && [ "$(rec target)" = "$I118" ] || false
     run "$CUDAENV" doctor --json
     [[ "$output" == *'"env.system-switch-interrupted"'* ]]
     completes_pending 11.8
@@ -323,7 +323,7 @@ stale_is_ignored() {
     # an older cudaenv's files (no gen anywhere): its pending file is its intent
     "$CUDAENV" -q global 11.7 --system
     sed -i -e '1s/^#/{/' -e '/"gen":/d' "$f" "$f.pending"
-    [ "$(rec state)" = pending ] && [ "$(rec target)" = "$I118" ]
+    [ "$(rec state)" = pending ] && [ "$(rec target)" = "$I118" ] || false
     completes_pending 11.8
     [ -n "$(gen_of "$f")" ]
     # an older cudaenv's record left as the pending file beside a system.json
@@ -374,14 +374,14 @@ stale_is_ignored() {
     # above system.json's) is what is pending, not the older record's
     [ "$(readlink "$S/usr/local/cuda")" = "$I118" ]
     intent || { echo "no intent: pending gen $(gen_of "$f.pending"), system.json $(gen_of "$f")"; false; }
-    [ "$(gen_of "$f.pending")" -eq $((g + 1)) ] && [ "$(rec target)" = "$I118" ]
+    [ "$(gen_of "$f.pending")" -eq $((g + 1)) ] && [ "$(rec target)" = "$I118" ] || false
     # 11.7 acceptable again: the rollback begun is still the one completed
     chmod o-w "$P117/bin"
     run --separate-stderr "$CUDAENV" global 11.8 --system
     [ "$status" -eq 0 ] || { echo "$status $stderr"; false; }
     [[ "$stderr" == *"switch to $I118 was interrupted; completing it"* ]] || { echo "$stderr"; false; }
     consistent
-    [ "$(rec target)" = "$I118" ] && [ "$(rec prev_target)" = "$I118" ] && [ "$(gen_of "$f")" -eq $((g + 2)) ]
+    [ "$(rec target)" = "$I118" ] && [ "$(rec prev_target)" = "$I118" ] && [ "$(gen_of "$f")" -eq $((g + 2)) ] || false
     [ "$(head -c 1 "$f.pending")" = '#' ]
 }
 
@@ -390,7 +390,7 @@ stale_is_ignored() {
     consistent
     chmod o+w "$P117/bin"
     run --separate-stderr "$CUDAENV" global 11.7 --system
-    [ "$status" -eq 6 ] && [[ "$stderr" == *"$P117/bin is writable by group or others"* ]]
+    [ "$status" -eq 6 ] && [[ "$stderr" == *"$P117/bin is writable by group or others"* ]] || false
     no_intent
     run "$CUDAENV" doctor --json
     [[ "$output" != *'"env.system-switch-interrupted"'* ]]
@@ -400,7 +400,7 @@ stale_is_ignored() {
     # the walk refuses; the next run walks it, refuses, and rolls back
     run env CUDAENV_TEST_CRASH_AT=trust "$CUDAENV" -q global 11.7 --system
     [ "$status" -eq 137 ]
-    [ "$(rec state)" = pending ] && [ "$(rec target)" = "$I117" ]
+    [ "$(rec state)" = pending ] && [ "$(rec target)" = "$I117" ] || false
     "$CUDAENV" -q global 11.8 --system 2>"$T/err"
     grep -q "rolling back" "$T/err"
     consistent

@@ -49,7 +49,7 @@ fake_gpu() {  # fake_gpu PREFIX [RELEASE]
     [ "$(j '[s["id"] for s in d["steps"]]')" = "['files', 'versions', 'loader', 'driver', 'device', 'kernel', 'nvcc', 'cudnn', 'nccl']" ]
     for s in files versions loader; do [ "$(j "st['$s']['status']")" = passed ]; done
     # a toolchain without NCCL: skipped (not for want of a GPU), with the way to add it
-    [ "$(j "st['nccl']['status']")" = skipped ] && [ "$(j "st['nccl']['no_gpu']")" = false ]
+    [ "$(j "st['nccl']['status']")" = skipped ] && [ "$(j "st['nccl']['no_gpu']")" = false ] || false
     [[ "$(j "st['nccl']['summary']")" == *"--components +nccl"* ]]
     for s in driver device kernel nvcc cudnn; do
         [ "$(j "st['$s']['status']")" = skipped ]

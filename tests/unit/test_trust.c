@@ -4,6 +4,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <errno.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -368,6 +369,21 @@ static void test_priv_program(void **state)
     int fd = ce_priv_openat(dfd, "bin/prog", O_RDONLY, 0);
     assert_true(fd >= 0);
     close(fd);
+    /* nor a relative link that stays beneath: as the last component, as a
+     * directory on the way, and inside a subdirectory */
+    char rel[200];
+    snprintf(rel, sizeof rel, "%s/rel", dir);
+    assert_int_equal(symlink("bin/prog", rel), 0);
+    snprintf(rel, sizeof rel, "%s/reldir", dir);
+    assert_int_equal(symlink("bin", rel), 0);
+    snprintf(rel, sizeof rel, "%s/bin/rel", dir);
+    assert_int_equal(symlink("prog", rel), 0);
+    errno = 0;
+    assert_true(ce_priv_openat(dfd, "rel", O_RDONLY, 0) < 0);
+    assert_int_equal(errno, ELOOP);
+    assert_true(ce_priv_openat(dfd, "reldir/prog", O_RDONLY, 0) < 0);
+    assert_true(ce_priv_openat(dfd, "bin/rel", O_RDONLY, 0) < 0);
+    assert_true(ce_priv_openat(dfd, "reldir", O_RDONLY | O_DIRECTORY, 0) < 0);
     /* a tree handle: a user's directory refused, root's held by fd */
     ce_priv_tree t;
     assert_int_equal(ce_priv_tree_open(&t, dir, why, sizeof why), 0);
@@ -381,6 +397,25 @@ static void test_priv_program(void **state)
     setenv("TMPDIR", d, 1);
     assert_string_equal(ce_priv_tmpdir(), "/tmp");
     setenv("TMPDIR", "/tmp", 1);
+    assert_string_equal(ce_priv_tmpdir(), "/tmp");
+    /* a sticky one of root's is honoured; a sticky one a user owns is not,
+     * nor a sticky one of root's under a user's directory */
+    char sticky[200];
+    snprintf(sticky, sizeof sticky, "%s/rtmp", dir);
+    assert_int_equal(mkdir(sticky, 0700), 0);
+    assert_int_equal(chmod(sticky, 01777), 0);
+    setenv("TMPDIR", sticky, 1);
+    assert_string_equal(ce_priv_tmpdir(), sticky);
+    snprintf(sticky, sizeof sticky, "%s/utmp", dir);
+    assert_int_equal(mkdir(sticky, 0700), 0);
+    assert_int_equal(chmod(sticky, 01777), 0);
+    assert_int_equal(chown(sticky, 65534, 65534), 0);
+    setenv("TMPDIR", sticky, 1);
+    assert_string_equal(ce_priv_tmpdir(), "/tmp");
+    snprintf(sticky, sizeof sticky, "%s/tmp", d);   /* d: the user's (65534) */
+    assert_int_equal(mkdir(sticky, 0700), 0);
+    assert_int_equal(chmod(sticky, 01777), 0);
+    setenv("TMPDIR", sticky, 1);
     assert_string_equal(ce_priv_tmpdir(), "/tmp");
     unsetenv("TMPDIR");
 }
@@ -527,6 +562,50 @@ static void test_pyrun(void **state)
     assert_int_not_equal(stat(d2, &st), 0);
     ce_py_done(&ctx, &py);   /* twice is fine */
     unsetenv("PYTHONPATH");
+    /* a TMPDIR whose template would be cut by one byte: refused as too long
+     * (not a truncated template mkdtemp rejects) */
+    char deep[4200];
+    size_t dl = (size_t)snprintf(deep, sizeof deep, "%s", dir);
+    while (dl < 4096 - 18) {
+        size_t k = 4096 - 18 - dl > 200 ? 200 : 4096 - 18 - dl;
+        deep[dl] = '/';
+        memset(deep + dl + 1, 'd', k - 1);
+        deep[dl + k] = '\0';
+        dl += k;
+        assert_int_equal(mkdir(deep, 0755), 0);
+    }
+    assert_int_equal(strlen(deep), 4096 - 18);   /* + "/cudaenv-py.XXXXXX" = sizeof py.dir */
+    setenv("TMPDIR", deep, 1);
+    assert_int_equal(ce_py_prepare(&ctx, &py, "/usr/bin/python3", "print(1)\n", NULL, 0), CE_ERR_OTHER);
+    assert_non_null(strstr(ce_errmsg(), "TMPDIR too long"));
+    unsetenv("TMPDIR");
+    if (geteuid() != 0) return;
+    /* as root, the private directory goes to /tmp when TMPDIR is a user's
+     * (sticky: mkdtemp would succeed there, and the user could swap it) */
+    snprintf(d2, sizeof d2, "%s/utmp", dir);
+    assert_int_equal(mkdir(d2, 0700), 0);
+    assert_int_equal(chmod(d2, 01777), 0);
+    assert_int_equal(chown(d2, 65534, 65534), 0);
+    setenv("TMPDIR", d2, 1);
+    assert_int_equal(ce_py_prepare(&ctx, &py, "/usr/bin/python3", "print(1)\n", NULL, 0), CE_OK);
+    assert_int_equal(strncmp(py.dir, "/tmp/cudaenv-py.", 16), 0);
+    ce_py_done(&ctx, &py);
+    /* and when it is root's, under a user's directory */
+    snprintf(d2, sizeof d2, "%s/tmp", bad);
+    assert_int_equal(mkdir(d2, 0700), 0);
+    assert_int_equal(chmod(d2, 01777), 0);
+    setenv("TMPDIR", d2, 1);
+    assert_int_equal(ce_py_prepare(&ctx, &py, "/usr/bin/python3", "print(1)\n", NULL, 0), CE_OK);
+    assert_int_equal(strncmp(py.dir, "/tmp/cudaenv-py.", 16), 0);
+    ce_py_done(&ctx, &py);
+    /* a root-owned one is used */
+    snprintf(d2, sizeof d2, "%s/tmp", good);
+    assert_int_equal(mkdir(d2, 0700), 0);
+    setenv("TMPDIR", d2, 1);
+    assert_int_equal(ce_py_prepare(&ctx, &py, "/usr/bin/python3", "print(1)\n", NULL, 0), CE_OK);
+    assert_int_equal(strncmp(py.dir, d2, strlen(d2)), 0);
+    ce_py_done(&ctx, &py);
+    unsetenv("TMPDIR");
 }
 
 int main(void)
