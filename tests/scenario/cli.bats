@@ -49,14 +49,14 @@ teardown() { common_teardown; }
         [ "$("$CUDAENV" help "$c")" = "$("$CUDAENV" "$c" --help)" ] || { echo "help $c differs"; false; }
     done
     run --separate-stderr "$CUDAENV" help instal
-    [ "$status" -eq 2 ] && [ -z "$output" ]
+    [ "$status" -eq 2 ] && [ -z "$output" ] || false
     [[ "$stderr" == *"help: unknown command 'instal'; did you mean 'install'?"* ]] || { echo "$stderr"; false; }
     run --separate-stderr "$CUDAENV" help frobnicate
-    [ "$status" -eq 2 ] && [ -z "$output" ]
+    [ "$status" -eq 2 ] && [ -z "$output" ] || false
     [[ "$stderr" == *"unknown command 'frobnicate'"* ]] || { echo "$stderr"; false; }
     # help alone (and help help): the overview, which says how to get a command's help
     run "$CUDAENV" help
-    [ "$status" -eq 0 ] && [[ "$output" == *"cudaenv help COMMAND"* ]]
+    [ "$status" -eq 0 ] && [[ "$output" == *"cudaenv help COMMAND"* ]] || false
     [ "$("$CUDAENV" help help)" = "$output" ]
 }
 

@@ -115,7 +115,7 @@ PY
         [[ "$stderr" == *'eval "$(cudaenv init bash)"'* ]] || { echo "$stderr"; false; }
     done
     run "$CUDAENV" deactivate --help
-    [ "$status" -eq 0 ] && [[ "$output" == "usage: cudaenv deactivate"* ]]
+    [ "$status" -eq 0 ] && [[ "$output" == "usage: cudaenv deactivate"* ]] || false
     # "for this shell only: unset CUDAENV_VERSION; eval "$(cudaenv env)"" really drops it
     run bash --norc --noprofile -c 'eval "$("$0" env 11.8)"; unset CUDAENV_VERSION; eval "$("$0" env)"
         echo "${CUDAENV_VERSION-}|${CUDA_HOME-unset}|$PATH"' "$CUDAENV"
@@ -163,11 +163,11 @@ PY
     "$CUDAENV" global 11.7
     run "$CUDAENV" exec -- "$T/probe"
     [ "$status" -eq 0 ]
-    [ "${lines[0]}" = 11070 ] && [ "${lines[1]}" = "$P117/lib64/libcudart.so.11.0" ]
+    [ "${lines[0]}" = 11070 ] && [ "${lines[1]}" = "$P117/lib64/libcudart.so.11.0" ] || false
     echo 11.8 > "$T/proj/.cuda-version"
     cd "$T/proj/sub"
     run "$CUDAENV" exec -- "$T/probe"
-    [ "${lines[0]}" = 11080 ] && [ "${lines[1]}" = "$P118/lib64/libcudart.so.11.0" ]
+    [ "${lines[0]}" = 11080 ] && [ "${lines[1]}" = "$P118/lib64/libcudart.so.11.0" ] || false
     run "$CUDAENV" exec -- sh -c 'echo "$CUDAENV_VERSION $CUDA_HOME"; exit 5'
     [ "$status" -eq 5 ]
     [ "$output" = "11.8.0+cudnn8.7.0.84 $P118" ]
@@ -176,13 +176,13 @@ PY
     # a pin naming nothing installed: exit 3 naming its file, the command never runs
     echo 10.1 > "$T/proj/.cuda-version"
     run --separate-stderr "$CUDAENV" exec -- sh -c 'echo ran'
-    [ "$status" -eq 3 ] && [ -z "$output" ]
+    [ "$status" -eq 3 ] && [ -z "$output" ] || false
     [[ "$stderr" == *"$T/proj/.cuda-version"* ]] || { echo "$stderr"; false; }
     # a global "system": the machine's own CUDA, chosen, so it runs
     cd "$T/other"
     "$CUDAENV" global system
     run "$CUDAENV" exec -- sh -c 'echo "ran ${CUDA_HOME-unset}"'
-    [ "$status" -eq 0 ] && [ "$output" = "ran unset" ]
+    [ "$status" -eq 0 ] && [ "$output" = "ran unset" ] || false
     # no command at all is still a usage error
     run "$CUDAENV" exec --
     [ "$status" -eq 2 ]
