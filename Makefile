@@ -8,6 +8,9 @@
 #                             (make mutate-hand: the hand-written tests/mutants/*.mut; mutate-full: all)
 #   make install PREFIX=/usr/local DESTDIR=
 #   make uninstall PREFIX=/usr/local DESTDIR=   (the same variables as install)
+#   make dist [SIGN_KEY=key.pem] [RELEASE_BASE=URL]   dist/: the release tarball, .deb, wheel,
+#                             install.sh, SHA256SUMS(.sig), built in a Debian 11 root (tools/dist.sh)
+#   make distcheck            make dist, then the release in bare Debian 11/13 roots (tests/dist/check.sh)
 #
 # Two binaries from one source tree: `cudaenv` is the light one on the hot
 # path (env/use/cd hook/current) and links only libc (libcjson is dlopened on first
@@ -75,7 +78,7 @@ FULL_LIBS  = $(shell $(PKG_CONFIG) --libs $(LIGHT_PKGS) $(HEAVY_PKGS)) -ldl -lpt
 #   core (vocabulary) <- machine, manifest <- store, doctor, selftest <- install <- cli
 # src/install/ is exactly what links libcurl / libarchive / libcrypto / liblzma:
 # it and the commands that drive it live only in the full binary.
-HEAVY_SRC = $(wildcard src/install/*.c) src/cli/cmd_install.c src/cli/cmd_mirror.c src/cli/cmd_update.c src/cli/interrupt.c
+HEAVY_SRC = $(wildcard src/install/*.c) src/cli/cmd_install.c src/cli/cmd_mirror.c src/cli/cmd_update.c src/cli/interrupt.c src/cli/cmd_self.c
 CORE_SRC  = $(wildcard src/core/*.c src/machine/*.c src/manifest/*.c src/store/*.c src/doctor/*.c src/install/*.c src/selftest/*.c)
 CLI_SRC   = $(filter-out src/cli/main.c src/cli/cjson_lazy.c src/cli/crypto_lazy.c,$(wildcard src/cli/*.c))
 LIGHT_SRC = $(filter-out $(HEAVY_SRC),$(CORE_SRC) $(CLI_SRC))
@@ -263,9 +266,18 @@ uninstall:
 	    $(DESTDIR)$(DATADIR) $(DESTDIR)$(LIBEXECDIR) 2>/dev/null
 
 clean:
-	rm -rf $(BUILD) build-asan
+	rm -rf $(BUILD) build-asan build-dist dist
 
-.PHONY: all units check check-asan bench demo mutate mutate-hand mutate-full manifest install uninstall clean
+# The release (tools/dist.sh): DIST_ROOT=host builds on this machine's glibc instead
+# of the Debian 11 root; RELEASE_BASE is the URL install.sh and self update fetch from.
+RELEASE_BASE ?=
+dist:
+	SIGN_KEY="$(SIGN_KEY)" RELEASE_BASE="$(RELEASE_BASE)" tools/dist.sh
+
+distcheck:
+	tests/dist/check.sh
+
+.PHONY: all units check check-asan bench demo mutate mutate-hand mutate-full manifest install uninstall clean dist distcheck
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
 
 # Fuzz the parsers (manifest, spec, archive entry policy, the .xz container

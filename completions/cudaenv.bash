@@ -51,7 +51,7 @@ _cudaenv_remote() {
 
 _cudaenv() {
     local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]}
-    local cmds="install uninstall list ls list-remote ls-remote info prefix init use env local global current which exec verify jupyter doctor adopt cache modulefile mirror update outdated config deactivate help"
+    local cmds="install uninstall list ls list-remote ls-remote info prefix init use env local global current which exec verify jupyter doctor adopt cache modulefile mirror update outdated self config deactivate help"
     local globals="--help --quiet --verbose --manifest --insecure --version"
     local _cudaenv_manifest= sub= subi=0 i _ce_w=()
     # the command is the first word that is not a global option (or its value)
@@ -103,6 +103,7 @@ _cudaenv() {
         jupyter) opts+=" --python --name" ;;
         adopt) opts+=" --name --scan" ;;
         cache) opts+=" --dry-run --json" ;;
+        self) opts+=" --version --check" ;;
         config) opts+=" --system" ;;
         init) opts+=" --static --output" ;;
     esac
@@ -142,6 +143,7 @@ _cudaenv() {
         which) _cudaenv_reply "$cur" nvcc ptxas cuobjdump nvdisasm nvprof nsys ncu cuda-gdb compute-sanitizer ;;
         adopt) _cudaenv_lines compgen -d -- "$cur" ;;
         cache) [[ $n -eq 1 ]] && _cudaenv_reply "$cur" dir list clean prune ;;
+        self) [[ $n -eq 1 ]] && _cudaenv_reply "$cur" update ;;
         config)
             if [[ $n -eq 1 ]]; then _cudaenv_reply "$cur" list get set unset
             elif [[ $n -eq 2 ]]; then _cudaenv_reply "$cur" manifest mirror update_interval manifest_unsigned cudnn keys; fi ;;

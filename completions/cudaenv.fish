@@ -39,7 +39,7 @@ function __cudaenv_components
     end
 end
 
-set -l __cudaenv_cmds install uninstall list ls list-remote ls-remote info prefix init use deactivate env local global current which exec verify jupyter doctor adopt cache modulefile mirror update outdated config help
+set -l __cudaenv_cmds install uninstall list ls list-remote ls-remote info prefix init use deactivate env local global current which exec verify jupyter doctor adopt cache modulefile mirror update outdated self config help
 complete -c cudaenv -f
 complete -c cudaenv -n "not __fish_seen_subcommand_from $__cudaenv_cmds" -a "$__cudaenv_cmds"
 complete -c cudaenv -s h -l help -d 'usage'
@@ -97,6 +97,9 @@ complete -c cudaenv -n '__fish_seen_subcommand_from adopt' -l name -x -d 'toolch
 complete -c cudaenv -n '__fish_seen_subcommand_from adopt' -l scan -d 'offer /usr/local/cuda-*, /opt/cuda*, /usr/lib/cuda'
 complete -c cudaenv -n '__fish_seen_subcommand_from adopt' -a '(__fish_complete_directories)'
 complete -c cudaenv -n '__fish_seen_subcommand_from cache; and not __fish_seen_subcommand_from dir list clean prune' -a 'dir list clean prune'
+complete -c cudaenv -n '__fish_seen_subcommand_from self; and not __fish_seen_subcommand_from update' -a 'update'
+complete -c cudaenv -n '__fish_seen_subcommand_from self' -l version -r -d 'that release instead of the newest'
+complete -c cudaenv -n '__fish_seen_subcommand_from self' -l check -d 'say whether a newer release exists'
 complete -c cudaenv -n '__fish_seen_subcommand_from install local use env exec' -l for -rF -d "the toolchain this Python's TensorFlow/PyTorch/JAX was built for"
 complete -c cudaenv -n '__fish_seen_subcommand_from install local use env exec' -l framework -xa 'tf torch jax' -d 'which framework decides'
 complete -c cudaenv -n '__fish_seen_subcommand_from local use env exec verify' -l libs -xa 'framework toolchain' -d 'runtime libraries: the framework'"'"'s own or the toolchain'"'"'s'

@@ -203,6 +203,7 @@ CLI_COMMAND(cache);
 CLI_COMMAND(modulefile);
 CLI_COMMAND(mirror);
 int cmd_update(cli *c, const cli_args *a);
+CLI_COMMAND(self);
 CLI_COMMAND(outdated);
 CLI_COMMAND(config);
 int cmd_prefix(cli *c, const cli_args *a);

@@ -116,6 +116,25 @@ static const cli_cmd commands[] = {
       "                    the mirror holds), only inside DIR: no '..', absolute path or\n"
       "                    symlink, regular files only; exit 5 if any is missing or wrong\n",
       .opts = FULL_ONLY(cmd_mirror_opts), .max_pos = -1 },
+    { "self", NULL, FULL_ONLY(cmd_self), "update cudaenv itself to the newest release",
+      "usage: cudaenv self update [--version VER] [--check]\n"
+      "\n"
+      "Update a cudaenv that tools/install.sh installed (PREFIX/lib/cudaenv/releases/VER)\n"
+      "the way install.sh does: fetch BASE/latest (BASE: the server install.sh used, kept\n"
+      "in PREFIX/lib/cudaenv/release.conf; CUDAENV_INSTALL_BASE for a mirror), its\n"
+      "SHA256SUMS, checked against the release key install.sh kept\n"
+      "(PREFIX/lib/cudaenv/release-key.pem; exit 5 on a bad or missing signature), then\n"
+      "that release's install.sh, whose sha256 SHA256SUMS names, which checks the tarball,\n"
+      "unpacks it beside the running release and switches PREFIX/lib/cudaenv/current to\n"
+      "it in one rename: the running binary is never written, and the previous release\n"
+      "stays for a rollback.  Says from which version to which.  A cudaenv from a .deb,\n"
+      "a wheel (pipx, uvx) or a build from source is refused (exit 2) with the command\n"
+      "that updates it.  As root, PREFIX/lib/cudaenv must be root's (exit 6).\n"
+      "\n"
+      "  --version VER   that release instead of the newest (also an older one)\n"
+      "  --check         say whether a newer release exists; change nothing\n",
+      .opts = FULL_ONLY(cmd_self_opts), .min_pos = 1, .max_pos = 1,
+      .missing = "self needs a command: cudaenv self update" },
     { "update", NULL, FULL_ONLY(cmd_update), "refresh the manifest from its source",
       "usage: cudaenv update\n"
       "\n"

@@ -245,6 +245,26 @@ int ce_manifest_sig_verify(ce_ctx *ctx, const char *url, const char *text, size_
                    ce_trust_privileged() ? places : "", ce_trust_privileged() ? ")" : "");
 }
 
+/* One signature against one key file (a release's SHA256SUMS against the
+ * key install.sh verified it with): the key under the same rule as the
+ * site's keys (as root: root's, in root's directories; else not writable by
+ * others), sig the base64 text of a .sig file. */
+int ce_sig_verify_key(ce_ctx *ctx, const char *keyfile, const char *what, const char *text, size_t len,
+                      const char *sig)
+{
+    unsigned char raw[64];
+    if (!sig || !decode_sig(sig, raw))
+        return ce_fail(ctx, CE_ERR_INTEGRITY, "%s.sig is no ed25519 signature (expected 64 bytes in base64)", what);
+    char why[1024] = "";
+    int fd = key_open(keyfile, ce_trust_privileged(), why, sizeof why);
+    if (fd < 0)
+        return ce_fail(ctx, CE_ERR_PERM, "the key %s cannot be trusted: %s", keyfile, why[0] ? why : strerror(errno));
+    if (!verify_with(fd, text, len, raw))
+        return ce_fail(ctx, CE_ERR_INTEGRITY, "the signature of %s does not match the key %s: refused (a tampered "
+                       "or foreign file)", what, keyfile);
+    return CE_OK;
+}
+
 static int load_private(ce_ctx *ctx, const char *keyfile, EVP_PKEY **out)
 {
     *out = NULL;

@@ -44,4 +44,10 @@ int ce_manifest_sign_key_check(ce_ctx *ctx, const char *keyfile);
 int ce_manifest_sig_verify(ce_ctx *ctx, const char *url, const char *text, size_t len, const char *sig,
                            char *signed_by, size_t n, bool *by_project);
 
+/* Verify text (len bytes, what names it) against sig (a .sig file's base64
+ * text) under the one key file keyfile: CE_ERR_INTEGRITY on a mismatch or a
+ * malformed signature, CE_ERR_PERM for a key others could have written. */
+int ce_sig_verify_key(ce_ctx *ctx, const char *keyfile, const char *what, const char *text, size_t len,
+                      const char *sig);
+
 #endif
