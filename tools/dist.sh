@@ -33,7 +33,7 @@ GLIBC_MAX=${DIST_GLIBC_MAX:-2.31}
 BASE=${RELEASE_BASE:-}
 export SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct 2>/dev/null || date +%s)}
 RELOC="-Wl,--disable-new-dtags,-rpath,'\$\$ORIGIN/../lib:\$\$ORIGIN/../../lib/full'"
-BUILD_PKGS=gcc,make,pkg-config,liblzma-dev,libcurl4-openssl-dev,libarchive-dev,libssl-dev,libcjson-dev,python3,binutils,ca-certificates
+BUILD_PKGS=gcc,libc6-dev,make,pkg-config,liblzma-dev,libcurl4-openssl-dev,libarchive-dev,libssl-dev,libcjson-dev,python3,binutils,ca-certificates
 
 say() { echo "dist: $*"; }
 die() { echo "dist: $*" >&2; exit 1; }
@@ -58,7 +58,7 @@ if [ "$ROOT" = host ]; then
     tree=$work/stage/opt/cudaenv
 else
     [ "$(id -u)" -eq 0 ] || die "the build root needs root (debootstrap, chroot); run as root, or DIST_ROOT=host for a build on this machine's glibc"
-    if [ ! -x "$ROOT/usr/bin/gcc" ] || [ ! -f "$ROOT/usr/include/cjson/cJSON.h" ] || [ ! -f "$ROOT/usr/include/lzma.h" ]; then
+    if [ ! -x "$ROOT/usr/bin/gcc" ] || [ ! -f "$ROOT/usr/include/cjson/cJSON.h" ] || [ ! -f "$ROOT/usr/include/lzma.h" ] || [ ! -f "$ROOT/usr/include/stdio.h" ]; then
         command -v debootstrap >/dev/null || die "no debootstrap: apt-get install debootstrap (tools/deps-test.txt has it)"
         say "making the $SUITE build root in $ROOT (once; kept for the next make dist)"
         rm -rf "$ROOT.new"; mkdir -p "$(dirname "$ROOT")"

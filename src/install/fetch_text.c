@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 #include "core/clock.h"
@@ -74,14 +75,38 @@ static int on_progress(void *ud, curl_off_t dltotal, curl_off_t dlnow, curl_off_
     return 0;
 }
 
-/* A response header's value into out ("" when absent). */
-static void header_value(CURL *e, const char *name, char *out, size_t n)
+/* The validators of the last response (a redirect's are dropped with its
+ * status line): read from the header lines as they come, since
+ * curl_easy_header needs libcurl 7.83 and the release is built on Debian
+ * 11's 7.74 (Ubuntu 22.04 has 7.81). */
+typedef struct texthdr { char etag[256], last_modified[64]; } texthdr;
+
+/* "Name: value" into out when the line is that header (the first one wins;
+ * a value too long or with a CR/LF inside is none, as curl_easy_header's). */
+static void header_take(const char *p, size_t n, const char *name, char *out, size_t outsz)
 {
-    struct curl_header *h = NULL;
-    out[0] = '\0';
-    if (curl_easy_header(e, name, 0, CURLH_HEADER, -1, &h) == CURLHE_OK && h && h->value &&
-        !strpbrk(h->value, "\r\n"))
-        snprintf(out, n, "%s", h->value);
+    size_t nl = strlen(name);
+    if (out[0] || n <= nl || strncasecmp(p, name, nl) != 0 || p[nl] != ':') return;
+    const char *v = p + nl + 1, *end = p + n;
+    while (v < end && (*v == ' ' || *v == '\t')) v++;
+    while (end > v && (end[-1] == '\r' || end[-1] == '\n' || end[-1] == ' ' || end[-1] == '\t')) end--;
+    size_t vl = (size_t)(end - v);
+    if (vl >= outsz || memchr(v, '\r', vl) || memchr(v, '\n', vl)) return;
+    memcpy(out, v, vl);
+    out[vl] = '\0';
+}
+
+static size_t on_header(char *p, size_t size, size_t nmemb, void *ud)
+{
+    texthdr *h = ud;
+    size_t n = size * nmemb;
+    if (n >= 5 && memcmp(p, "HTTP/", 5) == 0) {   /* a new response: a redirect's or 1xx's headers are not ours */
+        h->etag[0] = h->last_modified[0] = '\0';
+        return n;
+    }
+    header_take(p, n, "ETag", h->etag, sizeof h->etag);
+    header_take(p, n, "Last-Modified", h->last_modified, sizeof h->last_modified);
+    return n;
 }
 
 int ce_fetch_text(ce_ctx *ctx, const char *url, size_t max, bool allow_http, char **buf, size_t *len)
@@ -135,6 +160,9 @@ int ce_fetch_text_cond(ce_ctx *ctx, const char *url, size_t max, bool allow_http
         curl_easy_setopt(e, CURLOPT_NOPROGRESS, 0L);
         curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_text);
         curl_easy_setopt(e, CURLOPT_WRITEDATA, &b);
+        texthdr th = { "", "" };
+        curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);
+        curl_easy_setopt(e, CURLOPT_HEADERDATA, &th);
         if (hdrs) curl_easy_setopt(e, CURLOPT_HTTPHEADER, hdrs);
         b.len = 0;
         CURLcode cc = curl_easy_perform(e);
@@ -144,8 +172,8 @@ int ce_fetch_text_cond(ce_ctx *ctx, const char *url, size_t max, bool allow_http
                 long status = 0;
                 curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &status);
                 cond->status = status == 304 ? 304 : 200;   /* file:// has none: a 200 */
-                header_value(e, "ETag", cond->new_etag, sizeof cond->new_etag);
-                header_value(e, "Last-Modified", cond->new_last_modified, sizeof cond->new_last_modified);
+                snprintf(cond->new_etag, sizeof cond->new_etag, "%s", th.etag);
+                snprintf(cond->new_last_modified, sizeof cond->new_last_modified, "%s", th.last_modified);
             }
             break;
         }

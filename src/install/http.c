@@ -51,9 +51,18 @@ int ce_http_check_url(char *msg, size_t n, const char *url, bool allow_http)
 void ce_http_setup(CURL *e, const char *url, bool allow_http, char *errbuf)
 {
     curl_easy_setopt(e, CURLOPT_URL, url);
+    /* A redirect may never downgrade to plain http (nor reach file://).  The
+     * _STR options need libcurl 7.85; the release is built on Debian 11's 7.74,
+     * where only the bitmasks exist (deprecated, hence not used where both do). */
+#if LIBCURL_VERSION_NUM >= 0x075500
     curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, allow_http ? "https,http,file" : "https");
-    /* A redirect may never downgrade to plain http (nor reach file://). */
     curl_easy_setopt(e, CURLOPT_REDIR_PROTOCOLS_STR, allow_http ? "https,http" : "https");
+#else
+    curl_easy_setopt(e, CURLOPT_PROTOCOLS, allow_http ? (long)(CURLPROTO_HTTPS | CURLPROTO_HTTP | CURLPROTO_FILE)
+                                                      : (long)CURLPROTO_HTTPS);
+    curl_easy_setopt(e, CURLOPT_REDIR_PROTOCOLS, allow_http ? (long)(CURLPROTO_HTTPS | CURLPROTO_HTTP)
+                                                            : (long)CURLPROTO_HTTPS);
+#endif
     curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 1L);
     curl_easy_setopt(e, CURLOPT_MAXREDIRS, MAX_REDIRS);
     /* >= 400 fails before any body byte reaches us: no HTML in the cache. */

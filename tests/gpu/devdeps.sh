@@ -34,26 +34,10 @@ strip --strip-debug -o "$DEST/libexec/cudaenv/cudaenv-full" "$BUILD/libexec/cuda
 cp -rL "$BUILD/share/cudaenv/manifests" "$BUILD/share/cudaenv/redist" "$DEST/share/cudaenv/"
 readelf -d "$DEST/bin/cudaenv" | grep -q '(RPATH).*ORIGIN' || { echo "devdeps: no RPATH in the light binary" >&2; exit 1; }
 
-skip='^(linux-vdso|ld-linux|libc|libm|libdl|libpthread|librt|libresolv|libutil|libstdc\+\+|libgcc_s)[.-]'
-copy_deps() {  # copy_deps BINARY DIR: each library ldd resolves, under its SONAME
-    ldd "$1" | awk '/=> \//{print $1, $3}' | while read -r name path; do
-        [[ $name =~ $skip ]] && continue
-        cp -L "$path" "$2/$name"
-    done
-}
-copy_deps "$DEST/bin/cudaenv" "$DEST/lib"
-# the light binary dlopens libcjson on its first JSON use (src/cli/cjson_lazy.c):
-# ldd does not list it, and the device has no cJSON; its RPATH finds this copy
-cp -L "$(ldconfig -p | awk '$1 == "libcjson.so.1" { print $NF; exit }')" "$DEST/lib/libcjson.so.1"
-copy_deps "$DEST/libexec/cudaenv/cudaenv-full" "$DEST/lib/full"
+# every library but glibc's beside the binaries, where their RPATH finds them (tools/bundle.sh: make dist's too)
+tools/bundle.sh "$DEST"
 
 cp /usr/bin/makeself "$DEST/makeself/makeself"
 cp /usr/share/makeself/makeself-header.sh "$DEST/makeself/"
 
-# the binaries must find their libraries here with an empty cache path too
-LD_LIBRARY_PATH= ldd "$DEST/libexec/cudaenv/cudaenv-full" | grep -q "lib/full/libarchive" \
-    || { echo "devdeps: cudaenv-full does not resolve libarchive from $DEST/lib/full" >&2; exit 1; }
-"$DEST/bin/cudaenv" --version >/dev/null
-LD_LIBRARY_PATH= "$DEST/bin/cudaenv" list --json >/dev/null \
-    || { echo "devdeps: the light binary cannot load libcjson from $DEST/lib" >&2; exit 1; }
 echo "$DEST: $(find "$DEST" -type f | wc -l) files, $(du -sh "$DEST" | cut -f1)"
