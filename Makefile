@@ -71,7 +71,7 @@ override CFLAGS += -Werror
 endif
 # the light binary dlopens libcjson on first use (src/cli/cjson_lazy.c): env/use/the
 # hook never load it
-LIGHT_LIBS = -ldl
+LIGHT_LIBS = -ldl -lpthread   # both in libc since glibc 2.34; separate on the release floor (2.31)
 FULL_LIBS  = $(shell $(PKG_CONFIG) --libs $(LIGHT_PKGS) $(HEAVY_PKGS)) -ldl -lpthread
 
 # Layers (tools/incgraph.py checks that includes only point down this list):

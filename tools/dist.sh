@@ -70,7 +70,7 @@ else
     git ls-files -co --exclude-standard -z | tar --null -T - -c | tar -x -C "$ROOT/src/cudaenv"
     unshare -m --propagation private sh -c '
         mount --rbind /dev "$1/dev" && mount -t proc proc "$1/proc" &&
-        chroot "$1" env -i PATH=/usr/bin:/bin HOME=/root /src/cudaenv/tools/dist.sh --inside /build /stage' _ "$ROOT"
+        chroot "$1" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root /src/cudaenv/tools/dist.sh --inside /build /stage' _ "$ROOT"
     tree=$ROOT/stage/opt/cudaenv
 fi
 glibc=$(ldd --version 2>/dev/null | awk 'NR==1{print $NF}')

@@ -72,6 +72,20 @@ static void in_decoded(xzblock *b, const uint8_t *next_in)
     }
 }
 
+/* lzma_filters_free, which liblzma has from 5.3.2 on; the release is built
+ * on Debian 11's 5.2.5: the same, by hand (each filter's options freed with
+ * the allocator that lzma_block_header_decode used). */
+static void filters_free(lzma_filter *f)
+{
+    const lzma_allocator *a = &ce_xzmt_allocator;
+    for (size_t i = 0; i < LZMA_FILTERS_MAX && f[i].id != LZMA_VLI_UNKNOWN; i++) {
+        if (a->free) a->free(a->opaque, f[i].options);
+        else free(f[i].options);
+        f[i].options = NULL;
+        f[i].id = LZMA_VLI_UNKNOWN;
+    }
+}
+
 static void block_free(ce_xzmt *x, xzblock *b)
 {
     if (!b) return;
@@ -79,7 +93,7 @@ static void block_free(ce_xzmt *x, xzblock *b)
     if (b->out) ce_xzmt_big_free(b->out + b->out_freed, b->out_len - b->out_freed);
     mem_give(x, b, b->reserved);
     xzs_put(x, b->sink);
-    lzma_filters_free(b->filters, &ce_xzmt_allocator);
+    filters_free(b->filters);
     free(b);
 }
 
@@ -268,7 +282,7 @@ static int parse_ahead(ce_xzmt *x)
             }
             int r = xzp_next_block(x, b);
             if (r) {
-                lzma_filters_free(b->filters, &ce_xzmt_allocator);
+                filters_free(b->filters);
                 free(b);
                 break;
             }
