@@ -180,7 +180,7 @@ user_home() {
     d=$RELEASE_DIST/$RELEASE_VER
     dpkg-deb -x "$d/cudaenv_${RELEASE_VER}_$(dpkg --print-architecture).deb" "$T/deb"
     [ "$(readlink "$T/deb/usr/bin/cudaenv")" = ../lib/cudaenv/bin/cudaenv ]
-    [ -s "$T/deb/usr/share/man/man1/cudaenv.1.gz" ] && [ -s "$T/deb/usr/share/bash-completion/completions/cudaenv" ]
+    [ -s "$T/deb/usr/share/man/man1/cudaenv.1.gz" ] && [ -s "$T/deb/usr/share/bash-completion/completions/cudaenv" ] || false
     dpkg-deb -f "$d/cudaenv_${RELEASE_VER}_$(dpkg --print-architecture).deb" Depends | grep -qx 'libc6 (>= 2.31)'
     run "$T/deb/usr/bin/cudaenv" self update
     [ "$status" -eq 2 ] && [[ "$output" == *"from a .deb"*"apt-get install --only-upgrade cudaenv"* ]] || { echo "$output"; false; }
