@@ -32,7 +32,9 @@ openssl genpkey -algorithm ed25519 -out "$W/sign.key" 2>/dev/null
 DIST_DIR=$W/dist SIGN_KEY=$W/sign.key tools/dist.sh
 rel=$W/dist/$VER
 
-fx_mirror "$W/mirror" >/dev/null
+# the fixture runfiles as gzip makeself archives: a bare root has gzip but no xz (NVIDIA's
+# component archives, .tar.xz, cudaenv decodes itself; a makeself header runs the machine's tools)
+FX_RUNFILE_COMP=--gzip fx_mirror "$W/mirror" >/dev/null
 server_start "$W/mirror" >/dev/null
 fx_mirror_manifest "$W/mirror" "$SERVER_URL" > "$W/manifest.json"
 
