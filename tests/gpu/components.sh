@@ -82,7 +82,7 @@ if [ -n "$NCCL_SRC" ] && [ -e "$NCCL_SRC/lib/libnccl.so.2" ]; then
     mkdir -p "$M/pypi"
     python3 "$TESTS_DIR/lib/wheel.py" "$M/$NCCL_REL" "nvidia_nccl_cu${cuda_ver%%.*}-$nccl_ver.dist-info" --shape streamed \
         --text nvidia/__init__.py= --tree "nvidia/nccl=$NCCL_SRC" \
-        && zipinfo -v "$M/$NCCL_REL" nvidia/nccl/lib/libnccl.so.2 | grep -q 'extended local header: *yes' \
+        && python3 -c 'import sys, zipfile; z = zipfile.ZipFile(sys.argv[1]); sys.exit(0 if z.getinfo("nvidia/nccl/lib/libnccl.so.2").flag_bits & 8 else 1)' "$M/$NCCL_REL" \
         && echo "  NCCL $nccl_ver wheel from $NCCL_SRC (streamed, with RECORD)" || NCCL_REL=
 fi
 find "$M" -name '*.tar.xz' -printf '  %s %P\n' | awk '{printf "  %8.1f MiB  %s\n", $1 / 1048576, $2}'

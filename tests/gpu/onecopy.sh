@@ -25,7 +25,9 @@ trap 'server_stop >/dev/null 2>&1; rm -rf "$W"' EXIT
 unset CUDAENV_VERSION CUDAENV_LIBS LD_LIBRARY_PATH LIBRARY_PATH CUDA_HOME CUDA_PATH CUDNN_PATH
 # --for resolves through the loopback server's manifest (its one CUDA + cuDNN pair, NAME)
 server_start "$M" >/dev/null || { bad "the loopback server did not start again"; echo "$pass passed, $fail failed"; exit 1; }
-export CUDAENV_MANIFEST=$SERVER_URL/manifest.json CUDAENV_MANIFEST_UNSIGNED=1
+# a local manifest (its URLs relative to it): exec --for loads it in the full binary, which
+# refuses a remote one over plain http without --insecure
+export CUDAENV_MANIFEST=$M/manifest.json
 P=$CUDAENV_ROOT/versions/$NAME
 VBIN=$(dirname "$TORCH_PY")
 cat > "$W/probe.py" <<'PY'
@@ -36,7 +38,7 @@ torch.nn.functional.conv2d(x, w, padding=1); torch.nn.functional.conv2d(x.half()
 torch.cuda.synchronize()
 fams = (("libcudart", "cudart"), ("libcublasLt", "cublas"), ("libcublas", "cublas"), ("libcudnn", "cudnn"),
         ("libnccl", "nccl"), ("libnvrtc", "nvrtc"), ("libnvJitLink", "nvjitlink"), ("libcufft", "cufft"),
-        ("libcusparse", "cusparse"))
+        ("libcusparseLt", "cusparselt"), ("libcusparse", "cusparse"))
 seen = {}
 for line in open("/proc/self/maps"):
     p = line.split(None, 5)

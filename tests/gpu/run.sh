@@ -266,9 +266,12 @@ CUDA_VISIBLE_DEVICES=-1 "$BIN" verify "$NAME" --json > "$OUT/no-device.json"; rc
 check "$OUT/no-device.json" "$rc" 8 "CUDA_VISIBLE_DEVICES=-1 -> GPU steps skipped, exit 8" \
     files=passed versions=passed loader=passed driver=passed "device=skipped:CUDA_VISIBLE_DEVICES" kernel=skipped cudnn=skipped
 
-echo "== shadowed: the system's libcudart first in LD_LIBRARY_PATH"
+echo "== shadowed: the system's libcudart first in the shell's LD_LIBRARY_PATH"
+# verify X runs in X's own environment, as exec X does (verify.bats): the shell's
+# shadowing copy is a warning naming it, and every GPU step still passes
 LD_LIBRARY_PATH=$src_lib:${LD_LIBRARY_PATH:-} "$BIN" verify "$NAME" --json > "$OUT/shadow.json"; rc=$?
-check "$OUT/shadow.json" "$rc" 7 "shadowing libcudart -> loader failed, exit 7" "loader=failed:shadows"
+check "$OUT/shadow.json" "$rc" 0 "the shell's shadowing libcudart -> a warning, verify X in X's environment passes" \
+    loader=passed kernel=passed cudnn=passed
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
