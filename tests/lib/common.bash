@@ -21,6 +21,9 @@ common_setup() {
     export HOME=$T/home
     mkdir -p "$HOME" "$CUDAENV_SYSROOT"
     unset CUDAENV_VERSION CUDAENV_MANIFEST CUDAENV_MIRROR
+    # caches and configs under this HOME too: CI's own XDG_CACHE_HOME (.ci/run) is
+    # shared by every test, and a user's XDG_CONFIG_HOME is not the test's
+    unset XDG_CACHE_HOME XDG_CONFIG_HOME
     export NO_COLOR=1
     # the test machine's own Python frameworks must not decide doctor's findings
     # (framework.bats names the Python it checks)
