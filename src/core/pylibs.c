@@ -64,8 +64,9 @@ static void add_dir(ce_pylibs *out, const char *dir)
     for (size_t i = 0; i < out->n; i++)
         if (!strcmp(out->dir[i], real)) return;
     unsigned f = ce_pylibs_dir_families(real);
-    if (!f || strlen(real) >= sizeof out->dir[0]) return;
-    snprintf(out->dir[out->n], sizeof out->dir[0], "%s", real);
+    size_t len = strlen(real);
+    if (!f || len >= sizeof out->dir[0]) return;
+    memcpy(out->dir[out->n], real, len + 1);   /* (snprintf: -O1's -Wformat-truncation under check-asan) */
     out->fams[out->n++] = f;
     out->all |= f;
 }
