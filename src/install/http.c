@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <strings.h>
 #include <time.h>
 
@@ -47,6 +48,37 @@ int ce_http_check_url(char *msg, size_t n, const char *url, bool allow_http)
     return CE_ERR_DOWNLOAD;
 }
 
+/* The CA bundle: CURL_CA_BUNDLE, then OpenSSL's SSL_CERT_FILE, then the first
+ * of the places distributions keep theirs.  The release's libcurl is built on
+ * Debian 11 and knows only Debian's path; on RHEL/Rocky, SUSE or Alpine that
+ * file does not exist and every https download would fail verification.
+ * NULL: libcurl's own default.  Looked up once per process. */
+static const char *const ca_known[] = {
+    "/etc/ssl/certs/ca-certificates.crt",                 /* Debian, Ubuntu, Arch, Gentoo */
+    "/etc/pki/tls/certs/ca-bundle.crt",                   /* RHEL, Rocky, Alma, Fedora, Amazon Linux */
+    "/etc/pki/ca-trust/extracted/pem/tls-ca-bundle.pem",  /* RHEL's extracted trust */
+    "/etc/ssl/ca-bundle.pem",                             /* openSUSE, SLES */
+    "/etc/ssl/cert.pem",                                  /* Alpine */
+};
+static const char *ca_pick;
+static pthread_once_t ca_once = PTHREAD_ONCE_INIT;
+
+static void ca_find(void)
+{
+    for (size_t i = 0; i < sizeof ca_known / sizeof ca_known[0] && !ca_pick; i++)
+        if (access(ca_known[i], R_OK) == 0) ca_pick = ca_known[i];
+}
+
+const char *ce_http_ca_bundle(void)
+{
+    const char *env = getenv("CURL_CA_BUNDLE");
+    if (env && *env) return env;
+    env = getenv("SSL_CERT_FILE");
+    if (env && *env) return env;
+    pthread_once(&ca_once, ca_find);
+    return ca_pick;
+}
+
 /* Options every transfer shares: protocols, redirects, TLS, timeouts. */
 void ce_http_setup(CURL *e, const char *url, bool allow_http, char *errbuf)
 {
@@ -71,8 +103,8 @@ void ce_http_setup(CURL *e, const char *url, bool allow_http, char *errbuf)
     curl_easy_setopt(e, CURLOPT_USERAGENT, "cudaenv/" CE_VERSION);
     curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 1L);
     curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 2L);
-    const char *ca = getenv("CURL_CA_BUNDLE");
-    if (ca && *ca)
+    const char *ca = ce_http_ca_bundle();
+    if (ca)
         curl_easy_setopt(e, CURLOPT_CAINFO, ca);
     curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT, 30L);
     curl_easy_setopt(e, CURLOPT_LOW_SPEED_LIMIT, 1L);

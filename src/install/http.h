@@ -20,4 +20,8 @@ int ce_http_attempt_error(CURL *e, CURLcode rc, const char *url, const char *err
 /* Seconds to wait before attempt failures+1 (CUDAENV_RETRY_DELAY_MS doubling, max 30 s). */
 double ce_http_backoff_s(int failures);
 
+/* The CA bundle transfers verify against: CURL_CA_BUNDLE, SSL_CERT_FILE, else
+ * the first distribution path that exists (NULL: libcurl's default). */
+const char *ce_http_ca_bundle(void);
+
 #endif

@@ -383,3 +383,12 @@ as_atk() { runuser -u "$ATK" -- env CURL_CA_BUNDLE="$CURL_CA_BUNDLE" CUDAENV_MAN
     [[ "$stderr" == *"is no ed25519 private key"* ]]
     cmp "$M/cudaenv.json" "$T/mirror-before"   # refused before anything changed
 }
+
+@test "TLS: without CURL_CA_BUNDLE, SSL_CERT_FILE names the CA bundle (a release's libcurl knows only its build machine's path)" {
+    run --separate-stderr env -u CURL_CA_BUNDLE -u SSL_CERT_FILE "$CUDAENV" update
+    [ "$status" -eq 4 ] || { echo "exit $status: $stderr"; false; }
+    [[ "$stderr" == *"CURL_CA_BUNDLE"* ]] || { echo "$stderr"; false; }
+    run --separate-stderr env -u CURL_CA_BUNDLE SSL_CERT_FILE="$CURL_CA_BUNDLE" "$CUDAENV" update
+    [ "$status" -eq 0 ] || { echo "exit $status: $stderr"; false; }
+    [[ "$output" == *"updated the manifest"* ]] || { echo "$output"; false; }
+}
