@@ -392,3 +392,11 @@ as_atk() { runuser -u "$ATK" -- env CURL_CA_BUNDLE="$CURL_CA_BUNDLE" CUDAENV_MAN
     [ "$status" -eq 0 ] || { echo "exit $status: $stderr"; false; }
     [[ "$output" == *"updated the manifest"* ]] || { echo "$output"; false; }
 }
+
+@test "update names an artifact whose sha256 changed (old -> new), never silent about what it would now download" {
+    "$CUDAENV" -q update
+    serve_edit 'r = m["cuda"]["11.8.0"]["runfile"]["linux-x86_64"]; r["sha256"] = "ab" * 32'
+    run "$CUDAENV" update
+    [ "$status" -eq 0 ] || { echo "$output"; false; }
+    grep -E "^  changed +cuda 11\.8\.0.*sha256.*-> (ab){32}" <<< "$output" || { echo "$output"; false; }
+}
