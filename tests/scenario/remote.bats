@@ -400,3 +400,14 @@ as_atk() { runuser -u "$ATK" -- env CURL_CA_BUNDLE="$CURL_CA_BUNDLE" CUDAENV_MAN
     [ "$status" -eq 0 ] || { echo "$output"; false; }
     grep -E "^  changed +cuda 11\.8\.0.*sha256.*-> (ab){32}" <<< "$output" || { echo "$output"; false; }
 }
+
+@test "a local copy checked 'in the future' (a clock set back, a copied store) is not fresh: the next read asks the source again" {
+    "$CUDAENV" -q update
+    run "$CUDAENV" info tf-2.14
+    [ "$status" -eq 0 ] || false
+    before=$(server_requests 'cudaenv.json ')
+    touch -d '+10 days' "$CUDAENV_ROOT"/manifests/*.meta
+    run "$CUDAENV" info tf-2.14
+    [ "$status" -eq 0 ] || { echo "$output"; false; }
+    [ "$(server_requests 'cudaenv.json ')" -gt "$before" ] || { cat "$SERVER_LOG"; false; }
+}
