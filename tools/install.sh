@@ -119,17 +119,17 @@ rm -rf "$new"; mkdir -p "$new"
 tar -xzf "$tmp/$file" -C "$new" --strip-components=1 || { rm -rf "$new"; die "cannot unpack $file into $top"; }
 "$new/bin/cudaenv" --version >/dev/null 2>&1 || { rm -rf "$new"; die "the unpacked cudaenv does not run on this machine: nothing installed"; }
 echo install.sh > "$new/share/cudaenv/INSTALLER"
-for sh in bash zsh fish; do
-    mkdir -p "$new/share/cudaenv/init"
-    "$new/bin/cudaenv" init "$sh" --static -q -o "$new/share/cudaenv/init/cudaenv.$sh" >/dev/null 2>&1 || true
-done
-sed -i "s|$new|$top/releases/$version|g" "$new/share/cudaenv/init/"cudaenv.* 2>/dev/null || true
 printf 'base=%s\n' "$base" > "$top/release.conf.new" && mv "$top/release.conf.new" "$top/release.conf"
 if [ -n "$RELEASE_KEY" ]; then printf '%s\n' "$RELEASE_KEY" > "$top/release-key.pem.new" && mv "$top/release-key.pem.new" "$top/release-key.pem"; fi
 if [ -e "$top/releases/$version" ]; then
     rm -rf "$top/releases/.old-$version"; mv "$top/releases/$version" "$top/releases/.old-$version"
 fi
 mv "$new" "$top/releases/$version"
+# the static init files, written by the release from where it now lies (its own path in them)
+mkdir -p "$top/releases/$version/share/cudaenv/init"
+for sh in bash zsh fish; do
+    "$top/releases/$version/bin/cudaenv" init "$sh" --static -q -o "$top/releases/$version/share/cudaenv/init/cudaenv.$sh" >/dev/null 2>&1 || true
+done
 ln -s "releases/$version" "$top/current.new.$$"
 if mv -T "$top/current.new.$$" "$top/current" 2>/dev/null; then :; else
     rm -f "$top/current.new.$$"; ln -sfn "releases/$version" "$top/current"
