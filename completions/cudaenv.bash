@@ -52,7 +52,7 @@ _cudaenv_remote() {
 _cudaenv() {
     local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]}
     local cmds="install uninstall list ls list-remote ls-remote info prefix init use env local global current which exec verify jupyter doctor adopt cache modulefile mirror update outdated self config deactivate help"
-    local globals="--help --quiet --verbose --manifest --insecure --version"
+    local globals="--help --quiet --verbose --manifest --insecure --driver --version"
     local _cudaenv_manifest= sub= subi=0 i _ce_w=()
     # the command is the first word that is not a global option (or its value)
     for ((i = 1; i < COMP_CWORD; i++)); do

@@ -47,6 +47,7 @@ complete -c cudaenv -s q -l quiet
 complete -c cudaenv -s v -l verbose
 complete -c cudaenv -l manifest -r -F -d 'manifest file or URL'
 complete -c cudaenv -l insecure -d 'allow http:// URLs'
+complete -c cudaenv -l driver -x -d 'plan for this NVIDIA driver (the compute nodes\')'
 complete -c cudaenv -n "not __fish_seen_subcommand_from $__cudaenv_cmds" -l version
 complete -c cudaenv -n '__fish_seen_subcommand_from use env prefix local global uninstall verify' -a '(__cudaenv_installed) system' -d toolchain
 complete -c cudaenv -n '__fish_seen_subcommand_from modulefile' -a '(__cudaenv_installed)' -d toolchain

@@ -7,11 +7,13 @@
 #include <string.h>
 
 #include "cli.h"
+#include "core/version.h"
 
 int cli_help(const cli_cmd *cmd)
 {
     fputs(cmd->usage, stdout);
-    fputs("\nglobal options: -q/--quiet, -v/--verbose, -h/--help, --manifest PATH|URL, --insecure\n", stdout);
+    fputs("\nglobal options: -q/--quiet, -v/--verbose, -h/--help, --manifest PATH|URL, --insecure,\n"
+          "                --driver VER (plan for that NVIDIA driver: another machine's)\n", stdout);
     return 0;
 }
 
@@ -26,7 +28,7 @@ int cli_usage_error(const cli_cmd *cmd, const char *fmt, ...)
     return 2;
 }
 
-enum { G_QUIET = CLI_MAX_OPT, G_VERBOSE, G_HELP, G_MANIFEST, G_INSECURE };
+enum { G_QUIET = CLI_MAX_OPT, G_VERBOSE, G_HELP, G_MANIFEST, G_INSECURE, G_DRIVER };
 
 static const cli_opt global_opts[] = {
     { "quiet", 'q', false, G_QUIET },
@@ -34,6 +36,7 @@ static const cli_opt global_opts[] = {
     { "help", 'h', false, G_HELP },
     { "manifest", 0, true, G_MANIFEST },
     { "insecure", 0, false, G_INSECURE },
+    { "driver", 0, true, G_DRIVER },
     { 0 },
 };
 
@@ -64,8 +67,21 @@ static int take(cli *c, const cli_opt *o, const char *val, cli_args *out)
     case G_HELP: return CLI_HELP;
     case G_MANIFEST: snprintf(c->ctx.manifest, sizeof c->ctx.manifest, "%s", val); break;
     case G_INSECURE: c->ctx.insecure = true; break;
+    case G_DRIVER: return cli_set_driver(c, val, "--driver") ? 2 : 0;
     default: out->opt[o->id] = o->has_arg ? val : o->value ? o->value : "";
     }
+    return 0;
+}
+
+int cli_set_driver(cli *c, const char *val, const char *from)
+{
+    size_t n = strspn(val, "0123456789.");
+    if (!*val || val[n] || !ce_version_valid(val) || n >= sizeof c->ctx.driver) {
+        cli_usage_error(c->cmd, "%s '%s' is not an NVIDIA driver version: give the compute nodes' driver, "
+                        "like 550.54.14 or 580 (nvidia-smi's 'Driver Version')", from, val);
+        return 2;
+    }
+    memcpy(c->ctx.driver, val, n + 1);
     return 0;
 }
 
@@ -91,7 +107,7 @@ int cli_parse(cli *c, const cli_cmd *cmd, int argc, char **argv, const char **po
 {
     memset(out, 0, sizeof *out);
     out->pos = pos;
-    int i = 1;
+    int i = 1, rc;
     while (i < argc) {
         const char *s = argv[i];
         if (strcmp(s, "--") == 0) { i++; break; }
@@ -117,7 +133,7 @@ int cli_parse(cli *c, const cli_cmd *cmd, int argc, char **argv, const char **po
             } else if (eq) {
                 return cli_usage_error(cmd, "option --%s takes no value", o->name);
             }
-            if (take(c, o, val, out)) return CLI_HELP;
+            if ((rc = take(c, o, val, out))) return rc;
             continue;
         }
         /* -abc: clustered short options; -ovalue or -o value */
@@ -130,7 +146,7 @@ int cli_parse(cli *c, const cli_cmd *cmd, int argc, char **argv, const char **po
                 else if (i < argc) val = argv[i++];
                 else return cli_usage_error(cmd, "option -%c needs a value", *p);
             }
-            if (take(c, o, val, out)) return CLI_HELP;
+            if ((rc = take(c, o, val, out))) return rc;
             if (val) break;
         }
     }

@@ -81,6 +81,9 @@ static inline bool cli_on(const cli_args *a, int id) { return a->opt[id] != NULL
 const cli_cmd *cli_find_cmd(const char *name);
 /* args.c: print a command's usage to stdout (help) or a hint to stderr (misuse). */
 int cli_help(const cli_cmd *cmd);
+/* --driver VER / CUDAENV_DRIVER_VERSION (from names which): the driver the
+ * plan is for, in c->ctx.driver; 2 after a usage error naming the value. */
+int cli_set_driver(cli *c, const char *val, const char *from);
 int cli_usage_error(const cli_cmd *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Re-exec the full binary with the original argv (never returns on success). */

@@ -16,6 +16,7 @@
 #include "manifest/resolve.h"
 #include "core/version.h"
 #include "install/redist.h"
+#include "machine/target.h"
 #include "store/layout.h"
 #include "store/receipt.h"
 #include "store/store.h"
@@ -74,6 +75,47 @@ static char g_prefix[4200];
 static const char *g_profile;
 static const ce_cudnn *g_nccl;          /* the NCCL install would take, NULL for none */
 static const ce_artifact *g_nccl_art;
+static ce_target g_target;               /* the driver and GPUs the release is judged against */
+
+/* "runs here": the release against the planned driver (--driver) or this
+ * machine's, and this machine's GPUs (the "no kernel image" class, before
+ * the download). */
+static const char *runs_phrase(ce_runs r)
+{
+    switch (r) {
+    case CE_RUNS_YES: return "yes";
+    case CE_RUNS_COMPAT: return "only in minor-version compatibility mode";
+    case CE_RUNS_JIT: return "through PTX JIT only";
+    case CE_RUNS_DRIVER: return "no, the driver is too old";
+    case CE_RUNS_GPU: return "no, the GPU is too old";
+    default: return "unknown";
+    }
+}
+
+static ce_runs cuda_runs(const ce_cuda *c, char *why, size_t n)
+{
+    return ce_target_runs(&g_target, c->version, c->min_driver, c->min_driver_compat, c->sm_min, c->sm_max, why, n);
+}
+
+static void target_json(cJSON *j, const ce_cuda *c)
+{
+    char why[256];
+    ce_runs r = cuda_runs(c, why, sizeof why);
+    cJSON *t = cJSON_AddObjectToObject(j, "target");
+    cli_json_add_str(t, "driver", g_target.driver[0] ? g_target.driver : NULL);
+    cli_json_add_str(t, "driver_from", !g_target.driver[0] ? NULL : g_target.planned ? "--driver" : "this machine");
+    cJSON *gpus = cJSON_AddArrayToObject(t, "gpus");
+    for (int i = 0; i < g_target.n_gpus; i++) {
+        cJSON *g = cJSON_CreateObject();
+        cli_json_add_str(g, "name", g_target.gpu[i]);
+        char sm[16];
+        snprintf(sm, sizeof sm, "%d.%d", g_target.cc[i] / 10, g_target.cc[i] % 10);
+        cli_json_add_str(g, "sm", g_target.cc[i] < 0 ? NULL : sm);
+        cJSON_AddItemToArray(gpus, g);
+    }
+    cli_json_add_str(t, "runs", ce_runs_word(r));
+    cli_json_add_str(t, "why", why[0] ? why : NULL);
+}
 
 /* A manifest "source" as users should see it: the public references only.
  * Citations of the maintainers' working notes ("nvidia-facts.md 7a:",
@@ -264,6 +306,7 @@ static int print_json(const ce_manifest *m, const ce_spec *s, const ce_resolved 
         cJSON *sm = cJSON_AddObjectToObject(j, "sm");
         cli_json_add_str(sm, "min", c->sm_min);
         cli_json_add_str(sm, "max", c->sm_max);
+        target_json(j, c);
         cJSON_AddItemToObject(j, "runfile", artifact_json(r->runfile));
         cJSON_AddItemToObject(j, "components", components_json(g_red, g_profile, c->redist ? c->redist->url : NULL));
         json_source(j, c->source);
@@ -335,6 +378,11 @@ static void print_text(const ce_spec *s, const ce_resolved *r, const char *platf
         if (c->max_gcc) cli_print("  %-11s %d\n", "max gcc", c->max_gcc);
         else cli_print("  %-11s unknown\n", "max gcc");
         cli_print("  %-11s sm %s - %s\n", "GPUs", c->sm_min ? c->sm_min : "?", c->sm_max ? c->sm_max : "?");
+        char why[256], on[1024];
+        ce_runs runs = cuda_runs(c, why, sizeof why);
+        ce_target_text(&g_target, on, sizeof on);
+        cli_print("  %-11s %s%s%s (%s)\n", g_target.planned ? "runs there" : "runs here", runs_phrase(runs),
+                  why[0] ? ": " : "", why, on);
         print_artifact("runfile", r->runfile, platform);
         if (g_red) {
             size_t n = 0;
@@ -444,6 +492,7 @@ int cmd_info(cli *c, const cli_args *a)
         ce_receipt_held_read(g_prefix, &held);
         g_held = &held;
     }
+    if (r.cuda) ce_target_read(&c->ctx, &g_target);
     char about[8400];
     cli_manifest_about(c, m, about, sizeof about);
     int out = c->json ? print_json(m, &spec, &r, c->ctx.platform, problem)

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "machine/target.h"
 #include "manifest/manifest.h"
 
 enum { OPT_JSON = 1, OPT_NAMES };
@@ -123,6 +124,15 @@ static cJSON *tf_json(const ce_manifest *m)
     return arr;
 }
 
+/* cuda: each release against the planned driver (--driver) or this
+ * machine's, and this machine's GPUs (target.h) */
+static ce_target g_target;
+
+static ce_runs cuda_runs(const ce_cuda *c)
+{
+    return ce_target_runs(&g_target, c->version, c->min_driver, c->min_driver_compat, c->sm_min, c->sm_max, NULL, 0);
+}
+
 static cJSON *cuda_json(const ce_manifest *m)
 {
     cJSON *arr = cJSON_CreateArray();
@@ -134,6 +144,7 @@ static cJSON *cuda_json(const ce_manifest *m)
         if (c->max_gcc) cJSON_AddNumberToObject(o, "max_gcc", c->max_gcc); else cJSON_AddNullToObject(o, "max_gcc");
         cli_json_add_str(o, "sm_min", c->sm_min);
         cli_json_add_str(o, "sm_max", c->sm_max);
+        cli_json_add_str(o, "runs", ce_runs_word(cuda_runs(c)));
         cJSON_AddItemToObject(o, "platforms", platforms_json(c->runfiles, c->n_runfiles));
         cJSON_AddItemToArray(arr, o);
     }
@@ -209,14 +220,20 @@ static void print_text(const ce_manifest *m, what_t what)
                    t->not_installable ? t->not_installable : "");
         }
     } else if (what == WHAT_CUDA) {
-        cli_print("%-10s %-12s %-8s %-13s %s\n", "CUDA", "MIN DRIVER", "MAX GCC", "GPUs (sm)", "PLATFORMS");
+        char on[1024];
+        ce_target_text(&g_target, on, sizeof on);
+        cli_print("%s: for %s\n  (yes; compat: minor-version compatibility only; jit: PTX JIT only; driver, gpu: too old; "
+                  "?: unknown)\n\n", g_target.planned ? "THERE" : "HERE", on);
+        cli_print("%-10s %-12s %-8s %-13s %-7s %s\n", "CUDA", "MIN DRIVER", "MAX GCC", "GPUs (sm)",
+                  g_target.planned ? "THERE" : "HERE", "PLATFORMS");
         for (size_t i = m->n_cuda; i-- > 0;) {
             const ce_cuda *c = &m->cuda[i];
             char gcc[16], sm[32];
             snprintf(gcc, sizeof gcc, c->max_gcc ? "%d" : "-", c->max_gcc);
             snprintf(sm, sizeof sm, "%s-%s", c->sm_min ? c->sm_min : "?", c->sm_max ? c->sm_max : "?");
             platforms_text(buf, sizeof buf, c->runfiles, c->n_runfiles);
-            cli_print("%-10s %-12s %-8s %-13s %s\n", c->version, c->min_driver ? c->min_driver : "-", gcc, sm, buf);
+            cli_print("%-10s %-12s %-8s %-13s %-7s %s\n", c->version, c->min_driver ? c->min_driver : "-", gcc, sm,
+                      ce_runs_word(cuda_runs(c)), buf);
         }
     } else {
         cli_print("%-11s %s\n", "cuDNN", "BUILDS (CUDA major: platforms)");
@@ -248,6 +265,7 @@ int cmd_list_remote(cli *c, const cli_args *a)
     int rc = cli_load_manifest(c, &m);
     if (rc) return cli_fail(c, rc);
     int out = 0;
+    if (what == WHAT_CUDA && !names) ce_target_read(&c->ctx, &g_target);
     if (c->json) out = print_json(m, what);
     else if (names) print_names(m, what);
     else {

@@ -441,15 +441,16 @@ const cli_cmd *cli_find_cmd(const char *name)
 
 static void main_usage(FILE *f)
 {
-    fprintf(f, "usage: cudaenv [-q|-v] [--manifest M] [--insecure] COMMAND [ARGS]\n\n"
+    fprintf(f, "usage: cudaenv [-q|-v] [--manifest M] [--insecure] [--driver VER] COMMAND [ARGS]\n\n"
                "Install and switch NVIDIA CUDA toolkits + cuDNN, and prove they work.\n\ncommands:\n");
     for (size_t i = 0; i < n_commands; i++)
         fprintf(f, "  %-12s %s\n", commands[i].name, commands[i].summary);
     fprintf(f, "\nRun 'cudaenv help COMMAND' (or COMMAND --help) for a command's options; 'man cudaenv' for\n"
                "the rest.\n"
                "Environment: CUDAENV_ROOT, CUDAENV_MANIFEST, CUDAENV_MIRROR, CUDAENV_SYSROOT,\n"
-               "CUDAENV_VERSION, NO_COLOR.  Exit codes: 0 ok, 1 other, 2 usage, 3 not found,\n"
-               "4 download, 5 integrity, 6 permission, 7 check failed, 8 no usable GPU.\n");
+               "CUDAENV_VERSION, CUDAENV_DRIVER_VERSION (as --driver: plan for another machine's\n"
+               "driver), NO_COLOR.  Exit codes: 0 ok, 1 other, 2 usage, 3 not found, 4 download,\n"
+               "5 integrity, 6 permission, 7 check failed, 8 no usable GPU.\n");
 }
 
 /* "instal" -> install, "verfy" -> verify: the nearest command within two
@@ -525,6 +526,10 @@ int main(int argc, char **argv)
             c.ctx.verbose++;
         } else if (!strcmp(a, "--insecure")) {
             c.ctx.insecure = true;
+        } else if (!strncmp(a, "--driver=", 9) || !strcmp(a, "--driver")) {
+            const char *v = a[8] == '=' ? a + 9 : i + 1 < argc ? argv[++i] : NULL;
+            if (!v) return cli_usage_error(NULL, "option --driver needs a value");
+            if (cli_set_driver(&c, v, "--driver")) return 2;
         } else if (!strncmp(a, "--manifest=", 11)) {
             snprintf(c.ctx.manifest, sizeof c.ctx.manifest, "%s", a + 11);
         } else if (!strcmp(a, "--manifest")) {
@@ -534,6 +539,9 @@ int main(int argc, char **argv)
             return cli_usage_error(NULL, "unknown option %s", a);
         }
     }
+    if (!c.ctx.driver[0] && c.ctx.set.driver_version && *c.ctx.set.driver_version &&
+        cli_set_driver(&c, c.ctx.set.driver_version, "CUDAENV_DRIVER_VERSION"))
+        return 2;
     if (i >= argc) {
         main_usage(stderr);
         return 2;

@@ -35,6 +35,7 @@ static const struct { const char *name; size_t len, off; } settings[] = {
     SET("FETCH_CEILING", fetch_ceiling), SET("RUNFILE_TIMEOUT", runfile_timeout),
     SET("RUNFILE_LOG_CAP", runfile_log_cap), SET("VERIFY_NO_REEXEC", verify_no_reexec),
     SET("UPDATE_INTERVAL", update_interval), SET("MANIFEST_UNSIGNED", unsigned_ok),
+    SET("DRIVER_VERSION", driver_version),
     SET("TEST_CRASH_AT", test_crash_at), SET("TEST_FAULT", test_fault),
     SET("TEST_FREE_BYTES", test_free_bytes), SET("TEST_XZ_THREADS", test_xz_threads),
     SET("TEST_COMPOSE_COPY", test_compose_copy), SET("TEST_LIBDIR", test_libdir),

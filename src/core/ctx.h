@@ -62,6 +62,7 @@ typedef struct ce_settings {
     const char *verify_no_reexec;     /* CUDAENV_VERIFY_NO_REEXEC (set by verify --deep itself) */
     const char *update_interval;      /* CUDAENV_UPDATE_INTERVAL (s): a remote manifest's copy stays fresh */
     const char *unsigned_ok;          /* CUDAENV_MANIFEST_UNSIGNED: "1" accepts an unsigned remote manifest */
+    const char *driver_version;       /* CUDAENV_DRIVER_VERSION: plan for this driver (as --driver) */
     /* test seams */
     const char *test_crash_at;        /* CUDAENV_TEST_CRASH_AT: SIGKILL after a system switch step */
     const char *test_fault;           /* CUDAENV_TEST_FAULT: SIGKILL at an install point (or vanish-after-verify) */
@@ -93,6 +94,8 @@ typedef struct ce_ctx {
     char self_dir[4096];  /* directory of the running binary: read through ce_self_dir (lazy) */
     char install_from[16];        /* install --from: "" (redist where the release has it), "runfile", "redist" */
     char install_components[1024]; /* install --components "+a,-b", "" = the profile as it is */
+    char driver[32];      /* --driver VER or CUDAENV_DRIVER_VERSION: the driver to plan for
+                           * (another machine's), "" = this machine's own */
 } ce_ctx;
 
 /* Fill ctx from the environment (CUDAENV_ROOT, HOME, ...). */

@@ -22,7 +22,10 @@ int ce_preflight_install(ce_ctx *ctx, const ce_cuda *cuda)
     ce_machine_init(&m, ctx);
     ce_probe_platform(&m, &p);
     ce_probe_gpu(&m, &p, false);   /* no cuInit: NVML answers driver and GPUs */
-    const char *drv = p.driver[0] ? p.driver : p.module_version;
+    /* --driver / CUDAENV_DRIVER_VERSION: the plan is for the compute nodes' driver */
+    bool planned = ctx->driver[0] != '\0';
+    const char *drv = planned ? ctx->driver : p.driver[0] ? p.driver : p.module_version;
+    if (planned) p.cuda_version = 0;
     char reason[2048] = "";
     size_t used = 0;
 
@@ -43,8 +46,9 @@ int ce_preflight_install(ce_ctx *ctx, const ce_cuda *cuda)
                 snprintf(cudav, sizeof cudav, " (supports CUDA %d.%d)", p.cuda_version / 1000,
                          p.cuda_version % 1000 / 10);
             used += (size_t)snprintf(reason + used, sizeof reason - used,
-                                     "CUDA %s needs NVIDIA driver >= %s; this machine has %s%s: upgrade the driver%s",
+                                     "CUDA %s needs NVIDIA driver >= %s; %s %s%s: upgrade the driver%s",
                                      cuda->version, cuda->min_driver ? cuda->min_driver : "a newer branch",
+                                     planned ? "the plan's --driver is" : "this machine has",
                                      drv[0] ? drv : "an older driver", cudav,
                                      dc ? " or use the cuda-compat forward-compatibility package of this data-center GPU"
                                         : "");
@@ -78,10 +82,10 @@ int ce_preflight_install(ce_ctx *ctx, const ce_cuda *cuda)
     }
     if (used) {
         if (!ctx->force)
-            return ce_fail(ctx, CE_ERR_CHECK, "CUDA %s cannot run on this machine: %s (pass --force to install it "
-                           "anyway)", cuda->version, reason);
-        ce_emit(ctx, CE_EV_WARN, NULL, "CUDA %s cannot run on this machine: %s (--force: installing anyway)",
-                cuda->version, reason);
+            return ce_fail(ctx, CE_ERR_CHECK, "CUDA %s cannot run on %s: %s (pass --force to install it "
+                           "anyway)", cuda->version, planned ? "the planned machine" : "this machine", reason);
+        ce_emit(ctx, CE_EV_WARN, NULL, "CUDA %s cannot run on %s: %s (--force: installing anyway)",
+                cuda->version, planned ? "the planned machine" : "this machine", reason);
     }
     return CE_OK;
 }

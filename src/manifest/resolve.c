@@ -448,6 +448,10 @@ int ce_resolve_nccl(ce_ctx *ctx, const ce_manifest *m, const ce_resolved *r, con
 int ce_driver_version(ce_ctx *ctx, char *out, size_t n)
 {
     char path[4200], buf[512];
+    if (ctx->driver[0]) {   /* --driver / CUDAENV_DRIVER_VERSION: planned for another machine */
+        snprintf(out, n, "%s", ctx->driver);
+        return 1;
+    }
     ce_sys_path(ctx, "/proc/driver/nvidia/version", path, sizeof path);
     out[0] = '\0';
     FILE *f = fopen(path, "re");

@@ -70,8 +70,9 @@ int ce_resolve_nccl(ce_ctx *ctx, const ce_manifest *m, const ce_resolved *r, con
  * characters): the did-you-mean of specs and commands. */
 int ce_edit_distance(const char *a, const char *b);
 
-/* The kernel module's version from $SYSROOT/proc/driver/nvidia/version
- * ("550.54.14"): 1 found, 0 none (no driver loaded). */
+/* The driver `latest` plans for: ctx->driver (--driver VER,
+ * CUDAENV_DRIVER_VERSION) when given, else the kernel module's version from
+ * $SYSROOT/proc/driver/nvidia/version ("550.54.14"): 1 found, 0 none. */
 int ce_driver_version(ce_ctx *ctx, char *out, size_t n);
 
 /* Toolchain directory name for a CUDA release and optional cuDNN release. */

@@ -566,6 +566,66 @@ PY
     [[ "$stderr" == *"no NVIDIA driver found: installing CUDA 12.4.0 anyway"* ]]
 }
 
+# ---- planning: runs here / there (info, list-remote), --driver for the compute nodes ----
+
+@test "info and list-remote cuda judge each release against this machine's driver and GPUs" {
+    dr_machine
+    dr_manifest
+    run --separate-stderr "$CUDAENV" info 12.4.0 --no-cudnn
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"runs here   yes: driver 550.54.14 >= 550.54.14 (this machine's driver 550.54.14, GPU 0 NVIDIA H100 80GB HBM3 (sm_90))"* ]] || { echo "$output"; false; }
+    run --separate-stderr "$CUDAENV" info 12.4.0 --no-cudnn --json
+    python3 - "$output" <<'PY'
+import json, sys
+t = json.loads(sys.argv[1])["cuda"]["target"]
+assert t["runs"] == "yes" and t["driver"] == "550.54.14" and t["driver_from"] == "this machine", t
+assert t["gpus"] == [{"name": "NVIDIA H100 80GB HBM3", "sm": "9.0"}], t
+PY
+    # a GPU older than the release: the "no kernel image" class, named before any download
+    export FAKE_NVML_GPUS="Tesla K80,3.7,11441,0,0000:17:00.0,0,,0x1,0"
+    run --separate-stderr "$CUDAENV" info 12.4.0 --no-cudnn
+    [[ "$output" == *"runs here   no, the GPU is too old: GPU 0 (Tesla K80) is sm_37; CUDA 12.4.0 supports sm_50 and newer"* ]] || { echo "$output"; false; }
+    run --separate-stderr "$CUDAENV" list-remote cuda
+    [[ "${lines[0]}" == "HERE: for this machine's driver 550.54.14, GPU 0 Tesla K80 (sm_37)" ]] || { echo "$output"; false; }
+    [[ "$output" == *"12.4.0     550.54.14    13       5.0-9.0       gpu     "* ]] || { echo "$output"; false; }
+    # a GPU newer than the release targets: PTX JIT only
+    export FAKE_NVML_GPUS="NVIDIA B200,10.0,183359,512,0000:17:00.0,0,,0x1,0"
+    run --separate-stderr "$CUDAENV" list-remote cuda --json
+    python3 -c 'import json,sys; assert json.loads(sys.argv[1])["cuda"][0]["runs"] == "jit", sys.argv[1]' "$output"
+    # an older driver: minor-version compatibility, then too old
+    export FAKE_NVML_GPUS="NVIDIA H100 80GB HBM3,9.0,81559,512,0000:17:00.0,0,,0x1,0"
+    dr_driver 535.104.05 12020
+    run --separate-stderr "$CUDAENV" list-remote cuda
+    [[ "$output" == *"5.0-9.0       compat  "* ]] || { echo "$output"; false; }
+    dr_driver 470.82.01 11040
+    run --separate-stderr "$CUDAENV" info 12.4.0 --no-cudnn
+    [[ "$output" == *"runs here   no, the driver is too old: needs driver >= 550.54.14, not 470.82.01"* ]] || { echo "$output"; false; }
+}
+
+@test "--driver plans for the compute nodes from a login node without a GPU: info, list-remote and the install preflight" {
+    dr_machine
+    dr_manifest
+    rm -rf "$S/sys/bus/pci/devices/0000:17:00.0" "$S/proc/driver" "$S"/dev/nvidia*
+    export CUDAENV_TEST_LIBDIR=$T/empty; mkdir -p "$T/empty"
+    run --separate-stderr "$CUDAENV" info 12.4.0 --no-cudnn
+    [[ "$output" == *"runs here   unknown (this machine (no NVIDIA driver; --driver VER plans for the compute nodes' one))"* ]] || { echo "$output"; false; }
+    run --separate-stderr "$CUDAENV" --driver 470.82.01 info 12.4.0 --no-cudnn
+    [[ "$output" == *"runs there  no, the driver is too old: needs driver >= 550.54.14, not 470.82.01 (the planned driver 470.82.01)"* ]] || { echo "$output"; false; }
+    run --separate-stderr "$CUDAENV" list-remote cuda --driver 535.104.05
+    [[ "${lines[0]}" == "THERE: for the planned driver 535.104.05" ]] || { echo "$output"; false; }
+    [[ "$output" == *" compat  "* ]] || { echo "$output"; false; }
+    # the preflight judges the planned driver, not "no driver found"
+    dr_install --driver 470.82.01
+    [ "$status" -eq 7 ]
+    [[ "$stderr" == *"CUDA 12.4.0 cannot run on the planned machine: CUDA 12.4.0 needs NVIDIA driver >= 550.54.14; the plan's --driver is 470.82.01"* ]] || { echo "$stderr"; false; }
+    [[ "$stderr" != *"no NVIDIA driver found"* ]] || false
+    [ ! -e "$CUDAENV_ROOT/versions/12.4.0" ]
+    CUDAENV_DRIVER_VERSION=560.28.03 dr_install
+    [ "$status" -ne 7 ]
+    [[ "$stderr" != *"cannot run"* ]] || false
+    [[ "$stderr" != *"no NVIDIA driver found"* ]] || false
+}
+
 # ---- containers ----
 
 @test "container.devices-not-mapped: docker without --gpus on a GPU host" {

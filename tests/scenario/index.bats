@@ -183,6 +183,31 @@ PY
     [[ "$("$CUDAENV" prefix latest)" == "$CUDAENV_ROOT/versions/11.8.0+cudnn8."* ]]
 }
 
+@test "--driver VER and CUDAENV_DRIVER_VERSION: latest is the newest CUDA the planned driver runs, not this machine's" {
+    # this machine (a login node) has no driver: latest would be the newest release
+    run --separate-stderr "$CUDAENV" --driver 530.30.02 info latest
+    [[ "${lines[0]}" == "latest -> 11.8.0+cudnn8."* ]] || { echo "$output"; false; }
+    run --separate-stderr "$CUDAENV" info latest --driver=550.54.14
+    [[ "${lines[0]}" == "latest -> 12.2.2+cudnn8.9.7.29" ]] || { echo "$output"; false; }
+    CUDAENV_DRIVER_VERSION=530.30.02 run --separate-stderr "$CUDAENV" info latest
+    [[ "${lines[0]}" == "latest -> 11.8.0+cudnn8."* ]] || { echo "$output"; false; }
+    # the plan wins over the machine's own driver, for install and the index alike
+    mkdir -p "$CUDAENV_SYSROOT/proc/driver/nvidia"
+    echo 'NVRM version: NVIDIA UNIX x86_64 Kernel Module  550.54.14  Wed Feb 22 04:11:39 UTC 2023' \
+        > "$CUDAENV_SYSROOT/proc/driver/nvidia/version"
+    CUDAENV_DRIVER_VERSION=530.30.02 "$CUDAENV" -q install latest
+    [[ "$(CUDAENV_DRIVER_VERSION=530.30.02 "$CUDAENV" prefix latest)" == "$CUDAENV_ROOT/versions/11.8.0+cudnn8."* ]]
+    run "$CUDAENV" prefix latest
+    [ "$status" -ne 0 ]   # this machine's latest (12.2.2) is not installed
+    # a value that is no driver version: a usage error naming it, nothing resolved
+    CUDAENV_DRIVER_VERSION=latest run --separate-stderr "$CUDAENV" info 12.2
+    [ "$status" -eq 2 ]
+    [[ "$stderr" == *"CUDAENV_DRIVER_VERSION 'latest' is not an NVIDIA driver version"* ]]
+    run --separate-stderr "$CUDAENV" info 12.2 --driver 550.x
+    [ "$status" -eq 2 ]
+    [[ "$stderr" == *"--driver '550.x' is not an NVIDIA driver version"* ]]
+}
+
 @test "a manifest edited in place within the same second, to the same size: the index is not used; prefix/env agree with info" {
     "$CUDAENV" -q install tf-2.14
     "$CUDAENV" -q install tf-2.15
