@@ -98,6 +98,18 @@ module_shell() {
     fx_nccl_member "$SITE/$WHEEL" nvidia/nccl/lib/libnccl.so.2 > "$T/libnccl.so.2"
     cmp "$T/node1/versions/$P/lib64/libnccl.so.2" "$T/libnccl.so.2"
     cmp "$T/node2/versions/$P/lib64/libnccl.so.2" "$T/libnccl.so.2"
+    # planned on the login node (no GPU) for the compute nodes' driver: it runs there, and
+    # for nodes still on an older driver the install stops before any download (exit 7)
+    truncate -s -1 "$SITE/cudaenv.json"   # the signed manifest again
+    CUDAENV_MANIFEST=$SERVER_URL/cudaenv.json run "$CUDAENV" --driver 520.61.05 info tf-2.14 --insecure
+    [[ "$output" == *"runs there  yes: driver 520.61.05 >= 520.61.05"* ]] || { echo "$output"; false; }
+    local before; before=$(server_requests "GET /compute/cuda/redist/.*\.tar\.xz")
+    CUDAENV_ROOT=$T/oldnode CUDAENV_MANIFEST=$SERVER_URL/cudaenv.json run --separate-stderr \
+        "$CUDAENV" install tf-2.14 --insecure --driver 440.33.01
+    [ "$status" -eq 7 ] || { echo "$stderr"; false; }
+    [[ "$stderr" == *"cannot run on the planned machine: CUDA 11.8.0 needs NVIDIA driver >= 520.61.05; the plan's --driver is 440.33.01"* ]] || { echo "$stderr"; false; }
+    [ ! -e "$T/oldnode/versions/$P" ]
+    [ "$(server_requests "GET /compute/cuda/redist/.*\.tar\.xz")" -eq "$before" ]
 
     # a user on node2: module load, then the compiler and the runtime of the toolchain
     run module_shell "$T/node2/modulefiles" '
