@@ -40,8 +40,12 @@ void cli_manifest_about(cli *c, const ce_manifest *m, char *out, size_t n)
     ce_manifest *own = NULL;
     ce_mcopy_meta meta;
     bool copy = rc == CE_OK && src.remote && ce_mcopy_meta_read(&c->ctx, &src, &meta) == CE_OK;
-    if (rc == CE_OK && !m && !copy && ce_manifest_load_source(&c->ctx, &src, &own) == CE_OK) m = own;
-    const char *date = m && m->updated ? m->updated : copy ? meta.updated : NULL;
+    /* without a parsed manifest, its date is read, not the whole document parsed (--version) */
+    char peek[64] = "";
+    if (rc == CE_OK && !m && !copy && !ce_json_top_string(src.path, "updated", peek, sizeof peek) &&
+        ce_manifest_load_source(&c->ctx, &src, &own) == CE_OK)
+        m = own;
+    const char *date = m && m->updated ? m->updated : copy ? meta.updated : peek[0] ? peek : NULL;
     if (rc) snprintf(out, n, "none found (%s)", ce_errmsg());
     else if (src.remote && !copy) snprintf(out, n, "%s (no local copy yet: cudaenv update)", src.origin);
     else snprintf(out, n, "%s%s, dated %s%s%s%s", src.origin, src.builtin ? " (built-in)" : "", date ? date : "?",

@@ -139,3 +139,53 @@ int ce_manifest_load_source(ce_ctx *ctx, const ce_msource *src, ce_manifest **ou
     free(data);
     return rc;
 }
+
+/* A top-level string member of a JSON document, read without parsing it:
+ * a scanner that follows strings (with their escapes) and nesting, and stops
+ * at the first key NAME at depth 1.  The manifest's "updated" sits in its
+ * first lines, so --version reads one block instead of parsing the whole
+ * manifest (issue 43). */
+int ce_json_top_string(const char *path, const char *name, char *out, size_t n)
+{
+    out[0] = '\0';
+    FILE *f = fopen(path, "re");
+    if (!f) return 0;
+    char tok[256];
+    size_t tl = 0;
+    int depth = 0, ch;
+    bool in_str = false, esc = false, want_value = false, tok_over = false;
+    enum { NONE, KEY_DONE } last = NONE;   /* a depth-1 string just ended: a key if ':' follows */
+    bool found = false;
+    while (!found && (ch = getc_unlocked(f)) != EOF) {
+        if (in_str) {
+            if (esc) { esc = false; if (tl < sizeof tok - 1) tok[tl++] = (char)ch; else tok_over = true; continue; }
+            if (ch == '\\') { esc = true; continue; }
+            if (ch != '"') { if (tl < sizeof tok - 1) tok[tl++] = (char)ch; else tok_over = true; continue; }
+            in_str = false;
+            tok[tl] = '\0';
+            if (depth != 1) continue;
+            if (want_value) {
+                if (!tok_over && tl < n) { memcpy(out, tok, tl + 1); found = true; }
+                else break;
+                continue;
+            }
+            last = KEY_DONE;
+            continue;
+        }
+        switch (ch) {
+        case '"': in_str = true; tl = 0; tok_over = false; break;
+        case '{': case '[': depth++; want_value = false; last = NONE; break;
+        case '}': case ']': depth--; if (depth <= 0) goto done; last = NONE; break;
+        case ':':
+            if (depth == 1 && last == KEY_DONE) want_value = !tok_over && strcmp(tok, name) == 0;
+            last = NONE;
+            break;
+        case ',': want_value = false; last = NONE; break;
+        case ' ': case '\t': case '\n': case '\r': break;
+        default: if (depth == 1) { want_value = false; last = NONE; } break;   /* a number, true/false/null */
+        }
+    }
+done:
+    fclose(f);
+    return found ? 1 : 0;
+}

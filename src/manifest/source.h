@@ -46,5 +46,10 @@ int ce_manifest_copy_path(ce_ctx *ctx, const char *url, char *out, size_t outsz)
  * --insecure).  A remote manifest with no local copy yet is CE_ERR_NOTFOUND
  * naming the URL and `cudaenv update`. */
 int ce_manifest_load_source(ce_ctx *ctx, const ce_msource *src, ce_manifest **out);
+/* The top-level string member name of the JSON document at path (the
+ * manifest's "updated") into out, scanning only as far as it: 1 found, 0 not
+ * (no file, no such member, not a string, longer than n - 1).  Nothing is
+ * validated: for what a command shows, never for what it decides. */
+int ce_json_top_string(const char *path, const char *name, char *out, size_t n);
 
 #endif

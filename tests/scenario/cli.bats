@@ -14,6 +14,20 @@ teardown() { common_teardown; }
     [[ "${lines[1]}" == "manifest "*"/share/cudaenv/manifests/cudaenv.json (built-in), dated $d" ]]
     CUDAENV_MANIFEST=https://127.0.0.1:9/m.json run "$CUDAENV" --version
     [ "${lines[1]}" = "manifest https://127.0.0.1:9/m.json (no local copy yet: cudaenv update)" ]
+    # the date is read from the manifest's top-level "updated", not by parsing all of it (issue 43:
+    # --version at the cost of /bin/true): a nested "updated" first, a tail never read
+    printf '{"schema": 1, "cuda": {"x": {"updated": "1999-01-01"}}, "updated": "2031-02-03", "tensorflow": {' > "$T/m.json"
+    CUDAENV_MANIFEST=$T/m.json run "$CUDAENV" --version
+    [ "$status" -eq 0 ]
+    [ "${lines[1]}" = "manifest $T/m.json, dated 2031-02-03" ] || { echo "$output"; false; }
+    # what decides still parses it whole: the same file is refused by info (exit 5)
+    CUDAENV_MANIFEST=$T/m.json run "$CUDAENV" info 11.8
+    [ "$status" -eq 5 ]
+    # no top-level string "updated": the manifest is parsed for it, as before
+    printf '{"schema": 1, "updated": 5}' > "$T/m.json"
+    CUDAENV_MANIFEST=$T/m.json run "$CUDAENV" --version
+    [ "$status" -eq 0 ]
+    [ "${lines[1]}" = "manifest $T/m.json, dated ?" ] || { echo "$output"; false; }
 }
 
 @test "no command is a usage error (exit 2)" {

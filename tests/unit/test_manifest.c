@@ -14,6 +14,7 @@
 
 #include "manifest/diff.h"
 #include "manifest/manifest.h"
+#include "manifest/source.h"
 #include "manifest_fixture.h"
 
 static ce_ctx ctx;
@@ -522,6 +523,47 @@ static void test_diff(void **state)
     free(t3);
 }
 
+/* ce_json_top_string: the top-level member only, through strings with escapes and
+ * nesting; nothing for a missing, non-string or too long one */
+static const char *top(const char *json, const char *name, char *out, size_t n)
+{
+    const char *tmp = getenv("TMPDIR");
+    char path[4096];
+    snprintf(path, sizeof path, "%s/ce-top.XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, json, strlen(json)), (ssize_t)strlen(json));
+    close(fd);
+    int found = ce_json_top_string(path, name, out, n);
+    unlink(path);
+    return found ? out : NULL;
+}
+
+static void test_top_string(void **state)
+{
+    (void)state;
+    char out[32];
+    assert_string_equal(top("{\"schema\": 1, \"updated\": \"2026-12-01\", \"cuda\": {}}", "updated", out, sizeof out),
+                        "2026-12-01");
+    /* a nested member of the same name, a string holding the name, quotes, braces and a
+     * colon, and arrays before it: only the top-level one counts */
+    assert_string_equal(top("{\"cuda\": {\"updated\": \"nested\", \"x\": [\"updated\", {\"updated\": 1}]},\n"
+                            " \"note\": \"a \\\"updated\\\": {\\\"x\\\"} ]\", \"n\": -1.5e3, \"t\": true,\n"
+                            " \"updated\" : \"2026-01-02\"}", "updated", out, sizeof out),
+                        "2026-01-02");
+    /* what comes after the member is never read: a broken tail does not matter */
+    assert_string_equal(top("{\"updated\": \"2026-03-04\", \"cuda\": {{{", "updated", out, sizeof out), "2026-03-04");
+    /* escapes in the value are kept as written */
+    assert_string_equal(top("{\"updated\": \"a\\\"b\"}", "updated", out, sizeof out), "a\"b");
+    assert_null(top("{\"cuda\": {\"updated\": \"nested\"}}", "updated", out, sizeof out));
+    assert_null(top("{\"updated\": 20261201}", "updated", out, sizeof out));
+    assert_null(top("{\"updated\": null, \"x\": \"2026\"}", "updated", out, sizeof out));
+    assert_null(top("[\"updated\", \"2026\"]", "updated", out, sizeof out));
+    assert_null(top("{\"updated\": \"0123456789\"}", "updated", out, 10));   /* 10 bytes do not fit in 10 */
+    assert_string_equal(top("{\"updated\": \"012345678\"}", "updated", out, 10), "012345678");
+    assert_int_equal(ce_json_top_string("/nonexistent/m.json", "updated", out, sizeof out), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -536,6 +578,7 @@ int main(void)
         cmocka_unit_test_setup(test_redist_profiles, setup),
         cmocka_unit_test_setup(test_claims, setup),
         cmocka_unit_test_setup(test_diff, setup),
+        cmocka_unit_test(test_top_string),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
