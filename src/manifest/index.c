@@ -151,10 +151,33 @@ int ce_index_tf(ce_ctx *ctx, const char *tf, char *cuda, size_t cudasz, char *cu
     /* "latest" and a major alone ("2"): the last matching row (rows are in
      * the manifest's order, oldest first) */
     bool alias = !strcmp(tf, "latest") || !strchr(tf, '.');
+    size_t tl = strlen(tf);
+    if (!alias) {   /* one exact row: found by its text, the records around it never split */
+        char needle[48];
+        snprintf(needle, sizeof needle, "\ntf %s ", tf);
+        char *l = !strncmp(rest, needle + 1, strlen(needle) - 1) ? rest : strstr(rest, needle);
+        if (l && l != rest) l++;
+        if (l) {
+            char *nl = strchr(l, '\n');
+            if (nl) *nl = '\0';
+            char t[32], c[32], d[32];
+            found = parse_tf(l, t, c, d) ? 1 : -1;   /* a corrupt row: trust none of it */
+            if (found == 1) {
+                snprintf(cuda, cudasz, "%s", c);
+                snprintf(cudnn, cudnnsz, "%s", d);
+            }
+        }
+        free(data);
+        return found;
+    }
     for (char *save = NULL, *l = strtok_r(rest, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
         char t[32], c[32], d[32];
-        if (!parse_tf(l, t, c, d)) { found = -1; break; }   /* corrupt: trust none of it */
-        if (!t[0]) continue;   /* a cuda record */
+        /* only the rows this lookup can use are read (issue 43: the cost of use/env stays that
+         * of the one row at any manifest size): a tf record whose version is tf, or starts
+         * with it for a major alone; every other record is skipped unread */
+        if (strncmp(l, "tf ", 3)) continue;
+        if (tf[0] != 'l' && (strncmp(l + 3, tf, tl) || (l[3 + tl] != ' ' && !(alias && l[3 + tl] == '.')))) continue;
+        if (!parse_tf(l, t, c, d)) { found = -1; break; }   /* a corrupt row it would use: trust none of it */
         if (alias ? (tf[0] == 'l' || ce_version_matches(tf, t)) : (!found && !strcmp(t, tf))) {
             snprintf(cuda, cudasz, "%s", c);
             snprintf(cudnn, cudnnsz, "%s", d);
@@ -173,14 +196,13 @@ int ce_index_fw(ce_ctx *ctx, const char *name, const char *version, const char *
     int found = 0;
     /* torch "2" / jax "0.4" / latest: the last matching release (oldest first), as ce_manifest_fw_pick */
     bool alias = !strcmp(version, "latest") || (!strcmp(name, "torch") && !strchr(version, '.'));
+    size_t nl = strlen(name);
     char exact[32] = "";
     for (char *save = NULL, *l = strtok_r(rest, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
         char n[16], v[32], t[16], c[32], d[32];
         bool dflt;
-        if (strncmp(l, "fw ", 3)) {
-            if (!parse_tf(l, v, c, d)) { found = -1; break; }
-            continue;
-        }
+        /* only this framework's builds are read (as ce_index_tf) */
+        if (strncmp(l, "fw ", 3) || strncmp(l + 3, name, nl) || l[3 + nl] != ' ') continue;
         if (!parse_fw(l, n, v, t, c, d, &dflt)) { found = -1; break; }
         if (strcmp(n, name) || (*tag ? strcmp(t, tag) : !dflt)) continue;
         bool match = alias ? (version[0] == 'l' || ce_version_matches(version, v))
@@ -203,11 +225,8 @@ int ce_index_cuda_latest(ce_ctx *ctx, const char *platform, const char *driver, 
     int found = 0;
     size_t pl = strlen(platform);
     for (char *save = NULL, *l = strtok_r(rest, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
-        char c[32], d[32], p[128], t[32];
-        if (strncmp(l, "cuda ", 5)) {
-            if (!parse_tf(l, t, c, d)) { found = -1; break; }
-            continue;
-        }
+        char c[32], d[32], p[128];
+        if (strncmp(l, "cuda ", 5)) continue;   /* only the CUDA records are read (as ce_index_tf) */
         if (!parse_cuda(l, c, d, p)) { found = -1; break; }
         /* platforms: "linux-x86_64,linux-sbsa", "+" = components, "-" = none */
         bool has = !strcmp(p, "+");

@@ -93,6 +93,14 @@ teardown() { common_teardown; }
     # an index of other content (another sha256) under the manifest's stat key
     # is used (the key is the fast check; cudaenv never writes one) ...
     "$CUDAENV" -q install 12.2.2 --no-cudnn
+    # a lookup reads only the rows it can use (issue 43: use/env cost the same at any manifest
+    # size): a bad record of another kind does not send tf-2.14 to the manifest, a bad tf 2.14 does
+    { cat "$T/good"; echo "cuda 99.x"; echo "fw torch broken"; } > "$IDX"
+    run ! opens_manifest prefix tf-2.14
+    [ "$("$CUDAENV" prefix tf-2.14)" = "$P" ]
+    sed 's/^tf 2.14 .*/tf 2.14 11.8.0 8.7.x/' "$T/good" > "$IDX"
+    opens_manifest prefix tf-2.14
+    cmp "$IDX" "$T/good"
     # another version of the index format (cudaenv-index 1: a header of the same length): not ours, not used
     { echo "cudaenv-index 1"; sed -n 2p "$T/good"; echo "tf 2.14 12.2.2 -"; } > "$IDX"
     opens_manifest prefix tf-2.14
