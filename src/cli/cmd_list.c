@@ -17,11 +17,12 @@
 #include "cli.h"
 #include "store/system.h"
 
-enum { OPT_JSON = 1, OPT_NAMES };
+enum { OPT_JSON = 1, OPT_NAMES, OPT_SIZES };
 
 const cli_opt cmd_list_opts[] = {
     { "json", 0, false, OPT_JSON },
     { "names", 0, false, OPT_NAMES },   /* for completions: bare names */
+    { "sizes", 0, false, OPT_SIZES },   /* walk every tree instead of reading its usage record */
     { 0 },
 };
 
@@ -47,7 +48,7 @@ int cmd_list(cli *c, const cli_args *a)
     bool have_sys = ce_system_toolchain(&c->ctx, &sys);
     /* what each one costs: bytes only it holds, bytes shared by hardlinks */
     ce_tc_usage *use = calloc(n ? n : 1, sizeof *use);
-    if (!use || ce_store_usage(&c->ctx, v, n, use) != CE_OK) { free(use); use = NULL; }
+    if (!use || ce_store_usage(&c->ctx, v, n, use, cli_on(a, OPT_SIZES)) != CE_OK) { free(use); use = NULL; }
     ce_quiet_end(&q);
     cJSON *root = c->json ? cJSON_CreateObject() : NULL;
     cJSON *arr = root ? cJSON_AddArrayToObject(root, "toolchains") : NULL;

@@ -190,12 +190,14 @@ static const cli_cmd commands[] = {
       .opts = cmd_uninstall_opts, .min_pos = 1, .max_pos = 1,
       .missing = "which toolchain? see: cudaenv list", .extra = "one toolchain at a time (got %s and %s)" },
     { "list", "ls", cmd_list, "installed toolchains and which one is active",
-      "usage: cudaenv list [--json | --names]\n"
+      "usage: cudaenv list [--json | --names] [--sizes]\n"
       "\n"
       "Installed toolchains with what each holds (profile and changes, NCCL, or the\n"
       "runfile); the active one is marked with why (shell, .cuda-version, global,\n"
       "system), the one global --system put at /usr/local/cuda with system (named as the\n"
-      "one in use when nothing is selected).  --names prints the bare names, one per line.\n",
+      "one in use when nothing is selected).  --names prints the bare names, one per line.\n"
+      "Sizes (own and shared through hard links) come from the file list install wrote\n"
+      "(.cudaenv-usage); --sizes walks every tree afresh (after changing files by hand).\n",
       .opts = cmd_list_opts },
     { "list-remote", "ls-remote", cmd_list_remote, "what the manifest offers",
       "usage: cudaenv list-remote [tf|torch|jax|cuda|cudnn] [--json | --names]\n"

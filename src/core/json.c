@@ -1,6 +1,7 @@
 #include "json.h"
 
 #include <stdio.h>
+#include <string.h>
 
 const char *ce_json_str(const cJSON *o, const char *key)
 {
@@ -12,4 +13,104 @@ void ce_json_copy(const cJSON *o, const char *key, char *out, size_t n)
 {
     const char *s = ce_json_str(o, key);
     if (n > 0) snprintf(out, n, "%s", s ? s : "");
+}
+
+/* One pass over the text: strings (with escapes) and nesting followed, the
+ * top-level members' keys compared with name. */
+static int top_member(const char *t, size_t len, const char *name, size_t *key_at, size_t *val_at, size_t *end,
+                      bool to_end)
+{
+    size_t i = 0, ks = 0, nl = strlen(name);
+    int depth = 0;
+    bool want = false;      /* the key just read at depth 1 is name and ':' came */
+    bool key_done = false;  /* a depth-1 string just ended: a key if ':' follows */
+    bool is_name = false;
+    while (i < len) {
+        char ch = t[i];
+        if (ch == '"') {
+            size_t s = i++;
+            while (i < len && t[i] != '"') i += t[i] == '\\' ? 2 : 1;
+            if (i >= len) return -1;
+            i++;   /* past the closing quote */
+            if (depth == 1 && want) {
+                *key_at = ks; *val_at = s; *end = i;
+                return 1;
+            }
+            if (depth == 1) {
+                key_done = true;
+                is_name = i - s - 2 == nl && !memcmp(t + s + 1, name, nl);
+                ks = s;
+            }
+            continue;
+        }
+        switch (ch) {
+        case '{': case '[':
+            if (depth == 1 && want && !to_end) {   /* the caller steps over it itself */
+                *key_at = ks; *val_at = i; *end = 0;
+                return 1;
+            }
+            if (depth == 1 && want) {   /* the value is this object or array: to its end */
+                size_t s = i;
+                int d = 0;
+                /* jumps from one quote or bracket to the next (strcspn: the text is
+                 * NUL-terminated), so a receipt's file list costs little to step over */
+                while (i < len) {
+                    if (t[i] == '"') {
+                        i++;
+                        for (;;) {
+                            i += strcspn(t + i, "\"\\");
+                            if (i >= len) return -1;
+                            if (t[i] == '"') break;
+                            i += 2;   /* an escape: the character after the backslash */
+                        }
+                    } else if (t[i] == '{' || t[i] == '[') {
+                        d++;
+                    } else if ((t[i] == '}' || t[i] == ']') && --d == 0) {
+                        *key_at = ks; *val_at = s; *end = i + 1;
+                        return 1;
+                    }
+                    i++;
+                    i += strcspn(t + i, "\"{}[]");
+                }
+                return -1;
+            }
+            depth++;
+            break;
+        case '}': case ']':
+            if (--depth <= 0) return 0;
+            break;
+        case ':':
+            want = depth == 1 && key_done && is_name;
+            key_done = false;
+            break;
+        case ',':
+            want = key_done = false;
+            break;
+        case ' ': case '\t': case '\n': case '\r':
+            break;
+        default:   /* a number, true, false or null */
+            if (depth == 1 && want) {
+                size_t s = i;
+                while (i < len && !strchr(",}] \t\r\n", t[i])) i++;
+                if (i >= len) return -1;
+                *key_at = ks; *val_at = s; *end = i;
+                return 1;
+            }
+            key_done = false;
+            break;
+        }
+        i++;
+    }
+    return -1;
+}
+
+int ce_json_top_member(const char *t, size_t len, const char *name, size_t *key_at, size_t *val_at, size_t *end)
+{
+    return top_member(t, len, name, key_at, val_at, end, true);
+}
+
+int ce_json_top_key(const char *t, size_t len, const char *name, size_t *key_at, size_t *val_at)
+{
+    size_t end;
+    return top_member(t, len, name, key_at, val_at, &end, false);
 }

@@ -4,6 +4,7 @@
 #ifndef CE_JSON_H
 #define CE_JSON_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include <cJSON.h>
@@ -15,5 +16,17 @@ const char *ce_json_str(const cJSON *o, const char *key);
 /* The same copied into out[n] (cut to fit, always terminated); "" when
  * absent or not a string. */
 void ce_json_copy(const cJSON *o, const char *key, char *out, size_t n);
+
+/* Where the top-level member name of the JSON text t[0..len) (t[len] is a
+ * NUL: an object or array value is stepped over with strcspn) is, without
+ * parsing it: *key_at its key's opening quote, *val_at its value's first
+ * byte, *end one past the value.  1 found; 0 the document ends without it;
+ * -1 the text ends first (cut, or not JSON).  Nothing else is validated: for
+ * reading one member of a large document cheaply (the manifest's date, a
+ * receipt without its file list). */
+int ce_json_top_member(const char *t, size_t len, const char *name, size_t *key_at, size_t *val_at, size_t *end);
+/* The same, stopping at the value's first byte (an object or array value is
+ * not stepped over): for a member known to come last. */
+int ce_json_top_key(const char *t, size_t len, const char *name, size_t *key_at, size_t *val_at);
 
 #endif

@@ -2,6 +2,7 @@
 #include "source.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -12,6 +13,7 @@
 
 #include "core/config.h"
 #include "core/file.h"
+#include "core/json.h"
 #include "core/path.h"
 #include "core/priv.h"
 
@@ -140,52 +142,49 @@ int ce_manifest_load_source(ce_ctx *ctx, const ce_msource *src, ce_manifest **ou
     return rc;
 }
 
-/* A top-level string member of a JSON document, read without parsing it:
- * a scanner that follows strings (with their escapes) and nesting, and stops
- * at the first key NAME at depth 1.  The manifest's "updated" sits in its
- * first lines, so --version reads one block instead of parsing the whole
- * manifest (issue 43). */
+/* A top-level string member of a JSON document, read without parsing it
+ * (core/json.h): the manifest's "updated" sits in its first lines, so
+ * --version reads one block instead of parsing the whole manifest (issue 43);
+ * the whole file only when the block ends first. */
 int ce_json_top_string(const char *path, const char *name, char *out, size_t n)
 {
     out[0] = '\0';
-    FILE *f = fopen(path, "re");
-    if (!f) return 0;
-    char tok[256];
-    size_t tl = 0;
-    int depth = 0, ch;
-    bool in_str = false, esc = false, want_value = false, tok_over = false;
-    enum { NONE, KEY_DONE } last = NONE;   /* a depth-1 string just ended: a key if ':' follows */
-    bool found = false;
-    while (!found && (ch = getc_unlocked(f)) != EOF) {
-        if (in_str) {
-            if (esc) { esc = false; if (tl < sizeof tok - 1) tok[tl++] = (char)ch; else tok_over = true; continue; }
-            if (ch == '\\') { esc = true; continue; }
-            if (ch != '"') { if (tl < sizeof tok - 1) tok[tl++] = (char)ch; else tok_over = true; continue; }
-            in_str = false;
-            tok[tl] = '\0';
-            if (depth != 1) continue;
-            if (want_value) {
-                if (!tok_over && tl < n) { memcpy(out, tok, tl + 1); found = true; }
-                else break;
-                continue;
-            }
-            last = KEY_DONE;
-            continue;
-        }
-        switch (ch) {
-        case '"': in_str = true; tl = 0; tok_over = false; break;
-        case '{': case '[': depth++; want_value = false; last = NONE; break;
-        case '}': case ']': depth--; if (depth <= 0) goto done; last = NONE; break;
-        case ':':
-            if (depth == 1 && last == KEY_DONE) want_value = !tok_over && strcmp(tok, name) == 0;
-            last = NONE;
-            break;
-        case ',': want_value = false; last = NONE; break;
-        case ' ': case '\t': case '\n': case '\r': break;
-        default: if (depth == 1) { want_value = false; last = NONE; } break;   /* a number, true/false/null */
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return 0;
+    size_t cap = 64 << 10, len = 0;
+    char *t = malloc(cap);
+    size_t k, v, e;
+    int r = -1;
+    while (t) {
+        ssize_t got = read(fd, t + len, cap - 1 - len);
+        if (got < 0) break;
+        len += (size_t)got;
+        t[len] = '\0';
+        r = ce_json_top_member(t, len, name, &k, &v, &e);
+        if (r >= 0 || got == 0 || cap >= CE_MANIFEST_MAX) break;
+        if (len == cap - 1) {
+            char *nt = realloc(t, cap * 2);
+            if (!nt) break;
+            t = nt;
+            cap *= 2;
         }
     }
-done:
-    fclose(f);
-    return found ? 1 : 0;
+    close(fd);
+    int found = 0;
+    if (r == 1 && t[v] == '"') {   /* a string: its text, escapes taken as the character they escape */
+        size_t o = 0;
+        for (size_t i = v + 1; i + 1 < e && o + 1 < n; i++) {
+            if (t[i] == '\\') i++;
+            out[o++] = t[i];
+        }
+        bool fits = true;
+        for (size_t i = v + 1, c = 0; i + 1 < e; i++, c++) {
+            if (t[i] == '\\') i++;
+            if (c + 1 >= n) fits = false;
+        }
+        out[fits ? o : 0] = '\0';
+        found = fits;
+    }
+    free(t);
+    return found;
 }

@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cache.h"
 #include "compose.h"
 #include "receipt.h"
 #include "store.h"
@@ -251,7 +252,7 @@ static int link_entries(ce_ctx *ctx, const char *dir, const char *staging)
     int rc = CE_OK;
     while (rc == CE_OK && (e = readdir(d))) {
         if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..") || !strcmp(e->d_name, CE_RECEIPT_NAME) ||
-            !strcmp(e->d_name, CE_ADOPTED_NAME))
+            !strcmp(e->d_name, CE_ADOPTED_NAME) || !strcmp(e->d_name, CE_USAGE_NAME))
             continue;
         char from[CE_PATH_MAX], to[CE_PATH_MAX];
         if ((rc = ce_join(ctx, from, sizeof from, dir, e->d_name)) || (rc = ce_join(ctx, to, sizeof to, staging, e->d_name)))

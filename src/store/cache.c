@@ -2,6 +2,8 @@
 
 #include <cjson/cJSON.h>
 #include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +12,7 @@
 #include <unistd.h>
 
 #include "core/file.h"
+#include "core/path.h"
 
 /* ---- per-toolchain usage: which toolchains link each inode ------------- */
 
@@ -43,42 +46,149 @@ static bool grow(void)
     return true;
 }
 
-static int usage_one(const char *p, const struct stat *st, int flag, struct FTW *ftw)
+/* one regular file of toolchain cur_owner: pass one marks which toolchains
+ * link the inode, pass two adds its bytes to unique or shared */
+static void count_file(dev_t dev, ino_t ino, long long size)
 {
-    (void)p; (void)ftw;
-    if (flag != FTW_F || !S_ISREG(st->st_mode)) return 0;
+    if (walk_oom) return;
     if (pass_two) {
-        inode_use *u = slot(st->st_dev, st->st_ino);
-        if (u->owner != -1 && u->multi) cur_usage->shared += (long long)st->st_size;
-        else cur_usage->unique += (long long)st->st_size;
-        return 0;
+        inode_use *u = slot(dev, ino);
+        if (u->owner != -1 && u->multi) cur_usage->shared += size;
+        else cur_usage->unique += size;
+        return;
     }
-    if (tab_n * 2 >= tab_cap && !grow()) { walk_oom = true; return 1; }
-    inode_use *u = slot(st->st_dev, st->st_ino);
+    if (tab_n * 2 >= tab_cap && !grow()) { walk_oom = true; return; }
+    inode_use *u = slot(dev, ino);
     if (u->owner == -1) {
-        *u = (inode_use){ st->st_dev, st->st_ino, cur_owner, false };
+        *u = (inode_use){ dev, ino, cur_owner, false };
         tab_n++;
     } else if (u->owner != cur_owner) {
         u->multi = true;
     }
+}
+
+static int usage_one(const char *p, const struct stat *st, int flag, struct FTW *ftw)
+{
+    /* the record itself is not counted: a walk and the record agree */
+    if (flag == FTW_F && S_ISREG(st->st_mode) && !(ftw->level == 1 && !strcmp(p + ftw->base, CE_USAGE_NAME)))
+        count_file(st->st_dev, st->st_ino, (long long)st->st_size);
+    return walk_oom;
+}
+
+/* ---- the usage record: a toolchain's files as (dev, inode, size), written
+ * with its receipt, so list answers without walking the tree --------------- */
+
+#define USAGE_MAGIC "CEUSE1\n"
+typedef struct usage_head { char magic[8]; uint64_t dev, ino, n; } usage_head;   /* dev/ino: the prefix's own */
+typedef struct usage_rec { uint64_t dev, ino; int64_t size; } usage_rec;
+
+static usage_rec *rec_v;
+static size_t rec_n, rec_cap;
+static int record_one(const char *p, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)p; (void)ftw;
+    if (flag != FTW_F || !S_ISREG(st->st_mode)) return 0;
+    if (rec_n == rec_cap) {
+        size_t c = rec_cap ? rec_cap * 2 : 4096;
+        usage_rec *nv = realloc(rec_v, c * sizeof *nv);
+        if (!nv) return 1;
+        rec_v = nv;
+        rec_cap = c;
+    }
+    rec_v[rec_n++] = (usage_rec){ (uint64_t)st->st_dev, (uint64_t)st->st_ino, (int64_t)st->st_size };
     return 0;
 }
 
-int ce_store_usage(ce_ctx *ctx, const ce_toolchain *v, size_t n, ce_tc_usage *usage)
+int ce_usage_record(ce_ctx *ctx, const char *prefix)
+{
+    struct stat top;
+    char path[CE_PATH_MAX];
+    int rc = ce_path_join(path, sizeof path, prefix, CE_USAGE_NAME);
+    if (rc) return ce_fail(ctx, CE_ERR_OTHER, "path too long: %s/%s", prefix, CE_USAGE_NAME);
+    if (lstat(prefix, &top) != 0) return ce_fail(ctx, CE_ERR_IO, "cannot read %s: %s", prefix, strerror(errno));
+    unlink(path);   /* never counted in itself */
+    rec_v = NULL;
+    rec_n = rec_cap = 0;
+    if (nftw(prefix, record_one, 32, FTW_PHYS) != 0) {
+        free(rec_v);
+        return ce_fail(ctx, CE_ERR_NOMEM, "out of memory recording the files of %s", prefix);
+    }
+    usage_head h = { USAGE_MAGIC, (uint64_t)top.st_dev, (uint64_t)top.st_ino, rec_n };
+    size_t len = sizeof h + rec_n * sizeof *rec_v;
+    char *buf = malloc(len);
+    if (!buf) { free(rec_v); return ce_fail(ctx, CE_ERR_NOMEM, "out of memory"); }
+    memcpy(buf, &h, sizeof h);
+    if (rec_n) memcpy(buf + sizeof h, rec_v, rec_n * sizeof *rec_v);
+    free(rec_v);
+    rec_v = NULL;
+    rc = ce_file_write_atomic(ctx, path, buf, len, 0644);
+    free(buf);
+    return rc;
+}
+
+/* The record of prefix when it is there and names this very directory (a
+ * copied or restored tree has other inodes: walked instead); malloc'ed. */
+static usage_rec *usage_read(const char *prefix, size_t *n)
+{
+    char path[CE_PATH_MAX];
+    struct stat top, st;
+    if (ce_path_join(path, sizeof path, prefix, CE_USAGE_NAME) != CE_OK || lstat(prefix, &top) != 0) return NULL;
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0) return NULL;
+    usage_head h;
+    usage_rec *v = NULL;
+    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && read(fd, &h, sizeof h) == (ssize_t)sizeof h &&
+        !memcmp(h.magic, USAGE_MAGIC, sizeof h.magic) && h.dev == (uint64_t)top.st_dev &&
+        h.ino == (uint64_t)top.st_ino && h.n < (1u << 26) &&
+        (uint64_t)st.st_size == sizeof h + h.n * sizeof *v && (v = malloc(h.n ? h.n * sizeof *v : 1)) &&
+        (h.n == 0 || read(fd, v, h.n * sizeof *v) == (ssize_t)(h.n * sizeof *v))) {
+        *n = h.n;
+    } else {
+        free(v);
+        v = NULL;
+    }
+    close(fd);
+    return v;
+}
+
+int ce_store_usage(ce_ctx *ctx, const ce_toolchain *v, size_t n, ce_tc_usage *usage, bool fresh)
 {
     tab = NULL;
     tab_cap = tab_n = 0;
     walk_oom = false;
     if (!grow()) return ce_fail(ctx, CE_ERR_NOMEM, "out of memory");
+    usage_rec **recs = calloc(n ? n : 1, sizeof *recs);
+    size_t *nrec = calloc(n ? n : 1, sizeof *nrec);
+    if (!recs || !nrec) walk_oom = true;
+    size_t total = 0;
+    for (size_t i = 0; i < n && !fresh && !walk_oom; i++) {
+        recs[i] = usage_read(v[i].prefix, &nrec[i]);
+        total += nrec[i];
+    }
+    if (!walk_oom && tab_cap < total * 2) {   /* sized once for what the records hold: no rehash */
+        size_t cap = tab_cap;
+        while (cap < total * 2) cap *= 2;
+        inode_use *big = malloc(cap * sizeof *big);
+        if (!big) walk_oom = true;
+        for (size_t i = 0; big && i < cap; i++) big[i].owner = -1;
+        if (big) { free(tab); tab = big; tab_cap = cap; }   /* still empty: nothing to move */
+    }
     for (int pass = 0; pass < 2 && !walk_oom; pass++) {
         pass_two = pass == 1;
         for (size_t i = 0; i < n && !walk_oom; i++) {
             cur_owner = (int)i;
             cur_usage = &usage[i];
             if (pass_two) usage[i].unique = usage[i].shared = 0;
-            nftw(v[i].prefix, usage_one, 32, FTW_PHYS);
+            if (recs[i])
+                for (size_t k = 0; k < nrec[i]; k++)
+                    count_file((dev_t)recs[i][k].dev, (ino_t)recs[i][k].ino, (long long)recs[i][k].size);
+            else
+                nftw(v[i].prefix, usage_one, 32, FTW_PHYS);
         }
     }
+    for (size_t i = 0; recs && i < n; i++) free(recs[i]);
+    free(recs);
+    free(nrec);
     free(tab);
     tab = NULL;
     if (walk_oom) return ce_fail(ctx, CE_ERR_NOMEM, "out of memory");

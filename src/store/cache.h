@@ -19,8 +19,17 @@ typedef struct ce_tc_usage {
     long long shared;    /* bytes in files another toolchain links too */
 } ce_tc_usage;
 
-/* usage[i] for v[i] (regular files; an adopted toolchain's symlinks cost 0). */
-int ce_store_usage(ce_ctx *ctx, const ce_toolchain *v, size_t n, ce_tc_usage *usage);
+/* usage[i] for v[i] (regular files; an adopted toolchain's symlinks cost 0),
+ * from each toolchain's usage record (ce_usage_record) where it has a valid
+ * one, else (fresh: always) by walking its tree. */
+int ce_store_usage(ce_ctx *ctx, const ce_toolchain *v, size_t n, ce_tc_usage *usage, bool fresh);
+
+/* <prefix>/.cudaenv-usage: every regular file's (dev, inode, size) and the
+ * prefix's own (dev, inode), written with the receipt (install, adopt) so that
+ * list costs a read per toolchain instead of a walk of its thousands of files;
+ * a tree copied elsewhere (other inodes) is walked again. */
+#define CE_USAGE_NAME ".cudaenv-usage"
+int ce_usage_record(ce_ctx *ctx, const char *prefix);
 
 typedef enum { CE_CACHE_DOWNLOAD, CE_CACHE_PARTIAL, CE_CACHE_TREE } ce_cache_kind;
 

@@ -6,7 +6,9 @@
 #include <string.h>
 #include <time.h>
 
+#include "cache.h"
 #include "core/file.h"
+#include "core/json.h"
 
 static cJSON *str_or_null(const char *s)
 {
@@ -89,6 +91,12 @@ int ce_receipt_write(ce_ctx *ctx, const char *prefix, const ce_receipt *r)
     if (rc == CE_OK) rc = ce_file_write_atomic(ctx, path, text, strlen(text), 0644);
     else rc = ce_fail(ctx, CE_ERR_OTHER, "path too long: %s", prefix);
     free(text);
+    if (rc == CE_OK) {   /* what list reads instead of walking the tree: a cache, so never a failure */
+        ce_quiet q;
+        ce_quiet_begin(&q, false);
+        ce_usage_record(ctx, prefix);
+        ce_quiet_end(&q);
+    }
     return rc;
 }
 
@@ -108,6 +116,30 @@ static cJSON *read_receipt(const char *prefix)
                 ce_file_read(&none, path, 256u << 20, &text, NULL) == CE_OK;
     ce_quiet_end(&q);
     if (!read) return NULL;
+    /* every reader here wants what it holds, not its file list (thousands of
+     * entries, most of the text): the member is cut before the parse, so list
+     * costs the same for a toolchain of 40 files or 40,000 (issue 43) */
+    size_t len = strlen(text), k, v, e = 0;
+    /* ce_receipt_write puts the list last: when the text ends with it ("] }"), the
+     * cut runs to there without stepping over its thousands of entries */
+    size_t z = len;
+    while (z > 0 && strchr(" \t\r\n", text[z - 1])) z--;
+    size_t y = z > 0 ? z - 1 : 0;
+    while (y > 0 && strchr(" \t\r\n", text[y - 1])) y--;
+    bool last = z > 0 && text[z - 1] == '}' && y > 0 && text[y - 1] == ']';
+    int found = last ? ce_json_top_key(text, len, "files", &k, &v) : ce_json_top_member(text, len, "files", &k, &v, &e);
+    if (found == 1 && last) e = y;   /* up to the array's closing bracket, the object's '}' kept */
+    if (found == 1 && last && text[v] != '[') found = 0;
+    if (found == 1) {
+        size_t from = k, to = e;
+        while (from > 0 && strchr(" \t\r\n", text[from - 1])) from--;
+        if (from > 0 && text[from - 1] == ',') from--;          /* the comma before it */
+        else {                                                  /* the first member: the comma after it */
+            while (to < len && strchr(" \t\r\n", text[to])) to++;
+            if (to < len && text[to] == ',') to++;
+        }
+        memmove(text + from, text + to, len - to + 1);
+    }
     cJSON *o = cJSON_Parse(text);
     free(text);
     return o;

@@ -34,6 +34,46 @@ assert a["unique_bytes"] > 0 and b["unique_bytes"] > 0, (a, b)
 PY
 }
 
+# sizes_json [ARGS]: "name unique shared" per toolchain of list --json
+sizes_json() {
+    "$CUDAENV" list --json "$@" | python3 -c 'import json,sys
+for x in json.load(sys.stdin)["toolchains"]: print(x["name"], x["unique_bytes"], x["shared_bytes"])'
+}
+
+@test "list reads each toolchain's usage record (no walk of its files); --sizes walks; a copied tree is walked; du agrees" {
+    A=$CUDAENV_ROOT/versions/11.8.0+cudnn8.6.0.163 B=$CUDAENV_ROOT/versions/11.8.0+cudnn8.7.0.84
+    [ -s "$A/.cudaenv-usage" ] && [ -s "$B/.cudaenv-usage" ] || false
+    sizes_json > "$T/rec"
+    sizes_json --sizes > "$T/walk"
+    cmp "$T/rec" "$T/walk" || { cat "$T/rec" "$T/walk"; false; }
+    # the bytes agree with du's count of the same files (apparent sizes, each inode once)
+    own_a=$(awk '$1 == "11.8.0+cudnn8.6.0.163" {print $2}' "$T/rec")
+    sh_a=$(awk '$1 == "11.8.0+cudnn8.6.0.163" {print $3}' "$T/rec")
+    [ "$((own_a + sh_a))" -eq "$(find "$A" -type f -not -name .cudaenv-usage -printf '%i %s\n' | sort -u | awk '{s += $2} END {print s}')" ]
+    # list opens no file under the trees but the records (strace: no walk)
+    if command -v strace >/dev/null; then
+        strace -f -e trace=openat,open,getdents64 -o "$T/st" "$CUDAENV" list >/dev/null
+        ! grep -E "$A/(bin|lib64|include|targets)" "$T/st" || false
+        grep -q "$A/.cudaenv-usage" "$T/st"
+    fi
+    # a file grown by hand: the record keeps the installed size, --sizes sees it
+    f=$(find "$A" -type f -name 'libcudnn*' | head -1)
+    rm -f "$f.tmp"; cp "$f" "$f.tmp"; head -c 1000 /dev/zero >> "$f.tmp"; mv "$f.tmp" "$f"
+    cmp "$T/rec" <(sizes_json) || false
+    ! cmp -s "$T/rec" <(sizes_json --sizes) || false
+    # a tree restored by copy has other inodes: its record no longer names it, it is walked
+    mv "$A" "$A.old"; cp -a "$A.old" "$A"; rm -rf "$A.old"
+    sizes_json > "$T/copied"
+    grep -q "^11.8.0+cudnn8.6.0.163 [0-9]* 0\$" "$T/copied" || { cat "$T/copied"; false; }   # shares nothing now
+    cmp "$T/copied" <(sizes_json --sizes)
+    # uninstalling one: what the other shared becomes its own, from its record
+    "$CUDAENV" -q uninstall 11.8.0+cudnn8.6.0.163
+    sizes_json > "$T/one"
+    own_b=$(awk '{print $2}' "$T/one"); sh_b=$(awk '{print $3}' "$T/one")
+    [ "$sh_b" -eq 0 ] && [ "$own_b" -gt 0 ] || false
+    cmp "$T/one" <(sizes_json --sizes)
+}
+
 @test "cache dir and list: downloads named and marked used, unpacked trees too" {
     run "$CUDAENV" cache dir
     [ "$output" = "$CUDAENV_ROOT/cache" ]

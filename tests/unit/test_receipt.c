@@ -13,6 +13,9 @@
 #include <unistd.h>
 
 #include "core/ctx.h"
+#include "core/json.h"
+#include "store/cache.h"
+#include "store/compose.h"
 #include "store/receipt.h"
 
 #define SHA_A "ab12cd34ef560000000000000000000000000000000000000000000000000001"
@@ -84,7 +87,63 @@ static void test_write_read_back(void **state)
     ce_receipt_held_text(&h, text, sizeof text);
     assert_string_equal(text, "");
     ce_receipt_held_free(&h);
+    snprintf(p, sizeof p, "%s/%s", dir, CE_USAGE_NAME);
+    unlink(p);
     rmdir(dir);
+}
+
+/* ce_json_top_member: the span of a top-level member, nested and quoted decoys skipped */
+static void test_json_top_member(void **state)
+{
+    (void)state;
+    const char *t = "{\"a\": {\"files\": 1}, \"s\": \"\\\"files\\\": [\", \"files\" : [ {\"path\": \"x]}\"}, 2 ],"
+                    " \"n\": -3, \"b\": true}";
+    size_t k, v, e, len = strlen(t);
+    assert_int_equal(ce_json_top_member(t, len, "files", &k, &v, &e), 1);
+    assert_memory_equal(t + k, "\"files\"", 7);
+    assert_memory_equal(t + v, "[ {\"path\": \"x]}\"}, 2 ]", e - v);
+    assert_int_equal(e - v, strlen("[ {\"path\": \"x]}\"}, 2 ]"));
+    assert_int_equal(ce_json_top_member(t, len, "n", &k, &v, &e), 1);
+    assert_memory_equal(t + v, "-3", e - v);
+    assert_int_equal(ce_json_top_member(t, len, "b", &k, &v, &e), 1);
+    assert_memory_equal(t + v, "true", e - v);
+    assert_int_equal(ce_json_top_member(t, len, "missing", &k, &v, &e), 0);
+    assert_int_equal(ce_json_top_member(t, len - 30, "b", &k, &v, &e), -1);   /* cut before it */
+    assert_int_equal(ce_json_top_member("{\"files\": [1, 2", 15, "files", &k, &v, &e), -1);
+}
+
+/* what a receipt holds is read with its file list cut out: names in that list that
+ * look like members (a path spelling "profile") change nothing */
+static void test_held_without_files(void **state)
+{
+    (void)state;
+    char dir[4096];
+    temp_dir(dir, sizeof dir);
+    ce_ctx ctx;
+    memset(&ctx, 0, sizeof ctx);
+    ce_filelist fl;
+    memset(&fl, 0, sizeof fl);
+    ce_receipt_component comps[] = { { "libcublas", "11.11.3.6", "http://x/libcublas.tar.xz", SHA_A,
+                                       "libcublas-11.11.3.6-ab12cd34ef56", 4456 } };
+    ce_receipt r = { .name = "11.8.0", .cuda = "11.8.0", .platform = "linux-x86_64", .profile = "tf",
+                     .components = comps, .n_components = 1, .files = &fl };
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(ce_filelist_add(&ctx, &fl, i == 1 ? "lib64/a\"], \"profile\": \"evil\", \"x\": [\"" : "lib64/libx.so", 10), CE_OK);
+    }
+    assert_int_equal(ce_receipt_write(&ctx, dir, &r), CE_OK);
+    ce_receipt_held h;
+    ce_receipt_held_read(dir, &h);
+    assert_int_equal(h.kind, CE_HELD_COMPONENTS);
+    assert_string_equal(h.profile, "tf");
+    assert_int_equal(h.n, 1);
+    ce_receipt_held_free(&h);
+    char p[4200];
+    snprintf(p, sizeof p, "%s/%s", dir, CE_RECEIPT_NAME);
+    unlink(p);
+    snprintf(p, sizeof p, "%s/%s", dir, CE_USAGE_NAME);
+    unlink(p);
+    rmdir(dir);
+    ce_filelist_free(&fl);
 }
 
 static void test_runfile_text(void **state)
@@ -117,6 +176,8 @@ int main(void)
         cmocka_unit_test(test_pkg_of_sha),
         cmocka_unit_test(test_write_read_back),
         cmocka_unit_test(test_runfile_text),
+        cmocka_unit_test(test_json_top_member),
+        cmocka_unit_test(test_held_without_files),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
