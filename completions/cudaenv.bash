@@ -89,7 +89,7 @@ _cudaenv() {
         modulefile) opts+=" --all --format --to" ;;
         mirror) opts+=" --all --to --platform --check --cudnn --no-cudnn --from --components --sign-key --url --insecure --manifest" ;;
         uninstall) opts+=" --force" ;;
-        list|ls) opts+=" --json --names" ;;
+        list|ls) opts+=" --json --names --sizes" ;;
         current|outdated) opts+=" --json" ;;
         doctor) opts+=" --json --framework --no-framework" ;;
         list-remote|ls-remote) opts+=" --json --names --manifest" ;;
