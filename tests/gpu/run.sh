@@ -21,7 +21,7 @@
 #   GPU_MODE=lay lays the toolchain into versions/ directly, as before, without install;
 #   GPU_MODE=redist installs it from NVIDIA-style per-component archives (tests/gpu/components.sh);
 #   GPU_CUDNN_FIXTURE=1 uses a fixture cuDNN 9 (fx_cudnn) when none is found)
-# Binaries: .devdeps/gpu (tests/gpu/devdeps.sh: light + full binary with their
+# Binaries: GPU_BIN (a release's bin/cudaenv: tests/gpu/release.sh), else .devdeps/gpu (tests/gpu/devdeps.sh: light + full binary with their
 # libraries, makeself) when present, else .devdeps/verify (light only: lay mode),
 # else $BUILD (default build).
 set -u
@@ -33,7 +33,12 @@ source tests/lib/server.bash
 OUT=${OUT:-/tmp/cudaenv-gpu-out}
 mkdir -p "$OUT"
 DD=$REPO/.devdeps/gpu
-if [ -x "$DD/bin/cudaenv" ]; then
+if [ -n "${GPU_BIN:-}" ]; then
+    # tests/gpu/release.sh: a release installed as a user installs it (install.sh), its own
+    # libraries beside it; makeself from .devdeps for the runfile mode only
+    BIN=$GPU_BIN
+    [ -d "$DD/makeself" ] && export PATH=$DD/makeself:$PATH FX_MAKESELF_HEADER=$DD/makeself/makeself-header.sh
+elif [ -x "$DD/bin/cudaenv" ]; then
     BIN=$DD/bin/cudaenv
     export PATH=$DD/makeself:$PATH
     [ -f /usr/share/makeself/makeself-header.sh ] || export FX_MAKESELF_HEADER=$DD/makeself/makeself-header.sh

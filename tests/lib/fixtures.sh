@@ -258,10 +258,14 @@ fx_mirror() {
     fx_mirror_manifest "$dir" "https://developer.download.nvidia.com" > "$dir/manifest-nvidia.json"
 }
 
+# FX_MIRROR_PLATFORMS="linux-x86_64 linux-sbsa": each file listed for those platforms
+# (the fixtures are shell scripts and tarballs: make distcheck installs them with the
+# aarch64 binary too)
 fx_mirror_manifest() {
-    python3 - "$1" "$2" "$FX_MIRROR_RUNFILES" "$FX_MIRROR_CUDNN" <<'PY'
+    python3 - "$1" "$2" "$FX_MIRROR_RUNFILES" "$FX_MIRROR_CUDNN" "${FX_MIRROR_PLATFORMS:-linux-x86_64}" <<'PY'
 import hashlib, json, os, sys
 d, base, runfiles, cudnns = sys.argv[1], sys.argv[2], sys.argv[3].split(), sys.argv[4].split()
+plats = sys.argv[5].split()
 def art(rel):
     p = os.path.join(d, rel)
     h = hashlib.sha256()
@@ -278,11 +282,11 @@ for c in runfiles:
     md, gcc, smin, smax = drivers[maj]
     m["cuda"][ver] = {"min_driver": md, "min_driver_compat": compat[maj], "max_gcc": gcc,
                       "sm": {"min": smin, "max": smax}, "source": "cudaenv test fixture",
-                      "runfile": {"linux-x86_64": art(f"compute/cuda/{ver}/local_installers/cuda_{ver}_{drv}_linux.run")}}
+                      "runfile": {p: art(f"compute/cuda/{ver}/local_installers/cuda_{ver}_{drv}_linux.run") for p in plats}}
 for c in cudnns:
     ver, maj = c.split(":")
     m["cudnn"].setdefault(ver, {"source": "cudaenv test fixture"})[f"cuda{maj}"] = {
-        "linux-x86_64": art(f"compute/cudnn/redist/cudnn/linux-x86_64/cudnn-linux-x86_64-{ver}_cuda{maj}-archive.tar.xz")}
+        p: art(f"compute/cudnn/redist/cudnn/linux-x86_64/cudnn-linux-x86_64-{ver}_cuda{maj}-archive.tar.xz") for p in plats}
 for tf, cu, dn in (("2.12", "11.8.0", "8.6.0.163"), ("2.14", "11.8.0", "8.7.0.84"), ("2.15", "12.2.2", "8.9.7.29")):
     m["tensorflow"][tf] = {"cuda": cu, "cudnn": dn, "python": "3.9-3.11", "source": "cudaenv test fixture"}
 json.dump(m, sys.stdout, indent=1)
