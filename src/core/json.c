@@ -18,7 +18,7 @@ void ce_json_copy(const cJSON *o, const char *key, char *out, size_t n)
 /* One pass over the text: strings (with escapes) and nesting followed, the
  * top-level members' keys compared with name. */
 static int top_member(const char *t, size_t len, const char *name, size_t *key_at, size_t *val_at, size_t *end,
-                      bool to_end)
+                      bool to_end, bool dotted)
 {
     size_t i = 0, ks = 0, nl = strlen(name);
     int depth = 0;
@@ -38,7 +38,8 @@ static int top_member(const char *t, size_t len, const char *name, size_t *key_a
             }
             if (depth == 1) {
                 key_done = true;
-                is_name = i - s - 2 == nl && !memcmp(t + s + 1, name, nl);
+                is_name = (i - s - 2 == nl || (dotted && i - s - 2 > nl && t[s + 1 + nl] == '.')) &&
+                          !memcmp(t + s + 1, name, nl);
                 ks = s;
             }
             continue;
@@ -106,11 +107,16 @@ static int top_member(const char *t, size_t len, const char *name, size_t *key_a
 
 int ce_json_top_member(const char *t, size_t len, const char *name, size_t *key_at, size_t *val_at, size_t *end)
 {
-    return top_member(t, len, name, key_at, val_at, end, true);
+    return top_member(t, len, name, key_at, val_at, end, true, false);
+}
+
+int ce_json_top_member_dotted(const char *t, size_t len, const char *name, size_t *key_at, size_t *val_at, size_t *end)
+{
+    return top_member(t, len, name, key_at, val_at, end, true, true);
 }
 
 int ce_json_top_key(const char *t, size_t len, const char *name, size_t *key_at, size_t *val_at)
 {
     size_t end;
-    return top_member(t, len, name, key_at, val_at, &end, false);
+    return top_member(t, len, name, key_at, val_at, &end, false, false);
 }

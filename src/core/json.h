@@ -25,6 +25,9 @@ void ce_json_copy(const cJSON *o, const char *key, char *out, size_t n);
  * reading one member of a large document cheaply (the manifest's date, a
  * receipt without its file list). */
 int ce_json_top_member(const char *t, size_t len, const char *name, size_t *key_at, size_t *val_at, size_t *end);
+/* The same for the first member whose key is name or starts with name and a
+ * '.' ("13.0" finds "13.0.2": a release named by its prefix). */
+int ce_json_top_member_dotted(const char *t, size_t len, const char *name, size_t *key_at, size_t *val_at, size_t *end);
 /* The same, stopping at the value's first byte (an object or array value is
  * not stepped over): for a member known to come last. */
 int ce_json_top_key(const char *t, size_t len, const char *name, size_t *key_at, size_t *val_at);

@@ -15,6 +15,8 @@
 #include "manifest/source.h"
 #include "core/clock.h"
 #include "core/file.h"
+#include "core/json.h"
+#include "manifest/manifest.h"
 #include "manifest/resolve.h"
 #include "store/store.h"
 #include "core/version.h"
@@ -59,40 +61,71 @@ static void read_receipt(ce_doc_active *a)
     cJSON_Delete(j);
 }
 
+/* The object of member inner (dotted: or the first inner.*) of the top-level object member outer,
+ * found without parsing the manifest (core/json.h), then parsed alone; NULL when
+ * either is missing or no object.  text is NUL-terminated and writable. */
+static cJSON *sub_object(char *text, size_t len, const char *outer, const char *inner, bool dotted)
+{
+    size_t k, v, e, k2, v2, e2;
+    if (ce_json_top_member(text, len, outer, &k, &v, &e) != 1 || text[v] != '{') return NULL;
+    char keep = text[e];
+    text[e] = '\0';   /* the inner scan stays inside the outer object */
+    int r = dotted ? ce_json_top_member_dotted(text + v, e - v, inner, &k2, &v2, &e2)
+                   : ce_json_top_member(text + v, e - v, inner, &k2, &v2, &e2);
+    text[e] = keep;
+    if (r != 1 || text[v + v2] != '{') return NULL;
+    return cJSON_ParseWithLength(text + v + v2, e2 - v2);
+}
+
+static const char *obj_str(const cJSON *o, const char *key)
+{
+    const cJSON *x = cJSON_GetObjectItemCaseSensitive(o, key);
+    return cJSON_IsString(x) ? x->valuestring : NULL;
+}
+
+static void copy_if(char *dst, size_t n, const char *v)
+{
+    if (!dst[0] && v) snprintf(dst, n, "%s", v);
+}
+
 /* What the receipt does not say, the manifest may: a system toolkit has
  * no receipt, and the Python range of a TF release lives only there.  For
  * a CUDA release known only as X.Y the oldest X.Y.* entry gives the least
- * strict driver minimum, so doctor never errs on the strict side. */
+ * strict driver minimum, so doctor never errs on the strict side.  Only the
+ * rows doctor needs are parsed (issue 43: doctor's cost does not grow with
+ * the manifest). */
 static void from_manifest(ce_ctx *ctx, ce_doc_active *a)
 {
     bool need = !a->min_driver[0] || !a->max_gcc || !a->sm_min[0] || a->tf[0];
     char path[4200];
     if (!need || ce_manifest_location(ctx, path, sizeof path) != CE_OK) return;
     if (!strncmp(path, "http://", 7) || !strncmp(path, "https://", 8)) return;
-    ce_manifest *m = NULL;
+    char *text = NULL;
+    size_t len = 0;
     ce_quiet q;
     ce_quiet_begin(&q, false);
-    int lrc = ce_manifest_load_file(ctx, path, &m);
+    int lrc = ce_file_read(ctx, path, CE_MANIFEST_MAX, &text, &len);
     ce_quiet_end(&q);
-    if (lrc != CE_OK || !m) return;
-    const ce_cuda *c = NULL;
-    for (size_t i = 0; i < m->n_cuda && !c; i++)
-        if (!strcmp(m->cuda[i].version, a->cuda)) c = &m->cuda[i];
-    for (size_t i = 0; i < m->n_cuda && !c; i++)
-        if (ce_version_matches(a->cuda, m->cuda[i].version)) c = &m->cuda[i];
+    if (lrc != CE_OK || !text) return;
+    /* the exact release, else (a release known as X.Y) the first X.Y.* row: the oldest */
+    cJSON *c = a->cuda[0] ? sub_object(text, len, "cuda", a->cuda, false) : NULL;
+    if (!c && a->cuda[0]) c = sub_object(text, len, "cuda", a->cuda, true);
     if (c) {
-        if (!a->min_driver[0] && c->min_driver) snprintf(a->min_driver, sizeof a->min_driver, "%s", c->min_driver);
-        if (!a->min_driver_compat[0] && c->min_driver_compat)
-            snprintf(a->min_driver_compat, sizeof a->min_driver_compat, "%s", c->min_driver_compat);
-        if (!a->max_gcc) a->max_gcc = c->max_gcc;
-        if (!a->sm_min[0] && c->sm_min) snprintf(a->sm_min, sizeof a->sm_min, "%s", c->sm_min);
-        if (!a->sm_max[0] && c->sm_max) snprintf(a->sm_max, sizeof a->sm_max, "%s", c->sm_max);
+        copy_if(a->min_driver, sizeof a->min_driver, obj_str(c, "min_driver"));
+        copy_if(a->min_driver_compat, sizeof a->min_driver_compat, obj_str(c, "min_driver_compat"));
+        const cJSON *g = cJSON_GetObjectItemCaseSensitive(c, "max_gcc");
+        if (!a->max_gcc && cJSON_IsNumber(g)) a->max_gcc = (int)g->valuedouble;
+        const cJSON *sm = cJSON_GetObjectItemCaseSensitive(c, "sm");
+        copy_if(a->sm_min, sizeof a->sm_min, obj_str(sm, "min"));
+        copy_if(a->sm_max, sizeof a->sm_max, obj_str(sm, "max"));
+        cJSON_Delete(c);
     }
     if (a->tf[0]) {
-        const ce_tf *tf = ce_manifest_tf(m, a->tf);
-        if (tf && tf->python) snprintf(a->python, sizeof a->python, "%s", tf->python);
+        cJSON *tf = sub_object(text, len, "tensorflow", a->tf, false);
+        copy_if(a->python, sizeof a->python, obj_str(tf, "python"));
+        cJSON_Delete(tf);
     }
-    ce_manifest_free(m);
+    free(text);
 }
 
 /* The selection (activate.h: shell > .cuda-version > global > system) and

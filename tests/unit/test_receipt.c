@@ -110,6 +110,14 @@ static void test_json_top_member(void **state)
     assert_int_equal(ce_json_top_member(t, len, "missing", &k, &v, &e), 0);
     assert_int_equal(ce_json_top_member(t, len - 30, "b", &k, &v, &e), -1);   /* cut before it */
     assert_int_equal(ce_json_top_member("{\"files\": [1, 2", 15, "files", &k, &v, &e), -1);
+    /* dotted: the first key that is the name or continues it after a '.', never a longer number */
+    const char *c = "{\"13.01.0\": 1, \"13.0\": 2, \"13.0.1\": 3}";
+    assert_int_equal(ce_json_top_member_dotted(c, strlen(c), "13.0", &k, &v, &e), 1);
+    assert_memory_equal(c + v, "2", 1);
+    c = "{\"13.01.0\": 1, \"13.0.1\": 3, \"13.0.2\": 4}";
+    assert_int_equal(ce_json_top_member_dotted(c, strlen(c), "13.0", &k, &v, &e), 1);
+    assert_memory_equal(c + v, "3", 1);
+    assert_int_equal(ce_json_top_member(c, strlen(c), "13.0", &k, &v, &e), 0);
 }
 
 /* what a receipt holds is read with its file list cut out: names in that list that
