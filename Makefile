@@ -8,9 +8,11 @@
 #                             (make mutate-hand: the hand-written tests/mutants/*.mut; mutate-full: all)
 #   make install PREFIX=/usr/local DESTDIR=
 #   make uninstall PREFIX=/usr/local DESTDIR=   (the same variables as install)
-#   make dist [SIGN_KEY=key.pem] [RELEASE_BASE=URL]   dist/: the release tarball, .deb, wheel,
-#                             install.sh, SHA256SUMS(.sig), built in a Debian 11 root (tools/dist.sh)
-#   make distcheck            make dist, then the release in bare Debian 11/13 roots (tests/dist/check.sh)
+#   make dist [SIGN_KEY=key.pem] [RELEASE_BASE=URL]   dist/: the release tarball, .deb and wheel for
+#                             x86_64 and aarch64, install.sh, SHA256SUMS(.sig), built in Debian 11
+#                             roots (aarch64 through qemu-user-static; tools/dist.sh, DIST_ARCHS)
+#   make distcheck            make dist, lintian, then the release in bare Debian 11/13 roots and an
+#                             arm64 Debian 11 root (tests/dist/check.sh)
 #
 # Two binaries from one source tree: `cudaenv` is the light one on the hot
 # path (env/use/cd hook/current) and links only libc (libcjson is dlopened on first

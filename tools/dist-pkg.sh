@@ -39,14 +39,23 @@ cudaenv ($ver) stable; urgency=medium
 
   * Release $ver.
 
- -- cudaenv <cudaenv@localhost>  $(date -u -R -d "@${SOURCE_DATE_EPOCH:-0}")
+ -- cudaenv maintainers <cudaenv@users.noreply.github.com>  $(date -u -R -d "@${SOURCE_DATE_EPOCH:-0}")
 CL
+# lintian: the release carries its libraries on purpose (one .deb for Debian 11+ and Ubuntu
+# 20.04+, whose libssl, libcurl and libarchive sonames differ: the binaries cannot depend on
+# the system's), in its own directory, found through its binaries' $ORIGIN RPATH only
+mkdir -p "$d/usr/share/lintian/overrides"
+cat > "$d/usr/share/lintian/overrides/cudaenv" <<'OV'
+# the release bundles every library but glibc's under /usr/lib/cudaenv/lib (one package for
+# Debian 11+ and Ubuntu 20.04+, whose library sonames differ); only its own binaries load them
+cudaenv: embedded-library * [usr/lib/cudaenv/lib/*]
+OV
 size=$(du -sk "$d/usr" | cut -f1)
 cat > "$d/DEBIAN/control" <<CTL
 Package: cudaenv
 Version: $ver
 Architecture: $debarch
-Maintainer: cudaenv <cudaenv@localhost>
+Maintainer: cudaenv maintainers <cudaenv@users.noreply.github.com>
 Installed-Size: $size
 Depends: libc6 (>= 2.31)
 Section: devel

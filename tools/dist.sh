@@ -47,7 +47,7 @@ build_inside() {
     make -s -C "$SRC" BUILD="$1" WERROR=0 LDFLAGS="$RELOC" -j"$(nproc)" all >/dev/null
     rm -rf "$2"
     make -s -C "$SRC" BUILD="$1" WERROR=0 LDFLAGS="$RELOC" DESTDIR="$2" PREFIX=/opt/cudaenv install >/dev/null
-    for b in "$2/opt/cudaenv/bin/cudaenv" "$2/opt/cudaenv/libexec/cudaenv/cudaenv-full"; do strip --strip-debug "$b"; done
+    for b in "$2/opt/cudaenv/bin/cudaenv" "$2/opt/cudaenv/libexec/cudaenv/cudaenv-full"; do strip --strip-unneeded "$b"; done
     "$SRC/tools/bundle.sh" "$2/opt/cudaenv"
 }
 # check_floor TREE MAX: no symbol version newer than GLIBC_MAX, no library outside glibc

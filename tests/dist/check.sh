@@ -10,7 +10,7 @@
 #     install tf-2.14 from a loopback mirror (the test fixtures), exec runs its
 #     nvcc, verify exits 8 (no GPU);
 #   - the .deb installs (dpkg -i), runs, and removes cleanly (dpkg -r: nothing
-#     of it left).
+#     of it left); before that, lintian finds no error in it.
 # The aarch64 release the same way in a bare arm64 Debian 11 root, run through
 # qemu-user-static's binfmt handler (the binaries emulated, the loopback mirror shared).
 # Needs root (debootstrap, chroot, mount).  DISTCHECK_ROOTS="bullseye:x86_64 trixie:x86_64
@@ -34,6 +34,16 @@ ARCHS=$(for r in $ROOTS; do echo "${r#*:}"; done | sort -u | tr '\n' ' ')
 openssl genpkey -algorithm ed25519 -out "$W/sign.key" 2>/dev/null
 DIST_DIR=$W/dist SIGN_KEY=$W/sign.key DIST_ARCHS=$ARCHS tools/dist.sh
 rel=$W/dist/$VER
+
+# every .deb passes lintian without an error (the bundled libraries are overridden with the
+# reason, in the package: tools/dist-pkg.sh)
+command -v lintian >/dev/null || { echo "distcheck: no lintian (tools/deps-test.txt has it)" >&2; exit 1; }
+for deb in "$rel"/*.deb; do
+    lintian --fail-on error --tag-display-limit 0 "$deb" 2>&1 | grep -v 'running with root privileges' \
+        || true
+    lintian --fail-on error "$deb" >/dev/null 2>&1 || { echo "distcheck: lintian finds errors in $deb" >&2; exit 1; }
+    echo "distcheck: lintian: no errors in ${deb##*/}"
+done
 
 # the fixture runfiles as gzip makeself archives: a bare root has gzip but no xz (NVIDIA's
 # component archives, .tar.xz, cudaenv decodes itself; a makeself header runs the machine's tools)
