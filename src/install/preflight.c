@@ -13,23 +13,21 @@
 #include "core/hostcc.h"
 #include "core/version.h"
 #include "machine/probe.h"
+#include "machine/target.h"
 
 int ce_preflight_install(ce_ctx *ctx, const ce_cuda *cuda)
 {
-    ce_machine m;
-    ce_probe p;
-    memset(&p, 0, sizeof p);
-    ce_machine_init(&m, ctx);
-    ce_probe_platform(&m, &p);
-    ce_probe_gpu(&m, &p, false);   /* no cuInit: NVML answers driver and GPUs */
-    /* --driver / CUDAENV_DRIVER_VERSION: the plan is for the compute nodes' driver */
-    bool planned = ctx->driver[0] != '\0';
-    const char *drv = planned ? ctx->driver : p.driver[0] ? p.driver : p.module_version;
-    if (planned) p.cuda_version = 0;
+    /* the driver it must run on (--driver / CUDAENV_DRIVER_VERSION plans for the compute
+     * nodes'; else this machine's) and this machine's GPUs: one reading (machine/target.h),
+     * the one info and list-remote judge by */
+    ce_target t;
+    ce_target_read(ctx, &t);
+    bool planned = t.planned;
+    const char *drv = t.driver;
     char reason[2048] = "";
     size_t used = 0;
 
-    if (!drv[0] && !p.cuda_version) {
+    if (!drv[0] && !t.cuda_version) {
         ce_emit(ctx, CE_EV_NOTE, NULL, "no NVIDIA driver found: installing CUDA %s anyway (building without a GPU "
                 "works); run cudaenv doctor on the machine that will run it", cuda->version);
     } else {
@@ -37,14 +35,14 @@ int ce_preflight_install(ce_ctx *ctx, const ce_cuda *cuda)
         int fits = 1;
         if (drv[0] && cuda->min_driver) fits = ce_driver_fits(drv, cuda->min_driver, cuda->min_driver_compat, cuda->version, why,
                                                               sizeof why);
-        if (p.cuda_version > 0 && p.cuda_version < ce_version_major(cuda->version) * 1000) fits = -1;
+        if (t.cuda_version > 0 && t.cuda_version < ce_version_major(cuda->version) * 1000) fits = -1;
         if (fits < 0) {
             bool dc = false;
-            for (int i = 0; i < p.n_gpus; i++) if (ce_datacenter_gpu(p.gpus[i].name)) dc = true;
+            for (int i = 0; i < t.n_gpus; i++) if (ce_datacenter_gpu(t.gpu[i])) dc = true;
             char cudav[48] = "";
-            if (p.cuda_version > 0)
-                snprintf(cudav, sizeof cudav, " (supports CUDA %d.%d)", p.cuda_version / 1000,
-                         p.cuda_version % 1000 / 10);
+            if (t.cuda_version > 0)
+                snprintf(cudav, sizeof cudav, " (supports CUDA %d.%d)", t.cuda_version / 1000,
+                         t.cuda_version % 1000 / 10);
             used += (size_t)snprintf(reason + used, sizeof reason - used,
                                      "CUDA %s needs NVIDIA driver >= %s; %s %s%s: upgrade the driver%s",
                                      cuda->version, cuda->min_driver ? cuda->min_driver : "a newer branch",
@@ -58,17 +56,16 @@ int ce_preflight_install(ce_ctx *ctx, const ce_cuda *cuda)
                     cuda->min_driver, why);
         }
         int lo = ce_sm_num(cuda->sm_min), hi = ce_sm_num(cuda->sm_max);
-        for (int i = 0; i < p.n_gpus; i++) {
-            const ce_gpu *g = &p.gpus[i];
-            if (g->cc_major < 0) continue;
-            int cc = g->cc_major * 10 + g->cc_minor;
+        for (int i = 0; i < t.n_gpus; i++) {
+            int cc = t.cc[i];
+            if (cc < 0) continue;
             if (lo > 0 && cc < lo)
                 used += (size_t)snprintf(reason + used, used < sizeof reason ? sizeof reason - used : 0,
                                          "%sGPU %d (%s) is sm_%d, CUDA %s supports sm_%d and newer: use %s",
-                                         used ? "; " : "", i, g->name, cc, cuda->version, lo, ce_cuda_for_sm(cc));
+                                         used ? "; " : "", i, t.gpu[i], cc, cuda->version, lo, ce_cuda_for_sm(cc));
             else if (hi > 0 && cc > hi)
                 ce_emit(ctx, CE_EV_WARN, NULL, "GPU %d (%s, sm_%d) is newer than CUDA %s targets (sm_%d): code will "
-                        "run through PTX JIT only; %s suits it better", i, g->name, cc, cuda->version, hi,
+                        "run through PTX JIT only; %s suits it better", i, t.gpu[i], cc, cuda->version, hi,
                         ce_cuda_for_sm(cc));
         }
     }
