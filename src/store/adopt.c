@@ -13,7 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cache.h"
+#include "usage.h"
 #include "compose.h"
 #include "receipt.h"
 #include "store.h"

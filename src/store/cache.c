@@ -13,6 +13,7 @@
 
 #include "core/file.h"
 #include "core/path.h"
+#include "usage.h"
 
 /* ---- per-toolchain usage: which toolchains link each inode ------------- */
 
@@ -75,94 +76,18 @@ static int usage_one(const char *p, const struct stat *st, int flag, struct FTW 
     return walk_oom;
 }
 
-/* ---- the usage record: a toolchain's files as (dev, inode, size), written
- * with its receipt, so list answers without walking the tree --------------- */
-
-#define USAGE_MAGIC "CEUSE1\n"
-typedef struct usage_head { char magic[8]; uint64_t dev, ino, n; } usage_head;   /* dev/ino: the prefix's own */
-typedef struct usage_rec { uint64_t dev, ino; int64_t size; } usage_rec;
-
-static usage_rec *rec_v;
-static size_t rec_n, rec_cap;
-static int record_one(const char *p, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void)p; (void)ftw;
-    if (flag != FTW_F || !S_ISREG(st->st_mode)) return 0;
-    if (rec_n == rec_cap) {
-        size_t c = rec_cap ? rec_cap * 2 : 4096;
-        usage_rec *nv = realloc(rec_v, c * sizeof *nv);
-        if (!nv) return 1;
-        rec_v = nv;
-        rec_cap = c;
-    }
-    rec_v[rec_n++] = (usage_rec){ (uint64_t)st->st_dev, (uint64_t)st->st_ino, (int64_t)st->st_size };
-    return 0;
-}
-
-int ce_usage_record(ce_ctx *ctx, const char *prefix)
-{
-    struct stat top;
-    char path[CE_PATH_MAX];
-    int rc = ce_path_join(path, sizeof path, prefix, CE_USAGE_NAME);
-    if (rc) return ce_fail(ctx, CE_ERR_OTHER, "path too long: %s/%s", prefix, CE_USAGE_NAME);
-    if (lstat(prefix, &top) != 0) return ce_fail(ctx, CE_ERR_IO, "cannot read %s: %s", prefix, strerror(errno));
-    unlink(path);   /* never counted in itself */
-    rec_v = NULL;
-    rec_n = rec_cap = 0;
-    if (nftw(prefix, record_one, 32, FTW_PHYS) != 0) {
-        free(rec_v);
-        return ce_fail(ctx, CE_ERR_NOMEM, "out of memory recording the files of %s", prefix);
-    }
-    usage_head h = { USAGE_MAGIC, (uint64_t)top.st_dev, (uint64_t)top.st_ino, rec_n };
-    size_t len = sizeof h + rec_n * sizeof *rec_v;
-    char *buf = malloc(len);
-    if (!buf) { free(rec_v); return ce_fail(ctx, CE_ERR_NOMEM, "out of memory"); }
-    memcpy(buf, &h, sizeof h);
-    if (rec_n) memcpy(buf + sizeof h, rec_v, rec_n * sizeof *rec_v);
-    free(rec_v);
-    rec_v = NULL;
-    rc = ce_file_write_atomic(ctx, path, buf, len, 0644);
-    free(buf);
-    return rc;
-}
-
-/* The record of prefix when it is there and names this very directory (a
- * copied or restored tree has other inodes: walked instead); malloc'ed. */
-static usage_rec *usage_read(const char *prefix, size_t *n)
-{
-    char path[CE_PATH_MAX];
-    struct stat top, st;
-    if (ce_path_join(path, sizeof path, prefix, CE_USAGE_NAME) != CE_OK || lstat(prefix, &top) != 0) return NULL;
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-    if (fd < 0) return NULL;
-    usage_head h;
-    usage_rec *v = NULL;
-    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && read(fd, &h, sizeof h) == (ssize_t)sizeof h &&
-        !memcmp(h.magic, USAGE_MAGIC, sizeof h.magic) && h.dev == (uint64_t)top.st_dev &&
-        h.ino == (uint64_t)top.st_ino && h.n < (1u << 26) &&
-        (uint64_t)st.st_size == sizeof h + h.n * sizeof *v && (v = malloc(h.n ? h.n * sizeof *v : 1)) &&
-        (h.n == 0 || read(fd, v, h.n * sizeof *v) == (ssize_t)(h.n * sizeof *v))) {
-        *n = h.n;
-    } else {
-        free(v);
-        v = NULL;
-    }
-    close(fd);
-    return v;
-}
-
 int ce_store_usage(ce_ctx *ctx, const ce_toolchain *v, size_t n, ce_tc_usage *usage, bool fresh)
 {
     tab = NULL;
     tab_cap = tab_n = 0;
     walk_oom = false;
     if (!grow()) return ce_fail(ctx, CE_ERR_NOMEM, "out of memory");
-    usage_rec **recs = calloc(n ? n : 1, sizeof *recs);
+    ce_usage_rec **recs = calloc(n ? n : 1, sizeof *recs);
     size_t *nrec = calloc(n ? n : 1, sizeof *nrec);
     if (!recs || !nrec) walk_oom = true;
     size_t total = 0;
     for (size_t i = 0; i < n && !fresh && !walk_oom; i++) {
-        recs[i] = usage_read(v[i].prefix, &nrec[i]);
+        recs[i] = ce_usage_read(v[i].prefix, &nrec[i]);
         total += nrec[i];
     }
     if (!walk_oom && tab_cap < total * 2) {   /* sized once for what the records hold: no rehash */

@@ -24,12 +24,7 @@ typedef struct ce_tc_usage {
  * one, else (fresh: always) by walking its tree. */
 int ce_store_usage(ce_ctx *ctx, const ce_toolchain *v, size_t n, ce_tc_usage *usage, bool fresh);
 
-/* <prefix>/.cudaenv-usage: every regular file's (dev, inode, size) and the
- * prefix's own (dev, inode), written with the receipt (install, adopt) so that
- * list costs a read per toolchain instead of a walk of its thousands of files;
- * a tree copied elsewhere (other inodes) is walked again. */
-#define CE_USAGE_NAME ".cudaenv-usage"
-int ce_usage_record(ce_ctx *ctx, const char *prefix);
+
 
 typedef enum { CE_CACHE_DOWNLOAD, CE_CACHE_PARTIAL, CE_CACHE_TREE } ce_cache_kind;
 

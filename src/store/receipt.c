@@ -6,7 +6,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "cache.h"
+#include "usage.h"
 #include "core/file.h"
 #include "core/json.h"
 

@@ -14,7 +14,7 @@
 
 #include "core/ctx.h"
 #include "core/json.h"
-#include "store/cache.h"
+#include "store/usage.h"
 #include "store/compose.h"
 #include "store/receipt.h"
 
