@@ -210,7 +210,8 @@ PY
     [[ "$output" =~ tf-2\.21\ +12\.5\.1\ +9\.3\.0\.75 ]]
     run "$CUDAENV" ls-remote cuda
     [ "$status" -eq 0 ]
-    [[ "$output" =~ 11\.8\.0\ +520\.61\.05\ +11\ +3\.5-9\.0\ +linux-x86_64,linux-sbsa ]]
+    # the HERE column: whether it runs on this machine (no driver on CI: ?)
+    [[ "$output" =~ 11\.8\.0\ +520\.61\.05\ +11\ +3\.5-9\.0\ +(yes|compat|jit|driver|gpu|\?)\ +linux-x86_64,linux-sbsa ]]
     [[ "$output" =~ 9\.0\.176\ .*linux-x86_64 ]]
     run "$CUDAENV" list-remote cudnn
     [ "$status" -eq 0 ]
