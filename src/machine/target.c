@@ -47,7 +47,8 @@ ce_runs ce_target_runs(const ce_target *t, const char *cuda, const char *min_dri
         }
     }
     if (t->driver[0]) {
-        int fits = ce_driver_fits(t->driver, min_driver, compat_floor, cuda, w, sizeof w);
+        char floor[160];   /* ce_driver_fits' why: the minor-version floor */
+        int fits = ce_driver_fits(t->driver, min_driver, compat_floor, cuda, floor, sizeof floor);
         if (!t->planned && t->cuda_version > 0 && t->cuda_version < ce_version_major(cuda) * 1000) fits = -1;
         if (fits < 0) {
             snprintf(w, sizeof w, "needs driver >= %s, not %s", min_driver && *min_driver ? min_driver : "a newer branch",
@@ -56,11 +57,9 @@ ce_runs ce_target_runs(const ce_target *t, const char *cuda, const char *min_dri
             goto out;
         }
         r = fits ? CE_RUNS_YES : CE_RUNS_COMPAT;
-        if (!fits) {
-            char floor[200];
-            snprintf(floor, sizeof floor, "%s", w);
-            snprintf(w, sizeof w, "driver %s < %s (%s)", t->driver, min_driver && *min_driver ? min_driver : "?", floor);
-        }
+        if (!fits)
+            snprintf(w, sizeof w, "driver %.63s < %.63s (%s)", t->driver, min_driver && *min_driver ? min_driver : "?",
+                     floor);
     }
     for (int i = 0; i < t->n_gpus; i++) {
         if (t->cc[i] >= 0 && hi > 0 && t->cc[i] > hi) {

@@ -42,10 +42,17 @@ static void artifacts(char *d, size_t n, const char *what, const ce_artifact *a,
 {
     for (size_t i = 0; i < nb; i++) {
         const ce_artifact *o = ce_artifact_for(a, na, b[i].platform);
-        char name[96];
+        char name[96], uname[96];
         snprintf(name, sizeof name, "%s %s sha256", what, b[i].platform);
-        if (!o) field(d, n, name, NULL, "new");
-        else if (strcmp(o->sha256, b[i].sha256) || strcmp(o->url, b[i].url)) field(d, n, name, o->sha256, b[i].sha256);
+        snprintf(uname, sizeof uname, "%s %s url", what, b[i].platform);
+        if (!o) {
+            field(d, n, name, NULL, "new");
+            continue;
+        }
+        /* each one that moved is named (field says nothing of an equal pair): a new URL
+         * with the same sha256 is where install now downloads from */
+        field(d, n, name, o->sha256, b[i].sha256);
+        field(d, n, uname, o->url, b[i].url);
     }
 }
 
@@ -85,8 +92,7 @@ static void diff_cuda(list *l, const ce_manifest *o, const ce_manifest *m)
         field(d, sizeof d, "sm.min", p->sm_min, t->sm_min);
         field(d, sizeof d, "sm.max", p->sm_max, t->sm_max);
         artifacts(d, sizeof d, "runfile", p->runfiles, p->n_runfiles, t->runfiles, t->n_runfiles);
-        if (t->redist && (!p->redist || strcmp(p->redist->sha256, t->redist->sha256)))
-            field(d, sizeof d, "redist sha256", p->redist ? p->redist->sha256 : NULL, t->redist->sha256);
+        if (t->redist) field(d, sizeof d, "redist sha256", p->redist ? p->redist->sha256 : NULL, t->redist->sha256);
         if (d[0] && (c = add(l, CE_MCHANGE_CHANGED, "cuda", t->version))) snprintf(c->detail, sizeof c->detail, "%s", d);
     }
     for (size_t i = 0; o && i < o->n_cuda; i++)

@@ -516,11 +516,31 @@ static void test_diff(void **state)
     assert_int_equal(ce_manifest_diff(NULL, a, &v, &n), CE_OK);
     assert_int_equal(n, a->n_tf + a->n_cuda + a->n_cudnn);
     free(v);
+    ce_manifest_free(b);
+    /* a runfile served from a new URL (the same sha256) and a redistrib JSON whose sha256
+     * changed: each named, old -> new */
+    char *t4 = fx_subst(FIXTURE, "compute/cuda/11.8.0/local_installers/cuda_11.8.0_520.61.05_linux.run",
+                        "compute/cuda/11.8.0/local_installers/cuda_11.8.0_520.61.05_linux_v2.run");
+    char *t5 = fx_subst(t4, "redistrib_12.2.0.json\", \"sha256\": \"" SHA_B, "redistrib_12.2.0.json\", \"sha256\": \"" SHA_A);
+    assert_non_null(t5);
+    b = parse_ok(t5, "https://m.example/a.json", false);
+    assert_int_equal(ce_manifest_diff(a, b, &v, &n), CE_OK);
+    all[0] = '\0';
+    for (size_t i = 0; i < n; i++) {
+        size_t l = strlen(all);
+        snprintf(all + l, sizeof all - l, "%s %s: %s|", v[i].what, v[i].key, v[i].detail);
+    }
+    assert_string_equal(all, "cuda 11.8.0: runfile linux-x86_64 url " NV "compute/cuda/11.8.0/local_installers/"
+                             "cuda_11.8.0_520.61.05_linux.run -> " NV "compute/cuda/11.8.0/local_installers/"
+                             "cuda_11.8.0_520.61.05_linux_v2.run|cuda 12.2.0: redist sha256 " SHA_B " -> " SHA_A "|");
+    free(v);
     ce_manifest_free(a);
     ce_manifest_free(b);
     free(t1);
     free(t2);
     free(t3);
+    free(t4);
+    free(t5);
 }
 
 /* ce_json_top_string: the top-level member only, through strings with escapes and
