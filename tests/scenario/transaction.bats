@@ -299,6 +299,11 @@ stale_is_ignored() {
     "$CUDAENV" -q global 11.7 --system
     local f=$S/etc/cudaenv/system.json
     [ "$(gen_of "$f")" -eq 2 ] && [ "$(gen_of "$f.pending")" -eq 1 ] || false
+    # one gen per switch also once the pending file holds the record before
+    "$CUDAENV" -q global 11.8 --system
+    [ "$(gen_of "$f")" -eq 3 ] && [ "$(gen_of "$f.pending")" -eq 2 ] || false
+    "$CUDAENV" -q global 11.7 --system
+    [ "$(gen_of "$f")" -eq 4 ] && [ "$(gen_of "$f.pending")" -eq 3 ] || false
     # ... and no JSON to an older cudaenv (which would take it for an intent
     # and re-apply 11.8): a '#' in place of its '{'; system.json is JSON
     [ "$(head -c 1 "$f.pending")" = '#' ] && [ "$(head -c 1 "$f")" = '{' ] || false

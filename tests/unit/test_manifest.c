@@ -253,11 +253,18 @@ static void test_http_policy(void **state)
         ce_manifest_free(m);
         free(t);
     }
-    char *t = fx_subst(FIXTURE, "\"cuda/cuda_12.2.2_linux.run\"", "\"ftp://example.com/x.run\"");
-    ce_manifest *m = NULL;
-    assert_int_equal(ce_manifest_parse(&ctx, t, strlen(t), "/tmp/m.json", true, &m), CE_ERR_INTEGRITY);
-    assert_non_null(strstr(ce_errmsg(), "unsupported URL"));
-    free(t);
+    /* other schemes, also one of https's length (only "https" itself is taken as https) */
+    const char *others[] = { "ftp://example.com/x.run", "hxxps://example.com/x.run", "ftpes://example.com/x.run" };
+    for (size_t i = 0; i < sizeof others / sizeof *others; i++) {
+        char to[64];
+        snprintf(to, sizeof to, "\"%s\"", others[i]);
+        char *t = fx_subst(FIXTURE, "\"cuda/cuda_12.2.2_linux.run\"", to);
+        ce_manifest *m = NULL;
+        assert_int_equal(ce_manifest_parse(&ctx, t, strlen(t), "/tmp/m.json", true, &m), CE_ERR_INTEGRITY);
+        assert_non_null(strstr(ce_errmsg(), "unsupported URL"));
+        assert_non_null(strstr(ce_errmsg(), others[i]));
+        free(t);
+    }
 }
 
 /* Each mutation of the fixture must fail with CE_ERR_INTEGRITY naming the path. */

@@ -527,6 +527,67 @@ static void test_priv_dir_make(void **state)
     assert_int_equal(st.st_mode & 07777, 0644);
 }
 
+/* out = head + "/0000..." (200-character components) + "/fff..." + "/" +
+ * last, exactly n characters; returns n. */
+static size_t long_path(char *out, size_t n, const char *head, const char *last)
+{
+    size_t len = (size_t)sprintf(out, "%s", head), sl = strlen(last);
+    while (len + 201 + 3 + sl <= n) len += (size_t)sprintf(out + len, "/%0200d", 0);
+    size_t fill = n - len - 2 - sl;   /* 1..201 */
+    out[len++] = '/';
+    memset(out + len, 'f', fill);
+    len += fill;
+    len += (size_t)sprintf(out + len, "/%s", last);
+    return len;
+}
+
+/* ce_priv_dir_make's bounds: a path of PATH_MAX characters, or one that a
+ * root-owned link makes PATH_MAX long, is refused (ENAMETOOLONG) before the
+ * last directory is made, never made under a name cut short; one less fits. */
+static void test_priv_dir_make_long(void **state)
+{
+    (void)state;
+    if (geteuid() != 0) skip();
+    static char p[PATH_MAX + 8], tg[PATH_MAX + 8];
+    char head[128], why[1024], link[160], rel[160];
+    ce_priv_tree t;
+    snprintf(head, sizeof head, "%s/long", dir);
+    assert_int_equal(long_path(p, PATH_MAX, head, "last"), (size_t)PATH_MAX);
+    assert_int_equal(ce_priv_dir_make(&t, p, 0755, why, sizeof why), -1);
+    assert_int_equal(errno, ENAMETOOLONG);
+    assert_int_equal(t.fd, -1);
+    assert_int_equal(access(head, F_OK), -1);   /* nothing made, not even the first */
+    /* through a relative link dir/ln: the path is short, what it names is not */
+    snprintf(link, sizeof link, "%s/ln", dir);
+    int d = open(dir, O_RDONLY | O_DIRECTORY);
+    assert_true(d >= 0);
+    for (int extra = 0; extra < 2; extra++) {
+        const char *last = extra ? "lastdir" : "lastdi";
+        /* dir/ln/LAST resolves to tg = dir/T/LAST, PATH_MAX - 1 + extra characters */
+        long_path(tg, PATH_MAX - 1 + (size_t)extra, dir, last);
+        const char *below = tg + strlen(dir) + 1;   /* T/LAST */
+        char target[PATH_MAX];
+        snprintf(target, sizeof target, "%.*s", (int)(strlen(below) - 1 - strlen(last)), below);
+        unlink(link);
+        assert_int_equal(symlink(target, link), 0);
+        snprintf(rel, sizeof rel, "%s/ln/%s", dir, last);
+        int r = ce_priv_dir_make(&t, rel, 0755, why, sizeof why);
+        if (!extra) {
+            assert_int_equal(r, 0);
+            assert_int_equal(strlen(t.path), (size_t)PATH_MAX - 1);
+            assert_string_equal(t.path, tg);
+            ce_priv_tree_close(&t);
+            assert_int_equal(faccessat(d, below, F_OK, 0), 0);
+        } else {
+            assert_int_equal(r, -1);
+            assert_int_equal(errno, ENAMETOOLONG);
+            assert_int_equal(t.fd, -1);
+            assert_int_equal(faccessat(d, below, F_OK, 0), -1);   /* the last one not made */
+        }
+    }
+    close(d);
+}
+
 static void test_pyrun(void **state)
 {
     (void)state;
@@ -623,6 +684,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_priv_program, mk_dir, rm_dir),
         cmocka_unit_test_setup_teardown(test_priv_file_open, mk_dir, rm_dir),
         cmocka_unit_test_setup_teardown(test_priv_dir_make, mk_dir, rm_dir),
+        cmocka_unit_test_setup_teardown(test_priv_dir_make_long, mk_dir, rm_dir),
         cmocka_unit_test_setup_teardown(test_pyrun, mk_dir, rm_dir),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
