@@ -33,8 +33,13 @@ void ce_sha256_hex(const void *data, size_t len, char out[65])
     out[64] = '\0';
 }
 
-static int index_path(ce_ctx *ctx, char *out, size_t n)
+/* ipath: a user's own copy (index.h), NULL: the store's */
+static int index_path(ce_ctx *ctx, const char *ipath, char *out, size_t n)
 {
+    if (ipath) {
+        if (snprintf(out, n, "%s", ipath) >= (int)n) return ce_fail(ctx, CE_ERR_OTHER, "path too long: %s", ipath);
+        return CE_OK;
+    }
     if (ce_path_join(out, n, ctx->root, "versions/" CE_INDEX_NAME) != CE_OK)
         return ce_fail(ctx, CE_ERR_OTHER, "path too long: %s/versions/" CE_INDEX_NAME, ctx->root);
     return CE_OK;
@@ -59,13 +64,13 @@ static bool manifest_key(ce_ctx *ctx, ce_msource *src, char *key, size_t n)
 
 /* The index text split in place: *sha and *key point into the manifest
  * line, *rest at the records; NULL when absent or not ours. */
-static char *read_index(ce_ctx *ctx, char **sha, char **key, char **rest)
+static char *read_index(ce_ctx *ctx, const char *ipath, char **sha, char **key, char **rest)
 {
     char path[4200], *data = NULL;
     size_t len = 0;
     ce_quiet q;
     ce_quiet_begin(&q, false);
-    int rc = index_path(ctx, path, sizeof path);
+    int rc = index_path(ctx, ipath, path, sizeof path);
     if (rc == CE_OK) rc = ce_file_read(ctx, path, INDEX_MAX, &data, &len);
     ce_quiet_end(&q);
     if (rc) return NULL;
@@ -92,12 +97,12 @@ static bool same_key(const char *line, const char *key)
 
 /* The index's records when its key names the manifest as it is now; NULL
  * (nothing to answer from) without a manifest file, an index or a current key. */
-static char *current_records(ce_ctx *ctx, char **rest)
+static char *current_records(ce_ctx *ctx, const char *ipath, char **rest)
 {
     char key[256], *sha, *ikey;
     ce_msource src;
     if (!manifest_key(ctx, &src, key, sizeof key)) return NULL;
-    char *data = read_index(ctx, &sha, &ikey, rest);
+    char *data = read_index(ctx, ipath, &sha, &ikey, rest);
     if (data && !same_key(ikey, key)) {
         free(data);
         data = NULL;
@@ -143,9 +148,9 @@ static bool parse_tf(const char *line, char *tf, char *cuda, char *cudnn)
     return ce_version_valid(tf) && ce_version_valid(cuda) && (!cudnn[0] || ce_version_valid(cudnn));
 }
 
-int ce_index_tf(ce_ctx *ctx, const char *tf, char *cuda, size_t cudasz, char *cudnn, size_t cudnnsz)
+int ce_index_tf(ce_ctx *ctx, const char *ipath, const char *tf, char *cuda, size_t cudasz, char *cudnn, size_t cudnnsz)
 {
-    char *rest, *data = current_records(ctx, &rest);
+    char *rest, *data = current_records(ctx, ipath, &rest);
     if (!data) return -1;
     int found = 0;
     /* "latest" and a major alone ("2"): the last matching row (rows are in
@@ -188,10 +193,10 @@ int ce_index_tf(ce_ctx *ctx, const char *tf, char *cuda, size_t cudasz, char *cu
     return found;
 }
 
-int ce_index_fw(ce_ctx *ctx, const char *name, const char *version, const char *tag, char *cuda, size_t cudasz,
+int ce_index_fw(ce_ctx *ctx, const char *ipath, const char *name, const char *version, const char *tag, char *cuda, size_t cudasz,
                 char *cudnn, size_t cudnnsz)
 {
-    char *rest, *data = current_records(ctx, &rest);
+    char *rest, *data = current_records(ctx, ipath, &rest);
     if (!data) return -1;
     int found = 0;
     /* torch "2" / jax "0.4" / latest: the last matching release (oldest first), as ce_manifest_fw_pick */
@@ -218,9 +223,9 @@ int ce_index_fw(ce_ctx *ctx, const char *name, const char *version, const char *
     return found;
 }
 
-int ce_index_cuda_latest(ce_ctx *ctx, const char *platform, const char *driver, char *cuda, size_t cudasz)
+int ce_index_cuda_latest(ce_ctx *ctx, const char *ipath, const char *platform, const char *driver, char *cuda, size_t cudasz)
 {
-    char *rest, *data = current_records(ctx, &rest);
+    char *rest, *data = current_records(ctx, ipath, &rest);
     if (!data) return -1;
     int found = 0;
     size_t pl = strlen(platform);
@@ -258,11 +263,18 @@ static void append(char **buf, size_t *len, size_t *cap, const char *fmt, const 
     *len += (size_t)w;
 }
 
-static int write_index(ce_ctx *ctx, const char *text, size_t len)
+static int write_index(ce_ctx *ctx, const char *ipath, const char *text, size_t len)
 {
     char path[4200];
-    int rc = index_path(ctx, path, sizeof path);
-    if (rc == CE_OK) rc = ce_file_write_atomic_ex(ctx, path, text, len, 0644, false);
+    int rc = index_path(ctx, ipath, path, sizeof path);
+    if (rc == CE_OK && ipath) {   /* a user's copy: its directory is theirs alone */
+        char dir[4200];
+        snprintf(dir, sizeof dir, "%s", path);
+        char *sl = strrchr(dir, '/');
+        if (sl && sl != dir) *sl = '\0';
+        if (access(dir, F_OK) != 0) rc = ce_mkdir_p(ctx, dir, 0700);
+    }
+    if (rc == CE_OK) rc = ce_file_write_atomic_ex(ctx, path, text, len, ipath ? 0600 : 0644, false);
     if (rc) ce_emit(ctx, CE_EV_WARN, NULL, "cannot update the resolution index (specs resolve "
                     "through the manifest instead): %s", ce_errmsg());
     return rc;
@@ -326,13 +338,13 @@ static bool records_ok(const char *rest)
     return true;
 }
 
-int ce_index_refresh(ce_ctx *ctx)
+int ce_index_refresh(ce_ctx *ctx, const char *ipath)
 {
     char key[256], *sha = NULL, *ikey, *rest;
     ce_msource src;
     if (!manifest_key(ctx, &src, key, sizeof key))
         return ce_fail(ctx, CE_ERR_NOTFOUND, "no manifest file to index (%s)", src.path);
-    char *old = read_index(ctx, &sha, &ikey, &rest);
+    char *old = read_index(ctx, ipath, &sha, &ikey, &rest);
     if (old && !records_ok(rest)) {   /* corrupt: rebuilt from the manifest */
         free(old);
         old = NULL;
@@ -372,7 +384,7 @@ int ce_index_refresh(ce_ctx *ctx)
     free(data);
     if (rc) return rc;
     if (!text) return ce_fail(ctx, CE_ERR_NOMEM, "out of memory");
-    rc = write_index(ctx, text, tlen);
+    rc = write_index(ctx, ipath, text, tlen);
     free(text);
     return rc;
 }

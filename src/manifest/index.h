@@ -27,7 +27,14 @@
  * index is stale too.  Resolution through a stale index never happens: when
  * it cannot be refreshed (lock busy, store read-only to the user) specs
  * resolve through the manifest as before, so results never differ.  It is a
- * cache: failing to write it is reported (CE_EV_WARN) and is no error. */
+ * cache: failing to write it is reported (CE_EV_WARN) and is no error.
+ *
+ * A user of a shared store (another user's, typically root's /opt/cudaenv)
+ * cannot refresh its index after the manifest changed; they keep their own
+ * copy, the same text under the same rules, at ipath (the store's glue
+ * picks ${XDG_CACHE_HOME:-~/.cache}/cudaenv/index-<hash of the store path>,
+ * never as root: nothing a user owns decides for root).  ipath NULL: the
+ * store's versions/.index. */
 #ifndef CE_INDEX_H
 #define CE_INDEX_H
 
@@ -42,20 +49,21 @@
 /* TensorFlow X.Y -> cuda, cudnn ("" when none): 1 found, 0 not in the
  * (current) index, -1 the index is stale, missing or corrupt: refresh it or
  * read the manifest. */
-int ce_index_tf(ce_ctx *ctx, const char *tf, char *cuda, size_t cudasz, char *cudnn, size_t cudnnsz);
+int ce_index_tf(ce_ctx *ctx, const char *ipath, const char *tf, char *cuda, size_t cudasz, char *cudnn, size_t cudnnsz);
 /* A PyTorch/JAX release (name "torch"/"jax"; version as the spec has it:
  * "2.5", "2", "latest", "0.4.30", "0.4") and build tag ("" for the default) ->
  * cuda, cudnn: 1 found, 0 not in the index, -1 stale (as ce_index_tf). */
-int ce_index_fw(ce_ctx *ctx, const char *name, const char *version, const char *tag, char *cuda, size_t cudasz,
+int ce_index_fw(ce_ctx *ctx, const char *ipath, const char *name, const char *version, const char *tag, char *cuda, size_t cudasz,
                 char *cudnn, size_t cudnnsz);
 /* `latest` through the index: the newest CUDA release with files for
  * platform whose min_driver driver meets (driver NULL: any), as
  * ce_manifest_cuda_latest picks it.  1 found (*cuda), 0 none, -1 stale. */
-int ce_index_cuda_latest(ce_ctx *ctx, const char *platform, const char *driver, char *cuda, size_t cudasz);
-/* Bring the index up to date with the manifest (the caller holds the store
- * lock): nothing when current, the new stat key when only that moved, else
+int ce_index_cuda_latest(ce_ctx *ctx, const char *ipath, const char *platform, const char *driver, char *cuda, size_t cudasz);
+/* Bring the index at ipath up to date with the manifest (the store's: the
+ * caller holds the store lock; a user's copy is written atomically, no lock,
+ * its directory made 0700): nothing when current, the new stat key when only that moved, else
  * parse and rewrite.  CE_OK, or the error (the index is then left stale). */
-int ce_index_refresh(ce_ctx *ctx);
+int ce_index_refresh(ce_ctx *ctx, const char *ipath);
 /* sha256 of len bytes as 64 lowercase hex digits (libcrypto; the light
  * binary loads it on first use: cli/crypto_lazy.c). */
 void ce_sha256_hex(const void *data, size_t len, char out[65]);

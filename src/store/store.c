@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "core/dirscan.h"
+#include "core/priv.h"
 #include "core/rmtree.h"
 #include "core/file.h"
 #include "manifest/index.h"
@@ -22,6 +23,7 @@
 #include "manifest/source.h"
 #include "core/trust.h"
 #include "core/version.h"
+#include "userstate.h"
 
 int ce_store_path(ce_ctx *ctx, const char *sub, char *out, size_t outsz)
 {
@@ -265,7 +267,7 @@ static void index_refresh_now(ce_ctx *ctx)
     size_t n = 0;
     int fd = -1;
     if (ce_store_list(ctx, &v, &n) == CE_OK && n > 0 && ce_store_trylock(ctx, &fd) == CE_OK)
-        ce_index_refresh(ctx);
+        ce_index_refresh(ctx, NULL);
     ce_store_unlock(fd);
     free(v);
     ce_quiet_end(&q);
@@ -291,11 +293,18 @@ int ce_store_index_find(ce_ctx *ctx, const char *spec_text, ce_toolchain *out)
     const char *fw = ce_spec_fw_name(spec.kind);
     if (latest || spec.kind == CE_SPEC_TF || fw) {
         int r = -1;
-        for (int pass = 0; pass < 2 && r < 0; pass++) {
-            if (pass) index_refresh_now(ctx);
-            r = latest ? ce_index_cuda_latest(ctx, ctx->platform, driver, cuda, sizeof cuda)
-                : fw ? ce_index_fw(ctx, fw, spec.version, spec.build, cuda, sizeof cuda, cudnn, sizeof cudnn)
-                     : ce_index_tf(ctx, spec.version, cuda, sizeof cuda, cudnn, sizeof cudnn);
+        /* the store's index, refreshed when stale; a user of another's store
+         * who cannot refresh it: their own copy (index.h), refreshed at once */
+        char own[4200];
+        const char *ipath = NULL;
+        for (int pass = 0; pass < 4 && r < 0; pass++) {
+            if (pass == 2 && (ce_priv() || !ce_store_shared(ctx) || ce_user_index_path(ctx, own, sizeof own))) break;
+            if (pass == 2) ipath = own;
+            if (pass == 1) index_refresh_now(ctx);
+            if (pass == 3) ce_index_refresh(ctx, ipath);
+            r = latest ? ce_index_cuda_latest(ctx, ipath, ctx->platform, driver, cuda, sizeof cuda)
+                : fw ? ce_index_fw(ctx, ipath, fw, spec.version, spec.build, cuda, sizeof cuda, cudnn, sizeof cudnn)
+                     : ce_index_tf(ctx, ipath, spec.version, cuda, sizeof cuda, cudnn, sizeof cudnn);
         }
         if (r == 1) {
             const char *d = spec.cudnn[0] ? spec.cudnn : cudnn;   /* +cudnnX wins, as in ce_store_find */
@@ -311,7 +320,7 @@ void ce_store_index_refresh(ce_ctx *ctx)
 {
     ce_quiet q;
     ce_quiet_begin(&q, false);
-    ce_index_refresh(ctx);   /* a failure is a warning of its own (index.h) or a stale index */
+    ce_index_refresh(ctx, NULL);   /* a failure is a warning of its own (index.h) or a stale index */
     ce_quiet_end(&q);
 }
 

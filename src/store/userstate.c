@@ -35,3 +35,12 @@ int ce_user_cache_path(ce_ctx *ctx, const char *name, char *out, size_t outsz)
 {
     return xdg_path(ctx, "XDG_CACHE_HOME", ".cache", name, out, outsz);
 }
+
+int ce_user_index_path(ce_ctx *ctx, char *out, size_t outsz)
+{
+    unsigned long long h = 14695981039346656037ULL;
+    for (const unsigned char *p = (const unsigned char *)ctx->root; *p; p++) h = (h ^ *p) * 1099511628211ULL;
+    char name[40];
+    snprintf(name, sizeof name, "index-%016llx", h);
+    return ce_user_cache_path(ctx, name, out, outsz);
+}

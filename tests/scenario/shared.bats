@@ -105,3 +105,43 @@ as_user() { runuser -u "$U" -- env -i PATH="$BUILD/bin:/usr/bin:/bin" HOME="$UH"
         done
     done
 }
+
+# issue 43: the store's resolution index is root's; once the manifest moves a
+# user cannot refresh it, and kept their own copy instead of reparsing the
+# manifest on every prompt
+@test "a shared store's stale index: a user resolves tf-X through their own copy in ~/.cache/cudaenv (the manifest read once), root never reads it" {
+    command -v strace >/dev/null || skip "no strace"
+    P=$(fx_installed 11.8.0 8.7.0.84)
+    chmod -R a+rX "$T/opt"
+    cp "$REPO/share/manifests/cudaenv.json" "$T/manifest.json" && chmod 644 "$T/manifest.json"
+    export CUDAENV_MANIFEST=$T/manifest.json
+    [ "$("$CUDAENV" prefix tf-2.14)" = "$P" ]          # root writes the store's index
+    [ -f "$CUDAENV_ROOT/versions/.index" ]
+    printf '\n' >> "$T/manifest.json"                   # the site updates the manifest: stale for the user
+    user_opens() {   # does the user's `cudaenv prefix tf-2.14` open the manifest?
+        strace -f -qq -e trace=open,openat -o "$T/st" runuser -u "$U" -- env -i PATH="$BUILD/bin:/usr/bin:/bin" \
+            HOME="$UH" CUDAENV_ROOT="$CUDAENV_ROOT" CUDAENV_MANIFEST="$CUDAENV_MANIFEST" cudaenv prefix tf-2.14 >"$T/out" 2>&1
+        [ "$(cat "$T/out")" = "$P" ] || { cat "$T/out"; return 2; }
+        grep -qF "\"$CUDAENV_MANIFEST\"" "$T/st"
+    }
+    run user_opens
+    [ "$status" -eq 0 ]                                  # the first call reads it, once
+    own=$(ls "$UH"/.cache/cudaenv/index-*)
+    [ "$(stat -c '%U %a' "$own")" = "$U 600" ] && [ "$(stat -c '%U %a' "$UH/.cache/cudaenv")" = "$U 700" ] || false
+    grep -q "^manifest $(sha256sum "$T/manifest.json" | cut -d' ' -f1) " "$own"
+    [ "$(stat -c %U "$CUDAENV_ROOT/versions/.index")" = root ]
+    run user_opens
+    [ "$status" -eq 1 ]                                  # the next ones answer from the copy
+    run user_opens
+    [ "$status" -eq 1 ]
+    # the manifest moves again: the copy follows it (same rules as the store's)
+    printf '\n' >> "$T/manifest.json"
+    run user_opens
+    [ "$status" -eq 0 ]
+    grep -q "^manifest $(sha256sum "$T/manifest.json" | cut -d' ' -f1) " "$own"
+    # root, with the user's HOME (sudo -E), and the store's index stale: a
+    # forged copy is not read (root refreshes the store's own)
+    sed -i 's/^tf 2.14 .*/tf 2.14 12.3.0 -/' "$own"
+    run env HOME="$UH" XDG_CACHE_HOME="$UH/.cache" "$CUDAENV" prefix tf-2.14
+    [ "$status" -eq 0 ] && [ "$output" = "$P" ] || false
+}
