@@ -91,7 +91,7 @@ FULL_SRC  = $(CORE_SRC) $(CLI_SRC)
 # ctx.o's statics and main's context start .bss on the page the loader
 # writes anyway: fewer page faults per start (issue 13; PERFORMANCE.md).
 SWITCH_OBJ = $(patsubst %,$(BUILD)/obj/src/%.o,core/ctx cli/main-light cli/args cli/cmd_env cli/cmd_use \
-             cli/cmd_current store/activate store/env store/store manifest/index store/userstate core/trust core/priv \
+             cli/cmd_current store/activate store/env store/store store/storeindex manifest/index store/userstate core/trust core/priv \
              core/dirscan manifest/resolve core/version core/path core/file core/status core/error)
 LIGHT_OBJ = $(SWITCH_OBJ) $(filter-out $(SWITCH_OBJ),$(LIGHT_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/src/cli/cjson_lazy.o \
              $(BUILD)/obj/src/cli/crypto_lazy.o)

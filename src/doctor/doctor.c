@@ -16,6 +16,7 @@
 #include "core/clock.h"
 #include "core/file.h"
 #include "core/json.h"
+#include "manifest/index.h"
 #include "manifest/manifest.h"
 #include "manifest/resolve.h"
 #include "store/store.h"
@@ -97,8 +98,21 @@ static void copy_if(char *dst, size_t n, const char *v)
 static void from_manifest(ce_ctx *ctx, ce_doc_active *a)
 {
     bool need = !a->min_driver[0] || !a->max_gcc || !a->sm_min[0] || a->tf[0];
+    if (!need) return;
+    /* the resolution index carries these facts (its row/tfpy records): the
+     * same answer at any manifest size; else the scan below */
+    ce_index_facts f;
+    if (ce_store_index_facts(ctx, a->cuda, a->tf, &f)) {
+        copy_if(a->min_driver, sizeof a->min_driver, f.min_driver[0] ? f.min_driver : NULL);
+        copy_if(a->min_driver_compat, sizeof a->min_driver_compat, f.min_driver_compat[0] ? f.min_driver_compat : NULL);
+        if (!a->max_gcc && f.max_gcc > 0) a->max_gcc = f.max_gcc;
+        copy_if(a->sm_min, sizeof a->sm_min, f.sm_min[0] ? f.sm_min : NULL);
+        copy_if(a->sm_max, sizeof a->sm_max, f.sm_max[0] ? f.sm_max : NULL);
+        if (a->tf[0]) copy_if(a->python, sizeof a->python, f.python[0] ? f.python : NULL);
+        return;
+    }
     char path[4200];
-    if (!need || ce_manifest_location(ctx, path, sizeof path) != CE_OK) return;
+    if (ce_manifest_location(ctx, path, sizeof path) != CE_OK) return;
     if (!strncmp(path, "http://", 7) || !strncmp(path, "https://", 8)) return;
     char *text = NULL;
     size_t len = 0;

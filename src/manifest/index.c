@@ -14,7 +14,7 @@
 #include "core/version.h"
 #include "source.h"
 
-#define INDEX_MAGIC "cudaenv-index 3"
+#define INDEX_MAGIC "cudaenv-index 4"
 #define INDEX_MAX (1u << 20)
 
 void ce_sha256_hex(const void *data, size_t len, char out[65])
@@ -129,6 +129,39 @@ static bool parse_fw(const char *line, char *name, char *ver, char *tag, char *c
            (!cudnn[0] || ce_version_valid(cudnn)) && !strncmp(tag, "cu", 2);
 }
 
+static void dash_copy(char *dst, size_t n, const char *v)
+{
+    snprintf(dst, n, "%s", strcmp(v, "-") ? v : "");
+}
+
+/* One "row X.Y.Z min_driver|- min_driver_compat|- max_gcc sm_min|- sm_max|-"
+ * (a CUDA release's facts, f's CUDA fields) or "tfpy X.Y python|-" record
+ * (f->python): *key the release. */
+static bool parse_facts(const char *line, char *key, ce_index_facts *f)
+{
+    char extra, a[32], b[32], c[16], d[16];
+    int gcc;
+    memset(f, 0, sizeof *f);
+    if (!strncmp(line, "tfpy ", 5)) {
+        if (sscanf(line, "tfpy %31s %31s %c", key, a, &extra) != 2) return false;
+        dash_copy(f->python, sizeof f->python, a);
+        for (char *p = f->python; (p = strchr(p, '%')); p++) {   /* "%20": the ranges' spaces ("2.7, 3.5-3.7") */
+            if (p[1] != '2' || (p[2] != '0' && p[2] != '5')) return false;
+            *p = p[2] == '0' ? ' ' : '%';
+            memmove(p + 1, p + 3, strlen(p + 3) + 1);
+        }
+        return ce_version_valid(key);
+    }
+    if (sscanf(line, "row %31s %31s %31s %d %15s %15s %c", key, a, b, &gcc, c, d, &extra) != 6 || gcc < 0)
+        return false;
+    dash_copy(f->min_driver, sizeof f->min_driver, a);
+    dash_copy(f->min_driver_compat, sizeof f->min_driver_compat, b);
+    dash_copy(f->sm_min, sizeof f->sm_min, c);
+    dash_copy(f->sm_max, sizeof f->sm_max, d);
+    f->max_gcc = gcc;
+    return ce_version_valid(key);
+}
+
 /* One "tf X.Y cuda cudnn|-" record (or a valid cuda or fw record: *tf "" then); false for anything else. */
 static bool parse_tf(const char *line, char *tf, char *cuda, char *cudnn)
 {
@@ -142,6 +175,15 @@ static bool parse_tf(const char *line, char *tf, char *cuda, char *cudnn)
         bool d;
         tf[0] = '\0';
         return parse_fw(line, n, v, t, cuda, cudnn, &d);
+    }
+    if (!strcmp(line, "nofacts")) {
+        tf[0] = cuda[0] = '\0';
+        return true;
+    }
+    if (!strncmp(line, "row ", 4) || !strncmp(line, "tfpy ", 5)) {
+        ce_index_facts f;
+        tf[0] = '\0';
+        return parse_facts(line, cuda, &f);
     }
     if (sscanf(line, "tf %31s %31s %31s %c", tf, cuda, cudnn, &extra) != 3) return false;
     if (!strcmp(cudnn, "-")) cudnn[0] = '\0';
@@ -246,6 +288,53 @@ int ce_index_cuda_latest(ce_ctx *ctx, const char *ipath, const char *platform, c
     return found;
 }
 
+/* The record "KIND KEY ..." of rest (KEY exact, or prefix: the first whose
+ * key starts with it) copied to line; false when none (or too long). */
+static bool find_record(const char *rest, const char *kind, const char *key, bool prefix, char *line, size_t n)
+{
+    char needle[80];
+    snprintf(needle, sizeof needle, "\n%s %s%s", kind, key, prefix ? "" : " ");
+    const char *l = !strncmp(rest, needle + 1, strlen(needle) - 1) ? rest : strstr(rest, needle);
+    if (!l) return false;
+    if (l != rest) l++;
+    size_t len = strcspn(l, "\n");
+    if (len >= n) return false;
+    memcpy(line, l, len);
+    line[len] = '\0';
+    return true;
+}
+
+int ce_index_facts_of(ce_ctx *ctx, const char *ipath, const char *cuda, const char *tf, ce_index_facts *out)
+{
+    char *rest, *data = current_records(ctx, ipath, &rest);
+    if (!data) return -1;
+    memset(out, 0, sizeof *out);
+    int found = 1;
+    if (strstr(rest, "nofacts\n") == rest || strstr(rest, "\nnofacts\n")) found = -1;   /* a row it could not carry */
+    /* each record found by its text (as ce_index_tf), the ones around it never parsed:
+     * the tf row's, then the exact release, else the first X.Y.* row (the oldest:
+     * the least strict driver minimum) */
+    char key[32], py[sizeof out->python] = "", line[256];
+    ce_index_facts f;
+    if (found > 0 && tf[0] && find_record(rest, "tfpy", tf, false, line, sizeof line)) {
+        if (!parse_facts(line, key, &f)) found = -1;   /* corrupt: trust none of it */
+        else snprintf(py, sizeof py, "%s", f.python);
+    }
+    if (found > 0 && cuda[0]) {
+        char dotted[40];
+        snprintf(dotted, sizeof dotted, "%s.", cuda);
+        if (find_record(rest, "row", cuda, false, line, sizeof line) ||
+            find_record(rest, "row", dotted, true, line, sizeof line)) {
+            if (!parse_facts(line, key, &f)) found = -1;
+            else *out = f;
+        }
+    }
+    if (found > 0) snprintf(out->python, sizeof out->python, "%s", py);
+    else memset(out, 0, sizeof *out);
+    free(data);
+    return found;
+}
+
 static void append(char **buf, size_t *len, size_t *cap, const char *fmt, const char *a, const char *b,
                    const char *c)
 {
@@ -319,6 +408,35 @@ static char *index_text(const ce_manifest *m, const char *sha, const char *key, 
         if (pl >= sizeof plat || strchr(plat, ' ')) continue;   /* not indexable: latest reads the manifest */
         append(&buf, len, &cap, "cuda %s %s %s\n", c->version, c->min_driver ? c->min_driver : "-", pl ? plat : "-");
     }
+    /* doctor's facts: every CUDA release and every TensorFlow row, installable or not;
+     * a value a record cannot carry (a space, too long): "nofacts", doctor reads the manifest */
+    bool bad = false;
+    for (size_t i = 0; m && i < m->n_cuda; i++) {
+        const ce_cuda *c = &m->cuda[i];
+        char rec[192];
+        int w = snprintf(rec, sizeof rec, "row %s %s %s %d %s %s", c->version, c->min_driver ? c->min_driver : "-",
+                         c->min_driver_compat ? c->min_driver_compat : "-", c->max_gcc > 0 ? c->max_gcc : 0,
+                         c->sm_min ? c->sm_min : "-", c->sm_max ? c->sm_max : "-");
+        ce_index_facts f;
+        char k[32];
+        if (w > 0 && (size_t)w < sizeof rec && parse_facts(rec, k, &f)) append(&buf, len, &cap, "%s\n", rec, "", "");
+        else bad = true;
+    }
+    for (size_t i = 0; m && i < m->n_tf; i++) {
+        const ce_tf *t = &m->tf[i];
+        char rec[96], py[40] = "-";
+        size_t n = 0;
+        for (const char *p = t->python; p && *p && n + 4 < sizeof py; p++)
+            n += (size_t)(*p == ' ' ? snprintf(py + n, sizeof py - n, "%%20")
+                          : *p == '%' ? snprintf(py + n, sizeof py - n, "%%25") : snprintf(py + n, sizeof py - n, "%c", *p));
+        int w = t->python && strlen(t->python) * 3 + 1 > sizeof py ? -1
+              : snprintf(rec, sizeof rec, "tfpy %s %s", t->version, py);
+        ce_index_facts f;
+        char k[32];
+        if (w > 0 && (size_t)w < sizeof rec && parse_facts(rec, k, &f)) append(&buf, len, &cap, "%s\n", rec, "", "");
+        else bad = true;
+    }
+    if (bad) append(&buf, len, &cap, "nofacts\n", "", "", "");
     return buf;
 }
 

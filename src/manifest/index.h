@@ -6,7 +6,7 @@
  * specs never need the manifest.
  *
  * Text, one record a line:
- *   cudaenv-index 3
+ *   cudaenv-index 4
  *   manifest <sha256> <dev>:<inode> <size> <mtime> <ctime> <path>
  *   tf <X.Y> <cuda> <cudnn|->          (every installable row of the manifest)
  *   fw <torch|jax> <version> <build> <cuda> <cudnn|-> <default|->   (every installable
@@ -14,6 +14,10 @@
  *   cuda <X.Y.Z> <min_driver|-> <platform,...|->   (every CUDA release, for `latest`:
  *                                       the platforms it has files for, + when it
  *                                       installs from components)
+ *   row <X.Y.Z> <min_driver|-> <min_driver_compat|-> <max_gcc|0> <sm_min|-> <sm_max|->
+ *   tfpy <X.Y> <python|->              (a space as %20, % as %25; doctor's facts: every CUDA release, every
+ *                                       TensorFlow row, installable or not; a line
+ *                                       "nofacts" when one could not be written)
  * It follows the manifest's content: <sha256> is the manifest file's (the
  * file source.h names: the built-in one, a path, or a remote manifest's
  * local copy), the stat key after it the fast check.  A reader stats the
@@ -59,6 +63,18 @@ int ce_index_fw(ce_ctx *ctx, const char *ipath, const char *name, const char *ve
  * platform whose min_driver driver meets (driver NULL: any), as
  * ce_manifest_cuda_latest picks it.  1 found (*cuda), 0 none, -1 stale. */
 int ce_index_cuda_latest(ce_ctx *ctx, const char *ipath, const char *platform, const char *driver, char *cuda, size_t cudasz);
+/* What doctor reads of a release: the CUDA row's driver, compiler and GPU
+ * limits, the TensorFlow row's Python range ("" / 0 where the manifest has
+ * none). */
+typedef struct ce_index_facts {
+    char min_driver[32], min_driver_compat[32], sm_min[16], sm_max[16], python[32];
+    int max_gcc;
+} ce_index_facts;
+/* The facts of CUDA release cuda ("" none: only the Python; exact, else the
+ * first X.Y.* row, as a release known only as X.Y) and TensorFlow row tf
+ * ("" none): 1 (fields empty where the manifest has no such row), -1 stale
+ * (as ce_index_tf) or without the facts ("nofacts"): read the manifest. */
+int ce_index_facts_of(ce_ctx *ctx, const char *ipath, const char *cuda, const char *tf, ce_index_facts *out);
 /* Bring the index at ipath up to date with the manifest (the store's: the
  * caller holds the store lock; a user's copy is written atomically, no lock,
  * its directory made 0700): nothing when current, the new stat key when only that moved, else

@@ -14,16 +14,13 @@
 #include <unistd.h>
 
 #include "core/dirscan.h"
-#include "core/priv.h"
 #include "core/rmtree.h"
 #include "core/file.h"
-#include "manifest/index.h"
 #include "manifest/manifest.h"
 #include "manifest/resolve.h"
 #include "manifest/source.h"
 #include "core/trust.h"
 #include "core/version.h"
-#include "userstate.h"
 
 int ce_store_path(ce_ctx *ctx, const char *sub, char *out, size_t outsz)
 {
@@ -252,88 +249,6 @@ int ce_store_find(ce_ctx *ctx, const char *spec_text, ce_toolchain *out)
     rc = not_installed(ctx, spec_text, v, n);
     free(v);
     return rc;
-}
-
-/* ---- the resolution index (manifest/index.h) ---- */
-
-/* Refresh a stale index, when something is installed and the store lock is
- * free this instant (a prompt never waits for an install); quiet: failing
- * leaves the specs to the manifest. */
-static void index_refresh_now(ce_ctx *ctx)
-{
-    ce_quiet q;
-    ce_quiet_begin(&q, true);
-    ce_toolchain *v = NULL;
-    size_t n = 0;
-    int fd = -1;
-    if (ce_store_list(ctx, &v, &n) == CE_OK && n > 0 && ce_store_trylock(ctx, &fd) == CE_OK)
-        ce_index_refresh(ctx, NULL);
-    ce_store_unlock(fd);
-    free(v);
-    ce_quiet_end(&q);
-}
-
-int ce_store_index_find(ce_ctx *ctx, const char *spec_text, ce_toolchain *out)
-{
-    char cuda[32], cudnn[32], name[128];
-    int found = 0;
-    ce_quiet q;
-    ce_quiet_begin(&q, false);
-    ce_spec spec;
-    char drv[64];
-    const char *driver = NULL;
-    bool latest = false;
-    if (ce_spec_parse(ctx, spec_text, &spec) == CE_OK && spec.kind == CE_SPEC_CUDA &&
-        !strcmp(spec.version, "latest")) {
-        /* latest: the release install latest picks, through the index's cuda records */
-        latest = true;
-        driver = ce_driver_version(ctx, drv, sizeof drv) ? drv : NULL;
-        cudnn[0] = '\0';
-    }
-    const char *fw = ce_spec_fw_name(spec.kind);
-    if (latest || spec.kind == CE_SPEC_TF || fw) {
-        int r = -1;
-        /* the store's index, refreshed when stale; a user of another's store
-         * who cannot refresh it: their own copy (index.h), refreshed at once */
-        char own[4200];
-        const char *ipath = NULL;
-        for (int pass = 0; pass < 4 && r < 0; pass++) {
-            if (pass == 2 && (ce_priv() || !ce_store_shared(ctx) || ce_user_index_path(ctx, own, sizeof own))) break;
-            if (pass == 2) ipath = own;
-            if (pass == 1) index_refresh_now(ctx);
-            if (pass == 3) ce_index_refresh(ctx, ipath);
-            r = latest ? ce_index_cuda_latest(ctx, ipath, ctx->platform, driver, cuda, sizeof cuda)
-                : fw ? ce_index_fw(ctx, ipath, fw, spec.version, spec.build, cuda, sizeof cuda, cudnn, sizeof cudnn)
-                     : ce_index_tf(ctx, ipath, spec.version, cuda, sizeof cuda, cudnn, sizeof cudnn);
-        }
-        if (r == 1) {
-            const char *d = spec.cudnn[0] ? spec.cudnn : cudnn;   /* +cudnnX wins, as in ce_store_find */
-            snprintf(name, sizeof name, "%s%s%s", cuda, d[0] ? "+cudnn" : "", d);
-            found = ce_store_find(ctx, name, out) == CE_OK;
-        }
-    }
-    ce_quiet_end(&q);
-    return found;
-}
-
-void ce_store_index_refresh(ce_ctx *ctx)
-{
-    ce_quiet q;
-    ce_quiet_begin(&q, false);
-    ce_index_refresh(ctx, NULL);   /* a failure is a warning of its own (index.h) or a stale index */
-    ce_quiet_end(&q);
-}
-
-void ce_store_index_prune(ce_ctx *ctx)
-{
-    ce_toolchain *v = NULL;
-    size_t n = 0;
-    char path[4200];
-    if (ce_store_list(ctx, &v, &n) == CE_OK && n == 0 &&
-        ce_store_path(ctx, "versions/" CE_INDEX_NAME, path, sizeof path) == CE_OK && unlink(path) != 0 &&
-        errno != ENOENT)
-        ce_emit(ctx, CE_EV_WARN, NULL, "cannot remove %s: %s", path, strerror(errno));
-    free(v);
 }
 
 /* ---- writing the store ---- */

@@ -54,6 +54,11 @@ int ce_store_find(ce_ctx *ctx, const char *spec, ce_toolchain *out);
  * ce_store_find, which reads the manifest.  refresh: after install, lock
  * held; prune: after uninstall, removes the index when nothing is left. */
 int ce_store_index_find(ce_ctx *ctx, const char *spec, ce_toolchain *out);
+/* doctor's facts of CUDA release cuda and TensorFlow row tf through the
+ * index (ce_index_facts_of), refreshed as above: 1 *out holds them, 0 read
+ * the manifest. */
+struct ce_index_facts;
+int ce_store_index_facts(ce_ctx *ctx, const char *cuda, const char *tf, struct ce_index_facts *out);
 void ce_store_index_refresh(ce_ctx *ctx);
 void ce_store_index_prune(ce_ctx *ctx);
 

@@ -491,6 +491,27 @@ PY
     expect_only "" 0
 }
 
+@test "doctor's manifest facts come from the resolution index once it is current (the manifest not opened), the same findings without it" {
+    command -v strace >/dev/null || skip "no strace"
+    dr_machine
+    dr_manifest
+    export CUDAENV_VERSION=tf-2.16
+    printf '#!/bin/sh\necho Python 3.13.1\n' > "$T/bin/python3"; chmod +x "$T/bin/python3"
+    expect_only compat.python-out-of-range 0            # writes the index
+    grep -qx 'tfpy 2.16 3.9-3.12' "$CUDAENV_ROOT/versions/.index"
+    grep -qx 'row 12.4.0 550.54.14 - 13 5.0 9.0' "$CUDAENV_ROOT/versions/.index"
+    ! opens_manifest doctor --json || false
+    [[ "$(cat "$T/st")" == *"versions/.index"* ]]
+    # the facts themselves from the index: an edited row is what doctor reports
+    sed -i 's/^tfpy 2.16 .*/tfpy 2.16 3.9-3.13/' "$CUDAENV_ROOT/versions/.index"
+    expect_only "" 0
+    # without the index (a directory there: neither read nor rebuilt): the manifest, the same finding
+    rm "$CUDAENV_ROOT/versions/.index" && mkdir "$CUDAENV_ROOT/versions/.index"
+    expect_only compat.python-out-of-range 0
+    [[ "$output" == *"3.9-3.12"* ]]
+    opens_manifest doctor --json
+}
+
 # ---- install preflight (runs before any download; --offline stops right after it) ----
 
 dr_install() {

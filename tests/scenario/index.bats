@@ -19,7 +19,7 @@ teardown() { common_teardown; }
 @test "install writes the index, keyed by the manifest's sha256: every installable TF row; uninstalling the last toolchain removes it" {
     run "$CUDAENV" -q install tf-2.14
     [ "$status" -eq 0 ]
-    [ "$(head -1 "$IDX")" = "cudaenv-index 3" ]
+    [ "$(head -1 "$IDX")" = "cudaenv-index 4" ]
     sha=$(sha256sum "$T/manifest.json" | cut -d' ' -f1)
     grep -qx "manifest $sha [0-9]*:$(stat -c '%i %s' "$T/manifest.json") [0-9.]* [0-9.]* $T/manifest.json" "$IDX"
     [ "$(grep '^tf ' "$IDX" | sort | tr '\n' ';')" = "tf 2.12 11.8.0 8.6.0.163;tf 2.14 11.8.0 8.7.0.84;tf 2.15 12.2.2 8.9.7.29;" ]
