@@ -108,6 +108,11 @@ extern void (*const cli_redist_free)(struct ce_redist *r);
  * through cli_url_manifest_loader when that may need a refresh.  Returns
  * 0 or a ce_err with the status set (ce_errmsg): `if (rc) return cli_fail(c, rc);`. */
 int cli_load_manifest(cli *c, struct ce_manifest **out);
+/* The same cut to what resolving spec reads where that is a slice
+ * (manifest/slice.h: a TensorFlow row without a cuDNN override), else the
+ * whole; cudnn: the command's --cudnn. */
+struct ce_spec;
+int cli_load_manifest_for(cli *c, const struct ce_spec *spec, const char *cudnn, struct ce_manifest **out);
 /* "<origin> (built-in), dated <updated>[ (local copy: PATH)]": where the
  * manifest in use comes from and how old it is, for --version, info and
  * list-remote (m: the loaded manifest, NULL to read it here; quiet). */

@@ -443,7 +443,7 @@ int cmd_info(cli *c, const cli_args *a)
     int rc = ce_spec_parse(&c->ctx, spec_text, &spec);
     if (rc) return cli_fail(c, rc);
     ce_manifest *m;
-    if ((rc = cli_load_manifest(c, &m))) return cli_fail(c, rc);
+    if ((rc = cli_load_manifest_for(c, &spec, cudnn, &m))) return cli_fail(c, rc);
     ce_resolved r;
     char policy[32];
     cli_cudnn_policy(c, &spec, &cudnn, &no_cudnn, policy, sizeof policy);

@@ -29,9 +29,18 @@ static int top_member(const char *t, size_t len, const char *name, size_t *key_a
         char ch = t[i];
         if (ch == '"') {
             size_t s = i++;
-            while (i < len && t[i] != '"') i += t[i] == '\\' ? 2 : 1;
-            if (i >= len) return -1;
+            for (;;) {   /* to the closing quote, a jump at a time (the text is NUL-terminated) */
+                if (i >= len) return -1;   /* a backslash was the last byte */
+                i += strcspn(t + i, "\"\\");
+                if (i >= len) return -1;
+                if (t[i] == '"') break;
+                i += 2;   /* an escape: the character after the backslash */
+            }
             i++;   /* past the closing quote */
+            if (depth > 1) {   /* inside a value: only strings and brackets matter */
+                i += strcspn(t + i, "\"{}[]");
+                continue;
+            }
             if (depth == 1 && want) {
                 *key_at = ks; *val_at = s; *end = i;
                 return 1;
@@ -59,6 +68,7 @@ static int top_member(const char *t, size_t len, const char *name, size_t *key_a
                     if (t[i] == '"') {
                         i++;
                         for (;;) {
+                            if (i >= len) return -1;
                             i += strcspn(t + i, "\"\\");
                             if (i >= len) return -1;
                             if (t[i] == '"') break;
@@ -101,6 +111,7 @@ static int top_member(const char *t, size_t len, const char *name, size_t *key_a
             break;
         }
         i++;
+        if (depth > 1) i += strcspn(t + i, "\"{}[]");
     }
     return -1;
 }
@@ -119,4 +130,65 @@ int ce_json_top_key(const char *t, size_t len, const char *name, size_t *key_at,
 {
     size_t end;
     return top_member(t, len, name, key_at, val_at, &end, false, false);
+}
+
+/* One past the JSON value at t[i] (a string, an object or array stepped over
+ * by strcspn jumps, or a scalar), or 0 when the text ends first. */
+static size_t value_end(const char *t, size_t len, size_t i)
+{
+    if (i >= len) return 0;
+    if (t[i] == '"' || t[i] == '{' || t[i] == '[') {
+        int d = 0;
+        while (i < len) {
+            if (t[i] == '"') {
+                i++;
+                for (;;) {
+                    if (i >= len) return 0;
+                    i += strcspn(t + i, "\"\\");
+                    if (i >= len) return 0;
+                    if (t[i] == '"') break;
+                    i += 2;
+                }
+                if (d == 0) return i + 1;   /* the value was this string */
+            } else if (t[i] == '{' || t[i] == '[') {
+                d++;
+            } else if ((t[i] == '}' || t[i] == ']') && --d == 0) {
+                return i + 1;
+            }
+            i++;
+            i += strcspn(t + i, "\"{}[]");
+        }
+        return 0;
+    }
+    while (i < len && !strchr(",}] \t\r\n", t[i])) i++;
+    return i < len ? i : 0;
+}
+
+static size_t skip_ws(const char *t, size_t len, size_t i)
+{
+    while (i < len && (t[i] == ' ' || t[i] == '\t' || t[i] == '\n' || t[i] == '\r')) i++;
+    return i;
+}
+
+int ce_json_each_member(const char *t, size_t len, ce_json_member_fn fn, void *ud)
+{
+    size_t i = skip_ws(t, len, 0);
+    if (i >= len || t[i] != '{') return -1;
+    i = skip_ws(t, len, i + 1);
+    if (i < len && t[i] == '}') return 1;
+    for (;;) {
+        if (i >= len || t[i] != '"') return -1;
+        size_t k = i, ke = value_end(t, len, i);
+        if (!ke) return -1;
+        i = skip_ws(t, len, ke);
+        if (i >= len || t[i] != ':') return -1;
+        size_t v = skip_ws(t, len, i + 1), e = value_end(t, len, v);
+        if (!e) return -1;
+        int r = fn(ud, t, k, ke - k, v, e);
+        if (r) return r < 0 ? -1 : 0;
+        i = skip_ws(t, len, e);
+        if (i < len && t[i] == '}') return 1;
+        if (i >= len || t[i] != ',') return -1;
+        i = skip_ws(t, len, i + 1);
+    }
 }

@@ -32,4 +32,12 @@ int ce_json_top_member_dotted(const char *t, size_t len, const char *name, size_
  * not stepped over): for a member known to come last. */
 int ce_json_top_key(const char *t, size_t len, const char *name, size_t *key_at, size_t *val_at);
 
+/* Each top-level member of the JSON object t[0..len) (t[len] a NUL), in
+ * order, without parsing it: fn gets its key (with the quotes, klen bytes
+ * from key_at) and value (val_at to end); a nonzero return stops (negative:
+ * an error, returned as -1).  1 all seen; 0 stopped by fn; -1 not an object
+ * or cut short. */
+typedef int (*ce_json_member_fn)(void *ud, const char *t, size_t key_at, size_t klen, size_t val_at, size_t end);
+int ce_json_each_member(const char *t, size_t len, ce_json_member_fn fn, void *ud);
+
 #endif

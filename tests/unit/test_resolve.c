@@ -7,11 +7,14 @@
 #include <stdint.h>
 #include <cmocka.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "manifest/manifest.h"
 #include "manifest_fixture.h"
 #include "manifest/resolve.h"
+#include "manifest/slice.h"
+#include "core/file.h"
 #include "core/version.h"
 
 static ce_ctx ctx;
@@ -226,6 +229,58 @@ static void test_builtin(void **state)
     ce_manifest_free(b);
 }
 
+/* ce_manifest_slice_tf: for every TensorFlow row of the built-in manifest,
+ * the slice parses and resolves to what the whole manifest resolves to (the
+ * same toolchain, runfile, cuDNN archive, NCCL, Python); what is not a row
+ * gives NULL (the caller then parses the whole). */
+static void test_slice(void **state)
+{
+    (void)state;
+    ce_manifest *b = NULL;
+    char *text = NULL;
+    size_t len = 0;
+    if (ce_manifest_load_file(&ctx, "share/manifests/cudaenv.json", &b)) fail_msg("%s", ce_errmsg());
+    assert_int_equal(ce_file_read(&ctx, "share/manifests/cudaenv.json", 64 << 20, &text, &len), CE_OK);
+    for (size_t i = 0; i < b->n_tf; i++) {
+        size_t slen = 0;
+        char *sl = ce_manifest_slice_tf(text, len, b->tf[i].version, &slen);
+        assert_non_null(sl);
+        assert_true(slen < len / 4);
+        ce_manifest *sm = NULL;
+        if (ce_manifest_parse(&ctx, sl, slen, "/x/cudaenv.json", true, &sm)) fail_msg("%s: %s", b->tf[i].version, ce_errmsg());
+        assert_int_equal(sm->n_tf, 1);
+        assert_int_equal(sm->n_cuda, 1);
+        assert_true(sm->n_cudnn <= 1);
+        ce_spec s;
+        char spec[32];
+        snprintf(spec, sizeof spec, "tf-%s", b->tf[i].version);
+        assert_int_equal(ce_spec_parse(&ctx, spec, &s), CE_OK);
+        ce_resolved rw, rs;
+        int cw = ce_resolve(&ctx, b, &s, "", false, &rw), cs = ce_resolve(&ctx, sm, &s, "", false, &rs);
+        assert_int_equal(cw, cs);
+        assert_string_equal(rw.name, rs.name);
+        assert_string_equal(rw.tf->python ? rw.tf->python : "", rs.tf->python ? rs.tf->python : "");
+        assert_string_equal(rw.tf->nccl ? rw.tf->nccl : "", rs.tf->nccl ? rs.tf->nccl : "");
+        assert_string_equal(rw.cuda ? rw.cuda->version : "", rs.cuda ? rs.cuda->version : "");
+        assert_string_equal(rw.runfile ? rw.runfile->sha256 : "", rs.runfile ? rs.runfile->sha256 : "");
+        assert_string_equal(rw.cudnn_archive ? rw.cudnn_archive->sha256 : "", rs.cudnn_archive ? rs.cudnn_archive->sha256 : "");
+        assert_string_equal(sm->updated, b->updated);
+        assert_int_equal(sm->n_profiles, b->n_profiles);
+        ce_manifest_free(sm);
+        free(sl);
+    }
+    size_t n;
+    assert_null(ce_manifest_slice_tf(text, len, "9.99", &n));   /* no such row */
+    char bad[] = "[1, 2]";
+    assert_null(ce_manifest_slice_tf(bad, strlen(bad), "2.14", &n));
+    char nocuda[] = "{\"schema\": 1, \"tensorflow\": {\"2.14\": {\"cudnn\": \"8.7.0.84\"}}, \"cuda\": {}, \"cudnn\": {}}";
+    assert_null(ce_manifest_slice_tf(nocuda, strlen(nocuda), "2.14", &n));
+    char missing[] = "{\"schema\": 1, \"tensorflow\": {\"2.14\": {\"cuda\": \"11.8.0\"}}, \"cuda\": {\"12.0.0\": {}}, \"cudnn\": {}}";
+    assert_null(ce_manifest_slice_tf(missing, strlen(missing), "2.14", &n));
+    free(text);
+    ce_manifest_free(b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -235,6 +290,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_unknown, setup, teardown),
         cmocka_unit_test_setup_teardown(test_platform, setup, teardown),
         cmocka_unit_test_setup_teardown(test_builtin, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_slice, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

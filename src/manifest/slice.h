@@ -1,0 +1,21 @@
+/* The manifest cut to what one command reads (issue 43: info's cost flat in
+ * the manifest's size).  A slice is a smaller manifest document, parsed and
+ * validated as any (manifest.h): what it holds is byte for byte the
+ * manifest's own, so resolving in it gives what resolving in the whole
+ * gives. */
+#ifndef CE_SLICE_H
+#define CE_SLICE_H
+
+#include <stddef.h>
+
+/* The manifest text[0..len) (text[len] a NUL; the text is written to and put
+ * back) cut to TensorFlow row tf ("2.14"): every top-level member as it is,
+ * except "tensorflow" with only that row, "cuda" with only the release the
+ * row names, "cudnn" with only its cuDNN (or none), and "torch" and "jax"
+ * left out.  A malloc'ed text (*outlen bytes), or NULL: the row is missing,
+ * names no CUDA release the manifest has, or the text is not what a
+ * manifest looks like (parse the whole then: its errors are the ones to
+ * show). */
+char *ce_manifest_slice_tf(char *text, size_t len, const char *tf, size_t *outlen);
+
+#endif
