@@ -123,7 +123,7 @@ void ce_parts_drop(ce_ctx *ctx, plan *pl)
             kill(p->pid, SIGKILL);
             reap(ctx, p, true);
         }
-        if (p->staging[0]) ce_rm_rf(ctx, p->staging);
+        if (p->staging[0]) ce_rm_tree(ctx, p->staging);
         p->staging[0] = '\0';
     }
     ce_quiet_end(&q);
@@ -242,7 +242,7 @@ int ce_parts_fetch_unpack(ce_ctx *ctx, const ce_manifest *m, plan *pl)
                      * itself; after a success the verified file decides */
                     char why[512];
                     snprintf(why, sizeof why, "%s", ce_errmsg());
-                    ce_rm_rf(ctx, p->staging);
+                    ce_rm_tree(ctx, p->staging);
                     p->staging[0] = '\0';
                     p->state = 0;
                     p->retry = true;
