@@ -22,6 +22,7 @@
 #include "mirror_dir.h"
 #include "redist.h"
 #include "store/store.h"
+#include "core/path.h"
 
 #define NVIDIA_BASE "https://developer.download.nvidia.com/"
 #define WORK_DIR ".cudaenv-mirror"
@@ -513,7 +514,7 @@ int ce_mirror_build(ce_ctx *ctx, const ce_mirror_req *req, ce_mirror_stats *st)
     ce_ctx mctx = *ctx;   /* the same configuration with the mirror's work directory as the root */
     ce_store_txn txn = CE_STORE_TXN_INIT;
     int rc = ce_mdir_open(ctx, req->dir, true, &md), cfd = -1;
-    if (!rc && (size_t)snprintf(mctx.root, sizeof mctx.root, "%s/%s", md.path, WORK_DIR) >= sizeof mctx.root)
+    if (!rc && ce_path_join(mctx.root, sizeof mctx.root, md.path, WORK_DIR) != CE_OK)
         rc = ce_fail(ctx, CE_ERR_OTHER, "mirror directory path too long: %s", req->dir);
     /* its work directory and cache: no symlink, as root root's own (the
      * fetch then writes .part files there by path) */
