@@ -301,7 +301,7 @@ inst_copy() {
     cp "$T/u/python3" "$I/libexec/cudaenv/cudaenv-full" && chown "$ATK" "$I/libexec/cudaenv/cudaenv-full"
     run --separate-stderr "$I/bin/cudaenv" install 11.8
     [ "$status" -eq 6 ]
-    [[ "$stderr" == *"cudaenv-full is not root's to run"*"owned by uid"* ]] || { echo "$stderr"; false; }
+    [[ "$stderr" == *"cudaenv-full"*"is not root's to run"*"owned by uid"* ]] || { echo "$stderr"; false; }
     [ ! -e "$MARK" ]
 }
 
