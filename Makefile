@@ -151,21 +151,22 @@ $(BUILD)/share/cudaenv/redist:
 	@mkdir -p $(BUILD)/share/cudaenv
 	ln -sfn $(CURDIR)/data/redist/cuda $@
 
-$(BUILD)/tests/%: tests/unit/%.c $(LIB_OBJ)
+$(BUILD)/tests/%: tests/unit/%.c $(LIB_OBJ) $(BUILD)/obj/tests/doubles/seams.o
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(filter %.o,$^) $(FULL_LIBS) -lcmocka
 
 # the command-line parser, from the front end (src/cli/args.c)
 $(BUILD)/tests/test_args: $(BUILD)/obj/src/cli/args.o
 
-# As root, cudaenv honours its test seams (CUDAENV_TEST_*, CUDAENV_FULL) only
-# when this root-owned file sits in the build tree (core/priv.h): the tests
-# opt in; `make install` never installs it, so an installed cudaenv run as
-# root ignores them whatever the caller's environment says.
-$(BUILD)/cudaenv-test-knobs:
-	@mkdir -p $(BUILD) && : > $@
+# The fault points' test double (src/core/fault.h, tests/doubles/seams.c):
+# linked into the unit tests, preloaded by the scenario tests.  Built without
+# the sanitizers, as the other LD_PRELOAD doubles are.
+SEAMS = $(BUILD)/doubles/seams.so
+$(SEAMS): tests/doubles/seams.c
+	@mkdir -p $(dir $@)
+	cc -O2 -g -Wall -shared -fPIC -o $@ $< -ldl
 
-units: $(UNIT_BIN) $(BUILD)/cudaenv-test-knobs
+units: $(UNIT_BIN) $(SEAMS)
 
 check: all units
 	BUILD=$(BUILD) tests/run.sh

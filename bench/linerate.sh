@@ -145,17 +145,6 @@ server_start "$G/www" >/dev/null
 for _ in $(seq 50); do curl -s -o /dev/null "$SERVER_URL/" && break; sleep 0.1; done
 mkman() { sed "s|BASE|$1|g" "$W/manifest.json" > "$2"; }
 mkman "$SERVER_URL" "$W/m-loop.json"
-export CUDAENV_FULL=$FULL
-# As root the light binary honours CUDAENV_FULL only with the opt-in file of
-# its tree (core/priv.h): without it the before rows would run this build
-# again (they did in issue 25's runs 4-5).  Checked: an offline install into a
-# fresh root with a missing CUDAENV_FULL must name it.
-if [ -n "${LR_BEFORE:-}" ] && ! CUDAENV_FULL=$W/no-such-full CUDAENV_ROOT=$W/probe "$CUDAENV" -q install --offline \
-        11.8 2>&1 | grep -q "$W/no-such-full"; then
-    echo "linerate: $CUDAENV ignores CUDAENV_FULL (as root: create cudaenv-test-knobs in its build tree), so LR_BEFORE would run this build: stopping" >&2
-    exit 1
-fi
-rm -rf "$W/probe"
 # the archives the install fetches, largest first
 arcs=$(find "$G/www/compute" -name '*.tar.xz' -printf '%s %p\n' | sort -rn | awk '{print $2}')
 narcs=$(echo "$arcs" | wc -l)
@@ -184,9 +173,9 @@ download() {  # download BASE: 8 x curl, largest first, the bytes thrown away
 }
 SPEC=tf-2.14
 [ "$BIG" = 1 ] && SPEC=11.8.0   # CUDA alone: libcublas, no cuDNN
-inst() {  # inst MANIFEST [FULL]
+inst() {  # inst MANIFEST [FULL]: the full binary itself (as root CUDAENV_FULL is ignored)
     # shellcheck disable=SC2086
-    CUDAENV_MANIFEST=$1 CUDAENV_FULL=${2:-$FULL} CUDAENV_ROOT=$W/root ${LR_WRAP:-} "$CUDAENV" -q install "$SPEC" >/dev/null
+    CUDAENV_MANIFEST=$1 CUDAENV_ROOT=$W/root ${LR_WRAP:-} "${2:-$FULL}" -q install "$SPEC" >/dev/null
 }
 export -f seeds atonce download inst
 export W G arcs CUDAENV FULL SPEC LR_WRAP

@@ -12,8 +12,6 @@ set -u
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
 export CUDAENV_TEST_BUILD=$PWD/$BUILD
-# as root, the test seams need the build tree's root-owned opt-in (core/priv.h)
-if [ "$(id -u)" -eq 0 ] && [ -d "$BUILD" ]; then : > "$BUILD/cudaenv-test-knobs"; fi
 work=$(mktemp -d "${TMPDIR:-/tmp}/cudaenv-run.XXXXXX")
 cleanup() {
     local p

@@ -186,7 +186,7 @@ if [ $generate = 1 ]; then
         covunits=$($PY tools/mutagen.py units --table tools/mutants-tests.txt "${names[@]}")
         echo "mutate: building the coverage copy (build-cov, --coverage)"
         t_cov=$(date +%s)
-        make -C "$S" -j2 WERROR=0 BUILD=build-cov CFLAGS="-O0 -g --coverage" all build-cov/cudaenv-test-knobs \
+        make -C "$S" -j2 WERROR=0 BUILD=build-cov CFLAGS="-O0 -g --coverage" all build-cov/doubles/seams.so \
             $(for u in $covunits; do echo "build-cov/tests/$u"; done) >"$S/.cov-build.log" 2>&1 \
             || { tail -20 "$S/.cov-build.log"; echo "mutate: the coverage build failed"; exit 1; }
         $PY tools/mutagen.py covmap --tree "$S" --build build-cov --table tools/mutants-tests.txt \
@@ -202,7 +202,7 @@ if [ $generate = 1 ]; then
 fi
 
 build() { # build [UNIT...]
-    local targets=(all build/cudaenv-test-knobs) u   # the test seams' opt-in, as make units makes it
+    local targets=(all build/doubles/seams.so) u   # the fault points' double, as make units makes it
     for u in "$@"; do targets+=("build/tests/$u"); done
     make -C "$S" -j2 WERROR=0 BUILD=build "${targets[@]}" >"$S/.build.log" 2>&1
 }

@@ -73,11 +73,12 @@ int cmd_adopt(cli *c, const cli_args *a)
         cli_note(c, "%s is already adopted as %s", dir, have);
         return 0;
     }
-    int lock = -1, rc = ce_store_lock(&c->ctx, &lock);
+    ce_store_txn txn = CE_STORE_TXN_INIT;
+    int rc = ce_store_begin(&c->ctx, &txn);
     if (rc) return cli_fail(c, rc);
     char got[96];
     rc = ce_adopt(&c->ctx, dir, name, got, sizeof got);
-    ce_store_unlock(lock);
+    ce_store_end(&txn);
     if (rc) return cli_fail(c, rc);
     cli_note(c, "adopted %s as %s (cudaenv uninstall %s forgets it and leaves %s alone)", dir, got, got, dir);
     cli_note(c, "use it: cudaenv use %s, cudaenv exec %s -- CMD, cudaenv verify %s", got, got, got);

@@ -103,7 +103,8 @@ static int list(cli *c, ce_cache_item *v, size_t n)
 
 static int sweep(cli *c, ce_cache_item *v, size_t n, bool prune, bool dry)
 {
-    int lock = -1, rc = ce_store_lock(&c->ctx, &lock);
+    ce_store_txn txn = CE_STORE_TXN_INIT;
+    int rc = ce_store_begin(&c->ctx, &txn);
     if (rc) return cli_fail(c, rc);
     long long freed = 0;
     size_t count = 0;
@@ -117,7 +118,7 @@ static int sweep(cli *c, ce_cache_item *v, size_t n, bool prune, bool dry)
         if (!dry) rc = ce_cache_remove(&c->ctx, &v[i]);
         if (rc == CE_OK) { freed += v[i].freeable; count++; }
     }
-    ce_store_unlock(lock);
+    ce_store_end(&txn);
     if (rc) return cli_fail(c, rc);
     char f[32];
     cli_size(f, sizeof f, (double)freed);

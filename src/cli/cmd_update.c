@@ -44,12 +44,12 @@ static void reindex(cli *c)
 {
     ce_quiet q;
     ce_quiet_begin(&q, true);
-    int fd = -1;
+    ce_store_txn txn = CE_STORE_TXN_INIT;
     ce_toolchain *v = NULL;
     size_t n = 0;
-    if (ce_store_list(&c->ctx, &v, &n) == CE_OK && n && ce_store_trylock(&c->ctx, &fd) == CE_OK)
+    if (ce_store_list(&c->ctx, &v, &n) == CE_OK && n && ce_store_try_begin(&c->ctx, &txn) == CE_OK)
         ce_store_index_refresh(&c->ctx);
-    ce_store_unlock(fd);
+    ce_store_end(&txn);
     free(v);
     ce_quiet_end(&q);
 }

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/fault.h"
 #include "store/activate.h"
 #include "store/adopt.h"
 #include "store/system.h"
@@ -307,10 +308,9 @@ int cmd_verify(cli *c, const cli_args *a)
         setenv("CUDAENV_VERIFY_NO_REEXEC", "1", 1);  /* never loop if the full binary lacks it too */
         return cli_exec_full(c);
     }
-    /* Test hook: the fake libcuda.so.1 of tests/doubles drives the GPU
-     * reporting paths on machines without a GPU. */
-    const char *fake = c->ctx.set.test_libcuda;
-    if (fake && *fake) opt.libcuda = fake;
+    /* tests: the fake libcuda.so.1 of tests/doubles drives the GPU
+     * reporting paths on machines without a GPU (core/fault.h) */
+    ce_fault_point("verify-libcuda", &opt.libcuda);
 
     /* in a re-exec (below), the shell's own CUDAENV_VERSION comes back first, so what is
      * in effect is found, and said, as the first process found it */

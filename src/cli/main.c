@@ -476,9 +476,10 @@ static const char *nearest_command(const char *typed)
 int cli_exec_full(cli *c)
 {
     char path[8300];
-    /* CUDAENV_FULL: as root only with the build tree's opt-in (core/priv.h) */
+    /* CUDAENV_FULL: never as root (core/priv.h); the build tree's
+     * bin/ and libexec/ are laid out as an installed prefix's */
     const char *env = c->ctx.set.full;
-    if (env && *env && (!ce_priv() || ce_priv_knobs_ok())) {
+    if (env && *env && !ce_priv()) {
         snprintf(path, sizeof path, "%s", env);
     } else {
         snprintf(path, sizeof path, "%s/../libexec/cudaenv/cudaenv-full", ce_self_dir(&c->ctx));

@@ -9,7 +9,6 @@
 #include <unistd.h>
 
 #include "path.h"
-#include "priv.h"
 
 #ifndef CE_DATADIR
 #define CE_DATADIR "/usr/local/share/cudaenv"
@@ -35,11 +34,7 @@ static const struct { const char *name; size_t len, off; } settings[] = {
     SET("FETCH_CEILING", fetch_ceiling), SET("RUNFILE_TIMEOUT", runfile_timeout),
     SET("RUNFILE_LOG_CAP", runfile_log_cap), SET("VERIFY_NO_REEXEC", verify_no_reexec),
     SET("UPDATE_INTERVAL", update_interval), SET("MANIFEST_UNSIGNED", unsigned_ok),
-    SET("DRIVER_VERSION", driver_version),
-    SET("TEST_CRASH_AT", test_crash_at), SET("TEST_FAULT", test_fault),
-    SET("TEST_FREE_BYTES", test_free_bytes), SET("TEST_XZ_THREADS", test_xz_threads),
-    SET("TEST_COMPOSE_COPY", test_compose_copy), SET("TEST_LIBDIR", test_libdir),
-    SET("TEST_LIBCUDA", test_libcuda), SET("TEST_HASH_LOG", test_hash_log), SET("XZ_NO_PIPE", xz_no_pipe),
+    SET("DRIVER_VERSION", driver_version), SET("XZ_NO_PIPE", xz_no_pipe),
 };
 #undef SET
 
@@ -47,37 +42,6 @@ static const struct { const char *name; size_t len, off; } settings[] = {
  * a copy of the last ce_ctx_init's (or of a first read with no context). */
 static ce_settings process_copy;
 static const ce_settings *process_settings;
-
-/* The knobs root ignores unless opted in (core/priv.h: the test seams), and
- * of those the ones that name a file root would write, read or load (their
- * path must pass the chain rule too).  CUDAENV_FULL, which the whole test
- * suite sets, is judged where it is used (cli_exec_full, ce_full_path), so
- * env's start-up does not pay for the opt-in's lookup. */
-#define KNOB(field, file) { offsetof(ce_settings, field), file }
-static const struct { size_t off; bool file; } root_knobs[] = {
-    KNOB(test_crash_at, false), KNOB(test_fault, false), KNOB(test_free_bytes, false),
-    KNOB(test_xz_threads, true), KNOB(test_compose_copy, false), KNOB(test_libdir, true),
-    KNOB(test_libcuda, true), KNOB(test_hash_log, true),
-};
-#undef KNOB
-
-/* As root (priv.h): a test seam is dropped here, the one
- * place the environment is read, unless root opted in with the
- * cudaenv-test-knobs file and, for a knob naming a file, that file's path
- * passes the rule.  Costs nothing when none is set (no geteuid either:
- * env's start-up counts its system calls). */
-static void drop_root_knobs(ce_settings *s)
-{
-    bool any = false;
-    for (size_t i = 0; i < sizeof root_knobs / sizeof *root_knobs && !any; i++)
-        any = *(const char **)((char *)s + root_knobs[i].off) != NULL;
-    if (!any || !ce_priv()) return;
-    bool opted = ce_priv_knobs_ok();
-    for (size_t i = 0; i < sizeof root_knobs / sizeof *root_knobs; i++) {
-        const char **slot = (const char **)((char *)s + root_knobs[i].off);
-        if (*slot && (!opted || (root_knobs[i].file && **slot && !ce_priv_path_ok(*slot)))) *slot = NULL;
-    }
-}
 
 /* One pass over the environment: only CUDAENV_* entries are looked at; the
  * first of a name wins, as with getenv. */
@@ -96,7 +60,6 @@ static void read_settings(ce_settings *s)
             break;
         }
     }
-    drop_root_knobs(s);
 }
 
 const ce_settings *ce_settings_now(void)

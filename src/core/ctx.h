@@ -34,14 +34,13 @@ typedef struct ce_event {
 
 typedef void (*ce_event_fn)(void *ud, const ce_event *ev);
 
-/* The cudaenv settings and test seams (CUDAENV_*), read once by
- * ce_ctx_init in one pass over the environment (nothing parsed, nothing
- * copied: each is the environment's own string, NULL when not set).  Read
- * them here, never with getenv: the full list of what cudaenv reads is this
- * struct.  As root the test seams are dropped here unless root opted in
- * (core/priv.h, ce_priv_knobs_ok), and CUDAENV_FULL is honoured only then
- * (cli_exec_full): a caller's environment (sudo -E) cannot steer root
- * through them. */
+/* The cudaenv settings (CUDAENV_*), read once by ce_ctx_init in one pass
+ * over the environment (nothing parsed, nothing copied: each is the
+ * environment's own string, NULL when not set).  Read them here, never with
+ * getenv: the full list of what cudaenv reads is this struct.  There are no
+ * test variables among them (tests act through core/fault.h); as root
+ * CUDAENV_FULL is ignored (cli_exec_full): a caller's environment (sudo -E)
+ * cannot pick the binary root runs. */
 typedef struct ce_settings {
     const char *root;                 /* CUDAENV_ROOT as given (ctx->root is the resolved store) */
     const char *sysroot, *manifest, *mirror, *platform;   /* as given; ctx's fields hold what is used */
@@ -63,22 +62,13 @@ typedef struct ce_settings {
     const char *update_interval;      /* CUDAENV_UPDATE_INTERVAL (s): a remote manifest's copy stays fresh */
     const char *unsigned_ok;          /* CUDAENV_MANIFEST_UNSIGNED: "1" accepts an unsigned remote manifest */
     const char *driver_version;       /* CUDAENV_DRIVER_VERSION: plan for this driver (as --driver) */
-    /* test seams */
-    const char *test_crash_at;        /* CUDAENV_TEST_CRASH_AT: SIGKILL after a system switch step */
-    const char *test_fault;           /* CUDAENV_TEST_FAULT: SIGKILL at an install point (or vanish-after-verify) */
-    const char *test_free_bytes;      /* CUDAENV_TEST_FREE_BYTES: fake free space */
-    const char *test_xz_threads;      /* CUDAENV_TEST_XZ_THREADS: report the decoder's threads there */
-    const char *test_compose_copy;    /* CUDAENV_TEST_COMPOSE_COPY: copy instead of hard links */
-    const char *test_libdir;          /* CUDAENV_TEST_LIBDIR: the machine's driver library dir */
-    const char *test_libcuda;         /* CUDAENV_TEST_LIBCUDA: a fake libcuda for verify */
-    const char *test_hash_log;        /* CUDAENV_TEST_HASH_LOG: one line per sha256 digest there */
     const char *xz_no_pipe;           /* CUDAENV_XZ_NO_PIPE: decode in the caller's thread */
 } ce_settings;
 
 typedef struct ce_ctx {
     /* what every command writes or reads first, ahead of the 4 KiB paths:
      * one page for all of them (issue 13: page faults per exec) */
-    ce_settings set;      /* CUDAENV_* settings and test seams, read once */
+    ce_settings set;      /* CUDAENV_* settings, read once */
     char platform[32];    /* linux-x86_64 / linux-sbsa (the binary's own; CUDAENV_PLATFORM) */
     bool insecure;        /* --insecure: allow http:// */
     bool offline;         /* --offline: cache only */

@@ -330,57 +330,6 @@ int ce_mkdir_p(ce_ctx *ctx, const char *path, int mode)
     return CE_OK;
 }
 
-/* Remove everything inside the directory dfd (which it closes), never
- * following a symlink and never leaving the filesystem dev: every level is
- * opened with openat(O_NOFOLLOW) from its parent's descriptor, so swapping a
- * directory for a symlink mid-way cannot redirect the delete elsewhere. */
-static int rm_inside(int dfd, dev_t dev, int depth)
-{
-    if (depth > 256) { close(dfd); errno = ELOOP; return -1; }
-    struct stat st;
-    /* read-only directories (toolkits ship some) must be opened up first */
-    if (fstat(dfd, &st) == 0 && !(st.st_mode & S_IWUSR)) fchmod(dfd, (st.st_mode & 07777) | S_IRWXU);
-    DIR *d = fdopendir(dfd);
-    if (!d) { close(dfd); return -1; }
-    struct dirent *e;
-    int rc = 0;
-    while ((e = readdir(d))) {
-        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
-        if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
-            if (errno != ENOENT) rc = -1;
-            continue;
-        }
-        if (S_ISDIR(st.st_mode)) {
-            if (st.st_dev != dev) { rc = -1; errno = EXDEV; continue; }   /* a mount: leave it */
-            int sub = openat(dirfd(d), e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-            if (sub < 0 || rm_inside(sub, dev, depth + 1) != 0) { rc = -1; continue; }
-            if (unlinkat(dirfd(d), e->d_name, AT_REMOVEDIR) != 0 && errno != ENOENT) rc = -1;
-        } else if (unlinkat(dirfd(d), e->d_name, 0) != 0 && errno != ENOENT) {
-            rc = -1;
-        }
-    }
-    int e2 = errno;
-    closedir(d);
-    errno = e2;
-    return rc;
-}
-
-int ce_rm_rf(ce_ctx *ctx, const char *path)
-{
-    struct stat st;
-    if (lstat(path, &st) != 0)
-        return errno == ENOENT ? CE_OK : ce_fail(ctx, CE_ERR_IO, "cannot stat %s: %s", path, strerror(errno));
-    if (!S_ISDIR(st.st_mode)) {
-        if (unlink(path) != 0)
-            return ce_fail(ctx, CE_ERR_IO, "cannot remove %s: %s", path, strerror(errno));
-        return CE_OK;
-    }
-    int dfd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (dfd < 0 || rm_inside(dfd, st.st_dev, 0) != 0 || (rmdir(path) != 0 && errno != ENOENT))
-        return ce_fail(ctx, CE_ERR_IO, "cannot remove %s: %s", path, strerror(errno));
-    return CE_OK;
-}
-
 bool ce_is_dir(const char *path)
 {
     struct stat st;

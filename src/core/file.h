@@ -51,8 +51,6 @@ int ce_mkdir_p(ce_ctx *ctx, const char *path, int mode);
 /* out = a "/" b (ce_path_join); CE_ERR_OTHER naming both when it does not
  * fit in outsz (CE_PATH_MAX for a path buffer). */
 int ce_join(ce_ctx *ctx, char *out, size_t outsz, const char *a, const char *b);
-/* rm -rf that does not follow symlinks and stays on the given tree. */
-int ce_rm_rf(ce_ctx *ctx, const char *path);
 /* fsync a directory (after rename into it). */
 int ce_fsync_dir(const char *path);
 /* fsync n (at most 8) descriptors (files or directories) at once: one thread each but

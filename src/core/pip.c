@@ -6,11 +6,13 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "error.h"
+#include "path.h"
+
 static bool exists_rel(const char *dir, const char *rel)
 {
     char p[PATH_MAX + 64];
-    snprintf(p, sizeof p, "%s/%s", dir, rel);
-    return access(p, F_OK) == 0;
+    return ce_path_join(p, sizeof p, dir, rel) == CE_OK && access(p, F_OK) == 0;
 }
 
 /* py as given, or the first PATH entry that has it */

@@ -359,39 +359,6 @@ int ce_priv_dir_make(ce_priv_tree *t, const char *path, mode_t mode, char *why, 
     return 0;
 }
 
-/* The running binary's directory, resolved (/proc/self/exe is). */
-static bool self_dir(char *out, size_t n)
-{
-    ssize_t k = readlink("/proc/self/exe", out, n - 1);
-    if (k <= 0) return false;
-    out[k] = '\0';
-    char *slash = strrchr(out, '/');
-    if (!slash || slash == out) return false;
-    *slash = '\0';
-    return true;
-}
-
-bool ce_priv_knobs_ok(void)
-{
-    static int known = -1;
-    if (known >= 0) return known;
-    known = 0;
-    char dir[PATH_MAX], f[PATH_MAX + 32], cur[PATH_MAX];
-    if (!self_dir(dir, sizeof dir)) return false;
-    for (int up = 0; up < 3 && !known; up++) {
-        struct stat st;
-        if (snprintf(f, sizeof f, "%s/" CE_PRIV_KNOBS_FILE, dir) < (int)sizeof f && lstat(f, &st) == 0 &&
-            S_ISREG(st.st_mode)) {
-            const char *why;
-            known = !ce_priv_chain_walk(f, cur, NULL, &why);
-        }
-        char *slash = strrchr(dir, '/');
-        if (!slash || slash == dir) break;
-        *slash = '\0';
-    }
-    return known;
-}
-
 const char *ce_priv_tmpdir(void)
 {
     const char *t = getenv("TMPDIR");

@@ -19,12 +19,10 @@
  *    RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS, else a per-component O_NOFOLLOW
  *    walk), so nothing renamed or re-pointed after the check redirects
  *    root.  Files are created with O_EXCL|O_NOFOLLOW (mkstemp).
- *  - Knobs: CUDAENV_TEST_* and CUDAENV_FULL are read in one place
- *    (core/ctx.c); as root they are dropped there unless ce_priv_knobs_ok
- *    says the person running as root opted in (a root-owned
- *    cudaenv-test-knobs file beside the binary's build tree, which only root
- *    can create and `make install` never installs), and a knob naming a file
- *    passes the chain rule too.  The override programs (CUDAENV_LDCONFIG,
+ *  - Knobs: the environment is read in one place (core/ctx.c); there are
+ *    no test variables in the product (tests act through core/fault.h and
+ *    LD_PRELOAD, which root's caller could use anyway), and as root
+ *    CUDAENV_FULL is ignored (cli_exec_full).  The override programs (CUDAENV_LDCONFIG,
  *    CUDAENV_UPDATE_ALTERNATIVES, CUDAENV_DOCTOR_PYTHON, CUDAENV_TORCH) are
  *    programs like any other: the proc.c check applies.
  *  - Python: every start goes through ce_py_prepare (core/pyrun.h), which as
@@ -125,15 +123,6 @@ int ce_priv_file_open(const char *path, bool follow, char *real, size_t realsz, 
  * privileged: mkdir -p and open, the user's own symlinks followed.  0, or
  * -1 with why naming the path and errno (EPERM for a refusal). */
 int ce_priv_dir_make(ce_priv_tree *t, const char *path, mode_t mode, char *why, size_t whysz);
-
-/* As root, may CUDAENV_TEST_* and CUDAENV_FULL be honoured?  Only when a
- * regular file named cudaenv-test-knobs, owned by root and passing the chain
- * rule, sits in the running binary's directory or one or two levels above it
- * (a build tree: build/cudaenv-test-knobs for build/bin/cudaenv and
- * build/libexec/cudaenv/cudaenv-full).  Asked once, on the first knob found
- * set. */
-#define CE_PRIV_KNOBS_FILE "cudaenv-test-knobs"
-bool ce_priv_knobs_ok(void);
 
 /* The directory for root's temporary files: TMPDIR when it passes the rule
  * (or always when not privileged), else /tmp. */

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "proc.h"
+#include "path.h"
 
 /* longer prefixes first: libcusparseLt is its own product */
 static const struct { const char *prefix; int fam; } prefixes[] = {
@@ -112,8 +113,7 @@ static void scan_glob(ce_pylibs *out, const char *pat)
 static bool exists(const char *dir, const char *name)
 {
     char p[PATH_MAX + 64];
-    snprintf(p, sizeof p, "%s/%s", dir, name);
-    return access(p, F_OK) == 0;
+    return ce_path_join(p, sizeof p, dir, name) == CE_OK && access(p, F_OK) == 0;
 }
 
 /* the site directories of prefix for pyver ("python3.12", or "python3*") */

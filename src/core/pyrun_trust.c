@@ -30,6 +30,7 @@
 #include "dirscan.h"
 #include "priv.h"
 #include "proc.h"
+#include "path.h"
 
 typedef struct pyt {
     char *why;
@@ -158,7 +159,7 @@ static int pth_paths(pyt *t, const char *dir)
         size_t l = strlen(name);
         if (l < 5 || strcmp(name + l - 4, ".pth")) continue;
         char f[PATH_MAX], line[PATH_MAX], p[PATH_MAX * 2];
-        if (snprintf(f, sizeof f, "%s/%s", dir, name) >= (int)sizeof f) continue;
+        if (ce_path_join(f, sizeof f, dir, name) != CE_OK) continue;
         FILE *fp = fopen(f, "re");
         while (!rc && fp && fgets(line, sizeof line, fp)) {
             line[strcspn(line, "\r\n")] = '\0';
@@ -184,7 +185,7 @@ static int lib_dirs(pyt *t, const char *lib, bool pth)
     int rc = 0;
     char p[PATH_MAX + 256];
     while (!rc && (name = ce_dirscan_next(&s, &type)))
-        if (!strncmp(name, "python", 6) && snprintf(p, sizeof p, "%s/%s", lib, name) < (int)sizeof p) {
+        if (!strncmp(name, "python", 6) && ce_path_join(p, sizeof p, lib, name) == CE_OK) {
             rc = tree(t, p);
             if (!rc && pth && strlen(p) + 16 < sizeof p) rc = pth_paths(t, strcat(p, "/site-packages"));
         }

@@ -24,6 +24,7 @@
 #include "core/proc.h"
 #include "core/pyrun.h"
 #include "selftest/framework.h"
+#include "core/path.h"
 
 /* The interpreter as ce_fw_run finds it (PATH searched, made absolute). */
 static bool find_python(const char *want, char *out, size_t n)
@@ -32,7 +33,7 @@ static bool find_python(const char *want, char *out, size_t n)
     if (out[0] == '/') return true;
     char cwd[2048], rel[4096];
     snprintf(rel, sizeof rel, "%s", out);
-    return getcwd(cwd, sizeof cwd) && snprintf(out, n, "%s/%s", cwd, rel) < (int)n;
+    return getcwd(cwd, sizeof cwd) && ce_path_join(out, n, cwd, rel) == CE_OK;
 }
 
 static long long now_ns(void)

@@ -10,8 +10,7 @@
  *   pkgs/<component>-<version>-<sha256:12> (shared between toolchains) ->
  *   compose versions/.staging-* in the runfile's layout (store/layout.h) ->
  *   receipt with the components -> fsync -> rename.
- * Test-only: CUDAENV_TEST_FAULT=during-download|after-unpack|before-commit
- * as for runfile installs. */
+ * Fault points (core/fault.h) as for runfile installs, and unpack-start. */
 #ifndef CE_COMPONENTS_H
 #define CE_COMPONENTS_H
 

@@ -20,6 +20,7 @@
 
 #include "core/bytes.h"
 #include "core/clock.h"
+#include "core/fault.h"
 #include "core/file.h"
 #include "http.h"
 
@@ -161,6 +162,7 @@ static size_t body(dl *d, char *p, size_t n)
         return 0;
     }
     d->last_data = ce_mono_s();
+    ce_fault_point("during-download", d->part);   /* bytes arrived, the .part is open */
     while (n) {
         size_t k = WBUF - d->blen < n ? WBUF - d->blen : n;
         memcpy(d->buf + d->blen, p, k);

@@ -18,6 +18,7 @@
 #include "fetch.h"
 #include "core/bytes.h"
 #include "core/clock.h"
+#include "core/fault.h"
 #include "core/file.h"
 #include "core/rmtree.h"
 #include "preflight.h"
@@ -42,17 +43,6 @@ typedef struct need {
 } need;
 
 #define MAX_NEEDS 32
-
-static bool fault_is(const char *point)
-{
-    const char *f = ce_settings_now()->test_fault;
-    return f && strcmp(f, point) == 0;
-}
-
-static void fault(const char *point)
-{
-    if (fault_is(point)) raise(SIGKILL);
-}
 
 static const char *url_base(const char *url)
 {
@@ -102,15 +92,9 @@ static int space_preflight(ce_ctx *ctx, const need *needs, size_t n)
         want += (double)size * (needs[i].is_runfile ? CE_RUNFILE_UNPACK_FACTOR : CE_TARBALL_UNPACK_FACTOR);
     }
     if (want <= 0) return CE_OK;
-    double avail;
-    const char *fake = ctx->set.test_free_bytes;
-    if (fake && *fake) {
-        avail = strtod(fake, NULL);
-    } else {
-        struct statvfs vs;
-        if (statvfs(ctx->root, &vs) != 0) return CE_OK; /* cannot tell: let the writes speak */
-        avail = (double)vs.f_bavail * (double)vs.f_frsize;
-    }
+    struct statvfs vs;
+    if (statvfs(ctx->root, &vs) != 0) return CE_OK; /* cannot tell: let the writes speak */
+    double avail = (double)vs.f_bavail * (double)vs.f_frsize;
     if (avail >= want) return CE_OK;
     char w[32], a[32];
     ce_bytes_text(w, sizeof w, want);
@@ -121,23 +105,6 @@ static int space_preflight(ce_ctx *ctx, const need *needs, size_t n)
 }
 
 /* ---- fetching, with cuDNN archives unpacked as they arrive ---- */
-
-static void kill_during_download(ce_ctx *ctx, need *needs, size_t n, const volatile int *done)
-{
-    for (int waited = 0; waited < 30000 && !__atomic_load_n(done, __ATOMIC_ACQUIRE); waited++) {
-        for (size_t i = 0; i < n; i++) {
-            char cp[4200], part[4300];
-            struct stat st;
-            if (ce_cache_path(ctx, needs[i].art->sha256, cp, sizeof cp)) continue;
-            snprintf(part, sizeof part, "%s.part", cp);
-            /* the .part exists (fetch opens it before the first byte and
-             * writes in blocks, so its size may still be 0): mid-download */
-            if (stat(part, &st) == 0) raise(SIGKILL);
-        }
-        usleep(1000);
-    }
-    raise(SIGKILL);
-}
 
 static void drop_stagings(ce_ctx *ctx, need *needs, size_t n)
 {
@@ -191,7 +158,6 @@ static int fetch_and_unpack(ce_ctx *ctx, const ce_manifest *m, need *needs, size
     pthread_t th;
     if (pthread_create(&th, NULL, ce_fetch_thread, &job) != 0)
         return ce_fail(ctx, CE_ERR_OTHER, "cannot start the download thread");
-    if (fault_is("during-download")) kill_during_download(ctx, needs, n, &done);
 
     /* While the downloads run, this thread unpacks cuDNN archives from the
      * growing .part files, muted (the fetch thread owns the event callback);
@@ -303,7 +269,7 @@ static int compose_one(ce_ctx *ctx, const ce_manifest *m, const ce_resolved *r)
     if (rc == CE_OK) rc = ce_receipt_write(ctx, staging, &rec);
     if (rc == CE_OK) {
         ce_fsync_dir(staging);
-        fault("before-commit");
+        ce_fault_point("before-commit", NULL);
         rc = ce_store_commit(ctx, staging, final);
     }
     if (rc != CE_OK) {
@@ -388,7 +354,7 @@ int ce_install(ce_ctx *ctx, const ce_manifest *m, const ce_resolved *r, size_t n
     if (nn > 0) {
         if ((rc = space_preflight(ctx, needs, nn))) return rc;
         if ((rc = fetch_and_unpack(ctx, m, needs, nn))) return rc;
-        fault("after-unpack");
+        ce_fault_point("after-unpack", NULL);
         if ((rc = commit_pkgs(ctx, needs, nn))) return rc;
     }
     for (size_t i = 0; i < n; i++) {

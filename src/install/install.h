@@ -5,11 +5,7 @@
  *   compose versions/.staging-* with hardlinks -> receipt -> fsync -> rename.
  * The caller has begun a store transaction (ce_store_begin: the lock is
  * held and stale staging directories are gone).
- *
- * Test-only hooks (environment):
- *   CUDAENV_TEST_FAULT=during-download|after-unpack|before-commit
- *       the process SIGKILLs itself at that point (crash-safety tests);
- *   CUDAENV_TEST_FREE_BYTES=N   pretend the filesystem has N bytes free. */
+ * Fault points (core/fault.h): during-download, after-unpack, before-commit. */
 #ifndef CE_INSTALL_H
 #define CE_INSTALL_H
 

@@ -18,6 +18,7 @@
 #include "core/file.h"
 #include "manifest/source.h"
 #include "core/trust.h"
+#include "core/path.h"
 
 /* sig text -> 64 raw bytes; false when it is no base64 ed25519 signature. */
 static bool decode_sig(const char *sig, unsigned char out[64])
@@ -149,7 +150,7 @@ static int try_dir(ce_ctx *ctx, int i, const char *dir, const char *text, size_t
         size_t l = strlen(e->d_name);
         if (l < 5 || strcmp(e->d_name + l - 4, ".pem")) continue;
         char path[PATH_MAX + 300], shown[4300 + 300];
-        if (snprintf(path, sizeof path, "%s/%s", t.path, e->d_name) >= (int)sizeof path) continue;
+        if (ce_path_join(path, sizeof path, t.path, e->d_name) != CE_OK) continue;
         snprintf(shown, sizeof shown, "%.4000s/%.255s", dir, e->d_name);
         int fd = key_open(path, i != KEYS_USER, why, sizeof why);
         if (fd < 0) {

@@ -22,6 +22,7 @@
 #include "mirror_dir.h"
 #include "redist.h"
 #include "store/store.h"
+#include "core/path.h"
 
 #define NVIDIA_BASE "https://developer.download.nvidia.com/"
 #define WORK_DIR ".cudaenv-mirror"
@@ -511,19 +512,20 @@ int ce_mirror_build(ce_ctx *ctx, const ce_mirror_req *req, ce_mirror_stats *st)
     plan pl = { 0 };
     ce_mdir md;
     ce_ctx mctx = *ctx;   /* the same configuration with the mirror's work directory as the root */
-    int lock = -1, rc = ce_mdir_open(ctx, req->dir, true, &md), cfd = -1;
-    if (!rc && (size_t)snprintf(mctx.root, sizeof mctx.root, "%s/%s", md.path, WORK_DIR) >= sizeof mctx.root)
+    ce_store_txn txn = CE_STORE_TXN_INIT;
+    int rc = ce_mdir_open(ctx, req->dir, true, &md), cfd = -1;
+    if (!rc && ce_path_join(mctx.root, sizeof mctx.root, md.path, WORK_DIR) != CE_OK)
         rc = ce_fail(ctx, CE_ERR_OTHER, "mirror directory path too long: %s", req->dir);
     /* its work directory and cache: no symlink, as root root's own (the
      * fetch then writes .part files there by path) */
     if (!rc && (cfd = ce_mdir_subdir(ctx, &md, WORK_DIR "/cache", true)) < 0) rc = cfd;
     if (cfd >= 0) close(cfd);
     if (!rc && ce_trust_privileged()) rc = ce_trust_root(&mctx);
-    if (!rc) rc = ce_store_lock(&mctx, &lock);
+    if (!rc) rc = ce_store_begin(&mctx, &txn);
     if (!rc) rc = make_plan(ctx, &mctx, &md, req, src, &pl);
     if (!rc) rc = place_files(ctx, &mctx, &md, req, &pl, st);
     if (!rc) rc = write_manifest(ctx, &md, req, src, &pl, st);
-    ce_store_unlock(lock);
+    ce_store_end(&txn);
     ce_mdir_close(&md);
     for (size_t i = 0; i < pl.n_reds; i++) ce_redist_free(pl.reds[i]);
     free(pl.f);

@@ -47,12 +47,6 @@ typedef struct plan {
     char adjust_buf[8192];
 } plan;
 
-static inline bool ce_parts_fault_is(const char *point)
-{
-    const char *f = ce_settings_now()->test_fault;
-    return f && strcmp(f, point) == 0;
-}
-
 static inline const char *ce_parts_url_base(const char *url)
 {
     const char *s = strrchr(url, '/');

@@ -201,11 +201,9 @@ static void normalise_mode(struct archive_entry *e)
     else if (t == AE_IFREG) archive_entry_set_perm(e, (archive_entry_perm(e) & S_IXUSR) ? 0755 : 0644);
 }
 
-/* Free bytes where the tree goes (CUDAENV_TEST_FREE_BYTES fakes it), -1 unknown. */
+/* Free bytes where the tree goes, -1 unknown. */
 static double free_bytes(const char *dir)
 {
-    const char *fake = ce_settings_now()->test_free_bytes;
-    if (fake && *fake) return strtod(fake, NULL);
     struct statvfs vs;
     if (statvfs(dir, &vs) != 0) return -1;
     return (double)vs.f_bavail * (double)vs.f_frsize;

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "core/bytes.h"
+#include "core/fault.h"
 #include "core/file.h"
 #include "core/proc.h"
 #include "core/rmtree.h"
@@ -122,7 +123,7 @@ void ce_parts_drop(ce_ctx *ctx, plan *pl)
             kill(p->pid, SIGKILL);
             reap(ctx, p, true);
         }
-        if (p->staging[0]) ce_rm_rf(ctx, p->staging);
+        if (p->staging[0]) ce_rm_tree(ctx, p->staging);
         p->staging[0] = '\0';
     }
     ce_quiet_end(&q);
@@ -241,7 +242,7 @@ int ce_parts_fetch_unpack(ce_ctx *ctx, const ce_manifest *m, plan *pl)
                      * itself; after a success the verified file decides */
                     char why[512];
                     snprintf(why, sizeof why, "%s", ce_errmsg());
-                    ce_rm_rf(ctx, p->staging);
+                    ce_rm_tree(ctx, p->staging);
                     p->staging[0] = '\0';
                     p->state = 0;
                     p->retry = true;
@@ -257,26 +258,11 @@ int ce_parts_fetch_unpack(ce_ctx *ctx, const ce_manifest *m, plan *pl)
             if (p->state == 0 && rc == CE_OK && running < slots) {
                 /* a retry waits for the verified file; a first pass for the
                  * download to start (or the archive to be in the cache) */
-                bool go = p->retry ? fetched && ce_exists(p->cache) : ce_exists(p->cache) || ce_exists(partf);
-                if (ce_parts_fault_is("vanish-after-verify")) {
-                    /* test: every archive verified, then deleted before its
-                     * unpacker starts (another process cleaning the cache) */
-                    if (fetched) unlink(p->cache);
-                    go = false;
-                }
+                bool go = !ce_fault_point("unpack-start", p->cache) &&
+                          (p->retry ? fetched && ce_exists(p->cache) : ce_exists(p->cache) || ce_exists(partf));
                 if (go && (rc = start_unpack(ctx, p, !p->retry && !p->cached, sh)) == CE_OK) running++;
             }
             left += p->state != 2;
-        }
-        if (ce_parts_fault_is("during-download")) {
-            for (size_t i = 0; i < pl->n; i++) {
-                char pf[4300];
-                struct stat st;
-                snprintf(pf, sizeof pf, "%s.part", pl->parts[i].cache);
-                /* the .part exists: the download has started (the fetch
-                 * layer writes in blocks, so its size may still be 0) */
-                if (stat(pf, &st) == 0) raise(SIGKILL);
-            }
         }
         if (running == 0 && (left == 0 || rc != CE_OK || (fetched && job.rc != CE_OK))) break;
         if (fetched && running == 0 && job.rc == CE_OK) {

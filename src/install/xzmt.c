@@ -1,6 +1,5 @@
 #include "xzmt_int.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,6 +8,7 @@
 #include <unistd.h>
 
 #include "core/ctx.h"
+#include "core/fault.h"
 #include "core/proc.h"
 
 /* liblzma's big buffers (a block's input and output, the dictionary) go
@@ -61,46 +61,15 @@ void ce_xzmt_big_free(void *p, size_t n)
 
 
 
-/* Test hook: CUDAENV_TEST_XZ_THREADS=FILE appends, per archive, the number of
- * threads that decoded it, so a scenario can observe that a multi-block
- * archive really was decoded on several threads: the block decoder's workers
- * started and the decoding thread if it decoded a block itself; else (the
- * sequential decoder) the threads that appeared in /proc/self/task while it
- * was decoded, the decoding thread gone by then; and to FILE.files the number
- * of blocks decoded straight into a file (xzsink.c). */
-static size_t list_tasks(int *out, size_t max)
-{
-    size_t n = 0;
-    DIR *d = opendir("/proc/self/task");
-    if (!d) return 0;
-    struct dirent *e;
-    while ((e = readdir(d)) && n < max)
-        if (e->d_name[0] != '.') out[n++] = atoi(e->d_name);
-    closedir(d);
-    return n;
-}
-
+/* Tests observe that a multi-block archive really was decoded on several
+ * threads (core/fault.h, xz-start/xz-done): the block decoder counts its
+ * workers and the decoding thread if it decoded a block itself; for the
+ * sequential decoder (-1) the test counts the threads that appeared while it
+ * decoded.  With the blocks decoded straight into a file (xzsink.c). */
 static void report_threads(const ce_xzmt *x)
 {
-    const char *path = ce_settings_now()->test_xz_threads;
-    if (!path || !*path) return;
-    int now[64];
-    size_t n = x->blocks ? 0 : list_tasks(now, 64), fresh = x->blocks ? x->nworkers + x->streamed : 0;
-    for (size_t i = 0; i < n; i++) {
-        bool old = false;
-        for (size_t j = 0; j < x->ntids && !old; j++) old = now[i] == x->tids[j];
-        fresh += !old;
-    }
-    FILE *f = fopen(path, "a");
-    if (f) {
-        fprintf(f, "%zu\n", fresh);
-        fclose(f);
-    }
-    char files[4096];
-    if (snprintf(files, sizeof files, "%s.files", path) < (int)sizeof files && (f = fopen(files, "a"))) {
-        fprintf(f, "%u\n", x->nfile);
-        fclose(f);
-    }
+    long long r[2] = { x->blocks ? (long long)(x->nworkers + x->streamed) : -1, x->nfile };
+    ce_fault_point("xz-done", r);
 }
 
 bool ce_xzmt_magic(const void *buf, size_t n)
@@ -195,7 +164,7 @@ ce_xzmt *ce_xzmt_new_mem(ce_xzmt_pull pull, void *ud, const void *first, size_t 
     x->ud = ud;
     x->threads = threads ? threads : default_threads();
     if (x->threads > CE_XZMT_MAX_THREADS) x->threads = CE_XZMT_MAX_THREADS;
-    if (ce_settings_now()->test_xz_threads) x->ntids = list_tasks(x->tids, 64);
+    ce_fault_point("xz-start", NULL);
     x->mem_free = x->mem_total = memlimit;
     unsigned long long need;
     if (ce_xzmt_block_need(first, n, &need)) {

@@ -72,8 +72,6 @@ struct ce_xzmt {
     unsigned threads;
     bool pull_failed;
     lzma_ret err;                 /* LZMA_OK, or the error that stopped decoding */
-    int tids[64];                 /* CUDAENV_TEST_XZ_THREADS: this process's threads before decoding */
-    size_t ntids;
     /* input: the bytes of the last pull not used yet */
     const unsigned char *ip;
     size_t ia;

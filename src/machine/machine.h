@@ -3,9 +3,10 @@
  * to the root given by CUDAENV_SYSROOT, so tests can hand them a fake
  * machine (a directory tree) and a real run reads the real one.
  *
- * The driver libraries (libnvidia-ml.so.1, libcuda.so.1) are dlopened from
- * CUDAENV_TEST_LIBDIR when that test-only variable is set (the test doubles
- * built by the scenario tests), otherwise through the normal loader search.
+ * The driver libraries (libnvidia-ml.so.1, libcuda.so.1) are dlopened
+ * through the normal loader search, or from the directory a test hands in at
+ * the machine-libdir fault point (core/fault.h: the doubles the scenario
+ * tests build).
  *
  * Device nodes: on the real root a node must be a character device; under a
  * sysroot any existing file counts, because fixtures cannot mknod without
@@ -22,7 +23,7 @@
 
 typedef struct ce_machine {
     char root[4096];     /* "" means the real / */
-    char libdir[4096];   /* CUDAENV_TEST_LIBDIR, "" when unset */
+    char libdir[4096];   /* a test's driver library dir (machine-libdir), "" when none */
 } ce_machine;
 
 void ce_machine_init(ce_machine *m, const ce_ctx *ctx);

@@ -70,6 +70,10 @@ void ce_probe_platform(const ce_machine *m, ce_probe *p);
 void ce_probe_gpu(const ce_machine *m, ce_probe *p, bool with_cuinit);
 /* A version like "550.54.14" from /proc/driver/nvidia/version text. */
 void ce_driver_module_version(const char *text, char *out, size_t outsz);
+/* The one reader of the kernel module's version (the machine's
+ * /proc/driver/nvidia/version): 1 with out set, 0 the file says none, -1 no
+ * such file (no module loaded). */
+int ce_machine_driver_version(const ce_machine *m, char *out, size_t outsz);
 
 /* compat.c: facts about CUDA releases and machines */
 /* Whether a driver runs a CUDA release: 1 at or above min_driver, 0 only

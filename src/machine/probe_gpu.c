@@ -191,17 +191,22 @@ static void probe_cuda(const ce_machine *m, ce_probe *p, bool with_cuinit)
     }
 }
 
-void ce_probe_gpu(const ce_machine *m, ce_probe *p, bool with_cuinit)
+int ce_machine_driver_version(const ce_machine *m, char *out, size_t outsz)
 {
     char buf[4096];
+    out[0] = '\0';
+    if (ce_machine_read(m, "/proc/driver/nvidia/version", buf, sizeof buf) < 0) return -1;
+    ce_driver_module_version(buf, out, outsz);
+    return out[0] != '\0';
+}
+
+void ce_probe_gpu(const ce_machine *m, ce_probe *p, bool with_cuinit)
+{
     p->cuinit = -1;
     p->cu_count = -1;
     p->nvml_init = -1;
     probe_pci(m, p);
-    if (ce_machine_read(m, "/proc/driver/nvidia/version", buf, sizeof buf) >= 0) {
-        p->module = true;
-        ce_driver_module_version(buf, p->module_version, sizeof p->module_version);
-    }
+    p->module = ce_machine_driver_version(m, p->module_version, sizeof p->module_version) >= 0;
     probe_nodes(m, p);
     probe_nvml(m, p);
     probe_cuda(m, p, with_cuinit);

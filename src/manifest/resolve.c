@@ -6,6 +6,7 @@
 #include <strings.h>
 
 #include "core/version.h"
+#include "machine/probe.h"
 
 void ce_toolchain_name(char *out, unsigned outsz, const char *cuda, const char *cudnn)
 {
@@ -447,25 +448,15 @@ int ce_resolve_nccl(ce_ctx *ctx, const ce_manifest *m, const ce_resolved *r, con
 
 int ce_driver_version(ce_ctx *ctx, char *out, size_t n)
 {
-    char path[4200], buf[512];
     if (ctx->driver[0]) {   /* --driver / CUDAENV_DRIVER_VERSION: planned for another machine */
         snprintf(out, n, "%s", ctx->driver);
         return 1;
     }
-    ce_sys_path(ctx, "/proc/driver/nvidia/version", path, sizeof path);
-    out[0] = '\0';
-    FILE *f = fopen(path, "re");
-    if (!f) return 0;
-    size_t len = fread(buf, 1, sizeof buf - 1, f);
-    fclose(f);
-    buf[len] = '\0';
-    const char *k = strstr(buf, "Kernel Module");
-    if (!k) return 0;
-    k += strlen("Kernel Module");
-    while (*k == ' ' || *k == '\t') k++;
-    size_t v = strspn(k, "0123456789.");
-    if (!v || v >= n) return 0;
-    memcpy(out, k, v);
-    out[v] = '\0';
-    return ce_version_valid(out) ? 1 : 0;
+    ce_machine m;   /* the machine under CUDAENV_SYSROOT: its module's version */
+    ce_machine_init(&m, ctx);
+    if (ce_machine_driver_version(&m, out, n) <= 0 || !ce_version_valid(out)) {
+        out[0] = '\0';
+        return 0;
+    }
+    return 1;
 }

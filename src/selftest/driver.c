@@ -40,14 +40,9 @@ static void driver_release(st_state *st, const char *real)
         return;
     }
     if (st->opt->libcuda) return;  /* a test double: the machine's module says nothing about it */
-    FILE *f = fopen("/proc/driver/nvidia/version", "r");
-    if (!f) return;
-    char line[512];
-    if (fgets(line, sizeof line, f)) {
-        const char *k = strstr(line, "Kernel Module");
-        if (k && sscanf(k + 13, " %31[0-9.]", out) != 1) out[0] = '\0';
-    }
-    fclose(f);
+    ce_machine m;
+    ce_machine_init(&m, st->ctx);
+    if (ce_machine_driver_version(&m, out, outsz) <= 0) out[0] = '\0';
 }
 
 static bool bind_driver(st_state *st, st_step *s)

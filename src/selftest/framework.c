@@ -14,6 +14,7 @@
 #include "core/file.h"
 #include "core/pyrun.h"
 #include "st_int.h"
+#include "core/path.h"
 
 /* framework.py, embedded as a NUL-terminated string (the Makefile makes this
  * object depend on it; the path is relative to the top of the tree, where
@@ -124,7 +125,7 @@ int ce_fw_run(ce_ctx *ctx, const ce_fw_target *tc, const ce_fw_options *opt, ce_
     if (r->python[0] != '/') {   /* it runs in a private directory: made absolute (not resolved: a venv's link) */
         char cwd[2048], rel[sizeof r->python];
         snprintf(rel, sizeof rel, "%s", r->python);
-        if (!getcwd(cwd, sizeof cwd) || snprintf(r->python, sizeof r->python, "%s/%s", cwd, rel) >= (int)sizeof r->python)
+        if (!getcwd(cwd, sizeof cwd) || ce_path_join(r->python, sizeof r->python, cwd, rel) != CE_OK)
             return ce_fail(ctx, CE_ERR_NOTFOUND, "%s: cannot make it an absolute path; name the Python with %s /PATH",
                            rel, how);
     }

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "core/file.h"
+#include "core/rmtree.h"
 #include "core/hostcc.h"
 #include "st_int.h"
 
@@ -83,7 +84,7 @@ void st_nvcc_start(st_state *st)
 static void cleanup(st_state *st)
 {
     if (!st->nvcc_dir[0]) return;
-    ce_rm_rf(st->ctx, st->nvcc_dir);
+    ce_rm_tree(st->ctx, st->nvcc_dir);
     st->nvcc_dir[0] = '\0';
 }
 

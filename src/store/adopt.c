@@ -18,6 +18,7 @@
 #include "receipt.h"
 #include "store.h"
 #include "core/file.h"
+#include "core/rmtree.h"
 #include "core/header.h"
 #include "core/path.h"
 #include "core/priv.h"
@@ -331,7 +332,7 @@ int ce_adopt(ce_ctx *ctx, const char *dir_in, const char *name, char *out_name, 
     return CE_OK;
 fail:
     ce_filelist_free(&files);
-    ce_rm_rf(ctx, staging);
+    ce_rm_tree(ctx, staging);
     return rc;
 }
 

@@ -42,7 +42,6 @@ int ce_filelist_add(ce_ctx *ctx, ce_filelist *l, const char *path, long long siz
 typedef struct composer {
     ce_ctx *ctx;
     ce_filelist *files;
-    bool force_copy;
     bool merge_same;     /* an existing identical file or link is fine (components) */
     char src[PATH_MAX];  /* for messages */
     char rel[PATH_MAX];  /* path relative to the prefix */
@@ -206,7 +205,7 @@ static int compose_dir(composer *c, int sfd, int dfd)
             }
         } else if (S_ISREG(st.st_mode)) {
             bool copied = false;
-            int r = c->force_copy ? (errno = EXDEV, -1) : linkat(sfd, nm, dfd, nm, 0);
+            int r = linkat(sfd, nm, dfd, nm, 0);
             if (r != 0 && (errno == EXDEV || errno == EMLINK || errno == EPERM)) {
                 r = copy_file(sfd, nm, dfd, st.st_mode);
                 copied = true;
@@ -235,8 +234,6 @@ static int compose_tree(ce_ctx *ctx, const char *src, const char *dst, const cha
 {
     ce_filelist scratch = { 0 };
     composer c = { .ctx = ctx, .files = files ? files : &scratch, .merge_same = merge_same };
-    const char *fc = ctx->set.test_compose_copy;
-    c.force_copy = fc && *fc == '1';
     snprintf(c.src, sizeof c.src, "%s", src);
     snprintf(c.rel, sizeof c.rel, "%s", sub ? sub : "");
     int sfd = open(src, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -297,8 +294,7 @@ int ce_compose_cudnn(ce_ctx *ctx, const char *tree, const char *dst, ce_filelist
             if ((rc = ce_mkdir_p(ctx, p, 0755))) break;
             char one[CE_PATH_MAX];
             if ((rc = ce_join(ctx, one, sizeof one, p, nm))) break;
-            const char *fc = ctx->set.test_compose_copy;
-            bool linked = !(fc && *fc == '1') && link(sp, one) == 0;
+            bool linked = link(sp, one) == 0;
             if (linked && files) files->linked++;
             if (!linked) {
                 /* small file: a copy is fine anywhere a link is not */

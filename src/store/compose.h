@@ -32,8 +32,8 @@ int ce_filelist_add(ce_ctx *ctx, ce_filelist *l, const char *path, long long siz
  * directory already in dst (the toolkit's include -> targets/x86_64-linux/
  * include) is followed when its target is relative and has no "..".  A file
  * that already exists is an error (two packages claim it).  Paths are added
- * to files (may be NULL).  Set CUDAENV_TEST_COMPOSE_COPY=1 to force the copy
- * fallback in tests. */
+ * to files (may be NULL).  Where a hard link is refused (EXDEV, EMLINK,
+ * EPERM) the file is copied. */
 int ce_compose_tree(ce_ctx *ctx, const char *src, const char *dst, const char *sub, ce_filelist *files);
 
 /* ce_compose_tree for components of one release: a file or link that is

@@ -13,6 +13,7 @@
 
 #include "core/file.h"
 #include "core/priv.h"
+#include "core/path.h"
 
 bool ce_modfmt_parse(const char *s, ce_modfmt *out)
 {
@@ -229,7 +230,7 @@ static int write_in(ce_ctx *ctx, const ce_toolchain *tc, ce_modfmt fmt, int dfd,
     snprintf(name, sizeof name, "%s%s", mod, fmt == CE_MODFMT_LMOD ? ".lua" : "");
     snprintf(other, sizeof other, "%s%s", mod, fmt == CE_MODFMT_LMOD ? "" : ".lua");
     char p[4400];
-    if ((size_t)snprintf(p, sizeof p, "%s/%s", sub, name) >= sizeof p)
+    if (ce_path_join(p, sizeof p, sub, name) != CE_OK)
         return ce_fail(ctx, CE_ERR_OTHER, "module directory path too long: %s", sub);
     int rc;
     char *text, *old = NULL;

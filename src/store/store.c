@@ -253,8 +253,9 @@ int ce_store_find(ce_ctx *ctx, const char *spec_text, ce_toolchain *out)
 
 /* ---- writing the store ---- */
 
-int ce_store_trylock(ce_ctx *ctx, int *fd)
+int ce_store_try_begin(ce_ctx *ctx, ce_store_txn *t)
 {
+    int *fd = &t->lock;
     *fd = -1;
     int f = ce_store_open(ctx, ".lock", O_RDWR | O_CREAT, 0644);
     if (f < 0) return f;
@@ -267,7 +268,7 @@ int ce_store_trylock(ce_ctx *ctx, int *fd)
     return CE_OK;
 }
 
-int ce_store_lock(ce_ctx *ctx, int *fd)
+static int store_lock(ce_ctx *ctx, int *fd)
 {
     char path[4200];
     *fd = -1;
@@ -288,7 +289,7 @@ int ce_store_lock(ce_ctx *ctx, int *fd)
     /* An open file description lock (fcntl F_OFD_SETLKW), not flock: NFS
      * carries fcntl locks between nodes (lockd / NFSv4), so installs on a
      * shared store serialise across machines too.  It belongs to this open
-     * file and is dropped by the close in ce_store_unlock (or at exit). */
+     * file and is dropped by the close in ce_store_end (or at exit). */
     struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 0 };
     if (fcntl(f, F_OFD_SETLK, &fl) != 0) {
         if (errno != EAGAIN && errno != EACCES && errno != EINTR) {
@@ -307,11 +308,6 @@ int ce_store_lock(ce_ctx *ctx, int *fd)
     }
     *fd = f;
     return CE_OK;
-}
-
-void ce_store_unlock(int fd)
-{
-    if (fd >= 0) close(fd); /* closing drops the lock */
 }
 
 int ce_store_clean_staging(ce_ctx *ctx)
@@ -339,14 +335,14 @@ int ce_store_clean_staging(ce_ctx *ctx)
 
 int ce_store_begin(ce_ctx *ctx, ce_store_txn *t)
 {
-    int rc = ce_store_lock(ctx, &t->lock);
+    int rc = store_lock(ctx, &t->lock);
     if (rc == CE_OK && (rc = ce_store_clean_staging(ctx)) > 0) rc = CE_OK;
     return rc;
 }
 
 void ce_store_end(ce_store_txn *t)
 {
-    ce_store_unlock(t->lock);
+    if (t->lock >= 0) close(t->lock);   /* closing drops the lock */
     t->lock = -1;
 }
 

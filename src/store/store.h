@@ -48,7 +48,7 @@ int ce_store_find(ce_ctx *ctx, const char *spec, ce_toolchain *out);
  * (the index's cuda records and the driver), through it: its CUDA +
  * cuDNN as "<cuda>+cudnn<cudnn>" to ce_store_find (the same match the
  * manifest path makes).  A stale index is refreshed first when something is
- * installed and the store lock is free (ce_store_trylock: never waits).
+ * installed and the store lock is free (ce_store_try_begin: never waits).
  * 1: *out is the toolchain; 0: not resolved here (no TF spec, not in the
  * index, nothing installed matches), the status untouched: call
  * ce_store_find, which reads the manifest.  refresh: after install, lock
@@ -66,24 +66,22 @@ void ce_store_index_prune(ce_ctx *ctx);
  * Every writer holds the lock for its whole run, so any .staging-* found
  * while holding it belongs to a crashed run and is removed. */
 
-/* Take the exclusive fcntl lock (F_OFD_SETLKW: works on NFS) on $CUDAENV_ROOT/.lock (creating the root),
- * waiting for another install/uninstall (a CE_EV_NOTE says so).  *fd is
- * what ce_store_unlock releases. */
-int ce_store_lock(ce_ctx *ctx, int *fd);
-void ce_store_unlock(int fd);
-/* The same lock without waiting: CE_ERR_OTHER when another process holds it. */
-int ce_store_trylock(ce_ctx *ctx, int *fd);
 /* Remove versions/.staging-* and pkgs/.staging-* left by crashed runs
  * (call with the lock held).  Returns how many were removed, or < 0. */
 int ce_store_clean_staging(ce_ctx *ctx);
-/* A store transaction, what every writer (install, uninstall, the system
- * switch) opens first: ce_store_begin takes the lock (waiting for another
- * writer) and then removes the stale staging directories, which only a
- * lock holder may; ce_store_end releases the lock (safe on a transaction
- * that never began: initialise with CE_STORE_TXN_INIT). */
+/* A store transaction, the one way to hold the store lock, what every
+ * writer (install, uninstall, adopt, cache prune, mirror, the system switch)
+ * opens first: ce_store_begin takes the exclusive fcntl lock (F_OFD_SETLKW:
+ * works on NFS) on $CUDAENV_ROOT/.lock (creating the root), waiting for
+ * another writer (a CE_EV_NOTE says so), and then removes the stale staging
+ * directories, which only a lock holder may; ce_store_try_begin takes the
+ * lock only if it is free this instant (CE_ERR_OTHER otherwise) and cleans
+ * nothing; ce_store_end releases the lock (safe on a transaction that never
+ * began: initialise with CE_STORE_TXN_INIT). */
 typedef struct ce_store_txn { int lock; } ce_store_txn;
 #define CE_STORE_TXN_INIT { .lock = -1 }
 int ce_store_begin(ce_ctx *ctx, ce_store_txn *t);
+int ce_store_try_begin(ce_ctx *ctx, ce_store_txn *t);
 void ce_store_end(ce_store_txn *t);
 /* Create $CUDAENV_ROOT/<sub>/.staging-XXXXXX (sub: "versions", "pkgs"). */
 int ce_store_staging(ce_ctx *ctx, const char *sub, char *out, size_t outsz);

@@ -25,10 +25,10 @@ static void index_refresh_now(ce_ctx *ctx)
     ce_quiet_begin(&q, true);
     ce_toolchain *v = NULL;
     size_t n = 0;
-    int fd = -1;
-    if (ce_store_list(ctx, &v, &n) == CE_OK && n > 0 && ce_store_trylock(ctx, &fd) == CE_OK)
+    ce_store_txn txn = CE_STORE_TXN_INIT;
+    if (ce_store_list(ctx, &v, &n) == CE_OK && n > 0 && ce_store_try_begin(ctx, &txn) == CE_OK)
         ce_index_refresh(ctx, NULL);
-    ce_store_unlock(fd);
+    ce_store_end(&txn);
     free(v);
     ce_quiet_end(&q);
 }

@@ -3,7 +3,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <signal.h>
 #include <limits.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -15,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/fault.h"
 #include "core/file.h"
 #include "core/proc.h"
 #include "core/trust.h"
@@ -196,15 +196,6 @@ static int inspect_link(ce_ctx *ctx, const char *link, link_state *ls)
  * All of it under the store lock (uninstall cannot remove the target) and the
  * system lock (one switch at a time). */
 
-/* Test hook: CUDAENV_TEST_CRASH_AT=trust|intent|link|conf|ldconfig kills the
- * run (SIGKILL) right after that step (trust: the intent written, before
- * the trust walk), for the kill -9 campaign. */
-static void crash_point(const ce_ctx *ctx, const char *step)
-{
-    const char *at = ctx->set.test_crash_at;
-    if (at && !strcmp(at, step)) raise(SIGKILL);
-}
-
 static void alt_prio(const char *name, char *out, size_t n)
 {
     int maj = atoi(name), min = strchr(name, '.') ? atoi(strchr(name, '.') + 1) : 0;
@@ -242,20 +233,20 @@ static int apply(ce_ctx *ctx, const ce_sys_record *rec, ce_staged *conf, void (*
     } else if (unlink(link) != 0 && errno != ENOENT) {
         return ce_fail(ctx, CE_ERR_IO, "cannot remove %s: %s", link, strerror(errno));
     }
-    crash_point(ctx, "link");
+    ce_fault_point("switch-link", NULL);
     if (rec->restore) rc = ce_sys_restore_conf(ctx, &rec->original);
     else if (conf) rc = ce_sys_conf_exchange(ctx);
     else rc = remove_conf(ctx);
     if (rc) return rc;
     if (rec->restore) ce_sys_drop_spares(ctx);   /* the machine as it was: no file of ours beside its own */
-    crash_point(ctx, "conf");
+    ce_fault_point("switch-conf", NULL);
     /* the renames of steps 2-3 (and a --force move aside), one fsync per
      * directory changed, before the final record can say "done"; done by
      * this thread while ldconfig runs, so the waits overlap (its own fsync
      * of the cache and ours join one commit on a journalling file system)
      * with no thread to start */
     if ((rc = ce_sys_run_ldconfig(ctx, durable))) return rc;
-    crash_point(ctx, "ldconfig");
+    ce_fault_point("switch-ldconfig", NULL);
     return CE_OK;
 }
 
@@ -354,7 +345,7 @@ static int tx_finish(ce_ctx *ctx, ce_sys_record *rec, sys_tx *t, int ok)
     } else {
         t->st[0].tmp[0] = '\0';   /* durable: the intent stays */
     }
-    crash_point(ctx, "intent");
+    ce_fault_point("switch-intent", NULL);
     /* the directories changed are durable before the exchange says done */
     if ((rc = apply(ctx, rec, t->stage_conf ? &t->st[1] : NULL, ce_sys_sync_changed))) goto out;   /* the intent stays pending: the next run repairs */
     /* done: the intent becomes system.json, which becomes the pending
@@ -513,7 +504,7 @@ int ce_system_switch(ce_ctx *ctx, const ce_toolchain *tc, const ce_sys_opts *o)
     sys_tx t;
     if (!o->dry_run) {
         if ((rc = tx_start(ctx, r, &t))) goto out;
-        crash_point(ctx, "trust");
+        ce_fault_point("switch-trust", NULL);
     }
     /* the whole tree is root's */
     if ((rc = ce_sys_walk(ctx, real, lib))) goto done;

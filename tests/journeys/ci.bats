@@ -45,7 +45,7 @@ teardown() {
     cd "$T/repo"
     spec=$(cat .cuda-version)
     # the job's step is a plain `cudaenv install`: the pin in effect (issue 22)
-    CUDAENV_TEST_XZ_THREADS=$T/xzt run "$CUDAENV" install
+    CUDAENV_TEST_XZ_THREADS=$T/xzt run seams "$CUDAENV" install
     [ "$status" -eq 0 ] || { echo "$output"; false; }
     [[ "$output" == *"installing tf-2.14, pinned by $T/repo/.cuda-version"* ]]
     # libcublasLt, byte for byte, its blocks decoded straight into it as it downloaded (issue 25)

@@ -84,7 +84,7 @@ old() { CUDAENV_FULL=$PREV/build/libexec/cudaenv/cudaenv-full "$PREV/build/bin/c
     run --separate-stderr cudaenv global --system
     [ "$output" = 11.8.0+cudnn8.7.0.84 ]
     # plain verify: the global default, its old receipt proving the files
-    CUDAENV_TEST_LIBCUDA=$T/nodrv run --separate-stderr cudaenv verify --json
+    CUDAENV_TEST_LIBCUDA=$T/nodrv run --separate-stderr seams cudaenv verify --json
     [ "$status" -eq 8 ] || { echo "$stderr $output"; false; }
     python3 -c 'import json, sys
 d = json.loads(sys.stdin.read()); st = {s["id"]: s for s in d["steps"]}
@@ -100,7 +100,7 @@ assert [st[k]["status"] for k in ("files", "versions", "loader")] == ["passed"] 
     # a shell: the hook applies the pin and the global, and the new toolchain verifies
     # in its own environment while the shell holds the other's libraries
     run --separate-stderr bash --norc -c 'eval "$(cudaenv init bash)"; echo "$CUDA_HOME"; cd /; __cudaenv_hook; echo "$CUDA_HOME"
-        CUDAENV_TEST_LIBCUDA=$T/nodrv cudaenv verify 12.2 >/dev/null; echo "verify=$?"'
+        CUDAENV_TEST_LIBCUDA=$T/nodrv seams cudaenv verify 12.2 >/dev/null; echo "verify=$?"'
     [ "${lines[0]}" = "$N" ] && [ "${lines[1]}" = "$G" ] && [ "${lines[2]}" = verify=8 ] || { echo "$output $stderr"; false; }
     cd "$T"
     # the system switch over the old record, rollback, restore

@@ -82,18 +82,18 @@ print(" ".join(s["id"] + "=" + s["status"] for s in d["steps"]))' <<<"$1"
     [[ "$stderr" == *"adopted $TK as $A"* ]]
     # 3. verify it: the loader step compares files (the adopted prefix is links into $TK);
     #    with the fake GPU the driver, device and kernel steps run too
-    CUDAENV_TEST_LIBCUDA=$DRV run --separate-stderr cudaenv verify "$A" --json
+    CUDAENV_TEST_LIBCUDA=$DRV run --separate-stderr seams cudaenv verify "$A" --json
     run vj "$output"
     [[ "${lines[2]}" == "files=passed versions=passed loader=passed driver=passed device=passed kernel=passed"* ]] || { echo "$output"; false; }
-    CUDAENV_TEST_LIBCUDA=$NODRV run --separate-stderr cudaenv verify "$A"
+    CUDAENV_TEST_LIBCUDA=$NODRV run --separate-stderr seams cudaenv verify "$A"
     [ "$status" -eq 8 ] || { echo "$output"; false; }
     [ "$(grep -c 'also:' <<<"$output")" -eq 0 ]
     #    on an R535 driver (CUDA 12.2) the 12.4 toolkit runs through minor-version compatibility:
     #    a warning (as doctor and the install preflight say), the cubin runs, the PTX (ISA 8.4) does not JIT
-    CUDAENV_TEST_LIBCUDA=$DRV535 FAKE_CUDA_DRIVER_VERSION=12020 run --separate-stderr cudaenv verify "$A" --json
+    CUDAENV_TEST_LIBCUDA=$DRV535 FAKE_CUDA_DRIVER_VERSION=12020 run --separate-stderr seams cudaenv verify "$A" --json
     run vj "$output"
     [[ "${lines[2]}" == "files=passed versions=passed loader=passed driver=passed device=passed kernel=passed"* ]] || { echo "$output"; false; }
-    CUDAENV_TEST_LIBCUDA=$DRV535 FAKE_CUDA_DRIVER_VERSION=12020 run --separate-stderr cudaenv verify "$A"
+    CUDAENV_TEST_LIBCUDA=$DRV535 FAKE_CUDA_DRIVER_VERSION=12020 run --separate-stderr seams cudaenv verify "$A"
     [[ "$output" == *"driver 535.104.05 runs CUDA 12.4.1 only in minor-version compatibility mode"* ]] || { echo "$output"; false; }
     # 4. install tf-2.14 beside it, from the mirror
     run --separate-stderr cudaenv install tf-2.14
@@ -111,12 +111,12 @@ print(" ".join(s["id"] + "=" + s["status"] for s in d["steps"]))' <<<"$1"
     [ "${lines[1]}" = /usr/local/cuda ]
     # ... and verify it while the shell still carries the adopted toolchain's libraries
     LD_LIBRARY_PATH=$CUDAENV_ROOT/versions/$A/lib64 CUDAENV_TEST_LIBCUDA=$NODRV \
-        run --separate-stderr cudaenv verify tf-2.14 --json
+        run --separate-stderr seams cudaenv verify tf-2.14 --json
     run vj "$output"
     [ "${lines[0]}" = "11.8.0+cudnn8.7.0.84 false passed passed passed 8" ] || { echo "$output"; false; }
     # 6. TensorFlow on it
     PYTHONPATH=$T/site FAKE_FW_LIBS="libcudart.so.11.0 libcudnn.so.8" CUDAENV_TEST_LIBCUDA=$DRV \
-        run --separate-stderr cudaenv verify tf-2.14 --framework tf --python /usr/bin/python3 --json
+        run --separate-stderr seams cudaenv verify tf-2.14 --framework tf --python /usr/bin/python3 --json
     [ "$status" -eq 0 ] || { echo "$output $stderr"; false; }
     python3 -c 'import json, sys
 d = json.loads(sys.stdin.read())
@@ -168,7 +168,7 @@ libcudnn $W/cudnn/lib" ] || { echo "$output"; false; }
     run --separate-stderr cudaenv list
     [[ "$output" == *"11.8.0+cudnn8.7.0.84  (system: /usr/local/cuda)"*"(toolkit profile)"* ]] || { echo "$output"; false; }
     # 8. plain verify: what the machine now uses
-    CUDAENV_TEST_LIBCUDA=$NODRV run --separate-stderr cudaenv verify --json
+    CUDAENV_TEST_LIBCUDA=$NODRV run --separate-stderr seams cudaenv verify --json
     [ "$status" -eq 8 ] || { echo "$stderr $output"; false; }
     run vj "$output"
     [ "${lines[0]}" = "11.8.0+cudnn8.7.0.84 false passed passed passed 8" ]
@@ -178,7 +178,7 @@ libcudnn $W/cudnn/lib" ] || { echo "$output"; false; }
     [ "$status" -eq 0 ] || { echo "$stderr"; false; }
     [ "$(readlink "$S/usr/local/cuda")" = /usr/local/cuda-12.4 ]
     # 10. plain verify: the machine's own CUDA again, with the fake GPU
-    CUDAENV_TEST_LIBCUDA=$DRV run --separate-stderr cudaenv verify --json
+    CUDAENV_TEST_LIBCUDA=$DRV run --separate-stderr seams cudaenv verify --json
     J=$output
     run vj "$output"
     [ "${lines[0]%% *}" = system ]

@@ -5,13 +5,24 @@ REPO=$(cd "$TESTS_DIR/.." && pwd)
 BUILD=${CUDAENV_TEST_BUILD:-$REPO/build}
 CUDAENV=$BUILD/bin/cudaenv
 export CUDAENV_FULL=$BUILD/libexec/cudaenv/cudaenv-full
-# Run as root, cudaenv honours CUDAENV_TEST_* and CUDAENV_FULL only with a
-# root-owned opt-in in its build tree (core/priv.h); the suite opts in.
-# rootpolicy.bats runs copies of the binaries outside it to see them ignored.
-if [ "$(id -u)" -eq 0 ] && [ -d "$BUILD" ] && [ ! -e "$BUILD/cudaenv-test-knobs" ]; then
-    : > "$BUILD/cudaenv-test-knobs"
-fi
+# (as root cudaenv ignores CUDAENV_FULL and finds ../libexec/cudaenv itself)
 source "$TESTS_DIR/lib/fixtures.sh"
+
+# The product reads no test variable: the CUDAENV_TEST_* variables
+# (CRASH_AT, FAULT, FREE_BYTES, HASH_LOG, XZ_THREADS, LIBDIR, LIBCUDA) act
+# through the fault-point double tests/doubles/seams.c (src/core/fault.h),
+# which `make units` builds.  seams CMD [ARG...] runs one command with it
+# preloaded; seams_on preloads it for the rest of the test.
+SEAMS_SO=$BUILD/doubles/seams.so
+seams() {
+    LD_PRELOAD=$SEAMS_SO${LD_PRELOAD:+:$LD_PRELOAD} ASAN_OPTIONS=$(fx_asan_preload_ok) "$@"
+}
+seams_on() {
+    case ":${LD_PRELOAD:-}:" in *":$SEAMS_SO:"*) return 0;; esac
+    export LD_PRELOAD=$SEAMS_SO${LD_PRELOAD:+:$LD_PRELOAD} ASAN_OPTIONS=$(fx_asan_preload_ok)
+}
+export SEAMS_SO
+export -f seams seams_on fx_asan_preload_ok   # for bash -c, unshare, sysns.sh
 
 # Each test gets its own root; nothing outside $T is written.
 common_setup() {

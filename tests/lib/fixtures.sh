@@ -325,7 +325,7 @@ PY
 # tests/doubles/libcuda.c: OUTDIR/libcuda.so.1 (-> libcuda.so.RELEASE, the
 # file name the driver release is read from), and the toolkit's libcudart and
 # libnvrtc rebuilt with memory and a compiler (same SONAMEs and versions).
-# Point verify at the driver with CUDAENV_TEST_LIBCUDA=OUTDIR/libcuda.so.1.
+# Point verify at the driver with CUDAENV_TEST_LIBCUDA=OUTDIR/libcuda.so.1 (acts through the seams double: `seams`, `seams_on`).
 fx_fake_gpu() {
     local prefix=$1 out=$2 rel=${3:-580.65.06}
     local src=$TESTS_DIR/doubles/libcuda.c

@@ -45,7 +45,7 @@ teardown() { common_teardown; }
 
 @test "verify of an adopted toolchain: the loader step compares files, not names (links into the tree), exit 8 without a driver" {
     cudaenv adopt -q "$TK"
-    export CUDAENV_TEST_LIBCUDA=$T/no-driver/libcuda.so.1
+    export CUDAENV_TEST_LIBCUDA=$T/no-driver/libcuda.so.1; seams_on
     run --separate-stderr cudaenv verify 12.4.1+cudnn9.1.0 --json
     [ "$status" -eq 8 ] || { echo "$output"; false; }
     python3 -c 'import json, sys

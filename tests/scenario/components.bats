@@ -265,7 +265,7 @@ PY
         [ $point = during-download ] && base=$SERVER_URL/_/rate=2000
         fx_mirror_manifest "$MIRROR" "$SERVER_URL" > "$CUDAENV_MANIFEST"
         fx_redist_manifest "$CUDAENV_MANIFEST" "$MIRROR" 11.8.0 "$base"
-        CUDAENV_TEST_FAULT=$point run "$CUDAENV" install tf-2.14
+        CUDAENV_TEST_FAULT=$point run seams "$CUDAENV" install tf-2.14
         [ "$status" -eq 137 ] || { echo "$point: $status $output"; false; }
         [ -z "$(ls "$CUDAENV_ROOT/versions" 2>/dev/null)" ]
         case $point in
@@ -287,7 +287,7 @@ PY
     # for the file forever (unpackers.c's "vanished" guard)
     fx_mirror_manifest "$MIRROR" "$SERVER_URL" > "$CUDAENV_MANIFEST"
     fx_redist_manifest "$CUDAENV_MANIFEST" "$MIRROR" 11.8.0 "$SERVER_URL"
-    CUDAENV_TEST_FAULT=vanish-after-verify run timeout 60 "$CUDAENV" install tf-2.14
+    CUDAENV_TEST_FAULT=vanish-after-verify run seams timeout 60 "$CUDAENV" install tf-2.14
     [ "$status" -eq 1 ] || { echo "$status $output"; false; }
     [[ "$output" == *"a verified download vanished from the cache"* ]]
     [ -z "$(ls "$CUDAENV_ROOT/versions" 2>/dev/null)" ]
@@ -398,11 +398,11 @@ PY
 }
 
 @test "not enough free space for the components: exit 1 before any archive, naming need and free" {
-    CUDAENV_TEST_FREE_BYTES=10000 run "$CUDAENV" install tf-2.14
+    CUDAENV_TEST_FREE_BYTES=10000 run seams "$CUDAENV" install tf-2.14
     [ "$status" -eq 1 ] && [[ "$output" == *"not enough free space"*"component downloads"* ]] || false
     [ "$(fetched cuda_cudart)" -eq 0 ] && [ "$(server_requests cudnn-linux)" -eq 0 ] || false
     # the real sizes decide: enough for them installs
-    CUDAENV_TEST_FREE_BYTES=100000000 run "$CUDAENV" install tf-2.14
+    CUDAENV_TEST_FREE_BYTES=100000000 run seams "$CUDAENV" install tf-2.14
     [ "$status" -eq 0 ] || { echo "$output"; false; }
 }
 
@@ -487,7 +487,7 @@ assert "libcufft" in t["components"] and t["nccl"] is None, t' <<<"$output"
     "$CUDAENV" -q install tf-2.14
     p=$CUDAENV_ROOT/versions/$P
     for point in after-unpack before-commit; do
-        CUDAENV_TEST_FAULT=$point run "$CUDAENV" install 11.8+cudnn8.7
+        CUDAENV_TEST_FAULT=$point run seams "$CUDAENV" install 11.8+cudnn8.7
         [ "$status" -eq 137 ] || { echo "$point: $status $output"; false; }
         [ -x "$p/bin/nvcc" ] && [ ! -e "$p/lib64/libnpp.so.11" ] || false
         grep -q '"profile":[[:space:]]*"tf"' "$p/.cudaenv-receipt.json"

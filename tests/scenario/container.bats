@@ -15,7 +15,7 @@ setup_file() { upstream_setup_file; }
 setup() {
     common_setup
     upstream_serve
-    export CUDAENV_TEST_LIBCUDA=$T/no-driver/libcuda.so.1
+    export CUDAENV_TEST_LIBCUDA=$T/no-driver/libcuda.so.1; seams_on
     unset LD_LIBRARY_PATH
     # the site mirror the build stage installs from
     CUDAENV_MANIFEST=$T/manifest.json "$CUDAENV" -q mirror tf-2.14 --to "$T/site"

@@ -43,7 +43,7 @@ dr_driver() {
     rm -f "$lib"/libcuda.so* "$lib"/libnvidia-ml.so*
     cp "$DR_DOUBLES/libcuda.so" "$lib/libcuda.so.$rel"; ln -sf "libcuda.so.$rel" "$lib/libcuda.so.1"
     cp "$DR_DOUBLES/libnvidia-ml.so" "$lib/libnvidia-ml.so.$rel"; ln -sf "libnvidia-ml.so.$rel" "$lib/libnvidia-ml.so.1"
-    export CUDAENV_TEST_LIBDIR=$lib FAKE_NVML_DRIVER=$rel FAKE_NVML_CUDA=$cv FAKE_CUDA_DRIVER_VERSION=$cv
+    export CUDAENV_TEST_LIBDIR=$lib FAKE_NVML_DRIVER=$rel FAKE_NVML_CUDA=$cv FAKE_CUDA_DRIVER_VERSION=$cv; seams_on
 }
 
 # dr_activate NAME [MIN_DRIVER MAX_GCC SM_MIN SM_MAX]: select an installed toolchain the way
@@ -139,7 +139,7 @@ PY
 @test "gpu.no-device: no NVIDIA PCI device, no module, no nodes" {
     dr_machine
     rm -rf "$S/sys/bus/pci/devices/0000:17:00.0" "$S/proc/driver" "$S"/dev/nvidia*
-    export CUDAENV_TEST_LIBDIR=$T/empty; mkdir -p "$T/empty"
+    export CUDAENV_TEST_LIBDIR=$T/empty; mkdir -p "$T/empty"; seams_on
     expect_only gpu.no-device
 }
 
@@ -581,7 +581,7 @@ PY
     dr_machine
     dr_manifest
     rm -rf "$S/sys/bus/pci/devices/0000:17:00.0" "$S/proc/driver" "$S"/dev/nvidia*
-    export CUDAENV_TEST_LIBDIR=$T/empty; mkdir -p "$T/empty"
+    export CUDAENV_TEST_LIBDIR=$T/empty; mkdir -p "$T/empty"; seams_on
     dr_install
     [ "$status" -ne 7 ]
     [[ "$stderr" == *"no NVIDIA driver found: installing CUDA 12.4.0 anyway"* ]]
@@ -627,7 +627,7 @@ PY
     dr_machine
     dr_manifest
     rm -rf "$S/sys/bus/pci/devices/0000:17:00.0" "$S/proc/driver" "$S"/dev/nvidia*
-    export CUDAENV_TEST_LIBDIR=$T/empty; mkdir -p "$T/empty"
+    export CUDAENV_TEST_LIBDIR=$T/empty; mkdir -p "$T/empty"; seams_on
     run --separate-stderr "$CUDAENV" info 12.4.0 --no-cudnn
     [[ "$output" == *"runs here   unknown (this machine (no NVIDIA driver; --driver VER plans for the compute nodes' one))"* ]] || { echo "$output"; false; }
     run --separate-stderr "$CUDAENV" --driver 470.82.01 info 12.4.0 --no-cudnn
@@ -660,7 +660,7 @@ PY
 @test "container.libcuda-not-mapped: device nodes mapped, driver libraries not" {
     dr_machine
     echo "0::/kubepods/besteffort/pod1234" > "$S/proc/1/cgroup"
-    export CUDAENV_TEST_LIBDIR=$T/empty; mkdir -p "$T/empty"; rm -f "$S"/usr/lib/x86_64-linux-gnu/libcuda.so*
+    export CUDAENV_TEST_LIBDIR=$T/empty; mkdir -p "$T/empty"; rm -f "$S"/usr/lib/x86_64-linux-gnu/libcuda.so*; seams_on
     expect_only container.libcuda-not-mapped
     python3 -c 'import json,sys; assert json.load(open(sys.argv[1]))["summary"]["container"]=="kubernetes"' "$T/out.json"
 }
@@ -676,7 +676,7 @@ dr_wsl() {
     cp "$DR_DOUBLES/libcuda.so" "$S/usr/lib/wsl/lib/libcuda.so.1"
     cp "$DR_DOUBLES/libnvidia-ml.so" "$S/usr/lib/wsl/lib/libnvidia-ml.so.1"
     echo /usr/lib/wsl/lib > "$S/etc/ld.so.conf"
-    export CUDAENV_TEST_LIBDIR=$S/usr/lib/wsl/lib
+    export CUDAENV_TEST_LIBDIR=$S/usr/lib/wsl/lib; seams_on
 }
 
 @test "WSL2 with the Windows driver's libcuda: no findings" {

@@ -220,7 +220,7 @@ race() { # race create|read MS [SERVER_MODES]: hold that side's opens of the .pa
     [ -z "${3:-}" ] || url=_/$3/$url
     hold_manifest "$SERVER_URL/$url" yes > "$CUDAENV_MANIFEST"
     fx_slowpath "$T/slowpath.so"
-    LD_PRELOAD=$T/slowpath.so CUDAENV_TEST_SLOW_OPEN=/cache/$sha.part CUDAENV_TEST_SLOW_OPEN_FLAGS=$1 \
+    LD_PRELOAD=$SEAMS_SO:$T/slowpath.so CUDAENV_TEST_SLOW_OPEN=/cache/$sha.part CUDAENV_TEST_SLOW_OPEN_FLAGS=$1 \
         CUDAENV_TEST_SLOW_OPEN_MS=$2 CUDAENV_TEST_SLOW_OPEN_LOG=$T/opens ASAN_OPTIONS=$(fx_asan_preload_ok) \
         run "$CUDAENV" install tf-2.14
     [ "$status" -eq 0 ] || { echo "$output"; cat "$T/opens"; false; }

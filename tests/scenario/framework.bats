@@ -28,7 +28,7 @@ setup() {
     export PYTHONPATH=$T/site
     # a driver showing one GPU (tests/doubles/libcuda.c)
     cp -a "$BATS_FILE_TMPDIR/tc/drv" "$T/drv"
-    export CUDAENV_TEST_LIBCUDA=$T/drv/libcuda.so.1
+    export CUDAENV_TEST_LIBCUDA=$T/drv/libcuda.so.1; seams_on
     mkdir -p "$CUDAENV_ROOT/versions"
     cp -a "$BATS_FILE_TMPDIR/tc/root/versions/11.8.0+cudnn8.7.0.84" "$CUDAENV_ROOT/versions/"
     P=$CUDAENV_ROOT/versions/11.8.0+cudnn8.7.0.84
@@ -254,7 +254,7 @@ print(v if not isinstance(v, bool) else str(v).lower())' "$1" <<<"$output"
 }
 
 @test "no driver and no GPU: the static checks still run, exit 8" {
-    export CUDAENV_TEST_LIBCUDA=$T/none/libcuda.so.1 FAKE_FW_GPUS=0
+    export CUDAENV_TEST_LIBCUDA=$T/none/libcuda.so.1 FAKE_FW_GPUS=0; seams_on
     fw torch
     [ "$status" -eq 8 ]
     [ "$(j 'sorted(fs)')" = "['framework.no-gpu']" ]

@@ -19,7 +19,7 @@ setup() {
     common_setup
     source "$TESTS_DIR/lib/redist.sh"
     redist_setup
-    export CUDAENV_TEST_HASH_LOG=$T/hashes
+    export CUDAENV_TEST_HASH_LOG=$T/hashes; seams_on
 }
 
 teardown() { mirror_teardown; }

@@ -105,7 +105,7 @@ PY
     # one block (libarchive writes the file), 256 KiB blocks (the xz decoder does: file blocks)
     for fx in big bigmb; do
         hold_manifest "$SERVER_URL/$fx/cudnn-linux-x86_64-8.7.0.84_cuda11-archive.tar.xz" yes > "$CUDAENV_MANIFEST"
-        in_tmpfs 4m 'CUDAENV_TEST_FREE_BYTES=1e12 "$CUDAENV" install tf-2.14; rc=$?
+        in_tmpfs 4m 'CUDAENV_TEST_FREE_BYTES=1e12 seams "$CUDAENV" install tf-2.14; rc=$?
             ls -d "$CUDAENV_ROOT"/pkgs/.staging-* "$CUDAENV_ROOT"/versions/.staging-* 2>/dev/null | sed "s/^/LEFT: /"
             ls "$CUDAENV_ROOT/versions" "$CUDAENV_ROOT/pkgs" | sed "s/^/HAVE: /"; exit $rc'
         [ "$status" -eq 1 ] || { echo "$fx: $output"; false; }
@@ -123,7 +123,7 @@ PY
         # the install is still running: a watcher polling for a full disk missed it when the
         # unpacker cleaned up within a few ms
         shopt -s lastpipe
-        { CUDAENV_TEST_FREE_BYTES=1e12 "$CUDAENV" install tf-2.14 2>&1; echo "RC $?"; } |
+        { CUDAENV_TEST_FREE_BYTES=1e12 seams "$CUDAENV" install tf-2.14 2>&1; echo "RC $?"; } |
             while IFS= read -r l; do
                 case $l in
                     "RC "*) rc=${l#RC }; continue;;

@@ -147,7 +147,9 @@ PY
 }
 
 @test "compose falls back to copies where hardlinks are impossible" {
-    CUDAENV_TEST_COMPOSE_COPY=1 run "$CUDAENV" -v install tf-2.14
+    # sysfail (tests/doubles/sysfail.c): link and linkat fail with EXDEV, as across filesystems
+    cc -o "$T/sysfail" "$TESTS_DIR/doubles/sysfail.c"
+    run "$T/sysfail" link,linkat EXDEV "$CUDAENV" -v install tf-2.14
     [ "$status" -eq 0 ] || { echo "$output"; false; }
     [[ "$output" == *"0 hardlinked"* ]]
     a=$CUDAENV_ROOT/versions/11.8.0+cudnn8.7.0.84
@@ -164,7 +166,7 @@ PY
     cc -o "$T/sysfail" "$TESTS_DIR/doubles/sysfail.c"
     a=$CUDAENV_ROOT/versions/11.8.0+cudnn8.7.0.84 p=$CUDAENV_ROOT/pkgs/cuda-11.8.0
     for e in EXDEV ENOSYS EINVAL EOPNOTSUPP; do
-        CUDAENV_TEST_COMPOSE_COPY=1 run "$T/sysfail" copy_file_range "$e" "$CUDAENV" -v install tf-2.14
+        run "$T/sysfail" link,linkat EXDEV "$T/sysfail" copy_file_range "$e" "$CUDAENV" -v install tf-2.14
         [ "$status" -eq 0 ] || { echo "$e: $output"; false; }
         [[ "$output" == *"0 hardlinked"* ]]
         [ "$(stat -c %i "$a/bin/nvcc")" != "$(stat -c %i "$p/bin/nvcc")" ]
@@ -172,7 +174,7 @@ PY
         [ "$(stat -c %a "$a/bin/nvcc")" = "$(stat -c %a "$p/bin/nvcc")" ]
         "$CUDAENV" uninstall 11.8.0+cudnn8.7.0.84
     done
-    CUDAENV_TEST_COMPOSE_COPY=1 run "$T/sysfail" copy_file_range EIO "$CUDAENV" install tf-2.14
+    run "$T/sysfail" link,linkat EXDEV "$T/sysfail" copy_file_range EIO "$CUDAENV" install tf-2.14
     [ "$status" -ne 0 ]
     [[ "$output" == *"Input/output error"* ]] || { echo "$output"; false; }
     [ ! -e "$a" ]
@@ -236,7 +238,7 @@ PY
     grep -q 'CUDNN_MINOR 7' "$CUDAENV_ROOT/versions/11.8.0+cudnn8.7.0.84/include/cudnn_version.h"
     cmp "$CUDAENV_ROOT/versions/11.8.0+cudnn8.7.0.84/include/cudnn_version.h" <(tar -xJOf "$T/multi.tar.xz" --wildcards '*/include/cudnn_version.h')
     # reinstalled from the cache: the decoder's threads are observed (test hook), not assumed
-    CUDAENV_TEST_XZ_THREADS=$T/threads run "$CUDAENV" install --force tf-2.14
+    CUDAENV_TEST_XZ_THREADS=$T/threads run seams "$CUDAENV" install --force tf-2.14
     [ "$status" -eq 0 ] || { echo "$output"; false; }
     cmp "$CUDAENV_ROOT/versions/11.8.0+cudnn8.7.0.84/share/cudnn/LICENSE.text" "$T/mb/$top/LICENSE.text"
     [ "$(wc -l < "$T/threads")" -eq 1 ]
@@ -270,14 +272,14 @@ PY
     tar -C "$T/big" --owner=0 --group=0 --numeric-owner -cf - "$top" | xz -T2 -0 --block-size=24MiB > "$MIRROR/big.tar.xz"
     [ "$(xz -lv "$MIRROR/big.tar.xz" | awk '/^ *Blocks:/ {print $2; exit}')" -ge 2 ]
     edit_manifest "import hashlib, os; a = $CUDNN87; f = '$MIRROR/big.tar.xz'; a['url'] = '$SERVER_URL/big.tar.xz'; a['sha256'] = hashlib.sha256(open(f, 'rb').read()).hexdigest(); a['size'] = os.path.getsize(f)"
-    CUDAENV_TEST_XZ_THREADS=$T/threads run taskset -c 0,1 "$CUDAENV" install tf-2.14
+    CUDAENV_TEST_XZ_THREADS=$T/threads run seams taskset -c 0,1 "$CUDAENV" install tf-2.14
     [ "$status" -eq 0 ] || { echo "$output"; false; }
     cmp "$CUDAENV_ROOT/versions/11.8.0+cudnn8.7.0.84/share/cudnn/LICENSE.text" "$T/big/$top/LICENSE.text"
     # two threads decoded (the hook counts the block workers and the decoding thread)
     [ "$(cat "$T/threads")" -ge 2 ] || { echo "decoded on $(cat "$T/threads") worker thread(s)"; false; }
     # one core in the affinity mask: one worker, whatever the memory
     export CUDAENV_ROOT=$T/root1
-    CUDAENV_TEST_XZ_THREADS=$T/threads1 run taskset -c 0 "$CUDAENV" install tf-2.14
+    CUDAENV_TEST_XZ_THREADS=$T/threads1 run seams taskset -c 0 "$CUDAENV" install tf-2.14
     [ "$status" -eq 0 ] || { echo "$output"; false; }
     [ "$(cat "$T/threads1")" -le 1 ] || { echo "$(cat "$T/threads1") worker threads on one core"; false; }
     rm -f "$MIRROR/big.tar.xz"
@@ -388,7 +390,7 @@ PY
 }
 
 @test "not enough free space: exit 1 before any download, naming need and free; one byte more is enough" {
-    CUDAENV_TEST_FREE_BYTES=1000 run "$CUDAENV" install tf-2.14
+    CUDAENV_TEST_FREE_BYTES=1000 run seams "$CUDAENV" install tf-2.14
     [ "$status" -eq 1 ]
     [[ "$output" == *"needs about $(tf214_need printed) (downloads plus unpacked trees) and 1000 B is free"* ]] \
         || { echo "want $(tf214_need printed): $output"; false; }
@@ -397,14 +399,14 @@ PY
     # the boundary: one byte short is refused, exactly enough installs
     need=$(tf214_need)
     short=$(python3 -c "import math; print(math.ceil($need) - 1)")
-    CUDAENV_TEST_FREE_BYTES=$short run "$CUDAENV" install tf-2.14
+    CUDAENV_TEST_FREE_BYTES=$short run seams "$CUDAENV" install tf-2.14
     [ "$status" -eq 1 ] || { echo "$short bytes for $need: $output"; false; }
     [ "$(wc -l < "$SERVER_LOG")" -eq 0 ]
     # exactly enough passes the preflight: the downloads start.  (The unpack
     # then checks the archive's declared sizes against the same fake free
     # space; the fixture's cuDNN compresses 38x where NVIDIA's does ~2.6x,
     # so it may still stop there, but never with the preflight's message.)
-    CUDAENV_TEST_FREE_BYTES=$((short + 1)) run "$CUDAENV" install tf-2.14
+    CUDAENV_TEST_FREE_BYTES=$((short + 1)) run seams "$CUDAENV" install tf-2.14
     [[ "$output" != *"needs about"* ]] || { echo "$((short + 1)) bytes for $need: $output"; false; }
     [ "$(wc -l < "$SERVER_LOG")" -gt 0 ]
 }
@@ -435,7 +437,7 @@ PY
         else
             fx_mirror_manifest "$MIRROR" "$SERVER_URL" > "$CUDAENV_MANIFEST"
         fi
-        CUDAENV_TEST_FAULT=$point run "$CUDAENV" install tf-2.14
+        CUDAENV_TEST_FAULT=$point run seams "$CUDAENV" install tf-2.14
         [ "$status" -eq 137 ] || { echo "$point: $status $output"; false; }
         only_complete
         [ -z "$(ls "$CUDAENV_ROOT/versions" 2>/dev/null)" ]

@@ -170,7 +170,7 @@ PY
     p=$CUDAENV_ROOT/versions/$P
     fx_fake_gpu "$p" "$T/drv"
     rereceipt "$p"
-    export CUDAENV_TEST_LIBCUDA=$T/drv/libcuda.so.1
+    export CUDAENV_TEST_LIBCUDA=$T/drv/libcuda.so.1; seams_on
     run "$CUDAENV" verify "$P" --json
     python3 -c 'import json,sys; s={x["id"]: x for x in json.load(sys.stdin)["steps"]}["nccl"]; assert s["status"] == "passed" and "NCCL 2.21.5" in s["summary"] and "one-GPU communicator" in s["summary"], s' <<<"$output"
     # NCCL fails on the GPU
@@ -200,7 +200,7 @@ PY
     p=$CUDAENV_ROOT/versions/$P
     fx_fake_gpu "$p" "$T/drv"
     rereceipt "$p"
-    export CUDAENV_TEST_LIBCUDA=$T/drv/libcuda.so.1 FAKE_CUDA_DEVICES=2
+    export CUDAENV_TEST_LIBCUDA=$T/drv/libcuda.so.1 FAKE_CUDA_DEVICES=2; seams_on
     step() { python3 -c 'import json,sys; s={x["id"]: x for x in json.load(sys.stdin)["steps"]}["nccl"]; print(s["status"]); print(s["summary"]); print("\n".join(s["evidence"]))'; }
     # (this fixture's nvcc and cuDNN are not GPU doubles: those steps fail; the nccl step is what is read)
     run "$CUDAENV" verify "$P" --all-devices --json
@@ -391,13 +391,13 @@ PY
 @test "a streamed wheel member of unknown size is counted as it is read: past the free space it stops (exit 1, naming it), nothing installed" {
     FX_NCCL_SHAPE=streamed fx_nccl_manifest "$CUDAENV_MANIFEST" "$MIRROR" "$SERVER_URL" 2.21.5 bomb
     [ "$(stat -c %s "$MIRROR/$WHEEL")" -lt 100000 ]   # 8 MiB of zeros in a few KB
-    CUDAENV_TEST_FREE_BYTES=$((6 << 20)) run "$CUDAENV" install tf-2.14
+    CUDAENV_TEST_FREE_BYTES=$((6 << 20)) run seams "$CUDAENV" install tf-2.14
     [ "$status" -eq 1 ] || { echo "$output"; false; }
     [[ "$output" == *"$WHEEL expands to more than"*"(at 'lib/libbomb.so') and only 6291456 are free"* ]] || { echo "$output"; false; }
     [ ! -e "$CUDAENV_ROOT/versions/$P" ]
     no_staging
     # with the room it needs, it installs, every byte of it
-    CUDAENV_TEST_FREE_BYTES=$((10 << 20)) run "$CUDAENV" install tf-2.14
+    CUDAENV_TEST_FREE_BYTES=$((10 << 20)) run seams "$CUDAENV" install tf-2.14
     [ "$status" -eq 0 ] || { echo "$output"; false; }
     [ "$(stat -c %s "$CUDAENV_ROOT/versions/$P/lib64/libbomb.so")" -eq $((8 << 20)) ]
 }

@@ -211,7 +211,7 @@ rollback_walk() {
     "$CUDAENV" -q global 11.8 --system
     for step in intent link conf ldconfig; do
         "$CUDAENV" -q global 11.7 --system
-        run env CUDAENV_TEST_CRASH_AT=$step "$CUDAENV" -q global system --system
+        run seams env CUDAENV_TEST_CRASH_AT=$step "$CUDAENV" -q global system --system
         [ "$status" -eq 137 ]
         run "$CUDAENV" doctor --json
         [[ "$output" == *'"env.system-switch-interrupted"'* ]]

@@ -252,8 +252,7 @@ plant_py() {
 
 # ---- knobs (issue 21, item 4) ----
 
-# An installed-like copy of the binaries outside the build tree: no
-# cudaenv-test-knobs opt-in beside it, as in a real installation.
+# An installed-like copy of the binaries outside the build tree.
 inst_copy() {
     I=$T/inst
     mkdir -p "$I/bin" "$I/libexec/cudaenv" "$I/share/cudaenv"
@@ -263,40 +262,46 @@ inst_copy() {
     ln -s "$REPO/data/redist/cuda" "$I/share/cudaenv/redist"
 }
 
-@test "knobs: as root an installed cudaenv ignores CUDAENV_FULL and CUDAENV_TEST_HASH_LOG; the build tree's root-owned opt-in is what lets the suite use them" {
+@test "knobs: as root cudaenv ignores CUDAENV_FULL and reads no CUDAENV_TEST_*: a seam acts only through the preloaded double" {
     inst_copy
     printf '#!/bin/sh\necho full "$@" >> "%s"\nexit 0\n' "$MARK" > "$T/evil-full" && chmod 755 "$T/evil-full"
     # install's options are parsed by the full binary: the light one execs it first
-    CUDAENV_FULL=$T/evil-full run --separate-stderr "$I/bin/cudaenv" install --bogus
-    [ "$status" -eq 2 ]
-    [ ! -e "$MARK" ] || { cat "$MARK"; false; }
+    for b in "$I/bin/cudaenv" "$CUDAENV"; do
+        CUDAENV_FULL=$T/evil-full run --separate-stderr "$b" install --bogus
+        [ "$status" -eq 2 ] || { echo "$b: $status $stderr"; false; }
+        [ ! -e "$MARK" ] || { cat "$MARK"; false; }
+    done
     # the hash log through a symlink onto a root-only file
     fx_receipt "$(fx_installed 11.8.0)"
     echo secret > "$T/victim" && chmod 600 "$T/victim"
     ln -s "$T/victim" "$T/hash.log"
     CUDAENV_TEST_HASH_LOG=$T/hash.log run --separate-stderr "$I/bin/cudaenv" verify 11.8.0 --deep
     [ "$(cat "$T/victim")" = secret ]
-    # not even to a plain file: the seam is not read at all
-    CUDAENV_TEST_HASH_LOG=$T/copy.log run --separate-stderr "$I/bin/cudaenv" verify 11.8.0 --deep
-    [[ "$output" == *files* ]] || { echo "$output $stderr"; false; }   # it ran its deep file check
-    [ ! -e "$T/copy.log" ]
-    # the build tree's binaries (opted in) still honour them
-    CUDAENV_TEST_HASH_LOG=$T/plain.log run --separate-stderr "$CUDAENV" verify 11.8.0 --deep
+    # not even to a plain file, installed or in the build tree: the product reads no seam
+    for b in "$I/bin/cudaenv" "$CUDAENV"; do
+        rm -f "$T/copy.log"
+        CUDAENV_TEST_HASH_LOG=$T/copy.log run --separate-stderr "$b" verify 11.8.0 --deep
+        [[ "$output" == *files* ]] || { echo "$output $stderr"; false; }   # it ran its deep file check
+        [ ! -e "$T/copy.log" ]
+    done
+    # the fault-point double (tests/doubles/seams.c) preloaded: the seam acts, never through a link
+    CUDAENV_TEST_HASH_LOG=$T/plain.log run --separate-stderr seams "$CUDAENV" verify 11.8.0 --deep
     [ -s "$T/plain.log" ]
-    CUDAENV_FULL=$T/evil-full run --separate-stderr "$CUDAENV" install --bogus
-    [ -e "$MARK" ]
+    CUDAENV_TEST_HASH_LOG=$T/hash.log run --separate-stderr seams "$CUDAENV" verify 11.8.0 --deep
+    [ "$(cat "$T/victim")" = secret ]
 }
 
-@test "knobs: as root a user-owned CUDAENV_DOCTOR_PYTHON or CUDAENV_FULL does not run, even opted in (the program rule)" {
+@test "knobs: as root a user-owned CUDAENV_DOCTOR_PYTHON or full binary does not run (the program rule)" {
     mkdir -p "$T/u" && chown "$ATK" "$T/u"
     printf '#!/bin/sh\necho ran >> "%s"\nexit 0\n' "$MARK" > "$T/u/python3"
     chmod 755 "$T/u/python3" && chown "$ATK" "$T/u/python3"
     CUDAENV_DOCTOR_PYTHON=$T/u/python3 run --separate-stderr "$CUDAENV" doctor --json
     [ ! -e "$MARK" ]
-    cp "$T/u/python3" "$T/u/full" && chown "$ATK" "$T/u/full"
-    CUDAENV_FULL=$T/u/full run --separate-stderr "$CUDAENV" install 11.8
+    inst_copy
+    cp "$T/u/python3" "$I/libexec/cudaenv/cudaenv-full" && chown "$ATK" "$I/libexec/cudaenv/cudaenv-full"
+    run --separate-stderr "$I/bin/cudaenv" install 11.8
     [ "$status" -eq 6 ]
-    [[ "$stderr" == *"$T/u/full is not root's to run: $T/u"*"owned by uid"* ]]
+    [[ "$stderr" == *"cudaenv-full"*"is not root's to run"*"owned by uid"* ]] || { echo "$stderr"; false; }
     [ ! -e "$MARK" ]
 }
 

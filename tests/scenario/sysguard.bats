@@ -90,7 +90,7 @@ PY
 
 @test "repair: an interrupted switch whose target and what it replaced both became unsafe changes nothing (exit 6 naming the path)" {
     "$CUDAENV" -q global 11.8 --system
-    run env CUDAENV_TEST_CRASH_AT=intent "$CUDAENV" -q global 11.7 --system
+    run seams env CUDAENV_TEST_CRASH_AT=intent "$CUDAENV" -q global 11.7 --system
     [ "$status" -eq 137 ] && pending
     chown 65534 "$P117/bin/nvcc" "$P118/bin/nvcc"
     run --separate-stderr "$CUDAENV" global --rollback
@@ -117,7 +117,7 @@ own_cuda() {
     [ "$status" -eq 6 ] && [[ "$stderr" == *"$S/usr/local/cuda-12.1/bin/nvcc is owned by uid 65534"* ]] || { echo "$status $stderr"; false; }
     [ "$(link)" = "$I118" ] && ! pending || false
     chown 0 "$S/usr/local/cuda-12.1/bin/nvcc"
-    run env CUDAENV_TEST_CRASH_AT=intent "$CUDAENV" -q global system --system
+    run seams env CUDAENV_TEST_CRASH_AT=intent "$CUDAENV" -q global system --system
     [ "$status" -eq 137 ] && pending
     chown 65534 "$S/usr/local/cuda-12.1/bin/nvcc"
     run --separate-stderr "$CUDAENV" global 11.7 --system
@@ -296,7 +296,7 @@ q() { printf '%s' "$1" | sed 's/[][\.*^$(){}+?|/]/\\&/g'; }
 
 @test "a repair that rolls an interrupted switch back leaves the history right: the next --rollback goes further back" {
     "$CUDAENV" -q global 11.8 --system
-    run env CUDAENV_TEST_CRASH_AT=link "$CUDAENV" -q global 11.7 --system
+    run seams env CUDAENV_TEST_CRASH_AT=link "$CUDAENV" -q global 11.7 --system
     [ "$status" -eq 137 ] && [ "$(link)" = "$I117" ] || false
     rm -rf "$P117"
     run --separate-stderr "$CUDAENV" global 11.8 --system

@@ -289,7 +289,7 @@ PY
 }
 
 @test "plain verify checks what is in effect: the machine's own /usr/local/cuda (ad-hoc, no receipt), the switch's target, then the machine's again" {
-    export CUDAENV_TEST_LIBCUDA=$T/no-driver/libcuda.so.1
+    export CUDAENV_TEST_LIBCUDA=$T/no-driver/libcuda.so.1; seams_on
     unset LD_LIBRARY_PATH CUDAENV_VERSION
     fx_toolkit "$S/usr/local/cuda-12.4" 12.4.1 >/dev/null
     ln -s /usr/local/cuda-12.4 "$S/usr/local/cuda"

@@ -158,7 +158,7 @@ completes_pending() {
     "$CUDAENV" -q global 11.8 --system
     consistent
     for step in trust intent link conf ldconfig; do
-        run env CUDAENV_TEST_CRASH_AT=$step "$CUDAENV" -q global 11.7 --system
+        run seams env CUDAENV_TEST_CRASH_AT=$step "$CUDAENV" -q global 11.7 --system
         [ "$status" -eq 137 ]
         [ "$(rec state)" = pending ]
         run "$CUDAENV" doctor --json
@@ -167,7 +167,7 @@ completes_pending() {
         [ "$(rec target)" = "$I118" ] && [ "$(rec prev_target)" = "$I117" ] || false
     done
     # a rollback killed half-way is completed by the next rollback
-    run env CUDAENV_TEST_CRASH_AT=conf "$CUDAENV" -q global --rollback
+    run seams env CUDAENV_TEST_CRASH_AT=conf "$CUDAENV" -q global --rollback
     [ "$status" -eq 137 ]
     "$CUDAENV" -q global --rollback
     consistent
@@ -175,7 +175,7 @@ completes_pending() {
 
 @test "a run killed between staging and renaming: the repair removes its temp files (NAME.tmp-XXXXXX), nobody else's" {
     "$CUDAENV" -q global 11.8 --system
-    run env CUDAENV_TEST_CRASH_AT=intent "$CUDAENV" -q global 11.7 --system
+    run seams env CUDAENV_TEST_CRASH_AT=intent "$CUDAENV" -q global 11.7 --system
     [ "$status" -eq 137 ]
     [ "$(rec state)" = pending ]
     # what a kill between mkstemp and rename leaves: one per staged file
@@ -341,7 +341,7 @@ stale_is_ignored() {
 @test "a real directory put at /usr/local/cuda under an interrupted switch: the repair fails on it, never moves it to the spare's name" {
     "$CUDAENV" -q global 11.8 --system
     "$CUDAENV" -q global 11.7 --system
-    run env CUDAENV_TEST_CRASH_AT=intent "$CUDAENV" -q global 11.8 --system
+    run seams env CUDAENV_TEST_CRASH_AT=intent "$CUDAENV" -q global 11.8 --system
     [ "$status" -eq 137 ]
     rm "$S/usr/local/cuda" && mkdir -p "$S/usr/local/cuda/bin" && echo keep > "$S/usr/local/cuda/bin/marker"
     run --separate-stderr "$CUDAENV" global 11.8 --system
@@ -353,7 +353,7 @@ stale_is_ignored() {
 
 @test "kill -9 during an uninstalled target's switch: rolled back to what it replaced" {
     "$CUDAENV" -q global 11.8 --system
-    run env CUDAENV_TEST_CRASH_AT=link "$CUDAENV" -q global 11.7 --system
+    run seams env CUDAENV_TEST_CRASH_AT=link "$CUDAENV" -q global 11.7 --system
     [ "$status" -eq 137 ]
     rm -rf "$P117"     # the target is gone before the repair
     run --separate-stderr "$CUDAENV" global --rollback --dry-run
@@ -373,7 +373,7 @@ stale_is_ignored() {
     sed -i 's/"state":\t"done"/"state":\t"pending"/' "$f"
     no_intent && [ "$(rec state)" = pending ] && [ "$(rec target)" = "$I117" ]
     chmod o+w "$P117/bin"     # its target refused: the repair rolls back to 11.8
-    run env CUDAENV_TEST_CRASH_AT=link "$CUDAENV" -q global 11.8 --system
+    run seams env CUDAENV_TEST_CRASH_AT=link "$CUDAENV" -q global 11.8 --system
     [ "$status" -eq 137 ]
     # killed after the link: the repair's own intent (back to 11.8, one gen
     # above system.json's) is what is pending, not the older record's
@@ -403,7 +403,7 @@ stale_is_ignored() {
     [ "$(rec target)" = "$I118" ]
     # killed after the intent was written, before the walk: an intent to a tree
     # the walk refuses; the next run walks it, refuses, and rolls back
-    run env CUDAENV_TEST_CRASH_AT=trust "$CUDAENV" -q global 11.7 --system
+    run seams env CUDAENV_TEST_CRASH_AT=trust "$CUDAENV" -q global 11.7 --system
     [ "$status" -eq 137 ]
     [ "$(rec state)" = pending ] && [ "$(rec target)" = "$I117" ] || false
     "$CUDAENV" -q global 11.8 --system 2>"$T/err"
@@ -423,7 +423,7 @@ stale_is_ignored() {
     for i in $(seq 30); do
         v=$([ $((RANDOM % 2)) -eq 0 ] && echo 11.7 || echo 11.8)
         if [ $((i % 2)) -eq 0 ]; then
-            env CUDAENV_TEST_CRASH_AT=${steps[RANDOM % 5]} "$CUDAENV" -q global $v --system 2>/dev/null || true
+            seams env CUDAENV_TEST_CRASH_AT=${steps[RANDOM % 5]} "$CUDAENV" -q global $v --system 2>/dev/null || true
         else
             "$CUDAENV" -q global $v --system 2>/dev/null &
             sleep "$(printf "0.%03d" $((RANDOM % 40)))"   # 0 to 39 ms: a switch takes ~20-40
@@ -504,7 +504,7 @@ stale_is_ignored() {
         for i in $(seq 12); do
             v=$([ $((RANDOM % 2)) -eq 0 ] && echo 11.7 || echo 11.8)
             if [ $((i % 2)) -eq 0 ]; then
-                CUDAENV_TEST_CRASH_AT=${steps[RANDOM % 5]} "$B" -q global $v --system 2>/dev/null
+                CUDAENV_TEST_CRASH_AT=${steps[RANDOM % 5]} seams "$B" -q global $v --system 2>/dev/null
             else
                 "$B" -q global $v --system 2>/dev/null & p=$!
                 sleep "$(printf "0.%03d" $((RANDOM % 40)))"; kill -9 $p 2>/dev/null; wait $p 2>/dev/null

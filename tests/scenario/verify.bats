@@ -9,7 +9,7 @@ load ../lib/common
 setup() {
     common_setup
     # The machine's own driver (if any) must not decide these tests.
-    export CUDAENV_TEST_LIBCUDA=$T/no-driver/libcuda.so.1
+    export CUDAENV_TEST_LIBCUDA=$T/no-driver/libcuda.so.1; seams_on
     unset LD_LIBRARY_PATH FAKE_CUDA_DRIVER_VERSION FAKE_CUDA_DEVICES FAKE_CUDA_LAUNCH FAKE_CUDA_MODULE_LOAD FAKE_CUDA_CC
 }
 teardown() { common_teardown; }
@@ -37,7 +37,7 @@ good_118() {
 fake_gpu() {  # fake_gpu PREFIX [RELEASE]
     fx_fake_gpu "$1" "$T/drv" "${2:-580.65.06}"
     fx_receipt "$1" 520.61.05 11 3.5 9.0
-    export CUDAENV_TEST_LIBCUDA=$T/drv/libcuda.so.1
+    export CUDAENV_TEST_LIBCUDA=$T/drv/libcuda.so.1; seams_on
 }
 
 @test "no driver: steps 1-3 pass, the GPU steps are skipped with the reason, exit 8" {

@@ -85,7 +85,7 @@ broken() {
         <(tar -xOf "$T/cudnn.tar" --wildcards '*/include/cudnn_version.h')
     rm -rf "$CUDAENV_ROOT"
     archive blocks
-    CUDAENV_TEST_XZ_THREADS=$T/threads run "$CUDAENV" install tf-2.14
+    CUDAENV_TEST_XZ_THREADS=$T/threads run seams "$CUDAENV" install tf-2.14
     [ "$status" -eq 0 ] || { echo "$output"; false; }
     [ "$(sort -n "$T/threads" | tail -1)" -ge 2 ] || { cat "$T/threads"; false; }
     cmp "$CUDAENV_ROOT/versions/11.8.0+cudnn8.7.0.84/include/cudnn_version.h" \

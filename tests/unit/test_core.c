@@ -109,7 +109,7 @@ static void test_settings(void **state)
     (void)state;
     ce_ctx ctx;
     setenv("CUDAENV_LDCONFIG", "none", 1);
-    setenv("CUDAENV_TEST_FAULT", "", 1);
+    setenv("CUDAENV_DOCTOR_PYTHON", "", 1);
     setenv("CUDAENV_ROOT", "/opt/ce", 1);
     setenv("CUDAENV_PLATFORM", "linux-sbsa", 1);
     setenv("CUDAENV_NOT_A_SETTING", "x", 1);
@@ -118,8 +118,8 @@ static void test_settings(void **state)
     unsetenv("CUDAENV_STALL_TIMEOUT");
     ce_ctx_init(&ctx);
     assert_string_equal(ctx.set.ldconfig, "none");
-    assert_non_null(ctx.set.test_fault);
-    assert_string_equal(ctx.set.test_fault, "");
+    assert_non_null(ctx.set.doctor_python);
+    assert_string_equal(ctx.set.doctor_python, "");
     assert_null(ctx.set.full);
     assert_null(ctx.set.stall_timeout);
     assert_string_equal(ctx.root, "/opt/ce");
@@ -139,7 +139,7 @@ static void test_settings(void **state)
     /* self_dir only when asked */
     assert_string_equal(ctx.self_dir, "");
     assert_true(strlen(ce_self_dir(&ctx)) > 0 && ce_self_dir(&ctx) == ctx.self_dir);
-    const char *names[] = { "CUDAENV_LDCONFIG", "CUDAENV_TEST_FAULT", "CUDAENV_ROOT", "CUDAENV_PLATFORM",
+    const char *names[] = { "CUDAENV_LDCONFIG", "CUDAENV_DOCTOR_PYTHON", "CUDAENV_ROOT", "CUDAENV_PLATFORM",
                             "CUDAENV_NOT_A_SETTING", "XCUDAENV_FULL", "CUDAENV_STALL_TIMEOUT" };
     for (size_t i = 0; i < sizeof names / sizeof *names; i++) unsetenv(names[i]);
 }

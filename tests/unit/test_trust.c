@@ -16,6 +16,7 @@
 
 #include "core/dirscan.h"
 #include "core/file.h"
+#include "core/rmtree.h"
 #include "core/priv.h"
 #include "core/proc.h"
 #include "core/pyrun.h"
@@ -182,7 +183,7 @@ static void test_spec_file_bounded(void **state)
     assert_non_null(strstr(ce_errmsg(), "not a regular file"));
 }
 
-static void test_rm_rf_no_follow(void **state)
+static void test_rm_tree_no_follow(void **state)
 {
     (void)state;
     ce_ctx ctx;
@@ -194,7 +195,7 @@ static void test_rm_rf_no_follow(void **state)
              "&& ln -s ../../victim t/b/dirlink && ln -s ../victim/f t/filelink", dir);
     assert_int_equal(system(cmd), 0);
     snprintf(p, sizeof p, "%s/t", dir);
-    assert_int_equal(ce_rm_rf(&ctx, p), CE_OK);
+    assert_int_equal(ce_rm_tree(&ctx, p), CE_OK);
     assert_int_equal(access(p, F_OK), -1);
     snprintf(p, sizeof p, "%s/victim/f", dir);
     assert_int_equal(access(p, F_OK), 0);
@@ -677,7 +678,7 @@ int main(void)
         cmocka_unit_test(test_root_absolute),
         cmocka_unit_test_setup_teardown(test_store_open_no_symlinks, mk_dir, rm_dir),
         cmocka_unit_test_setup_teardown(test_spec_file_bounded, mk_dir, rm_dir),
-        cmocka_unit_test_setup_teardown(test_rm_rf_no_follow, mk_dir, rm_dir),
+        cmocka_unit_test_setup_teardown(test_rm_tree_no_follow, mk_dir, rm_dir),
         cmocka_unit_test_setup_teardown(test_dirscan_all, mk_dir, rm_dir),
         cmocka_unit_test_setup_teardown(test_store_list_sorted, mk_dir, rm_dir),
         cmocka_unit_test_setup_teardown(test_trust_root_paths, mk_dir, rm_dir),

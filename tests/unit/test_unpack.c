@@ -19,6 +19,7 @@
 #include <cJSON.h>
 
 #include "core/file.h"
+#include "core/rmtree.h"
 #include "install/digest.h"
 #include "install/unpack.h"
 
@@ -159,7 +160,7 @@ static int teardown(void **state)
     (void)state;
     ce_ctx ctx;
     ce_ctx_init(&ctx);
-    ce_rm_rf(&ctx, tmpdir);
+    ce_rm_tree(&ctx, tmpdir);
     return 0;
 }
 

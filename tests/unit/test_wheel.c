@@ -195,7 +195,7 @@ static int teardown(void **state)
     (void)state;
     ce_ctx ctx;
     ce_ctx_init(&ctx);
-    ce_rm_rf(&ctx, tmpdir);
+    ce_rm_tree(&ctx, tmpdir);
     return 0;
 }
 

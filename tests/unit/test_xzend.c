@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "core/file.h"
+#include "core/rmtree.h"
 #include "install/unpack.h"
 
 typedef struct buf {
@@ -74,7 +75,7 @@ static int teardown(void **state)
     (void)state;
     ce_ctx ctx;
     ce_ctx_init(&ctx);
-    ce_rm_rf(&ctx, tmpdir);
+    ce_rm_tree(&ctx, tmpdir);
     free(tarbuf);
     return 0;
 }
