@@ -38,6 +38,7 @@ import sys
 
 sys.dont_write_bytecode = True   # importing gen_frameworks leaves no tools/__pycache__ in the tree
 from gen_frameworks import frameworks_section   # noqa: E402  tools/gen_frameworks.py: the torch and jax sections
+from gen_pick import pick                        # noqa: E402  tools/gen_pick.py: the rule for implicit cuDNN choices
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DATA = os.path.join(HERE, "..", "data")
@@ -284,7 +285,7 @@ TF_NOTES = {
 def installable(cuda, cudnn, cv, dv, plat="linux-x86_64"):
     """None when the pair installs on plat, else the reason."""
     c = cuda.get(cv)
-    if not c or plat not in c["runfile"]:
+    if not c or plat not in c.get("runfile", {}):
         return "no runfile with a verified sha256 for CUDA %s on %s" % (cv, plat)
     d = cudnn.get(dv, {}).get("cuda%d" % vkey(cv)[0], {}).get(plat)
     if not d:
@@ -340,9 +341,17 @@ def verified_files(redist_dir):
     return out
 
 
+def xla_pins(redist_dir):
+    """xla-pins.json: {kind: {file name: sha256}} of the redistrib JSONs TensorFlow/XLA pin."""
+    doc = json.load(open(os.path.join(redist_dir, "xla-pins.json"), encoding="utf-8"))
+    return {kind: {name: pin[0] for name, pin in doc[kind].items()} for kind in ("cuda", "cudnn")}
+
+
 def read_redist(redist_dir, kind):
-    """[(version label, file name, bytes, sha256, parsed)] of the verified JSONs in redist_dir/kind."""
+    """[(version label, file name, bytes, sha256, parsed)] of the verified JSONs in redist_dir/kind:
+    each listed as verified in SOURCES.md and byte for byte the file XLA pins (xla-pins.json)."""
     ok = verified_files(redist_dir)
+    pins = xla_pins(redist_dir)[kind]
     d = os.path.join(redist_dir, kind)
     out = []
     for name in sorted(os.listdir(d)):
@@ -350,6 +359,12 @@ def read_redist(redist_dir, kind):
             continue
         raw = open(os.path.join(d, name), "rb").read()
         sha = hashlib.sha256(raw).hexdigest()
+        if name not in pins:
+            die("%s/%s: XLA pins no sha256 for NVIDIA's %s (%s/xla-pins.json); an unpinned copy is never "
+                "NVIDIA's file here" % (d, name, name, redist_dir))
+        if pins[name] != sha:
+            die("%s/%s: sha256 %s differs from XLA's pin %s for NVIDIA's %s: the copy is not NVIDIA's file "
+                "byte for byte (whitespace, key order, the trailing newline)" % (d, name, sha, pins[name], name))
         if ok.get(name) != sha:
             die("%s/%s: sha256 %s is not listed as verified in SOURCES.md; only verified copies are pinned"
                 % (d, name, sha))
@@ -357,15 +372,42 @@ def read_redist(redist_dir, kind):
     return out
 
 
-def add_redist(cuda, redist_dir):
+def redist_only(draft, ver, doc, name):
+    """The entry of a release NVIDIA ships as components but whose runfile has no verified sha256
+    (12.8.2, 12.9.2, 13.0.3): its facts from NVIDIA's pinned JSON and the per-major rules."""
+    major = vkey(ver)[0]
+    compat = {re.match(r"^>=\s*([\d.]+)", d.get("min_driver_linux_minor_version_compat") or "").group(1)
+              for v, d in draft["cuda"].items() if vkey(v)[0] == major
+              and re.match(r"^>=\s*([\d.]+)", d.get("min_driver_linux_minor_version_compat") or "")}
+    drv = (doc.get("nvidia_driver") or {}).get("version")
+    e = {}
+    if drv:
+        e["min_driver"] = drv
+    if len(compat) == 1:
+        e["min_driver_compat"] = compat.pop()
+    sm = sm_range(ver)
+    if sm:
+        e["sm"] = sm
+    e["source"] = ("redist only: NVIDIA's components (%s, pinned by XLA); no runfile sha256 in spack-packages@1e8cf05 "
+                   "or GCP's installer; min_driver: the driver NVIDIA's JSON bundles (nvidia_driver), no Release "
+                   "Notes Table 3 row seen; max_gcc: no source for this patch release; sm: nvidia-facts.md 7a" % name)
+    e["sources"] = {"min_driver": "nvidia_driver.version in NVIDIA's " + name, "min_driver_compat": COMPAT_SOURCE,
+                    "sm": SM_SOURCE}
+    return e
+
+
+def add_redist(cuda, redist_dir, draft):
     for ver, name, size, sha, doc in read_redist(redist_dir, "cuda"):
         if doc.get("release_label", ver) != ver:
             die("%s: release_label %s does not match the file name" % (name, doc.get("release_label")))
         if ver not in cuda:
-            die("%s: CUDA %s has no entry in the cuda section (no verified runfile)" % (name, ver))
+            cuda[ver] = redist_only(draft, ver, doc, name)
         e = cuda[ver]
         e["redist"] = {"url": REDIST_BASE + name, "sha256": sha, "size": size}
         e["sources"]["redist"] = REDIST_SOURCE
+    ordered = {k: cuda[k] for k in sorted(cuda, key=vkey, reverse=True)}
+    cuda.clear()
+    cuda.update(ordered)
 
 
 CUDNN_BASE = "https://developer.download.nvidia.com/compute/cudnn/redist/"
@@ -483,7 +525,7 @@ def coverage(cuda, cudnn, nccl=None):
     """(artifacts, with a size, with two sha256 sources or NVIDIA's own JSON) over every pinned file."""
     n = sized = two = 0
     for e in cuda.values():
-        for art in e["runfile"].values():
+        for art in e.get("runfile", {}).values():
             n += 1
             sized += "size" in art
             two += len(art.get("sha256_sources", [])) >= 2
@@ -500,6 +542,48 @@ def coverage(cuda, cudnn, nccl=None):
                 sized += "size" in art
                 two += len(art.get("sha256_sources", [])) >= 2 or JSON_SOURCE in art.get("sha256_sources", [])
     return n, sized, two
+
+
+# Rows whose cuDNN candidates all rest on one sha256 source: a bare spec takes no cuDNN (the user
+# names one with --cudnn or +cudnnX), instead of make manifest failing (tools/gen_pick.py)
+NO_IMPLICIT_CUDNN = {
+    "9.0.176": ("no implicit cuDNN: the cuDNN 7.6 builds for CUDA 9 rest on one sha256 source (spack; "
+                "AUDIT-2026-12b.md section 4: per-minor tgz builds from before NVIDIA's redistrib JSONs); name one "
+                "with --cudnn"),
+    "9.2.88": ("no implicit cuDNN: the cuDNN 7.6 builds for CUDA 9 rest on one sha256 source (spack; "
+               "AUDIT-2026-12b.md section 4: per-minor tgz builds from before NVIDIA's redistrib JSONs); name one "
+               "with --cudnn"),
+}
+
+
+def usable_cudnn(cudnn, cv, plat):
+    """[(cuDNN version, artifact)] newest first that install with CUDA cv on plat (cudaenv's
+    resolve.c usable_archive: built for the major; an old per-minor build only for its X.Y)."""
+    out = []
+    for dv in sorted(cudnn, key=vkey, reverse=True):
+        a = cudnn[dv].get("cuda%d" % vkey(cv)[0], {}).get(plat)
+        if a and (not a.get("for_cuda") or vkey(a["for_cuda"]) == vkey(cv)[:2]):
+            out.append((dv, a))
+    return out
+
+
+def add_cudnn_defaults(cuda, cudnn):
+    """cuda.<ver>.cudnn_default.<platform>: the cuDNN a bare CUDA spec takes (the resolution rule,
+    tools/gen_pick.py), the newer ones passed over and why.  Returns the rows that passed one over."""
+    passed_rows = 0
+    for cv, e in cuda.items():
+        plats = PLATFORMS if e.get("redist") else [p for p in PLATFORMS if p in e.get("runfile", {})]
+        out = {}
+        for plat in plats:
+            cands = usable_cudnn(cudnn, cv, plat)
+            if not cands:
+                continue
+            v, passed, why = pick(cands, "cuda %s %s (a bare CUDA spec's cuDNN)" % (cv, plat), NO_IMPLICIT_CUDNN.get(cv))
+            out[plat] = {"cudnn": v, **({"passed_over": ", ".join(passed)} if passed else {}), "why": why}
+            passed_rows += bool(passed)
+        if out:
+            e["cudnn_default"] = out
+    return passed_rows
 
 
 def nccl_section(path):
@@ -550,12 +634,13 @@ def main(argv):
     rows, cudnn_sizes = parse_sizes(sizes_p)
     cuda = cuda_section(draft, rows)
     cudnn = cudnn_section(draft, cudnn_sizes)
-    add_redist(cuda, redist_p)
+    add_redist(cuda, redist_p, draft)
     filled, added = merge_cudnn_json(cudnn, redist_p)
     copied = complete_from_copy(cudnn, redist_p)
     if newest_release_date(redist_p) > UPDATED:
         die("\"updated\" %s is before %s, the release_date of a JSON used: raise UPDATED"
             % (UPDATED, newest_release_date(redist_p)))
+    passed_rows = add_cudnn_defaults(cuda, cudnn)
     tf = tf_section(draft, cuda, cudnn)
     nccl, nccl_rows, nccl_first, nccl_sources = nccl_section(os.path.join(DATA, "nccl.json"))
     add_tf_nccl(tf, cuda, nccl, nccl_rows, nccl_first)
