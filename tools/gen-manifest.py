@@ -38,7 +38,7 @@ import sys
 
 sys.dont_write_bytecode = True   # importing gen_frameworks leaves no tools/__pycache__ in the tree
 from gen_frameworks import frameworks_section   # noqa: E402  tools/gen_frameworks.py: the torch and jax sections
-from gen_pick import pick                        # noqa: E402  tools/gen_pick.py: the rule for implicit cuDNN choices
+from gen_pick import firm, pick                  # noqa: E402  tools/gen_pick.py: the rule for implicit cuDNN choices
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DATA = os.path.join(HERE, "..", "data")
@@ -119,18 +119,27 @@ def sm_range(ver):
 
 
 def parse_sizes(path):
-    """sizes.md -> ({runfile file name: bytes}, {(cudnn, major): bytes}, [(version, driver set, bytes)])."""
-    runfile_rows, cudnn = [], {}
+    """sizes.md -> (5.1's [(versions, files, sizes)] with 5.1b's {runfile file name: bytes} as its
+    .byname, 5.2's {(cudnn, major): bytes})."""
+    runfile_rows, cudnn = SizeRows(), {}
     section = None
     for line in open(path, encoding="utf-8"):
-        if line.startswith("### 5.1"):
+        if line.startswith("### 5.1b"):
+            section = "byname"
+        elif line.startswith("### 5.1"):
             section = "runfile"
         elif line.startswith("### 5.2"):
             section = "cudnn"
         if not line.startswith("|") or "---" in line:
             continue
         cells = [c.strip().replace("**", "") for c in line.strip().strip("|").split("|")]
-        if section == "runfile" and len(cells) == 3 and cells[0] != "Version":
+        if section == "byname" and len(cells) == 2 and cells[0] != "File":
+            if not re.match(r"^cuda_[\d.]+_[\w.]*linux(_sbsa)?\.run$", cells[0]) or not re.match(r"^\d+$", cells[1]):
+                die("%s: 5.1b row '%s': expected a runfile name and a byte count" % (path, line.strip()))
+            if cells[0] in runfile_rows.byname:
+                die("%s: 5.1b lists %s twice" % (path, cells[0]))
+            runfile_rows.byname[cells[0]] = int(cells[1])
+        elif section == "runfile" and len(cells) == 3 and cells[0] != "Version":
             vers = [v.strip() for v in cells[0].split("/")]
             first = vers[0]
             vers = [(first.rsplit(".", 1)[0] + v) if v.startswith(".") else v for v in vers]
@@ -147,8 +156,25 @@ def parse_sizes(path):
     return runfile_rows, cudnn
 
 
+class SizeRows(list):
+    """5.1's rows, and 5.1b's sizes by exact file name (byname)."""
+    def __init__(self):
+        super().__init__()
+        self.byname = {}
+
+
 def runfile_size(rows, version, fname):
-    """The size sizes.md gives for exactly this x86_64 runfile, or None."""
+    """The size sizes.md gives for exactly this runfile (5.1b by file name, any platform; 5.1's
+    x86_64 rows by version + bundled driver), or None; where both give one they must agree."""
+    old = runfile_size_51(rows, version, fname)
+    new = getattr(rows, "byname", {}).get(fname)
+    if old is not None and new is not None and old != new:
+        die("sizes.md: %s is %d bytes in 5.1 but %d in 5.1b" % (fname, old, new))
+    return new if new is not None else old
+
+
+def runfile_size_51(rows, version, fname):
+    """The size 5.1 gives for exactly this x86_64 runfile, or None."""
     for vers, files, sizes in rows:
         if version not in vers and not any(f == fname for f in files):
             continue
@@ -177,11 +203,12 @@ def cuda_section(draft, rows):
             if not r or not SHA.match(r.get("sha256") or ""):
                 continue
             art = {"url": r["url"], "sha256": r["sha256"]}
-            if plat == "linux-x86_64":
-                size = runfile_size(rows, ver, r["file"])
-                if size is not None:
-                    art["size"] = size
-                    size_src.append(r["file"])
+            if r["url"].rsplit("/", 1)[1] != r["file"]:
+                die("draft cuda %s %s: file %s is not the URL's file name" % (ver, plat, r["file"]))
+            size = runfile_size(rows, ver, r["file"])
+            if size is not None:
+                art["size"] = size
+                size_src.append(r["file"])
             art["sha256_sources"] = r["sha256_sources"]
             runfiles[plat] = art
             sha_src.append("%s: %s" % (plat, "+".join(r["sha256_sources"])))
@@ -208,7 +235,7 @@ def cuda_section(draft, rows):
             "min_driver_compat": COMPAT_SOURCE,
             "max_gcc": d.get("gcc_max_sources"),
             "sm": SM_SOURCE,
-            "size": ("sizes.md 5.1 (NVIDIA catalog in rwgk/rwgk_config ctk_download_installers.sh, "
+            "size": ("sizes.md 5.1/5.1b (NVIDIA catalog in rwgk/rwgk_config@6119ce8 ctk_download_installers.sh, "
                      "Gentoo dev-util/nvidia-cuda-toolkit Manifest) for " + ", ".join(size_src)) if size_src else None,
         }
         notes = [d[k] for k in ("min_driver_note", "gcc_note") if d.get(k)]
@@ -522,26 +549,48 @@ def newest_release_date(redist_dir):
 
 
 def coverage(cuda, cudnn, nccl=None):
-    """(artifacts, with a size, with two sha256 sources or NVIDIA's own JSON) over every pinned file."""
+    """(artifacts, with a size, on firm ground, [single-source labels]) over every pinned file: firm is
+    tools/gen_pick.py's rule (an XLA-pinned JSON, or two independent sha256 sources); a release's
+    redistrib JSON is XLA's pin of NVIDIA's file, checked against our copy."""
     n = sized = two = 0
-    for e in cuda.values():
-        for art in e.get("runfile", {}).values():
+    single = []
+    for ver, e in cuda.items():
+        for plat, art in e.get("runfile", {}).items():
             n += 1
             sized += "size" in art
-            two += len(art.get("sha256_sources", [])) >= 2
+            ok = firm(art)
+            two += ok
+            if not ok:
+                single.append(("runfile", ver, plat))
         if "redist" in e:
             n += 1
             sized += 1
-            two += 1        # the JSON's sha256 is XLA's pin of NVIDIA's file, checked against our copy
-    for e in list(cudnn.values()) + list((nccl or {}).values()):
-        for variant, builds in e.items():
-            if not variant.startswith("cuda"):
-                continue
-            for art in builds.values():
-                n += 1
-                sized += "size" in art
-                two += len(art.get("sha256_sources", [])) >= 2 or JSON_SOURCE in art.get("sha256_sources", [])
-    return n, sized, two
+            two += 1
+    for kind, sec in (("cuDNN", cudnn), ("NCCL", nccl or {})):
+        for ver, e in sec.items():
+            for variant, builds in e.items():
+                if not variant.startswith("cuda"):
+                    continue
+                for plat, art in builds.items():
+                    n += 1
+                    sized += "size" in art
+                    ok = firm(art)
+                    two += ok
+                    if not ok:
+                        single.append((kind, "%s %s" % (ver, variant), plat))
+    return n, sized, two, single
+
+
+def single_source_line(single):
+    """The single-source list make manifest prints: per kind, each file as VERSION[ cudaNN] PLATFORM."""
+    short = {"linux-x86_64": "x86_64", "linux-sbsa": "sbsa"}
+    parts = []
+    for kind in ("runfile", "cuDNN", "NCCL"):
+        items = ["%s %s" % (what, short.get(plat, plat)) for k, what, plat in single if k == kind]
+        if items:
+            parts.append("%s (%d): %s" % (kind, len(items), ", ".join(items)))
+    return "gen-manifest: single-source sha256 (%d files; never an implicit choice): %s\n" % (
+        len(single), "; ".join(parts) or "none")
 
 
 # Rows whose cuDNN candidates all rest on one sha256 source: a bare spec takes no cuDNN (the user
@@ -644,13 +693,15 @@ def main(argv):
     tf = tf_section(draft, cuda, cudnn)
     nccl, nccl_rows, nccl_first, nccl_sources = nccl_section(os.path.join(DATA, "nccl.json"))
     add_tf_nccl(tf, cuda, nccl, nccl_rows, nccl_first)
-    n, sized, two = coverage(cuda, cudnn, nccl)
+    n, sized, two, single = coverage(cuda, cudnn, nccl)
     tarballs = [a for e in cudnn.values() for v, b in e.items() if v.startswith("cuda") for a in b.values()]
     fws = frameworks_section(os.path.join(DATA, "frameworks.json"), cuda, cudnn)
     sys.stderr.write("gen-manifest: %d pinned files: %d with a size, %d with two sha256 sources or NVIDIA's JSON "
                      "(cuDNN from NVIDIA's JSONs: %d sizes filled, %d builds added, %d from the copy a release came from; "
-                     "cuDNN tarballs: %d of %d with a size)\n"
-                     % (n, sized, two, filled, added, copied, sum("size" in a for a in tarballs), len(tarballs)))
+                     "cuDNN tarballs: %d of %d with a size; %d bare CUDA spec x platform pairs pass over a single-source cuDNN)\n"
+                     % (n, sized, two, filled, added, copied, sum("size" in a for a in tarballs), len(tarballs),
+                        passed_rows))
+    sys.stderr.write(single_source_line(single))
     doc = {
         "schema": 1,
         "updated": UPDATED,

@@ -170,6 +170,29 @@ PY
     [[ "$stderr" == *"redistrib_13.4.1.json: XLA pins no sha256"* ]]
 }
 
+@test "make manifest prints the coverage and the single-source list; runfile sizes by exact file name (sbsa, 13.4's driver-less names)" {
+    run --separate-stderr python3 "$REPO/tools/gen-manifest.py"
+    [ "$status" -eq 0 ]
+    [[ "$stderr" =~ gen-manifest:\ ([0-9]+)\ pinned\ files:\ ([0-9]+)\ with\ a\ size,\ ([0-9]+)\ with\ two\ sha256\ sources ]]
+    [ "${BASH_REMATCH[2]}" -ge 222 ] || false   # 185 before the 37 sizes of the rwgk catalogue (13.1.0-13.3.0 x86_64, 12.x/13.x sbsa)
+    [[ "$stderr" == *"gen-manifest: single-source sha256 ("*"; never an implicit choice): runfile ("*"cuDNN ("*"9.27.0.42 cuda13 x86_64"* ]]
+    m="$REPO/share/manifests/cudaenv.json"
+    py 'd["cuda"]["13.3.0"]["runfile"]["linux-sbsa"]["size"] == 4172818258 and d["cuda"]["13.1.0"]["runfile"]["linux-x86_64"]["size"] == 4345889047' < "$m"
+    py 'all("size" in a for v, e in d["cuda"].items() if v.startswith(("12.", "13.")) for a in e.get("runfile", {}).values())' < "$m"
+    # 13.4.1's runfiles name no driver: matched by file name all the same; 5.1 and 5.1b must agree
+    cd "$REPO/tools"
+    run python3 -c 'import importlib.util as u; s = u.spec_from_file_location("g", "gen-manifest.py"); g = u.module_from_spec(s); s.loader.exec_module(g)
+rows, _ = g.parse_sizes("../data/sizes.md")
+assert g.runfile_size(rows, "13.4.1", "cuda_13.4.1_linux.run") == 4214651928
+assert g.runfile_size(rows, "13.4.1", "cuda_13.4.1_linux_sbsa.run") == 4149643845
+assert g.runfile_size(rows, "11.8.0", "cuda_11.8.0_520.61.05_linux.run") == 4336730777
+assert g.runfile_size(rows, "13.4.1", "cuda_13.4.1_610.0_linux.run") is None
+rows.byname["cuda_12.8.1_570.124.06_linux.run"] += 1
+g.runfile_size(rows, "12.8.1", "cuda_12.8.1_570.124.06_linux.run")'
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"cuda_12.8.1_570.124.06_linux.run is 5382238770 bytes in 5.1 but 5382238771 in 5.1b"* ]]
+}
+
 @test "CUDA 12.8.2, 12.9.2 and 13.0.3: redist-only releases install from NVIDIA's components; 13.1+ JSON shapes through the profiles" {
     m="$REPO/share/manifests/cudaenv.json"
     py 'all("runfile" not in d["cuda"][v] and d["cuda"][v]["redist"]["url"].endswith("redistrib_%s.json" % v) for v in ("12.8.2", "12.9.2", "13.0.3"))' < "$m"

@@ -235,6 +235,8 @@ static void test_builtin(void **state)
         { "torch-2.9+cu128", "12.8.2+cudnn9.10.2.21" },
         { "jax-0.9.2", "13.3.0+cudnn9.20.0.48" },      /* a cuDNN range: the newest on firm ground, */
         { "jax-0.9.2+cuda12", "12.9.2+cudnn9.20.0.48" }, /* not 9.27.0.42 (one sha256 source) */
+        { "jax-0.11.0", "13.3.0+cudnn9.20.0.48" },     /* 0.10.0-0.11.0 from the jax-ml/jax tags */
+        { "jax-latest", "13.3.0+cudnn9.20.0.48" },
     };
     for (size_t i = 0; i < sizeof want / sizeof *want; i++) {
         ce_spec s;
