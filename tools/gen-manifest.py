@@ -67,7 +67,7 @@ PROFILES = {
     },
 }
 
-UPDATED = "2026-12-01"   # the newest source used: the 2026-12 data audit (its rebuilt cuDNN JSONs, TF's pip pins);
+UPDATED = "2026-12-04"   # the newest source used: issue 39 (the rebuilt 12.8.2-13.3.0 JSONs, JAX tags, rwgk sizes);
                          # never before an NVIDIA JSON's release_date (main checks; 9.27.0's is 2026-09-29)
 SERIAL = int(UPDATED.replace("-", "")) * 100 + 0   # the signed "serial": grows with every publication (raise
                                                    # the + 0 for a second one on the same UPDATED)
@@ -581,6 +581,36 @@ def coverage(cuda, cudnn, nccl=None):
     return n, sized, two, single
 
 
+COPY_SOURCE = "nvidia-redist-json-copy"
+COPY_SOURCE_TEXT = ("copies of NVIDIA's cuDNN redistrib JSONs that no one pins: NixOS/nixpkgs "
+                    "pkgs/development/cuda-modules/_cuda/manifests/cudnn and nixos-cuda/cuda-legacy (the entry's "
+                    "source names the file; data/redist/SOURCES.md lists them as unverified)")
+
+
+def relabel(cuda, cudnn, keys):
+    """sha256_sources labels -> keys of the top-level "sources" (spack_cuda / spack_cudnn, nixpkgs,
+    nvidia-redist-json-copy, ...); a label that maps to no key is an error."""
+    def key(label, kind):
+        if label == "spack":
+            return "spack_cuda" if kind == "runfile" else "spack_cudnn"
+        if label.startswith("nixpkgs-releases.nix"):
+            return "nixpkgs"
+        if label.startswith("nvidia-redistrib-json"):
+            return COPY_SOURCE
+        return label
+    arts = [("runfile", a) for e in cuda.values() for a in e.get("runfile", {}).values()]
+    arts += [("cudnn", a) for e in cudnn.values() for v, b in e.items() if v.startswith("cuda") for a in b.values()]
+    for kind, a in arts:
+        out = []
+        for label in a["sha256_sources"]:
+            k = key(label, kind)
+            if k not in keys:
+                die("sha256 source '%s' (%s %s) is no key of the manifest's \"sources\"" % (label, kind, a["url"]))
+            if k not in out:
+                out.append(k)
+        a["sha256_sources"] = out
+
+
 def single_source_line(single):
     """The single-source list make manifest prints: per kind, each file as VERSION[ cudaNN] PLATFORM."""
     short = {"linux-x86_64": "x86_64", "linux-sbsa": "sbsa"}
@@ -693,9 +723,14 @@ def main(argv):
     tf = tf_section(draft, cuda, cudnn)
     nccl, nccl_rows, nccl_first, nccl_sources = nccl_section(os.path.join(DATA, "nccl.json"))
     add_tf_nccl(tf, cuda, nccl, nccl_rows, nccl_first)
+    sources = dict(draft["generated_from"], **nccl_sources, **{JSON_SOURCE: (
+        "NVIDIA's cuDNN redistrib JSONs in data/redist/cudnn: byte-exact copies whose sha256 equals the pin "
+        "TensorFlow/XLA (cuda_redist_versions.bzl CUDNN_REDIST_JSON_DICT) keeps for NVIDIA's URL; "
+        "data/redist/SOURCES.md and xla-pins.json")}, **{COPY_SOURCE: COPY_SOURCE_TEXT})
+    fws = frameworks_section(os.path.join(DATA, "frameworks.json"), cuda, cudnn)
+    relabel(cuda, cudnn, sources)     # after every pick: their reasons quote the draft's own labels
     n, sized, two, single = coverage(cuda, cudnn, nccl)
     tarballs = [a for e in cudnn.values() for v, b in e.items() if v.startswith("cuda") for a in b.values()]
-    fws = frameworks_section(os.path.join(DATA, "frameworks.json"), cuda, cudnn)
     sys.stderr.write("gen-manifest: %d pinned files: %d with a size, %d with two sha256 sources or NVIDIA's JSON "
                      "(cuDNN from NVIDIA's JSONs: %d sizes filled, %d builds added, %d from the copy a release came from; "
                      "cuDNN tarballs: %d of %d with a size; %d bare CUDA spec x platform pairs pass over a single-source cuDNN)\n"
@@ -709,10 +744,7 @@ def main(argv):
         **({"source": os.environ["MANIFEST_SOURCE"]} if os.environ.get("MANIFEST_SOURCE") else {}),
         "generated_by": ("tools/gen-manifest.py from data/manifest-draft.json, data/sizes.md and "
                          "data/redist/ and data/nccl.json (make manifest); do not edit"),
-        "sources": dict(draft["generated_from"], **nccl_sources, **{JSON_SOURCE: (
-            "NVIDIA's cuDNN redistrib JSONs in data/redist/cudnn: byte-exact copies whose sha256 equals the pin "
-            "TensorFlow/XLA (cuda_redist_versions.bzl CUDNN_REDIST_JSON_DICT) keeps for NVIDIA's URL; "
-            "data/redist/SOURCES.md")}),
+        "sources": sources,
         "profiles": PROFILES,
         "tensorflow": tf,
         "torch": fws["torch"],

@@ -20,8 +20,10 @@ def origin(label):
     nixos-cuda/cuda-legacy, and nixpkgs' releases.nix, are one source (the nixpkgs CUDA team)."""
     if label == JSON_SOURCE:
         return "xla-pinned NVIDIA JSON"
-    if label.startswith("nixpkgs") or label.startswith("nvidia-redistrib-json"):
+    if label.startswith(("nixpkgs", "nvidia-redistrib-json", "nvidia-redist-json-copy")):
         return "nixpkgs"
+    if label.startswith("spack"):
+        return "spack"
     return label.split("(")[0].strip()
 
 

@@ -107,7 +107,7 @@ PY
     sed -i 's/"release_date": "2026-09-29"/"release_date": "2099-01-01"/' "$T/redist/cudnn/unverified/redistrib_9.27.0.json"
     relist
     run --separate-stderr python3 "$REPO/tools/gen-manifest.py" "$REPO/data/manifest-draft.json" "$REPO/data/sizes.md" "$T/redist"
-    [ "$status" -eq 1 ] && [[ "$stderr" == *'"updated" 2026-12-01 is before 2099-01-01'* ]] || false
+    [ "$status" -eq 1 ] && [[ "$stderr" == *'"updated" 2026-12-04 is before 2099-01-01'* ]] || false
     py 'd["updated"] >= "2026-09-29"' < "$m"
 }
 
@@ -179,6 +179,9 @@ PY
     m="$REPO/share/manifests/cudaenv.json"
     py 'd["cuda"]["13.3.0"]["runfile"]["linux-sbsa"]["size"] == 4172818258 and d["cuda"]["13.1.0"]["runfile"]["linux-x86_64"]["size"] == 4345889047' < "$m"
     py 'all("size" in a for v, e in d["cuda"].items() if v.startswith(("12.", "13.")) for a in e.get("runfile", {}).values())' < "$m"
+    # every sha256_sources label is a key of the top-level "sources"
+    py 'all(s in d["sources"] for sec in ("cuda", "cudnn", "nccl") for e in d[sec].values() for k, b in e.items() if k == "runfile" or k.startswith("cuda") for a in b.values() for s in a["sha256_sources"])' < "$m"
+    py 'd["cudnn"]["8.9.7.29"]["cuda12"]["linux-x86_64"]["sha256_sources"] == ["spack_cudnn", "nvidia-redist-json-copy", "nixpkgs", "easybuild"] and d["cuda"]["13.3.0"]["runfile"]["linux-x86_64"]["sha256_sources"] == ["spack_cuda", "easybuild"]' < "$m"
     # 13.4.1's runfiles name no driver: matched by file name all the same; 5.1 and 5.1b must agree
     cd "$REPO/tools"
     run python3 -c 'import importlib.util as u; s = u.spec_from_file_location("g", "gen-manifest.py"); g = u.module_from_spec(s); s.loader.exec_module(g)
