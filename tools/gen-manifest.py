@@ -38,6 +38,7 @@ import sys
 
 sys.dont_write_bytecode = True   # importing gen_frameworks leaves no tools/__pycache__ in the tree
 from gen_frameworks import frameworks_section   # noqa: E402  tools/gen_frameworks.py: the torch and jax sections
+from gen_pick import firm, pick                  # noqa: E402  tools/gen_pick.py: the rule for implicit cuDNN choices
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DATA = os.path.join(HERE, "..", "data")
@@ -66,7 +67,7 @@ PROFILES = {
     },
 }
 
-UPDATED = "2026-12-01"   # the newest source used: the 2026-12 data audit (its rebuilt cuDNN JSONs, TF's pip pins);
+UPDATED = "2026-12-04"   # the newest source used: issue 39 (the rebuilt 12.8.2-13.3.0 JSONs, JAX tags, rwgk sizes);
                          # never before an NVIDIA JSON's release_date (main checks; 9.27.0's is 2026-09-29)
 SERIAL = int(UPDATED.replace("-", "")) * 100 + 0   # the signed "serial": grows with every publication (raise
                                                    # the + 0 for a second one on the same UPDATED)
@@ -118,18 +119,27 @@ def sm_range(ver):
 
 
 def parse_sizes(path):
-    """sizes.md -> ({runfile file name: bytes}, {(cudnn, major): bytes}, [(version, driver set, bytes)])."""
-    runfile_rows, cudnn = [], {}
+    """sizes.md -> (5.1's [(versions, files, sizes)] with 5.1b's {runfile file name: bytes} as its
+    .byname, 5.2's {(cudnn, major): bytes})."""
+    runfile_rows, cudnn = SizeRows(), {}
     section = None
     for line in open(path, encoding="utf-8"):
-        if line.startswith("### 5.1"):
+        if line.startswith("### 5.1b"):
+            section = "byname"
+        elif line.startswith("### 5.1"):
             section = "runfile"
         elif line.startswith("### 5.2"):
             section = "cudnn"
         if not line.startswith("|") or "---" in line:
             continue
         cells = [c.strip().replace("**", "") for c in line.strip().strip("|").split("|")]
-        if section == "runfile" and len(cells) == 3 and cells[0] != "Version":
+        if section == "byname" and len(cells) == 2 and cells[0] != "File":
+            if not re.match(r"^cuda_[\d.]+_[\w.]*linux(_sbsa)?\.run$", cells[0]) or not re.match(r"^\d+$", cells[1]):
+                die("%s: 5.1b row '%s': expected a runfile name and a byte count" % (path, line.strip()))
+            if cells[0] in runfile_rows.byname:
+                die("%s: 5.1b lists %s twice" % (path, cells[0]))
+            runfile_rows.byname[cells[0]] = int(cells[1])
+        elif section == "runfile" and len(cells) == 3 and cells[0] != "Version":
             vers = [v.strip() for v in cells[0].split("/")]
             first = vers[0]
             vers = [(first.rsplit(".", 1)[0] + v) if v.startswith(".") else v for v in vers]
@@ -146,8 +156,25 @@ def parse_sizes(path):
     return runfile_rows, cudnn
 
 
+class SizeRows(list):
+    """5.1's rows, and 5.1b's sizes by exact file name (byname)."""
+    def __init__(self):
+        super().__init__()
+        self.byname = {}
+
+
 def runfile_size(rows, version, fname):
-    """The size sizes.md gives for exactly this x86_64 runfile, or None."""
+    """The size sizes.md gives for exactly this runfile (5.1b by file name, any platform; 5.1's
+    x86_64 rows by version + bundled driver), or None; where both give one they must agree."""
+    old = runfile_size_51(rows, version, fname)
+    new = getattr(rows, "byname", {}).get(fname)
+    if old is not None and new is not None and old != new:
+        die("sizes.md: %s is %d bytes in 5.1 but %d in 5.1b" % (fname, old, new))
+    return new if new is not None else old
+
+
+def runfile_size_51(rows, version, fname):
+    """The size 5.1 gives for exactly this x86_64 runfile, or None."""
     for vers, files, sizes in rows:
         if version not in vers and not any(f == fname for f in files):
             continue
@@ -176,11 +203,12 @@ def cuda_section(draft, rows):
             if not r or not SHA.match(r.get("sha256") or ""):
                 continue
             art = {"url": r["url"], "sha256": r["sha256"]}
-            if plat == "linux-x86_64":
-                size = runfile_size(rows, ver, r["file"])
-                if size is not None:
-                    art["size"] = size
-                    size_src.append(r["file"])
+            if r["url"].rsplit("/", 1)[1] != r["file"]:
+                die("draft cuda %s %s: file %s is not the URL's file name" % (ver, plat, r["file"]))
+            size = runfile_size(rows, ver, r["file"])
+            if size is not None:
+                art["size"] = size
+                size_src.append(r["file"])
             art["sha256_sources"] = r["sha256_sources"]
             runfiles[plat] = art
             sha_src.append("%s: %s" % (plat, "+".join(r["sha256_sources"])))
@@ -207,7 +235,7 @@ def cuda_section(draft, rows):
             "min_driver_compat": COMPAT_SOURCE,
             "max_gcc": d.get("gcc_max_sources"),
             "sm": SM_SOURCE,
-            "size": ("sizes.md 5.1 (NVIDIA catalog in rwgk/rwgk_config ctk_download_installers.sh, "
+            "size": ("sizes.md 5.1/5.1b (NVIDIA catalog in rwgk/rwgk_config@6119ce8 ctk_download_installers.sh, "
                      "Gentoo dev-util/nvidia-cuda-toolkit Manifest) for " + ", ".join(size_src)) if size_src else None,
         }
         notes = [d[k] for k in ("min_driver_note", "gcc_note") if d.get(k)]
@@ -284,7 +312,7 @@ TF_NOTES = {
 def installable(cuda, cudnn, cv, dv, plat="linux-x86_64"):
     """None when the pair installs on plat, else the reason."""
     c = cuda.get(cv)
-    if not c or plat not in c["runfile"]:
+    if not c or plat not in c.get("runfile", {}):
         return "no runfile with a verified sha256 for CUDA %s on %s" % (cv, plat)
     d = cudnn.get(dv, {}).get("cuda%d" % vkey(cv)[0], {}).get(plat)
     if not d:
@@ -340,9 +368,17 @@ def verified_files(redist_dir):
     return out
 
 
+def xla_pins(redist_dir):
+    """xla-pins.json: {kind: {file name: sha256}} of the redistrib JSONs TensorFlow/XLA pin."""
+    doc = json.load(open(os.path.join(redist_dir, "xla-pins.json"), encoding="utf-8"))
+    return {kind: {name: pin[0] for name, pin in doc[kind].items()} for kind in ("cuda", "cudnn")}
+
+
 def read_redist(redist_dir, kind):
-    """[(version label, file name, bytes, sha256, parsed)] of the verified JSONs in redist_dir/kind."""
+    """[(version label, file name, bytes, sha256, parsed)] of the verified JSONs in redist_dir/kind:
+    each listed as verified in SOURCES.md and byte for byte the file XLA pins (xla-pins.json)."""
     ok = verified_files(redist_dir)
+    pins = xla_pins(redist_dir)[kind]
     d = os.path.join(redist_dir, kind)
     out = []
     for name in sorted(os.listdir(d)):
@@ -350,6 +386,12 @@ def read_redist(redist_dir, kind):
             continue
         raw = open(os.path.join(d, name), "rb").read()
         sha = hashlib.sha256(raw).hexdigest()
+        if name not in pins:
+            die("%s/%s: XLA pins no sha256 for NVIDIA's %s (%s/xla-pins.json); an unpinned copy is never "
+                "NVIDIA's file here" % (d, name, name, redist_dir))
+        if pins[name] != sha:
+            die("%s/%s: sha256 %s differs from XLA's pin %s for NVIDIA's %s: the copy is not NVIDIA's file "
+                "byte for byte (whitespace, key order, the trailing newline)" % (d, name, sha, pins[name], name))
         if ok.get(name) != sha:
             die("%s/%s: sha256 %s is not listed as verified in SOURCES.md; only verified copies are pinned"
                 % (d, name, sha))
@@ -357,15 +399,42 @@ def read_redist(redist_dir, kind):
     return out
 
 
-def add_redist(cuda, redist_dir):
+def redist_only(draft, ver, doc, name):
+    """The entry of a release NVIDIA ships as components but whose runfile has no verified sha256
+    (12.8.2, 12.9.2, 13.0.3): its facts from NVIDIA's pinned JSON and the per-major rules."""
+    major = vkey(ver)[0]
+    compat = {re.match(r"^>=\s*([\d.]+)", d.get("min_driver_linux_minor_version_compat") or "").group(1)
+              for v, d in draft["cuda"].items() if vkey(v)[0] == major
+              and re.match(r"^>=\s*([\d.]+)", d.get("min_driver_linux_minor_version_compat") or "")}
+    drv = (doc.get("nvidia_driver") or {}).get("version")
+    e = {}
+    if drv:
+        e["min_driver"] = drv
+    if len(compat) == 1:
+        e["min_driver_compat"] = compat.pop()
+    sm = sm_range(ver)
+    if sm:
+        e["sm"] = sm
+    e["source"] = ("redist only: NVIDIA's components (%s, pinned by XLA); no runfile sha256 in spack-packages@1e8cf05 "
+                   "or GCP's installer; min_driver: the driver NVIDIA's JSON bundles (nvidia_driver), no Release "
+                   "Notes Table 3 row seen; max_gcc: no source for this patch release; sm: nvidia-facts.md 7a" % name)
+    e["sources"] = {"min_driver": "nvidia_driver.version in NVIDIA's " + name, "min_driver_compat": COMPAT_SOURCE,
+                    "sm": SM_SOURCE}
+    return e
+
+
+def add_redist(cuda, redist_dir, draft):
     for ver, name, size, sha, doc in read_redist(redist_dir, "cuda"):
         if doc.get("release_label", ver) != ver:
             die("%s: release_label %s does not match the file name" % (name, doc.get("release_label")))
         if ver not in cuda:
-            die("%s: CUDA %s has no entry in the cuda section (no verified runfile)" % (name, ver))
+            cuda[ver] = redist_only(draft, ver, doc, name)
         e = cuda[ver]
         e["redist"] = {"url": REDIST_BASE + name, "sha256": sha, "size": size}
         e["sources"]["redist"] = REDIST_SOURCE
+    ordered = {k: cuda[k] for k in sorted(cuda, key=vkey, reverse=True)}
+    cuda.clear()
+    cuda.update(ordered)
 
 
 CUDNN_BASE = "https://developer.download.nvidia.com/compute/cudnn/redist/"
@@ -480,26 +549,120 @@ def newest_release_date(redist_dir):
 
 
 def coverage(cuda, cudnn, nccl=None):
-    """(artifacts, with a size, with two sha256 sources or NVIDIA's own JSON) over every pinned file."""
+    """(artifacts, with a size, on firm ground, [single-source labels]) over every pinned file: firm is
+    tools/gen_pick.py's rule (an XLA-pinned JSON, or two independent sha256 sources); a release's
+    redistrib JSON is XLA's pin of NVIDIA's file, checked against our copy."""
     n = sized = two = 0
-    for e in cuda.values():
-        for art in e["runfile"].values():
+    single = []
+    for ver, e in cuda.items():
+        for plat, art in e.get("runfile", {}).items():
             n += 1
             sized += "size" in art
-            two += len(art.get("sha256_sources", [])) >= 2
+            ok = firm(art)
+            two += ok
+            if not ok:
+                single.append(("runfile", ver, plat))
         if "redist" in e:
             n += 1
             sized += 1
-            two += 1        # the JSON's sha256 is XLA's pin of NVIDIA's file, checked against our copy
-    for e in list(cudnn.values()) + list((nccl or {}).values()):
-        for variant, builds in e.items():
-            if not variant.startswith("cuda"):
+            two += 1
+    for kind, sec in (("cuDNN", cudnn), ("NCCL", nccl or {})):
+        for ver, e in sec.items():
+            for variant, builds in e.items():
+                if not variant.startswith("cuda"):
+                    continue
+                for plat, art in builds.items():
+                    n += 1
+                    sized += "size" in art
+                    ok = firm(art)
+                    two += ok
+                    if not ok:
+                        single.append((kind, "%s %s" % (ver, variant), plat))
+    return n, sized, two, single
+
+
+COPY_SOURCE = "nvidia-redist-json-copy"
+COPY_SOURCE_TEXT = ("copies of NVIDIA's cuDNN redistrib JSONs that no one pins: NixOS/nixpkgs "
+                    "pkgs/development/cuda-modules/_cuda/manifests/cudnn and nixos-cuda/cuda-legacy (the entry's "
+                    "source names the file; data/redist/SOURCES.md lists them as unverified)")
+
+
+def relabel(cuda, cudnn, keys):
+    """sha256_sources labels -> keys of the top-level "sources" (spack_cuda / spack_cudnn, nixpkgs,
+    nvidia-redist-json-copy, ...); a label that maps to no key is an error."""
+    def key(label, kind):
+        if label == "spack":
+            return "spack_cuda" if kind == "runfile" else "spack_cudnn"
+        if label.startswith("nixpkgs-releases.nix"):
+            return "nixpkgs"
+        if label.startswith("nvidia-redistrib-json"):
+            return COPY_SOURCE
+        return label
+    arts = [("runfile", a) for e in cuda.values() for a in e.get("runfile", {}).values()]
+    arts += [("cudnn", a) for e in cudnn.values() for v, b in e.items() if v.startswith("cuda") for a in b.values()]
+    for kind, a in arts:
+        out = []
+        for label in a["sha256_sources"]:
+            k = key(label, kind)
+            if k not in keys:
+                die("sha256 source '%s' (%s %s) is no key of the manifest's \"sources\"" % (label, kind, a["url"]))
+            if k not in out:
+                out.append(k)
+        a["sha256_sources"] = out
+
+
+def single_source_line(single):
+    """The single-source list make manifest prints: per kind, each file as VERSION[ cudaNN] PLATFORM."""
+    short = {"linux-x86_64": "x86_64", "linux-sbsa": "sbsa"}
+    parts = []
+    for kind in ("runfile", "cuDNN", "NCCL"):
+        items = ["%s %s" % (what, short.get(plat, plat)) for k, what, plat in single if k == kind]
+        if items:
+            parts.append("%s (%d): %s" % (kind, len(items), ", ".join(items)))
+    return "gen-manifest: single-source sha256 (%d files; never an implicit choice): %s\n" % (
+        len(single), "; ".join(parts) or "none")
+
+
+# Rows whose cuDNN candidates all rest on one sha256 source: a bare spec takes no cuDNN (the user
+# names one with --cudnn or +cudnnX), instead of make manifest failing (tools/gen_pick.py)
+NO_IMPLICIT_CUDNN = {
+    "9.0.176": ("no implicit cuDNN: the cuDNN 7.6 builds for CUDA 9 rest on one sha256 source (spack; "
+                "AUDIT-2026-12b.md section 4: per-minor tgz builds from before NVIDIA's redistrib JSONs); name one "
+                "with --cudnn"),
+    "9.2.88": ("no implicit cuDNN: the cuDNN 7.6 builds for CUDA 9 rest on one sha256 source (spack; "
+               "AUDIT-2026-12b.md section 4: per-minor tgz builds from before NVIDIA's redistrib JSONs); name one "
+               "with --cudnn"),
+}
+
+
+def usable_cudnn(cudnn, cv, plat):
+    """[(cuDNN version, artifact)] newest first that install with CUDA cv on plat (cudaenv's
+    resolve.c usable_archive: built for the major; an old per-minor build only for its X.Y)."""
+    out = []
+    for dv in sorted(cudnn, key=vkey, reverse=True):
+        a = cudnn[dv].get("cuda%d" % vkey(cv)[0], {}).get(plat)
+        if a and (not a.get("for_cuda") or vkey(a["for_cuda"]) == vkey(cv)[:2]):
+            out.append((dv, a))
+    return out
+
+
+def add_cudnn_defaults(cuda, cudnn):
+    """cuda.<ver>.cudnn_default.<platform>: the cuDNN a bare CUDA spec takes (the resolution rule,
+    tools/gen_pick.py), the newer ones passed over and why.  Returns the rows that passed one over."""
+    passed_rows = 0
+    for cv, e in cuda.items():
+        plats = PLATFORMS if e.get("redist") else [p for p in PLATFORMS if p in e.get("runfile", {})]
+        out = {}
+        for plat in plats:
+            cands = usable_cudnn(cudnn, cv, plat)
+            if not cands:
                 continue
-            for art in builds.values():
-                n += 1
-                sized += "size" in art
-                two += len(art.get("sha256_sources", [])) >= 2 or JSON_SOURCE in art.get("sha256_sources", [])
-    return n, sized, two
+            v, passed, why = pick(cands, "cuda %s %s (a bare CUDA spec's cuDNN)" % (cv, plat), NO_IMPLICIT_CUDNN.get(cv))
+            out[plat] = {"cudnn": v, **({"passed_over": ", ".join(passed)} if passed else {}), "why": why}
+            passed_rows += bool(passed)
+        if out:
+            e["cudnn_default"] = out
+    return passed_rows
 
 
 def nccl_section(path):
@@ -550,22 +713,30 @@ def main(argv):
     rows, cudnn_sizes = parse_sizes(sizes_p)
     cuda = cuda_section(draft, rows)
     cudnn = cudnn_section(draft, cudnn_sizes)
-    add_redist(cuda, redist_p)
+    add_redist(cuda, redist_p, draft)
     filled, added = merge_cudnn_json(cudnn, redist_p)
     copied = complete_from_copy(cudnn, redist_p)
     if newest_release_date(redist_p) > UPDATED:
         die("\"updated\" %s is before %s, the release_date of a JSON used: raise UPDATED"
             % (UPDATED, newest_release_date(redist_p)))
+    passed_rows = add_cudnn_defaults(cuda, cudnn)
     tf = tf_section(draft, cuda, cudnn)
     nccl, nccl_rows, nccl_first, nccl_sources = nccl_section(os.path.join(DATA, "nccl.json"))
     add_tf_nccl(tf, cuda, nccl, nccl_rows, nccl_first)
-    n, sized, two = coverage(cuda, cudnn, nccl)
-    tarballs = [a for e in cudnn.values() for v, b in e.items() if v.startswith("cuda") for a in b.values()]
+    sources = dict(draft["generated_from"], **nccl_sources, **{JSON_SOURCE: (
+        "NVIDIA's cuDNN redistrib JSONs in data/redist/cudnn: byte-exact copies whose sha256 equals the pin "
+        "TensorFlow/XLA (cuda_redist_versions.bzl CUDNN_REDIST_JSON_DICT) keeps for NVIDIA's URL; "
+        "data/redist/SOURCES.md and xla-pins.json")}, **{COPY_SOURCE: COPY_SOURCE_TEXT})
     fws = frameworks_section(os.path.join(DATA, "frameworks.json"), cuda, cudnn)
+    relabel(cuda, cudnn, sources)     # after every pick: their reasons quote the draft's own labels
+    n, sized, two, single = coverage(cuda, cudnn, nccl)
+    tarballs = [a for e in cudnn.values() for v, b in e.items() if v.startswith("cuda") for a in b.values()]
     sys.stderr.write("gen-manifest: %d pinned files: %d with a size, %d with two sha256 sources or NVIDIA's JSON "
                      "(cuDNN from NVIDIA's JSONs: %d sizes filled, %d builds added, %d from the copy a release came from; "
-                     "cuDNN tarballs: %d of %d with a size)\n"
-                     % (n, sized, two, filled, added, copied, sum("size" in a for a in tarballs), len(tarballs)))
+                     "cuDNN tarballs: %d of %d with a size; %d bare CUDA spec x platform pairs pass over a single-source cuDNN)\n"
+                     % (n, sized, two, filled, added, copied, sum("size" in a for a in tarballs), len(tarballs),
+                        passed_rows))
+    sys.stderr.write(single_source_line(single))
     doc = {
         "schema": 1,
         "updated": UPDATED,
@@ -573,10 +744,7 @@ def main(argv):
         **({"source": os.environ["MANIFEST_SOURCE"]} if os.environ.get("MANIFEST_SOURCE") else {}),
         "generated_by": ("tools/gen-manifest.py from data/manifest-draft.json, data/sizes.md and "
                          "data/redist/ and data/nccl.json (make manifest); do not edit"),
-        "sources": dict(draft["generated_from"], **nccl_sources, **{JSON_SOURCE: (
-            "NVIDIA's cuDNN redistrib JSONs in data/redist/cudnn: byte-exact copies whose sha256 equals the pin "
-            "TensorFlow/XLA (cuda_redist_versions.bzl CUDNN_REDIST_JSON_DICT) keeps for NVIDIA's URL; "
-            "data/redist/SOURCES.md")}),
+        "sources": sources,
         "profiles": PROFILES,
         "tensorflow": tf,
         "torch": fws["torch"],

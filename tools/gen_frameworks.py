@@ -6,6 +6,8 @@ stays, marked "not_installable" with the reason, as TensorFlow rows do."""
 import json
 import sys
 
+from gen_pick import pick   # tools/gen_pick.py: the rule for implicit cuDNN choices
+
 
 def die(msg):   # as gen-manifest.py's
     sys.stderr.write("gen-manifest: %s\n" % msg)
@@ -27,6 +29,12 @@ def fw_cudnn_ok(cudnn, dv, cv, plat="linux-x86_64"):
     return bool(d and (not d.get("for_cuda") or vkey(cv)[:2] == vkey(d["for_cuda"])))
 
 
+def fw_cudnn_cands(cudnn, cv, pred, plat="linux-x86_64"):
+    """[(cuDNN version, artifact)] newest first that pred accepts and that install with CUDA cv."""
+    return [(k, cudnn[k]["cuda%d" % vkey(cv)[0]][plat]) for k in sorted(cudnn, key=vkey, reverse=True)
+            if pred(k) and fw_cudnn_ok(cudnn, k, cv, plat)]
+
+
 def fw_newest(keys, pred):
     for k in sorted(keys, key=vkey, reverse=True):
         if pred(k):
@@ -34,7 +42,7 @@ def fw_newest(keys, pred):
     return None
 
 
-def fw_torch_build(cuda, cudnn, tag, b):
+def fw_torch_build(cuda, cudnn, tag, b, row):
     """A PyTorch CUDA build (the wheel's CUDA X.Y + the cuDNN its wheels pin) -> the manifest's
     newest CUDA X.Y.* and the exact cuDNN, else the newest cuDNN of the pin's X.Y."""
     cx, dpin = b["cuda"], b["cudnn"]
@@ -46,21 +54,30 @@ def fw_torch_build(cuda, cudnn, tag, b):
         cv = cx + ".0"
     else:
         how.append("CUDA %s -> %s (newest %s.*)" % (cx, cv, cx))
-    dv = dpin if fw_cudnn_ok(cudnn, dpin, cv) else fw_newest(
-        cudnn, lambda k: vkey(k)[:2] == vkey(dpin)[:2] and fw_cudnn_ok(cudnn, k, cv))
+    dv, passed, why = dpin, [], None
+    if not fw_cudnn_ok(cudnn, dpin, cv):
+        cands = fw_cudnn_cands(cudnn, cv, lambda k: vkey(k)[:2] == vkey(dpin)[:2])
+        dv, passed, why = pick(cands, "%s %s (cuDNN %s.* for a pin the manifest lacks)" % (row, tag, ".".join(
+            dpin.split(".")[:2]))) if cands else (None, [], None)
     if dv and dv != dpin:
-        how.append("cuDNN %s is not in the manifest -> %s (newest %s.*)" % (dpin, dv, ".".join(dpin.split(".")[:2])))
+        how.append("cuDNN %s is not in the manifest -> %s (newest %s.* on firm ground)" % (
+            dpin, dv, ".".join(dpin.split(".")[:2])))
     if not dv and not reason:
         reason = "no cuDNN %s.* built for CUDA %d with a verified sha256 in the manifest (the wheels pin %s)" % (
             ".".join(dpin.split(".")[:2]), vkey(cv)[0], dpin)
-    e = {"cuda": cv, "cudnn": dv or dpin, "wheel": {"cuda": cx, "cudnn": dpin}, "channel": b["channel"],
-         "source": b["source"] + ("; " + ", ".join(how) if how else "")}
+    e = {"cuda": cv, "cudnn": dv or dpin, **fw_why(why, passed), "wheel": {"cuda": cx, "cudnn": dpin},
+         "channel": b["channel"], "source": b["source"] + ("; " + ", ".join(how) if how else "")}
     if reason:
         e["not_installable"] = reason
     return e
 
 
-def fw_jax_build(cuda, cudnn, tag, b):
+def fw_why(why, passed):
+    """A build's cudnn_why / cudnn_passed_over (MANIFEST.md): an implicit choice says why."""
+    return {**({"cudnn_why": why} if why else {}), **({"cudnn_passed_over": ", ".join(passed)} if passed else {})}
+
+
+def fw_jax_build(cuda, cudnn, tag, b, row):
     """A JAX CUDA plugin's pins are minimums (>=): the newest CUDA of the major and the newest
     cuDNN below the pin's bound that the manifest installs, as pip resolves them."""
     major = int(tag[4:])
@@ -69,15 +86,17 @@ def fw_jax_build(cuda, cudnn, tag, b):
     reason = None if cv else "no CUDA %d.x >= %s that installs on linux-x86_64 in the manifest" % (
         major, ".".join(map(str, low)))
     cv = cv or ".".join(map(str, low))
-    dv = fw_newest(cudnn, lambda k: vkey(b["cudnn_min"]) <= vkey(k) < vkey(b["cudnn_below"])
-                   and fw_cudnn_ok(cudnn, k, cv))
+    cands = fw_cudnn_cands(cudnn, cv, lambda k: vkey(b["cudnn_min"]) <= vkey(k) < vkey(b["cudnn_below"]))
+    dv, passed, why = pick(cands, "%s %s (cuDNN >= %s, < %s)" % (row, tag, b["cudnn_min"], b["cudnn_below"])) \
+        if cands else (None, [], None)
     if not dv and not reason:
         reason = "no cuDNN >= %s, < %s built for CUDA %d in the manifest" % (b["cudnn_min"], b["cudnn_below"], major)
     pins = "nvidia-cuda-runtime >= %s%s, nvidia-cudnn-cu%d >= %s, < %s" % (
         b["cuda_runtime_min"], ", nvidia-cuda-nvcc >= %s" % b["cuda_nvcc_min"] if b["cuda_nvcc_min"] else "",
         major, b["cudnn_min"], b["cudnn_below"])
-    e = {"cuda": cv, "cudnn": dv or b["cudnn_min"], "wheel": {"cuda": ".".join(map(str, low)), "cudnn": b["cudnn_min"]},
-         "pins": pins, "source": b["source"] + ": " + pins + "; the newest the manifest installs (as pip resolves >=)"}
+    e = {"cuda": cv, "cudnn": dv or b["cudnn_min"], **fw_why(why, passed),
+         "wheel": {"cuda": ".".join(map(str, low)), "cudnn": b["cudnn_min"]},
+         "pins": pins, "source": b["source"] + ": " + pins + "; the newest the manifest installs on firm ground (tools/gen_pick.py)"}
     if reason:
         e["not_installable"] = reason
     return e
@@ -96,7 +115,7 @@ def frameworks_section(path, cuda, cudnn):
             if r["default"] not in r["builds"]:
                 die("%s %s: default build %s is not one of its builds" % (name, v, r["default"]))
             e = {"default": r["default"], "default_source": r["default_source"],
-                 "builds": {t: build(cuda, cudnn, t, b) for t, b in sorted(r["builds"].items())}}
+                 "builds": {t: build(cuda, cudnn, t, b, "%s %s" % (name, v)) for t, b in sorted(r["builds"].items())}}
             if r.get("python"):
                 e["python"] = r["python"]
             e["source"] = r.get("source") or r["builds"][r["default"]]["source"]

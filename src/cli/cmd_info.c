@@ -322,6 +322,12 @@ static int print_json(const ce_manifest *m, const ce_spec *s, const ce_resolved 
     } else {
         cJSON_AddNullToObject(o, "cudnn");
     }
+    if (r->cudnn_why) { /* an implicit cuDNN: why this one, which newer ones were passed over */
+        cJSON *j = cJSON_AddObjectToObject(o, "cudnn_choice");
+        cli_json_add_str(j, "cudnn", r->cudnn ? r->cudnn->version : NULL);
+        cli_json_add_str(j, "why", r->cudnn_why);
+        cli_json_add_str(j, "passed_over", r->cudnn_passed_over);
+    }
     if (g_nccl_art) {
         cJSON *j = cJSON_AddObjectToObject(o, "nccl");
         cli_json_add_str(j, "version", g_nccl->version);
@@ -409,6 +415,10 @@ static void print_text(const ce_spec *s, const ce_resolved *r, const char *platf
         print_source(r->cudnn->source);
     } else if (r->cuda) {
         cli_print("%-13s none\n", "cuDNN");
+    }
+    if (r->cudnn_why) {
+        cli_print("  %-11s %s\n", "chosen", r->cudnn_why);
+        if (r->cudnn_passed_over) cli_print("  %-11s %s\n", "passed over", r->cudnn_passed_over);
     }
     if (g_nccl_art) {
         cli_print("%-13s %s (multi-GPU collectives; leave out: --components -nccl)\n", "NCCL", g_nccl->version);

@@ -154,6 +154,9 @@ static int parse_doc(ce_ctx *ctx, const cJSON *doc, const char *url, const char 
             rc = bad(ctx, url, where, "version '%.64s' is not digits separated by dots", c.version);
         if (rc == CE_OK) rc = opt_string(ctx, url, it, "name", where, false, &c.label);
         const cJSON *a = cJSON_GetObjectItemCaseSensitive(it, platform);
+        /* 13.1+: cuda_compat is built per CUDA variant ({"cuda13.1": {...}}); driver-side, never installed */
+        if (cJSON_IsObject(a) && !cJSON_GetObjectItemCaseSensitive(a, "relative_path") && ce_redist_driver_side(key))
+            a = NULL;
         if (rc == CE_OK && a) {
             snprintf(where, sizeof where, "%s.\"%s\"", key, platform);
             if ((rc = parse_archive(ctx, url, where, a, &c)) == CE_OK && (c.name = strdup(key)) == NULL)

@@ -227,7 +227,7 @@ static int parse_cuda(parser *p, const cJSON *v, ce_cuda *c)
             return mf_bad(p, "a redistrib JSON of %lld bytes is not plausible (limit 64 MiB)", c->redist->size);
         mf_path_pop(p, n);
     }
-    return CE_OK;
+    return mf_parse_cudnn_defaults(p, v, c);
 }
 
 /* ---- profiles -------------------------------------------------------------- */
@@ -563,6 +563,7 @@ void ce_manifest_free(ce_manifest *m)
         free(c->source);
         free_artifacts(c->runfiles, c->n_runfiles);
         free_artifacts(c->redist, c->redist ? 1 : 0);
+        mf_free_cudnn_defaults(c);
     }
     free(m->cuda);
     for (size_t i = 0; i < m->n_profiles; i++) {

@@ -25,6 +25,16 @@ typedef struct ce_artifact {
                             needs ("10.1"); NULL = any release of the major */
 } ce_artifact;
 
+/* Why an implicit cuDNN choice is what it is (the generator's resolution rule,
+ * tools/gen_pick.py): the newest cuDNN whose sha256 rests on XLA's pinned JSON
+ * or two independent sources; the newer ones resting on one source passed over. */
+typedef struct ce_cudnn_choice {
+    char *platform;      /* "linux-x86_64" */
+    char *cudnn;         /* "9.20.0.48"; NULL: the bare spec takes no cuDNN (why says so) */
+    char *passed_over;   /* "9.27.0.42, 9.21.0.82"; NULL when none */
+    char *why;
+} ce_cudnn_choice;
+
 typedef struct ce_cuda {
     char *version;       /* "11.8.0" */
     char *min_driver;    /* "520.61.05", NULL if unknown */
@@ -37,6 +47,8 @@ typedef struct ce_cuda {
                                 ("525.60.13", "580"), NULL if none/unknown */
     ce_artifact *redist;     /* "redist": NVIDIA's redistrib_<ver>.json pinned by
                                 url/sha256/size (platform "any"); NULL if none */
+    ce_cudnn_choice *cudnn_defaults; /* "cudnn_default": a bare spec's cuDNN per platform; */
+    size_t n_cudnn_defaults;         /* none (older manifests): the newest built for the major */
 } ce_cuda;
 
 /* "profiles": named component sets installed from a redistrib JSON.
@@ -89,6 +101,8 @@ typedef struct ce_fw_build {
     char *channel;       /* "stable", "experimental"; NULL if not given */
     char *source;
     char *not_installable; /* reason, NULL when installable */
+    char *cudnn_why;     /* an implicit cuDNN (a range, a pin the manifest lacks): why this one; NULL if none */
+    char *cudnn_passed_over; /* the newer ones passed over ("9.27.0.42"), NULL if none */
 } ce_fw_build;
 
 typedef struct ce_fw {
@@ -170,6 +184,9 @@ bool ce_profile_selects(const ce_profile *p, const char *name);
 bool ce_component_name_valid(const char *name, bool with_glob);
 /* The artifact of a list for a platform, NULL if none. */
 const ce_artifact *ce_artifact_for(const ce_artifact *list, size_t n, const char *platform);
+/* The generator's cuDNN for a bare spec of c on platform ("cudnn_default"),
+ * NULL when the manifest gives none (older manifests). */
+const ce_cudnn_choice *ce_cuda_cudnn_choice(const ce_cuda *c, const char *platform);
 /* The cuDNN archive of cudnn for a CUDA major and platform, NULL if none. */
 const ce_artifact *ce_cudnn_archive(const ce_cudnn *c, int cuda_major, const char *platform);
 

@@ -38,7 +38,9 @@ static int parse_build(parser *p, const cJSON *v, ce_fw_build *b)
     int rc;
     if ((rc = mf_get_version(p, v, "cuda", true, &b->cuda)) || (rc = mf_get_version(p, v, "cudnn", false, &b->cudnn)) ||
         (rc = mf_get_str(p, v, "channel", false, &b->channel)) || (rc = mf_get_str(p, v, "source", false, &b->source)) ||
-        (rc = mf_get_str(p, v, "not_installable", false, &b->not_installable)))
+        (rc = mf_get_str(p, v, "not_installable", false, &b->not_installable)) ||
+        (rc = mf_get_str(p, v, "cudnn_why", false, &b->cudnn_why)) ||
+        (rc = mf_get_str(p, v, "cudnn_passed_over", false, &b->cudnn_passed_over)))
         return rc;
     const cJSON *w = cJSON_GetObjectItemCaseSensitive(v, "wheel");
     if (w && !cJSON_IsNull(w)) {
@@ -146,7 +148,8 @@ void mf_free_frameworks(ce_manifest *m)
             for (size_t j = 0; j < f->n_builds; j++) {
                 ce_fw_build *b = &f->builds[j];
                 free(b->tag); free(b->cuda); free(b->cudnn); free(b->wheel_cuda); free(b->wheel_cudnn);
-                free(b->channel); free(b->source); free(b->not_installable);
+                free(b->channel); free(b->source); free(b->not_installable); free(b->cudnn_why);
+                free(b->cudnn_passed_over);
             }
             free(f->builds); free(f->version); free(f->deflt); free(f->default_source); free(f->python);
             free(f->source);

@@ -39,6 +39,11 @@ int mf_parse_section(parser *p, const cJSON *doc, const char *key, size_t sz, pa
 int mf_parse_frameworks(parser *p, const cJSON *doc, ce_manifest *m);
 void mf_free_frameworks(ce_manifest *m);
 
+/* manifest_choice.c: cuda.<ver>."cudnn_default" (why a bare spec takes the
+ * cuDNN it takes), and freeing it. */
+int mf_parse_cudnn_defaults(parser *p, const cJSON *v, ce_cuda *c);
+void mf_free_cudnn_defaults(ce_cuda *c);
+
 /* manifest_claims.c: the top-level "serial", "source" and "expires". */
 int mf_parse_claims(parser *p, const cJSON *doc, ce_manifest *m);
 

@@ -367,15 +367,31 @@ int ce_resolve(ce_ctx *ctx, const ce_manifest *m, const ce_spec *spec,
         if (row_cudnn) {
             out->cudnn = ce_manifest_cudnn(m, row_cudnn);
             out->cudnn_archive = usable_archive(out->cudnn, cuda, ctx->platform);
+            if (out->fw_build) {
+                out->cudnn_why = out->fw_build->cudnn_why;
+                out->cudnn_passed_over = out->fw_build->cudnn_passed_over;
+            }
             if (!out->cudnn_archive)
                 rc = ce_fail(ctx, CE_ERR_NOTFOUND, "%s %s needs cuDNN %s, which the manifest has no %s "
                              "build of for CUDA %s; use --no-cudnn or --cudnn VER", ce_spec_kind_label(spec->kind),
                              row_version, row_cudnn, ctx->platform, cuda->version);
         }
+    } else if ((out->cudnn_choice = ce_cuda_cudnn_choice(cuda, ctx->platform)) != NULL) {
+        /* the generator's resolution rule: the newest cuDNN on firm ground (tools/gen_pick.py) */
+        const ce_cudnn_choice *ch = out->cudnn_choice;
+        out->cudnn = ch->cudnn ? ce_manifest_cudnn(m, ch->cudnn) : NULL;
+        out->cudnn_archive = usable_archive(out->cudnn, cuda, ctx->platform);
+        if (!out->cudnn_archive) out->cudnn = NULL;
+        if (ch->cudnn && !out->cudnn)
+            rc = ce_fail(ctx, CE_ERR_INTEGRITY, "the manifest's cuda.\"%s\".cudnn_default names cuDNN %s, which it "
+                         "has no %s build of for CUDA %d; the manifest is inconsistent", cuda->version, ch->cudnn,
+                         ctx->platform, ce_version_major(cuda->version));
+        out->cudnn_why = ch->why;
+        out->cudnn_passed_over = ch->passed_over;
     } else {
-        /* A bare CUDA release gets the newest cuDNN built for it: NVIDIA
-         * builds cuDNN per CUDA major, and newer cuDNN releases support the
-         * older minors of that major. */
+        /* An older manifest: a bare CUDA release gets the newest cuDNN built
+         * for it (NVIDIA builds cuDNN per CUDA major, and newer cuDNN releases
+         * support the older minors of that major). */
         for (size_t i = m->n_cudnn; i-- > 0 && !out->cudnn;) {
             const ce_artifact *a = usable_archive(&m->cudnn[i], cuda, ctx->platform);
             if (a) {

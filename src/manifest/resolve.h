@@ -50,6 +50,9 @@ typedef struct ce_resolved {
     const ce_artifact *cudnn_archive;
     const ce_cudnn *nccl;            /* the TF row's NCCL (manifest "nccl"), NULL for none */
     const ce_artifact *nccl_archive; /* its wheel for ctx->platform; NULL if none */
+    const ce_cudnn_choice *cudnn_choice; /* a bare spec's: the manifest's cudnn_default, NULL if none */
+    const char *cudnn_why;           /* an implicit cuDNN: why this one (manifest text), NULL if none */
+    const char *cudnn_passed_over;   /* ... the newer ones passed over, NULL if none */
     char name[96];                   /* toolchain name */
 } ce_resolved;
 

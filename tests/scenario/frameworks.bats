@@ -52,7 +52,7 @@ py() { python3 -c "import json,sys; d=json.load(sys.stdin); r=($1); sys.exit(0 i
     # a build whose cuDNN the manifest lacks stays, with the reason
     py '"9.24" in d["torch"]["2.14"]["builds"]["cu130"]["not_installable"]' < "$m"
     # the generator refuses data whose default is not one of its builds
-    mkdir -p "$T/g/tools" && cp "$REPO/tools/gen-manifest.py" "$REPO/tools/gen_frameworks.py" "$T/g/tools/" && cp -r "$REPO/data" "$T/g/data"
+    mkdir -p "$T/g/tools" && cp "$REPO/tools/gen-manifest.py" "$REPO/tools/gen_frameworks.py" "$REPO/tools/gen_pick.py" "$T/g/tools/" && cp -r "$REPO/data" "$T/g/data"
     python3 - "$T/g/data/frameworks.json" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1])); d["torch"]["2.5"]["default"] = "cu999"; json.dump(d, open(sys.argv[1], "w"))

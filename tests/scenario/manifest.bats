@@ -75,10 +75,12 @@ py() { python3 -c "import json,sys; d=json.load(sys.stdin); r=($1); sys.exit(0 i
         "sha256": "397efa8eb25285ee289ef10274e643218edb7cbe6088cdb453afca1030e149c9", "size": 1012822668,
         "sha256_sources": d["cudnn"]["9.27.0.42"]["cuda12"]["linux-x86_64"]["sha256_sources"]}
         and d["cudnn"]["9.27.0.42"]["cuda13"]["linux-sbsa"]["size"] == 1075252712' < "$m"
-    # so a bare CUDA 13 install on aarch64 gets the newest cuDNN, as on x86_64 (was 9.21.0.82)
+    # but a bare CUDA 13 install, on aarch64 as on x86_64, passes it over: one sha256 source (issue 39)
     CUDAENV_PLATFORM=linux-sbsa run "$CUDAENV" info 13.0 --json
     [ "$status" -eq 0 ]
-    py 'd["toolchain"].startswith("13.0.") and d["toolchain"].endswith("+cudnn9.27.0.42") and d["cudnn"]["archive"]["sha256"].startswith("74912c0c6182")' <<<"$output"
+    py 'd["toolchain"] == "13.0.3+cudnn9.20.0.48" and d["cudnn_choice"]["passed_over"].startswith("9.27.0.42")' <<<"$output"
+    CUDAENV_PLATFORM=linux-sbsa run "$CUDAENV" info 13.0 --cudnn 9.27 --json   # named: the user's choice
+    py 'd["toolchain"] == "13.0.3+cudnn9.27.0.42" and d["cudnn"]["archive"]["sha256"].startswith("74912c0c6182") and "cudnn_choice" not in d' <<<"$output"
     # the copy is checked: a changed byte (its sha256 no longer SOURCES.md's) stops the generator
     cp -r "$REPO/data/redist" "$T/redist"
     sed -i 's/"size": "1012822668"/"size": "1012822669"/' "$T/redist/cudnn/unverified/redistrib_9.27.0.json"
@@ -105,8 +107,114 @@ PY
     sed -i 's/"release_date": "2026-09-29"/"release_date": "2099-01-01"/' "$T/redist/cudnn/unverified/redistrib_9.27.0.json"
     relist
     run --separate-stderr python3 "$REPO/tools/gen-manifest.py" "$REPO/data/manifest-draft.json" "$REPO/data/sizes.md" "$T/redist"
-    [ "$status" -eq 1 ] && [[ "$stderr" == *'"updated" 2026-12-01 is before 2099-01-01'* ]] || false
+    [ "$status" -eq 1 ] && [[ "$stderr" == *'"updated" 2026-12-04 is before 2099-01-01'* ]] || false
     py 'd["updated"] >= "2026-09-29"' < "$m"
+}
+
+@test "the resolution rule (issue 39): bare CUDA and JAX take the newest cuDNN on firm ground; info says why and what it passed over" {
+    run "$CUDAENV" info 13.3
+    [ "$status" -eq 0 ]
+    [[ "${lines[0]}" == "13.3 -> 13.3.0+cudnn9.20.0.48" ]]
+    [[ "$output" == *"chosen      the newest cuDNN on firm ground (sha256 in NVIDIA's redistrib JSON, which XLA pins); passed over 9.27.0.42 (one sha256 source: "* ]]
+    [[ "$output" == *"passed over 9.27.0.42, 9.21.0.82"* ]]
+    run "$CUDAENV" info jax-0.9.2 --json
+    py 'd["toolchain"] == "13.3.0+cudnn9.20.0.48" and d["cudnn_choice"]["cudnn"] == "9.20.0.48" and "9.27.0.42" in d["cudnn_choice"]["passed_over"]' <<<"$output"
+    # an exact pin is no implicit choice: nothing to explain
+    run "$CUDAENV" info torch-2.3+cu118 --json
+    py 'd["toolchain"] == "11.8.0+cudnn8.7.0.84" and "cudnn_choice" not in d' <<<"$output"
+    # CUDA 9's cuDNN builds rest on one source (spack): the bare spec takes none, and says so
+    run "$CUDAENV" info 9.0 --json
+    py 'd["toolchain"] == "9.0.176" and d["cudnn"] is None and d["cudnn_choice"]["cudnn"] is None and "one sha256 source" in d["cudnn_choice"]["why"]' <<<"$output"
+    run "$CUDAENV" info 9.0 --cudnn 7.6 --json
+    py 'd["toolchain"] == "9.0.176+cudnn7.6.5.32"' <<<"$output"
+    # the manifest says the same per row
+    m="$REPO/share/manifests/cudaenv.json"
+    py 'all(e["cudnn_default"][p]["cudnn"] == "9.20.0.48" for v, e in d["cuda"].items() if v.startswith(("12.", "13.")) for p in e.get("cudnn_default", {}))' < "$m"
+    py 'all("9.27.0.42" not in (b["cudnn"], b["cuda"]) for r in d["jax"].values() for b in r["builds"].values())' < "$m"
+}
+
+@test "the generator refuses a single-source implicit cuDNN and a redistrib JSON whose bytes differ from XLA's pin" {
+    mkdir -p "$T/g/tools" && cp "$REPO"/tools/gen-manifest.py "$REPO"/tools/gen_frameworks.py "$REPO"/tools/gen_pick.py "$T/g/tools/"
+    cp -r "$REPO/data" "$T/g/data"
+    run --separate-stderr python3 "$T/g/tools/gen-manifest.py"
+    [ "$status" -eq 0 ]
+    cmp <(printf '%s\n' "$output") "$REPO/share/manifests/cudaenv.json"
+    # a JAX range whose every candidate rests on one source: make manifest names the row
+    python3 - "$T/g/data/frameworks.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1])); d["jax"]["0.9.2"]["builds"]["cuda13"]["cudnn_min"] = "9.21"; json.dump(d, open(sys.argv[1], "w"))
+PY
+    run --separate-stderr python3 "$T/g/tools/gen-manifest.py"
+    [ "$status" -eq 1 ]
+    [[ "$stderr" == *"jax 0.9.2 cuda13 (cuDNN >= 9.21, < 10.0): every cuDNN candidate (9.27.0.42: one sha256 source: "*"9.21.0.82: one sha256 source: spack) rests on one sha256 source"* ]]
+    cp "$REPO/data/frameworks.json" "$T/g/data/"
+    # a bare CUDA row likewise, unless the data says it takes no implicit cuDNN
+    sed -i 's/^    "9.2.88": (/    "9.2.88-not": (/' "$T/g/tools/gen-manifest.py"
+    run --separate-stderr python3 "$T/g/tools/gen-manifest.py"
+    [ "$status" -eq 1 ]
+    [[ "$stderr" == *"cuda 9.2.88 linux-x86_64 (a bare CUDA spec's cuDNN): every cuDNN candidate (7.6.4.38: one sha256 source: spack)"* ]]
+    cp "$REPO/tools/gen-manifest.py" "$T/g/tools/"
+    # nixpkgs' copy of 13.1.1 (a trailing newline NVIDIA's file lacks), even listed in SOURCES.md: XLA's pin refuses it
+    printf '\n' >> "$T/g/data/redist/cuda/redistrib_13.1.1.json"
+    new=$(sha256sum "$T/g/data/redist/cuda/redistrib_13.1.1.json" | cut -c1-64)
+    sed -i "s/97cf605ccc4751825b1865f4af571c9b50dd29ffd13e9a38b296a9ecb1f0d422 | 50852/$new | 50853/" "$T/g/data/redist/SOURCES.md"
+    run --separate-stderr python3 "$T/g/tools/gen-manifest.py"
+    [ "$status" -eq 1 ]
+    [[ "$stderr" == *"redistrib_13.1.1.json: sha256 $new differs from XLA's pin 97cf605ccc4751825b1865f4af571c9b50dd29ffd13e9a38b296a9ecb1f0d422"*"the trailing newline"* ]]
+    # ... and a JSON XLA does not pin at all
+    cp "$REPO/data/redist/cuda/redistrib_13.1.1.json" "$REPO/data/redist/SOURCES.md" "$T/g/data/redist/"
+    mv "$T/g/data/redist/redistrib_13.1.1.json" "$T/g/data/redist/cuda/redistrib_13.4.1.json"
+    cp "$REPO/data/redist/cuda/redistrib_13.1.1.json" "$T/g/data/redist/cuda/"
+    run --separate-stderr python3 "$T/g/tools/gen-manifest.py"
+    [ "$status" -eq 1 ]
+    [[ "$stderr" == *"redistrib_13.4.1.json: XLA pins no sha256"* ]]
+}
+
+@test "make manifest prints the coverage and the single-source list; runfile sizes by exact file name (sbsa, 13.4's driver-less names)" {
+    run --separate-stderr python3 "$REPO/tools/gen-manifest.py"
+    [ "$status" -eq 0 ]
+    [[ "$stderr" =~ gen-manifest:\ ([0-9]+)\ pinned\ files:\ ([0-9]+)\ with\ a\ size,\ ([0-9]+)\ with\ two\ sha256\ sources ]]
+    [ "${BASH_REMATCH[2]}" -ge 222 ] || false   # 185 before the 37 sizes of the rwgk catalogue (13.1.0-13.3.0 x86_64, 12.x/13.x sbsa)
+    [[ "$stderr" == *"gen-manifest: single-source sha256 ("*"; never an implicit choice): runfile ("*"cuDNN ("*"9.27.0.42 cuda13 x86_64"* ]]
+    m="$REPO/share/manifests/cudaenv.json"
+    py 'd["cuda"]["13.3.0"]["runfile"]["linux-sbsa"]["size"] == 4172818258 and d["cuda"]["13.1.0"]["runfile"]["linux-x86_64"]["size"] == 4345889047' < "$m"
+    py 'all("size" in a for v, e in d["cuda"].items() if v.startswith(("12.", "13.")) for a in e.get("runfile", {}).values())' < "$m"
+    # every sha256_sources label is a key of the top-level "sources"
+    py 'all(s in d["sources"] for sec in ("cuda", "cudnn", "nccl") for e in d[sec].values() for k, b in e.items() if k == "runfile" or k.startswith("cuda") for a in b.values() for s in a["sha256_sources"])' < "$m"
+    py 'd["cudnn"]["8.9.7.29"]["cuda12"]["linux-x86_64"]["sha256_sources"] == ["spack_cudnn", "nvidia-redist-json-copy", "nixpkgs", "easybuild"] and d["cuda"]["13.3.0"]["runfile"]["linux-x86_64"]["sha256_sources"] == ["spack_cuda", "easybuild"]' < "$m"
+    # 13.4.1's runfiles name no driver: matched by file name all the same; 5.1 and 5.1b must agree
+    cd "$REPO/tools"
+    run python3 -c 'import importlib.util as u; s = u.spec_from_file_location("g", "gen-manifest.py"); g = u.module_from_spec(s); s.loader.exec_module(g)
+rows, _ = g.parse_sizes("../data/sizes.md")
+assert g.runfile_size(rows, "13.4.1", "cuda_13.4.1_linux.run") == 4214651928
+assert g.runfile_size(rows, "13.4.1", "cuda_13.4.1_linux_sbsa.run") == 4149643845
+assert g.runfile_size(rows, "11.8.0", "cuda_11.8.0_520.61.05_linux.run") == 4336730777
+assert g.runfile_size(rows, "13.4.1", "cuda_13.4.1_610.0_linux.run") is None
+rows.byname["cuda_12.8.1_570.124.06_linux.run"] += 1
+g.runfile_size(rows, "12.8.1", "cuda_12.8.1_570.124.06_linux.run")'
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"cuda_12.8.1_570.124.06_linux.run is 5382238770 bytes in 5.1 but 5382238771 in 5.1b"* ]]
+}
+
+@test "CUDA 12.8.2, 12.9.2 and 13.0.3: redist-only releases install from NVIDIA's components; 13.1+ JSON shapes through the profiles" {
+    m="$REPO/share/manifests/cudaenv.json"
+    py 'all("runfile" not in d["cuda"][v] and d["cuda"][v]["redist"]["url"].endswith("redistrib_%s.json" % v) for v in ("12.8.2", "12.9.2", "13.0.3"))' < "$m"
+    py 'd["cuda"]["13.0.3"]["min_driver"] == "580.126.20" and d["cuda"]["12.9.2"]["min_driver_compat"] == "525.60.13"' < "$m"
+    py 'all("redist" in d["cuda"][v] for v in ("13.1.0", "13.1.1", "13.1.2", "13.2.0", "13.2.1", "13.3.0"))' < "$m"
+    for spec in 13.0.3 13.1 13.2 13.3.0 12.9.2; do
+        run "$CUDAENV" info "$spec" --json
+        [ "$status" -eq 0 ] || { echo "$spec: $output"; false; }
+        # the components listed (NVIDIA's pinned JSON, bundled): CCCL under its name of the release, nothing driver-side
+        py 'len(c := [x["name"] for x in d["cuda"]["components"]["list"]]) >= 20 and ("cccl" in c) != ("cuda_cccl" in c)
+            and not any(n.startswith(("cuda_compat", "mft", "nvidia_", "imex", "fabricmanager", "libnvidia_nscq", "libnvsdm", "nvlsm", "driver_assistant", "collectx")) for n in c)' <<<"$output" || { echo "$spec"; false; }
+    done
+    run "$CUDAENV" info 13.3.0 --json
+    py '"cccl" in [x["name"] for x in d["cuda"]["components"]["list"]] and "libnvptxcompiler" in [x["name"] for x in d["cuda"]["components"]["list"]]' <<<"$output"
+    CUDAENV_PLATFORM=linux-sbsa run "$CUDAENV" info 13.2.0 --json
+    py '"cuda_compat_orin" not in [x["name"] for x in d["cuda"]["components"]["list"]]' <<<"$output"
+    # a framework build that lands on a redist-only release: PyTorch cu130 -> 13.0.3
+    run "$CUDAENV" info torch-2.13 --json
+    py 'd["toolchain"] == "13.0.3+cudnn9.20.0.48"' <<<"$output"
 }
 
 @test "every TensorFlow row on linux-sbsa: what info says it cannot install is exactly what the manifest's notes mark (tf-2.4: cuDNN 8.0.5.39's aarch64 build is for CUDA 11.1)" {
@@ -284,6 +392,7 @@ elif what == "sizetype": rf["size"] = "1234"
 elif what == "gcctype": d["cuda"]["11.8.0"]["max_gcc"] = "11"
 elif what == "tfkey": d["tensorflow"]["2.14.0"] = d["tensorflow"].pop("2.14")
 elif what == "cudnnkey": d["cudnn"]["8.7.0.84"]["cuda11.8"] = d["cudnn"]["8.7.0.84"].pop("cuda11")
+elif what == "choicetype": d["cuda"]["11.8.0"]["cudnn_default"] = {"linux-x86_64": {"cudnn": "8.7.0.84"}}
 elif what == "notjson": open(path, "w").write("{ \"schema\": 1, "); sys.exit(0)
 json.dump(d, open(path, "w"))
 PY
@@ -298,6 +407,7 @@ PY
     invalid gcctype;  [ "$status" -eq 5 ]; [[ "$output" == *'cuda."11.8.0".max_gcc'* ]]
     invalid tfkey;    [ "$status" -eq 5 ]; [[ "$output" == *'tensorflow."2.14.0": TensorFlow releases are keyed MAJOR.MINOR'* ]]
     invalid cudnnkey; [ "$status" -eq 5 ]; [[ "$output" == *'cudnn."8.7.0.84"."cuda11.8"'* ]]
+    invalid choicetype; [ "$status" -eq 5 ]; [[ "$output" == *'cuda."11.8.0".cudnn_default."linux-x86_64".why: missing'* ]]
     invalid notjson;  [ "$status" -eq 5 ]; [[ "$output" == *"not valid JSON"* ]]
     [[ "$output" == *"$T/mirror/cudaenv.json"* ]]
     # list-remote refuses it the same way

@@ -231,8 +231,12 @@ static void test_builtin(void **state)
         { "torch-2.5+cu118", "11.8.0+cudnn9.1.1.17" },
         { "torch-2.1", "12.1.1+cudnn8.9.7.29" },
         { "torch-2.3+cu118", "11.8.0+cudnn8.7.0.84" },  /* the exact pin when the manifest has it */
-        { "torch-2.11", "13.0.2+cudnn9.17.1.4" },       /* issue 27's H200 pair: CUDA 13.0 */
-        { "torch-2.9+cu128", "12.8.1+cudnn9.10.2.21" },
+        { "torch-2.11", "13.0.3+cudnn9.17.1.4" },       /* CUDA 13.0: 13.0.3, NVIDIA's components (issue 39) */
+        { "torch-2.9+cu128", "12.8.2+cudnn9.10.2.21" },
+        { "jax-0.9.2", "13.3.0+cudnn9.20.0.48" },      /* a cuDNN range: the newest on firm ground, */
+        { "jax-0.9.2+cuda12", "12.9.2+cudnn9.20.0.48" }, /* not 9.27.0.42 (one sha256 source) */
+        { "jax-0.11.0", "13.3.0+cudnn9.20.0.48" },     /* 0.10.0-0.11.0 from the jax-ml/jax tags */
+        { "jax-latest", "13.3.0+cudnn9.20.0.48" },
     };
     for (size_t i = 0; i < sizeof want / sizeof *want; i++) {
         ce_spec s;
@@ -241,6 +245,23 @@ static void test_builtin(void **state)
         if (ce_resolve(&ctx, b, &s, "", false, &r)) fail_msg("%s: %s", want[i].spec, ce_errmsg());
         assert_string_equal(r.name, want[i].name);
         assert_non_null(r.cudnn_archive);
+    }
+    /* bare specs (issue 39): the newest cuDNN on firm ground, the one passed over named; CUDA 9's
+     * candidates all rest on one source, so it takes none and says why */
+    const struct { const char *spec, *name, *passed; } bare[] = {
+        { "13.3", "13.3.0+cudnn9.20.0.48", "9.27.0.42" }, { "12.4", "12.4.1+cudnn9.20.0.48", "9.27.0.42" },
+        { "13.1", "13.1.2+cudnn9.20.0.48", "9.27.0.42" }, { "11.8", "11.8.0+cudnn9.10.2.21", NULL },
+        { "9.0", "9.0.176", "7.6.5.32" },
+    };
+    for (size_t i = 0; i < sizeof bare / sizeof *bare; i++) {
+        ce_spec s;
+        ce_resolved r;
+        assert_int_equal(ce_spec_parse(&ctx, bare[i].spec, &s), CE_OK);
+        if (ce_resolve(&ctx, b, &s, "", false, &r)) fail_msg("%s: %s", bare[i].spec, ce_errmsg());
+        assert_string_equal(r.name, bare[i].name);
+        assert_non_null(r.cudnn_why);
+        if (bare[i].passed) assert_non_null(strstr(r.cudnn_passed_over, bare[i].passed));
+        else assert_null(r.cudnn_passed_over);
     }
     const char *fws[] = { "torch", "jax" };
     for (size_t k = 0; k < 2; k++) {
@@ -259,6 +280,7 @@ static void test_builtin(void **state)
                 assert_int_equal(ce_spec_parse(&ctx, text, &s), CE_OK);
                 if (ce_resolve(&ctx, b, &s, "", false, &r)) fail_msg("%s: %s", text, ce_errmsg());
                 assert_non_null(r.cudnn);
+                if (k == 1) assert_non_null(r.cudnn_why);   /* a JAX range is an implicit choice: it says why */
             }
         }
     }

@@ -236,6 +236,47 @@ static void test_real_11_8(void **state)
     free(text);
 }
 
+/* NVIDIA's real 12.8.2-13.3.0 files (data/redist, rebuilt and pinned by XLA): cuda_compat per CUDA
+ * variant ("cuda13.1") from 13.1.0, cuda_compat_orin from 13.2.0, cccl from 13.3.0; the tf and
+ * toolkit profiles never take a driver-side component, and take CCCL under either name */
+static void test_real_13(void **state)
+{
+    (void)state;
+    static const char *const vers[] = { "12.8.2", "12.9.2", "13.0.3", "13.1.0", "13.1.1", "13.1.2", "13.2.0",
+                                        "13.2.1", "13.3.0" };
+    static const char *const plats[] = { "linux-x86_64", "linux-sbsa" };
+    for (size_t v = 0; v < sizeof vers / sizeof *vers; v++) {
+        char path[128], url[160];
+        snprintf(path, sizeof path, "data/redist/cuda/redistrib_%s.json", vers[v]);
+        snprintf(url, sizeof url, "https://developer.download.nvidia.com/compute/cuda/redist/redistrib_%s.json", vers[v]);
+        char *text = NULL;
+        size_t len = 0;
+        if (ce_file_read(&ctx, path, CE_REDIST_MAX, &text, &len) != CE_OK) skip();
+        for (size_t pl = 0; pl < 2; pl++)
+            for (int k = 0; k < 2; k++) {
+                cJSON *doc = NULL;
+                ce_profile *p = builtin_profile(k ? "toolkit" : "tf", &doc);
+                if (!p) skip();
+                ce_redist *r = NULL;
+                assert_int_equal(ce_redist_parse(&ctx, text, len, url, plats[pl], &r), CE_OK);
+                assert_string_equal(r->release_label, vers[v]);
+                assert_int_equal(ce_redist_select(&ctx, r, p, NULL), CE_OK);
+                size_t n = 0, cccl = 0;
+                for (size_t i = 0; i < r->n; i++) {
+                    if (!r->comps[i].selected) continue;
+                    n++;
+                    assert_false(ce_redist_driver_side(r->comps[i].name));
+                    cccl += !strcmp(r->comps[i].name, "cccl") || !strcmp(r->comps[i].name, "cuda_cccl");
+                }
+                assert_int_equal(cccl, 1);
+                assert_true(n >= 10);
+                ce_redist_free(r);
+                cJSON_Delete(doc);
+            }
+        free(text);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -244,6 +285,7 @@ int main(void)
         cmocka_unit_test_setup(test_select, setup),
         cmocka_unit_test_setup(test_real_11_8, setup),
         cmocka_unit_test_setup(test_renamed, setup),
+        cmocka_unit_test_setup(test_real_13, setup),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
