@@ -619,7 +619,7 @@ def single_source_line(single):
         items = ["%s %s" % (what, short.get(plat, plat)) for k, what, plat in single if k == kind]
         if items:
             parts.append("%s (%d): %s" % (kind, len(items), ", ".join(items)))
-    return "gen-manifest: single-source sha256 (%d files; never an implicit choice): %s\n" % (
+    return "gen-manifest: single-source sha256 (%d files; a cuDNN among them is never an implicit choice): %s\n" % (
         len(single), "; ".join(parts) or "none")
 
 

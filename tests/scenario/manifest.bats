@@ -175,7 +175,7 @@ PY
     [ "$status" -eq 0 ]
     [[ "$stderr" =~ gen-manifest:\ ([0-9]+)\ pinned\ files:\ ([0-9]+)\ with\ a\ size,\ ([0-9]+)\ with\ two\ sha256\ sources ]]
     [ "${BASH_REMATCH[2]}" -ge 222 ] || false   # 185 before the 37 sizes of the rwgk catalogue (13.1.0-13.3.0 x86_64, 12.x/13.x sbsa)
-    [[ "$stderr" == *"gen-manifest: single-source sha256 ("*"; never an implicit choice): runfile ("*"cuDNN ("*"9.27.0.42 cuda13 x86_64"* ]]
+    [[ "$stderr" == *"gen-manifest: single-source sha256 ("*"; a cuDNN among them is never an implicit choice): runfile ("*"cuDNN ("*"9.27.0.42 cuda13 x86_64"* ]]
     m="$REPO/share/manifests/cudaenv.json"
     py 'd["cuda"]["13.3.0"]["runfile"]["linux-sbsa"]["size"] == 4172818258 and d["cuda"]["13.1.0"]["runfile"]["linux-x86_64"]["size"] == 4345889047' < "$m"
     py 'all("size" in a for v, e in d["cuda"].items() if v.startswith(("12.", "13.")) for a in e.get("runfile", {}).values())' < "$m"
