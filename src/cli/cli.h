@@ -210,6 +210,11 @@ CLI_COMMAND(adopt);
 CLI_COMMAND(cache);
 CLI_COMMAND(modulefile);
 CLI_COMMAND(mirror);
+CLI_COMMAND(push);
+CLI_COMMAND(pull);
+/* cmd_push.c: install the toolchain images refs[0..n) name (oci://...);
+ * returns the exit status (install oci://... and pull). */
+int cli_oci_install(cli *c, const char *const *refs, size_t n);
 int cmd_update(cli *c, const cli_args *a);
 CLI_COMMAND(self);
 CLI_COMMAND(outdated);
