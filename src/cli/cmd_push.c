@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "core/error.h"
 #include "oci/oci.h"
 #include "store/store.h"
 
@@ -19,6 +20,17 @@ const cli_opt cmd_pull_opts[] = {
     { 0 },
 };
 
+/* cli_fail without its mirror advice: a registry failed, not a mirror */
+static int oci_fail(cli *c, int rc)
+{
+    rc = ce_err_public(rc);
+    cli_error(c, "%s", ce_errmsg()[0] ? ce_errmsg() : ce_err_name(rc));
+    if (rc == CE_ERR_DOWNLOAD && !strstr(ce_errmsg(), "CUDAENV_REGISTRY_AUTH") && !strstr(ce_errmsg(), "refusing"))
+        fprintf(stderr, "cudaenv: behind a proxy: export https_proxy=http://HOST:PORT; a registry serving plain "
+                        "http: add --insecure; a private CA: CURL_CA_BUNDLE=FILE\n");
+    return ce_exit_code(rc);
+}
+
 int cmd_push(cli *c, const cli_args *a)
 {
     ce_oci_ref ref;
@@ -28,7 +40,7 @@ int cmd_push(cli *c, const cli_args *a)
     ce_oci_push_res res;
     if ((rc = ce_store_begin(&c->ctx, &txn)) == CE_OK) rc = ce_oci_push(&c->ctx, a->pos[0], &ref, &res);
     ce_store_end(&txn);
-    if (rc) return cli_fail(c, rc);
+    if (rc) return oci_fail(c, rc);
     char size[32];
     cli_size(size, sizeof size, (double)res.layer.size);
     if (!c->ctx.quiet) {
@@ -52,7 +64,7 @@ int cli_oci_install(cli *c, const char *const *refs, size_t n)
     ce_store_txn txn = CE_STORE_TXN_INIT;
     if ((rc = ce_store_begin(&c->ctx, &txn)) != CE_OK) {
         ce_store_end(&txn);
-        return cli_fail(c, rc);
+        return oci_fail(c, rc);
     }
     cli_render_trap_interrupt(c);
     for (size_t i = 0; i < n && rc == CE_OK; i++) {
@@ -70,7 +82,7 @@ int cli_oci_install(cli *c, const char *const *refs, size_t n)
     }
     if (rc == CE_OK) ce_store_index_refresh(&c->ctx);
     ce_store_end(&txn);
-    return rc == CE_OK ? 0 : cli_fail(c, rc);
+    return rc == CE_OK ? 0 : oci_fail(c, rc);
 }
 
 int cmd_pull(cli *c, const cli_args *a)

@@ -242,6 +242,10 @@ static int status_error(ce_reg *r, req *q, const char *what)
                  cJSON_IsString(m) ? m->valuestring : "");
     cJSON_Delete(o);
     int code_rc = q->status == 404 ? CE_ERR_NOTFOUND : CE_ERR_DOWNLOAD;
+    if (q->status == 401 && (r->basic || r->bearer[0]))
+        return ce_fail(r->ctx, code_rc, "registry %s refused the credentials (%s) for %s%s; %s", r->ref.host,
+                       r->ctx->set.registry_auth && *r->ctx->set.registry_auth ? "CUDAENV_REGISTRY_AUTH" : "~/.docker/config.json",
+                       q->url, detail, cred_hint);
     const char *hint = q->status == 401 || q->status == 403 ? cred_hint : q->status == 404 ? "check the reference" : "";
     return ce_fail(r->ctx, code_rc, "%s: HTTP %ld from %s%s%s%s", what, q->status, q->url, detail, *hint ? "; " : "", hint);
 }
@@ -398,6 +402,10 @@ int ce_reg_manifest_get(ce_reg *r, const char *reference, char **body, size_t *l
         if (!strncmp(reference, "sha256:", 7) && strcmp(reference, digest_out) != 0)
             rc = ce_fail(r->ctx, CE_ERR_INTEGRITY, "the manifest %s sent hashes to %s, not to the %s asked for",
                          q.url, digest_out, reference);
+        else if (q.dcd[0] && strcmp(q.dcd, digest_out) != 0)
+            rc = ce_fail(r->ctx, CE_ERR_INTEGRITY, "the manifest %s sent hashes to %s, not to the %s the registry "
+                         "names it by (Docker-Content-Digest): its copy is damaged or was changed", q.url, digest_out,
+                         q.dcd);
     }
     if (rc) {
         free(q.out);
