@@ -135,7 +135,7 @@ PY
     [ -z "$(ls -A "$CUDAENV_ROOT/cache")" ]
 }
 
-@test "a manifest changed in the registry's storage: by digest exit 5; by tag the receipt annotation or the registry's digest catches it" {
+@test "a manifest changed in the registry's storage: exit 5 by digest, and by tag (the registry's Docker-Content-Digest)" {
     registry_start
     push "$NAME" "oci://$REG/cuda/tc:11.8" --insecure
     f=$(registry_blob "$DIGEST")
@@ -151,7 +151,7 @@ PY
     [[ "$stderr" == *"hashes to sha256:"*"not to the $DIGEST asked for"* ]]
     run --separate-stderr cudaenv install "oci://$REG/cuda/tc:11.8" --insecure
     [ "$status" -eq 5 ] || { echo "$status $stderr"; false; }
-    [[ "$stderr" == *"Docker-Content-Digest"* || "$stderr" == *"io.cudaenv.receipt.sha256 says 0000"* ]]
+    [[ "$stderr" == *"not to the $DIGEST the registry names it by (Docker-Content-Digest)"* ]]
     [ -z "$(ls -A "$CUDAENV_ROOT/versions")" ]
     no_staging
 }
@@ -196,17 +196,55 @@ PY
 @test "bad references and mixed arguments are usage errors (exit 2); an unknown tag is exit 3" {
     registry_start
     run cudaenv push "$NAME" "oci://$REG/Cuda/tc:11.8"
-    [ "$status" -eq 2 ] && [[ "$output" == *"repository 'Cuda/tc' must be lowercase"* ]]
+    [ "$status" -eq 2 ]
+    [[ "$output" == *"repository 'Cuda/tc' must be lowercase"* ]]
     run cudaenv push "$NAME" "oci://$REG/cuda/tc@sha256:$(printf '%064d' 0)" --insecure
-    [ "$status" -eq 2 ] && [[ "$output" == *"push writes a tag"* ]]
+    [ "$status" -eq 2 ]
+    [[ "$output" == *"push writes a tag"* ]]
     run cudaenv push "$NAME" "registry/cuda:11.8"
-    [ "$status" -eq 2 ] && [[ "$output" == *"not an OCI reference"* ]]
+    [ "$status" -eq 2 ]
+    [[ "$output" == *"not an OCI reference"* ]]
     run cudaenv install "oci://$REG/cuda/tc:11.8" 11.8
-    [ "$status" -eq 2 ] && [[ "$output" == *"not both in one command"* ]]
+    [ "$status" -eq 2 ]
+    [[ "$output" == *"not both in one command"* ]]
     run cudaenv pull 11.8
-    [ "$status" -eq 2 ] && [[ "$output" == *"not an oci:// reference"* ]]
+    [ "$status" -eq 2 ]
+    [[ "$output" == *"not an oci:// reference"* ]]
     run cudaenv install "oci://$REG/cuda/tc@sha256:abc"
-    [ "$status" -eq 2 ] && [[ "$output" == *"64 lowercase hex"* ]]
+    [ "$status" -eq 2 ]
+    [[ "$output" == *"64 lowercase hex"* ]]
     run --separate-stderr cudaenv install "oci://$REG/cuda/tc:nope" --insecure
-    [ "$status" -eq 3 ] && [[ "$stderr" == *"MANIFEST_UNKNOWN"* ]]
+    [ "$status" -eq 3 ]
+    [[ "$stderr" == *"MANIFEST_UNKNOWN"* ]]
+}
+
+# an image written without cudaenv (tests/lib/ociimage.py) copied into the registry by skopeo
+skopeo_image() {
+    command -v skopeo >/dev/null || skip "no skopeo: apt-get install skopeo (tools/deps-test.txt)"
+    local tag=$1; shift
+    rm -rf "$T/img"
+    python3 "$TESTS_DIR/lib/ociimage.py" "$P" "$T/img" "$NAME" "$@"
+    run skopeo copy --dest-tls-verify=false "dir:$T/img" "docker://$REG/cuda/tc:$tag"
+    [ "$status" -eq 0 ] || { echo "$output"; return 1; }
+}
+
+@test "images from another writer: installed when sound; a receipt unlike its annotation or an entry outside the tree is exit 5, nothing installed" {
+    registry_start
+    skopeo_image good
+    skopeo_image wrong-receipt --receipt-sha256 "$(printf '%064d' 0)"
+    skopeo_image escape --extra-entry ../escape
+    other_node
+    run --separate-stderr cudaenv install "oci://$REG/cuda/tc:wrong-receipt" --insecure
+    [ "$status" -eq 5 ] || { echo "$status $stderr"; false; }
+    [[ "$stderr" == *"the receipt in the layers hashes to"*"io.cudaenv.receipt.sha256 says 0000"* ]]
+    run --separate-stderr cudaenv install "oci://$REG/cuda/tc:escape" --insecure
+    [ "$status" -eq 5 ] || { echo "$status $stderr"; false; }
+    [[ "$stderr" == *"../escape"* ]]
+    [ ! -e "$CUDAENV_ROOT/escape" ]
+    [ ! -e "$CUDAENV_ROOT/versions/escape" ]
+    [ -z "$(ls -A "$CUDAENV_ROOT/versions")" ]
+    no_staging
+    run --separate-stderr cudaenv install "oci://$REG/cuda/tc:good" --insecure
+    [ "$status" -eq 0 ] || { echo "$stderr"; false; }
+    diff -r -x .cudaenv-usage -x .cudaenv-oci.json "$P" "$CUDAENV_ROOT/versions/$NAME"
 }
