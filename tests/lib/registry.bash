@@ -1,9 +1,10 @@
 # A real OCI registry on loopback for bats scenarios: Debian's docker-registry
 # (the CNCF distribution server) with a filesystem storage under $T.
-#   registry_start [--auth] [--tls]   start one; exports REG (127.0.0.1:PORT),
+#   registry_start [--auth|--token] [--tls]   start one; exports REG (127.0.0.1:PORT),
 #       REG_DATA (its storage), REG_LOG (its log: one access line per
 #       request); --auth: htpasswd Basic auth, user alice, password s3cret
-#       (htpasswd -Bbn); --tls: https with a self-signed certificate for
+#       (htpasswd -Bbn); --token: Bearer tokens from tests/lib/tokenserver.py
+#       (granted to alice:s3cret only; its requests in $TOKEN_LOG); --tls: https with a self-signed certificate for
 #       127.0.0.1 in CURL_CA_BUNDLE (else plain http: cudaenv needs --insecure)
 #   registry_stop                     (from teardown)
 #   registry_requests PATTERN         count the access lines matching PATTERN
@@ -17,9 +18,9 @@ registry_need() {
 
 registry_start() {
     registry_need
-    local auth="" tls="" a
+    local auth="" tls="" token="" a
     for a in "$@"; do
-        case $a in --auth) auth=1 ;; --tls) tls=1 ;; esac
+        case $a in --auth) auth=1 ;; --tls) tls=1 ;; --token) token=1 ;; esac
     done
     local dir=$T/registry port
     mkdir -p "$dir/data"
@@ -36,6 +37,19 @@ registry_start() {
         if [ -n "$auth" ]; then
             htpasswd -Bbn alice s3cret > "$dir/htpasswd" || return 1
             printf 'auth:\n  htpasswd:\n    realm: cudaenv-test\n    path: %s\n' "$dir/htpasswd"
+        fi
+        if [ -n "$token" ]; then
+            openssl req -x509 -newkey rsa:2048 -nodes -keyout "$dir/token-key.pem" -out "$dir/token-cert.pem" \
+                -days 2 -subj /CN=cudaenv-test-token >/dev/null 2>&1 || return 1
+            export TOKEN_LOG=$dir/token.log
+            : > "$TOKEN_LOG"
+            python3 "$TESTS_DIR/lib/tokenserver.py" --key "$dir/token-key.pem" --cert "$dir/token-cert.pem" \
+                --port-file "$dir/token-port" --log "$TOKEN_LOG" --user alice:s3cret > "$dir/token.err" 2>&1 &
+            TOKEN_PID=$!
+            for i in $(seq 100); do [ -s "$dir/token-port" ] && break; sleep 0.05; done
+            [ -s "$dir/token-port" ] || { cat "$dir/token.err" >&2; return 1; }
+            printf 'auth:\n  token:\n    realm: http://127.0.0.1:%s/token\n    service: cudaenv-registry\n' "$(cat "$dir/token-port")"
+            printf '    issuer: cudaenv-test-issuer\n    rootcertbundle: %s\n' "$dir/token-cert.pem"
         fi
     } > "$dir/config.yml"
     export REG=127.0.0.1:$port REG_DATA=$dir/data REG_LOG=$dir/registry.log
@@ -58,7 +72,11 @@ registry_stop() {
         kill "$REG_PID" 2>/dev/null || true
         wait "$REG_PID" 2>/dev/null || true
     fi
-    unset REG_PID
+    if [ -n "${TOKEN_PID:-}" ]; then
+        kill "$TOKEN_PID" 2>/dev/null || true
+        wait "$TOKEN_PID" 2>/dev/null || true
+    fi
+    unset REG_PID TOKEN_PID
     return 0
 }
 

@@ -248,3 +248,18 @@ skopeo_image() {
     [ "$status" -eq 0 ] || { echo "$stderr"; false; }
     diff -r -x .cudaenv-usage -x .cudaenv-oci.json "$P" "$CUDAENV_ROOT/versions/$NAME"
 }
+
+@test "Bearer-token registry: the token asked from the challenge's realm with the credentials, for the challenge's scope; refused without them" {
+    registry_start --token
+    run --separate-stderr cudaenv push "$NAME" "oci://$REG/cuda/tc:11.8" --insecure
+    [ "$status" -eq 4 ]
+    [[ "$stderr" == *"token service http://127.0.0.1:"*"answered HTTP 401 without a token: set CUDAENV_REGISTRY_AUTH"* ]]
+    export CUDAENV_REGISTRY_AUTH=alice:s3cret
+    push "$NAME" "oci://$REG/cuda/tc:11.8" --insecure
+    grep -q "GET /token user=alice:s3cret scope=repository:cuda/tc:pull,push" "$TOKEN_LOG"
+    other_node
+    run --separate-stderr cudaenv install "oci://$REG/cuda/tc@$DIGEST" --insecure
+    [ "$status" -eq 0 ] || { echo "$stderr"; false; }
+    grep -q "GET /token user=alice:s3cret scope=repository:cuda/tc:pull$" "$TOKEN_LOG"
+    diff -r -x .cudaenv-usage -x .cudaenv-oci.json "$P" "$CUDAENV_ROOT/versions/$NAME"
+}
