@@ -210,11 +210,14 @@ CLI_COMMAND(adopt);
 CLI_COMMAND(cache);
 CLI_COMMAND(modulefile);
 CLI_COMMAND(mirror);
-CLI_COMMAND(push);
+int cmd_push(cli *c, const cli_args *a);   /* the global options only (--insecure) */
 CLI_COMMAND(pull);
-/* cmd_push.c: install the toolchain images refs[0..n) name (oci://...);
+/* cmd_pull.c: install the toolchain images refs[0..n) name (oci://...);
  * returns the exit status (install oci://... and pull). */
 int cli_oci_install(cli *c, const char *const *refs, size_t n);
+/* cmd_push.c: cli_fail for a registry's failure: its message, and registry
+ * advice instead of the mirror's (proxy, --insecure, CURL_CA_BUNDLE). */
+int cli_oci_fail(cli *c, int err);
 int cmd_update(cli *c, const cli_args *a);
 CLI_COMMAND(self);
 CLI_COMMAND(outdated);

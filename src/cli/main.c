@@ -136,7 +136,7 @@ static const cli_cmd commands[] = {
       "               the system CAs or CURL_CA_BUNDLE)\n"
       "Credentials: CUDAENV_REGISTRY_AUTH=USER:PASSWORD, else the registry's entry in\n"
       "~/.docker/config.json (docker login); Basic and Bearer-token registries.\n",
-      .opts = FULL_ONLY(cmd_push_opts), .min_pos = 2, .max_pos = 2,
+      .min_pos = 2, .max_pos = 2,
       .missing = "which toolchain, and where? cudaenv push TOOLCHAIN oci://REGISTRY/REPO:TAG",
       .extra = "one toolchain and one reference (got %s and %s)" },
     { "pull", NULL, FULL_ONLY(cmd_pull), "install a toolchain image from an OCI registry",
