@@ -80,7 +80,7 @@ int cmd_install(cli *c, const cli_args *a)
     if (n_oci && n_oci != nspecs)
         return cli_usage_error(c->cmd, "install either oci:// images or specs of the manifest, not both in one command");
     if (n_oci) {
-        if (*cudnn || no_cudnn || from || components || moddir || a->opt[OPT_FOR])
+        if (*cudnn || no_cudnn || from || components || moddir || a->opt[OPT_FOR] || cli_on(a, OPT_OFFLINE))
             return cli_usage_error(c->cmd, "an oci:// image is a finished toolchain: only --force and --insecure apply");
         return cli_oci_install(c, specs, nspecs);
     }
