@@ -79,7 +79,7 @@ int ce_oci_ref_parse(ce_ctx *ctx, const char *text, ce_oci_ref *out)
     if (!repo_ok(rest) || strlen(rest) >= sizeof out->repo)
         return ce_fail(ctx, CE_ERR_USAGE, "'%s': repository '%s' must be lowercase letters and digits joined by "
                        "'/', '.', '_' or '-'", text, rest);
-    snprintf(out->repo, sizeof out->repo, "%s", rest);
+    memcpy(out->repo, rest, strlen(rest) + 1);   /* fits: checked above */
     if (!out->tag[0] && !out->digest[0]) snprintf(out->tag, sizeof out->tag, "latest");
     return CE_OK;
 }
