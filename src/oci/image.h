@@ -18,6 +18,9 @@
 
 #define CE_OCI_CONFIG_MT "application/vnd.oci.image.config.v1+json"
 #define CE_OCI_MAX_LAYERS 16
+/* beside the receipt of a toolchain installed from an image: the reference and
+ * the manifest digest (oci.h) */
+#define CE_OCI_ORIGIN_NAME ".cudaenv-oci.json"
 
 typedef struct ce_oci_meta {
     char name[96], cuda[32], cudnn[32], nccl[32], platform[32], profile[32];

@@ -3,6 +3,7 @@
  * to a second archive, raw format through the gzip filter, whose output is
  * hashed (the digest) and written to the file. */
 #include "layer.h"
+#include "image.h"
 
 #include <archive.h>
 #include <archive_entry.h>
@@ -16,6 +17,7 @@
 #include <unistd.h>
 
 #include "install/digest.h"
+#include "store/adopt.h"
 #include "store/usage.h"
 
 typedef struct sink {
@@ -123,6 +125,23 @@ static int add_file(walk *w, const char *abs, const char *rel, const struct stat
     return rc;
 }
 
+/* An adopted toolkit's toolchain is a directory of absolute links to the
+ * toolkit's top-level entries (store/adopt.c): the layer holds what they
+ * point at (a relative link there stays a link), so the image is the tree
+ * itself, not links into a machine's /usr/local.  abs becomes the target. */
+static int adopted_entry(walk *w, char *abs, struct stat *st)
+{
+    char target[4096];
+    ssize_t n = readlink(abs, target, sizeof target - 1);
+    if (n < 0) return ce_fail(w->ctx, CE_ERR_IO, "cannot read the link %s: %s", abs, strerror(errno));
+    target[n] = '\0';
+    if (target[0] != '/') return CE_OK;
+    if (lstat(target, st) != 0) return ce_fail(w->ctx, CE_ERR_IO, "cannot read %s (%s points there): %s", target, abs,
+                                               strerror(errno));
+    snprintf(abs, 4200, "%s", target);
+    return CE_OK;
+}
+
 /* The entries under abs (rel: its path in the layer, "" at the top), sorted. */
 static int add_dir(walk *w, const char *abs, const char *rel)
 {
@@ -134,12 +153,13 @@ static int add_dir(walk *w, const char *abs, const char *rel)
         const char *name = names[i]->d_name;
         char a[4200], r[4200];
         struct stat st;
-        if (rc != CE_OK || (!rel[0] && !strcmp(name, CE_USAGE_NAME))) continue;
+        if (rc != CE_OK || (!rel[0] && (!strcmp(name, CE_USAGE_NAME) || !strcmp(name, CE_ADOPTED_NAME) ||
+                                                 !strcmp(name, CE_OCI_ORIGIN_NAME)))) continue;
         if (snprintf(a, sizeof a, "%s/%s", abs, name) >= (int)sizeof a ||
             snprintf(r, sizeof r, "%s%s%s", rel, rel[0] ? "/" : "", name) >= (int)sizeof r) {
             rc = ce_fail(w->ctx, CE_ERR_OTHER, "path too long under %s", abs);
-        } else if (lstat(a, &st) != 0) {
-            rc = ce_fail(w->ctx, CE_ERR_IO, "cannot read %s: %s", a, strerror(errno));
+        } else if (lstat(a, &st) != 0 || (!rel[0] && S_ISLNK(st.st_mode) && (rc = adopted_entry(w, a, &st)))) {
+            rc = rc ? rc : ce_fail(w->ctx, CE_ERR_IO, "cannot read %s: %s", a, strerror(errno));
         } else if ((rc = add_file(w, a, r, &st)) == CE_OK && S_ISDIR(st.st_mode)) {
             rc = add_dir(w, a, r);
         }

@@ -5,8 +5,11 @@
  * uid/gid 0, no user or group names, one fixed mtime, permissions as in the
  * tree without setuid/setgid/sticky bits, hardlinks stored as files, no
  * gzip timestamp: the same tree gives the same digest, so a second push
- * uploads nothing.  The store's inode record (.cudaenv-usage) is left out:
- * it describes this machine's disk.  Full binary only. */
+ * uploads nothing.  The store's inode record (.cudaenv-usage) and an adopted
+ * toolkit's marker (.cudaenv-adopted) and a pulled one's origin
+ * (.cudaenv-oci.json) are left out: they describe this
+ * machine's disk; an adopted toolkit's links to its directory are followed
+ * (the layer holds the toolkit's tree).  Full binary only. */
 #ifndef CE_OCI_LAYER_H
 #define CE_OCI_LAYER_H
 

@@ -40,6 +40,4 @@ typedef struct ce_oci_pull_res {
  * nothing (unless ctx->force).  Nothing is left behind on a failure. */
 int ce_oci_install(ce_ctx *ctx, const ce_oci_ref *ref, const char *text, ce_oci_pull_res *res);
 
-#define CE_OCI_ORIGIN_NAME ".cudaenv-oci.json"
-
 #endif

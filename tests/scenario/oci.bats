@@ -256,10 +256,41 @@ skopeo_image() {
     [[ "$stderr" == *"token service http://127.0.0.1:"*"answered HTTP 401 without a token: set CUDAENV_REGISTRY_AUTH"* ]]
     export CUDAENV_REGISTRY_AUTH=alice:s3cret
     push "$NAME" "oci://$REG/cuda/tc:11.8" --insecure
-    grep -q "GET /token user=alice:s3cret scope=repository:cuda/tc:pull,push" "$TOKEN_LOG"
+    grep -Eq "GET /token user=alice:s3cret scope=repository:cuda/tc:(pull,push|push,pull)$" "$TOKEN_LOG" || { cat "$TOKEN_LOG"; false; }
     other_node
     run --separate-stderr cudaenv install "oci://$REG/cuda/tc@$DIGEST" --insecure
     [ "$status" -eq 0 ] || { echo "$stderr"; false; }
-    grep -q "GET /token user=alice:s3cret scope=repository:cuda/tc:pull$" "$TOKEN_LOG"
+    grep -q "GET /token user=alice:s3cret scope=repository:cuda/tc:pull$" "$TOKEN_LOG" || { cat "$TOKEN_LOG"; false; }
     diff -r -x .cudaenv-usage -x .cudaenv-oci.json "$P" "$CUDAENV_ROOT/versions/$NAME"
+}
+
+@test "an adopted toolkit is pushed as its tree (not as links into the machine's directory) and installs elsewhere as a toolchain" {
+    registry_start
+    TK=$CUDAENV_SYSROOT/usr/local/cuda-12.4
+    fx_toolkit "$TK" 12.4.1 >/dev/null
+    ln -s lib64 "$TK/lib"
+    run --separate-stderr cudaenv adopt "$TK" --name 12.4.1@site
+    [ "$status" -eq 0 ] || { echo "$stderr"; false; }
+    push 12.4.1@site "oci://$REG/cuda/tc:12.4" --insecure
+    other_node
+    run --separate-stderr cudaenv install "oci://$REG/cuda/tc:12.4" --insecure
+    [ "$status" -eq 0 ] || { echo "$stderr"; false; }
+    got=$CUDAENV_ROOT/versions/12.4.1@site
+    [ -d "$got/bin" ] && [ ! -L "$got/bin" ] || false
+    [ "$(readlink "$got/lib")" = lib64 ]
+    diff -r "$TK" "$got" -x .cudaenv-receipt.json -x .cudaenv-usage -x .cudaenv-oci.json
+    run --separate-stderr cudaenv verify 12.4.1@site --json
+    python3 -c 'import json,sys; d=json.load(sys.stdin); s=[x for x in d["steps"] if x["id"]=="files"][0]; assert s["status"]=="passed", s' <<<"$output"
+}
+
+@test "a toolchain installed from an image pushes back to the same digest (its origin record and inode record are not in the layer)" {
+    registry_start
+    push "$NAME" "oci://$REG/cuda/tc:11.8" --insecure
+    first=$DIGEST
+    other_node
+    run --separate-stderr cudaenv install "oci://$REG/cuda/tc:11.8" --insecure
+    [ "$status" -eq 0 ] || { echo "$stderr"; false; }
+    [ -f "$CUDAENV_ROOT/versions/$NAME/.cudaenv-oci.json" ]
+    push "$NAME" "oci://$REG/cuda/copy:11.8" --insecure
+    [ "$DIGEST" = "$first" ]
 }
