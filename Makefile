@@ -81,7 +81,7 @@ FULL_LIBS  = $(shell $(PKG_CONFIG) --libs $(LIGHT_PKGS) $(HEAVY_PKGS)) -ldl -lpt
 # src/install/ and src/oci/ (toolchains as OCI images, on install's transfers)
 # are exactly what links libcurl / libarchive / libcrypto / liblzma:
 # it and the commands that drive it live only in the full binary.
-HEAVY_SRC = $(wildcard src/install/*.c src/oci/*.c) src/cli/cmd_install.c src/cli/cmd_push.c src/cli/cmd_pull.c src/cli/cmd_mirror.c src/cli/cmd_update.c src/cli/interrupt.c src/cli/cmd_self.c
+HEAVY_SRC = $(wildcard src/install/*.c src/oci/*.c) src/cli/cmd_install.c src/cli/cmd_push.c src/cli/cmd_pull.c src/cli/mirror_oci.c src/cli/cmd_mirror.c src/cli/cmd_update.c src/cli/interrupt.c src/cli/cmd_self.c
 CORE_SRC  = $(wildcard src/core/*.c src/machine/*.c src/manifest/*.c src/store/*.c src/doctor/*.c src/install/*.c src/oci/*.c src/selftest/*.c)
 CLI_SRC   = $(filter-out src/cli/main.c src/cli/cjson_lazy.c src/cli/crypto_lazy.c,$(wildcard src/cli/*.c))
 LIGHT_SRC = $(filter-out $(HEAVY_SRC),$(CORE_SRC) $(CLI_SRC))

@@ -89,6 +89,7 @@ static const cli_cmd commands[] = {
       "usage: cudaenv mirror SPEC...|--all --to DIR [--platform P[,P]] [--cudnn VER] [--no-cudnn]\n"
       "                     [--from runfile|redist] [--components +a,-b] [--sign-key KEY --url URL]\n"
       "       cudaenv mirror --check DIR\n"
+      "       cudaenv mirror SPEC... --to oci://REGISTRY/REPO [--insecure]\n"
       "\n"
       "Fetch exactly the files install SPEC would fetch (resume, retry, sha256; files\n"
       "already in the cache are copied, not downloaded) into DIR under NVIDIA's paths:\n"
@@ -117,7 +118,10 @@ static const cli_cmd commands[] = {
       "                    that grows every run: a node refuses it from elsewhere or older\n"
       "  --check DIR       re-hash every file DIR/cudaenv.json names (components: those\n"
       "                    the mirror holds), only inside DIR: no '..', absolute path or\n"
-      "                    symlink, regular files only; exit 5 if any is missing or wrong\n",
+      "                    symlink, regular files only; exit 5 if any is missing or wrong\n"
+      "  --to oci://REGISTRY/REPO   install each SPEC here (as install SPEC), then push it\n"
+      "                    (cudaenv push) as REPO:<name> ('+' written '-') and REPO:<SPEC>;\n"
+      "                    prints each oci://...@sha256: reference\n",
       .opts = FULL_ONLY(cmd_mirror_opts), .max_pos = -1 },
     { "push", NULL, FULL_ONLY(cmd_push), "push a toolchain to an OCI registry as an image",
       "usage: cudaenv push TOOLCHAIN oci://REGISTRY/REPO:TAG [--insecure]\n"
