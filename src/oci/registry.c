@@ -443,6 +443,9 @@ int ce_reg_blob_fetch(ce_reg *r, const char *digest, long long size, char *path_
     bool have;   /* also answers the challenge, so the download carries a current token */
     int rc = ce_reg_blob_exists(r, digest, &have);
     if (rc) return rc;
+    if (!have)
+        return ce_fail(r->ctx, CE_ERR_NOTFOUND, "registry %s has no blob %s in %s, which the image names: the image "
+                       "is incomplete there; push it again", r->ref.host, digest, r->ref.repo);
     ce_fetch_item it = { .sha256 = digest + 7, .size = size, .label = digest, .allow_http = r->allow_http,
                          .bearer = r->bearer[0] ? r->bearer : NULL,
                          .userpwd = !r->bearer[0] && r->basic && r->userpwd[0] ? r->userpwd : NULL };
