@@ -77,11 +77,12 @@ LIGHT_LIBS = -ldl -lpthread   # both in libc since glibc 2.34; separate on the r
 FULL_LIBS  = $(shell $(PKG_CONFIG) --libs $(LIGHT_PKGS) $(HEAVY_PKGS)) -ldl -lpthread
 
 # Layers (tools/incgraph.py checks that includes only point down this list):
-#   core (vocabulary) <- machine, manifest <- store, doctor, selftest <- install <- cli
-# src/install/ is exactly what links libcurl / libarchive / libcrypto / liblzma:
+#   core (vocabulary) <- machine, manifest <- store, doctor, selftest <- install <- oci <- cli
+# src/install/ and src/oci/ (toolchains as OCI images, on install's transfers)
+# are exactly what links libcurl / libarchive / libcrypto / liblzma:
 # it and the commands that drive it live only in the full binary.
-HEAVY_SRC = $(wildcard src/install/*.c) src/cli/cmd_install.c src/cli/cmd_mirror.c src/cli/cmd_update.c src/cli/interrupt.c src/cli/cmd_self.c
-CORE_SRC  = $(wildcard src/core/*.c src/machine/*.c src/manifest/*.c src/store/*.c src/doctor/*.c src/install/*.c src/selftest/*.c)
+HEAVY_SRC = $(wildcard src/install/*.c src/oci/*.c) src/cli/cmd_install.c src/cli/cmd_push.c src/cli/cmd_pull.c src/cli/mirror_oci.c src/cli/cmd_mirror.c src/cli/cmd_update.c src/cli/interrupt.c src/cli/cmd_self.c
+CORE_SRC  = $(wildcard src/core/*.c src/machine/*.c src/manifest/*.c src/store/*.c src/doctor/*.c src/install/*.c src/oci/*.c src/selftest/*.c)
 CLI_SRC   = $(filter-out src/cli/main.c src/cli/cjson_lazy.c src/cli/crypto_lazy.c,$(wildcard src/cli/*.c))
 LIGHT_SRC = $(filter-out $(HEAVY_SRC),$(CORE_SRC) $(CLI_SRC))
 FULL_SRC  = $(CORE_SRC) $(CLI_SRC)

@@ -51,7 +51,7 @@ _cudaenv_remote() {
 
 _cudaenv() {
     local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]}
-    local cmds="install uninstall list ls list-remote ls-remote info prefix init use env local global current which exec verify jupyter doctor adopt cache modulefile mirror update outdated self config deactivate help"
+    local cmds="install uninstall list ls list-remote ls-remote info prefix init use env local global current which exec verify jupyter doctor adopt cache modulefile mirror push pull update outdated self config deactivate help"
     local globals="--help --quiet --verbose --manifest --insecure --driver --version"
     local _cudaenv_manifest= sub= subi=0 i _ce_w=()
     # the command is the first word that is not a global option (or its value)
@@ -89,6 +89,8 @@ _cudaenv() {
         modulefile) opts+=" --all --format --to" ;;
         mirror) opts+=" --all --to --platform --check --cudnn --no-cudnn --from --components --sign-key --url --insecure --manifest" ;;
         uninstall) opts+=" --force" ;;
+        push) opts+=" --insecure" ;;
+        pull) opts+=" --force --insecure" ;;
         list|ls) opts+=" --json --names --sizes" ;;
         current|outdated) opts+=" --json" ;;
         doctor) opts+=" --json --framework --no-framework" ;;
@@ -116,6 +118,10 @@ _cudaenv() {
         use|env|prefix|local|global|uninstall|verify|modulefile)
             [[ $n -eq 1 || $prev == --* ]] || return
             _cudaenv_installed; _cudaenv_reply "$cur" "${_ce_w[@]}" system ;;
+        push)
+            if [[ $n -eq 1 ]]; then _cudaenv_installed; _cudaenv_reply "$cur" "${_ce_w[@]}"
+            elif [[ $n -eq 2 ]]; then _cudaenv_reply "$cur" oci://; compopt -o nospace 2>/dev/null; fi ;;
+        pull) _cudaenv_reply "$cur" oci://; compopt -o nospace 2>/dev/null ;;
         exec)
             if [[ $n -eq 1 ]]; then
                 _cudaenv_installed; _cudaenv_reply "$cur" "${_ce_w[@]}"

@@ -39,7 +39,7 @@ function __cudaenv_components
     end
 end
 
-set -l __cudaenv_cmds install uninstall list ls list-remote ls-remote info prefix init use deactivate env local global current which exec verify jupyter doctor adopt cache modulefile mirror update outdated self config help
+set -l __cudaenv_cmds install uninstall list ls list-remote ls-remote info prefix init use deactivate env local global current which exec verify jupyter doctor adopt cache modulefile mirror push pull update outdated self config help
 complete -c cudaenv -f
 complete -c cudaenv -n "not __fish_seen_subcommand_from $__cudaenv_cmds" -a "$__cudaenv_cmds"
 complete -c cudaenv -s h -l help -d 'usage'
@@ -65,6 +65,9 @@ complete -c cudaenv -n '__fish_seen_subcommand_from mirror' -l all -d 'every fil
 complete -c cudaenv -n '__fish_seen_subcommand_from mirror' -l sign-key -r -F -d 'ed25519 key signing cudaenv.json'
 complete -c cudaenv -n '__fish_seen_subcommand_from mirror' -l url -x -d 'URL nodes fetch cudaenv.json from (its signed source)'
 complete -c cudaenv -n '__fish_seen_subcommand_from mirror' -l platform -xa 'linux-x86_64 linux-sbsa'
+complete -c cudaenv -n '__fish_seen_subcommand_from push; and test (count (commandline -opc)) -eq 2' -a '(__cudaenv_installed)' -d toolchain
+complete -c cudaenv -n '__fish_seen_subcommand_from push pull' -a 'oci://' -d 'oci://REGISTRY/REPO:TAG'
+complete -c cudaenv -n '__fish_seen_subcommand_from pull' -s f -l force -d 'replace a toolchain of the same name'
 complete -c cudaenv -n '__fish_seen_subcommand_from list-remote ls-remote' -a 'tf torch jax cuda cudnn'
 complete -c cudaenv -n '__fish_seen_subcommand_from list-remote ls-remote' -l names -d 'bare specs'
 complete -c cudaenv -n '__fish_seen_subcommand_from init' -a 'bash zsh fish'

@@ -210,6 +210,17 @@ CLI_COMMAND(adopt);
 CLI_COMMAND(cache);
 CLI_COMMAND(modulefile);
 CLI_COMMAND(mirror);
+int cmd_push(cli *c, const cli_args *a);   /* the global options only (--insecure) */
+CLI_COMMAND(pull);
+/* cmd_pull.c: install the toolchain images refs[0..n) name (oci://...);
+ * returns the exit status (install oci://... and pull). */
+int cli_oci_install(cli *c, const char *const *refs, size_t n);
+/* cmd_push.c: cli_fail for a registry's failure: its message, and registry
+ * advice instead of the mirror's (proxy, --insecure, CURL_CA_BUNDLE). */
+int cli_oci_fail(cli *c, int err);
+/* mirror_oci.c: mirror SPEC... --to oci://REGISTRY/REPO (install, then push each
+ * as REPO:<name> and REPO:<spec>); returns the exit status. */
+int cli_mirror_oci(cli *c, const char *to, const char **specs, size_t n);
 int cmd_update(cli *c, const cli_args *a);
 CLI_COMMAND(self);
 CLI_COMMAND(outdated);

@@ -9,6 +9,7 @@
 #include "install/install.h"
 #include "manifest/manifest.h"
 #include "manifest/resolve.h"
+#include "oci/ref.h"
 #include "store/activate.h"
 #include "store/modulefile.h"
 #include "store/store.h"
@@ -73,6 +74,15 @@ int cmd_install(cli *c, const cli_args *a)
         if (frc) return cli_fail(c, frc);
         specs = forspecs;
         nspecs = 1;
+    }
+    size_t n_oci = 0;   /* toolchain images: oci://REG/REPO:TAG (cmd_push.c) */
+    for (size_t i = 0; i < nspecs; i++) n_oci += ce_oci_is_ref(specs[i]);
+    if (n_oci && n_oci != nspecs)
+        return cli_usage_error(c->cmd, "install either oci:// images or specs of the manifest, not both in one command");
+    if (n_oci) {
+        if (*cudnn || no_cudnn || from || components || moddir || a->opt[OPT_FOR] || cli_on(a, OPT_OFFLINE))
+            return cli_usage_error(c->cmd, "an oci:// image is a finished toolchain: only --force and --insecure apply");
+        return cli_oci_install(c, specs, nspecs);
     }
     if (nspecs == 0) {
         /* the pin in effect, as nvm, pyenv and mise install theirs */

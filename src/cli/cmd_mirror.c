@@ -17,6 +17,7 @@
 #include "install/manifest_fetch.h"
 #include "install/manifest_sig.h"
 #include "install/mirror.h"
+#include "oci/ref.h"
 
 static bool sig_exists(const char *path)
 {
@@ -86,6 +87,14 @@ int cmd_mirror(cli *c, const cli_args *a)
     if (check && (nspecs || req.all || req.dir))
         return cli_usage_error(cmd, "--check DIR takes no specs, --all or --to");
     if (!check && !req.dir) return cli_usage_error(cmd, "where to? --to DIR");
+    if (req.dir && ce_oci_is_ref(req.dir)) {
+        if (req.all || platforms || a->opt[OPT_SIGN_KEY] || a->opt[OPT_URL] || a->opt[OPT_FROM] ||
+            a->opt[OPT_COMPONENTS] || a->opt[OPT_CUDNN] || req.no_cudnn)
+            return cli_usage_error(cmd, "--to oci://REGISTRY/REPO takes SPECs alone (this machine's platform; the "
+                                   "config's cuDNN policy, as install): no --all, --platform, --cudnn, --no-cudnn, "
+                                   "--from, --components, --sign-key or --url");
+        return cli_mirror_oci(c, req.dir, a->pos, nspecs);
+    }
     req.url = a->opt[OPT_URL];
     if (req.url && !ce_manifest_is_remote(req.url))
         return cli_usage_error(cmd, "--url takes the https:// URL nodes fetch DIR/cudaenv.json from, not '%s'", req.url);

@@ -61,7 +61,10 @@ static const cli_cmd commands[] = {
       "                 the CUDA + cuDNN JAX's CUDA plugin was built against; says which\n"
       "                 decided (a venv's python: --for .venv/bin/python).  Frameworks that\n"
       "                 want another CUDA or cuDNN release: exit 2 naming both\n"
-      "  --framework F  tf, torch or jax: which of disagreeing frameworks decides\n",
+      "  --framework F  tf, torch or jax: which of disagreeing frameworks decides\n"
+      "\n"
+      "       cudaenv install oci://REGISTRY/REPO:TAG|@sha256:DIGEST... [--force] [--insecure]\n"
+      "installs toolchain images cudaenv push wrote (see cudaenv pull --help).\n",
       .opts = FULL_ONLY(cmd_install_opts), .min_pos = 0, .max_pos = -1 },
     { "modulefile", NULL, cmd_modulefile, "module files for Lmod / Environment Modules",
       "usage: cudaenv modulefile VERSION|--all [--format lmod|tcl] [--to DIR]\n"
@@ -86,6 +89,7 @@ static const cli_cmd commands[] = {
       "usage: cudaenv mirror SPEC...|--all --to DIR [--platform P[,P]] [--cudnn VER] [--no-cudnn]\n"
       "                     [--from runfile|redist] [--components +a,-b] [--sign-key KEY --url URL]\n"
       "       cudaenv mirror --check DIR\n"
+      "       cudaenv mirror SPEC... --to oci://REGISTRY/REPO [--insecure]\n"
       "\n"
       "Fetch exactly the files install SPEC would fetch (resume, retry, sha256; files\n"
       "already in the cache are copied, not downloaded) into DIR under NVIDIA's paths:\n"
@@ -114,8 +118,49 @@ static const cli_cmd commands[] = {
       "                    that grows every run: a node refuses it from elsewhere or older\n"
       "  --check DIR       re-hash every file DIR/cudaenv.json names (components: those\n"
       "                    the mirror holds), only inside DIR: no '..', absolute path or\n"
-      "                    symlink, regular files only; exit 5 if any is missing or wrong\n",
+      "                    symlink, regular files only; exit 5 if any is missing or wrong\n"
+      "  --to oci://REGISTRY/REPO   install each SPEC here (as install SPEC), then push it\n"
+      "                    (cudaenv push) as REPO:<name> ('+' written '-') and REPO:<SPEC>;\n"
+      "                    prints each oci://...@sha256: reference\n",
       .opts = FULL_ONLY(cmd_mirror_opts), .max_pos = -1 },
+    { "push", NULL, FULL_ONLY(cmd_push), "push a toolchain to an OCI registry as an image",
+      "usage: cudaenv push TOOLCHAIN oci://REGISTRY/REPO:TAG [--insecure]\n"
+      "\n"
+      "Write the installed TOOLCHAIN (a name or spec of cudaenv list) to a registry as a\n"
+      "standard OCI image: one gzip'd tar layer that unpacks to the toolchain tree\n"
+      "(bin/, lib64/, include/, the receipt), a config, and a manifest annotated with the\n"
+      "toolchain's name, its CUDA, cuDNN and NCCL versions and its receipt's sha256\n"
+      "(io.cudaenv.*).  The layer is deterministic (sorted entries, fixed times and\n"
+      "owners), and a blob the registry has is not sent again: pushing an unchanged\n"
+      "toolchain uploads no layer.  Prints oci://REGISTRY/REPO:TAG@sha256:DIGEST.\n"
+      "Nodes install it by that digest: cudaenv install oci://REGISTRY/REPO@sha256:...;\n"
+      "a Kubernetes image volume, skopeo, Apptainer or enroot can use the image as is.\n"
+      "\n"
+      "  --insecure   plain http:// to the registry (default https://, verified against\n"
+      "               the system CAs or CURL_CA_BUNDLE)\n"
+      "Credentials: CUDAENV_REGISTRY_AUTH=USER:PASSWORD, else the registry's entry in\n"
+      "~/.docker/config.json (docker login); Basic and Bearer-token registries.\n",
+      .min_pos = 2, .max_pos = 2,
+      .missing = "which toolchain, and where? cudaenv push TOOLCHAIN oci://REGISTRY/REPO:TAG",
+      .extra = "one toolchain and one reference (got %s and %s)" },
+    { "pull", NULL, FULL_ONLY(cmd_pull), "install a toolchain image from an OCI registry",
+      "usage: cudaenv pull oci://REGISTRY/REPO:TAG|oci://REGISTRY/REPO@sha256:DIGEST... [--force]\n"
+      "                    [--insecure]\n"
+      "\n"
+      "The same as cudaenv install oci://...: read the image's manifest (then used by\n"
+      "its digest), check the config and every layer against their sha256 digests\n"
+      "while downloading (into the download cache: a layer there is not fetched again),\n"
+      "unpack the layers under install's archive rules (no absolute or .. paths, no\n"
+      "devices, no setuid) into a staging tree, check its receipt against the\n"
+      "io.cudaenv.receipt.sha256 annotation, then install it as versions/<name> with\n"
+      ".cudaenv-oci.json naming the reference and the manifest digest.  A digest that\n"
+      "does not match is exit 5 with nothing installed.  Installed already from the\n"
+      "same receipt: nothing to do; from another: exit 2 unless --force.\n"
+      "\n"
+      "  --force      replace a toolchain of the same name\n"
+      "  --insecure   plain http:// to the registry\n",
+      .opts = FULL_ONLY(cmd_pull_opts), .min_pos = 1, .max_pos = -1,
+      .missing = "which image? cudaenv pull oci://REGISTRY/REPO:TAG" },
     { "self", NULL, FULL_ONLY(cmd_self), "update cudaenv itself to the newest release",
       "usage: cudaenv self update [--version VER] [--check]\n"
       "\n"

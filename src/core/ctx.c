@@ -34,7 +34,7 @@ static const struct { const char *name; size_t len, off; } settings[] = {
     SET("FETCH_CEILING", fetch_ceiling), SET("RUNFILE_TIMEOUT", runfile_timeout),
     SET("RUNFILE_LOG_CAP", runfile_log_cap), SET("VERIFY_NO_REEXEC", verify_no_reexec),
     SET("UPDATE_INTERVAL", update_interval), SET("MANIFEST_UNSIGNED", unsigned_ok),
-    SET("DRIVER_VERSION", driver_version), SET("XZ_NO_PIPE", xz_no_pipe),
+    SET("DRIVER_VERSION", driver_version), SET("REGISTRY_AUTH", registry_auth), SET("XZ_NO_PIPE", xz_no_pipe),
 };
 #undef SET
 

@@ -62,6 +62,7 @@ typedef struct ce_settings {
     const char *update_interval;      /* CUDAENV_UPDATE_INTERVAL (s): a remote manifest's copy stays fresh */
     const char *unsigned_ok;          /* CUDAENV_MANIFEST_UNSIGNED: "1" accepts an unsigned remote manifest */
     const char *driver_version;       /* CUDAENV_DRIVER_VERSION: plan for this driver (as --driver) */
+    const char *registry_auth;        /* CUDAENV_REGISTRY_AUTH: USER:PASSWORD for OCI registries (oci/registry.h) */
     const char *xz_no_pipe;           /* CUDAENV_XZ_NO_PIPE: decode in the caller's thread */
 } ce_settings;
 

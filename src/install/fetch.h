@@ -70,6 +70,8 @@ typedef struct ce_fetch_item {
                                hashes it in the pass that reads it (ce_unpack with .sha256 and
                                .cache_entry), so it is read and hashed once */
     ce_fetch_watch *watch;  /* optional, see above */
+    const char *bearer;     /* optional: "Authorization: Bearer" token (an OCI registry's) ... */
+    const char *userpwd;    /* ... or "user:pass" for Basic; never sent to another host on a redirect */
     char path[4096];        /* out: $CUDAENV_ROOT/cache/<sha256> once verified */
 } ce_fetch_item;
 

@@ -347,6 +347,13 @@ int dl_start(dl *d, CURLM *m)
         return dl_fail(d, CE_ERR_NOMEM, "cannot start a transfer for %s", d->it->url);
     curl_easy_reset(d->easy);
     ce_http_setup(d->easy, d->it->url, d->it->allow_http, d->errbuf);
+    if (d->it->bearer) {
+        curl_easy_setopt(d->easy, CURLOPT_HTTPAUTH, (long)CURLAUTH_BEARER);
+        curl_easy_setopt(d->easy, CURLOPT_XOAUTH2_BEARER, d->it->bearer);
+    } else if (d->it->userpwd) {
+        curl_easy_setopt(d->easy, CURLOPT_HTTPAUTH, (long)CURLAUTH_BASIC);
+        curl_easy_setopt(d->easy, CURLOPT_USERPWD, d->it->userpwd);
+    }
     curl_easy_setopt(d->easy, CURLOPT_WRITEFUNCTION, on_body);
     curl_easy_setopt(d->easy, CURLOPT_WRITEDATA, d);
     curl_easy_setopt(d->easy, CURLOPT_HEADERFUNCTION, on_header);

@@ -1,0 +1,57 @@
+/* cudaenv pull oci://... and install oci://...: toolchain images from an
+ * OCI registry (oci/oci.h).  Full binary only. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+#include "oci/oci.h"
+#include "store/store.h"
+
+enum { OPT_FORCE = 1 };
+
+const cli_opt cmd_pull_opts[] = {
+    { "force", 'f', false, OPT_FORCE },
+    { 0 },
+};
+
+/* install oci://... and pull oci://...: one reference at a time. */
+int cli_oci_install(cli *c, const char *const *refs, size_t n)
+{
+    int rc = CE_OK;
+    for (size_t i = 0; i < n && rc == CE_OK; i++) {
+        ce_oci_ref ref;
+        if (ce_oci_ref_parse(&c->ctx, refs[i], &ref)) return cli_usage_error(c->cmd, "%s", ce_errmsg());
+    }
+    ce_store_txn txn = CE_STORE_TXN_INIT;
+    if ((rc = ce_store_begin(&c->ctx, &txn)) != CE_OK) {
+        ce_store_end(&txn);
+        return cli_oci_fail(c, rc);
+    }
+    cli_render_trap_interrupt(c);
+    for (size_t i = 0; i < n && rc == CE_OK; i++) {
+        ce_oci_ref ref;
+        ce_oci_pull_res res;
+        ce_oci_ref_parse(&c->ctx, refs[i], &ref);
+        if ((rc = ce_oci_install(&c->ctx, &ref, refs[i], &res)) != CE_OK) break;
+        if (c->ctx.quiet) continue;
+        if (res.already)
+            cli_note(c, "%s is installed already, from the same receipt (image %s)", res.meta.name, res.manifest_digest);
+        else
+            cli_note(c, "installed %s in %s from %s (image %s, %lld layer bytes verified)", res.meta.name, res.prefix,
+                     refs[i], res.manifest_digest, res.bytes);
+        cli_note(c, "use it: cudaenv use %s, cudaenv exec %s -- CMD", res.meta.name, res.meta.name);
+    }
+    if (rc == CE_OK) ce_store_index_refresh(&c->ctx);
+    ce_store_end(&txn);
+    return rc == CE_OK ? 0 : cli_oci_fail(c, rc);
+}
+
+int cmd_pull(cli *c, const cli_args *a)
+{
+    c->ctx.force = c->ctx.force || cli_on(a, OPT_FORCE);
+    for (int i = 0; i < a->n; i++)
+        if (!ce_oci_is_ref(a->pos[i]))
+            return cli_usage_error(c->cmd, "'%s' is not an oci:// reference (install SPEC installs from the manifest)",
+                                   a->pos[i]);
+    return cli_oci_install(c, a->pos, (size_t)a->n);
+}

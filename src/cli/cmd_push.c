@@ -1,0 +1,41 @@
+/* cudaenv push TOOLCHAIN oci://REG/REPO:TAG: a toolchain to an OCI registry
+ * (oci/oci.h; pull and install oci://... in cmd_pull.c).  Full binary only. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+#include "core/error.h"
+#include "oci/oci.h"
+#include "store/store.h"
+
+int cli_oci_fail(cli *c, int rc)
+{
+    rc = ce_err_public(rc);
+    cli_error(c, "%s", ce_errmsg()[0] ? ce_errmsg() : ce_err_name(rc));
+    if (rc == CE_ERR_DOWNLOAD && !strstr(ce_errmsg(), "CUDAENV_REGISTRY_AUTH") && !strstr(ce_errmsg(), "refusing"))
+        fprintf(stderr, "cudaenv: behind a proxy: export https_proxy=http://HOST:PORT; a registry serving plain "
+                        "http: add --insecure; a private CA: CURL_CA_BUNDLE=FILE\n");
+    return ce_exit_code(rc);
+}
+
+int cmd_push(cli *c, const cli_args *a)
+{
+    ce_oci_ref ref;
+    int rc = ce_oci_ref_parse(&c->ctx, a->pos[1], &ref);
+    if (rc) return cli_usage_error(c->cmd, "%s", ce_errmsg());
+    ce_store_txn txn = CE_STORE_TXN_INIT;
+    ce_oci_push_res res;
+    if ((rc = ce_store_begin(&c->ctx, &txn)) == CE_OK) rc = ce_oci_push(&c->ctx, a->pos[0], &ref, &res);
+    ce_store_end(&txn);
+    if (rc) return cli_oci_fail(c, rc);
+    char size[32];
+    cli_size(size, sizeof size, (double)res.layer.size);
+    if (!c->ctx.quiet) {
+        cli_note(c, "pushed %s: layer %s (%s, %lld entries), %d blob%s uploaded, %d already there",
+                 res.meta.name, res.layer.digest, size, res.layer.entries, res.uploaded, res.uploaded == 1 ? "" : "s",
+                 res.skipped);
+        cli_note(c, "install it anywhere: cudaenv install oci://%s/%s@%s", ref.host, ref.repo, res.manifest_digest);
+    }
+    cli_print("oci://%s/%s:%s@%s\n", ref.host, ref.repo, ref.tag, res.manifest_digest);
+    return 0;
+}
