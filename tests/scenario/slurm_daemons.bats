@@ -97,3 +97,31 @@ EOF
     [ -z "$(ls "$CUDAENV_ROOT/versions" 2>/dev/null)" ]
     [ "$(sinfo -h -N -o %T)" = idle ]
 }
+
+@test "slurm: a node fault (verify fails) in the default mode exits the prolog 1: Slurm drains the node and holds the job; ON_FAIL=drain names cudaenv's reason" {
+    P=$(fx_installed 11.8.0 8.7.0.84)
+    fx_receipt "$P"
+    echo tampered >> "$P/lib64/libcudnn.so.8.7.0"
+    echo tf-2.14 > "$T/job/.cuda-version"
+    printf '#!/bin/sh\necho "job body ran"\n' > "$T/job/job.sh"
+    chmod 755 "$T/job/job.sh"
+    run runuser -u "$ATK" -- env SLURM_CONF="$SLURM_CONF" PATH="$PATH" sbatch --parsable --chdir="$T/job/run" \
+        --output="$T/job/run/job.log" "$T/job/job.sh"
+    [ "$status" -eq 0 ]
+    job=$output
+    for i in $(seq 100); do sinfo -h -N -o %T | grep -q drain && break; sleep 0.2; done
+    sinfo -h -N -o '%T %E'
+    [[ "$(sinfo -h -N -o '%T %E')" == drain*"Prolog error"* ]]
+    [[ "$(scontrol show job "$job")" == *"JobState=PENDING"* ]]
+    grep -q "cudaenv-prolog: job $job on localhost: cudaenv verify 11.8.0+cudnn8.7.0.84 failed (exit 7): files:" "$T/slurm/log/slurmd.log" \
+        || grep -rq "cudaenv verify 11.8.0+cudnn8.7.0.84 failed (exit 7): files:" "$T/cudaenv-state"
+    scancel "$job"
+    scontrol update nodename=localhost state=resume
+    # drain mode: the prolog drains with cudaenv's reason, the job fails in its TaskProlog
+    echo 'CUDAENV_SLURM_ON_FAIL=drain' >> "$T/cudaenv-slurm.conf"
+    submit "$T/job/run" "$T/job/job.sh"
+    [ "$status" -ne 0 ]
+    [[ "$(cat "$T/job/run/job.log")" == *"cudaenv verify 11.8.0+cudnn8.7.0.84 failed (exit 7): files:"* ]]
+    [[ "$(cat "$T/job/run/job.log")" != *"job body ran"* ]]
+    [[ "$(sinfo -h -N -o '%T %E')" == drain*"cudaenv: cudaenv verify 11.8.0+cudnn8.7.0.84 failed (exit 7)"* ]]
+}
