@@ -172,6 +172,11 @@ print(json.dumps(d, indent=2))' "$good_line" > "$T/n9.json"
     run "$SL/cudaenv-report" --allow-no-gpu "$T/reports"
     [ "$status" -eq 0 ]
     [[ "${lines[1]}" == "$(hostname) "*"11.8.0+cudnn8.7.0.84"*"no GPU"*"ok" ]]
+    # a later job naming it only in its environment gets it from the site store
+    CUDAENV_SPEC=tf-2.14 task_prolog
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"export CUDA_HOME=$P"* ]]
+    [[ "$output" == *"print cudaenv: 11.8.0+cudnn8.7.0.84 (tf-2.14) on n1, from CUDAENV_SPEC, installed in the site store: CUDA_HOME=$P"* ]]
 }
 
 @test "prolog: --comment=cudaenv=SPEC wins; a spec the manifest lacks fails only the job, in its TaskProlog, with the reason" {
