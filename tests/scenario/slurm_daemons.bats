@@ -65,7 +65,8 @@ EOF
     chmod 755 "$T/job/job.sh"
     submit "$T/job/run" "$T/job/job.sh"
     echo "sbatch: $output"
-    cat "$T/job/run/job.log" "$T"/cudaenv-state/*.log || slurm_logs
+    cat "$T/job/run/job.log" || slurm_logs
+    cat "$T"/cudaenv-state/*.log 2>/dev/null || true
     [ "$status" -eq 0 ]
     P=$CUDAENV_ROOT/versions/11.8.0+cudnn8.7.0.84
     [ -x "$P/bin/nvcc" ]
