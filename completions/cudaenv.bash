@@ -101,7 +101,7 @@ _cudaenv() {
         exec) opts+=" --for --framework --libs" ;;
         local) opts+=" --unset --force --for --framework --libs" ;;
         global) opts+=" --system --force --dry-run --rollback --unset" ;;
-        verify) opts+=" --json --all-devices --bench --deep --framework --python --libs" ;;
+        verify) opts+=" --json --report --all-devices --bench --deep --framework --python --libs" ;;
         jupyter) opts+=" --python --name" ;;
         adopt) opts+=" --name --scan" ;;
         cache) opts+=" --dry-run --json" ;;

@@ -91,6 +91,7 @@ complete -c cudaenv -n '__fish_seen_subcommand_from install info mirror' -l no-c
 complete -c cudaenv -n '__fish_seen_subcommand_from install' -l offline
 complete -c cudaenv -n '__fish_seen_subcommand_from install mirror' -l from -xa 'runfile redist' -d 'runfile or NVIDIA components'
 complete -c cudaenv -n '__fish_seen_subcommand_from install info mirror' -l components -x -d '+name,-name: adjust the profile'
+complete -c cudaenv -n '__fish_seen_subcommand_from verify' -l report -d 'one JSON line for this node (cudaenv-report merges them)'
 complete -c cudaenv -n '__fish_seen_subcommand_from verify' -l all-devices
 complete -c cudaenv -n '__fish_seen_subcommand_from verify' -l bench
 complete -c cudaenv -n '__fish_seen_subcommand_from verify' -l deep

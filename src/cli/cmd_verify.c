@@ -1,7 +1,8 @@
-/* cudaenv verify [VERSION] [--json] [--all-devices] [--bench] [--deep]
+/* cudaenv verify [VERSION] [--json|--report] [--all-devices] [--bench] [--deep]
  *                [--framework tf|torch [--python PATH]]:
- * run the self-test (src/selftest) and draw its report, as a table or as
- * one JSON document.  Exit 0 all passed, 7 a check failed, 8 no usable GPU.
+ * run the self-test (src/selftest) and draw its report, as a table, as
+ * one JSON document, or as one JSON line per node for a cluster's merge
+ * (--report: contrib/slurm/cudaenv-report).  Exit 0 all passed, 7 a check failed, 8 no usable GPU.
  * --framework checks TensorFlow / PyTorch on the toolchain instead
  * (verify_framework.c). */
 #include <cJSON.h>
@@ -24,10 +25,11 @@
  * --deep re-execs the full binary. */
 #pragma weak ce_sha256_file
 
-enum { OPT_JSON = 1, OPT_ALL, OPT_BENCH, OPT_DEEP, OPT_FRAMEWORK, OPT_PYTHON, OPT_LIBS };
+enum { OPT_JSON = 1, OPT_REPORT, OPT_ALL, OPT_BENCH, OPT_DEEP, OPT_FRAMEWORK, OPT_PYTHON, OPT_LIBS };
 
 const cli_opt cmd_verify_opts[] = {
     { "json", 0, false, OPT_JSON },
+    { "report", 0, false, OPT_REPORT },
     { "all-devices", 0, false, OPT_ALL },
     { "bench", 0, false, OPT_BENCH },
     { "deep", 0, false, OPT_DEEP },
@@ -115,12 +117,62 @@ static void add_num_or_null(cJSON *o, const char *k, double v)
     else cJSON_AddNullToObject(o, k);
 }
 
+static void add_host(cJSON *o)
+{
+    char host[256] = "";
+    if (gethostname(host, sizeof host - 1) != 0) host[0] = '\0';
+    cli_json_add_str(o, "host", host);
+}
+
+/* --report: one line for this node, the facts nodes are compared on. */
+static int print_report(const st_report *r, int code)
+{
+    cJSON *root = cJSON_CreateObject();
+    cJSON_AddNumberToObject(root, "report", 1);
+    add_host(root);
+    cJSON_AddStringToObject(root, "toolchain", r->tc.name);
+    cJSON_AddStringToObject(root, "prefix", r->tc.prefix);
+    cli_json_add_str(root, "cuda", r->tc.cuda);
+    cli_json_add_str(root, "cudnn", r->tc.cudnn);
+    cli_json_add_str(root, "tree_sha256", r->tree_sha256);
+    cJSON_AddItemToObject(root, "libraries", evidence_array(r->mapped));
+    cli_json_add_str(root, "driver", r->v.driver_release);
+    cJSON *gpus = cJSON_AddArrayToObject(root, "gpus");
+    for (int i = 0; i < r->n_devices; i++) {
+        char cc[16];
+        snprintf(cc, sizeof cc, "%d.%d", r->devices[i].cc_major, r->devices[i].cc_minor);
+        cJSON *g = cJSON_CreateObject();
+        cJSON_AddStringToObject(g, "name", r->devices[i].name);
+        cJSON_AddStringToObject(g, "compute_capability", cc);
+        cJSON_AddItemToArray(gpus, g);
+    }
+    cJSON *steps = cJSON_AddObjectToObject(root, "steps");
+    cJSON *failed = cJSON_AddArrayToObject(root, "failed");
+    for (int i = 0; i < ST_NSTEPS; i++) {
+        const st_step *s = &r->steps[i];
+        cJSON_AddStringToObject(steps, s->id, st_status_name(s->status));
+        if (s->status != ST_FAILED) continue;
+        cJSON *f = cJSON_CreateObject();
+        cJSON_AddStringToObject(f, "id", s->id);
+        cJSON_AddStringToObject(f, "summary", s->summary);
+        cJSON_AddItemToArray(failed, f);
+    }
+    cJSON_AddNumberToObject(root, "exit_code", code);
+    char *text = cJSON_PrintUnformatted(root);
+    cJSON_Delete(root);
+    if (!text) return 1;
+    puts(text);
+    free(text);
+    return 0;
+}
+
 static int print_json(const st_report *r, int code, const st_options *opt)
 {
     cJSON *root = cJSON_CreateObject();
     cJSON *tc = cJSON_AddObjectToObject(root, "toolchain");
     cJSON_AddStringToObject(tc, "name", r->tc.name);
     cJSON_AddStringToObject(tc, "prefix", r->tc.prefix);
+    cli_json_add_str(tc, "tree_sha256", r->tree_sha256);
     cJSON_AddBoolToObject(tc, "adhoc", r->tc.adhoc);
     cli_json_add_str(tc, "selected_by", r->tc.selected_by);
     cli_json_add_str(tc, "cuda", r->tc.cuda);
@@ -192,6 +244,8 @@ static int print_json(const st_report *r, int code, const st_options *opt)
     }
     cJSON_AddItemToObject(root, "timings", timings);
     cJSON_AddItemToObject(root, "warnings", evidence_array(r->warnings));
+    cJSON_AddItemToObject(root, "libraries", evidence_array(r->mapped));
+    add_host(root);
     if (opt->bench) {
         const st_bench *b = &r->bench;
         cJSON *bo = cJSON_AddObjectToObject(root, "bench");
@@ -298,6 +352,10 @@ int cmd_verify(cli *c, const cli_args *a)
     st_options opt = { .all_devices = cli_on(a, OPT_ALL), .bench = cli_on(a, OPT_BENCH), .deep = cli_on(a, OPT_DEEP) };
     const char *spec_arg = a->n ? a->pos[0] : NULL, *framework = a->opt[OPT_FRAMEWORK], *python = a->opt[OPT_PYTHON];
     c->json = cli_on(a, OPT_JSON);
+    bool report = cli_on(a, OPT_REPORT);
+    if (report && c->json) return cli_usage_error(cmd, "--json and --report are two formats: choose one");
+    if (report && framework) return cli_usage_error(cmd, "--report reports the toolchain's own check, not --framework");
+    if (report) c->json = true;   /* notes and errors as for --json: nothing but the line on stdout */
     if (python && !framework) return cli_usage_error(cmd, "--python goes with --framework tf|torch|jax");
     if (a->opt[OPT_LIBS] && !framework) return cli_usage_error(cmd, "--libs goes with --framework tf|torch|jax");
     if (framework && (opt.all_devices || opt.bench || opt.deep))
@@ -382,7 +440,8 @@ int cmd_verify(cli *c, const cli_args *a)
     free(shell_lp);
     if (rc) return cli_fail(c, rc);
     int code = st_exit_code(&r);
-    if (c->json) print_json(&r, code, &opt);
+    if (report) print_report(&r, code);
+    else if (c->json) print_json(&r, code, &opt);
     else print_table(c, &r, code, &opt);
     fflush(stdout);
     st_report_free(&r);

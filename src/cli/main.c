@@ -392,7 +392,7 @@ static const cli_cmd commands[] = {
       "the toolchain's lib64 stays off LD_LIBRARY_PATH (see use).\n",
       .opts = cmd_exec_opts, .max_pos = 1, .needs = CLI_REST },
     { "verify", NULL, cmd_verify, "self-test a toolchain on the GPU",
-      "usage: cudaenv verify [VERSION] [--json] [--all-devices] [--bench] [--deep]\n"
+      "usage: cudaenv verify [VERSION] [--json|--report] [--all-devices] [--bench] [--deep]\n"
       "       cudaenv verify [VERSION] --framework tf|torch|jax [--python PATH] [--libs M] [--json]\n"
       "\n"
       "Check the files against the receipt, that all versions agree, that libraries load\n"
@@ -404,7 +404,10 @@ static const cli_cmd commands[] = {
       "Exit 0 all passed, 7 a check failed, 8 no usable GPU/driver.\n"
       "\n"
       "  --json          one JSON document (toolchain, steps, versions, devices, timings,\n"
-      "                  warnings)\n"
+      "                  warnings, libraries mapped, host)\n"
+      "  --report        one JSON line for this node (host, toolchain, tree_sha256, the\n"
+      "                  libraries mapped, each step's status, exit_code): lines from many\n"
+      "                  nodes merge with contrib/slurm/cudaenv-report\n"
       "  --all-devices   check every GPU, not only device 0\n"
       "  --bench         add copy bandwidth and convolution throughput (vs PyTorch)\n"
       "  --deep          re-hash every file against the receipt's sha256\n"

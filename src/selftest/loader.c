@@ -169,6 +169,19 @@ typedef struct scan_ctx {
     bool quiet_ok;   /* late pass: list problems only */
 } scan_ctx;
 
+/* Each toolchain library mapped, once (report.mapped: both passes add). */
+static void record_mapped(st_report *r, const char *real)
+{
+    size_t len = strlen(real), used = strlen(r->mapped);
+    for (const char *p = r->mapped; *p;) {
+        const char *nl = strchr(p, '\n');
+        size_t n = nl ? (size_t)(nl - p) : strlen(p);
+        if (n == len && !strncmp(p, real, n)) return;
+        p += n + (nl != NULL);
+    }
+    if (used + len + 2 <= sizeof r->mapped) snprintf(r->mapped + used, sizeof r->mapped - used, "%s\n", real);
+}
+
 static int scan_one(struct dl_phdr_info *info, size_t size, void *ud)
 {
     (void)size;
@@ -182,6 +195,7 @@ static int scan_one(struct dl_phdr_info *info, size_t size, void *ud)
     if (inside(real, sc->prefix_real) || inside(real, sc->libdir_real) || inside(real, sc->cudnn_real) ||
         (ce_path_join(mine, sizeof mine, sc->st->libdir, base) == CE_OK && same_file(real, mine))) {
         sc->ours++;
+        record_mapped(sc->st->r, real);
         if (!sc->quiet_ok) st_note(sc->s, "loaded %s -> %s", base, real);
         return 0;
     }

@@ -118,6 +118,13 @@ typedef struct st_report {
     double total_ms;
     double bench_ms;
     char warnings[2048];       /* lines separated by '\n': true here, no check failed */
+    /* What tells nodes apart (verify --report, contrib/slurm/cudaenv-report):
+     * the sha256 of the receipt's file list (each "path size sha256" line,
+     * sorted: the same tree gives the same digest on every node, whenever and
+     * from wherever it was installed; "" without a receipt), and the
+     * toolchain libraries the process mapped, resolved, '\n'-separated. */
+    char tree_sha256[65];
+    char mapped[8192];
 } st_report;
 
 /* Run every step on the toolchain in tc (name and prefix set; the rest is
