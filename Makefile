@@ -77,12 +77,16 @@ LIGHT_LIBS = -ldl -lpthread   # both in libc since glibc 2.34; separate on the r
 FULL_LIBS  = $(shell $(PKG_CONFIG) --libs $(LIGHT_PKGS) $(HEAVY_PKGS)) -ldl -lpthread
 
 # Layers (tools/incgraph.py checks that includes only point down this list):
-#   core (vocabulary) <- machine, manifest <- store, doctor, selftest <- install <- oci <- cli
-# src/install/ and src/oci/ (toolchains as OCI images, on install's transfers)
-# are exactly what links libcurl / libarchive / libcrypto / liblzma:
-# it and the commands that drive it live only in the full binary.
-HEAVY_SRC = $(wildcard src/install/*.c src/oci/*.c) src/cli/cmd_install.c src/cli/cmd_push.c src/cli/cmd_pull.c src/cli/mirror_oci.c src/cli/cmd_mirror.c src/cli/cmd_update.c src/cli/interrupt.c src/cli/cmd_self.c
-CORE_SRC  = $(wildcard src/core/*.c src/machine/*.c src/manifest/*.c src/store/*.c src/doctor/*.c src/install/*.c src/oci/*.c src/selftest/*.c)
+#   core (vocabulary) <- fetch, machine, manifest <- store, selftest <- archive, system
+#   <- doctor, install <- mirror, oci <- cli
+# HEAVY_DIRS (src/fetch: downloads, http, digests; src/archive: extraction, the
+# entry policy, xz; src/install: the plan and its pipeline; src/mirror; src/oci:
+# toolchains as OCI images) are exactly what links libcurl / libarchive /
+# libcrypto / liblzma: they and the commands that drive them live only in the
+# full binary.
+HEAVY_DIRS = install fetch archive mirror oci
+HEAVY_SRC = $(wildcard $(HEAVY_DIRS:%=src/%/*.c)) src/cli/cmd_install.c src/cli/cmd_push.c src/cli/cmd_pull.c src/cli/mirror_oci.c src/cli/cmd_mirror.c src/cli/cmd_update.c src/cli/interrupt.c src/cli/cmd_self.c
+CORE_SRC  = $(wildcard src/core/*.c src/machine/*.c src/manifest/*.c src/store/*.c src/doctor/*.c src/system/*.c $(HEAVY_DIRS:%=src/%/*.c) src/selftest/*.c)
 CLI_SRC   = $(filter-out src/cli/main.c src/cli/cjson_lazy.c src/cli/crypto_lazy.c,$(wildcard src/cli/*.c))
 LIGHT_SRC = $(filter-out $(HEAVY_SRC),$(CORE_SRC) $(CLI_SRC))
 FULL_SRC  = $(CORE_SRC) $(CLI_SRC)
@@ -187,11 +191,11 @@ demo: all
 # hand-written MUTATE_HAND_CI (issue 42's) and MUTANTS="a b".  make mutate-hand: every
 # hand-written mutant (121: tens of minutes);
 # make mutate-full: those, then every generated mutant of the security and durability core.
-MUTATE_CORE = src/core/trust.c $(sort $(wildcard src/store/system*.c)) src/manifest/index.c \
-	$(sort $(wildcard src/install/fetch*.c)) $(sort $(wildcard src/install/unpack*.c)) src/install/wheel.c $(sort $(wildcard src/install/xz*.c)) \
-	src/install/components.c src/store/compose.c src/store/modulefile.c $(sort $(wildcard src/install/mirror*.c))
+MUTATE_CORE = src/core/trust.c $(sort $(wildcard src/system/system*.c)) src/manifest/index.c \
+	$(sort $(wildcard src/fetch/fetch*.c)) $(sort $(wildcard src/archive/unpack*.c)) src/archive/wheel.c $(sort $(wildcard src/archive/xz*.c)) \
+	src/install/components.c src/store/compose.c src/store/modulefile.c $(sort $(wildcard src/mirror/mirror*.c))
 MUTATE_FILES ?= src/core/trust.c src/manifest/index.c src/store/compose.c src/store/modulefile.c \
-	src/install/mirror_check.c src/install/mirror_dir.c
+	src/mirror/mirror_check.c src/mirror/mirror_dir.c
 # the hand-written mutants of issue 42's slips (the root-trust, shell, state, resolution and
 # archive checks the suite once let through): each runs one filtered test, ~8-30 s
 MUTATE_HAND_CI ?= priv-openat-relative tmpdir-user-sticky tmpdir-under-user pyrun-tmpdir \
@@ -288,7 +292,7 @@ distcheck:
 # against liblzma, a wheel's RECORD) with libFuzzer:
 #   make fuzz FUZZ_SECONDS=60
 FUZZ_SECONDS ?= 20
-FUZZ_SRC = $(wildcard src/core/*.c src/machine/*.c src/manifest/*.c src/store/*.c src/doctor/*.c src/install/*.c src/selftest/*.c)
+FUZZ_SRC = $(wildcard src/core/*.c src/machine/*.c src/manifest/*.c src/store/*.c src/doctor/*.c src/system/*.c src/install/*.c src/fetch/*.c src/archive/*.c src/mirror/*.c src/selftest/*.c)
 fuzz:
 	@mkdir -p build-fuzz/corpus
 	for t in manifest spec entry xz record; do \

@@ -2,12 +2,13 @@
 """Print the include graph of src/ by folder and by file: levels, circles, upward arrows.
 
 Layers, lowest first (an include may point to its own layer or a lower one):
-    core < machine, manifest < store, doctor, selftest < install < oci < cli
+    core < fetch, machine, manifest < store, selftest < archive, system < doctor, install
+    < mirror, oci < cli
 Usage: tools/incgraph.py [--check]   (--check: exit 1 on a circle or an upward arrow)
 """
 import os, re, sys
 
-LAYER = {"core": 0, "machine": 1, "manifest": 1, "store": 2, "doctor": 2, "selftest": 2, "install": 3, "oci": 4, "cli": 5}
+LAYER = {"core": 0, "fetch": 1, "machine": 1, "manifest": 1, "store": 2, "selftest": 2, "archive": 3, "system": 3, "doctor": 4, "install": 4, "mirror": 5, "oci": 5, "cli": 6}
 root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "src")
 inc = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 

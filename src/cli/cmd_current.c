@@ -10,7 +10,7 @@
 #include "cli.h"
 #include "core/pylibs.h"
 #include "core/trust.h"
-#include "store/system.h"
+#include "system/system.h"
 
 enum { OPT_JSON = 1 };
 

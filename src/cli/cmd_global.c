@@ -11,7 +11,7 @@
 #include "store/store.h"
 #include "store/userstate.h"
 #include "core/file.h"
-#include "store/system.h"
+#include "system/system.h"
 
 enum { OPT_SYSTEM = 1, OPT_FORCE, OPT_DRY, OPT_ROLLBACK, OPT_UNSET };
 

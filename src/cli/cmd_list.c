@@ -15,7 +15,7 @@
 #include "store/adopt.h"
 #include "store/cache.h"
 #include "cli.h"
-#include "store/system.h"
+#include "system/system.h"
 
 enum { OPT_JSON = 1, OPT_NAMES, OPT_SIZES };
 

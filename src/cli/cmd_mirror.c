@@ -1,7 +1,7 @@
 /* cudaenv mirror SPEC...|--all --to DIR [--platform P,P] [--from runfile|redist]
  * [--components +a,-b] | --check DIR:
  * a directory any static server or shared filesystem can serve as the
- * manifest + files of a site (install/mirror.h).  Full binary only. */
+ * manifest + files of a site (mirror/mirror.h).  Full binary only. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,10 +13,10 @@
 #include "manifest/source.h"
 #include "manifest/manifest.h"
 #include "manifest/resolve.h"
-#include "install/fetch.h"
+#include "fetch/fetch.h"
 #include "install/manifest_fetch.h"
 #include "install/manifest_sig.h"
-#include "install/mirror.h"
+#include "mirror/mirror.h"
 #include "oci/ref.h"
 
 static bool sig_exists(const char *path)

@@ -20,8 +20,8 @@
 #include "core/file.h"
 #include "core/proc.h"
 #include "core/trust.h"
-#include "install/digest.h"
-#include "install/fetch.h"
+#include "fetch/digest.h"
+#include "fetch/fetch.h"
 #include "install/manifest_sig.h"
 
 enum { OPT_VERSION = 1, OPT_CHECK };

@@ -14,10 +14,10 @@
 #include "core/fault.h"
 #include "store/activate.h"
 #include "store/adopt.h"
-#include "store/system.h"
+#include "system/system.h"
 #include "cli.h"
 #include "core/trust.h"
-#include "install/digest.h"
+#include "fetch/digest.h"
 #include "selftest/selftest.h"
 #include "store/store.h"
 

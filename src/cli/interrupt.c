@@ -21,7 +21,7 @@
 
 #include "cli.h"
 #include "core/bytes.h"
-#include "install/fetch.h"
+#include "fetch/fetch.h"
 
 #define KEPT_MAX 256         /* more than an install downloads (MAX_PARTS) */
 #define LISTED 3            /* names in the message; the rest are counted */

@@ -10,7 +10,7 @@
  *
  * The points (name: arg, what the double may do):
  *   switch-trust, switch-intent, switch-link, switch-conf, switch-ldconfig:
- *       NULL; a system switch step is done (store/system.c)
+ *       NULL; a system switch step is done (system/system.c)
  *   during-download: const char *part; bytes of a download are on disk
  *   after-unpack, before-commit: NULL; an install's trees are unpacked /
  *       composed and about to be published (install/install.c, components.c)

@@ -8,7 +8,7 @@
 #ifndef CE_RMTREE_H
 #define CE_RMTREE_H
 
-#include "core/ctx.h"
+#include "ctx.h"
 
 /* Remove path and everything under it (a missing path is CE_OK); CE_ERR_IO
  * naming it otherwise. */

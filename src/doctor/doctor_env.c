@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "doctor_int.h"
-#include "store/system.h"
+#include "system/system.h"
 #include "core/version.h"
 
 /* The CUDA release a toolkit tree holds: version.json, version.txt, the

@@ -1,5 +1,5 @@
 #include "install.h"
-#include "pkgindex.h"
+#include "archive/pkgindex.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -15,7 +15,7 @@
 
 #include "store/compose.h"
 #include "components.h"
-#include "fetch.h"
+#include "fetch/fetch.h"
 #include "core/bytes.h"
 #include "core/clock.h"
 #include "core/fault.h"
@@ -25,7 +25,7 @@
 #include "store/receipt.h"
 #include "runfile.h"
 #include "store/store.h"
-#include "unpack.h"
+#include "archive/unpack.h"
 #include "core/version.h"
 
 /* One pristine tree to produce in pkgs/: a CUDA runfile or a cuDNN archive. */

@@ -7,7 +7,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#include "fetch.h"
+#include "fetch/fetch.h"
 #include "manifest/copy.h"
 #include "manifest/index.h"
 #include "manifest_sig.h"

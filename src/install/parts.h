@@ -8,7 +8,7 @@
 #include <sys/types.h>
 
 #include "core/ctx.h"
-#include "fetch.h"
+#include "fetch/fetch.h"
 #include "manifest/manifest.h"
 #include "redist.h"
 

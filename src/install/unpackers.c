@@ -20,11 +20,11 @@
 #include "core/file.h"
 #include "core/proc.h"
 #include "core/rmtree.h"
-#include "forkgate.h"
-#include "slots.h"
+#include "fetch/forkgate.h"
+#include "archive/slots.h"
 #include "store/store.h"
-#include "unpack.h"
-#include "xzmt.h"
+#include "archive/unpack.h"
+#include "archive/xzmt.h"
 
 /* Download in a thread, unpack each archive in a child while it downloads.
  *

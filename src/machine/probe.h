@@ -8,7 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "machine/machine.h"
+#include "machine.h"
 
 #define CE_MAX_GPUS 16
 /* nvmlInit's answer when the kernel module and the libraries differ (nvml.h) */

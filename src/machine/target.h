@@ -9,7 +9,7 @@
 #include <stddef.h>
 
 #include "core/ctx.h"
-#include "machine/probe.h"
+#include "probe.h"
 
 typedef struct ce_target {
     char driver[64];          /* "" unknown: no driver here and none planned */

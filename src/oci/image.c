@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "core/file.h"
-#include "install/digest.h"
+#include "fetch/digest.h"
 #include "registry.h"
 #include "store/receipt.h"
 #include "store/store.h"

@@ -14,7 +14,7 @@
 #include <stddef.h>
 
 #include "core/ctx.h"
-#include "install/digest.h"
+#include "fetch/digest.h"
 
 #define CE_OCI_CONFIG_MT "application/vnd.oci.image.config.v1+json"
 #define CE_OCI_MAX_LAYERS 16

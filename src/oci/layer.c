@@ -16,7 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "install/digest.h"
+#include "fetch/digest.h"
 #include "store/adopt.h"
 #include "store/usage.h"
 

@@ -1,6 +1,6 @@
 /* cudaenv install oci://... (oci.h): manifest, config and layers verified
  * against their digests, the layers unpacked through install's archive
- * code and entry policy (install/unpack.h) into a staging tree, the receipt
+ * code and entry policy (archive/unpack.h) into a staging tree, the receipt
  * checked against the annotation, then one rename into versions/. */
 #include "oci.h"
 
@@ -11,7 +11,7 @@
 
 #include "core/file.h"
 #include "core/rmtree.h"
-#include "install/unpack.h"
+#include "archive/unpack.h"
 #include "registry.h"
 #include "store/receipt.h"
 #include "store/store.h"

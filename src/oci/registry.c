@@ -1,7 +1,7 @@
 /* The distribution API client (registry.h): one request at a time on a
- * libcurl easy handle set up by install/http.c, answered challenges, blob
+ * libcurl easy handle set up by fetch/http.c, answered challenges, blob
  * uploads by POST + PUT, manifests, and blob downloads through the cache of
- * install/fetch.h.  Full binary only. */
+ * fetch/fetch.h.  Full binary only. */
 #include "registry.h"
 
 #include <cJSON.h>
@@ -16,9 +16,9 @@
 #include <unistd.h>
 
 #include "core/file.h"
-#include "install/digest.h"
-#include "install/fetch.h"
-#include "install/http.h"
+#include "fetch/digest.h"
+#include "fetch/fetch.h"
+#include "fetch/http.h"
 
 typedef struct req {
     const char *method;        /* GET HEAD POST PUT */

@@ -1,5 +1,5 @@
 /* A client of the OCI distribution API (blobs, uploads, manifests) on the
- * transfer rules of install/http.h: https only unless --insecure (then
+ * transfer rules of fetch/http.h: https only unless --insecure (then
  * http://), TLS always verified against the system CA or CURL_CA_BUNDLE.
  *
  * Authentication follows the registry's challenge: a 401 with
@@ -54,7 +54,7 @@ int ce_reg_manifest_put(ce_reg *r, const char *reference, const char *body, size
 int ce_reg_manifest_get(ce_reg *r, const char *reference, char **body, size_t *len, char *digest_out);
 /* Pull: a small blob (a config) into memory, verified against digest. */
 int ce_reg_blob_get(ce_reg *r, const char *digest, size_t max, char **body, size_t *len);
-/* Pull: blob digest into the download cache (install/fetch.h: resumed,
+/* Pull: blob digest into the download cache (fetch/fetch.h: resumed,
  * hashed as it arrives, not fetched again when cached); path_out its path. */
 int ce_reg_blob_fetch(ce_reg *r, const char *digest, long long size, char *path_out, size_t n);
 

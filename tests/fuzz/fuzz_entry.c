@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "install/unpack.h"
+#include "archive/unpack.h"
 
 static int has_dotdot(const char *p)
 {

@@ -1,4 +1,4 @@
-/* libFuzzer target: a wheel's RECORD (install/wheel.h).  Input: the text.
+/* libFuzzer target: a wheel's RECORD (archive/wheel.h).  Input: the text.
  * Besides not crashing, a RECORD that parses must have rows with a path,
  * sorted and unique (ce_record_find finds each), a sha256 that is 64 hex
  * digits exactly when the algorithm is sha256, and a size >= -1: checked
@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "install/wheel.h"
+#include "archive/wheel.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

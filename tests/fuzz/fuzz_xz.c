@@ -1,4 +1,4 @@
-/* libFuzzer target: the .xz container parser (install/xzparse.c: stream
+/* libFuzzer target: the .xz container parser (archive/xzparse.c: stream
  * header, block headers, index, footer, padding, streams after the first)
  * and the decoders behind it (xzblk.c, xzmt.c), read to the end of the
  * stream as the unpacker reads it (unpack_xz_rest).  Besides not crashing,
@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "install/xzmt.h"
+#include "archive/xzmt.h"
 
 /* output past this is not compared (a small input may expand a lot) */
 #define CAP (32u << 20)

@@ -11,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "install/digest.h"
+#include "fetch/digest.h"
 
 static void hash_str(const char *s, char hex[CE_SHA256_HEX])
 {

@@ -17,8 +17,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "install/digest.h"
-#include "install/fetch.h"
+#include "fetch/digest.h"
+#include "fetch/fetch.h"
 #include "core/file.h"
 #include "core/proc.h"
 

@@ -13,8 +13,8 @@
 #include <unistd.h>
 
 #include "core/file.h"
-#include "install/mirror.h"
-#include "install/mirror_dir.h"
+#include "mirror/mirror.h"
+#include "mirror/mirror_dir.h"
 
 static void test_rel_ok(void **state)
 {

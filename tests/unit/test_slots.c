@@ -9,7 +9,7 @@
 #include <pthread.h>
 #include <time.h>
 
-#include "install/slots.h"
+#include "archive/slots.h"
 
 static ce_slots slots;
 static int order[4], norder;

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "store/system.h"
+#include "system/system.h"
 
 static ce_sys_record r, back;
 

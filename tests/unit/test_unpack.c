@@ -20,8 +20,8 @@
 
 #include "core/file.h"
 #include "core/rmtree.h"
-#include "install/digest.h"
-#include "install/unpack.h"
+#include "fetch/digest.h"
+#include "archive/unpack.h"
 
 /* 256 and 255 characters: one over NAME_MAX, and NAME_MAX itself */
 #define N16 "abcdefghijklmnop"

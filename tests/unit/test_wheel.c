@@ -1,4 +1,4 @@
-/* Wheels (install/wheel.h): RECORD's parser (a good file in the shapes the
+/* Wheels (archive/wheel.h): RECORD's parser (a good file in the shapes the
  * csv module writes, one bad line per rule), the check of what an unpack
  * took against it, and ce_unpack on zips written here by libarchive without
  * sizes (data descriptors, as a zip written to a pipe has): every byte of an
@@ -20,9 +20,9 @@
 
 #include "core/file.h"
 #include "core/rmtree.h"
-#include "install/digest.h"
-#include "install/unpack.h"
-#include "install/wheel.h"
+#include "fetch/digest.h"
+#include "archive/unpack.h"
+#include "archive/wheel.h"
 
 #define EMPTY_B64 "47DEQpj8HBSa-_TImW-5JCeuQeRkm5NMpJWZG3hSuFU"
 #define EMPTY_HEX "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"

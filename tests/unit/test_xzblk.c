@@ -19,8 +19,8 @@
 #include <unistd.h>
 
 #include "core/ctx.h"
-#include "install/slots.h"
-#include "install/xzmt.h"
+#include "archive/slots.h"
+#include "archive/xzmt.h"
 
 #include "xz_fixture.h"
 

@@ -15,8 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "install/slots.h"
-#include "install/xzmt.h"
+#include "archive/slots.h"
+#include "archive/xzmt.h"
 
 #define MiB (1ull << 20)
 

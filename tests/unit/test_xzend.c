@@ -22,7 +22,7 @@
 
 #include "core/file.h"
 #include "core/rmtree.h"
-#include "install/unpack.h"
+#include "archive/unpack.h"
 
 typedef struct buf {
     unsigned char *p;

@@ -19,7 +19,7 @@
 #include <unistd.h>
 
 #include "core/ctx.h"
-#include "install/xzmt.h"
+#include "archive/xzmt.h"
 
 #define PLAIN (3u << 20)
 #define PIECE (64u << 10)

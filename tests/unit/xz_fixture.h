@@ -10,7 +10,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "install/xzmt.h"
+#include "archive/xzmt.h"
 
 #define MiB (1ull << 20)
 #define PLAIN (6u << 20)

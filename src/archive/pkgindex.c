@@ -7,7 +7,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "digest.h"
+#include "fetch/digest.h"
 #include "core/file.h"
 
 typedef struct idx_entry { unsigned long long ino; long long size; char sha[65]; } idx_entry;

@@ -63,7 +63,7 @@
 #include <stdbool.h>
 
 #include "core/ctx.h"
-#include "store.h"
+#include "store/store.h"
 
 #define CE_SYS_LINK "/usr/local/cuda"
 #define CE_SYS_CONF "/etc/ld.so.conf.d/cudaenv.conf"

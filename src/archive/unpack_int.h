@@ -8,7 +8,7 @@
 #include <archive.h>
 #include <stdbool.h>
 
-#include "digest.h"
+#include "fetch/digest.h"
 #include "unpack.h"
 #include "xzmt.h"
 

@@ -15,7 +15,7 @@
 #include <stddef.h>
 
 #include "core/ctx.h"
-#include "digest.h"
+#include "fetch/digest.h"
 
 /* RECORD larger than this is refused (PyTorch's, ~10k members, is ~1 MiB). */
 #define CE_WHEEL_RECORD_MAX (16u << 20)

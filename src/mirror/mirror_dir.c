@@ -12,7 +12,7 @@
 
 #include "core/file.h"
 #include "core/trust.h"
-#include "digest.h"
+#include "fetch/digest.h"
 
 #define MDIR_FIX "Mirror into a root-owned directory that only root can write (e.g. /srv/cudaenv-mirror), or " \
     "run the mirror as the user who owns it"

@@ -18,7 +18,7 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
-#include "digest.h"
+#include "fetch/digest.h"
 #include "pkgindex.h"
 #include "wheel.h"
 #include "xzmt.h"

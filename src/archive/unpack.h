@@ -34,7 +34,7 @@
 #include <stddef.h>
 
 #include "core/ctx.h"
-#include "fetch.h"
+#include "fetch/fetch.h"
 #include "slots.h"
 
 /* One archive entry as the policy sees it; paths relative to the tree

@@ -18,7 +18,7 @@
 #include "core/file.h"
 #include "core/proc.h"
 #include "core/trust.h"
-#include "store.h"
+#include "store/store.h"
 #include "system_int.h"
 
 /* A path as seen from inside the sysroot: what a link or conf file written

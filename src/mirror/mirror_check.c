@@ -14,9 +14,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "digest.h"
+#include "fetch/digest.h"
 #include "mirror_dir.h"
-#include "redist.h"
+#include "install/redist.h"
 
 static bool is_cudnn_key(const char *k) { return !strncmp(k, "cuda", 4) && k[4] >= '0' && k[4] <= '9'; }
 

@@ -13,14 +13,14 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "components.h"
+#include "install/components.h"
 #include "core/file.h"
 #include "core/trust.h"
 #include "core/version.h"
-#include "digest.h"
-#include "fetch.h"
+#include "fetch/digest.h"
+#include "fetch/fetch.h"
 #include "mirror_dir.h"
-#include "redist.h"
+#include "install/redist.h"
 #include "store/store.h"
 #include "core/path.h"
 
