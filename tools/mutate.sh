@@ -40,7 +40,7 @@
 #
 # Mutant file format (lines outside the blocks: "key: value" or # comments):
 #   # what the mutant breaks, in words
-#   file: src/install/fetch.c
+#   file: src/fetch/fetch.c
 #   test: tests/scenario/install.bats     (repeatable; a bats file)
 #   filter: every response cut            (optional: bats -f REGEX for the tests above)
 #   unit: test_fetch                      (repeatable; a cmocka binary in build/tests)
