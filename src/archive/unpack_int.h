@@ -1,4 +1,4 @@
-/* Internal to src/install/unpack*.c: the reader that feeds libarchive the
+/* Internal to src/archive/unpack*.c: the reader that feeds libarchive the
  * archive's bytes (unpack_read.c: a plain file, or one still being
  * downloaded, hashed as it is read unless the download hashed it) and what
  * the extraction (unpack.c) calls of it.  Not for other modules. */

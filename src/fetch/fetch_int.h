@@ -1,4 +1,4 @@
-/* Internal to src/install/fetch*.c: one download's state (dl) and the
+/* Internal to src/fetch/fetch*.c: one download's state (dl) and the
  * steps of its state machine that the transfer loop (fetch.c) drives and
  * the .part side (fetch_part.c) implements.  Not for other modules. */
 #ifndef CE_FETCH_INT_H

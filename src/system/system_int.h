@@ -1,4 +1,4 @@
-/* Internal to src/store/system*.c: the pieces of the system switch's
+/* Internal to src/system/system*.c: the pieces of the system switch's
  * transaction (system.c) that the restore (system_restore.c) builds on, and
  * the restore steps the transaction calls back.  Not for other modules. */
 #ifndef CE_SYSTEM_INT_H
