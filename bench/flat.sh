@@ -8,7 +8,9 @@ set -eu
 cd "$(dirname "$0")/.."
 BIN=$PWD/${BUILD:-build}/bin/cudaenv
 command -v valgrind >/dev/null || { echo "bench/flat.sh: needs valgrind (apt-get install valgrind)"; exit 0; }
-W=$(mktemp -d /root/cudaenv-bench-flat.XXXXXX 2>/dev/null || mktemp -d)
+# a root-owned, not world-writable place (a store under /tmp is refused as root),
+# that a second user can read through for the shared-store row
+W=$(mktemp -d /var/cache/cudaenv-bench-flat.XXXXXX 2>/dev/null || mktemp -d)
 chmod 755 "$W"
 trap 'rm -rf "$W"; [ -n "${U:-}" ] && userdel "$U" 2>/dev/null || true' EXIT
 export REPO=$PWD BUILD=$PWD/${BUILD:-build} TESTS_DIR=$PWD/tests T=$W

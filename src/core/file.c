@@ -70,7 +70,7 @@ int ce_file_read_fd(ce_ctx *ctx, int fd, const char *path, size_t max, char **da
         close(fd);
         return ce_fail(ctx, CE_ERR_INTEGRITY, "%s is larger than %zu bytes", path, max);
     }
-    size_t cap = (size_t)st.st_size + 1, n = 0;
+    size_t cap = (size_t)st.st_size + 2, n = 0;   /* + the NUL and a byte for the read that sees EOF (no grow, no copy) */
     char *buf = malloc(cap);
     if (!buf) {
         close(fd);
