@@ -18,13 +18,13 @@ setup_file() {
 setup() {
     common_setup
     mirror_manifest "file://$MIRROR"
-    export CUDAENV_TEST_LIBCUDA=$T/no-driver/libcuda.so.1
+    export CUDAENV_TEST_LIBCUDA=$T/no-driver/libcuda.so.1; seams_on   # the libcuda verify loads: the seams double
     unset LD_LIBRARY_PATH SLURM_JOB_COMMENT SLURM_JOB_WORK_DIR CUDAENV_SPEC SLURM_CUDAENV
     mkdir -p "$T/job/sub" "$T/bin"
     # the site's file, root's as the prolog requires
     cat > "$T/slurm.conf" <<EOF
 export CUDAENV_ROOT=$CUDAENV_ROOT CUDAENV_SYSROOT=$CUDAENV_SYSROOT CUDAENV_MANIFEST=$CUDAENV_MANIFEST
-export CUDAENV_TEST_LIBCUDA=$CUDAENV_TEST_LIBCUDA
+export CUDAENV_TEST_LIBCUDA=$CUDAENV_TEST_LIBCUDA LD_PRELOAD=$SEAMS_SO
 CUDAENV=$CUDAENV
 CUDAENV_SLURM_STATE=$T/state
 CUDAENV_SLURM_REPORTS=$T/reports
@@ -65,7 +65,7 @@ PY
     rm "$P/bin/nvcc"
     fx_fake_gpu "$P" "$T/drv"
     fx_receipt "$P"
-    export CUDAENV_TEST_LIBCUDA=$T/drv/libcuda.so.1
+    export CUDAENV_TEST_LIBCUDA=$T/drv/libcuda.so.1; seams_on
     run --separate-stderr "$CUDAENV" verify 12.3 --report
     [ "$status" -eq 0 ]
     [ "$(printf '%s\n' "$output" | wc -l)" -eq 1 ]
