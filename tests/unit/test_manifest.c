@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/json.h"
 #include "manifest/diff.h"
 #include "manifest/manifest.h"
 #include "manifest/source.h"
@@ -566,6 +567,13 @@ static const char *top(const char *json, const char *name, char *out, size_t n)
     return found ? out : NULL;
 }
 
+static int count_member(void *ud, const char *t, size_t key_at, size_t klen, size_t val_at, size_t end)
+{
+    (void)t; (void)key_at; (void)klen; (void)val_at; (void)end;
+    ++*(size_t *)ud;
+    return 0;
+}
+
 static void test_top_string(void **state)
 {
     (void)state;
@@ -589,6 +597,16 @@ static void test_top_string(void **state)
     assert_null(top("{\"updated\": \"0123456789\"}", "updated", out, 10));   /* 10 bytes do not fit in 10 */
     assert_string_equal(top("{\"updated\": \"012345678\"}", "updated", out, 10), "012345678");
     assert_int_equal(ce_json_top_string("/nonexistent/m.json", "updated", out, sizeof out), 0);
+    /* inside a nested value the scanner jumps from quote or bracket to the next: braces,
+     * an escaped quote and a trailing escaped backslash in nested strings are stepped over */
+    const char *nested = "{\"cuda\": {\"a\": \"}\\\"]{\", \"b\": [\"x\\\\\", \"}\", {\"c\": \"{{\"}]},\n"
+                         " \"updated\": \"2026-05-06\", \"z\": [1, {\"y\": \"]\"}]}";
+    assert_string_equal(top(nested, "updated", out, sizeof out), "2026-05-06");
+    size_t n = 0;
+    assert_int_equal(ce_json_each_member(nested, strlen(nested), count_member, &n), 1);
+    assert_int_equal(n, 3);   /* cuda, updated, z: nothing nested counted */
+    assert_int_equal(ce_json_each_member("{\"a\": \"x\\", 6, count_member, &n), -1);   /* a string cut after a backslash */
+    assert_int_equal(ce_json_each_member("[1]", 3, count_member, &n), -1);
 }
 
 int main(void)
