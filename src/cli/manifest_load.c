@@ -4,7 +4,6 @@
  * is missing or stale (manifest/copy.h), refreshing it needs libcurl, which
  * only the full binary links, so the light binary re-execs cudaenv-full
  * with the same argv. */
-#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -15,7 +14,6 @@
 #include "manifest/slice.h"
 #include "manifest/source.h"
 #include "core/config.h"
-#include "core/file.h"
 
 int cli_load_manifest(cli *c, ce_manifest **out)
 {
@@ -34,6 +32,11 @@ int cli_load_manifest(cli *c, ce_manifest **out)
     return ce_manifest_load_source(&c->ctx, &src, out);
 }
 
+static char *cut_tf(char *text, size_t len, const void *tf, size_t *outlen)
+{
+    return ce_manifest_slice_tf(text, len, tf, outlen);
+}
+
 int cli_load_manifest_for(cli *c, const ce_spec *spec, const char *cudnn, ce_manifest **out)
 {
     /* a TensorFlow row, no cuDNN of the user's: the slice of the manifest it
@@ -45,21 +48,7 @@ int cli_load_manifest_for(cli *c, const ce_spec *spec, const char *cudnn, ce_man
     int rc = ce_manifest_source(&c->ctx, &src);
     if (rc || (src.remote && (cli_url_manifest_loader || (!ce_mcopy_fresh(&c->ctx, &src) && !c->ctx.offline))))
         return cli_load_manifest(c, out);
-    char real[PATH_MAX], *text = NULL, *slice = NULL;
-    const char *path = src.remote ? src.path : realpath(src.path, real) ? real : src.path;
-    size_t len = 0, slen = 0;
-    ce_quiet q;
-    ce_quiet_begin(&q, false);
-    if (ce_file_read(&c->ctx, path, CE_MANIFEST_MAX, &text, &len) == CE_OK)
-        slice = ce_manifest_slice_tf(text, len, spec->version, &slen);
-    free(text);
-    rc = slice ? ce_manifest_parse(&c->ctx, slice, slen, src.remote ? src.origin : path, !src.remote, out) : CE_ERR_OTHER;
-    ce_quiet_end(&q);
-    free(slice);
-    if (rc == CE_OK) return CE_OK;
-    ce_manifest_free(*out);
-    *out = NULL;
-    return cli_load_manifest(c, out);   /* the whole manifest, and its own errors */
+    return ce_manifest_load_source_sliced(&c->ctx, &src, cut_tf, spec->version, out);
 }
 
 void cli_manifest_about(cli *c, const ce_manifest *m, char *out, size_t n)

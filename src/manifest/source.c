@@ -122,12 +122,45 @@ int ce_manifest_source(ce_ctx *ctx, ce_msource *out)
     return local_trusted(ctx, out);
 }
 
+/* The file src is read from, named as the user would find it (bin/../share/... ->
+ * share/...), and the origin and locality its parse takes. */
+static void source_file(const ce_msource *src, char *path, size_t n, const char **origin, bool *local)
+{
+    char real[PATH_MAX];
+    snprintf(path, n, "%s", !src->remote && realpath(src->path, real) ? real : src->path);
+    *origin = src->remote ? src->origin : path;
+    *local = !src->remote;
+}
+
+int ce_manifest_load_source_sliced(ce_ctx *ctx, const ce_msource *src, char *(*cut)(char *, size_t, const void *, size_t *),
+                                   const void *arg, ce_manifest **out)
+{
+    char path[sizeof ((ce_msource *)0)->path], *text = NULL, *slice = NULL;
+    const char *origin;
+    bool local;
+    size_t len = 0, slen = 0;
+    *out = NULL;
+    source_file(src, path, sizeof path, &origin, &local);
+    ce_quiet q;
+    ce_quiet_begin(&q, false);
+    if (ce_file_read(ctx, path, CE_MANIFEST_MAX, &text, &len) == CE_OK) slice = cut(text, len, arg, &slen);
+    free(text);
+    int rc = slice ? ce_manifest_parse(ctx, slice, slen, origin, local, out) : CE_ERR_OTHER;
+    ce_quiet_end(&q);
+    free(slice);
+    if (rc == CE_OK) return CE_OK;
+    ce_manifest_free(*out);
+    return ce_manifest_load_source(ctx, src, out);   /* the whole manifest, and its own errors */
+}
+
 int ce_manifest_load_source(ce_ctx *ctx, const ce_msource *src, ce_manifest **out)
 {
     if (!src->remote) {
-        /* name it as the user would find it: bin/../share/... -> share/... */
-        char real[PATH_MAX];
-        return ce_manifest_load_file(ctx, realpath(src->path, real) ? real : src->path, out);
+        char path[sizeof src->path];
+        const char *origin;
+        bool local;
+        source_file(src, path, sizeof path, &origin, &local);
+        return ce_manifest_load_file(ctx, path, out);
     }
     *out = NULL;
     char *data = NULL;
