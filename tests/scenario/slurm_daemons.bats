@@ -27,7 +27,7 @@ setup() {
     chown -R "$ATK" "$T/job" "$T/bad"
     cat > "$T/cudaenv-slurm.conf" <<EOF
 export CUDAENV_ROOT=$CUDAENV_ROOT CUDAENV_SYSROOT=$CUDAENV_SYSROOT CUDAENV_MANIFEST=$CUDAENV_MANIFEST
-export CUDAENV_TEST_LIBCUDA=$T/no-driver/libcuda.so.1 LD_PRELOAD=$SEAMS_SO
+export CUDAENV_TEST_LIBCUDA=$T/no-driver/libcuda.so.1 LD_PRELOAD=$SEAMS_SO ASAN_OPTIONS=$(fx_asan_preload_ok)
 CUDAENV=$CUDAENV
 CUDAENV_SLURM_STATE=$T/cudaenv-state
 CUDAENV_SLURM_REPORTS=$T/reports
