@@ -101,7 +101,13 @@ update-alternatives --quiet --root "$S2" --install /usr/local/cuda cuda /usr/loc
 update-alternatives --quiet --root "$S2" --install /usr/local/cuda cuda /usr/local/cuda-b 20
 chmod -R go-w "$T"
 LDC=$(command -v ldconfig)
-sys_ce=() sys_ua=() sys_ce0=() sys_ua0=()
+# equal durability: update-alternatives --set syncs nothing (dpkg's admin
+# file is left as it is once manual), cudaenv syncs its intent and the two
+# directories it renames in; with every sync a no-op in both, the rows
+# compare the same (no) durability
+NOSYNC=$T/nosync.so
+cc -shared -fPIC -O2 -o "$NOSYNC" bench/nosync.c 2>/dev/null || NOSYNC=
+sys_ce=() sys_ua=() sys_ce0=() sys_ua0=() sys_ceq=() sys_uaq=()
 for r in $(seq "$ROUNDS"); do
     sys_ce+=("$(per_op "export CUDAENV_SYSROOT=$S1 CUDAENV_ROOT=$S1/opt/cudaenv" \
         "$B -q global 11.8 --system; $B -q global 12.3 --system")")
@@ -111,7 +117,14 @@ for r in $(seq "$ROUNDS"); do
         "$B -q global 11.8 --system; $B -q global 12.3 --system")")
     sys_ua0+=("$(per_op "" "update-alternatives --quiet --root $S2 --set cuda /usr/local/cuda-a; \
         update-alternatives --quiet --root $S2 --set cuda /usr/local/cuda-b")")
+    [ -n "$NOSYNC" ] || continue
+    sys_ceq+=("$(per_op "export CUDAENV_SYSROOT=$S1 CUDAENV_ROOT=$S1/opt/cudaenv CUDAENV_LDCONFIG=none LD_PRELOAD=$NOSYNC" \
+        "$B -q global 11.8 --system; $B -q global 12.3 --system")")
+    sys_uaq+=("$(per_op "export LD_PRELOAD=$NOSYNC" "update-alternatives --quiet --root $S2 --set cuda /usr/local/cuda-a; \
+        update-alternatives --quiet --root $S2 --set cuda /usr/local/cuda-b")")
 done
 [ "$(readlink "$S1/usr/local/cuda")" = /opt/cudaenv/versions/12.3.0 ] || { echo "bench/peers.sh: the cudaenv system switch did not happen" >&2; exit 1; }
 row "system switch A<->B (2 switches) with ldconfig" "$(med "${sys_ce[@]}")" "\`update-alternatives --set\` + \`ldconfig\`" "$(med "${sys_ua[@]}")"
 row "system switch A<->B (2 switches), no ldconfig" "$(med "${sys_ce0[@]}")" "\`update-alternatives --set\`" "$(med "${sys_ua0[@]}")"
+[ -z "$NOSYNC" ] || row "system switch A<->B (2 switches), no ldconfig, equal durability (no fsync in either)" \
+    "$(med "${sys_ceq[@]}")" "\`update-alternatives --set\`" "$(med "${sys_uaq[@]}")"

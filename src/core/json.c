@@ -1,6 +1,9 @@
 #include "json.h"
 
+#include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 const char *ce_json_str(const cJSON *o, const char *key)
@@ -191,4 +194,195 @@ int ce_json_each_member(const char *t, size_t len, ce_json_member_fn fn, void *u
         if (i >= len || t[i] != ',') return -1;
         i = skip_ws(t, len, i + 1);
     }
+}
+
+int ce_json_each_element(const char *t, size_t len, ce_json_elem_fn fn, void *ud)
+{
+    size_t i = skip_ws(t, len, 0);
+    if (i >= len || t[i] != '[') return -1;
+    i = skip_ws(t, len, i + 1);
+    if (i < len && t[i] == ']') return 1;
+    for (;;) {
+        size_t e = value_end(t, len, i);
+        if (!e) return -1;
+        int r = fn(ud, t, i, e);
+        if (r) return r < 0 ? -1 : 0;
+        i = skip_ws(t, len, e);
+        if (i < len && t[i] == ']') return 1;
+        if (i >= len || t[i] != ',') return -1;
+        i = skip_ws(t, len, i + 1);
+    }
+}
+
+static int hex4(const char *s, unsigned *out)
+{
+    unsigned v = 0;
+    for (int k = 0; k < 4; k++) {
+        char c = s[k];
+        v <<= 4;
+        if (c >= '0' && c <= '9') v |= (unsigned)(c - '0');
+        else if (c >= 'a' && c <= 'f') v |= (unsigned)(c - 'a' + 10);
+        else if (c >= 'A' && c <= 'F') v |= (unsigned)(c - 'A' + 10);
+        else return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+/* cp as UTF-8 into o (room for 4 bytes): its length */
+static size_t utf8(unsigned cp, char *o)
+{
+    if (cp < 0x80) { o[0] = (char)cp; return 1; }
+    if (cp < 0x800) { o[0] = (char)(0xC0 | (cp >> 6)); o[1] = (char)(0x80 | (cp & 0x3F)); return 2; }
+    if (cp < 0x10000) {
+        o[0] = (char)(0xE0 | (cp >> 12)); o[1] = (char)(0x80 | ((cp >> 6) & 0x3F)); o[2] = (char)(0x80 | (cp & 0x3F));
+        return 3;
+    }
+    o[0] = (char)(0xF0 | (cp >> 18)); o[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
+    o[2] = (char)(0x80 | ((cp >> 6) & 0x3F)); o[3] = (char)(0x80 | (cp & 0x3F));
+    return 4;
+}
+
+int ce_json_unquote(const char *t, size_t at, size_t end, char *out, size_t n)
+{
+    size_t o = 0;
+    if (n) out[0] = '\0';
+    if (end < at + 2 || t[at] != '"' || t[end - 1] != '"') return -1;
+    for (size_t i = at + 1; i < end - 1;) {
+        char b[4];
+        size_t bl = 1;
+        unsigned char c = (unsigned char)t[i];
+        if (c < 0x20) return -1;
+        if (c != '\\') {   /* the common case: the byte itself */
+            if (o + 1 < n) out[o++] = (char)c;
+            i++;
+            continue;
+        } else {
+            if (i + 1 >= end - 1) return -1;
+            char e = t[i + 1];
+            i += 2;
+            switch (e) {
+            case '"': case '\\': case '/': b[0] = e; break;
+            case 'b': b[0] = '\b'; break;
+            case 'f': b[0] = '\f'; break;
+            case 'n': b[0] = '\n'; break;
+            case 'r': b[0] = '\r'; break;
+            case 't': b[0] = '\t'; break;
+            case 'u': {
+                unsigned cp, lo;
+                if (i + 4 > end - 1 || hex4(t + i, &cp)) return -1;
+                i += 4;
+                if (cp >= 0xD800 && cp < 0xDC00) {   /* a high surrogate: its low half follows */
+                    if (i + 6 > end - 1 || t[i] != '\\' || t[i + 1] != 'u' || hex4(t + i + 2, &lo) || lo < 0xDC00 ||
+                        lo > 0xDFFF)
+                        return -1;
+                    i += 6;
+                    cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+                } else if (cp >= 0xDC00 && cp <= 0xDFFF) {
+                    return -1;
+                }
+                if (!cp) return -1;   /* a NUL cannot be kept in a C string */
+                bl = utf8(cp, b);
+                break;
+            }
+            default:
+                return -1;
+            }
+        }
+        for (size_t k = 0; k < bl; k++)
+            if (n && o + 1 < n) out[o++] = b[k];
+    }
+    if (n) out[o] = '\0';
+    return 0;
+}
+
+int ce_json_number(const char *t, size_t at, size_t end, long long *out)
+{
+    char buf[64], *e;
+    size_t l = end - at;
+    if (end <= at || l >= sizeof buf) return -1;
+    memcpy(buf, t + at, l);
+    buf[l] = '\0';
+    /* JSON's grammar: -? digits (. digits)? ([eE] [+-]? digits)? */
+    const char *p = buf + (buf[0] == '-');
+    if (*p < '0' || *p > '9') return -1;
+    double d = strtod(buf, &e);
+    if (*e || d != d) return -1;
+    *out = d >= 9.2e18 ? LLONG_MAX : d <= -9.2e18 ? LLONG_MIN : (long long)d;
+    return 0;
+}
+
+static void jgrow(ce_jtext *j, size_t more)
+{
+    if (j->oom || j->len + more + 1 <= j->cap) return;
+    size_t cap = j->cap ? j->cap : 1024;
+    while (cap < j->len + more + 1) cap *= 2;
+    char *p = realloc(j->p, cap);
+    if (!p) {
+        free(j->p);
+        j->p = NULL;
+        j->oom = true;
+        return;
+    }
+    j->p = p;
+    j->cap = cap;
+}
+
+void ce_jtext_add(ce_jtext *j, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int w = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (w < 0) { j->oom = true; return; }
+    jgrow(j, (size_t)w);
+    if (j->oom) return;
+    va_start(ap, fmt);
+    vsnprintf(j->p + j->len, j->cap - j->len, fmt, ap);
+    va_end(ap);
+    j->len += (size_t)w;
+}
+
+void ce_jtext_raw(ce_jtext *j, const char *s)
+{
+    size_t n = strlen(s);
+    jgrow(j, n);
+    if (j->oom) return;
+    memcpy(j->p + j->len, s, n + 1);
+    j->len += n;
+}
+
+void ce_jtext_str(ce_jtext *j, const char *s)
+{
+    size_t n = strlen(s);
+    jgrow(j, n * 6 + 2);
+    if (j->oom) return;
+    char *o = j->p + j->len;
+    *o++ = '"';
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c >= 0x20 && c != '"' && c != '\\') {   /* the common case: the byte itself */
+            *o++ = (char)c;
+            continue;
+        }
+        const char *esc = c == '"' ? "\\\"" : c == '\\' ? "\\\\" : c == '\b' ? "\\b" : c == '\f' ? "\\f"
+                        : c == '\n' ? "\\n" : c == '\r' ? "\\r" : c == '\t' ? "\\t" : NULL;
+        if (esc) { memcpy(o, esc, 2); o += 2; }
+        else if (c < 0x20) o += sprintf(o, "\\u%04x", c);
+        else *o++ = (char)c;
+    }
+    *o++ = '"';
+    *o = '\0';
+    j->len = (size_t)(o - j->p);
+}
+
+char *ce_jtext_take(ce_jtext *j)
+{
+    char *p = j->oom ? NULL : j->p;
+    if (p) p[j->len] = '\0';
+    else if (!j->oom && (p = malloc(1))) p[0] = '\0';
+    j->p = NULL;
+    j->len = j->cap = 0;
+    j->oom = false;
+    return p;
 }

@@ -40,4 +40,35 @@ int ce_json_top_key(const char *t, size_t len, const char *name, size_t *key_at,
 typedef int (*ce_json_member_fn)(void *ud, const char *t, size_t key_at, size_t klen, size_t val_at, size_t end);
 int ce_json_each_member(const char *t, size_t len, ce_json_member_fn fn, void *ud);
 
+/* Each element of the JSON array t[0..len) (t[len] need not be a NUL if the
+ * array is well formed inside a NUL-terminated text): fn gets the value
+ * (val_at to end); the same returns as ce_json_each_member. */
+typedef int (*ce_json_elem_fn)(void *ud, const char *t, size_t val_at, size_t end);
+int ce_json_each_element(const char *t, size_t len, ce_json_elem_fn fn, void *ud);
+
+/* The JSON string t[at..end) (with its quotes) decoded into out[n] (cut to
+ * fit, always terminated; \uXXXX and surrogate pairs as UTF-8).  0; -1 when
+ * it is not a string, has a raw control character or a bad escape. */
+int ce_json_unquote(const char *t, size_t at, size_t end, char *out, size_t n);
+/* The number t[at..end) as a long long (a fraction is cut, as a cast of
+ * cJSON's double would): 0; -1 when it is not a JSON number. */
+int ce_json_number(const char *t, size_t at, size_t end, long long *out);
+
+/* A JSON text being written, in cJSON_Print's layout where a writer wants it
+ * (tabs; members as "key":<TAB>value): appended to, grown as needed; oom
+ * once an allocation failed (p is then NULL at the end: ce_jtext_take). */
+typedef struct ce_jtext {
+    char *p;
+    size_t len, cap;
+    bool oom;
+} ce_jtext;
+void ce_jtext_add(ce_jtext *j, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* s as it is (no formatting: what most of a text is). */
+void ce_jtext_raw(ce_jtext *j, const char *s);
+/* s as a JSON string: quoted, escaped as cJSON escapes (", \, \b \f \n \r
+ * \t, other control characters as \u00XX; other bytes as they are). */
+void ce_jtext_str(ce_jtext *j, const char *s);
+/* The text (malloc'd; NULL when out of memory); j is empty again. */
+char *ce_jtext_take(ce_jtext *j);
+
 #endif

@@ -159,13 +159,17 @@ bool ce_system_toolchain(ce_ctx *ctx, ce_toolchain *out);
 bool ce_sys_resolve(const ce_ctx *ctx, const char *path, char *out, size_t outsz);
 /* system_hist.c: the restore part of system.json (pure: no files, no
  * output).  Read: fill rec->original / rec->history from the record's JSON
- * object (a record without "history", from an older cudaenv, starts it with
+ * text (a record without "history", from an older cudaenv, starts it with
  * its prev_* selection).  Write: add "original" and "history" to it.  Push:
  * on top, unless it is rec's own target or already on top; the oldest beyond
  * CE_SYS_HISTORY goes.  Pop: the top into *out (false when empty). */
-struct cJSON;
-void ce_sys_hist_read(const struct cJSON *j, ce_sys_record *rec);
-void ce_sys_hist_write(struct cJSON *j, const ce_sys_record *rec);
+struct ce_jtext;
+/* From the record's text t (NUL-terminated): orig and hist are where the
+ * values of "original" and "history" begin and end ({0, 0}: absent); -1
+ * when one is not JSON (the record is then refused). */
+int ce_sys_hist_read(const char *t, const size_t orig[2], const size_t hist[2], ce_sys_record *rec);
+/* Appends "original" (when present) and "history", the last members. */
+void ce_sys_hist_write(struct ce_jtext *j, const ce_sys_record *rec);
 void ce_sys_hist_push(ce_sys_record *rec, const char *name, const char *target, const char *lib);
 bool ce_sys_hist_pop(ce_sys_record *rec, ce_sys_entry *out);
 /* dst's history := src's (the entries in use, string by string). */

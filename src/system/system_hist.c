@@ -2,8 +2,6 @@
  * the rollback history; see system.h. */
 #include "system.h"
 
-#include <cjson/cJSON.h>
-
 #include <stdio.h>
 #include <string.h>
 
@@ -58,79 +56,156 @@ static void put(ce_sys_record *rec, int i, const char *name, const char *target,
     }
 }
 
-void ce_sys_hist_read(const cJSON *j, ce_sys_record *rec)
+/* ---- reading: the members of "original" and of each history entry ---- */
+
+typedef struct orig_rd {
+    ce_sys_original *g;
+    size_t off;   /* bytes of alt_list in use */
+    int bad;
+} orig_rd;
+
+static bool key_is(const char *t, size_t k, size_t kl, const char *name)
 {
-    const cJSON *o = cJSON_GetObjectItemCaseSensitive(j, "original");
-    if (cJSON_IsObject(o)) {
-        ce_sys_original *g = &rec->original;
-        char kind[32];
-        ce_json_copy(o, "kind", kind, sizeof kind);
-        g->present = true;
-        for (int i = 0; i < 4; i++)
-            if (!strcmp(kind, kinds[i])) g->kind = (ce_sys_orig_kind)i;
-        ce_json_copy(o, "link_target", g->target, sizeof g->target);
-        g->alt_manual = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "alt_manual"));
-        const cJSON *l = cJSON_GetObjectItemCaseSensitive(o, "alternatives"), *e;
-        size_t off = 0;
-        cJSON_ArrayForEach(e, l) {
-            if (!cJSON_IsString(e)) continue;
-            int w = snprintf(g->alt_list + off, sizeof g->alt_list - off, "%s\n", e->valuestring);
-            if (w < 0 || (size_t)w >= sizeof g->alt_list - off) break;
-            off += (size_t)w;
-        }
-        const cJSON *c = cJSON_GetObjectItemCaseSensitive(o, "cudaenv_conf");
-        g->conf_present = cJSON_IsString(c);
-        snprintf(g->conf_text, sizeof g->conf_text, "%s", g->conf_present ? c->valuestring : "");
-    }
-    const cJSON *h = cJSON_GetObjectItemCaseSensitive(j, "history"), *e;
-    rec->nhistory = 0;
-    rec->hlen = 0;
-    if (!cJSON_IsArray(h)) {
-        /* a record from before the history: its one slot */
-        ce_sys_hist_push(rec, rec->prev_name, rec->prev_target, rec->prev_lib);
-        return;
-    }
-    static const char *const keys[3] = { "toolchain", "link_target", "lib_dir" };
-    cJSON_ArrayForEach(e, h) {
-        if (rec->nhistory == CE_SYS_HISTORY) break;
-        const char *v[3];
-        for (int k = 0; k < 3; k++) {
-            const cJSON *x = cJSON_GetObjectItemCaseSensitive(e, keys[k]);
-            v[k] = cJSON_IsString(x) ? x->valuestring : "";
-        }
-        put(rec, rec->nhistory, v[0], v[1], v[2]);
-        rec->nhistory++;
-    }
+    size_t nl = strlen(name);
+    return kl == nl + 2 && !memcmp(t + k + 1, name, nl);
 }
 
-void ce_sys_hist_write(cJSON *j, const ce_sys_record *rec)
+static int alt_one(void *ud, const char *t, size_t v, size_t e)
+{
+    orig_rd *o = ud;
+    char s[4096];
+    if (t[v] != '"') return 0;   /* cJSON's reader skipped what is not a string */
+    if (ce_json_unquote(t, v, e, s, sizeof s)) return (o->bad = 1), -1;
+    ce_sys_original *g = o->g;
+    int w = snprintf(g->alt_list + o->off, sizeof g->alt_list - o->off, "%s\n", s);
+    if (w < 0 || (size_t)w >= sizeof g->alt_list - o->off) {
+        g->alt_list[o->off] = '\0';
+        return 1;
+    }
+    o->off += (size_t)w;
+    return 0;
+}
+
+static int orig_member(void *ud, const char *t, size_t k, size_t kl, size_t v, size_t e)
+{
+    orig_rd *o = ud;
+    ce_sys_original *g = o->g;
+    if (key_is(t, k, kl, "kind")) {
+        char kind[32];
+        if (t[v] == '"' && ce_json_unquote(t, v, e, kind, sizeof kind) == 0)
+            for (int i = 0; i < 4; i++)
+                if (!strcmp(kind, kinds[i])) g->kind = (ce_sys_orig_kind)i;
+    } else if (key_is(t, k, kl, "link_target")) {
+        if (t[v] == '"' && ce_json_unquote(t, v, e, g->target, sizeof g->target)) return (o->bad = 1), -1;
+    } else if (key_is(t, k, kl, "alt_manual")) {
+        g->alt_manual = e - v == 4 && !memcmp(t + v, "true", 4);
+    } else if (key_is(t, k, kl, "alternatives")) {
+        if (t[v] == '[' && ce_json_each_element(t + v, e - v, alt_one, o) < 0) return (o->bad = 1), -1;
+    } else if (key_is(t, k, kl, "cudaenv_conf")) {
+        g->conf_present = t[v] == '"';
+        if (g->conf_present && ce_json_unquote(t, v, e, g->conf_text, sizeof g->conf_text)) return (o->bad = 1), -1;
+    }
+    return 0;
+}
+
+typedef struct hist_rd {
+    ce_sys_record *rec;
+    char v[3][4096];
+    int bad;
+} hist_rd;
+
+static const char *const hkeys[3] = { "toolchain", "link_target", "lib_dir" };
+
+static int hist_member(void *ud, const char *t, size_t k, size_t kl, size_t v, size_t e)
+{
+    hist_rd *h = ud;
+    for (int i = 0; i < 3; i++)
+        if (key_is(t, k, kl, hkeys[i]) && t[v] == '"' && ce_json_unquote(t, v, e, h->v[i], sizeof h->v[i]))
+            return (h->bad = 1), -1;
+    return 0;
+}
+
+static int hist_one(void *ud, const char *t, size_t v, size_t e)
+{
+    hist_rd *h = ud;
+    ce_sys_record *rec = h->rec;
+    if (rec->nhistory == CE_SYS_HISTORY) return 1;
+    h->v[0][0] = h->v[1][0] = h->v[2][0] = '\0';
+    /* an element that is not an object is an entry of empty strings, as
+     * cJSON's lookups in it found nothing */
+    if (t[v] == '{' && ce_json_each_member(t + v, e - v, hist_member, h) < 0) return (h->bad = 1), -1;
+    put(rec, rec->nhistory, h->v[0], h->v[1], h->v[2]);
+    rec->nhistory++;
+    return 0;
+}
+
+int ce_sys_hist_read(const char *t, const size_t orig[2], const size_t hist[2], ce_sys_record *rec)
+{
+    if (orig[1] && t[orig[0]] == '{') {
+        orig_rd o = { .g = &rec->original };   /* the caller zeroed it */
+        o.g->present = true;
+        if (ce_json_each_member(t + orig[0], orig[1] - orig[0], orig_member, &o) < 0 || o.bad) return -1;
+    }
+    rec->nhistory = 0;
+    rec->hlen = 0;
+    if (!hist[1] || t[hist[0]] != '[') {
+        /* a record from before the history: its one slot */
+        ce_sys_hist_push(rec, rec->prev_name, rec->prev_target, rec->prev_lib);
+        return 0;
+    }
+    static hist_rd h;   /* 12 KiB: not on the stack of a thread */
+    h.rec = rec;
+    h.bad = 0;
+    return ce_json_each_element(t + hist[0], hist[1] - hist[0], hist_one, &h) < 0 || h.bad ? -1 : 0;
+}
+
+/* ---- writing, in cJSON_Print's layout (what earlier records look like) ---- */
+
+static const char *const tabs[] = { "", "\t", "\t\t", "\t\t\t" };
+
+static void member(ce_jtext *j, int depth, const char *key, const char *val, bool last)
+{
+    ce_jtext_raw(j, tabs[depth]);
+    ce_jtext_raw(j, "\"");
+    ce_jtext_raw(j, key);
+    ce_jtext_raw(j, "\":\t");
+    ce_jtext_str(j, val);
+    ce_jtext_raw(j, last ? "\n" : ",\n");
+}
+
+void ce_sys_hist_write(ce_jtext *j, const ce_sys_record *rec)
 {
     const ce_sys_original *g = &rec->original;
     if (g->present) {
-        cJSON *o = cJSON_AddObjectToObject(j, "original");
-        cJSON_AddStringToObject(o, "kind", kinds[g->kind]);
-        cJSON_AddStringToObject(o, "link_target", g->target);
+        ce_jtext_raw(j, "\t\"original\":\t{\n");
+        member(j, 2, "kind", kinds[g->kind], false);
+        member(j, 2, "link_target", g->target, false);
         if (g->kind == CE_SYS_ORIG_ALTERNATIVES) {
-            cJSON_AddBoolToObject(o, "alt_manual", g->alt_manual);
-            cJSON *l = cJSON_AddArrayToObject(o, "alternatives");
+            ce_jtext_raw(j, g->alt_manual ? "\t\t\"alt_manual\":\ttrue,\n" : "\t\t\"alt_manual\":\tfalse,\n");
+            ce_jtext_raw(j, "\t\t\"alternatives\":\t[");
             char buf[sizeof g->alt_list];
             snprintf(buf, sizeof buf, "%s", g->alt_list);
-            for (char *s, *p = strtok_r(buf, "\n", &s); p; p = strtok_r(NULL, "\n", &s))
-                cJSON_AddItemToArray(l, cJSON_CreateString(p));
+            bool first = true;
+            for (char *s, *p = strtok_r(buf, "\n", &s); p; p = strtok_r(NULL, "\n", &s)) {
+                if (!first) ce_jtext_raw(j, ", ");
+                ce_jtext_str(j, p);
+                first = false;
+            }
+            ce_jtext_raw(j, "],\n");
         }
         /* the one ld.so.conf.d file cudaenv writes, as it was (null: absent) */
-        cJSON_AddStringToObject(o, "ld_so_conf_written", "/etc/ld.so.conf.d/cudaenv.conf");
-        if (g->conf_present) cJSON_AddStringToObject(o, "cudaenv_conf", g->conf_text);
-        else cJSON_AddNullToObject(o, "cudaenv_conf");
+        member(j, 2, "ld_so_conf_written", "/etc/ld.so.conf.d/cudaenv.conf", false);
+        if (g->conf_present) member(j, 2, "cudaenv_conf", g->conf_text, true);
+        else ce_jtext_raw(j, "\t\t\"cudaenv_conf\":\tnull\n");
+        ce_jtext_raw(j, "\t},\n");
     }
-    cJSON *h = cJSON_AddArrayToObject(j, "history");
+    ce_jtext_raw(j, "\t\"history\":\t[");
     for (int i = 0; i < rec->nhistory; i++) {
-        cJSON *e = cJSON_CreateObject();
-        cJSON_AddStringToObject(e, "toolchain", ce_sys_hist_str(rec, i, 0));
-        cJSON_AddStringToObject(e, "link_target", ce_sys_hist_str(rec, i, 1));
-        cJSON_AddStringToObject(e, "lib_dir", ce_sys_hist_str(rec, i, 2));
-        cJSON_AddItemToArray(h, e);
+        ce_jtext_raw(j, i ? ", {\n" : "{\n");
+        for (int k = 0; k < 3; k++) member(j, 3, hkeys[k], ce_sys_hist_str(rec, i, k), k == 2);
+        ce_jtext_raw(j, "\t\t}");
     }
+    ce_jtext_raw(j, "]\n");
 }
 
 const char *ce_sys_hist_str(const ce_sys_record *rec, int i, int k)

@@ -3,7 +3,6 @@
  * /usr/local/cuda (ce_system_toolchain); see system.h. */
 #include "system_int.h"
 
-#include <cjson/cJSON.h>
 #include <limits.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -16,38 +15,62 @@
 #include "core/file.h"
 #include "core/json.h"
 
+/* The top-level members of a record (the strings into their fields). */
+typedef struct rec_rd {
+    ce_sys_record *rec;
+    char mode[32], state[16], action[16];
+    size_t orig[2], hist[2];   /* where "original" and "history" are */
+    bool bad;
+} rec_rd;
+
+static int rec_member(void *ud, const char *t, size_t k, size_t kl, size_t v, size_t e)
+{
+    rec_rd *r = ud;
+    ce_sys_record *rec = r->rec;
+    struct { const char *key; char *out; size_t n; } str[] = {
+        { "mode", r->mode, sizeof r->mode }, { "name", rec->name, sizeof rec->name },
+        { "target", rec->target, sizeof rec->target }, { "lib", rec->lib, sizeof rec->lib },
+        { "prev_target", rec->prev_target, sizeof rec->prev_target },
+        { "prev_lib", rec->prev_lib, sizeof rec->prev_lib }, { "prev_name", rec->prev_name, sizeof rec->prev_name },
+        { "state", r->state, sizeof r->state }, { "action", r->action, sizeof r->action },
+    };
+    char key[16] = "";   /* a longer key is none of ours */
+    if (kl < sizeof key + 2 && ce_json_unquote(t, k, k + kl, key, sizeof key)) return r->bad = true, -1;
+    for (size_t i = 0; i < sizeof str / sizeof str[0]; i++)
+        if (!strcmp(key, str[i].key)) {
+            /* what is not a string reads as "" (cJSON: no string there) */
+            if (t[v] == '"' && ce_json_unquote(t, v, e, str[i].out, str[i].n)) return r->bad = true, -1;
+            return 0;
+        }
+    if (!strcmp(key, "original") || !strcmp(key, "history")) {
+        size_t *at = key[0] == 'o' ? r->orig : r->hist;
+        at[0] = v;
+        at[1] = e;
+        return 0;
+    }
+    long long n;
+    bool num = t[v] != '"' && t[v] != '{' && t[v] != '[' && ce_json_number(t, v, e, &n) == 0;
+    if (!strcmp(key, "when")) rec->when = num ? n : 0;
+    else if (!strcmp(key, "gen")) rec->gen = num && n >= 0 ? n : -1;
+    else if (t[v] == '"' && ce_json_unquote(t, v, e, NULL, 0)) return r->bad = true, -1;
+    return 0;
+}
+
 /* One record's text (from path) into rec.  CE_ERR_INTEGRITY when it is
- * not a JSON object. */
+ * not a JSON object (cut short: an intent that never became durable). */
 static int parse_record(ce_ctx *ctx, const char *path, const char *data, ce_sys_record *rec)
 {
-    cJSON *j = cJSON_Parse(data);
-    if (!cJSON_IsObject(j)) {
-        cJSON_Delete(j);
+    size_t len = strlen(data);
+    rec_rd r = { .rec = rec };
+    rec->when = 0;
+    rec->gen = -1;
+    if (ce_json_each_member(data, len, rec_member, &r) != 1 || r.bad || ce_sys_hist_read(data, r.orig, r.hist, rec))
         return ce_fail(ctx, CE_ERR_INTEGRITY, "%s is not valid JSON; remove it (and %s.pending) to forget the system "
                        "selection", path, CE_SYS_STATE);
-    }
-    char mode[32];
-    ce_json_copy(j, "mode", mode, sizeof mode);
-    rec->mode = strcmp(mode, "alternatives") == 0 ? CE_SYS_MODE_ALTERNATIVES : CE_SYS_MODE_LINK;
-    ce_json_copy(j, "name", rec->name, sizeof rec->name);
-    ce_json_copy(j, "target", rec->target, sizeof rec->target);
-    ce_json_copy(j, "lib", rec->lib, sizeof rec->lib);
-    ce_json_copy(j, "prev_target", rec->prev_target, sizeof rec->prev_target);
-    ce_json_copy(j, "prev_lib", rec->prev_lib, sizeof rec->prev_lib);
-    ce_json_copy(j, "prev_name", rec->prev_name, sizeof rec->prev_name);
-    const cJSON *w = cJSON_GetObjectItemCaseSensitive(j, "when");
-    rec->when = cJSON_IsNumber(w) ? (long long)w->valuedouble : 0;
-    const cJSON *g = cJSON_GetObjectItemCaseSensitive(j, "gen");
-    rec->gen = cJSON_IsNumber(g) && g->valuedouble >= 0 ? (long long)g->valuedouble : -1;
-    char state[16];
-    ce_json_copy(j, "state", state, sizeof state);
-    rec->pending = strcmp(state, "pending") == 0;   /* an older cudaenv's intent, in system.json itself */
-    char action[16];
-    ce_json_copy(j, "action", action, sizeof action);
-    rec->restore = strcmp(action, "restore") == 0;
+    rec->mode = strcmp(r.mode, "alternatives") == 0 ? CE_SYS_MODE_ALTERNATIVES : CE_SYS_MODE_LINK;
+    rec->pending = strcmp(r.state, "pending") == 0;   /* an older cudaenv's intent, in system.json itself */
+    rec->restore = strcmp(r.action, "restore") == 0;
     rec->present = true;
-    ce_sys_hist_read(j, rec);
-    cJSON_Delete(j);
     return CE_OK;
 }
 
@@ -63,7 +86,7 @@ static int read_record(ce_ctx *ctx, const char *path, ce_sys_record *rec)
 }
 
 /* The "gen" of a record's text, -1 when it has none, without parsing it all
- * (cJSON_Print writes it near the top; the sequence "gen": cannot occur
+ * (record_text writes it near the top; the sequence "gen": cannot occur
  * inside a string value, whose quotes are escaped). */
 static long long text_gen(const char *t)
 {
@@ -186,23 +209,26 @@ bool ce_system_toolchain(ce_ctx *ctx, ce_toolchain *out)
 
 static char *record_text(const ce_sys_record *rec)
 {
-    cJSON *j = cJSON_CreateObject();
-    cJSON_AddNumberToObject(j, "schema", 1);
-    if (rec->gen >= 0) cJSON_AddNumberToObject(j, "gen", (double)rec->gen);
-    cJSON_AddStringToObject(j, "state", rec->pending ? "pending" : "done");
-    cJSON_AddStringToObject(j, "mode", rec->mode == CE_SYS_MODE_ALTERNATIVES ? "alternatives" : "link");
-    cJSON_AddStringToObject(j, "name", rec->name);
-    cJSON_AddStringToObject(j, "target", rec->target);
-    cJSON_AddStringToObject(j, "lib", rec->lib);
-    cJSON_AddStringToObject(j, "prev_target", rec->prev_target);
-    cJSON_AddStringToObject(j, "prev_lib", rec->prev_lib);
-    cJSON_AddStringToObject(j, "prev_name", rec->prev_name);
-    cJSON_AddNumberToObject(j, "when", (double)rec->when);
-    cJSON_AddStringToObject(j, "action", rec->restore ? "restore" : "switch");
-    ce_sys_hist_write(j, rec);
-    char *text = cJSON_Print(j);
-    cJSON_Delete(j);
-    return text;
+    ce_jtext j = { 0 };
+    if (rec->gen >= 0) ce_jtext_add(&j, "{\n\t\"schema\":\t1,\n\t\"gen\":\t%lld,\n", rec->gen);
+    else ce_jtext_raw(&j, "{\n\t\"schema\":\t1,\n");
+    const char *s[][2] = {
+        { "state", rec->pending ? "pending" : "done" },
+        { "mode", rec->mode == CE_SYS_MODE_ALTERNATIVES ? "alternatives" : "link" },
+        { "name", rec->name }, { "target", rec->target }, { "lib", rec->lib },
+        { "prev_target", rec->prev_target }, { "prev_lib", rec->prev_lib }, { "prev_name", rec->prev_name },
+    };
+    for (size_t i = 0; i < sizeof s / sizeof s[0]; i++) {
+        ce_jtext_raw(&j, "\t\"");
+        ce_jtext_raw(&j, s[i][0]);
+        ce_jtext_raw(&j, "\":\t");
+        ce_jtext_str(&j, s[i][1]);
+        ce_jtext_raw(&j, ",\n");
+    }
+    ce_jtext_add(&j, "\t\"when\":\t%lld,\n\t\"action\":\t\"%s\",\n", rec->when, rec->restore ? "restore" : "switch");
+    ce_sys_hist_write(&j, rec);
+    ce_jtext_raw(&j, "}");
+    return ce_jtext_take(&j);
 }
 
 /* system.json for rec (malloc'd; NULL when out of memory), at most

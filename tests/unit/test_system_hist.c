@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/json.h"
 #include "system/system.h"
 
 static ce_sys_record r, back;
@@ -66,6 +67,28 @@ static void test_bounded(void **state)
     assert_string_equal(ce_sys_hist_str(&r, CE_SYS_HISTORY - 1, 1), t);   /* t0..t4 dropped */
 }
 
+/* rec's "original" and "history" read from the record text t (as
+ * parse_record does: where the values are, found by the scanner) */
+static int rd(const char *t, ce_sys_record *x)
+{
+    size_t k, o[2] = { 0, 0 }, h[2] = { 0, 0 };
+    if (ce_json_top_member(t, strlen(t), "original", &k, &o[0], &o[1]) != 1) o[0] = o[1] = 0;
+    if (ce_json_top_member(t, strlen(t), "history", &k, &h[0], &h[1]) != 1) h[0] = h[1] = 0;
+    return ce_sys_hist_read(t, o, h, x);
+}
+
+/* {"target": r's target, then what ce_sys_hist_write adds} */
+static char *written(const ce_sys_record *x)
+{
+    ce_jtext j = { 0 };
+    ce_jtext_raw(&j, "{\n\t\"target\":\t");
+    ce_jtext_str(&j, x->target);
+    ce_jtext_raw(&j, ",\n");
+    ce_sys_hist_write(&j, x);
+    ce_jtext_raw(&j, "}");
+    return ce_jtext_take(&j);
+}
+
 static void test_roundtrip(void **state)
 {
     (void)state;
@@ -79,16 +102,22 @@ static void test_roundtrip(void **state)
     snprintf(r.original.alt_list, sizeof r.original.alt_list, "/usr/local/cuda-12.4\n/usr/local/cuda-13.0\n");
     r.original.conf_present = true;
     snprintf(r.original.conf_text, sizeof r.original.conf_text, "# x\n/opt/y\n");
-    cJSON *j = cJSON_CreateObject();
-    cJSON_AddStringToObject(j, "target", r.target);
-    ce_sys_hist_write(j, &r);
-    char *text = cJSON_Print(j);
+    char *text = written(&r);
     /* one "target": line only, whatever the nesting */
     int n = 0;
     for (const char *p = text; (p = strstr(p, "\"target\":")); p++) n++;
     assert_int_equal(n, 1);
+    /* what an independent parser reads in it (cJSON, which wrote it before) */
+    cJSON *j = cJSON_Parse(text);
+    assert_non_null(j);
+    const cJSON *o = cJSON_GetObjectItemCaseSensitive(j, "original");
+    assert_string_equal(cJSON_GetObjectItemCaseSensitive(o, "cudaenv_conf")->valuestring, "# x\n/opt/y\n");
+    assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(o, "alternatives")), 2);
+    assert_true(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "alt_manual")));
+    assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(j, "history")), 1);
+    cJSON_Delete(j);
     memset(&back, 0, sizeof back);
-    ce_sys_hist_read(j, &back);
+    assert_int_equal(rd(text, &back), 0);
     assert_true(back.original.present);
     assert_int_equal(back.original.kind, CE_SYS_ORIG_ALTERNATIVES);
     assert_string_equal(back.original.target, "/usr/local/cuda-12.4");
@@ -99,16 +128,62 @@ static void test_roundtrip(void **state)
     assert_int_equal(back.nhistory, 1);
     assert_string_equal(ce_sys_hist_str(&back, 0, 1), "");
     free(text);
-    cJSON_Delete(j);
     /* absent cudaenv.conf is null, not "" */
     r.original.conf_present = false;
-    j = cJSON_CreateObject();
-    ce_sys_hist_write(j, &r);
+    text = written(&r);
+    j = cJSON_Parse(text);
     assert_true(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(j, "original"), "cudaenv_conf")));
-    memset(&back, 0, sizeof back);
-    ce_sys_hist_read(j, &back);
-    assert_false(back.original.conf_present);
     cJSON_Delete(j);
+    memset(&back, 0, sizeof back);
+    assert_int_equal(rd(text, &back), 0);
+    assert_false(back.original.conf_present);
+    free(text);
+}
+
+/* Every byte a path or a conf file can hold goes through the writer and
+ * back: quotes, backslashes, control characters, UTF-8; what cJSON reads
+ * in the text is the same string. */
+static void test_escapes(void **state)
+{
+    (void)state;
+    static const char odd[] = "/opt/\"q\"\\b\\/x\ty\nz\r\b\f\x01\x1f/\xc3\xa9t\xc3\xa9/\xf0\x9f\x98\x80";
+    memset(&r, 0, sizeof r);
+    set_cur(&r, "/cur");
+    push(&r, odd);
+    r.original.present = true;
+    r.original.conf_present = true;
+    snprintf(r.original.conf_text, sizeof r.original.conf_text, "%s", odd);
+    char *text = written(&r);
+    cJSON *j = cJSON_Parse(text);
+    assert_non_null(j);
+    assert_string_equal(cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(j, "original"), "cudaenv_conf")->valuestring, odd);
+    cJSON_Delete(j);
+    memset(&back, 0, sizeof back);
+    assert_int_equal(rd(text, &back), 0);
+    assert_string_equal(back.original.conf_text, odd);
+    assert_string_equal(ce_sys_hist_str(&back, 0, 1), odd);
+    free(text);
+    /* \u escapes another writer may use: BMP, a surrogate pair, '/' */
+    const char *u = "{\"history\": [{\"link_target\": \"\\u00e9\\ud83d\\ude00\\/\\u0041\"}]}";
+    memset(&back, 0, sizeof back);
+    assert_int_equal(rd(u, &back), 0);
+    assert_string_equal(ce_sys_hist_str(&back, 0, 1), "\xc3\xa9\xf0\x9f\x98\x80/A");
+    /* refused: a lone low surrogate, a bad escape, a raw newline, \u0000, a cut string */
+    static const char *const bad[] = {
+        "{\"history\": [{\"link_target\": \"\\ude00\"}]}", "{\"history\": [{\"link_target\": \"\\x41\"}]}",
+        "{\"history\": [{\"link_target\": \"a\nb\"}]}", "{\"history\": [{\"link_target\": \"\\u0000\"}]}",
+        "{\"history\": [{\"link_target\": \"\\ud83d\"}]}", "{\"history\": [{\"link_target\": \"abc",
+        "{\"history\": [{\"link_target\" \"x\"}]}", "{\"original\": {\"link_target\": \"\\q\"}}",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        memset(&back, 0, sizeof back);
+        size_t k, h[2] = { 0, 0 }, o[2] = { 0, 0 };
+        int fh = ce_json_top_member(bad[i], strlen(bad[i]), "history", &k, &h[0], &h[1]);
+        int fo = ce_json_top_member(bad[i], strlen(bad[i]), "original", &k, &o[0], &o[1]);
+        /* a cut text is refused by the scanner already (parse_record) */
+        if (fh == 1 || fo == 1) assert_int_equal(ce_sys_hist_read(bad[i], o, h, &back), -1);
+        else assert_int_equal(fh, -1);
+    }
 }
 
 /* ce_system_record zeroes a record only up to its history (the pool is
@@ -128,9 +203,10 @@ static void test_read_into_used_pool(void **state)
         cJSON_AddStringToObject(e, "lib_dir", lib);
         cJSON_AddItemToArray(h, e);
     }
+    char *text = cJSON_PrintUnformatted(j);   /* another layout than ours: read the same */
     memset(&back, 0xa5, sizeof back);
     memset(&back, 0, offsetof(ce_sys_record, hoff));
-    ce_sys_hist_read(j, &back);
+    assert_int_equal(rd(text, &back), 0);
     assert_int_equal(back.nhistory, 4);
     for (int i = 0; i < 4; i++) {
         char lib[64];
@@ -139,6 +215,7 @@ static void test_read_into_used_pool(void **state)
         assert_string_equal(ce_sys_hist_str(&back, i, 1), tg[i]);
         assert_string_equal(ce_sys_hist_str(&back, i, 2), lib);
     }
+    free(text);
     cJSON_Delete(j);
 }
 
@@ -149,12 +226,10 @@ static void test_older_record(void **state)
     set_cur(&r, "/B");
     snprintf(r.prev_target, sizeof r.prev_target, "/A");
     snprintf(r.prev_lib, sizeof r.prev_lib, "/A/lib64");
-    cJSON *j = cJSON_CreateObject();   /* no "history", no "original" */
-    ce_sys_hist_read(j, &r);
+    assert_int_equal(rd("{\"target\": \"/B\"}", &r), 0);   /* no "history", no "original" */
     assert_false(r.original.present);
     assert_int_equal(r.nhistory, 1);
     assert_string_equal(ce_sys_hist_str(&r, 0, 1), "/A");
-    cJSON_Delete(j);
 }
 
 /* The packed history: many pushes and pops on one record with paths of
@@ -218,6 +293,7 @@ int main(void)
         cmocka_unit_test(test_push_pop),
         cmocka_unit_test(test_bounded),
         cmocka_unit_test(test_roundtrip),
+        cmocka_unit_test(test_escapes),
         cmocka_unit_test(test_read_into_used_pool),
         cmocka_unit_test(test_older_record),
         cmocka_unit_test(test_pool),
