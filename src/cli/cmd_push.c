@@ -34,6 +34,8 @@ int cmd_push(cli *c, const cli_args *a)
         cli_note(c, "pushed %s: layer %s (%s, %lld entries), %d blob%s uploaded, %d already there",
                  res.meta.name, res.layer.digest, size, res.layer.entries, res.uploaded, res.uploaded == 1 ? "" : "s",
                  res.skipped);
+        cli_note(c, "tree digest %s (io.cudaenv.tree_sha256: verify --report's tree_sha256 on a node running it)",
+                 res.meta.tree_sha256);
         cli_note(c, "install it anywhere: cudaenv install oci://%s/%s@%s", ref.host, ref.repo, res.manifest_digest);
     }
     cli_print("oci://%s/%s:%s@%s\n", ref.host, ref.repo, ref.tag, res.manifest_digest);

@@ -18,6 +18,8 @@
 #include "cli.h"
 #include "core/trust.h"
 #include "fetch/digest.h"
+#include "core/file.h"
+#include "oci/image.h"
 #include "selftest/selftest.h"
 #include "store/store.h"
 
@@ -124,6 +126,32 @@ static void add_host(cJSON *o)
     cli_json_add_str(o, "host", host);
 }
 
+/* The image a toolchain was installed from (install oci://: .cudaenv-oci.json
+ * beside its receipt): "image": {"reference", "digest"}; nothing for one
+ * installed otherwise.  Its tree_sha256 is the image's io.cudaenv.tree_sha256. */
+static void add_image(cJSON *o, const char *prefix)
+{
+    char path[4300], *text = NULL;
+    size_t len = 0;
+    if (snprintf(path, sizeof path, "%s/%s", prefix, CE_OCI_ORIGIN_NAME) >= (int)sizeof path || !ce_exists(path))
+        return;
+    ce_quiet q;
+    ce_quiet_begin(&q, false);
+    int rc = ce_file_read(NULL, path, 1u << 16, &text, &len);
+    ce_quiet_end(&q);
+    if (rc) return;
+    cJSON *origin = cJSON_ParseWithLength(text, len);
+    free(text);
+    const cJSON *ref = cJSON_GetObjectItemCaseSensitive(origin, "reference");
+    const cJSON *dg = cJSON_GetObjectItemCaseSensitive(origin, "digest");
+    if (cJSON_IsString(ref) && cJSON_IsString(dg)) {
+        cJSON *img = cJSON_AddObjectToObject(o, "image");
+        cJSON_AddStringToObject(img, "reference", ref->valuestring);
+        cJSON_AddStringToObject(img, "digest", dg->valuestring);
+    }
+    cJSON_Delete(origin);
+}
+
 /* --report: one line for this node, the facts nodes are compared on. */
 static int print_report(const st_report *r, int code)
 {
@@ -135,6 +163,7 @@ static int print_report(const st_report *r, int code)
     cli_json_add_str(root, "cuda", r->tc.cuda);
     cli_json_add_str(root, "cudnn", r->tc.cudnn);
     cli_json_add_str(root, "tree_sha256", r->tree_sha256);
+    add_image(root, r->tc.prefix);
     cJSON_AddItemToObject(root, "libraries", evidence_array(r->mapped));
     cli_json_add_str(root, "driver", r->v.driver_release);
     cJSON *gpus = cJSON_AddArrayToObject(root, "gpus");
@@ -173,6 +202,7 @@ static int print_json(const st_report *r, int code, const st_options *opt)
     cJSON_AddStringToObject(tc, "name", r->tc.name);
     cJSON_AddStringToObject(tc, "prefix", r->tc.prefix);
     cli_json_add_str(tc, "tree_sha256", r->tree_sha256);
+    add_image(tc, r->tc.prefix);
     cJSON_AddBoolToObject(tc, "adhoc", r->tc.adhoc);
     cli_json_add_str(tc, "selected_by", r->tc.selected_by);
     cli_json_add_str(tc, "cuda", r->tc.cuda);

@@ -38,6 +38,7 @@ int ce_oci_meta_read(ce_ctx *ctx, const char *prefix, ce_oci_meta *m)
     take(o, "nccl", m->nccl, sizeof m->nccl);
     take(o, "platform", m->platform, sizeof m->platform);
     take(o, "profile", m->profile, sizeof m->profile);
+    ce_receipt_tree_sha256(cJSON_GetObjectItemCaseSensitive(o, "files"), m->tree_sha256);
     const cJSON *t;
     cJSON_ArrayForEach(t, cJSON_GetObjectItemCaseSensitive(o, "tensorflow")) {
         size_t l = strlen(m->tensorflow);
@@ -65,6 +66,7 @@ static cJSON *annotations(const ce_oci_meta *m)
     add_ann(a, "io.cudaenv.spec", m->name);
     add_ann(a, "io.cudaenv.tensorflow", m->tensorflow);
     add_ann(a, "io.cudaenv.toolchain", m->name);
+    add_ann(a, "io.cudaenv.tree_sha256", m->tree_sha256);
     add_ann(a, "org.opencontainers.image.title", m->name);
     return a;
 }
@@ -179,12 +181,16 @@ int ce_oci_manifest_parse(ce_ctx *ctx, const char *text, const char *where, ce_o
         ce_oci_meta *m = &out->meta;
         take(ann, "io.cudaenv.toolchain", m->name, sizeof m->name);
         take(ann, "io.cudaenv.receipt.sha256", m->receipt_sha256, sizeof m->receipt_sha256);
+        const cJSON *tree = cJSON_GetObjectItemCaseSensitive(ann, "io.cudaenv.tree_sha256");
+        take(ann, "io.cudaenv.tree_sha256", m->tree_sha256, sizeof m->tree_sha256);
         take(ann, "io.cudaenv.cuda", m->cuda, sizeof m->cuda);
         take(ann, "io.cudaenv.cudnn", m->cudnn, sizeof m->cudnn);
         take(ann, "io.cudaenv.platform", m->platform, sizeof m->platform);
         if (!m->name[0] || !ce_sha256_valid(m->receipt_sha256))
             rc = ce_fail(ctx, CE_ERR_INTEGRITY, "%s is not a cudaenv toolchain image: no io.cudaenv.toolchain and "
                          "io.cudaenv.receipt.sha256 annotations (push it with cudaenv push)", where);
+        else if (tree && !ce_sha256_valid(m->tree_sha256))
+            rc = ce_fail(ctx, CE_ERR_INTEGRITY, "%s: the annotation io.cudaenv.tree_sha256 is not a sha256 digest", where);
         else if (!name_ok(m->name))
             rc = ce_fail(ctx, CE_ERR_INTEGRITY, "%s names its toolchain '%.96s', which is not a toolchain name", where,
                          m->name);

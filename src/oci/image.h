@@ -4,7 +4,11 @@
  *   io.cudaenv.toolchain       the toolchain's name ("11.8.0+cudnn8.7.0.84")
  *   io.cudaenv.spec            the spec that installs it (its name)
  *   io.cudaenv.cuda, .cudnn, .nccl, .platform, .profile, .tensorflow
- *   io.cudaenv.receipt.sha256  sha256 of its .cudaenv-receipt.json
+ *   io.cudaenv.tree_sha256     the toolchain's tree digest (store/receipt.h:
+ *                              ce_receipt_tree_sha256), the tree_sha256 that
+ *                              `verify --report` gives on every node running it
+ *   io.cudaenv.receipt.sha256  sha256 of its .cudaenv-receipt.json (the bytes
+ *                              install oci:// checks the layers' receipt by)
  *   org.opencontainers.image.title
  * No creation time: the same toolchain gives the same manifest digest.
  * Full binary only. */
@@ -26,6 +30,7 @@ typedef struct ce_oci_meta {
     char name[96], cuda[32], cudnn[32], nccl[32], platform[32], profile[32];
     char tensorflow[256];           /* "2.14,2.15" */
     char receipt_sha256[CE_SHA256_HEX];
+    char tree_sha256[CE_SHA256_HEX];   /* "" read from an image pushed before it was annotated */
 } ce_oci_meta;
 
 /* The toolchain at prefix, from its receipt (which must be there: CE_ERR_NOTFOUND). */
@@ -49,8 +54,9 @@ typedef struct ce_oci_image {
 } ce_oci_image;
 
 /* Read a manifest (where: its URL, for messages).  CE_ERR_INTEGRITY when it
- * is not an image manifest of tar layers, lacks cudaenv's annotations, or
- * names a toolchain by a name that is not one. */
+ * is not an image manifest of tar layers, lacks cudaenv's annotations (the
+ * tree digest may be absent: images pushed before it; present, it must be a
+ * sha256), or names a toolchain by a name that is not one. */
 int ce_oci_manifest_parse(ce_ctx *ctx, const char *text, const char *where, ce_oci_image *out);
 
 #endif

@@ -106,6 +106,10 @@ int ce_oci_install(ce_ctx *ctx, const ce_oci_ref *ref, const char *text, ce_oci_
         if ((rc = ce_oci_meta_read(ctx, staging, &in)) == CE_OK && strcmp(in.name, img.meta.name) != 0)
             rc = ce_fail(ctx, CE_ERR_INTEGRITY, "%s: its receipt names %s, its annotation %s", where, in.name,
                          img.meta.name);
+        else if (rc == CE_OK && img.meta.tree_sha256[0] && strcmp(in.tree_sha256, img.meta.tree_sha256) != 0)
+            rc = ce_fail(ctx, CE_ERR_INTEGRITY, "%s: the receipt's tree digest is %s, the annotation "
+                         "io.cudaenv.tree_sha256 says %s: the image was altered; nothing installed", where,
+                         in.tree_sha256[0] ? in.tree_sha256 : "(none)", img.meta.tree_sha256);
     }
     if (rc == CE_OK) rc = write_origin(ctx, staging, ref, text, res->manifest_digest);
     if (rc == CE_OK) {

@@ -2,7 +2,6 @@
  * the later steps check against (min_driver, max_gcc, sm range): from the
  * receipt, else from the manifest entry of the same CUDA release. */
 #include <cJSON.h>
-#include <openssl/evp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +14,7 @@
 #include "manifest/manifest.h"
 #include "st_int.h"
 #include "store/adopt.h"
+#include "store/receipt.h"
 #include "store/store.h"
 
 #define RECEIPT_MAX (64u * 1024 * 1024)
@@ -95,52 +95,6 @@ static bool safe_rel(const char *p)
     return true;
 }
 
-static int line_cmp(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* The tree's identity across nodes (selftest.h: tree_sha256): sha256 over the
- * receipt's "path size sha256\n" lines, sorted, so neither the time nor the
- * URL an install came from, nor the order it wrote the list in, changes it. */
-static void tree_digest(const cJSON *files, char hex[65])
-{
-    hex[0] = '\0';
-    size_t n = (size_t)cJSON_GetArraySize(files), k = 0, total = 0;
-    char **lines = calloc(n ? n : 1, sizeof *lines);
-    if (!lines) return;
-    const cJSON *f;
-    cJSON_ArrayForEach(f, files) {
-        const cJSON *jp = cJSON_GetObjectItemCaseSensitive(f, "path");
-        const cJSON *js = cJSON_GetObjectItemCaseSensitive(f, "size");
-        const cJSON *jh = cJSON_GetObjectItemCaseSensitive(f, "sha256");
-        if (k >= n || !cJSON_IsString(jp) || !cJSON_IsNumber(js)) continue;
-        if (asprintf(&lines[k], "%s %lld %s\n", jp->valuestring, (long long)js->valuedouble,
-                     cJSON_IsString(jh) ? jh->valuestring : "-") < 0) {
-            lines[k] = NULL;
-            continue;
-        }
-        total += strlen(lines[k++]);
-    }
-    qsort(lines, k, sizeof *lines, line_cmp);
-    char *all = malloc(total + 1);
-    if (all) {
-        size_t at = 0;
-        for (size_t i = 0; i < k; i++) {
-            size_t l = strlen(lines[i]);
-            memcpy(all + at, lines[i], l);
-            at += l;
-        }
-        unsigned char md[EVP_MAX_MD_SIZE];
-        unsigned int mdlen = 0;
-        if (EVP_Digest(all, at, md, &mdlen, EVP_sha256(), NULL) == 1 && mdlen == 32)
-            for (unsigned i = 0; i < 32; i++) snprintf(hex + 2 * i, 3, "%02x", md[i]);
-        free(all);
-    }
-    for (size_t i = 0; i < k; i++) free(lines[i]);
-    free(lines);
-}
-
 void st_files(st_state *st)
 {
     st_step *s = &st->r->steps[ST_FILES];
@@ -166,7 +120,7 @@ void st_files(st_state *st)
         cJSON_Delete(j);
         return;
     }
-    tree_digest(files, st->r->tree_sha256);
+    ce_receipt_tree_sha256(files, st->r->tree_sha256);
     bool deep = st->opt->deep && st->opt->sha256_file;
     if (st->opt->deep && !st->opt->sha256_file)
         st_note(s, "--deep: sha256 is not available in this binary; sizes only");

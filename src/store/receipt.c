@@ -1,6 +1,7 @@
 #include "receipt.h"
 
 #include <cJSON.h>
+#include <openssl/evp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -249,4 +250,65 @@ void ce_receipt_init(ce_receipt *rec, const ce_manifest *m, const ce_resolved *r
                          .min_driver_compat = r->cuda->min_driver_compat, .max_gcc = r->cuda->max_gcc,
                          .sm_min = r->cuda->sm_min, .sm_max = r->cuda->sm_max, .tensorflow = tf,
                          .n_tensorflow = ntf, .files = files };
+}
+
+static int line_cmp(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+void ce_receipt_tree_sha256(const cJSON *files, char hex[65])
+{
+    hex[0] = '\0';
+    size_t n = (size_t)cJSON_GetArraySize(files), k = 0, total = 0;
+    char **lines = calloc(n ? n : 1, sizeof *lines);
+    if (!lines) return;
+    const cJSON *f;
+    cJSON_ArrayForEach(f, files) {
+        const cJSON *jp = cJSON_GetObjectItemCaseSensitive(f, "path");
+        const cJSON *js = cJSON_GetObjectItemCaseSensitive(f, "size");
+        const cJSON *jh = cJSON_GetObjectItemCaseSensitive(f, "sha256");
+        if (k >= n || !cJSON_IsString(jp) || !cJSON_IsNumber(js)) continue;
+        if (asprintf(&lines[k], "%s %lld %s\n", jp->valuestring, (long long)js->valuedouble,
+                     cJSON_IsString(jh) ? jh->valuestring : "-") < 0) {
+            lines[k] = NULL;
+            continue;
+        }
+        total += strlen(lines[k++]);
+    }
+    qsort(lines, k, sizeof *lines, line_cmp);
+    char *all = malloc(total + 1);
+    if (all) {
+        size_t at = 0;
+        for (size_t i = 0; i < k; i++) {
+            size_t l = strlen(lines[i]);
+            memcpy(all + at, lines[i], l);
+            at += l;
+        }
+        unsigned char md[EVP_MAX_MD_SIZE];
+        unsigned int mdlen = 0;
+        if (EVP_Digest(all, at, md, &mdlen, EVP_sha256(), NULL) == 1 && mdlen == 32)
+            for (unsigned i = 0; i < 32; i++) snprintf(hex + 2 * i, 3, "%02x", md[i]);
+        free(all);
+    }
+    for (size_t i = 0; i < k; i++) free(lines[i]);
+    free(lines);
+}
+
+int ce_receipt_tree_sha256_of(ce_ctx *ctx, const char *prefix, char hex[65])
+{
+    hex[0] = '\0';
+    char path[4200], *text = NULL;
+    size_t len = 0;
+    if (ce_path_join(path, sizeof path, prefix, CE_RECEIPT_NAME)) return ce_fail(ctx, CE_ERR_OTHER, "path too long: %s", prefix);
+    if (!ce_exists(path)) return ce_fail(ctx, CE_ERR_NOTFOUND, "%s has no receipt (%s)", prefix, CE_RECEIPT_NAME);
+    int rc = ce_file_read(ctx, path, 256u << 20, &text, &len);
+    if (rc) return rc;
+    cJSON *o = cJSON_ParseWithLength(text, len);
+    free(text);
+    const cJSON *files = cJSON_GetObjectItemCaseSensitive(o, "files");
+    if (cJSON_IsArray(files)) ce_receipt_tree_sha256(files, hex);
+    cJSON_Delete(o);
+    if (!hex[0]) return ce_fail(ctx, CE_ERR_INTEGRITY, "%s has no list of files: reinstall the toolchain", path);
+    return CE_OK;
 }

@@ -1,10 +1,12 @@
 /* The receipt of a toolchain, versions/<name>/.cudaenv-receipt.json (format
  * in store.h): what was installed, from which URLs and sha256s, when, and
  * every regular file with its size, so verify can detect tampering and
- * uninstall knows what it owns.  Light (cJSON only). */
+ * uninstall knows what it owns.  Light (cJSON; the tree digest's sha256
+ * through libcrypto, which the light binary loads on first use). */
 #ifndef CE_RECEIPT_H
 #define CE_RECEIPT_H
 
+#include <cJSON.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -66,6 +68,18 @@ bool ce_receipt_uses_pkg(const char *prefix, const char *pkg);
 /* Whether pkg is named for the archive sha256: "<...>-<first 12 hex>", as
  * install names the trees of components and NCCL wheels. */
 bool ce_pkg_of_sha(const char *pkg, const char *sha256);
+
+/* The toolchain's identity, one digest wherever it is compared: sha256 over
+ * the receipt's "path size sha256\n" lines of files (its "files" array),
+ * sorted, so neither the time nor the URL an install came from, nor the order
+ * it wrote the list in, changes it.  `verify --report`/--json give it as
+ * tree_sha256, `push` annotates the image with it (io.cudaenv.tree_sha256),
+ * `install oci://` checks it: the same toolchain on every node and in every
+ * image has the same one.  hex "" when it cannot be computed. */
+void ce_receipt_tree_sha256(const cJSON *files, char hex[65]);
+/* The same from prefix's receipt: CE_ERR_NOTFOUND without one,
+ * CE_ERR_INTEGRITY when it has no list of files. */
+int ce_receipt_tree_sha256_of(ce_ctx *ctx, const char *prefix, char hex[65]);
 
 /* What a toolchain holds, read back from its receipt: for list, info, and
  * install, which completes a toolchain with what a spec asks for and it

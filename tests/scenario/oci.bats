@@ -294,3 +294,73 @@ skopeo_image() {
     push "$NAME" "oci://$REG/cuda/copy:11.8" --insecure
     [ "$DIGEST" = "$first" ]
 }
+
+# the receipt's tree digest, computed here as verify documents it (sorted "path size sha256" lines)
+tree_of() {
+    python3 -c 'import hashlib, json, sys
+r = json.load(open(sys.argv[1]))
+print(hashlib.sha256("".join(sorted("%s %d %s\n" % (f["path"], f["size"], f["sha256"]) for f in r["files"])).encode()).hexdigest())' "$1/.cudaenv-receipt.json"
+}
+
+@test "one digest of the toolchain: the image's io.cudaenv.tree_sha256 is verify --report's tree_sha256 on the node that pushed it and on one that installed it; cudaenv-report shows the image" {
+    command -v skopeo >/dev/null || skip "no skopeo: apt-get install skopeo (tools/deps-test.txt)"
+    registry_start
+    want=$(tree_of "$P")
+    push "$NAME" "oci://$REG/cuda/tc:11.8" --insecure
+    [[ "$stderr" == *"tree digest $want (io.cudaenv.tree_sha256"* ]] || { echo "$stderr"; false; }
+    run skopeo inspect --tls-verify=false "docker://$REG/cuda/tc:11.8"
+    [ "$status" -eq 0 ] || { echo "$output"; false; }
+    ann=$(python3 -c 'import json,sys; print(json.load(sys.stdin)["Labels"]["io.cudaenv.tree_sha256"])' <<<"$output")
+    [ "$ann" = "$want" ]
+    run skopeo inspect --raw --tls-verify=false "docker://$REG/cuda/tc:11.8"
+    [ "$(python3 -c 'import json,sys; print(json.load(sys.stdin)["annotations"]["io.cudaenv.tree_sha256"])' <<<"$output")" = "$ann" ]
+    export CUDAENV_TEST_LIBCUDA=$T/no-driver/libcuda.so.1; seams_on   # no GPU here: exit 8, the digest all the same
+    run --separate-stderr cudaenv verify "$NAME" --report
+    [ "$status" -eq 8 ] || { echo "$status $stderr"; false; }
+    printf '%s\n' "$output" | python3 -c 'import json, sys; l = json.loads(sys.stdin.read()); l["host"] = "n1"; print(json.dumps(l))' > "$T/n1.jsonl"
+    python3 -c 'import json, sys; r = json.load(open(sys.argv[1])); assert r["tree_sha256"] == sys.argv[2] and "image" not in r, r' "$T/n1.jsonl" "$ann"
+    other_node
+    run --separate-stderr cudaenv install "oci://$REG/cuda/tc:11.8" --insecure
+    [ "$status" -eq 0 ] || { echo "$stderr"; false; }
+    run --separate-stderr cudaenv verify "$NAME" --report
+    [ "$status" -eq 8 ] || { echo "$status $stderr"; false; }
+    printf '%s\n' "$output" | python3 -c 'import json, sys; l = json.loads(sys.stdin.read()); l["host"] = "n2"; print(json.dumps(l))' > "$T/n2.jsonl"
+    python3 - "$T/n2.jsonl" "$ann" "$DIGEST" "oci://$REG/cuda/tc:11.8" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["tree_sha256"] == sys.argv[2], r
+assert r["image"] == {"reference": sys.argv[4], "digest": sys.argv[3]}, r
+PY
+    run --separate-stderr cudaenv verify "$NAME" --json
+    python3 -c 'import json,sys; t = json.loads(sys.argv[1])["toolchain"]; assert t["tree_sha256"] == sys.argv[2] and t["image"]["digest"] == sys.argv[3], t' "$output" "$ann" "$DIGEST"
+    # the merge: both nodes, one digest, the image named where the toolchain came from one
+    run "$REPO/contrib/slurm/cudaenv-report" --allow-no-gpu --digest "$ann" "$T/n1.jsonl" "$T/n2.jsonl"
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [[ "${lines[0]}" == "NODE  TOOLCHAIN "*"  DIGEST        IMAGE                LIBS  GPU STEPS  RESULT" ]]
+    [[ "${lines[1]}" == "n1    $NAME  ${ann:0:12}  -                    same  no GPU     ok" ]]
+    [[ "${lines[2]}" == "n2    $NAME  ${ann:0:12}  ${DIGEST:0:19}  same  no GPU     ok" ]]
+    # a node with another tree than the image's: an outlier by --digest, even alone
+    run "$REPO/contrib/slurm/cudaenv-report" --allow-no-gpu --digest "$(printf '%064d' 0)" "$T/n2.jsonl"
+    [ "$status" -eq 1 ]
+    [[ "${lines[1]}" == *"OUTLIER: tree digest is not 000000000000 (--digest)" ]]
+}
+
+@test "an image whose io.cudaenv.tree_sha256 is not its receipt's tree digest: exit 5, nothing installed; the right one installs" {
+    command -v skopeo >/dev/null || skip "no skopeo: apt-get install skopeo (tools/deps-test.txt)"
+    registry_start
+    skopeo_image wrong-tree --tree-sha256 "$(printf '%064d' 1)"
+    skopeo_image right-tree --tree-sha256 "$(tree_of "$P")"
+    skopeo_image not-hex --tree-sha256 "not-a-digest"
+    other_node
+    run --separate-stderr cudaenv install "oci://$REG/cuda/tc:wrong-tree" --insecure
+    [ "$status" -eq 5 ] || { echo "$status $stderr"; false; }
+    [[ "$stderr" == *"the receipt's tree digest is $(tree_of "$P"), the annotation io.cudaenv.tree_sha256 says 0000"*"nothing installed"* ]]
+    run --separate-stderr cudaenv install "oci://$REG/cuda/tc:not-hex" --insecure
+    [ "$status" -eq 5 ] || { echo "$status $stderr"; false; }
+    [[ "$stderr" == *"the annotation io.cudaenv.tree_sha256 is not a sha256 digest"* ]]
+    [ -z "$(ls -A "$CUDAENV_ROOT/versions" 2>/dev/null)" ]
+    no_staging
+    run --separate-stderr cudaenv install "oci://$REG/cuda/tc:right-tree" --insecure
+    [ "$status" -eq 0 ] || { echo "$stderr"; false; }
+}

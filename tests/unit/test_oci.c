@@ -64,6 +64,7 @@ static void test_manifest(void **state)
     (void)state;
     ce_oci_meta m = { .name = "11.8.0+cudnn8.7.0.84", .cuda = "11.8.0", .cudnn = "8.7.0.84", .platform = "linux-x86_64" };
     memset(m.receipt_sha256, 'a', 64);
+    memset(m.tree_sha256, 'b', 64);
     char cd[72], ld[72];
     snprintf(cd, sizeof cd, "sha256:%064d", 1);
     snprintf(ld, sizeof ld, "sha256:%064d", 2);
@@ -73,10 +74,17 @@ static void test_manifest(void **state)
     assert_int_equal(parse(text, &img), CE_OK);
     assert_string_equal(img.meta.name, m.name);
     assert_string_equal(img.meta.receipt_sha256, m.receipt_sha256);
+    assert_string_equal(img.meta.tree_sha256, m.tree_sha256);   /* io.cudaenv.tree_sha256 */
     assert_string_equal(img.config.digest, cd);
     assert_int_equal(img.n_layers, 1);
     assert_string_equal(img.layers[0].digest, ld);
     assert_int_equal(img.layers[0].size, 2000);
+    free(text);
+    /* without the tree digest (an image pushed before it was annotated): read, "" */
+    m.tree_sha256[0] = '\0';
+    text = ce_oci_manifest_json(&m, cd, 100, ld, 2000);
+    assert_int_equal(parse(text, &img), CE_OK);
+    assert_string_equal(img.meta.tree_sha256, "");
     free(text);
     /* a name that could leave versions/, an index, a foreign layer, no annotations, a bad digest */
     snprintf(m.name, sizeof m.name, "11.8.0@../../x");
