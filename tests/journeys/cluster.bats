@@ -9,8 +9,24 @@
 # streaming tool (data descriptors: no sizes in its local headers), checked
 # against its RECORD.  Crosses: mirror (components, the wheel), mirror
 # --check, the fetch over HTTP, install --modulefiles, module load, exec.
+#
+# The second journey (issue 41): the cluster at scale.  A build node installs
+# the toolchain from "NVIDIA" and pushes it to the site's registry (Debian's
+# docker-registry on loopback); skopeo, the independent client, reads its tree
+# digest annotation; a second node installs it by `install oci://` (NVIDIA not
+# asked again); on both nodes a job's Slurm Prolog (contrib/slurm, run as
+# slurmd runs it: root, SLURM_* set, each node with its own hostname in a UTS
+# namespace) puts the job's toolchain in place and verifies it, the TaskProlog
+# gives the job its environment, the Epilog keeps the `verify --report` line;
+# a second user's job finds the toolchain in the node's shared, root-owned
+# store through its index (written by root, read, never written, by the user);
+# cudaenv-report merges the lines: both nodes, one tree digest, the image's;
+# a node whose files drift fails its next prolog and the merge.
+# Crosses: install, push, install oci://, contrib/slurm's scripts, the shared
+# store's index, verify --report, cudaenv-report --digest.
 load ../lib/common
 load ../lib/server
+load ../lib/registry
 bats_require_minimum_version 1.5.0
 
 LMOD_INIT=/usr/share/lmod/lmod/init/bash
@@ -34,7 +50,9 @@ setup() {
 }
 
 teardown() {
+    registry_stop
     server_stop
+    [ -n "${ADDED_USER:-}" ] && userdel "$ADDED_USER" 2>/dev/null
     common_teardown
 }
 
@@ -127,4 +145,135 @@ module_shell() {
     [ "$status" -eq 0 ]
     [ "${lines[-1]}" = "Cuda compilation tools, release 11.8, V11.8.89" ]
     cmp "$T/node1/versions/$P/lib64/libcublas.so.11" "$T/node2/versions/$P/lib64/libcublas.so.11"
+}
+
+# node NAME CMD...: CMD as slurmd runs a node's scripts: root, that node's
+# site file and name, and NAME as the hostname (a UTS namespace: verify
+# --report says which host it ran on)
+node() {
+    local n=$1; shift
+    SLURMD_NODENAME=$n CUDAENV_SLURM_CONF=$T/$n/slurm.conf unshare --uts sh -c 'hostname "$0" && exec "$@"' "$n" "$@"
+}
+
+# site_file NAME: the node's /etc/cudaenv/slurm.conf (root's, 644): its store,
+# the site's manifest, where the state and the reports go; no GPU here
+site_file() {
+    mkdir -p "$T/$1"
+    cat > "$T/$1/slurm.conf" <<EOF
+export CUDAENV_ROOT=$T/$1/opt CUDAENV_SYSROOT=$CUDAENV_SYSROOT CUDAENV_MANIFEST=$CUDAENV_MANIFEST
+export CUDAENV_TEST_LIBCUDA=$T/no-driver/libcuda.so.1 LD_PRELOAD=$SEAMS_SO ASAN_OPTIONS=$(fx_asan_preload_ok)
+CUDAENV=$CUDAENV
+CUDAENV_SLURM_STATE=$T/$1/state
+CUDAENV_SLURM_REPORTS=$T/shared/reports
+CUDAENV_SLURM_ALLOW_NO_GPU=1
+EOF
+    chmod 644 "$T/$1/slurm.conf"
+}
+
+@test "cluster at scale: build node pushes the toolchain to the site registry -> a second node installs oci:// -> Slurm prolog on both -> cudaenv-report: both nodes, the image's tree digest" {
+    [ "$(id -u)" -eq 0 ] || skip "the Slurm prolog runs as root, as slurmd runs it"
+    command -v skopeo >/dev/null || skip "no skopeo: apt-get install skopeo (tools/deps-test.txt)"
+    unshare --uts true 2>/dev/null || skip "no UTS namespace here: two nodes on one machine would report one hostname"
+    registry_start   # skips with the reason without docker-registry
+    SL=$REPO/contrib/slurm
+    IMG=oci://$REG/site/cuda:tf-2.14
+    site_file n1
+    site_file n2
+    # the build node (n1's store): the toolchain from NVIDIA, then into the registry
+    CUDAENV_ROOT=$T/n1/opt run --separate-stderr "$CUDAENV" install tf-2.14
+    [ "$status" -eq 0 ] || { echo "$stderr"; false; }
+    CUDAENV_ROOT=$T/n1/opt run --separate-stderr "$CUDAENV" push tf-2.14 "$IMG" --insecure
+    [ "$status" -eq 0 ] || { echo "$stderr"; false; }
+    [[ "$output" == "$IMG@sha256:"* ]] || { echo "$output"; false; }
+    DIGEST=${output##*@}
+    [[ "$stderr" == *"2 blobs uploaded, 0 already there"* ]]
+    local pushed=$stderr
+    # skopeo's view: the image's toolchain and its tree digest
+    run skopeo inspect --tls-verify=false "docker://$REG/site/cuda:tf-2.14"
+    [ "$status" -eq 0 ] || { echo "$output"; false; }
+    read -r TREE TC DG < <(python3 -c 'import json, sys; i = json.load(sys.stdin); l = i["Labels"]
+print(l["io.cudaenv.tree_sha256"], l["io.cudaenv.toolchain"], i["Digest"])' <<<"$output")
+    [ "$TC" = "$P" ] && [ "$DG" = "$DIGEST" ] && [[ "$TREE" =~ ^[0-9a-f]{64}$ ]] || { echo "$output"; false; }
+    [[ "$pushed" == *"tree digest $TREE"* ]]
+    LAYER=$(skopeo inspect --raw --tls-verify=false "docker://$REG/site/cuda:tf-2.14" \
+        | python3 -c 'import json, sys; print(json.load(sys.stdin)["layers"][0]["digest"])')
+
+    # the second node installs the image: every file from the registry, none from NVIDIA
+    local nvidia archives wheels
+    nvidia=$(server_requests "GET") archives=$(server_requests "GET .*\.tar\.xz") wheels=$(server_requests "GET .*\.whl")
+    [ "$archives" -gt 0 ] && [ "$wheels" -gt 0 ] || false   # n1 took them from NVIDIA
+    CUDAENV_ROOT=$T/n2/opt run --separate-stderr "$CUDAENV" install "$IMG" --insecure
+    [ "$status" -eq 0 ] || { echo "$stderr"; false; }
+    [[ "$stderr" == *"installed $P in $T/n2/opt/versions/$P from $IMG (image $DIGEST"* ]] || { echo "$stderr"; false; }
+    [ "$(registry_requests "\"GET /v2/site/cuda/blobs/$LAYER ")" -eq 1 ] || { cat "$REG_LOG"; false; }
+    cmp "$T/n1/opt/versions/$P/lib64/libcublas.so.11" "$T/n2/opt/versions/$P/lib64/libcublas.so.11"
+    cmp "$T/n1/opt/versions/$P/lib64/libnccl.so.2" "$T/n2/opt/versions/$P/lib64/libnccl.so.2"
+
+    # a job on each node: .cuda-version in its directory, the prolog as slurmd runs it
+    mkdir -p "$T/job" && echo tf-2.14 > "$T/job/.cuda-version"
+    export SLURM_JOB_USER=root SLURM_JOB_WORK_DIR=$T/job
+    unset SLURM_JOB_COMMENT CUDAENV_SPEC
+    for n in n1 n2; do
+        SLURM_JOB_ID=4101 node "$n" "$SL/cudaenv-prolog" 2> "$T/$n/prolog.err" || { cat "$T/$n/prolog.err"; false; }
+        grep -q "^status=ok$" "$T/$n/state/job-4101" || { cat "$T/$n/state/job-4101" "$T/$n/prolog.err"; false; }
+        grep -qx "prefix=$T/$n/opt/versions/$P" "$T/$n/state/job-4101"
+        grep -qF "cudaenv-prolog: job 4101 on $n: $P in place at $T/$n/opt/versions/$P, verified (exit 8)" "$T/$n/prolog.err" \
+            || { cat "$T/$n/prolog.err"; false; }
+        # the job's tasks get the toolchain's environment
+        SLURM_JOB_ID=4101 run node "$n" "$SL/cudaenv-task-prolog"
+        [ "$status" -eq 0 ] || { echo "$output"; false; }
+        [[ "$output" == *"export CUDA_HOME=$T/$n/opt/versions/$P"* ]] || { echo "$output"; false; }
+        SLURM_JOB_ID=4101 node "$n" "$SL/cudaenv-epilog"
+        [ ! -e "$T/$n/state/job-4101" ] && [ -s "$T/shared/reports/$n.jsonl" ] || false
+    done
+    # the prologs found the toolchain in place: no archive from NVIDIA (n2's came from the image;
+    # its install tf-2.14 reads the release's component list once to know it is complete)
+    [ "$(server_requests "GET .*\.tar\.xz")" -eq "$archives" ] || { tail -n +$((nvidia + 1)) "$SERVER_LOG"; false; }
+    [ "$(server_requests "GET .*\.whl")" -eq "$wheels" ]
+    [ "$(server_requests "GET")" -le $((nvidia + 1)) ] || { tail -n +$((nvidia + 1)) "$SERVER_LOG"; false; }
+
+    # a second user's job on n2 naming its toolchain only in CUDAENV_SPEC: the TaskProlog, as
+    # that user, finds it in the site store (root's, shared by every job) through the store's index
+    U=cudaenv-jrny41
+    id "$U" >/dev/null 2>&1 || { useradd -M -N -s /bin/sh "$U" && ADDED_USER=$U; } || skip "useradd $U failed"
+    mkdir -p "$T/uhome" && chown "$U" "$T/uhome"
+    chmod 755 "$T" "$T/n2" && chmod -R a+rX "$T/n2/opt" "$T/n2/state" && chmod 644 "$CUDAENV_MANIFEST"
+    local index; index=$(stat -c '%U %s %Y' "$T/n2/opt/versions/.index")
+    [ "${index%% *}" = root ]
+    run runuser -u "$U" -- env -i PATH=/usr/bin:/bin HOME="$T/uhome" SLURM_JOB_ID=4103 SLURMD_NODENAME=n2 \
+        CUDAENV_SLURM_CONF="$T/n2/slurm.conf" CUDAENV_SPEC=tf-2.14 "$SL/cudaenv-task-prolog"
+    [ "$status" -eq 0 ] || { echo "$output"; false; }
+    [[ "$output" == *"export CUDA_HOME=$T/n2/opt/versions/$P"* ]] || { echo "$output"; false; }
+    [[ "$output" == *"print cudaenv: $P (tf-2.14) on n2, from CUDAENV_SPEC, installed in the site store"* ]]
+    [ "$(stat -c '%U %s %Y' "$T/n2/opt/versions/.index")" = "$index" ]
+    [ -z "$(find "$T/n2/opt" -user "$U")" ]
+
+    # the merge: both nodes, each on its own host, one tree digest: the image's annotation
+    python3 - "$T/shared/reports" "$TREE" "$DIGEST" "$IMG" <<'PY'
+import json, os, sys
+d, tree, digest, img = sys.argv[1:]
+r = {n: json.loads(open(os.path.join(d, n + ".jsonl")).read().splitlines()[-1]) for n in ("n1", "n2")}
+assert [r[n]["host"] for n in ("n1", "n2")] == ["n1", "n2"], r
+assert all(x["tree_sha256"] == tree and x["exit_code"] == 8 and x["steps"]["files"] == "passed" for x in r.values()), r
+assert "image" not in r["n1"] and r["n2"]["image"] == {"reference": img, "digest": digest}, r
+PY
+    run "$SL/cudaenv-report" --allow-no-gpu --digest "$TREE" "$T/shared/reports"
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [ "${#lines[@]}" -eq 4 ]
+    [[ "${lines[0]}" =~ ^NODE\ +TOOLCHAIN\ +DIGEST\ +IMAGE\ +LIBS\ +GPU\ STEPS\ +RESULT$ ]]
+    [[ "${lines[1]}" =~ ^n1\ +${P//+/\\+}\ +${TREE:0:12}\ +-\ +same\ +no\ GPU\ +ok$ ]]
+    [[ "${lines[2]}" =~ ^n2\ +${P//+/\\+}\ +${TREE:0:12}\ +${DIGEST:0:19}\ +same\ +no\ GPU\ +ok$ ]]
+    [ "${lines[3]}" = "$P: 2 nodes, 2 ok" ]
+    # n2's files drift from the image: its next job's prolog fails (Slurm drains it), and its
+    # report line, merged, is named against the image's digest
+    echo tampered >> "$T/n2/opt/versions/$P/lib64/libcublas.so.11"
+    local rc=0
+    SLURM_JOB_ID=4102 node n2 "$SL/cudaenv-prolog" 2> "$T/n2/prolog.err" || rc=$?
+    [ "$rc" -eq 1 ] || { cat "$T/n2/prolog.err"; false; }
+    grep -qF "cudaenv verify $P failed (exit 7): files: 1 of" "$T/n2/prolog.err" || { cat "$T/n2/prolog.err"; false; }
+    SLURM_JOB_ID=4102 node n2 "$SL/cudaenv-epilog"
+    run "$SL/cudaenv-report" --allow-no-gpu --digest "$TREE" "$T/shared/reports"
+    [ "$status" -eq 1 ]
+    [[ "${lines[2]}" == "n2 "*"FAIL: files: "* ]] || { echo "$output"; false; }
 }
