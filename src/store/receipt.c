@@ -294,21 +294,3 @@ void ce_receipt_tree_sha256(const cJSON *files, char hex[65])
     for (size_t i = 0; i < k; i++) free(lines[i]);
     free(lines);
 }
-
-int ce_receipt_tree_sha256_of(ce_ctx *ctx, const char *prefix, char hex[65])
-{
-    hex[0] = '\0';
-    char path[4200], *text = NULL;
-    size_t len = 0;
-    if (ce_path_join(path, sizeof path, prefix, CE_RECEIPT_NAME)) return ce_fail(ctx, CE_ERR_OTHER, "path too long: %s", prefix);
-    if (!ce_exists(path)) return ce_fail(ctx, CE_ERR_NOTFOUND, "%s has no receipt (%s)", prefix, CE_RECEIPT_NAME);
-    int rc = ce_file_read(ctx, path, 256u << 20, &text, &len);
-    if (rc) return rc;
-    cJSON *o = cJSON_ParseWithLength(text, len);
-    free(text);
-    const cJSON *files = cJSON_GetObjectItemCaseSensitive(o, "files");
-    if (cJSON_IsArray(files)) ce_receipt_tree_sha256(files, hex);
-    cJSON_Delete(o);
-    if (!hex[0]) return ce_fail(ctx, CE_ERR_INTEGRITY, "%s has no list of files: reinstall the toolchain", path);
-    return CE_OK;
-}

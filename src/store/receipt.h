@@ -77,9 +77,6 @@ bool ce_pkg_of_sha(const char *pkg, const char *sha256);
  * `install oci://` checks it: the same toolchain on every node and in every
  * image has the same one.  hex "" when it cannot be computed. */
 void ce_receipt_tree_sha256(const cJSON *files, char hex[65]);
-/* The same from prefix's receipt: CE_ERR_NOTFOUND without one,
- * CE_ERR_INTEGRITY when it has no list of files. */
-int ce_receipt_tree_sha256_of(ce_ctx *ctx, const char *prefix, char hex[65]);
 
 /* What a toolchain holds, read back from its receipt: for list, info, and
  * install, which completes a toolchain with what a spec asks for and it
