@@ -14,7 +14,7 @@
 # the toolchain from "NVIDIA" and pushes it to the site's registry (Debian's
 # docker-registry on loopback); skopeo, the independent client, reads its tree
 # digest annotation; a second node installs it by `install oci://` (NVIDIA not
-# asked again); on both nodes a job's Slurm Prolog (contrib/slurm, run as
+# asked; from then on it is gone); on both nodes a job's Slurm Prolog (contrib/slurm, run as
 # slurmd runs it: root, SLURM_* set, each node with its own hostname in a UTS
 # namespace) puts the job's toolchain in place and verifies it, the TaskProlog
 # gives the job its environment, the Epilog keeps the `verify --report` line;
@@ -199,17 +199,19 @@ print(l["io.cudaenv.tree_sha256"], l["io.cudaenv.toolchain"], i["Digest"])' <<<"
         | python3 -c 'import json, sys; print(json.load(sys.stdin)["layers"][0]["digest"])')
 
     # the second node installs the image: every file from the registry, none from NVIDIA
-    local nvidia archives wheels
-    nvidia=$(server_requests "GET") archives=$(server_requests "GET .*\.tar\.xz") wheels=$(server_requests "GET .*\.whl")
-    [ "$archives" -gt 0 ] && [ "$wheels" -gt 0 ] || false   # n1 took them from NVIDIA
+    local nvidia; nvidia=$(server_requests "GET")
+    [ "$(server_requests "GET .*\.tar\.xz")" -gt 0 ] && [ "$(server_requests "GET .*\.whl")" -gt 0 ] || false   # n1's from NVIDIA
     CUDAENV_ROOT=$T/n2/opt run --separate-stderr "$CUDAENV" install "$IMG" --insecure
     [ "$status" -eq 0 ] || { echo "$stderr"; false; }
     [[ "$stderr" == *"installed $P in $T/n2/opt/versions/$P from $IMG (image $DIGEST"* ]] || { echo "$stderr"; false; }
     [ "$(registry_requests "\"GET /v2/site/cuda/blobs/$LAYER ")" -eq 1 ] || { cat "$REG_LOG"; false; }
     cmp "$T/n1/opt/versions/$P/lib64/libcublas.so.11" "$T/n2/opt/versions/$P/lib64/libcublas.so.11"
     cmp "$T/n1/opt/versions/$P/lib64/libnccl.so.2" "$T/n2/opt/versions/$P/lib64/libnccl.so.2"
+    [ "$(server_requests "GET")" -eq "$nvidia" ] || { tail -n +$((nvidia + 1)) "$SERVER_LOG"; false; }
+    server_stop   # NVIDIA gone from here on: the nodes have their stores and the registry
 
-    # a job on each node: .cuda-version in its directory, the prolog as slurmd runs it
+    # a job on each node: .cuda-version in its directory, the prolog as slurmd runs it (the
+    # toolchain in place: NVIDIA, gone, is not needed)
     mkdir -p "$T/job" && echo tf-2.14 > "$T/job/.cuda-version"
     export SLURM_JOB_USER=root SLURM_JOB_WORK_DIR=$T/job
     unset SLURM_JOB_COMMENT CUDAENV_SPEC
@@ -226,11 +228,6 @@ print(l["io.cudaenv.tree_sha256"], l["io.cudaenv.toolchain"], i["Digest"])' <<<"
         SLURM_JOB_ID=4101 node "$n" "$SL/cudaenv-epilog"
         [ ! -e "$T/$n/state/job-4101" ] && [ -s "$T/shared/reports/$n.jsonl" ] || false
     done
-    # the prologs found the toolchain in place: no archive from NVIDIA (n2's came from the image;
-    # its install tf-2.14 reads the release's component list once to know it is complete)
-    [ "$(server_requests "GET .*\.tar\.xz")" -eq "$archives" ] || { tail -n +$((nvidia + 1)) "$SERVER_LOG"; false; }
-    [ "$(server_requests "GET .*\.whl")" -eq "$wheels" ]
-    [ "$(server_requests "GET")" -le $((nvidia + 1)) ] || { tail -n +$((nvidia + 1)) "$SERVER_LOG"; false; }
 
     # a second user's job on n2 naming its toolchain only in CUDAENV_SPEC: the TaskProlog, as
     # that user, finds it in the site store (root's, shared by every job) through the store's index
