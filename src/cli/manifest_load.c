@@ -37,18 +37,25 @@ static char *cut_tf(char *text, size_t len, const void *tf, size_t *outlen)
     return ce_manifest_slice_tf(text, len, tf, outlen);
 }
 
+static char *cut_cuda(char *text, size_t len, const void *version, size_t *outlen)
+{
+    return ce_manifest_slice_cuda(text, len, version, outlen);
+}
+
 int cli_load_manifest_for(cli *c, const ce_spec *spec, const char *cudnn, ce_manifest **out)
 {
-    /* a TensorFlow row, no cuDNN of the user's: the slice of the manifest it
-     * reads (manifest/slice.h), the same answers at any manifest size */
-    if (spec->kind != CE_SPEC_TF || !strchr(spec->version, '.') || spec->cudnn[0] || (cudnn && *cudnn))
+    /* a TensorFlow row or a CUDA release ("12.4", not "12" or "latest"), no
+     * cuDNN of the user's: the slice of the manifest it reads
+     * (manifest/slice.h), the same answers at any manifest size */
+    bool tf = spec->kind == CE_SPEC_TF, cuda = spec->kind == CE_SPEC_CUDA;
+    if ((!tf && !cuda) || !strchr(spec->version, '.') || spec->cudnn[0] || (cudnn && *cudnn))
         return cli_load_manifest(c, out);
     *out = NULL;
     ce_msource src;
     int rc = ce_manifest_source(&c->ctx, &src);
     if (rc || (src.remote && (cli_url_manifest_loader || (!ce_mcopy_fresh(&c->ctx, &src) && !c->ctx.offline))))
         return cli_load_manifest(c, out);
-    return ce_manifest_load_source_sliced(&c->ctx, &src, cut_tf, spec->version, out);
+    return ce_manifest_load_source_sliced(&c->ctx, &src, tf ? cut_tf : cut_cuda, spec->version, out);
 }
 
 void cli_manifest_about(cli *c, const ce_manifest *m, char *out, size_t n)

@@ -18,4 +18,12 @@
  * show). */
 char *ce_manifest_slice_tf(char *text, size_t len, const char *tf, size_t *outlen);
 
+/* The same cut to a CUDA release named by version ("12.4" or "12.4.1": a
+ * '.' in it): "cuda" with the releases version names (itself, or those it
+ * is a prefix of, up to a '.'), "cudnn" with every release that has a build
+ * for that CUDA major ("cuda12": the candidates of an implicit pick),
+ * "tensorflow" empty, "torch" and "jax" left out.  NULL when no release
+ * matches or the text is not a manifest's shape (parse the whole). */
+char *ce_manifest_slice_cuda(char *text, size_t len, const char *version, size_t *outlen);
+
 #endif

@@ -281,6 +281,74 @@ static void test_slice(void **state)
     ce_manifest_free(b);
 }
 
+/* ce_manifest_slice_cuda: for every CUDA release of the built-in manifest,
+ * named whole ("12.4.1") and by its minor ("12.4"), the slice resolves to
+ * what the whole manifest resolves to: the release, its runfile, the
+ * implicit cuDNN, why it was picked and what it passed over, the NCCL an
+ * install would add.  "12" and "latest" are not sliced (NULL). */
+static void test_slice_cuda(void **state)
+{
+    (void)state;
+    ce_manifest *b = NULL;
+    char *text = NULL;
+    size_t len = 0;
+    if (ce_manifest_load_file(&ctx, "share/manifests/cudaenv.json", &b)) fail_msg("%s", ce_errmsg());
+    assert_int_equal(ce_file_read(&ctx, "share/manifests/cudaenv.json", 64 << 20, &text, &len), CE_OK);
+    for (size_t i = 0; i < b->n_cuda; i++)
+        for (int minor = 0; minor < 2; minor++) {
+            char ver[32];
+            snprintf(ver, sizeof ver, "%s", b->cuda[i].version);
+            if (minor) *strrchr(ver, '.') = '\0';
+            size_t slen = 0;
+            char *sl = ce_manifest_slice_cuda(text, len, ver, &slen);
+            assert_non_null(sl);
+            assert_true(slen < len / 2);
+            ce_manifest *sm = NULL;
+            if (ce_manifest_parse(&ctx, sl, slen, "/x/cudaenv.json", true, &sm)) fail_msg("%s: %s", ver, ce_errmsg());
+            assert_int_equal(sm->n_tf, 0);
+            assert_true(sm->n_cuda >= 1 && sm->n_cuda < b->n_cuda);
+            ce_spec s;
+            assert_int_equal(ce_spec_parse(&ctx, ver, &s), CE_OK);
+            ce_resolved rw, rs;
+            int cw = ce_resolve(&ctx, b, &s, "", false, &rw), cs = ce_resolve(&ctx, sm, &s, "", false, &rs);
+            assert_int_equal(cw, cs);
+            assert_string_equal(rw.name, rs.name);
+            assert_string_equal(rw.cuda ? rw.cuda->version : "", rs.cuda ? rs.cuda->version : "");
+            assert_string_equal(rw.runfile ? rw.runfile->sha256 : "", rs.runfile ? rs.runfile->sha256 : "");
+            assert_string_equal(rw.cudnn ? rw.cudnn->version : "", rs.cudnn ? rs.cudnn->version : "");
+            assert_string_equal(rw.cudnn_archive ? rw.cudnn_archive->sha256 : "", rs.cudnn_archive ? rs.cudnn_archive->sha256 : "");
+            assert_string_equal(rw.cudnn_why ? rw.cudnn_why : "", rs.cudnn_why ? rs.cudnn_why : "");
+            assert_string_equal(rw.cudnn_passed_over ? rw.cudnn_passed_over : "", rs.cudnn_passed_over ? rs.cudnn_passed_over : "");
+            if (cw == CE_OK) {
+                const ce_cudnn *nw, *ns;
+                const ce_artifact *aw, *as;
+                assert_int_equal(ce_resolve_nccl(&ctx, b, &rw, "+nccl", &nw, &aw), ce_resolve_nccl(&ctx, sm, &rs, "+nccl", &ns, &as));
+                assert_string_equal(aw ? aw->sha256 : "", as ? as->sha256 : "");
+            }
+            ce_manifest_free(sm);
+            free(sl);
+        }
+    size_t n;
+    assert_null(ce_manifest_slice_cuda(text, len, "12", &n));       /* a major: every release, the whole */
+    assert_null(ce_manifest_slice_cuda(text, len, "latest", &n));
+    assert_null(ce_manifest_slice_cuda(text, len, "99.1", &n));     /* no such release */
+    assert_null(ce_manifest_slice_cuda(text, len, "12.4.1.", &n) ? text : NULL);
+    char bad[] = "{\"schema\": 1, \"cuda\": [1], \"cudnn\": {}}";
+    assert_null(ce_manifest_slice_cuda(bad, strlen(bad), "12.4", &n));
+    /* "12.4" is not a prefix of "12.40.0"; a cuDNN without a cuda12 build is left out */
+    char two[] = "{\"schema\": 1, \"cuda\": {\"12.40.0\": {\"x\": 1}, \"12.4.1\": {\"y\": 2}}, "
+                 "\"cudnn\": {\"9.1\": {\"cuda12\": {}, \"source\": \"s\"}, \"8.9\": {\"cuda11\": {}}}}";
+    char *sl = ce_manifest_slice_cuda(two, strlen(two), "12.4", &n);
+    assert_non_null(sl);
+    assert_non_null(strstr(sl, "\"12.4.1\""));
+    assert_null(strstr(sl, "12.40.0"));
+    assert_non_null(strstr(sl, "\"9.1\""));
+    assert_null(strstr(sl, "\"8.9\""));
+    free(sl);
+    free(text);
+    ce_manifest_free(b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -291,6 +359,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_platform, setup, teardown),
         cmocka_unit_test_setup_teardown(test_builtin, setup, teardown),
         cmocka_unit_test_setup_teardown(test_slice, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_slice_cuda, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
