@@ -85,9 +85,15 @@ FULL_LIBS  = $(shell $(PKG_CONFIG) --libs $(LIGHT_PKGS) $(HEAVY_PKGS)) -ldl -lpt
 # libcrypto / liblzma: they and the commands that drive them live only in the
 # full binary.
 HEAVY_DIRS = install fetch archive mirror oci
-HEAVY_SRC = $(wildcard $(HEAVY_DIRS:%=src/%/*.c)) src/cli/cmd_install.c src/cli/cmd_push.c src/cli/cmd_pull.c src/cli/mirror_oci.c src/cli/cmd_mirror.c src/cli/cmd_update.c src/cli/interrupt.c src/cli/cmd_self.c
+HEAVY_SRC = $(wildcard $(HEAVY_DIRS:%=src/%/*.c)) src/cli/mirror_oci.c src/cli/interrupt.c
+# Compiled twice: X-full.o with CE_FULL for the full binary, X-light.o without
+# for the light one (src/cli/cli.h: FULL_ONLY): main.c, and the commands that
+# drive HEAVY_DIRS, whose light objects hold only their table entries (name,
+# summary, --help text), so help never re-execs the full binary.
+FULL_CMDS = install mirror push pull self update
+TWICE_SRC = src/cli/main.c $(FULL_CMDS:%=src/cli/cmd_%.c)
 CORE_SRC  = $(wildcard src/core/*.c src/machine/*.c src/manifest/*.c src/store/*.c src/doctor/*.c src/system/*.c $(HEAVY_DIRS:%=src/%/*.c) src/selftest/*.c)
-CLI_SRC   = $(filter-out src/cli/main.c src/cli/cjson_lazy.c src/cli/crypto_lazy.c,$(wildcard src/cli/*.c))
+CLI_SRC   = $(filter-out $(TWICE_SRC) src/cli/cjson_lazy.c src/cli/crypto_lazy.c,$(wildcard src/cli/*.c))
 LIGHT_SRC = $(filter-out $(HEAVY_SRC),$(CORE_SRC) $(CLI_SRC))
 FULL_SRC  = $(CORE_SRC) $(CLI_SRC)
 
@@ -98,9 +104,9 @@ FULL_SRC  = $(CORE_SRC) $(CLI_SRC)
 SWITCH_OBJ = $(patsubst %,$(BUILD)/obj/src/%.o,core/ctx cli/main-light cli/args cli/cmd_env cli/cmd_use \
              cli/cmd_current store/activate store/env store/store store/storeindex manifest/index store/userstate core/trust core/priv \
              core/dirscan manifest/resolve core/version core/path core/file core/status core/error)
-LIGHT_OBJ = $(SWITCH_OBJ) $(filter-out $(SWITCH_OBJ),$(LIGHT_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/src/cli/cjson_lazy.o \
-             $(BUILD)/obj/src/cli/crypto_lazy.o)
-FULL_OBJ  = $(FULL_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/src/cli/main-full.o
+LIGHT_OBJ = $(SWITCH_OBJ) $(filter-out $(SWITCH_OBJ),$(LIGHT_SRC:%.c=$(BUILD)/obj/%.o) $(TWICE_SRC:%.c=$(BUILD)/obj/%-light.o) \
+             $(BUILD)/obj/src/cli/cjson_lazy.o $(BUILD)/obj/src/cli/crypto_lazy.o)
+FULL_OBJ  = $(FULL_SRC:%.c=$(BUILD)/obj/%.o) $(TWICE_SRC:%.c=$(BUILD)/obj/%-full.o)
 LIB_OBJ   = $(filter-out $(BUILD)/obj/src/cli/%,$(CORE_SRC:%.c=$(BUILD)/obj/%.o))
 
 UNIT_SRC  = $(wildcard tests/unit/test_*.c)
@@ -121,11 +127,11 @@ $(BUILD)/obj/src/cli/cjson_lazy.o: override CFLAGS += -DCE_CJSON_LIBDIR='"$(shel
 # libcrypto likewise (crypto_lazy.c: the index's sha256 of a changed manifest)
 $(BUILD)/obj/src/cli/crypto_lazy.o: override CFLAGS += -DCE_CRYPTO_LIBDIR='"$(shell $(PKG_CONFIG) --variable=libdir libcrypto)"'
 
-$(BUILD)/obj/src/cli/main-light.o: src/cli/main.c
+$(BUILD)/obj/src/cli/%-light.o: src/cli/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
 
-$(BUILD)/obj/src/cli/main-full.o: src/cli/main.c
+$(BUILD)/obj/src/cli/%-full.o: src/cli/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -DCE_FULL -MMD -MP -c $< -o $@
 

@@ -1,5 +1,6 @@
-/* The command-line front end: one table of commands (main.c), one file per
- * command (cmd_<verb>.c), and render.c, the only place that draws. */
+/* The command-line front end: one file per command (cmd_<verb>.c: its table
+ * entry with its --help text, its options and its code), the table that lists
+ * them (main.c), and render.c, the only place that draws. */
 #ifndef CE_CLI_H
 #define CE_CLI_H
 
@@ -52,13 +53,14 @@ typedef struct cli_args {
 
 typedef int (*cli_run_fn)(cli *c, const cli_args *a);
 
-/* A command as data: main.c's table.  main parses argv against opts and the
- * positional counts, and reports unknown options, missing values and wrong
+/* A command as data: its entry cli_cmd_<verb>, defined at the end of its
+ * cmd_<verb>.c and listed in main.c's table.  main parses argv against opts and
+ * the positional counts, and reports unknown options, missing values and wrong
  * counts (exit 2) before run is called. */
 typedef struct cli_cmd {
     const char *name;
     const char *alias;
-    cli_run_fn run;        /* NULL in the light binary: re-exec cudaenv-full */
+    cli_run_fn run;        /* NULL in the light binary (FULL_ONLY): re-exec cudaenv-full */
     const char *summary;
     const char *usage;     /* full --help text of the command */
     const cli_opt *opts;   /* NULL: the global options only (the light binary's full-only
@@ -70,6 +72,18 @@ typedef struct cli_cmd {
                             * one %s; NULL: "unexpected argument '%s'" */
     unsigned needs;        /* CLI_NO_STORE, CLI_REST */
 } cli_cmd;
+
+/* The light/full seam of the front end: main.c and the files of the commands
+ * that need the network or archives (install, mirror, push, pull, self,
+ * update) are compiled twice (Makefile: TWICE_SRC), with CE_FULL for
+ * cudaenv-full and without it for the light cudaenv, where only their table
+ * entries are built and FULL_ONLY(x) is NULL: the light binary prints their
+ * --help itself and re-execs cudaenv-full to run them. */
+#ifdef CE_FULL
+#define FULL_ONLY(x) x
+#else
+#define FULL_ONLY(x) NULL
+#endif
 
 /* args.c: parse argv[1..argc) (argv[0] is the command's name) into *out.
  * pos must have room for argc words.  Returns 0, CLI_HELP (-h/--help seen),
@@ -189,29 +203,14 @@ int cli_libs_mode(cli *c, const char *libs, const char *python, struct ce_active
  * python3.12), else NULL: exec's auto mode. */
 const char *cli_python_cmd(const char *cmd);
 
-/* Commands (one file each): cmd_X runs, cmd_X_opts are its options. */
-#define CLI_COMMAND(x) int cmd_##x(cli *c, const cli_args *a); extern const cli_opt cmd_##x##_opts[]
-CLI_COMMAND(install);
-CLI_COMMAND(uninstall);
-CLI_COMMAND(list);
-CLI_COMMAND(list_remote);
-CLI_COMMAND(info);
-CLI_COMMAND(init);
-CLI_COMMAND(use);
-int cmd_deactivate(cli *c, const cli_args *a);
-CLI_COMMAND(env);
-CLI_COMMAND(local);
-CLI_COMMAND(global);
-CLI_COMMAND(current);
-CLI_COMMAND(verify);
-CLI_COMMAND(doctor);
-CLI_COMMAND(jupyter);
-CLI_COMMAND(adopt);
-CLI_COMMAND(cache);
-CLI_COMMAND(modulefile);
-CLI_COMMAND(mirror);
-int cmd_push(cli *c, const cli_args *a);   /* the global options only (--insecure) */
-CLI_COMMAND(pull);
+/* The commands, one file each (cmd_<verb>.c; use and deactivate share
+ * cmd_use.c): cli_cmd_<verb> is the command's table entry, its handler and
+ * options are the file's own. */
+extern const cli_cmd cli_cmd_install, cli_cmd_modulefile, cli_cmd_mirror, cli_cmd_push, cli_cmd_pull,
+    cli_cmd_self, cli_cmd_update, cli_cmd_outdated, cli_cmd_config, cli_cmd_uninstall, cli_cmd_list,
+    cli_cmd_list_remote, cli_cmd_info, cli_cmd_prefix, cli_cmd_init, cli_cmd_use, cli_cmd_deactivate,
+    cli_cmd_env, cli_cmd_local, cli_cmd_global, cli_cmd_current, cli_cmd_which, cli_cmd_exec,
+    cli_cmd_verify, cli_cmd_jupyter, cli_cmd_doctor, cli_cmd_adopt, cli_cmd_cache;
 /* cmd_pull.c: install the toolchain images refs[0..n) name (oci://...);
  * returns the exit status (install oci://... and pull). */
 int cli_oci_install(cli *c, const char *const *refs, size_t n);
@@ -221,13 +220,6 @@ int cli_oci_fail(cli *c, int err);
 /* mirror_oci.c: mirror SPEC... --to oci://REGISTRY/REPO (install, then push each
  * as REPO:<name> and REPO:<spec>); returns the exit status. */
 int cli_mirror_oci(cli *c, const char *to, const char **specs, size_t n);
-int cmd_update(cli *c, const cli_args *a);
-CLI_COMMAND(self);
-CLI_COMMAND(outdated);
-CLI_COMMAND(config);
-int cmd_prefix(cli *c, const cli_args *a);
-int cmd_which(cli *c, const cli_args *a);
-CLI_COMMAND(exec);
 
 /* cmd_env.c: print the environment of sel for shell sh (ce_shell, or
  * CLI_SH_DOTENV) on stdout: env and use.  Returns 0 or the exit status. */

@@ -10,7 +10,7 @@
 
 enum { OPT_NAME = 1, OPT_SCAN };
 
-const cli_opt cmd_adopt_opts[] = {
+static const cli_opt cmd_adopt_opts[] = {
     { "name", 0, true, OPT_NAME },
     { "scan", 0, false, OPT_SCAN },
     { 0 },
@@ -60,7 +60,7 @@ static int scan(cli *c)
     return 0;
 }
 
-int cmd_adopt(cli *c, const cli_args *a)
+static int cmd_adopt(cli *c, const cli_args *a)
 {
     const char *dir = a->n ? a->pos[0] : NULL, *name = a->opt[OPT_NAME];
     if (cli_on(a, OPT_SCAN)) {
@@ -84,3 +84,22 @@ int cmd_adopt(cli *c, const cli_args *a)
     cli_note(c, "use it: cudaenv use %s, cudaenv exec %s -- CMD, cudaenv verify %s", got, got, got);
     return 0;
 }
+
+const cli_cmd cli_cmd_adopt = {
+    .name = "adopt", .run = cmd_adopt,
+    .summary = "register a CUDA toolkit installed elsewhere",
+    .usage =
+        "usage: cudaenv adopt DIR [--name NAME] | cudaenv adopt --scan\n"
+        "\n"
+        "Use a toolkit cudaenv did not install (/usr/local/cuda-12.4, /usr/lib/cuda) like any\n"
+        "other toolchain: its version is read from version.json, version.txt or cuda.h (nothing\n"
+        "in DIR is run), a cuDNN inside it is detected, and a receipt of every file's size is\n"
+        "written now so verify can tell later changes.  list marks it adopted; uninstall only\n"
+        "forgets it (DIR is never touched).  As root, DIR must be root's all the way down and\n"
+        "up (exit 6 naming the path otherwise).\n"
+        "\n"
+        "  --name NAME   the toolchain name: CUDA[+cudnnVER][@label], e.g. 12.4.1@system\n"
+        "                (default: the versions found; @adopted when that name is taken)\n"
+        "  --scan        list /usr/local/cuda-*, /opt/cuda* and /usr/lib/cuda, adopted or not\n",
+    .opts = cmd_adopt_opts, .max_pos = 1, .extra = "one DIR at a time (got %s and %s)",
+};

@@ -19,7 +19,7 @@
 
 enum { OPT_DRY = 1, OPT_JSON };
 
-const cli_opt cmd_cache_opts[] = {
+static const cli_opt cmd_cache_opts[] = {
     { "dry-run", 'n', false, OPT_DRY },
     { "json", 0, false, OPT_JSON },
     { 0 },
@@ -126,7 +126,7 @@ static int sweep(cli *c, ce_cache_item *v, size_t n, bool prune, bool dry)
     return 0;
 }
 
-int cmd_cache(cli *c, const cli_args *a)
+static int cmd_cache(cli *c, const cli_args *a)
 {
     const char *what = a->n ? a->pos[0] : "list";
     bool dry = cli_on(a, OPT_DRY);
@@ -149,3 +149,19 @@ int cmd_cache(cli *c, const cli_args *a)
     free(v);
     return out;
 }
+
+const cli_cmd cli_cmd_cache = {
+    .name = "cache", .run = cmd_cache,
+    .summary = "downloads and unpacked trees: dir, list, clean, prune",
+    .usage =
+        "usage: cudaenv cache [dir | list [--json] | clean [--dry-run] | prune [--dry-run]]\n"
+        "\n"
+        "The downloads in $CUDAENV_ROOT/cache (verified files and partial ones) and the\n"
+        "unpacked releases in pkgs/ that toolchains are hardlinked from.\n"
+        "  dir      print the cache directory\n"
+        "  list     each item with its size and whether an installed toolchain came from it\n"
+        "  clean    remove every download (a reinstall then downloads again)\n"
+        "  prune    remove the downloads and unpacked trees no installed toolchain uses\n"
+        "  --dry-run, -n   print what would be removed, remove nothing\n",
+    .opts = cmd_cache_opts, .max_pos = 1,
+};

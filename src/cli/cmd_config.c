@@ -13,7 +13,7 @@
 
 enum { OPT_SYSTEM = 1 };
 
-const cli_opt cmd_config_opts[] = {
+static const cli_opt cmd_config_opts[] = {
     { "system", 0, false, OPT_SYSTEM },
     { 0 },
 };
@@ -56,7 +56,7 @@ static bool effective(cli *c, const char *key, char *val, size_t n, char *from, 
     return true;
 }
 
-int cmd_config(cli *c, const cli_args *a)
+static int cmd_config(cli *c, const cli_args *a)
 {
     const cli_cmd *cmd = c->cmd;
     const char *verb = a->n ? a->pos[0] : "list";
@@ -101,3 +101,27 @@ int cmd_config(cli *c, const cli_args *a)
     }
     return cli_usage_error(cmd, "'%s': use list, get KEY, set KEY VALUE or unset KEY", verb);
 }
+
+const cli_cmd cli_cmd_config = {
+    .name = "config", .run = cmd_config,
+    .summary = "settings in the config files: list, get, set, unset",
+    .usage =
+        "usage: cudaenv config [list] | get KEY | set KEY VALUE | unset KEY  [--system]\n"
+        "\n"
+        "The config files keep settings instead of environment variables: the user's\n"
+        "${XDG_CONFIG_HOME:-~/.config}/cudaenv/config.json and the site's\n"
+        "/etc/cudaenv/config.json (--system).  What applies: the environment, then the\n"
+        "user's file, then the site's, then the default.  list shows every key with its\n"
+        "value and where it comes from; get prints the value that applies (exit 3: unset).\n"
+        "\n"
+        "  manifest           path or URL of the manifest (CUDAENV_MANIFEST)\n"
+        "  mirror             base URL replacing NVIDIA's (CUDAENV_MIRROR)\n"
+        "  update_interval    seconds a remote manifest's copy stays fresh (CUDAENV_UPDATE_INTERVAL)\n"
+        "  manifest_unsigned  true: accept an unsigned remote manifest (CUDAENV_MANIFEST_UNSIGNED=1)\n"
+        "  cudnn              newest (default), none, or a release: the cuDNN of a CUDA spec\n"
+        "                     that names none, for install and info (--cudnn / --no-cudnn win)\n"
+        "  keys               public keys (PEM files, comma-separated) trusted for signed manifests\n"
+        "\n"
+        "  --system   the site's file (root; its keys and settings then apply to every user)\n",
+    .opts = cmd_config_opts, .max_pos = 3, .extra = "too many words (set KEY VALUE at most)",
+};

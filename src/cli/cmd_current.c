@@ -14,7 +14,7 @@
 
 enum { OPT_JSON = 1 };
 
-const cli_opt cmd_current_opts[] = {
+static const cli_opt cmd_current_opts[] = {
     { "json", 0, false, OPT_JSON },
     { 0 },
 };
@@ -34,7 +34,7 @@ static bool two_copies(const ce_active_info *s, char *sum, size_t sumsz, char *f
     return true;
 }
 
-int cmd_current(cli *c, const cli_args *a)
+static int cmd_current(cli *c, const cli_args *a)
 {
     c->json = cli_on(a, OPT_JSON);
     ce_active_info s;
@@ -91,3 +91,17 @@ int cmd_current(cli *c, const cli_args *a)
     if (hazard) cli_warn(c, "%s; fix: %s", sum, fix);
     return installed ? 0 : cli_fail(c, rc);
 }
+
+const cli_cmd cli_cmd_current = {
+    .name = "current", .run = cmd_current,
+    .summary = "the active toolchain and where it comes from",
+    .usage =
+        "usage: cudaenv current [--json]\n"
+        "\n"
+        "Print the active toolchain and its origin: shell, .cuda-version (path), global, system.\n"
+        "Warns when its lib64 is on LD_LIBRARY_PATH while python3 brings its own copies of\n"
+        "the same libraries (the fix: cudaenv use --for python3).\n"
+        "For system: the toolchain global --system put at /usr/local/cuda, when the link still\n"
+        "points there (--json: system_toolchain), else the machine's own CUDA.\n",
+    .opts = cmd_current_opts,
+};

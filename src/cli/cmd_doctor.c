@@ -14,7 +14,7 @@
 
 enum { OPT_JSON = 1, OPT_FRAMEWORK, OPT_NO_FRAMEWORK };
 
-const cli_opt cmd_doctor_opts[] = {
+static const cli_opt cmd_doctor_opts[] = {
     { "json", 0, false, OPT_JSON },
     { "framework", 0, false, OPT_FRAMEWORK },
     { "no-framework", 0, false, OPT_NO_FRAMEWORK },
@@ -151,7 +151,7 @@ static void print_human(const cli *c, const ce_doctor *d)
     if (c->ctx.verbose) fprintf(stderr, "cudaenv: doctor took %.1f ms\n", d->elapsed_ms);
 }
 
-int cmd_doctor(cli *c, const cli_args *a)
+static int cmd_doctor(cli *c, const cli_args *a)
 {
     c->json = cli_on(a, OPT_JSON);
     if (cli_on(a, OPT_FRAMEWORK) && cli_on(a, OPT_NO_FRAMEWORK))
@@ -172,3 +172,23 @@ int cmd_doctor(cli *c, const cli_args *a)
     if (rc) return 1;
     return errors ? ce_exit_code(CE_ERR_CHECK) : 0;
 }
+
+const cli_cmd cli_cmd_doctor = {
+    .name = "doctor", .run = cmd_doctor,
+    .summary = "diagnose driver, runtime, cuDNN, device, environment",
+    .usage =
+        "usage: cudaenv doctor [--json] [--framework | --no-framework]\n"
+        "\n"
+        "Walk the troubleshooting chain and name the fix for each problem.  Exit 0 when\n"
+        "there are no errors, 7 when there are.\n"
+        "\n"
+        "The framework layer imports PyTorch and TensorFlow in python3 (seconds for a\n"
+        "large install); its result is kept in ${XDG_CACHE_HOME:-~/.cache}/cudaenv and\n"
+        "used until the interpreter, the environment or anything it imports from\n"
+        "changes.  The report's \"frameworks:\" line says which.\n"
+        "\n"
+        "  --json           one JSON document\n"
+        "  --framework      probe the frameworks again (the kept result is not used)\n"
+        "  --no-framework   skip the framework layer\n",
+    .opts = cmd_doctor_opts,
+};

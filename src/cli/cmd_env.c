@@ -16,7 +16,7 @@
 
 enum { OPT_SHELL = 1, OPT_FOR, OPT_FRAMEWORK, OPT_LIBS };
 
-const cli_opt cmd_env_opts[] = {
+static const cli_opt cmd_env_opts[] = {
     { "shell", 's', true, OPT_SHELL },
     { "json", 0, false, OPT_SHELL, "json" },  /* = --shell json; the last one given wins */
     { "for", 0, true, OPT_FOR },              /* the toolchain PYTHON's frameworks were built for */
@@ -88,7 +88,7 @@ static int default_shell(void)
     return base && !strcmp(base + 1, "fish") ? CE_SH_FISH : CE_SH_POSIX;
 }
 
-int cmd_env(cli *c, const cli_args *a)
+static int cmd_env(cli *c, const cli_args *a)
 {
     const char *shell = a->opt[OPT_SHELL], *version = a->n ? a->pos[0] : NULL;
     int sh = default_shell();
@@ -119,3 +119,21 @@ int cmd_env(cli *c, const cli_args *a)
     rc = cli_print_env(c, &sel, set_version, false, sh);
     return rc ? rc : status;
 }
+
+const cli_cmd cli_cmd_env = {
+    .name = "env", .run = cmd_env,
+    .summary = "print the environment of a toolchain",
+    .usage =
+        "usage: cudaenv env [VERSION|system] [--shell bash|zsh|fish|json|dotenv] [--json]\n"
+        "       cudaenv env --for PYTHON [--framework tf|torch|jax] [--libs framework|toolchain] [--shell ...]\n"
+        "\n"
+        "Print the environment that use applies (CUDA_HOME, CUDA_PATH, CUDNN_PATH, PATH,\n"
+        "LD_LIBRARY_PATH, CUDAENV_VERSION), for Jupyter kernels, cron and IDEs.  Without\n"
+        "VERSION: the active selection (.cuda-version, global), what the cd hook applies.\n"
+        "Entries earlier switches added are removed; other CUDA entries are reported.\n"
+        "--shell dotenv prints KEY=VALUE lines for $GITHUB_ENV, docker --env-file and\n"
+        "systemd EnvironmentFile= (cudaenv env 11.8 --shell dotenv >> \"$GITHUB_ENV\").\n"
+        "--for PYTHON: the environment of the toolchain PYTHON's frameworks were built for\n"
+        "(its own CUDA libraries kept: see use).\n",
+    .opts = cmd_env_opts, .max_pos = 1, .extra = "one VERSION only",
+};

@@ -14,14 +14,14 @@
 
 enum { OPT_FOR = 1, OPT_FRAMEWORK, OPT_LIBS };
 
-const cli_opt cmd_exec_opts[] = {
+static const cli_opt cmd_exec_opts[] = {
     { "for", 0, true, OPT_FOR },
     { "framework", 0, true, OPT_FRAMEWORK },
     { "libs", 0, true, OPT_LIBS },
     { 0 },
 };
 
-int cmd_exec(cli *c, const cli_args *a)
+static int cmd_exec(cli *c, const cli_args *a)
 {
     /* the command starts after VERSION, with or without "--" (CLI_REST); with
      * --for after "--" (a first word would be read as VERSION) */
@@ -71,3 +71,21 @@ int cmd_exec(cli *c, const cli_args *a)
     cli_error(c, "cannot run %s: %s", rest[0], strerror(e));
     return 126;
 }
+
+const cli_cmd cli_cmd_exec = {
+    .name = "exec", .run = cmd_exec,
+    .summary = "run one command with a toolchain",
+    .usage =
+        "usage: cudaenv exec [VERSION] -- CMD [ARG...]\n"
+        "       cudaenv exec --for PYTHON [--framework tf|torch|jax] -- CMD [ARG...]\n"
+        "       cudaenv exec --libs framework|toolchain [VERSION] -- CMD [ARG...]\n"
+        "\n"
+        "Run CMD with the environment of toolchain VERSION; without VERSION, of the selection\n"
+        "in effect (CUDAENV_VERSION from use, the nearest .cuda-version, global; none: exit 3);\n"
+        "--for PYTHON: of the toolchain\n"
+        "that Python's frameworks were built for (see install --for), e.g.\n"
+        "cudaenv exec --for .venv/bin/python -- .venv/bin/python setup.py build_ext.\n"
+        "A Python that brings its own CUDA libraries (--for, or CMD a python) runs on them:\n"
+        "the toolchain's lib64 stays off LD_LIBRARY_PATH (see use).\n",
+    .opts = cmd_exec_opts, .max_pos = 1, .needs = CLI_REST,
+};

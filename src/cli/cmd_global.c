@@ -15,7 +15,7 @@
 
 enum { OPT_SYSTEM = 1, OPT_FORCE, OPT_DRY, OPT_ROLLBACK, OPT_UNSET };
 
-const cli_opt cmd_global_opts[] = {
+static const cli_opt cmd_global_opts[] = {
     { "system", 0, false, OPT_SYSTEM },
     { "force", 'f', false, OPT_FORCE },
     { "dry-run", 'n', false, OPT_DRY },
@@ -41,7 +41,7 @@ static int show_system(cli *c)
     return 0;
 }
 
-int cmd_global(cli *c, const cli_args *a)
+static int cmd_global(cli *c, const cli_args *a)
 {
     const char *version = a->n ? a->pos[0] : NULL;
     bool sys = cli_on(a, OPT_SYSTEM), unset = cli_on(a, OPT_UNSET);
@@ -107,3 +107,27 @@ int cmd_global(cli *c, const cli_args *a)
         return cli_fail(c, rc);
     return 0;
 }
+
+const cli_cmd cli_cmd_global = {
+    .name = "global", .run = cmd_global,
+    .summary = "the default toolchain (user or system)",
+    .usage =
+        "usage: cudaenv global [VERSION|system | --unset]\n"
+        "       cudaenv global [VERSION|system] --system [--force] [--dry-run]\n"
+        "       cudaenv global --rollback [--dry-run]\n"
+        "\n"
+        "Without --system: the user's default toolchain (printed without VERSION; --unset\n"
+        "removes it, so new shells outside a project get the machine's own CUDA).\n"
+        "With --system (root): point $CUDAENV_SYSROOT/usr/local/cuda and\n"
+        "/etc/ld.so.conf.d/cudaenv.conf at it atomically and run ldconfig.  --dry-run prints\n"
+        "the plan.  --rollback returns to the previous target, and again to the one before\n"
+        "(a history of 16).  The first switch records the\n"
+        "machine's own state (no link, a link, the update-alternatives selection, a directory\n"
+        "moved aside; cudaenv.conf); 'global system --system' restores exactly that.\n"
+        "A real directory at /usr/local/cuda is refused (exit 1) unless --force moves it aside;\n"
+        "an update-alternatives link is cooperated with.  Exit 6: not root, or the toolchain\n"
+        "is in a tree not owned by root or writable by others (use CUDAENV_ROOT=/opt/cudaenv).\n"
+        "A switch interrupted (kill -9, power loss) is completed by the next --system/--rollback.\n"
+        "CUDAENV_LDCONFIG overrides the ldconfig path (\"none\" skips it).\n",
+    .opts = cmd_global_opts, .max_pos = 1, .extra = "one VERSION only",
+};

@@ -23,7 +23,7 @@
 
 enum { OPT_JSON = 1, OPT_CUDNN, OPT_NO_CUDNN, OPT_COMPONENTS };
 
-const cli_opt cmd_info_opts[] = {
+static const cli_opt cmd_info_opts[] = {
     { "json", 0, false, OPT_JSON },
     { "cudnn", 0, true, OPT_CUDNN },
     { "no-cudnn", 0, false, OPT_NO_CUDNN },
@@ -436,7 +436,7 @@ static void print_text(const ce_spec *s, const ce_resolved *r, const char *platf
     else cli_print("%-13s yes, on %s\n", "installable", platform);
 }
 
-int cmd_info(cli *c, const cli_args *a)
+static int cmd_info(cli *c, const cli_args *a)
 {
     const char *spec_text = a->pos[0], *cudnn = a->opt[OPT_CUDNN] ? a->opt[OPT_CUDNN] : "";
     const char *components = a->opt[OPT_COMPONENTS];
@@ -514,3 +514,28 @@ int cmd_info(cli *c, const cli_args *a)
     ce_manifest_free(m);
     return out;
 }
+
+const cli_cmd cli_cmd_info = {
+    .name = "info", .run = cmd_info,
+    .summary = "what a spec resolves to",
+    .usage =
+        "usage: cudaenv info SPEC [--json] [--cudnn VER] [--no-cudnn]\n"
+        "\n"
+        "Show what SPEC resolves to, without downloading: CUDA, cuDNN, min driver, max gcc,\n"
+        "GPU architectures, Python range, URLs, sizes, sha256s and the source of each value.\n"
+        "tf-2.14 takes TensorFlow's tested CUDA + cuDNN pair; torch-2.5 the pair of the CUDA\n"
+        "build pip installs from PyPI (torch-2.5+cu121: another build; info lists them all);\n"
+        "jax-0.4.30 the pair its CUDA plugin's pins resolve to; 11.8 takes the newest 11.8.*\n"
+        "and the newest cuDNN built for CUDA 11.  Unknown specs exit 3 with the nearest ones.\n"
+        "When its toolchain is installed: what it holds and what install would add.\n"
+        "\n"
+        "  --cudnn VER    choose the cuDNN release (8.9 = newest 8.9.*; wins over +cudnn)\n"
+        "  --no-cudnn     the CUDA toolkit alone\n"
+        "  --components L with the profile adjusted as install --components L would\n"
+        "  --json         one JSON document (keys: man cudaenv)\n"
+        "\n"
+        "Where the release installs from NVIDIA's components, info lists them with their\n"
+        "sizes and the total (it reads the release's redistrib JSON: cached, else fetched).\n",
+    .opts = cmd_info_opts, .min_pos = 1, .max_pos = 1,
+    .missing = "which SPEC? e.g. cudaenv info tf-2.14", .extra = "one SPEC at a time (got '%s' and '%s')",
+};

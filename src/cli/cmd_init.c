@@ -344,13 +344,13 @@ static int write_static(cli *c, const char *shell, const char *bin, const char *
 
 enum { OPT_STATIC = 1, OPT_OUTPUT };
 
-const cli_opt cmd_init_opts[] = {
+static const cli_opt cmd_init_opts[] = {
     { "static", 0, false, OPT_STATIC },
     { "output", 'o', true, OPT_OUTPUT },
     { 0 },
 };
 
-int cmd_init(cli *c, const cli_args *a)
+static int cmd_init(cli *c, const cli_args *a)
 {
     const char *shell = a->pos[0], *output = a->opt[OPT_OUTPUT];
     bool stat_file = cli_on(a, OPT_STATIC);
@@ -366,3 +366,22 @@ int cmd_init(cli *c, const cli_args *a)
     write_init(c, stdout, shell, bin);
     return 0;
 }
+
+const cli_cmd cli_cmd_init = {
+    .name = "init", .run = cmd_init,
+    .summary = "shell integration to eval",
+    .usage =
+        "usage: cudaenv init bash|zsh|fish [--static [-o FILE]]\n"
+        "\n"
+        "Print the shell integration: the cudaenv shell function (so use can change the\n"
+        "current shell), the cd hook for .cuda-version, and completions.\n"
+        "  bash: eval \"$(cudaenv init bash)\"     zsh: eval \"$(cudaenv init zsh)\"\n"
+        "  fish: cudaenv init fish | source\n"
+        "\n"
+        "  --static       write it to a file to source instead (no process at shell start;\n"
+        "                 the file regenerates itself when the binary is newer) and print\n"
+        "                 its path; then in ~/.bashrc: source ~/.cudaenv/init/cudaenv.bash\n"
+        "  -o, --output FILE   where --static writes (default $CUDAENV_ROOT/init/cudaenv.SHELL)\n",
+    .opts = cmd_init_opts, .min_pos = 1, .max_pos = 1,
+    .missing = "which shell? bash, zsh or fish", .extra = "one shell only", .needs = CLI_NO_STORE,
+};

@@ -14,10 +14,13 @@
 #include "store/modulefile.h"
 #include "store/store.h"
 
+/* the light binary builds only the table entry at the end (cli.h: FULL_ONLY) */
+#ifdef CE_FULL
+
 enum { OPT_CUDNN = 1, OPT_NO_CUDNN, OPT_FORCE, OPT_OFFLINE, OPT_FROM, OPT_COMPONENTS, OPT_MODULEFILES, OPT_MODULE_FORMAT,
        OPT_FOR, OPT_FRAMEWORK };
 
-const cli_opt cmd_install_opts[] = {
+static const cli_opt cmd_install_opts[] = {
     { "cudnn", 0, true, OPT_CUDNN },
     { "no-cudnn", 0, false, OPT_NO_CUDNN },
     { "force", 'f', false, OPT_FORCE },
@@ -41,7 +44,7 @@ static int pin_unresolved(cli *c, const char *pin_src)
                    "(cudaenv local VERSION) or give one: cudaenv install VERSION", pin_src, pin_src);
 }
 
-int cmd_install(cli *c, const cli_args *a)
+static int cmd_install(cli *c, const cli_args *a)
 {
     const char *cudnn = a->opt[OPT_CUDNN] ? a->opt[OPT_CUDNN] : "", *moddir = a->opt[OPT_MODULEFILES];
     const char *from = a->opt[OPT_FROM], *components = a->opt[OPT_COMPONENTS], *format = a->opt[OPT_MODULE_FORMAT];
@@ -140,3 +143,50 @@ out:
     free(r);
     return rc == CE_OK ? 0 : cli_fail(c, rc);
 }
+
+#endif /* CE_FULL */
+
+const cli_cmd cli_cmd_install = {
+    .name = "install", .run = FULL_ONLY(cmd_install),
+    .summary = "download, verify and install toolchains",
+    .usage =
+        "usage: cudaenv install [SPEC...] [--cudnn VER] [--no-cudnn] [--from runfile|redist]\n"
+        "                [--components +NAME,-NAME] [--force] [--offline] [--insecure]\n"
+        "                [--modulefiles DIR [--module-format lmod|tcl]]\n"
+        "       cudaenv install --for PYTHON [--framework tf|torch|jax] [options]\n"
+        "\n"
+        "Resolve each SPEC through the manifest (tf-2.14, tensorflow-2.14.1, torch-2.5,\n"
+        "torch-2.5+cu121, jax-0.4.30, 11.8, 11.8.0, cuda-11.8, optionally +cudnn8.7),\n"
+        "download what it needs and the cuDNN tarball\n"
+        "(resume, retry, parallel), check size and sha256, and install them side by side\n"
+        "under $CUDAENV_ROOT/versions without root.  Where the manifest pins NVIDIA's\n"
+        "redistrib JSON for the release, only the components of a profile are downloaded\n"
+        "(tf for tf-X.Y specs, toolkit for CUDA specs) and laid out as the runfile would;\n"
+        "otherwise the runfile is installed.  Without SPEC, the pin in effect: the nearest\n"
+        ".cuda-version from here up, else the global default; a pin that names no\n"
+        "release is exit 3, naming its file, never its content.  A toolchain already\n"
+        "installed from components gets what SPEC selects and it lacks (components, NCCL),\n"
+        "named in a note; nothing it holds is removed (--force: exactly what SPEC selects).\n"
+        "\n"
+        "  --cudnn VER    use this cuDNN release instead of the one the spec implies\n"
+        "  --no-cudnn     install the CUDA toolkit alone\n"
+        "  --from runfile install from NVIDIA's runfile even where components exist\n"
+        "  --from redist  install from components; fail where the release has none\n"
+        "  --components L adjust the profile: +nsight_systems adds, -libcufft removes\n"
+        "  --force        reinstall; also install a toolkit this machine's driver cannot run\n"
+        "  --offline      use the download cache only, never the network\n"
+        "  --insecure     allow http:// URLs in the manifest\n"
+        "  --manifest M   use manifest file or URL M (also CUDAENV_MANIFEST)\n"
+        "  --modulefiles DIR   afterwards, regenerate DIR's module files (modulefile --all)\n"
+        "  --module-format F   lmod (default) or tcl, for --modulefiles\n"
+        "  --for PYTHON   the toolchain PYTHON's frameworks were built for: TensorFlow's row\n"
+        "                 (tf.__version__), else PyTorch's torch.version.cuda + cuDNN, else\n"
+        "                 the CUDA + cuDNN JAX's CUDA plugin was built against; says which\n"
+        "                 decided (a venv's python: --for .venv/bin/python).  Frameworks that\n"
+        "                 want another CUDA or cuDNN release: exit 2 naming both\n"
+        "  --framework F  tf, torch or jax: which of disagreeing frameworks decides\n"
+        "\n"
+        "       cudaenv install oci://REGISTRY/REPO:TAG|@sha256:DIGEST... [--force] [--insecure]\n"
+        "installs toolchain images cudaenv push wrote (see cudaenv pull --help).\n",
+    .opts = FULL_ONLY(cmd_install_opts), .min_pos = 0, .max_pos = -1,
+};

@@ -21,7 +21,7 @@
 
 enum { OPT_PYTHON = 1, OPT_NAME };
 
-const cli_opt cmd_jupyter_opts[] = {
+static const cli_opt cmd_jupyter_opts[] = {
     { "python", 0, true, OPT_PYTHON },
     { "name", 0, true, OPT_NAME },
     { 0 },
@@ -175,7 +175,7 @@ static int install(cli *c, const cli_cmd *cmd, const char *version, const char *
     return 0;
 }
 
-int cmd_jupyter(cli *c, const cli_args *a)
+static int cmd_jupyter(cli *c, const cli_args *a)
 {
     const cli_cmd *cmd = c->cmd;
     const char *sub = a->n > 0 ? a->pos[0] : NULL, *version = a->n > 1 ? a->pos[1] : NULL;
@@ -184,3 +184,20 @@ int cmd_jupyter(cli *c, const cli_args *a)
     if (!version) return cli_usage_error(cmd, "name the toolchain: cudaenv jupyter install VERSION");
     return install(c, cmd, version, a->opt[OPT_PYTHON], a->opt[OPT_NAME]);
 }
+
+const cli_cmd cli_cmd_jupyter = {
+    .name = "jupyter", .run = cmd_jupyter,
+    .summary = "a Jupyter kernel with a toolchain's environment",
+    .usage =
+        "usage: cudaenv jupyter install VERSION [--python PATH] [--name NAME]\n"
+        "\n"
+        "Write a Jupyter kernelspec (kernel.json) whose env carries the environment of the\n"
+        "installed toolchain VERSION (what cudaenv env VERSION --shell json prints), so a\n"
+        "notebook loads the same libraries as cudaenv use.  It goes to\n"
+        "$JUPYTER_DATA_DIR/kernels/NAME, else ${XDG_DATA_HOME:-~/.local/share}/jupyter/kernels/NAME;\n"
+        "the path is printed.  The Python needs ipykernel.\n"
+        "\n"
+        "  --python PATH   the kernel's Python (default: python3 on PATH), written as an absolute path\n"
+        "  --name NAME     the kernel's name (default: cudaenv-VERSION; letters, digits, . _ -)\n",
+    .opts = cmd_jupyter_opts, .max_pos = 2, .extra = "one VERSION only (got '%s' and '%s')",
+};

@@ -19,14 +19,14 @@
 
 enum { OPT_JSON = 1, OPT_NAMES, OPT_SIZES };
 
-const cli_opt cmd_list_opts[] = {
+static const cli_opt cmd_list_opts[] = {
     { "json", 0, false, OPT_JSON },
     { "names", 0, false, OPT_NAMES },   /* for completions: bare names */
     { "sizes", 0, false, OPT_SIZES },   /* walk every tree instead of reading its usage record */
     { 0 },
 };
 
-int cmd_list(cli *c, const cli_args *a)
+static int cmd_list(cli *c, const cli_args *a)
 {
     bool names = cli_on(a, OPT_NAMES);
     c->json = cli_on(a, OPT_JSON);
@@ -126,3 +126,18 @@ int cmd_list(cli *c, const cli_args *a)
     free(v);
     return 0;
 }
+
+const cli_cmd cli_cmd_list = {
+    .name = "list", .alias = "ls", .run = cmd_list,
+    .summary = "installed toolchains and which one is active",
+    .usage =
+        "usage: cudaenv list [--json | --names] [--sizes]\n"
+        "\n"
+        "Installed toolchains with what each holds (profile and changes, NCCL, or the\n"
+        "runfile); the active one is marked with why (shell, .cuda-version, global,\n"
+        "system), the one global --system put at /usr/local/cuda with system (named as the\n"
+        "one in use when nothing is selected).  --names prints the bare names, one per line.\n"
+        "Sizes (own and shared through hard links) come from the file list install wrote\n"
+        "(.cudaenv-usage); --sizes walks every tree afresh (after changing files by hand).\n",
+    .opts = cmd_list_opts,
+};

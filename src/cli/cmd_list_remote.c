@@ -15,7 +15,7 @@
 
 enum { OPT_JSON = 1, OPT_NAMES };
 
-const cli_opt cmd_list_remote_opts[] = {
+static const cli_opt cmd_list_remote_opts[] = {
     { "json", 0, false, OPT_JSON },
     { "names", 0, false, OPT_NAMES },
     { 0 },
@@ -249,7 +249,7 @@ static void print_text(const ce_manifest *m, what_t what)
     }
 }
 
-int cmd_list_remote(cli *c, const cli_args *a)
+static int cmd_list_remote(cli *c, const cli_args *a)
 {
     const char *arg = a->n ? a->pos[0] : "tf";
     bool names = cli_on(a, OPT_NAMES);
@@ -277,3 +277,24 @@ int cmd_list_remote(cli *c, const cli_args *a)
     ce_manifest_free(m);
     return out;
 }
+
+const cli_cmd cli_cmd_list_remote = {
+    .name = "list-remote", .alias = "ls-remote", .run = cmd_list_remote,
+    .summary = "what the manifest offers",
+    .usage =
+        "usage: cudaenv list-remote [tf|torch|jax|cuda|cudnn] [--json | --names]\n"
+        "\n"
+        "What the manifest offers, newest first (alias ls-remote):\n"
+        "  tf      TensorFlow releases with their CUDA + cuDNN pair and Python range (default);\n"
+        "          rows the manifest cannot install are marked with the reason\n"
+        "  torch   PyTorch releases, one line per CUDA build: the spec (torch-2.5 is the\n"
+        "          build pip installs from PyPI, torch-2.5+cu121 another), the toolchain it\n"
+        "          resolves to, the CUDA + cuDNN the wheels were built with\n"
+        "  jax     JAX releases, one line per CUDA plugin (jax-0.4.30, jax-0.7.2+cuda13)\n"
+        "  cuda    CUDA releases: min driver, max gcc, GPU architectures, platforms\n"
+        "  cudnn   cuDNN releases: the CUDA majors and platforms they have tarballs for\n"
+        "\n"
+        "  --json   one JSON document\n"
+        "  --names  the bare specs, one per line (installable rows only), for scripts\n",
+    .opts = cmd_list_remote_opts, .max_pos = 1,
+};

@@ -11,7 +11,7 @@
 
 enum { OPT_UNSET = 1, OPT_FORCE, OPT_FOR, OPT_FRAMEWORK, OPT_LIBS };
 
-const cli_opt cmd_local_opts[] = {
+static const cli_opt cmd_local_opts[] = {
     { "unset", 0, false, OPT_UNSET },
     { "force", 'f', false, OPT_FORCE },
     { "for", 0, true, OPT_FOR },
@@ -20,7 +20,7 @@ const cli_opt cmd_local_opts[] = {
     { 0 },
 };
 
-int cmd_local(cli *c, const cli_args *a)
+static int cmd_local(cli *c, const cli_args *a)
 {
     const char *version = a->n ? a->pos[0] : NULL;
     bool unset = cli_on(a, OPT_UNSET), force = cli_on(a, OPT_FORCE);
@@ -70,3 +70,18 @@ int cmd_local(cli *c, const cli_args *a)
     if ((rc = ce_pin_write(&c->ctx, path, version, s.libs))) return cli_fail(c, rc);
     return 0;
 }
+
+const cli_cmd cli_cmd_local = {
+    .name = "local", .run = cmd_local,
+    .summary = "pin a toolchain for this directory",
+    .usage =
+        "usage: cudaenv local [VERSION [--force] | --unset]\n"
+        "       cudaenv local --for PYTHON [--framework tf|torch|jax] [--libs framework|toolchain] [--force]\n"
+        "\n"
+        "Write .cuda-version in the current directory; the cd hook applies it.  Without\n"
+        "VERSION print the pin that applies here.  --force pins a version not installed.\n"
+        "--for PYTHON pins what that Python's TensorFlow, PyTorch or JAX was built for\n"
+        "(see install --for), with a line libs=framework when it brings its own CUDA\n"
+        "libraries (see use).\n",
+    .opts = cmd_local_opts, .max_pos = 1, .extra = "one VERSION only",
+};

@@ -1,7 +1,8 @@
 /* cudaenv mirror SPEC...|--all --to DIR [--platform P,P] [--from runfile|redist]
  * [--components +a,-b] | --check DIR:
  * a directory any static server or shared filesystem can serve as the
- * manifest + files of a site (mirror/mirror.h).  Full binary only. */
+ * manifest + files of a site (mirror/mirror.h).  Full binary only but for
+ * its table entry. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +20,9 @@
 #include "mirror/mirror.h"
 #include "oci/ref.h"
 
+/* the light binary builds only the table entry at the end (cli.h: FULL_ONLY) */
+#ifdef CE_FULL
+
 static bool sig_exists(const char *path)
 {
     char sig[4400];
@@ -28,7 +32,7 @@ static bool sig_exists(const char *path)
 
 enum { OPT_TO = 1, OPT_ALL, OPT_PLATFORM, OPT_CHECK, OPT_CUDNN, OPT_NO_CUDNN, OPT_FROM, OPT_COMPONENTS, OPT_SIGN_KEY, OPT_URL };
 
-const cli_opt cmd_mirror_opts[] = {
+static const cli_opt cmd_mirror_opts[] = {
     { "to", 0, true, OPT_TO },
     { "all", 'a', false, OPT_ALL },
     { "platform", 0, true, OPT_PLATFORM },
@@ -75,7 +79,7 @@ static int split_platforms(const cli_cmd *cmd, char *list, ce_mirror_req *req)
     return req->n_platforms ? 0 : cli_usage_error(cmd, "--platform needs a platform, e.g. linux-x86_64,linux-sbsa");
 }
 
-int cmd_mirror(cli *c, const cli_args *a)
+static int cmd_mirror(cli *c, const cli_args *a)
 {
     const cli_cmd *cmd = c->cmd;
     const char *check = a->opt[OPT_CHECK], *platforms = a->opt[OPT_PLATFORM];
@@ -162,3 +166,48 @@ int cmd_mirror(cli *c, const cli_args *a)
     free(specs);
     return rc ? cli_fail(c, rc) : 0;
 }
+
+#endif /* CE_FULL */
+
+const cli_cmd cli_cmd_mirror = {
+    .name = "mirror", .run = FULL_ONLY(cmd_mirror),
+    .summary = "a mirror directory for a site (files + manifest)",
+    .usage =
+        "usage: cudaenv mirror SPEC...|--all --to DIR [--platform P[,P]] [--cudnn VER] [--no-cudnn]\n"
+        "                     [--from runfile|redist] [--components +a,-b] [--sign-key KEY --url URL]\n"
+        "       cudaenv mirror --check DIR\n"
+        "       cudaenv mirror SPEC... --to oci://REGISTRY/REPO [--insecure]\n"
+        "\n"
+        "Fetch exactly the files install SPEC would fetch (resume, retry, sha256; files\n"
+        "already in the cache are copied, not downloaded) into DIR under NVIDIA's paths:\n"
+        "for a release with a redistrib JSON, that JSON (compute/cuda/redist/...) and the\n"
+        "components its profile selects beside it (as install: tf for a TensorFlow spec,\n"
+        "toolkit for a CUDA spec, --components adjusts), else the runfile; cuDNN's\n"
+        "tarball.  Then write DIR/cudaenv.json: a manifest of just those files with\n"
+        "relative URLs (and the profiles).  Serve DIR with any static server or share it,\n"
+        "then on every machine:\n"
+        "  CUDAENV_MANIFEST=https://mirror.lab/cuda/cudaenv.json cudaenv install tf-2.14\n"
+        "Running it again adds specs; a file already there is kept only when its sha256\n"
+        "matches (a corrupt one is replaced).  Nothing under DIR is followed through a\n"
+        "symlink; as root, DIR and its parents must be root's and not group/other-writable\n"
+        "(exit 6 naming the path).\n"
+        "\n"
+        "  --to DIR          the mirror directory (created)\n"
+        "  --all             every file the manifest names (for the platforms; components:\n"
+        "                    the toolkit profile)\n"
+        "  --platform P,P    linux-x86_64, linux-sbsa (default: this machine's)\n"
+        "  --cudnn VER, --no-cudnn, --from runfile|redist, --components LIST   as for install\n"
+        "  --sign-key KEY    sign DIR/cudaenv.json with this ed25519 private key (PEM):\n"
+        "                    DIR/cudaenv.json.sig, which nodes check against their keys;\n"
+        "                    needs --url\n"
+        "  --url URL         the URL nodes fetch DIR/cudaenv.json from (their\n"
+        "                    CUDAENV_MANIFEST), written into it as \"source\" with a \"serial\"\n"
+        "                    that grows every run: a node refuses it from elsewhere or older\n"
+        "  --check DIR       re-hash every file DIR/cudaenv.json names (components: those\n"
+        "                    the mirror holds), only inside DIR: no '..', absolute path or\n"
+        "                    symlink, regular files only; exit 5 if any is missing or wrong\n"
+        "  --to oci://REGISTRY/REPO   install each SPEC here (as install SPEC), then push it\n"
+        "                    (cudaenv push) as REPO:<name> ('+' written '-') and REPO:<SPEC>;\n"
+        "                    prints each oci://...@sha256: reference\n",
+    .opts = FULL_ONLY(cmd_mirror_opts), .max_pos = -1,
+};

@@ -11,14 +11,14 @@
 
 enum { OPT_ALL = 1, OPT_FORMAT, OPT_TO };
 
-const cli_opt cmd_modulefile_opts[] = {
+static const cli_opt cmd_modulefile_opts[] = {
     { "all", 'a', false, OPT_ALL },
     { "format", 0, true, OPT_FORMAT },
     { "to", 0, true, OPT_TO },
     { 0 },
 };
 
-int cmd_modulefile(cli *c, const cli_args *a)
+static int cmd_modulefile(cli *c, const cli_args *a)
 {
     const cli_cmd *cmd = c->cmd;
     const char *version = a->n ? a->pos[0] : NULL, *dir = a->opt[OPT_TO], *format = a->opt[OPT_FORMAT];
@@ -53,3 +53,27 @@ int cmd_modulefile(cli *c, const cli_args *a)
     printf("%s\n", path);
     return 0;
 }
+
+const cli_cmd cli_cmd_modulefile = {
+    .name = "modulefile", .run = cmd_modulefile,
+    .summary = "module files for Lmod / Environment Modules",
+    .usage =
+        "usage: cudaenv modulefile VERSION|--all [--format lmod|tcl] [--to DIR]\n"
+        "\n"
+        "Write a module file per toolchain so `module load cuda/<name>` applies what\n"
+        "cudaenv use does: <prefix>/bin and <prefix>/lib64 first in PATH and LD_LIBRARY_PATH,\n"
+        "<prefix>/lib64 and lib64/stubs first in LIBRARY_PATH (gcc -lcudart, -lcuda),\n"
+        "CUDA_HOME, CUDA_PATH and CUDNN_PATH set; family(\"cuda\") / conflict cuda, so one\n"
+        "is loaded at a time; whatis names CUDA, cuDNN and the TensorFlow releases.\n"
+        "Add DIR to MODULEPATH (module use DIR).\n"
+        "\n"
+        "  --format F  lmod: DIR/cuda/<name>.lua (default); tcl: DIR/cuda/<name>, read by\n"
+        "              Environment Modules and Lmod\n"
+        "  --to DIR    write DIR/cuda/<name>[.lua] (prints the path); without it, print the\n"
+        "              module file of VERSION on stdout\n"
+        "  --all       every installed toolchain, and remove the files cudaenv wrote for\n"
+        "              toolchains no longer installed (install --modulefiles DIR does this);\n"
+        "              prints \"N module files in DIR/cuda: N changed, N removed\"; files whose\n"
+        "              text is current are not rewritten\n",
+    .opts = cmd_modulefile_opts, .max_pos = 1, .extra = "one VERSION only (or --all)",
+};

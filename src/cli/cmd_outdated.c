@@ -17,7 +17,7 @@
 
 enum { OPT_JSON = 1 };
 
-const cli_opt cmd_outdated_opts[] = {
+static const cli_opt cmd_outdated_opts[] = {
     { "json", 0, false, OPT_JSON },
     { 0 },
 };
@@ -111,7 +111,7 @@ static void check(cli *c, const ce_manifest *m, const ce_toolchain *t, findings 
     cJSON_Delete(doc);
 }
 
-int cmd_outdated(cli *c, const cli_args *a)
+static int cmd_outdated(cli *c, const cli_args *a)
 {
     c->json = cli_on(a, OPT_JSON);
     ce_toolchain *v = NULL;
@@ -153,3 +153,18 @@ int cmd_outdated(cli *c, const cli_args *a)
     free(v);
     return out;
 }
+
+const cli_cmd cli_cmd_outdated = {
+    .name = "outdated", .run = cmd_outdated,
+    .summary = "installed toolchains the manifest has newer releases for",
+    .usage =
+        "usage: cudaenv outdated [--json]\n"
+        "\n"
+        "Installed toolchains for which the manifest (see cudaenv update) now has a CUDA\n"
+        "patch release of the same X.Y, a newer cuDNN of the same X.Y built for its CUDA\n"
+        "major, or, for a TensorFlow release it was installed for, another tested pair.\n"
+        "Each line names what to install; nothing is changed.  Exit 0 either way.\n"
+        "\n"
+        "  --json   one JSON document: {\"outdated\": [{toolchain, kind, installed, available, hint}]}\n",
+    .opts = cmd_outdated_opts,
+};

@@ -8,7 +8,7 @@
 #include "store/activate.h"
 #include "cli.h"
 
-int cmd_prefix(cli *c, const cli_args *a)
+static int cmd_prefix(cli *c, const cli_args *a)
 {
     const char *version = a->n ? a->pos[0] : NULL;
     ce_active_info s;
@@ -29,3 +29,13 @@ int cmd_prefix(cli *c, const cli_args *a)
     printf("%s\n", real);
     return 0;
 }
+
+const cli_cmd cli_cmd_prefix = {
+    .name = "prefix", .run = cmd_prefix,
+    .summary = "the directory of a toolchain",
+    .usage =
+        "usage: cudaenv prefix [VERSION]\n"
+        "\n"
+        "Print the directory of the installed toolchain VERSION (default: the active one).\n",
+    .max_pos = 1, .extra = "one VERSION only",
+};

@@ -1,5 +1,5 @@
 /* cudaenv pull oci://... and install oci://...: toolchain images from an
- * OCI registry (oci/oci.h).  Full binary only. */
+ * OCI registry (oci/oci.h).  Full binary only but for its table entry. */
 #include <stdio.h>
 #include <string.h>
 
@@ -7,9 +7,12 @@
 #include "oci/oci.h"
 #include "store/store.h"
 
+/* the light binary builds only the table entry at the end (cli.h: FULL_ONLY) */
+#ifdef CE_FULL
+
 enum { OPT_FORCE = 1 };
 
-const cli_opt cmd_pull_opts[] = {
+static const cli_opt cmd_pull_opts[] = {
     { "force", 'f', false, OPT_FORCE },
     { 0 },
 };
@@ -46,7 +49,7 @@ int cli_oci_install(cli *c, const char *const *refs, size_t n)
     return rc == CE_OK ? 0 : cli_oci_fail(c, rc);
 }
 
-int cmd_pull(cli *c, const cli_args *a)
+static int cmd_pull(cli *c, const cli_args *a)
 {
     c->ctx.force = c->ctx.force || cli_on(a, OPT_FORCE);
     for (int i = 0; i < a->n; i++)
@@ -55,3 +58,29 @@ int cmd_pull(cli *c, const cli_args *a)
                                    a->pos[i]);
     return cli_oci_install(c, a->pos, (size_t)a->n);
 }
+
+#endif /* CE_FULL */
+
+const cli_cmd cli_cmd_pull = {
+    .name = "pull", .run = FULL_ONLY(cmd_pull),
+    .summary = "install a toolchain image from an OCI registry",
+    .usage =
+        "usage: cudaenv pull oci://REGISTRY/REPO:TAG|oci://REGISTRY/REPO@sha256:DIGEST... [--force]\n"
+        "                    [--insecure]\n"
+        "\n"
+        "The same as cudaenv install oci://...: read the image's manifest (then used by\n"
+        "its digest), check the config and every layer against their sha256 digests\n"
+        "while downloading (into the download cache: a layer there is not fetched again),\n"
+        "unpack the layers under install's archive rules (no absolute or .. paths, no\n"
+        "devices, no setuid) into a staging tree, check its receipt against the\n"
+        "io.cudaenv.receipt.sha256 and io.cudaenv.tree_sha256 annotations, then install\n"
+        "it as versions/<name> with\n"
+        ".cudaenv-oci.json naming the reference and the manifest digest.  A digest that\n"
+        "does not match is exit 5 with nothing installed.  Installed already from the\n"
+        "same receipt: nothing to do; from another: exit 2 unless --force.\n"
+        "\n"
+        "  --force      replace a toolchain of the same name\n"
+        "  --insecure   plain http:// to the registry\n",
+    .opts = FULL_ONLY(cmd_pull_opts), .min_pos = 1, .max_pos = -1,
+    .missing = "which image? cudaenv pull oci://REGISTRY/REPO:TAG",
+};

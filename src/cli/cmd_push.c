@@ -1,5 +1,6 @@
 /* cudaenv push TOOLCHAIN oci://REG/REPO:TAG: a toolchain to an OCI registry
- * (oci/oci.h; pull and install oci://... in cmd_pull.c).  Full binary only. */
+ * (oci/oci.h; pull and install oci://... in cmd_pull.c).  Full binary only
+ * but for its table entry. */
 #include <stdio.h>
 #include <string.h>
 
@@ -7,6 +8,9 @@
 #include "core/error.h"
 #include "oci/oci.h"
 #include "store/store.h"
+
+/* the light binary builds only the table entry at the end (cli.h: FULL_ONLY) */
+#ifdef CE_FULL
 
 int cli_oci_fail(cli *c, int rc)
 {
@@ -18,7 +22,7 @@ int cli_oci_fail(cli *c, int rc)
     return ce_exit_code(rc);
 }
 
-int cmd_push(cli *c, const cli_args *a)
+static int cmd_push(cli *c, const cli_args *a)
 {
     ce_oci_ref ref;
     int rc = ce_oci_ref_parse(&c->ctx, a->pos[1], &ref);
@@ -41,3 +45,31 @@ int cmd_push(cli *c, const cli_args *a)
     cli_print("oci://%s/%s:%s@%s\n", ref.host, ref.repo, ref.tag, res.manifest_digest);
     return 0;
 }
+
+#endif /* CE_FULL */
+
+const cli_cmd cli_cmd_push = {
+    .name = "push", .run = FULL_ONLY(cmd_push),
+    .summary = "push a toolchain to an OCI registry as an image",
+    .usage =
+        "usage: cudaenv push TOOLCHAIN oci://REGISTRY/REPO:TAG [--insecure]\n"
+        "\n"
+        "Write the installed TOOLCHAIN (a name or spec of cudaenv list) to a registry as a\n"
+        "standard OCI image: one gzip'd tar layer that unpacks to the toolchain tree\n"
+        "(bin/, lib64/, include/, the receipt), a config, and a manifest annotated with the\n"
+        "toolchain's name, its CUDA, cuDNN and NCCL versions, its receipt's sha256 and\n"
+        "its tree digest (io.cudaenv.tree_sha256: the tree_sha256 cudaenv verify --report\n"
+        "gives on every node running it; printed here).  The layer is deterministic (sorted entries, fixed times and\n"
+        "owners), and a blob the registry has is not sent again: pushing an unchanged\n"
+        "toolchain uploads no layer.  Prints oci://REGISTRY/REPO:TAG@sha256:DIGEST.\n"
+        "Nodes install it by that digest: cudaenv install oci://REGISTRY/REPO@sha256:...;\n"
+        "a Kubernetes image volume, skopeo, Apptainer or enroot can use the image as is.\n"
+        "\n"
+        "  --insecure   plain http:// to the registry (default https://, verified against\n"
+        "               the system CAs or CURL_CA_BUNDLE)\n"
+        "Credentials: CUDAENV_REGISTRY_AUTH=USER:PASSWORD, else the registry's entry in\n"
+        "~/.docker/config.json (docker login); Basic and Bearer-token registries.\n",
+    .min_pos = 2, .max_pos = 2,
+    .missing = "which toolchain, and where? cudaenv push TOOLCHAIN oci://REGISTRY/REPO:TAG",
+    .extra = "one toolchain and one reference (got %s and %s)",
+};

@@ -24,8 +24,11 @@
 #include "fetch/fetch.h"
 #include "install/manifest_sig.h"
 
+/* the light binary builds only the table entry at the end (cli.h: FULL_ONLY) */
+#ifdef CE_FULL
+
 enum { OPT_VERSION = 1, OPT_CHECK };
-const cli_opt cmd_self_opts[] = {
+static const cli_opt cmd_self_opts[] = {
     { "version", 0, true, OPT_VERSION },
     { "check", 0, false, OPT_CHECK },
     { 0 },
@@ -169,7 +172,7 @@ static int run_installer(cli *c, const release *r, const char *ver, const char *
                    r->prefix);
 }
 
-int cmd_self(cli *c, const cli_args *a)
+static int cmd_self(cli *c, const cli_args *a)
 {
     if (strcmp(a->pos[0], "update") != 0) {
         cli_error(c, "unknown self command '%s' (self update)", a->pos[0]);
@@ -243,3 +246,29 @@ int cmd_self(cli *c, const cli_args *a)
               access(key, F_OK) == 0 ? ", SHA256SUMS signature ok" : ", checksums only");
     return 0;
 }
+
+#endif /* CE_FULL */
+
+const cli_cmd cli_cmd_self = {
+    .name = "self", .run = FULL_ONLY(cmd_self),
+    .summary = "update cudaenv itself to the newest release",
+    .usage =
+        "usage: cudaenv self update [--version VER] [--check]\n"
+        "\n"
+        "Update a cudaenv that tools/install.sh installed (PREFIX/lib/cudaenv/releases/VER)\n"
+        "the way install.sh does: fetch BASE/latest (BASE: the server install.sh used, kept\n"
+        "in PREFIX/lib/cudaenv/release.conf; CUDAENV_INSTALL_BASE for a mirror), its\n"
+        "SHA256SUMS, checked against the release key install.sh kept\n"
+        "(PREFIX/lib/cudaenv/release-key.pem; exit 5 on a bad or missing signature), then\n"
+        "that release's install.sh, whose sha256 SHA256SUMS names, which checks the tarball,\n"
+        "unpacks it beside the running release and switches PREFIX/lib/cudaenv/current to\n"
+        "it in one rename: the running binary is never written, and the previous release\n"
+        "stays for a rollback.  Says from which version to which.  A cudaenv from a .deb,\n"
+        "a wheel (pipx, uvx) or a build from source is refused (exit 2) with the command\n"
+        "that updates it.  As root, PREFIX/lib/cudaenv must be root's (exit 6).\n"
+        "\n"
+        "  --version VER   that release instead of the newest (also an older one)\n"
+        "  --check         say whether a newer release exists; change nothing\n",
+    .opts = FULL_ONLY(cmd_self_opts), .min_pos = 1, .max_pos = 1,
+    .missing = "self needs a command: cudaenv self update",
+};

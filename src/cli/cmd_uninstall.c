@@ -17,7 +17,7 @@
 
 enum { OPT_FORCE = 1 };
 
-const cli_opt cmd_uninstall_opts[] = {
+static const cli_opt cmd_uninstall_opts[] = {
     { "force", 'f', false, OPT_FORCE },
     { 0 },
 };
@@ -72,7 +72,7 @@ static int refuse_global(cli *c, const ce_toolchain *t, bool force, char *file, 
     return rc;
 }
 
-int cmd_uninstall(cli *c, const cli_args *a)
+static int cmd_uninstall(cli *c, const cli_args *a)
 {
     const char *want = a->pos[0];
     bool force = cli_on(a, OPT_FORCE);
@@ -129,3 +129,18 @@ int cmd_uninstall(cli *c, const cli_args *a)
     ce_store_end(&txn);
     return rc == CE_OK ? 0 : cli_fail(c, rc);
 }
+
+const cli_cmd cli_cmd_uninstall = {
+    .name = "uninstall", .run = cmd_uninstall,
+    .summary = "remove an installed toolchain",
+    .usage =
+        "usage: cudaenv uninstall VERSION [--force]\n"
+        "\n"
+        "Remove one installed toolchain.  The toolchain the system switch points at, and\n"
+        "the active one (this shell's, .cuda-version, global), are refused without --force.\n"
+        "The global default is refused whatever this shell selects (new shells would miss\n"
+        "it): choose another (cudaenv global VERSION, or global --unset); --force also\n"
+        "clears the global default, and says so.\n",
+    .opts = cmd_uninstall_opts, .min_pos = 1, .max_pos = 1,
+    .missing = "which toolchain? see: cudaenv list", .extra = "one toolchain at a time (got %s and %s)",
+};

@@ -12,6 +12,9 @@
 #include "manifest/source.h"
 #include "store/store.h"
 
+/* the light binary builds only the table entry at the end (cli.h: FULL_ONLY) */
+#ifdef CE_FULL
+
 /* The built-in manifest, quietly (NULL when it cannot be read). */
 static ce_manifest *builtin(cli *c)
 {
@@ -54,7 +57,7 @@ static void reindex(cli *c)
     ce_quiet_end(&q);
 }
 
-int cmd_update(cli *c, const cli_args *a)
+static int cmd_update(cli *c, const cli_args *a)
 {
     (void)a;
     ce_msource src;
@@ -101,3 +104,25 @@ int cmd_update(cli *c, const cli_args *a)
     ce_manifest_free(m);
     return 0;
 }
+
+#endif /* CE_FULL */
+
+const cli_cmd cli_cmd_update = {
+    .name = "update", .run = FULL_ONLY(cmd_update),
+    .summary = "refresh the manifest from its source",
+    .usage =
+        "usage: cudaenv update\n"
+        "\n"
+        "Fetch the manifest again from the URL in use (CUDAENV_MANIFEST / --manifest),\n"
+        "with a conditional request (ETag / Last-Modified), check it and replace the\n"
+        "local copy in $CUDAENV_ROOT/manifests atomically, then say what changed: new\n"
+        "TensorFlow rows and PyTorch/JAX builds, new CUDA and cuDNN releases, corrected\n"
+        "values.  Refused (exit 5, the copy kept): an invalid manifest, one not signed by\n"
+        "a trusted key (unless\n"
+        "CUDAENV_MANIFEST_UNSIGNED=1), one dated before the copy it would replace (or,\n"
+        "signed by the project, before the built-in manifest; a site's gets a warning).\n"
+        "env, use, exec and the cd hook only ever read the local copy;\n"
+        "install, info and list-remote refresh it when it is older than\n"
+        "CUDAENV_UPDATE_INTERVAL seconds (default 86400).  With a local manifest file\n"
+        "there is nothing to fetch.\n",
+};

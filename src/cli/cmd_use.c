@@ -15,7 +15,7 @@
 
 enum { OPT_SHELL = 1, OPT_FOR, OPT_FRAMEWORK, OPT_LIBS, OPT_UNSET };
 
-const cli_opt cmd_use_opts[] = {
+static const cli_opt cmd_use_opts[] = {
     { "shell", 0, true, OPT_SHELL },
     { "for", 0, true, OPT_FOR },
     { "framework", 0, true, OPT_FRAMEWORK },
@@ -36,13 +36,13 @@ static int needs_function(cli *c, const char *what)
     return 2;
 }
 
-int cmd_deactivate(cli *c, const cli_args *a)
+static int cmd_deactivate(cli *c, const cli_args *a)
 {
     (void)a;
     return needs_function(c, "deactivate");
 }
 
-int cmd_use(cli *c, const cli_args *a)
+static int cmd_use(cli *c, const cli_args *a)
 {
     const char *shell = a->opt[OPT_SHELL], *version = a->n ? a->pos[0] : NULL;
     int sh = -1;
@@ -79,3 +79,36 @@ int cmd_use(cli *c, const cli_args *a)
                  sel.is_system ? "" : " at ", sel.is_system ? "" : sel.tc.prefix);
     return 0;
 }
+
+const cli_cmd cli_cmd_use = {
+    .name = "use", .run = cmd_use,
+    .summary = "switch this shell",
+    .usage =
+        "usage: cudaenv use VERSION|system | --unset\n"
+        "       cudaenv use --for PYTHON [--framework tf|torch|jax] [--libs framework|toolchain]\n"
+        "\n"
+        "Switch the current shell (needs the shell function from cudaenv init).  VERSION\n"
+        "is an installed toolchain or a spec (11.8 = newest installed 11.8.x, tf-2.14);\n"
+        "system = the machine's own CUDA.  --unset (or: cudaenv deactivate) drops the\n"
+        "shell selection, so .cuda-version / global apply again.  Exit 3: not installed.\n"
+        "--for PYTHON uses the toolchain that Python's frameworks were built for (see\n"
+        "install --for; it must be installed: cudaenv install --for PYTHON).  When that\n"
+        "Python brings its own CUDA libraries (nvidia-* wheels, conda), the toolchain's\n"
+        "lib64 stays off LD_LIBRARY_PATH (nvcc, CUDA_HOME, LIBRARY_PATH are the toolchain's),\n"
+        "so one process never loads two copies of a library.  --libs toolchain: the\n"
+        "toolchain's libraries instead (refused while the Python's own would still load).\n",
+    .opts = cmd_use_opts, .max_pos = 1, .extra = "one VERSION only",
+};
+
+const cli_cmd cli_cmd_deactivate = {
+    .name = "deactivate", .run = cmd_deactivate,
+    .summary = "drop this shell's selection (use --unset)",
+    .usage =
+        "usage: cudaenv deactivate\n"
+        "\n"
+        "Drop the shell selection (what use set: CUDAENV_VERSION), so .cuda-version and the\n"
+        "global default apply again; the same as use --unset.  Like use it changes the\n"
+        "current shell, so it is the shell function's (eval \"$(cudaenv init bash)\");\n"
+        "run as the program, it says so (exit 2).\n",
+    .needs = CLI_NO_STORE,
+};

@@ -29,7 +29,7 @@
 
 enum { OPT_JSON = 1, OPT_REPORT, OPT_ALL, OPT_BENCH, OPT_DEEP, OPT_FRAMEWORK, OPT_PYTHON, OPT_LIBS };
 
-const cli_opt cmd_verify_opts[] = {
+static const cli_opt cmd_verify_opts[] = {
     { "json", 0, false, OPT_JSON },
     { "report", 0, false, OPT_REPORT },
     { "all-devices", 0, false, OPT_ALL },
@@ -376,7 +376,7 @@ static void print_table(cli *c, const st_report *r, int code, const st_options *
                        : "no usable GPU/driver: the GPU checks could not run");
 }
 
-int cmd_verify(cli *c, const cli_args *a)
+static int cmd_verify(cli *c, const cli_args *a)
 {
     const cli_cmd *cmd = c->cmd;
     st_options opt = { .all_devices = cli_on(a, OPT_ALL), .bench = cli_on(a, OPT_BENCH), .deep = cli_on(a, OPT_DEEP) };
@@ -477,3 +477,43 @@ int cmd_verify(cli *c, const cli_args *a)
     st_report_free(&r);
     return code;
 }
+
+const cli_cmd cli_cmd_verify = {
+    .name = "verify", .run = cmd_verify,
+    .summary = "self-test a toolchain on the GPU",
+    .usage =
+        "usage: cudaenv verify [VERSION] [--json|--report] [--all-devices] [--bench] [--deep]\n"
+        "       cudaenv verify [VERSION] --framework tf|torch|jax [--python PATH] [--libs M] [--json]\n"
+        "\n"
+        "Check the files against the receipt, that all versions agree, that libraries load\n"
+        "from the toolchain, then run a kernel and a cuDNN convolution on the GPU.\n"
+        "VERSION is checked in its own environment, as exec VERSION runs programs (what\n"
+        "shadows it in this shell's LD_LIBRARY_PATH is a warning).  Without VERSION: what\n"
+        "is in effect, and it says which: this shell's selection (use, .cuda-version,\n"
+        "global), else the system switch's target, else the machine's own /usr/local/cuda.\n"
+        "Exit 0 all passed, 7 a check failed, 8 no usable GPU/driver.\n"
+        "\n"
+        "  --json          one JSON document (toolchain, steps, versions, devices, timings,\n"
+        "                  warnings, libraries mapped, host)\n"
+        "  --report        one JSON line for this node (host, toolchain, tree_sha256, the\n"
+        "                  image it came from, the libraries mapped, each step's status,\n"
+        "                  exit_code): lines from many nodes merge with\n"
+        "                  contrib/slurm/cudaenv-report; tree_sha256 is the image's\n"
+        "                  io.cudaenv.tree_sha256 annotation (cudaenv push)\n"
+        "  --all-devices   check every GPU, not only device 0\n"
+        "  --bench         add copy bandwidth and convolution throughput (vs PyTorch)\n"
+        "  --deep          re-hash every file against the receipt's sha256\n"
+        "  -v              show the evidence of every step, not only of failures\n"
+        "  --framework F   instead: check TensorFlow (tf), PyTorch (torch) or JAX (jax) on\n"
+        "                  the toolchain: in its environment (as exec), that Python reports\n"
+        "                  the framework's build (CUDA, cuDNN), its GPUs, a matmul and a\n"
+        "                  convolution on GPU 0 against a CPU reference, and the\n"
+        "                  CUDA libraries it mapped, per family: the file, from where and\n"
+        "                  why the loader took it (by path, RUNPATH, LD_LIBRARY_PATH, ...);\n"
+        "                  each problem is a finding with its evidence and fix (man cudaenv)\n"
+        "  --python PATH   the Python that has the framework (default: python3 on PATH)\n"
+        "  --libs M        framework (default when that Python brings its own libraries: run\n"
+        "                  on them, as exec --for does) or toolchain (check it on the\n"
+        "                  toolchain's libraries alone)\n",
+    .opts = cmd_verify_opts, .max_pos = 1, .extra = "one VERSION at most (got '%s' and '%s')",
+};

@@ -7,7 +7,7 @@
 #include "store/activate.h"
 #include "cli.h"
 
-int cmd_which(cli *c, const cli_args *a)
+static int cmd_which(cli *c, const cli_args *a)
 {
     const char *name = a->pos[0];
     if (strchr(name, '/')) return cli_usage_error(c->cmd, "CMD is a command name, not a path: %s", name);
@@ -25,3 +25,13 @@ int cmd_which(cli *c, const cli_args *a)
     printf("%s\n", path);
     return 0;
 }
+
+const cli_cmd cli_cmd_which = {
+    .name = "which", .run = cmd_which,
+    .summary = "the file a command resolves to",
+    .usage =
+        "usage: cudaenv which CMD\n"
+        "\n"
+        "Print the file CMD (e.g. nvcc) resolves to in the active toolchain.\n",
+    .min_pos = 1, .max_pos = 1, .missing = "which command? e.g. cudaenv which nvcc", .extra = "one CMD only",
+};

@@ -48,7 +48,7 @@ int cli_mirror_oci(cli *c, const char *to, const char **specs, size_t n)
     if (n == 0) return cli_usage_error(c->cmd, "which toolchains? mirror SPEC... --to oci://REGISTRY/REPO");
     cli_args ia = { .pos = specs, .n = (int)n };   /* install SPEC..., no option of its own */
     bool quiet = c->ctx.quiet;
-    int rc = cmd_install(c, &ia);
+    int rc = cli_cmd_install.run(c, &ia);
     c->ctx.quiet = quiet;
     if (rc) return rc;
     ce_manifest *m = NULL;

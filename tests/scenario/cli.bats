@@ -46,14 +46,67 @@ teardown() { common_teardown; }
     # every command of the table (cudaenv --help lists them), and the aliases
     local cmds
     cmds=$("$CUDAENV" --help | sed -n '/^commands:/,/^$/s/^  \([a-z-]*\) .*/\1/p')
-    [ "$(wc -w <<<"$cmds")" -ge 21 ]
+    [ "$(wc -w <<<"$cmds")" -ge 28 ]
     for c in $cmds ls ls-remote; do
         for h in --help "-q -h" "help"; do
             if [ "$h" = help ]; then run "$CUDAENV" help "$c"; else run "$CUDAENV" "$c" $h; fi
             [ "$status" -eq 0 ] || { echo "$c $h: $status"; false; }
-            [[ "$output" == *"usage: cudaenv ${c/#ls/list}"* ]] || { echo "$c $h: $output"; false; }
+            # the first line is the usage line naming the command
+            [[ "${lines[0]} " == "usage: cudaenv ${c/#ls/list} "* ]] || { echo "$c $h: $output"; false; }
+        done
+        # the full binary's entries are the light one's (the commands that need
+        # it are compiled twice: src/cli/cli.h FULL_ONLY)
+        [ "$("$CUDAENV_FULL" "$c" --help)" = "$("$CUDAENV" "$c" --help)" ] || { echo "$c: full differs"; false; }
+    done
+    [ "$("$CUDAENV_FULL" --help)" = "$("$CUDAENV" --help)" ]
+}
+
+@test "--help stays in the light binary: no cudaenv-full, no manifest, no libcurl (also for install, mirror, push, pull, self, update)" {
+    command -v strace >/dev/null || skip "no strace"
+    readelf -d "$CUDAENV" | grep -q libasan && skip "sanitizer build (make check-asan)"
+    local cmds c h
+    cmds=$("$CUDAENV" --help | sed -n '/^commands:/,/^$/s/^  \([a-z-]*\) .*/\1/p')
+    for c in $cmds; do
+        for h in "$c --help" "help $c"; do
+            strace -f -qq -e trace=execve,open,openat -o "$T/st" "$CUDAENV" $h >/dev/null
+            [ "$(grep -c 'execve(' "$T/st")" -eq 1 ] || { echo "$h:"; cat "$T/st"; false; }
+            ! grep -E 'cudaenv-full|libcurl|libarchive|\.json' "$T/st" || { echo "$h opened them"; false; }
         done
     done
+    # the check sees a re-exec: running install does need the full binary
+    strace -f -qq -e trace=execve -o "$T/st" "$CUDAENV" install --bogus 2>/dev/null || true
+    grep -q 'cudaenv-full' "$T/st"
+}
+
+# The commands the binary knows (cudaenv --help's list, their aliases, help)
+# are the ones the completions offer and the man page describes: a command
+# added, renamed or dropped in one of them alone fails here.
+@test "help, completions (bash, zsh, fish) and the man page name the same commands" {
+    local listed w src missing=
+    listed=$("$CUDAENV" --help | sed -n '/^commands:/,/^$/s/^  \([a-z-]*\) .*/\1/p' | sort)
+    [ "$(wc -l <<<"$listed")" -ge 28 ]
+    sed -n 's/^ *local cmds="\(.*\)"$/\1/p' "$REPO/completions/cudaenv.bash" | tr ' ' '\n' | sort -u >"$T/bash"
+    sed -n 's/^set -l __cudaenv_cmds //p' "$REPO/completions/cudaenv.fish" | tr ' ' '\n' | sort -u >"$T/fish"
+    sed -n "/^    cmds=(\$/,/^    )\$/s/^ *'\([a-z-]*\):.*/\1/p" "$REPO/completions/_cudaenv" | sort -u >"$T/zsh"
+    # man: the first word after each .TP of COMMANDS (.BR: every bold word)
+    awk '/^\.SH COMMANDS/ { f = 1; next } /^\.SH/ { f = 0 }
+         f && tp && $1 == ".B" { print $2 }
+         f && tp && $1 == ".BR" { gsub(/"[^"]*"/, ""); for (i = 2; i <= NF; i++) print $i }
+         { tp = $0 == ".TP" }' "$REPO/man/cudaenv.1" | sed 's/\\-/-/g' | sort -u >"$T/man"
+    for src in bash fish zsh man; do
+        [ "$(wc -l <"$T/$src")" -ge 28 ] || { echo "$src: extraction found $(wc -l <"$T/$src")"; false; }
+        # every command the binary lists is offered / described ...
+        for w in $listed; do grep -qx -- "$w" "$T/$src" || missing+=" $src lacks $w;"; done
+        # ... and every word there is one the binary knows (help W: exit 0)
+        for w in $(cat "$T/$src"); do
+            "$CUDAENV" help "$w" >/dev/null 2>&1 || missing+=" $src names unknown $w;"
+        done
+    done
+    # the completions also offer the aliases and help
+    for src in bash fish zsh; do
+        for w in ls ls-remote help; do grep -qx -- "$w" "$T/$src" || missing+=" $src lacks $w;"; done
+    done
+    [ -z "$missing" ] || { echo "drift:$missing"; false; }
 }
 
 @test "help COMMAND prints exactly what COMMAND --help prints; help of an unknown command is exit 2 with the nearest" {
@@ -78,7 +131,7 @@ teardown() { common_teardown; }
     local f cmd o missing=
     for f in "$REPO"/src/cli/cmd_*.c; do
         cmd=${f##*/cmd_}; cmd=${cmd%.c}; cmd=${cmd//_/-}
-        for o in $(sed -n '/^const cli_opt cmd_[a-z_]*_opts\[\] = {$/,/^};$/p' "$f" | grep -o '{ "[a-z-]*"' | tr -d '{" '); do
+        for o in $(sed -n '/^static const cli_opt cmd_[a-z_]*_opts\[\] = {$/,/^};$/p' "$f" | grep -o '{ "[a-z-]*"' | tr -d '{" '); do
             # use --shell is the shell function's (cudaenv init passes it), not the user's
             [ "$cmd --$o" != "use --shell" ] || continue
             "$CUDAENV" "$cmd" --help | grep -q -- "--$o\b" || missing+=" $cmd --$o"

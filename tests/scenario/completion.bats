@@ -127,13 +127,13 @@ all_start_with() { local w; for w in $1; do [[ $w == "$2"* ]] || return 1; done;
 }
 
 # "CMD --opt" for every option the command table declares (commands as data:
-# each src/cli/cmd_X.c holds `const cli_opt cmd_X_opts[]`, which main.c's
-# table names), plus the global options every command takes.
+# each src/cli/cmd_X.c holds `static const cli_opt cmd_X_opts[]`, which its
+# table entry cli_cmd_X names), plus the global options every command takes.
 table_opts() {
     local f cmd o
     for f in "$REPO"/src/cli/cmd_*.c; do
         cmd=${f##*/cmd_}; cmd=${cmd%.c}; cmd=${cmd//_/-}
-        for o in $(sed -n '/^const cli_opt cmd_[a-z_]*_opts\[\] = {$/,/^};$/p' "$f" | grep -o '{ "[a-z-]*"' | tr -d '{" '); do
+        for o in $(sed -n '/^static const cli_opt cmd_[a-z_]*_opts\[\] = {$/,/^};$/p' "$f" | grep -o '{ "[a-z-]*"' | tr -d '{" '); do
             echo "$cmd --$o"
         done
         for o in help quiet verbose; do echo "$cmd --$o"; done
@@ -142,9 +142,9 @@ table_opts() {
 
 @test "completions name every option the command table declares (bash, zsh, fish)" {
     table_opts >"$T/all"
-    # the extraction finds every options table main.c names, and their entries
+    # the extraction finds every options table the entries name, and their entries
     local n_table n_found
-    n_table=$(grep -o 'opts = \(FULL_ONLY(\)\?cmd_[a-z_]*_opts' "$REPO/src/cli/main.c" | wc -l)
+    n_table=$(cat "$REPO"/src/cli/cmd_*.c | grep -o '\.opts = \(FULL_ONLY(\)\?cmd_[a-z_]*_opts' | wc -l)
     n_found=$(grep -v -- ' --\(help\|quiet\|verbose\)$' "$T/all" | cut -d' ' -f1 | sort -u | wc -l)
     [ "$n_table" -ge 18 ] && [ "$n_table" -eq "$n_found" ] || false
     grep -qx 'install --module-format' "$T/all" && grep -qx 'env --json' "$T/all" && grep -qx 'doctor --json' "$T/all" || false
