@@ -35,9 +35,11 @@ static int cmd_push(cli *c, const cli_args *a)
     char size[32];
     cli_size(size, sizeof size, (double)res.layer.size);
     if (!c->ctx.quiet) {
-        cli_note(c, "pushed %s: layer %s (%s, %lld entries), %d blob%s uploaded, %d already there",
+        char mounted[64] = "";
+        if (res.mounted) snprintf(mounted, sizeof mounted, ", %d mounted from another repository", res.mounted);
+        cli_note(c, "pushed %s: layer %s (%s, %lld entries), %d blob%s uploaded, %d already there%s",
                  res.meta.name, res.layer.digest, size, res.layer.entries, res.uploaded, res.uploaded == 1 ? "" : "s",
-                 res.skipped);
+                 res.skipped, mounted);
         cli_note(c, "tree digest %s (io.cudaenv.tree_sha256: verify --report's tree_sha256 on a node running it)",
                  res.meta.tree_sha256);
         cli_note(c, "install it anywhere: cudaenv install oci://%s/%s@%s", ref.host, ref.repo, res.manifest_digest);
@@ -61,7 +63,9 @@ const cli_cmd cli_cmd_push = {
         "its tree digest (io.cudaenv.tree_sha256: the tree_sha256 cudaenv verify --report\n"
         "gives on every node running it; printed here).  The layer is deterministic (sorted entries, fixed times and\n"
         "owners), and a blob the registry has is not sent again: pushing an unchanged\n"
-        "toolchain uploads no layer.  Prints oci://REGISTRY/REPO:TAG@sha256:DIGEST.\n"
+        "toolchain uploads no layer; a blob this store pushed to or installed from another\n"
+        "repository of the registry is mounted from there (cross-repository mount), not\n"
+        "sent again.  Prints oci://REGISTRY/REPO:TAG@sha256:DIGEST.\n"
         "Nodes install it by that digest: cudaenv install oci://REGISTRY/REPO@sha256:...;\n"
         "a Kubernetes image volume, skopeo, Apptainer or enroot can use the image as is.\n"
         "\n"

@@ -30,9 +30,12 @@ static int push_tag(cli *c, const ce_oci_ref *base, const char *name, const char
     tag_of(tag_src, ref.tag, sizeof ref.tag);
     ce_oci_push_res res;
     int rc = ce_oci_push(&c->ctx, name, &ref, &res);
-    if (rc == CE_OK && !c->ctx.quiet)
-        cli_note(c, "%s -> oci://%s/%s:%s (%d blob%s uploaded, %d already there)", name, ref.host, ref.repo, ref.tag,
-                 res.uploaded, res.uploaded == 1 ? "" : "s", res.skipped);
+    if (rc == CE_OK && !c->ctx.quiet) {
+        char mounted[64] = "";
+        if (res.mounted) snprintf(mounted, sizeof mounted, ", %d mounted from another repository", res.mounted);
+        cli_note(c, "%s -> oci://%s/%s:%s (%d blob%s uploaded, %d already there%s)", name, ref.host, ref.repo,
+                 ref.tag, res.uploaded, res.uploaded == 1 ? "" : "s", res.skipped, mounted);
+    }
     if (rc == CE_OK) cli_print("oci://%s/%s:%s@%s\n", ref.host, ref.repo, ref.tag, res.manifest_digest);
     return rc;
 }

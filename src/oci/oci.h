@@ -17,6 +17,7 @@ typedef struct ce_oci_push_res {
     ce_oci_layer layer;             /* path "" again once uploaded */
     ce_oci_meta meta;
     int uploaded, skipped;          /* blobs sent / blobs the registry had (layer + config) */
+    int mounted;                    /* blobs mounted from another repository of the registry */
 } ce_oci_push_res;
 
 /* Push the installed toolchain name (an installed spec: "11.8", the exact

@@ -12,6 +12,7 @@
 #include "core/file.h"
 #include "core/rmtree.h"
 #include "archive/unpack.h"
+#include "blobmap.h"
 #include "registry.h"
 #include "store/receipt.h"
 #include "store/store.h"
@@ -48,6 +49,7 @@ static int unpack_layers(ce_ctx *ctx, ce_reg *reg, const ce_oci_image *img, cons
         ce_emit(ctx, CE_EV_STEP, l->digest, "unpacking layer %.19s", l->digest);
         ce_unpack_src src = { .path = path, .label = url, .sha256 = l->digest + 7, .size = l->size };
         if ((rc = ce_unpack(ctx, &src, staging))) return rc;
+        ce_oci_blob_seen(ctx, l->digest, reg->ref.host, reg->ref.repo);   /* a push elsewhere mounts it */
         *bytes += l->size;
     }
     return CE_OK;
@@ -93,6 +95,7 @@ int ce_oci_install(ce_ctx *ctx, const ce_oci_ref *ref, const char *text, ce_oci_
     if ((rc = ce_mkdir_p(ctx, vdir, 0755)) || (rc = ce_store_staging(ctx, "versions", staging, sizeof staging)))
         return rc;
     rc = unpack_layers(ctx, &reg, &img, staging, &res->bytes);
+    if (rc == CE_OK) ce_oci_blob_seen(ctx, img.config.digest, ref->host, ref->repo);   /* the cache exists now */
     char receipt[4300], got[CE_SHA256_HEX] = "";
     snprintf(receipt, sizeof receipt, "%s/%s", staging, CE_RECEIPT_NAME);
     if (rc == CE_OK && !ce_exists(receipt))

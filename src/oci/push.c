@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "blobmap.h"
 #include "core/file.h"
 #include "registry.h"
 #include "store/store.h"
@@ -46,14 +47,22 @@ int ce_oci_push(ce_ctx *ctx, const char *name, const ce_oci_ref *ref, ce_oci_pus
                                         res->layer.size);
         if (!h || !manifest) rc = ce_fail(ctx, CE_ERR_NOMEM, "out of memory");
     }
+    /* a blob this store saw in another repository of the registry (the
+     * toolchain's own image, an earlier push) is mounted from there */
+    char from[2][256] = { "", "" };
+    const char *digests[2] = { res->layer.digest, cdigest };
+    for (int i = 0; rc == CE_OK && i < 2; i++)
+        ce_oci_blob_source(ctx, digests[i], ref->host, ref->repo, from[i], sizeof from[i]);
     if (rc == CE_OK) {
         ce_emit(ctx, CE_EV_STEP, tc.name, "pushing %s to %s/%s:%s", tc.name, ref->host, ref->repo, ref->tag);
-        rc = ce_reg_blob_put(&reg, res->layer.digest, res->layer.path, NULL, res->layer.size);
+        rc = ce_reg_blob_put(&reg, res->layer.digest, res->layer.path, NULL, res->layer.size, from[0]);
     }
-    if (rc == CE_OK) rc = ce_reg_blob_put(&reg, cdigest, NULL, config, (long long)strlen(config));
+    if (rc == CE_OK) rc = ce_reg_blob_put(&reg, cdigest, NULL, config, (long long)strlen(config), from[1]);
     if (rc == CE_OK) rc = ce_reg_manifest_put(&reg, ref->tag, manifest, strlen(manifest), res->manifest_digest);
+    for (int i = 0; rc == CE_OK && i < 2; i++) ce_oci_blob_seen(ctx, digests[i], ref->host, ref->repo);
     res->uploaded = reg.blobs_uploaded;
     res->skipped = reg.blobs_skipped;
+    res->mounted = reg.blobs_mounted;
     if (res->layer.path[0]) unlink(res->layer.path);
     res->layer.path[0] = '\0';
     free(config);

@@ -319,7 +319,8 @@ int ce_reg_blob_exists(ce_reg *r, const char *digest, bool *yes)
     return rc;
 }
 
-int ce_reg_blob_put(ce_reg *r, const char *digest, const char *path, const void *mem, long long size)
+int ce_reg_blob_put(ce_reg *r, const char *digest, const char *path, const void *mem, long long size,
+                    const char *from)
 {
     bool have;
     int rc = ce_reg_blob_exists(r, digest, &have);
@@ -329,9 +330,17 @@ int ce_reg_blob_put(ce_reg *r, const char *digest, const char *path, const void 
     }
     req q;
     req_init(&q, "POST");
-    snprintf(q.url, sizeof q.url, "%s/v2/%s/blobs/uploads/", r->base, r->ref.repo);
+    bool mount = from && *from && strcmp(from, r->ref.repo) != 0;
+    if (mount) snprintf(q.url, sizeof q.url, "%s/v2/%s/blobs/uploads/?mount=%s&from=%s", r->base, r->ref.repo, digest, from);
+    else snprintf(q.url, sizeof q.url, "%s/v2/%s/blobs/uploads/", r->base, r->ref.repo);
     q.max = 1u << 16;
-    if ((rc = request(r, &q)) == CE_OK && (q.status != 202 || !q.location[0]))
+    rc = request(r, &q);
+    if (rc == CE_OK && mount && q.status == 201) {   /* mounted: the registry had it in from */
+        free(q.out);
+        r->blobs_mounted++;
+        return CE_OK;
+    }
+    if (rc == CE_OK && (q.status != 202 || !q.location[0]))
         rc = status_error(r, &q, "starting an upload");
     char loc[4096];
     snprintf(loc, sizeof loc, "%s", q.location);

@@ -34,6 +34,7 @@ typedef struct ce_reg {
     char bearer[8192];       /* the token the last Bearer challenge got, or "" */
     bool basic;              /* the registry asked for Basic */
     int blobs_uploaded, blobs_skipped; /* push: blobs sent, blobs the registry had */
+    int blobs_mounted;       /* push: blobs the registry mounted from another repository */
 } ce_reg;
 
 /* Prepare a client for ref (no request yet). */
@@ -42,8 +43,12 @@ int ce_reg_open(ce_ctx *ctx, const ce_oci_ref *ref, bool allow_http, ce_reg *r);
 /* Push: whether the repository has blob digest ("sha256:..."). */
 int ce_reg_blob_exists(ce_reg *r, const char *digest, bool *yes);
 /* Push: upload a blob (POST then one PUT) from a file or from memory
- * (path NULL), unless the registry has it already (HEAD). */
-int ce_reg_blob_put(ce_reg *r, const char *digest, const char *path, const void *mem, long long size);
+ * (path NULL), unless the registry has it already (HEAD).  from (NULL or
+ * "": none): another repository of the registry that holds it, asked to
+ * mount it first (POST ...?mount=DIGEST&from=REPO: 201 mounted, nothing
+ * sent; 202 declined, the upload goes on in the session it opened). */
+int ce_reg_blob_put(ce_reg *r, const char *digest, const char *path, const void *mem, long long size,
+                    const char *from);
 /* Push: PUT the manifest under reference (a tag); digest_out: the
  * manifest's sha256 digest ("sha256:...", 72 bytes). */
 int ce_reg_manifest_put(ce_reg *r, const char *reference, const char *body, size_t len, char *digest_out);

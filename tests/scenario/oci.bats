@@ -90,6 +90,34 @@ PY
     [[ "$stderr" == *"2 blobs uploaded"* ]]
 }
 
+@test "cross-repository mount: a push to another repository of the registry mounts the blobs this store pushed or pulled there, uploads nothing; a registry that declines gets them uploaded" {
+    registry_start
+    push "$NAME" "oci://$REG/cuda/tc:11.8" --insecure
+    first=$DIGEST
+    push "$NAME" "oci://$REG/team/tc:11.8" --insecure
+    [ "$DIGEST" = "$first" ]
+    [[ "$stderr" == *"0 blobs uploaded, 0 already there, 2 mounted from another repository"* ]]
+    [ "$(registry_requests '"POST /v2/team/tc/blobs/uploads/?mount=sha256:')" -eq 2 ]
+    [ "$(registry_requests '"PUT /v2/team/tc/blobs/uploads/')" -eq 0 ]
+    # another node that installed from team/tc pushes to a third repository: mounted from team/tc
+    other_node
+    run --separate-stderr cudaenv install "oci://$REG/team/tc:11.8" --insecure
+    [ "$status" -eq 0 ] || { echo "$stderr"; false; }
+    grep -q " $REG team/tc\$" "$CUDAENV_ROOT/cache/oci-blobs"
+    push "$NAME" "oci://$REG/site/tc:11.8" --insecure
+    [[ "$stderr" == *"2 mounted from another repository"* ]]
+    [ "$(registry_requests '"POST /v2/site/tc/blobs/uploads/?mount=sha256:')" -eq 2 ]
+    command -v skopeo >/dev/null && skopeo inspect --tls-verify=false "docker://$REG/site/tc:11.8" >/dev/null
+    # a record naming a repository that lacks the blob: the registry declines (202), the blob is uploaded
+    sed -i "s# $REG [^ ]*\$# $REG nowhere/else#" "$CUDAENV_ROOT/cache/oci-blobs"
+    push "$NAME" "oci://$REG/fourth/tc:11.8" --insecure
+    [ "$DIGEST" = "$first" ]
+    [[ "$stderr" == *"2 blobs uploaded, 0 already there"* ]]
+    [[ "$stderr" != *"mounted"* ]]
+    [ "$(registry_requests '"POST /v2/fourth/tc/blobs/uploads/?mount=sha256:')" -eq 2 ]
+    [ "$(registry_requests '"PUT /v2/fourth/tc/blobs/uploads/')" -eq 2 ]
+}
+
 @test "install oci:// by tag, pull by digest: list, prefix and verify see it; the origin recorded; cached layers not fetched again" {
     registry_start
     push "$NAME" "oci://$REG/cuda/tc:11.8" --insecure
