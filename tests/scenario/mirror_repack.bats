@@ -127,7 +127,7 @@ PY
     [ "$(server_requests "GET /$CUDNN87.tar ")" -eq 1 ]
 }
 
-@test "a rerun recompresses nothing: the repacks are re-hashed and kept (same inode and mtime); a new spec repacks only its own" {
+@test "a rerun recompresses nothing: the repacks are re-hashed and kept (same inode and mtime), also without --repack; a damaged one is made again" {
     "$CUDAENV" -q mirror tf-2.14 --to "$M" --repack zstd
     z=$M/$CUDNN87.tar.zst
     before=$(stat -c '%i %Y.%y' "$z" "$M/$RD/cuda_nvcc"/linux-x86_64/*.tar.zst)
