@@ -44,7 +44,7 @@ def art(rel):
     raw = open(os.path.join(www, rel), "rb").read()
     return {"url": base + "/" + rel, "sha256": hashlib.sha256(raw).hexdigest(), "size": len(raw)}
 m = json.load(open("share/manifests/cudaenv.json"))
-print(json.dumps({"schema": 1, "profiles": m["profiles"],
+print(json.dumps({"schema": 1, "updated": m["updated"], "profiles": m["profiles"],
     "tensorflow": {"2.14": {"cuda": "11.8.0", "cudnn": "8.7.0.84"}},
     "cuda": {"11.8.0": {"redist": art("compute/cuda/redist/redistrib_11.8.0.json")}},
     "cudnn": {"8.7.0.84": {"cuda11": {"linux-x86_64": art("compute/cudnn/cudnn-linux-x86_64-8.7.0.84_cuda11-archive.tar.xz")}}}}))
@@ -62,7 +62,8 @@ arcs() { find "$W/srv/$1/compute" -name "*$2" | sort; }
 inst() {  # inst URL: a fresh root and cache each time; prints seconds
     rm -rf "$W/root"
     local t0; t0=$(now)
-    CUDAENV_ROOT=$W/root CUDAENV_MANIFEST=$1 "$CUDAENV" -q install tf-2.14 --insecure >/dev/null
+    CUDAENV_ROOT=$W/root CUDAENV_MANIFEST=$1 "$CUDAENV" -q install tf-2.14 --insecure >/dev/null 2>"$W/err" ||
+        { cat "$W/err" >&2; exit 1; }   # (the unsigned manifest's warning is expected: left out)
     echo "$(now) - $t0" | bc
 }
 download() {  # download BASE MIRROR SUFFIX: every archive with curl in parallel

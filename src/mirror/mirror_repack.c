@@ -229,7 +229,7 @@ int ce_mirror_repack(ce_ctx *ctx, const ce_mdir *md, ce_repack_fmt fmt, plan *pl
     for (size_t i = 0; i < pl->n && !rc; i++)
         for (size_t s = 0; s < i && pl->f[i].rp_rel[0]; s++)
             if (!strcmp(pl->f[s].rel, pl->f[i].rel)) {
-                snprintf(pl->f[i].rp_sha256, sizeof pl->f[i].rp_sha256, "%s", pl->f[s].rp_sha256);
+                memcpy(pl->f[i].rp_sha256, pl->f[s].rp_sha256, sizeof pl->f[i].rp_sha256);   /* s < i: distinct */
                 pl->f[i].rp_size = pl->f[s].rp_size;
                 break;
             }
