@@ -224,3 +224,14 @@ PY
     [ "$status" -eq 2 ]
     [[ "$stderr" == *"--repack"* ]]
 }
+
+@test "a symlinked .cudaenv-mirror/repack is refused (exit 6), nothing written through it" {
+    "$CUDAENV" -q mirror tf-2.14 --to "$M"
+    mkdir -p "$T/elsewhere"
+    ln -s "$T/elsewhere" "$M/.cudaenv-mirror/repack"
+    run --separate-stderr "$CUDAENV" mirror tf-2.14 --to "$M" --repack zstd
+    [ "$status" -eq 6 ] || { echo "$status $stderr"; false; }
+    [[ "$stderr" == *".cudaenv-mirror/repack"* ]] || { echo "$stderr"; false; }
+    [ -z "$(ls -A "$T/elsewhere")" ]
+    [ -z "$(find "$M/compute" -name '*.tar.zst')" ]
+}
