@@ -18,7 +18,8 @@
 # download counts as it does on a real line.
 # Targets: components <= 0.35x runfile, <= 1.15x floor; peak RSS < 96 MiB
 # with 8 archives unpacking at once (CUDAENV_UNPACK_JOBS=8).
-# Archives are generated once into $BUILD/bench/components-<scale>/.
+# Archives are generated once into $BUILD/bench/components-<scale>/
+# (BENCH_GEN_ONLY=1: only that, for bench/repack.sh).
 set -eu
 cd "$(dirname "$0")/.."
 REPO=$PWD
@@ -112,6 +113,7 @@ for line in open(plan):
                                                         "md5": hashlib.md5(raw).hexdigest(), "size": str(len(raw))}}
 json.dump(doc, sys.stdout, indent=4)
 PY
+[ -n "${BENCH_GEN_ONLY:-}" ] && exit 0   # bench/repack.sh: the archives only
 server_start "$G/www" >/dev/null
 LINK=${BENCH_LINK:-50000000}   # the throttled rows: one shared link of LINK bytes/s
 mkman() {  # mkman BASE OUT: the manifest with every URL under BASE

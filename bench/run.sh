@@ -9,3 +9,4 @@ BUILD=${BUILD:-build} bench/install.sh
 BUILD=${BUILD:-build} bench/components.sh
 BUILD=${BUILD:-build} bench/linerate.sh
 BUILD=${BUILD:-build} bench/peers.sh
+BUILD=${BUILD:-build} bench/repack.sh

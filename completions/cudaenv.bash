@@ -72,6 +72,7 @@ _cudaenv() {
         --format|--module-format) _cudaenv_reply "$cur" lmod tcl; return ;;
         --to|--modulefiles|--check) _cudaenv_lines compgen -d -- "$cur"; return ;;
         --platform) _cudaenv_reply "$cur" linux-x86_64 linux-sbsa linux-x86_64,linux-sbsa; return ;;
+        --repack) _cudaenv_reply "$cur" zstd tar; return ;;
         --framework) _cudaenv_reply "$cur" tf torch jax; return ;;
         --libs) _cudaenv_reply "$cur" framework toolchain; return ;;
     esac
@@ -87,7 +88,7 @@ _cudaenv() {
     case $sub in
         install) opts+=" --cudnn --no-cudnn --from --components --force --offline --insecure --manifest --modulefiles --module-format --for --framework" ;;
         modulefile) opts+=" --all --format --to" ;;
-        mirror) opts+=" --all --to --platform --check --cudnn --no-cudnn --from --components --sign-key --url --insecure --manifest" ;;
+        mirror) opts+=" --all --to --platform --check --cudnn --no-cudnn --from --components --sign-key --url --repack --insecure --manifest" ;;
         uninstall) opts+=" --force" ;;
         push) opts+=" --insecure" ;;
         pull) opts+=" --force --insecure" ;;

@@ -65,6 +65,7 @@ complete -c cudaenv -n '__fish_seen_subcommand_from mirror' -l all -d 'every fil
 complete -c cudaenv -n '__fish_seen_subcommand_from mirror' -l sign-key -r -F -d 'ed25519 key signing cudaenv.json'
 complete -c cudaenv -n '__fish_seen_subcommand_from mirror' -l url -x -d 'URL nodes fetch cudaenv.json from (its signed source)'
 complete -c cudaenv -n '__fish_seen_subcommand_from mirror' -l platform -xa 'linux-x86_64 linux-sbsa'
+complete -c cudaenv -n '__fish_seen_subcommand_from mirror' -l repack -xa 'zstd tar' -d 'store archives again as .tar.zst or .tar'
 complete -c cudaenv -n '__fish_seen_subcommand_from push; and test (count (commandline -opc)) -eq 2' -a '(__cudaenv_installed)' -d toolchain
 complete -c cudaenv -n '__fish_seen_subcommand_from push pull' -a 'oci://' -d 'oci://REGISTRY/REPO:TAG'
 complete -c cudaenv -n '__fish_seen_subcommand_from pull' -s f -l force -d 'replace a toolchain of the same name'

@@ -20,36 +20,10 @@
 #include "fetch/digest.h"
 #include "fetch/fetch.h"
 #include "mirror_dir.h"
+#include "mirror_int.h"
 #include "install/redist.h"
 #include "store/store.h"
 #include "core/path.h"
-
-#define NVIDIA_BASE "https://developer.download.nvidia.com/"
-#define WORK_DIR ".cudaenv-mirror"
-
-/* A runfile, a cuDNN tarball, a release's redistrib JSON (cuda.<ver>.redist),
- * one component archive the JSON names (no entry of its own: the JSON
- * has it, and the redist entry lists the mirrored names per platform), or an
- * NCCL wheel (the "nccl" section, shaped as cudnn's). */
-typedef enum { MF_RUNFILE, MF_CUDNN, MF_REDIST, MF_COMPONENT, MF_NCCL } mf_kind;
-
-typedef struct ce_mirror_file {
-    mf_kind kind;
-    const char *version;       /* CUDA or cuDNN release (JSON key) */
-    int cuda_major;            /* cuDNN, NCCL: the "cudaM" key */
-    const char *platform;
-    const char *url, *sha256;  /* resolved URL (mirror rewrite applied), pin */
-    long long size;
-    const char *component;     /* MF_COMPONENT: its name */
-    char rel[1024];            /* path under DIR (NVIDIA's) */
-} ce_mirror_file;
-
-typedef struct plan {
-    ce_mirror_file *f;
-    size_t n, cap;
-    ce_redist *reds[64];       /* the JSONs the components point into */
-    size_t n_reds;
-} plan;
 
 /* The artifact's JSON object in the source manifest. */
 static cJSON *src_node(cJSON *src, const ce_mirror_file *f)
@@ -369,10 +343,14 @@ static int merge_entry(ce_ctx *ctx, cJSON *out, cJSON *src, const ce_mirror_file
     cJSON_DeleteItemFromObjectCaseSensitive(a, "alt_url");
     cJSON_DeleteItemFromObjectCaseSensitive(a, "mirror_components");
     cJSON_ReplaceItemInObjectCaseSensitive(a, "url", cJSON_CreateString(f->rel));
+    ce_mirror_repack_entry(a, f);   /* a repacked cuDNN archive: the repack, NVIDIA's as its origin */
     if (f->kind == MF_REDIST) {
-        /* the same JSON again: the components mirrored before stay listed */
+        /* the same JSON again: the components mirrored before stay listed
+         * (a repacked mirror's entry names NVIDIA's JSON as its origin) */
         cJSON *old = cJSON_GetObjectItemCaseSensitive(e, "redist");
         const cJSON *osha = cJSON_GetObjectItemCaseSensitive(old, "sha256");
+        const cJSON *oorig = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(old, "origin"), "sha256");
+        if (cJSON_IsString(oorig)) osha = oorig;
         cJSON *keep = cJSON_IsString(osha) && !strcmp(osha->valuestring, f->sha256)
                           ? cJSON_DetachItemFromObjectCaseSensitive(old, "mirror_components") : NULL;
         if (keep) cJSON_AddItemToObject(a, "mirror_components", keep);
@@ -460,6 +438,11 @@ static int write_manifest(ce_ctx *ctx, const ce_mdir *md, const ce_mirror_req *r
     }
     if (!out) return ce_fail(ctx, CE_ERR_NOMEM, "out of memory");
     for (size_t i = 0; i < pl->n && !rc; i++) rc = merge_entry(ctx, out, src, &pl->f[i]);
+    if (!rc) rc = ce_mirror_repack_json(ctx, md, st->repack, out, pl);
+    if (!rc && st->repack != CE_REPACK_NONE) {
+        cJSON_DeleteItemFromObjectCaseSensitive(out, "repack");
+        cJSON_AddStringToObject(out, "repack", ce_repack_name(st->repack));
+    }
     if (!rc) merge_tf(out, src);
     const cJSON *prof = cJSON_GetObjectItemCaseSensitive(src, "profiles");
     if (!rc && cJSON_IsObject(prof) && pl->n_reds) {   /* nodes select components as install does here */
@@ -524,6 +507,8 @@ int ce_mirror_build(ce_ctx *ctx, const ce_mirror_req *req, ce_mirror_stats *st)
     if (!rc) rc = ce_store_begin(&mctx, &txn);
     if (!rc) rc = make_plan(ctx, &mctx, &md, req, src, &pl);
     if (!rc) rc = place_files(ctx, &mctx, &md, req, &pl, st);
+    if (!rc) st->repack = ce_mirror_repack_format(ctx, &md, req->repack);
+    if (!rc) rc = ce_mirror_repack(ctx, &md, st->repack, &pl, st);
     if (!rc) rc = write_manifest(ctx, &md, req, src, &pl, st);
     ce_store_end(&txn);
     ce_mdir_close(&md);

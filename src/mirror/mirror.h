@@ -32,6 +32,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "archive/repack.h"
 #include "core/ctx.h"
 #include "manifest/manifest.h"
 #include "manifest/resolve.h"
@@ -52,6 +53,7 @@ typedef struct ce_mirror_req {
     const char *platforms[CE_MIRROR_MAX_PLATFORMS]; /* default: ctx->platform */
     size_t n_platforms;
     const char *url;           /* --url: where nodes fetch DIR/cudaenv.json ("source"); NULL keeps it */
+    ce_repack_fmt repack;      /* --repack (mirror_repack.c); NONE: the one DIR's manifest records, if any */
 } ce_mirror_req;
 
 typedef struct ce_mirror_stats {
@@ -60,6 +62,10 @@ typedef struct ce_mirror_stats {
     size_t kept;               /* already present */
     long long bytes_fetched;   /* bytes this run placed */
     size_t bad;                /* ce_mirror_check: missing or wrong files */
+    ce_repack_fmt repack;      /* the format the run repacked in */
+    size_t repacked;           /* archives this run repacked */
+    size_t repack_kept;        /* repacked by an earlier run, re-hashed and kept */
+    long long repack_bytes;    /* bytes this run's repacks hold */
 } ce_mirror_stats;
 
 /* Fetch what req needs into req->dir and write dir/cudaenv.json (merged
