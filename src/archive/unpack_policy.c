@@ -105,7 +105,7 @@ int ce_strip_top(const char *path, char *top, size_t topsz, const char **rest)
 
 /* ---- after extraction: resolve every symlink ---- */
 
-typedef struct link_walk { const char *root; size_t rootlen; char bad[PATH_MAX]; } link_walk;
+typedef struct link_walk { const char *root; size_t rootlen; char bad[CE_PATH_MAX]; } link_walk;
 
 /* CE_ERR_INTEGRITY at the first symlink resolving outside the tree (bad
  * names it, relative to the tree) */

@@ -53,9 +53,9 @@ static void release_of(const char *v, const char *cudart, char *out, size_t n)
 
 static bool from_version_json(ce_ctx *ctx, const char *dir, char *out, size_t n)
 {
-    char p[PATH_MAX + 32], *data = NULL;
+    char p[CE_PATH_MAX], *data = NULL;
     size_t len = 0;
-    snprintf(p, sizeof p, "%s/version.json", dir);
+    if (ce_path_join(p, sizeof p, dir, "version.json") != CE_OK) return false;
     ce_event_fn ev = ctx->event;
     ctx->event = NULL;
     int rc = ce_exists(p) ? ce_file_read(ctx, p, 1 << 20, &data, &len) : CE_ERR_NOTFOUND;
@@ -73,8 +73,8 @@ static bool from_version_json(ce_ctx *ctx, const char *dir, char *out, size_t n)
 
 static bool from_version_txt(const char *dir, char *out, size_t n)
 {
-    char p[PATH_MAX + 32], line[256], v[64];
-    snprintf(p, sizeof p, "%s/version.txt", dir);
+    char p[CE_PATH_MAX], line[256], v[64];
+    if (ce_path_join(p, sizeof p, dir, "version.txt") != CE_OK) return false;
     FILE *f = fopen(p, "r");
     bool ok = f && fgets(line, sizeof line, f) && sscanf(line, "CUDA Version %63s", v) == 1 && ce_version_valid(v);
     if (f) fclose(f);
@@ -84,13 +84,10 @@ static bool from_version_txt(const char *dir, char *out, size_t n)
 
 static bool from_header(const char *dir, char *out, size_t n)
 {
-    char p[PATH_MAX + 32];
-    snprintf(p, sizeof p, "%s/include/cuda.h", dir);
-    long v = ce_header_define(p, "CUDA_VERSION");
-    if (v < 0) {
-        snprintf(p, sizeof p, "%s/include/cuda_runtime_api.h", dir);
+    char p[CE_PATH_MAX];
+    long v = ce_path_join(p, sizeof p, dir, "include/cuda.h") == CE_OK ? ce_header_define(p, "CUDA_VERSION") : -1;
+    if (v < 0 && ce_path_join(p, sizeof p, dir, "include/cuda_runtime_api.h") == CE_OK)
         v = ce_header_define(p, "CUDART_VERSION");
-    }
     if (v <= 0) return false;
     snprintf(out, n, "%ld.%ld", v / 1000, (v % 1000) / 10);
     return true;
@@ -297,8 +294,8 @@ int ce_adopt(ce_ctx *ctx, const char *dir_in, const char *name, char *out_name, 
             return ce_fail(ctx, CE_ERR_OTHER, "%s is taken (%s); choose a name: --name %s@LABEL", want, final, cuda);
     }
     if ((rc = ce_mkdir_p(ctx, versions, 0755))) return rc;
-    char staging[4400];
-    snprintf(staging, sizeof staging, "%s/.staging-adopt-XXXXXX", versions);
+    char staging[CE_PATH_MAX];
+    if ((rc = ce_join(ctx, staging, sizeof staging, versions, ".staging-adopt-XXXXXX"))) return rc;
     if (!mkdtemp(staging)) return ce_fail(ctx, CE_ERR_IO, "cannot create %s: %s", staging, strerror(errno));
     chmod(staging, 0755);
     ce_filelist files = { 0 };
@@ -352,8 +349,8 @@ size_t ce_adopt_scan(ce_ctx *ctx, char (*dirs)[4096], size_t max)
         if (glob(pat, 0, NULL, &g) != 0) continue;
         for (size_t k = 0; k < g.gl_pathc && n < max; k++) {
             struct stat st;
-            char nvcc[4300];
-            snprintf(nvcc, sizeof nvcc, "%s/bin/nvcc", g.gl_pathv[k]);
+            char nvcc[CE_PATH_MAX];
+            if (ce_path_join(nvcc, sizeof nvcc, g.gl_pathv[k], "bin/nvcc") != CE_OK) continue;
             if (lstat(g.gl_pathv[k], &st) != 0 || !S_ISDIR(st.st_mode) || !ce_exists(nvcc)) continue;
             snprintf(dirs[n++], 4096, "%s", g.gl_pathv[k]);
         }

@@ -100,10 +100,11 @@ static int walk_one(const ce_walk_entry *e, void *arg)
  * loader will be pointed at. */
 int ce_sys_toolchain_resolve(ce_ctx *ctx, const char *prefix, char *real, char *lib)
 {
-    char p[PATH_MAX + 8];
+    char p[CE_PATH_MAX];
     if (!realpath(prefix, real))
         return ce_fail(ctx, CE_ERR_NOTFOUND, "cannot resolve %s: %s", prefix, strerror(errno));
-    snprintf(p, sizeof p, "%s/lib64", real);
+    int rc = ce_join(ctx, p, sizeof p, real, "lib64");
+    if (rc) return rc;
     /* real is resolved: a lib64 that is a directory, not a link, is resolved too */
     struct stat ls;
     if (lstat(p, &ls) == 0 && S_ISDIR(ls.st_mode) && strlen(p) < PATH_MAX) memcpy(lib, p, strlen(p) + 1);
