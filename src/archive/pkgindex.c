@@ -1,7 +1,6 @@
 #include "pkgindex.h"
 
 #include <cJSON.h>
-#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +8,7 @@
 
 #include "fetch/digest.h"
 #include "core/file.h"
+#include "core/walk.h"
 
 typedef struct idx_entry { unsigned long long ino; long long size; char sha[65]; } idx_entry;
 typedef struct idx { idx_entry *v; size_t n, cap; } idx;
@@ -35,19 +35,17 @@ static int by_ino(const void *a, const void *b)
     return x->ino < y->ino ? -1 : x->ino > y->ino;
 }
 
-/* nftw has no user pointer: one walk at a time (install holds the store lock). */
-static struct { ce_ctx *ctx; idx *x; int rc; } walk;
+typedef struct hash_walk { ce_ctx *ctx; idx *x; } hash_walk;
 
-static int hash_one(const char *p, const struct stat *st, int flag, struct FTW *ftw)
+static int hash_one(const ce_walk_entry *e, void *arg)
 {
-    (void)ftw;
-    if (flag != FTW_F || !S_ISREG(st->st_mode)) return 0;
+    hash_walk *w = arg;
+    if (e->kind != CE_WALK_ENTRY || !S_ISREG(e->st->st_mode)) return 0;
     char hex[CE_SHA256_HEX];
-    if ((walk.rc = ce_sha256_file(walk.ctx, p, hex)) != CE_OK) return 1;
-    if (idx_add(walk.x, (unsigned long long)st->st_ino, (long long)st->st_size, hex) != 0) {
-        walk.rc = ce_fail(walk.ctx, CE_ERR_NOMEM, "out of memory indexing %s", p);
-        return 1;
-    }
+    int rc = ce_sha256_file(w->ctx, e->path, hex);
+    if (rc != CE_OK) return rc;
+    if (idx_add(w->x, (unsigned long long)e->st->st_ino, (long long)e->st->st_size, hex) != 0)
+        return ce_fail(w->ctx, CE_ERR_NOMEM, "out of memory indexing %s", e->path);
     return 0;
 }
 
@@ -107,11 +105,10 @@ static int load_or_build(ce_ctx *ctx, const char *tree, idx *x)
     }
     ce_emit(ctx, CE_EV_STEP, NULL, "computing sha256 of every file in %s (once)", tree);
     size_t first = x->n;
-    walk.ctx = ctx;
-    walk.x = x;
-    walk.rc = CE_OK;
-    if (nftw(tree, hash_one, 64, FTW_PHYS) != 0)
-        return walk.rc ? walk.rc : ce_fail(ctx, CE_ERR_IO, "cannot walk %s", tree);
+    hash_walk w = { ctx, x };
+    int rc = ce_walk(tree, hash_one, &w);
+    if (rc != CE_OK)
+        return rc != CE_WALK_FAIL ? rc : ce_fail(ctx, CE_ERR_IO, "cannot walk %s", tree);
     return save(ctx, x, first, (unsigned long long)tst.st_ino, path);
 }
 

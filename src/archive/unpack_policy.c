@@ -5,12 +5,13 @@
 #include "unpack.h"
 
 #include <errno.h>
-#include <ftw.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+
+#include "core/walk.h"
 
 /* Walk the components of p; returns the depth reached relative to the start
  * (depth0), or -1 as soon as a ".." would climb above the start. */
@@ -104,19 +105,20 @@ int ce_strip_top(const char *path, char *top, size_t topsz, const char **rest)
 
 /* ---- after extraction: resolve every symlink ---- */
 
-static const char *g_root;
-static size_t g_rootlen;
-static char g_bad[PATH_MAX];
+typedef struct link_walk { const char *root; size_t rootlen; char bad[CE_PATH_MAX]; } link_walk;
 
-static int link_one(const char *p, const struct stat *st, int flag, struct FTW *ftw)
+/* CE_ERR_INTEGRITY at the first symlink resolving outside the tree (bad
+ * names it, relative to the tree) */
+static int link_one(const ce_walk_entry *e, void *arg)
 {
-    (void)st; (void)ftw;
-    if (flag != FTW_SL && flag != FTW_SLN) return 0;
+    link_walk *w = arg;
+    if (e->kind != CE_WALK_ENTRY || !S_ISLNK(e->st->st_mode)) return 0;
     char real[PATH_MAX];
+    const char *p = e->path;
     if (!realpath(p, real)) return 0; /* dangling: its target was checked lexically */
-    if (strncmp(real, g_root, g_rootlen) != 0 || (real[g_rootlen] != '/' && real[g_rootlen] != '\0')) {
-        snprintf(g_bad, sizeof g_bad, "%s", p + g_rootlen + (p[g_rootlen] == '/'));
-        return 1;
+    if (strncmp(real, w->root, w->rootlen) != 0 || (real[w->rootlen] != '/' && real[w->rootlen] != '\0')) {
+        snprintf(w->bad, sizeof w->bad, "%s", p + w->rootlen + (p[w->rootlen] == '/'));
+        return CE_ERR_INTEGRITY;
     }
     return 0;
 }
@@ -125,15 +127,9 @@ int ce_unpack_check_links(ce_ctx *ctx, const char *dir, const char *label)
 {
     char root[PATH_MAX];
     if (!realpath(dir, root)) return ce_fail(ctx, CE_ERR_IO, "cannot resolve %s: %s", dir, strerror(errno));
-    /* nftw has no user pointer; this runs once per unpack, never concurrently */
-    g_root = root;
-    g_rootlen = strlen(root);
-    g_bad[0] = '\0';
-    char walk[PATH_MAX];
-    snprintf(walk, sizeof walk, "%s", root);
-    int r = nftw(walk, link_one, 32, FTW_PHYS);
-    if (r == 1)
+    link_walk w = { root, strlen(root), "" };
+    if (ce_walk(root, link_one, &w) == CE_ERR_INTEGRITY)   /* the walk's own failure is not the archive's */
         return ce_fail(ctx, CE_ERR_INTEGRITY, "unsafe entry '%s' in %s: symlink resolving outside the tree; "
-                       "nothing was installed from this archive", g_bad, label);
+                       "nothing was installed from this archive", w.bad, label);
     return CE_OK;
 }

@@ -153,9 +153,9 @@ static const char fish_text[] =
 static bool find_file(const cli *c, const char *const rel[], size_t n, char *out)
 {
     for (size_t i = 0; i < n; i++) {
-        char p[PATH_MAX + 512];
+        char p[CE_PATH_MAX];
         if (rel[i][0] == '/') snprintf(p, sizeof p, "%s", rel[i]);
-        else snprintf(p, sizeof p, "%s/%s", ce_self_dir(&c->ctx), rel[i]);
+        else if (ce_path_join(p, sizeof p, ce_self_dir(&c->ctx), rel[i]) != CE_OK) continue;   /* no such file */
         if (realpath(p, out)) return true;
     }
     return false;
@@ -311,7 +311,7 @@ static int write_static(cli *c, const char *shell, const char *bin, const char *
     if (src) return cli_fail(c, src);
     if (out && *out) {
         if (out[0] == '/' || !getcwd(dir, PATH_MAX)) n = snprintf(path, sizeof path, "%s", out);
-        else n = snprintf(path, sizeof path, "%s/%s", dir, out);
+        else n = ce_path_join(path, sizeof path, dir, out) == CE_OK ? (int)strlen(path) : -1;
     } else {
         n = snprintf(path, sizeof path, "%s/init/cudaenv.%s", c->ctx.root, shell);
     }

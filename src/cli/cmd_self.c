@@ -35,9 +35,9 @@ static const cli_opt cmd_self_opts[] = {
 };
 
 typedef struct release {
-    char tree[PATH_MAX];    /* the running release: .../lib/cudaenv/releases/VER */
-    char top[PATH_MAX];     /* .../lib/cudaenv */
-    char prefix[PATH_MAX];  /* ... */
+    char tree[CE_PATH_MAX];    /* the running release: .../lib/cudaenv/releases/VER */
+    char top[CE_PATH_MAX];     /* .../lib/cudaenv */
+    char prefix[CE_PATH_MAX];  /* ... */
     char base[2048];        /* the release server */
     char installer[32];     /* share/cudaenv/INSTALLER: install.sh, deb, pip; "" from source */
 } release;

@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "error.h"
+#include "path.h"
 #include "status.h"
 
 typedef enum ce_event_kind {
@@ -78,11 +79,11 @@ typedef struct ce_ctx {
     bool quiet;
     ce_event_fn event;
     void *event_ud;
-    char root[4096];      /* CUDAENV_ROOT, default ~/.cudaenv */
-    char sysroot[4096];   /* CUDAENV_SYSROOT, "" means / */
-    char manifest[4096];  /* CUDAENV_MANIFEST or --manifest, "" = built-in */
+    char root[CE_PATH_MAX];      /* CUDAENV_ROOT, default ~/.cudaenv */
+    char sysroot[CE_PATH_MAX];   /* CUDAENV_SYSROOT, "" means / */
+    char manifest[CE_PATH_MAX];  /* CUDAENV_MANIFEST or --manifest, "" = built-in */
     char mirror[2048];    /* CUDAENV_MIRROR, "" = none */
-    char self_dir[4096];  /* directory of the running binary: read through ce_self_dir (lazy) */
+    char self_dir[CE_PATH_MAX];  /* directory of the running binary: read through ce_self_dir (lazy) */
     char install_from[16];        /* install --from: "" (redist where the release has it), "runfile", "redist" */
     char install_components[1024]; /* install --components "+a,-b", "" = the profile as it is */
     char driver[32];      /* --driver VER or CUDAENV_DRIVER_VERSION: the driver to plan for

@@ -12,6 +12,12 @@ int ce_dirscan_open(ce_dirscan *s, int dirfd, const char *path)
     return s->fd < 0 ? -1 : 0;
 }
 
+void ce_dirscan_fd(ce_dirscan *s, int fd)
+{
+    s->pos = s->len = 0;
+    s->fd = fd;
+}
+
 const char *ce_dirscan_next(ce_dirscan *s, unsigned char *type)
 {
     if (s->pos >= s->len) {

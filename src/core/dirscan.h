@@ -14,6 +14,8 @@ typedef struct ce_dirscan {
 /* Open path (relative to dirfd, AT_FDCWD for a plain path) as opendir does.
  * 0, or -1 with errno (ENOENT when it does not exist). */
 int ce_dirscan_open(ce_dirscan *s, int dirfd, const char *path);
+/* Read fd, a directory the caller opened and closes (ce_walk: O_NOFOLLOW). */
+void ce_dirscan_fd(ce_dirscan *s, int fd);
 /* The next entry's name ("." and ".." included, as readdir) and its d_type
  * (DT_UNKNOWN when the file system does not say); NULL at the end or on a
  * read error (errno set then). */

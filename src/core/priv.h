@@ -49,6 +49,8 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 
+#include "path.h"
+
 /* euid 0 (nothing in the environment can switch the rule off). */
 bool ce_priv(void);
 
@@ -87,7 +89,7 @@ bool ce_priv_path_ok(const char *path);
  * when closed. */
 typedef struct ce_priv_tree {
     int fd;
-    char path[4096];          /* the resolved path */
+    char path[CE_PATH_MAX];          /* the resolved path */
 } ce_priv_tree;
 /* 0, or -1 with why ("X is owned by uid N, not root", "cannot open X: ...")
  * and errno (EPERM for a refusal). */

@@ -21,7 +21,7 @@
 #include "ctx.h"
 
 typedef struct ce_py {
-    char dir[4096];       /* the private directory ("" when none) */
+    char dir[CE_PATH_MAX];       /* the private directory ("" when none) */
     char script[4200];    /* dir/cudaenv_script.py */
     char *env_path;       /* "__CUDAENV_PYPATH=..." for the prologue (malloc'ed) */
     char *env_add[3];     /* for ce_proc.env_add: env_path, the user-site flag, NULL */

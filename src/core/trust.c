@@ -212,7 +212,10 @@ static int toolchain_dir(ce_ctx *ctx, const char *prefix, const char *sub, bool 
         if (!strcmp(name, ".") || !strcmp(name, "..")) continue;
         struct stat st;
         if (fstatat(d.fd, name, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
-        snprintf(cur, sizeof cur, "%s/%s", real, name);
+        if (ce_path_join(cur, sizeof cur, real, name) != CE_OK) {
+            rc = ce_fail(ctx, CE_ERR_OTHER, "a path longer than %zu bytes: %s under %s", sizeof cur - 1, name, real);
+            break;
+        }
         if (S_ISLNK(st.st_mode))
             why = st.st_uid != 0 ? "a symlink not owned by root" : !ce_priv_path_ok(cur) ? "a symlink to a path a user can change" : NULL;
         else
@@ -270,7 +273,7 @@ int ce_trust_sysroot(ce_ctx *ctx)
             why = "not a directory";
         }
         if (why) {
-            snprintf(cur, sizeof cur, "%s/%s", real, sub[i]);
+            if (ce_path_join(cur, sizeof cur, real, sub[i]) != CE_OK) snprintf(cur, sizeof cur, "%s", real);
             rc = ce_fail(ctx, CE_ERR_PERM, "unsafe for a CUDAENV_SYSROOT used by cudaenv run as root: %s is %s; "
                          "a user could make root write, delete or run files of their choosing. %s", cur, why, fix);
         }

@@ -55,7 +55,7 @@ void doc_check_pylibs(ce_doctor *d);
  * says when it was not kept). */
 struct ce_fw_report;
 typedef struct doc_fwcache {
-    char dir[4096];
+    char dir[CE_PATH_MAX];
     char name[64];
     char key[8800];
     int dfd;

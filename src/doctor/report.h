@@ -31,7 +31,7 @@ typedef struct ce_doc_active {
     char name[96];
     char cuda[32];
     char cudnn[32];
-    char prefix[4096];             /* host path */
+    char prefix[CE_PATH_MAX];             /* host path */
     char min_driver[32];           /* "" unknown */
     char min_driver_compat[32];    /* minor-version compatibility floor, "" unknown */
     int max_gcc;                   /* 0 unknown */
@@ -60,7 +60,7 @@ typedef struct ce_doctor {
     struct doc_ld *ld;             /* the loader's search state (doctor_libs.c) */
     ce_doctor_fw fw_mode;          /* as asked (ce_doctor_run) */
     ce_doc_fw_state fw_state;
-    char fw_python[4096];          /* the interpreter probed ("" none) */
+    char fw_python[CE_PATH_MAX];          /* the interpreter probed ("" none) */
     long long fw_probed_at;        /* CE_DOC_FW_CACHED: when the kept result was made (epoch s) */
     char fw_note[2048];            /* one line: what the framework layer did and why */
 } ce_doctor;

@@ -72,7 +72,7 @@ typedef struct ce_fetch_item {
     ce_fetch_watch *watch;  /* optional, see above */
     const char *bearer;     /* optional: "Authorization: Bearer" token (an OCI registry's) ... */
     const char *userpwd;    /* ... or "user:pass" for Basic; never sent to another host on a redirect */
-    char path[4096];        /* out: $CUDAENV_ROOT/cache/<sha256> once verified */
+    char path[CE_PATH_MAX];        /* out: $CUDAENV_ROOT/cache/<sha256> once verified */
 } ce_fetch_item;
 
 /* Following a download from another thread (unpacking while it arrives):

@@ -35,8 +35,8 @@ typedef struct need {
     char pkg[160];          /* "cuda-11.8.0", "cudnn-8.7.0.84-cuda11" */
     const char *version;    /* CUDA release (runfile check) or cuDNN release */
     ce_fetch_item *item;
-    char cache[4200];       /* cache/<sha256>: our own copy, the fetch thread owns item */
-    char staging[4200];     /* pkgs/.staging-* holding the unpacked tree, "" if none */
+    char cache[CE_PATH_MAX];       /* cache/<sha256>: our own copy, the fetch thread owns item */
+    char staging[CE_PATH_MAX];     /* pkgs/.staging-* holding the unpacked tree, "" if none */
     bool retry;             /* cached, or the follow-mode unpack lost: unpack the verified file */
     bool lost;              /* the follow-mode unpack was lost (not cached), ... */
     char why[512];          /* ... and why */

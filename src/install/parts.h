@@ -20,9 +20,9 @@ typedef struct part {
     long long size;
     bool cudnn, nccl;       /* a library archive: cuDNN's tarball, or NCCL's wheel (a zip) */
     char pkg[200];          /* pkgs/<pkg> */
-    char tree[4400];        /* $CUDAENV_ROOT/pkgs/<pkg> */
-    char cache[4200];       /* cache/<sha256> */
-    char staging[4200];     /* pkgs/.staging-* while unpacking, "" if none */
+    char tree[CE_PATH_MAX];        /* $CUDAENV_ROOT/pkgs/<pkg> */
+    char cache[CE_PATH_MAX];       /* cache/<sha256> */
+    char staging[CE_PATH_MAX];     /* pkgs/.staging-* while unpacking, "" if none */
     bool have;              /* already in pkgs/ */
     int state;              /* 0 waiting, 1 unpacking, 2 done */
     bool follow;            /* the unpacker tails the download's .part */

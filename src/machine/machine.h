@@ -22,8 +22,8 @@
 #include "core/ctx.h"
 
 typedef struct ce_machine {
-    char root[4096];     /* "" means the real / */
-    char libdir[4096];   /* a test's driver library dir (machine-libdir), "" when none */
+    char root[CE_PATH_MAX];     /* "" means the real / */
+    char libdir[CE_PATH_MAX];   /* a test's driver library dir (machine-libdir), "" when none */
 } ce_machine;
 
 void ce_machine_init(ce_machine *m, const ce_ctx *ctx);

@@ -157,8 +157,8 @@ static int plan_components(ce_ctx *ctx, ce_ctx *pmctx, const ce_mdir *md, const 
     bool kept;
     if ((rc = seed_mirror_cache(ctx, pmctx, md, jf, &kept))) return rc;
     if (kept) {   /* the mirror's own copy: the fetch takes it from the cache */
-        char from[CE_PATH_MAX + 1100], rel[200];
-        snprintf(from, sizeof from, "%s/%s", md->path, jrel);
+        char from[CE_PATH_MAX], rel[200];
+        if ((rc = ce_join(ctx, from, sizeof from, md->path, jrel))) return rc;
         snprintf(rel, sizeof rel, "%s/cache/%s", WORK_DIR, j->sha256);
         if ((rc = ce_mdir_place(ctx, md, rel, from, false))) return rc;
     }
@@ -263,8 +263,8 @@ static int place_files(ce_ctx *ctx, ce_ctx *mctx, const ce_mdir *md, const ce_mi
         /* the same file at two paths: the first rename took it, link that */
         size_t j = 0;
         while (j < k && strcmp(items[j].sha256, items[k].sha256)) j++;
-        char first[CE_PATH_MAX + 1100];
-        if (j < k) snprintf(first, sizeof first, "%s/%s", md->path, pl->f[which[j]].rel);
+        char first[CE_PATH_MAX];
+        if (j < k && (rc = ce_join(ctx, first, sizeof first, md->path, pl->f[which[j]].rel))) break;
         if ((rc = ce_mdir_place(ctx, md, f->rel, j < k ? first : items[k].path, j == k))) break;
         st->added++;
         st->bytes_fetched += f->size > 0 ? f->size : 0;

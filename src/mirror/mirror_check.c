@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/file.h"
 #include "fetch/digest.h"
 #include "mirror_dir.h"
 #include "install/redist.h"
@@ -160,12 +161,12 @@ int ce_mirror_check(ce_ctx *ctx, const char *dir, ce_mirror_stats *st)
     if (sb.st_size <= CE_MANIFEST_MAX && (text = malloc((size_t)sb.st_size + 1)))
         len = pread(fd, text, (size_t)sb.st_size, 0);
     close(fd);
-    char path[4200];
-    snprintf(path, sizeof path, "%s/%s", md.path, CE_MIRROR_MANIFEST);
+    char path[CE_PATH_MAX];
     ce_manifest *m = NULL;
-    if (len != sb.st_size)
+    rc = ce_join(ctx, path, sizeof path, md.path, CE_MIRROR_MANIFEST);
+    if (rc == CE_OK && len != sb.st_size)
         rc = ce_fail(ctx, CE_ERR_INTEGRITY, "%s: cannot read it, or over %d bytes", path, CE_MANIFEST_MAX);
-    else rc = ce_manifest_parse(ctx, text, (size_t)len, path, true, &m);
+    else if (rc == CE_OK) rc = ce_manifest_parse(ctx, text, (size_t)len, path, true, &m);
     ce_manifest_free(m);
     cJSON *j = rc ? NULL : cJSON_ParseWithLength(text, (size_t)len), *rel, *map, *art;
     free(text);

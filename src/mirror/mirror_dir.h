@@ -20,7 +20,7 @@
 
 typedef struct ce_mdir {
     int fd;                 /* DIR, O_DIRECTORY */
-    char path[4096];        /* DIR, resolved when run as root */
+    char path[CE_PATH_MAX];        /* DIR, resolved when run as root */
     bool strict;            /* root writing: every directory passes the rule */
 } ce_mdir;
 

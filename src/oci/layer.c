@@ -155,7 +155,7 @@ static int add_dir(walk *w, const char *abs, const char *rel)
         struct stat st;
         if (rc != CE_OK || (!rel[0] && (!strcmp(name, CE_USAGE_NAME) || !strcmp(name, CE_ADOPTED_NAME) ||
                                                  !strcmp(name, CE_OCI_ORIGIN_NAME)))) continue;
-        if (snprintf(a, sizeof a, "%s/%s", abs, name) >= (int)sizeof a ||
+        if (ce_path_join(a, sizeof a, abs, name) != CE_OK ||
             snprintf(r, sizeof r, "%s%s%s", rel, rel[0] ? "/" : "", name) >= (int)sizeof r) {
             rc = ce_fail(w->ctx, CE_ERR_OTHER, "path too long under %s", abs);
         } else if (lstat(a, &st) != 0 || (!rel[0] && S_ISLNK(st.st_mode) && (rc = adopted_entry(w, a, &st)))) {

@@ -29,9 +29,9 @@ static int write_origin(ce_ctx *ctx, const char *staging, const ce_oci_ref *ref,
     char *s = o ? cJSON_Print(o) : NULL;
     cJSON_Delete(o);
     if (!s) return ce_fail(ctx, CE_ERR_NOMEM, "out of memory");
-    char path[4300];
-    snprintf(path, sizeof path, "%s/%s", staging, CE_OCI_ORIGIN_NAME);
-    int rc = ce_file_write_atomic(ctx, path, s, strlen(s), 0644);
+    char path[CE_PATH_MAX];
+    int rc = ce_join(ctx, path, sizeof path, staging, CE_OCI_ORIGIN_NAME);
+    if (rc == CE_OK) rc = ce_file_write_atomic(ctx, path, s, strlen(s), 0644);
     free(s);
     return rc;
 }
@@ -96,8 +96,8 @@ int ce_oci_install(ce_ctx *ctx, const ce_oci_ref *ref, const char *text, ce_oci_
         return rc;
     rc = unpack_layers(ctx, &reg, &img, staging, &res->bytes);
     if (rc == CE_OK) ce_oci_blob_seen(ctx, img.config.digest, ref->host, ref->repo);   /* the cache exists now */
-    char receipt[4300], got[CE_SHA256_HEX] = "";
-    snprintf(receipt, sizeof receipt, "%s/%s", staging, CE_RECEIPT_NAME);
+    char receipt[CE_PATH_MAX], got[CE_SHA256_HEX] = "";
+    if (rc == CE_OK) rc = ce_join(ctx, receipt, sizeof receipt, staging, CE_RECEIPT_NAME);
     if (rc == CE_OK && !ce_exists(receipt))
         rc = ce_fail(ctx, CE_ERR_INTEGRITY, "%s holds no %s: not a cudaenv toolchain image", where, CE_RECEIPT_NAME);
     if (rc == CE_OK && (rc = ce_sha256_file(ctx, receipt, got)) == CE_OK && strcmp(got, img.meta.receipt_sha256) != 0)

@@ -27,7 +27,7 @@ typedef struct ce_fw_finding {
 /* The toolchain the framework should run on ("" prefix: none known). */
 typedef struct ce_fw_target {
     char name[96];
-    char prefix[4096];
+    char prefix[CE_PATH_MAX];
     char cuda[32], cudnn[32];
 } ce_fw_target;
 
@@ -45,7 +45,7 @@ struct cJSON;
 typedef struct ce_fw_report {
     char framework[16];        /* "torch" / "tf" */
     char module[16];           /* "torch" / "tensorflow" */
-    char python[4096];         /* the interpreter that ran */
+    char python[CE_PATH_MAX];         /* the interpreter that ran */
     struct cJSON *doc;         /* the script's report (NULL when it wrote none) */
     char log[8192];            /* what the script printed (stdout + stderr, its start) */
     int status;                /* the script's exit status */

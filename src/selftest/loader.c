@@ -163,8 +163,8 @@ static bool cuda_family(const char *base)
 typedef struct scan_ctx {
     st_state *st;
     st_step *s;
-    char prefix_real[4096];
-    char libdir_real[4096], cudnn_real[4096];  /* resolved: an adopted lib64 is a link */
+    char prefix_real[CE_PATH_MAX];
+    char libdir_real[CE_PATH_MAX], cudnn_real[4096];  /* resolved: an adopted lib64 is a link */
     int problems, ours;
     bool quiet_ok;   /* late pass: list problems only */
 } scan_ctx;

@@ -83,7 +83,7 @@ typedef struct st_bench {
 /* Facts about the toolchain from its receipt, else from the manifest. */
 typedef struct st_toolchain {
     char name[96];
-    char prefix[4096];
+    char prefix[CE_PATH_MAX];
     char cuda[32], cudnn[32];
     char nccl[32];             /* the receipt's NCCL ("2.25.1"), "" for none */
     char min_driver[32];       /* "580.65.06", "" unknown */

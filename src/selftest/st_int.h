@@ -22,7 +22,7 @@ typedef unsigned long long st_devptr;
 
 typedef struct st_rt {           /* libcudart: versions and memory */
     void *h;
-    char path[4096];             /* the file dlopen()ed */
+    char path[CE_PATH_MAX];             /* the file dlopen()ed */
     char soname[128];
     int (*RuntimeGetVersion)(int *);
     int (*SetDevice)(int);
@@ -47,7 +47,7 @@ enum { ST_H2D = 1, ST_D2H = 2, ST_D2D = 3 };  /* cudaMemcpyKind */
 
 typedef struct st_nvrtc {
     void *h;
-    char path[4096];
+    char path[CE_PATH_MAX];
     char soname[128];
     int (*Version)(int *, int *);
     int (*CreateProgram)(void **, const char *, const char *, int, const char *const *, const char *const *);
@@ -64,7 +64,7 @@ typedef struct st_nvrtc {
 
 typedef struct st_dnn {
     void *h;
-    char path[4096];
+    char path[CE_PATH_MAX];
     char soname[128];
     size_t (*GetVersion)(void);
     size_t (*GetCudartVersion)(void);
@@ -89,7 +89,7 @@ typedef struct st_dnn {
 
 typedef struct st_cu {           /* libcuda.so.1: the driver API */
     void *h;
-    char path[4096];             /* where the loader found it */
+    char path[CE_PATH_MAX];             /* where the loader found it */
     int (*Init)(unsigned);
     int (*DriverGetVersion)(int *);
     int (*DeviceGetCount)(int *);
@@ -116,8 +116,8 @@ typedef struct st_state {
     ce_ctx *ctx;
     const st_options *opt;
     st_report *r;
-    char libdir[4096];           /* lib64 (or lib) of the toolchain */
-    char cudnn_libdir[4096];
+    char libdir[CE_PATH_MAX];           /* lib64 (or lib) of the toolchain */
+    char cudnn_libdir[CE_PATH_MAX];
     st_rt rt;
     st_nvrtc nv;
     st_dnn dnn;
@@ -129,7 +129,7 @@ typedef struct st_state {
     char gpu_skip[512];          /* why the GPU steps cannot run */
     bool gpu_skip_nogpu;         /* ... and whether that is "no usable GPU" (exit 8) */
     ce_proc_child nvcc;          /* nvcc compiling in the background */
-    char nvcc_dir[4096];
+    char nvcc_dir[CE_PATH_MAX];
     double nvcc_started;
     int nvcc_arch;               /* 90 for sm_90 */
     bool minor_compat;           /* the driver runs this toolkit only through minor-version

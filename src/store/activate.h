@@ -51,7 +51,7 @@ typedef struct ce_active_info {
     bool is_system;        /* "system" selected (explicitly or by default): tc unset */
     ce_toolchain tc;       /* the installed toolchain when !is_system */
     char spec[128];        /* what the origin names, as written ("11.8", "tf-2.14") */
-    char source[4096];     /* the .cuda-version or global file; "" for shell/system */
+    char source[CE_PATH_MAX];     /* the .cuda-version or global file; "" for shell/system */
 } ce_active_info;
 
 /* "shell", ".cuda-version", "global", "system". */

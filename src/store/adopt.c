@@ -4,7 +4,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <glob.h>
 #include <limits.h>
 #include <stdio.h>
@@ -23,6 +22,7 @@
 #include "core/path.h"
 #include "core/priv.h"
 #include "core/version.h"
+#include "core/walk.h"
 
 /* The release of a runfile's date-stamped version.json ("12.2.20230823":
  * the date, not the patch) from its cuda_cudart version, which each release
@@ -53,9 +53,9 @@ static void release_of(const char *v, const char *cudart, char *out, size_t n)
 
 static bool from_version_json(ce_ctx *ctx, const char *dir, char *out, size_t n)
 {
-    char p[PATH_MAX + 32], *data = NULL;
+    char p[CE_PATH_MAX], *data = NULL;
     size_t len = 0;
-    snprintf(p, sizeof p, "%s/version.json", dir);
+    if (ce_path_join(p, sizeof p, dir, "version.json") != CE_OK) return false;
     ce_event_fn ev = ctx->event;
     ctx->event = NULL;
     int rc = ce_exists(p) ? ce_file_read(ctx, p, 1 << 20, &data, &len) : CE_ERR_NOTFOUND;
@@ -73,8 +73,8 @@ static bool from_version_json(ce_ctx *ctx, const char *dir, char *out, size_t n)
 
 static bool from_version_txt(const char *dir, char *out, size_t n)
 {
-    char p[PATH_MAX + 32], line[256], v[64];
-    snprintf(p, sizeof p, "%s/version.txt", dir);
+    char p[CE_PATH_MAX], line[256], v[64];
+    if (ce_path_join(p, sizeof p, dir, "version.txt") != CE_OK) return false;
     FILE *f = fopen(p, "r");
     bool ok = f && fgets(line, sizeof line, f) && sscanf(line, "CUDA Version %63s", v) == 1 && ce_version_valid(v);
     if (f) fclose(f);
@@ -84,13 +84,10 @@ static bool from_version_txt(const char *dir, char *out, size_t n)
 
 static bool from_header(const char *dir, char *out, size_t n)
 {
-    char p[PATH_MAX + 32];
-    snprintf(p, sizeof p, "%s/include/cuda.h", dir);
-    long v = ce_header_define(p, "CUDA_VERSION");
-    if (v < 0) {
-        snprintf(p, sizeof p, "%s/include/cuda_runtime_api.h", dir);
+    char p[CE_PATH_MAX];
+    long v = ce_path_join(p, sizeof p, dir, "include/cuda.h") == CE_OK ? ce_header_define(p, "CUDA_VERSION") : -1;
+    if (v < 0 && ce_path_join(p, sizeof p, dir, "include/cuda_runtime_api.h") == CE_OK)
         v = ce_header_define(p, "CUDART_VERSION");
-    }
     if (v <= 0) return false;
     snprintf(out, n, "%ld.%ld", v / 1000, (v % 1000) / 10);
     return true;
@@ -105,23 +102,22 @@ static bool from_header(const char *dir, char *out, size_t n)
 #define ADOPT_FIX "Adopt a root-owned copy (chown -R root:root DIR && chmod -R go-w DIR), or adopt it as the " \
     "user who owns it, into their own store"
 
-static __thread ce_ctx *tree_ctx;
-static __thread int tree_rc;
-
-static int tree_one(const char *p, const struct stat *st, int flag, struct FTW *ftw)
+static int tree_one(const ce_walk_entry *e, void *arg)
 {
-    (void)ftw;
-    const char *why;
-    if (flag == FTW_SL || flag == FTW_SLN)
-        why = st->st_uid != 0 ? "a symlink not owned by root" : !ce_priv_path_ok(p) ? "a symlink to a path a user can change" : NULL;
-    else if (flag == FTW_DNR || flag == FTW_NS)
+    ce_ctx *ctx = arg;
+    const char *why, *p = e->path;
+    if (e->kind == CE_WALK_DIR_POST) return 0;
+    if (e->kind == CE_WALK_ERR && e->err != EACCES && e->err != ENOENT)
+        return ce_fail(ctx, CE_ERR_IO, "cannot walk %s: %s", p, strerror(e->err));
+    if (e->kind == CE_WALK_ERR)
         why = "unreadable";
+    else if (S_ISLNK(e->st->st_mode))
+        why = e->st->st_uid != 0 ? "a symlink not owned by root" : !ce_priv_path_ok(p) ? "a symlink to a path a user can change" : NULL;
     else
-        why = ce_priv_stat_reason(st, false);
+        why = ce_priv_stat_reason(e->st, false);
     if (!why) return 0;
-    tree_rc = ce_fail(tree_ctx, CE_ERR_PERM, "unsafe for adopt run as root: %s is %s; a user could make root "
-                      "and every user of the store run files of their choosing. " ADOPT_FIX, p, why);
-    return 1;
+    return ce_fail(ctx, CE_ERR_PERM, "unsafe for adopt run as root: %s is %s; a user could make root "
+                   "and every user of the store run files of their choosing. " ADOPT_FIX, p, why);
 }
 
 static int tree_trusted(ce_ctx *ctx, const char *dir)
@@ -134,11 +130,8 @@ static int tree_trusted(ce_ctx *ctx, const char *dir)
                        "unsafe for adopt run as root: " : "", why, errno == EPERM ? "; a user could make root and "
                        "every user of the store run files of their choosing. " ADOPT_FIX : "");
     ce_priv_tree_close(&t);
-    tree_ctx = ctx;
-    tree_rc = CE_OK;
-    if (nftw(dir, tree_one, 32, FTW_PHYS) != 0 && tree_rc == CE_OK)
-        tree_rc = ce_fail(ctx, CE_ERR_IO, "cannot walk %s: %s", dir, strerror(errno));
-    return tree_rc;
+    int rc = ce_walk(dir, tree_one, ctx);
+    return rc != CE_WALK_FAIL ? rc : ce_fail(ctx, CE_ERR_IO, "cannot walk %s: %s", dir, strerror(errno));
 }
 
 int ce_adopt_probe(ce_ctx *ctx, const char *dir, char *cuda, size_t cudasz, char *cudnn, size_t cudnnsz)
@@ -170,27 +163,25 @@ int ce_adopt_probe(ce_ctx *ctx, const char *dir, char *cuda, size_t cudasz, char
 
 /* ---- the receipt: every regular file of dir with its size --------------- */
 
-static ce_filelist *walk_list;
-static size_t walk_root_len;
-static bool walk_oom;
+typedef struct receipt_walk { ce_filelist *list; size_t root_len; } receipt_walk;
 
-static int walk_one(const char *p, const struct stat *st, int flag, struct FTW *ftw)
+static int walk_one(const ce_walk_entry *w, void *arg)
 {
-    (void)ftw;
-    if (flag != FTW_F || !S_ISREG(st->st_mode)) return 0;
-    ce_filelist *l = walk_list;
+    if (w->kind != CE_WALK_ENTRY || !S_ISREG(w->st->st_mode)) return 0;
+    receipt_walk *r = arg;
+    ce_filelist *l = r->list;
     if (l->n == l->cap) {
         size_t cap = l->cap ? l->cap * 2 : 256;
         ce_file_entry *v = realloc(l->v, cap * sizeof *v);
-        if (!v) { walk_oom = true; return 1; }
+        if (!v) return CE_ERR_NOMEM;
         l->v = v;
         l->cap = cap;
     }
     ce_file_entry *e = &l->v[l->n];
     memset(e, 0, sizeof *e);
-    e->path = strdup(p + walk_root_len + 1);
-    if (!e->path) { walk_oom = true; return 1; }
-    e->size = (long long)st->st_size;
+    e->path = strdup(w->path + r->root_len + 1);
+    if (!e->path) return CE_ERR_NOMEM;
+    e->size = (long long)w->st->st_size;
     l->n++;
     return 0;
 }
@@ -303,17 +294,16 @@ int ce_adopt(ce_ctx *ctx, const char *dir_in, const char *name, char *out_name, 
             return ce_fail(ctx, CE_ERR_OTHER, "%s is taken (%s); choose a name: --name %s@LABEL", want, final, cuda);
     }
     if ((rc = ce_mkdir_p(ctx, versions, 0755))) return rc;
-    char staging[4400];
-    snprintf(staging, sizeof staging, "%s/.staging-adopt-XXXXXX", versions);
+    char staging[CE_PATH_MAX];
+    if ((rc = ce_join(ctx, staging, sizeof staging, versions, ".staging-adopt-XXXXXX"))) return rc;
     if (!mkdtemp(staging)) return ce_fail(ctx, CE_ERR_IO, "cannot create %s: %s", staging, strerror(errno));
     chmod(staging, 0755);
     ce_filelist files = { 0 };
-    walk_list = &files;
-    walk_root_len = strlen(dir);
-    walk_oom = false;
+    receipt_walk rw = { &files, strlen(dir) };
     if ((rc = link_entries(ctx, dir, staging))) goto fail;
-    if (nftw(dir, walk_one, 64, FTW_PHYS) != 0) {
-        rc = walk_oom ? ce_fail(ctx, CE_ERR_NOMEM, "out of memory") : ce_fail(ctx, CE_ERR_IO, "cannot read %s", dir);
+    int wr = ce_walk(dir, walk_one, &rw);
+    if (wr != 0) {
+        rc = wr == CE_ERR_NOMEM ? ce_fail(ctx, CE_ERR_NOMEM, "out of memory") : ce_fail(ctx, CE_ERR_IO, "cannot read %s", dir);
         goto fail;
     }
     ce_receipt r = { .name = want, .cuda = cuda, .cudnn = cudnn, .platform = ctx->platform, .files = &files };
@@ -359,8 +349,8 @@ size_t ce_adopt_scan(ce_ctx *ctx, char (*dirs)[4096], size_t max)
         if (glob(pat, 0, NULL, &g) != 0) continue;
         for (size_t k = 0; k < g.gl_pathc && n < max; k++) {
             struct stat st;
-            char nvcc[4300];
-            snprintf(nvcc, sizeof nvcc, "%s/bin/nvcc", g.gl_pathv[k]);
+            char nvcc[CE_PATH_MAX];
+            if (ce_path_join(nvcc, sizeof nvcc, g.gl_pathv[k], "bin/nvcc") != CE_OK) continue;
             if (lstat(g.gl_pathv[k], &st) != 0 || !S_ISDIR(st.st_mode) || !ce_exists(nvcc)) continue;
             snprintf(dirs[n++], 4096, "%s", g.gl_pathv[k]);
         }

@@ -4,7 +4,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +12,7 @@
 
 #include "core/file.h"
 #include "core/path.h"
+#include "core/walk.h"
 #include "usage.h"
 
 /* ---- per-toolchain usage: which toolchains link each inode ------------- */
@@ -20,103 +20,104 @@
 /* open addressing on (dev, ino); owner -1 = empty slot */
 typedef struct inode_use { dev_t dev; ino_t ino; int owner; bool multi; } inode_use;
 
-static inode_use *tab;
-static size_t tab_cap, tab_n;
-static int cur_owner;
-static bool pass_two, walk_oom;
-static ce_tc_usage *cur_usage;
+/* One ce_store_usage: the table, and which toolchain and pass count now. */
+typedef struct usage_walk {
+    inode_use *tab;
+    size_t tab_cap, tab_n;
+    int cur_owner;
+    bool pass_two, oom;
+    ce_tc_usage *cur_usage;
+} usage_walk;
 
-static inode_use *slot(dev_t dev, ino_t ino)
+static inode_use *slot(usage_walk *u, dev_t dev, ino_t ino)
 {
-    size_t h = ((size_t)ino * 0x9E3779B97F4A7C15ull ^ (size_t)dev) & (tab_cap - 1);
-    while (tab[h].owner != -1 && !(tab[h].ino == ino && tab[h].dev == dev)) h = (h + 1) & (tab_cap - 1);
-    return &tab[h];
+    size_t h = ((size_t)ino * 0x9E3779B97F4A7C15ull ^ (size_t)dev) & (u->tab_cap - 1);
+    while (u->tab[h].owner != -1 && !(u->tab[h].ino == ino && u->tab[h].dev == dev)) h = (h + 1) & (u->tab_cap - 1);
+    return &u->tab[h];
 }
 
-static bool grow(void)
+static bool grow(usage_walk *u)
 {
-    size_t old_cap = tab_cap;
-    inode_use *old = tab;
-    tab_cap = tab_cap ? tab_cap * 2 : 4096;
-    tab = malloc(tab_cap * sizeof *tab);
-    if (!tab) { tab = old; tab_cap = old_cap; return false; }
-    for (size_t i = 0; i < tab_cap; i++) tab[i].owner = -1;
+    size_t old_cap = u->tab_cap;
+    inode_use *old = u->tab;
+    u->tab_cap = u->tab_cap ? u->tab_cap * 2 : 4096;
+    u->tab = malloc(u->tab_cap * sizeof *u->tab);
+    if (!u->tab) { u->tab = old; u->tab_cap = old_cap; return false; }
+    for (size_t i = 0; i < u->tab_cap; i++) u->tab[i].owner = -1;
     for (size_t i = 0; i < old_cap; i++)
-        if (old[i].owner != -1) *slot(old[i].dev, old[i].ino) = old[i];
+        if (old[i].owner != -1) *slot(u, old[i].dev, old[i].ino) = old[i];
     free(old);
     return true;
 }
 
 /* one regular file of toolchain cur_owner: pass one marks which toolchains
  * link the inode, pass two adds its bytes to unique or shared */
-static void count_file(dev_t dev, ino_t ino, long long size)
+static void count_file(usage_walk *w, dev_t dev, ino_t ino, long long size)
 {
-    if (walk_oom) return;
-    if (pass_two) {
-        inode_use *u = slot(dev, ino);
-        if (u->owner != -1 && u->multi) cur_usage->shared += size;
-        else cur_usage->unique += size;
+    if (w->oom) return;
+    if (w->pass_two) {
+        inode_use *u = slot(w, dev, ino);
+        if (u->owner != -1 && u->multi) w->cur_usage->shared += size;
+        else w->cur_usage->unique += size;
         return;
     }
-    if (tab_n * 2 >= tab_cap && !grow()) { walk_oom = true; return; }
-    inode_use *u = slot(dev, ino);
+    if (w->tab_n * 2 >= w->tab_cap && !grow(w)) { w->oom = true; return; }
+    inode_use *u = slot(w, dev, ino);
     if (u->owner == -1) {
-        *u = (inode_use){ dev, ino, cur_owner, false };
-        tab_n++;
-    } else if (u->owner != cur_owner) {
+        *u = (inode_use){ dev, ino, w->cur_owner, false };
+        w->tab_n++;
+    } else if (u->owner != w->cur_owner) {
         u->multi = true;
     }
 }
 
-static int usage_one(const char *p, const struct stat *st, int flag, struct FTW *ftw)
+static int usage_one(const ce_walk_entry *e, void *arg)
 {
+    usage_walk *w = arg;
     /* the record itself is not counted: a walk and the record agree */
-    if (flag == FTW_F && S_ISREG(st->st_mode) && !(ftw->level == 1 && !strcmp(p + ftw->base, CE_USAGE_NAME)))
-        count_file(st->st_dev, st->st_ino, (long long)st->st_size);
-    return walk_oom;
+    if (e->kind == CE_WALK_ENTRY && S_ISREG(e->st->st_mode) && !(e->depth == 1 && !strcmp(e->name, CE_USAGE_NAME)))
+        count_file(w, e->st->st_dev, e->st->st_ino, (long long)e->st->st_size);
+    return w->oom ? CE_ERR_NOMEM : CE_OK;
 }
 
 int ce_store_usage(ce_ctx *ctx, const ce_toolchain *v, size_t n, ce_tc_usage *usage, bool fresh)
 {
-    tab = NULL;
-    tab_cap = tab_n = 0;
-    walk_oom = false;
-    if (!grow()) return ce_fail(ctx, CE_ERR_NOMEM, "out of memory");
+    usage_walk w = { 0 };
+    if (!grow(&w)) return ce_fail(ctx, CE_ERR_NOMEM, "out of memory");
     ce_usage_rec **recs = calloc(n ? n : 1, sizeof *recs);
     size_t *nrec = calloc(n ? n : 1, sizeof *nrec);
-    if (!recs || !nrec) walk_oom = true;
+    if (!recs || !nrec) w.oom = true;
     size_t total = 0;
-    for (size_t i = 0; i < n && !fresh && !walk_oom; i++) {
+    for (size_t i = 0; i < n && !fresh && !w.oom; i++) {
         recs[i] = ce_usage_read(v[i].prefix, &nrec[i]);
         total += nrec[i];
     }
-    if (!walk_oom && tab_cap < total * 2) {   /* sized once for what the records hold: no rehash */
-        size_t cap = tab_cap;
+    if (!w.oom && w.tab_cap < total * 2) {   /* sized once for what the records hold: no rehash */
+        size_t cap = w.tab_cap;
         while (cap < total * 2) cap *= 2;
         inode_use *big = malloc(cap * sizeof *big);
-        if (!big) walk_oom = true;
+        if (!big) w.oom = true;
         for (size_t i = 0; big && i < cap; i++) big[i].owner = -1;
-        if (big) { free(tab); tab = big; tab_cap = cap; }   /* still empty: nothing to move */
+        if (big) { free(w.tab); w.tab = big; w.tab_cap = cap; }   /* still empty: nothing to move */
     }
-    for (int pass = 0; pass < 2 && !walk_oom; pass++) {
-        pass_two = pass == 1;
-        for (size_t i = 0; i < n && !walk_oom; i++) {
-            cur_owner = (int)i;
-            cur_usage = &usage[i];
-            if (pass_two) usage[i].unique = usage[i].shared = 0;
+    for (int pass = 0; pass < 2 && !w.oom; pass++) {
+        w.pass_two = pass == 1;
+        for (size_t i = 0; i < n && !w.oom; i++) {
+            w.cur_owner = (int)i;
+            w.cur_usage = &usage[i];
+            if (w.pass_two) usage[i].unique = usage[i].shared = 0;
             if (recs[i])
                 for (size_t k = 0; k < nrec[i]; k++)
-                    count_file((dev_t)recs[i][k].dev, (ino_t)recs[i][k].ino, (long long)recs[i][k].size);
+                    count_file(&w, (dev_t)recs[i][k].dev, (ino_t)recs[i][k].ino, (long long)recs[i][k].size);
             else
-                nftw(v[i].prefix, usage_one, 32, FTW_PHYS);
+                ce_walk(v[i].prefix, usage_one, &w);
         }
     }
     for (size_t i = 0; recs && i < n; i++) free(recs[i]);
     free(recs);
     free(nrec);
-    free(tab);
-    tab = NULL;
-    if (walk_oom) return ce_fail(ctx, CE_ERR_NOMEM, "out of memory");
+    free(w.tab);
+    if (w.oom) return ce_fail(ctx, CE_ERR_NOMEM, "out of memory");
     return CE_OK;
 }
 
@@ -129,13 +130,13 @@ static long long freeable(const struct stat *st)
     return S_ISREG(st->st_mode) && st->st_nlink <= 1 ? (long long)st->st_blocks * 512 : 0;
 }
 
-static long long tree_bytes, tree_free;
-static int tree_one(const char *p, const struct stat *st, int flag, struct FTW *ftw)
+/* an unpacked tree's bytes and what removing it would free */
+static int tree_one(const ce_walk_entry *e, void *arg)
 {
-    (void)p; (void)ftw;
-    if (flag == FTW_F && S_ISREG(st->st_mode)) {
-        tree_bytes += (long long)st->st_size;
-        tree_free += freeable(st);
+    ce_cache_item *it = arg;
+    if (e->kind == CE_WALK_ENTRY && S_ISREG(e->st->st_mode)) {
+        it->size += (long long)e->st->st_size;
+        it->freeable += freeable(e->st);
     }
     return 0;
 }
@@ -253,10 +254,7 @@ int ce_cache_scan(ce_ctx *ctx, ce_cache_item **out, size_t *n_out)
             if (!ce_is_dir(it.path)) continue;   /* <tree>.sha256.json goes with its tree */
             it.kind = CE_CACHE_TREE;
             snprintf(it.name, sizeof it.name, "%s", e->d_name);
-            tree_bytes = tree_free = 0;
-            nftw(it.path, tree_one, 32, FTW_PHYS);
-            it.size = tree_bytes;
-            it.freeable = tree_free;
+            ce_walk(it.path, tree_one, &it);   /* it.size and it.freeable start at 0 (memset) */
             for (size_t k = 0; k < nsrc && !it.used; k++)   /* a tree a receipt names, or one named for its archive */
                 it.used = src[k].tree ? !strcmp(src[k].sha, e->d_name) : ce_pkg_of_sha(e->d_name, src[k].sha);
             for (size_t i = 0; i < n && !it.used; i++) {

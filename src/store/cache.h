@@ -31,7 +31,7 @@ typedef enum { CE_CACHE_DOWNLOAD, CE_CACHE_PARTIAL, CE_CACHE_TREE } ce_cache_kin
 typedef struct ce_cache_item {
     ce_cache_kind kind;
     char name[256];      /* sha256[.part] or the pkgs/ tree name */
-    char path[4500];
+    char path[CE_PATH_MAX];
     char label[256];     /* the download's file name from a receipt, or "" */
     long long size;      /* bytes (a tree: its regular files) */
     long long freeable;  /* bytes removing it frees: blocks of files with no other hard link */

@@ -43,8 +43,8 @@ typedef struct composer {
     ce_ctx *ctx;
     ce_filelist *files;
     bool merge_same;     /* an existing identical file or link is fine (components) */
-    char src[PATH_MAX];  /* for messages */
-    char rel[PATH_MAX];  /* path relative to the prefix */
+    char src[CE_PATH_MAX];  /* for messages */
+    char rel[CE_PATH_MAX];  /* path relative to the prefix */
 } composer;
 
 static int copy_file(int sfd, const char *name, int dfd, mode_t mode)

@@ -29,7 +29,7 @@ typedef struct ce_toolchain {
     char name[96];       /* "11.8.0+cudnn8.7.0.84" */
     char cuda[32];       /* "11.8.0" */
     char cudnn[32];      /* "8.7.0.84" or "" */
-    char prefix[4096];   /* $CUDAENV_ROOT/versions/<name> */
+    char prefix[CE_PATH_MAX];   /* $CUDAENV_ROOT/versions/<name> */
 } ce_toolchain;
 
 /* $CUDAENV_ROOT/<sub> ("versions", "cache", "pkgs"). */

@@ -3,7 +3,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,25 +11,27 @@
 
 #include "core/file.h"
 #include "core/path.h"
+#include "core/walk.h"
 
 
 #define USAGE_MAGIC "CEUSE1\n"
 typedef struct usage_head { char magic[8]; uint64_t dev, ino, n; } usage_head;   /* dev/ino: the prefix's own */
 
-static ce_usage_rec *rec_v;
-static size_t rec_n, rec_cap;
-static int record_one(const char *p, const struct stat *st, int flag, struct FTW *ftw)
+typedef struct recs { ce_usage_rec *v; size_t n, cap; } recs;
+
+static int record_one(const ce_walk_entry *e, void *arg)
 {
-    (void)p; (void)ftw;
-    if (flag != FTW_F || !S_ISREG(st->st_mode)) return 0;
-    if (rec_n == rec_cap) {
-        size_t c = rec_cap ? rec_cap * 2 : 4096;
-        ce_usage_rec *nv = realloc(rec_v, c * sizeof *nv);
-        if (!nv) return 1;
-        rec_v = nv;
-        rec_cap = c;
+    recs *r = arg;
+    const struct stat *st = e->st;
+    if (e->kind != CE_WALK_ENTRY || !S_ISREG(st->st_mode)) return 0;
+    if (r->n == r->cap) {
+        size_t c = r->cap ? r->cap * 2 : 4096;
+        ce_usage_rec *nv = realloc(r->v, c * sizeof *nv);
+        if (!nv) return CE_ERR_NOMEM;
+        r->v = nv;
+        r->cap = c;
     }
-    rec_v[rec_n++] = (ce_usage_rec){ (uint64_t)st->st_dev, (uint64_t)st->st_ino, (int64_t)st->st_size };
+    r->v[r->n++] = (ce_usage_rec){ (uint64_t)st->st_dev, (uint64_t)st->st_ino, (int64_t)st->st_size };
     return 0;
 }
 
@@ -42,20 +43,18 @@ int ce_usage_record(ce_ctx *ctx, const char *prefix)
     if (rc) return ce_fail(ctx, CE_ERR_OTHER, "path too long: %s/%s", prefix, CE_USAGE_NAME);
     if (lstat(prefix, &top) != 0) return ce_fail(ctx, CE_ERR_IO, "cannot read %s: %s", prefix, strerror(errno));
     unlink(path);   /* never counted in itself */
-    rec_v = NULL;
-    rec_n = rec_cap = 0;
-    if (nftw(prefix, record_one, 32, FTW_PHYS) != 0) {
-        free(rec_v);
+    recs r = { 0 };
+    if (ce_walk(prefix, record_one, &r) != 0) {
+        free(r.v);
         return ce_fail(ctx, CE_ERR_NOMEM, "out of memory recording the files of %s", prefix);
     }
-    usage_head h = { USAGE_MAGIC, (uint64_t)top.st_dev, (uint64_t)top.st_ino, rec_n };
-    size_t len = sizeof h + rec_n * sizeof *rec_v;
+    usage_head h = { USAGE_MAGIC, (uint64_t)top.st_dev, (uint64_t)top.st_ino, r.n };
+    size_t len = sizeof h + r.n * sizeof *r.v;
     char *buf = malloc(len);
-    if (!buf) { free(rec_v); return ce_fail(ctx, CE_ERR_NOMEM, "out of memory"); }
+    if (!buf) { free(r.v); return ce_fail(ctx, CE_ERR_NOMEM, "out of memory"); }
     memcpy(buf, &h, sizeof h);
-    if (rec_n) memcpy(buf + sizeof h, rec_v, rec_n * sizeof *rec_v);
-    free(rec_v);
-    rec_v = NULL;
+    if (r.n) memcpy(buf + sizeof h, r.v, r.n * sizeof *r.v);
+    free(r.v);
     rc = ce_file_write_atomic(ctx, path, buf, len, 0644);
     free(buf);
     return rc;

@@ -80,8 +80,8 @@ typedef enum ce_sys_mode {
 /* One earlier selection ("" target = no link). */
 typedef struct ce_sys_entry {
     char name[96];
-    char target[4096];
-    char lib[4096];
+    char target[CE_PATH_MAX];
+    char lib[CE_PATH_MAX];
 } ce_sys_entry;
 
 typedef enum ce_sys_orig_kind {
@@ -95,7 +95,7 @@ typedef enum ce_sys_orig_kind {
 typedef struct ce_sys_original {
     bool present;              /* false: the record predates issue 11 (no restore) */
     ce_sys_orig_kind kind;
-    char target[4096];
+    char target[CE_PATH_MAX];
     bool alt_manual;           /* alternatives: "Status: manual" */
     char alt_list[8192];       /* alternatives registered then, '\n'-separated */
     bool conf_present;         /* cudaenv.conf existed */
@@ -109,10 +109,10 @@ typedef struct ce_sys_record {
     long long gen;             /* the record's generation ("gen"; -1: none, an older cudaenv's) */
     ce_sys_mode mode;
     char name[96];             /* toolchain selected ("" after a rollback to a non-toolchain) */
-    char target[4096];         /* where the link (or the alternative) points */
-    char lib[4096];            /* the directory cudaenv.conf names */
-    char prev_target[4096];    /* before that switch ("" = there was no link) */
-    char prev_lib[4096];       /* cudaenv.conf before ("" = none) */
+    char target[CE_PATH_MAX];         /* where the link (or the alternative) points */
+    char lib[CE_PATH_MAX];            /* the directory cudaenv.conf names */
+    char prev_target[CE_PATH_MAX];    /* before that switch ("" = there was no link) */
+    char prev_lib[CE_PATH_MAX];       /* cudaenv.conf before ("" = none) */
     char prev_name[96];
     long long when;            /* unix time of the switch */
     bool restore;              /* this transaction returns to original */

@@ -14,7 +14,7 @@
  * "" when absent), and whether it is something other than a symlink. */
 typedef struct link_state {
     ce_sys_mode mode;
-    char now[4096];
+    char now[CE_PATH_MAX];
     bool real;          /* a directory or file: must be moved aside */
 } link_state;
 

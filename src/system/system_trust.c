@@ -3,7 +3,6 @@
 #include "system_int.h"
 
 #include <errno.h>
-#include <ftw.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +12,7 @@
 
 #include "core/file.h"
 #include "core/trust.h"
+#include "core/walk.h"
 
 #define SWITCH_FIX "Install the toolchain into a root-owned CUDAENV_ROOT instead, e.g.: " \
     "sudo CUDAENV_ROOT=/opt/cudaenv cudaenv install SPEC"
@@ -23,9 +23,7 @@
  * root's (lstat, no group/other write), and every symlink in it must resolve
  * to a path whose every component is root's too. */
 
-static __thread ce_ctx *walk_ctx;
-static __thread int walk_rc;
-static __thread ce_trust_cache *walk_cache;
+typedef struct tree_walk { ce_ctx *ctx; ce_trust_cache *cache; } tree_walk;
 
 /* The resolved target of the symlink p.  The walk starts at a resolved path
  * and does not follow links, so p's directory holds no symlink: a link to a
@@ -59,24 +57,27 @@ static bool resolve_link(const char *p, char *real, bool *here)
     return realpath(cur, real) != NULL;
 }
 
-static int walk_one(const char *p, const struct stat *st, int flag, struct FTW *ftw)
+static int walk_one(const ce_walk_entry *e, void *arg)
 {
-    (void)ftw;
-    const char *why = NULL;
-    if (flag == FTW_SL || flag == FTW_SLN) {
+    tree_walk *w = arg;
+    const char *why = NULL, *p = e->path;
+    const struct stat *st = e->st;
+    bool link = e->kind == CE_WALK_ENTRY && S_ISLNK(st->st_mode);
+    if (e->kind == CE_WALK_DIR_POST) return 0;
+    if (e->kind == CE_WALK_ERR && e->err != EACCES && e->err != ENOENT)
+        return ce_fail(w->ctx, CE_ERR_IO, "cannot walk %s: %s", p, strerror(e->err));
+    if (link) {
         /* a symlink's own mode bits mean nothing; its owner and its target do */
         if (st->st_uid != 0) why = "a symlink not owned by root";
-    } else if (flag == FTW_DNR || flag == FTW_NS) {
+    } else if (e->kind == CE_WALK_ERR) {
         why = "unreadable";
     } else {
         why = ce_trust_stat_reason(st, false);
     }
-    if (why) {
-        walk_rc = ce_fail(walk_ctx, CE_ERR_PERM, "unsafe for a system switch: %s is %s; root's loader and every "
-                          "user's nvcc would trust a file a user can replace. " SWITCH_FIX, p, why);
-        return 1;
-    }
-    if (flag == FTW_SL || flag == FTW_SLN) {
+    if (why)
+        return ce_fail(w->ctx, CE_ERR_PERM, "unsafe for a system switch: %s is %s; root's loader and every "
+                       "user's nvcc would trust a file a user can replace. " SWITCH_FIX, p, why);
+    if (link) {
         char real[PATH_MAX];
         bool here;
         if (!resolve_link(p, real, &here)) {
@@ -84,15 +85,13 @@ static int walk_one(const char *p, const struct stat *st, int flag, struct FTW *
             char t[PATH_MAX];
             ssize_t n = readlink(p, t, sizeof t - 1);
             t[n > 0 ? n : 0] = '\0';
-            walk_rc = ce_fail(walk_ctx, CE_ERR_PERM, "unsafe for a system switch: %s -> %s points to nothing "
-                              "(%s); remove the link or reinstall the toolchain", p, t, strerror(errno));
-            return 1;
+            return ce_fail(w->ctx, CE_ERR_PERM, "unsafe for a system switch: %s -> %s points to nothing "
+                           "(%s); remove the link or reinstall the toolchain", p, t, strerror(errno));
         }
         /* a target in the link's own directory is an entry of the tree:
          * the walk checks it as it checks every entry (and the directory,
          * before it), so its chain from / is not walked again */
-        if (!here && (walk_rc = ce_trust_chain_cached(walk_ctx, real, "a system switch", SWITCH_FIX, walk_cache)) != CE_OK)
-            return 1;
+        if (!here) return ce_trust_chain_cached(w->ctx, real, "a system switch", SWITCH_FIX, w->cache);
     }
     return 0;
 }
@@ -101,10 +100,11 @@ static int walk_one(const char *p, const struct stat *st, int flag, struct FTW *
  * loader will be pointed at. */
 int ce_sys_toolchain_resolve(ce_ctx *ctx, const char *prefix, char *real, char *lib)
 {
-    char p[PATH_MAX + 8];
+    char p[CE_PATH_MAX];
     if (!realpath(prefix, real))
         return ce_fail(ctx, CE_ERR_NOTFOUND, "cannot resolve %s: %s", prefix, strerror(errno));
-    snprintf(p, sizeof p, "%s/lib64", real);
+    int rc = ce_join(ctx, p, sizeof p, real, "lib64");
+    if (rc) return rc;
     /* real is resolved: a lib64 that is a directory, not a link, is resolved too */
     struct stat ls;
     if (lstat(p, &ls) == 0 && S_ISDIR(ls.st_mode) && strlen(p) < PATH_MAX) memcpy(lib, p, strlen(p) + 1);
@@ -124,14 +124,11 @@ int ce_sys_toolchain_walk(ce_ctx *ctx, const char *real)
         ce_trust_cache_free(&cache);
         return rc;
     }
-    walk_ctx = ctx;
-    walk_cache = &cache;
-    walk_rc = CE_OK;
-    if (nftw(real, walk_one, 32, FTW_PHYS) != 0 && walk_rc == CE_OK)
-        walk_rc = ce_fail(ctx, CE_ERR_IO, "cannot walk %s: %s", real, strerror(errno));
-    walk_cache = NULL;
+    tree_walk w = { ctx, &cache };
+    rc = ce_walk(real, walk_one, &w);
+    if (rc == CE_WALK_FAIL) rc = ce_fail(ctx, CE_ERR_IO, "cannot walk %s: %s", real, strerror(errno));
     ce_trust_cache_free(&cache);
-    return walk_rc;
+    return rc;
 }
 
 /* Is the resolved path p at or beneath the resolved directory d? */
