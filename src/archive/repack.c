@@ -69,7 +69,7 @@ static int out_open(ce_ctx *ctx, struct archive *w, ce_repack_fmt fmt, int threa
     }
     if (r == ARCHIVE_OK) r = archive_write_set_format_raw(w);
     if (r == ARCHIVE_OK) r = archive_write_set_bytes_per_block(w, 0);   /* the stream as it is, no padding */
-    if (r == ARCHIVE_OK) r = archive_write_open2(w, s, NULL, sink_write, NULL, NULL);
+    if (r == ARCHIVE_OK) r = archive_write_open(w, s, NULL, sink_write, NULL);   /* open2 is libarchive 3.6+: Debian 11 has 3.4 */
     if (r != ARCHIVE_OK)
         return ce_fail(ctx, CE_ERR_OTHER, "cannot start the %s writer: %s", ce_repack_name(fmt),
                        archive_error_string(w) ? archive_error_string(w) : "libarchive refused");
