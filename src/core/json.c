@@ -343,13 +343,18 @@ void ce_jtext_add(ce_jtext *j, const char *fmt, ...)
     j->len += (size_t)w;
 }
 
-void ce_jtext_raw(ce_jtext *j, const char *s)
+void ce_jtext_put(ce_jtext *j, const char *p, size_t n)
 {
-    size_t n = strlen(s);
     jgrow(j, n);
     if (j->oom) return;
-    memcpy(j->p + j->len, s, n + 1);
+    memcpy(j->p + j->len, p, n);
     j->len += n;
+    j->p[j->len] = '\0';
+}
+
+void ce_jtext_raw(ce_jtext *j, const char *s)
+{
+    ce_jtext_put(j, s, strlen(s));
 }
 
 void ce_jtext_str(ce_jtext *j, const char *s)

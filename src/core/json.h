@@ -63,8 +63,9 @@ typedef struct ce_jtext {
     bool oom;
 } ce_jtext;
 void ce_jtext_add(ce_jtext *j, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* s as it is (no formatting: what most of a text is). */
+/* s as it is (no formatting: what most of a text is); put: n bytes of p. */
 void ce_jtext_raw(ce_jtext *j, const char *s);
+void ce_jtext_put(ce_jtext *j, const char *p, size_t n);
 /* s as a JSON string: quoted, escaped as cJSON escapes (", \, \b \f \n \r
  * \t, other control characters as \u00XX; other bytes as they are). */
 void ce_jtext_str(ce_jtext *j, const char *s);

@@ -59,23 +59,6 @@ static bool named(const char *text, const member *m, const char *name)
     return m->klen == n + 2 && !memcmp(text + m->key_at + 1, name, n);
 }
 
-typedef struct buf { char *p; size_t len, cap; bool ok; } buf;
-
-static void put(buf *b, const char *p, size_t n)
-{
-    if (!b->ok) return;
-    if (b->len + n + 1 > b->cap) {
-        size_t cap = (b->len + n + 1) * 2;
-        char *o = realloc(b->p, cap);
-        if (!o) { b->ok = false; return; }
-        b->p = o;
-        b->cap = cap;
-    }
-    memcpy(b->p + b->len, p, n);
-    b->len += n;
-    b->p[b->len] = '\0';
-}
-
 /* Where each piece of a cut section is: up to MAX_PIECES members of it. */
 #define MAX_PIECES 256
 typedef struct pieces { size_t at[MAX_PIECES], end[MAX_PIECES]; size_t n; bool over; } pieces;
@@ -85,31 +68,32 @@ typedef struct pieces { size_t at[MAX_PIECES], end[MAX_PIECES]; size_t n; bool o
 static char *emit(const char *text, const members *ms, const member *const sec[3], const pieces *const p[3],
                   size_t *outlen)
 {
-    buf b = { .ok = true };
-    put(&b, "{\n", 2);
+    ce_jtext b = { 0 };
+    ce_jtext_put(&b, "{\n", 2);
     for (size_t i = 0; i < ms->n; i++) {
         const member *m = &ms->m[i];
         if (named(text, m, "torch") || named(text, m, "jax")) continue;
-        if (b.len > 2) put(&b, ",\n", 2);
+        if (b.len > 2) ce_jtext_put(&b, ",\n", 2);
         int c = -1;
         for (int k = 0; k < 3; k++)
             if (sec[k] == m) c = k;
         if (c < 0) {
-            put(&b, text + m->key_at, m->end - m->key_at);
+            ce_jtext_put(&b, text + m->key_at, m->end - m->key_at);
             continue;
         }
-        put(&b, text + m->key_at, m->klen);
-        put(&b, ": {", 3);
+        ce_jtext_put(&b, text + m->key_at, m->klen);
+        ce_jtext_put(&b, ": {", 3);
         for (size_t j = 0; p[c] && j < p[c]->n; j++) {
-            if (j) put(&b, ",\n", 2);
-            put(&b, text + p[c]->at[j], p[c]->end[j] - p[c]->at[j]);
+            if (j) ce_jtext_put(&b, ",\n", 2);
+            ce_jtext_put(&b, text + p[c]->at[j], p[c]->end[j] - p[c]->at[j]);
         }
-        put(&b, "}", 1);
+        ce_jtext_put(&b, "}", 1);
     }
-    put(&b, "\n}\n", 3);
-    if (!b.ok) { free(b.p); return NULL; }
-    *outlen = b.len;
-    return b.p;
+    ce_jtext_put(&b, "\n}\n", 3);
+    size_t n = b.len;
+    char *out = ce_jtext_take(&b);   /* NULL when out of memory */
+    if (out) *outlen = n;
+    return out;
 }
 
 static const char *const cut[3] = { "tensorflow", "cuda", "cudnn" };
