@@ -71,6 +71,11 @@ override CFLAGS += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wshadow -Wno-missing-fi
 ifeq ($(WERROR),1)
 override CFLAGS += -Werror
 endif
+# XZ=liblzma: a comparison build whose unpackers decode every .xz on liblzma's
+# threaded decoder instead of ours (bench/linerate.sh's install-liblzma rows)
+ifeq ($(XZ),liblzma)
+override CFLAGS += -DCE_XZ_LIBLZMA_MT
+endif
 # the light binary dlopens libcjson on first use (src/cli/cjson_lazy.c): env/use/the
 # hook never load it
 LIGHT_LIBS = -ldl -lpthread   # both in libc since glibc 2.34; separate on the release floor (2.31)

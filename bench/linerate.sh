@@ -25,6 +25,8 @@
 # cores, else "100000000 400000000"), LR_SEEDS=0 skips the seeds' row,
 # LR_BIG=1 only libcublas (one big multi-block archive, no cuDNN),
 # LR_BEFORE=cudaenv-full of another build: its install rows too ("before"),
+# LR_ALTS="LABEL=cudaenv-full ...": more builds' install rows (install-LABEL;
+# e.g. liblzma=a build of make XZ=liblzma: liblzma's threaded decoder),
 # LR_OUT=file: the raw rows, LR_TRACE_DIR: a trace per row (lrtime.py),
 # LR_REPEAT=N: N rounds of the floor and install rows (medians printed),
 # LR_GEN_ONLY=1: generate the archives and stop, LR_ROWS=regex: only the
@@ -179,6 +181,11 @@ inst() {  # inst MANIFEST [FULL]: the full binary itself (as root CUDAENV_FULL i
 }
 export -f seeds atonce download inst
 export W G arcs CUDAENV FULL SPEC LR_WRAP
+ALTS=${LR_BEFORE:+before=$LR_BEFORE}${LR_ALTS:+ $LR_ALTS}
+alts() {  # alts SUFFIX MANIFEST: the other builds' install rows
+    local a
+    for a in $ALTS; do row "install-${a%%=*}$1" bash -c "inst $2 ${a#*=}"; done
+}
 row xz-T0-dc bash -c 'atonce null'
 # LR_REPEAT rounds of the floor and the installs from loopback, each install
 # compared with the floor of its round: between runs the floor alone moves
@@ -186,14 +193,14 @@ row xz-T0-dc bash -c 'atonce null'
 for _ in $(seq "${LR_REPEAT:-1}"); do
     row xz-T0-tar bash -c 'atonce tar'
     row install bash -c "inst $W/m-loop.json"
-    [ -n "${LR_BEFORE:-}" ] && row install-before bash -c "inst $W/m-loop.json $LR_BEFORE"
+    alts "" "$W/m-loop.json"
 done
 row dl-loop bash -c "download $SERVER_URL"
 for L in $LINKS; do
     mkman "$SERVER_URL/_/link=$L" "$W/m-$L.json"
     row "dl@$L" bash -c "download $SERVER_URL/_/link=$L"
     row "install@$L" bash -c "inst $W/m-$L.json"
-    [ -n "${LR_BEFORE:-}" ] && row "install-before@$L" bash -c "inst $W/m-$L.json $LR_BEFORE"
+    alts "@$L" "$W/m-$L.json"
 done
 [ "${LR_SEEDS:-1}" = 1 ] && row seeds bash -c seeds   # last: the longest, the least news
 
@@ -208,15 +215,15 @@ while read -r l w c m t th ps; do
     ratio=
     case $l in
         xz-T0-tar) floor=$w ;;
-        install|install-before) ratio=$(awk -v a="$w" -v b="$floor" "BEGIN {printf \"%.2fx decode+write floor\", a / b}")
-            echo "$l ${ratio%%x*}" >> "$W/ratios" ;;
         install*@*) L=${l#*@}; d=$(get "dl@$L")
             ratio=$(awk -v a="$w" -v d="$d" -v b="$floor" "BEGIN {f = d > b ? d : b; printf \"%.2fx max(download %.2f, floor)\", a / f, d}");;
+        install|install-[!@]*) ratio=$(awk -v a="$w" -v b="$floor" "BEGIN {printf \"%.2fx decode+write floor\", a / b}")
+            echo "$l ${ratio%%x*}" >> "$W/ratios" ;;
         seeds) ratio=$(awk -v a="$w" -v b="$floor" "BEGIN {printf \"%.2fx floor\", a / b}");;
     esac
     printf '  %-26s %8.2f %6s %5s MiB %5s MiB %5s MiB %4s  %s\n' "$l" "$w" "$c" "$m" "$t" "$ps" "$th" "$ratio"
 done < "$RES"
-for l in install install-before; do   # with several rounds: the ratio's median and range
+for l in install $(for a in $ALTS; do echo "install-${a%%=*}"; done); do   # with several rounds: the ratio's median and range
     sort -k2 -n "$W/ratios" | awk -v l="$l" '$1 == l {v[n++] = $2}
         END {if (n > 1) printf "  %-26s median %.2fx of the floor of its round, %.2f-%.2fx over %d rounds\n",
              l, n % 2 ? v[int(n / 2)] : (v[n / 2 - 1] + v[n / 2]) / 2, v[0], v[n - 1], n}'

@@ -16,7 +16,9 @@
 # Issue 41's targets are for the H200 (16 cores; 400 MB/s and 1.25 GB/s:
 # BENCH_LINKS="400000000 1250000000", through the device tool): install from
 # the zstd mirror <= 1.1x the plain download of the same files.  On a 2-core
-# machine the rows show the ratios, not the targets.
+# machine the rows show the ratios, not the targets.  BENCH_FROM=DIR: the
+# archives of bench/linerate.sh (DIR = its LR_DIR's www: xz -T0's 24 MiB
+# blocks, 2.8 GB at its scale 1) instead of bench/components.sh's.
 set -eu
 cd "$(dirname "$0")/.."
 REPO=$PWD
@@ -25,14 +27,20 @@ SCALE=${BENCH_SCALE:-8}
 RUNS=${BENCH_RUNS:-1}
 CUDAENV=$REPO/$BUILD/bin/cudaenv
 export CUDAENV_FULL=$REPO/$BUILD/libexec/cudaenv/cudaenv-full
-G=$REPO/$BUILD/bench/components-$SCALE
-BENCH_GEN_ONLY=1 BUILD=$BUILD BENCH_SCALE=$SCALE bench/components.sh   # the archives, once
+if [ -n "${BENCH_FROM:-}" ]; then   # archives bench/linerate.sh made (its LR_DIR): xz -T0's blocks
+    G=$(cd "$BENCH_FROM/.." && pwd)
+else
+    G=$REPO/$BUILD/bench/components-$SCALE
+    BENCH_GEN_ONLY=1 BUILD=$BUILD BENCH_SCALE=$SCALE bench/components.sh   # the archives, once
+fi
 W=$(mktemp -d "${TMPDIR:-/tmp}/cudaenv-bench-repack.XXXXXX")
 TESTS_DIR=$REPO/tests
 source tests/lib/fixtures.sh
 source tests/lib/server.bash
 trap 'server_stop >/dev/null 2>&1; rm -rf "$W"' EXIT
 now() { date +%s.%N; }
+since() { awk -v a="$(now)" -v b="$1" 'BEGIN {printf "%.3f\n", a - b}'; }   # no bc on the GPU machine
+div() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.4f\n", a / b}'; }
 median() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 
 # the source: $G/www as NVIDIA, a manifest of its JSON + cuDNN (bench/components.sh's shape)
@@ -44,7 +52,10 @@ def art(rel):
     raw = open(os.path.join(www, rel), "rb").read()
     return {"url": base + "/" + rel, "sha256": hashlib.sha256(raw).hexdigest(), "size": len(raw)}
 m = json.load(open("share/manifests/cudaenv.json"))
-print(json.dumps({"schema": 1, "updated": m["updated"], "profiles": m["profiles"],
+red = json.load(open(os.path.join(www, "compute/cuda/redist/redistrib_11.8.0.json")))
+prof = dict(m["profiles"])   # the tf profile: the components this JSON has (linerate's archives: 13.0's)
+prof["tf"] = dict(prof["tf"], components=[n for n in prof["tf"]["components"] if n in red])
+print(json.dumps({"schema": 1, "updated": m["updated"], "profiles": prof,
     "tensorflow": {"2.14": {"cuda": "11.8.0", "cudnn": "8.7.0.84"}},
     "cuda": {"11.8.0": {"redist": art("compute/cuda/redist/redistrib_11.8.0.json")}},
     "cudnn": {"8.7.0.84": {"cuda11": {"linux-x86_64": art("compute/cudnn/cudnn-linux-x86_64-8.7.0.84_cuda11-archive.tar.xz")}}}}))
@@ -52,8 +63,8 @@ PY
 export CUDAENV_MANIFEST=$W/source.json CUDAENV_ROOT=$W/mroot
 mkdir -p "$W/srv"
 "$CUDAENV" -q mirror tf-2.14 --to "$W/srv/plain"
-t0=$(now); "$CUDAENV" -q mirror tf-2.14 --to "$W/srv/zstd" --repack zstd; tz=$(echo "$(now) - $t0" | bc)
-t0=$(now); "$CUDAENV" -q mirror tf-2.14 --to "$W/srv/tar" --repack tar; tt=$(echo "$(now) - $t0" | bc)
+t0=$(now); "$CUDAENV" -q mirror tf-2.14 --to "$W/srv/zstd" --repack zstd; tz=$(since "$t0")
+t0=$(now); "$CUDAENV" -q mirror tf-2.14 --to "$W/srv/tar" --repack tar; tt=$(since "$t0")
 server_stop
 server_start "$W/srv" >/dev/null
 export CUDAENV_MANIFEST_UNSIGNED=1 CUDAENV_UNPACK_JOBS=8 CUDAENV_RETRY_DELAY_MS=10
@@ -64,14 +75,14 @@ inst() {  # inst URL: a fresh root and cache each time; prints seconds
     local t0; t0=$(now)
     CUDAENV_ROOT=$W/root CUDAENV_MANIFEST=$1 "$CUDAENV" -q install tf-2.14 --insecure >/dev/null 2>"$W/err" ||
         { cat "$W/err" >&2; exit 1; }   # (the unsigned manifest's warning is expected: left out)
-    echo "$(now) - $t0" | bc
+    since "$t0"
 }
 download() {  # download BASE MIRROR SUFFIX: every archive with curl in parallel
     local t0 a pids=()
     t0=$(now)
     for a in $(arcs "$2" "$3"); do curl -s -o /dev/null "$1/${a#$W/srv/}" & pids+=($!); done
     wait "${pids[@]}"
-    echo "$(now) - $t0" | bc
+    since "$t0"
 }
 extract() {  # extract MIRROR SUFFIX CMD: every archive unpacked at once; seconds
     local t0 a i=0 pids=()
@@ -83,7 +94,7 @@ extract() {  # extract MIRROR SUFFIX CMD: every archive unpacked at once; second
         pids+=($!)
     done
     wait "${pids[@]}"
-    echo "$(now) - $t0" | bc
+    since "$t0"
     rm -rf "$W/x"
 }
 row() {  # row BASE LABEL: the install rows and the floors through BASE
@@ -107,11 +118,11 @@ row() {  # row BASE LABEL: the install rows and the floors through BASE
     printf '  %-58s %9.2f\n' "floor: tar -x of every .tar at once" "$x"
     printf '  %-58s %9.2f\n' "zstd -dc | tar -x of every .tar.zst at once" "$y"
     printf '  zstd / plain = %.2f   zstd / download = %.2f   zstd / tar -x floor = %.2f   tar / tar -x floor = %.2f\n' \
-        "$(echo "$z / $p" | bc -l)" "$(echo "$z / $d" | bc -l)" "$(echo "$z / $x" | bc -l)" "$(echo "$t / $x" | bc -l)"
+        "$(div "$z" "$p")" "$(div "$z" "$d")" "$(div "$z" "$x")" "$(div "$t" "$x")"
 }
 size() { cat $(arcs "$1" "$2") | wc -c; }
-printf '\nbench/repack.sh: 1/%s scale, %s run(s), %s cores, %s archives (tf profile of redistrib_11.8.0.json + cuDNN)\n' \
-    "$SCALE" "$RUNS" "$(nproc)" "$(arcs plain .tar.xz | wc -l)"
+printf '\nbench/repack.sh: %s, %s run(s), %s cores, %s archives (tf profile of redistrib_11.8.0.json + cuDNN)\n' \
+    "${BENCH_FROM:+the archives of bench/linerate.sh in $BENCH_FROM}${BENCH_FROM:-1/$SCALE scale}" "$RUNS" "$(nproc)" "$(arcs plain .tar.xz | wc -l)"
 printf '  bytes: .tar.xz %s, .tar.zst %s, .tar %s; repacking took %.2f s (zstd), %.2f s (tar)\n' \
     "$(numfmt --to=iec "$(size plain .tar.xz)")" "$(numfmt --to=iec "$(size zstd .tar.zst)")" \
     "$(numfmt --to=iec "$(size tar .tar)")" "$tz" "$tt"

@@ -167,6 +167,7 @@ ce_xzmt *ce_xzmt_new_mem(ce_xzmt_pull pull, void *ud, const void *first, size_t 
     ce_fault_point("xz-start", NULL);
     x->mem_free = x->mem_total = memlimit;
     unsigned long long need;
+#ifndef CE_XZ_LIBLZMA_MT
     if (ce_xzmt_block_need(first, n, &need)) {
         /* blocks with their sizes: the block decoder (xzblk.c) reads the input itself */
         x->ip = first;
@@ -179,6 +180,19 @@ ce_xzmt *ce_xzmt_new_mem(ce_xzmt_pull pull, void *ud, const void *first, size_t 
     x->strm = (lzma_stream)LZMA_STREAM_INIT;
     x->strm.allocator = &ce_xzmt_allocator;
     x->err = lzma_stream_decoder(&x->strm, MEMLIMIT_STOP, LZMA_CONCATENATED); /* as libarchive */
+#else
+    /* the comparison build (make XZ=liblzma, bench/linerate.sh's install-liblzma
+     * rows, issue 40 item 5): every file on liblzma's threaded decoder, as
+     * many threads as the block decoder would have, the install's whole
+     * budget as its threading limit (at least CE_XZ_LIBLZMA_MEM) */
+    (void)need;
+    x->strm = (lzma_stream)LZMA_STREAM_INIT;
+    x->strm.allocator = &ce_xzmt_allocator;
+    unsigned long long lim = memlimit ? memlimit : ce_xzmt_budget();
+    lzma_mt mt = { .flags = LZMA_CONCATENATED, .threads = x->threads, .memlimit_stop = MEMLIMIT_STOP,
+                   .memlimit_threading = lim < CE_XZ_LIBLZMA_MEM ? CE_XZ_LIBLZMA_MEM : lim };
+    x->err = lzma_stream_decoder_mt(&x->strm, &mt);
+#endif
     x->strm.next_in = first;
     x->strm.avail_in = n;
     return x;

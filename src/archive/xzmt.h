@@ -64,6 +64,9 @@
 #define CE_XZMT_AVAIL_DIV 16
 #define CE_XZMT_BUDGET_MAX (1ull << 30)
 #define CE_XZMT_BUDGET_MIN (16ull << 20)
+/* make XZ=liblzma (bench only): liblzma's threaded decoder instead of the
+ * block decoder, with at least this threading limit */
+#define CE_XZ_LIBLZMA_MEM (256ull << 20)
 /* at most this many block workers per archive (also capped by the cores) */
 #define CE_XZMT_MAX_THREADS 64
 

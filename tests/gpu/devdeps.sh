@@ -16,6 +16,9 @@
 # libarchive's own dependencies), so no LD_LIBRARY_PATH leaks into what
 # cudaenv runs (the runfile, nvcc, python3 -c 'import torch').  The light
 # binary sees only libcjson: verify's loader check stays about the toolchain.
+# DEVDEPS_LIBLZMA=1: also libexec/cudaenv/cudaenv-full-liblzma (make XZ=liblzma,
+# BUILD-liblzma), DEVDEPS_BEFORE=COMMIT: cudaenv-full-before built from that
+# commit (a worktree in $BUILD-before): tests/gpu/linerate.sh runs their rows.
 # Usage: tests/gpu/devdeps.sh   (BUILD=build-gpu; DEST=.devdeps/gpu)
 # Then: run(carry=[".devdeps/gpu"], command="tests/gpu/run.sh")
 set -eu
@@ -33,6 +36,19 @@ strip --strip-debug -o "$DEST/bin/cudaenv" "$BUILD/bin/cudaenv"
 strip --strip-debug -o "$DEST/libexec/cudaenv/cudaenv-full" "$BUILD/libexec/cudaenv/cudaenv-full"
 cp -rL "$BUILD/share/cudaenv/manifests" "$BUILD/share/cudaenv/redist" "$DEST/share/cudaenv/"
 readelf -d "$DEST/bin/cudaenv" | grep -q '(RPATH).*ORIGIN' || { echo "devdeps: no RPATH in the light binary" >&2; exit 1; }
+
+RP="-Wl,--disable-new-dtags,-rpath,'\$\$ORIGIN/../../lib/full'"
+if [ "${DEVDEPS_LIBLZMA:-0}" = 1 ]; then
+    make BUILD="$BUILD-liblzma" XZ=liblzma -j"$(nproc)" LDFLAGS="$RP" "$BUILD-liblzma/libexec/cudaenv/cudaenv-full" >/dev/null
+    strip --strip-debug -o "$DEST/libexec/cudaenv/cudaenv-full-liblzma" "$BUILD-liblzma/libexec/cudaenv/cudaenv-full"
+fi
+if [ -n "${DEVDEPS_BEFORE:-}" ]; then
+    rm -rf "$BUILD-before"; git worktree prune
+    git worktree add -q --detach "$BUILD-before" "$DEVDEPS_BEFORE"
+    make -C "$BUILD-before" -j"$(nproc)" LDFLAGS="$RP" build/libexec/cudaenv/cudaenv-full >/dev/null
+    strip --strip-debug -o "$DEST/libexec/cudaenv/cudaenv-full-before" "$BUILD-before/build/libexec/cudaenv/cudaenv-full"
+    git worktree remove --force "$BUILD-before"
+fi
 
 # every library but glibc's beside the binaries, where their RPATH finds them (tools/bundle.sh: make dist's too)
 tools/bundle.sh "$DEST"

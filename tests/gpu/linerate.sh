@@ -7,7 +7,9 @@
 #   tests/gpu/linerate.sh 2    two cores (taskset -c 0,1): one big multi-block
 #                              archive (libcublas at 1/4), loopback and 20 MB/s
 # With $DEST/libexec/cudaenv/cudaenv-full-before (another build's full binary,
-# same libraries) the install rows run for it too, in the same run.
+# same libraries) the install rows run for it too, in the same run; with
+# cudaenv-full-liblzma (make XZ=liblzma: liblzma's threaded decoder instead of
+# ours, issue 40 item 5) its rows too.
 # LR_REPEAT=N (default 5): N rounds of the floor and the loopback installs,
 # the ratio's median printed (a single round's floor moves by ~20 %).
 # Then: run(carry=[".devdeps/gpu"], command="tests/gpu/linerate.sh 16")
@@ -19,6 +21,9 @@ mkdir -p "$OUT"
 export LR_CUDAENV=$PWD/$D/bin/cudaenv LR_FULL=$PWD/$D/libexec/cudaenv/cudaenv-full
 if [ -x "$D/libexec/cudaenv/cudaenv-full-before" ]; then
     export LR_BEFORE=$PWD/$D/libexec/cudaenv/cudaenv-full-before   # run as is (bench/linerate.sh inst)
+fi
+if [ -x "$D/libexec/cudaenv/cudaenv-full-liblzma" ]; then   # tests/gpu/devdeps.sh with DEVDEPS_LIBLZMA=1
+    export LR_ALTS="liblzma=$PWD/$D/libexec/cudaenv/cudaenv-full-liblzma"
 fi
 export LR_SEEDS=${LR_SEEDS:-0} LR_REPEAT=${LR_REPEAT:-5}   # the seeds' way (92 s at scale 1) is in PERFORMANCE.md
 nproc > "$OUT/machine.txt"; xz --version | head -1 >> "$OUT/machine.txt"; free -g | sed -n 2p >> "$OUT/machine.txt"
