@@ -119,11 +119,17 @@ static void add_num_or_null(cJSON *o, const char *k, double v)
     else cJSON_AddNullToObject(o, k);
 }
 
+/* "host": the node's name in Slurm where slurmd started us (a prolog, an
+ * epilog, a job's task: SLURMD_NODENAME, the name sinfo, scontrol and the
+ * epilog's NODE.jsonl use; a node's hostname may differ, NodeHostname=),
+ * else the hostname; "hostname" always the machine's own. */
 static void add_host(cJSON *o)
 {
     char host[256] = "";
     if (gethostname(host, sizeof host - 1) != 0) host[0] = '\0';
-    cli_json_add_str(o, "host", host);
+    const char *node = getenv("SLURMD_NODENAME");
+    cli_json_add_str(o, "host", node && *node ? node : host);
+    cli_json_add_str(o, "hostname", host);
 }
 
 /* The image a toolchain was installed from (install oci://: .cudaenv-oci.json

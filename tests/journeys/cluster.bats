@@ -148,11 +148,11 @@ module_shell() {
 }
 
 # node NAME CMD...: CMD as slurmd runs a node's scripts: root, that node's
-# site file and name, and NAME as the hostname (a UTS namespace: verify
-# --report says which host it ran on)
+# site file and name, and NAME.site as the hostname (a UTS namespace: verify
+# --report names the node as Slurm does, with its hostname beside)
 node() {
     local n=$1; shift
-    SLURMD_NODENAME=$n CUDAENV_SLURM_CONF=$T/$n/slurm.conf unshare --uts sh -c 'hostname "$0" && exec "$@"' "$n" "$@"
+    SLURMD_NODENAME=$n CUDAENV_SLURM_CONF=$T/$n/slurm.conf unshare --uts sh -c 'hostname "$0.site" && exec "$@"' "$n" "$@"
 }
 
 # site_file NAME: the node's /etc/cudaenv/slurm.conf (root's, 644): its store,
@@ -250,7 +250,7 @@ print(l["io.cudaenv.tree_sha256"], l["io.cudaenv.toolchain"], i["Digest"])' <<<"
 import json, os, sys
 d, tree, digest, img = sys.argv[1:]
 r = {n: json.loads(open(os.path.join(d, n + ".jsonl")).read().splitlines()[-1]) for n in ("n1", "n2")}
-assert [r[n]["host"] for n in ("n1", "n2")] == ["n1", "n2"], r
+assert [(r[n]["host"], r[n]["hostname"]) for n in ("n1", "n2")] == [("n1", "n1.site"), ("n2", "n2.site")], r
 assert all(x["tree_sha256"] == tree and x["exit_code"] == 8 and x["steps"]["files"] == "passed" for x in r.values()), r
 assert "image" not in r["n1"] and r["n2"]["image"] == {"reference": img, "digest": digest}, r
 PY

@@ -66,7 +66,7 @@ PY
     fx_fake_gpu "$P" "$T/drv"
     fx_receipt "$P"
     export CUDAENV_TEST_LIBCUDA=$T/drv/libcuda.so.1; seams_on
-    run --separate-stderr "$CUDAENV" verify 12.3 --report
+    SLURMD_NODENAME= run --separate-stderr "$CUDAENV" verify 12.3 --report   # not started by slurmd: the hostname
     [ "$status" -eq 0 ]
     [ "$(printf '%s\n' "$output" | wc -l)" -eq 1 ]
     want=$(python3 -c 'import hashlib, json, sys
@@ -82,6 +82,9 @@ assert r["failed"] == [] and r["exit_code"] == 0 and r["gpus"][0]["name"] == "cu
 PY
     run --separate-stderr "$CUDAENV" verify 12.3 --json
     python3 -c 'import json, sys; d = json.loads(sys.argv[1]); assert d["toolchain"]["tree_sha256"] == sys.argv[2] and d["host"] and len(d["libraries"]) == 2' "$output" "$want"
+    # where slurmd started it, the node's name in Slurm (sinfo's, the epilog's NODE.jsonl), the hostname beside
+    SLURMD_NODENAME=gpu-node-07 run --separate-stderr "$CUDAENV" verify 12.3 --report
+    python3 -c 'import json, sys; d = json.loads(sys.argv[1]); assert (d["host"], d["hostname"]) == ("gpu-node-07", sys.argv[2]), d' "$output" "$(hostname)"
     # the digest names the files, not when or from where they came: a new receipt date keeps it
     sed -i 's/"installed_at": "[^"]*"/"installed_at": "2030-01-01T00:00:00Z"/' "$P/.cudaenv-receipt.json"
     run --separate-stderr "$CUDAENV" verify 12.3 --report
@@ -171,7 +174,7 @@ print(json.dumps(d, indent=2))' "$good_line" > "$T/n9.json"
     [ ! -e "$T/state/job-41" ] && [ ! -e "$T/state/job-41.log" ] || false
     run "$SL/cudaenv-report" --allow-no-gpu "$T/reports"
     [ "$status" -eq 0 ]
-    [[ "${lines[1]}" == "$(hostname) "*"11.8.0+cudnn8.7.0.84"*"no GPU"*"ok" ]]
+    [[ "${lines[1]}" == "n1 "*"11.8.0+cudnn8.7.0.84"*"no GPU"*"ok" ]]   # Slurm's node name, as the file n1.jsonl
     # a later job naming it only in its environment gets it from the site store
     CUDAENV_SPEC=tf-2.14 task_prolog
     [ "$status" -eq 0 ]
