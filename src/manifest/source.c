@@ -143,7 +143,7 @@ int ce_manifest_load_source_sliced(ce_ctx *ctx, const ce_msource *src, ce_manife
     source_file(src, path, sizeof path, &origin, &local);
     ce_quiet q;
     ce_quiet_begin(&q, false);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int fd = ce_open_regular(ctx, path);   /* never a FIFO's open that waits */
     if (fd >= 0) slice = cut(ctx, fd, path, arg, &slen);
     int rc = slice ? ce_manifest_parse(ctx, slice, slen, origin, local, out) : CE_ERR_OTHER;
     ce_quiet_end(&q);
