@@ -359,9 +359,9 @@ char *ce_manifest_slice_records(char *text, size_t len)
     return out;
 }
 
-/* The record "at SEC KEY AT END BUILDS" of recs (KEY exact): its range and
- * builds; false when there is none or it does not read. */
-static bool find_at(const char *recs, const char *sec, const char *key, size_t *at, size_t *end, char *builds, size_t bn)
+/* The record "at SEC KEY AT END BUILDS" of recs (KEY exact): its range;
+ * false when there is none or it does not read. */
+static bool find_at(const char *recs, const char *sec, const char *key, size_t *at, size_t *end)
 {
     char needle[96];
     int w = snprintf(needle, sizeof needle, "\nat %s %s ", sec, key);
@@ -372,8 +372,6 @@ static bool find_at(const char *recs, const char *sec, const char *key, size_t *
     l += w;
     unsigned long long a = strtoull(l, &e, 10), b = *e == ' ' ? strtoull(e + 1, &e, 10) : 0;
     if (*e != ' ' || b <= a) return false;
-    size_t n = strcspn(e + 1, "\n");
-    if (builds) snprintf(builds, bn, "%.*s", (int)(n < bn ? n : bn - 1), e + 1);
     *at = (size_t)a;
     *end = (size_t)b;
     return true;
@@ -388,7 +386,7 @@ static bool plan_add(plan *pl, int c, const char *recs, const char *key)
 {
     pieces *p = &pl->p[c];
     if (p->n == MAX_PLAN) return false;   /* more than a slice is for: the whole */
-    if (!find_at(recs, cut[c], key, &p->at[p->n], &p->end[p->n], NULL, 0)) return true;   /* not there: the slicer says */
+    if (!find_at(recs, cut[c], key, &p->at[p->n], &p->end[p->n])) return true;   /* not there: the slicer says */
     snprintf(pl->key[c][p->n++], 32, "%s", key);
     return true;
 }
