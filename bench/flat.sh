@@ -35,6 +35,8 @@ for s in 1 10; do
     I[ver$s]=$(ins "$BIN" --version)
     I[info$s]=$(KIDS=yes ins "$BIN" info tf-2.14)
     I[infoc$s]=$(KIDS=yes ins "$BIN" info 12.2)   # a CUDA release (one without a redist JSON: nothing fetched)
+    I[infot$s]=$(KIDS=yes ins "$BIN" info torch-2.5)
+    I[infoj$s]=$(KIDS=yes ins "$BIN" info jax-0.4.30)
     I[doc$s]=$(CUDAENV_VERSION=tf-2.14 ins "$BIN" doctor --no-framework)
     I[exact$s]=$(ins "$BIN" use 11.8.0+cudnn8.7.0.84 --shell bash -q)
     I[tf$s]=$(ins "$BIN" use tf-2.14 --shell bash -q)
@@ -46,6 +48,8 @@ echo "|---|---|---|---|---|"
 row "\`cudaenv --version\`" "${I[ver1]}" "${I[ver10]}" "$(r "${I[ver10]}" "$true_i") of \`/bin/true\` ($(m "$true_i")); target <= 1.1x"
 row "\`info tf-2.14\`" "${I[info1]}" "${I[info10]}" "target <= 1.3x"
 row "\`info 12.2\`" "${I[infoc1]}" "${I[infoc10]}" "target <= 1.3x"
+row "\`info torch-2.5\`" "${I[infot1]}" "${I[infot10]}" "target <= 1.3x"
+row "\`info jax-0.4.30\`" "${I[infoj1]}" "${I[infoj10]}" "target <= 1.3x"
 row "\`doctor --no-framework\`, tf-2.14 selected" "${I[doc1]}" "${I[doc10]}" "target <= 1.3x"
 row "\`use tf-2.14\`" "${I[tf1]}" "${I[tf10]}" "$(r "${I[tf1]}" "${I[exact1]}") / $(r "${I[tf10]}" "${I[exact10]}") of the exact name; target <= 1.05x"
 if [ "$(id -u)" -eq 0 ] && command -v useradd >/dev/null && command -v runuser >/dev/null; then

@@ -6,6 +6,7 @@
  * with the same argv. */
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "manifest/copy.h"
@@ -14,6 +15,8 @@
 #include "manifest/slice.h"
 #include "manifest/source.h"
 #include "core/config.h"
+#include "core/file.h"
+#include "store/store.h"
 
 int cli_load_manifest(cli *c, ce_manifest **out)
 {
@@ -32,30 +35,41 @@ int cli_load_manifest(cli *c, ce_manifest **out)
     return ce_manifest_load_source(&c->ctx, &src, out);
 }
 
-static char *cut_tf(char *text, size_t len, const void *tf, size_t *outlen)
-{
-    return ce_manifest_slice_tf(text, len, tf, outlen);
-}
+typedef struct want { const char *kind, *version; } want;
 
-static char *cut_cuda(char *text, size_t len, const void *version, size_t *outlen)
+/* The slice a spec reads: cut from the pieces the resolution index says
+ * where they are (store.h ce_store_index_at: nothing else of the file is
+ * read), else from the whole text. */
+static char *cut(ce_ctx *ctx, int fd, const char *path, const void *arg, size_t *outlen)
 {
-    return ce_manifest_slice_cuda(text, len, version, outlen);
+    const want *w = arg;
+    const char *recs;
+    size_t len = 0;
+    char *idx = ce_store_index_at(ctx, fd, &recs);
+    char *text = idx ? ce_manifest_slice_pieces(fd, recs, w->kind, w->version, &len) : NULL;
+    free(idx);
+    if (text) close(fd);
+    else if (ce_file_read_fd(ctx, fd, path, CE_MANIFEST_MAX, &text, &len) != CE_OK) return NULL;
+    char *out = ce_manifest_slice(text, len, w->kind, w->version, outlen);
+    free(text);
+    return out;
 }
 
 int cli_load_manifest_for(cli *c, const ce_spec *spec, const char *cudnn, ce_manifest **out)
 {
-    /* a TensorFlow row or a CUDA release ("12.4", not "12" or "latest"), no
-     * cuDNN of the user's: the slice of the manifest it reads
-     * (manifest/slice.h), the same answers at any manifest size */
-    bool tf = spec->kind == CE_SPEC_TF, cuda = spec->kind == CE_SPEC_CUDA;
-    if ((!tf && !cuda) || !strchr(spec->version, '.') || spec->cudnn[0] || (cudnn && *cudnn))
+    /* a TensorFlow row, a CUDA release ("12.4", not "12" or "latest") or a
+     * PyTorch/JAX release, no cuDNN of the user's: the slice of the manifest
+     * it reads (manifest/slice.h), the same answers at any manifest size */
+    const char *fw = ce_spec_fw_name(spec->kind);
+    want w = { spec->kind == CE_SPEC_TF ? "tensorflow" : spec->kind == CE_SPEC_CUDA ? "cuda" : fw, spec->version };
+    if (!w.kind || !strchr(spec->version, '.') || spec->cudnn[0] || (cudnn && *cudnn))
         return cli_load_manifest(c, out);
     *out = NULL;
     ce_msource src;
     int rc = ce_manifest_source(&c->ctx, &src);
     if (rc || (src.remote && (cli_url_manifest_loader || (!ce_mcopy_fresh(&c->ctx, &src) && !c->ctx.offline))))
         return cli_load_manifest(c, out);
-    return ce_manifest_load_source_sliced(&c->ctx, &src, tf ? cut_tf : cut_cuda, spec->version, out);
+    return ce_manifest_load_source_sliced(&c->ctx, &src, cut, &w, out);
 }
 
 void cli_manifest_about(cli *c, const ce_manifest *m, char *out, size_t n)

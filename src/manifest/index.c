@@ -12,9 +12,10 @@
 #include "core/file.h"
 #include "core/path.h"
 #include "core/version.h"
+#include "slice.h"
 #include "source.h"
 
-#define INDEX_MAGIC "cudaenv-index 4"
+#define INDEX_MAGIC "cudaenv-index 5"
 #define INDEX_MAX (1u << 20)
 
 void ce_sha256_hex(const void *data, size_t len, char out[65])
@@ -45,6 +46,15 @@ static int index_path(ce_ctx *ctx, const char *ipath, char *out, size_t n)
     return CE_OK;
 }
 
+/* The stat key "<dev>:<inode> <size> <mtime> <ctime>" of st. */
+static bool stat_key(const struct stat *st, char *key, size_t n)
+{
+    int w = snprintf(key, n, "%llu:%llu %lld %lld.%09ld %lld.%09ld", (unsigned long long)st->st_dev,
+                     (unsigned long long)st->st_ino, (long long)st->st_size, (long long)st->st_mtim.tv_sec,
+                     st->st_mtim.tv_nsec, (long long)st->st_ctim.tv_sec, st->st_ctim.tv_nsec);
+    return w > 0 && (size_t)w < n;
+}
+
 /* The manifest file ctx resolves with: its path and stat key
  * "<dev>:<inode> <size> <mtime> <ctime>"; false when there is none to stat
  * (a remote manifest with no local copy yet, a missing file). */
@@ -56,10 +66,7 @@ static bool manifest_key(ce_ctx *ctx, ce_msource *src, char *key, size_t n)
     ce_quiet_end(&q);   /* a lookup miss leaves no error behind */
     struct stat st;
     if (rc || stat(src->path, &st) != 0 || strchr(src->path, '\n')) return false;
-    int w = snprintf(key, n, "%llu:%llu %lld %lld.%09ld %lld.%09ld", (unsigned long long)st.st_dev,
-                     (unsigned long long)st.st_ino, (long long)st.st_size, (long long)st.st_mtim.tv_sec,
-                     st.st_mtim.tv_nsec, (long long)st.st_ctim.tv_sec, st.st_ctim.tv_nsec);
-    return w > 0 && (size_t)w < n;
+    return stat_key(&st, key, n);
 }
 
 /* The index text split in place: *sha and *key point into the manifest
@@ -162,10 +169,23 @@ static bool parse_facts(const char *line, char *key, ce_index_facts *f)
     return ce_version_valid(key);
 }
 
-/* One "tf X.Y cuda cudnn|-" record (or a valid cuda or fw record: *tf "" then); false for anything else. */
+/* One "at - NAME AT END" or "at SECTION KEY AT END BUILDS" record (manifest/slice.h). */
+static bool parse_at(const char *line)
+{
+    char sec[16], key[72], b[64], extra;
+    unsigned long long a = 0, z = 0;
+    int n = sscanf(line, "at %15s %71s %llu %llu %63s %c", sec, key, &a, &z, b, &extra);
+    return z > a && n == (strcmp(sec, "-") ? 5 : 4);
+}
+
+/* One "tf X.Y cuda cudnn|-" record (or a valid cuda, fw, facts or at record: *tf "" then); false for anything else. */
 static bool parse_tf(const char *line, char *tf, char *cuda, char *cudnn)
 {
     char extra, plat[128];
+    if (!strncmp(line, "at ", 3)) {
+        tf[0] = cuda[0] = cudnn[0] = '\0';
+        return parse_at(line);
+    }
     if (!strncmp(line, "cuda ", 5)) {
         tf[0] = '\0';
         return parse_cuda(line, cuda, cudnn, plat);
@@ -222,6 +242,7 @@ int ce_index_tf(ce_ctx *ctx, const char *ipath, const char *tf, char *cuda, size
         /* only the rows this lookup can use are read (issue 43: the cost of use/env stays that
          * of the one row at any manifest size): a tf record whose version is tf, or starts
          * with it for a major alone; every other record is skipped unread */
+        if (!strncmp(l, "at ", 3)) break;   /* the at records come last (index_text) */
         if (strncmp(l, "tf ", 3)) continue;
         if (tf[0] != 'l' && (strncmp(l + 3, tf, tl) || (l[3 + tl] != ' ' && !(alias && l[3 + tl] == '.')))) continue;
         if (!parse_tf(l, t, c, d)) { found = -1; break; }   /* a corrupt row it would use: trust none of it */
@@ -249,6 +270,7 @@ int ce_index_fw(ce_ctx *ctx, const char *ipath, const char *name, const char *ve
         char n[16], v[32], t[16], c[32], d[32];
         bool dflt;
         /* only this framework's builds are read (as ce_index_tf) */
+        if (!strncmp(l, "at ", 3)) break;
         if (strncmp(l, "fw ", 3) || strncmp(l + 3, name, nl) || l[3 + nl] != ' ') continue;
         if (!parse_fw(l, n, v, t, c, d, &dflt)) { found = -1; break; }
         if (strcmp(n, name) || (*tag ? strcmp(t, tag) : !dflt)) continue;
@@ -273,6 +295,7 @@ int ce_index_cuda_latest(ce_ctx *ctx, const char *ipath, const char *platform, c
     size_t pl = strlen(platform);
     for (char *save = NULL, *l = strtok_r(rest, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
         char c[32], d[32], p[128];
+        if (!strncmp(l, "at ", 3)) break;
         if (strncmp(l, "cuda ", 5)) continue;   /* only the CUDA records are read (as ce_index_tf) */
         if (!parse_cuda(l, c, d, p)) { found = -1; break; }
         /* platforms: "linux-x86_64,linux-sbsa", "+" = components, "-" = none */
@@ -335,6 +358,27 @@ int ce_index_facts_of(ce_ctx *ctx, const char *ipath, const char *cuda, const ch
     return found;
 }
 
+int ce_index_at(ce_ctx *ctx, const char *ipath, int fd, char **data, const char **recs)
+{
+    char key[256], *sha, *ikey, *rest;
+    struct stat st;
+    *data = NULL;
+    if (fstat(fd, &st) != 0 || !stat_key(&st, key, sizeof key)) return -1;
+    char *d = read_index(ctx, ipath, &sha, &ikey, &rest);
+    if (!d || !same_key(ikey, key)) {
+        free(d);
+        return -1;
+    }
+    const char *at = strncmp(rest, "at - ", 5) ? strstr(rest, "\nat - ") : NULL;
+    if (!at) {   /* no records (a key they cannot carry; the first record never starts the text) */
+        free(d);
+        return 0;
+    }
+    *data = d;
+    *recs = at;
+    return 1;
+}
+
 static void append(char **buf, size_t *len, size_t *cap, const char *fmt, const char *a, const char *b,
                    const char *c)
 {
@@ -369,8 +413,9 @@ static int write_index(ce_ctx *ctx, const char *ipath, const char *text, size_t 
     return rc;
 }
 
-/* The index text for manifest m of content sha and stat key key. */
-static char *index_text(const ce_manifest *m, const char *sha, const char *key, const char *path, size_t *len)
+/* The index text for manifest m (text[0..tlen)) of content sha and stat key key. */
+static char *index_text(const ce_manifest *m, char *text, size_t tlen, const char *sha, const char *key, const char *path,
+                        size_t *len)
 {
     size_t cap = 4096;
     char *buf = malloc(cap);
@@ -437,6 +482,19 @@ static char *index_text(const ce_manifest *m, const char *sha, const char *key, 
         else bad = true;
     }
     if (bad) append(&buf, len, &cap, "nofacts\n", "", "", "");
+    /* last: where each piece of the manifest is, for its slices (info); none when it has a key they cannot carry */
+    char *at = m ? ce_manifest_slice_records(text, tlen) : NULL;
+    size_t al = at ? strlen(at) : 0;
+    if (buf && at && *len + al + 1 > cap) {
+        char *nb = realloc(buf, *len + al + 1);
+        if (!nb) free(buf);
+        buf = nb;
+    }
+    if (buf && at) {
+        memcpy(buf + *len, at, al + 1);
+        *len += al;
+    }
+    free(at);
     return buf;
 }
 
@@ -495,7 +553,7 @@ int ce_index_refresh(ce_ctx *ctx, const char *ipath)
         /* local: the URL rules do not matter to the index (a copy fetched
          * with --insecure may name http:// files) */
         rc = ce_manifest_parse(ctx, data, len, src.origin, true, &m);
-        if (rc == CE_OK) text = index_text(m, hex, key, src.path, &tlen);
+        if (rc == CE_OK) text = index_text(m, data, len, hex, key, src.path, &tlen);
         ce_manifest_free(m);
     }
     free(old);

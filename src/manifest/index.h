@@ -18,6 +18,8 @@
  *   tfpy <X.Y> <python|->              (a space as %20, % as %25; doctor's facts: every CUDA release, every
  *                                       TensorFlow row, installable or not; a line
  *                                       "nofacts" when one could not be written)
+ *   at - <name> <at> <end>             (last: where each piece of the manifest file is,
+ *   at <section> <key> <at> <end> <builds|->   byte offsets for info's slices: manifest/slice.h)
  * It follows the manifest's content: <sha256> is the manifest file's (the
  * file source.h names: the built-in one, a path, or a remote manifest's
  * local copy), the stat key after it the fast check.  A reader stats the
@@ -75,6 +77,12 @@ typedef struct ce_index_facts {
  * ("" none): 1 (fields empty where the manifest has no such row), -1 stale
  * (as ce_index_tf) or without the facts ("nofacts"): read the manifest. */
 int ce_index_facts_of(ce_ctx *ctx, const char *ipath, const char *cuda, const char *tf, ce_index_facts *out);
+/* The index's "at" records (manifest/slice.h) when it is current for the
+ * manifest file open as fd (its stat key, from fstat: the bytes the
+ * offsets name are the ones fd reads): 1, *recs in *data (the caller frees
+ * it); 0 current but without them; -1 stale, missing or corrupt (as
+ * ce_index_tf). */
+int ce_index_at(ce_ctx *ctx, const char *ipath, int fd, char **data, const char **recs);
 /* Bring the index at ipath up to date with the manifest (the store's: the
  * caller holds the store lock; a user's copy is written atomically, no lock,
  * its directory made 0700): nothing when current, the new stat key when only that moved, else

@@ -132,19 +132,19 @@ static void source_file(const ce_msource *src, char *path, size_t n, const char 
     *local = !src->remote;
 }
 
-int ce_manifest_load_source_sliced(ce_ctx *ctx, const ce_msource *src, char *(*cut)(char *, size_t, const void *, size_t *),
-                                   const void *arg, ce_manifest **out)
+int ce_manifest_load_source_sliced(ce_ctx *ctx, const ce_msource *src, ce_manifest_cut cut, const void *arg,
+                                   ce_manifest **out)
 {
-    char path[sizeof ((ce_msource *)0)->path], *text = NULL, *slice = NULL;
+    char path[sizeof ((ce_msource *)0)->path], *slice = NULL;
     const char *origin;
     bool local;
-    size_t len = 0, slen = 0;
+    size_t slen = 0;
     *out = NULL;
     source_file(src, path, sizeof path, &origin, &local);
     ce_quiet q;
     ce_quiet_begin(&q, false);
-    if (ce_file_read(ctx, path, CE_MANIFEST_MAX, &text, &len) == CE_OK) slice = cut(text, len, arg, &slen);
-    free(text);
+    int fd = ce_open_regular(ctx, path);   /* never a FIFO's open that waits */
+    if (fd >= 0) slice = cut(ctx, fd, path, arg, &slen);
     int rc = slice ? ce_manifest_parse(ctx, slice, slen, origin, local, out) : CE_ERR_OTHER;
     ce_quiet_end(&q);
     free(slice);

@@ -46,12 +46,14 @@ int ce_manifest_copy_path(ce_ctx *ctx, const char *url, char *out, size_t outsz)
  * --insecure).  A remote manifest with no local copy yet is CE_ERR_NOTFOUND
  * naming the URL and `cudaenv update`. */
 int ce_manifest_load_source(ce_ctx *ctx, const ce_msource *src, ce_manifest **out);
-/* The same, parsing only what cut(text, len, arg, &outlen) keeps of the text
- * (a malloc'ed smaller manifest, manifest/slice.h; NULL: keep nothing) read
- * and named as above; the whole manifest when cut keeps nothing or its
- * result does not parse (then the whole's own errors are the ones shown). */
-int ce_manifest_load_source_sliced(ce_ctx *ctx, const ce_msource *src, char *(*cut)(char *, size_t, const void *, size_t *),
-                                   const void *arg, ce_manifest **out);
+/* The same, parsing only what cut(ctx, fd, path, arg, &outlen) keeps of the
+ * manifest file open as fd (path names it; cut closes it): a malloc'ed
+ * smaller manifest (manifest/slice.h), NULL to keep nothing.  The whole
+ * manifest when cut keeps nothing or its result does not parse (then the
+ * whole's own errors are the ones shown). */
+typedef char *(*ce_manifest_cut)(ce_ctx *ctx, int fd, const char *path, const void *arg, size_t *outlen);
+int ce_manifest_load_source_sliced(ce_ctx *ctx, const ce_msource *src, ce_manifest_cut cut, const void *arg,
+                                   ce_manifest **out);
 /* The top-level string member name of the JSON document at path (the
  * manifest's "updated") into out, scanning only as far as it: 1 found, 0 not
  * (no file, no such member, not a string, longer than n - 1).  Nothing is

@@ -59,6 +59,10 @@ int ce_store_index_find(ce_ctx *ctx, const char *spec, ce_toolchain *out);
  * the manifest. */
 struct ce_index_facts;
 int ce_store_index_facts(ce_ctx *ctx, const char *cuda, const char *tf, struct ce_index_facts *out);
+/* The index's "at" records for the manifest file open as fd (manifest/index.h
+ * ce_index_at), the index refreshed as above: the text to free, *recs in
+ * it; NULL when there are none to trust (read the manifest). */
+char *ce_store_index_at(ce_ctx *ctx, int fd, const char **recs);
 void ce_store_index_refresh(ce_ctx *ctx);
 void ce_store_index_prune(ce_ctx *ctx);
 

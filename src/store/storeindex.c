@@ -68,6 +68,21 @@ int ce_store_index_facts(ce_ctx *ctx, const char *cuda, const char *tf, ce_index
     return r == 1;
 }
 
+char *ce_store_index_at(ce_ctx *ctx, int fd, const char **recs)
+{
+    int r = -1;
+    const char *ipath = NULL;
+    char own[4200], *data = NULL;
+    ce_quiet q;
+    ce_quiet_begin(&q, false);
+    for (int pass = 0; pass < 4 && r < 0; pass++) {
+        if (!index_pass(ctx, pass, own, sizeof own, &ipath)) break;
+        r = ce_index_at(ctx, ipath, fd, &data, recs);
+    }
+    ce_quiet_end(&q);
+    return data;
+}
+
 int ce_store_index_find(ce_ctx *ctx, const char *spec_text, ce_toolchain *out)
 {
     char cuda[32], cudnn[32], name[128];

@@ -19,7 +19,7 @@ teardown() { common_teardown; }
 @test "install writes the index, keyed by the manifest's sha256: every installable TF row; uninstalling the last toolchain removes it" {
     run "$CUDAENV" -q install tf-2.14
     [ "$status" -eq 0 ]
-    [ "$(head -1 "$IDX")" = "cudaenv-index 4" ]
+    [ "$(head -1 "$IDX")" = "cudaenv-index 5" ]
     sha=$(sha256sum "$T/manifest.json" | cut -d' ' -f1)
     grep -qx "manifest $sha [0-9]*:$(stat -c '%i %s' "$T/manifest.json") [0-9.]* [0-9.]* $T/manifest.json" "$IDX"
     [ "$(grep '^tf ' "$IDX" | sort | tr '\n' ';')" = "tf 2.12 11.8.0 8.6.0.163;tf 2.14 11.8.0 8.7.0.84;tf 2.15 12.2.2 8.9.7.29;" ]
@@ -254,4 +254,75 @@ PY
     [ "$status" -eq 0 ] || { echo "$output"; false; }
     [[ "$output" == *"warning: cannot update the resolution index (specs resolve through the manifest instead)"* ]] || { echo "$output"; false; }
     [ "$("$CUDAENV" prefix tf-2.14)" = "$CUDAENV_ROOT/versions/11.8.0+cudnn8.7.0.84" ]
+}
+
+# info SPEC with the index current, then with the index out of use (a
+# directory: neither read nor rebuilt; the slice is then cut from the whole
+# text) into $T/out.index and $T/out.whole, text and --json for each spec
+info_one() {
+    local rc=0
+    "$CUDAENV" info "$1" 2>&1 || rc=$?
+    echo "rc=$rc"; rc=0
+    "$CUDAENV" info "$1" --json 2>&1 || rc=$?
+    echo "rc=$rc"
+}
+info_both() {
+    : > "$T/out.index"; : > "$T/out.whole"
+    for s in "$@"; do
+        info_one "$s" >> "$T/out.index"
+    done
+    rm -f "$IDX"; mkdir "$IDX"
+    for s in "$@"; do
+        info_one "$s" >> "$T/out.whole"
+    done
+    rmdir "$IDX"
+}
+
+@test "info reads only the manifest's pieces the index says where they are (issue 43): the output of the whole text for every release, at 1x and 10x; an edit that moves them is noticed" {
+    command -v strace >/dev/null || skip "no strace"
+    "$CUDAENV" -q install tf-2.14
+    grep -q '^at - cuda [0-9]* [0-9]*$' "$IDX"
+    grep -q '^at cudnn 8.7.0.84 [0-9]* [0-9]* cuda11$' "$IDX"
+    # every TensorFlow row, CUDA release (and its minor), PyTorch and JAX release, and specs that are not sliced
+    mapfile -t specs < <(python3 - "$T/manifest.json" <<'PY'
+import json, sys
+m = json.load(open(sys.argv[1]))
+for k in m.get("tensorflow", {}): print("tf-" + k)
+for k in m.get("cuda", {}): print(k); print(k.rsplit(".", 1)[0])
+for f in ("torch", "jax"):
+    for k in m.get(f, {}): print(f + "-" + k)
+PY
+)
+    specs+=(tf-9.99 12 latest torch-2 jax-0.4)
+    [ "${#specs[@]}" -gt 8 ]
+    "$CUDAENV" -q prefix tf-2.14
+    # with the index current the manifest is never read whole: only its pieces, by offset
+    strace -f -qq -y -e trace=read,pread64 -o "$T/st" "$CUDAENV" info 12.2 >/dev/null 2>&1 || true
+    grep -q "pread64([0-9]*<$T/manifest.json>, \"\\\\\"12.2.2\\\\\"" "$T/st" || { grep manifest.json "$T/st" | head; false; }
+    run ! grep -q "^[0-9]* *read([0-9]*<$T/manifest.json>" "$T/st"
+    info_both "${specs[@]}"
+    diff "$T/out.whole" "$T/out.index"
+    grep -q $'"toolchain":\t"12.2.2+cudnn8.9.7.29"' "$T/out.index"
+    # ten times the manifest (bench/bigmanifest.py): the same answers
+    python3 "$REPO/bench/bigmanifest.py" "$T/manifest.json" 10 > "$T/m10.json"
+    export CUDAENV_MANIFEST=$T/m10.json
+    "$CUDAENV" -q prefix tf-2.14
+    grep -q '^at cuda 912.2.2 ' "$IDX"
+    info_both tf-2.14 tf-902.14 12.2 912.2 11.8.0 "${specs[@]: -5}"
+    diff "$T/out.whole" "$T/out.index"
+    # an edit that shifts every offset (a member added in front): the index is stale, refreshed, not misread
+    export CUDAENV_MANIFEST=$T/manifest.json
+    "$CUDAENV" -q prefix tf-2.14
+    python3 - "$T/manifest.json" <<'PY'
+import json, sys
+p = sys.argv[1]
+m = json.load(open(p))
+m = {"zz_note": "x" * 100, **m}
+m["cuda"]["12.2.2"]["min_driver"] = "999.1"
+json.dump(m, open(p, "w"), indent=1)
+PY
+    run "$CUDAENV" info 12.2 --json
+    [ "$status" -eq 0 ]
+    [[ "$output" == *$'"min_driver":\t"999.1"'* ]] || { echo "$output"; false; }
+    grep -q '^at - zz_note ' "$IDX"
 }

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "manifest/manifest.h"
 #include "manifest_fixture.h"
@@ -349,6 +350,128 @@ static void test_slice_cuda(void **state)
     ce_manifest_free(b);
 }
 
+/* ce_manifest_slice_fw: for every PyTorch and JAX release of the built-in
+ * manifest, the slice resolves its default build as the whole does (the
+ * toolchain, the CUDA release, the cuDNN archive, every build's tag and
+ * installability); an alias ("2", "0.4", latest) is not sliced. */
+static void test_slice_fw(void **state)
+{
+    (void)state;
+    ce_manifest *b = NULL;
+    char *text = NULL;
+    size_t len = 0, n;
+    if (ce_manifest_load_file(&ctx, "share/manifests/cudaenv.json", &b)) fail_msg("%s", ce_errmsg());
+    assert_int_equal(ce_file_read(&ctx, "share/manifests/cudaenv.json", 64 << 20, &text, &len), CE_OK);
+    static const char *const names[] = { "torch", "jax" };
+    int seen = 0;
+    for (int k = 0; k < 2; k++) {
+        size_t nf;
+        const ce_fw *f = ce_manifest_fws(b, names[k], &nf);
+        for (size_t i = 0; i < nf; i++, seen++) {
+            size_t slen = 0;
+            char *sl = ce_manifest_slice_fw(text, len, names[k], f[i].version, &slen);
+            assert_non_null(sl);
+            assert_true(slen < len / 4);
+            ce_manifest *sm = NULL;
+            if (ce_manifest_parse(&ctx, sl, slen, "/x/cudaenv.json", true, &sm)) fail_msg("%s: %s", f[i].version, ce_errmsg());
+            size_t ns;
+            const ce_fw *fs = ce_manifest_fws(sm, names[k], &ns);
+            assert_int_equal(ns, 1);
+            assert_int_equal(fs->n_builds, f[i].n_builds);
+            for (size_t j = 0; j < fs->n_builds; j++) {
+                assert_string_equal(fs->builds[j].tag, f[i].builds[j].tag);
+                assert_int_equal(!fs->builds[j].not_installable, !f[i].builds[j].not_installable);
+            }
+            char spec[48];
+            snprintf(spec, sizeof spec, "%s-%s", names[k], f[i].version);
+            ce_spec s;
+            assert_int_equal(ce_spec_parse(&ctx, spec, &s), CE_OK);
+            ce_resolved rw, rs;
+            int cw = ce_resolve(&ctx, b, &s, "", false, &rw), cs = ce_resolve(&ctx, sm, &s, "", false, &rs);
+            assert_int_equal(cw, cs);
+            assert_string_equal(rw.name, rs.name);
+            assert_string_equal(rw.cuda ? rw.cuda->version : "", rs.cuda ? rs.cuda->version : "");
+            assert_string_equal(rw.runfile ? rw.runfile->sha256 : "", rs.runfile ? rs.runfile->sha256 : "");
+            assert_string_equal(rw.cudnn_archive ? rw.cudnn_archive->sha256 : "", rs.cudnn_archive ? rs.cudnn_archive->sha256 : "");
+            ce_manifest_free(sm);
+            free(sl);
+        }
+    }
+    assert_true(seen > 10);
+    assert_null(ce_manifest_slice_fw(text, len, "torch", "2", &n));
+    assert_null(ce_manifest_slice_fw(text, len, "jax", "0.4", &n));
+    assert_null(ce_manifest_slice_fw(text, len, "jax", "latest", &n));
+    assert_null(ce_manifest_slice_fw(text, len, "tensorflow", "2.14", &n));
+    free(text);
+    ce_manifest_free(b);
+}
+
+/* ce_manifest_slice_pieces: the manifest cut by its "at" records (what the
+ * index carries) slices to the very bytes the whole text slices to, for
+ * every TensorFlow row, CUDA release (whole and by its minor), PyTorch and
+ * JAX release; records that do not match the file (a byte added in front)
+ * or name no such release give NULL. */
+static void test_slice_pieces(void **state)
+{
+    (void)state;
+    ce_manifest *b = NULL;
+    char *text = NULL, path[] = "/tmp/test_resolve_pieces.XXXXXX";
+    size_t len = 0;
+    if (ce_manifest_load_file(&ctx, "share/manifests/cudaenv.json", &b)) fail_msg("%s", ce_errmsg());
+    assert_int_equal(ce_file_read(&ctx, "share/manifests/cudaenv.json", 64 << 20, &text, &len), CE_OK);
+    char *recs = ce_manifest_slice_records(text, len);
+    assert_non_null(recs);
+    assert_true(strncmp(recs, "at - schema ", 12) == 0);
+    size_t rl = strlen(recs);
+    char *nrecs = malloc(rl + 2);   /* as the index holds them: after a newline */
+    nrecs[0] = '\n';
+    memcpy(nrecs + 1, recs, rl + 1);
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    assert_int_equal(ce_pwrite_all(fd, text, len, 0), 0);
+    int count = 0;
+    for (int kind = 0; kind < 5; kind++) {
+        static const char *const kinds[] = { "tensorflow", "cuda", "cuda", "torch", "jax" };
+        size_t nv = kind == 0 ? b->n_tf : kind < 3 ? b->n_cuda : 0;
+        const ce_fw *f = kind >= 3 ? ce_manifest_fws(b, kinds[kind], &nv) : NULL;
+        for (size_t i = 0; i < nv; i++, count++) {
+            char ver[32];
+            snprintf(ver, sizeof ver, "%s", kind == 0 ? b->tf[i].version : kind < 3 ? b->cuda[i].version : f[i].version);
+            if (kind == 2) *strrchr(ver, '.') = '\0';
+            size_t wl = 0, ml = 0, pl = 0;
+            char *whole = ce_manifest_slice(text, len, kinds[kind], ver, &wl);
+            char *mini = ce_manifest_slice_pieces(fd, nrecs, kinds[kind], ver, &ml);
+            assert_non_null(whole);
+            if (!mini) fail_msg("%s %s: no pieces", kinds[kind], ver);
+            assert_true(ml < len / 4);
+            char *cut = ce_manifest_slice(mini, ml, kinds[kind], ver, &pl);
+            assert_non_null(cut);
+            if (pl != wl || memcmp(cut, whole, wl)) fail_msg("%s %s: the pieces slice differently", kinds[kind], ver);
+            free(whole);
+            free(mini);
+            free(cut);
+        }
+    }
+    assert_true(count > 100);
+    size_t n;
+    assert_null(ce_manifest_slice_pieces(fd, nrecs, "tensorflow", "9.99", &n));
+    assert_null(ce_manifest_slice_pieces(fd, nrecs, "torch", "9.9", &n));
+    /* the file moved on under the records: every piece is checked against its key */
+    assert_int_equal(ce_pwrite_all(fd, " ", 1, 0), 0);
+    assert_int_equal(ce_pwrite_all(fd, text, len, 1), 0);
+    assert_null(ce_manifest_slice_pieces(fd, nrecs, "tensorflow", "2.14", &n));
+    assert_null(ce_manifest_slice_pieces(fd, nrecs, "cuda", "12.2", &n));
+    /* a key the records cannot carry: none at all */
+    char odd[] = "{\"schema\": 1, \"a b\": 2, \"cuda\": {}}";
+    assert_null(ce_manifest_slice_records(odd, strlen(odd)));
+    close(fd);
+    unlink(path);
+    free(nrecs);
+    free(recs);
+    free(text);
+    ce_manifest_free(b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -360,6 +483,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_builtin, setup, teardown),
         cmocka_unit_test_setup_teardown(test_slice, setup, teardown),
         cmocka_unit_test_setup_teardown(test_slice_cuda, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_slice_fw, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_slice_pieces, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
