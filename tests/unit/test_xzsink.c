@@ -243,7 +243,7 @@ static void test_file_block_bounds(void **state)
         assert_int_equal(open_fds(), fds);
         unsigned inside = blocks_inside(&b, f, nf);
         if (fb > inside) fail_msg("%u file blocks, %u blocks lie wholly inside the files", fb, inside);
-        if (fb < 10) fail_msg("%u file blocks", fb);
+        if (fb < 4) fail_msg("%u file blocks: the bounds were not put to the test", fb);
     }
     free(b.p);
 }
