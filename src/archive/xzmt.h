@@ -58,7 +58,8 @@
  *    stream decoder's with LZMA_CONCATENATED (as `xz -t` and libarchive):
  *    streams one after another, stream padding in fours, every header,
  *    index record and footer checked (tests/fuzz/fuzz_xz.c holds it to
- *    that).  Dictionaries past 1 GiB are refused as libarchive refuses them.
+ *    that), except that a block whose decoder needs more than 1 GiB is
+ *    refused (libarchive's own limit: ENOMEM below).
  *  - Threads.  One thread, the reader, calls read, sink, sink_end and free.
  *    pull and avail are called one at a time, in input order, from the
  *    decoding thread (or from the reader's, CUDAENV_XZ_NO_PIPE=1); first[]
