@@ -73,8 +73,8 @@
  *    decoder is good only for error, errno, pull_failed and free.
  *  - Errors.  pull failed: ce_xzmt_pull_failed (the caller knows why);
  *    else ce_xzmt_error in libarchive's words and ce_xzmt_errno: the errno
- *    of a write into a sink's file, ENOMEM (memory, a dictionary past the
- *    limit), -1 (corrupt or unsupported input).
+ *    of a write into a sink's file, ENOMEM (out of memory, or a decoder
+ *    past the 1 GiB limit), -1 (corrupt or unsupported input).
  *  - Memory.  Worker blocks hold at most the budget (memlimit, or their
  *    share of the slots); the block the reader needs is decoded outside
  *    it (its input and a dictionary).  A header may lie about sizes: a
