@@ -4,12 +4,22 @@
 Layers, lowest first (an include may point to its own layer or a lower one):
     core < fetch, machine, manifest < store, selftest < archive, system < doctor, install
     < mirror, oci < cli
-Usage: tools/incgraph.py [--check]   (--check: exit 1 on a circle or an upward arrow)
+A private header (<stem>_int.h) is included only from its own folder; a
+closed component's (CLOSED) only from the files named there, in src/ and
+tests/ alike: everything else goes through its public header.
+Usage: tools/incgraph.py [--check]   (--check: exit 1 on a circle, an upward
+arrow, or a private or closed header included from outside)
 """
 import os, re, sys
 
 LAYER = {"core": 0, "fetch": 1, "machine": 1, "manifest": 1, "store": 2, "selftest": 2, "archive": 3, "system": 3, "doctor": 4, "install": 4, "mirror": 5, "oci": 5, "cli": 6}
+# closed components: header -> the only files that may include it
+CLOSED = {
+    # the block decoder (issue 40 item 5): everything else includes archive/xzmt.h
+    "archive/xzmt_int.h": {"archive/xzmt.c", "archive/xzblk.c", "archive/xzparse.c", "archive/xzsink.c"},
+}
 root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "src")
+tests = os.path.join(root, "..", "tests")
 inc = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 
 # file graph: module = folder/stem (foo.c and foo.h are one module)
@@ -37,6 +47,29 @@ for d in sorted(os.listdir(root)):
                 deps.add(tmod)
 
 edges = {m: {t for t in ds if t in edges} for m, ds in edges.items()}
+
+# private and closed headers included from outside: (including file, header)
+outside = []
+for d in sorted(os.listdir(root)):
+    p = os.path.join(root, d)
+    if not os.path.isdir(p):
+        continue
+    for f in sorted(os.listdir(p)):
+        if not f.endswith((".c", ".h")):
+            continue
+        for h in inc.findall(open(os.path.join(p, f), errors="replace").read()):
+            target = h if "/" in h else d + "/" + h
+            if target.endswith("_int.h") and target.split("/")[0] != d:
+                outside.append((d + "/" + f, target))
+            elif target in CLOSED and d + "/" + f not in CLOSED[target] and target != d + "/" + f:
+                outside.append((d + "/" + f, target))
+for dirpath, _, files in os.walk(tests):
+    for f in sorted(files):
+        if f.endswith((".c", ".h")):
+            path = os.path.join(dirpath, f)
+            for h in inc.findall(open(path, errors="replace").read()):
+                if h in CLOSED:   # tests include src/ headers by their folder (-iquote src)
+                    outside.append((os.path.relpath(path, os.path.join(root, "..")), h))
 
 # strongly connected components (Tarjan)
 index, low, stack, on, sccs, n = {}, {}, [], set(), [], [0]
@@ -92,8 +125,8 @@ def flev(f, seen=()):
     return flevel[f]
 flevels = max(flev(f) for f in fedges)
 
-print("modules %d  levels %d  folder levels %d  circles %d  upward arrows %d"
-      % (len(edges), levels, flevels, len(circles), len(upward)))
+print("modules %d  levels %d  folder levels %d  circles %d  upward arrows %d  closed %d  from outside %d"
+      % (len(edges), levels, flevels, len(circles), len(upward), len(CLOSED), len(outside)))
 for d in sorted(lines, key=lambda x: (LAYER.get(x, 9), x)):
     print("  %-9s layer %d  %6d lines  includes %s" % (d, LAYER.get(d, 9), lines[d],
                                                        " ".join(sorted(fedges.get(d, ()))) or "-"))
@@ -108,5 +141,7 @@ for c in circles:
     print("circle: " + " <-> ".join(c))
 for m, t in upward:
     print("upward: %s -> %s" % (m, t))
-if "--check" in sys.argv and (circles or upward):
+for f, h in outside:
+    print("outside: %s includes %s" % (f, h))
+if "--check" in sys.argv and (circles or upward or outside):
     sys.exit(1)

@@ -26,7 +26,43 @@
  *
  * Decode slots: with .slots (slots.h), an unpacker holds one while it has
  * bytes to work on and gives it back while it waits for the download, so
- * archives whose bytes are there can decode. */
+ * archives whose bytes are there can decode.
+ *
+ * File blocks: the contract between the unpacker, libarchive and the xz
+ * block decoder (xzmt.h ce_xzmt_sink, xzsink.c; tests/unit/test_xzsink.c).
+ *  - When.  .xz input on the block decoder (its first block header records
+ *    sizes), a regular entry of a known size of at least 1 MiB (SINK_MIN),
+ *    not sparse, not a hardlink, at its first data block (offset 0), which
+ *    libarchive hands out as a slice of the decoder's last output (when it
+ *    copied, or the decoder is the sequential one, the decoder says no: -1).
+ *    The file is the one libarchive just created, opened again O_RDWR |
+ *    O_NOFOLLOW: regular, empty, one link, or it is not offered.  Otherwise
+ *    libarchive writes the entry, as for every other input.
+ *  - While the sink is on, the decoder writes each byte of the entry into
+ *    the file exactly once, at its offset, and nothing outside it: a worker
+ *    block whose plain bytes lie wholly inside the entry (a "file block")
+ *    decodes straight into the file and holds no plain buffer; a block
+ *    planned across either end of the entry never does (its bytes come
+ *    through memory); every byte that is not a file block's (the block the
+ *    decoding thread streams, blocks planned before the reader reached the
+ *    entry, the blocks at its two ends) is written, clipped to the entry,
+ *    when it is handed to the reader.  The unpacker writes none of it.
+ *  - The reader still sees every byte of the entry, in order and without
+ *    holes (libarchive's data blocks; an offset out of turn or past the
+ *    size is EINVAL), a file block's read back from the file, and hashes
+ *    them: the per-file digest (hash_index, a wheel's RECORD) is of what the
+ *    file holds, not of what the decoder meant to write.  After the entry's
+ *    last data block ce_xzmt_sink_end; the entry must have given exactly its
+ *    size (else EIO), and the file must hold exactly the bytes hashed.
+ *  - Errors.  The first write into the file (or read back from it) that
+ *    fails is kept: the next ce_xzmt_read fails with its errno and
+ *    ce_xzmt_sink_end returns it, so ce_unpack fails CE_ERR_SPACE (ENOSPC,
+ *    EDQUOT) or CE_ERR_IO naming the file, never a corrupt archive; a block
+ *    of the entry that does not decode fails the read (CE_ERR_INTEGRITY).
+ *    The file may then hold part of its bytes: as after every failure,
+ *    dest is partial and the caller removes it, nothing is committed.  The
+ *    decoder's own descriptor of the file (a dup) is closed once the last
+ *    file block was read back, or at ce_xzmt_free. */
 #ifndef CE_UNPACK_H
 #define CE_UNPACK_H
 

@@ -48,7 +48,43 @@
  * budget with finished blocks and left cores idle), and the same budget
  * keeps about three times as many blocks decoding.  The reader still gets
  * every byte in order (read back from the file) for the per-file digest.
- * Measured: docs/PERFORMANCE.md. */
+ * Measured: docs/PERFORMANCE.md.
+ *
+ * A closed component: this header is all there is to it.  Its files
+ * (xzmt.c, xzblk.c, xzparse.c, xzsink.c) share xzmt_int.h, which nothing
+ * else includes, in src/ or tests/ (tools/incgraph.py --check).  The
+ * contract, whole:
+ *  - Input.  What it accepts, and the bytes it gives for it, are liblzma's
+ *    stream decoder's with LZMA_CONCATENATED (as `xz -t` and libarchive):
+ *    streams one after another, stream padding in fours, every header,
+ *    index record and footer checked (tests/fuzz/fuzz_xz.c holds it to
+ *    that), except that a block whose decoder needs more than 1 GiB is
+ *    refused (libarchive's own limit: ENOMEM below).
+ *  - Threads.  One thread, the reader, calls read, sink, sink_end and free.
+ *    pull and avail are called one at a time, in input order, from the
+ *    decoding thread (or from the reader's, CUDAENV_XZ_NO_PIPE=1); first[]
+ *    and each buffer pull hands back stay valid until the next pull (or
+ *    free).  pull may call ce_xzmt_stopping.  Workers never call back.
+ *  - Output.  ce_xzmt_read hands out the plain bytes in order; a slice
+ *    stays valid until the next read or free.  0 comes only after the end
+ *    of the last stream was checked.  Bytes handed out before a -1 are not
+ *    vouched for (blocks before a broken index decode and are handed out):
+ *    the caller keeps nothing of a read that failed.  After a -1 the
+ *    decoder is good only for error, errno, pull_failed and free.
+ *  - Errors.  pull failed: ce_xzmt_pull_failed (the caller knows why);
+ *    else ce_xzmt_error in libarchive's words and ce_xzmt_errno: the errno
+ *    of a write into a sink's file, ENOMEM (out of memory, or a decoder
+ *    past the 1 GiB limit), -1 (corrupt or unsupported input).
+ *  - Memory.  Worker blocks hold at most the budget (memlimit, or their
+ *    share of the slots); the block the reader needs is decoded outside
+ *    it (its input and a dictionary).  A header may lie about sizes: a
+ *    block whose sizes exceed the budget is decoded streaming, and one that
+ *    decodes to other sizes than it recorded is a data error.
+ *  - Files (ce_xzmt_sink): the file-block contract, seen from the unpacker,
+ *    is in unpack.h.
+ *  - ce_xzmt_free at any point (mid-block, mid-file, after an error) stops
+ *    and joins every thread, frees every buffer, gives back every reserved
+ *    byte, and closes every descriptor it holds. */
 #ifndef CE_XZMT_H
 #define CE_XZMT_H
 

@@ -7,6 +7,11 @@
  * or refused, and when accepted, the same bytes.  The input arrives in
  * pieces (the first 512 bytes, then 61 at a time) so the parser's reads
  * cross every boundary; it is decoded with one thread and with two.
+ * With two threads the reader also turns a file sink on (unpack.h's
+ * file-block contract, xzsink.c) for the first half of the plain bytes from
+ * its first slice's eighth byte on: when the input is accepted the file
+ * must hold exactly those bytes, whoever wrote them, and the sink's end
+ * report no error.
  * make fuzz seeds it with files xz writes (blocks with sizes, one block
  * without) and tests/lib/xzbreak.py's breakages of them. */
 #include <errno.h>
@@ -14,6 +19,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "archive/xzmt.h"
 
@@ -52,9 +59,26 @@ static int reference(const uint8_t *data, size_t size, unsigned char *out, size_
     return 0;
 }
 
-/* ce_xzmt's: the same, and abort when the bytes differ from ref[0..ref_n) */
+/* the sink's file: the plain bytes [at, at + len) once the input was
+ * accepted; held across runs, emptied for each */
+typedef struct sinkf {
+    int fd;
+    size_t at, len;
+    bool on, ended;
+} sinkf;
+
+/* The file holds ref[at, at + len) exactly (abort when not). */
+static void check_file(const sinkf *f, const unsigned char *ref)
+{
+    static unsigned char got[CAP / 2 + 1];
+    ssize_t n = pread(f->fd, got, f->len + 1, 0);
+    if (n != (ssize_t)f->len || memcmp(got, ref + f->at, f->len)) abort();
+}
+
+/* ce_xzmt's: the same, and abort when the bytes differ from ref[0..ref_n);
+ * f: turn a sink on at the first read */
 static int ours(const uint8_t *data, size_t size, unsigned threads, const unsigned char *ref, size_t ref_n,
-                int want)
+                int want, sinkf *f)
 {
     src s = { data, size, size < 512 ? size : 512 };
     ce_xzmt *x = ce_xzmt_new_mem(pull, &s, data, s.pos, threads, 64u << 20);
@@ -68,12 +92,22 @@ static int ours(const uint8_t *data, size_t size, unsigned threads, const unsign
             return -1;
         }
         if (want == 1 && (got + (size_t)n > ref_n || memcmp(ref + got, buf, (size_t)n))) abort();
+        if (f && got == 0) {
+            f->at = (size_t)n > 7 ? 7 : (size_t)n - 1;
+            f->len = want == 1 ? (ref_n - f->at) / 2 : 4096;
+            f->on = ce_xzmt_sink(x, (const unsigned char *)buf + f->at, f->fd, f->len) == 0;
+        }
         got += (size_t)n;
+        if (f && f->on && !f->ended && got >= f->at + f->len) {
+            f->ended = true;
+            if (ce_xzmt_sink_end(x) != 0 && want == 1) abort();   /* nothing failed to write */
+        }
     }
     int errno_ = n < 0 ? ce_xzmt_errno(x) : 0;
     ce_xzmt_free(x);
     if (n < 0 && errno_ == ENOMEM) return -1;
     if (n == 0 && want == 1 && got != ref_n) abort();
+    if (n == 0 && want == 1 && f && f->on) check_file(f, ref);
     return n == 0;
 }
 
@@ -84,8 +118,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (size < 6 || !ce_xzmt_magic(data, size)) return 0;   /* the unpacker's own test */
     size_t ref_n = 0;
     int want = reference(data, size, ref, &ref_n);
+    static sinkf f = { .fd = -1 };
+    if (f.fd < 0 && (f.fd = memfd_create("fuzz_xz_sink", MFD_CLOEXEC)) < 0) return 0;
     for (unsigned threads = 1; threads <= 2; threads++) {
-        int got = ours(data, size, threads, ref, ref_n, want);
+        sinkf *sk = threads == 2 && ftruncate(f.fd, 0) == 0 ? &f : NULL;
+        if (sk) sk->on = sk->ended = false;
+        int got = ours(data, size, threads, ref, ref_n, want, sk);
         if (want >= 0 && got >= 0 && got != want) abort();   /* one accepts what the other refuses */
     }
     return 0;
