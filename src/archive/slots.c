@@ -1,30 +1,25 @@
 #include "slots.h"
 
-#include <errno.h>
 #include <string.h>
-#include <time.h>
 
 static void lock(ce_slots *s)
 {
-    if (pthread_mutex_lock(&s->mu) == EOWNERDEAD) pthread_mutex_consistent(&s->mu);
+    pthread_mutex_lock(&s->mu);
 }
 
 int ce_slots_init(ce_slots *s, int n)
 {
     memset(s, 0, sizeof *s);
     s->free = n < 1 ? 1 : n;
-    pthread_mutexattr_t a;
-    int rc = pthread_mutexattr_init(&a);
+    int rc = pthread_mutex_init(&s->mu, NULL);
     if (rc) return rc;
-    if (!(rc = pthread_mutexattr_setpshared(&a, PTHREAD_PROCESS_SHARED)) &&
-        !(rc = pthread_mutexattr_setrobust(&a, PTHREAD_MUTEX_ROBUST)))
-        rc = pthread_mutex_init(&s->mu, &a);
-    pthread_mutexattr_destroy(&a);
+    if ((rc = pthread_cond_init(&s->cv, NULL))) pthread_mutex_destroy(&s->mu);
     return rc;
 }
 
 void ce_slots_destroy(ce_slots *s)
 {
+    pthread_cond_destroy(&s->cv);
     pthread_mutex_destroy(&s->mu);
 }
 
@@ -41,14 +36,9 @@ static int ahead_of(const ce_slots *s, int id)
 
 void ce_slots_take(ce_slots *s, int id, long long size)
 {
-    struct timespec ms = { 0, 1000 * 1000 };
     lock(s);
     s->want[id] = size > 0 ? size : 1;
-    while (ahead_of(s, id) >= s->free) {
-        pthread_mutex_unlock(&s->mu);
-        nanosleep(&ms, NULL);
-        lock(s);
-    }
+    while (ahead_of(s, id) >= s->free) pthread_cond_wait(&s->cv, &s->mu);
     s->free--;
     s->want[id] = 0;
     s->held[id] = true;
@@ -61,21 +51,8 @@ void ce_slots_give(ce_slots *s, int id)
     if (s->held[id]) {
         s->held[id] = false;
         s->free++;
+        pthread_cond_broadcast(&s->cv);   /* the largest waiting goes next */
     }
-    pthread_mutex_unlock(&s->mu);
-}
-
-void ce_slots_reclaim(ce_slots *s, int id)
-{
-    lock(s);
-    s->want[id] = 0;
-    if (s->held[id]) {
-        s->held[id] = false;
-        s->free++;
-    }
-    s->mem_free += s->mem_held[id];   /* its work still counts: it is unpacked again */
-    s->mem_held[id] = 0;
-    s->mem_wait[id] = false;
     pthread_mutex_unlock(&s->mu);
 }
 

@@ -1,12 +1,10 @@
-/* Decode slots shared by the component unpackers (forked processes), in a
- * MAP_SHARED page (components.c).  An unpacker holds a slot while it has
+/* Decode slots shared by the component unpackers (threads of the install,
+ * unpackers.c).  An unpacker holds a slot while it has
  * bytes to decode and gives it back while it waits for its download
  * (unpack.h), so there are never more decoders than slots.  When a slot
  * frees, the largest archive waiting gets it: the largest archive is the
- * longest job, and started last it would end alone on one core.  A robust
- * mutex, and waiters that poll (every millisecond) instead of a condition
- * variable: an unpacker killed at any point leaves the others running, and
- * ce_slots_reclaim returns a slot it held.
+ * longest job, and started last it would end alone on one core.  Waiters
+ * sleep on a condition variable that every slot given back wakes.
  *
  * The slots also share out the xz decoders' memory budget (xzmt.h), block
  * by block: a decoder takes one worker block's memory when it plans the
@@ -29,6 +27,7 @@
 
 typedef struct ce_slots {
     pthread_mutex_t mu;
+    pthread_cond_t cv;              /* a slot was given back */
     int free;
     long long want[CE_SLOTS_MAX];   /* > 0: unpacker id waits, for an archive of this size */
     bool held[CE_SLOTS_MAX];
@@ -41,15 +40,13 @@ typedef struct ce_slots {
     bool mem_wait[CE_SLOTS_MAX];    /* id's decoder asked for a block's memory and did not get it */
 } ce_slots;
 
-/* n slots in s (in memory shared with the unpackers).  0, or an errno. */
+/* n slots in s.  0, or an errno. */
 int ce_slots_init(ce_slots *s, int n);
 void ce_slots_destroy(ce_slots *s);
 /* Block until unpacker id (0 <= id < CE_SLOTS_MAX) holds a slot; among those
  * waiting, larger sizes first (then lower ids). */
 void ce_slots_take(ce_slots *s, int id, long long size);
 void ce_slots_give(ce_slots *s, int id);
-/* id's process died: forget that it waited, free a slot and memory it held. */
-void ce_slots_reclaim(ce_slots *s, int id);
 
 /* mem bytes of decoder memory to share among archives of work bytes. */
 void ce_slots_budget(ce_slots *s, long long mem, long long work);

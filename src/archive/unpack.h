@@ -108,6 +108,8 @@ typedef struct ce_unpack_src {
     const char *path;       /* the archive; in follow mode the final cache path */
     const char *part;       /* follow mode: the .part being written, else NULL */
     const volatile int *writer_done; /* follow mode: set non-zero when the download stopped */
+    const int *cancel;      /* optional: set non-zero (atomically) when the install failed: the
+                               next read fails, CE_ERR_RETRY (the caller drops the tree) */
     const char *label;      /* URL or name used in messages */
     const char *sha256;     /* when set, the bytes read must have this digest ... */
     long long size;         /* ... and this size (-1: unknown) */

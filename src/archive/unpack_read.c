@@ -16,6 +16,11 @@
 
 #include "core/proc.h"
 
+static bool cancelled(const reader *r)
+{
+    return r->src->cancel && __atomic_load_n(r->src->cancel, __ATOMIC_ACQUIRE);
+}
+
 static void nap(void)
 {
     struct timespec ts = { 0, 2 * 1000 * 1000 };
@@ -34,7 +39,7 @@ int unpack_reader_open(reader *r)
             return ce_fail(r->ctx, CE_ERR_IO, "cannot open %s: %s", s->path, strerror(errno));
         r->fd = open(s->part, O_RDONLY | O_CLOEXEC);
         if (r->fd >= 0) return CE_OK;
-        if (*s->writer_done) {
+        if (*s->writer_done || cancelled(r)) {
             /* it may have been renamed between the two opens */
             r->fd = open(s->path, O_RDONLY | O_CLOEXEC);
             if (r->fd >= 0) return CE_OK;
@@ -83,7 +88,7 @@ static bool wait_bytes(reader *r)
     long long want = READ_BLOCK;
     if (s->size >= 0 && s->size - r->done < want) want = s->size - r->done;
     for (;;) {
-        if (r->xz && ce_xzmt_stopping(r->xz)) return false;
+        if ((r->xz && ce_xzmt_stopping(r->xz)) || cancelled(r)) return false;
         nap();
         struct stat st;
         if (fstat(r->fd, &st) == 0 && st.st_size - r->done >= want) return true;
@@ -105,6 +110,10 @@ static ssize_t reader_fill(reader *r)
         if (s->size >= 0) {
             if (r->done >= s->size) return 0;
             if ((long long)want > s->size - r->done) want = (size_t)(s->size - r->done);
+        }
+        if (cancelled(r)) {
+            r->incomplete = true;
+            return -1;
         }
         slot_take(r);
         ssize_t n = read(r->fd, r->buf, want);
@@ -133,7 +142,10 @@ static ssize_t reader_fill(reader *r)
             r->incomplete = true;
             return -1;
         }
-        if (!wait_bytes(r)) return -1;
+        if (!wait_bytes(r)) {
+            r->incomplete = cancelled(r) || r->incomplete;
+            return -1;
+        }
     }
 }
 
@@ -238,7 +250,7 @@ static int await_verified(reader *r)
     for (;;) {
         bool stopped = *s->writer_done;
         if (__atomic_load_n(&s->watch->verified, __ATOMIC_ACQUIRE)) break;
-        if (stopped) {
+        if (stopped || cancelled(r)) {
             r->incomplete = true;
             return CE_ERR_RETRY;
         }

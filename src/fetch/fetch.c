@@ -19,7 +19,6 @@
 #include "core/clock.h"
 #include "core/proc.h"
 #include "digest.h"
-#include "forkgate.h"
 #include "core/file.h"
 #include "http.h"
 
@@ -260,7 +259,6 @@ static int run_transfers(ce_ctx *ctx, pool *p, CURLM *m, held *h)
     size_t k = h->k;
     double last_report = 0;
     for (;;) {
-        ce_forkgate_point();   /* components.c may fork an unpacker now (forkgate.h) */
         if (__atomic_load_n(&p->stop, __ATOMIC_ACQUIRE))
             return CE_OK;
         dl *c;
@@ -353,14 +351,14 @@ static void *transfer_thread(void *arg)
 }
 
 /* Transfer threads: one per connection, at most one per core (fewer for
- * fewer items); one under AddressSanitizer (forkgate.h). */
+ * fewer items). */
 static long transfer_threads(long conns, size_t pending)
 {
     long t = ce_cpu_count();
     if (t > conns) t = conns;
     if (t > (long)pending) t = (long)pending;
     if (t > 16) t = 16;
-    return ce_forkgate_threads(t < 1 ? 1 : t);
+    return t < 1 ? 1 : t;
 }
 
 static int run_pool(ce_ctx *ctx, dl *ds, size_t n, size_t pending)
@@ -370,7 +368,7 @@ static int run_pool(ce_ctx *ctx, dl *ds, size_t n, size_t pending)
     p.per_thread = (p.max_conn + p.threads - 1) / p.threads;
     pthread_t th[16];
     long started = 0;
-    /* through locked_event even on one thread (one core, or under ASan):
+    /* through locked_event even on one thread (one core):
      * one thread also interleaves the items' retries (A 3/5 after B 2/5 once
      * a later item's first try fails), which the renderer's check of the
      * line before did not catch: progress.bats saw 2/5 three times */
@@ -480,6 +478,5 @@ void *ce_fetch_thread(void *arg)
     j->rc = ce_fetch_all(j->ctx, j->items, j->n);
     if (j->rc != CE_OK) ce_status_take(&j->st);
     __atomic_store_n(j->done, 1, __ATOMIC_RELEASE);
-    ce_forkgate_retire();   /* no allocation from here until joined (forkgate.h) */
     return NULL;
 }

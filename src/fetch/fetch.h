@@ -20,7 +20,7 @@
  *    (base + size, or the ceiling, at 256 KiB/s) fails it; without a size
  *    at most the ceiling is accepted; ENOSPC deletes the .part.
  *  - At most CUDAENV_MAX_CONNECTIONS (default 8) transfers run at once, on
- *    up to min(connections, cores) threads (one under ASan: forkgate.h),
+ *    up to min(connections, cores) threads,
  *    each with its own multi handle: the thread that receives an item's
  *    bytes writes and hashes them (one pass); items are taken in the order
  *    given (put the largest first), one more by the thread holding the
@@ -45,8 +45,7 @@
 #define CE_FETCH_ATTEMPTS 5
 
 /* What a reader following a download (unpack.h's follow mode) needs to use
- * its bytes without hashing them a second time, in memory that reader sees
- * (MAP_SHARED when it is a forked process): gen is incremented before the
+ * its bytes without hashing them a second time: gen is incremented before the
  * .part (or a cached file) is ever truncated, deleted or started over;
  * verified is set once the .part's bytes passed the size and sha256 checks
  * (hashed as they arrived; before the fdatasync and the rename, which a
@@ -96,10 +95,8 @@ int ce_fetch_all(ce_ctx *ctx, ce_fetch_item *items, size_t n);
 /* ce_fetch_all on a thread of its own, for a caller that follows the
  * downloads meanwhile (unpack.h's follow mode): pthread_create(&th, NULL,
  * ce_fetch_thread, &job).  When ce_fetch_all returned, its result is in rc,
- * its failure in st (for the joiner's ce_status_put), and *done is set to 1
- * (a release store, in memory the followers see: MAP_SHARED for forked
- * ones); then the thread retires (forkgate.h: a no-op unless the caller
- * entered the gate) and ends. */
+ * its failure in st (for the joiner's ce_status_put), *done is set to 1
+ * (a release store) and the thread ends. */
 typedef struct ce_fetch_job {
     ce_ctx *ctx;
     ce_fetch_item *items;

@@ -121,7 +121,6 @@ static int add_part(ce_ctx *ctx, plan *pl, const char *pkgs, part p)
     int rc = ce_join(ctx, p.tree, sizeof p.tree, pkgs, p.pkg);
     if (rc) return rc;
     p.have = ce_is_dir(p.tree) && !ctx->force;
-    p.pipe = -1;
     rc = ce_cache_path(ctx, p.sha256, p.cache, sizeof p.cache);
     if (rc == CE_OK) pl->parts[pl->n++] = p;
     return rc;

@@ -5,7 +5,7 @@
  *   TensorFlow spec, toolkit for a CUDA spec; --components adjusts) ->
  *   free-space preflight with the real sizes -> download the missing
  *   archives and the cuDNN tarball in parallel (bounded connections) while
- *   each verified archive is unpacked in a child process (several cores;
+ *   each verified archive is unpacked in a thread of its own (several cores;
  *   the existing entry policy) into pkgs/.staging-* -> rename to
  *   pkgs/<component>-<version>-<sha256:12> (shared between toolchains) ->
  *   compose versions/.staging-* in the runfile's layout (store/layout.h) ->

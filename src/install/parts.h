@@ -3,11 +3,13 @@
 #ifndef CE_PARTS_H
 #define CE_PARTS_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <string.h>
 #include <sys/types.h>
 
 #include "core/ctx.h"
+#include "core/status.h"
 #include "fetch/fetch.h"
 #include "manifest/manifest.h"
 #include "redist.h"
@@ -28,11 +30,14 @@ typedef struct part {
     bool follow;            /* the unpacker tails the download's .part */
     bool retry;             /* the overlapped pass lost: unpack the verified file */
     bool cached;            /* in the cache at the start: hashed by its unpacker, once */
-    bool killed;            /* its unpacker died of a signal (it may have held a slot) */
-    ce_fetch_watch *watch;  /* the download's, in the shared page */
+    ce_fetch_watch *watch;  /* the download's (unpackers.c) */
     int id;                 /* its fetch item, watch and slot index */
-    pid_t pid;
-    int pipe;               /* read end: the child's error message */
+    struct shared *sh;      /* what its unpacker shares with the install (unpackers.c) */
+    pthread_t th;           /* its unpacker, while joinable */
+    bool joinable;
+    bool ended;             /* set by the unpacker as it ends (under its mutex) */
+    int rc;                 /* the unpacker's result ... */
+    ce_status st;           /* ... and its failure, for the thread that joins it */
 } part;
 
 typedef struct plan {

@@ -316,11 +316,14 @@ PY
     sha=$(sha256sum "$arc" | cut -c1-64)
     CUDAENV_UNPACK_JOBS=16 "$CUDAENV" install tf-2.14 > "$T/out" 2>&1 &
     local pid=$! seen=
-    # all along: the unpackers are named for ps, and the small archives' yield
-    # the cores to the largest (slots.h: ce_slots_nice); sampled while the
+    # all along: the unpacker threads are named for ps, and the small archives'
+    # yield the cores to the largest (slots.h: ce_slots_nice); sampled while the
     # install runs (one look after libcublasLt appeared missed the small ones
     # once, on a loaded machine under ASan, when that took past the pause)
-    (while kill -0 "$pid" 2>/dev/null; do ps -C cudaenv-unpack -o ni= || :; sleep 0.1; done > "$T/nices") &
+    (while kill -0 "$pid" 2>/dev/null; do
+         ps -L -p "$pid" -o comm=,ni= | awk '$1 == "cudaenv-unpack" { print $2 }' || :
+         sleep 0.1
+     done > "$T/nices") &
     local sampler=$!
     # libcublas' own download is unfinished before and after its file is seen
     seen_while_downloading "$pid" "$sha" 'libcublasLt.so.*' && seen=1
@@ -329,7 +332,9 @@ PY
     local nices
     nices=$(tr -d ' ' < "$T/nices" | sort -un | tr '\n' ' ')
     [ -n "$seen" ] || { echo "no libcublasLt in pkgs/.staging-* while a .part was there"; cat "$T/out"; false; }
-    [[ " $nices" == *" 0 "* && " $nices" == *" 8 "* ]] || { echo "unpackers' nice values: '$nices'"; false; }
+    local base
+    base=$(ps -o ni= -p $$ | tr -d ' ')   # relative to the install's own (the suite may run under nice)
+    [[ " $nices" == *" $base "* && " $nices" == *" $((base + 8)) "* ]] || { echo "unpackers' nice values: '$nices' (base $base)"; false; }
     cmp "$CUDAENV_ROOT/versions/$P/lib64/libcublasLt.so.11" \
         <(tar -xJOf "$arc" --wildcards '*/lib/libcublasLt.so.11')
     no_staging

@@ -593,9 +593,6 @@ static void test_parallel(void **state)
 static void test_parallel_threads(void **state)
 {
     (void)state;
-#if defined(__SANITIZE_ADDRESS__)
-    skip();   /* one transfer thread under ASan (forkgate.h) */
-#endif
     if (ce_cpu_count() < 2) skip();
     seen.linger = true;
     ce_fetch_item its[2];

@@ -80,27 +80,10 @@ static void test_nice(void **state)
     assert_true(CE_SLOTS_NICE_LOW > CE_SLOTS_NICE_MID && CE_SLOTS_NICE_MID > 0);
 }
 
-static void test_reclaim(void **state)
-{
-    (void)state;
-    assert_int_equal(ce_slots_init(&slots, 2), 0);
-    ce_slots_take(&slots, 3, 1);
-    ce_slots_take(&slots, 4, 1);
-    assert_int_equal(slots.free, 0);
-    ce_slots_reclaim(&slots, 3);            /* its process was killed */
-    assert_int_equal(slots.free, 1);
-    ce_slots_reclaim(&slots, 3);            /* once only */
-    assert_int_equal(slots.free, 1);
-    ce_slots_give(&slots, 4);
-    assert_int_equal(slots.free, 2);
-    ce_slots_destroy(&slots);
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_largest_waiting_first),
-        cmocka_unit_test(test_reclaim),
         cmocka_unit_test(test_nice),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

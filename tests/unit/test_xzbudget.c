@@ -131,7 +131,7 @@ static void test_pool(void **state)
     assert_true(s.mem_free == 2 * need && s.work_left == 200 && !s.mem_wait[0]);
     ce_slots_done(&s, 0, 200);                                   /* once only */
     assert_true(s.mem_free == 2 * need && s.work_left == 200);
-    ce_slots_reclaim(&s, 1);                                     /* its unpacker died */
+    ce_slots_done(&s, 1, 100);                                   /* 1 finished too */
     assert_true(s.mem_free == 3 * need);
     /* the archives that are left get what the finished ones gave back */
     assert_true(ce_slots_blk_take(&s, 2, 100, need, 16));
