@@ -474,6 +474,7 @@ int ce_unpack(ce_ctx *ctx, const ce_unpack_src *s, const char *dest)
                      archive_error_string(w));
     archive_write_free(w);
     archive_read_free(a);
+    unpack_reader_stop(&r);   /* its decoding thread may be waiting for bytes */
     ce_xzmt_free(r.xz);
     r.xz = NULL;
     if (s->slots) ce_slots_done(s->slots, s->slot_id, s->size);   /* its decoder memory back */

@@ -24,6 +24,10 @@
  * anything else is CE_ERR_DOWNLOAD (the caller unpacks the verified file
  * again, hashing it).
  *
+ * Follow mode waits on the download's bell (the watch's, bell.h): for the
+ * .part to appear, for bytes, for the verdict; it never polls.  A follower
+ * without a watch and a bell is refused (CE_ERR_OTHER).
+ *
  * Decode slots: with .slots (slots.h), an unpacker holds one while it has
  * bytes to work on and gives it back while it waits for the download, so
  * archives whose bytes are there can decode.
@@ -121,7 +125,8 @@ typedef struct ce_unpack_src {
     const char *hash_index; /* when set: each file's sha256, computed from the bytes as they
                                are written, saved there once the archive verified
                                (pkgs/<name>.sha256.json, pkgindex.h) */
-    const ce_fetch_watch *watch; /* follow mode: the download's (see above), or NULL: hash here */
+    const ce_fetch_watch *watch; /* follow mode: the download's (see above), with its bell; its
+                               verdict is trusted with a size (else the bytes are hashed here) */
     bool cache_entry;       /* path is a cache file named after its sha256 that nobody hashed
                                yet (fetch.h reader_hashes_cache): a mismatch deletes it */
     ce_slots *slots;        /* optional decode slots (see above), taken as slot_id */

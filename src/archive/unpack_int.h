@@ -31,6 +31,7 @@ typedef struct reader {
     bool slot_held;
     ce_xzmt *xz;          /* .xz input: decoded here on several threads */
     bool serial;          /* .xz of one block (or no sizes): decodes on one core */
+    bool stopping;        /* the extraction ended: a pull waiting for bytes gives up (atomic) */
 } reader;
 
 /* unpack_read.c: open the archive (follow mode: wait for the .part, or the
@@ -45,5 +46,7 @@ int unpack_finish_digest(ce_ctx *ctx, reader *r);
  * the stream (index, footer, padding); 0, or -1 with a's error set */
 int unpack_xz_rest(struct archive *a, reader *r);
 void unpack_slot_give(reader *r);
+/* Before the .xz decoder is freed: a pull waiting for bytes gives up. */
+void unpack_reader_stop(reader *r);
 
 #endif

@@ -11,7 +11,6 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "core/proc.h"
@@ -21,10 +20,21 @@ static bool cancelled(const reader *r)
     return r->src->cancel && __atomic_load_n(r->src->cancel, __ATOMIC_ACQUIRE);
 }
 
-static void nap(void)
+/* Follow mode: the download's bell (fetch.h's watch, bell.h): note its rings
+ * before looking, wait for the next when what was looked for is not there. */
+static unsigned long rings(const reader *r)
 {
-    struct timespec ts = { 0, 2 * 1000 * 1000 };
-    nanosleep(&ts, NULL);
+    return ce_fetch_bell_rings(r->src->watch->bell);
+}
+
+static void await_ring(const reader *r, unsigned long seen)
+{
+    ce_fetch_bell_wait(r->src->watch->bell, seen);
+}
+
+static bool writer_stopped(const reader *r)
+{
+    return __atomic_load_n(r->src->writer_done, __ATOMIC_ACQUIRE);
 }
 
 /* Open the archive; in follow mode wait until the .part (or the finished
@@ -32,21 +42,24 @@ static void nap(void)
 int unpack_reader_open(reader *r)
 {
     const ce_unpack_src *s = r->src;
+    if (s->part && !(s->watch && s->watch->bell))
+        return ce_fail(r->ctx, CE_ERR_OTHER, "following %s needs its download's bell (fetch.h)", s->part);
     for (;;) {
+        unsigned long seen = s->part ? rings(r) : 0;
         r->fd = open(s->path, O_RDONLY | O_CLOEXEC);
         if (r->fd >= 0) return CE_OK;
         if (!s->part)
             return ce_fail(r->ctx, CE_ERR_IO, "cannot open %s: %s", s->path, strerror(errno));
         r->fd = open(s->part, O_RDONLY | O_CLOEXEC);
         if (r->fd >= 0) return CE_OK;
-        if (*s->writer_done || cancelled(r)) {
+        if (writer_stopped(r) || cancelled(r)) {
             /* it may have been renamed between the two opens */
             r->fd = open(s->path, O_RDONLY | O_CLOEXEC);
             if (r->fd >= 0) return CE_OK;
             r->incomplete = true;
             return CE_ERR_RETRY;
         }
-        nap();
+        await_ring(r, seen);
     }
 }
 
@@ -57,6 +70,12 @@ static bool writer_finished(const reader *r)
     struct stat a, b;
     return fstat(r->fd, &a) == 0 && stat(r->src->path, &b) == 0 && a.st_dev == b.st_dev &&
            a.st_ino == b.st_ino;
+}
+
+void unpack_reader_stop(reader *r)
+{
+    __atomic_store_n(&r->stopping, true, __ATOMIC_RELEASE);
+    if (r->src->part) ce_fetch_bell_ring(r->src->watch->bell);
 }
 
 /* A decode slot (unpack.h): held while there is work, given back while waiting. */
@@ -88,11 +107,12 @@ static bool wait_bytes(reader *r)
     long long want = READ_BLOCK;
     if (s->size >= 0 && s->size - r->done < want) want = s->size - r->done;
     for (;;) {
-        if ((r->xz && ce_xzmt_stopping(r->xz)) || cancelled(r)) return false;
-        nap();
+        unsigned long seen = rings(r);
+        if ((r->xz && __atomic_load_n(&r->stopping, __ATOMIC_ACQUIRE)) || cancelled(r)) return false;
         struct stat st;
         if (fstat(r->fd, &st) == 0 && st.st_size - r->done >= want) return true;
-        if (*s->writer_done || writer_finished(r)) return true;
+        if (writer_stopped(r) || writer_finished(r)) return true;
+        await_ring(r, seen);
     }
 }
 
@@ -133,7 +153,7 @@ static ssize_t reader_fill(reader *r)
             r->writer_end = true; /* its last bytes may have landed after our read */
             continue;
         }
-        if (*s->writer_done) {
+        if (writer_stopped(r)) {
             /* it may have renamed the file just before it said so */
             if (writer_finished(r)) {
                 r->writer_end = true;
@@ -164,7 +184,7 @@ static long long xz_avail(void *ud)
     const ce_unpack_src *s = r->src;
     struct stat st;
     if (!s->part || r->writer_end || fstat(r->fd, &st) != 0 || (s->size >= 0 && st.st_size >= s->size) ||
-        *s->writer_done)
+        writer_stopped(r))
         return LLONG_MAX;
     return (long long)st.st_size > r->done ? (long long)st.st_size - r->done : 0;
 }
@@ -248,13 +268,14 @@ static int await_verified(reader *r)
     const ce_unpack_src *s = r->src;
     unpack_slot_give(r);
     for (;;) {
-        bool stopped = *s->writer_done;
+        unsigned long seen = rings(r);
+        bool stopped = writer_stopped(r);
         if (__atomic_load_n(&s->watch->verified, __ATOMIC_ACQUIRE)) break;
         if (stopped || cancelled(r)) {
             r->incomplete = true;
             return CE_ERR_RETRY;
         }
-        nap();
+        await_ring(r, seen);
     }
     if (__atomic_load_n(&s->watch->gen, __ATOMIC_SEQ_CST) != r->gen0) {
         r->incomplete = true;

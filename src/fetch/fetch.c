@@ -478,5 +478,6 @@ void *ce_fetch_thread(void *arg)
     j->rc = ce_fetch_all(j->ctx, j->items, j->n);
     if (j->rc != CE_OK) ce_status_take(&j->st);
     __atomic_store_n(j->done, 1, __ATOMIC_RELEASE);
+    ce_fetch_bell_ring(j->bell);
     return NULL;
 }

@@ -39,6 +39,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "bell.h"
 #include "core/ctx.h"
 #include "core/status.h"
 
@@ -53,10 +54,14 @@
  * The .part keeps its inode from the first open to the rename, so a reader
  * that read the manifest's size of bytes, in order from byte 0, of the
  * .part or of path, with gen unchanged since before it opened the file, read
- * exactly the verified bytes.  Accessed with __atomic builtins. */
+ * exactly the verified bytes.  gen and verified are accessed with __atomic
+ * builtins.  bell (optional, bell.h) is rung after each change a follower
+ * waits for: the .part opened, bytes written, gen or verified changed, the
+ * file renamed. */
 typedef struct ce_fetch_watch {
     unsigned gen;
     int verified;
+    ce_fetch_bell *bell;
 } ce_fetch_watch;
 
 typedef struct ce_fetch_item {
@@ -96,12 +101,13 @@ int ce_fetch_all(ce_ctx *ctx, ce_fetch_item *items, size_t n);
  * downloads meanwhile (unpack.h's follow mode): pthread_create(&th, NULL,
  * ce_fetch_thread, &job).  When ce_fetch_all returned, its result is in rc,
  * its failure in st (for the joiner's ce_status_put), *done is set to 1
- * (a release store) and the thread ends. */
+ * (a release store), bell (optional) rung, and the thread ends. */
 typedef struct ce_fetch_job {
     ce_ctx *ctx;
     ce_fetch_item *items;
     size_t n;
     volatile int *done;
+    ce_fetch_bell *bell;
     int rc;
     ce_status st;
 } ce_fetch_job;

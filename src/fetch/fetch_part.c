@@ -28,14 +28,24 @@
  * must not take what it read for what gets verified (fetch.h). */
 static void dl_invalidate(dl *d)
 {
-    if (d->it->watch) __atomic_add_fetch(&d->it->watch->gen, 1, __ATOMIC_SEQ_CST);
+    if (!d->it->watch) return;
+    __atomic_add_fetch(&d->it->watch->gen, 1, __ATOMIC_SEQ_CST);
+    ce_fetch_bell_ring(d->it->watch->bell);
 }
 
 static void dl_register(dl *d);
 
 static void dl_verified(dl *d)
 {
-    if (d->it->watch) __atomic_store_n(&d->it->watch->verified, 1, __ATOMIC_RELEASE);
+    if (!d->it->watch) return;
+    __atomic_store_n(&d->it->watch->verified, 1, __ATOMIC_RELEASE);
+    ce_fetch_bell_ring(d->it->watch->bell);
+}
+
+/* Bytes written, the .part opened or renamed: its followers look again (bell.h). */
+static void dl_ring(dl *d)
+{
+    if (d->it->watch) ce_fetch_bell_ring(d->it->watch->bell);
 }
 
 /* Writeback of the .part starts as it is written, WRITEBACK bytes at a time,
@@ -72,6 +82,7 @@ static int flush(dl *d)
     d->on_disk += (long long)d->blen;
     d->blen = 0;
     writeback(d);
+    dl_ring(d);
     return CE_OK;
 }
 
@@ -228,6 +239,7 @@ static int finish(ce_ctx *ctx, dl *d, bool strict)
     dl_verified(d);   /* a reader need not wait for the sync and rename (fetch.h) */
     if (fdatasync(d->fd) != 0 || rename(d->part, it->path) != 0)
         return dl_fail(d, CE_ERR_IO, "cannot store %s: %s", it->path, strerror(errno));
+    dl_ring(d);
     char dir[4200];
     snprintf(dir, sizeof dir, "%s/cache", ctx->root);
     ce_fsync_dir(dir);
@@ -305,6 +317,7 @@ int dl_prepare(ce_ctx *ctx, dl *d)
     d->fd = open(d->part, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
     if (d->fd < 0)
         return ce_fail(ctx, CE_ERR_IO, "cannot open %s: %s", d->part, strerror(errno));
+    dl_ring(d);
     if (flock(d->fd, LOCK_EX | LOCK_NB) != 0)
         return ce_fail(ctx, CE_ERR_LOCKED, "another cudaenv is downloading %s (%s is locked); wait for it",
                        label, d->part);

@@ -137,6 +137,7 @@ static int fetch_and_unpack(ce_ctx *ctx, const ce_manifest *m, need *needs, size
 {
     ce_fetch_item items[MAX_NEEDS];
     ce_fetch_watch watch[MAX_NEEDS];   /* the fetch hashes, the follow-mode unpack trusts it (fetch.h) */
+    ce_fetch_bell bell;                /* ... and rings it as the bytes arrive (bell.h) */
     memset(items, 0, sizeof items);
     memset(watch, 0, sizeof watch);
     for (size_t i = 0; i < n; i++) {
@@ -149,15 +150,20 @@ static int fetch_and_unpack(ce_ctx *ctx, const ce_manifest *m, need *needs, size
         memcpy(items[i].path, needs[i].cache, sizeof items[i].path);
         /* a cached archive is hashed by the pass that unpacks it, once */
         items[i].reader_hashes_cache = !needs[i].is_runfile;
+        watch[i].bell = &bell;
         items[i].watch = &watch[i];
         needs[i].item = &items[i];
     }
     ce_emit(ctx, CE_EV_STEP, NULL, "downloading %zu file%s", n, n == 1 ? "" : "s");
     volatile int done = 0;
-    ce_fetch_job job = { .ctx = ctx, .items = items, .n = n, .done = &done };
+    ce_fetch_job job = { .ctx = ctx, .items = items, .n = n, .done = &done, .bell = &bell };
     pthread_t th;
-    if (pthread_create(&th, NULL, ce_fetch_thread, &job) != 0)
+    int berr = ce_fetch_bell_init(&bell);
+    if (berr) return ce_fail(ctx, CE_ERR_OTHER, "cannot set up the download's signal: %s", strerror(berr));
+    if (pthread_create(&th, NULL, ce_fetch_thread, &job) != 0) {
+        ce_fetch_bell_destroy(&bell);
         return ce_fail(ctx, CE_ERR_OTHER, "cannot start the download thread");
+    }
 
     /* While the downloads run, this thread unpacks cuDNN archives from the
      * growing .part files, muted (the fetch thread owns the event callback);
@@ -187,6 +193,7 @@ static int fetch_and_unpack(ce_ctx *ctx, const ce_manifest *m, need *needs, size
     if (urc != CE_OK) ce_quiet_keep(&uq);   /* the unpack's own failure */
     else ce_quiet_end(&uq);
     pthread_join(th, NULL);
+    ce_fetch_bell_destroy(&bell);
     for (size_t i = 0; i < n; i++) needs[i].item = NULL; /* items[] dies with this frame */
     if (job.rc != CE_OK) {
         ce_status_put(&job.st);

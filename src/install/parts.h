@@ -35,7 +35,7 @@ typedef struct part {
     struct shared *sh;      /* what its unpacker shares with the install (unpackers.c) */
     pthread_t th;           /* its unpacker, while joinable */
     bool joinable;
-    bool ended;             /* set by the unpacker as it ends (under its mutex) */
+    bool ended;             /* set by the unpacker as it ends (atomic) */
     int rc;                 /* the unpacker's result ... */
     ce_status st;           /* ... and its failure, for the thread that joins it */
 } part;

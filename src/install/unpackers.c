@@ -11,7 +11,6 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "core/bytes.h"
@@ -45,8 +44,7 @@
 
 typedef struct shared {
     ce_ctx *ctx;
-    pthread_mutex_t mu;
-    pthread_cond_t cv;      /* an unpacker ended */
+    ce_fetch_bell bell;     /* the downloads' (bell.h), and an unpacker ended */
     volatile int done;      /* the downloads ended */
     int cancel;             /* the install failed: unpackers stop at their next read */
     ce_slots slots;         /* decode slots (slots.h) */
@@ -82,11 +80,9 @@ static void *unpacker(void *arg)
                  ? ce_fail(ctx, CE_ERR_OTHER, "cannot start an unpacker of %s: unshare: %s", p->name, strerror(errno))
                  : ce_unpack(ctx, &src, p->staging);
     if (rc) ce_status_take(&p->st);
-    pthread_mutex_lock(&sh->mu);
     p->rc = rc;
-    p->ended = true;
-    pthread_cond_broadcast(&sh->cv);
-    pthread_mutex_unlock(&sh->mu);
+    __atomic_store_n(&p->ended, true, __ATOMIC_RELEASE);
+    ce_fetch_bell_ring(&sh->bell);
     return NULL;
 }
 
@@ -108,8 +104,8 @@ static int start_unpack(ce_ctx *ctx, part *p, bool follow, shared *sh)
     return CE_OK;
 }
 
-/* The unpacker of p ended (p->ended under sh->mu): its result, its failure
- * as the calling thread's. */
+/* The unpacker of p ended (p->ended): its result, its failure as the
+ * calling thread's. */
 static int reap(part *p)
 {
     pthread_join(p->th, NULL);
@@ -166,24 +162,9 @@ static int by_size(const void *a, const void *b)
     return x < y ? 1 : x > y ? -1 : 0;
 }
 
-/* Wait for an unpacker to end, or a while (the downloads are looked at again). */
-static void nap(shared *sh, bool fetched)
+static bool ended(const part *p)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    ts.tv_nsec += fetched ? 2000000 : 10000000;
-    if (ts.tv_nsec >= 1000000000) ts.tv_sec++, ts.tv_nsec -= 1000000000;
-    pthread_mutex_lock(&sh->mu);
-    pthread_cond_timedwait(&sh->cv, &sh->mu, &ts);
-    pthread_mutex_unlock(&sh->mu);
-}
-
-static bool ended(shared *sh, const part *p)
-{
-    pthread_mutex_lock(&sh->mu);
-    bool e = p->ended;
-    pthread_mutex_unlock(&sh->mu);
-    return e;
+    return __atomic_load_n(&p->ended, __ATOMIC_ACQUIRE);
 }
 
 /* The unpackers, started as their archives arrive, largest first, and
@@ -193,13 +174,14 @@ static int run_unpackers(ce_ctx *ctx, plan *pl, part **ord, shared *sh, ce_fetch
     int rc = CE_OK;
     long slots = followers(), running = 0;
     for (;;) {
+        unsigned long seen = ce_fetch_bell_rings(&sh->bell);   /* then look (bell.h) */
         bool fetched = __atomic_load_n(&sh->done, __ATOMIC_ACQUIRE);
         size_t left = 0;
         for (size_t i = 0; i < pl->n; i++) {
             part *p = ord[i];
             char partf[CE_PATH_MAX + 8];
             snprintf(partf, sizeof partf, "%s.part", p->cache);
-            if (p->state == 1 && ended(sh, p)) {
+            if (p->state == 1 && ended(p)) {
                 ce_quiet q;   /* a lost overlapped pass leaves no error behind */
                 ce_quiet_begin(&q, false);
                 int r = reap(p);
@@ -235,6 +217,7 @@ static int run_unpackers(ce_ctx *ctx, plan *pl, part **ord, shared *sh, ce_fetch
         if ((rc != CE_OK || (fetched && job->rc != CE_OK)) && !sh->cancel) {
             /* the install failed: the others stop at their next read */
             __atomic_store_n(&sh->cancel, 1, __ATOMIC_RELEASE);
+            ce_fetch_bell_ring(&sh->bell);
         }
         if (running == 0 && (left == 0 || sh->cancel)) break;
         if (fetched && running == 0 && job->rc == CE_OK) {
@@ -244,7 +227,7 @@ static int run_unpackers(ce_ctx *ctx, plan *pl, part **ord, shared *sh, ce_fetch
                 any = any || (pl->parts[i].state == 0 && !ce_exists(pl->parts[i].cache));
             if (any) { rc = ce_fail(ctx, CE_ERR_IO, "a verified download vanished from the cache"); break; }
         }
-        nap(sh, fetched);
+        ce_fetch_bell_wait(&sh->bell, seen);   /* a download moved, or an unpacker ended */
     }
     return rc;
 }
@@ -295,14 +278,18 @@ int ce_parts_fetch_unpack(ce_ctx *ctx, const ce_manifest *m, plan *pl)
         free(sh);
         return ce_fail(ctx, CE_ERR_OTHER, "cannot set up the decode slots: %s", strerror(err));
     }
-    pthread_mutex_init(&sh->mu, NULL);
-    pthread_cond_init(&sh->cv, NULL);
+    if ((err = ce_fetch_bell_init(&sh->bell))) {
+        ce_slots_destroy(&sh->slots);
+        free(sh);
+        return ce_fail(ctx, CE_ERR_OTHER, "cannot set up the unpackers' signal: %s", strerror(err));
+    }
+    for (size_t i = 0; i < k; i++) sh->watch[i].bell = &sh->bell;
     ce_slots_budget(&sh->slots, (long long)ce_xzmt_budget(), bytes);   /* the decoders' memory (xzmt.h) */
     char sz[32];
     ce_bytes_text(sz, sizeof sz, (double)bytes);
     ce_emit(ctx, CE_EV_STEP, NULL, "downloading %zu archive%s (%s) and unpacking them on %ld core%s", k,
             k == 1 ? "" : "s", sz, ncpu(), ncpu() == 1 ? "" : "s");
-    ce_fetch_job job = { .ctx = ctx, .items = items, .n = nf, .done = &sh->done };
+    ce_fetch_job job = { .ctx = ctx, .items = items, .n = nf, .done = &sh->done, .bell = &sh->bell };
     pthread_t th;
     int rc = CE_OK;
     if (pthread_create(&th, NULL, ce_fetch_thread, &job) != 0) {
@@ -312,8 +299,7 @@ int ce_parts_fetch_unpack(ce_ctx *ctx, const ce_manifest *m, plan *pl)
         pthread_join(th, NULL);
     }
     ce_slots_destroy(&sh->slots);
-    pthread_cond_destroy(&sh->cv);
-    pthread_mutex_destroy(&sh->mu);
+    ce_fetch_bell_destroy(&sh->bell);
     free(sh);
     if (rc == CE_OK && job.rc != CE_OK) {
         ce_status_put(&job.st);
