@@ -2,6 +2,8 @@
 #   make                      build build/bin/cudaenv (+ build/libexec/cudaenv/cudaenv-full)
 #   make check                all tests that need no GPU (what CI runs)
 #   make check-asan           the same under -fsanitize=address,undefined
+#   make check-tsan           the install's threads under -fsanitize=thread (downloads, unpackers,
+#                             decode slots, xz workers): their unit tests and component-install scenarios
 #   make bench                benchmarks, ratios against the alternatives
 #   make demo                 install -> use -> verify offline against a generated local mirror
 #   make mutate               break one check at a time: a sample of generated mutants within a budget
@@ -43,8 +45,8 @@ LIGHT_PKGS = libcjson
 # waits for a held apt lock): demo and the build what tools/deps.txt names,
 # check (and the other test targets) tools/deps-test.txt too (--test); a plain
 # make only says what to run.
-SETUP_TEST := $(if $(filter check check-asan bench mutate mutate-hand mutate-full,$(MAKECMDGOALS)),--test)
-ifneq ($(filter check check-asan demo bench mutate mutate-hand mutate-full,$(MAKECMDGOALS)),)
+SETUP_TEST := $(if $(filter check check-asan check-tsan bench mutate mutate-hand mutate-full,$(MAKECMDGOALS)),--test)
+ifneq ($(filter check check-asan check-tsan demo bench mutate mutate-hand mutate-full,$(MAKECMDGOALS)),)
 ifneq ($(shell tools/setup.sh --check $(SETUP_TEST) >/dev/null 2>&1 && echo ok),ok)
 $(info tools/setup.sh --deps $(SETUP_TEST): installing the missing packages of tools/deps.txt$(if $(SETUP_TEST), and tools/deps-test.txt) first)
 SETUP_RC := $(shell tools/setup.sh --deps $(SETUP_TEST) >&2; echo $$?)
@@ -190,6 +192,19 @@ check: all units
 check-asan:
 	$(MAKE) BUILD=build-asan CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer" check
 
+# The install's concurrency under ThreadSanitizer, in build-tsan: the download
+# threads, the unpacker threads, the decode slots, the download's bell and the
+# xz decoder's workers, through the unit tests of fetch, unpack, xz and the
+# slots and the scenarios that install components (docs/TESTING.md).  The
+# first report ends the process (exit 66), so the test that ran it fails.
+TSAN_UNITS ?= test_slots test_xzbudget test_unpack test_xzblk test_xzmt test_fetch
+TSAN_BATS ?= components follow hashonce onepass
+check-tsan:
+	$(MAKE) BUILD=build-tsan CFLAGS="-O1 -g -fsanitize=thread -fno-omit-frame-pointer" all units
+	export TSAN_OPTIONS="halt_on_error=1 exitcode=66 $${TSAN_OPTIONS:-}"; \
+	for t in $(TSAN_UNITS); do build-tsan/tests/$$t || exit 1; done; \
+	CUDAENV_TEST_BUILD=$(CURDIR)/build-tsan bats $(TSAN_BATS:%=tests/scenario/%.bats)
+
 bench: all
 	BUILD=$(BUILD) bench/run.sh
 
@@ -296,7 +311,7 @@ dist:
 distcheck:
 	tests/dist/check.sh
 
-.PHONY: all units check check-asan bench demo mutate mutate-hand mutate-full manifest install uninstall clean dist distcheck
+.PHONY: all units check check-asan check-tsan bench demo mutate mutate-hand mutate-full manifest install uninstall clean dist distcheck
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
 
 # Fuzz the parsers (manifest, spec, archive entry policy, the .xz container

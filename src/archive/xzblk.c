@@ -125,7 +125,7 @@ static lzma_ret decode_whole(ce_xzmt *x, xzblock *b)
     s.avail_in = b->in_len;
     size_t pos = 0;
     while (r == LZMA_OK) {
-        if (x->stop) {
+        if (xz_stopping(x)) {
             r = LZMA_PROG_ERROR;
             break;
         }
@@ -157,8 +157,8 @@ static void *worker(void *arg)
     pthread_mutex_lock(&x->mu);
     for (;;) {
         xzblock *b = NULL;
-        while (!x->stop && !(b = next_queued(x))) pthread_cond_wait(&x->wcv, &x->mu);
-        if (x->stop) break;
+        while (!xz_stopping(x) && !(b = next_queued(x))) pthread_cond_wait(&x->wcv, &x->mu);
+        if (xz_stopping(x)) break;
         b->state = BLK_RUNNING;
         count_decoding(x, 1);
         pthread_mutex_unlock(&x->mu);
@@ -169,7 +169,7 @@ static void *worker(void *arg)
         pthread_mutex_lock(&x->mu);
         if (b->sink && r == LZMA_OK) x->nfile++;
         count_decoding(x, -1);
-        x->active--;
+        __atomic_sub_fetch(&x->active, 1, __ATOMIC_RELAXED);
         b->err = r;
         b->state = r == LZMA_OK ? BLK_DONE : BLK_FAILED;
         pthread_cond_broadcast(&x->cv);
@@ -201,13 +201,13 @@ static void queue_worker(ce_xzmt *x, xzblock *b)
     pthread_mutex_lock(&x->mu);
     b->mode = BLK_WORKER;
     b->out_len = (size_t)b->blk.uncompressed_size;
-    x->active++;
+    __atomic_add_fetch(&x->active, 1, __ATOMIC_RELAXED);
     if (x->nworkers < x->active && pthread_create(&x->workers[x->nworkers], NULL, worker, x) == 0)
         x->nworkers++;
     pthread_cond_signal(&x->wcv);
     bool none = x->nworkers == 0;
     if (none) {   /* no thread at all: decoded here */
-        x->active--;
+        __atomic_sub_fetch(&x->active, 1, __ATOMIC_RELAXED);
         b->mode = BLK_STREAM;
     }
     pthread_mutex_unlock(&x->mu);
@@ -233,7 +233,7 @@ static int plan(ce_xzmt *x)
         unsigned long long need = worker_need(b, in_len);
         if (is_head) {
             b->mode = BLK_STREAM;   /* the reader waits for it: decoded here, at once */
-        } else if (x->threads > 1 && x->active < x->threads && xzp_there(x, in_len)) {
+        } else if (x->threads > 1 && __atomic_load_n(&x->active, __ATOMIC_RELAXED) < x->threads && xzp_there(x, in_len)) {
             xzsink *sk = xzs_for(x, b);   /* inside the file the reader is in: a file block */
             if (sk) need = file_need(b, in_len);
             if (need <= cap && mem_take(x, need)) {
@@ -270,7 +270,7 @@ static int plan(ce_xzmt *x)
 /* Parse and plan blocks while they can be planned.  -1: pull failed. */
 static int parse_ahead(ce_xzmt *x)
 {
-    while (!x->parse_end && x->perr == LZMA_OK && !x->stop && !x->pull_failed) {
+    while (!x->parse_end && x->perr == LZMA_OK && !xz_stopping(x) && !x->pull_failed) {
         if (x->tail && x->tail->mode == BLK_DIRECT) return 0;   /* the input is inside it */
         if (!x->pend) {
             /* a block the reader does not wait for: only when its header is there */
@@ -312,7 +312,7 @@ static ssize_t worker_slice(ce_xzmt *x, xzblock *b, unsigned char *buf, ring_ent
 {
     for (;;) {
         pthread_mutex_lock(&x->mu);
-        if (b->state < BLK_DONE && !x->stop) {
+        if (b->state < BLK_DONE && !xz_stopping(x)) {
             struct timespec ts;
             clock_gettime(CLOCK_REALTIME, &ts);
             ts.tv_nsec += 5 * 1000 * 1000;
@@ -324,7 +324,7 @@ static ssize_t worker_slice(ce_xzmt *x, xzblock *b, unsigned char *buf, ring_ent
         }
         int st = b->state;
         pthread_mutex_unlock(&x->mu);
-        if (x->stop) return -1;
+        if (xz_stopping(x)) return -1;
         if (st >= BLK_DONE) break;
         if (parse_ahead(x) < 0) return -1;
     }
@@ -413,7 +413,7 @@ static ssize_t stream_chunk(ce_xzmt *x, xzblock *b, unsigned char *buf)
 ssize_t xzb_next(ce_xzmt *x, unsigned char *buf, ring_ent *e)
 {
     for (;;) {
-        if (x->stop || x->pull_failed || x->err != LZMA_OK) return -1;
+        if (xz_stopping(x) || x->pull_failed || x->err != LZMA_OK) return -1;
         if (!(x->bstrm_on && x->cur_stream->mode == BLK_DIRECT) && parse_ahead(x) < 0) return -1;
         xzblock *b = x->head;
         if (!b) {
@@ -468,7 +468,7 @@ void xzb_stop(ce_xzmt *x)
 {
     if (!x->sync_ready) return;
     pthread_mutex_lock(&x->mu);
-    x->stop = 1;
+    xz_stop(x);
     pthread_cond_broadcast(&x->wcv);
     pthread_cond_broadcast(&x->cv);
     pthread_mutex_unlock(&x->mu);

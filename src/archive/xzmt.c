@@ -223,7 +223,7 @@ static ssize_t decode_into(ce_xzmt *x, unsigned char *out)
     for (;;) {
         if (x->strm.avail_in == 0 && !x->eof_in) {
             const unsigned char *buf = NULL;
-            ssize_t n = x->stop ? -1 : x->pull(x->ud, &buf);
+            ssize_t n = xz_stopping(x) ? -1 : x->pull(x->ud, &buf);
             if (n < 0) {
                 x->pull_failed = true;
                 return -1;
@@ -261,10 +261,10 @@ static void *produce(void *arg)
     ce_xzmt *x = arg;
     for (;;) {
         pthread_mutex_lock(&x->mu);
-        while (!x->stop && x->produced - x->consumed >= RING - 1)
+        while (!xz_stopping(x) && x->produced - x->consumed >= RING - 1)
             pthread_cond_wait(&x->cv, &x->mu);
         unsigned i = (unsigned)(x->produced % RING);
-        bool stop = x->stop;
+        bool stop = xz_stopping(x);
         pthread_mutex_unlock(&x->mu);
         ring_ent e = { 0 };
         ssize_t n = stop ? -1 : next_entry(x, x->rbuf[i], &e);
@@ -349,7 +349,7 @@ ssize_t ce_xzmt_read(ce_xzmt *x, const void **out)
     return n > 0 && xzs_handout(x, &x->held) != 0 ? -1 : n;
 }
 
-bool ce_xzmt_stopping(const ce_xzmt *x) { return x->stop; }
+bool ce_xzmt_stopping(const ce_xzmt *x) { return xz_stopping(x); }
 
 bool ce_xzmt_pull_failed(const ce_xzmt *x) { return x->pull_failed; }
 unsigned ce_xzmt_threads(const ce_xzmt *x) { return x->threads; }
@@ -383,7 +383,7 @@ void ce_xzmt_free(ce_xzmt *x)
     if (!x) return;
     if (x->sync_ready) {
         pthread_mutex_lock(&x->mu);
-        x->stop = 1;
+        xz_stop(x);
         pthread_cond_broadcast(&x->cv);
         pthread_cond_broadcast(&x->wcv);
         pthread_mutex_unlock(&x->mu);

@@ -97,7 +97,7 @@ struct ce_xzmt {
     int werr;                     /* the errno of a write or read of a sink's file that failed (first one) */
     unsigned nfile;               /* file blocks decoded */
     bool done;                    /* the decoding thread stopped: end, error, or told to */
-    volatile int stop;
+    int stop;                     /* ce_xzmt_free began: read and set with xz_stopping, xz_stop */
     /* block mode */
     xzblock *head, *tail;         /* parsed, not yet handed out entirely; in order */
     xzblock *cur_stream;          /* a STREAM/DIRECT head being decoded here */
@@ -110,7 +110,8 @@ struct ce_xzmt {
     lzma_ret perr;                /* the parser's error, reported once the blocks before it are out */
     xzblock *pend;                /* a block whose header was read, its data not yet */
     pthread_t workers[CE_XZMT_MAX_THREADS];
-    unsigned nworkers, active;    /* started; queued + running blocks */
+    unsigned nworkers, active;    /* started; queued + running blocks (active: changed under mu,
+                                     atomically: the planner reads it without) */
     unsigned decoding, peak;      /* blocks being decoded now (workers and here); the most at once */
     bool streamed;                /* the decoding thread decoded a block itself */
     unsigned ndecoded;            /* blocks whose decoding began (each once) */
@@ -162,5 +163,16 @@ ssize_t xzb_next(ce_xzmt *x, unsigned char *buf, ring_ent *e);
 /* the reader is done with e: a slice's pages go back, its block once read */
 void xzb_release(ce_xzmt *x, ring_ent *e);
 void xzb_stop(ce_xzmt *x);   /* workers joined, everything freed (not under mu) */
+
+/* stop is read outside mu (the workers between chunks, pull): atomic */
+static inline bool xz_stopping(const ce_xzmt *x)
+{
+    return __atomic_load_n(&x->stop, __ATOMIC_ACQUIRE);
+}
+
+static inline void xz_stop(ce_xzmt *x)
+{
+    __atomic_store_n(&x->stop, 1, __ATOMIC_RELEASE);
+}
 
 #endif

@@ -16,7 +16,7 @@ static int fill(ce_xzmt *x)
     while (x->ia == 0) {
         if (x->eof_in) return 0;
         const unsigned char *buf = NULL;
-        ssize_t n = x->stop ? -1 : x->pull(x->ud, &buf);
+        ssize_t n = xz_stopping(x) ? -1 : x->pull(x->ud, &buf);
         if (n < 0) {
             x->pull_failed = true;
             return -1;
