@@ -197,7 +197,7 @@ check-asan:
 # xz decoder's workers, through the unit tests of fetch, unpack, xz and the
 # slots and the scenarios that install components (docs/TESTING.md).  The
 # first report ends the process (exit 66), so the test that ran it fails.
-TSAN_UNITS ?= test_slots test_xzbudget test_unpack test_xzblk test_xzmt test_fetch
+TSAN_UNITS ?= test_slots test_xzbudget test_unpack test_xzblk test_xzmt test_xzsink test_fetch
 TSAN_BATS ?= components follow hashonce onepass
 check-tsan:
 	$(MAKE) BUILD=build-tsan CFLAGS="-O1 -g -fsanitize=thread -fno-omit-frame-pointer" all units
