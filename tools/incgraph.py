@@ -29,40 +29,37 @@ def module(path):
     m = os.path.splitext(path)[0]
     return m[:-4] if m.endswith("_int") and os.path.exists(os.path.join(root, m[:-4] + ".c")) else m
 
+def sources():
+    """(folder, file name, text) of every .c/.h under src/, in order"""
+    for d in sorted(os.listdir(root)):
+        p = os.path.join(root, d)
+        if os.path.isdir(p):
+            for f in sorted(os.listdir(p)):
+                if f.endswith((".c", ".h")):
+                    yield d, f, open(os.path.join(p, f), errors="replace").read()
+
 edges, folders = {}, {}
-for d in sorted(os.listdir(root)):
-    p = os.path.join(root, d)
-    if not os.path.isdir(p):
-        continue
-    for f in sorted(os.listdir(p)):
-        if not f.endswith((".c", ".h")):
-            continue
-        mod = module(d + "/" + f)
-        folders[mod] = d
-        deps = edges.setdefault(mod, set())
-        for h in inc.findall(open(os.path.join(p, f), errors="replace").read()):
-            target = h if "/" in h else d + "/" + h
-            tmod = module(target)
-            if tmod != mod:
-                deps.add(tmod)
+for d, f, text in sources():
+    mod = module(d + "/" + f)
+    folders[mod] = d
+    deps = edges.setdefault(mod, set())
+    for h in inc.findall(text):
+        target = h if "/" in h else d + "/" + h
+        tmod = module(target)
+        if tmod != mod:
+            deps.add(tmod)
 
 edges = {m: {t for t in ds if t in edges} for m, ds in edges.items()}
 
 # private and closed headers included from outside: (including file, header)
 outside = []
-for d in sorted(os.listdir(root)):
-    p = os.path.join(root, d)
-    if not os.path.isdir(p):
-        continue
-    for f in sorted(os.listdir(p)):
-        if not f.endswith((".c", ".h")):
-            continue
-        for h in inc.findall(open(os.path.join(p, f), errors="replace").read()):
-            target = h if "/" in h else d + "/" + h
-            if target.endswith("_int.h") and target.split("/")[0] != d:
-                outside.append((d + "/" + f, target))
-            elif target in CLOSED and d + "/" + f not in CLOSED[target] and target != d + "/" + f:
-                outside.append((d + "/" + f, target))
+for d, f, text in sources():
+    for h in inc.findall(text):
+        target = h if "/" in h else d + "/" + h
+        if target.endswith("_int.h") and target.split("/")[0] != d:
+            outside.append((d + "/" + f, target))
+        elif target in CLOSED and d + "/" + f not in CLOSED[target] and target != d + "/" + f:
+            outside.append((d + "/" + f, target))
 for dirpath, _, files in os.walk(tests):
     for f in sorted(files):
         if f.endswith((".c", ".h")):

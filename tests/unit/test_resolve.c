@@ -234,6 +234,24 @@ static void test_builtin(void **state)
  * the slice parses and resolves to what the whole manifest resolves to (the
  * same toolchain, runfile, cuDNN archive, NCCL, Python); what is not a row
  * gives NULL (the caller then parses the whole). */
+/* spec resolves in the slice sm as in the whole manifest b: the same outcome,
+ * name, CUDA release, runfile, cuDNN and its archive; the outcome */
+static int same_resolution(const ce_manifest *b, const ce_manifest *sm, const char *spec, ce_resolved *rw,
+                           ce_resolved *rs)
+{
+    ce_spec s;
+    assert_int_equal(ce_spec_parse(&ctx, spec, &s), CE_OK);
+    int cw = ce_resolve(&ctx, b, &s, "", false, rw), cs = ce_resolve(&ctx, sm, &s, "", false, rs);
+    assert_int_equal(cw, cs);
+    assert_string_equal(rw->name, rs->name);
+    assert_string_equal(rw->cuda ? rw->cuda->version : "", rs->cuda ? rs->cuda->version : "");
+    assert_string_equal(rw->runfile ? rw->runfile->sha256 : "", rs->runfile ? rs->runfile->sha256 : "");
+    assert_string_equal(rw->cudnn ? rw->cudnn->version : "", rs->cudnn ? rs->cudnn->version : "");
+    assert_string_equal(rw->cudnn_archive ? rw->cudnn_archive->sha256 : "",
+                        rs->cudnn_archive ? rs->cudnn_archive->sha256 : "");
+    return cw;
+}
+
 static void test_slice(void **state)
 {
     (void)state;
@@ -252,19 +270,12 @@ static void test_slice(void **state)
         assert_int_equal(sm->n_tf, 1);
         assert_int_equal(sm->n_cuda, 1);
         assert_true(sm->n_cudnn <= 1);
-        ce_spec s;
         char spec[32];
         snprintf(spec, sizeof spec, "tf-%s", b->tf[i].version);
-        assert_int_equal(ce_spec_parse(&ctx, spec, &s), CE_OK);
         ce_resolved rw, rs;
-        int cw = ce_resolve(&ctx, b, &s, "", false, &rw), cs = ce_resolve(&ctx, sm, &s, "", false, &rs);
-        assert_int_equal(cw, cs);
-        assert_string_equal(rw.name, rs.name);
+        same_resolution(b, sm, spec, &rw, &rs);
         assert_string_equal(rw.tf->python ? rw.tf->python : "", rs.tf->python ? rs.tf->python : "");
         assert_string_equal(rw.tf->nccl ? rw.tf->nccl : "", rs.tf->nccl ? rs.tf->nccl : "");
-        assert_string_equal(rw.cuda ? rw.cuda->version : "", rs.cuda ? rs.cuda->version : "");
-        assert_string_equal(rw.runfile ? rw.runfile->sha256 : "", rs.runfile ? rs.runfile->sha256 : "");
-        assert_string_equal(rw.cudnn_archive ? rw.cudnn_archive->sha256 : "", rs.cudnn_archive ? rs.cudnn_archive->sha256 : "");
         assert_string_equal(sm->updated, b->updated);
         assert_int_equal(sm->n_profiles, b->n_profiles);
         ce_manifest_free(sm);
@@ -308,16 +319,8 @@ static void test_slice_cuda(void **state)
             if (ce_manifest_parse(&ctx, sl, slen, "/x/cudaenv.json", true, &sm)) fail_msg("%s: %s", ver, ce_errmsg());
             assert_int_equal(sm->n_tf, 0);
             assert_true(sm->n_cuda >= 1 && sm->n_cuda < b->n_cuda);
-            ce_spec s;
-            assert_int_equal(ce_spec_parse(&ctx, ver, &s), CE_OK);
             ce_resolved rw, rs;
-            int cw = ce_resolve(&ctx, b, &s, "", false, &rw), cs = ce_resolve(&ctx, sm, &s, "", false, &rs);
-            assert_int_equal(cw, cs);
-            assert_string_equal(rw.name, rs.name);
-            assert_string_equal(rw.cuda ? rw.cuda->version : "", rs.cuda ? rs.cuda->version : "");
-            assert_string_equal(rw.runfile ? rw.runfile->sha256 : "", rs.runfile ? rs.runfile->sha256 : "");
-            assert_string_equal(rw.cudnn ? rw.cudnn->version : "", rs.cudnn ? rs.cudnn->version : "");
-            assert_string_equal(rw.cudnn_archive ? rw.cudnn_archive->sha256 : "", rs.cudnn_archive ? rs.cudnn_archive->sha256 : "");
+            int cw = same_resolution(b, sm, ver, &rw, &rs);
             assert_string_equal(rw.cudnn_why ? rw.cudnn_why : "", rs.cudnn_why ? rs.cudnn_why : "");
             assert_string_equal(rw.cudnn_passed_over ? rw.cudnn_passed_over : "", rs.cudnn_passed_over ? rs.cudnn_passed_over : "");
             if (cw == CE_OK) {
@@ -384,15 +387,8 @@ static void test_slice_fw(void **state)
             }
             char spec[48];
             snprintf(spec, sizeof spec, "%s-%s", names[k], f[i].version);
-            ce_spec s;
-            assert_int_equal(ce_spec_parse(&ctx, spec, &s), CE_OK);
             ce_resolved rw, rs;
-            int cw = ce_resolve(&ctx, b, &s, "", false, &rw), cs = ce_resolve(&ctx, sm, &s, "", false, &rs);
-            assert_int_equal(cw, cs);
-            assert_string_equal(rw.name, rs.name);
-            assert_string_equal(rw.cuda ? rw.cuda->version : "", rs.cuda ? rs.cuda->version : "");
-            assert_string_equal(rw.runfile ? rw.runfile->sha256 : "", rs.runfile ? rs.runfile->sha256 : "");
-            assert_string_equal(rw.cudnn_archive ? rw.cudnn_archive->sha256 : "", rs.cudnn_archive ? rs.cudnn_archive->sha256 : "");
+            same_resolution(b, sm, spec, &rw, &rs);
             ce_manifest_free(sm);
             free(sl);
         }
