@@ -45,8 +45,8 @@ LIGHT_PKGS = libcjson
 # waits for a held apt lock): demo and the build what tools/deps.txt names,
 # check (and the other test targets) tools/deps-test.txt too (--test); a plain
 # make only says what to run.
-SETUP_TEST := $(if $(filter check check-asan check-tsan bench mutate mutate-hand mutate-full,$(MAKECMDGOALS)),--test)
-ifneq ($(filter check check-asan check-tsan demo bench mutate mutate-hand mutate-full,$(MAKECMDGOALS)),)
+SETUP_TEST := $(if $(filter check check-asan bench mutate mutate-hand mutate-full check-tsan,$(MAKECMDGOALS)),--test)
+ifneq ($(filter check check-asan demo bench mutate mutate-hand mutate-full check-tsan,$(MAKECMDGOALS)),)
 ifneq ($(shell tools/setup.sh --check $(SETUP_TEST) >/dev/null 2>&1 && echo ok),ok)
 $(info tools/setup.sh --deps $(SETUP_TEST): installing the missing packages of tools/deps.txt$(if $(SETUP_TEST), and tools/deps-test.txt) first)
 SETUP_RC := $(shell tools/setup.sh --deps $(SETUP_TEST) >&2; echo $$?)

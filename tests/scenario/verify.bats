@@ -45,7 +45,7 @@ fake_gpu() {  # fake_gpu PREFIX [RELEASE]
     verify_json 11.8.0+cudnn8.7.0.84
     [ "$status" -eq 8 ]
     [ "$(j 'd["exit_code"]')" = 8 ]
-    [ "$(j 'sorted(d.keys())')" = "['devices', 'exit_code', 'host', 'libraries', 'steps', 'timings', 'toolchain', 'versions', 'warnings']" ]
+    [ "$(j 'sorted(d.keys())')" = "['devices', 'exit_code', 'host', 'hostname', 'libraries', 'steps', 'timings', 'toolchain', 'versions', 'warnings']" ]
     [ "$(j '[s["id"] for s in d["steps"]]')" = "['files', 'versions', 'loader', 'driver', 'device', 'kernel', 'nvcc', 'cudnn', 'nccl']" ]
     for s in files versions loader; do [ "$(j "st['$s']['status']")" = passed ]; done
     # a toolchain without NCCL: skipped (not for want of a GPU), with the way to add it
