@@ -79,7 +79,10 @@ EOF
     run "$SL/cudaenv-report" --allow-no-gpu "$T/reports"
     echo "$output"
     [ "$status" -eq 0 ]
-    [[ "${lines[1]}" == "$(hostname) "*"11.8.0+cudnn8.7.0.84"*"no GPU"*"ok" ]]
+    # the node as Slurm names it (NodeName=localhost, the file's name too), the machine's name beside
+    [[ "${lines[1]}" == "localhost "*"11.8.0+cudnn8.7.0.84"*"no GPU"*"ok" ]]
+    python3 -c 'import json, sys; d = json.loads(open(sys.argv[1]).read().splitlines()[-1]); assert (d["host"], d["hostname"]) == ("localhost", sys.argv[2]), d' \
+        "$T/reports/localhost.jsonl" "$(hostname)"
     [ -z "$(ls "$T/cudaenv-state")" ]
     [ "$(sinfo -h -N -o %T)" = idle ]
 }
