@@ -42,15 +42,15 @@ static int hash_one(const ce_walk_entry *e, void *arg)
     hash_walk *w = arg;
     if (e->kind != CE_WALK_ENTRY || !S_ISREG(e->st->st_mode)) return 0;
     char hex[CE_SHA256_HEX];
-    int rc = ce_sha256_file(w->ctx, e->path, hex);
+    int rc = ce_sha256_file(e->path, hex);
     if (rc != CE_OK) return rc;
     if (idx_add(w->x, (unsigned long long)e->st->st_ino, (long long)e->st->st_size, hex) != 0)
-        return ce_fail(w->ctx, CE_ERR_NOMEM, "out of memory indexing %s", e->path);
+        return ce_fail(CE_ERR_NOMEM, "out of memory indexing %s", e->path);
     return 0;
 }
 
 /* Write x->v[first..] as the index of the tree whose directory inode is tree_ino. */
-static int save(ce_ctx *ctx, const idx *x, size_t first, unsigned long long tree_ino, const char *path)
+static int save(const idx *x, size_t first, unsigned long long tree_ino, const char *path)
 {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddNumberToObject(o, "tree_ino", (double)tree_ino);
@@ -64,8 +64,8 @@ static int save(ce_ctx *ctx, const idx *x, size_t first, unsigned long long tree
     }
     char *out = cJSON_PrintUnformatted(o);
     cJSON_Delete(o);
-    if (!out) return ce_fail(ctx, CE_ERR_NOMEM, "out of memory writing %s", path);
-    int rc = ce_file_write_atomic(ctx, path, out, strlen(out), 0644);
+    if (!out) return ce_fail(CE_ERR_NOMEM, "out of memory writing %s", path);
+    int rc = ce_file_write_atomic(path, out, strlen(out), 0644);
     free(out);
     return rc;
 }
@@ -81,7 +81,7 @@ static int load_or_build(ce_ctx *ctx, const char *tree, idx *x)
     char *text = NULL;
     ce_quiet q;   /* no index: the tree is hashed */
     ce_quiet_begin(&q, false);
-    int trc = ce_file_read(ctx, path, 64u << 20, &text, NULL);
+    int trc = ce_file_read(path, 64u << 20, &text, NULL);
     ce_quiet_end(&q);
     if (trc == CE_OK) {
         cJSON *j = cJSON_Parse(text);
@@ -108,8 +108,8 @@ static int load_or_build(ce_ctx *ctx, const char *tree, idx *x)
     hash_walk w = { ctx, x };
     int rc = ce_walk(tree, hash_one, &w);
     if (rc != CE_OK)
-        return rc != CE_WALK_FAIL ? rc : ce_fail(ctx, CE_ERR_IO, "cannot walk %s", tree);
-    return save(ctx, x, first, (unsigned long long)tst.st_ino, path);
+        return rc != CE_WALK_FAIL ? rc : ce_fail(CE_ERR_IO, "cannot walk %s", tree);
+    return save(x, first, (unsigned long long)tst.st_ino, path);
 }
 
 /* ---- gathered while unpacking (one pass) ---- */
@@ -140,11 +140,11 @@ void ce_pkgindex_list_drop(ce_pkgindex_list *l, unsigned long long ino)
         if (l->x.v[k].ino == ino) l->x.v[k] = l->x.v[--l->x.n];
 }
 
-int ce_pkgindex_list_save(ce_ctx *ctx, ce_pkgindex_list *l, const char *tree, const char *path)
+int ce_pkgindex_list_save(ce_pkgindex_list *l, const char *tree, const char *path)
 {
     struct stat tst;
-    if (stat(tree, &tst) != 0) return ce_fail(ctx, CE_ERR_IO, "cannot stat %s", tree);
-    return save(ctx, &l->x, 0, (unsigned long long)tst.st_ino, path);
+    if (stat(tree, &tst) != 0) return ce_fail(CE_ERR_IO, "cannot stat %s", tree);
+    return save(&l->x, 0, (unsigned long long)tst.st_ino, path);
 }
 
 void ce_pkgindex_list_free(ce_pkgindex_list *l)
@@ -170,7 +170,7 @@ int ce_pkgindex_hash_files(ce_ctx *ctx, const char *prefix, const char *const *t
         if (hit && hit->size == (long long)st.st_size) {
             memcpy(f->sha256, hit->sha, sizeof f->sha256);
         } else {
-            rc = ce_sha256_file(ctx, p, f->sha256);
+            rc = ce_sha256_file(p, f->sha256);
         }
     }
     free(x.v);

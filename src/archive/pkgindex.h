@@ -26,7 +26,7 @@ int ce_pkgindex_list_add(ce_pkgindex_list *l, unsigned long long ino, long long 
 /* a file the archive replaces (a path given twice) leaves the tree: its inode
  * is forgotten, whether or not the file system gives the number out again */
 void ce_pkgindex_list_drop(ce_pkgindex_list *l, unsigned long long ino);
-int ce_pkgindex_list_save(ce_ctx *ctx, ce_pkgindex_list *l, const char *tree, const char *path);
+int ce_pkgindex_list_save(ce_pkgindex_list *l, const char *tree, const char *path);
 void ce_pkgindex_list_free(ce_pkgindex_list *l);
 
 #endif

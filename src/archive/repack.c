@@ -56,7 +56,7 @@ static la_ssize_t sink_write(struct archive *a, void *ud, const void *buf, size_
     return (la_ssize_t)len;
 }
 
-static int out_open(ce_ctx *ctx, struct archive *w, ce_repack_fmt fmt, int threads, sink *s)
+static int out_open(struct archive *w, ce_repack_fmt fmt, int threads, sink *s)
 {
     char n[16];
     snprintf(n, sizeof n, "%d", threads > 0 ? threads : (int)ce_cpu_count());
@@ -71,28 +71,28 @@ static int out_open(ce_ctx *ctx, struct archive *w, ce_repack_fmt fmt, int threa
     if (r == ARCHIVE_OK) r = archive_write_set_bytes_per_block(w, 0);   /* the stream as it is, no padding */
     if (r == ARCHIVE_OK) r = archive_write_open(w, s, NULL, sink_write, NULL);   /* open2 is libarchive 3.6+: Debian 11 has 3.4 */
     if (r != ARCHIVE_OK)
-        return ce_fail(ctx, CE_ERR_OTHER, "cannot start the %s writer: %s", ce_repack_name(fmt),
+        return ce_fail(CE_ERR_OTHER, "cannot start the %s writer: %s", ce_repack_name(fmt),
                        archive_error_string(w) ? archive_error_string(w) : "libarchive refused");
     return CE_OK;
 }
 
-static int write_failed(ce_ctx *ctx, struct archive *w, const sink *s, const char *label)
+static int write_failed(struct archive *w, const sink *s, const char *label)
 {
     int e = s->err;
-    return ce_fail(ctx, e == ENOSPC || e == EDQUOT ? CE_ERR_SPACE : CE_ERR_IO, "cannot write the repack of %s: %s",
+    return ce_fail(e == ENOSPC || e == EDQUOT ? CE_ERR_SPACE : CE_ERR_IO, "cannot write the repack of %s: %s",
                    label, archive_error_string(w) ? archive_error_string(w) : e ? strerror(e) : "write error");
 }
 
-int ce_repack_fd(ce_ctx *ctx, int in_fd, const char *label, ce_repack_fmt fmt, int threads, int out_fd,
+int ce_repack_fd(int in_fd, const char *label, ce_repack_fmt fmt, int threads, int out_fd,
                  long long *size, char sha256[CE_SHA256_HEX])
 {
     if (fmt != CE_REPACK_ZSTD && fmt != CE_REPACK_TAR)
-        return ce_fail(ctx, CE_ERR_USAGE, "internal: no repack format for %s", label);
+        return ce_fail(CE_ERR_USAGE, "internal: no repack format for %s", label);
     sink s = { .fd = out_fd, .md = ce_sha256_new() };
     struct archive *a = archive_read_new(), *w = archive_write_new();
     struct archive_entry *e = NULL, *oe = archive_entry_new();
     void *buf = malloc(1 << 20);
-    int rc = s.md && a && w && oe && buf ? CE_OK : ce_fail(ctx, CE_ERR_NOMEM, "out of memory repacking %s", label);
+    int rc = s.md && a && w && oe && buf ? CE_OK : ce_fail(CE_ERR_NOMEM, "out of memory repacking %s", label);
     if (!rc) {
         archive_read_support_filter_xz(a);   /* as unpack.c: never support_filter_all (external programs) */
         archive_read_support_filter_gzip(a);
@@ -100,29 +100,29 @@ int ce_repack_fd(ce_ctx *ctx, int in_fd, const char *label, ce_repack_fmt fmt, i
         archive_read_support_filter_zstd(a);
         archive_read_support_format_raw(a);
         if (archive_read_open_fd(a, in_fd, 1 << 20) != ARCHIVE_OK || archive_read_next_header(a, &e) != ARCHIVE_OK)
-            rc = ce_fail(ctx, CE_ERR_INTEGRITY, "cannot read %s to repack it: %s", label,
+            rc = ce_fail(CE_ERR_INTEGRITY, "cannot read %s to repack it: %s", label,
                          archive_error_string(a) ? archive_error_string(a) : "not an archive");
         else if (archive_filter_code(a, 0) == ARCHIVE_FILTER_NONE)
-            rc = ce_fail(ctx, CE_ERR_INTEGRITY, "%s is not compressed: nothing to repack", label);
+            rc = ce_fail(CE_ERR_INTEGRITY, "%s is not compressed: nothing to repack", label);
     }
-    if (!rc) rc = out_open(ctx, w, fmt, threads, &s);
+    if (!rc) rc = out_open(w, fmt, threads, &s);
     if (!rc) {
         archive_entry_set_pathname(oe, "data");
         archive_entry_set_filetype(oe, AE_IFREG);
         archive_entry_set_perm(oe, 0644);
-        if (archive_write_header(w, oe) != ARCHIVE_OK) rc = write_failed(ctx, w, &s, label);
+        if (archive_write_header(w, oe) != ARCHIVE_OK) rc = write_failed(w, &s, label);
     }
     while (!rc) {
         la_ssize_t n = archive_read_data(a, buf, 1 << 20);
         if (n == 0) break;
         if (n < 0) {
-            rc = ce_fail(ctx, CE_ERR_INTEGRITY, "cannot decode %s to repack it: %s", label,
+            rc = ce_fail(CE_ERR_INTEGRITY, "cannot decode %s to repack it: %s", label,
                          archive_error_string(a) ? archive_error_string(a) : "read error");
             break;
         }
-        if (archive_write_data(w, buf, (size_t)n) != n) rc = write_failed(ctx, w, &s, label);
+        if (archive_write_data(w, buf, (size_t)n) != n) rc = write_failed(w, &s, label);
     }
-    if (!rc && archive_write_close(w) != ARCHIVE_OK) rc = write_failed(ctx, w, &s, label);
+    if (!rc && archive_write_close(w) != ARCHIVE_OK) rc = write_failed(w, &s, label);
     if (!rc) {
         ce_sha256_final(s.md, sha256);
         *size = s.n;

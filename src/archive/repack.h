@@ -24,7 +24,7 @@ const char *ce_repack_suffix(ce_repack_fmt f);
  * errors.  *size and sha256 (hex): the bytes written.  CE_ERR_INTEGRITY
  * when the input does not decode, CE_ERR_IO / CE_ERR_SPACE when writing
  * fails. */
-int ce_repack_fd(ce_ctx *ctx, int in_fd, const char *label, ce_repack_fmt fmt, int threads, int out_fd,
+int ce_repack_fd(int in_fd, const char *label, ce_repack_fmt fmt, int threads, int out_fd,
                  long long *size, char sha256[CE_SHA256_HEX]);
 
 #endif

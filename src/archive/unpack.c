@@ -25,11 +25,11 @@
 
 /* ---- extraction ---- */
 
-static int refuse(ce_ctx *ctx, const ce_unpack_src *s, const char *entry, const char *why)
+static int refuse(const ce_unpack_src *s, const char *entry, const char *why)
 {
     if (!entry) entry = "(unnamed)";
     int n = strlen(entry) > 200 ? 200 : (int)strlen(entry); /* a 4 KiB name would hide the reason */
-    return ce_fail(ctx, CE_ERR_INTEGRITY,
+    return ce_fail(CE_ERR_INTEGRITY,
                    "unsafe entry '%.*s%s' in %s: %s; nothing was installed from this archive "
                    "(the archive or its manifest entry is wrong: report it to whoever publishes it)",
                    n, entry, entry[n] ? "..." : "", s->label, why);
@@ -52,21 +52,21 @@ static const char *errno_name(int e)
 /* libarchive reports a failed write(2) as ARCHIVE_WARN: every write error
  * is fatal here, named by its errno e (why: what the writer said, if more),
  * and nothing is committed. */
-static int write_errno(ce_ctx *ctx, const ce_unpack_src *s, int e, const char *why, const char *rel,
+static int write_errno(const ce_unpack_src *s, int e, const char *why, const char *rel,
                        const char *what)
 {
     const char *name = e > 0 ? errno_name(e) : NULL;
     char detail[160] = "";
     if (e > 0) snprintf(detail, sizeof detail, " (%s%s%s)", strerror(e), name ? ", " : "", name ? name : "");
-    return ce_fail(ctx, e == ENOSPC || e == EDQUOT ? CE_ERR_SPACE : CE_ERR_IO,
+    return ce_fail(e == ENOSPC || e == EDQUOT ? CE_ERR_SPACE : CE_ERR_IO,
                    "cannot %s %s from %s: %s%s; nothing was installed from it%s", what, rel, s->label,
                    why ? why : "write error", detail,
                    e == ENOSPC || e == EDQUOT ? " (free some space under CUDAENV_ROOT and rerun)" : "");
 }
 
-static int write_failed(ce_ctx *ctx, const ce_unpack_src *s, struct archive *w, const char *rel, const char *what)
+static int write_failed(const ce_unpack_src *s, struct archive *w, const char *rel, const char *what)
 {
-    return write_errno(ctx, s, archive_errno(w), archive_error_string(w), rel, what);
+    return write_errno(s, archive_errno(w), archive_error_string(w), rel, what);
 }
 
 static bool disk_errno(int e)
@@ -101,7 +101,7 @@ static void fh_block(file_hash *fh, const void *buf, size_t size, long long off)
  * its sha256 in hex, and (inode, size, sha256) of rel in the index.  The
  * file must hold exactly the bytes hashed: the index, the receipt and a
  * wheel's RECORD check all stand for them. */
-static int fh_end(ce_ctx *ctx, const ce_unpack_src *s, file_hash *fh, const char *rel, long long size,
+static int fh_end(const ce_unpack_src *s, file_hash *fh, const char *rel, long long size,
                   char hex[CE_SHA256_HEX])
 {
     if (size > fh->pos) fh_block(fh, NULL, 0, size);
@@ -109,10 +109,10 @@ static int fh_end(ce_ctx *ctx, const ce_unpack_src *s, file_hash *fh, const char
     struct stat st;
     bool reg = lstat(rel, &st) == 0 && S_ISREG(st.st_mode);
     if (!reg || st.st_size != fh->pos)
-        return ce_fail(ctx, CE_ERR_IO, "cannot write %s from %s: %lld bytes were written, the file holds %lld; "
+        return ce_fail(CE_ERR_IO, "cannot write %s from %s: %lld bytes were written, the file holds %lld; "
                        "nothing was installed from it", rel, s->label, fh->pos, reg ? (long long)st.st_size : -1ll);
     if (fh->list && ce_pkgindex_list_add(fh->list, (unsigned long long)st.st_ino, (long long)st.st_size, hex) != 0)
-        return ce_fail(ctx, CE_ERR_NOMEM, "out of memory hashing %s", rel);
+        return ce_fail(CE_ERR_NOMEM, "out of memory hashing %s", rel);
     return CE_OK;
 }
 
@@ -222,15 +222,15 @@ static double ceiling_of(const ce_unpack_src *s)
  * counts its whole length; one of unknown size, what it gave so far) must
  * fit in the free space and under the ceiling (ceiling_of), so an xz,
  * sparse-file or zip bomb fails at its header or as it is read. */
-static int check_declared(ce_ctx *ctx, const ce_unpack_src *s, const char *entry, double declared, double avail)
+static int check_declared(const ce_unpack_src *s, const char *entry, double declared, double avail)
 {
     double ceiling = ceiling_of(s);
     if (declared > ceiling)
-        return ce_fail(ctx, CE_ERR_INTEGRITY, "%s expands to more than %.0f bytes (at '%s'), past the %.0f "
+        return ce_fail(CE_ERR_INTEGRITY, "%s expands to more than %.0f bytes (at '%s'), past the %.0f "
                        "cudaenv accepts for it: an archive bomb? nothing was installed from it", s->label,
                        declared, entry, ceiling);
     if (avail >= 0 && declared > avail)
-        return ce_fail(ctx, CE_ERR_SPACE, "%s expands to more than %.0f bytes (at '%s') and only %.0f are free "
+        return ce_fail(CE_ERR_SPACE, "%s expands to more than %.0f bytes (at '%s') and only %.0f are free "
                        "under CUDAENV_ROOT (ENOSPC); nothing was installed from it: free some space and rerun",
                        s->label, declared, entry, avail);
     return CE_OK;
@@ -238,7 +238,7 @@ static int check_declared(ce_ctx *ctx, const ce_unpack_src *s, const char *entry
 
 /* The wheel's RECORD, read into memory for the check after the last entry
  * (wheel.h).  CE_ERR_OTHER: libarchive could not read it (the caller says). */
-static int read_record(ce_ctx *ctx, const ce_unpack_src *s, struct archive *a, ce_wheel *wh)
+static int read_record(const ce_unpack_src *s, struct archive *a, ce_wheel *wh)
 {
     size_t cap = 0, n = 0;
     char *text = NULL;
@@ -248,8 +248,8 @@ static int read_record(ce_ctx *ctx, const ce_unpack_src *s, struct archive *a, c
             if (!t) {
                 free(text);
                 return cap < CE_WHEEL_RECORD_MAX
-                           ? ce_fail(ctx, CE_ERR_NOMEM, "out of memory reading the RECORD of %s", s->label)
-                           : ce_fail(ctx, CE_ERR_INTEGRITY, "%s: its RECORD is larger than %u bytes; nothing "
+                           ? ce_fail(CE_ERR_NOMEM, "out of memory reading the RECORD of %s", s->label)
+                           : ce_fail(CE_ERR_INTEGRITY, "%s: its RECORD is larger than %u bytes; nothing "
                                      "was installed from it", s->label, CE_WHEEL_RECORD_MAX);
             }
             text = t;
@@ -264,7 +264,7 @@ static int read_record(ce_ctx *ctx, const ce_unpack_src *s, struct archive *a, c
         n += (size_t)k;
     }
     if (!ce_wheel_record(wh, text, n))
-        return ce_fail(ctx, CE_ERR_INTEGRITY, "%s holds more than one *.dist-info/RECORD: which one vouches for "
+        return ce_fail(CE_ERR_INTEGRITY, "%s holds more than one *.dist-info/RECORD: which one vouches for "
                        "its files is not clear; nothing was installed from it", s->label);
     return CE_OK;
 }
@@ -272,25 +272,25 @@ static int read_record(ce_ctx *ctx, const ce_unpack_src *s, struct archive *a, c
 /* A wheel's entry path: CE_OK with *rest the part taken (only_under
  * stripped), 1 when it is not taken (skipped, or its RECORD read), else
  * the error. */
-static int wheel_entry(ce_ctx *ctx, const ce_unpack_src *s, struct archive *a, struct archive_entry *e,
+static int wheel_entry(const ce_unpack_src *s, struct archive *a, struct archive_entry *e,
                        const char *path, ce_wheel *wh, const char **rest)
 {
     if (ce_wheel_is_record(path)) {
-        int rc = read_record(ctx, s, a, wh);
+        int rc = read_record(s, a, wh);
         return rc ? rc : 1;
     }
     if (!(*rest = ce_wheel_takes(path, s->only_under))) {
         /* the wheel's Python side (dist-info, __init__.py): not the library */
         return archive_read_data_skip(a) < ARCHIVE_WARN ? CE_ERR_OTHER : 1;
     }
-    if (archive_entry_hardlink(e)) return refuse(ctx, s, path, "hardlink in a wheel");
+    if (archive_entry_hardlink(e)) return refuse(s, path, "hardlink in a wheel");
     return CE_OK;
 }
 
 /* One regular file's data into rel; an entry of unknown size (a streamed
  * zip's) is read to its end, counted against the bound as it is read, and
  * its length comes back in *len. */
-static int entry_data(ce_ctx *ctx, const ce_unpack_src *s, struct archive *a, struct archive *w,
+static int entry_data(const ce_unpack_src *s, struct archive *a, struct archive *w,
                       struct archive_entry *e, file_hash *fh, const reader *rd, const char *rel, double *declared,
                       double avail, long long *len)
 {
@@ -307,11 +307,11 @@ static int entry_data(ce_ctx *ctx, const ce_unpack_src *s, struct archive *a, st
     double cap = sized ? -1 : room > *declared ? room - *declared : 0;
     int c = copy_data(a, w, fh, plain && rd ? rd->xz : NULL, rel, size, cap, &got, &werr);
     if (c == -1) return CE_ERR_OTHER;
-    if (c == -2) return write_failed(ctx, s, w, rel, "write");
-    if (c == -3) return write_errno(ctx, s, werr, NULL, rel, "write");
+    if (c == -2) return write_failed(s, w, rel, "write");
+    if (c == -3) return write_errno(s, werr, NULL, rel, "write");
     if (c == -4) {
-        int rc = check_declared(ctx, s, rel, *declared + (double)got, avail);
-        return rc ? rc : ce_fail(ctx, CE_ERR_INTEGRITY, "%s: '%s' is larger than it may be", s->label, rel);
+        int rc = check_declared(s, rel, *declared + (double)got, avail);
+        return rc ? rc : ce_fail(CE_ERR_INTEGRITY, "%s: '%s' is larger than it may be", s->label, rel);
     }
     if (!sized) {
         *declared += (double)got;
@@ -320,7 +320,7 @@ static int entry_data(ce_ctx *ctx, const ce_unpack_src *s, struct archive *a, st
     return CE_OK;
 }
 
-static int extract(ce_ctx *ctx, const ce_unpack_src *s, struct archive *a, struct archive *w, file_hash *hash,
+static int extract(const ce_unpack_src *s, struct archive *a, struct archive *w, file_hash *hash,
                    const reader *rd, ce_wheel *wh)
 {
     char top[256] = "";
@@ -333,20 +333,20 @@ static int extract(ce_ctx *ctx, const ce_unpack_src *s, struct archive *a, struc
         if (r == ARCHIVE_EOF) break;
         if (r < ARCHIVE_WARN) return CE_ERR_OTHER; /* reported by the caller */
         const char *path = archive_entry_pathname(e);
-        if (!path) return refuse(ctx, s, NULL, "path not representable");
+        if (!path) return refuse(s, NULL, "path not representable");
         const char *rest = path;
         if (s->only_under) {
-            int wrc = wheel_entry(ctx, s, a, e, path, wh, &rest);
+            int wrc = wheel_entry(s, a, e, path, wh, &rest);
             if (wrc == 1) continue;
             if (wrc) return wrc;
         } else if (s->strip_top) {
             if (ce_strip_top(path, top, sizeof top, &rest) != 0)
-                return refuse(ctx, s, path, top[0] ? "outside the archive's single top directory"
+                return refuse(s, path, top[0] ? "outside the archive's single top directory"
                                                    : "no top directory");
             if (!*rest) continue; /* the top directory itself */
         }
         if (strlen(rest) >= sizeof rel || (wh && strlen(path) >= sizeof member))
-            return refuse(ctx, s, path, "path longer than PATH_MAX");
+            return refuse(s, path, "path longer than PATH_MAX");
         snprintf(rel, sizeof rel, "%s", rest);
         if (wh) snprintf(member, sizeof member, "%s", path);   /* for RECORD: the entry's name changes below */
         const char *hl = archive_entry_hardlink(e);
@@ -354,17 +354,17 @@ static int extract(ce_ctx *ctx, const ce_unpack_src *s, struct archive *a, struc
         if (hl) {
             hrest = hl;
             if (s->strip_top && (ce_strip_top(hl, top, sizeof top, &hrest) != 0 || !*hrest))
-                return refuse(ctx, s, path, "hardlink target outside the tree");
-            if (strlen(hrest) >= sizeof hrel) return refuse(ctx, s, path, "hardlink target longer than PATH_MAX");
+                return refuse(s, path, "hardlink target outside the tree");
+            if (strlen(hrest) >= sizeof hrel) return refuse(s, path, "hardlink target longer than PATH_MAX");
             snprintf(hrel, sizeof hrel, "%s", hrest);
         }
         ce_entry ent = { .path = rel, .mode = archive_entry_mode(e),
                          .symlink = archive_entry_symlink(e), .hardlink = hl ? hrel : NULL };
         const char *why = ce_entry_refusal(&ent);
-        if (why) return refuse(ctx, s, path, why);
+        if (why) return refuse(s, path, why);
         if (archive_entry_size_is_set(e) && archive_entry_size(e) > 0) {
             declared += (double)archive_entry_size(e);
-            int rc = check_declared(ctx, s, rel, declared, avail);
+            int rc = check_declared(s, rel, declared, avail);
             if (rc != CE_OK) return rc;
         }
         normalise_mode(e);
@@ -374,22 +374,22 @@ static int extract(ce_ctx *ctx, const ce_unpack_src *s, struct archive *a, struc
         if (hash && hash->list && lstat(rel, &old) == 0 && S_ISREG(old.st_mode) && old.st_nlink == 1)
             ce_pkgindex_list_drop(hash->list, (unsigned long long)old.st_ino);
         if (archive_write_header(w, e) < ARCHIVE_WARN) {
-            if (disk_errno(archive_errno(w))) return write_failed(ctx, s, w, rel, "create");
-            return refuse(ctx, s, path, archive_error_string(w) ? archive_error_string(w) : "refused by libarchive");
+            if (disk_errno(archive_errno(w))) return write_failed(s, w, rel, "create");
+            return refuse(s, path, archive_error_string(w) ? archive_error_string(w) : "refused by libarchive");
         }
         file_hash *fh = hash && !hl && archive_entry_filetype(e) == AE_IFREG ? hash : NULL;
         if (fh) fh->pos = 0;
         long long len;
-        int rc = entry_data(ctx, s, a, w, e, fh, rd, rel, &declared, avail, &len);
+        int rc = entry_data(s, a, w, e, fh, rd, rel, &declared, avail, &len);
         if (rc) return rc;
-        if (archive_write_finish_entry(w) < ARCHIVE_OK) return write_failed(ctx, s, w, rel, "finish");
+        if (archive_write_finish_entry(w) < ARCHIVE_OK) return write_failed(s, w, rel, "finish");
         char hex[CE_SHA256_HEX];
-        if (fh && (rc = fh_end(ctx, s, fh, rel, len, hex))) return rc;
+        if (fh && (rc = fh_end(s, fh, rel, len, hex))) return rc;
         if (fh && wh && ce_wheel_took(wh, member, fh->pos, hex))
-            return ce_fail(ctx, CE_ERR_NOMEM, "out of memory unpacking %s", s->label);
+            return ce_fail(CE_ERR_NOMEM, "out of memory unpacking %s", s->label);
         any = true;
     }
-    if (!any) return ce_fail(ctx, CE_ERR_INTEGRITY, "%s holds no files", s->label);
+    if (!any) return ce_fail(CE_ERR_INTEGRITY, "%s holds no files", s->label);
     return CE_OK;
 }
 
@@ -404,12 +404,12 @@ int ce_unpack(ce_ctx *ctx, const ce_unpack_src *s, const char *dest)
     if (!r.buf || !r.md) {
         free(r.buf);
         ce_sha256_free(r.md);
-        return ce_fail(ctx, CE_ERR_NOMEM, "out of memory unpacking %s", s->label);
+        return ce_fail(CE_ERR_NOMEM, "out of memory unpacking %s", s->label);
     }
     if ((rc = unpack_reader_open(&r)) != CE_OK) {
         free(r.buf);
         ce_sha256_free(r.md);
-        return rc == CE_ERR_RETRY ? ce_fail(ctx, rc, "%s: download stopped before it began", s->label) : rc;
+        return rc == CE_ERR_RETRY ? ce_fail(rc, "%s: download stopped before it began", s->label) : rc;
     }
 
     /* Extraction works relative to dest: libarchive's SECURE_NOABSOLUTEPATHS
@@ -417,7 +417,7 @@ int ce_unpack(ce_ctx *ctx, const ce_unpack_src *s, const char *dest)
      * inspect the components of dest itself. */
     int cwd = open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (cwd < 0 || chdir(dest) != 0) {
-        rc = ce_fail(ctx, CE_ERR_IO, "cannot enter %s: %s", dest, strerror(errno));
+        rc = ce_fail(CE_ERR_IO, "cannot enter %s: %s", dest, strerror(errno));
         if (cwd >= 0) close(cwd);
         close(r.fd);
         free(r.buf);
@@ -433,7 +433,7 @@ int ce_unpack(ce_ctx *ctx, const ce_unpack_src *s, const char *dest)
     /* a wheel's members are hashed for its RECORD, index or not */
     ce_wheel *wh = s->only_under ? ce_wheel_new() : NULL;
     if (s->only_under && (!wh || (!hash.md && !(hash.md = ce_sha256_new()))))
-        rc = ce_fail(ctx, CE_ERR_NOMEM, "out of memory unpacking %s", s->label);
+        rc = ce_fail(CE_ERR_NOMEM, "out of memory unpacking %s", s->label);
     struct archive *a = archive_read_new();
     struct archive *w = archive_write_disk_new();
     /* compressions the tarballs use; no support_filter_all: that can spawn
@@ -456,7 +456,7 @@ int ce_unpack(ce_ctx *ctx, const ce_unpack_src *s, const char *dest)
     } else if (archive_read_open2(a, &r, NULL, unpack_read_cb, NULL, NULL) != ARCHIVE_OK) {
         rc = r.incomplete ? CE_ERR_RETRY : CE_ERR_OTHER;
     } else {
-        rc = extract(ctx, s, a, w, hash.md ? &hash : NULL, s->only_under ? NULL : &r, wh);
+        rc = extract(s, a, w, hash.md ? &hash : NULL, s->only_under ? NULL : &r, wh);
         if (rc == CE_OK && unpack_xz_rest(a, &r) != 0) rc = CE_ERR_OTHER;   /* the xz index and footer */
     }
     char unreadable[512] = "";
@@ -470,7 +470,7 @@ int ce_unpack(ce_ctx *ctx, const ce_unpack_src *s, const char *dest)
     }
     /* close applies deferred directory permissions and times */
     if (archive_write_close(w) != ARCHIVE_OK && rc == CE_OK)
-        rc = ce_fail(ctx, CE_ERR_IO, "cannot finish unpacking %s into %s: %s", s->label, dest,
+        rc = ce_fail(CE_ERR_IO, "cannot finish unpacking %s into %s: %s", s->label, dest,
                      archive_error_string(w));
     archive_write_free(w);
     archive_read_free(a);
@@ -479,28 +479,28 @@ int ce_unpack(ce_ctx *ctx, const ce_unpack_src *s, const char *dest)
     r.xz = NULL;
     if (s->slots) ce_slots_done(s->slots, s->slot_id, s->size);   /* its decoder memory back */
     if (fchdir(cwd) != 0 && rc == CE_OK)
-        rc = ce_fail(ctx, CE_ERR_IO, "cannot return to the working directory: %s", strerror(errno));
+        rc = ce_fail(CE_ERR_IO, "cannot return to the working directory: %s", strerror(errno));
     close(cwd);
 
-    if (rc == CE_OK) rc = unpack_finish_digest(ctx, &r);
-    if (rc == CE_OK && wh) rc = ce_wheel_check(ctx, wh, s->label, s->only_under);   /* the bytes the manifest pins */
+    if (rc == CE_OK) rc = unpack_finish_digest(&r);
+    if (rc == CE_OK && wh) rc = ce_wheel_check(wh, s->label, s->only_under);   /* the bytes the manifest pins */
     ce_wheel_free(wh);
-    if (rc == CE_ERR_INTEGRITY && unreadable[0] && (rc = unpack_finish_digest(ctx, &r)) == CE_OK)
-        rc = ce_fail(ctx, CE_ERR_INTEGRITY, "%s is not a readable archive: %s; its size and sha256 match the "
+    if (rc == CE_ERR_INTEGRITY && unreadable[0] && (rc = unpack_finish_digest(&r)) == CE_OK)
+        rc = ce_fail(CE_ERR_INTEGRITY, "%s is not a readable archive: %s; its size and sha256 match the "
                      "manifest, so the published file itself is broken: report it to whoever publishes "
                      "the manifest", s->label, unreadable);
     if (rc == CE_ERR_RETRY)
-        ce_fail(ctx, rc, "%s: the download stopped before the archive was complete", s->label);
+        ce_fail(rc, "%s: the download stopped before the archive was complete", s->label);
     unpack_slot_give(&r);
     close(r.fd);
     free(r.buf);
     ce_sha256_free(r.md);
-    if (rc == CE_OK) rc = ce_unpack_check_links(ctx, dest, s->label);
+    if (rc == CE_OK) rc = ce_unpack_check_links(dest, s->label);
     if (rc == CE_OK && hash.list) {
         /* verified: save the index (a cache: failing to, compose hashes the tree) */
         ce_quiet q;
         ce_quiet_begin(&q, false);
-        ce_pkgindex_list_save(ctx, hash.list, dest, s->hash_index);
+        ce_pkgindex_list_save(hash.list, dest, s->hash_index);
         ce_quiet_end(&q);
     }
     ce_sha256_free(hash.md);

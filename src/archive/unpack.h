@@ -151,6 +151,6 @@ void ce_unpack_lost(ce_ctx *ctx, const char *label, const char *why);
 
 /* After extraction: every symlink under dir that resolves must resolve inside
  * dir (catches chains of individually harmless links).  CE_ERR_INTEGRITY. */
-int ce_unpack_check_links(ce_ctx *ctx, const char *dir, const char *label);
+int ce_unpack_check_links(const char *dir, const char *label);
 
 #endif

@@ -41,7 +41,7 @@ typedef struct reader {
  * decode slot given back. */
 int unpack_reader_open(reader *r);
 la_ssize_t unpack_read_cb(struct archive *a, void *ud, const void **buf);
-int unpack_finish_digest(ce_ctx *ctx, reader *r);
+int unpack_finish_digest(reader *r);
 /* after the tar's end: the rest of .xz input decoded and checked to the end of
  * the stream (index, footer, padding); 0, or -1 with a's error set */
 int unpack_xz_rest(struct archive *a, reader *r);

@@ -123,13 +123,13 @@ static int link_one(const ce_walk_entry *e, void *arg)
     return 0;
 }
 
-int ce_unpack_check_links(ce_ctx *ctx, const char *dir, const char *label)
+int ce_unpack_check_links(const char *dir, const char *label)
 {
     char root[PATH_MAX];
-    if (!realpath(dir, root)) return ce_fail(ctx, CE_ERR_IO, "cannot resolve %s: %s", dir, strerror(errno));
+    if (!realpath(dir, root)) return ce_fail(CE_ERR_IO, "cannot resolve %s: %s", dir, strerror(errno));
     link_walk w = { root, strlen(root), "" };
     if (ce_walk(root, link_one, &w) == CE_ERR_INTEGRITY)   /* the walk's own failure is not the archive's */
-        return ce_fail(ctx, CE_ERR_INTEGRITY, "unsafe entry '%s' in %s: symlink resolving outside the tree; "
+        return ce_fail(CE_ERR_INTEGRITY, "unsafe entry '%s' in %s: symlink resolving outside the tree; "
                        "nothing was installed from this archive", w.bad, label);
     return CE_OK;
 }

@@ -43,13 +43,13 @@ int unpack_reader_open(reader *r)
 {
     const ce_unpack_src *s = r->src;
     if (s->part && !(s->watch && s->watch->bell))
-        return ce_fail(r->ctx, CE_ERR_OTHER, "following %s needs its download's bell (fetch.h)", s->part);
+        return ce_fail(CE_ERR_OTHER, "following %s needs its download's bell (fetch.h)", s->part);
     for (;;) {
         unsigned long seen = s->part ? rings(r) : 0;
         r->fd = open(s->path, O_RDONLY | O_CLOEXEC);
         if (r->fd >= 0) return CE_OK;
         if (!s->part)
-            return ce_fail(r->ctx, CE_ERR_IO, "cannot open %s: %s", s->path, strerror(errno));
+            return ce_fail(CE_ERR_IO, "cannot open %s: %s", s->path, strerror(errno));
         r->fd = open(s->part, O_RDONLY | O_CLOEXEC);
         if (r->fd >= 0) return CE_OK;
         if (writer_stopped(r) || cancelled(r)) {
@@ -285,15 +285,15 @@ static int await_verified(reader *r)
 }
 
 /* The digest a cache entry was named after is not its own: it goes. */
-static int bad_cache_entry(ce_ctx *ctx, const ce_unpack_src *s, const char *got)
+static int bad_cache_entry(const ce_unpack_src *s, const char *got)
 {
     unlink(s->path);
-    return ce_fail(ctx, CE_ERR_INTEGRITY, "%s in the cache is not the file it is named after (%s): it was "
+    return ce_fail(CE_ERR_INTEGRITY, "%s in the cache is not the file it is named after (%s): it was "
                    "deleted and nothing from it was installed; rerun to download %s again", s->path, got, s->label);
 }
 
 /* libarchive stops at the tar end marker; the digest covers the whole file. */
-int unpack_finish_digest(ce_ctx *ctx, reader *r)
+int unpack_finish_digest(reader *r)
 {
     const ce_unpack_src *s = r->src;
     if (r->trust) return await_verified(r);
@@ -302,7 +302,7 @@ int unpack_finish_digest(ce_ctx *ctx, reader *r)
         if (n == 0) break;
         if (n < 0) {
             if (r->incomplete) return CE_ERR_RETRY;
-            return ce_fail(ctx, CE_ERR_IO, "cannot read %s: %s", s->path, strerror(errno));
+            return ce_fail(CE_ERR_IO, "cannot read %s: %s", s->path, strerror(errno));
         }
     }
     char got[CE_SHA256_HEX];
@@ -310,13 +310,13 @@ int unpack_finish_digest(ce_ctx *ctx, reader *r)
     if (s->cache_entry && ((s->size >= 0 && r->done != s->size) || (s->sha256 && strcmp(got, s->sha256) != 0))) {
         char what[128];
         snprintf(what, sizeof what, "its sha256 is %s", got);
-        return bad_cache_entry(ctx, s, what);
+        return bad_cache_entry(s, what);
     }
     if (s->size >= 0 && r->done != s->size)
-        return ce_fail(ctx, CE_ERR_INTEGRITY, "%s: size %lld, the manifest says %lld; the download is corrupt "
+        return ce_fail(CE_ERR_INTEGRITY, "%s: size %lld, the manifest says %lld; the download is corrupt "
                        "(delete it from the cache and retry)", s->label, r->done, s->size);
     if (s->sha256 && strcmp(got, s->sha256) != 0)
-        return ce_fail(ctx, CE_ERR_INTEGRITY, "%s: sha256 %s, the manifest says %s; nothing was installed "
+        return ce_fail(CE_ERR_INTEGRITY, "%s: sha256 %s, the manifest says %s; nothing was installed "
                        "(delete it from the cache and retry)", s->label, got, s->sha256);
     return CE_OK;
 }

@@ -259,45 +259,45 @@ bool ce_wheel_record(ce_wheel *w, char *text, size_t len)
                 "wheel itself is wrong: report it to whoever publishes it)"
 
 /* t against its row of r, which seen[] then marks. */
-static int member_check(ce_ctx *ctx, const ce_record *r, bool *seen, const taken *t, const char *label)
+static int member_check(const ce_record *r, bool *seen, const taken *t, const char *label)
 {
     const ce_record_row *row = ce_record_find(r, t->path);
     if (row) seen[row - r->v] = true;
     if (!row)
-        return ce_fail(ctx, CE_ERR_INTEGRITY, "%s: member '%.200s' is not in the wheel's RECORD, so nothing "
+        return ce_fail(CE_ERR_INTEGRITY, "%s: member '%.200s' is not in the wheel's RECORD, so nothing "
                        "vouches for its bytes; " NOTHING, label, t->path);
     if (!row->algo[0])
-        return ce_fail(ctx, CE_ERR_INTEGRITY, "%s: member '%.200s' is in RECORD without a hash (only RECORD "
+        return ce_fail(CE_ERR_INTEGRITY, "%s: member '%.200s' is in RECORD without a hash (only RECORD "
                        "itself and signature files may be); " NOTHING, label, t->path);
     if (strcmp(row->algo, "sha256") != 0)
-        return ce_fail(ctx, CE_ERR_INTEGRITY, "%s: RECORD gives member '%.200s' a %s hash, and cudaenv checks "
+        return ce_fail(CE_ERR_INTEGRITY, "%s: RECORD gives member '%.200s' a %s hash, and cudaenv checks "
                        "sha256; " NOTHING, label, t->path, row->algo);
     if (row->size >= 0 && row->size != t->size)
-        return ce_fail(ctx, CE_ERR_INTEGRITY, "%s: member '%.200s' holds %lld bytes, its RECORD says %lld; "
+        return ce_fail(CE_ERR_INTEGRITY, "%s: member '%.200s' holds %lld bytes, its RECORD says %lld; "
                        NOTHING, label, t->path, t->size, row->size);
     if (strcmp(row->sha256, t->sha256) != 0)
-        return ce_fail(ctx, CE_ERR_INTEGRITY, "%s: member '%.200s' has sha256 %s, its RECORD says %s; " NOTHING,
+        return ce_fail(CE_ERR_INTEGRITY, "%s: member '%.200s' has sha256 %s, its RECORD says %s; " NOTHING,
                        label, t->path, t->sha256, row->sha256);
     return CE_OK;
 }
 
-int ce_wheel_check(ce_ctx *ctx, const ce_wheel *w, const char *label, const char *under)
+int ce_wheel_check(const ce_wheel *w, const char *label, const char *under)
 {
     if (!w->record)
-        return ce_fail(ctx, CE_ERR_INTEGRITY, "%s has no *.dist-info/RECORD, the list of every file of a wheel "
+        return ce_fail(CE_ERR_INTEGRITY, "%s has no *.dist-info/RECORD, the list of every file of a wheel "
                        "with its sha256 (PEP 427), so nothing vouches for its members; " NOTHING, label);
     ce_record r;
     char why[320];
     int rc = ce_record_parse(w->record, w->record_len, &r, why, sizeof why);
-    if (rc == CE_ERR_NOMEM) return ce_fail(ctx, rc, "out of memory reading the RECORD of %s", label);
-    if (rc) return ce_fail(ctx, rc, "%s: its RECORD is not valid (%s); " NOTHING, label, why);
+    if (rc == CE_ERR_NOMEM) return ce_fail(rc, "out of memory reading the RECORD of %s", label);
+    if (rc) return ce_fail(rc, "%s: its RECORD is not valid (%s); " NOTHING, label, why);
     bool *seen = calloc(r.n + 1, sizeof *seen);
-    if (!seen) rc = ce_fail(ctx, CE_ERR_NOMEM, "out of memory checking %s", label);
-    for (size_t i = 0; rc == CE_OK && i < w->n; i++) rc = member_check(ctx, &r, seen, &w->v[i], label);
+    if (!seen) rc = ce_fail(CE_ERR_NOMEM, "out of memory checking %s", label);
+    for (size_t i = 0; rc == CE_OK && i < w->n; i++) rc = member_check(&r, seen, &w->v[i], label);
     /* what RECORD promises that the zip did not give */
     for (size_t i = 0; rc == CE_OK && i < r.n; i++)
         if (!seen[i] && ce_wheel_takes(r.v[i].path, under) && r.v[i].path[strlen(r.v[i].path) - 1] != '/')
-            rc = ce_fail(ctx, CE_ERR_INTEGRITY, "%s: its RECORD lists '%.200s', which the wheel does not hold; "
+            rc = ce_fail(CE_ERR_INTEGRITY, "%s: its RECORD lists '%.200s', which the wheel does not hold; "
                          NOTHING, label, r.v[i].path);
     free(seen);
     ce_record_free(&r);

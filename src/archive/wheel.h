@@ -65,6 +65,6 @@ bool ce_wheel_record(ce_wheel *w, char *text, size_t len);
  * with a sha256 and (when given) the size written, and every row of it
  * ce_wheel_takes(under) would take was taken; else CE_ERR_INTEGRITY naming
  * label (the wheel's URL) and the member (CE_ERR_NOMEM). */
-int ce_wheel_check(ce_ctx *ctx, const ce_wheel *w, const char *label, const char *under);
+int ce_wheel_check(const ce_wheel *w, const char *label, const char *under);
 
 #endif

@@ -115,7 +115,7 @@ static int sweep(cli *c, ce_cache_item *v, size_t n, bool prune, bool dry)
         cli_size(sz, sizeof sz, (double)v[i].size);
         cli_print("%s %s %s (%s)\n", dry ? "would remove" : "removed", kind_name(v[i].kind),
                   cli_esc_line(v[i].label[0] ? v[i].label : v[i].name), sz);
-        if (!dry) rc = ce_cache_remove(&c->ctx, &v[i]);
+        if (!dry) rc = ce_cache_remove(&v[i]);
         if (rc == CE_OK) { freed += v[i].freeable; count++; }
     }
     ce_store_end(&txn);

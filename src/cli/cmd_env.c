@@ -59,7 +59,7 @@ int cli_print_env(cli *c, const ce_active_info *sel, bool set_version, bool warn
         ce_env_free(&env);
         return rc;
     }
-    rc = ce_env_format(&c->ctx, &env, sel, (ce_shell)sh, &text);
+    rc = ce_env_format(&env, sel, (ce_shell)sh, &text);
     ce_env_free(&env);
     if (rc) return cli_fail(c, rc);
     /* one write(2), not stdio: its first use costs an fstat, an ioctl and

@@ -45,19 +45,19 @@ static int cmd_exec(cli *c, const cli_args *a)
          * nothing installed names its file (never what it says) */
         if ((rc = ce_active(&c->ctx, NULL, &sel))) return cli_fail(c, rc);
         if (sel.origin == CE_ORIGIN_SYSTEM)
-            return cli_fail(c, ce_fail(&c->ctx, CE_ERR_NOTFOUND, "no toolchain selected here (cudaenv use, "
+            return cli_fail(c, ce_fail(CE_ERR_NOTFOUND, "no toolchain selected here (cudaenv use, "
                                        ".cuda-version, cudaenv global): name one, cudaenv exec VERSION -- %s, or "
                                        "the machine's own CUDA, cudaenv exec system -- %s", rest[0], rest[0]));
     }
     /* as root, the toolchain the command will find first on PATH and
      * LD_LIBRARY_PATH must be root's (core/trust.h) */
-    if (sel.tc.prefix[0] && (rc = ce_trust_toolchain(&c->ctx, sel.tc.prefix))) return cli_fail(c, rc);
+    if (sel.tc.prefix[0] && (rc = ce_trust_toolchain(sel.tc.prefix))) return cli_fail(c, rc);
     /* a Python with its own CUDA libraries (for_python.c) */
     const char *py = a->opt[OPT_FOR] ? a->opt[OPT_FOR] : cli_python_cmd(rest[0]);
     if ((rc = cli_libs_mode(c, a->opt[OPT_LIBS], py, &sel))) return rc;
     ce_env env;
     if ((rc = ce_env_compute(&c->ctx, &sel, true, &env))) return cli_fail(c, rc);
-    rc = ce_env_apply(&c->ctx, &env);
+    rc = ce_env_apply(&env);
     ce_env_free(&env);
     if (rc) return cli_fail(c, rc);
     fflush(stdout);

@@ -91,8 +91,8 @@ static int cmd_global(cli *c, const cli_args *a)
             printf("system\n");
             return 0;
         }
-        if ((rc = ce_spec_file_read(&c->ctx, path, spec, sizeof spec)) ||
-            (rc = ce_spec_file_showable(&c->ctx, path, spec)))
+        if ((rc = ce_spec_file_read(path, spec, sizeof spec)) ||
+            (rc = ce_spec_file_showable(path, spec)))
             return cli_fail(c, rc);
         printf("%s\n", spec);
         return 0;
@@ -102,8 +102,8 @@ static int cmd_global(cli *c, const cli_args *a)
     char parent[4096];
     snprintf(parent, sizeof parent, "%s", path);
     if (strrchr(parent, '/')) *strrchr(parent, '/') = '\0';
-    if ((rc = ce_mkdir_p(&c->ctx, parent, 0755)) ||
-        (rc = ce_spec_file_write(&c->ctx, path, s.is_system ? "system" : s.tc.name)))
+    if ((rc = ce_mkdir_p(parent, 0755)) ||
+        (rc = ce_spec_file_write(path, s.is_system ? "system" : s.tc.name)))
         return cli_fail(c, rc);
     return 0;
 }

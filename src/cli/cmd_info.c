@@ -450,7 +450,7 @@ static int cmd_info(cli *c, const cli_args *a)
     if (no_cudnn && *cudnn) return cli_usage_error(c->cmd, "--cudnn and --no-cudnn exclude each other");
 
     ce_spec spec;
-    int rc = ce_spec_parse(&c->ctx, spec_text, &spec);
+    int rc = ce_spec_parse(spec_text, &spec);
     if (rc) return cli_fail(c, rc);
     ce_manifest *m;
     if ((rc = cli_load_manifest_for(c, &spec, cudnn, &m))) return cli_fail(c, rc);

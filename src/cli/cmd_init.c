@@ -296,7 +296,7 @@ static int static_target_safe(cli *c, const char *path, bool in_store)
     char *slash = strrchr(dir, '/');
     if (slash && slash != dir) *slash = '\0';
     if (ce_priv_path_ok(dir)) return CE_OK;
-    return ce_fail(&c->ctx, CE_ERR_PERM, "unsafe for cudaenv run as root: %s is not a directory only root can "
+    return ce_fail(CE_ERR_PERM, "unsafe for cudaenv run as root: %s is not a directory only root can "
                    "change (it, or one above it, is a symlink or a user's, or writable by group or others); write "
                    "the file somewhere root owns", dir);
 }
@@ -316,24 +316,24 @@ static int write_static(cli *c, const char *shell, const char *bin, const char *
         n = snprintf(path, sizeof path, "%s/init/cudaenv.%s", c->ctx.root, shell);
     }
     if (n < 0 || (size_t)n >= sizeof path)
-        return cli_fail(c, ce_fail(&c->ctx, CE_ERR_OTHER, "path too long: %s", out ? out : c->ctx.root));
+        return cli_fail(c, ce_fail(CE_ERR_OTHER, "path too long: %s", out ? out : c->ctx.root));
     int trc = out && *out ? static_target_safe(c, path, false) : CE_OK;
     if (trc) return cli_fail(c, trc);
     snprintf(dir, sizeof dir, "%s", path);
     char *slash = strrchr(dir, '/');
     if (slash && slash != dir) {
         *slash = '\0';
-        int rc = ce_mkdir_p(&c->ctx, dir, 0755);
+        int rc = ce_mkdir_p(dir, 0755);
         if (rc) return cli_fail(c, rc);
     }
     char *text = NULL;
     size_t len = 0;
     FILE *o = open_memstream(&text, &len);
-    if (!o) return cli_fail(c, ce_fail(&c->ctx, CE_ERR_NOMEM, "out of memory"));
+    if (!o) return cli_fail(c, ce_fail(CE_ERR_NOMEM, "out of memory"));
     write_static_head(o, shell, bin, path);
     write_init(c, o, shell, bin);
     fclose(o);
-    int rc = ce_file_write_atomic(&c->ctx, path, text, len, 0644);
+    int rc = ce_file_write_atomic(path, text, len, 0644);
     free(text);
     if (rc) return cli_fail(c, rc);
     puts(path);

@@ -37,9 +37,9 @@ static const cli_opt cmd_install_opts[] = {
 /* The pin in effect is not a spec, or names no release of the manifest:
  * the failure names the file, never what it says (it may be a symlink to
  * a token), as every other command that reads a pin (activate.h). */
-static int pin_unresolved(cli *c, const char *pin_src)
+static int pin_unresolved(const char *pin_src)
 {
-    return ce_fail(&c->ctx, CE_ERR_NOTFOUND, "%s: no release of the manifest by that name, or not a spec (content "
+    return ce_fail(CE_ERR_NOTFOUND, "%s: no release of the manifest by that name, or not a spec (content "
                    "not shown); see what it names with: cat %s, then pin a release of cudaenv list-remote "
                    "(cudaenv local VERSION) or give one: cudaenv install VERSION", pin_src, pin_src);
 }
@@ -109,12 +109,12 @@ static int cmd_install(cli *c, const cli_args *a)
     if ((rc = cli_load_manifest(c, &m)) != CE_OK) goto out;
     for (size_t i = 0; i < nspecs; i++) {
         ce_spec spec;
-        if ((rc = ce_spec_parse(&c->ctx, specs[i], &spec)) != CE_OK) {
-            if (from_pin) rc = pin_unresolved(c, pin_src);
+        if ((rc = ce_spec_parse(specs[i], &spec)) != CE_OK) {
+            if (from_pin) rc = pin_unresolved(pin_src);
             goto out;
         }
         if (spec.kind == CE_SPEC_SYSTEM) {
-            rc = ce_fail(&c->ctx, CE_ERR_NOTFOUND, "'system' is the machine's own CUDA; nothing to install");
+            rc = ce_fail(CE_ERR_NOTFOUND, "'system' is the machine's own CUDA; nothing to install");
             goto out;
         }
         const char *dn = cudnn;
@@ -122,7 +122,7 @@ static int cmd_install(cli *c, const cli_args *a)
         char policy[32];
         cli_cudnn_policy(c, &spec, &dn, &nd, policy, sizeof policy);
         if ((rc = ce_resolve(&c->ctx, m, &spec, dn, nd, &r[i])) != CE_OK) {
-            if (from_pin && (rc == CE_ERR_NOTFOUND || rc == CE_ERR_USAGE)) rc = pin_unresolved(c, pin_src);
+            if (from_pin && (rc == CE_ERR_NOTFOUND || rc == CE_ERR_USAGE)) rc = pin_unresolved(pin_src);
             goto out;
         }
     }

@@ -54,18 +54,18 @@ static bool python_path(const char *want, char *out, size_t outsz)
 /* Whether py can import ipykernel (what the kernel's argv runs), asked of
  * a Python isolated from the working directory (core/pyrun.h: an
  * ipykernel.py there must not run). */
-static bool has_ipykernel(cli *c, const char *py)
+static bool has_ipykernel(const char *py)
 {
     ce_py run;
-    if (ce_py_prepare(&c->ctx, &run, py, "import ipykernel\n", NULL, 0) != CE_OK) {
-        ce_py_done(&c->ctx, &run);
+    if (ce_py_prepare(&run, py, "import ipykernel\n", NULL, 0) != CE_OK) {
+        ce_py_done(&run);
         return true; /* cannot tell: no warning */
     }
     ce_proc p = { .path = py, .argv = run.argv, .env_add = (const char *const *)run.env_add, .cwd = run.dir,
                   .out = CE_PROC_NULL };
     ce_proc_result r;
     int rc = ce_proc_run(NULL, &p, &r);
-    ce_py_done(&c->ctx, &run);
+    ce_py_done(&run);
     if (rc != CE_OK) return true;
     ce_proc_result_free(&r);
     return r.code == 0;
@@ -93,12 +93,12 @@ static int install(cli *c, const cli_cmd *cmd, const char *version, const char *
     if (sel.is_system) return cli_usage_error(cmd, "a kernel needs an installed toolchain, not 'system'");
     char py[4096], kname[128];
     if (!python_path(python ? python : "python3", py, sizeof py))
-        return cli_fail(c, ce_fail(&c->ctx, CE_ERR_NOTFOUND, "%s: %s; name the Python with --python PATH",
+        return cli_fail(c, ce_fail(CE_ERR_NOTFOUND, "%s: %s; name the Python with --python PATH",
                                    python ? python : "python3", python ? "no such executable" : "not found on PATH"));
     /* as root, a Python that is not root's is refused before anything is
      * written (pyrun.h: the same check every Python start makes) */
     char why[2 * 4096 + 512];
-    if (ce_py_trusted(py, why, sizeof why)) return cli_fail(c, ce_fail(&c->ctx, CE_ERR_PERM, "%s", why));
+    if (ce_py_trusted(py, why, sizeof why)) return cli_fail(c, ce_fail(CE_ERR_PERM, "%s", why));
     if (name) {
         if (!valid_name(name))
             return cli_usage_error(cmd, "bad kernel name '%s' (letters, digits, '.', '_', '-')", name);
@@ -115,14 +115,14 @@ static int install(cli *c, const cli_cmd *cmd, const char *version, const char *
     char *text = NULL;
     if ((rc = cli_libs_mode(c, NULL, py, &sel))) return rc;
     if ((rc = ce_env_compute(&c->ctx, &sel, true, &env))) return cli_fail(c, rc);
-    rc = ce_env_format(&c->ctx, &env, &sel, CE_SH_JSON, &text);
+    rc = ce_env_format(&env, &sel, CE_SH_JSON, &text);
     ce_env_free(&env);
     if (rc) return cli_fail(c, rc);
     cJSON *doc = cJSON_Parse(text);
     free(text);
     cJSON *envobj = doc ? cJSON_DetachItemFromObjectCaseSensitive(doc, "env") : NULL;
     cJSON_Delete(doc);
-    if (!envobj) return cli_fail(c, ce_fail(&c->ctx, CE_ERR_OTHER, "cannot read the toolchain's environment"));
+    if (!envobj) return cli_fail(c, ce_fail(CE_ERR_OTHER, "cannot read the toolchain's environment"));
 
     cJSON *k = cJSON_CreateObject();
     cJSON *argv = cJSON_AddArrayToObject(k, "argv");
@@ -138,7 +138,7 @@ static int install(cli *c, const cli_cmd *cmd, const char *version, const char *
     cJSON_AddStringToObject(meta, "prefix", sel.tc.prefix);
     char *json = cJSON_Print(k);
     cJSON_Delete(k);
-    if (!json) return cli_fail(c, ce_fail(&c->ctx, CE_ERR_NOMEM, "out of memory"));
+    if (!json) return cli_fail(c, ce_fail(CE_ERR_NOMEM, "out of memory"));
 
     char dir[4096], kdir[4300], file[4400];
     if ((rc = data_dir(c, dir, sizeof dir))) {
@@ -155,19 +155,19 @@ static int install(cli *c, const cli_cmd *cmd, const char *version, const char *
     if (ce_priv_dir_make(&t, kdir, 0755, why, sizeof why)) {
         bool refused = errno == EPERM || errno == ELOOP;
         free(json);
-        return cli_fail(c, ce_fail(&c->ctx, refused || errno == EACCES ? CE_ERR_PERM : CE_ERR_IO,
+        return cli_fail(c, ce_fail(refused || errno == EACCES ? CE_ERR_PERM : CE_ERR_IO,
                                    "cannot write %s: %s%s", file, why,
                                    refused ? "; as root the kernelspec is written only into directories only root "
                                              "can change (a user's JUPYTER_DATA_DIR or HOME left by sudo -E: use "
                                              "sudo -H, or run jupyter install as that user)" : ""));
     }
-    rc = ce_file_write_atomic_at(&c->ctx, t.fd, kdir, "kernel.json", json, len + 1, 0644);
+    rc = ce_file_write_atomic_at(t.fd, kdir, "kernel.json", json, len + 1, 0644);
     ce_priv_tree_close(&t);
     free(json);
     if (rc) return cli_fail(c, rc);
     printf("%s\n", file);
     char pip[768];
-    if (!has_ipykernel(c, py))
+    if (!has_ipykernel(py))
         cli_warn(c, "%s cannot import ipykernel, which the kernel runs: %s", py,
                  ce_pip_install_cmd(py, "ipykernel", pip, sizeof pip));
     cli_note(c, "kernel '%s' (%s) runs %s with toolchain %s; pick it in Jupyter's kernel list", kname, disp, py,

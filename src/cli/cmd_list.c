@@ -48,7 +48,7 @@ static int cmd_list(cli *c, const cli_args *a)
     bool have_sys = ce_system_toolchain(&c->ctx, &sys);
     /* what each one costs: bytes only it holds, bytes shared by hardlinks */
     ce_tc_usage *use = calloc(n ? n : 1, sizeof *use);
-    if (!use || ce_store_usage(&c->ctx, v, n, use, cli_on(a, OPT_SIZES)) != CE_OK) { free(use); use = NULL; }
+    if (!use || ce_store_usage(v, n, use, cli_on(a, OPT_SIZES)) != CE_OK) { free(use); use = NULL; }
     ce_quiet_end(&q);
     cJSON *root = c->json ? cJSON_CreateObject() : NULL;
     cJSON *arr = root ? cJSON_AddArrayToObject(root, "toolchains") : NULL;

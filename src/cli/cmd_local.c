@@ -47,13 +47,13 @@ static int cmd_local(cli *c, const cli_args *a)
         return 0;
     }
     if (!version) {
-        int r = ce_version_file_find(&c->ctx, cwd, path, sizeof path, spec, sizeof spec);
+        int r = ce_version_file_find(cwd, path, sizeof path, spec, sizeof spec);
         if (r < 0) return cli_fail(c, r);
         if (r == 0) {
             cli_error(c, "no " CE_VERSION_FILE " in %s or above; set one with: cudaenv local VERSION", cwd);
             return 3;
         }
-        if ((r = ce_spec_file_showable(&c->ctx, path, spec))) return cli_fail(c, r);
+        if ((r = ce_spec_file_showable(path, spec))) return cli_fail(c, r);
         printf("%s\n", spec);
         return 0;
     }
@@ -67,7 +67,7 @@ static int cmd_local(cli *c, const cli_args *a)
     /* the pin carries the mode (libs=framework) for the hook's env */
     if ((rc = cli_libs_mode(c, a->opt[OPT_LIBS], a->opt[OPT_FOR], &s))) return rc;
     snprintf(path, sizeof path, "%s/" CE_VERSION_FILE, strcmp(cwd, "/") ? cwd : "");
-    if ((rc = ce_pin_write(&c->ctx, path, version, s.libs))) return cli_fail(c, rc);
+    if ((rc = ce_pin_write(path, version, s.libs))) return cli_fail(c, rc);
     return 0;
 }
 

@@ -61,9 +61,9 @@ static int load_source(cli *c, char **text, size_t *len, ce_manifest **m)
     if ((rc = ce_manifest_source(&c->ctx, &src)) || (url && (rc = ce_manifest_refresh(&c->ctx, &src, false, &res))))
         return rc;
     const char *path = src.path;
-    rc = ce_file_read(&c->ctx, url ? src.path : path, CE_MANIFEST_MAX, text, len);
+    rc = ce_file_read(url ? src.path : path, CE_MANIFEST_MAX, text, len);
     if (rc == CE_ERR_NOTFOUND && !url)
-        return ce_fail(&c->ctx, rc, "manifest %s does not exist; check CUDAENV_MANIFEST / --manifest", path);
+        return ce_fail(rc, "manifest %s does not exist; check CUDAENV_MANIFEST / --manifest", path);
     if (rc) return rc;
     return ce_manifest_parse(&c->ctx, *text, *len, url ? loc : path, !url, m);
 }
@@ -136,13 +136,13 @@ static int cmd_mirror(cli *c, const cli_args *a)
     char *text = NULL;
     size_t len = 0;
     ce_manifest *m = NULL;
-    rc = specs ? CE_OK : ce_fail(&c->ctx, CE_ERR_NOMEM, "out of memory");
+    rc = specs ? CE_OK : ce_fail(CE_ERR_NOMEM, "out of memory");
     for (size_t i = 0; i < nspecs && !rc; i++) {
-        rc = ce_spec_parse(&c->ctx, texts[i], &specs[i]);
+        rc = ce_spec_parse(texts[i], &specs[i]);
         if (!rc && specs[i].kind == CE_SPEC_SYSTEM)
-            rc = ce_fail(&c->ctx, CE_ERR_NOTFOUND, "'system' is the machine's own CUDA; nothing to mirror");
+            rc = ce_fail(CE_ERR_NOTFOUND, "'system' is the machine's own CUDA; nothing to mirror");
     }
-    if (!rc && a->opt[OPT_SIGN_KEY]) rc = ce_manifest_sign_key_check(&c->ctx, a->opt[OPT_SIGN_KEY]);
+    if (!rc && a->opt[OPT_SIGN_KEY]) rc = ce_manifest_sign_key_check(a->opt[OPT_SIGN_KEY]);
     if (!rc) rc = load_source(c, &text, &len, &m);
     if (!rc) {
         req.src_text = text;
@@ -156,7 +156,7 @@ static int cmd_mirror(cli *c, const cli_args *a)
     char out[4300];
     snprintf(out, sizeof out, "%s/cudaenv.json", req.dir ? req.dir : ".");
     if (!rc && key) {
-        rc = ce_manifest_sign_file(&c->ctx, key, out);
+        rc = ce_manifest_sign_file(key, out);
         if (!rc) cli_note(c, "signed %s.sig with %s", out, key);
     } else if (!rc && sig_exists(out)) {
         cli_warn(c, "%s.sig is from an earlier run and may not match the manifest now: sign it again (--sign-key KEY), or nodes refuse it", out);

@@ -43,13 +43,13 @@ static int cmd_modulefile(cli *c, const cli_args *a)
     if ((rc = ce_store_find(&c->ctx, version, &tc))) return cli_fail(c, rc);
     if (!dir) {
         char *text;
-        if ((rc = ce_modulefile_render(&c->ctx, &tc, fmt, &text))) return cli_fail(c, rc);
+        if ((rc = ce_modulefile_render(&tc, fmt, &text))) return cli_fail(c, rc);
         fputs(text, stdout);
         free(text);
         return 0;
     }
     char path[4600];
-    if ((rc = ce_modulefile_write(&c->ctx, &tc, fmt, dir, path, sizeof path, NULL))) return cli_fail(c, rc);
+    if ((rc = ce_modulefile_write(&tc, fmt, dir, path, sizeof path, NULL))) return cli_fail(c, rc);
     printf("%s\n", path);
     return 0;
 }

@@ -47,7 +47,7 @@ static finding *add(findings *f, const char *tc, const char *kind)
 
 
 /* The TensorFlow releases the receipt of t says it was installed for. */
-static cJSON *receipt_tf(cli *c, const ce_toolchain *t, cJSON **doc)
+static cJSON *receipt_tf(const ce_toolchain *t, cJSON **doc)
 {
     char path[4300], *data = NULL;
     size_t len = 0;
@@ -55,7 +55,7 @@ static cJSON *receipt_tf(cli *c, const ce_toolchain *t, cJSON **doc)
     snprintf(path, sizeof path, "%s/" CE_RECEIPT_NAME, t->prefix);
     ce_quiet q;
     ce_quiet_begin(&q, true);
-    int rc = ce_file_read(&c->ctx, path, 4u << 20, &data, &len);
+    int rc = ce_file_read(path, 4u << 20, &data, &len);
     ce_quiet_end(&q);
     if (rc) return NULL;
     *doc = cJSON_ParseWithLength(data, len);
@@ -95,7 +95,7 @@ static void check(cli *c, const ce_manifest *m, const ce_toolchain *t, findings 
             snprintf(x->hint, sizeof x->hint, "cudaenv install %s --cudnn %s", t->cuda, nd->version);
         }
     }
-    cJSON *doc, *tfs = receipt_tf(c, t, &doc);
+    cJSON *doc, *tfs = receipt_tf(t, &doc);
     for (cJSON *e = tfs ? tfs->child : NULL; e; e = e->next) {
         if (!cJSON_IsString(e) || !e->valuestring) continue;
         const ce_tf *row = ce_manifest_tf(m, e->valuestring);

@@ -23,7 +23,7 @@ int cli_oci_install(cli *c, const char *const *refs, size_t n)
     int rc = CE_OK;
     for (size_t i = 0; i < n && rc == CE_OK; i++) {
         ce_oci_ref ref;
-        if (ce_oci_ref_parse(&c->ctx, refs[i], &ref)) return cli_usage_error(c->cmd, "%s", ce_errmsg());
+        if (ce_oci_ref_parse(refs[i], &ref)) return cli_usage_error(c->cmd, "%s", ce_errmsg());
     }
     ce_store_txn txn = CE_STORE_TXN_INIT;
     if ((rc = ce_store_begin(&c->ctx, &txn)) != CE_OK) {
@@ -34,7 +34,7 @@ int cli_oci_install(cli *c, const char *const *refs, size_t n)
     for (size_t i = 0; i < n && rc == CE_OK; i++) {
         ce_oci_ref ref;
         ce_oci_pull_res res;
-        ce_oci_ref_parse(&c->ctx, refs[i], &ref);
+        ce_oci_ref_parse(refs[i], &ref);
         if ((rc = ce_oci_install(&c->ctx, &ref, refs[i], &res)) != CE_OK) break;
         if (c->ctx.quiet) continue;
         if (res.already)

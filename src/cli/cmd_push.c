@@ -25,7 +25,7 @@ int cli_oci_fail(cli *c, int rc)
 static int cmd_push(cli *c, const cli_args *a)
 {
     ce_oci_ref ref;
-    int rc = ce_oci_ref_parse(&c->ctx, a->pos[1], &ref);
+    int rc = ce_oci_ref_parse(a->pos[1], &ref);
     if (rc) return cli_usage_error(c->cmd, "%s", ce_errmsg());
     ce_store_txn txn = CE_STORE_TXN_INIT;
     ce_oci_push_res res;

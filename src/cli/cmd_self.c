@@ -79,14 +79,14 @@ static int locate(cli *c, release *r)
     up(r->top);
     const char *rel = strrchr(r->top, '/');
     if (strcmp(r->installer, "deb") == 0)
-        return ce_fail(&c->ctx, CE_ERR_USAGE, "this cudaenv came from a .deb (dpkg owns %s): update it with "
+        return ce_fail(CE_ERR_USAGE, "this cudaenv came from a .deb (dpkg owns %s): update it with "
                        "sudo apt-get install --only-upgrade cudaenv, or sudo apt install ./cudaenv_VER_ARCH.deb "
                        "of the new release", r->tree);
     if (strcmp(r->installer, "pip") == 0)
-        return ce_fail(&c->ctx, CE_ERR_USAGE, "this cudaenv is a Python package (%s): update it with "
+        return ce_fail(CE_ERR_USAGE, "this cudaenv is a Python package (%s): update it with "
                        "pipx upgrade cudaenv, uv tool upgrade cudaenv, or pip install -U cudaenv", r->tree);
     if (strcmp(r->installer, "install.sh") != 0 || !rel || strcmp(rel, "/releases") != 0)
-        return ce_fail(&c->ctx, CE_ERR_USAGE, "this cudaenv (%s) was not installed from a release (no "
+        return ce_fail(CE_ERR_USAGE, "this cudaenv (%s) was not installed from a release (no "
                        "share/cudaenv/INSTALLER of install.sh's, or not in PREFIX/lib/cudaenv/releases/): "
                        "update the checkout and make install again, or install a release with "
                        "curl -LsSf BASE/install.sh | sh", r->tree);
@@ -101,12 +101,12 @@ static int locate(cli *c, release *r)
     else if (first_line(conf, line, sizeof line) && strncmp(line, "base=", 5) == 0 && line[5])
         snprintf(r->base, sizeof r->base, "%s", line + 5);
     else
-        return ce_fail(&c->ctx, CE_ERR_USAGE, "%s names no release server (base=URL): set CUDAENV_INSTALL_BASE=URL, "
+        return ce_fail(CE_ERR_USAGE, "%s names no release server (base=URL): set CUDAENV_INSTALL_BASE=URL, "
                        "or run install.sh again", conf);
     size_t bl = strlen(r->base);
     while (bl > 1 && r->base[bl - 1] == '/') r->base[--bl] = '\0';
     if (ce_trust_privileged())   /* root replaces what root runs: the place must be root's alone */
-        return ce_trust_chain(&c->ctx, r->top, "the cudaenv release directory",
+        return ce_trust_chain(r->top, "the cudaenv release directory",
                               "install cudaenv as root into a root-owned prefix, or update it as its owner");
     return CE_OK;
 }
@@ -149,12 +149,12 @@ static int run_installer(cli *c, const release *r, const char *ver, const char *
     char tmp[PATH_MAX + 32];
     snprintf(tmp, sizeof tmp, "%s/.self-update.XXXXXX", r->top);
     int fd = mkstemp(tmp);
-    if (fd < 0) return ce_fail(&c->ctx, CE_ERR_IO, "cannot write into %s: %s", r->top, strerror(errno));
+    if (fd < 0) return ce_fail(CE_ERR_IO, "cannot write into %s: %s", r->top, strerror(errno));
     bool ok = ce_pwrite_all(fd, script, len, 0) == 0;
     ok = close(fd) == 0 && ok;
     if (!ok) {
         unlink(tmp);
-        return ce_fail(&c->ctx, CE_ERR_IO, "cannot write %s: %s", tmp, strerror(errno));
+        return ce_fail(CE_ERR_IO, "cannot write %s: %s", tmp, strerror(errno));
     }
     char base[sizeof r->base], prefix[sizeof r->prefix], v[80];
     snprintf(base, sizeof base, "%s", r->base);
@@ -167,7 +167,7 @@ static int run_installer(cli *c, const release *r, const char *ver, const char *
     unlink(tmp);
     if (rc) return rc;
     if (res.code == 0) return CE_OK;
-    return ce_fail(&c->ctx, res.code == 5 ? CE_ERR_INTEGRITY : CE_ERR_OTHER, "the install.sh of cudaenv %s "
+    return ce_fail(res.code == 5 ? CE_ERR_INTEGRITY : CE_ERR_OTHER, "the install.sh of cudaenv %s "
                    "failed (exit %d, its message above): cudaenv %s in %s is unchanged", ver, res.code, CE_VERSION,
                    r->prefix);
 }
@@ -215,14 +215,14 @@ static int cmd_self(cli *c, const cli_args *a)
     rc = fetch(c, &r, ver, "SHA256SUMS", 64 << 10, &sums, &sums_len);
     if (!rc && access(key, F_OK) == 0) {
         rc = fetch(c, &r, ver, "SHA256SUMS.sig", 1024, &sig, &sig_len);
-        if (!rc) rc = ce_sig_verify_key(&c->ctx, key, what, sums, sums_len, sig);
+        if (!rc) rc = ce_sig_verify_key(key, what, sums, sums_len, sig);
     } else if (!rc) {
         cli_note(c, "no release key in %s (install.sh had none): only the checksums are checked", r.top);
     }
     if (!rc && !sum_of(sums, "install.sh", want))
-        rc = ce_fail(&c->ctx, CE_ERR_INTEGRITY, "%s names no install.sh: not a cudaenv release", what);
+        rc = ce_fail(CE_ERR_INTEGRITY, "%s names no install.sh: not a cudaenv release", what);
     if (!rc && !sum_of(sums, tar, got))
-        rc = ce_fail(&c->ctx, CE_ERR_NOTFOUND, "%s has no %s: release %s has no build for this machine (%s)", what, tar,
+        rc = ce_fail(CE_ERR_NOTFOUND, "%s has no %s: release %s has no build for this machine (%s)", what, tar,
                      ver, arch);
     if (!rc) rc = fetch(c, &r, ver, "install.sh", 1 << 20, &script, &script_len);
     if (!rc) {
@@ -233,7 +233,7 @@ static int cmd_self(cli *c, const cli_args *a)
             ce_sha256_final(h, got);
             ce_sha256_free(h);
             if (strcmp(got, want) != 0)
-                rc = ce_fail(&c->ctx, CE_ERR_INTEGRITY, "%s/%s/install.sh: sha256 %s, SHA256SUMS says %s: refused, "
+                rc = ce_fail(CE_ERR_INTEGRITY, "%s/%s/install.sh: sha256 %s, SHA256SUMS says %s: refused, "
                              "nothing changed", r.base, ver, got, want);
         }
     }

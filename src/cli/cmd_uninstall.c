@@ -36,7 +36,7 @@ static int refuse_active(cli *c, const ce_toolchain *t)
         why = sel.source[0] ? sel.source : ce_origin_name(sel.origin);
     ce_status_clear();
     if (!why) return CE_OK;
-    return ce_fail(&c->ctx, CE_ERR_OTHER, "%s is the active toolchain (%s); switch away first "
+    return ce_fail(CE_ERR_OTHER, "%s is the active toolchain (%s); switch away first "
                    "(cudaenv use system, cudaenv local/global --unset) or pass --force", t->name, why);
 }
 
@@ -65,7 +65,7 @@ static int refuse_global(cli *c, const ce_toolchain *t, bool force, char *file, 
     char alt[160];
     if (other) snprintf(alt, sizeof alt, "cudaenv global %s, or ", other);
     else alt[0] = '\0';
-    rc = ce_fail(&c->ctx, CE_ERR_OTHER, "%s is the global default (%s): new shells would find it missing; "
+    rc = ce_fail(CE_ERR_OTHER, "%s is the global default (%s): new shells would find it missing; "
                  "choose another first (%scudaenv global --unset for the machine's own CUDA), or pass --force, "
                  "which also clears the global default", t->name, g.source, alt);
     free(v);
@@ -96,7 +96,7 @@ static int cmd_uninstall(cli *c, const cli_args *a)
                 matches++;
         free(v);
         if (matches)
-            rc = ce_fail(&c->ctx, CE_ERR_USAGE, "%s names more than one installed toolchain; "
+            rc = ce_fail(CE_ERR_USAGE, "%s names more than one installed toolchain; "
                          "give the full name (see: cudaenv list)", want);
     }
     char global_file[4096] = "";

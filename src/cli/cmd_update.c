@@ -88,7 +88,7 @@ static int cmd_update(cli *c, const cli_args *a)
         return cli_fail(c, rc);
     }
     ce_mcopy_meta meta;
-    if (ce_mcopy_meta_read(&c->ctx, &src, &meta) != CE_OK) memset(&meta, 0, sizeof meta);
+    if (ce_mcopy_meta_read(&src, &meta) != CE_OK) memset(&meta, 0, sizeof meta);
     const char *signer = meta.signed_by[0] ? meta.signed_by : "unsigned";
     if (res == CE_MREFRESH_NEW) {
         cli_print("updated the manifest %s: %s -> %s (%s: %s)\n", src.origin,

@@ -66,7 +66,7 @@ static int in_effect(cli *c, ce_toolchain *tc, bool *adhoc, char *why, size_t wh
     ce_sys_path(&c->ctx, CE_SYS_LINK, link, sizeof link);
     bool have = ce_sys_resolve(&c->ctx, link, real, sizeof real);
     if (!have)
-        return ce_fail(&c->ctx, CE_ERR_NOTFOUND, "nothing to verify: no toolchain is selected and there is no %s; "
+        return ce_fail(CE_ERR_NOTFOUND, "nothing to verify: no toolchain is selected and there is no %s; "
                        "name one: cudaenv verify VERSION (cudaenv list shows them)", link);
     memset(tc, 0, sizeof *tc);
     if ((rc = ce_adopt_probe(&c->ctx, real, tc->cuda, sizeof tc->cuda, tc->cudnn, sizeof tc->cudnn))) return rc;
@@ -93,7 +93,7 @@ static int own_environment(cli *c, const ce_toolchain *tc, bool adhoc, char **sh
     ce_env env;
     int rc = ce_env_compute(&c->ctx, &sel, true, &env);
     if (rc) return rc;
-    rc = ce_env_apply(&c->ctx, &env);
+    rc = ce_env_apply(&env);
     ce_env_free(&env);
     return rc;
 }
@@ -143,7 +143,7 @@ static void add_image(cJSON *o, const char *prefix)
         return;
     ce_quiet q;
     ce_quiet_begin(&q, false);
-    int rc = ce_file_read(NULL, path, 1u << 16, &text, &len);
+    int rc = ce_file_read(path, 1u << 16, &text, &len);
     ce_quiet_end(&q);
     if (rc) return;
     cJSON *origin = cJSON_ParseWithLength(text, len);
@@ -421,7 +421,7 @@ static int cmd_verify(cli *c, const cli_args *a)
     int rc = spec_arg ? ce_store_find(&c->ctx, spec_arg, &tc) : in_effect(c, &tc, &adhoc, why, sizeof why);
     /* as root, what verify runs and loads from the toolchain must be root's
      * (core/trust.h; proc.c checks each program it starts too) */
-    if (!rc) rc = ce_trust_toolchain(&c->ctx, tc.prefix);
+    if (!rc) rc = ce_trust_toolchain(tc.prefix);
     if (rc) {
         free(orig_ver);
         return cli_fail(c, rc);

@@ -88,7 +88,7 @@ int cli_for_python(cli *c, const char *python, const char *choice, char *spec, s
     static const char *const names[NFW] = { "TensorFlow", "PyTorch", "JAX" };
     const char *pick = NULL;
     if (choice && !(pick = ce_fw_name(choice)))
-        return ce_fail(&c->ctx, CE_ERR_USAGE, "--framework: '%s' is not tf, torch or jax", choice);
+        return ce_fail(CE_ERR_USAGE, "--framework: '%s' is not tf, torch or jax", choice);
     ce_manifest *m = NULL;
     int lrc = cli_load_manifest(c, &m);
     if (lrc) return lrc;
@@ -107,7 +107,7 @@ int cli_for_python(cli *c, const char *python, const char *choice, char *spec, s
         }
         ce_spec sp;
         ce_resolved r;
-        if ((rc = ce_spec_parse(&c->ctx, w[i].spec, &sp)) || (rc = ce_resolve(&c->ctx, m, &sp, "", false, &r))) {
+        if ((rc = ce_spec_parse(w[i].spec, &sp)) || (rc = ce_resolve(&c->ctx, m, &sp, "", false, &r))) {
             snprintf(unres[i], sizeof unres[i], "%s", ce_errmsg());   /* said below, unless another serves it */
             rc = CE_OK;
             continue;
@@ -121,7 +121,7 @@ int cli_for_python(cli *c, const char *python, const char *choice, char *spec, s
                      "tested pair) is CUDA %s, which cudaenv installs", w[i].version, w[i].cuda, cuda[i]);
         if (pick && strcmp(pick, fws[i]) != 0) continue;
         if (decided >= 0 && strcmp(cuda[decided], cuda[i]) != 0) {
-            rc = ce_fail(&c->ctx, CE_ERR_USAGE, "the frameworks in %s want different CUDA releases: %s %s %s (CUDA "
+            rc = ce_fail(CE_ERR_USAGE, "the frameworks in %s want different CUDA releases: %s %s %s (CUDA "
                          "%s), %s %s %s (CUDA %s); choose one with --framework %s or --framework %s (or give each "
                          "its own venv)", python, names[decided], w[decided].version, w[decided].spec,
                          cuda[decided], names[i], w[i].version, w[i].spec, cuda[i], fws[decided], fws[i]);
@@ -136,7 +136,7 @@ int cli_for_python(cli *c, const char *python, const char *choice, char *spec, s
             continue;
         }
         if (rel == 2) {   /* one CUDA, another cuDNN major */
-            rc = ce_fail(&c->ctx, CE_ERR_USAGE, "the frameworks in %s want different cuDNN releases: %s %s %s (CUDA "
+            rc = ce_fail(CE_ERR_USAGE, "the frameworks in %s want different cuDNN releases: %s %s %s (CUDA "
                          "%s, cuDNN %s), %s %s %s (CUDA %s, cuDNN %s); a toolchain carries one cuDNN: choose one with "
                          "--framework %s or --framework %s (or give each its own venv)", python, names[decided],
                          w[decided].version, w[decided].spec, cuda[decided], cudnn[decided][0] ? cudnn[decided] : "none",
@@ -161,12 +161,12 @@ int cli_for_python(cli *c, const char *python, const char *choice, char *spec, s
     }
     if (decided < 0) {
         if (pick)
-            return ce_fail(&c->ctx, CE_ERR_NOTFOUND, "%s does not import %s with CUDA", python,
+            return ce_fail(CE_ERR_NOTFOUND, "%s does not import %s with CUDA", python,
                            !strcmp(pick, "tf") ? "TensorFlow" : !strcmp(pick, "torch") ? "PyTorch" : "JAX");
-        return ce_fail(&c->ctx, CE_ERR_NOTFOUND, "%s imports %s: nothing to build a toolchain for (tried "
+        return ce_fail(CE_ERR_NOTFOUND, "%s imports %s: nothing to build a toolchain for (tried "
                        "tensorflow, torch and jax)", python, n ? "only CPU-only frameworks" : "no framework");
     }
-    if (strlen(w[decided].spec) >= specsz) return ce_fail(&c->ctx, CE_ERR_USAGE, "spec too long");
+    if (strlen(w[decided].spec) >= specsz) return ce_fail(CE_ERR_USAGE, "spec too long");
     snprintf(spec, specsz, "%s", w[decided].spec);
     cli_note(c, "%s decides: %s", names[decided], spec);
     return CE_OK;

@@ -94,7 +94,7 @@ int cli_exec_full(cli *c)
             cli_error(c, "cannot run %s: %s; reinstall cudaenv (make install)", path, strerror(errno));
             return 1;
         }
-        return cli_fail(c, ce_fail(&c->ctx, CE_ERR_PERM, "unsafe for cudaenv run as root: %s; reinstall cudaenv "
+        return cli_fail(c, ce_fail(CE_ERR_PERM, "unsafe for cudaenv run as root: %s; reinstall cudaenv "
                                    "into a root-owned prefix (make install)", why));
     }
     execv(path, c->orig_argv);

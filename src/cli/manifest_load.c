@@ -29,7 +29,7 @@ int cli_load_manifest(cli *c, ce_manifest **out)
             return cli_url_manifest_loader(&c->ctx, src.origin, out);
         if (!ce_mcopy_fresh(&c->ctx, &src) && !c->ctx.offline) {
             cli_exec_full(c);   /* returns only when the exec failed (and says so) */
-            return ce_fail(&c->ctx, CE_ERR_OTHER, "cannot load manifest %s without cudaenv-full", src.origin);
+            return ce_fail(CE_ERR_OTHER, "cannot load manifest %s without cudaenv-full", src.origin);
         }
     }
     return ce_manifest_load_source(&c->ctx, &src, out);
@@ -49,7 +49,7 @@ static char *cut(ce_ctx *ctx, int fd, const char *path, const void *arg, size_t 
     char *text = idx ? ce_manifest_slice_pieces(fd, recs, w->kind, w->version, &len) : NULL;
     free(idx);
     if (text) close(fd);
-    else if (ce_file_read_fd(ctx, fd, path, CE_MANIFEST_MAX, &text, &len) != CE_OK) return NULL;
+    else if (ce_file_read_fd(fd, path, CE_MANIFEST_MAX, &text, &len) != CE_OK) return NULL;
     char *out = ce_manifest_slice(text, len, w->kind, w->version, outlen);
     free(text);
     return out;
@@ -80,7 +80,7 @@ void cli_manifest_about(cli *c, const ce_manifest *m, char *out, size_t n)
     int rc = ce_manifest_source(&c->ctx, &src);
     ce_manifest *own = NULL;
     ce_mcopy_meta meta;
-    bool copy = rc == CE_OK && src.remote && ce_mcopy_meta_read(&c->ctx, &src, &meta) == CE_OK;
+    bool copy = rc == CE_OK && src.remote && ce_mcopy_meta_read(&src, &meta) == CE_OK;
     /* without a parsed manifest, its date is read, not the whole document parsed (--version) */
     char peek[64] = "";
     if (rc == CE_OK && !m && !copy && !ce_json_top_string(src.path, "updated", peek, sizeof peek) &&

@@ -47,7 +47,7 @@ int cli_mirror_oci(cli *c, const char *to, const char **specs, size_t n)
         return cli_usage_error(c->cmd, "--to oci://REGISTRY/REPO takes no tag or digest: each toolchain is tagged "
                                "with its name");
     ce_oci_ref base;
-    if (ce_oci_ref_parse(&c->ctx, to, &base)) return cli_usage_error(c->cmd, "%s", ce_errmsg());
+    if (ce_oci_ref_parse(to, &base)) return cli_usage_error(c->cmd, "%s", ce_errmsg());
     if (n == 0) return cli_usage_error(c->cmd, "which toolchains? mirror SPEC... --to oci://REGISTRY/REPO");
     cli_args ia = { .pos = specs, .n = (int)n };   /* install SPEC..., no option of its own */
     bool quiet = c->ctx.quiet;
@@ -63,7 +63,7 @@ int cli_mirror_oci(cli *c, const char *to, const char **specs, size_t n)
         const char *dn = "";
         bool nd = false;
         char policy[32];
-        if ((rc = ce_spec_parse(&c->ctx, specs[i], &spec))) break;
+        if ((rc = ce_spec_parse(specs[i], &spec))) break;
         cli_cudnn_policy(c, &spec, &dn, &nd, policy, sizeof policy);
         if ((rc = ce_resolve(&c->ctx, m, &spec, dn, nd, &r))) break;
         rc = push_tag(c, &base, r.name, r.name);

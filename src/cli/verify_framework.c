@@ -171,7 +171,7 @@ int cli_verify_framework(cli *c, const ce_toolchain *tc, const char *framework, 
     ce_env env;
     rc = ce_env_compute(&c->ctx, &sel, true, &env);
     if (!rc) {
-        rc = ce_env_apply(&c->ctx, &env);
+        rc = ce_env_apply(&env);
         ce_env_free(&env);
     }
     if (rc) return cli_fail(c, rc);

@@ -73,7 +73,7 @@ static cJSON *read_one(ce_ctx *ctx, ce_conf_origin which)
     }
     ce_quiet q;
     ce_quiet_begin(&q, false);
-    int rc = ce_file_read_fd(ctx, fd, path, 1u << 20, &data, &len);
+    int rc = ce_file_read_fd(fd, path, 1u << 20, &data, &len);
     ce_quiet_end(&q);
     if (rc) return NULL;
     cJSON *j = cJSON_ParseWithLength(data, len);
@@ -141,26 +141,26 @@ int ce_config_item(ce_ctx *ctx, const char *key, size_t i, char *out, size_t n, 
 }
 
 /* value as the JSON key wants it, or CE_ERR_USAGE naming what is expected. */
-static int to_json(ce_ctx *ctx, const char *key, const char *value, cJSON **out)
+static int to_json(const char *key, const char *value, cJSON **out)
 {
     *out = NULL;
     if (!ce_config_env(key))
-        return ce_fail(ctx, CE_ERR_USAGE, "unknown config key '%s'; the keys: manifest, mirror, update_interval, "
+        return ce_fail(CE_ERR_USAGE, "unknown config key '%s'; the keys: manifest, mirror, update_interval, "
                        "manifest_unsigned, cudnn, keys", key);
     if (!strcmp(key, "update_interval")) {
         char *end;
         errno = 0;
         long v = strtol(value, &end, 10);
         if (errno || end == value || *end || v < 0)
-            return ce_fail(ctx, CE_ERR_USAGE, "update_interval: '%s' is no number of seconds (>= 0)", value);
+            return ce_fail(CE_ERR_USAGE, "update_interval: '%s' is no number of seconds (>= 0)", value);
         *out = cJSON_CreateNumber((double)v);
     } else if (!strcmp(key, "manifest_unsigned")) {
         if (strcmp(value, "true") && strcmp(value, "false"))
-            return ce_fail(ctx, CE_ERR_USAGE, "manifest_unsigned: '%s' is neither true nor false", value);
+            return ce_fail(CE_ERR_USAGE, "manifest_unsigned: '%s' is neither true nor false", value);
         *out = cJSON_CreateBool(!strcmp(value, "true"));
     } else if (!strcmp(key, "cudnn")) {
         if (strcmp(value, "newest") && strcmp(value, "none") && !ce_version_valid(value))
-            return ce_fail(ctx, CE_ERR_USAGE, "cudnn: '%s' is none of newest, none or a cuDNN release (8.9)", value);
+            return ce_fail(CE_ERR_USAGE, "cudnn: '%s' is none of newest, none or a cuDNN release (8.9)", value);
         *out = cJSON_CreateString(value);
     } else if (!strcmp(key, "keys")) {
         cJSON *a = cJSON_CreateArray();
@@ -169,7 +169,7 @@ static int to_json(ce_ctx *ctx, const char *key, const char *value, cJSON **out)
         for (char *save = NULL, *p = strtok_r(buf, ",", &save); p; p = strtok_r(NULL, ",", &save)) {
             if (*p != '/') {
                 cJSON_Delete(a);
-                return ce_fail(ctx, CE_ERR_USAGE, "keys: '%s' is not an absolute path to a public key (PEM)", p);
+                return ce_fail(CE_ERR_USAGE, "keys: '%s' is not an absolute path to a public key (PEM)", p);
             }
             cJSON_AddItemToArray(a, cJSON_CreateString(p));
         }
@@ -177,22 +177,22 @@ static int to_json(ce_ctx *ctx, const char *key, const char *value, cJSON **out)
     } else {
         bool url = !strncmp(value, "https://", 8) || !strncmp(value, "http://", 7) || !strncmp(value, "file://", 7);
         if (!url && *value != '/')
-            return ce_fail(ctx, CE_ERR_USAGE, "%s: '%s' is neither a URL nor an absolute path", key, value);
+            return ce_fail(CE_ERR_USAGE, "%s: '%s' is neither a URL nor an absolute path", key, value);
         *out = cJSON_CreateString(value);
     }
-    return *out ? CE_OK : ce_fail(ctx, CE_ERR_NOMEM, "out of memory");
+    return *out ? CE_OK : ce_fail(CE_ERR_NOMEM, "out of memory");
 }
 
 int ce_config_set(ce_ctx *ctx, ce_conf_origin which, const char *key, const char *value)
 {
     cJSON *v = NULL;
-    int rc = *value ? to_json(ctx, key, value, &v) : (ce_config_env(key) ? CE_OK :
-             ce_fail(ctx, CE_ERR_USAGE, "unknown config key '%s'", key));
+    int rc = *value ? to_json(key, value, &v) : (ce_config_env(key) ? CE_OK :
+             ce_fail(CE_ERR_USAGE, "unknown config key '%s'", key));
     if (rc) return rc;
     char path[4200], dir[4200], *data = NULL, why[PATH_MAX + 128];
     size_t len = 0;
     ce_config_path(ctx, which, path, sizeof path);
-    if (!path[0]) { cJSON_Delete(v); return ce_fail(ctx, CE_ERR_USAGE, "no HOME: where is the user's config?"); }
+    if (!path[0]) { cJSON_Delete(v); return ce_fail(CE_ERR_USAGE, "no HOME: where is the user's config?"); }
     /* the directory first, held by fd (priv.h): as root nothing a user
      * can change on the way redirects the write */
     snprintf(dir, sizeof dir, "%s", path);
@@ -202,7 +202,7 @@ int ce_config_set(ce_ctx *ctx, ce_conf_origin which, const char *key, const char
     if (ce_priv_dir_make(&t, dir, 0755, why, sizeof why)) {
         cJSON_Delete(v);
         bool refused = errno == EPERM || errno == ELOOP;
-        return ce_fail(ctx, refused ? CE_ERR_PERM : CE_ERR_IO, "cannot write %s: %s%s", path, why,
+        return ce_fail(refused ? CE_ERR_PERM : CE_ERR_IO, "cannot write %s: %s%s", path, why,
                        refused ? "; as root the config is written only where only root can change it (a user's "
                                  "HOME or XDG_CONFIG_HOME left by su or sudo -E: use sudo -H, or --system)" : "");
     }
@@ -212,24 +212,24 @@ int ce_config_set(ce_ctx *ctx, ce_conf_origin which, const char *key, const char
     if (fd >= 0 && (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))) { close(fd); fd = -1; }
     ce_quiet q;
     ce_quiet_begin(&q, false);
-    if (fd >= 0 && ce_file_read_fd(ctx, fd, path, 1u << 20, &data, &len) == CE_OK) doc = cJSON_ParseWithLength(data, len);
+    if (fd >= 0 && ce_file_read_fd(fd, path, 1u << 20, &data, &len) == CE_OK) doc = cJSON_ParseWithLength(data, len);
     ce_quiet_end(&q);
     free(data);
     if (data && !cJSON_IsObject(doc)) {
         ce_priv_tree_close(&t);
         cJSON_Delete(doc);
         cJSON_Delete(v);
-        return ce_fail(ctx, CE_ERR_USAGE, "%s is not a JSON object: fix or remove it first", path);
+        return ce_fail(CE_ERR_USAGE, "%s is not a JSON object: fix or remove it first", path);
     }
     if (!doc) doc = cJSON_CreateObject();
     cJSON_Delete(cJSON_DetachItemFromObjectCaseSensitive(doc, key));
     if (v) cJSON_AddItemToObject(doc, key, v);
     char *text = cJSON_Print(doc);
     cJSON_Delete(doc);
-    if (!text) { ce_priv_tree_close(&t); return ce_fail(ctx, CE_ERR_NOMEM, "out of memory"); }
+    if (!text) { ce_priv_tree_close(&t); return ce_fail(CE_ERR_NOMEM, "out of memory"); }
     size_t tl = strlen(text);
     text[tl] = '\n';   /* cJSON_Print's buffer ends in a NUL we may overwrite */
-    rc = ce_file_write_atomic_at(ctx, t.fd, dir, CE_CONFIG_NAME, text, tl + 1, 0644);
+    rc = ce_file_write_atomic_at(t.fd, dir, CE_CONFIG_NAME, text, tl + 1, 0644);
     ce_priv_tree_close(&t);
     free(text);
     loaded_once = false;   /* the next question reads the files again */

@@ -154,16 +154,6 @@ const char *ce_self_dir(const ce_ctx *ctx)
     return dir;
 }
 
-int ce_fail(ce_ctx *ctx, int code, const char *fmt, ...)
-{
-    (void)ctx;   /* the error is the calling thread's (status.h) */
-    va_list ap;
-    va_start(ap, fmt);
-    ce_status_vset(code, fmt, ap);
-    va_end(ap);
-    return code;
-}
-
 void ce_emit(ce_ctx *ctx, ce_event_kind kind, const char *item, const char *fmt, ...)
 {
     if (!ctx->event || ce_muted())

@@ -116,12 +116,6 @@ const char *ce_home(void);
  * use, then kept in ctx->self_dir; "" when unknown). */
 const char *ce_self_dir(const ce_ctx *ctx);
 
-/* Record a failure in the calling thread's status (status.h: ce_errmsg,
- * ce_errcode) and return code: `return ce_fail(ctx, CE_ERR_IO, "...")`.
- * Messages say what failed, the path/URL/value, and what to do. */
-int ce_fail(ce_ctx *ctx, int code, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
 /* Report an event (no-op without a callback, or while this thread is muted:
  * status.h). */
 void ce_emit(ce_ctx *ctx, ce_event_kind kind, const char *item, const char *fmt, ...)

@@ -13,18 +13,18 @@
 #include <time.h>
 #include <unistd.h>
 
-int ce_open_regular(ce_ctx *ctx, const char *path)
+int ce_open_regular(const char *path)
 {
     /* O_NONBLOCK: opening a FIFO with no writer must not hang; the check is
      * on what was opened (the resolved target), so no race with a swap */
     int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
     if (fd < 0)
-        return ce_fail(ctx, errno == ENOENT ? CE_ERR_NOTFOUND : CE_ERR_IO,
+        return ce_fail(errno == ENOENT ? CE_ERR_NOTFOUND : CE_ERR_IO,
                        "cannot open %s: %s", path, strerror(errno));
     struct stat st;
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
         close(fd);
-        return ce_fail(ctx, CE_ERR_IO, "%s is not a regular file (a FIFO, device or directory); cudaenv "
+        return ce_fail(CE_ERR_IO, "%s is not a regular file (a FIFO, device or directory); cudaenv "
                        "reads its state only from regular files: remove or replace it", path);
     }
     int fl = fcntl(fd, F_GETFL);
@@ -32,9 +32,9 @@ int ce_open_regular(ce_ctx *ctx, const char *path)
     return fd;
 }
 
-int ce_file_head(ce_ctx *ctx, const char *path, char *buf, size_t cap, size_t *len)
+int ce_file_head(const char *path, char *buf, size_t cap, size_t *len)
 {
-    int fd = ce_open_regular(ctx, path);
+    int fd = ce_open_regular(path);
     if (fd < 0) return fd;
     size_t n = 0;
     while (n + 1 < cap) {
@@ -43,7 +43,7 @@ int ce_file_head(ce_ctx *ctx, const char *path, char *buf, size_t cap, size_t *l
         if (r < 0) {
             int e = errno;
             close(fd);
-            return ce_fail(ctx, CE_ERR_IO, "cannot read %s: %s", path, strerror(e));
+            return ce_fail(CE_ERR_IO, "cannot read %s: %s", path, strerror(e));
         }
         if (r == 0) break;
         n += (size_t)r;
@@ -54,38 +54,38 @@ int ce_file_head(ce_ctx *ctx, const char *path, char *buf, size_t cap, size_t *l
     return CE_OK;
 }
 
-int ce_file_read(ce_ctx *ctx, const char *path, size_t max, char **data, size_t *len)
+int ce_file_read(const char *path, size_t max, char **data, size_t *len)
 {
     *data = NULL;
-    int fd = ce_open_regular(ctx, path);
+    int fd = ce_open_regular(path);
     if (fd < 0) return fd;
-    return ce_file_read_fd(ctx, fd, path, max, data, len);
+    return ce_file_read_fd(fd, path, max, data, len);
 }
 
-int ce_file_read_fd(ce_ctx *ctx, int fd, const char *path, size_t max, char **data, size_t *len)
+int ce_file_read_fd(int fd, const char *path, size_t max, char **data, size_t *len)
 {
     *data = NULL;
     struct stat st;
     if (fstat(fd, &st) != 0 || (size_t)st.st_size > max) {
         close(fd);
-        return ce_fail(ctx, CE_ERR_INTEGRITY, "%s is larger than %zu bytes", path, max);
+        return ce_fail(CE_ERR_INTEGRITY, "%s is larger than %zu bytes", path, max);
     }
     size_t cap = (size_t)st.st_size + 2, n = 0;   /* + the NUL and a byte for the read that sees EOF (no grow, no copy) */
     char *buf = malloc(cap);
     if (!buf) {
         close(fd);
-        return ce_fail(ctx, CE_ERR_NOMEM, "out of memory reading %s", path);
+        return ce_fail(CE_ERR_NOMEM, "out of memory reading %s", path);
     }
     for (;;) {
         if (n + 1 >= cap) {
             if (cap > max + 1) {
                 free(buf);
                 close(fd);
-                return ce_fail(ctx, CE_ERR_INTEGRITY, "%s is larger than %zu bytes", path, max);
+                return ce_fail(CE_ERR_INTEGRITY, "%s is larger than %zu bytes", path, max);
             }
             cap *= 2;
             char *nb = realloc(buf, cap);
-            if (!nb) { free(buf); close(fd); return ce_fail(ctx, CE_ERR_NOMEM, "out of memory"); }
+            if (!nb) { free(buf); close(fd); return ce_fail(CE_ERR_NOMEM, "out of memory"); }
             buf = nb;
         }
         ssize_t r = read(fd, buf + n, cap - n - 1);
@@ -94,7 +94,7 @@ int ce_file_read_fd(ce_ctx *ctx, int fd, const char *path, size_t max, char **da
             int e = errno;
             free(buf);
             close(fd);
-            return ce_fail(ctx, CE_ERR_IO, "cannot read %s: %s", path, strerror(e));
+            return ce_fail(CE_ERR_IO, "cannot read %s: %s", path, strerror(e));
         }
         if (r == 0) break;
         n += (size_t)r;
@@ -106,13 +106,13 @@ int ce_file_read_fd(ce_ctx *ctx, int fd, const char *path, size_t max, char **da
     return CE_OK;
 }
 
-int ce_file_write_atomic_at(ce_ctx *ctx, int dfd, const char *dir, const char *name, const void *data, size_t len,
+int ce_file_write_atomic_at(int dfd, const char *dir, const char *name, const void *data, size_t len,
                             int mode)
 {
     char tmp[NAME_MAX + 1];
     int fd = -1, e = 0;
     if (strchr(name, '/') || strlen(name) + 16 > NAME_MAX)
-        return ce_fail(ctx, CE_ERR_OTHER, "cannot write %s/%s: not a plain file name", dir, name);
+        return ce_fail(CE_ERR_OTHER, "cannot write %s/%s: not a plain file name", dir, name);
     /* a fresh name, created O_EXCL|O_NOFOLLOW beneath dfd: nothing planted
      * there (a link) is followed */
     unsigned seed = (unsigned)getpid() * 2654435761u ^ (unsigned)(uintptr_t)&tmp ^ (unsigned)time(NULL);
@@ -123,7 +123,7 @@ int ce_file_write_atomic_at(ce_ctx *ctx, int dfd, const char *dir, const char *n
         if (fd < 0 && (e = errno) != EEXIST) break;
     }
     if (fd < 0)
-        return ce_fail(ctx, e == EACCES ? CE_ERR_PERM : CE_ERR_IO, "cannot create %s/%s.tmp-XXXXXXXX: %s", dir, name,
+        return ce_fail(e == EACCES ? CE_ERR_PERM : CE_ERR_IO, "cannot create %s/%s.tmp-XXXXXXXX: %s", dir, name,
                        strerror(e));
     e = ce_pwrite_all(fd, data, len, 0);
     if (!e && fchmod(fd, (mode_t)mode) != 0) e = errno;
@@ -132,7 +132,7 @@ int ce_file_write_atomic_at(ce_ctx *ctx, int dfd, const char *dir, const char *n
     if (!e && renameat(dfd, tmp, dfd, name) != 0) e = errno;
     if (e) {
         unlinkat(dfd, tmp, 0);
-        return ce_fail(ctx, e == ENOSPC ? CE_ERR_SPACE : CE_ERR_IO, "cannot write %s/%s: %s", dir, name, strerror(e));
+        return ce_fail(e == ENOSPC ? CE_ERR_SPACE : CE_ERR_IO, "cannot write %s/%s: %s", dir, name, strerror(e));
     }
     fsync(dfd);
     return CE_OK;
@@ -208,17 +208,17 @@ int ce_fsync_fds(const int *fds, size_t n)
     return err;
 }
 
-int ce_file_write_atomic(ce_ctx *ctx, const char *path, const void *data, size_t len, int mode)
+int ce_file_write_atomic(const char *path, const void *data, size_t len, int mode)
 {
-    return ce_file_write_atomic_ex(ctx, path, data, len, mode, true);
+    return ce_file_write_atomic_ex(path, data, len, mode, true);
 }
 
-int ce_file_write_atomic_ex(ce_ctx *ctx, const char *path, const void *data, size_t len, int mode, bool sync_dir)
+int ce_file_write_atomic_ex(const char *path, const void *data, size_t len, int mode, bool sync_dir)
 {
     ce_staged st;
     int rc;
-    if ((rc = ce_file_stage(ctx, path, data, len, mode, &st)) || (rc = ce_file_stage_sync(ctx, &st, 1)) ||
-        (rc = ce_file_stage_commit(ctx, &st)))
+    if ((rc = ce_file_stage(path, data, len, mode, &st)) || (rc = ce_file_stage_sync(&st, 1)) ||
+        (rc = ce_file_stage_commit(&st)))
         return rc;
     if (!sync_dir) return CE_OK;
     char dir[4200];
@@ -231,7 +231,7 @@ int ce_file_write_atomic_ex(ce_ctx *ctx, const char *path, const void *data, siz
     return CE_OK;
 }
 
-int ce_file_stage(ce_ctx *ctx, const char *path, const void *data, size_t len, int mode, ce_staged *st)
+int ce_file_stage(const char *path, const void *data, size_t len, int mode, ce_staged *st)
 {
     st->fd = -1;
     st->tmp[0] = '\0';
@@ -241,13 +241,13 @@ int ce_file_stage(ce_ctx *ctx, const char *path, const void *data, size_t len, i
     if (snprintf(st->path, sizeof st->path, "%s", path) >= (int)sizeof st->path ||
         snprintf(st->tmp, sizeof st->tmp, "%s.tmp-XXXXXX", path) >= (int)sizeof st->tmp) {
         st->tmp[0] = '\0';
-        return ce_fail(ctx, CE_ERR_OTHER, "path too long: %s", path);
+        return ce_fail(CE_ERR_OTHER, "path too long: %s", path);
     }
     int fd = mkostemp(st->tmp, O_CLOEXEC);
     if (fd < 0) {
         int e = errno;
         st->tmp[0] = '\0';
-        return ce_fail(ctx, e == EACCES ? CE_ERR_PERM : CE_ERR_IO, "cannot create %s.tmp-XXXXXX: %s", path, strerror(e));
+        return ce_fail(e == EACCES ? CE_ERR_PERM : CE_ERR_IO, "cannot create %s.tmp-XXXXXX: %s", path, strerror(e));
     }
     st->fd = fd;
     const char *p = data;
@@ -258,7 +258,7 @@ int ce_file_stage(ce_ctx *ctx, const char *path, const void *data, size_t len, i
         if (w < 0) {
             int e = errno;
             ce_file_stage_drop(st);
-            return ce_fail(ctx, e == ENOSPC ? CE_ERR_SPACE : CE_ERR_IO, "cannot write %s: %s", path, strerror(e));
+            return ce_fail(e == ENOSPC ? CE_ERR_SPACE : CE_ERR_IO, "cannot write %s: %s", path, strerror(e));
         }
         p += w;
         left -= (size_t)w;
@@ -266,7 +266,7 @@ int ce_file_stage(ce_ctx *ctx, const char *path, const void *data, size_t len, i
     if (fchmod(fd, (mode_t)mode) != 0) {
         int e = errno;
         ce_file_stage_drop(st);
-        return ce_fail(ctx, CE_ERR_IO, "cannot finish %s: %s", path, strerror(e));
+        return ce_fail(CE_ERR_IO, "cannot finish %s: %s", path, strerror(e));
     }
     /* start the writeback now: the fsyncs of several staged files then share
      * one journal commit instead of one each */
@@ -274,7 +274,7 @@ int ce_file_stage(ce_ctx *ctx, const char *path, const void *data, size_t len, i
     return CE_OK;
 }
 
-int ce_file_stage_sync(ce_ctx *ctx, ce_staged *st, size_t n)
+int ce_file_stage_sync(ce_staged *st, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         if (st[i].fd < 0) continue;
@@ -283,18 +283,18 @@ int ce_file_stage_sync(ce_ctx *ctx, ce_staged *st, size_t n)
         st[i].fd = -1;
         if (r != 0) {
             for (size_t k = 0; k < n; k++) ce_file_stage_drop(&st[k]);
-            return ce_fail(ctx, CE_ERR_IO, "cannot finish %s: %s", st[i].path, strerror(e));
+            return ce_fail(CE_ERR_IO, "cannot finish %s: %s", st[i].path, strerror(e));
         }
     }
     return CE_OK;
 }
 
-int ce_file_stage_commit(ce_ctx *ctx, ce_staged *st)
+int ce_file_stage_commit(ce_staged *st)
 {
     if (rename(st->tmp, st->path) != 0) {
         int e = errno;
         ce_file_stage_drop(st);
-        return ce_fail(ctx, CE_ERR_IO, "cannot rename %s to %s: %s", st->tmp, st->path, strerror(e));
+        return ce_fail(CE_ERR_IO, "cannot rename %s to %s: %s", st->tmp, st->path, strerror(e));
     }
     st->tmp[0] = '\0';
     return CE_OK;
@@ -308,25 +308,25 @@ void ce_file_stage_drop(ce_staged *st)
     st->tmp[0] = '\0';
 }
 
-int ce_mkdir_p(ce_ctx *ctx, const char *path, int mode)
+int ce_mkdir_p(const char *path, int mode)
 {
     char buf[4096];
     if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf)
-        return ce_fail(ctx, CE_ERR_OTHER, "path too long: %s", path);
+        return ce_fail(CE_ERR_OTHER, "path too long: %s", path);
     if (ce_is_dir(path)) return CE_OK;   /* the usual case: one stat, not a mkdir per component */
     for (char *p = buf + 1; ; p++) {
         if (*p == '/' || *p == '\0') {
             char c = *p;
             *p = '\0';
             if (mkdir(buf, (mode_t)mode) != 0 && errno != EEXIST)
-                return ce_fail(ctx, errno == EACCES ? CE_ERR_PERM : CE_ERR_IO,
+                return ce_fail(errno == EACCES ? CE_ERR_PERM : CE_ERR_IO,
                                "cannot create directory %s: %s", buf, strerror(errno));
             *p = c;
             if (c == '\0') break;
         }
     }
     if (!ce_is_dir(path))
-        return ce_fail(ctx, CE_ERR_IO, "%s exists and is not a directory", path);
+        return ce_fail(CE_ERR_IO, "%s exists and is not a directory", path);
     return CE_OK;
 }
 
@@ -342,9 +342,9 @@ bool ce_exists(const char *path)
     return lstat(path, &st) == 0;
 }
 
-int ce_join(ce_ctx *ctx, char *out, size_t outsz, const char *a, const char *b)
+int ce_join(char *out, size_t outsz, const char *a, const char *b)
 {
     if (ce_path_join(out, outsz, a, b) == CE_OK) return CE_OK;
-    return ce_fail(ctx, CE_ERR_OTHER, "a path longer than %zu bytes: %s under %s (use a shorter directory)",
+    return ce_fail(CE_ERR_OTHER, "a path longer than %zu bytes: %s under %s (use a shorter directory)",
                    outsz - 1, b, a);
 }

@@ -12,24 +12,24 @@
 /* Open a regular file for reading, never blocking: a FIFO, device or
  * directory (checked on the resolved target) is refused, CE_ERR_IO.
  * Returns the fd or a negative ce_err. */
-int ce_open_regular(ce_ctx *ctx, const char *path);
+int ce_open_regular(const char *path);
 /* At most cap - 1 bytes from the start of a regular file, NUL-terminated. */
-int ce_file_head(ce_ctx *ctx, const char *path, char *buf, size_t cap, size_t *len);
+int ce_file_head(const char *path, char *buf, size_t cap, size_t *len);
 /* Read a whole file (at most max bytes) into a NUL-terminated malloc'ed buffer. */
-int ce_file_read(ce_ctx *ctx, const char *path, size_t max, char **data, size_t *len);
+int ce_file_read(const char *path, size_t max, char **data, size_t *len);
 /* The same from an open fd (closed here); path names it in messages. */
-int ce_file_read_fd(ce_ctx *ctx, int fd, const char *path, size_t max, char **data, size_t *len);
+int ce_file_read_fd(int fd, const char *path, size_t max, char **data, size_t *len);
 /* Write data to path atomically: path.tmp-XXXXXX (exclusive), fsync, rename, fsync dir. */
-int ce_file_write_atomic(ce_ctx *ctx, const char *path, const void *data, size_t len, int mode);
+int ce_file_write_atomic(const char *path, const void *data, size_t len, int mode);
 /* The same; sync_dir false leaves the fsync of path's directory to the
  * caller (several renames, one directory fsync each, batched). */
-int ce_file_write_atomic_ex(ce_ctx *ctx, const char *path, const void *data, size_t len, int mode, bool sync_dir);
+int ce_file_write_atomic_ex(const char *path, const void *data, size_t len, int mode, bool sync_dir);
 
 /* The same beneath the directory fd dfd (core/priv.h: ce_priv_dir_make):
  * name a plain file name, the temporary file created O_EXCL|O_NOFOLLOW
  * beneath dfd and renamed over name there, dfd fsynced; dir names the
  * directory in messages.  Nothing re-pointed on the way redirects it. */
-int ce_file_write_atomic_at(ce_ctx *ctx, int dfd, const char *dir, const char *name, const void *data, size_t len,
+int ce_file_write_atomic_at(int dfd, const char *dir, const char *name, const void *data, size_t len,
                             int mode);
 
 /* The same in steps, for several files made durable together (the system
@@ -42,15 +42,15 @@ typedef struct ce_staged {
     int fd;
     char path[4200], tmp[4220];
 } ce_staged;
-int ce_file_stage(ce_ctx *ctx, const char *path, const void *data, size_t len, int mode, ce_staged *st);
-int ce_file_stage_sync(ce_ctx *ctx, ce_staged *st, size_t n);
-int ce_file_stage_commit(ce_ctx *ctx, ce_staged *st);
+int ce_file_stage(const char *path, const void *data, size_t len, int mode, ce_staged *st);
+int ce_file_stage_sync(ce_staged *st, size_t n);
+int ce_file_stage_commit(ce_staged *st);
 void ce_file_stage_drop(ce_staged *st);
 /* mkdir -p with mode for created directories. */
-int ce_mkdir_p(ce_ctx *ctx, const char *path, int mode);
+int ce_mkdir_p(const char *path, int mode);
 /* out = a "/" b (ce_path_join); CE_ERR_OTHER naming both when it does not
  * fit in outsz (CE_PATH_MAX for a path buffer). */
-int ce_join(ce_ctx *ctx, char *out, size_t outsz, const char *a, const char *b);
+int ce_join(char *out, size_t outsz, const char *a, const char *b);
 /* fsync a directory (after rename into it). */
 int ce_fsync_dir(const char *path);
 /* fsync n (at most 8) descriptors (files or directories) at once: one thread each but

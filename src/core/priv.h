@@ -25,7 +25,7 @@
  *    CUDAENV_FULL is ignored (cli_exec_full).  The override programs (CUDAENV_LDCONFIG,
  *    CUDAENV_UPDATE_ALTERNATIVES, CUDAENV_DOCTOR_PYTHON, CUDAENV_TORCH) are
  *    programs like any other: the proc.c check applies.
- *  - Python: every start goes through ce_py_prepare (core/pyrun.h), which as
+ *  - Python: every start goes through ce_py_prepare (), which as
  *    root first checks the interpreter as given and resolved, its venv
  *    (pyvenv.cfg) and everything its sys.path imports from
  *    (ce_py_trusted, pyrun_trust.c): a user's venv whose bin/python links to
@@ -36,7 +36,7 @@
  *    key directory is never consulted (install/manifest_sig.c).
  *  - Generated files root writes (config.json, a Jupyter kernel.json,
  *    module files) go beneath a directory fd from ce_priv_dir_make,
- *    written with ce_file_write_atomic_at (core/file.h).
+ *    written with ce_file_write_atomic_at ().
  *  - Temporary files as root go under /tmp (or a TMPDIR that passes the
  *    rule): ce_priv_tmpdir.
  * Nothing here prints; failures come back as a reason string the caller

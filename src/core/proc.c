@@ -31,7 +31,7 @@ static int __attribute__((format(printf, 4, 5))) fail(ce_ctx *ctx, char *why, in
     vsnprintf(m, sizeof m, fmt, ap);
     va_end(ap);
     if (why) snprintf(why, CE_PROC_WHY, "%s", m);
-    return ctx ? ce_fail(ctx, code, "%s", m) : code;
+    return ctx ? ce_fail(code, "%s", m) : code;
 }
 
 /* ---- capture: the head as it comes, the tail in a ring ---- */

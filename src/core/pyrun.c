@@ -52,22 +52,22 @@ static char *vetted_path(void)
     return out;
 }
 
-int ce_py_prepare(ce_ctx *ctx, ce_py *py, const char *python, const char *script, const char *const *args,
+int ce_py_prepare(ce_py *py, const char *python, const char *script, const char *const *args,
                   size_t nargs)
 {
     memset(py, 0, sizeof *py);
-    if (nargs > 8) return ce_fail(ctx, CE_ERR_OTHER, "too many arguments for a Python script");
+    if (nargs > 8) return ce_fail(CE_ERR_OTHER, "too many arguments for a Python script");
     char why[2 * 4096 + 512];
-    if (ce_py_trusted(python, why, sizeof why)) return ce_fail(ctx, CE_ERR_PERM, "%s", why);
+    if (ce_py_trusted(python, why, sizeof why)) return ce_fail(CE_ERR_PERM, "%s", why);
     const char *tmp = ce_priv_tmpdir();
     if (snprintf(py->dir, sizeof py->dir, "%s/cudaenv-py.XXXXXX", tmp) >= (int)sizeof py->dir) {
         py->dir[0] = '\0';
-        return ce_fail(ctx, CE_ERR_OTHER, "TMPDIR too long: %s", tmp);
+        return ce_fail(CE_ERR_OTHER, "TMPDIR too long: %s", tmp);
     }
     if (!mkdtemp(py->dir)) {
         int e = errno;
         py->dir[0] = '\0';
-        return ce_fail(ctx, CE_ERR_IO, "cannot create a private directory in %s: %s", tmp, strerror(e));
+        return ce_fail(CE_ERR_IO, "cannot create a private directory in %s: %s", tmp, strerror(e));
     }
     /* dir is < 4096 bytes, script 4200 (no snprintf: GCC's -O1 format check
      * misreads mkdtemp's buffer as possibly null) */
@@ -86,13 +86,13 @@ int ce_py_prepare(ce_ctx *ctx, ce_py *py, const char *python, const char *script
     if (!ok && fd >= 0) e = errno;
     if (fd >= 0 && close(fd) != 0 && ok) { ok = false; e = errno; }
     if (!ok) {
-        ce_py_done(ctx, py);
-        return ce_fail(ctx, CE_ERR_IO, "cannot write a Python script into a private directory in %s: %s", tmp,
+        ce_py_done(py);
+        return ce_fail(CE_ERR_IO, "cannot write a Python script into a private directory in %s: %s", tmp,
                        strerror(e));
     }
     if (!(py->env_path = vetted_path())) {
-        ce_py_done(ctx, py);
-        return ce_fail(ctx, CE_ERR_NOMEM, "out of memory");
+        ce_py_done(py);
+        return ce_fail(CE_ERR_NOMEM, "out of memory");
     }
     size_t k = 0;
     py->env_add[k++] = py->env_path;
@@ -107,15 +107,15 @@ int ce_py_prepare(ce_ctx *ctx, ce_py *py, const char *python, const char *script
     return CE_OK;
 }
 
-int ce_py_file(ce_ctx *ctx, const ce_py *py, const char *name, char *out, size_t outsz)
+int ce_py_file(const ce_py *py, const char *name, char *out, size_t outsz)
 {
-    if (ce_path_join(out, outsz, py->dir, name) != CE_OK) return ce_fail(ctx, CE_ERR_OTHER, "path too long: %s", py->dir);
+    if (ce_path_join(out, outsz, py->dir, name) != CE_OK) return ce_fail(CE_ERR_OTHER, "path too long: %s", py->dir);
     return CE_OK;
 }
 
-void ce_py_done(ce_ctx *ctx, ce_py *py)
+void ce_py_done(ce_py *py)
 {
-    if (py->dir[0]) ce_rm_tree(ctx, py->dir);
+    if (py->dir[0]) ce_rm_tree(py->dir);
     py->dir[0] = '\0';
     free(py->env_path);
     py->env_path = NULL;

@@ -44,12 +44,12 @@ int ce_py_trusted(const char *python, char *why, size_t whysz);
  * argv = { python, "-I", script, args[0..nargs-1], NULL } (nargs <= 8);
  * as root, CE_ERR_PERM when ce_py_trusted refuses python.
  * Run it with .argv = py->argv, .env_add = (const char *const *)py->env_add,
- * .cwd = py->dir; then ce_py_done (also after a failed prepare).  CE_ERR_IO/CE_ERR_NOMEM. */
-int ce_py_prepare(ce_ctx *ctx, ce_py *py, const char *python, const char *script, const char *const *args,
+ * .cwd = py->dir; then ce_py_done ().  CE_ERR_IO/CE_ERR_NOMEM. */
+int ce_py_prepare(ce_py *py, const char *python, const char *script, const char *const *args,
                   size_t nargs);
 /* A path inside the private directory (for a result file). */
-int ce_py_file(ce_ctx *ctx, const ce_py *py, const char *name, char *out, size_t outsz);
+int ce_py_file(const ce_py *py, const char *name, char *out, size_t outsz);
 /* Remove the private directory and free what prepare made (safe twice). */
-void ce_py_done(ce_ctx *ctx, ce_py *py);
+void ce_py_done(ce_py *py);
 
 #endif

@@ -84,30 +84,30 @@ static int push(stack *s, const char *name)
     return 0;
 }
 
-int ce_rm_tree(ce_ctx *ctx, const char *path)
+int ce_rm_tree(const char *path)
 {
     struct stat st;
     if (lstat(path, &st) != 0)
-        return errno == ENOENT ? CE_OK : ce_fail(ctx, CE_ERR_IO, "cannot stat %s: %s", path, strerror(errno));
+        return errno == ENOENT ? CE_OK : ce_fail(CE_ERR_IO, "cannot stat %s: %s", path, strerror(errno));
     if (!S_ISDIR(st.st_mode)) {
-        if (unlink(path) != 0) return ce_fail(ctx, CE_ERR_IO, "cannot remove %s: %s", path, strerror(errno));
+        if (unlink(path) != 0) return ce_fail(CE_ERR_IO, "cannot remove %s: %s", path, strerror(errno));
         return CE_OK;
     }
     int fd = open(path, DIR_FLAGS);
-    if (fd < 0) return ce_fail(ctx, CE_ERR_IO, "cannot open %s: %s", path, strerror(errno));
+    if (fd < 0) return ce_fail(CE_ERR_IO, "cannot open %s: %s", path, strerror(errno));
     stack s = { 0 };
     char sub[NAME_MAX + 1];
     int rc = CE_OK;
     for (;;) {
         open_up(fd);
         if (sweep(fd, st.st_dev, sub, sizeof sub) != 0) {
-            rc = ce_fail(ctx, CE_ERR_IO, "cannot remove %s (%zu levels down): %s", path, s.n, strerror(errno));
+            rc = ce_fail(CE_ERR_IO, "cannot remove %s (%zu levels down): %s", path, s.n, strerror(errno));
             break;
         }
         if (sub[0]) { /* go down: one fd at a time, however deep */
             int child = open_child(fd, sub);
             if (child < 0 || push(&s, sub) != 0) {
-                rc = ce_fail(ctx, CE_ERR_IO, "cannot remove %s (%zu levels down): %s", path, s.n, strerror(errno));
+                rc = ce_fail(CE_ERR_IO, "cannot remove %s (%zu levels down): %s", path, s.n, strerror(errno));
                 if (child >= 0) close(child);
                 break;
             }
@@ -119,14 +119,14 @@ int ce_rm_tree(ce_ctx *ctx, const char *path)
         /* this directory is empty: go up and remove it */
         int parent = openat(fd, "..", DIR_FLAGS);
         if (parent < 0) {
-            rc = ce_fail(ctx, CE_ERR_IO, "cannot remove %s (%zu levels down): %s", path, s.n, strerror(errno));
+            rc = ce_fail(CE_ERR_IO, "cannot remove %s (%zu levels down): %s", path, s.n, strerror(errno));
             break;
         }
         close(fd);
         fd = parent;
         s.n--;
         if (unlinkat(fd, s.name[s.n], AT_REMOVEDIR) != 0 && errno != ENOENT) {
-            rc = ce_fail(ctx, CE_ERR_IO, "cannot remove %s (%zu levels down): %s", path, s.n + 1, strerror(errno));
+            rc = ce_fail(CE_ERR_IO, "cannot remove %s (%zu levels down): %s", path, s.n + 1, strerror(errno));
             free(s.name[s.n]);
             break;
         }
@@ -136,6 +136,6 @@ int ce_rm_tree(ce_ctx *ctx, const char *path)
     for (size_t i = 0; i < s.n; i++) free(s.name[i]);
     free(s.name);
     if (rc == CE_OK && rmdir(path) != 0 && errno != ENOENT)
-        rc = ce_fail(ctx, CE_ERR_IO, "cannot remove %s: %s", path, strerror(errno));
+        rc = ce_fail(CE_ERR_IO, "cannot remove %s: %s", path, strerror(errno));
     return rc;
 }

@@ -12,6 +12,6 @@
 
 /* Remove path and everything under it (a missing path is CE_OK); CE_ERR_IO
  * naming it otherwise. */
-int ce_rm_tree(ce_ctx *ctx, const char *path);
+int ce_rm_tree(const char *path);
 
 #endif

@@ -66,6 +66,15 @@ int ce_status_vset(int code, const char *fmt, va_list ap)
     return code;
 }
 
+int ce_fail(int code, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    ce_status_vset(code, fmt, ap);
+    va_end(ap);
+    return code;
+}
+
 void ce_status_clear(void)
 {
     set(CE_OK, "");

@@ -33,8 +33,12 @@ typedef struct ce_status {
 const char *ce_errmsg(void);
 int ce_errcode(void);
 
-/* Record a failure in the calling thread's status and return code (what
- * ce_fail does).  The arguments may point into the status (ce_errmsg()). */
+/* Record a failure in the calling thread's status (ce_errmsg, ce_errcode)
+ * and return code: `return ce_fail(CE_ERR_IO, "...")`.  Messages say what
+ * failed, the path/URL/value, and what to do.  No context: the error is the
+ * calling thread's, so functions that only fail keep their context const. */
+int ce_fail(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The same with a va_list.  The arguments may point into the status (ce_errmsg()). */
 int ce_status_vset(int code, const char *fmt, va_list ap);
 /* Forget the calling thread's failure. */
 void ce_status_clear(void);

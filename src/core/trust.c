@@ -23,9 +23,9 @@ const char *ce_trust_stat_reason(const struct stat *st, bool sticky_ok)
     return ce_priv_stat_reason(st, sticky_ok);
 }
 
-int ce_trust_chain(ce_ctx *ctx, const char *real, const char *what, const char *fix)
+int ce_trust_chain(const char *real, const char *what, const char *fix)
 {
-    return ce_trust_chain_cached(ctx, real, what, fix, NULL);
+    return ce_trust_chain_cached(real, what, fix, NULL);
 }
 
 void ce_trust_cache_free(ce_trust_cache *c)
@@ -35,15 +35,15 @@ void ce_trust_cache_free(ce_trust_cache *c)
 
 #define chain_walk ce_priv_chain_walk
 
-int ce_trust_chain_cached(ce_ctx *ctx, const char *real, const char *what, const char *fix, ce_trust_cache *c)
+int ce_trust_chain_cached(const char *real, const char *what, const char *fix, ce_trust_cache *c)
 {
     char cur[PATH_MAX];
     const char *why;
     if (strlen(real) >= sizeof cur || real[0] != '/')
-        return ce_fail(ctx, CE_ERR_PERM, "%s is not an absolute resolved path", real);
+        return ce_fail(CE_ERR_PERM, "%s is not an absolute resolved path", real);
     if (!chain_walk(real, cur, c, &why)) return CE_OK;
-    if (!why) return ce_fail(ctx, CE_ERR_IO, "cannot inspect %s: %s", cur, strerror(errno));
-    return ce_fail(ctx, CE_ERR_PERM, "unsafe for %s run as root: %s is %s; a user could make root "
+    if (!why) return ce_fail(CE_ERR_IO, "cannot inspect %s: %s", cur, strerror(errno));
+    return ce_fail(CE_ERR_PERM, "unsafe for %s run as root: %s is %s; a user could make root "
                    "write, delete or run files of their choosing. %s", what, cur, why, fix);
 }
 
@@ -68,7 +68,7 @@ static int __attribute__((noinline)) store_unsafe(ce_ctx *ctx, const char *dir, 
 {
     char fix[PATH_MAX * 3 + 256];
     snprintf(fix, sizeof fix, STORE_FIX_FMT, ctx->root, ctx->root, ctx->root);
-    return ce_fail(ctx, CE_ERR_PERM, "unsafe for cudaenv run as root: %s/%s is %s; a user could make "
+    return ce_fail(CE_ERR_PERM, "unsafe for cudaenv run as root: %s/%s is %s; a user could make "
                    "root write, delete or run files of their choosing. %s", dir, name, why, fix);
 }
 
@@ -76,7 +76,7 @@ static int __attribute__((noinline)) store_chain(ce_ctx *ctx, const char *real)
 {
     char fix[PATH_MAX * 3 + 256];
     snprintf(fix, sizeof fix, STORE_FIX_FMT, ctx->root, ctx->root, ctx->root);
-    return ce_trust_chain(ctx, real, "a store used by cudaenv", fix);
+    return ce_trust_chain(real, "a store used by cudaenv", fix);
 }
 
 /* The entries cudaenv opens directly inside the store, and those one level
@@ -87,7 +87,7 @@ static int check_entries(ce_ctx *ctx, const char *dir, int depth)
     static const char *const top[] = { ".lock", "global", "cache", "logs", "pkgs", "versions", "init" };
     ce_dirscan d;
     if (ce_dirscan_open(&d, AT_FDCWD, dir) != 0)
-        return errno == ENOENT ? CE_OK : ce_fail(ctx, CE_ERR_IO, "cannot read %s: %s", dir, strerror(errno));
+        return errno == ENOENT ? CE_OK : ce_fail(CE_ERR_IO, "cannot read %s: %s", dir, strerror(errno));
     const char *name;
     int rc = CE_OK;
     while (rc == CE_OK && (name = ce_dirscan_next(&d, NULL))) {
@@ -123,7 +123,7 @@ static int __attribute__((noinline)) trust_root_resolved(ce_ctx *ctx)
         return check_entries(ctx, ctx->root, 0);
     }
     if (errno != ENOENT)
-        return ce_fail(ctx, CE_ERR_IO, "cannot resolve CUDAENV_ROOT %s: %s", ctx->root, strerror(errno));
+        return ce_fail(CE_ERR_IO, "cannot resolve CUDAENV_ROOT %s: %s", ctx->root, strerror(errno));
     /* not created yet: root will create it; its nearest existing parent must be safe */
     snprintf(probe, sizeof probe, "%s", ctx->root);
     for (;;) {
@@ -140,7 +140,7 @@ int ce_trust_root(ce_ctx *ctx)
 {
     if (ctx->root[0] != '/') {
         bool tilde = ctx->root[0] == '~';
-        return ce_fail(ctx, CE_ERR_USAGE, "CUDAENV_ROOT='%s' is not an absolute path%s; cudaenv would use a "
+        return ce_fail(CE_ERR_USAGE, "CUDAENV_ROOT='%s' is not an absolute path%s; cudaenv would use a "
                        "store relative to the working directory (a repository could ship one). Set it to an "
                        "absolute path, e.g.: export CUDAENV_ROOT=\"$HOME/.cudaenv\"", ctx->root,
                        tilde ? " (a quoted ~ is not expanded by the shell)" : "");
@@ -161,14 +161,14 @@ int ce_store_open(ce_ctx *ctx, const char *rel, int flags, mode_t mode)
 {
     int root = open(ctx->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC | (ce_trust_privileged() ? O_NOFOLLOW : 0));
     if (root < 0)
-        return ce_fail(ctx, errno == EACCES ? CE_ERR_PERM : CE_ERR_IO, "cannot open the store %s: %s",
+        return ce_fail(errno == EACCES ? CE_ERR_PERM : CE_ERR_IO, "cannot open the store %s: %s",
                        ctx->root, strerror(errno));
     int fd = ce_priv_openat(root, rel, flags, mode);
     int e = errno;
     close(root);
     if (fd < 0) {
         bool link = e == ELOOP || e == EXDEV || (e == ENOTDIR && !(flags & O_DIRECTORY));
-        return ce_fail(ctx, e == ENOENT ? CE_ERR_NOTFOUND : link ? CE_ERR_PERM : e == EACCES ? CE_ERR_PERM : CE_ERR_IO,
+        return ce_fail(e == ENOENT ? CE_ERR_NOTFOUND : link ? CE_ERR_PERM : e == EACCES ? CE_ERR_PERM : CE_ERR_IO,
                        "cannot open %s/%s: %s%s", ctx->root, rel, strerror(e),
                        link ? " (a symlink inside the store is never followed; remove it)" : "");
     }
@@ -177,7 +177,7 @@ int ce_store_open(ce_ctx *ctx, const char *rel, int flags, mode_t mode)
         const char *why = ce_trust_stat_reason(&st, false);
         if (why) {
             close(fd);
-            return ce_fail(ctx, CE_ERR_PERM, "unsafe for cudaenv run as root: %s/%s is %s; remove it or "
+            return ce_fail(CE_ERR_PERM, "unsafe for cudaenv run as root: %s/%s is %s; remove it or "
                            "chown root:root and chmod go-w it", ctx->root, rel, why);
         }
     }
@@ -186,23 +186,23 @@ int ce_store_open(ce_ctx *ctx, const char *rel, int flags, mode_t mode)
 
 /* ---- a toolchain root runs ---- */
 
-static int toolchain_unsafe(ce_ctx *ctx, const char *prefix, const char *path, const char *why)
+static int toolchain_unsafe(const char *prefix, const char *path, const char *why)
 {
-    return ce_fail(ctx, CE_ERR_PERM, "unsafe for cudaenv run as root: %s is %s; root would run or load files of "
+    return ce_fail(CE_ERR_PERM, "unsafe for cudaenv run as root: %s is %s; root would run or load files of "
                    "a user's choosing from the toolchain %s. Use a toolchain only root can change (install it into "
                    "a root-owned CUDAENV_ROOT, or chown -R root:root and chmod -R go-w it)", path, why, prefix);
 }
 
 /* The resolved dir (prefix/sub) and its chain; with entries, every entry
  * in it too (a symlink: root's, with a target that passes the rule). */
-static int toolchain_dir(ce_ctx *ctx, const char *prefix, const char *sub, bool entries)
+static int toolchain_dir(const char *prefix, const char *sub, bool entries)
 {
     char p[PATH_MAX + 64], real[PATH_MAX], cur[PATH_MAX + 256];
     const char *why;
     if (snprintf(p, sizeof p, "%s%s%s", prefix, sub[0] ? "/" : "", sub) >= (int)sizeof p) return CE_OK;
-    if (!realpath(p, real)) return errno == ENOENT ? CE_OK : ce_fail(ctx, CE_ERR_IO, "cannot resolve %s: %s", p, strerror(errno));
+    if (!realpath(p, real)) return errno == ENOENT ? CE_OK : ce_fail(CE_ERR_IO, "cannot resolve %s: %s", p, strerror(errno));
     if (ce_priv_chain_walk(real, cur, NULL, &why))
-        return why ? toolchain_unsafe(ctx, prefix, cur, why) : ce_fail(ctx, CE_ERR_IO, "cannot inspect %s: %s", cur, strerror(errno));
+        return why ? toolchain_unsafe(prefix, cur, why) : ce_fail(CE_ERR_IO, "cannot inspect %s: %s", cur, strerror(errno));
     if (!entries) return CE_OK;
     ce_dirscan d;
     if (ce_dirscan_open(&d, AT_FDCWD, real) != 0) return CE_OK;   /* not a directory: nothing listed in it */
@@ -213,27 +213,27 @@ static int toolchain_dir(ce_ctx *ctx, const char *prefix, const char *sub, bool 
         struct stat st;
         if (fstatat(d.fd, name, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
         if (ce_path_join(cur, sizeof cur, real, name) != CE_OK) {
-            rc = ce_fail(ctx, CE_ERR_OTHER, "a path longer than %zu bytes: %s under %s", sizeof cur - 1, name, real);
+            rc = ce_fail(CE_ERR_OTHER, "a path longer than %zu bytes: %s under %s", sizeof cur - 1, name, real);
             break;
         }
         if (S_ISLNK(st.st_mode))
             why = st.st_uid != 0 ? "a symlink not owned by root" : !ce_priv_path_ok(cur) ? "a symlink to a path a user can change" : NULL;
         else
             why = ce_priv_stat_reason(&st, false);
-        if (why) rc = toolchain_unsafe(ctx, prefix, cur, why);
+        if (why) rc = toolchain_unsafe(prefix, cur, why);
     }
     ce_dirscan_close(&d);
     return rc;
 }
 
-int ce_trust_toolchain(ce_ctx *ctx, const char *prefix)
+int ce_trust_toolchain(const char *prefix)
 {
     if (!ce_priv()) return CE_OK;
     /* what PATH, LD_LIBRARY_PATH and verify's loads find first: the prefix,
      * and every entry of bin/, lib64/, lib/ and nvvm/bin/ */
     static const char *const subs[] = { "bin", "lib64", "lib", "nvvm/bin" };
-    int rc = toolchain_dir(ctx, prefix, "", true);
-    for (size_t i = 0; rc == CE_OK && i < sizeof subs / sizeof *subs; i++) rc = toolchain_dir(ctx, prefix, subs[i], true);
+    int rc = toolchain_dir(prefix, "", true);
+    for (size_t i = 0; rc == CE_OK && i < sizeof subs / sizeof *subs; i++) rc = toolchain_dir(prefix, subs[i], true);
     return rc;
 }
 
@@ -246,9 +246,9 @@ int ce_trust_sysroot(ce_ctx *ctx)
                                    "(chown -R root:root it, chmod -R go-w it), or unset it to switch / itself";
     char real[PATH_MAX], cur[PATH_MAX + 64];
     if (!realpath(ctx->sysroot, real))
-        return ce_fail(ctx, errno == ENOENT ? CE_ERR_NOTFOUND : CE_ERR_IO, "cannot resolve CUDAENV_SYSROOT %s: %s",
+        return ce_fail(errno == ENOENT ? CE_ERR_NOTFOUND : CE_ERR_IO, "cannot resolve CUDAENV_SYSROOT %s: %s",
                        ctx->sysroot, strerror(errno));
-    int rc = ce_trust_chain(ctx, real, "a CUDAENV_SYSROOT used by cudaenv", fix);
+    int rc = ce_trust_chain(real, "a CUDAENV_SYSROOT used by cudaenv", fix);
     if (rc) return rc;
     /* from now on the resolved path */
     snprintf(ctx->sysroot, sizeof ctx->sysroot, "%s", real);
@@ -261,7 +261,7 @@ int ce_trust_sysroot(ce_ctx *ctx)
                                        "usr/local", "usr/lib", "opt", "var", "var/lib", "var/lib/dpkg",
                                        "var/lib/dpkg/alternatives" };
     int dfd = open(real, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (dfd < 0) return ce_fail(ctx, CE_ERR_IO, "cannot open CUDAENV_SYSROOT %s: %s", real, strerror(errno));
+    if (dfd < 0) return ce_fail(CE_ERR_IO, "cannot open CUDAENV_SYSROOT %s: %s", real, strerror(errno));
     for (size_t i = 0; i < sizeof sub / sizeof *sub && rc == CE_OK; i++) {
         struct stat st;
         const char *why = NULL;
@@ -274,7 +274,7 @@ int ce_trust_sysroot(ce_ctx *ctx)
         }
         if (why) {
             if (ce_path_join(cur, sizeof cur, real, sub[i]) != CE_OK) snprintf(cur, sizeof cur, "%s", real);
-            rc = ce_fail(ctx, CE_ERR_PERM, "unsafe for a CUDAENV_SYSROOT used by cudaenv run as root: %s is %s; "
+            rc = ce_fail(CE_ERR_PERM, "unsafe for a CUDAENV_SYSROOT used by cudaenv run as root: %s is %s; "
                          "a user could make root write, delete or run files of their choosing. %s", cur, why, fix);
         }
     }

@@ -34,7 +34,7 @@ int ce_trust_root(ce_ctx *ctx);
  * prefix and its bin/, lib64/, lib/, nvvm/bin/ resolved with their chains
  * from /, and every entry of each (a symlink root's and its target safe).
  * CE_ERR_PERM naming the path; CE_OK when not privileged. */
-int ce_trust_toolchain(ce_ctx *ctx, const char *prefix);
+int ce_trust_toolchain(const char *prefix);
 
 /* As root with CUDAENV_SYSROOT set: the sysroot's chain from / checked and
  * ctx->sysroot replaced by its resolved path; the system directories under
@@ -53,14 +53,14 @@ const char *ce_trust_stat_reason(const struct stat *st, bool sticky_ok);
 /* CE_ERR_PERM naming the first component of the absolute, resolved path
  * real (from / down) that fails ce_trust_stat_reason.  what names the
  * purpose in the message ("the store", "a system switch"); fix is appended. */
-int ce_trust_chain(ce_ctx *ctx, const char *real, const char *what, const char *fix);
+int ce_trust_chain(const char *real, const char *what, const char *fix);
 
 /* The same for many paths under one tree (the walk of a toolchain): the
  * directories found safe as parents are remembered in c and not lstat'ed
  * again (a parent is checked once, not once per file).  Zero-initialise c;
  * ce_trust_cache_free when done. */
 typedef ce_priv_cache ce_trust_cache;
-int ce_trust_chain_cached(ce_ctx *ctx, const char *real, const char *what, const char *fix, ce_trust_cache *c);
+int ce_trust_chain_cached(const char *real, const char *what, const char *fix, ce_trust_cache *c);
 void ce_trust_cache_free(ce_trust_cache *c);
 
 /* Open rel (relative, e.g. "logs/cuda-11.8.0-runfile.log") beneath

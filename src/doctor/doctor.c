@@ -118,7 +118,7 @@ static void from_manifest(ce_ctx *ctx, ce_doc_active *a)
     size_t len = 0;
     ce_quiet q;
     ce_quiet_begin(&q, false);
-    int lrc = ce_file_read(ctx, path, CE_MANIFEST_MAX, &text, &len);
+    int lrc = ce_file_read(path, CE_MANIFEST_MAX, &text, &len);
     ce_quiet_end(&q);
     if (lrc != CE_OK || !text) return;
     /* the exact release, else (a release known as X.Y) the first X.Y.* row: the oldest */
@@ -174,7 +174,7 @@ static void find_active(ce_doctor *d)
         return;
     }
     ce_spec spec;
-    if (ce_spec_parse(ctx, a->spec, &spec) == CE_OK && spec.kind == CE_SPEC_TF)
+    if (ce_spec_parse(a->spec, &spec) == CE_OK && spec.kind == CE_SPEC_TF)
         snprintf(a->tf, sizeof a->tf, "%s", spec.version);
     ce_quiet_end(&q);
     a->present = true;

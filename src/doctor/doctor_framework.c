@@ -120,7 +120,7 @@ void doc_check_framework(ce_doctor *d)
     for (size_t i = 0; i < sizeof fws / sizeof *fws; i++) {
         ce_fw_options opt = { .framework = fws[i], .python = python, .quick = true, .timeout_s = 120 };
         ce_fw_report r;
-        doc_fwcache_open(d, &c, fws[i], python);
+        doc_fwcache_open(&c, fws[i], python);
         snprintf(dir, sizeof dir, "%s", c.dir);
         if (d->fw_mode == CE_DOCTOR_FW_AUTO && from_cache(d, &c, fws[i], python, &t, &opt, &r, &trusted)) {
             hits++;

@@ -118,14 +118,14 @@ static const char *not_mine(const struct stat *st, char *buf, size_t n)
 }
 
 /* The cache directory, made when missing and held open in c->dfd. */
-static bool open_dir(ce_doctor *d, doc_fwcache *c)
+static bool open_dir(doc_fwcache *c)
 {
     ce_quiet q;
     ce_quiet_begin(&q, true);
-    int rc = ce_user_cache_path(d->ctx, c->name, c->dir, sizeof c->dir);
+    int rc = ce_user_cache_path(c->name, c->dir, sizeof c->dir);
     char *slash = strrchr(c->dir, '/');
     if (rc == CE_OK && slash) *slash = '\0';
-    if (rc == CE_OK && access(c->dir, F_OK) != 0) rc = ce_mkdir_p(d->ctx, c->dir, 0700);
+    if (rc == CE_OK && access(c->dir, F_OK) != 0) rc = ce_mkdir_p(c->dir, 0700);
     if (rc != CE_OK) {
         snprintf(c->why, sizeof c->why, "%s", ce_errmsg());
         ce_quiet_end(&q);
@@ -150,7 +150,7 @@ static bool open_dir(ce_doctor *d, doc_fwcache *c)
     return true;
 }
 
-int doc_fwcache_open(ce_doctor *d, doc_fwcache *c, const char *fw, const char *python)
+int doc_fwcache_open(doc_fwcache *c, const char *fw, const char *python)
 {
     memset(c, 0, sizeof *c);
     c->dfd = -1;
@@ -172,7 +172,7 @@ int doc_fwcache_open(ce_doctor *d, doc_fwcache *c, const char *fw, const char *p
              (unsigned long long)env_hash());
     uint64_t h = fnv(0xcbf29ce484222325ull, c->key, strlen(c->key));
     snprintf(c->name, sizeof c->name, "doctor-fw-%016llx.json", (unsigned long long)h);
-    return open_dir(d, c) ? 0 : -1;
+    return open_dir(c) ? 0 : -1;
 }
 
 void doc_fwcache_close(doc_fwcache *c)

@@ -63,7 +63,7 @@ typedef struct doc_fwcache {
     char ignored[4400];      /* get: why the file there was not trusted, "" */
     char why[4600];          /* open, put: why nothing is kept, "" */
 } doc_fwcache;
-int doc_fwcache_open(ce_doctor *d, doc_fwcache *c, const char *fw, const char *python);
+int doc_fwcache_open(doc_fwcache *c, const char *fw, const char *python);
 bool doc_fwcache_get(doc_fwcache *c, struct ce_fw_report *r);
 void doc_fwcache_put(doc_fwcache *c, const struct ce_fw_report *r, long long began_ns);
 void doc_fwcache_close(doc_fwcache *c);

@@ -67,11 +67,11 @@ void ce_sha256_free(ce_sha256 *h)
     free(h);
 }
 
-int ce_sha256_fd(ce_ctx *ctx, ce_sha256 *h, int fd, long long len, const char *path)
+int ce_sha256_fd(ce_sha256 *h, int fd, long long len, const char *path)
 {
     unsigned char *buf = malloc(BLOCK);
     if (!buf)
-        return ce_fail(ctx, CE_ERR_NOMEM, "out of memory hashing %s", path);
+        return ce_fail(CE_ERR_NOMEM, "out of memory hashing %s", path);
     long long done = 0;
     int rc = CE_OK;
     while (len < 0 || done < len) {
@@ -82,12 +82,12 @@ int ce_sha256_fd(ce_ctx *ctx, ce_sha256 *h, int fd, long long len, const char *p
         if (r < 0 && errno == EINTR)
             continue;
         if (r < 0) {
-            rc = ce_fail(ctx, CE_ERR_IO, "cannot read %s: %s", path, strerror(errno));
+            rc = ce_fail(CE_ERR_IO, "cannot read %s: %s", path, strerror(errno));
             break;
         }
         if (r == 0) {
             if (len >= 0)
-                rc = ce_fail(ctx, CE_ERR_IO, "%s ended after %lld of %lld bytes while hashing",
+                rc = ce_fail(CE_ERR_IO, "%s ended after %lld of %lld bytes while hashing",
                              path, done, len);
             break;
         }
@@ -98,20 +98,20 @@ int ce_sha256_fd(ce_ctx *ctx, ce_sha256 *h, int fd, long long len, const char *p
     return rc;
 }
 
-int ce_sha256_file(ce_ctx *ctx, const char *path, char hex[CE_SHA256_HEX])
+int ce_sha256_file(const char *path, char hex[CE_SHA256_HEX])
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
-        return ce_fail(ctx, errno == ENOENT ? CE_ERR_NOTFOUND : CE_ERR_IO,
+        return ce_fail(errno == ENOENT ? CE_ERR_NOTFOUND : CE_ERR_IO,
                        "cannot open %s: %s", path, strerror(errno));
     /* One sequential pass: let the kernel read ahead aggressively. */
     posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
     ce_sha256 *h = ce_sha256_new();
     if (!h) {
         close(fd);
-        return ce_fail(ctx, CE_ERR_NOMEM, "out of memory hashing %s", path);
+        return ce_fail(CE_ERR_NOMEM, "out of memory hashing %s", path);
     }
-    int rc = ce_sha256_fd(ctx, h, fd, -1, path);
+    int rc = ce_sha256_fd(h, fd, -1, path);
     if (rc == CE_OK)
         ce_sha256_final(h, hex);
     ce_sha256_free(h);

@@ -24,9 +24,9 @@ void ce_sha256_free(ce_sha256 *h);
 /* Hash len bytes read from fd starting at its current position (len < 0:
  * until EOF) into h, in 4 MiB blocks.  Returns CE_ERR_IO on a read error or
  * when the file is shorter than len; path names the file in the message. */
-int ce_sha256_fd(ce_ctx *ctx, ce_sha256 *h, int fd, long long len, const char *path);
+int ce_sha256_fd(ce_sha256 *h, int fd, long long len, const char *path);
 /* sha256 of a whole file. */
-int ce_sha256_file(ce_ctx *ctx, const char *path, char hex[CE_SHA256_HEX]);
+int ce_sha256_file(const char *path, char hex[CE_SHA256_HEX]);
 /* true when s is exactly 64 lowercase hex digits (a cache file name). */
 bool ce_sha256_valid(const char *s);
 

@@ -133,7 +133,7 @@ static int check_limits(ce_ctx *ctx, dl **ds, size_t n, CURLM *m, double now)
             d->win_have = d->have;
         }
         if (d->fatal)
-            return ce_fail(ctx, d->fatal, "%s", d->msg);
+            return ce_fail(d->fatal, "%s", d->msg);
     }
     return CE_OK;
 }
@@ -270,7 +270,7 @@ static int run_transfers(ce_ctx *ctx, pool *p, CURLM *m, held *h)
         for (size_t i = 0; i < k; i++) {
             dl *d = mine[i];
             if (d->state == DL_PENDING && d->next_try <= now && dl_start(d, m) != CE_OK)
-                return ce_fail(ctx, d->fatal, "%s", d->msg);
+                return ce_fail(d->fatal, "%s", d->msg);
             if (d->state == DL_PENDING && d->next_try - now < wait)
                 wait = d->next_try - now;
         }
@@ -290,7 +290,7 @@ static int run_transfers(ce_ctx *ctx, pool *p, CURLM *m, held *h)
             d->state = DL_PENDING;
             dl_ended(ctx, d, rc);
             if (d->fatal)
-                return ce_fail(ctx, d->fatal, "%s", d->msg);
+                return ce_fail(d->fatal, "%s", d->msg);
         }
         if (now - last_report >= 0.1) {
             report_progress(ctx, mine, k, now);
@@ -323,7 +323,7 @@ static void *transfer_thread(void *arg)
     int rc = CE_OK;
     CURLM *m = curl_multi_init();
     if (!m) {
-        rc = ce_fail(ctx, CE_ERR_NOMEM, "cannot start libcurl");
+        rc = ce_fail(CE_ERR_NOMEM, "cannot start libcurl");
     } else {
         /* claim() keeps this thread to its part; the handle never exceeds the whole */
         curl_multi_setopt(m, CURLMOPT_MAX_TOTAL_CONNECTIONS, p->max_conn);
@@ -374,7 +374,7 @@ static int run_pool(ce_ctx *ctx, dl *ds, size_t n, size_t pending)
      * line before did not catch: progress.bats saw 2/5 three times */
     p.wctx = malloc(sizeof *p.wctx);
     if (!p.wctx)
-        return ce_fail(ctx, CE_ERR_NOMEM, "out of memory");
+        return ce_fail(CE_ERR_NOMEM, "out of memory");
     *p.wctx = *ctx;
     if (ctx->event) {
         p.wctx->event = locked_event;
@@ -403,9 +403,9 @@ static int run_pool(ce_ctx *ctx, dl *ds, size_t n, size_t pending)
 int ce_cache_path(ce_ctx *ctx, const char *sha256, char *out, size_t outsz)
 {
     if (!ce_sha256_valid(sha256))
-        return ce_fail(ctx, CE_ERR_USAGE, "bad sha256 \"%s\": expected 64 lowercase hex digits", sha256);
+        return ce_fail(CE_ERR_USAGE, "bad sha256 \"%s\": expected 64 lowercase hex digits", sha256);
     if ((size_t)snprintf(out, outsz, "%s/cache/%s", ctx->root, sha256) >= outsz)
-        return ce_fail(ctx, CE_ERR_OTHER, "CUDAENV_ROOT is too long: %s", ctx->root);
+        return ce_fail(CE_ERR_OTHER, "CUDAENV_ROOT is too long: %s", ctx->root);
     return CE_OK;
 }
 
@@ -425,13 +425,13 @@ int ce_fetch_all(ce_ctx *ctx, ce_fetch_item *items, size_t n)
     char dir[4200];
     snprintf(dir, sizeof dir, "%s/cache", ctx->root);
     if (!ctx->offline) {
-        int rc = ce_mkdir_p(ctx, dir, 0755);
+        int rc = ce_mkdir_p(dir, 0755);
         if (rc != CE_OK)
             return rc;
     }
     dl *ds = calloc(n, sizeof *ds);
     if (!ds)
-        return ce_fail(ctx, CE_ERR_NOMEM, "out of memory");
+        return ce_fail(CE_ERR_NOMEM, "out of memory");
     int rc = CE_OK;
     size_t pending = 0;
     double t0 = ce_mono_s();

@@ -268,7 +268,7 @@ int dl_prepare(ce_ctx *ctx, dl *d)
     const char *label = it->label ? it->label : it->url;
     it->label = label;
     if (!ce_sha256_valid(it->sha256))
-        return ce_fail(ctx, CE_ERR_USAGE, "bad sha256 for %s: expected 64 lowercase hex digits", it->url);
+        return ce_fail(CE_ERR_USAGE, "bad sha256 for %s: expected 64 lowercase hex digits", it->url);
     char path[sizeof it->path];
     if (ce_cache_path(ctx, it->sha256, path, sizeof path) != CE_OK)
         return ce_errcode();
@@ -287,13 +287,13 @@ int dl_prepare(ce_ctx *ctx, dl *d)
             /* the right size is not the right file: nothing from the cache
              * is run or unpacked before it is hashed again */
             char got[CE_SHA256_HEX];
-            int hrc = ce_sha256_file(ctx, it->path, got);
+            int hrc = ce_sha256_file(it->path, got);
             if (hrc != CE_OK)
                 return hrc;
             if (strcmp(got, it->sha256) != 0) {
                 dl_invalidate(d);
                 unlink(it->path);
-                return ce_fail(ctx, CE_ERR_INTEGRITY, "%s in the cache is not the file it is named after "
+                return ce_fail(CE_ERR_INTEGRITY, "%s in the cache is not the file it is named after "
                                "(its sha256 is %s): it was deleted and nothing from it was used; rerun to "
                                "download %s again", it->path, got, label);
             }
@@ -306,37 +306,37 @@ int dl_prepare(ce_ctx *ctx, dl *d)
         unlink(it->path); /* wrong size: not what the manifest names */
     }
     if (ctx->offline)
-        return ce_fail(ctx, CE_ERR_NOTFOUND, "%s (sha256 %s) is not in the cache and --offline forbids "
+        return ce_fail(CE_ERR_NOTFOUND, "%s (sha256 %s) is not in the cache and --offline forbids "
                        "downloading it from %s; run without --offline, or copy the file to %s",
                        label, it->sha256, it->url, it->path);
     int rc = ce_http_check_url(d->msg, sizeof d->msg, it->url, it->allow_http);
     if (rc != CE_OK)
-        return ce_fail(ctx, rc, "%s", d->msg);
+        return ce_fail(rc, "%s", d->msg);
     d->local_file = ce_http_has_scheme(it->url, "file://");
 
     d->fd = open(d->part, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
     if (d->fd < 0)
-        return ce_fail(ctx, CE_ERR_IO, "cannot open %s: %s", d->part, strerror(errno));
+        return ce_fail(CE_ERR_IO, "cannot open %s: %s", d->part, strerror(errno));
     dl_ring(d);
     if (flock(d->fd, LOCK_EX | LOCK_NB) != 0)
-        return ce_fail(ctx, CE_ERR_LOCKED, "another cudaenv is downloading %s (%s is locked); wait for it",
+        return ce_fail(CE_ERR_LOCKED, "another cudaenv is downloading %s (%s is locked); wait for it",
                        label, d->part);
     d->h = ce_sha256_new();
     d->buf = malloc(WBUF);
     if (!d->h || !d->buf)
-        return ce_fail(ctx, CE_ERR_NOMEM, "out of memory for the download of %s", label);
+        return ce_fail(CE_ERR_NOMEM, "out of memory for the download of %s", label);
     if (fstat(d->fd, &st) != 0)
-        return ce_fail(ctx, CE_ERR_IO, "cannot stat %s: %s", d->part, strerror(errno));
+        return ce_fail(CE_ERR_IO, "cannot stat %s: %s", d->part, strerror(errno));
     d->have = st.st_size;
     if ((it->size >= 0 && d->have > it->size) || d->local_file)
         d->have = 0;
     if (d->have < st.st_size)
         dl_invalidate(d);
     if (ftruncate(d->fd, d->have) != 0)
-        return ce_fail(ctx, CE_ERR_IO, "cannot truncate %s: %s", d->part, strerror(errno));
+        return ce_fail(CE_ERR_IO, "cannot truncate %s: %s", d->part, strerror(errno));
     if (d->have > 0) {
         ce_emit(ctx, CE_EV_INFO, label, "resuming %s at byte %lld", label, d->have);
-        if ((rc = ce_sha256_fd(ctx, d->h, d->fd, d->have, d->part)) != CE_OK)
+        if ((rc = ce_sha256_fd(d->h, d->fd, d->have, d->part)) != CE_OK)
             return rc;
     }
     d->on_disk = d->run_start = d->have;
@@ -345,7 +345,7 @@ int dl_prepare(ce_ctx *ctx, dl *d)
         if ((rc = dl_finish(ctx, d, false)) == CE_OK)
             return CE_OK;
         if (rc != CE_ERR_INTEGRITY || dl_restart(d) != CE_OK)
-            return ce_fail(ctx, d->fatal, "%s", d->msg);
+            return ce_fail(d->fatal, "%s", d->msg);
         ce_emit(ctx, CE_EV_INFO, label, "%s: the earlier partial download was wrong; starting over", label);
         d->run_start = 0;
     }

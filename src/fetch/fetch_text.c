@@ -122,14 +122,14 @@ int ce_fetch_text_cond(ce_ctx *ctx, const char *url, size_t max, bool allow_http
     char msg[4096];
     int rc = ce_http_check_url(msg, sizeof msg, url, allow_http);
     if (rc != CE_OK)
-        return ce_fail(ctx, rc, "%s", msg);
+        return ce_fail(rc, "%s", msg);
     if (ctx->offline)
-        return ce_fail(ctx, CE_ERR_NOTFOUND, "--offline: not fetching %s; use a local manifest "
+        return ce_fail(CE_ERR_NOTFOUND, "--offline: not fetching %s; use a local manifest "
                        "(CUDAENV_MANIFEST=PATH)", url);
     ce_http_global_init();
     CURL *e = curl_easy_init();
     if (!e)
-        return ce_fail(ctx, CE_ERR_NOMEM, "cannot start libcurl");
+        return ce_fail(CE_ERR_NOMEM, "cannot start libcurl");
     char errbuf[CURL_ERROR_SIZE];
     membuf b = { .max = max };
     struct curl_slist *hdrs = NULL;
@@ -178,19 +178,19 @@ int ce_fetch_text_cond(ce_ctx *ctx, const char *url, size_t max, bool allow_http
             break;
         }
         if (lim.why[0]) {   /* too slow: as a download, not retried */
-            rc = ce_fail(ctx, CE_ERR_DOWNLOAD, "%s", lim.why);
+            rc = ce_fail(CE_ERR_DOWNLOAD, "%s", lim.why);
             break;
         }
         if (b.over) {
-            rc = ce_fail(ctx, CE_ERR_DOWNLOAD, "%s is larger than %zu bytes: not a manifest?", url, max);
+            rc = ce_fail(CE_ERR_DOWNLOAD, "%s is larger than %zu bytes: not a manifest?", url, max);
             break;
         }
         bool retry;
         if (cond) curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &cond->status);
         rc = ce_http_attempt_error(e, cc, url, errbuf, msg, sizeof msg, &retry);
         if (!retry || failures >= CE_FETCH_ATTEMPTS) {
-            rc = retry ? ce_fail(ctx, rc, "giving up after %d attempts: %s", failures, msg)
-                       : ce_fail(ctx, rc, "%s", msg);
+            rc = retry ? ce_fail(rc, "giving up after %d attempts: %s", failures, msg)
+                       : ce_fail(rc, "%s", msg);
             break;
         }
         ce_emit(ctx, CE_EV_INFO, url, "%s; retrying", msg);
@@ -211,7 +211,7 @@ int ce_fetch_text_cond(ce_ctx *ctx, const char *url, size_t max, bool allow_http
         return CE_OK;
     }
     if (!b.p && !(b.p = calloc(1, 1)))
-        return ce_fail(ctx, CE_ERR_NOMEM, "out of memory");
+        return ce_fail(CE_ERR_NOMEM, "out of memory");
     *buf = b.p;
     *len = b.len;
     return CE_OK;

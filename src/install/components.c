@@ -32,7 +32,7 @@ bool ce_components_apply(ce_ctx *ctx, const ce_resolved *r, int *rc)
     if (strcmp(ctx->install_from, "runfile") == 0) return false;
     bool can = r->cuda && r->cuda->redist && ce_layout_target(ctx->platform);
     if (!can && strcmp(ctx->install_from, "redist") == 0)
-        *rc = ce_fail(ctx, CE_ERR_NOTFOUND, "CUDA %s has no redistrib JSON for %s in the manifest; "
+        *rc = ce_fail(CE_ERR_NOTFOUND, "CUDA %s has no redistrib JSON for %s in the manifest; "
                       "install it from the runfile (leave out --from redist)",
                       r->cuda ? r->cuda->version : "?", ctx->platform);
     return can;
@@ -57,12 +57,12 @@ static void seed_from_bundle(ce_ctx *ctx, const ce_artifact *j)
         char hex[CE_SHA256_HEX];
         char *data = NULL;
         size_t len = 0;
-        if (!ce_exists(p) || ce_sha256_file(ctx, p, hex) != CE_OK || strcmp(hex, j->sha256) != 0) continue;
+        if (!ce_exists(p) || ce_sha256_file(p, hex) != CE_OK || strcmp(hex, j->sha256) != 0) continue;
         char dir[4200];
         snprintf(dir, sizeof dir, "%s/cache", ctx->root);
-        if (ce_mkdir_p(ctx, dir, 0755) == CE_OK && ce_file_read(ctx, p, CE_REDIST_MAX, &data, &len) == CE_OK &&
+        if (ce_mkdir_p(dir, 0755) == CE_OK && ce_file_read(p, CE_REDIST_MAX, &data, &len) == CE_OK &&
             (j->size < 0 || (long long)len == j->size))
-            ce_file_write_atomic(ctx, cache, data, len, 0644);
+            ce_file_write_atomic(cache, data, len, 0644);
         free(data);
         break;
     }
@@ -81,13 +81,13 @@ int ce_components_plan(ce_ctx *ctx, const ce_manifest *m, const ce_resolved *r, 
     if (rc) return rc;
     char *text = NULL;
     size_t len = 0;
-    if ((rc = ce_file_read(ctx, it.path, CE_REDIST_MAX, &text, &len))) return rc;
+    if ((rc = ce_file_read(it.path, CE_REDIST_MAX, &text, &len))) return rc;
     ce_redist *red = NULL;
-    rc = ce_redist_parse(ctx, text, len, j->url, ctx->platform, &red);
+    rc = ce_redist_parse(text, len, j->url, ctx->platform, &red);
     free(text);
     if (rc) return rc;
     if (red->release_label && strcmp(red->release_label, r->cuda->version) != 0) {
-        rc = ce_fail(ctx, CE_ERR_INTEGRITY, "%s is the redistrib JSON of CUDA %s, but the manifest pins it for "
+        rc = ce_fail(CE_ERR_INTEGRITY, "%s is the redistrib JSON of CUDA %s, but the manifest pins it for "
                      "CUDA %s; the manifest entry is wrong", j->url, red->release_label, r->cuda->version);
         ce_redist_free(red);
         return rc;
@@ -96,10 +96,10 @@ int ce_components_plan(ce_ctx *ctx, const ce_manifest *m, const ce_resolved *r, 
     const ce_profile *p = ce_manifest_profile(m, pname);
     if (!p) {
         ce_redist_free(red);
-        return ce_fail(ctx, CE_ERR_NOTFOUND, "the manifest %s defines no \"%s\" profile of components; add one "
+        return ce_fail(CE_ERR_NOTFOUND, "the manifest %s defines no \"%s\" profile of components; add one "
                        "(see cudaenv-manifest(5)) or install with --from runfile", m->origin, pname);
     }
-    if ((rc = ce_redist_select(ctx, red, p, ctx->install_components[0] ? ctx->install_components : NULL))) {
+    if ((rc = ce_redist_select(red, p, ctx->install_components[0] ? ctx->install_components : NULL))) {
         ce_redist_free(red);
         return rc;
     }
@@ -107,7 +107,7 @@ int ce_components_plan(ce_ctx *ctx, const ce_manifest *m, const ce_resolved *r, 
     ce_redist_selected_bytes(red, &n);
     if (n == 0) {
         ce_redist_free(red);
-        return ce_fail(ctx, CE_ERR_USAGE, "no component of CUDA %s is selected; check --components",
+        return ce_fail(CE_ERR_USAGE, "no component of CUDA %s is selected; check --components",
                        r->cuda->version);
     }
     *out = red;
@@ -117,8 +117,8 @@ int ce_components_plan(ce_ctx *ctx, const ce_manifest *m, const ce_resolved *r, 
 
 static int add_part(ce_ctx *ctx, plan *pl, const char *pkgs, part p)
 {
-    if (pl->n == MAX_PARTS) return ce_fail(ctx, CE_ERR_USAGE, "more than %d components", MAX_PARTS);
-    int rc = ce_join(ctx, p.tree, sizeof p.tree, pkgs, p.pkg);
+    if (pl->n == MAX_PARTS) return ce_fail(CE_ERR_USAGE, "more than %d components", MAX_PARTS);
+    int rc = ce_join(p.tree, sizeof p.tree, pkgs, p.pkg);
     if (rc) return rc;
     p.have = ce_is_dir(p.tree) && !ctx->force;
     rc = ce_cache_path(ctx, p.sha256, p.cache, sizeof p.cache);
@@ -149,20 +149,20 @@ static int space(ce_ctx *ctx, const plan *pl)
     char w[32], a[32];
     ce_bytes_text(w, sizeof w, want);
     ce_bytes_text(a, sizeof a, avail);
-    return ce_fail(ctx, CE_ERR_SPACE, "not enough free space in %s: this install needs about %s "
+    return ce_fail(CE_ERR_SPACE, "not enough free space in %s: this install needs about %s "
                    "(component downloads plus unpacked trees) and %s is free; free some space, or set "
                    "CUDAENV_ROOT to a larger filesystem", ctx->root, w, a);
 }
 
-static int commit_parts(ce_ctx *ctx, plan *pl)
+static int commit_parts(plan *pl)
 {
     int rc = CE_OK;
     for (size_t i = 0; rc == CE_OK && i < pl->n; i++) {
         part *p = &pl->parts[i];
         if (!p->staging[0]) continue;
-        if ((rc = ce_store_commit(ctx, p->staging, p->tree)) == CE_OK) p->staging[0] = '\0';
+        if ((rc = ce_store_commit(p->staging, p->tree)) == CE_OK) p->staging[0] = '\0';
     }
-    if (rc != CE_OK) ce_parts_drop(ctx, pl);
+    if (rc != CE_OK) ce_parts_drop(pl);
     return rc;
 }
 
@@ -242,7 +242,7 @@ static int compose(ce_ctx *ctx, const ce_manifest *m, const ce_resolved *r, plan
 {
     char vdir[4200], final[4400], staging[4200];
     int rc;
-    if ((rc = ce_store_path(ctx, "versions", vdir, sizeof vdir)) || (rc = ce_join(ctx, final, sizeof final, vdir, r->name)))
+    if ((rc = ce_store_path(ctx, "versions", vdir, sizeof vdir)) || (rc = ce_join(final, sizeof final, vdir, r->name)))
         return rc;
     if ((rc = ce_store_staging(ctx, "versions", staging, sizeof staging))) return rc;
     const char *target = ce_layout_target(ctx->platform);
@@ -252,7 +252,7 @@ static int compose(ce_ctx *ctx, const ce_manifest *m, const ce_resolved *r, plan
     const char *trees[MAX_PARTS + 1];
     size_t nv = 0, nt = 0;
     bool nvcc = false, cudart = false;
-    rc = ce_layout_begin(ctx, staging, target);
+    rc = ce_layout_begin(staging, target);
     for (size_t i = 0; rc == CE_OK && i < pl->n; i++) {
         part *p = &pl->parts[i];
         trees[nt++] = p->tree;
@@ -268,8 +268,8 @@ static int compose(ce_ctx *ctx, const ce_manifest *m, const ce_resolved *r, plan
         cudart = cudart || strcmp(p->name, "cuda_cudart") == 0;
     }
     trees[nt] = NULL;
-    if (rc == CE_OK) rc = ce_layout_version_json(ctx, staging, r->cuda->version, vers, nv, &files);
-    if (rc == CE_OK && nvcc && cudart) rc = ce_toolkit_check(ctx, staging, r->cuda->version, r->cuda->redist->url);
+    if (rc == CE_OK) rc = ce_layout_version_json(staging, r->cuda->version, vers, nv, &files);
+    if (rc == CE_OK && nvcc && cudart) rc = ce_toolkit_check(staging, r->cuda->version, r->cuda->redist->url);
     if (rc == CE_OK) rc = ce_pkgindex_hash_files(ctx, staging, trees, &files);
 
     const char *tf[64];
@@ -290,16 +290,16 @@ static int compose(ce_ctx *ctx, const ce_manifest *m, const ce_resolved *r, plan
                                                                p->size, p->pkg };
         if (p->nccl) rec.nccl = p->version;
     }
-    if (rc == CE_OK) rc = ce_receipt_write(ctx, staging, &rec);
+    if (rc == CE_OK) rc = ce_receipt_write(staging, &rec);
     if (rc == CE_OK) {
         ce_fsync_dir(staging);
         ce_fault_point("before-commit", NULL);
-        rc = ce_store_commit(ctx, staging, final);   /* an existing toolchain: swapped in one step */
+        rc = ce_store_commit(staging, final);   /* an existing toolchain: swapped in one step */
     }
     if (rc != CE_OK) {
         ce_quiet q;
         ce_quiet_begin(&q, false);
-        ce_rm_tree(ctx, staging);   /* through directory fds: deep trees cannot wedge it */
+        ce_rm_tree(staging);   /* through directory fds: deep trees cannot wedge it */
         ce_quiet_end(&q);
     } else {
         ce_emit(ctx, CE_EV_INFO, r->name, "composed %zu files (%zu hardlinked, %zu copied) from %zu components",
@@ -347,7 +347,7 @@ static void wheel_version(const char *url, char *out, size_t n)
 static int held_part(ce_ctx *ctx, plan *pl, const char *pkgs, const char *name, const ce_receipt_component *k)
 {
     if (!plain_name(k->name) || !plain_name(k->version) || !sha_hex(k->sha256))
-        return ce_fail(ctx, CE_ERR_INTEGRITY, "the receipt of %s lists a component that is not a plain name "
+        return ce_fail(CE_ERR_INTEGRITY, "the receipt of %s lists a component that is not a plain name "
                        "with a sha256 ('%s'); reinstall it with --force", name, k->name ? k->name : "?");
     part p = { .name = k->name, .label = k->name, .version = k->version, .url = k->url, .sha256 = k->sha256,
                .size = k->size };
@@ -401,11 +401,11 @@ static int run(ce_ctx *ctx, const ce_manifest *m, const ce_resolved *r, const ce
                const char *final)
 {
     plan *pl = calloc(1, sizeof *pl);
-    if (!pl) return ce_fail(ctx, CE_ERR_NOMEM, "out of memory");
+    if (!pl) return ce_fail(CE_ERR_NOMEM, "out of memory");
     char pkgs[4200], missing[2048] = "", added[2200] = "", extra[2048] = "";
     size_t nmissing = 0;
     int rc = ce_store_path(ctx, "pkgs", pkgs, sizeof pkgs);
-    if (rc == CE_OK) rc = ce_mkdir_p(ctx, pkgs, 0755);
+    if (rc == CE_OK) rc = ce_mkdir_p(pkgs, 0755);
     if (rc == CE_OK) rc = ce_components_plan(ctx, m, r, &pl->red, &pl->profile);
     if (rc != CE_OK && held && rc != CE_ERR_USAGE) {
         /* what it holds stays usable: an install that cannot tell what it would add changes nothing */
@@ -475,7 +475,7 @@ static int run(ce_ctx *ctx, const ce_manifest *m, const ce_resolved *r, const ce
         part p = { .name = "nccl", .label = "NCCL", .version = held_nccl, .url = s->url, .sha256 = s->sha256,
                    .size = s->size, .nccl = true };
         if (!plain_name(held_nccl) || !sha_hex(s->sha256))
-            rc = ce_fail(ctx, CE_ERR_INTEGRITY, "the receipt of %s names an NCCL wheel without a plain version and "
+            rc = ce_fail(CE_ERR_INTEGRITY, "the receipt of %s names an NCCL wheel without a plain version and "
                          "sha256; reinstall it with --force", r->name);
         snprintf(p.pkg, sizeof p.pkg, "nccl-%s-cuda%d-%.12s", held_nccl, ce_version_major(r->cuda->version), s->sha256);
         if (rc == CE_OK) rc = add_part(ctx, pl, pkgs, p);
@@ -489,7 +489,7 @@ static int run(ce_ctx *ctx, const ce_manifest *m, const ce_resolved *r, const ce
     if (rc == CE_OK) rc = space(ctx, pl);
     if (rc == CE_OK) rc = ce_parts_fetch_unpack(ctx, m, pl);
     if (rc == CE_OK) ce_fault_point("after-unpack", NULL);
-    if (rc == CE_OK) rc = commit_parts(ctx, pl);
+    if (rc == CE_OK) rc = commit_parts(pl);
     if (rc == CE_OK) {
         ce_emit(ctx, CE_EV_STEP, r->name, "composing %s", r->name);
         rc = compose(ctx, m, r, pl, held ? added : NULL);

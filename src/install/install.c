@@ -61,9 +61,9 @@ static int add_need(ce_ctx *ctx, need *needs, size_t *n, const ce_artifact *art,
     int rc = ce_store_path(ctx, "pkgs", path, sizeof path);
     if (rc) return rc;
     char tree[CE_PATH_MAX];
-    if ((rc = ce_join(ctx, tree, sizeof tree, path, pkg))) return rc;
+    if ((rc = ce_join(tree, sizeof tree, path, pkg))) return rc;
     if (ce_is_dir(tree) && !ctx->force) return CE_OK; /* unpacked by an earlier install */
-    if (*n == MAX_NEEDS) return ce_fail(ctx, CE_ERR_USAGE, "too many toolchains in one install; split the command");
+    if (*n == MAX_NEEDS) return ce_fail(CE_ERR_USAGE, "too many toolchains in one install; split the command");
     need *nd = &needs[(*n)++];
     memset(nd, 0, sizeof *nd);
     nd->art = art;
@@ -99,19 +99,19 @@ static int space_preflight(ce_ctx *ctx, const need *needs, size_t n)
     char w[32], a[32];
     ce_bytes_text(w, sizeof w, want);
     ce_bytes_text(a, sizeof a, avail);
-    return ce_fail(ctx, CE_ERR_SPACE, "not enough free space in %s: this install needs about %s "
+    return ce_fail(CE_ERR_SPACE, "not enough free space in %s: this install needs about %s "
                    "(downloads plus unpacked trees) and %s is free; free some space, or set CUDAENV_ROOT "
                    "to a larger filesystem", ctx->root, w, a);
 }
 
 /* ---- fetching, with cuDNN archives unpacked as they arrive ---- */
 
-static void drop_stagings(ce_ctx *ctx, need *needs, size_t n)
+static void drop_stagings(need *needs, size_t n)
 {
     ce_quiet q; /* cleanup must not overwrite the error being reported */
     ce_quiet_begin(&q, false);
     for (size_t i = 0; i < n; i++) {
-        if (needs[i].staging[0]) ce_rm_tree(ctx, needs[i].staging);
+        if (needs[i].staging[0]) ce_rm_tree(needs[i].staging);
         needs[i].staging[0] = '\0';
     }
     ce_quiet_end(&q);
@@ -159,10 +159,10 @@ static int fetch_and_unpack(ce_ctx *ctx, const ce_manifest *m, need *needs, size
     ce_fetch_job job = { .ctx = ctx, .items = items, .n = n, .done = &done, .bell = &bell };
     pthread_t th;
     int berr = ce_fetch_bell_init(&bell);
-    if (berr) return ce_fail(ctx, CE_ERR_OTHER, "cannot set up the download's signal: %s", strerror(berr));
+    if (berr) return ce_fail(CE_ERR_OTHER, "cannot set up the download's signal: %s", strerror(berr));
     if (pthread_create(&th, NULL, ce_fetch_thread, &job) != 0) {
         ce_fetch_bell_destroy(&bell);
-        return ce_fail(ctx, CE_ERR_OTHER, "cannot start the download thread");
+        return ce_fail(CE_ERR_OTHER, "cannot start the download thread");
     }
 
     /* While the downloads run, this thread unpacks cuDNN archives from the
@@ -197,11 +197,11 @@ static int fetch_and_unpack(ce_ctx *ctx, const ce_manifest *m, need *needs, size
     for (size_t i = 0; i < n; i++) needs[i].item = NULL; /* items[] dies with this frame */
     if (job.rc != CE_OK) {
         ce_status_put(&job.st);
-        drop_stagings(ctx, needs, n);
+        drop_stagings(needs, n);
         return job.rc;
     }
     if (urc != CE_OK) {
-        drop_stagings(ctx, needs, n);
+        drop_stagings(needs, n);
         return urc;
     }
     for (size_t i = 0; i < n; i++) {
@@ -209,7 +209,7 @@ static int fetch_and_unpack(ce_ctx *ctx, const ce_manifest *m, need *needs, size
         int rc = CE_OK;
         if (!needs[i].is_runfile && needs[i].retry) {
             /* cached, or the overlapped pass lost: unpack the verified file */
-            if (!needs[i].staging[0] || (rc = ce_rm_tree(ctx, needs[i].staging)) == CE_OK) {
+            if (!needs[i].staging[0] || (rc = ce_rm_tree(needs[i].staging)) == CE_OK) {
                 needs[i].staging[0] = '\0';
                 if (needs[i].lost) ce_unpack_lost(ctx, items[i].label, needs[i].why);
                 ce_emit(ctx, CE_EV_STEP, items[i].label, "unpacking %s", items[i].label);
@@ -220,7 +220,7 @@ static int fetch_and_unpack(ce_ctx *ctx, const ce_manifest *m, need *needs, size
             char tmp[4200] = "", logs[4200], log[4400];
             if (rc == CE_OK) rc = ce_store_staging(ctx, "pkgs", tmp, sizeof tmp);
             if (rc == CE_OK && (rc = ce_store_path(ctx, "logs", logs, sizeof logs)) == CE_OK &&
-                (rc = ce_mkdir_p(ctx, logs, 0755)) == CE_OK) {
+                (rc = ce_mkdir_p(logs, 0755)) == CE_OK) {
                 snprintf(log, sizeof log, "%s/cuda-%s-runfile.log", logs, needs[i].version);
                 rc = ce_runfile_install(ctx, items[i].path, items[i].url, needs[i].staging, tmp, log,
                                         needs[i].version);
@@ -228,13 +228,13 @@ static int fetch_and_unpack(ce_ctx *ctx, const ce_manifest *m, need *needs, size
             if (tmp[0]) {
                 ce_quiet q;
                 ce_quiet_begin(&q, false);
-                ce_rm_tree(ctx, tmp);
+                ce_rm_tree(tmp);
                 ce_quiet_end(&q);
             }
         }
         needs[i].item = NULL;
         if (rc != CE_OK) {
-            drop_stagings(ctx, needs, n);
+            drop_stagings(needs, n);
             return rc;
         }
     }
@@ -252,8 +252,8 @@ static int compose_one(ce_ctx *ctx, const ce_manifest *m, const ce_resolved *r)
         (rc = ce_store_path(ctx, "pkgs", pkgs, sizeof pkgs)))
         return rc;
     ce_store_pkg_names(r->cuda->version, r->cudnn ? r->cudnn->version : NULL, cpkg, sizeof cpkg, dpkg, sizeof dpkg);
-    if ((rc = ce_join(ctx, final, sizeof final, vdir, r->name)) || (rc = ce_join(ctx, ctree, sizeof ctree, pkgs, cpkg)) ||
-        (rc = ce_join(ctx, dtree, sizeof dtree, pkgs, dpkg)))
+    if ((rc = ce_join(final, sizeof final, vdir, r->name)) || (rc = ce_join(ctree, sizeof ctree, pkgs, cpkg)) ||
+        (rc = ce_join(dtree, sizeof dtree, pkgs, dpkg)))
         return rc;
     if ((rc = ce_store_staging(ctx, "versions", staging, sizeof staging))) return rc;
 
@@ -273,16 +273,16 @@ static int compose_one(ce_ctx *ctx, const ce_manifest *m, const ce_resolved *r)
     if (r->cudnn && r->cudnn_archive)
         rec.sources[rec.n_sources++] = (ce_receipt_source){ "cudnn", r->cudnn_archive->url,
                                                            r->cudnn_archive->sha256, r->cudnn_archive->size, dpkg };
-    if (rc == CE_OK) rc = ce_receipt_write(ctx, staging, &rec);
+    if (rc == CE_OK) rc = ce_receipt_write(staging, &rec);
     if (rc == CE_OK) {
         ce_fsync_dir(staging);
         ce_fault_point("before-commit", NULL);
-        rc = ce_store_commit(ctx, staging, final);
+        rc = ce_store_commit(staging, final);
     }
     if (rc != CE_OK) {
         ce_quiet q;
         ce_quiet_begin(&q, false);
-        ce_rm_tree(ctx, staging);
+        ce_rm_tree(staging);
         ce_quiet_end(&q);
     } else {
         ce_emit(ctx, CE_EV_INFO, r->name, "composed %zu files (%zu hardlinked, %zu copied) in %.1f ms",
@@ -300,11 +300,11 @@ static int commit_pkgs(ce_ctx *ctx, need *needs, size_t n)
     char pkgs[4200], final[4400];
     int rc = ce_store_path(ctx, "pkgs", pkgs, sizeof pkgs);
     for (size_t i = 0; rc == CE_OK && i < n; i++) {
-        if ((rc = ce_join(ctx, final, sizeof final, pkgs, needs[i].pkg))) break;
-        rc = ce_store_commit(ctx, needs[i].staging, final);
+        if ((rc = ce_join(final, sizeof final, pkgs, needs[i].pkg))) break;
+        rc = ce_store_commit(needs[i].staging, final);
         if (rc == CE_OK) needs[i].staging[0] = '\0';
     }
-    if (rc != CE_OK) drop_stagings(ctx, needs, n);
+    if (rc != CE_OK) drop_stagings(needs, n);
     return rc;
 }
 
@@ -321,11 +321,11 @@ int ce_install(ce_ctx *ctx, const ce_manifest *m, const ce_resolved *r, size_t n
     if (ctx->root[0] != '/' && realpath(ctx->root, abs)) snprintf(ctx->root, sizeof ctx->root, "%s", abs);
     int rc = ce_store_path(ctx, "versions", vdir, sizeof vdir);
     if (rc) return rc;
-    if (n > 64) return ce_fail(ctx, CE_ERR_USAGE, "too many toolchains in one install; split the command");
+    if (n > 64) return ce_fail(CE_ERR_USAGE, "too many toolchains in one install; split the command");
 
     for (size_t i = 0; i < n; i++) {
         char final[CE_PATH_MAX];
-        if ((rc = ce_join(ctx, final, sizeof final, vdir, r[i].name))) return rc;
+        if ((rc = ce_join(final, sizeof final, vdir, r[i].name))) return rc;
         bool dup = false;
         for (size_t j = 0; j < i; j++) dup = dup || (todo[j] && strcmp(r[j].name, r[i].name) == 0);
         if (dup) continue;
@@ -344,7 +344,7 @@ int ce_install(ce_ctx *ctx, const ce_manifest *m, const ce_resolved *r, size_t n
         }
         if (crc) return crc;
         if (!r[i].runfile)
-            return ce_fail(ctx, CE_ERR_NOTFOUND, "CUDA %s has no runfile for %s in the manifest",
+            return ce_fail(CE_ERR_NOTFOUND, "CUDA %s has no runfile for %s in the manifest",
                            r[i].cuda->version, ctx->platform);
         if ((rc = ce_preflight_install(ctx, r[i].cuda))) return rc;
         char cpkg[160], dpkg[160];

@@ -47,32 +47,32 @@ static int fetch_sig(ce_ctx *ctx, const ce_msource *src, char **sig)
  * manifest names its source and serial; the source is this URL; the serial
  * never goes down, and the same serial means the same bytes; an expired
  * manifest is taken by update (force) no more. */
-static int check_claims(ce_ctx *ctx, const ce_msource *src, const ce_manifest *m, bool is_signed,
+static int check_claims(const ce_msource *src, const ce_manifest *m, bool is_signed,
                         const ce_mcopy_meta *old, bool have_old, const char *sha, bool force)
 {
     if (is_signed && (m->serial < 0 || !m->source))
-        return ce_fail(ctx, CE_ERR_INTEGRITY, "the manifest %s is signed but names no %s: refused (a signed "
+        return ce_fail(CE_ERR_INTEGRITY, "the manifest %s is signed but names no %s: refused (a signed "
                        "manifest says where it is served and which publication it is, so it cannot be served "
                        "again later or elsewhere; man cudaenv-manifest: SIGNATURES; cudaenv mirror --url URL "
                        "writes both); the copy is kept", src->origin,
                        m->serial < 0 && !m->source ? "\"source\" and \"serial\""
                        : m->serial < 0 ? "\"serial\"" : "\"source\"");
     if (m->source && strcmp(m->source, src->origin))
-        return ce_fail(ctx, CE_ERR_INTEGRITY, "the manifest served at %s is the manifest of %s (its \"source\"): "
+        return ce_fail(CE_ERR_INTEGRITY, "the manifest served at %s is the manifest of %s (its \"source\"): "
                        "refused (signed for another place); the copy is kept", src->origin, m->source);
     if (have_old && old->serial >= 0 && m->serial < old->serial) {
         char had[40] = "no serial";
         if (m->serial >= 0) snprintf(had, sizeof had, "serial %lld", m->serial);
-        return ce_fail(ctx, CE_ERR_INTEGRITY, "the manifest %s has %s, lower than the copy it would replace "
+        return ce_fail(CE_ERR_INTEGRITY, "the manifest %s has %s, lower than the copy it would replace "
                        "(serial %lld): refused (an old manifest served again?); the copy is kept", src->origin,
                        had, old->serial);
     }
     if (have_old && old->serial >= 0 && m->serial == old->serial && strcmp(sha, old->sha256))
-        return ce_fail(ctx, CE_ERR_INTEGRITY, "the manifest %s has serial %lld, as the copy it would replace, "
+        return ce_fail(CE_ERR_INTEGRITY, "the manifest %s has serial %lld, as the copy it would replace, "
                        "but other bytes: refused (a publisher raises the serial with every change; the same "
                        "serial twice is a replay or a mistake); the copy is kept", src->origin, m->serial);
     if (force && ce_manifest_date_past(m->expires, time(NULL)))
-        return ce_fail(ctx, CE_ERR_INTEGRITY, "the manifest %s expired on %s (its \"expires\"): refused as "
+        return ce_fail(CE_ERR_INTEGRITY, "the manifest %s expired on %s (its \"expires\"): refused as "
                        "current; its publisher must publish it again with a later date; the copy is kept",
                        src->origin, m->expires);
     return CE_OK;
@@ -97,7 +97,7 @@ static int check_new(ce_ctx *ctx, const ce_msource *src, const char *text, size_
     snprintf(meta->expires, sizeof meta->expires, "%s", m->expires ? m->expires : "");
     meta->serial = m->serial;
     ce_sha256_hex(text, len, meta->sha256);
-    rc = check_claims(ctx, src, m, meta->signed_by[0] != '\0', old, have_old, meta->sha256, force);
+    rc = check_claims(src, m, meta->signed_by[0] != '\0', old, have_old, meta->sha256, force);
     ce_manifest_free(m);
     if (rc) return rc;
     /* The project's own manifest never goes back behind the built-in one (a
@@ -107,7 +107,7 @@ static int check_new(ce_ctx *ctx, const ce_msource *src, const char *text, size_
     builtin_updated(ctx, floor, sizeof floor);
     if (floor[0] && strcmp(meta->updated, floor) < 0) {
         if (project)
-            return ce_fail(ctx, CE_ERR_INTEGRITY, "the manifest %s is dated %s, before the built-in manifest (%s): "
+            return ce_fail(CE_ERR_INTEGRITY, "the manifest %s is dated %s, before the built-in manifest (%s): "
                            "refused (the project's manifest never goes back in time)",
                            src->origin, meta->updated[0] ? meta->updated : "(no date)", floor);
         ce_emit(ctx, CE_EV_WARN, NULL, "the manifest %s is dated %s, before the built-in manifest (%s): releases "
@@ -115,7 +115,7 @@ static int check_new(ce_ctx *ctx, const ce_msource *src, const char *text, size_
                 src->origin, meta->updated[0] ? meta->updated : "(no date)", floor);
     }
     if (have_old && old->updated[0] && strcmp(meta->updated, old->updated) < 0)
-        return ce_fail(ctx, CE_ERR_INTEGRITY, "the manifest %s is dated %s, before the copy it would replace "
+        return ce_fail(CE_ERR_INTEGRITY, "the manifest %s is dated %s, before the copy it would replace "
                        "(%s): refused (an old manifest served again?); the copy is kept",
                        src->origin, meta->updated[0] ? meta->updated : "(no date)", old->updated);
     return CE_OK;
@@ -135,7 +135,7 @@ static int refresh(ce_ctx *ctx, const ce_msource *src, bool force, ce_mrefresh *
     if (!src->remote) return CE_OK;
     ce_mcopy_meta old;
     struct stat st;
-    bool have = stat(src->path, &st) == 0 && ce_mcopy_meta_read(ctx, src, &old) == CE_OK;
+    bool have = stat(src->path, &st) == 0 && ce_mcopy_meta_read(src, &old) == CE_OK;
     if (!have) {
         memset(&old, 0, sizeof old);
         old.serial = -1;
@@ -143,7 +143,7 @@ static int refresh(ce_ctx *ctx, const ce_msource *src, bool force, ce_mrefresh *
     if (!force && have && ce_mcopy_fresh(ctx, src)) return CE_OK;
     if (ctx->offline) {
         if (have) return CE_OK;
-        return ce_fail(ctx, CE_ERR_NOTFOUND, "--offline: no local copy of the manifest %s yet; run cudaenv update "
+        return ce_fail(CE_ERR_NOTFOUND, "--offline: no local copy of the manifest %s yet; run cudaenv update "
                        "once with the network", src->origin);
     }
     ce_text_cond cond = { .etag = have ? old.etag : NULL, .last_modified = have ? old.last_modified : NULL };
@@ -166,14 +166,14 @@ static int refresh(ce_ctx *ctx, const ce_msource *src, bool force, ce_mrefresh *
         if (!meta.etag[0]) snprintf(meta.etag, sizeof meta.etag, "%s", old.etag);
         if (!meta.last_modified[0]) snprintf(meta.last_modified, sizeof meta.last_modified, "%s", old.last_modified);
         *res = CE_MREFRESH_SAME;
-        return ce_mcopy_touch(ctx, src, &meta);
+        return ce_mcopy_touch(src, &meta);
     }
-    if (!text) return ce_fail(ctx, CE_ERR_DOWNLOAD, "%s answered 304 but there is no local copy", src->origin);
+    if (!text) return ce_fail(CE_ERR_DOWNLOAD, "%s answered 304 but there is no local copy", src->origin);
     rc = check_new(ctx, src, text, len, &old, have, force, &meta);
     if (rc == CE_OK) {
         meta.fetched = (long long)time(NULL);
         *res = have && !strcmp(meta.sha256, old.sha256) ? CE_MREFRESH_SAME : CE_MREFRESH_NEW;
-        rc = ce_mcopy_write(ctx, src, text, len, &meta);
+        rc = ce_mcopy_write(src, text, len, &meta);
     }
     free(text);
     return rc;
@@ -185,9 +185,9 @@ static int refresh(ce_ctx *ctx, const ce_msource *src, bool force, ce_mrefresh *
 static int check_expiry(ce_ctx *ctx, const ce_msource *src, bool force, ce_mrefresh res)
 {
     ce_mcopy_meta m;
-    if (ce_mcopy_meta_read(ctx, src, &m) != CE_OK || !ce_manifest_date_past(m.expires, time(NULL))) return CE_OK;
+    if (ce_mcopy_meta_read(src, &m) != CE_OK || !ce_manifest_date_past(m.expires, time(NULL))) return CE_OK;
     if (force)
-        return ce_fail(ctx, CE_ERR_INTEGRITY, "the manifest %s expired on %s (its \"expires\") and %s: it is "
+        return ce_fail(CE_ERR_INTEGRITY, "the manifest %s expired on %s (its \"expires\") and %s: it is "
                        "not current; its publisher must publish it again with a later date (the copy is kept)",
                        src->origin, m.expires, res == CE_MREFRESH_SAME ? "its source answers that it has not "
                        "changed (304)" : "no newer one came");
@@ -209,7 +209,7 @@ int ce_manifest_load_url(ce_ctx *ctx, const char *url, ce_manifest **out)
     ce_msource src;
     int rc = ce_manifest_source(ctx, &src);
     if (rc) return rc;
-    if (!src.remote || strcmp(src.origin, url)) return ce_fail(ctx, CE_ERR_OTHER, "internal: %s is not the manifest in use", url);
+    if (!src.remote || strcmp(src.origin, url)) return ce_fail(CE_ERR_OTHER, "internal: %s is not the manifest in use", url);
     ce_mrefresh res;
     if ((rc = ce_manifest_refresh(ctx, &src, false, &res))) return rc;
     return ce_manifest_load_source(ctx, &src, out);

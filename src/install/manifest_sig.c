@@ -217,13 +217,13 @@ int ce_manifest_sig_verify(ce_ctx *ctx, const char *url, const char *text, size_
                     "%s", url, url, optout && *optout ? "CUDAENV_MANIFEST_UNSIGNED=1" : "the config says manifest_unsigned");
             return CE_OK;
         }
-        return ce_fail(ctx, CE_ERR_INTEGRITY, "the manifest %s is not signed (no %s.sig): refused; sign it "
+        return ce_fail(CE_ERR_INTEGRITY, "the manifest %s is not signed (no %s.sig): refused; sign it "
                        "(man cudaenv-manifest: SIGNATURES) or, for a source you trust by other means, set "
                        "CUDAENV_MANIFEST_UNSIGNED=1", url, url);
     }
     unsigned char raw[64];
     if (!decode_sig(sig, raw))
-        return ce_fail(ctx, CE_ERR_INTEGRITY, "%s.sig is no ed25519 signature (expected 64 bytes in base64): "
+        return ce_fail(CE_ERR_INTEGRITY, "%s.sig is no ed25519 signature (expected 64 bytes in base64): "
                        "the manifest %s is refused", url, url);
     char dirs[KEYS_N][4300], places[3 * 4300 + 256];
     int keys = 0;
@@ -238,9 +238,9 @@ int ce_manifest_sig_verify(ce_ctx *ctx, const char *url, const char *text, size_
     if (try_config_keys(ctx, text, len, raw, signed_by, n, &keys)) return CE_OK;
     key_places(dirs, places, sizeof places);
     if (!keys)
-        return ce_fail(ctx, CE_ERR_INTEGRITY, "the manifest %s is signed, but there is no trusted key to check "
+        return ce_fail(CE_ERR_INTEGRITY, "the manifest %s is signed, but there is no trusted key to check "
                        "it with (looked in %s): add the publisher's public key there", url, places);
-    return ce_fail(ctx, CE_ERR_INTEGRITY, "the signature %s.sig does not match the manifest %s under any of %d "
+    return ce_fail(CE_ERR_INTEGRITY, "the signature %s.sig does not match the manifest %s under any of %d "
                    "trusted key%s: refused (tampered with, or signed by a key you do not trust); the local copy "
                    "is kept%s%s%s", url, url, keys, keys == 1 ? "" : "s", ce_trust_privileged() ? " (looked in " : "",
                    ce_trust_privileged() ? places : "", ce_trust_privileged() ? ")" : "");
@@ -250,60 +250,60 @@ int ce_manifest_sig_verify(ce_ctx *ctx, const char *url, const char *text, size_
  * key install.sh verified it with): the key under the same rule as the
  * site's keys (as root: root's, in root's directories; else not writable by
  * others), sig the base64 text of a .sig file. */
-int ce_sig_verify_key(ce_ctx *ctx, const char *keyfile, const char *what, const char *text, size_t len,
+int ce_sig_verify_key(const char *keyfile, const char *what, const char *text, size_t len,
                       const char *sig)
 {
     unsigned char raw[64];
     if (!sig || !decode_sig(sig, raw))
-        return ce_fail(ctx, CE_ERR_INTEGRITY, "%s.sig is no ed25519 signature (expected 64 bytes in base64)", what);
+        return ce_fail(CE_ERR_INTEGRITY, "%s.sig is no ed25519 signature (expected 64 bytes in base64)", what);
     char why[1024] = "";
     int fd = key_open(keyfile, ce_trust_privileged(), why, sizeof why);
     if (fd < 0)
-        return ce_fail(ctx, CE_ERR_PERM, "the key %s cannot be trusted: %s", keyfile, why[0] ? why : strerror(errno));
+        return ce_fail(CE_ERR_PERM, "the key %s cannot be trusted: %s", keyfile, why[0] ? why : strerror(errno));
     if (!verify_with(fd, text, len, raw))
-        return ce_fail(ctx, CE_ERR_INTEGRITY, "the signature of %s does not match the key %s: refused (a tampered "
+        return ce_fail(CE_ERR_INTEGRITY, "the signature of %s does not match the key %s: refused (a tampered "
                        "or foreign file)", what, keyfile);
     return CE_OK;
 }
 
-static int load_private(ce_ctx *ctx, const char *keyfile, EVP_PKEY **out)
+static int load_private(const char *keyfile, EVP_PKEY **out)
 {
     *out = NULL;
     FILE *f = fopen(keyfile, "re");
-    if (!f) return ce_fail(ctx, CE_ERR_USAGE, "cannot read the signing key %s: %s", keyfile, strerror(errno));
+    if (!f) return ce_fail(CE_ERR_USAGE, "cannot read the signing key %s: %s", keyfile, strerror(errno));
     EVP_PKEY *k = PEM_read_PrivateKey(f, NULL, NULL, NULL);
     fclose(f);
     if (!k || EVP_PKEY_id(k) != EVP_PKEY_ED25519) {
         EVP_PKEY_free(k);
-        return ce_fail(ctx, CE_ERR_USAGE, "%s is no ed25519 private key (PEM); make one with: openssl genpkey "
+        return ce_fail(CE_ERR_USAGE, "%s is no ed25519 private key (PEM); make one with: openssl genpkey "
                        "-algorithm ed25519 -out %s", keyfile, keyfile);
     }
     *out = k;
     return CE_OK;
 }
 
-int ce_manifest_sign_key_check(ce_ctx *ctx, const char *keyfile)
+int ce_manifest_sign_key_check(const char *keyfile)
 {
     EVP_PKEY *k;
-    int rc = load_private(ctx, keyfile, &k);
+    int rc = load_private(keyfile, &k);
     EVP_PKEY_free(k);
     return rc;
 }
 
-int ce_manifest_sign_file(ce_ctx *ctx, const char *keyfile, const char *path)
+int ce_manifest_sign_file(const char *keyfile, const char *path)
 {
     EVP_PKEY *k;
-    int rc0 = load_private(ctx, keyfile, &k);
+    int rc0 = load_private(keyfile, &k);
     if (rc0) return rc0;
     char *text = NULL;
     size_t len = 0;
-    int rc = ce_file_read(ctx, path, 64u << 20, &text, &len);
+    int rc = ce_file_read(path, 64u << 20, &text, &len);
     unsigned char sig[64];
     size_t siglen = sizeof sig;
     EVP_MD_CTX *md = rc ? NULL : EVP_MD_CTX_new();
     if (!rc && (!md || EVP_DigestSignInit(md, NULL, NULL, NULL, k) != 1 ||
                 EVP_DigestSign(md, sig, &siglen, (const unsigned char *)text, len) != 1 || siglen != 64))
-        rc = ce_fail(ctx, CE_ERR_OTHER, "cannot sign %s with %s", path, keyfile);
+        rc = ce_fail(CE_ERR_OTHER, "cannot sign %s with %s", path, keyfile);
     EVP_MD_CTX_free(md);
     EVP_PKEY_free(k);
     free(text);
@@ -311,5 +311,5 @@ int ce_manifest_sign_file(ce_ctx *ctx, const char *keyfile, const char *path)
     char b64[96], out[4300];
     int n = EVP_EncodeBlock((unsigned char *)b64, sig, 64);
     snprintf(out, sizeof out, "%s.sig", path);
-    return ce_file_write_atomic(ctx, out, b64, (size_t)n, 0644);
+    return ce_file_write_atomic(out, b64, (size_t)n, 0644);
 }

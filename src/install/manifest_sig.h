@@ -32,9 +32,9 @@
 /* Sign the file at path with the ed25519 private key in keyfile (PEM) and
  * write path.sig (temp + rename): what `mirror --sign-key` does to its
  * cudaenv.json.  CE_ERR_USAGE for a key that is no ed25519 private key. */
-int ce_manifest_sign_file(ce_ctx *ctx, const char *keyfile, const char *path);
+int ce_manifest_sign_file(const char *keyfile, const char *path);
 /* The same key check alone (before a mirror run changes anything). */
-int ce_manifest_sign_key_check(ce_ctx *ctx, const char *keyfile);
+int ce_manifest_sign_key_check(const char *keyfile);
 
 /* Verify text (len bytes) of the manifest at url against sig (the .sig
  * file's text; NULL when the source has none).  signed_by: the key file
@@ -47,7 +47,7 @@ int ce_manifest_sig_verify(ce_ctx *ctx, const char *url, const char *text, size_
 /* Verify text (len bytes, what names it) against sig (a .sig file's base64
  * text) under the one key file keyfile: CE_ERR_INTEGRITY on a mismatch or a
  * malformed signature, CE_ERR_PERM for a key others could have written. */
-int ce_sig_verify_key(ce_ctx *ctx, const char *keyfile, const char *what, const char *text, size_t len,
+int ce_sig_verify_key(const char *keyfile, const char *what, const char *text, size_t len,
                       const char *sig);
 
 #endif

@@ -62,6 +62,6 @@ static inline const char *ce_parts_url_base(const char *url)
  * (unpackers.c); on failure nothing of it is left (ce_parts_drop). */
 int ce_parts_fetch_unpack(ce_ctx *ctx, const ce_manifest *m, plan *pl);
 /* Stop the unpackers still running and remove every staging tree. */
-void ce_parts_drop(ce_ctx *ctx, plan *pl);
+void ce_parts_drop(plan *pl);
 
 #endif

@@ -79,7 +79,7 @@ int ce_preflight_install(ce_ctx *ctx, const ce_cuda *cuda)
     }
     if (used) {
         if (!ctx->force)
-            return ce_fail(ctx, CE_ERR_CHECK, "CUDA %s cannot run on %s: %s (pass --force to install it "
+            return ce_fail(CE_ERR_CHECK, "CUDA %s cannot run on %s: %s (pass --force to install it "
                            "anyway)", cuda->version, planned ? "the planned machine" : "this machine", reason);
         ce_emit(ctx, CE_EV_WARN, NULL, "CUDA %s cannot run on %s: %s (--force: installing anyway)",
                 cuda->version, planned ? "the planned machine" : "this machine", reason);

@@ -8,16 +8,16 @@
 
 #include "core/version.h"
 
-static int bad(ce_ctx *ctx, const char *url, const char *path, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-static int bad(ce_ctx *ctx, const char *url, const char *path, const char *fmt, ...)
+static int bad(const char *url, const char *path, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static int bad(const char *url, const char *path, const char *fmt, ...)
 {
     char msg[1024];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    return ce_fail(ctx, CE_ERR_INTEGRITY, "invalid redistrib JSON %s: %s: %s", url, path, msg);
+    return ce_fail(CE_ERR_INTEGRITY, "invalid redistrib JSON %s: %s: %s", url, path, msg);
 }
 
 static const char *type_name(const cJSON *v)
@@ -70,98 +70,98 @@ static const char *path_refusal(const char *p)
     return NULL;
 }
 
-static int opt_string(ce_ctx *ctx, const char *url, const cJSON *obj, const char *key, const char *where,
+static int opt_string(const char *url, const cJSON *obj, const char *key, const char *where,
                       bool required, char **out)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
     if (!v) {
         if (!required) return CE_OK;
-        return bad(ctx, url, where, "\"%s\" is missing", key);
+        return bad(url, where, "\"%s\" is missing", key);
     }
-    if (!cJSON_IsString(v)) return bad(ctx, url, where, "\"%s\": expected a string, got %s", key, type_name(v));
-    if (strlen(v->valuestring) > 4096) return bad(ctx, url, where, "\"%s\": longer than 4096 characters", key);
-    if (!(*out = strdup(v->valuestring))) return ce_fail(ctx, CE_ERR_NOMEM, "out of memory");
+    if (!cJSON_IsString(v)) return bad(url, where, "\"%s\": expected a string, got %s", key, type_name(v));
+    if (strlen(v->valuestring) > 4096) return bad(url, where, "\"%s\": longer than 4096 characters", key);
+    if (!(*out = strdup(v->valuestring))) return ce_fail(CE_ERR_NOMEM, "out of memory");
     return CE_OK;
 }
 
-static int parse_archive(ce_ctx *ctx, const char *url, const char *where, const cJSON *a, ce_component *c)
+static int parse_archive(const char *url, const char *where, const cJSON *a, ce_component *c)
 {
-    if (!cJSON_IsObject(a)) return bad(ctx, url, where, "expected an object, got %s", type_name(a));
+    if (!cJSON_IsObject(a)) return bad(url, where, "expected an object, got %s", type_name(a));
     if (!cJSON_GetObjectItemCaseSensitive(a, "relative_path") && cJSON_GetObjectItemCaseSensitive(a, "cuda12"))
-        return bad(ctx, url, where, "per-CUDA variants (cuDNN's layout) in a CUDA release's JSON");
+        return bad(url, where, "per-CUDA variants (cuDNN's layout) in a CUDA release's JSON");
     int rc;
     char *sha = NULL, *size = NULL;
-    if ((rc = opt_string(ctx, url, a, "relative_path", where, true, &c->relative_path))) return rc;
+    if ((rc = opt_string(url, a, "relative_path", where, true, &c->relative_path))) return rc;
     const char *why = path_refusal(c->relative_path);
-    if (why) return bad(ctx, url, where, "relative_path '%.200s' is refused: %s", c->relative_path, why);
-    if ((rc = opt_string(ctx, url, a, "sha256", where, true, &sha))) return rc;
+    if (why) return bad(url, where, "relative_path '%.200s' is refused: %s", c->relative_path, why);
+    if ((rc = opt_string(url, a, "sha256", where, true, &sha))) return rc;
     bool ok = strlen(sha) == 64 && strspn(sha, "0123456789abcdef") == 64;
     if (ok) memcpy(c->sha256, sha, 65);
     free(sha);
-    if (!ok) return bad(ctx, url, where, "sha256: expected 64 lowercase hex characters");
+    if (!ok) return bad(url, where, "sha256: expected 64 lowercase hex characters");
     const cJSON *s = cJSON_GetObjectItemCaseSensitive(a, "size");
     if (cJSON_IsNumber(s) && s->valuedouble >= 0 && s->valuedouble <= 9007199254740992.0 &&
         (double)(long long)s->valuedouble == s->valuedouble) {
         c->size = (long long)s->valuedouble;
         return CE_OK;
     }
-    if ((rc = opt_string(ctx, url, a, "size", where, true, &size))) return rc;
+    if ((rc = opt_string(url, a, "size", where, true, &size))) return rc;
     ok = size[0] && strlen(size) <= 15 && strspn(size, "0123456789") == strlen(size);
     c->size = ok ? strtoll(size, NULL, 10) : -1;
     free(size);
-    if (!ok) return bad(ctx, url, where, "size: expected a decimal number of bytes");
+    if (!ok) return bad(url, where, "size: expected a decimal number of bytes");
     return CE_OK;
 }
 
-static int make_url(ce_ctx *ctx, const char *json_url, ce_component *c)
+static int make_url(const char *json_url, ce_component *c)
 {
     const char *slash = strrchr(json_url, '/');
     size_t base = slash ? (size_t)(slash - json_url) + 1 : 0;
     size_t n = base + strlen(c->relative_path) + 1;
-    if (!(c->url = malloc(n))) return ce_fail(ctx, CE_ERR_NOMEM, "out of memory");
+    if (!(c->url = malloc(n))) return ce_fail(CE_ERR_NOMEM, "out of memory");
     snprintf(c->url, n, "%.*s%s", (int)base, json_url, c->relative_path);
     return CE_OK;
 }
 
-static int parse_doc(ce_ctx *ctx, const cJSON *doc, const char *url, const char *platform, ce_redist *r)
+static int parse_doc(const cJSON *doc, const char *url, const char *platform, ce_redist *r)
 {
-    if (!cJSON_IsObject(doc)) return bad(ctx, url, "(top)", "expected a JSON object, got %s", type_name(doc));
+    if (!cJSON_IsObject(doc)) return bad(url, "(top)", "expected a JSON object, got %s", type_name(doc));
     int rc;
-    if ((rc = opt_string(ctx, url, doc, "release_label", "(top)", false, &r->release_label)) ||
-        (rc = opt_string(ctx, url, doc, "release_date", "(top)", false, &r->release_date)))
+    if ((rc = opt_string(url, doc, "release_label", "(top)", false, &r->release_label)) ||
+        (rc = opt_string(url, doc, "release_date", "(top)", false, &r->release_date)))
         return rc;
     size_t n = (size_t)cJSON_GetArraySize(doc);
-    if (n > 10000) return bad(ctx, url, "(top)", "%zu members: more than 10000", n);
+    if (n > 10000) return bad(url, "(top)", "%zu members: more than 10000", n);
     r->comps = calloc(n ? n : 1, sizeof *r->comps);
-    if (!r->comps) return ce_fail(ctx, CE_ERR_NOMEM, "out of memory");
+    if (!r->comps) return ce_fail(CE_ERR_NOMEM, "out of memory");
     const cJSON *it;
     cJSON_ArrayForEach(it, doc) {
         const char *key = it->string;
         if (strncmp(key, "release_", 8) == 0) {
-            if (!cJSON_IsString(it)) return bad(ctx, url, key, "expected a string, got %s", type_name(it));
+            if (!cJSON_IsString(it)) return bad(url, key, "expected a string, got %s", type_name(it));
             continue;
         }
         if (!ce_component_name_valid(key, false))
-            return bad(ctx, url, key, "not a component name ([a-z0-9_]+)");
-        if (!cJSON_IsObject(it)) return bad(ctx, url, key, "expected a component object, got %s", type_name(it));
+            return bad(url, key, "not a component name ([a-z0-9_]+)");
+        if (!cJSON_IsObject(it)) return bad(url, key, "expected a component object, got %s", type_name(it));
         for (size_t i = 0; i < r->n; i++)
-            if (strcmp(r->comps[i].name, key) == 0) return bad(ctx, url, key, "duplicate component");
+            if (strcmp(r->comps[i].name, key) == 0) return bad(url, key, "duplicate component");
         ce_component c = { .size = -1 };
         char where[200];
         snprintf(where, sizeof where, "%s", key);
-        rc = opt_string(ctx, url, it, "version", where, true, &c.version);
+        rc = opt_string(url, it, "version", where, true, &c.version);
         if (rc == CE_OK && !ce_version_valid(c.version))
-            rc = bad(ctx, url, where, "version '%.64s' is not digits separated by dots", c.version);
-        if (rc == CE_OK) rc = opt_string(ctx, url, it, "name", where, false, &c.label);
+            rc = bad(url, where, "version '%.64s' is not digits separated by dots", c.version);
+        if (rc == CE_OK) rc = opt_string(url, it, "name", where, false, &c.label);
         const cJSON *a = cJSON_GetObjectItemCaseSensitive(it, platform);
         /* 13.1+: cuda_compat is built per CUDA variant ({"cuda13.1": {...}}); driver-side, never installed */
         if (cJSON_IsObject(a) && !cJSON_GetObjectItemCaseSensitive(a, "relative_path") && ce_redist_driver_side(key))
             a = NULL;
         if (rc == CE_OK && a) {
             snprintf(where, sizeof where, "%s.\"%s\"", key, platform);
-            if ((rc = parse_archive(ctx, url, where, a, &c)) == CE_OK && (c.name = strdup(key)) == NULL)
-                rc = ce_fail(ctx, CE_ERR_NOMEM, "out of memory");
-            if (rc == CE_OK) rc = make_url(ctx, url, &c);
+            if ((rc = parse_archive(url, where, a, &c)) == CE_OK && (c.name = strdup(key)) == NULL)
+                rc = ce_fail(CE_ERR_NOMEM, "out of memory");
+            if (rc == CE_OK) rc = make_url(url, &c);
         }
         if (rc == CE_OK && a) {
             r->comps[r->n++] = c;
@@ -173,17 +173,17 @@ static int parse_doc(ce_ctx *ctx, const cJSON *doc, const char *url, const char 
     return CE_OK;
 }
 
-int ce_redist_parse(ce_ctx *ctx, const char *text, size_t len, const char *json_url,
+int ce_redist_parse(const char *text, size_t len, const char *json_url,
                     const char *platform, ce_redist **out)
 {
     *out = NULL;
     if (len > CE_REDIST_MAX)
-        return ce_fail(ctx, CE_ERR_INTEGRITY, "invalid redistrib JSON %s: %zu bytes is over the 64 MiB limit",
+        return ce_fail(CE_ERR_INTEGRITY, "invalid redistrib JSON %s: %zu bytes is over the 64 MiB limit",
                        json_url, len);
     cJSON *doc = cJSON_ParseWithLength(text, len);
-    if (!doc) return ce_fail(ctx, CE_ERR_INTEGRITY, "invalid redistrib JSON %s: not valid JSON", json_url);
+    if (!doc) return ce_fail(CE_ERR_INTEGRITY, "invalid redistrib JSON %s: not valid JSON", json_url);
     ce_redist *r = calloc(1, sizeof *r);
-    int rc = r ? parse_doc(ctx, doc, json_url, platform, r) : ce_fail(ctx, CE_ERR_NOMEM, "out of memory");
+    int rc = r ? parse_doc(doc, json_url, platform, r) : ce_fail(CE_ERR_NOMEM, "out of memory");
     cJSON_Delete(doc);
     if (rc) {
         ce_redist_free(r);
@@ -213,7 +213,7 @@ static ce_component *find(ce_redist *r, const char *name)
     return NULL;
 }
 
-static int unknown(ce_ctx *ctx, const ce_redist *r, const char *name)
+static int unknown(const ce_redist *r, const char *name)
 {
     char list[2048] = "";
     size_t used = 0;
@@ -222,17 +222,17 @@ static int unknown(ce_ctx *ctx, const ce_redist *r, const char *name)
         int w = snprintf(list + used, sizeof list - used, "%s%s", used ? ", " : "", r->comps[i].name);
         if (w > 0) used += (size_t)w;
     }
-    return ce_fail(ctx, CE_ERR_USAGE, "--components: '%s' is not a component of CUDA %s on this platform; "
+    return ce_fail(CE_ERR_USAGE, "--components: '%s' is not a component of CUDA %s on this platform; "
                    "it has: %s", name, r->release_label ? r->release_label : "(this release)", list);
 }
 
-int ce_redist_select(ce_ctx *ctx, ce_redist *r, const ce_profile *p, const char *adjust)
+int ce_redist_select(ce_redist *r, const ce_profile *p, const char *adjust)
 {
     for (size_t i = 0; i < r->n; i++)
         r->comps[i].selected = ce_profile_selects(p, r->comps[i].name) && !ce_redist_driver_side(r->comps[i].name);
     if (!adjust) return CE_OK;
     char buf[1024];
-    if (strlen(adjust) >= sizeof buf) return ce_fail(ctx, CE_ERR_USAGE, "--components: the list is too long");
+    if (strlen(adjust) >= sizeof buf) return ce_fail(CE_ERR_USAGE, "--components: the list is too long");
     snprintf(buf, sizeof buf, "%s", adjust);
     char *save = NULL;
     for (char *tok = strtok_r(buf, ", ", &save); tok; tok = strtok_r(NULL, ", ", &save)) {
@@ -240,13 +240,13 @@ int ce_redist_select(ce_ctx *ctx, ce_redist *r, const ce_profile *p, const char 
         if (*tok == '+' || *tok == '-') tok++;
         if (strcmp(tok, "nccl") == 0) continue;    /* not NVIDIA's: ce_resolve_nccl */
         if (!ce_component_name_valid(tok, false))
-            return ce_fail(ctx, CE_ERR_USAGE, "--components: '%s' is not a component name; write "
+            return ce_fail(CE_ERR_USAGE, "--components: '%s' is not a component name; write "
                            "+name to add, -name to remove (e.g. +nsight_systems,-libcufft)", tok);
         if (ce_redist_driver_side(tok))
-            return ce_fail(ctx, CE_ERR_USAGE, "--components: %s is a driver-side component; cudaenv never "
+            return ce_fail(CE_ERR_USAGE, "--components: %s is a driver-side component; cudaenv never "
                            "installs it (install the driver package of your distribution)", tok);
         ce_component *c = find(r, tok);
-        if (!c) return unknown(ctx, r, tok);
+        if (!c) return unknown(r, tok);
         c->selected = add;
     }
     return CE_OK;

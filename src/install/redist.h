@@ -38,7 +38,7 @@ typedef struct ce_redist {
 
 /* Parse text (len bytes) fetched from json_url for platform.  Errors are
  * CE_ERR_INTEGRITY naming json_url and the JSON path of the bad value. */
-int ce_redist_parse(ce_ctx *ctx, const char *text, size_t len, const char *json_url,
+int ce_redist_parse(const char *text, size_t len, const char *json_url,
                     const char *platform, ce_redist **out);
 void ce_redist_free(ce_redist *r);
 
@@ -51,7 +51,7 @@ bool ce_redist_driver_side(const char *name);
  * separated list of +name (add) and -name (remove); a bare name adds.
  * Unknown names in adjustments are CE_ERR_USAGE naming the release's
  * components; asking for a driver-side one is CE_ERR_USAGE too. */
-int ce_redist_select(ce_ctx *ctx, ce_redist *r, const ce_profile *p, const char *adjust);
+int ce_redist_select(ce_redist *r, const ce_profile *p, const char *adjust);
 
 /* Sum of the selected components' sizes. */
 long long ce_redist_selected_bytes(const ce_redist *r, size_t *count);

@@ -114,14 +114,14 @@ int ce_runfile_install(ce_ctx *ctx, const char *runfile, const char *label, cons
     char *argv[] = { "sh", (char *)runfile, "--silent", "--toolkit", a_tk, a_def, "--no-opengl-libs",
                      "--no-man-page", "--no-drm", "--override", a_tmp, NULL };
     char **env = installer_env(tmp);
-    if (!env) return ce_fail(ctx, CE_ERR_NOMEM, "out of memory");
+    if (!env) return ce_fail(CE_ERR_NOMEM, "out of memory");
     long timeout = ce_setting_long(ctx->set.runfile_timeout, CE_RUNFILE_TIMEOUT_S, 1);
     long cap = ce_setting_long(ctx->set.runfile_log_cap, CE_RUNFILE_LOG_CAP, 1);
     /* O_NOFOLLOW: a planted logs/<file> symlink cannot redirect root's write */
     int logfd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
     if (logfd < 0) {
         free(env);
-        return ce_fail(ctx, CE_ERR_IO, "cannot create %s: %s", log, strerror(errno));
+        return ce_fail(CE_ERR_IO, "cannot create %s: %s", log, strerror(errno));
     }
     ce_proc rp = { .path = "/bin/sh", .argv = argv, .env = env, .cwd = tmp, .out = CE_PROC_CAPTURE_FD,
                    .fd = logfd, .timeout_s = (double)timeout, .cap_head = (size_t)cap, .cap_tail = (size_t)cap,
@@ -136,7 +136,7 @@ int ce_runfile_install(ce_ctx *ctx, const char *runfile, const char *label, cons
     if (rc != CE_OK) return rc;
     watch_report(ctx, version, staging, before);
     if (res.timed_out)
-        return ce_fail(ctx, CE_ERR_OTHER, "the CUDA %s installer (%s) did not finish in %ld s and was stopped "
+        return ce_fail(CE_ERR_OTHER, "the CUDA %s installer (%s) did not finish in %ld s and was stopped "
                        "with everything it started (CUDAENV_RUNFILE_TIMEOUT); its output is in %s",
                        version, label, timeout, log);
     if (res.code != 0) {
@@ -145,10 +145,10 @@ int ce_runfile_install(ce_ctx *ctx, const char *runfile, const char *label, cons
         char how[64];
         if (res.sig) snprintf(how, sizeof how, "signal %d", res.sig);
         else snprintf(how, sizeof how, "exit status %d", res.code);
-        return ce_fail(ctx, CE_ERR_OTHER, "the CUDA %s installer (%s) failed with %s%s%s; its output is in %s",
+        return ce_fail(CE_ERR_OTHER, "the CUDA %s installer (%s) failed with %s%s%s; its output is in %s",
                        version, label, how, tail[0] ? ": " : "", tail, log);
     }
-    return ce_toolkit_check(ctx, staging, version, label);
+    return ce_toolkit_check(staging, version, label);
 }
 
 static bool has_prefix_entry(const char *dir, const char *prefix)
@@ -170,14 +170,14 @@ static bool has_prefix_entry(const char *dir, const char *prefix)
 }
 
 /* MAJOR.MINOR of the toolkit in dir, "" when no version file says. */
-static void toolkit_version(ce_ctx *ctx, const char *dir, char *out, size_t outsz, char *from, size_t fromsz)
+static void toolkit_version(const char *dir, char *out, size_t outsz, char *from, size_t fromsz)
 {
     out[0] = '\0';
     char p[4200], *text = NULL;
     snprintf(p, sizeof p, "%s/version.json", dir);
     ce_quiet q;
     ce_quiet_begin(&q, false);
-    int trc = ce_file_read(ctx, p, 1u << 20, &text, NULL);
+    int trc = ce_file_read(p, 1u << 20, &text, NULL);
     ce_quiet_end(&q);
     if (trc == CE_OK) {
         cJSON *j = cJSON_Parse(text);
@@ -195,7 +195,7 @@ static void toolkit_version(ce_ctx *ctx, const char *dir, char *out, size_t outs
     }
     snprintf(p, sizeof p, "%s/version.txt", dir);
     ce_quiet_begin(&q, false);
-    trc = ce_file_read(ctx, p, 1u << 16, &text, NULL);
+    trc = ce_file_read(p, 1u << 16, &text, NULL);
     ce_quiet_end(&q);
     if (trc == CE_OK) {
         const char *v = strstr(text, "CUDA Version ");
@@ -212,26 +212,26 @@ static void toolkit_version(ce_ctx *ctx, const char *dir, char *out, size_t outs
     }
 }
 
-int ce_toolkit_check(ce_ctx *ctx, const char *dir, const char *version, const char *label)
+int ce_toolkit_check(const char *dir, const char *version, const char *label)
 {
     char p[4200];
     struct stat st;
     snprintf(p, sizeof p, "%s/bin/nvcc", dir);
     if (stat(p, &st) != 0 || !S_ISREG(st.st_mode) || !(st.st_mode & S_IXUSR))
-        return ce_fail(ctx, CE_ERR_INTEGRITY, "%s did not install bin/nvcc (no executable %s); "
+        return ce_fail(CE_ERR_INTEGRITY, "%s did not install bin/nvcc (no executable %s); "
                        "it is not the CUDA %s toolkit the manifest promised", label, p, version);
     snprintf(p, sizeof p, "%s/lib64", dir);
     if (!has_prefix_entry(p, "libcudart.so."))
-        return ce_fail(ctx, CE_ERR_INTEGRITY, "%s did not install lib64/libcudart.so.* (in %s); "
+        return ce_fail(CE_ERR_INTEGRITY, "%s did not install lib64/libcudart.so.* (in %s); "
                        "it is not the CUDA %s toolkit the manifest promised", label, p, version);
     char have[32], from[128] = "", want[32];
-    toolkit_version(ctx, dir, have, sizeof have, from, sizeof from);
+    toolkit_version(dir, have, sizeof have, from, sizeof from);
     ce_version_prefix(version, 2, want, sizeof want);
     if (!have[0])
-        return ce_fail(ctx, CE_ERR_INTEGRITY, "%s installed no version.json or version.txt in %s; "
+        return ce_fail(CE_ERR_INTEGRITY, "%s installed no version.json or version.txt in %s; "
                        "cannot confirm it is CUDA %s", label, dir, version);
     if (strcmp(have, want) != 0)
-        return ce_fail(ctx, CE_ERR_INTEGRITY, "%s installed CUDA %s (%s), but the manifest promised %s; "
+        return ce_fail(CE_ERR_INTEGRITY, "%s installed CUDA %s (%s), but the manifest promised %s; "
                        "the manifest entry is wrong", label, have, from, version);
     return CE_OK;
 }

@@ -18,7 +18,7 @@
  * system paths (/usr/local/cuda, /usr/local/cuda-X.Y, /etc/ld.so.conf.d,
  * /etc/profile.d, /usr/bin/nvidia-uninstall, /usr/local/bin, under
  * CUDAENV_SYSROOT) are compared before and after: a change is a CE_EV_WARN.
- * Then ce_toolkit_check(staging, version).
+ * Then ce_toolkit_check(version).
  * CE_ERR_OTHER when the installer fails or times out (naming the log),
  * CE_ERR_INTEGRITY when the tree is not the promised toolkit. */
 #define CE_RUNFILE_TIMEOUT_S 3600
@@ -30,6 +30,6 @@ int ce_runfile_install(ce_ctx *ctx, const char *runfile, const char *label, cons
  * MAJOR.MINOR of version (from version.json's cuda_cudart / cuda_nvcc, then
  * cuda: whose patch is sometimes a date, so only major.minor count; or
  * version.txt on <= 11.0).  CE_ERR_INTEGRITY naming what is missing. */
-int ce_toolkit_check(ce_ctx *ctx, const char *dir, const char *version, const char *label);
+int ce_toolkit_check(const char *dir, const char *version, const char *label);
 
 #endif

@@ -77,7 +77,7 @@ static void *unpacker(void *arg)
                           .cache_entry = !p->follow, .slots = &sh->slots, .slot_id = p->id };
     /* extraction chdirs into the staging tree: this thread's own directory */
     int rc = unshare(CLONE_FS) != 0
-                 ? ce_fail(ctx, CE_ERR_OTHER, "cannot start an unpacker of %s: unshare: %s", p->name, strerror(errno))
+                 ? ce_fail(CE_ERR_OTHER, "cannot start an unpacker of %s: unshare: %s", p->name, strerror(errno))
                  : ce_unpack(ctx, &src, p->staging);
     if (rc) ce_status_take(&p->st);
     p->rc = rc;
@@ -98,7 +98,7 @@ static int start_unpack(ce_ctx *ctx, part *p, bool follow, shared *sh)
     int err = pthread_create(&p->th, NULL, unpacker, p);
     if (err) {
         p->state = 0;
-        return ce_fail(ctx, CE_ERR_OTHER, "cannot start an unpacker: %s", strerror(err));
+        return ce_fail(CE_ERR_OTHER, "cannot start an unpacker: %s", strerror(err));
     }
     p->joinable = true;
     return CE_OK;
@@ -115,14 +115,14 @@ static int reap(part *p)
     return p->rc;
 }
 
-void ce_parts_drop(ce_ctx *ctx, plan *pl)
+void ce_parts_drop(plan *pl)
 {
     ce_quiet q;   /* cleanup must not overwrite the error being reported */
     ce_quiet_begin(&q, false);
     for (size_t i = 0; i < pl->n; i++) {
         part *p = &pl->parts[i];
         if (p->joinable) reap(p);   /* cancelled: it stops at its next read */
-        if (p->staging[0]) ce_rm_tree(ctx, p->staging);
+        if (p->staging[0]) ce_rm_tree(p->staging);
         p->staging[0] = '\0';
     }
     ce_quiet_end(&q);
@@ -192,7 +192,7 @@ static int run_unpackers(ce_ctx *ctx, plan *pl, part **ord, shared *sh, ce_fetch
                      * itself; after a success the verified file decides */
                     char why[512];
                     snprintf(why, sizeof why, "%s", ce_errmsg());
-                    ce_rm_tree(ctx, p->staging);
+                    ce_rm_tree(p->staging);
                     p->staging[0] = '\0';
                     p->state = 0;
                     p->retry = true;
@@ -225,7 +225,7 @@ static int run_unpackers(ce_ctx *ctx, plan *pl, part **ord, shared *sh, ce_fetch
             bool any = false;
             for (size_t i = 0; i < pl->n; i++)
                 any = any || (pl->parts[i].state == 0 && !ce_exists(pl->parts[i].cache));
-            if (any) { rc = ce_fail(ctx, CE_ERR_IO, "a verified download vanished from the cache"); break; }
+            if (any) { rc = ce_fail(CE_ERR_IO, "a verified download vanished from the cache"); break; }
         }
         ce_fetch_bell_wait(&sh->bell, seen);   /* a download moved, or an unpacker ended */
     }
@@ -242,7 +242,7 @@ int ce_parts_fetch_unpack(ce_ctx *ctx, const ce_manifest *m, plan *pl)
     for (size_t i = 0; i < pl->n; i++) ord[i] = &pl->parts[i];
     qsort(ord, pl->n, sizeof *ord, by_size);
     shared *sh = calloc(1, sizeof *sh);
-    if (!sh) return ce_fail(ctx, CE_ERR_NOMEM, "out of memory");
+    if (!sh) return ce_fail(CE_ERR_NOMEM, "out of memory");
     sh->ctx = ctx;
     sh->largest = pl->n ? ord[0]->size : 0;   /* ord: largest first */
     for (size_t i = 0; i < pl->n; i++) {
@@ -276,12 +276,12 @@ int ce_parts_fetch_unpack(ce_ctx *ctx, const ce_manifest *m, plan *pl)
     int err = ce_slots_init(&sh->slots, (int)ncpu());
     if (err) {
         free(sh);
-        return ce_fail(ctx, CE_ERR_OTHER, "cannot set up the decode slots: %s", strerror(err));
+        return ce_fail(CE_ERR_OTHER, "cannot set up the decode slots: %s", strerror(err));
     }
     if ((err = ce_fetch_bell_init(&sh->bell))) {
         ce_slots_destroy(&sh->slots);
         free(sh);
-        return ce_fail(ctx, CE_ERR_OTHER, "cannot set up the unpackers' signal: %s", strerror(err));
+        return ce_fail(CE_ERR_OTHER, "cannot set up the unpackers' signal: %s", strerror(err));
     }
     for (size_t i = 0; i < k; i++) sh->watch[i].bell = &sh->bell;
     ce_slots_budget(&sh->slots, (long long)ce_xzmt_budget(), bytes);   /* the decoders' memory (xzmt.h) */
@@ -293,7 +293,7 @@ int ce_parts_fetch_unpack(ce_ctx *ctx, const ce_manifest *m, plan *pl)
     pthread_t th;
     int rc = CE_OK;
     if (pthread_create(&th, NULL, ce_fetch_thread, &job) != 0) {
-        rc = ce_fail(ctx, CE_ERR_OTHER, "cannot start the download thread");
+        rc = ce_fail(CE_ERR_OTHER, "cannot start the download thread");
     } else {
         rc = run_unpackers(ctx, pl, ord, sh, &job);
         pthread_join(th, NULL);
@@ -305,6 +305,6 @@ int ce_parts_fetch_unpack(ce_ctx *ctx, const ce_manifest *m, plan *pl)
         ce_status_put(&job.st);
         rc = job.rc;
     }
-    if (rc != CE_OK) ce_parts_drop(ctx, pl);
+    if (rc != CE_OK) ce_parts_drop(pl);
     return rc;
 }

@@ -16,7 +16,7 @@ static void meta_path(const ce_msource *src, char *out, size_t n)
     snprintf(out, n, "%s.meta", src->path);
 }
 
-int ce_mcopy_meta_read(ce_ctx *ctx, const ce_msource *src, ce_mcopy_meta *out)
+int ce_mcopy_meta_read(const ce_msource *src, ce_mcopy_meta *out)
 {
     memset(out, 0, sizeof *out);
     char path[4300], *data = NULL;
@@ -25,7 +25,7 @@ int ce_mcopy_meta_read(ce_ctx *ctx, const ce_msource *src, ce_mcopy_meta *out)
     struct stat st;
     ce_quiet q;
     ce_quiet_begin(&q, false);
-    int rc = stat(path, &st) == 0 ? ce_file_read(ctx, path, 64 * 1024, &data, &len) : CE_ERR_NOTFOUND;
+    int rc = stat(path, &st) == 0 ? ce_file_read(path, 64 * 1024, &data, &len) : CE_ERR_NOTFOUND;
     ce_quiet_end(&q);
     if (rc) return CE_ERR_NOTFOUND;
     cJSON *j = cJSON_ParseWithLength(data, len);
@@ -61,15 +61,15 @@ bool ce_mcopy_fresh(ce_ctx *ctx, const ce_msource *src)
 {
     ce_mcopy_meta m;
     struct stat st;
-    if (!src->remote || stat(src->path, &st) != 0 || ce_mcopy_meta_read(ctx, src, &m) != CE_OK) return false;
+    if (!src->remote || stat(src->path, &st) != 0 || ce_mcopy_meta_read(src, &m) != CE_OK) return false;
     time_t now = time(NULL);
     return now >= m.checked && now - m.checked < ce_mcopy_interval(ctx);
 }
 
-static int write_meta(ce_ctx *ctx, const ce_msource *src, const ce_mcopy_meta *meta)
+static int write_meta(const ce_msource *src, const ce_mcopy_meta *meta)
 {
     cJSON *j = cJSON_CreateObject();
-    if (!j) return ce_fail(ctx, CE_ERR_NOMEM, "out of memory");
+    if (!j) return ce_fail(CE_ERR_NOMEM, "out of memory");
     cJSON_AddStringToObject(j, "url", src->origin);
     cJSON_AddStringToObject(j, "etag", meta->etag);
     cJSON_AddStringToObject(j, "last_modified", meta->last_modified);
@@ -84,27 +84,27 @@ static int write_meta(ce_ctx *ctx, const ce_msource *src, const ce_mcopy_meta *m
     else cJSON_AddNullToObject(j, "expires");
     char *text = cJSON_PrintUnformatted(j);
     cJSON_Delete(j);
-    if (!text) return ce_fail(ctx, CE_ERR_NOMEM, "out of memory");
+    if (!text) return ce_fail(CE_ERR_NOMEM, "out of memory");
     char path[4300];
     meta_path(src, path, sizeof path);
-    int rc = ce_file_write_atomic(ctx, path, text, strlen(text), 0644);
+    int rc = ce_file_write_atomic(path, text, strlen(text), 0644);
     free(text);
     return rc;
 }
 
-int ce_mcopy_write(ce_ctx *ctx, const ce_msource *src, const char *text, size_t len, const ce_mcopy_meta *meta)
+int ce_mcopy_write(const ce_msource *src, const char *text, size_t len, const ce_mcopy_meta *meta)
 {
     char dir[4200];
     snprintf(dir, sizeof dir, "%s", src->path);
     char *slash = strrchr(dir, '/');
     if (slash) *slash = '\0';
-    int rc = ce_mkdir_p(ctx, dir, 0755);
-    if (rc == CE_OK) rc = ce_file_write_atomic(ctx, src->path, text, len, 0644);
-    if (rc == CE_OK) rc = write_meta(ctx, src, meta);
+    int rc = ce_mkdir_p(dir, 0755);
+    if (rc == CE_OK) rc = ce_file_write_atomic(src->path, text, len, 0644);
+    if (rc == CE_OK) rc = write_meta(src, meta);
     return rc;
 }
 
-int ce_mcopy_touch(ce_ctx *ctx, const ce_msource *src, const ce_mcopy_meta *meta)
+int ce_mcopy_touch(const ce_msource *src, const ce_mcopy_meta *meta)
 {
-    return write_meta(ctx, src, meta);
+    return write_meta(src, meta);
 }

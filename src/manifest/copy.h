@@ -40,7 +40,7 @@ typedef struct ce_mcopy_meta {
 
 /* Read the record of src's copy: CE_OK, CE_ERR_NOTFOUND when there is none
  * (or it is not ours / for another URL); quiet. */
-int ce_mcopy_meta_read(ce_ctx *ctx, const ce_msource *src, ce_mcopy_meta *out);
+int ce_mcopy_meta_read(const ce_msource *src, ce_mcopy_meta *out);
 /* Seconds a copy stays fresh: CUDAENV_UPDATE_INTERVAL (0: always ask), else
  * the config's update_interval, else the default. */
 long ce_mcopy_interval(ce_ctx *ctx);
@@ -48,8 +48,8 @@ long ce_mcopy_interval(ce_ctx *ctx);
 bool ce_mcopy_fresh(ce_ctx *ctx, const ce_msource *src);
 /* Replace the copy with text (already checked by the caller) and write its
  * record (meta->checked is ignored: now).  Creates $CUDAENV_ROOT/manifests. */
-int ce_mcopy_write(ce_ctx *ctx, const ce_msource *src, const char *text, size_t len, const ce_mcopy_meta *meta);
+int ce_mcopy_write(const ce_msource *src, const char *text, size_t len, const ce_mcopy_meta *meta);
 /* The source answered 304: the record is rewritten as it was (its mtime now). */
-int ce_mcopy_touch(ce_ctx *ctx, const ce_msource *src, const ce_mcopy_meta *meta);
+int ce_mcopy_touch(const ce_msource *src, const ce_mcopy_meta *meta);
 
 #endif

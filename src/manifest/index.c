@@ -38,11 +38,11 @@ void ce_sha256_hex(const void *data, size_t len, char out[65])
 static int index_path(ce_ctx *ctx, const char *ipath, char *out, size_t n)
 {
     if (ipath) {
-        if (snprintf(out, n, "%s", ipath) >= (int)n) return ce_fail(ctx, CE_ERR_OTHER, "path too long: %s", ipath);
+        if (snprintf(out, n, "%s", ipath) >= (int)n) return ce_fail(CE_ERR_OTHER, "path too long: %s", ipath);
         return CE_OK;
     }
     if (ce_path_join(out, n, ctx->root, "versions/" CE_INDEX_NAME) != CE_OK)
-        return ce_fail(ctx, CE_ERR_OTHER, "path too long: %s/versions/" CE_INDEX_NAME, ctx->root);
+        return ce_fail(CE_ERR_OTHER, "path too long: %s/versions/" CE_INDEX_NAME, ctx->root);
     return CE_OK;
 }
 
@@ -78,7 +78,7 @@ static char *read_index(ce_ctx *ctx, const char *ipath, char **sha, char **key, 
     ce_quiet q;
     ce_quiet_begin(&q, false);
     int rc = index_path(ctx, ipath, path, sizeof path);
-    if (rc == CE_OK) rc = ce_file_read(ctx, path, INDEX_MAX, &data, &len);
+    if (rc == CE_OK) rc = ce_file_read(path, INDEX_MAX, &data, &len);
     ce_quiet_end(&q);
     if (rc) return NULL;
     char *nl1 = strchr(data, '\n'), *nl2 = nl1 ? strchr(nl1 + 1, '\n') : NULL;
@@ -405,9 +405,9 @@ static int write_index(ce_ctx *ctx, const char *ipath, const char *text, size_t 
         snprintf(dir, sizeof dir, "%s", path);
         char *sl = strrchr(dir, '/');
         if (sl && sl != dir) *sl = '\0';
-        if (access(dir, F_OK) != 0) rc = ce_mkdir_p(ctx, dir, 0700);
+        if (access(dir, F_OK) != 0) rc = ce_mkdir_p(dir, 0700);
     }
-    if (rc == CE_OK) rc = ce_file_write_atomic_ex(ctx, path, text, len, ipath ? 0600 : 0644, false);
+    if (rc == CE_OK) rc = ce_file_write_atomic_ex(path, text, len, ipath ? 0600 : 0644, false);
     if (rc) ce_emit(ctx, CE_EV_WARN, NULL, "cannot update the resolution index (specs resolve "
                     "through the manifest instead): %s", ce_errmsg());
     return rc;
@@ -519,7 +519,7 @@ int ce_index_refresh(ce_ctx *ctx, const char *ipath)
     char key[256], *sha = NULL, *ikey, *rest;
     ce_msource src;
     if (!manifest_key(ctx, &src, key, sizeof key))
-        return ce_fail(ctx, CE_ERR_NOTFOUND, "no manifest file to index (%s)", src.path);
+        return ce_fail(CE_ERR_NOTFOUND, "no manifest file to index (%s)", src.path);
     char *old = read_index(ctx, ipath, &sha, &ikey, &rest);
     if (old && !records_ok(rest)) {   /* corrupt: rebuilt from the manifest */
         free(old);
@@ -533,10 +533,10 @@ int ce_index_refresh(ce_ctx *ctx, const char *ipath)
      * stale at once, never an index of other bytes under this key */
     char *data = NULL;
     size_t len = 0;
-    int rc = ce_file_read(ctx, src.path, CE_MANIFEST_MAX, &data, &len);
+    int rc = ce_file_read(src.path, CE_MANIFEST_MAX, &data, &len);
     char key2[256];
     if (rc == CE_OK && (!manifest_key(ctx, &src, key2, sizeof key2) || strcmp(key, key2)))
-        rc = ce_fail(ctx, CE_ERR_IO, "the manifest %s changed while it was read", src.path);
+        rc = ce_fail(CE_ERR_IO, "the manifest %s changed while it was read", src.path);
     if (rc) { free(old); free(data); return rc; }
     char hex[65];
     ce_sha256_hex(data, len, hex);
@@ -559,7 +559,7 @@ int ce_index_refresh(ce_ctx *ctx, const char *ipath)
     free(old);
     free(data);
     if (rc) return rc;
-    if (!text) return ce_fail(ctx, CE_ERR_NOMEM, "out of memory");
+    if (!text) return ce_fail(CE_ERR_NOMEM, "out of memory");
     rc = write_index(ctx, ipath, text, tlen);
     free(text);
     return rc;

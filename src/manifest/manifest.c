@@ -33,7 +33,7 @@ int mf_bad(parser *p, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    return ce_fail(p->ctx, CE_ERR_INTEGRITY, "invalid manifest %s: %s: %s", p->origin, p->path, msg);
+    return ce_fail(CE_ERR_INTEGRITY, "invalid manifest %s: %s: %s", p->origin, p->path, msg);
 }
 
 /* Append ."key" (or .key when it is a plain word) to the current path;
@@ -66,7 +66,7 @@ const char *mf_type_name(const cJSON *v)
 static char *xstrdup(parser *p, const char *s)
 {
     char *d = ce_escape_dup(s);
-    if (!d) ce_fail(p->ctx, CE_ERR_NOMEM, "out of memory reading manifest %s", p->origin);
+    if (!d) ce_fail(CE_ERR_NOMEM, "out of memory reading manifest %s", p->origin);
     return d;
 }
 
@@ -169,7 +169,7 @@ static int parse_platforms(parser *p, const cJSON *obj, ce_artifact **list, size
     if (!cJSON_IsObject(obj)) return mf_bad(p, "expected an object of platform -> {url, sha256, size}, got %s", mf_type_name(obj));
     size_t n = (size_t)cJSON_GetArraySize(obj);
     *list = calloc(n ? n : 1, sizeof **list);
-    if (!*list) return ce_fail(p->ctx, CE_ERR_NOMEM, "out of memory");
+    if (!*list) return ce_fail(CE_ERR_NOMEM, "out of memory");
     const cJSON *it;
     cJSON_ArrayForEach(it, obj) {
         size_t m = mf_path_push(p, it->string);
@@ -221,7 +221,7 @@ static int parse_cuda(parser *p, const cJSON *v, ce_cuda *c)
     const cJSON *rd = cJSON_GetObjectItemCaseSensitive(v, "redist");
     if (rd && !cJSON_IsNull(rd)) {
         size_t n = mf_path_push(p, "redist");
-        if (!(c->redist = calloc(1, sizeof *c->redist))) return ce_fail(p->ctx, CE_ERR_NOMEM, "out of memory");
+        if (!(c->redist = calloc(1, sizeof *c->redist))) return ce_fail(CE_ERR_NOMEM, "out of memory");
         if ((rc = parse_artifact(p, rd, "any", c->redist))) return rc;
         if (c->redist->size > 64ll * 1024 * 1024)
             return mf_bad(p, "a redistrib JSON of %lld bytes is not plausible (limit 64 MiB)", c->redist->size);
@@ -254,7 +254,7 @@ static int parse_names(parser *p, const cJSON *obj, const char *key, bool glob, 
     size_t n = (size_t)cJSON_GetArraySize(v);
     if (n > 4096) return mf_bad(p, "%zu names: more than 4096", n);
     *out = calloc(n ? n : 1, sizeof **out);
-    if (!*out) return ce_fail(p->ctx, CE_ERR_NOMEM, "out of memory");
+    if (!*out) return ce_fail(CE_ERR_NOMEM, "out of memory");
     const cJSON *it;
     size_t i = 0;
     cJSON_ArrayForEach(it, v) {
@@ -297,7 +297,7 @@ static int parse_profiles(parser *p, const cJSON *doc, ce_manifest *m)
     if (!cJSON_IsObject(sec)) return mf_bad(p, "expected an object of profile name -> {components}, got %s", mf_type_name(sec));
     size_t n = (size_t)cJSON_GetArraySize(sec);
     m->profiles = calloc(n ? n : 1, sizeof *m->profiles);
-    if (!m->profiles) return ce_fail(p->ctx, CE_ERR_NOMEM, "out of memory");
+    if (!m->profiles) return ce_fail(CE_ERR_NOMEM, "out of memory");
     const cJSON *it;
     cJSON_ArrayForEach(it, sec) {
         size_t k = mf_path_push(p, it->string);
@@ -326,7 +326,7 @@ static int parse_cudnn(parser *p, const cJSON *v, ce_cudnn *c)
     if ((rc = mf_get_str(p, v, "source", false, &c->source))) return rc;
     size_t n = (size_t)cJSON_GetArraySize(v);
     c->builds = calloc(n ? n : 1, sizeof *c->builds);
-    if (!c->builds) return ce_fail(p->ctx, CE_ERR_NOMEM, "out of memory");
+    if (!c->builds) return ce_fail(CE_ERR_NOMEM, "out of memory");
     const cJSON *it;
     cJSON_ArrayForEach(it, v) {
         if (strncmp(it->string, "cuda", 4) != 0) continue;
@@ -379,7 +379,7 @@ int mf_parse_section(parser *p, const cJSON *doc, const char *key, size_t sz, pa
     if (!cJSON_IsObject(sec)) return mf_bad(p, "expected an object keyed by version, got %s", mf_type_name(sec));
     size_t n = (size_t)cJSON_GetArraySize(sec);
     *arr = calloc(n ? n : 1, sz);
-    if (!*arr) return ce_fail(p->ctx, CE_ERR_NOMEM, "out of memory");
+    if (!*arr) return ce_fail(CE_ERR_NOMEM, "out of memory");
     const cJSON *it;
     cJSON_ArrayForEach(it, sec) {
         size_t m = mf_path_push(p, it->string);
@@ -476,14 +476,14 @@ int ce_manifest_parse(ce_ctx *ctx, const char *text, size_t len, const char *ori
     *out = NULL;
     if (!origin) origin = "(manifest)";
     if (len > CE_MANIFEST_MAX)
-        return ce_fail(ctx, CE_ERR_INTEGRITY, "invalid manifest %s: %zu bytes is over the 16 MiB limit; "
+        return ce_fail(CE_ERR_INTEGRITY, "invalid manifest %s: %zu bytes is over the 16 MiB limit; "
                        "is this really a cudaenv manifest?", origin, len);
     const char *end = NULL;
     cJSON *doc = cJSON_ParseWithLengthOpts(text, len, &end, false);
     if (!doc) {
         size_t off = end && end >= text ? (size_t)(end - text) : 0, line = 1;
         for (size_t i = 0; i < off && i < len; i++) line += text[i] == '\n';
-        return ce_fail(ctx, CE_ERR_INTEGRITY, "invalid manifest %s: not valid JSON (near line %zu, byte %zu)",
+        return ce_fail(CE_ERR_INTEGRITY, "invalid manifest %s: not valid JSON (near line %zu, byte %zu)",
                        origin, line, off);
     }
     /* one document: only whitespace may follow it (not a second one, not garbage) */
@@ -493,20 +493,20 @@ int ce_manifest_parse(ce_ctx *ctx, const char *text, size_t len, const char *ori
         size_t line = 1;
         for (size_t i = 0; i < off; i++) line += text[i] == '\n';
         cJSON_Delete(doc);
-        return ce_fail(ctx, CE_ERR_INTEGRITY, "invalid manifest %s: data after the JSON document (line %zu, "
+        return ce_fail(CE_ERR_INTEGRITY, "invalid manifest %s: data after the JSON document (line %zu, "
                        "byte %zu): a second document or trailing garbage; a manifest is exactly one JSON object",
                        origin, line, off);
     }
     /* cJSON cuts a string at an escaped NUL: "a.run\u0000..." would be read as "a.run" */
     if (memmem(text, len, "\\u0000", 6)) {
         cJSON_Delete(doc);
-        return ce_fail(ctx, CE_ERR_INTEGRITY, "invalid manifest %s: a string contains \\u0000 (a control "
+        return ce_fail(CE_ERR_INTEGRITY, "invalid manifest %s: a string contains \\u0000 (a control "
                        "character); nothing in a manifest may", origin);
     }
     ce_manifest *m = calloc(1, sizeof *m);
     parser p = { .ctx = ctx, .origin = origin, .local = local };
-    int rc = m ? CE_OK : ce_fail(ctx, CE_ERR_NOMEM, "out of memory");
-    if (!rc && !(m->origin = strdup(origin))) rc = ce_fail(ctx, CE_ERR_NOMEM, "out of memory");
+    int rc = m ? CE_OK : ce_fail(CE_ERR_NOMEM, "out of memory");
+    if (!rc && !(m->origin = strdup(origin))) rc = ce_fail(CE_ERR_NOMEM, "out of memory");
     if (!rc) {
         m->local = local;
         rc = parse_doc(&p, doc, m);
@@ -525,11 +525,11 @@ int ce_manifest_load_file(ce_ctx *ctx, const char *path, ce_manifest **out)
     *out = NULL;
     char *data = NULL;
     size_t len = 0;
-    int rc = ce_file_read(ctx, path, CE_MANIFEST_MAX, &data, &len);
+    int rc = ce_file_read(path, CE_MANIFEST_MAX, &data, &len);
     if (rc == CE_ERR_INTEGRITY)
-        return ce_fail(ctx, rc, "invalid manifest %s: over the 16 MiB limit; is this really a cudaenv manifest?", path);
+        return ce_fail(rc, "invalid manifest %s: over the 16 MiB limit; is this really a cudaenv manifest?", path);
     if (rc == CE_ERR_NOTFOUND)
-        return ce_fail(ctx, rc, "manifest %s does not exist; check CUDAENV_MANIFEST / --manifest", path);
+        return ce_fail(rc, "manifest %s does not exist; check CUDAENV_MANIFEST / --manifest", path);
     if (rc) return rc;
     rc = ce_manifest_parse(ctx, data, len, path, true, out);
     free(data);

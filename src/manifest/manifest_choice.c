@@ -13,7 +13,7 @@
 static int parse_choice(parser *p, const cJSON *v, ce_cudnn_choice *ch)
 {
     if (!cJSON_IsObject(v)) return mf_bad(p, "expected {\"cudnn\", \"why\"}, got %s", mf_type_name(v));
-    if (!(ch->platform = strdup(v->string))) return ce_fail(p->ctx, CE_ERR_NOMEM, "out of memory");
+    if (!(ch->platform = strdup(v->string))) return ce_fail(CE_ERR_NOMEM, "out of memory");
     int rc;
     if ((rc = mf_get_version(p, v, "cudnn", false, &ch->cudnn)) ||
         (rc = mf_get_str(p, v, "passed_over", false, &ch->passed_over)) ||
@@ -35,7 +35,7 @@ int mf_parse_cudnn_defaults(parser *p, const cJSON *v, ce_cuda *c)
     if (!cJSON_IsObject(d)) return mf_bad(p, "expected an object of platform -> {cudnn, why}, got %s", mf_type_name(d));
     size_t count = (size_t)cJSON_GetArraySize(d);
     if (!(c->cudnn_defaults = calloc(count ? count : 1, sizeof *c->cudnn_defaults)))
-        return ce_fail(p->ctx, CE_ERR_NOMEM, "out of memory");
+        return ce_fail(CE_ERR_NOMEM, "out of memory");
     const cJSON *it;
     cJSON_ArrayForEach(it, d) {
         size_t m = mf_path_push(p, it->string);

@@ -31,7 +31,7 @@ static bool tag_valid(const char *s)
 
 static int parse_build(parser *p, const cJSON *v, ce_fw_build *b)
 {
-    if (!(b->tag = strdup(v->string))) return ce_fail(p->ctx, CE_ERR_NOMEM, "out of memory");
+    if (!(b->tag = strdup(v->string))) return ce_fail(CE_ERR_NOMEM, "out of memory");
     if (!tag_valid(v->string))
         return mf_bad(p, "builds are keyed by the wheel's CUDA tag (\"cu124\", \"cuda12\"), not '%.40s'", v->string);
     if (!cJSON_IsObject(v)) return mf_bad(p, "expected an object, got %s", mf_type_name(v));
@@ -57,7 +57,7 @@ static int parse_build(parser *p, const cJSON *v, ce_fw_build *b)
 
 static int parse_fw(parser *p, const cJSON *v, ce_fw *f, bool major_minor)
 {
-    if (!(f->version = strdup(v->string))) return ce_fail(p->ctx, CE_ERR_NOMEM, "out of memory");
+    if (!(f->version = strdup(v->string))) return ce_fail(CE_ERR_NOMEM, "out of memory");
     int dots = 0;
     for (const char *s = v->string; *s; s++) dots += *s == '.';
     if (!ce_version_valid(v->string) || (major_minor ? dots != 1 : dots < 1) || strlen(v->string) > 31)
@@ -75,7 +75,7 @@ static int parse_fw(parser *p, const cJSON *v, ce_fw *f, bool major_minor)
         return mf_bad(p, "expected an object of CUDA builds (\"cu124\": {\"cuda\": ..., \"cudnn\": ...}), got %s",
                       bs ? mf_type_name(bs) : "nothing");
     size_t cap = (size_t)cJSON_GetArraySize(bs);
-    if (!(f->builds = calloc(cap, sizeof *f->builds))) return ce_fail(p->ctx, CE_ERR_NOMEM, "out of memory");
+    if (!(f->builds = calloc(cap, sizeof *f->builds))) return ce_fail(CE_ERR_NOMEM, "out of memory");
     const cJSON *it;
     cJSON_ArrayForEach(it, bs) {
         size_t k = mf_path_push(p, it->string);

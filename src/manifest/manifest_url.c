@@ -56,7 +56,7 @@ static int resolve_ref(parser *p, const char *ref, char **out)
     }
     size_t n = strlen(base) + strlen(ref) + 1;
     *out = malloc(n);
-    if (!*out) return ce_fail(p->ctx, CE_ERR_NOMEM, "out of memory");
+    if (!*out) return ce_fail(CE_ERR_NOMEM, "out of memory");
     snprintf(*out, n, "%s%s", base, ref);
     return CE_OK;
 }
@@ -118,7 +118,7 @@ static int apply_mirror(parser *p, char **url)
     const char *pre = mirror[0] == '/' ? "file://" : "";
     size_t n = strlen(pre) + ml + 1 + strlen(*url + pl) + 1;
     char *r = malloc(n);
-    if (!r) return ce_fail(p->ctx, CE_ERR_NOMEM, "out of memory");
+    if (!r) return ce_fail(CE_ERR_NOMEM, "out of memory");
     snprintf(r, n, "%s%.*s/%s", pre, (int)ml, mirror, *url + pl);
     free(*url);
     *url = r;

@@ -16,9 +16,9 @@ void ce_toolchain_name(char *out, unsigned outsz, const char *cuda, const char *
         snprintf(out, outsz, "%s", cuda);
 }
 
-static int bad_spec(ce_ctx *ctx, const char *text)
+static int bad_spec(const char *text)
 {
-    return ce_fail(ctx, CE_ERR_NOTFOUND,
+    return ce_fail(CE_ERR_NOTFOUND,
                    "'%s' is not a version spec; use tf-2.14, tensorflow-2.14.1, torch-2.5, torch-2.5+cu121, "
                    "jax-0.4.30, 11.8, 11.8.0, cuda-11.8 (optionally +cudnn8.7); see: cudaenv list-remote", text);
 }
@@ -60,11 +60,11 @@ static bool prefix_icase(const char *s, const char *p)
     return true;
 }
 
-int ce_spec_parse(ce_ctx *ctx, const char *text, ce_spec *out)
+int ce_spec_parse(const char *text, ce_spec *out)
 {
     memset(out, 0, sizeof *out);
     if (!text || !*text || strlen(text) >= sizeof out->text)
-        return bad_spec(ctx, text ? text : "");
+        return bad_spec(text ? text : "");
     snprintf(out->text, sizeof out->text, "%s", text);
     if (strcmp(text, "system") == 0) {
         out->kind = CE_SPEC_SYSTEM;
@@ -78,7 +78,7 @@ int ce_spec_parse(ce_ctx *ctx, const char *text, ce_spec *out)
         const char *cv = plus + 6;
         if (*cv == '-' || *cv == '=') cv++;
         if (!ce_version_valid(cv) || strlen(cv) >= sizeof out->cudnn)
-            return bad_spec(ctx, text);
+            return bad_spec(text);
         memcpy(out->cudnn, cv, strlen(cv) + 1);   /* length checked above */
     }
     const char *v = buf;
@@ -103,7 +103,7 @@ int ce_spec_parse(ce_ctx *ctx, const char *text, ce_spec *out)
         if (b) {
             *b++ = '\0';
             for (char *q = b; *q; q++) *q = *q >= 'A' && *q <= 'Z' ? (char)(*q - 'A' + 'a') : *q;
-            if (!build_tag_valid(b)) return bad_spec(ctx, text);
+            if (!build_tag_valid(b)) return bad_spec(text);
             memcpy(out->build, b, strlen(b) + 1);   /* length checked above */
         }
     }
@@ -120,7 +120,7 @@ int ce_spec_parse(ce_ctx *ctx, const char *text, ce_spec *out)
         return CE_OK;
     }
     if (!ce_version_valid(v) || strlen(v) >= sizeof out->version)
-        return bad_spec(ctx, text);
+        return bad_spec(text);
     if (out->kind == CE_SPEC_TF || out->kind == CE_SPEC_TORCH) {
         /* TensorFlow and PyTorch keys are MAJOR.MINOR: 2.14.1 -> 2.14; tf-2: the newest 2.x */
         ce_version_prefix(v, 2, out->version, sizeof out->version);
@@ -242,12 +242,12 @@ static const ce_artifact *usable_archive(const ce_cudnn *d, const ce_cuda *cuda,
     return a;
 }
 
-static int unknown_spec(ce_ctx *ctx, const ce_manifest *m, const ce_spec *spec)
+static int unknown_spec(const ce_manifest *m, const ce_spec *spec)
 {
     char hint[256];
     suggest(m, spec, hint, sizeof hint);
     const char *fw = ce_spec_fw_name(spec->kind);
-    return ce_fail(ctx, CE_ERR_NOTFOUND, "no %s release %s in the manifest (%s)%s%s%s; see: cudaenv list-remote %s",
+    return ce_fail(CE_ERR_NOTFOUND, "no %s release %s in the manifest (%s)%s%s%s; see: cudaenv list-remote %s",
                    ce_spec_kind_label(spec->kind), spec->text,
                    m->origin ? m->origin : "built-in", *hint ? "; did you mean " : "", hint, *hint ? "?" : "",
                    fw ? fw : spec->kind == CE_SPEC_TF ? "tf" : "cuda");
@@ -271,7 +271,7 @@ static int pick_cudnn(ce_ctx *ctx, const ce_manifest *m, const ce_cuda *cuda, co
         }
     }
     if (any)
-        return ce_fail(ctx, CE_ERR_NOTFOUND, "cuDNN %s has no %s build for CUDA %s in the manifest; "
+        return ce_fail(CE_ERR_NOTFOUND, "cuDNN %s has no %s build for CUDA %s in the manifest; "
                        "pick another with --cudnn (see: cudaenv list-remote cudnn) or use --no-cudnn",
                        want, ctx->platform, cuda->version);
     /* nearest cuDNN releases by version, newest first */
@@ -282,12 +282,12 @@ static int pick_cudnn(ce_ctx *ctx, const ce_manifest *m, const ce_cuda *cuda, co
         if (ce_version_major(d->version) != ce_version_major(want) || !usable_archive(d, cuda, ctx->platform)) continue;
         len += (size_t)snprintf(hint + len, sizeof hint - len, "%s%s", k++ ? ", " : "", d->version);
     }
-    return ce_fail(ctx, CE_ERR_NOTFOUND, "no cuDNN %s in the manifest%s%s%s; see: cudaenv list-remote cudnn",
+    return ce_fail(CE_ERR_NOTFOUND, "no cuDNN %s in the manifest%s%s%s; see: cudaenv list-remote cudnn",
                    want, k ? "; did you mean " : "", hint, k ? "?" : "");
 }
 
 /* torch-2.5[+cu121], jax-0.4.30[+cuda12]: the release, its build, the build's CUDA release. */
-static int resolve_fw(ce_ctx *ctx, const ce_manifest *m, const ce_spec *spec, ce_resolved *out)
+static int resolve_fw(const ce_manifest *m, const ce_spec *spec, ce_resolved *out)
 {
     const char *label = ce_spec_kind_label(spec->kind);
     out->fw_name = ce_spec_fw_name(spec->kind);
@@ -295,7 +295,7 @@ static int resolve_fw(ce_ctx *ctx, const ce_manifest *m, const ce_spec *spec, ce
     if (!out->fw) {
         /* an alias with no installable release, or a build that no release has: say so plainly */
         const ce_fw *any = ce_manifest_fw_pick(m, out->fw_name, spec->version, "");
-        if (!any || !spec->build[0]) return unknown_spec(ctx, m, spec);
+        if (!any || !spec->build[0]) return unknown_spec(m, spec);
         out->fw = any;
     }
     out->fw_build = ce_fw_build_for(out->fw, spec->build);
@@ -304,7 +304,7 @@ static int resolve_fw(ce_ctx *ctx, const ce_manifest *m, const ce_spec *spec, ce
         size_t len = 0;
         for (size_t i = 0; i < out->fw->n_builds && len < sizeof have; i++)
             len += (size_t)snprintf(have + len, sizeof have - len, "%s%s", i ? ", " : "", out->fw->builds[i].tag);
-        return ce_fail(ctx, CE_ERR_NOTFOUND, "%s %s has no CUDA build %s in the manifest (it has: %s; the default: "
+        return ce_fail(CE_ERR_NOTFOUND, "%s %s has no CUDA build %s in the manifest (it has: %s; the default: "
                        "%s); see: cudaenv info %s-%s", label, out->fw->version, spec->build, have, out->fw->deflt,
                        out->fw_name, out->fw->version);
     }
@@ -312,7 +312,7 @@ static int resolve_fw(ce_ctx *ctx, const ce_manifest *m, const ce_spec *spec, ce
     out->cuda = ce_manifest_cuda(m, b->cuda);
     ce_toolchain_name(out->name, sizeof out->name, b->cuda, b->cudnn);
     if (b->not_installable || !out->cuda)
-        return ce_fail(ctx, CE_ERR_NOTFOUND, "%s %s (%s: CUDA %s, cuDNN %s) cannot be installed from this manifest: "
+        return ce_fail(CE_ERR_NOTFOUND, "%s %s (%s: CUDA %s, cuDNN %s) cannot be installed from this manifest: "
                        "%s; see: cudaenv info %s-%s for its other CUDA builds", label, out->fw->version, b->tag,
                        b->cuda, b->cudnn ? b->cudnn : "none",
                        b->not_installable ? b->not_installable : "its CUDA release is missing", out->fw_name,
@@ -325,23 +325,23 @@ int ce_resolve(ce_ctx *ctx, const ce_manifest *m, const ce_spec *spec,
 {
     memset(out, 0, sizeof *out);
     if (spec->kind == CE_SPEC_SYSTEM)
-        return ce_fail(ctx, CE_ERR_NOTFOUND, "'system' is the machine's own CUDA, not a release in the manifest; "
+        return ce_fail(CE_ERR_NOTFOUND, "'system' is the machine's own CUDA, not a release in the manifest; "
                        "name a release (tf-2.14, 11.8)");
     const char *want = cudnn_override && *cudnn_override ? cudnn_override : spec->cudnn;
     if (*want && !ce_version_valid(want))
-        return ce_fail(ctx, CE_ERR_USAGE, "'%s' is not a cuDNN version (e.g. 8.9 or 8.9.7.29)", want);
+        return ce_fail(CE_ERR_USAGE, "'%s' is not a cuDNN version (e.g. 8.9 or 8.9.7.29)", want);
 
     if (spec->kind == CE_SPEC_TF) {
         out->tf = ce_manifest_tf_pick(m, spec->version);
-        if (!out->tf) return unknown_spec(ctx, m, spec);
+        if (!out->tf) return unknown_spec(m, spec);
         out->cuda = ce_manifest_cuda(m, out->tf->cuda);
         ce_toolchain_name(out->name, sizeof out->name, out->tf->cuda, out->tf->cudnn);
         if (out->tf->not_installable || !out->cuda)
-            return ce_fail(ctx, CE_ERR_NOTFOUND, "TensorFlow %s (CUDA %s, cuDNN %s) cannot be installed from this "
+            return ce_fail(CE_ERR_NOTFOUND, "TensorFlow %s (CUDA %s, cuDNN %s) cannot be installed from this "
                            "manifest: %s", out->tf->version, out->tf->cuda, out->tf->cudnn ? out->tf->cudnn : "none",
                            out->tf->not_installable ? out->tf->not_installable : "its CUDA release is missing");
     } else if (ce_spec_fw_name(spec->kind)) {
-        int rc = resolve_fw(ctx, m, spec, out);
+        int rc = resolve_fw(m, spec, out);
         if (rc) return rc;
     } else {
         /* "11.8" -> the newest 11.8.* ; "11.8.0" -> exactly that; latest: the newest this driver runs */
@@ -351,7 +351,7 @@ int ce_resolve(ce_ctx *ctx, const ce_manifest *m, const ce_spec *spec,
         }
         for (size_t i = m->n_cuda; i-- > 0 && !out->cuda;)
             if (ce_version_matches(spec->version, m->cuda[i].version)) out->cuda = &m->cuda[i];
-        if (!out->cuda) return unknown_spec(ctx, m, spec);
+        if (!out->cuda) return unknown_spec(m, spec);
     }
 
     const ce_cuda *cuda = out->cuda;
@@ -372,7 +372,7 @@ int ce_resolve(ce_ctx *ctx, const ce_manifest *m, const ce_spec *spec,
                 out->cudnn_passed_over = out->fw_build->cudnn_passed_over;
             }
             if (!out->cudnn_archive)
-                rc = ce_fail(ctx, CE_ERR_NOTFOUND, "%s %s needs cuDNN %s, which the manifest has no %s "
+                rc = ce_fail(CE_ERR_NOTFOUND, "%s %s needs cuDNN %s, which the manifest has no %s "
                              "build of for CUDA %s; use --no-cudnn or --cudnn VER", ce_spec_kind_label(spec->kind),
                              row_version, row_cudnn, ctx->platform, cuda->version);
         }
@@ -383,7 +383,7 @@ int ce_resolve(ce_ctx *ctx, const ce_manifest *m, const ce_spec *spec,
         out->cudnn_archive = usable_archive(out->cudnn, cuda, ctx->platform);
         if (!out->cudnn_archive) out->cudnn = NULL;
         if (ch->cudnn && !out->cudnn)
-            rc = ce_fail(ctx, CE_ERR_INTEGRITY, "the manifest's cuda.\"%s\".cudnn_default names cuDNN %s, which it "
+            rc = ce_fail(CE_ERR_INTEGRITY, "the manifest's cuda.\"%s\".cudnn_default names cuDNN %s, which it "
                          "has no %s build of for CUDA %d; the manifest is inconsistent", cuda->version, ch->cudnn,
                          ctx->platform, ce_version_major(cuda->version));
         out->cudnn_why = ch->why;
@@ -423,7 +423,7 @@ int ce_resolve(ce_ctx *ctx, const ce_manifest *m, const ce_spec *spec,
         size_t len = 0;
         for (size_t i = 0; i < cuda->n_runfiles; i++)
             len += (size_t)snprintf(have + len, sizeof have - len, "%s%s", i ? ", " : "", cuda->runfiles[i].platform);
-        return ce_fail(ctx, CE_ERR_NOTFOUND, "CUDA %s has no runfile for %s in the manifest (it has: %s); "
+        return ce_fail(CE_ERR_NOTFOUND, "CUDA %s has no runfile for %s in the manifest (it has: %s); "
                        "pick a release that does (cudaenv list-remote cuda)",
                        cuda->version, ctx->platform, *have ? have : "none");
     }
@@ -455,7 +455,7 @@ int ce_resolve_nccl(ce_ctx *ctx, const ce_manifest *m, const ce_resolved *r, con
         *lib = ce_manifest_nccl_for(m, major, ctx->platform);
         *art = ce_cudnn_archive(*lib, major, ctx->platform);
         if (!*art)
-            return ce_fail(ctx, CE_ERR_USAGE, "--components +nccl: the manifest %s has no NCCL built for CUDA %d "
+            return ce_fail(CE_ERR_USAGE, "--components +nccl: the manifest %s has no NCCL built for CUDA %d "
                            "on %s", m->origin, major, ctx->platform);
     }
     if (!*art) *lib = NULL;

@@ -32,7 +32,7 @@ typedef struct ce_spec {
 } ce_spec;
 
 /* Syntax only; CE_ERR_NOTFOUND for something that is no spec at all. */
-int ce_spec_parse(ce_ctx *ctx, const char *text, ce_spec *out);
+int ce_spec_parse(const char *text, ce_spec *out);
 
 /* "torch" / "jax" for those kinds, NULL for the others. */
 const char *ce_spec_fw_name(ce_spec_kind kind);

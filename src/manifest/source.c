@@ -32,7 +32,7 @@ int ce_manifest_copy_path(ce_ctx *ctx, const char *url, char *out, size_t outsz)
     char sub[64];
     snprintf(sub, sizeof sub, "manifests/%016llx.json", (unsigned long long)h);
     if (ce_path_join(out, outsz, ctx->root, sub) != CE_OK)
-        return ce_fail(ctx, CE_ERR_OTHER, "path too long: %s/%s", ctx->root, sub);
+        return ce_fail(CE_ERR_OTHER, "path too long: %s/%s", ctx->root, sub);
     return CE_OK;
 }
 
@@ -66,7 +66,7 @@ int ce_builtin_manifest(ce_ctx *ctx, char *out, size_t outsz)
             return CE_OK;
         }
     }
-    return ce_fail(ctx, CE_ERR_NOTFOUND,
+    return ce_fail(CE_ERR_NOTFOUND,
                    "built-in manifest not found (looked in %s and %s); reinstall cudaenv or set CUDAENV_MANIFEST",
                    a, candidates[2]);
 }
@@ -91,14 +91,14 @@ int ce_manifest_location(ce_ctx *ctx, char *out, size_t outsz)
  * and every directory above it must pass the rule (core/priv.h), or
  * CE_ERR_PERM naming it; out->path becomes the resolved path checked, so
  * no link on the way is followed again. */
-static int local_trusted(ce_ctx *ctx, ce_msource *out)
+static int local_trusted(ce_msource *out)
 {
     if (!ce_priv()) return CE_OK;
     char real[PATH_MAX], why[PATH_MAX + 128];
     int fd = ce_priv_file_open(out->path, true, real, sizeof real, why, sizeof why);
     if (fd < 0 && (errno == ENOENT || errno == EINVAL)) return CE_OK;   /* the loader says what is wrong */
     if (fd < 0)
-        return ce_fail(ctx, CE_ERR_PERM, "unsafe for cudaenv run as root: the manifest %s: %s; a user could choose "
+        return ce_fail(CE_ERR_PERM, "unsafe for cudaenv run as root: the manifest %s: %s; a user could choose "
                        "what root downloads and runs. Use a manifest only root can change (chown root:root and "
                        "chmod go-w the file and the directories above it, or copy it to /etc/cudaenv), or run the "
                        "command as that user", out->origin, why);
@@ -119,7 +119,7 @@ int ce_manifest_source(ce_ctx *ctx, ce_msource *out)
     }
     const char *p = strncasecmp(out->origin, "file://", 7) == 0 ? out->origin + 7 : out->origin;
     snprintf(out->path, sizeof out->path, "%s", p);
-    return local_trusted(ctx, out);
+    return local_trusted(out);
 }
 
 /* The file src is read from, named as the user would find it (bin/../share/... ->
@@ -143,7 +143,7 @@ int ce_manifest_load_source_sliced(ce_ctx *ctx, const ce_msource *src, ce_manife
     source_file(src, path, sizeof path, &origin, &local);
     ce_quiet q;
     ce_quiet_begin(&q, false);
-    int fd = ce_open_regular(ctx, path);   /* never a FIFO's open that waits */
+    int fd = ce_open_regular(path);   /* never a FIFO's open that waits */
     if (fd >= 0) slice = cut(ctx, fd, path, arg, &slen);
     int rc = slice ? ce_manifest_parse(ctx, slice, slen, origin, local, out) : CE_ERR_OTHER;
     ce_quiet_end(&q);
@@ -165,9 +165,9 @@ int ce_manifest_load_source(ce_ctx *ctx, const ce_msource *src, ce_manifest **ou
     *out = NULL;
     char *data = NULL;
     size_t len = 0;
-    int rc = ce_file_read(ctx, src->path, CE_MANIFEST_MAX, &data, &len);
+    int rc = ce_file_read(src->path, CE_MANIFEST_MAX, &data, &len);
     if (rc == CE_ERR_NOTFOUND)
-        return ce_fail(ctx, rc, "no local copy of the manifest %s yet (%s): run cudaenv update",
+        return ce_fail(rc, "no local copy of the manifest %s yet (%s): run cudaenv update",
                        src->origin, src->path);
     if (rc) return rc;
     rc = ce_manifest_parse(ctx, data, len, src->origin, false, out);

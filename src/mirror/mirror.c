@@ -45,7 +45,7 @@ static cJSON *src_node(cJSON *src, const ce_mirror_file *f)
 /* NVIDIA's relative path of a manifest URL as written in the source:
  * relative as is, https://developer.download.nvidia.com/X -> X, any other
  * absolute URL -> its path.  Nothing that could leave DIR. */
-int ce_mirror_rel_path(ce_ctx *ctx, const char *url, char *out, size_t outsz)
+int ce_mirror_rel_path(const char *url, char *out, size_t outsz)
 {
     const char *p = url;
     if (!strncmp(url, NVIDIA_BASE, strlen(NVIDIA_BASE))) {
@@ -58,7 +58,7 @@ int ce_mirror_rel_path(ce_ctx *ctx, const char *url, char *out, size_t outsz)
     while (!strncmp(p, "./", 2)) p += 2;
     size_t len = strcspn(p, "?#");
     if (len == 0 || len >= outsz)
-        return ce_fail(ctx, CE_ERR_INTEGRITY, "cannot mirror %s: no usable file path in the URL", url);
+        return ce_fail(CE_ERR_INTEGRITY, "cannot mirror %s: no usable file path in the URL", url);
     memcpy(out, p, len);
     out[len] = '\0';
     bool bad = out[0] == '/' || strstr(out, "//") || !strcmp(out, CE_MIRROR_MANIFEST) ||
@@ -70,7 +70,7 @@ int ce_mirror_rel_path(ce_ctx *ctx, const char *url, char *out, size_t outsz)
     for (const unsigned char *s = (const unsigned char *)out; !bad && *s; s++)
         bad = *s < 0x20 || *s == 0x7f || *s == '\\';
     if (bad)
-        return ce_fail(ctx, CE_ERR_INTEGRITY, "cannot mirror %s: its path '%s' would leave the mirror "
+        return ce_fail(CE_ERR_INTEGRITY, "cannot mirror %s: its path '%s' would leave the mirror "
                        "directory or clash with cudaenv's own files", url, out);
     return CE_OK;
 }
@@ -81,7 +81,7 @@ static const char *kind_name(mf_kind k)
                            : k == MF_NCCL ? "NCCL wheel" : "component";
 }
 
-static ce_mirror_file *plan_push(ce_ctx *ctx, plan *pl, const ce_mirror_file *f)
+static ce_mirror_file *plan_push(plan *pl, const ce_mirror_file *f)
 {
     for (size_t i = 0; i < pl->n; i++)
         if (!strcmp(pl->f[i].rel, f->rel) && !strcmp(pl->f[i].sha256, f->sha256) &&
@@ -90,7 +90,7 @@ static ce_mirror_file *plan_push(ce_ctx *ctx, plan *pl, const ce_mirror_file *f)
     if (pl->n == pl->cap) {
         size_t cap = pl->cap ? pl->cap * 2 : 16;
         ce_mirror_file *nf = realloc(pl->f, cap * sizeof *nf);
-        if (!nf) { ce_fail(ctx, CE_ERR_NOMEM, "out of memory"); return NULL; }
+        if (!nf) { ce_fail(CE_ERR_NOMEM, "out of memory"); return NULL; }
         pl->f = nf;
         pl->cap = cap;
     }
@@ -98,17 +98,17 @@ static ce_mirror_file *plan_push(ce_ctx *ctx, plan *pl, const ce_mirror_file *f)
     return &pl->f[pl->n++];
 }
 
-static int plan_add(ce_ctx *ctx, plan *pl, cJSON *src, mf_kind kind, const char *version, int major,
+static int plan_add(plan *pl, cJSON *src, mf_kind kind, const char *version, int major,
                     const char *platform, const ce_artifact *art)
 {
     ce_mirror_file f = { .kind = kind, .version = version, .cuda_major = major, .platform = platform,
                          .url = art->url, .sha256 = art->sha256, .size = art->size };
     const cJSON *url = cJSON_GetObjectItemCaseSensitive(src_node(src, &f), "url");
     if (!cJSON_IsString(url))
-        return ce_fail(ctx, CE_ERR_INTEGRITY, "the manifest has no URL for %s %s (%s)", version, platform,
+        return ce_fail(CE_ERR_INTEGRITY, "the manifest has no URL for %s %s (%s)", version, platform,
                        kind_name(kind));
-    int rc = ce_mirror_rel_path(ctx, url->valuestring, f.rel, sizeof f.rel);
-    if (!rc && !plan_push(ctx, pl, &f)) rc = ce_errcode();
+    int rc = ce_mirror_rel_path(url->valuestring, f.rel, sizeof f.rel);
+    if (!rc && !plan_push(pl, &f)) rc = ce_errcode();
     return rc;
 }
 
@@ -126,7 +126,7 @@ static const ce_cudnn_build *build_of(const ce_cudnn *d, const ce_artifact *a)
 static int seed_mirror_cache(ce_ctx *ctx, ce_ctx *mctx, const ce_mdir *md, const ce_mirror_file *f, bool *kept)
 {
     char cached[4400], mine[4400], rel[200];
-    int v = ce_mdir_verified(ctx, md, f->rel, f->size, f->sha256);
+    int v = ce_mdir_verified(md, f->rel, f->size, f->sha256);
     if (v < 0) return v;
     *kept = v == 1;
     if (*kept || ce_cache_path(mctx, f->sha256, mine, sizeof mine) || ce_exists(mine)) return CE_OK;
@@ -134,7 +134,7 @@ static int seed_mirror_cache(ce_ctx *ctx, ce_ctx *mctx, const ce_mdir *md, const
     if (ce_cache_path(ctx, f->sha256, cached, sizeof cached) == CE_OK && ce_exists(cached)) {
         struct stat st;
         if (stat(cached, &st) == 0 && S_ISREG(st.st_mode) && (f->size < 0 || st.st_size == f->size))
-            return ce_mdir_place(ctx, md, rel, cached, false);
+            return ce_mdir_place(md, rel, cached, false);
     }
     return CE_OK;
 }
@@ -147,7 +147,7 @@ static int plan_components(ce_ctx *ctx, ce_ctx *pmctx, const ce_mdir *md, const 
                            const ce_resolved *r, const char *plat, plan *pl)
 {
     const ce_artifact *j = r->cuda->redist;
-    int rc = plan_add(ctx, pl, src, MF_REDIST, r->cuda->version, 0, plat, j);   /* plat outlives pmctx */
+    int rc = plan_add(pl, src, MF_REDIST, r->cuda->version, 0, plat, j);   /* plat outlives pmctx */
     if (rc) return rc;
     ce_mirror_file *jf = &pl->f[pl->n - 1];
     for (size_t i = 0; i < pl->n; i++)
@@ -158,12 +158,12 @@ static int plan_components(ce_ctx *ctx, ce_ctx *pmctx, const ce_mdir *md, const 
     if ((rc = seed_mirror_cache(ctx, pmctx, md, jf, &kept))) return rc;
     if (kept) {   /* the mirror's own copy: the fetch takes it from the cache */
         char from[CE_PATH_MAX], rel[200];
-        if ((rc = ce_join(ctx, from, sizeof from, md->path, jrel))) return rc;
+        if ((rc = ce_join(from, sizeof from, md->path, jrel))) return rc;
         snprintf(rel, sizeof rel, "%s/cache/%s", WORK_DIR, j->sha256);
-        if ((rc = ce_mdir_place(ctx, md, rel, from, false))) return rc;
+        if ((rc = ce_mdir_place(md, rel, from, false))) return rc;
     }
     if (pl->n_reds == sizeof pl->reds / sizeof pl->reds[0])
-        return ce_fail(ctx, CE_ERR_USAGE, "too many CUDA releases in one mirror run; mirror fewer at a time");
+        return ce_fail(CE_ERR_USAGE, "too many CUDA releases in one mirror run; mirror fewer at a time");
     ce_redist *red = NULL;
     rc = ce_components_plan(pmctx, req->m, r, &red, NULL);
     char mine[4400];
@@ -180,8 +180,8 @@ static int plan_components(ce_ctx *ctx, ce_ctx *pmctx, const ce_mdir *md, const 
         ce_mirror_file f = { .kind = MF_COMPONENT, .version = r->cuda->version, .platform = plat,
                              .url = c->url, .sha256 = c->sha256, .size = c->size, .component = c->name };
         snprintf(joined, sizeof joined, "%s%s", jrel, c->relative_path);
-        if ((rc = ce_mirror_rel_path(ctx, joined, f.rel, sizeof f.rel))) break;
-        if (!plan_push(ctx, pl, &f)) rc = ce_errcode();
+        if ((rc = ce_mirror_rel_path(joined, f.rel, sizeof f.rel))) break;
+        if (!plan_push(pl, &f)) rc = ce_errcode();
     }
     return rc;
 }
@@ -198,7 +198,7 @@ static int make_plan(ce_ctx *ctx, ce_ctx *mctx, const ce_mdir *md, const ce_mirr
         if (req->all) {
             for (size_t i = 0; i < m->n_cuda && !rc; i++) {
                 const ce_artifact *a = ce_artifact_for(m->cuda[i].runfiles, m->cuda[i].n_runfiles, plat);
-                if (a) rc = plan_add(ctx, pl, src, MF_RUNFILE, m->cuda[i].version, 0, plat, a);
+                if (a) rc = plan_add(pl, src, MF_RUNFILE, m->cuda[i].version, 0, plat, a);
                 ce_resolved r = { .cuda = &m->cuda[i] };   /* the toolkit profile */
                 int arc;
                 if (!rc && ce_components_apply(&pctx, &r, &arc)) rc = plan_components(ctx, &pmctx, md, req, src, &r, plat, pl);
@@ -207,7 +207,7 @@ static int make_plan(ce_ctx *ctx, ce_ctx *mctx, const ce_mdir *md, const ce_mirr
                 for (size_t b = 0; b < m->cudnn[i].n_builds && !rc; b++) {
                     const ce_cudnn_build *bd = &m->cudnn[i].builds[b];
                     const ce_artifact *a = ce_artifact_for(bd->archives, bd->n_archives, plat);
-                    if (a) rc = plan_add(ctx, pl, src, MF_CUDNN, m->cudnn[i].version, bd->cuda_major, plat, a);
+                    if (a) rc = plan_add(pl, src, MF_CUDNN, m->cudnn[i].version, bd->cuda_major, plat, a);
                 }
             continue;
         }
@@ -217,17 +217,17 @@ static int make_plan(ce_ctx *ctx, ce_ctx *mctx, const ce_mdir *md, const ce_mirr
             /* what install SPEC fetches: the components, or the runfile */
             if (ce_components_apply(&pctx, &r, &rc)) rc = plan_components(ctx, &pmctx, md, req, src, &r, plat, pl);
             else if (!rc && !r.runfile)
-                rc = ce_fail(ctx, CE_ERR_NOTFOUND, "CUDA %s has no runfile for %s in the manifest", r.cuda->version,
+                rc = ce_fail(CE_ERR_NOTFOUND, "CUDA %s has no runfile for %s in the manifest", r.cuda->version,
                              plat);
-            else if (!rc) rc = plan_add(ctx, pl, src, MF_RUNFILE, r.cuda->version, 0, plat, r.runfile);
+            else if (!rc) rc = plan_add(pl, src, MF_RUNFILE, r.cuda->version, 0, plat, r.runfile);
             const ce_cudnn_build *bd = r.cudnn_archive ? build_of(r.cudnn, r.cudnn_archive) : NULL;
             if (!rc && bd)
-                rc = plan_add(ctx, pl, src, MF_CUDNN, r.cudnn->version, bd->cuda_major, plat, r.cudnn_archive);
+                rc = plan_add(pl, src, MF_CUDNN, r.cudnn->version, bd->cuda_major, plat, r.cudnn_archive);
             const ce_cudnn *nl = NULL;
             const ce_artifact *na = NULL;
             if (!rc) rc = ce_resolve_nccl(&pctx, m, &r, pctx.install_components, &nl, &na);
             if (!rc && na)   /* the NCCL wheel install would take (--components -nccl: none) */
-                rc = plan_add(ctx, pl, src, MF_NCCL, nl->version, ce_version_major(r.cuda->version), plat, na);
+                rc = plan_add(pl, src, MF_NCCL, nl->version, ce_version_major(r.cuda->version), plat, na);
         }
     }
     return rc;
@@ -240,7 +240,7 @@ static int place_files(ce_ctx *ctx, ce_ctx *mctx, const ce_mdir *md, const ce_mi
 {
     ce_fetch_item *items = calloc(pl->n ? pl->n : 1, sizeof *items);
     size_t *which = calloc(pl->n ? pl->n : 1, sizeof *which), n = 0;
-    int rc = items && which ? CE_OK : ce_fail(ctx, CE_ERR_NOMEM, "out of memory");
+    int rc = items && which ? CE_OK : ce_fail(CE_ERR_NOMEM, "out of memory");
     for (size_t i = 0; i < pl->n && !rc; i++) {
         const ce_mirror_file *f = &pl->f[i];
         bool kept, twice = false;   /* a JSON planned for two platforms is one file */
@@ -264,8 +264,8 @@ static int place_files(ce_ctx *ctx, ce_ctx *mctx, const ce_mdir *md, const ce_mi
         size_t j = 0;
         while (j < k && strcmp(items[j].sha256, items[k].sha256)) j++;
         char first[CE_PATH_MAX];
-        if (j < k && (rc = ce_join(ctx, first, sizeof first, md->path, pl->f[which[j]].rel))) break;
-        if ((rc = ce_mdir_place(ctx, md, f->rel, j < k ? first : items[k].path, j == k))) break;
+        if (j < k && (rc = ce_join(first, sizeof first, md->path, pl->f[which[j]].rel))) break;
+        if ((rc = ce_mdir_place(md, f->rel, j < k ? first : items[k].path, j == k))) break;
         st->added++;
         st->bytes_fetched += f->size > 0 ? f->size : 0;
         ce_emit(ctx, CE_EV_INFO, f->rel, "mirrored %s", f->rel);
@@ -311,18 +311,18 @@ static bool cudnn_key(const char *k) { return !strncmp(k, "cuda", 4) && k[4] >= 
 
 /* A component: its name in cuda.<ver>.redist.mirror_components.<platform>
  * (the JSON names every component; the mirror holds these). */
-static int merge_component(ce_ctx *ctx, cJSON *out, const ce_mirror_file *f)
+static int merge_component(cJSON *out, const ce_mirror_file *f)
 {
     cJSON *c = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(out, "cuda"), f->version);
     cJSON *rd = cJSON_GetObjectItemCaseSensitive(c, "redist");
-    if (!cJSON_IsObject(rd)) return ce_fail(ctx, CE_ERR_OTHER, "internal: %s before its JSON", f->rel);
+    if (!cJSON_IsObject(rd)) return ce_fail(CE_ERR_OTHER, "internal: %s before its JSON", f->rel);
     cJSON *plats = obj_child(rd, "mirror_components");
     cJSON *arr = plats ? cJSON_GetObjectItemCaseSensitive(plats, f->platform) : NULL;
     if (plats && !cJSON_IsArray(arr)) {
         cJSON_DeleteItemFromObjectCaseSensitive(plats, f->platform);
         arr = cJSON_AddArrayToObject(plats, f->platform);
     }
-    if (!arr) return ce_fail(ctx, CE_ERR_NOMEM, "out of memory");
+    if (!arr) return ce_fail(CE_ERR_NOMEM, "out of memory");
     const cJSON *it;
     cJSON_ArrayForEach(it, arr)
         if (cJSON_IsString(it) && !strcmp(it->valuestring, f->component)) return CE_OK;
@@ -330,16 +330,16 @@ static int merge_component(ce_ctx *ctx, cJSON *out, const ce_mirror_file *f)
     return CE_OK;
 }
 
-static int merge_entry(ce_ctx *ctx, cJSON *out, cJSON *src, const ce_mirror_file *f)
+static int merge_entry(cJSON *out, cJSON *src, const ce_mirror_file *f)
 {
-    if (f->kind == MF_COMPONENT) return merge_component(ctx, out, f);
+    if (f->kind == MF_COMPONENT) return merge_component(out, f);
     char key[16] = "runfile";
     cJSON *e = f->kind == MF_CUDNN  ? release_entry(out, src, "cudnn", f->version, cudnn_key)
                : f->kind == MF_NCCL ? release_entry(out, src, "nccl", f->version, cudnn_key)
                                     : release_entry(out, src, "cuda", f->version, cuda_art_key);
     if (f->kind == MF_CUDNN || f->kind == MF_NCCL) snprintf(key, sizeof key, "cuda%d", f->cuda_major);
     cJSON *a = e ? cJSON_Duplicate(src_node(src, f), true) : NULL;
-    if (!a) return ce_fail(ctx, CE_ERR_NOMEM, "out of memory");
+    if (!a) return ce_fail(CE_ERR_NOMEM, "out of memory");
     cJSON_DeleteItemFromObjectCaseSensitive(a, "alt_url");
     cJSON_DeleteItemFromObjectCaseSensitive(a, "mirror_components");
     cJSON_ReplaceItemInObjectCaseSensitive(a, "url", cJSON_CreateString(f->rel));
@@ -359,7 +359,7 @@ static int merge_entry(ce_ctx *ctx, cJSON *out, cJSON *src, const ce_mirror_file
         return CE_OK;
     }
     cJSON *map = obj_child(e, key);
-    if (!map) { cJSON_Delete(a); return ce_fail(ctx, CE_ERR_NOMEM, "out of memory"); }
+    if (!map) { cJSON_Delete(a); return ce_fail(CE_ERR_NOMEM, "out of memory"); }
     cJSON_DeleteItemFromObjectCaseSensitive(map, f->platform);
     cJSON_AddItemToObject(map, f->platform, a);
     return CE_OK;
@@ -418,7 +418,7 @@ static int write_manifest(ce_ctx *ctx, const ce_mdir *md, const ce_mirror_req *r
                           ce_mirror_stats *st)
 {
     char path[CE_PATH_MAX];
-    int rc = ce_join(ctx, path, sizeof path, md->path, CE_MIRROR_MANIFEST);
+    int rc = ce_join(path, sizeof path, md->path, CE_MIRROR_MANIFEST);
     if (rc) return rc;
     cJSON *out = NULL;
     if (ce_exists(path)) {
@@ -427,7 +427,7 @@ static int write_manifest(ce_ctx *ctx, const ce_mdir *md, const ce_mirror_req *r
         ce_manifest_free(old);
         char *text;
         size_t len;
-        if ((rc = ce_file_read(ctx, path, CE_MANIFEST_MAX, &text, &len))) return rc;
+        if ((rc = ce_file_read(path, CE_MANIFEST_MAX, &text, &len))) return rc;
         out = cJSON_ParseWithLength(text, len);
         free(text);
     } else if ((out = cJSON_CreateObject())) {
@@ -436,8 +436,8 @@ static int write_manifest(ce_ctx *ctx, const ce_mdir *md, const ce_mirror_req *r
         cJSON_AddStringToObject(out, "updated", cJSON_IsString(upd) ? upd->valuestring : "");
         cJSON_AddStringToObject(out, "generated_by", "cudaenv mirror " CE_VERSION);
     }
-    if (!out) return ce_fail(ctx, CE_ERR_NOMEM, "out of memory");
-    for (size_t i = 0; i < pl->n && !rc; i++) rc = merge_entry(ctx, out, src, &pl->f[i]);
+    if (!out) return ce_fail(CE_ERR_NOMEM, "out of memory");
+    for (size_t i = 0; i < pl->n && !rc; i++) rc = merge_entry(out, src, &pl->f[i]);
     if (!rc) rc = ce_mirror_repack_json(ctx, md, st->repack, out, pl);
     if (!rc && st->repack != CE_REPACK_NONE) {
         cJSON_DeleteItemFromObjectCaseSensitive(out, "repack");
@@ -454,12 +454,12 @@ static int write_manifest(ce_ctx *ctx, const ce_mdir *md, const ce_mirror_req *r
     char *text = rc ? NULL : cJSON_Print(out);
     cJSON_Delete(out);
     if (rc) return rc;
-    if (!text) return ce_fail(ctx, CE_ERR_NOMEM, "out of memory");
+    if (!text) return ce_fail(CE_ERR_NOMEM, "out of memory");
     ce_manifest *check = NULL;   /* what we write must load */
     rc = ce_manifest_parse(ctx, text, strlen(text), path, true, &check);
     if (!rc) {
         ce_manifest_free(check);
-        rc = ce_file_write_atomic(ctx, path, text, strlen(text), 0644);
+        rc = ce_file_write_atomic(path, text, strlen(text), 0644);
     }
     free(text);
     return rc;
@@ -491,23 +491,23 @@ int ce_mirror_build(ce_ctx *ctx, const ce_mirror_req *req, ce_mirror_stats *st)
 {
     memset(st, 0, sizeof *st);
     cJSON *src = cJSON_ParseWithLength(req->src_text, req->src_len);
-    if (!src) return ce_fail(ctx, CE_ERR_INTEGRITY, "the manifest %s is not valid JSON", req->m->origin);
+    if (!src) return ce_fail(CE_ERR_INTEGRITY, "the manifest %s is not valid JSON", req->m->origin);
     plan pl = { 0 };
     ce_mdir md;
     ce_ctx mctx = *ctx;   /* the same configuration with the mirror's work directory as the root */
     ce_store_txn txn = CE_STORE_TXN_INIT;
-    int rc = ce_mdir_open(ctx, req->dir, true, &md), cfd = -1;
+    int rc = ce_mdir_open(req->dir, true, &md), cfd = -1;
     if (!rc && ce_path_join(mctx.root, sizeof mctx.root, md.path, WORK_DIR) != CE_OK)
-        rc = ce_fail(ctx, CE_ERR_OTHER, "mirror directory path too long: %s", req->dir);
+        rc = ce_fail(CE_ERR_OTHER, "mirror directory path too long: %s", req->dir);
     /* its work directory and cache: no symlink, as root root's own (the
      * fetch then writes .part files there by path) */
-    if (!rc && (cfd = ce_mdir_subdir(ctx, &md, WORK_DIR "/cache", true)) < 0) rc = cfd;
+    if (!rc && (cfd = ce_mdir_subdir(&md, WORK_DIR "/cache", true)) < 0) rc = cfd;
     if (cfd >= 0) close(cfd);
     if (!rc && ce_trust_privileged()) rc = ce_trust_root(&mctx);
     if (!rc) rc = ce_store_begin(&mctx, &txn);
     if (!rc) rc = make_plan(ctx, &mctx, &md, req, src, &pl);
     if (!rc) rc = place_files(ctx, &mctx, &md, req, &pl, st);
-    if (!rc) st->repack = ce_mirror_repack_format(ctx, &md, req->repack);
+    if (!rc) st->repack = ce_mirror_repack_format(&md, req->repack);
     if (!rc) rc = ce_mirror_repack(ctx, &md, st->repack, &pl, st);
     if (!rc) rc = write_manifest(ctx, &md, req, src, &pl, st);
     ce_store_end(&txn);

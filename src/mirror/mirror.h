@@ -79,7 +79,7 @@ int ce_mirror_build(ce_ctx *ctx, const ce_mirror_req *req, ce_mirror_stats *st);
  * -> X, another absolute URL -> its path; query and fragment dropped.
  * CE_ERR_INTEGRITY for an empty path, an absolute one, "." or ".." segments,
  * "//", control characters or "\\", and cudaenv.json / .cudaenv-mirror. */
-int ce_mirror_rel_path(ce_ctx *ctx, const char *url, char *out, size_t outsz);
+int ce_mirror_rel_path(const char *url, char *out, size_t outsz);
 
 /* Re-hash every file dir/cudaenv.json names.  Each bad file is reported as a
  * CE_EV_WARN naming it; returns CE_ERR_INTEGRITY when any is missing or

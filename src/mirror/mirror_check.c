@@ -35,7 +35,7 @@ static void check_file(ce_ctx *ctx, const ce_mdir *md, const char *url, const ch
     st->files++;
     ce_quiet q;
     ce_quiet_begin(&q, true);
-    int rc = ce_mirror_rel_path(ctx, url, rel, sizeof rel);
+    int rc = ce_mirror_rel_path(url, rel, sizeof rel);
     ce_quiet_end(&q);
     if (rc || strstr(url, "://")) {
         bad(ctx, st, "refused: '%s' is not a path inside the mirror %s%s (cudaenv.json may only name files of "
@@ -45,7 +45,7 @@ static void check_file(ce_ctx *ctx, const ce_mdir *md, const char *url, const ch
     struct stat sb;
     char why[1200];
     ce_quiet_begin(&q, true);
-    int fd = ce_mdir_open_file(ctx, md, rel, &sb);
+    int fd = ce_mdir_open_file(md, rel, &sb);
     snprintf(why, sizeof why, "%s", fd < 0 ? ce_errmsg() : "");
     ce_quiet_end(&q);
     if (fd == CE_ERR_NOTFOUND) {
@@ -64,7 +64,7 @@ static void check_file(ce_ctx *ctx, const ce_mdir *md, const char *url, const ch
     }
     ce_sha256 *h = ce_sha256_new();
     ce_quiet_begin(&q, true);
-    rc = h ? ce_sha256_fd(ctx, h, fd, (long long)sb.st_size, rel) : CE_ERR_NOMEM;
+    rc = h ? ce_sha256_fd(h, fd, (long long)sb.st_size, rel) : CE_ERR_NOMEM;
     snprintf(why, sizeof why, "%s", rc ? ce_errmsg() : "");
     ce_quiet_end(&q);
     close(fd);
@@ -108,7 +108,7 @@ static void check_redist(ce_ctx *ctx, const ce_mdir *md, const cJSON *rd, ce_mir
     struct stat sb;
     ce_quiet q;
     ce_quiet_begin(&q, true);
-    int fd = ce_mirror_rel_path(ctx, url->valuestring, rel, sizeof rel) ? -1 : ce_mdir_open_file(ctx, md, rel, &sb);
+    int fd = ce_mirror_rel_path(url->valuestring, rel, sizeof rel) ? -1 : ce_mdir_open_file(md, rel, &sb);
     ce_quiet_end(&q);
     ssize_t len = -1;
     if (fd >= 0 && sb.st_size <= (off_t)CE_REDIST_MAX && (text = malloc((size_t)sb.st_size + 1)))
@@ -122,7 +122,7 @@ static void check_redist(ce_ctx *ctx, const ce_mdir *md, const cJSON *rd, ce_mir
     cJSON_ArrayForEach(p, plats) {
         ce_redist *red = NULL;
         ce_quiet_begin(&q, true);
-        int rc = len == sb.st_size ? ce_redist_parse(ctx, text, (size_t)len, rel, p->string, &red) : CE_ERR_IO;
+        int rc = len == sb.st_size ? ce_redist_parse(text, (size_t)len, rel, p->string, &red) : CE_ERR_IO;
         ce_quiet_end(&q);
         const cJSON *name;
         cJSON_ArrayForEach(name, p) {
@@ -148,10 +148,10 @@ int ce_mirror_check(ce_ctx *ctx, const char *dir, ce_mirror_stats *st)
 {
     memset(st, 0, sizeof *st);
     ce_mdir md;
-    int rc = ce_mdir_open(ctx, dir, false, &md);
+    int rc = ce_mdir_open(dir, false, &md);
     if (rc) return rc;
     struct stat sb;
-    int fd = ce_mdir_open_file(ctx, &md, CE_MIRROR_MANIFEST, &sb);
+    int fd = ce_mdir_open_file(&md, CE_MIRROR_MANIFEST, &sb);
     char *text = NULL;
     if (fd < 0) {
         ce_mdir_close(&md);
@@ -163,9 +163,9 @@ int ce_mirror_check(ce_ctx *ctx, const char *dir, ce_mirror_stats *st)
     close(fd);
     char path[CE_PATH_MAX];
     ce_manifest *m = NULL;
-    rc = ce_join(ctx, path, sizeof path, md.path, CE_MIRROR_MANIFEST);
+    rc = ce_join(path, sizeof path, md.path, CE_MIRROR_MANIFEST);
     if (rc == CE_OK && len != sb.st_size)
-        rc = ce_fail(ctx, CE_ERR_INTEGRITY, "%s: cannot read it, or over %d bytes", path, CE_MANIFEST_MAX);
+        rc = ce_fail(CE_ERR_INTEGRITY, "%s: cannot read it, or over %d bytes", path, CE_MANIFEST_MAX);
     else if (rc == CE_OK) rc = ce_manifest_parse(ctx, text, (size_t)len, path, true, &m);
     ce_manifest_free(m);
     cJSON *j = rc ? NULL : cJSON_ParseWithLength(text, (size_t)len), *rel, *map, *art;
@@ -184,7 +184,7 @@ int ce_mirror_check(ce_ctx *ctx, const char *dir, ce_mirror_stats *st)
     ce_mdir_close(&md);
     if (rc) return rc;
     if (st->bad)
-        return ce_fail(ctx, CE_ERR_INTEGRITY, "%zu of %zu files in the mirror %s are missing or wrong (listed "
+        return ce_fail(CE_ERR_INTEGRITY, "%zu of %zu files in the mirror %s are missing or wrong (listed "
                        "above)", st->bad, st->files, dir);
     return CE_OK;
 }

@@ -27,29 +27,29 @@ typedef struct ce_mdir {
 /* Open DIR: to write (create it, 0755, when missing) as root after the
  * chain rule; to read (!write) with no ownership rule, symlinks under DIR
  * still refused. */
-int ce_mdir_open(ce_ctx *ctx, const char *dir, bool write, ce_mdir *out);
+int ce_mdir_open(const char *dir, bool write, ce_mdir *out);
 void ce_mdir_close(ce_mdir *m);
 
 /* A directory under DIR (rel: "a/b", "" for DIR itself), each component
  * opened O_NOFOLLOW (made 0755 when create), each checked when strict.  Returns
  * the fd, or a negative ce_err (CE_ERR_PERM for a symlink or an unsafe
  * directory, CE_ERR_NOTFOUND when missing and !create). */
-int ce_mdir_subdir(ce_ctx *ctx, const ce_mdir *m, const char *rel, bool create);
+int ce_mdir_subdir(const ce_mdir *m, const char *rel, bool create);
 
 /* Open the regular file rel under DIR read-only, O_NOFOLLOW|O_NONBLOCK (a
  * FIFO or device never blocks), fstat'ed into st: CE_ERR_NOTFOUND, or
  * CE_ERR_PERM for a symlink or anything not a regular file. */
-int ce_mdir_open_file(ce_ctx *ctx, const ce_mdir *m, const char *rel, struct stat *st);
+int ce_mdir_open_file(const ce_mdir *m, const char *rel, struct stat *st);
 
 /* 1 when rel is a regular file of size bytes (size < 0: any, at most
  * 64 GiB) whose sha256 is sha256, 0 when it is not (or missing), or
  * CE_ERR_PERM (status set) when the path is refused (a symlink, or not a
  * regular file: a FIFO or device is never opened for reading). */
-int ce_mdir_verified(ce_ctx *ctx, const ce_mdir *m, const char *rel, long long size, const char *sha256);
+int ce_mdir_verified(const ce_mdir *m, const char *rel, long long size, const char *sha256);
 
 /* Put the file from (an absolute path, e.g. a cache entry) at rel under DIR:
  * renamed when move and it is on the same filesystem, else hard-linked or
  * copied into an exclusive temporary beside rel and renamed over it. */
-int ce_mdir_place(ce_ctx *ctx, const ce_mdir *m, const char *rel, const char *from, bool move);
+int ce_mdir_place(const ce_mdir *m, const char *rel, const char *from, bool move);
 
 #endif

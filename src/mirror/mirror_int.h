@@ -43,7 +43,7 @@ typedef struct plan {
 
 /* The format a run repacks in: req's, else the one DIR/cudaenv.json
  * records ("repack"), else none. */
-ce_repack_fmt ce_mirror_repack_format(ce_ctx *ctx, const ce_mdir *md, ce_repack_fmt asked);
+ce_repack_fmt ce_mirror_repack_format(const ce_mdir *md, ce_repack_fmt asked);
 
 /* Repack every .tar.xz component and cuDNN archive of the plan (placed and
  * verified under DIR) into fmt beside it, several at once; one repacked

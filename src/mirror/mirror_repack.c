@@ -29,7 +29,7 @@
 
 #define REPACK_DIR WORK_DIR "/repack"
 
-ce_repack_fmt ce_mirror_repack_format(ce_ctx *ctx, const ce_mdir *md, ce_repack_fmt asked)
+ce_repack_fmt ce_mirror_repack_format(const ce_mdir *md, ce_repack_fmt asked)
 {
     if (asked != CE_REPACK_NONE) return asked;
     struct stat sb;
@@ -37,8 +37,8 @@ ce_repack_fmt ce_mirror_repack_format(ce_ctx *ctx, const ce_mdir *md, ce_repack_
     ce_quiet_begin(&q, true);
     char *text = NULL;
     size_t len = 0;
-    int fd = ce_mdir_open_file(ctx, md, CE_MIRROR_MANIFEST, &sb);
-    if (fd >= 0 && ce_file_read_fd(ctx, fd, CE_MIRROR_MANIFEST, 64u << 20, &text, &len) != CE_OK) text = NULL;
+    int fd = ce_mdir_open_file(md, CE_MIRROR_MANIFEST, &sb);
+    if (fd >= 0 && ce_file_read_fd(fd, CE_MIRROR_MANIFEST, 64u << 20, &text, &len) != CE_OK) text = NULL;
     ce_quiet_end(&q);
     cJSON *j = text ? cJSON_ParseWithLength(text, len) : NULL;
     const cJSON *r = cJSON_GetObjectItemCaseSensitive(j, "repack");
@@ -113,7 +113,7 @@ static void *worker(void *arg)
         pthread_mutex_unlock(&p->mu);
         if (i == p->n) break;
         job *j = &p->jobs[i];
-        j->rc = ce_repack_fd(p->ctx, j->in_fd, j->f->rel, p->fmt, p->threads, j->out_fd, &j->f->rp_size,
+        j->rc = ce_repack_fd(j->in_fd, j->f->rel, p->fmt, p->threads, j->out_fd, &j->f->rp_size,
                              j->f->rp_sha256);
         if (j->rc) ce_status_take(&j->st);
     }
@@ -148,25 +148,25 @@ static void run_jobs(ce_ctx *ctx, job *jobs, size_t n, ce_repack_fmt fmt)
 }
 
 /* Move a job's temporary to its place and write its record. */
-static int finish(ce_ctx *ctx, const ce_mdir *md, int rdfd, ce_repack_fmt fmt, const job *j)
+static int finish(const ce_mdir *md, int rdfd, ce_repack_fmt fmt, const job *j)
 {
     char from[CE_PATH_MAX + 300], name[128], rec[1200];
     snprintf(from, sizeof from, "%s/%s/%s", md->path, REPACK_DIR, j->tmp);
-    int rc = ce_mdir_place(ctx, md, j->f->rp_rel, from, true);
+    int rc = ce_mdir_place(md, j->f->rp_rel, from, true);
     if (rc) return rc;
     record_name(j->f->sha256, fmt, name, sizeof name);
     int n = snprintf(rec, sizeof rec, "%s %lld %s\n", j->f->rp_sha256, j->f->rp_size, j->f->rp_rel);
-    return ce_file_write_atomic_at(ctx, rdfd, REPACK_DIR, name, rec, (size_t)n, 0644);
+    return ce_file_write_atomic_at(rdfd, REPACK_DIR, name, rec, (size_t)n, 0644);
 }
 
 int ce_mirror_repack(ce_ctx *ctx, const ce_mdir *md, ce_repack_fmt fmt, plan *pl, ce_mirror_stats *st)
 {
     if (fmt == CE_REPACK_NONE) return CE_OK;
-    int rdfd = ce_mdir_subdir(ctx, md, REPACK_DIR, true);
+    int rdfd = ce_mdir_subdir(md, REPACK_DIR, true);
     if (rdfd < 0) return rdfd;
     job *jobs = calloc(pl->n ? pl->n : 1, sizeof *jobs);
     size_t n = 0;
-    int rc = jobs ? CE_OK : ce_fail(ctx, CE_ERR_NOMEM, "out of memory");
+    int rc = jobs ? CE_OK : ce_fail(CE_ERR_NOMEM, "out of memory");
     for (size_t i = 0; i < pl->n && !rc; i++) {
         ce_mirror_file *f = &pl->f[i];
         if ((f->kind != MF_COMPONENT && f->kind != MF_CUDNN) || !repack_rel(f->rel, fmt, f->rp_rel, sizeof f->rp_rel)) {
@@ -179,7 +179,7 @@ int ce_mirror_repack(ce_ctx *ctx, const ce_mdir *md, ce_repack_fmt fmt, plan *pl
         char rsha[CE_SHA256_HEX], rrel[1040];
         long long rsize;
         if (record_read(ctx, rdfd, f->sha256, fmt, rsha, &rsize, rrel, sizeof rrel) && !strcmp(rrel, f->rp_rel)) {
-            int v = ce_mdir_verified(ctx, md, f->rp_rel, rsize, rsha);   /* re-hashed, as every kept file */
+            int v = ce_mdir_verified(md, f->rp_rel, rsize, rsha);   /* re-hashed, as every kept file */
             if (v < 0) { rc = v; break; }
             if (v == 1) {
                 snprintf(f->rp_sha256, sizeof f->rp_sha256, "%s", rsha);
@@ -192,13 +192,13 @@ int ce_mirror_repack(ce_ctx *ctx, const ce_mdir *md, ce_repack_fmt fmt, plan *pl
         struct stat sb;
         j->f = f;
         j->out_fd = -1;
-        j->in_fd = ce_mdir_open_file(ctx, md, f->rel, &sb);
+        j->in_fd = ce_mdir_open_file(md, f->rel, &sb);
         if (j->in_fd < 0) { rc = j->in_fd; break; }
         snprintf(j->tmp, sizeof j->tmp, "%.64s.%s.tmp-%ld-%zu", f->sha256, ce_repack_name(fmt), (long)getpid(), i);
         j->out_fd = openat(rdfd, j->tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
         n++;
         if (j->out_fd < 0)
-            rc = ce_fail(ctx, CE_ERR_IO, "cannot create %s/%s/%s: %s", md->path, REPACK_DIR, j->tmp, strerror(errno));
+            rc = ce_fail(CE_ERR_IO, "cannot create %s/%s/%s: %s", md->path, REPACK_DIR, j->tmp, strerror(errno));
     }
     if (!rc && n) {
         ce_emit(ctx, CE_EV_STEP, NULL, "repacking %zu archive%s as %s", n, n == 1 ? "" : "s",
@@ -209,13 +209,13 @@ int ce_mirror_repack(ce_ctx *ctx, const ce_mdir *md, ce_repack_fmt fmt, plan *pl
         job *j = &jobs[k];
         close(j->in_fd);
         if (j->out_fd >= 0 && close(j->out_fd) != 0 && !j->rc && !rc)
-            rc = ce_fail(ctx, CE_ERR_IO, "cannot write %s/%s/%s: %s", md->path, REPACK_DIR, j->tmp, strerror(errno));
+            rc = ce_fail(CE_ERR_IO, "cannot write %s/%s/%s: %s", md->path, REPACK_DIR, j->tmp, strerror(errno));
         if (j->rc && !rc) {
             ce_status_put(&j->st);
             rc = j->rc;
         }
         if (!rc && j->out_fd >= 0) {
-            rc = finish(ctx, md, rdfd, fmt, j);
+            rc = finish(md, rdfd, fmt, j);
             if (!rc) {
                 st->repacked++;
                 st->repack_bytes += j->f->rp_size;
@@ -285,7 +285,7 @@ static bool find_repack(ce_ctx *ctx, const ce_mdir *md, int rdfd, ce_repack_fmt 
     struct stat sb;
     ce_quiet q;
     ce_quiet_begin(&q, true);
-    int fd = ce_mdir_open_file(ctx, md, rel, &sb);
+    int fd = ce_mdir_open_file(md, rel, &sb);
     ce_quiet_end(&q);
     if (fd < 0) return false;
     close(fd);
@@ -313,7 +313,7 @@ static int rewrite_json(ce_ctx *ctx, const ce_mdir *md, int rdfd, ce_repack_fmt 
                 !find_repack(ctx, md, rdfd, fmt, pl, sha->valuestring, prel, sizeof prel, psha, &psize))
                 continue;
             if (strncmp(prel, rel, base) != 0)
-                return ce_fail(ctx, CE_ERR_OTHER, "internal: the repack %s is not beside %s", prel, rel);
+                return ce_fail(CE_ERR_OTHER, "internal: the repack %s is not beside %s", prel, rel);
             cJSON *o = origin_of("relative_path", rp->valuestring, sha->valuestring,
                                  cJSON_GetObjectItemCaseSensitive(ent, "size"),
                                  cJSON_GetObjectItemCaseSensitive(ent, "md5"));
@@ -330,13 +330,13 @@ static int rewrite_json(ce_ctx *ctx, const ce_mdir *md, int rdfd, ce_repack_fmt 
 }
 
 /* Write text as DIR/rel (through a temporary in REPACK_DIR, then placed). */
-static int write_rel(ce_ctx *ctx, const ce_mdir *md, int rdfd, const char *rel, const char *text)
+static int write_rel(const ce_mdir *md, int rdfd, const char *rel, const char *text)
 {
     char tmp[128], from[CE_PATH_MAX + 300];
     snprintf(tmp, sizeof tmp, "json.tmp-%ld", (long)getpid());
-    int rc = ce_file_write_atomic_at(ctx, rdfd, REPACK_DIR, tmp, text, strlen(text), 0644);
+    int rc = ce_file_write_atomic_at(rdfd, REPACK_DIR, tmp, text, strlen(text), 0644);
     snprintf(from, sizeof from, "%s/%s/%s", md->path, REPACK_DIR, tmp);
-    if (!rc) rc = ce_mdir_place(ctx, md, rel, from, true);
+    if (!rc) rc = ce_mdir_place(md, rel, from, true);
     if (rc) unlinkat(rdfd, tmp, 0);
     return rc;
 }
@@ -344,7 +344,7 @@ static int write_rel(ce_ctx *ctx, const ce_mdir *md, int rdfd, const char *rel, 
 int ce_mirror_repack_json(ce_ctx *ctx, const ce_mdir *md, ce_repack_fmt fmt, cJSON *out, const plan *pl)
 {
     if (fmt == CE_REPACK_NONE) return CE_OK;
-    int rdfd = ce_mdir_subdir(ctx, md, REPACK_DIR, true), rc = CE_OK;
+    int rdfd = ce_mdir_subdir(md, REPACK_DIR, true), rc = CE_OK;
     if (rdfd < 0) return rdfd;
     for (size_t i = 0; i < pl->n && !rc; i++) {
         const ce_mirror_file *f = &pl->f[i];
@@ -357,11 +357,11 @@ int ce_mirror_repack_json(ce_ctx *ctx, const ce_mdir *md, ce_repack_fmt fmt, cJS
         struct stat sb;
         char *text = NULL, *outtext = NULL, nrel[1100], hex[CE_SHA256_HEX];
         size_t len = 0;
-        int fd = ce_mdir_open_file(ctx, md, f->rel, &sb);
-        rc = fd < 0 ? fd : ce_file_read_fd(ctx, fd, f->rel, 64u << 20, &text, &len);
+        int fd = ce_mdir_open_file(md, f->rel, &sb);
+        rc = fd < 0 ? fd : ce_file_read_fd(fd, f->rel, 64u << 20, &text, &len);
         cJSON *j = rc ? NULL : cJSON_ParseWithLength(text, len);
         free(text);
-        if (!rc && !j) rc = ce_fail(ctx, CE_ERR_INTEGRITY, "%s/%s is not valid JSON", md->path, f->rel);
+        if (!rc && !j) rc = ce_fail(CE_ERR_INTEGRITY, "%s/%s is not valid JSON", md->path, f->rel);
         bool changed = false;
         if (!rc) rc = rewrite_json(ctx, md, rdfd, fmt, pl, f->rel, held, j, &changed);
         if (!rc && changed) {
@@ -369,11 +369,11 @@ int ce_mirror_repack_json(ce_ctx *ctx, const ce_mdir *md, ce_repack_fmt fmt, cJS
             n -= n > 5 && !strcmp(f->rel + n - 5, ".json") ? 5 : 0;
             snprintf(nrel, sizeof nrel, "%.*s.%s.json", (int)n, f->rel, ce_repack_name(fmt));
             outtext = cJSON_Print(j);
-            rc = outtext ? write_rel(ctx, md, rdfd, nrel, outtext) : ce_fail(ctx, CE_ERR_NOMEM, "out of memory");
+            rc = outtext ? write_rel(md, rdfd, nrel, outtext) : ce_fail(CE_ERR_NOMEM, "out of memory");
         }
         if (!rc && changed) {
             ce_sha256 *h = ce_sha256_new();
-            if (!h) rc = ce_fail(ctx, CE_ERR_NOMEM, "out of memory");
+            if (!h) rc = ce_fail(CE_ERR_NOMEM, "out of memory");
             else {
                 ce_sha256_update(h, outtext, strlen(outtext));
                 ce_sha256_final(h, hex);

@@ -49,7 +49,7 @@ int ce_oci_blob_source(ce_ctx *ctx, const char *digest, const char *host, const 
     int found = 0;
     ce_quiet q;
     ce_quiet_begin(&q, true);
-    if (map_path(ctx, path, sizeof path) == CE_OK && ce_file_read(ctx, path, BLOBMAP_MAX * 2, &text, &len) == CE_OK) {
+    if (map_path(ctx, path, sizeof path) == CE_OK && ce_file_read(path, BLOBMAP_MAX * 2, &text, &len) == CE_OK) {
         size_t dl = strlen(digest), hl = strlen(host);
         for (char *s, *l = strtok_r(text, "\n", &s); l; l = strtok_r(NULL, "\n", &s)) {
             if (strncmp(l, digest, dl) || l[dl] != ' ' || strncmp(l + dl + 1, host, hl) || l[dl + 1 + hl] != ' ')

@@ -18,20 +18,20 @@ static void take(const cJSON *o, const char *key, char *out, size_t n)
     if (cJSON_IsString(v) && strlen(v->valuestring) < n) snprintf(out, n, "%s", v->valuestring);
 }
 
-int ce_oci_meta_read(ce_ctx *ctx, const char *prefix, ce_oci_meta *m)
+int ce_oci_meta_read(const char *prefix, ce_oci_meta *m)
 {
     memset(m, 0, sizeof *m);
     char path[4200], *text = NULL;
-    if (ce_path_join(path, sizeof path, prefix, CE_RECEIPT_NAME)) return ce_fail(ctx, CE_ERR_OTHER, "path too long: %s", prefix);
+    if (ce_path_join(path, sizeof path, prefix, CE_RECEIPT_NAME)) return ce_fail(CE_ERR_OTHER, "path too long: %s", prefix);
     if (!ce_exists(path))
-        return ce_fail(ctx, CE_ERR_NOTFOUND, "%s has no receipt (%s): only a toolchain cudaenv installed or adopted "
+        return ce_fail(CE_ERR_NOTFOUND, "%s has no receipt (%s): only a toolchain cudaenv installed or adopted "
                        "can be pushed", prefix, CE_RECEIPT_NAME);
-    int rc = ce_sha256_file(ctx, path, m->receipt_sha256);
-    if (rc == CE_OK) rc = ce_file_read(ctx, path, 256u << 20, &text, NULL);
+    int rc = ce_sha256_file(path, m->receipt_sha256);
+    if (rc == CE_OK) rc = ce_file_read(path, 256u << 20, &text, NULL);
     if (rc) return rc;
     cJSON *o = cJSON_Parse(text);
     free(text);
-    if (!o) return ce_fail(ctx, CE_ERR_INTEGRITY, "%s is not JSON: reinstall the toolchain", path);
+    if (!o) return ce_fail(CE_ERR_INTEGRITY, "%s is not JSON: reinstall the toolchain", path);
     take(o, "name", m->name, sizeof m->name);
     take(o, "cuda", m->cuda, sizeof m->cuda);
     take(o, "cudnn", m->cudnn, sizeof m->cudnn);
@@ -142,7 +142,7 @@ static bool name_ok(const char *name)
            !strstr(name, "..") && name[0] != '.' && ce_toolchain_parse_name(name, &tc);
 }
 
-int ce_oci_manifest_parse(ce_ctx *ctx, const char *text, const char *where, ce_oci_image *out)
+int ce_oci_manifest_parse(const char *text, const char *where, ce_oci_image *out)
 {
     memset(out, 0, sizeof *out);
     cJSON *o = cJSON_Parse(text);
@@ -152,28 +152,28 @@ int ce_oci_manifest_parse(ce_ctx *ctx, const char *text, const char *where, ce_o
     const cJSON *layers = cJSON_GetObjectItemCaseSensitive(o, "layers"), *l;
     const cJSON *ann = cJSON_GetObjectItemCaseSensitive(o, "annotations");
     if (!o) {
-        rc = ce_fail(ctx, CE_ERR_INTEGRITY, "%s is not JSON", where);
+        rc = ce_fail(CE_ERR_INTEGRITY, "%s is not JSON", where);
     } else if (strstr(type, "index") || strstr(type, "manifest.list")) {
-        rc = ce_fail(ctx, CE_ERR_INTEGRITY, "%s is an image index (%s), not a toolchain image: give the reference "
+        rc = ce_fail(CE_ERR_INTEGRITY, "%s is an image index (%s), not a toolchain image: give the reference "
                      "of the platform's image (cudaenv push writes one manifest per toolchain)", where, type);
     } else if (strcmp(type, CE_OCI_MANIFEST_MT) != 0 &&
                strcmp(type, "application/vnd.docker.distribution.manifest.v2+json") != 0) {
-        rc = ce_fail(ctx, CE_ERR_INTEGRITY, "%s has media type %s, not an image manifest", where, type);
+        rc = ce_fail(CE_ERR_INTEGRITY, "%s has media type %s, not an image manifest", where, type);
     } else if (!blob_of(cJSON_GetObjectItemCaseSensitive(o, "config"), &out->config)) {
-        rc = ce_fail(ctx, CE_ERR_INTEGRITY, "%s: the config descriptor lacks a sha256 digest or size", where);
+        rc = ce_fail(CE_ERR_INTEGRITY, "%s: the config descriptor lacks a sha256 digest or size", where);
     } else if (!cJSON_IsArray(layers) || cJSON_GetArraySize(layers) < 1 || cJSON_GetArraySize(layers) > CE_OCI_MAX_LAYERS) {
-        rc = ce_fail(ctx, CE_ERR_INTEGRITY, "%s: 1 to %d layers expected", where, CE_OCI_MAX_LAYERS);
+        rc = ce_fail(CE_ERR_INTEGRITY, "%s: 1 to %d layers expected", where, CE_OCI_MAX_LAYERS);
     }
     const cJSON *each = rc == CE_OK ? layers : NULL;
     cJSON_ArrayForEach(l, each) {
         const cJSON *lmt = cJSON_GetObjectItemCaseSensitive(l, "mediaType");
         const char *lt = cJSON_IsString(lmt) ? lmt->valuestring : "";
         if (!strstr(lt, "tar") || strstr(lt, "foreign")) {
-            rc = ce_fail(ctx, CE_ERR_INTEGRITY, "%s: layer of media type '%s' is not a tar layer", where, lt);
+            rc = ce_fail(CE_ERR_INTEGRITY, "%s: layer of media type '%s' is not a tar layer", where, lt);
             break;
         }
         if (!blob_of(l, &out->layers[out->n_layers++])) {
-            rc = ce_fail(ctx, CE_ERR_INTEGRITY, "%s: a layer lacks a sha256 digest or size", where);
+            rc = ce_fail(CE_ERR_INTEGRITY, "%s: a layer lacks a sha256 digest or size", where);
             break;
         }
     }
@@ -187,12 +187,12 @@ int ce_oci_manifest_parse(ce_ctx *ctx, const char *text, const char *where, ce_o
         take(ann, "io.cudaenv.cudnn", m->cudnn, sizeof m->cudnn);
         take(ann, "io.cudaenv.platform", m->platform, sizeof m->platform);
         if (!m->name[0] || !ce_sha256_valid(m->receipt_sha256))
-            rc = ce_fail(ctx, CE_ERR_INTEGRITY, "%s is not a cudaenv toolchain image: no io.cudaenv.toolchain and "
+            rc = ce_fail(CE_ERR_INTEGRITY, "%s is not a cudaenv toolchain image: no io.cudaenv.toolchain and "
                          "io.cudaenv.receipt.sha256 annotations (push it with cudaenv push)", where);
         else if (tree && !ce_sha256_valid(m->tree_sha256))
-            rc = ce_fail(ctx, CE_ERR_INTEGRITY, "%s: the annotation io.cudaenv.tree_sha256 is not a sha256 digest", where);
+            rc = ce_fail(CE_ERR_INTEGRITY, "%s: the annotation io.cudaenv.tree_sha256 is not a sha256 digest", where);
         else if (!name_ok(m->name))
-            rc = ce_fail(ctx, CE_ERR_INTEGRITY, "%s names its toolchain '%.96s', which is not a toolchain name", where,
+            rc = ce_fail(CE_ERR_INTEGRITY, "%s names its toolchain '%.96s', which is not a toolchain name", where,
                          m->name);
     }
     cJSON_Delete(o);

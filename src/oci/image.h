@@ -34,7 +34,7 @@ typedef struct ce_oci_meta {
 } ce_oci_meta;
 
 /* The toolchain at prefix, from its receipt (which must be there: CE_ERR_NOTFOUND). */
-int ce_oci_meta_read(ce_ctx *ctx, const char *prefix, ce_oci_meta *m);
+int ce_oci_meta_read(const char *prefix, ce_oci_meta *m);
 
 /* malloc'ed JSON texts (NULL: out of memory). */
 char *ce_oci_config_json(const ce_oci_meta *m, const char *diff_id);
@@ -57,6 +57,6 @@ typedef struct ce_oci_image {
  * is not an image manifest of tar layers, lacks cudaenv's annotations (the
  * tree digest may be absent: images pushed before it; present, it must be a
  * sha256), or names a toolchain by a name that is not one. */
-int ce_oci_manifest_parse(ce_ctx *ctx, const char *text, const char *where, ce_oci_image *out);
+int ce_oci_manifest_parse(const char *text, const char *where, ce_oci_image *out);
 
 #endif

@@ -76,7 +76,7 @@ typedef struct walk {
 
 static int write_failed(walk *w, const char *path)
 {
-    return ce_fail(w->ctx, CE_ERR_IO, "cannot write the layer (at %s): %s", path,
+    return ce_fail(CE_ERR_IO, "cannot write the layer (at %s): %s", path,
                    archive_error_string(w->tar) ? archive_error_string(w->tar) : "write error");
 }
 
@@ -94,7 +94,7 @@ static int add_file(walk *w, const char *abs, const char *rel, const struct stat
     } else if (S_ISLNK(st->st_mode)) {
         char target[4096];
         ssize_t n = readlink(abs, target, sizeof target - 1);
-        if (n < 0) return ce_fail(w->ctx, CE_ERR_IO, "cannot read the link %s: %s", abs, strerror(errno));
+        if (n < 0) return ce_fail(CE_ERR_IO, "cannot read the link %s: %s", abs, strerror(errno));
         target[n] = '\0';
         archive_entry_set_filetype(w->e, AE_IFLNK);
         archive_entry_set_perm(w->e, 0777);
@@ -103,9 +103,9 @@ static int add_file(walk *w, const char *abs, const char *rel, const struct stat
         archive_entry_set_filetype(w->e, AE_IFREG);
         archive_entry_set_size(w->e, st->st_size);
         if ((fd = open(abs, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) < 0)
-            return ce_fail(w->ctx, CE_ERR_IO, "cannot read %s: %s", abs, strerror(errno));
+            return ce_fail(CE_ERR_IO, "cannot read %s: %s", abs, strerror(errno));
     } else {
-        return ce_fail(w->ctx, CE_ERR_OTHER, "%s is not a file, directory or symlink: a toolchain image holds "
+        return ce_fail(CE_ERR_OTHER, "%s is not a file, directory or symlink: a toolchain image holds "
                        "none; remove it or reinstall the toolchain", abs);
     }
     int rc = CE_OK;
@@ -114,7 +114,7 @@ static int add_file(walk *w, const char *abs, const char *rel, const struct stat
         ssize_t n = read(fd, w->buf, left < (1 << 20) ? (size_t)left : (1u << 20));
         if (n < 0 && errno == EINTR) continue;
         if (n <= 0) {
-            rc = ce_fail(w->ctx, CE_ERR_IO, "cannot read %s: %s", abs, n < 0 ? strerror(errno) : "it shrank while read");
+            rc = ce_fail(CE_ERR_IO, "cannot read %s: %s", abs, n < 0 ? strerror(errno) : "it shrank while read");
             break;
         }
         if (archive_write_data(w->tar, w->buf, (size_t)n) != n) rc = write_failed(w, rel);
@@ -129,14 +129,14 @@ static int add_file(walk *w, const char *abs, const char *rel, const struct stat
  * toolkit's top-level entries (store/adopt.c): the layer holds what they
  * point at (a relative link there stays a link), so the image is the tree
  * itself, not links into a machine's /usr/local.  abs becomes the target. */
-static int adopted_entry(walk *w, char *abs, struct stat *st)
+static int adopted_entry(char *abs, struct stat *st)
 {
     char target[4096];
     ssize_t n = readlink(abs, target, sizeof target - 1);
-    if (n < 0) return ce_fail(w->ctx, CE_ERR_IO, "cannot read the link %s: %s", abs, strerror(errno));
+    if (n < 0) return ce_fail(CE_ERR_IO, "cannot read the link %s: %s", abs, strerror(errno));
     target[n] = '\0';
     if (target[0] != '/') return CE_OK;
-    if (lstat(target, st) != 0) return ce_fail(w->ctx, CE_ERR_IO, "cannot read %s (%s points there): %s", target, abs,
+    if (lstat(target, st) != 0) return ce_fail(CE_ERR_IO, "cannot read %s (%s points there): %s", target, abs,
                                                strerror(errno));
     snprintf(abs, 4200, "%s", target);
     return CE_OK;
@@ -147,7 +147,7 @@ static int add_dir(walk *w, const char *abs, const char *rel)
 {
     struct dirent **names;
     int n = scandir(abs, &names, skip_dots, by_name);
-    if (n < 0) return ce_fail(w->ctx, CE_ERR_IO, "cannot read the directory %s: %s", abs, strerror(errno));
+    if (n < 0) return ce_fail(CE_ERR_IO, "cannot read the directory %s: %s", abs, strerror(errno));
     int rc = CE_OK;
     for (int i = 0; i < n; i++) {
         const char *name = names[i]->d_name;
@@ -157,9 +157,9 @@ static int add_dir(walk *w, const char *abs, const char *rel)
                                                  !strcmp(name, CE_OCI_ORIGIN_NAME)))) continue;
         if (ce_path_join(a, sizeof a, abs, name) != CE_OK ||
             snprintf(r, sizeof r, "%s%s%s", rel, rel[0] ? "/" : "", name) >= (int)sizeof r) {
-            rc = ce_fail(w->ctx, CE_ERR_OTHER, "path too long under %s", abs);
-        } else if (lstat(a, &st) != 0 || (!rel[0] && S_ISLNK(st.st_mode) && (rc = adopted_entry(w, a, &st)))) {
-            rc = rc ? rc : ce_fail(w->ctx, CE_ERR_IO, "cannot read %s: %s", a, strerror(errno));
+            rc = ce_fail(CE_ERR_OTHER, "path too long under %s", abs);
+        } else if (lstat(a, &st) != 0 || (!rel[0] && S_ISLNK(st.st_mode) && (rc = adopted_entry(a, &st)))) {
+            rc = rc ? rc : ce_fail(CE_ERR_IO, "cannot read %s: %s", a, strerror(errno));
         } else if ((rc = add_file(w, a, r, &st)) == CE_OK && S_ISDIR(st.st_mode)) {
             rc = add_dir(w, a, r);
         }
@@ -176,7 +176,7 @@ int ce_oci_layer_build(ce_ctx *ctx, const char *tree, const char *dir, ce_oci_la
     sink s = { .ctx = ctx, .fd = mkostemp(out->path, O_CLOEXEC) };
     if (s.fd < 0) {
         out->path[0] = '\0';
-        return ce_fail(ctx, CE_ERR_IO, "cannot create a file in %s: %s", dir, strerror(errno));
+        return ce_fail(CE_ERR_IO, "cannot create a file in %s: %s", dir, strerror(errno));
     }
     walk w = { .ctx = ctx, .buf = malloc(1u << 20), .e = archive_entry_new() };
     s.tar_h = ce_sha256_new();
@@ -185,7 +185,7 @@ int ce_oci_layer_build(ce_ctx *ctx, const char *tree, const char *dir, ce_oci_la
     w.tar = archive_write_new();
     int rc = CE_OK;
     if (!w.buf || !w.e || !s.tar_h || !s.gz_h || !s.gz || !w.tar)
-        rc = ce_fail(ctx, CE_ERR_NOMEM, "out of memory building the layer of %s", tree);
+        rc = ce_fail(CE_ERR_NOMEM, "out of memory building the layer of %s", tree);
     struct archive_entry *raw = rc == CE_OK ? archive_entry_new() : NULL;
     if (rc == CE_OK) {
         /* no timestamp nor name in the gzip header: the same tar, the same bytes */
@@ -195,7 +195,7 @@ int ce_oci_layer_build(ce_ctx *ctx, const char *tree, const char *dir, ce_oci_la
         archive_write_set_bytes_in_last_block(s.gz, 1);
         archive_write_set_format_pax_restricted(w.tar);
         if (!raw || archive_write_open(s.gz, &s, NULL, on_gz, NULL) != ARCHIVE_OK)
-            rc = ce_fail(ctx, CE_ERR_OTHER, "cannot start the gzip stream: %s", archive_error_string(s.gz));
+            rc = ce_fail(CE_ERR_OTHER, "cannot start the gzip stream: %s", archive_error_string(s.gz));
     }
     if (rc == CE_OK) {
         archive_entry_set_pathname(raw, "layer.tar");
@@ -203,14 +203,14 @@ int ce_oci_layer_build(ce_ctx *ctx, const char *tree, const char *dir, ce_oci_la
         archive_entry_set_perm(raw, 0644);
         if (archive_write_header(s.gz, raw) < ARCHIVE_WARN ||
             archive_write_open(w.tar, &s, NULL, on_tar, NULL) != ARCHIVE_OK)
-            rc = ce_fail(ctx, CE_ERR_OTHER, "cannot start the layer: %s", archive_error_string(w.tar));
+            rc = ce_fail(CE_ERR_OTHER, "cannot start the layer: %s", archive_error_string(w.tar));
     }
     if (rc == CE_OK) rc = add_dir(&w, tree, "");
     if (w.tar && archive_write_close(w.tar) != ARCHIVE_OK && rc == CE_OK) rc = write_failed(&w, "the end");
     if (s.gz && archive_write_close(s.gz) != ARCHIVE_OK && rc == CE_OK)
-        rc = ce_fail(ctx, CE_ERR_IO, "cannot write %s: %s", out->path, s.werr ? strerror(s.werr) : archive_error_string(s.gz));
+        rc = ce_fail(CE_ERR_IO, "cannot write %s: %s", out->path, s.werr ? strerror(s.werr) : archive_error_string(s.gz));
     if (rc == CE_OK && fsync(s.fd) != 0 && errno != EINVAL)
-        rc = ce_fail(ctx, CE_ERR_IO, "cannot write %s: %s", out->path, strerror(errno));
+        rc = ce_fail(CE_ERR_IO, "cannot write %s: %s", out->path, strerror(errno));
     if (rc == CE_OK) {
         char hex[CE_SHA256_HEX];
         ce_sha256_final(s.tar_h, hex);

@@ -16,23 +16,23 @@ int ce_oci_push(ce_ctx *ctx, const char *name, const ce_oci_ref *ref, ce_oci_pus
 {
     memset(res, 0, sizeof *res);
     if (ref->digest[0])
-        return ce_fail(ctx, CE_ERR_USAGE, "push writes a tag: give oci://%s/%s:TAG, not a digest", ref->host, ref->repo);
+        return ce_fail(CE_ERR_USAGE, "push writes a tag: give oci://%s/%s:TAG, not a digest", ref->host, ref->repo);
     ce_toolchain tc;
     int rc = ce_store_find(ctx, name, &tc);
     if (rc) return rc;
-    if ((rc = ce_oci_meta_read(ctx, tc.prefix, &res->meta))) return rc;
+    if ((rc = ce_oci_meta_read(tc.prefix, &res->meta))) return rc;
     if (!res->meta.name[0]) snprintf(res->meta.name, sizeof res->meta.name, "%s", tc.name);
     if (strcmp(res->meta.name, tc.name) != 0)
-        return ce_fail(ctx, CE_ERR_INTEGRITY, "%s: the receipt names the toolchain %s: reinstall it", tc.prefix,
+        return ce_fail(CE_ERR_INTEGRITY, "%s: the receipt names the toolchain %s: reinstall it", tc.prefix,
                        res->meta.name);
     char cache[4200];
-    if ((rc = ce_store_path(ctx, "cache", cache, sizeof cache)) || (rc = ce_mkdir_p(ctx, cache, 0755))) return rc;
+    if ((rc = ce_store_path(ctx, "cache", cache, sizeof cache)) || (rc = ce_mkdir_p(cache, 0755))) return rc;
     ce_emit(ctx, CE_EV_STEP, tc.name, "packing %s", tc.prefix);
     if ((rc = ce_oci_layer_build(ctx, tc.prefix, cache, &res->layer))) return rc;
     char *config = ce_oci_config_json(&res->meta, res->layer.diff_id), *manifest = NULL;
     char cdigest[72] = "";
     ce_reg reg = { 0 };
-    if (!config) rc = ce_fail(ctx, CE_ERR_NOMEM, "out of memory");
+    if (!config) rc = ce_fail(CE_ERR_NOMEM, "out of memory");
     if (rc == CE_OK) rc = ce_reg_open(ctx, ref, ctx->insecure, &reg);
     if (rc == CE_OK) {
         ce_sha256 *h = ce_sha256_new();
@@ -45,7 +45,7 @@ int ce_oci_push(ce_ctx *ctx, const char *name, const ce_oci_ref *ref, ce_oci_pus
         snprintf(cdigest, sizeof cdigest, "sha256:%s", hex);
         manifest = ce_oci_manifest_json(&res->meta, cdigest, (long long)strlen(config), res->layer.digest,
                                         res->layer.size);
-        if (!h || !manifest) rc = ce_fail(ctx, CE_ERR_NOMEM, "out of memory");
+        if (!h || !manifest) rc = ce_fail(CE_ERR_NOMEM, "out of memory");
     }
     /* a blob this store saw in another repository of the registry (the
      * toolchain's own image, an earlier push) is mounted from there */

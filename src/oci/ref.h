@@ -17,7 +17,7 @@ typedef struct ce_oci_ref {
 /* Whether text is an OCI reference (starts with "oci://"). */
 bool ce_oci_is_ref(const char *text);
 /* Parse text; CE_ERR_USAGE naming it and the rule it breaks. */
-int ce_oci_ref_parse(ce_ctx *ctx, const char *text, ce_oci_ref *out);
+int ce_oci_ref_parse(const char *text, ce_oci_ref *out);
 /* The reference the manifest is addressed by: the digest if any, else the tag. */
 const char *ce_oci_ref_name(const ce_oci_ref *r);
 

@@ -98,7 +98,7 @@ static size_t on_read(char *p, size_t size, size_t nmemb, void *ud)
 static int perform(ce_reg *r, req *q)
 {
     CURL *e = curl_easy_init();
-    if (!e) return ce_fail(r->ctx, CE_ERR_NOMEM, "cannot start libcurl");
+    if (!e) return ce_fail(CE_ERR_NOMEM, "cannot start libcurl");
     char errbuf[CURL_ERROR_SIZE], h[256];
     ce_http_setup(e, q->url, r->allow_http, errbuf);
     curl_easy_setopt(e, CURLOPT_FAILONERROR, 0L);   /* a 401's challenge and an error's body are read */
@@ -119,7 +119,7 @@ static int perform(ce_reg *r, req *q)
         if (lseek(q->fd, 0, SEEK_SET) != 0) {
             curl_slist_free_all(hdrs);
             curl_easy_cleanup(e);
-            return ce_fail(r->ctx, CE_ERR_IO, "cannot read the blob to upload: %s", strerror(errno));
+            return ce_fail(CE_ERR_IO, "cannot read the blob to upload: %s", strerror(errno));
         }
         curl_easy_setopt(e, CURLOPT_UPLOAD, 1L);
         curl_easy_setopt(e, CURLOPT_READFUNCTION, on_read);
@@ -142,11 +142,11 @@ static int perform(ce_reg *r, req *q)
     q->status = 0;
     curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &q->status);
     if (q->over) {
-        rc = ce_fail(r->ctx, CE_ERR_DOWNLOAD, "%s sent more than %zu bytes: not what a registry sends", q->url, q->max);
+        rc = ce_fail(CE_ERR_DOWNLOAD, "%s sent more than %zu bytes: not what a registry sends", q->url, q->max);
     } else if (cc != CURLE_OK) {
         char msg[4096];
         bool retry;
-        rc = ce_fail(r->ctx, ce_http_attempt_error(e, cc, q->url, errbuf, msg, sizeof msg, &retry), "%s", msg);
+        rc = ce_fail(ce_http_attempt_error(e, cc, q->url, errbuf, msg, sizeof msg, &retry), "%s", msg);
     }
     curl_slist_free_all(hdrs);
     curl_easy_cleanup(e);
@@ -174,23 +174,22 @@ static const char cred_hint[] = "set CUDAENV_REGISTRY_AUTH=USER:PASSWORD, or log
 /* Answer a 401's challenge: Basic takes the credentials, Bearer a token from the realm. */
 static int authenticate(ce_reg *r, const char *ch)
 {
-    ce_ctx *ctx = r->ctx;
     if (!strncasecmp(ch, "Basic", 5)) {
-        if (!r->userpwd[0]) return ce_fail(ctx, CE_ERR_DOWNLOAD, "registry %s asks for credentials: %s", r->ref.host, cred_hint);
-        if (r->basic) return ce_fail(ctx, CE_ERR_DOWNLOAD, "registry %s refused the credentials: %s", r->ref.host, cred_hint);
+        if (!r->userpwd[0]) return ce_fail(CE_ERR_DOWNLOAD, "registry %s asks for credentials: %s", r->ref.host, cred_hint);
+        if (r->basic) return ce_fail(CE_ERR_DOWNLOAD, "registry %s refused the credentials: %s", r->ref.host, cred_hint);
         r->basic = true;
         return CE_OK;
     }
     char realm[2048], service[512] = "", scope[512] = "";
     if (strncasecmp(ch, "Bearer", 6) != 0 || !param(ch, "realm", realm, sizeof realm))
-        return ce_fail(ctx, CE_ERR_DOWNLOAD, "registry %s asks for an authentication cudaenv does not speak "
+        return ce_fail(CE_ERR_DOWNLOAD, "registry %s asks for an authentication cudaenv does not speak "
                        "(WWW-Authenticate: %.200s)", r->ref.host, ch);
     param(ch, "service", service, sizeof service);
     if (!param(ch, "scope", scope, sizeof scope))
         snprintf(scope, sizeof scope, "repository:%s:pull", r->ref.repo);
     char msg[4096];
     int rc = ce_http_check_url(msg, sizeof msg, realm, r->allow_http);
-    if (rc) return ce_fail(ctx, rc, "token service of %s: %s", r->ref.host, msg);
+    if (rc) return ce_fail(rc, "token service of %s: %s", r->ref.host, msg);
     char *es = curl_easy_escape(NULL, service, 0), *sc = curl_easy_escape(NULL, scope, 0);
     req q;
     req_init(&q, "GET");
@@ -210,7 +209,7 @@ static int authenticate(ce_reg *r, const char *ch)
     if (rc == CE_OK && cJSON_IsString(t) && strlen(t->valuestring) < sizeof r->bearer)
         snprintf(r->bearer, sizeof r->bearer, "%s", t->valuestring);
     else if (rc == CE_OK)
-        rc = ce_fail(ctx, CE_ERR_DOWNLOAD, "the token service %s of registry %s answered HTTP %ld without a token%s%s",
+        rc = ce_fail(CE_ERR_DOWNLOAD, "the token service %s of registry %s answered HTTP %ld without a token%s%s",
                      realm, r->ref.host, q.status, q.status == 401 || q.status == 403 ? ": " : "",
                      q.status == 401 || q.status == 403 ? cred_hint : "");
     cJSON_Delete(o);
@@ -243,11 +242,11 @@ static int status_error(ce_reg *r, req *q, const char *what)
     cJSON_Delete(o);
     int code_rc = q->status == 404 ? CE_ERR_NOTFOUND : CE_ERR_DOWNLOAD;
     if (q->status == 401 && (r->basic || r->bearer[0]))
-        return ce_fail(r->ctx, code_rc, "registry %s refused the credentials (%s) for %s%s; %s", r->ref.host,
+        return ce_fail(code_rc, "registry %s refused the credentials (%s) for %s%s; %s", r->ref.host,
                        r->ctx->set.registry_auth && *r->ctx->set.registry_auth ? "CUDAENV_REGISTRY_AUTH" : "~/.docker/config.json",
                        q->url, detail, cred_hint);
     const char *hint = q->status == 401 || q->status == 403 ? cred_hint : q->status == 404 ? "check the reference" : "";
-    return ce_fail(r->ctx, code_rc, "%s: HTTP %ld from %s%s%s%s", what, q->status, q->url, detail, *hint ? "; " : "", hint);
+    return ce_fail(code_rc, "%s: HTTP %ld from %s%s%s%s", what, q->status, q->url, detail, *hint ? "; " : "", hint);
 }
 
 /* user:pass from the docker client's config: auths[HOST].auth (base64). */
@@ -259,7 +258,7 @@ static void docker_creds(ce_reg *r)
         return;
     ce_quiet q;
     ce_quiet_begin(&q, false);
-    int rc = ce_file_read(r->ctx, path, 1u << 20, &text, NULL);
+    int rc = ce_file_read(path, 1u << 20, &text, NULL);
     ce_quiet_end(&q);
     if (rc) return;
     cJSON *o = cJSON_Parse(text);
@@ -293,7 +292,7 @@ int ce_reg_open(ce_ctx *ctx, const ce_oci_ref *ref, bool allow_http, ce_reg *r)
     const char *cred = ctx->set.registry_auth;
     if (cred && *cred) {
         if (!strchr(cred, ':') || strlen(cred) >= sizeof r->userpwd)
-            return ce_fail(ctx, CE_ERR_USAGE, "CUDAENV_REGISTRY_AUTH must be USER:PASSWORD (value not shown)");
+            return ce_fail(CE_ERR_USAGE, "CUDAENV_REGISTRY_AUTH must be USER:PASSWORD (value not shown)");
         snprintf(r->userpwd, sizeof r->userpwd, "%s", cred);
     } else {
         docker_creds(r);
@@ -352,7 +351,7 @@ int ce_reg_blob_put(ce_reg *r, const char *digest, const char *path, const void 
     q.ctype = "application/octet-stream";
     if (path) {
         q.fd = open(path, O_RDONLY | O_CLOEXEC);
-        if (q.fd < 0) return ce_fail(r->ctx, CE_ERR_IO, "cannot open %s: %s", path, strerror(errno));
+        if (q.fd < 0) return ce_fail(CE_ERR_IO, "cannot open %s: %s", path, strerror(errno));
         q.fsize = size;
     } else {
         q.body = mem;
@@ -390,7 +389,7 @@ int ce_reg_manifest_put(ce_reg *r, const char *reference, const char *body, size
     if (rc == CE_OK && q.status != 201) rc = status_error(r, &q, "storing the manifest");
     sha256_mem(body, len, digest_out);
     if (rc == CE_OK && q.dcd[0] && strcmp(q.dcd, digest_out) != 0)
-        rc = ce_fail(r->ctx, CE_ERR_INTEGRITY, "registry %s stored the manifest as %s, not as %s: it changed it",
+        rc = ce_fail(CE_ERR_INTEGRITY, "registry %s stored the manifest as %s, not as %s: it changed it",
                      r->ref.host, q.dcd, digest_out);
     free(q.out);
     return rc;
@@ -405,14 +404,14 @@ int ce_reg_manifest_get(ce_reg *r, const char *reference, char **body, size_t *l
     q.max = CE_OCI_MANIFEST_MAX;
     int rc = request(r, &q);
     if (rc == CE_OK && q.status != 200) rc = status_error(r, &q, "reading the manifest");
-    if (rc == CE_OK && !q.out) rc = ce_fail(r->ctx, CE_ERR_DOWNLOAD, "%s: an empty manifest", q.url);
+    if (rc == CE_OK && !q.out) rc = ce_fail(CE_ERR_DOWNLOAD, "%s: an empty manifest", q.url);
     if (rc == CE_OK) {
         sha256_mem(q.out, q.olen, digest_out);
         if (!strncmp(reference, "sha256:", 7) && strcmp(reference, digest_out) != 0)
-            rc = ce_fail(r->ctx, CE_ERR_INTEGRITY, "the manifest %s sent hashes to %s, not to the %s asked for",
+            rc = ce_fail(CE_ERR_INTEGRITY, "the manifest %s sent hashes to %s, not to the %s asked for",
                          q.url, digest_out, reference);
         else if (q.dcd[0] && strcmp(q.dcd, digest_out) != 0)
-            rc = ce_fail(r->ctx, CE_ERR_INTEGRITY, "the manifest %s sent hashes to %s, not to the %s the registry "
+            rc = ce_fail(CE_ERR_INTEGRITY, "the manifest %s sent hashes to %s, not to the %s the registry "
                          "names it by (Docker-Content-Digest): its copy is damaged or was changed", q.url, digest_out,
                          q.dcd);
     }
@@ -436,11 +435,11 @@ int ce_reg_blob_get(ce_reg *r, const char *digest, size_t max, char **body, size
     char got[72];
     sha256_mem(q.out ? q.out : "", q.olen, got);
     if (rc == CE_OK && strcmp(got, digest) != 0)
-        rc = ce_fail(r->ctx, CE_ERR_INTEGRITY, "%s hashes to %s, not to its digest: the registry's copy is damaged "
+        rc = ce_fail(CE_ERR_INTEGRITY, "%s hashes to %s, not to its digest: the registry's copy is damaged "
                      "or was changed", q.url, got);
     if (rc || !q.out) {
         free(q.out);
-        return rc ? rc : ce_fail(r->ctx, CE_ERR_DOWNLOAD, "%s: an empty blob", q.url);
+        return rc ? rc : ce_fail(CE_ERR_DOWNLOAD, "%s: an empty blob", q.url);
     }
     *body = q.out;
     *len = q.olen;
@@ -453,7 +452,7 @@ int ce_reg_blob_fetch(ce_reg *r, const char *digest, long long size, char *path_
     int rc = ce_reg_blob_exists(r, digest, &have);
     if (rc) return rc;
     if (!have)
-        return ce_fail(r->ctx, CE_ERR_NOTFOUND, "registry %s has no blob %s in %s, which the image names: the image "
+        return ce_fail(CE_ERR_NOTFOUND, "registry %s has no blob %s in %s, which the image names: the image "
                        "is incomplete there; push it again", r->ref.host, digest, r->ref.repo);
     ce_fetch_item it = { .sha256 = digest + 7, .size = size, .label = digest, .allow_http = r->allow_http,
                          .bearer = r->bearer[0] ? r->bearer : NULL,

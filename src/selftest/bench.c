@@ -96,7 +96,7 @@ static void torch_compare(st_bench *b)
     ce_ctx quiet;
     memset(&quiet, 0, sizeof quiet);
     if (ce_proc_which("python3", py, sizeof py) &&
-        ce_py_prepare(&quiet, &run, py, torch_snippet, args, 2) == CE_OK) {
+        ce_py_prepare(&run, py, torch_snippet, args, 2) == CE_OK) {
         ce_proc p = { .path = py, .argv = run.argv, .env_add = (const char *const *)run.env_add, .cwd = run.dir,
                       .timeout_s = 180, .cap_head = 65535 };
         ce_proc_result res;
@@ -107,7 +107,7 @@ static void torch_compare(st_bench *b)
             ce_proc_result_free(&res);
         }
     }
-    ce_py_done(&quiet, &run);
+    ce_py_done(&run);
     if (status != 0) {
         const char *why = strstr(out, "ModuleNotFoundError") ? "python3 cannot import torch"
                         : status == 127                    ? "no python3"

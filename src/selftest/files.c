@@ -25,7 +25,7 @@ static cJSON *load_receipt(st_state *st, char *path, size_t pathsz)
     char *data = NULL;
     size_t len = 0;
     if (ce_path_join(path, pathsz, st->r->tc.prefix, CE_RECEIPT_NAME) != CE_OK || !ce_exists(path)) return NULL;
-    if (ce_file_read(st->ctx, path, RECEIPT_MAX, &data, &len) != CE_OK) return NULL;
+    if (ce_file_read(path, RECEIPT_MAX, &data, &len) != CE_OK) return NULL;
     cJSON *j = cJSON_ParseWithLength(data, len);
     free(data);
     return j;
@@ -154,7 +154,7 @@ void st_files(st_state *st)
         if (deep && cJSON_IsString(jh)) {
             char hex[65];
             hashed++;
-            if (st->opt->sha256_file(st->ctx, full, hex) != CE_OK || strcmp(hex, jh->valuestring) != 0) {
+            if (st->opt->sha256_file(full, hex) != CE_OK || strcmp(hex, jh->valuestring) != 0) {
                 if (wrong_hash++ < MAX_LISTED)
                     st_note(s, "sha256 differs: %s is %s, the receipt says %s", jp->valuestring, hex,
                             jh->valuestring);

@@ -107,7 +107,7 @@ int ce_fw_run(ce_ctx *ctx, const ce_fw_target *tc, const ce_fw_options *opt, ce_
     r->framework_gpus = -1;
     const char *fw = ce_fw_name(opt->framework);
     if (!fw)
-        return ce_fail(ctx, CE_ERR_USAGE, "unknown framework '%s' (torch, tf or jax)",
+        return ce_fail(CE_ERR_USAGE, "unknown framework '%s' (torch, tf or jax)",
                        opt->framework ? opt->framework : "");
     snprintf(r->framework, sizeof r->framework, "%s", fw);
     snprintf(r->module, sizeof r->module, "%s", !strcmp(fw, "tf") ? "tensorflow" : fw);
@@ -117,16 +117,16 @@ int ce_fw_run(ce_ctx *ctx, const ce_fw_target *tc, const ce_fw_options *opt, ce_
     if (!find_python(want, r->python, sizeof r->python)) {
         const char *why = strchr(want, '/') ? "no such executable" : "not found on PATH";
         if (opt->python_opt)   /* --for probes each framework: no one of them is the one wanted */
-            return ce_fail(ctx, CE_ERR_NOTFOUND, "%s: %s; name the Python with %s PATH (a venv's: %s "
+            return ce_fail(CE_ERR_NOTFOUND, "%s: %s; name the Python with %s PATH (a venv's: %s "
                            ".venv/bin/python)", want, why, how, how);
-        return ce_fail(ctx, CE_ERR_NOTFOUND, "%s: %s; name the Python that has %s with --python PATH", want, why,
+        return ce_fail(CE_ERR_NOTFOUND, "%s: %s; name the Python that has %s with --python PATH", want, why,
                        r->module);
     }
     if (r->python[0] != '/') {   /* it runs in a private directory: made absolute (not resolved: a venv's link) */
         char cwd[2048], rel[sizeof r->python];
         snprintf(rel, sizeof rel, "%s", r->python);
         if (!getcwd(cwd, sizeof cwd) || ce_path_join(r->python, sizeof r->python, cwd, rel) != CE_OK)
-            return ce_fail(ctx, CE_ERR_NOTFOUND, "%s: cannot make it an absolute path; name the Python with %s /PATH",
+            return ce_fail(CE_ERR_NOTFOUND, "%s: cannot make it an absolute path; name the Python with %s /PATH",
                            rel, how);
     }
     if (!opt->quick) count_driver_gpus(opt, r);
@@ -136,10 +136,10 @@ int ce_fw_run(ce_ctx *ctx, const ce_fw_target *tc, const ce_fw_options *opt, ce_
     ce_py py;
     char out[4300];
     const char *args[] = { r->framework, out, opt->quick ? "1" : "0" };
-    int prc = ce_py_prepare(ctx, &py, r->python, ce_fw_script, args, 3);
-    if (!prc) prc = ce_py_file(ctx, &py, "report.json", out, sizeof out);
+    int prc = ce_py_prepare(&py, r->python, ce_fw_script, args, 3);
+    if (!prc) prc = ce_py_file(&py, "report.json", out, sizeof out);
     if (prc) {
-        ce_py_done(ctx, &py);
+        ce_py_done(&py);
         return prc;
     }
     int timeout = opt->timeout_s > 0 ? opt->timeout_s : 300;
@@ -161,9 +161,9 @@ int ce_fw_run(ce_ctx *ctx, const ce_fw_target *tc, const ce_fw_options *opt, ce_
     if (run == CE_ERR_PERM) {
         /* the privileged-use policy refused the interpreter (a user's, run
          * as root): that is the answer, not "the framework did not import" */
-        int rc = ce_fail(ctx, CE_ERR_PERM, "%s", res.why);
+        int rc = ce_fail(CE_ERR_PERM, "%s", res.why);
         ce_proc_result_free(&res);
-        ce_py_done(ctx, &py);
+        ce_py_done(&py);
         return rc;
     }
     if (run == CE_OK) {
@@ -177,7 +177,7 @@ int ce_fw_run(ce_ctx *ctx, const ce_fw_target *tc, const ce_fw_options *opt, ce_
     }
     ce_proc_result_free(&res);
     char *text = read_small(out);
-    ce_py_done(ctx, &py);
+    ce_py_done(&py);
     r->doc = text && *text ? cJSON_Parse(text) : NULL;
     free(text);
     ce_fw_analyse(ctx, tc, opt, r);

@@ -69,7 +69,7 @@ void st_nvcc_start(st_state *st)
     char src[4300], log[4300];
     snprintf(src, sizeof src, "%s/verify.cu", st->nvcc_dir);
     snprintf(log, sizeof log, "%s/build.log", st->nvcc_dir);
-    if (ce_file_write_atomic(st->ctx, src, program_src, sizeof program_src - 1, 0644) != CE_OK) return;
+    if (ce_file_write_atomic(src, program_src, sizeof program_src - 1, 0644) != CE_OK) return;
     int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0) return;
     char arch[32];
@@ -84,7 +84,7 @@ void st_nvcc_start(st_state *st)
 static void cleanup(st_state *st)
 {
     if (!st->nvcc_dir[0]) return;
-    ce_rm_tree(st->ctx, st->nvcc_dir);
+    ce_rm_tree(st->nvcc_dir);
     st->nvcc_dir[0] = '\0';
 }
 
@@ -122,7 +122,7 @@ void st_nvcc_step(st_state *st)
     snprintf(logp, sizeof logp, "%s/build.log", st->nvcc_dir);
     ce_quiet q;
     ce_quiet_begin(&q, true);
-    ce_file_read(st->ctx, logp, 1 << 20, &log, &loglen);
+    ce_file_read(logp, 1 << 20, &log, &loglen);
     ce_quiet_end(&q);
     if (gmaj && max) st_note(s, "host compiler: %s (gcc %d); CUDA %s accepts gcc up to %d", gxx, gmaj, st->r->tc.cuda, max);
     else if (gmaj) st_note(s, "host compiler: %s (gcc %d)", gxx, gmaj);

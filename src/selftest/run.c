@@ -51,7 +51,7 @@ int st_run(ce_ctx *ctx, const st_toolchain *tc, const st_options *opt, st_report
         r->steps[i].title = step_names[i].title;
     }
     st_state *st = calloc(1, sizeof *st);
-    if (!st) return ce_fail(ctx, CE_ERR_NOMEM, "out of memory");
+    if (!st) return ce_fail(CE_ERR_NOMEM, "out of memory");
     st->ctx = ctx;
     st->opt = opt;
     st->r = r;

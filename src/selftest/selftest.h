@@ -96,7 +96,7 @@ typedef struct st_toolchain {
     char selected_by[8704];    /* why this one when none was named ("" when named) */
 } st_toolchain;
 
-typedef int (*st_sha256_fn)(ce_ctx *ctx, const char *path, char hex[65]);
+typedef int (*st_sha256_fn)(const char *path, char hex[65]);
 
 typedef struct st_options {
     bool all_devices, bench, deep;

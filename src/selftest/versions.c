@@ -91,7 +91,7 @@ static void read_version_json(st_state *st, st_step *s, char *file, size_t fsz)
     size_t len = 0;
     ce_quiet q;
     ce_quiet_begin(&q, true);
-    bool have = ce_exists(file) && ce_file_read(st->ctx, file, 1 << 20, &data, &len) == CE_OK;
+    bool have = ce_exists(file) && ce_file_read(file, 1 << 20, &data, &len) == CE_OK;
     ce_quiet_end(&q);
     if (have) {
         cJSON *j = cJSON_ParseWithLength(data, len);

@@ -72,7 +72,7 @@ int ce_pin_in_effect(ce_ctx *ctx, char *spec, size_t specsz, char *source, size_
 
 /* The nearest .cuda-version from dir up to /: 1 found (path, spec filled),
  * 0 none, < 0 error (unreadable, empty). */
-int ce_version_file_find(ce_ctx *ctx, const char *dir, char *path, size_t pathsz,
+int ce_version_file_find(const char *dir, char *path, size_t pathsz,
                          char *spec, size_t specsz);
 /* First line of a spec file (.cuda-version, global), trimmed: a regular
  * file not on procfs/sysfs (FIFOs, devices, /proc/kmsg refused without
@@ -80,20 +80,20 @@ int ce_version_file_find(ce_ctx *ctx, const char *dir, char *path, size_t pathsz
  * the first line ending within them; content that is not a spec reported by
  * ce_spec_file_unresolved, without echoing it. */
 #define CE_SPEC_FILE_MAX 256
-int ce_spec_file_read(ce_ctx *ctx, const char *path, char *spec, size_t specsz);
+int ce_spec_file_read(const char *path, char *spec, size_t specsz);
 /* The failure (CE_ERR_NOTFOUND) for a spec file whose content is not a
  * spec or names nothing installed: "FILE: no such toolchain or spec
  * (content not shown)".  What a file says is never quoted back (it may be
  * a symlink to a token); only specs typed on the command line are. */
-int ce_spec_file_unresolved(ce_ctx *ctx, const char *shown);
+int ce_spec_file_unresolved(const char *shown);
 /* CE_OK when spec (read from the file shown) is a spec by its syntax and
  * may be printed (`local`, `global` without VERSION: a pin of a release not
  * installed yet), else ce_spec_file_unresolved. */
-int ce_spec_file_showable(ce_ctx *ctx, const char *shown, const char *spec);
+int ce_spec_file_showable(const char *shown, const char *spec);
 /* Write a one-line spec file atomically. */
-int ce_spec_file_write(ce_ctx *ctx, const char *path, const char *spec);
+int ce_spec_file_write(const char *path, const char *spec);
 /* ... with the line "libs=framework" after the spec when libs says so. */
-int ce_pin_write(ce_ctx *ctx, const char *path, const char *spec, ce_libs libs);
+int ce_pin_write(const char *path, const char *spec, ce_libs libs);
 
 /* $CUDAENV_ROOT/global */
 int ce_global_path(ce_ctx *ctx, char *out, size_t outsz);
@@ -126,7 +126,7 @@ int ce_env_compute(ce_ctx *ctx, const ce_active_info *sel, bool set_version, ce_
 int ce_env_warn_foreign(ce_ctx *ctx, ce_env *env, const char *name);
 void ce_env_free(ce_env *env);
 /* Apply to this process (setenv/unsetenv), e.g. before exec. */
-int ce_env_apply(ce_ctx *ctx, const ce_env *env);
+int ce_env_apply(const ce_env *env);
 
 typedef enum ce_shell { CE_SH_POSIX, CE_SH_FISH, CE_SH_JSON } ce_shell;
 /* "bash"/"zsh"/"sh" -> POSIX, "fish", "json"; -1 for anything else. */
@@ -134,7 +134,7 @@ int ce_shell_parse(const char *name);
 /* Render env as code for a shell (export/unset; fish set -gx/set -e, PATH
  * lists as fish lists) or as one JSON document {"name","prefix","env":{},
  * "unset":[]}.  *out is malloc'ed. */
-int ce_env_format(ce_ctx *ctx, const ce_env *env, const ce_active_info *sel, ce_shell sh, char **out);
+int ce_env_format(const ce_env *env, const ce_active_info *sel, ce_shell sh, char **out);
 
 /* true when path is under $CUDAENV_ROOT/versions/ (an entry cudaenv added). */
 bool ce_env_is_ours(const ce_ctx *ctx, const char *path);

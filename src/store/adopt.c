@@ -58,7 +58,7 @@ static bool from_version_json(ce_ctx *ctx, const char *dir, char *out, size_t n)
     if (ce_path_join(p, sizeof p, dir, "version.json") != CE_OK) return false;
     ce_event_fn ev = ctx->event;
     ctx->event = NULL;
-    int rc = ce_exists(p) ? ce_file_read(ctx, p, 1 << 20, &data, &len) : CE_ERR_NOTFOUND;
+    int rc = ce_exists(p) ? ce_file_read(p, 1 << 20, &data, &len) : CE_ERR_NOTFOUND;
     ctx->event = ev;
     if (rc) return false;
     cJSON *j = cJSON_ParseWithLength(data, len);
@@ -104,11 +104,11 @@ static bool from_header(const char *dir, char *out, size_t n)
 
 static int tree_one(const ce_walk_entry *e, void *arg)
 {
-    ce_ctx *ctx = arg;
+    (void)arg;
     const char *why, *p = e->path;
     if (e->kind == CE_WALK_DIR_POST) return 0;
     if (e->kind == CE_WALK_ERR && e->err != EACCES && e->err != ENOENT)
-        return ce_fail(ctx, CE_ERR_IO, "cannot walk %s: %s", p, strerror(e->err));
+        return ce_fail(CE_ERR_IO, "cannot walk %s: %s", p, strerror(e->err));
     if (e->kind == CE_WALK_ERR)
         why = "unreadable";
     else if (S_ISLNK(e->st->st_mode))
@@ -116,7 +116,7 @@ static int tree_one(const ce_walk_entry *e, void *arg)
     else
         why = ce_priv_stat_reason(e->st, false);
     if (!why) return 0;
-    return ce_fail(ctx, CE_ERR_PERM, "unsafe for adopt run as root: %s is %s; a user could make root "
+    return ce_fail(CE_ERR_PERM, "unsafe for adopt run as root: %s is %s; a user could make root "
                    "and every user of the store run files of their choosing. " ADOPT_FIX, p, why);
 }
 
@@ -126,25 +126,25 @@ static int tree_trusted(ce_ctx *ctx, const char *dir)
     ce_priv_tree t;
     char why[PATH_MAX + 128];
     if (ce_priv_tree_open(&t, dir, why, sizeof why) != 0)
-        return ce_fail(ctx, errno == EPERM ? CE_ERR_PERM : CE_ERR_IO, "%s%s%s", errno == EPERM ?
+        return ce_fail(errno == EPERM ? CE_ERR_PERM : CE_ERR_IO, "%s%s%s", errno == EPERM ?
                        "unsafe for adopt run as root: " : "", why, errno == EPERM ? "; a user could make root and "
                        "every user of the store run files of their choosing. " ADOPT_FIX : "");
     ce_priv_tree_close(&t);
     int rc = ce_walk(dir, tree_one, ctx);
-    return rc != CE_WALK_FAIL ? rc : ce_fail(ctx, CE_ERR_IO, "cannot walk %s: %s", dir, strerror(errno));
+    return rc != CE_WALK_FAIL ? rc : ce_fail(CE_ERR_IO, "cannot walk %s: %s", dir, strerror(errno));
 }
 
 int ce_adopt_probe(ce_ctx *ctx, const char *dir, char *cuda, size_t cudasz, char *cudnn, size_t cudnnsz)
 {
     cuda[0] = cudnn[0] = '\0';
-    if (!ce_is_dir(dir)) return ce_fail(ctx, CE_ERR_NOTFOUND, "%s is not a directory", dir);
+    if (!ce_is_dir(dir)) return ce_fail(CE_ERR_NOTFOUND, "%s is not a directory", dir);
     int rc = tree_trusted(ctx, dir);
     if (rc) return rc;
     /* read, never run: nothing of the tree executes to learn its version
      * (its bin/nvcc is whoever made the tree's program) */
     if (!from_version_json(ctx, dir, cuda, cudasz) && !from_version_txt(dir, cuda, cudasz) &&
         !from_header(dir, cuda, cudasz))
-        return ce_fail(ctx, CE_ERR_NOTFOUND, "%s is not a CUDA toolkit: no version.json, version.txt, "
+        return ce_fail(CE_ERR_NOTFOUND, "%s is not a CUDA toolkit: no version.json, version.txt, "
                        "include/cuda.h or include/cuda_runtime_api.h; name the toolkit's top directory (the one "
                        "with bin/ and lib64/)", dir);
     static const char *const hdrs[] = { "include/cudnn_version.h", "include/cudnn.h", NULL };
@@ -200,45 +200,45 @@ static bool label_ok(const char *s)
  * the directory fd with O_NOFOLLOW (nothing renamed or re-pointed after the
  * lstat redirects the read: a swapped-in link fails, a swapped-in other
  * file is told apart by its inode). */
-static int copy_entry(ce_ctx *ctx, int dfd, const char *name, const struct stat *was, const char *from, const char *to)
+static int copy_entry(int dfd, const char *name, const struct stat *was, const char *from, const char *to)
 {
     int fd = ce_priv_openat(dfd, name, O_RDONLY | O_NONBLOCK, 0);
-    if (fd < 0) return ce_fail(ctx, CE_ERR_IO, "cannot read %s: %s", from, strerror(errno));
+    if (fd < 0) return ce_fail(CE_ERR_IO, "cannot read %s: %s", from, strerror(errno));
     struct stat st;
     char *data = NULL;
     size_t len = 0;
     int rc = CE_OK;
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_ino != was->st_ino || st.st_dev != was->st_dev)
-        rc = ce_fail(ctx, CE_ERR_IO, "%s changed while it was adopted; run adopt again", from);
+        rc = ce_fail(CE_ERR_IO, "%s changed while it was adopted; run adopt again", from);
     else if (ce_priv() && ce_priv_stat_reason(&st, false))
-        rc = ce_fail(ctx, CE_ERR_PERM, "unsafe for adopt run as root: %s is %s. " ADOPT_FIX, from,
+        rc = ce_fail(CE_ERR_PERM, "unsafe for adopt run as root: %s is %s. " ADOPT_FIX, from,
                      ce_priv_stat_reason(&st, false));
     else if (!(data = malloc((size_t)st.st_size + 1)))
-        rc = ce_fail(ctx, CE_ERR_NOMEM, "out of memory");
+        rc = ce_fail(CE_ERR_NOMEM, "out of memory");
     while (rc == CE_OK && len < (size_t)st.st_size) {
         ssize_t n = read(fd, data + len, (size_t)st.st_size - len);
         if (n < 0 && errno == EINTR) continue;
         if (n <= 0) {
-            rc = ce_fail(ctx, CE_ERR_IO, "cannot read %s: %s", from, n < 0 ? strerror(errno) : "cut short");
+            rc = ce_fail(CE_ERR_IO, "cannot read %s: %s", from, n < 0 ? strerror(errno) : "cut short");
             break;
         }
         len += (size_t)n;
     }
     close(fd);
-    if (rc == CE_OK) rc = ce_file_write_atomic(ctx, to, data, len, 0644);
+    if (rc == CE_OK) rc = ce_file_write_atomic(to, data, len, 0644);
     free(data);
     return rc;
 }
 
 /* versions/<staging>/<entry> -> dir/<entry> for every top-level entry */
-static int link_entries(ce_ctx *ctx, const char *dir, const char *staging)
+static int link_entries(const char *dir, const char *staging)
 {
     int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
     if (!d) {
         int e = errno;
         if (dfd >= 0) close(dfd);
-        return ce_fail(ctx, CE_ERR_IO, "cannot read %s: %s", dir, strerror(e));
+        return ce_fail(CE_ERR_IO, "cannot read %s: %s", dir, strerror(e));
     }
     struct dirent *e;
     int rc = CE_OK;
@@ -247,15 +247,15 @@ static int link_entries(ce_ctx *ctx, const char *dir, const char *staging)
             !strcmp(e->d_name, CE_ADOPTED_NAME) || !strcmp(e->d_name, CE_USAGE_NAME))
             continue;
         char from[CE_PATH_MAX], to[CE_PATH_MAX];
-        if ((rc = ce_join(ctx, from, sizeof from, dir, e->d_name)) || (rc = ce_join(ctx, to, sizeof to, staging, e->d_name)))
+        if ((rc = ce_join(from, sizeof from, dir, e->d_name)) || (rc = ce_join(to, sizeof to, staging, e->d_name)))
             break;
         /* a top-level file (version.json, EULA.txt) is copied: verify wants
          * the receipt's regular files to be regular files at their path */
         struct stat st;
         if (fstatat(dfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) && st.st_size <= (16 << 20)) {
-            rc = copy_entry(ctx, dfd, e->d_name, &st, from, to);
+            rc = copy_entry(dfd, e->d_name, &st, from, to);
         } else if (symlink(from, to) != 0) {
-            rc = ce_fail(ctx, CE_ERR_IO, "cannot create %s: %s", to, strerror(errno));
+            rc = ce_fail(CE_ERR_IO, "cannot create %s: %s", to, strerror(errno));
         }
     }
     closedir(d);
@@ -265,55 +265,55 @@ static int link_entries(ce_ctx *ctx, const char *dir, const char *staging)
 int ce_adopt(ce_ctx *ctx, const char *dir_in, const char *name, char *out_name, size_t outsz)
 {
     char dir[PATH_MAX], cuda[64], cudnn[64], want[96];
-    if (!realpath(dir_in, dir)) return ce_fail(ctx, CE_ERR_NOTFOUND, "%s: %s", dir_in, strerror(errno));
+    if (!realpath(dir_in, dir)) return ce_fail(CE_ERR_NOTFOUND, "%s: %s", dir_in, strerror(errno));
     int rc = ce_adopt_probe(ctx, dir, cuda, sizeof cuda, cudnn, sizeof cudnn);
     if (rc) return rc;
     char versions[CE_PATH_MAX];
     if ((rc = ce_store_path(ctx, "versions", versions, sizeof versions))) return rc;
     if (strncmp(dir, versions, strlen(versions)) == 0 && dir[strlen(versions)] == '/')
-        return ce_fail(ctx, CE_ERR_USAGE, "%s is already in the store", dir);
+        return ce_fail(CE_ERR_USAGE, "%s is already in the store", dir);
     ce_toolchain t;
     if (name) {
         const char *at = strchr(name, '@');
         if (strlen(name) >= sizeof want || strchr(name, '/') || name[0] == '.' || !ce_toolchain_parse_name(name, &t) ||
             (at && !label_ok(at + 1)))
-            return ce_fail(ctx, CE_ERR_USAGE, "--name %s: a toolchain name is CUDA[+cudnnVER][@label] "
+            return ce_fail(CE_ERR_USAGE, "--name %s: a toolchain name is CUDA[+cudnnVER][@label] "
                            "(e.g. %s%s%s@system)", name, cuda, cudnn[0] ? "+cudnn" : "", cudnn);
         snprintf(want, sizeof want, "%s", name);
     } else {
         if (snprintf(want, sizeof want, "%.31s%s%.31s", cuda, cudnn[0] ? "+cudnn" : "", cudnn) >= (int)sizeof want)
-            return ce_fail(ctx, CE_ERR_OTHER, "versions too long: %s, %s", cuda, cudnn);
+            return ce_fail(CE_ERR_OTHER, "versions too long: %s, %s", cuda, cudnn);
     }
     char final[CE_PATH_MAX];
-    if ((rc = ce_join(ctx, final, sizeof final, versions, want))) return rc;
+    if ((rc = ce_join(final, sizeof final, versions, want))) return rc;
     if (ce_exists(final)) {
-        if (name) return ce_fail(ctx, CE_ERR_OTHER, "%s is taken (%s); choose another --name", want, final);
+        if (name) return ce_fail(CE_ERR_OTHER, "%s is taken (%s); choose another --name", want, final);
         snprintf(want + strlen(want), sizeof want - strlen(want), "@adopted");
-        if ((rc = ce_join(ctx, final, sizeof final, versions, want))) return rc;
+        if ((rc = ce_join(final, sizeof final, versions, want))) return rc;
         if (ce_exists(final))
-            return ce_fail(ctx, CE_ERR_OTHER, "%s is taken (%s); choose a name: --name %s@LABEL", want, final, cuda);
+            return ce_fail(CE_ERR_OTHER, "%s is taken (%s); choose a name: --name %s@LABEL", want, final, cuda);
     }
-    if ((rc = ce_mkdir_p(ctx, versions, 0755))) return rc;
+    if ((rc = ce_mkdir_p(versions, 0755))) return rc;
     char staging[CE_PATH_MAX];
-    if ((rc = ce_join(ctx, staging, sizeof staging, versions, ".staging-adopt-XXXXXX"))) return rc;
-    if (!mkdtemp(staging)) return ce_fail(ctx, CE_ERR_IO, "cannot create %s: %s", staging, strerror(errno));
+    if ((rc = ce_join(staging, sizeof staging, versions, ".staging-adopt-XXXXXX"))) return rc;
+    if (!mkdtemp(staging)) return ce_fail(CE_ERR_IO, "cannot create %s: %s", staging, strerror(errno));
     chmod(staging, 0755);
     ce_filelist files = { 0 };
     receipt_walk rw = { &files, strlen(dir) };
-    if ((rc = link_entries(ctx, dir, staging))) goto fail;
+    if ((rc = link_entries(dir, staging))) goto fail;
     int wr = ce_walk(dir, walk_one, &rw);
     if (wr != 0) {
-        rc = wr == CE_ERR_NOMEM ? ce_fail(ctx, CE_ERR_NOMEM, "out of memory") : ce_fail(ctx, CE_ERR_IO, "cannot read %s", dir);
+        rc = wr == CE_ERR_NOMEM ? ce_fail(CE_ERR_NOMEM, "out of memory") : ce_fail(CE_ERR_IO, "cannot read %s", dir);
         goto fail;
     }
     ce_receipt r = { .name = want, .cuda = cuda, .cudnn = cudnn, .platform = ctx->platform, .files = &files };
-    if ((rc = ce_receipt_write(ctx, staging, &r))) goto fail;
+    if ((rc = ce_receipt_write(staging, &r))) goto fail;
     char marker[CE_PATH_MAX], line[PATH_MAX + 2];
-    if ((rc = ce_join(ctx, marker, sizeof marker, staging, CE_ADOPTED_NAME))) goto fail;
+    if ((rc = ce_join(marker, sizeof marker, staging, CE_ADOPTED_NAME))) goto fail;
     snprintf(line, sizeof line, "%s\n", dir);
-    if ((rc = ce_file_write_atomic(ctx, marker, line, strlen(line), 0644))) goto fail;
+    if ((rc = ce_file_write_atomic(marker, line, strlen(line), 0644))) goto fail;
     if (rename(staging, final) != 0) {
-        rc = ce_fail(ctx, CE_ERR_IO, "cannot rename %s to %s: %s", staging, final, strerror(errno));
+        rc = ce_fail(CE_ERR_IO, "cannot rename %s to %s: %s", staging, final, strerror(errno));
         goto fail;
     }
     ce_fsync_dir(versions);
@@ -322,7 +322,7 @@ int ce_adopt(ce_ctx *ctx, const char *dir_in, const char *name, char *out_name, 
     return CE_OK;
 fail:
     ce_filelist_free(&files);
-    ce_rm_tree(ctx, staging);
+    ce_rm_tree(staging);
     return rc;
 }
 

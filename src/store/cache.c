@@ -80,10 +80,10 @@ static int usage_one(const ce_walk_entry *e, void *arg)
     return w->oom ? CE_ERR_NOMEM : CE_OK;
 }
 
-int ce_store_usage(ce_ctx *ctx, const ce_toolchain *v, size_t n, ce_tc_usage *usage, bool fresh)
+int ce_store_usage(const ce_toolchain *v, size_t n, ce_tc_usage *usage, bool fresh)
 {
     usage_walk w = { 0 };
-    if (!grow(&w)) return ce_fail(ctx, CE_ERR_NOMEM, "out of memory");
+    if (!grow(&w)) return ce_fail(CE_ERR_NOMEM, "out of memory");
     ce_usage_rec **recs = calloc(n ? n : 1, sizeof *recs);
     size_t *nrec = calloc(n ? n : 1, sizeof *nrec);
     if (!recs || !nrec) w.oom = true;
@@ -117,7 +117,7 @@ int ce_store_usage(ce_ctx *ctx, const ce_toolchain *v, size_t n, ce_tc_usage *us
     free(recs);
     free(nrec);
     free(w.tab);
-    if (w.oom) return ce_fail(ctx, CE_ERR_NOMEM, "out of memory");
+    if (w.oom) return ce_fail(CE_ERR_NOMEM, "out of memory");
     return CE_OK;
 }
 
@@ -172,7 +172,7 @@ static size_t receipt_sources(ce_ctx *ctx, const ce_toolchain *v, size_t n, used
     for (size_t i = 0; i < n; i++) {
         char p[CE_PATH_MAX], *data = NULL;
         size_t len = 0;
-        if (ce_path_join(p, sizeof p, v[i].prefix, CE_RECEIPT_NAME) != CE_OK || !ce_exists(p) || ce_file_read(ctx, p, 64 << 20, &data, &len) != CE_OK) continue;
+        if (ce_path_join(p, sizeof p, v[i].prefix, CE_RECEIPT_NAME) != CE_OK || !ce_exists(p) || ce_file_read(p, 64 << 20, &data, &len) != CE_OK) continue;
         cJSON *j = cJSON_ParseWithLength(data, len);
         free(data);
         static const char *const lists[] = { "sources", "components" };
@@ -229,7 +229,7 @@ int ce_cache_scan(ce_ctx *ctx, ce_cache_item **out, size_t *n_out)
             if (e->d_name[0] == '.') continue;
             memset(&it, 0, sizeof it);
             snprintf(it.name, sizeof it.name, "%s", e->d_name);
-            if ((rc = ce_join(ctx, it.path, sizeof it.path, dir, e->d_name))) break;
+            if ((rc = ce_join(it.path, sizeof it.path, dir, e->d_name))) break;
             size_t l = strlen(e->d_name);
             it.kind = l > 5 && !strcmp(e->d_name + l - 5, ".part") ? CE_CACHE_PARTIAL : CE_CACHE_DOWNLOAD;
             struct stat st;
@@ -241,7 +241,7 @@ int ce_cache_scan(ce_ctx *ctx, ce_cache_item **out, size_t *n_out)
                     snprintf(it.label, sizeof it.label, "%s", src[k].label);
                     it.used = it.kind == CE_CACHE_DOWNLOAD;
                 }
-            if (add_item(&items, &cnt, &cap, &it)) { rc = ce_fail(ctx, CE_ERR_NOMEM, "out of memory"); break; }
+            if (add_item(&items, &cnt, &cap, &it)) { rc = ce_fail(CE_ERR_NOMEM, "out of memory"); break; }
         }
         closedir(d);
     }
@@ -250,7 +250,7 @@ int ce_cache_scan(ce_ctx *ctx, ce_cache_item **out, size_t *n_out)
         while ((e = readdir(d))) {
             if (e->d_name[0] == '.') continue;
             memset(&it, 0, sizeof it);
-            if ((rc = ce_join(ctx, it.path, sizeof it.path, dir, e->d_name))) break;
+            if ((rc = ce_join(it.path, sizeof it.path, dir, e->d_name))) break;
             if (!ce_is_dir(it.path)) continue;   /* <tree>.sha256.json goes with its tree */
             it.kind = CE_CACHE_TREE;
             snprintf(it.name, sizeof it.name, "%s", e->d_name);
@@ -262,7 +262,7 @@ int ce_cache_scan(ce_ctx *ctx, ce_cache_item **out, size_t *n_out)
                 ce_store_pkg_names(v[i].cuda, v[i].cudnn, a, sizeof a, b, sizeof b);
                 it.used = !strcmp(e->d_name, a) || !strcmp(e->d_name, b);
             }
-            if (add_item(&items, &cnt, &cap, &it)) { rc = ce_fail(ctx, CE_ERR_NOMEM, "out of memory"); break; }
+            if (add_item(&items, &cnt, &cap, &it)) { rc = ce_fail(CE_ERR_NOMEM, "out of memory"); break; }
         }
         closedir(d);
     }
@@ -274,14 +274,14 @@ int ce_cache_scan(ce_ctx *ctx, ce_cache_item **out, size_t *n_out)
     return CE_OK;
 }
 
-int ce_cache_remove(ce_ctx *ctx, const ce_cache_item *it)
+int ce_cache_remove(const ce_cache_item *it)
 {
     if (it->kind != CE_CACHE_TREE) {
-        if (unlink(it->path) != 0) return ce_fail(ctx, CE_ERR_IO, "cannot remove %s", it->path);
+        if (unlink(it->path) != 0) return ce_fail(CE_ERR_IO, "cannot remove %s", it->path);
         return CE_OK;
     }
     char idx[4600];
     snprintf(idx, sizeof idx, "%s.sha256.json", it->path);
     unlink(idx);
-    return ce_store_remove(ctx, it->path);
+    return ce_store_remove(it->path);
 }

@@ -22,7 +22,7 @@ typedef struct ce_tc_usage {
 /* usage[i] for v[i] (regular files; an adopted toolchain's symlinks cost 0),
  * from each toolchain's usage record (ce_usage_record) where it has a valid
  * one, else (fresh: always) by walking its tree. */
-int ce_store_usage(ce_ctx *ctx, const ce_toolchain *v, size_t n, ce_tc_usage *usage, bool fresh);
+int ce_store_usage(const ce_toolchain *v, size_t n, ce_tc_usage *usage, bool fresh);
 
 
 
@@ -41,6 +41,6 @@ typedef struct ce_cache_item {
 /* Everything in cache/ and pkgs/, downloads first. */
 int ce_cache_scan(ce_ctx *ctx, ce_cache_item **out, size_t *n);
 /* Remove one item (a tree's .sha256.json index with it). */
-int ce_cache_remove(ce_ctx *ctx, const ce_cache_item *it);
+int ce_cache_remove(const ce_cache_item *it);
 
 #endif

@@ -20,18 +20,18 @@ void ce_filelist_free(ce_filelist *l)
     memset(l, 0, sizeof *l);
 }
 
-int ce_filelist_add(ce_ctx *ctx, ce_filelist *l, const char *path, long long size)
+int ce_filelist_add(ce_filelist *l, const char *path, long long size)
 {
     if (!l) return CE_OK;
     if (l->n == l->cap) {
         size_t cap = l->cap ? l->cap * 2 : 256;
         ce_file_entry *v = realloc(l->v, cap * sizeof *v);
-        if (!v) return ce_fail(ctx, CE_ERR_NOMEM, "out of memory composing the toolchain");
+        if (!v) return ce_fail(CE_ERR_NOMEM, "out of memory composing the toolchain");
         l->v = v;
         l->cap = cap;
     }
     char *p = strdup(path);
-    if (!p) return ce_fail(ctx, CE_ERR_NOMEM, "out of memory composing the toolchain");
+    if (!p) return ce_fail(CE_ERR_NOMEM, "out of memory composing the toolchain");
     l->v[l->n].path = p;
     l->v[l->n].size = size;
     l->v[l->n].sha256[0] = '\0';
@@ -91,7 +91,7 @@ static int copy_file(int sfd, const char *name, int dfd, mode_t mode)
 static int open_dst_dir(composer *c, int dfd, const char *name, mode_t mode)
 {
     if (mkdirat(dfd, name, (mode & 07777) | S_IRWXU) != 0 && errno != EEXIST)
-        return ce_fail(c->ctx, errno == ENOSPC ? CE_ERR_SPACE : CE_ERR_IO, "cannot create %s in the toolchain: %s",
+        return ce_fail(errno == ENOSPC ? CE_ERR_SPACE : CE_ERR_IO, "cannot create %s in the toolchain: %s",
                        c->rel, strerror(errno));
     int fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (fd >= 0) return fd;
@@ -105,7 +105,7 @@ static int open_dst_dir(composer *c, int dfd, const char *name, mode_t mode)
             if (safe && (fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) >= 0) return fd;
         }
     }
-    return ce_fail(c->ctx, CE_ERR_IO, "cannot merge into %s of the toolchain: %s", c->rel, strerror(errno));
+    return ce_fail(CE_ERR_IO, "cannot merge into %s of the toolchain: %s", c->rel, strerror(errno));
 }
 
 /* Same bytes?  Same inode (hardlinked from the same tree) or equal content. */
@@ -150,7 +150,7 @@ static bool same_link(int dfd, const char *name, const char *target)
 
 static int conflict(composer *c)
 {
-    return ce_fail(c->ctx, CE_ERR_INTEGRITY, "two components ship %s with different content (this one from %s); "
+    return ce_fail(CE_ERR_INTEGRITY, "two components ship %s with different content (this one from %s); "
                    "refusing to pick one: leave one of them out with --components -NAME, or report the "
                    "release's redistrib JSON", c->rel, c->src);
 }
@@ -161,7 +161,7 @@ static int compose_dir(composer *c, int sfd, int dfd)
     DIR *d = dup_fd >= 0 ? fdopendir(dup_fd) : NULL;
     if (!d) {
         if (dup_fd >= 0) close(dup_fd);
-        return ce_fail(c->ctx, CE_ERR_IO, "cannot read %s: %s", c->src, strerror(errno));
+        return ce_fail(CE_ERR_IO, "cannot read %s: %s", c->src, strerror(errno));
     }
     size_t rl = strlen(c->rel), sl = strlen(c->src);
     int rc = CE_OK;
@@ -173,11 +173,11 @@ static int compose_dir(composer *c, int sfd, int dfd)
         snprintf(c->src + sl, sizeof c->src - sl, "/%s", nm);
         struct stat st;
         if (fstatat(sfd, nm, &st, AT_SYMLINK_NOFOLLOW) != 0) {
-            rc = ce_fail(c->ctx, CE_ERR_IO, "cannot stat %s: %s", c->src, strerror(errno));
+            rc = ce_fail(CE_ERR_IO, "cannot stat %s: %s", c->src, strerror(errno));
         } else if (S_ISDIR(st.st_mode)) {
             int s2 = openat(sfd, nm, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
             if (s2 < 0) {
-                rc = ce_fail(c->ctx, CE_ERR_IO, "cannot open %s: %s", c->src, strerror(errno));
+                rc = ce_fail(CE_ERR_IO, "cannot open %s: %s", c->src, strerror(errno));
             } else {
                 int d2 = open_dst_dir(c, dfd, nm, st.st_mode);
                 if (d2 < 0) rc = d2;
@@ -191,14 +191,14 @@ static int compose_dir(composer *c, int sfd, int dfd)
             char tg[PATH_MAX];
             ssize_t n = readlinkat(sfd, nm, tg, sizeof tg - 1);
             if (n < 0) {
-                rc = ce_fail(c->ctx, CE_ERR_IO, "cannot read the link %s: %s", c->src, strerror(errno));
+                rc = ce_fail(CE_ERR_IO, "cannot read the link %s: %s", c->src, strerror(errno));
             } else {
                 tg[n] = '\0';
                 if (symlinkat(tg, dfd, nm) != 0) {
                     if (c->merge_same && errno == EEXIST)
                         rc = same_link(dfd, nm, tg) ? CE_OK : conflict(c);
                     else
-                        rc = ce_fail(c->ctx, errno == EEXIST ? CE_ERR_INTEGRITY : CE_ERR_IO,
+                        rc = ce_fail(errno == EEXIST ? CE_ERR_INTEGRITY : CE_ERR_IO,
                                      "cannot create the link %s in the toolchain: %s%s", c->rel, strerror(errno),
                                      errno == EEXIST ? " (two packages provide it)" : "");
                 }
@@ -213,12 +213,12 @@ static int compose_dir(composer *c, int sfd, int dfd)
             if (r != 0 && c->merge_same && errno == EEXIST)
                 rc = same_file(sfd, dfd, nm) ? CE_OK : conflict(c); /* already listed once */
             else if (r != 0)
-                rc = ce_fail(c->ctx, errno == EEXIST ? CE_ERR_INTEGRITY : errno == ENOSPC ? CE_ERR_SPACE : CE_ERR_IO,
+                rc = ce_fail(errno == EEXIST ? CE_ERR_INTEGRITY : errno == ENOSPC ? CE_ERR_SPACE : CE_ERR_IO,
                              "cannot link %s into the toolchain as %s: %s%s", c->src, c->rel, strerror(errno),
                              errno == EEXIST ? " (two packages provide it)" : "");
             else {
                 if (copied) c->files->copied++; else c->files->linked++;
-                rc = ce_filelist_add(c->ctx, c->files, c->rel, (long long)st.st_size);
+                rc = ce_filelist_add(c->files, c->rel, (long long)st.st_size);
             }
         }
         /* anything else (a FIFO a toolkit would never ship) is left out */
@@ -237,11 +237,11 @@ static int compose_tree(ce_ctx *ctx, const char *src, const char *dst, const cha
     snprintf(c.src, sizeof c.src, "%s", src);
     snprintf(c.rel, sizeof c.rel, "%s", sub ? sub : "");
     int sfd = open(src, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (sfd < 0) return ce_fail(ctx, CE_ERR_IO, "cannot open %s: %s", src, strerror(errno));
+    if (sfd < 0) return ce_fail(CE_ERR_IO, "cannot open %s: %s", src, strerror(errno));
     int dfd = open(dst, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (dfd < 0) {
         close(sfd);
-        return ce_fail(ctx, CE_ERR_IO, "cannot open %s: %s", dst, strerror(errno));
+        return ce_fail(CE_ERR_IO, "cannot open %s: %s", dst, strerror(errno));
     }
     int rc = CE_OK;
     if (sub && *sub) {
@@ -270,44 +270,44 @@ int ce_compose_merge(ce_ctx *ctx, const char *src, const char *dst, const char *
 int ce_compose_cudnn(ce_ctx *ctx, const char *tree, const char *dst, ce_filelist *files)
 {
     DIR *d = opendir(tree);
-    if (!d) return ce_fail(ctx, CE_ERR_IO, "cannot read %s: %s", tree, strerror(errno));
+    if (!d) return ce_fail(CE_ERR_IO, "cannot read %s: %s", tree, strerror(errno));
     int rc = CE_OK;
     struct dirent *e;
     while (rc == CE_OK && (e = readdir(d))) {
         const char *nm = e->d_name;
         if (!strcmp(nm, ".") || !strcmp(nm, "..")) continue;
         char sp[CE_PATH_MAX], sub[300];
-        if ((rc = ce_join(ctx, sp, sizeof sp, tree, nm))) break;
+        if ((rc = ce_join(sp, sizeof sp, tree, nm))) break;
         if (!strcmp(nm, "include")) snprintf(sub, sizeof sub, "include");
         else if (!strcmp(nm, "lib") || !strcmp(nm, "lib64")) snprintf(sub, sizeof sub, "lib64");
         else snprintf(sub, sizeof sub, "share/cudnn/%s", nm);
         if (ce_is_dir(sp)) {
             if (strncmp(sub, "share/", 6) == 0) {
                 char p[CE_PATH_MAX];
-                if ((rc = ce_join(ctx, p, sizeof p, dst, sub)) || (rc = ce_mkdir_p(ctx, p, 0755))) break;
+                if ((rc = ce_join(p, sizeof p, dst, sub)) || (rc = ce_mkdir_p(p, 0755))) break;
             }
             rc = ce_compose_tree(ctx, sp, dst, sub, files);
         } else {
             /* a top-level file (LICENSE): link its directory's copy under share/cudnn */
             char p[PATH_MAX + 20];
             snprintf(p, sizeof p, "%s/share/cudnn", dst);
-            if ((rc = ce_mkdir_p(ctx, p, 0755))) break;
+            if ((rc = ce_mkdir_p(p, 0755))) break;
             char one[CE_PATH_MAX];
-            if ((rc = ce_join(ctx, one, sizeof one, p, nm))) break;
+            if ((rc = ce_join(one, sizeof one, p, nm))) break;
             bool linked = link(sp, one) == 0;
             if (linked && files) files->linked++;
             if (!linked) {
                 /* small file: a copy is fine anywhere a link is not */
                 char *data;
                 size_t len;
-                if ((rc = ce_file_read(ctx, sp, 1u << 26, &data, &len))) break;
-                rc = ce_file_write_atomic(ctx, one, data, len, 0644);
+                if ((rc = ce_file_read(sp, 1u << 26, &data, &len))) break;
+                rc = ce_file_write_atomic(one, data, len, 0644);
                 free(data);
                 if (rc) break;
                 if (files) files->copied++;
             }
             struct stat st;
-            if (stat(one, &st) == 0) rc = ce_filelist_add(ctx, files, sub, (long long)st.st_size);
+            if (stat(one, &st) == 0) rc = ce_filelist_add(files, sub, (long long)st.st_size);
         }
     }
     closedir(d);

@@ -25,7 +25,7 @@ typedef struct ce_filelist {
 
 void ce_filelist_free(ce_filelist *l);
 /* Append a path (relative to the prefix); a NULL list is a no-op. */
-int ce_filelist_add(ce_ctx *ctx, ce_filelist *l, const char *path, long long size);
+int ce_filelist_add(ce_filelist *l, const char *path, long long size);
 
 /* Link every entry under src into dst/<sub> ("" for dst itself), creating
  * directories.  Existing directories in dst are merged into; a symlinked

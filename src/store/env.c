@@ -96,21 +96,21 @@ static char *rebuild_list(const ce_ctx *ctx, const char *var, const char *first,
     return b.s;
 }
 
-static int env_set(ce_ctx *ctx, ce_env *env, const char *name, const char *value)
+static int env_set(ce_env *env, const char *name, const char *value)
 {
-    if (env->n == CE_ENV_MAX) return ce_fail(ctx, CE_ERR_OTHER, "internal: too many variables");
+    if (env->n == CE_ENV_MAX) return ce_fail(CE_ERR_OTHER, "internal: too many variables");
     char *v = NULL;
-    if (value && !(v = strdup(value))) return ce_fail(ctx, CE_ERR_NOMEM, "out of memory");
+    if (value && !(v = strdup(value))) return ce_fail(CE_ERR_NOMEM, "out of memory");
     env->vars[env->n].name = name;
     env->vars[env->n].value = v;
     env->n++;
     return CE_OK;
 }
 
-static int env_take(ce_ctx *ctx, ce_env *env, const char *name, char *value, bool set)
+static int env_take(ce_env *env, const char *name, char *value, bool set)
 {
-    if (!value) return ce_fail(ctx, CE_ERR_NOMEM, "out of memory");
-    int rc = env_set(ctx, env, name, set ? value : NULL);
+    if (!value) return ce_fail(CE_ERR_NOMEM, "out of memory");
+    int rc = env_set(env, name, set ? value : NULL);
     free(value);
     return rc;
 }
@@ -120,7 +120,7 @@ static int env_take(ce_ctx *ctx, ce_env *env, const char *name, char *value, boo
 static int unset_if_ours(ce_ctx *ctx, ce_env *env, const char *name)
 {
     const char *v = getenv(name);
-    if (v && ce_env_is_ours(ctx, v)) return env_set(ctx, env, name, NULL);
+    if (v && ce_env_is_ours(ctx, v)) return env_set(env, name, NULL);
     return CE_OK;
 }
 
@@ -150,20 +150,20 @@ static int set_saving(ce_ctx *ctx, ce_env *env, const char *name, const char *va
         /* ours from an earlier switch is not the user's: nothing to restore */
         bool keep = cur && !ce_env_is_ours(ctx, cur);
         char *saved = malloc((keep ? strlen(cur) : 0) + 2);
-        if (!saved) return ce_fail(ctx, CE_ERR_NOMEM, "out of memory");
+        if (!saved) return ce_fail(CE_ERR_NOMEM, "out of memory");
         saved[0] = keep ? '=' : '\0';
         if (keep) strcpy(saved + 1, cur);
-        if ((rc = env_take(ctx, env, oname, saved, true))) return rc;
+        if ((rc = env_take(env, oname, saved, true))) return rc;
     }
-    return env_set(ctx, env, name, value);
+    return env_set(env, name, value);
 }
 
 static int restore(ce_ctx *ctx, ce_env *env, const char *name)
 {
     const char *oname = old_name(name), *saved = getenv(oname);
     if (!saved) return unset_if_ours(ctx, env, name);
-    int rc = env_set(ctx, env, name, saved[0] == '=' ? saved + 1 : NULL);
-    return rc ? rc : env_set(ctx, env, oname, NULL);
+    int rc = env_set(env, name, saved[0] == '=' ? saved + 1 : NULL);
+    return rc ? rc : env_set(env, oname, NULL);
 }
 
 int ce_env_compute(ce_ctx *ctx, const ce_active_info *sel, bool set_version, ce_env *out)
@@ -178,17 +178,17 @@ int ce_env_compute(ce_ctx *ctx, const ce_active_info *sel, bool set_version, ce_
     /* PATH's other entries are never reported: <prefix>/bin comes first, and
      * a directory such as /usr/local/bin holds much besides an nvcc */
     char *path = rebuild_list(ctx, "PATH", prefix ? dir : NULL, NULL, NULL, &any);
-    if ((rc = env_take(ctx, out, "PATH", path, true))) goto fail;
+    if ((rc = env_take(out, "PATH", path, true))) goto fail;
     /* the framework's own libraries (activate.h: ce_libs): the toolchain's
      * lib64 stays off the loader path, any earlier toolchain's is taken off */
     bool own = prefix && sel->libs == CE_LIBS_FRAMEWORK;
     if (prefix) snprintf(dir, sizeof dir, "%s/lib64", prefix);
     char *ld = rebuild_list(ctx, "LD_LIBRARY_PATH", prefix && !own ? dir : NULL, looks_cuda_lib, &foreign, &any);
-    if ((rc = env_take(ctx, out, "LD_LIBRARY_PATH", ld, any))) goto fail;
+    if ((rc = env_take(out, "LD_LIBRARY_PATH", ld, any))) goto fail;
     /* the linker's path (gcc -lcudart, -lcuda from the driver's stubs) */
     if (prefix) snprintf(dir, sizeof dir, "%s/lib64:%s/lib64/stubs", prefix, prefix);
     char *lib = rebuild_list(ctx, "LIBRARY_PATH", prefix ? dir : NULL, NULL, NULL, &any);
-    if ((rc = env_take(ctx, out, "LIBRARY_PATH", lib, any))) goto fail;
+    if ((rc = env_take(out, "LIBRARY_PATH", lib, any))) goto fail;
     if (prefix) {
         if ((rc = set_saving(ctx, out, "CUDA_HOME", prefix)) ||
             (rc = set_saving(ctx, out, "CUDA_PATH", prefix)))
@@ -200,14 +200,14 @@ int ce_env_compute(ce_ctx *ctx, const ce_active_info *sel, bool set_version, ce_
                (rc = restore(ctx, out, "CUDNN_PATH"))) {
         goto fail;
     }
-    if (set_version) rc = env_set(ctx, out, "CUDAENV_VERSION", prefix ? sel->tc.name : "system");
-    else rc = getenv("CUDAENV_VERSION") ? env_set(ctx, out, "CUDAENV_VERSION", NULL) : CE_OK;
+    if (set_version) rc = env_set(out, "CUDAENV_VERSION", prefix ? sel->tc.name : "system");
+    else rc = getenv("CUDAENV_VERSION") ? env_set(out, "CUDAENV_VERSION", NULL) : CE_OK;
     if (rc) goto fail;
     /* a shell selection keeps its mode for the hook's next env */
-    if (own && set_version) rc = env_set(ctx, out, CE_LIBS_VAR, "framework");
-    else if (getenv(CE_LIBS_VAR)) rc = env_set(ctx, out, CE_LIBS_VAR, NULL);
+    if (own && set_version) rc = env_set(out, CE_LIBS_VAR, "framework");
+    else if (getenv(CE_LIBS_VAR)) rc = env_set(out, CE_LIBS_VAR, NULL);
     if (rc) goto fail;
-    if (foreign.oom) { rc = ce_fail(ctx, CE_ERR_NOMEM, "out of memory"); goto fail; }
+    if (foreign.oom) { rc = ce_fail(CE_ERR_NOMEM, "out of memory"); goto fail; }
     if (foreign.n) snprintf(out->foreign, sizeof out->foreign, "%s", foreign.s);
     free(foreign.s);
     return CE_OK;
@@ -228,7 +228,7 @@ int ce_env_warn_foreign(ce_ctx *ctx, ce_env *env, const char *name)
         ce_emit(ctx, CE_EV_WARN, NULL,
                 "LD_LIBRARY_PATH also has %s (another CUDA's libraries, after %s's): a library %s lacks "
                 "may be loaded from there (cudaenv doctor checks what loads)", strchr(tok, '=') + 1, name, name);
-    return env_set(ctx, env, "CUDAENV_WARNED", env->foreign);
+    return env_set(env, "CUDAENV_WARNED", env->foreign);
 }
 
 void ce_env_free(ce_env *env)
@@ -237,12 +237,12 @@ void ce_env_free(ce_env *env)
     env->n = 0;
 }
 
-int ce_env_apply(ce_ctx *ctx, const ce_env *env)
+int ce_env_apply(const ce_env *env)
 {
     for (size_t i = 0; i < env->n; i++) {
         const ce_env_var *v = &env->vars[i];
         int r = v->value ? setenv(v->name, v->value, 1) : unsetenv(v->name);
-        if (r != 0) return ce_fail(ctx, CE_ERR_OTHER, "cannot set %s: %s", v->name, strerror(errno));
+        if (r != 0) return ce_fail(CE_ERR_OTHER, "cannot set %s: %s", v->name, strerror(errno));
     }
     return CE_OK;
 }
@@ -311,7 +311,7 @@ static void format_json(sbuf *b, const ce_env *env, const ce_active_info *sel)
     sb_str(b, "]}\n");
 }
 
-int ce_env_format(ce_ctx *ctx, const ce_env *env, const ce_active_info *sel, ce_shell sh, char **out)
+int ce_env_format(const ce_env *env, const ce_active_info *sel, ce_shell sh, char **out)
 {
     sbuf b = { 0 };
     if (sh == CE_SH_JSON) {
@@ -351,7 +351,7 @@ int ce_env_format(ce_ctx *ctx, const ce_env *env, const ce_active_info *sel, ce_
     if (!b.s) sb_add(&b, "", 0);
     if (b.oom) {
         free(b.s);
-        return ce_fail(ctx, CE_ERR_NOMEM, "out of memory");
+        return ce_fail(CE_ERR_NOMEM, "out of memory");
     }
     *out = b.s;
     return CE_OK;

@@ -17,64 +17,64 @@ const char *ce_layout_target(const char *platform)
     return NULL;
 }
 
-int ce_layout_begin(ce_ctx *ctx, const char *dst, const char *target)
+int ce_layout_begin(const char *dst, const char *target)
 {
     char p[PATH_MAX + 64], link[CE_PATH_MAX], to[128];
     static const char *const dirs[][2] = { { "include", "include" }, { "lib", "lib64" } };
     for (size_t i = 0; i < 2; i++) {
         snprintf(p, sizeof p, "%s/targets/%s/%s", dst, target, dirs[i][0]);
-        int rc = ce_mkdir_p(ctx, p, 0755);
+        int rc = ce_mkdir_p(p, 0755);
         if (rc) return rc;
-        if ((rc = ce_join(ctx, link, sizeof link, dst, dirs[i][1]))) return rc;
+        if ((rc = ce_join(link, sizeof link, dst, dirs[i][1]))) return rc;
         snprintf(to, sizeof to, "targets/%s/%s", target, dirs[i][0]);
         if (symlink(to, link) != 0)
-            return ce_fail(ctx, CE_ERR_IO, "cannot create the link %s -> %s: %m", link, to);
+            return ce_fail(CE_ERR_IO, "cannot create the link %s -> %s: %m", link, to);
     }
     return CE_OK;
 }
 
 /* A top-level file of a component (LICENSE): share/licenses/<name>/<file>. */
-static int place_file(ce_ctx *ctx, const char *src, const char *dst, const char *name, const char *file,
+static int place_file(const char *src, const char *dst, const char *name, const char *file,
                       ce_filelist *files)
 {
     char dir[PATH_MAX + 300], one[CE_PATH_MAX], rel[600];
     snprintf(dir, sizeof dir, "%s/share/licenses/%s", dst, name);
-    int rc = ce_mkdir_p(ctx, dir, 0755);
+    int rc = ce_mkdir_p(dir, 0755);
     if (rc) return rc;
     snprintf(rel, sizeof rel, "share/licenses/%s/%s", name, file);
-    if ((rc = ce_join(ctx, one, sizeof one, dir, file))) return rc;
+    if ((rc = ce_join(one, sizeof one, dir, file))) return rc;
     if (link(src, one) == 0) {
         files->linked++;
     } else {
         char *data;
         size_t len;
-        if ((rc = ce_file_read(ctx, src, 1u << 26, &data, &len))) return rc;
-        rc = ce_file_write_atomic(ctx, one, data, len, 0644);
+        if ((rc = ce_file_read(src, 1u << 26, &data, &len))) return rc;
+        rc = ce_file_write_atomic(one, data, len, 0644);
         free(data);
         if (rc) return rc;
         files->copied++;
     }
     struct stat st;
-    if (stat(one, &st) != 0) return ce_fail(ctx, CE_ERR_IO, "cannot stat %s: %m", one);
-    return ce_filelist_add(ctx, files, rel, (long long)st.st_size);
+    if (stat(one, &st) != 0) return ce_fail(CE_ERR_IO, "cannot stat %s: %m", one);
+    return ce_filelist_add(files, rel, (long long)st.st_size);
 }
 
 int ce_layout_component(ce_ctx *ctx, const char *tree, const char *dst, const char *target, const char *name,
                         ce_filelist *files)
 {
     DIR *d = opendir(tree);
-    if (!d) return ce_fail(ctx, CE_ERR_IO, "cannot read %s: %m", tree);
+    if (!d) return ce_fail(CE_ERR_IO, "cannot read %s: %m", tree);
     int rc = CE_OK;
     struct dirent *e;
     while (rc == CE_OK && (e = readdir(d))) {
         const char *nm = e->d_name;
         if (!strcmp(nm, ".") || !strcmp(nm, "..")) continue;
         char sp[CE_PATH_MAX], sub[300];
-        if ((rc = ce_join(ctx, sp, sizeof sp, tree, nm))) break;
+        if ((rc = ce_join(sp, sizeof sp, tree, nm))) break;
         struct stat st;
-        if (lstat(sp, &st) != 0) { rc = ce_fail(ctx, CE_ERR_IO, "cannot stat %s: %m", sp); break; }
+        if (lstat(sp, &st) != 0) { rc = ce_fail(CE_ERR_IO, "cannot stat %s: %m", sp); break; }
         if (!S_ISDIR(st.st_mode)) {
-            if (S_ISREG(st.st_mode)) rc = place_file(ctx, sp, dst, name, nm, files);
+            if (S_ISREG(st.st_mode)) rc = place_file(sp, dst, name, nm, files);
             continue; /* a top-level link: nothing a toolkit needs */
         }
         if (!strcmp(nm, "include")) snprintf(sub, sizeof sub, "targets/%s/include", target);
@@ -86,12 +86,12 @@ int ce_layout_component(ce_ctx *ctx, const char *tree, const char *dst, const ch
     return rc;
 }
 
-int ce_layout_version_json(ce_ctx *ctx, const char *dst, const char *cuda, const ce_layout_version *v, size_t n,
+int ce_layout_version_json(const char *dst, const char *cuda, const ce_layout_version *v, size_t n,
                            ce_filelist *files)
 {
     size_t cap = 256 + n * 512, used = 0;
     char *buf = malloc(cap);
-    if (!buf) return ce_fail(ctx, CE_ERR_NOMEM, "out of memory");
+    if (!buf) return ce_fail(CE_ERR_NOMEM, "out of memory");
     used += (size_t)snprintf(buf + used, cap - used, "{\n   \"cuda\" : {\n      \"name\" : \"CUDA SDK\",\n"
                              "      \"version\" : \"%s\"\n   }", cuda);
     for (size_t i = 0; i < n && used < cap; i++) {
@@ -106,11 +106,11 @@ int ce_layout_version_json(ce_ctx *ctx, const char *dst, const char *cuda, const
                                  "      \"version\" : \"%s\"\n   }", v[i].key, nm, v[i].version);
     }
     if (used < cap) used += (size_t)snprintf(buf + used, cap - used, "\n}\n");
-    if (used >= cap) { free(buf); return ce_fail(ctx, CE_ERR_OTHER, "version.json too long"); }
+    if (used >= cap) { free(buf); return ce_fail(CE_ERR_OTHER, "version.json too long"); }
     char path[PATH_MAX + 20];
     snprintf(path, sizeof path, "%s/version.json", dst);
-    int rc = ce_file_write_atomic(ctx, path, buf, used, 0644);
+    int rc = ce_file_write_atomic(path, buf, used, 0644);
     free(buf);
-    if (rc == CE_OK) rc = ce_filelist_add(ctx, files, "version.json", (long long)used);
+    if (rc == CE_OK) rc = ce_filelist_add(files, "version.json", (long long)used);
     return rc;
 }

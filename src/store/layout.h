@@ -21,7 +21,7 @@
 const char *ce_layout_target(const char *platform);
 
 /* Create targets/<target>/{include,lib} and the include and lib64 links in dst. */
-int ce_layout_begin(ce_ctx *ctx, const char *dst, const char *target);
+int ce_layout_begin(const char *dst, const char *target);
 
 /* Link the unpacked tree of component name into dst. */
 int ce_layout_component(ce_ctx *ctx, const char *tree, const char *dst, const char *target, const char *name,
@@ -33,7 +33,7 @@ typedef struct ce_layout_version {
 
 /* dst/version.json: {"cuda": {"name": "CUDA SDK", "version": cuda}, key: {name, version}...}
  * with NVIDIA's spacing; added to files. */
-int ce_layout_version_json(ce_ctx *ctx, const char *dst, const char *cuda, const ce_layout_version *v, size_t n,
+int ce_layout_version_json(const char *dst, const char *cuda, const ce_layout_version *v, size_t n,
                            ce_filelist *files);
 
 #endif

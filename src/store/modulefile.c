@@ -45,7 +45,7 @@ static void sb_add(sbuf *b, const char *fmt, ...)
 }
 
 /* TensorFlow releases from the receipt, "2.12, 2.14" ("" when none). */
-static void receipt_tf(ce_ctx *ctx, const ce_toolchain *tc, char *out, size_t outsz)
+static void receipt_tf(const ce_toolchain *tc, char *out, size_t outsz)
 {
     char path[CE_PATH_MAX], *text = NULL;
     size_t len, used = 0;
@@ -53,7 +53,7 @@ static void receipt_tf(ce_ctx *ctx, const ce_toolchain *tc, char *out, size_t ou
     if (ce_path_join(path, sizeof path, tc->prefix, CE_RECEIPT_NAME) != CE_OK) return;
     ce_quiet q;
     ce_quiet_begin(&q, true);
-    int rrc = ce_file_read(ctx, path, 64u * 1024 * 1024, &text, &len);
+    int rrc = ce_file_read(path, 64u * 1024 * 1024, &text, &len);
     ce_quiet_end(&q);
     if (rrc != CE_OK) return;
     cJSON *r = cJSON_ParseWithLength(text, len);
@@ -134,14 +134,14 @@ static void sb_call(sbuf *b, ce_modfmt fmt, const char *call, const char *label,
     }
 }
 
-int ce_modulefile_render(ce_ctx *ctx, const ce_toolchain *tc, ce_modfmt fmt, char **out)
+int ce_modulefile_render(const ce_toolchain *tc, ce_modfmt fmt, char **out)
 {
     *out = NULL;
     if (!quotable(tc->prefix))
-        return ce_fail(ctx, CE_ERR_USAGE, "cannot write a module file for %s: its path contains one of "
+        return ce_fail(CE_ERR_USAGE, "cannot write a module file for %s: its path contains one of "
                        "\" \\ { } [ ] $ ` or a newline; use a plainer CUDAENV_ROOT", tc->prefix);
     char tf[512], desc[768], help[6144];
-    receipt_tf(ctx, tc, tf, sizeof tf);
+    receipt_tf(tc, tf, sizeof tf);
     snprintf(desc, sizeof desc, "CUDA %s%s%s%s%s", tc->cuda, tc->cudnn[0] ? " + cuDNN " : "",
              tc->cudnn, tf[0] ? " (TensorFlow " : "", tf[0] ? tf : "");
     if (tf[0]) strncat(desc, ")", sizeof desc - strlen(desc) - 1);
@@ -182,7 +182,7 @@ int ce_modulefile_render(ce_ctx *ctx, const ce_toolchain *tc, ce_modfmt fmt, cha
                    "setenv CUDA_HOME $prefix\nsetenv CUDA_PATH $prefix\n");
         if (tc->cudnn[0]) sb_add(&b, "setenv CUDNN_PATH $prefix\n");
     }
-    if (!b.ok) return ce_fail(ctx, CE_ERR_NOMEM, "out of memory writing a module file");
+    if (!b.ok) return ce_fail(CE_ERR_NOMEM, "out of memory writing a module file");
     *out = b.p;
     return CE_OK;
 }
@@ -197,14 +197,14 @@ void ce_modulefile_name(const char *toolchain, char *out, size_t outsz)
 /* DIR/cuda held by fd (core/priv.h): as root walked from / with every
  * directory root's, so a user's link at DIR/cuda (or above) redirects no
  * write or removal. */
-static int open_sub(ce_ctx *ctx, const char *dir, char *sub, size_t subsz, ce_priv_tree *t)
+static int open_sub(const char *dir, char *sub, size_t subsz, ce_priv_tree *t)
 {
     char why[4400 + 256];
     if ((size_t)snprintf(sub, subsz, "%s/cuda", dir) >= subsz)
-        return ce_fail(ctx, CE_ERR_OTHER, "module directory path too long: %s", dir);
+        return ce_fail(CE_ERR_OTHER, "module directory path too long: %s", dir);
     if (!ce_priv_dir_make(t, sub, 0755, why, sizeof why)) return CE_OK;
     bool refused = errno == EPERM || errno == ELOOP;
-    return ce_fail(ctx, refused ? CE_ERR_PERM : errno == EACCES ? CE_ERR_PERM : CE_ERR_IO,
+    return ce_fail(refused ? CE_ERR_PERM : errno == EACCES ? CE_ERR_PERM : CE_ERR_IO,
                    "cannot write module files in %s: %s%s", sub, why,
                    refused ? "; as root module files are written only into directories only root can change "
                              "(chown root:root and chmod go-w it, or give a root-owned --to DIR)" : "");
@@ -222,7 +222,7 @@ static void head_at(int dfd, const char *name, char *head, size_t n)
     close(fd);
 }
 
-static int write_in(ce_ctx *ctx, const ce_toolchain *tc, ce_modfmt fmt, int dfd, const char *sub, char *path,
+static int write_in(const ce_toolchain *tc, ce_modfmt fmt, int dfd, const char *sub, char *path,
                     size_t pathsz, bool *changed)
 {
     char mod[128], name[160], other[160];
@@ -231,19 +231,19 @@ static int write_in(ce_ctx *ctx, const ce_toolchain *tc, ce_modfmt fmt, int dfd,
     snprintf(other, sizeof other, "%s%s", mod, fmt == CE_MODFMT_LMOD ? "" : ".lua");
     char p[4400];
     if (ce_path_join(p, sizeof p, sub, name) != CE_OK)
-        return ce_fail(ctx, CE_ERR_OTHER, "module directory path too long: %s", sub);
+        return ce_fail(CE_ERR_OTHER, "module directory path too long: %s", sub);
     int rc;
     char *text, *old = NULL;
     size_t oldlen = 0;
-    if ((rc = ce_modulefile_render(ctx, tc, fmt, &text))) return rc;
+    if ((rc = ce_modulefile_render(tc, fmt, &text))) return rc;
     ce_quiet q;
     ce_quiet_begin(&q, true);
     int fd = ce_priv_openat(dfd, name, O_RDONLY | O_NONBLOCK, 0);
-    bool same = fd >= 0 && ce_file_read_fd(ctx, fd, p, 1u << 20, &old, &oldlen) == CE_OK &&
+    bool same = fd >= 0 && ce_file_read_fd(fd, p, 1u << 20, &old, &oldlen) == CE_OK &&
                 oldlen == strlen(text) && memcmp(old, text, oldlen) == 0;
     ce_quiet_end(&q);
     free(old);
-    rc = same ? CE_OK : ce_file_write_atomic_at(ctx, dfd, sub, name, text, strlen(text), 0644);
+    rc = same ? CE_OK : ce_file_write_atomic_at(dfd, sub, name, text, strlen(text), 0644);
     free(text);
     if (!rc && changed) *changed = !same;
     /* the other format's file of the same toolchain would shadow or duplicate it */
@@ -256,14 +256,14 @@ static int write_in(ce_ctx *ctx, const ce_toolchain *tc, ce_modfmt fmt, int dfd,
     return rc;
 }
 
-int ce_modulefile_write(ce_ctx *ctx, const ce_toolchain *tc, ce_modfmt fmt, const char *dir,
+int ce_modulefile_write(const ce_toolchain *tc, ce_modfmt fmt, const char *dir,
                         char *path, size_t pathsz, bool *changed)
 {
     char sub[4300];
     ce_priv_tree t;
-    int rc = open_sub(ctx, dir, sub, sizeof sub, &t);
+    int rc = open_sub(dir, sub, sizeof sub, &t);
     if (rc) return rc;
-    rc = write_in(ctx, tc, fmt, t.fd, sub, path, pathsz, changed);
+    rc = write_in(tc, fmt, t.fd, sub, path, pathsz, changed);
     ce_priv_tree_close(&t);
     return rc;
 }
@@ -285,10 +285,10 @@ int ce_modulefile_write_all(ce_ctx *ctx, ce_modfmt fmt, const char *dir, size_t 
         if (removed) *removed = 0;
         return CE_OK;
     }
-    if ((rc = open_sub(ctx, dir, sub, sizeof sub, &t))) { free(v); return rc; }
+    if ((rc = open_sub(dir, sub, sizeof sub, &t))) { free(v); return rc; }
     for (size_t i = 0; i < n && !rc; i++) {
         bool ch = false;
-        if (!(rc = write_in(ctx, &v[i], fmt, t.fd, sub, NULL, 0, &ch))) nw++;
+        if (!(rc = write_in(&v[i], fmt, t.fd, sub, NULL, 0, &ch))) nw++;
         nc += ch;
     }
     int dfd = rc ? -1 : dup(t.fd);

@@ -32,13 +32,13 @@ bool ce_modfmt_parse(const char *s, ce_modfmt *out);
 void ce_modulefile_name(const char *toolchain, char *out, size_t outsz);
 
 /* The text of one modulefile (malloc'ed, NUL-terminated). */
-int ce_modulefile_render(ce_ctx *ctx, const ce_toolchain *tc, ce_modfmt fmt, char **out);
+int ce_modulefile_render(const ce_toolchain *tc, ce_modfmt fmt, char **out);
 
 /* Write DIR/cuda/<module>[.lua] atomically (creating DIR/cuda); path gets
  * the file when not NULL.  A file that already has the same text is left
  * alone: *changed (may be NULL) says whether anything was written or
  * removed, so configuration management can report "no change". */
-int ce_modulefile_write(ce_ctx *ctx, const ce_toolchain *tc, ce_modfmt fmt, const char *dir,
+int ce_modulefile_write(const ce_toolchain *tc, ce_modfmt fmt, const char *dir,
                         char *path, size_t pathsz, bool *changed);
 
 /* Write one file per installed toolchain and remove the files cudaenv wrote

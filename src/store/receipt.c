@@ -16,10 +16,10 @@ static cJSON *str_or_null(const char *s)
     return s && *s ? cJSON_CreateString(s) : cJSON_CreateNull();
 }
 
-int ce_receipt_write(ce_ctx *ctx, const char *prefix, const ce_receipt *r)
+int ce_receipt_write(const char *prefix, const ce_receipt *r)
 {
     cJSON *o = cJSON_CreateObject();
-    if (!o) return ce_fail(ctx, CE_ERR_NOMEM, "out of memory writing the receipt");
+    if (!o) return ce_fail(CE_ERR_NOMEM, "out of memory writing the receipt");
     char when[32];
     time_t now = time(NULL);
     struct tm tm;
@@ -86,16 +86,16 @@ int ce_receipt_write(ce_ctx *ctx, const char *prefix, const ce_receipt *r)
     }
     char *text = cJSON_Print(o);
     cJSON_Delete(o);
-    if (!text) return ce_fail(ctx, CE_ERR_NOMEM, "out of memory writing the receipt");
+    if (!text) return ce_fail(CE_ERR_NOMEM, "out of memory writing the receipt");
     char path[4200];
     int rc = ce_path_join(path, sizeof path, prefix, CE_RECEIPT_NAME);
-    if (rc == CE_OK) rc = ce_file_write_atomic(ctx, path, text, strlen(text), 0644);
-    else rc = ce_fail(ctx, CE_ERR_OTHER, "path too long: %s", prefix);
+    if (rc == CE_OK) rc = ce_file_write_atomic(path, text, strlen(text), 0644);
+    else rc = ce_fail(CE_ERR_OTHER, "path too long: %s", prefix);
     free(text);
     if (rc == CE_OK) {   /* what list reads instead of walking the tree: a cache, so never a failure */
         ce_quiet q;
         ce_quiet_begin(&q, false);
-        ce_usage_record(ctx, prefix);
+        ce_usage_record(prefix);
         ce_quiet_end(&q);
     }
     return rc;
@@ -110,11 +110,10 @@ bool ce_pkg_of_sha(const char *pkg, const char *sha256)
 static cJSON *read_receipt(const char *prefix)
 {
     char path[4200], *text = NULL;
-    static ce_ctx none;   /* a plain file read needs no configuration (and has no callback) */
     ce_quiet q;
     ce_quiet_begin(&q, false);
     bool read = ce_path_join(path, sizeof path, prefix, CE_RECEIPT_NAME) == CE_OK && ce_exists(path) &&
-                ce_file_read(&none, path, 256u << 20, &text, NULL) == CE_OK;
+                ce_file_read(path, 256u << 20, &text, NULL) == CE_OK;
     ce_quiet_end(&q);
     if (!read) return NULL;
     /* every reader here wants what it holds, not its file list (thousands of

@@ -51,7 +51,7 @@ typedef struct ce_receipt {
 } ce_receipt;
 
 /* Write <prefix>/.cudaenv-receipt.json (temp + fsync + rename, mode 0644). */
-int ce_receipt_write(ce_ctx *ctx, const char *prefix, const ce_receipt *r);
+int ce_receipt_write(const char *prefix, const ce_receipt *r);
 
 /* The fields every install fills the same way: name, versions, platform, the
  * driver/compiler/architecture limits, the files, and the TensorFlow releases

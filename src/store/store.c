@@ -25,7 +25,7 @@
 int ce_store_path(ce_ctx *ctx, const char *sub, char *out, size_t outsz)
 {
     if (ce_path_join(out, outsz, ctx->root, sub) != CE_OK)
-        return ce_fail(ctx, CE_ERR_OTHER, "path too long: %s/%s", ctx->root, sub);
+        return ce_fail(CE_ERR_OTHER, "path too long: %s/%s", ctx->root, sub);
     return CE_OK;
 }
 
@@ -115,7 +115,7 @@ int ce_store_list(ce_ctx *ctx, ce_toolchain **out, size_t *n)
         if (*n == cap) {
             cap = cap ? cap * 2 : 8;
             ce_toolchain *nv = realloc(v, cap * sizeof *v);
-            if (!nv) { free(v); ce_dirscan_close(&d); return ce_fail(ctx, CE_ERR_NOMEM, "out of memory"); }
+            if (!nv) { free(v); ce_dirscan_close(&d); return ce_fail(CE_ERR_NOMEM, "out of memory"); }
             v = nv;
         }
         /* parsed in place: a 4 KiB entry on the stack is a page fault more per env/use */
@@ -129,7 +129,7 @@ int ce_store_list(ce_ctx *ctx, ce_toolchain **out, size_t *n)
         (*n)++;
     }
     ce_dirscan_close(&d);
-    if (*n && tc_sort(v, *n)) { free(v); *n = 0; return ce_fail(ctx, CE_ERR_NOMEM, "out of memory"); }
+    if (*n && tc_sort(v, *n)) { free(v); *n = 0; return ce_fail(CE_ERR_NOMEM, "out of memory"); }
     *out = v;
     return CE_OK;
 }
@@ -146,7 +146,7 @@ static void install_hint(ce_ctx *ctx, const char *spec_text, char *out, size_t o
     ce_event_fn ev = ctx->event;
     ctx->event = NULL;   /* a probe: no warnings from resolve */
     int src_rc = CE_OK;
-    bool ok = ce_spec_parse(ctx, spec_text, &spec) == CE_OK && spec.kind != CE_SPEC_SYSTEM &&
+    bool ok = ce_spec_parse(spec_text, &spec) == CE_OK && spec.kind != CE_SPEC_SYSTEM &&
               (src_rc = ce_manifest_source(ctx, &src)) == CE_OK && ce_manifest_load_source(ctx, &src, &m) == CE_OK &&
               ce_resolve(ctx, m, &spec, NULL, false, &r) == CE_OK;
     ctx->event = ev;
@@ -172,9 +172,9 @@ static int not_installed(ce_ctx *ctx, const char *spec, const ce_toolchain *v, s
         snprintf(sudo_note, sizeof sudo_note, " (running under sudo: %s's toolchains need "
                  "sudo CUDAENV_ROOT=~%s/.cudaenv, or install into /opt/cudaenv)", sudo_user, sudo_user);
     if (n == 0)
-        return ce_fail(ctx, CE_ERR_NOTFOUND, "%s is not installed in %s (no toolchains there)%s; %s",
+        return ce_fail(CE_ERR_NOTFOUND, "%s is not installed in %s (no toolchains there)%s; %s",
                        spec, where, sudo_note, hint);
-    return ce_fail(ctx, CE_ERR_NOTFOUND, "%s is not installed in %s (installed: %s)%s; %s",
+    return ce_fail(CE_ERR_NOTFOUND, "%s is not installed in %s (installed: %s)%s; %s",
                    spec, where, have, sudo_note, hint);
 }
 
@@ -192,7 +192,7 @@ int ce_store_find(ce_ctx *ctx, const char *spec_text, ce_toolchain *out)
         }
     }
     ce_spec spec;
-    if ((rc = ce_spec_parse(ctx, spec_text, &spec)) != CE_OK) {
+    if ((rc = ce_spec_parse(spec_text, &spec)) != CE_OK) {
         free(v);
         return rc;
     }
@@ -201,7 +201,7 @@ int ce_store_find(ce_ctx *ctx, const char *spec_text, ce_toolchain *out)
     snprintf(want_cudnn, sizeof want_cudnn, "%s", spec.cudnn);
     if (spec.kind == CE_SPEC_SYSTEM) {
         free(v);
-        return ce_fail(ctx, CE_ERR_NOTFOUND, "'system' is the machine's own CUDA, not an installed toolchain");
+        return ce_fail(CE_ERR_NOTFOUND, "'system' is the machine's own CUDA, not an installed toolchain");
     }
     if (spec.kind == CE_SPEC_CUDA && !strcmp(spec.version, "latest")) {
         /* the release install latest picks: the newest the driver runs */
@@ -230,7 +230,7 @@ int ce_store_find(ce_ctx *ctx, const char *spec_text, ce_toolchain *out)
         if (!cu) {
             ce_manifest_free(m);
             free(v);
-            return ce_fail(ctx, CE_ERR_NOTFOUND, "%s %s%s%s is not in the manifest %s; see: cudaenv list-remote %s",
+            return ce_fail(CE_ERR_NOTFOUND, "%s %s%s%s is not in the manifest %s; see: cudaenv list-remote %s",
                            ce_spec_kind_label(spec.kind), spec.version, spec.build[0] ? "+" : "", spec.build,
                            src.origin, fw ? fw : "tf");
         }
@@ -262,7 +262,7 @@ int ce_store_try_begin(ce_ctx *ctx, ce_store_txn *t)
     struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 0 };
     if (fcntl(f, F_OFD_SETLK, &fl) < 0) {
         close(f);
-        return ce_fail(ctx, CE_ERR_OTHER, "the store %s is locked by another cudaenv", ctx->root);
+        return ce_fail(CE_ERR_OTHER, "the store %s is locked by another cudaenv", ctx->root);
     }
     *fd = f;
     return CE_OK;
@@ -272,7 +272,7 @@ static int store_lock(ce_ctx *ctx, int *fd)
 {
     char path[4200];
     *fd = -1;
-    int rc = ce_mkdir_p(ctx, ctx->root, 0755);
+    int rc = ce_mkdir_p(ctx->root, 0755);
     if (rc) return rc;
     if ((rc = ce_store_path(ctx, ".lock", path, sizeof path))) return rc;
     /* never through a symlink: .lock -> /anything must not create files as root */
@@ -281,7 +281,7 @@ static int store_lock(ce_ctx *ctx, int *fd)
     if (f == CE_ERR_PERM && stat(ctx->root, &rst) == 0 && rst.st_uid != geteuid()) {
         /* a shared store: changing it is its owner's job */
         struct passwd *pw = getpwuid(rst.st_uid);
-        return ce_fail(ctx, CE_ERR_PERM, "the store %s belongs to %s and is read-only to you: ask its owner "
+        return ce_fail(CE_ERR_PERM, "the store %s belongs to %s and is read-only to you: ask its owner "
                        "(sudo CUDAENV_ROOT=%s cudaenv ...), or use a store of your own: CUDAENV_ROOT=~/.cudaenv",
                        ctx->root, pw ? pw->pw_name : "another user", ctx->root);
     }
@@ -295,7 +295,7 @@ static int store_lock(ce_ctx *ctx, int *fd)
         if (errno != EAGAIN && errno != EACCES && errno != EINTR) {
             int e = errno;
             close(f);
-            return ce_fail(ctx, CE_ERR_IO, "cannot lock %s: %s (the filesystem must support fcntl locks; "
+            return ce_fail(CE_ERR_IO, "cannot lock %s: %s (the filesystem must support fcntl locks; "
                            "on NFS run lockd / use NFSv4)", path, strerror(e));
         }
         ce_emit(ctx, CE_EV_NOTE, NULL, "waiting for another cudaenv install/uninstall (%s)", path);
@@ -303,7 +303,7 @@ static int store_lock(ce_ctx *ctx, int *fd)
             if (errno == EINTR) continue;
             int e = errno;
             close(f);
-            return ce_fail(ctx, CE_ERR_IO, "cannot lock %s: %s", path, strerror(e));
+            return ce_fail(CE_ERR_IO, "cannot lock %s: %s", path, strerror(e));
         }
     }
     *fd = f;
@@ -324,7 +324,7 @@ int ce_store_clean_staging(ce_ctx *ctx)
         while ((e = readdir(d))) {
             if (strncmp(e->d_name, ".staging-", 9) != 0) continue;
             if (ce_path_join(p, sizeof p, dir, e->d_name) != CE_OK) continue;
-            if ((rc = ce_rm_tree(ctx, p))) { closedir(d); return rc; }
+            if ((rc = ce_rm_tree(p))) { closedir(d); return rc; }
             ce_emit(ctx, CE_EV_INFO, NULL, "removed %s, left by an interrupted run", p);
             removed++;
         }
@@ -350,11 +350,11 @@ int ce_store_staging(ce_ctx *ctx, const char *sub, char *out, size_t outsz)
 {
     char dir[4200];
     int rc = ce_store_path(ctx, sub, dir, sizeof dir);
-    if (rc || (rc = ce_mkdir_p(ctx, dir, 0755))) return rc;
+    if (rc || (rc = ce_mkdir_p(dir, 0755))) return rc;
     if (snprintf(out, outsz, "%s/.staging-XXXXXX", dir) >= (int)outsz)
-        return ce_fail(ctx, CE_ERR_OTHER, "path too long: %s", dir);
+        return ce_fail(CE_ERR_OTHER, "path too long: %s", dir);
     if (!mkdtemp(out))
-        return ce_fail(ctx, errno == ENOSPC ? CE_ERR_SPACE : CE_ERR_IO, "cannot create a staging directory in %s: %s",
+        return ce_fail(errno == ENOSPC ? CE_ERR_SPACE : CE_ERR_IO, "cannot create a staging directory in %s: %s",
                        dir, strerror(errno));
     chmod(out, 0755); /* mkdtemp makes 0700; toolchains are readable like /usr/local/cuda */
     return CE_OK;
@@ -367,7 +367,7 @@ static void parent_of(const char *path, char *out, size_t outsz)
     if (slash && slash != out) *slash = '\0';
 }
 
-int ce_store_commit(ce_ctx *ctx, const char *staging, const char *final)
+int ce_store_commit(const char *staging, const char *final)
 {
     char parent[4200];
     parent_of(final, parent, sizeof parent);
@@ -376,29 +376,29 @@ int ce_store_commit(ce_ctx *ctx, const char *staging, const char *final)
         return CE_OK;
     }
     if (errno != EEXIST && errno != ENOTEMPTY)
-        return ce_fail(ctx, CE_ERR_IO, "cannot rename %s to %s: %s", staging, final, strerror(errno));
+        return ce_fail(CE_ERR_IO, "cannot rename %s to %s: %s", staging, final, strerror(errno));
     /* a reinstall: swap in one step; the old tree now sits at the staging name */
     if (renameat2(AT_FDCWD, staging, AT_FDCWD, final, RENAME_EXCHANGE) != 0)
-        return ce_fail(ctx, CE_ERR_IO, "cannot replace %s with %s: %s", final, staging, strerror(errno));
+        return ce_fail(CE_ERR_IO, "cannot replace %s with %s: %s", final, staging, strerror(errno));
     ce_fsync_dir(parent);
-    return ce_rm_tree(ctx, staging);
+    return ce_rm_tree(staging);
 }
 
-int ce_store_remove(ce_ctx *ctx, const char *dir)
+int ce_store_remove(const char *dir)
 {
     char parent[4200], tmp[4300];
     parent_of(dir, parent, sizeof parent);
     snprintf(tmp, sizeof tmp, "%s/.staging-rm-XXXXXX", parent);
     if (!mkdtemp(tmp))
-        return ce_fail(ctx, CE_ERR_IO, "cannot create a directory in %s: %s", parent, strerror(errno));
+        return ce_fail(CE_ERR_IO, "cannot create a directory in %s: %s", parent, strerror(errno));
     /* rename over the empty directory we just made: atomic, and the name is ours */
     if (rename(dir, tmp) != 0) {
         int e = errno;
         rmdir(tmp);
-        return ce_fail(ctx, e == ENOENT ? CE_ERR_NOTFOUND : CE_ERR_IO, "cannot remove %s: %s", dir, strerror(e));
+        return ce_fail(e == ENOENT ? CE_ERR_NOTFOUND : CE_ERR_IO, "cannot remove %s: %s", dir, strerror(e));
     }
     ce_fsync_dir(parent);
-    return ce_rm_tree(ctx, tmp);
+    return ce_rm_tree(tmp);
 }
 
 void ce_store_pkg_names(const char *cuda, const char *cudnn, char *cuda_pkg, size_t cn,
@@ -444,7 +444,7 @@ int ce_store_gc_pkgs(ce_ctx *ctx)
         struct stat st;
         if (lstat(p, &st) != 0 || !S_ISDIR(st.st_mode)) continue; /* a stray file: not a package */
         /* one package that cannot go does not keep the others */
-        int r1 = ce_store_remove(ctx, p);
+        int r1 = ce_store_remove(p);
         if (r1 && !rc) rc = r1;
         removed += r1 == CE_OK;
     }
@@ -500,12 +500,12 @@ int ce_store_uninstall(ce_ctx *ctx, const char *name, bool force)
     ce_toolchain t;
     if (ce_path_join(p, sizeof p, dir, name) != CE_OK || name[0] == '.' || strchr(name, '/') ||
         !ce_toolchain_parse_name(name, &t) || !ce_is_dir(p))
-        return ce_fail(ctx, CE_ERR_NOTFOUND, "%s is not installed; see: cudaenv list", name);
+        return ce_fail(CE_ERR_NOTFOUND, "%s is not installed; see: cudaenv list", name);
     if (system_points_into(ctx, p) && !force) {
         char link[4200];
         ce_sys_path(ctx, "/usr/local/cuda", link, sizeof link);
-        return ce_fail(ctx, CE_ERR_OTHER, "%s is the system-wide toolchain (%s points into it); "
+        return ce_fail(CE_ERR_OTHER, "%s is the system-wide toolchain (%s points into it); "
                        "switch first (cudaenv global VERSION --system) or pass --force", name, link);
     }
-    return ce_store_remove(ctx, p);
+    return ce_store_remove(p);
 }

@@ -92,10 +92,10 @@ int ce_store_staging(ce_ctx *ctx, const char *sub, char *out, size_t outsz);
 /* rename(2) staging to final in one step and fsync the parent.  An existing
  * final (a --force reinstall) is swapped out atomically (RENAME_EXCHANGE)
  * and then removed, so final is never missing or half-written. */
-int ce_store_commit(ce_ctx *ctx, const char *staging, const char *final);
+int ce_store_commit(const char *staging, const char *final);
 /* Remove a directory of the store atomically: rename it to a .staging-
  * name (it vanishes in one step), then rm -rf. */
-int ce_store_remove(ce_ctx *ctx, const char *dir);
+int ce_store_remove(const char *dir);
 /* pkgs/ directory names a toolchain is composed from:
  * "cuda-11.8.0" and "cudnn-8.7.0.84-cuda11" ("" when no cuDNN). */
 void ce_store_pkg_names(const char *cuda, const char *cudnn, char *cuda_pkg, size_t cn,

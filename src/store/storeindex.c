@@ -93,7 +93,7 @@ int ce_store_index_find(ce_ctx *ctx, const char *spec_text, ce_toolchain *out)
     char drv[64];
     const char *driver = NULL;
     bool latest = false;
-    if (ce_spec_parse(ctx, spec_text, &spec) == CE_OK && spec.kind == CE_SPEC_CUDA &&
+    if (ce_spec_parse(spec_text, &spec) == CE_OK && spec.kind == CE_SPEC_CUDA &&
         !strcmp(spec.version, "latest")) {
         /* latest: the release install latest picks, through the index's cuda records */
         latest = true;

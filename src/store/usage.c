@@ -35,27 +35,27 @@ static int record_one(const ce_walk_entry *e, void *arg)
     return 0;
 }
 
-int ce_usage_record(ce_ctx *ctx, const char *prefix)
+int ce_usage_record(const char *prefix)
 {
     struct stat top;
     char path[CE_PATH_MAX];
     int rc = ce_path_join(path, sizeof path, prefix, CE_USAGE_NAME);
-    if (rc) return ce_fail(ctx, CE_ERR_OTHER, "path too long: %s/%s", prefix, CE_USAGE_NAME);
-    if (lstat(prefix, &top) != 0) return ce_fail(ctx, CE_ERR_IO, "cannot read %s: %s", prefix, strerror(errno));
+    if (rc) return ce_fail(CE_ERR_OTHER, "path too long: %s/%s", prefix, CE_USAGE_NAME);
+    if (lstat(prefix, &top) != 0) return ce_fail(CE_ERR_IO, "cannot read %s: %s", prefix, strerror(errno));
     unlink(path);   /* never counted in itself */
     recs r = { 0 };
     if (ce_walk(prefix, record_one, &r) != 0) {
         free(r.v);
-        return ce_fail(ctx, CE_ERR_NOMEM, "out of memory recording the files of %s", prefix);
+        return ce_fail(CE_ERR_NOMEM, "out of memory recording the files of %s", prefix);
     }
     usage_head h = { USAGE_MAGIC, (uint64_t)top.st_dev, (uint64_t)top.st_ino, r.n };
     size_t len = sizeof h + r.n * sizeof *r.v;
     char *buf = malloc(len);
-    if (!buf) { free(r.v); return ce_fail(ctx, CE_ERR_NOMEM, "out of memory"); }
+    if (!buf) { free(r.v); return ce_fail(CE_ERR_NOMEM, "out of memory"); }
     memcpy(buf, &h, sizeof h);
     if (r.n) memcpy(buf + sizeof h, r.v, r.n * sizeof *r.v);
     free(r.v);
-    rc = ce_file_write_atomic(ctx, path, buf, len, 0644);
+    rc = ce_file_write_atomic(path, buf, len, 0644);
     free(buf);
     return rc;
 }

@@ -16,7 +16,7 @@
 typedef struct ce_usage_rec { uint64_t dev, ino; int64_t size; } ce_usage_rec;
 
 /* Walk prefix and write its record (the record itself not counted). */
-int ce_usage_record(ce_ctx *ctx, const char *prefix);
+int ce_usage_record(const char *prefix);
 /* The record of prefix when it is there and names this very directory;
  * malloc'ed, *n entries; NULL otherwise. */
 ce_usage_rec *ce_usage_read(const char *prefix, size_t *n);

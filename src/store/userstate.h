@@ -15,10 +15,10 @@
 /* true when $CUDAENV_ROOT exists and belongs to another user. */
 bool ce_store_shared(const ce_ctx *ctx);
 /* ${XDG_CONFIG_HOME:-$HOME/.config}/cudaenv/<name> */
-int ce_user_config_path(ce_ctx *ctx, const char *name, char *out, size_t outsz);
+int ce_user_config_path(const char *name, char *out, size_t outsz);
 /* ${XDG_CACHE_HOME:-$HOME/.cache}/cudaenv/<name>: what may be thrown away
  * (doctor's framework probe, doctor_fwcache.c; a shared store's index) */
-int ce_user_cache_path(ce_ctx *ctx, const char *name, char *out, size_t outsz);
+int ce_user_cache_path(const char *name, char *out, size_t outsz);
 /* The user's own resolution index for the store ctx->root
  * (manifest/index.h): ce_user_cache_path's index-<64-bit FNV-1a of the
  * store path, hex>.  Only for a shared store, never as root (the caller's

@@ -42,7 +42,7 @@ static int remove_conf(ce_ctx *ctx)
     char path[4200];
     ce_sys_path(ctx, CE_SYS_CONF, path, sizeof path);
     if (unlink(path) != 0 && errno != ENOENT)
-        return ce_fail(ctx, CE_ERR_IO, "cannot remove %s: %s", path, strerror(errno));
+        return ce_fail(CE_ERR_IO, "cannot remove %s: %s", path, strerror(errno));
     return CE_OK;
 }
 
@@ -76,7 +76,7 @@ static void conf_lib(ce_ctx *ctx, char *out, size_t n)
     char *data;
     ce_quiet q;
     ce_quiet_begin(&q, false);
-    int rrc = ce_file_read(ctx, path, 65536, &data, NULL);
+    int rrc = ce_file_read(path, 65536, &data, NULL);
     ce_quiet_end(&q);
     if (rrc != CE_OK) return;
     for (char *l = strtok(data, "\n"); l; l = strtok(NULL, "\n"))
@@ -100,7 +100,7 @@ static void warn_shadows(ce_ctx *ctx, const char *lib)
         if (ce_path_join(path, sizeof path, dir, e->d_name) != CE_OK) continue;
         ce_quiet q;
         ce_quiet_begin(&q, false);
-        int rrc = ce_file_read(ctx, path, 65536, &data, NULL);
+        int rrc = ce_file_read(path, 65536, &data, NULL);
         ce_quiet_end(&q);
         if (rrc != CE_OK) continue;
         for (char *l = strtok(data, "\n"); l; l = strtok(NULL, "\n")) {
@@ -133,30 +133,30 @@ static int lock_open(ce_ctx *ctx, int *fd)
      * switch's does made that one fail) */
     *fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK, 0600);
     if (*fd < 0 && errno == ENOENT) {   /* the first switch: the directory first, its name durable */
-        int rc = ce_mkdir_p(ctx, dir, 0755);
+        int rc = ce_mkdir_p(dir, 0755);
         if (rc) return rc;
         ce_sys_sync_parent(ctx, "/etc/cudaenv");
         *fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK, 0600);
     }
-    if (*fd < 0 && (errno == ELOOP || errno == EISDIR)) return ce_sys_wrong_type(ctx, path);
-    if (*fd < 0) return ce_fail(ctx, CE_ERR_IO, "cannot open %s: %s", path, strerror(errno));
+    if (*fd < 0 && (errno == ELOOP || errno == EISDIR)) return ce_sys_wrong_type(path);
+    if (*fd < 0) return ce_fail(CE_ERR_IO, "cannot open %s: %s", path, strerror(errno));
     struct stat st;
     if (fstat(*fd, &st) != 0 || !S_ISREG(st.st_mode)) {
         close(*fd);
-        return ce_sys_wrong_type(ctx, path);
+        return ce_sys_wrong_type(path);
     }
     while (flock(*fd, LOCK_EX) != 0)
         if (errno != EINTR) {
             close(*fd);
-            return ce_fail(ctx, CE_ERR_IO, "cannot lock %s: %s", path, strerror(errno));
+            return ce_fail(CE_ERR_IO, "cannot lock %s: %s", path, strerror(errno));
         }
     return CE_OK;
 }
 
-static int need_root(ce_ctx *ctx, const char *what)
+static int need_root(const char *what)
 {
     if (geteuid() == 0) return CE_OK;
-    return ce_fail(ctx, CE_ERR_PERM, "%s changes /usr/local/cuda and /etc/ld.so.conf.d and needs root; run: sudo cudaenv %s",
+    return ce_fail(CE_ERR_PERM, "%s changes /usr/local/cuda and /etc/ld.so.conf.d and needs root; run: sudo cudaenv %s",
                    what, what);
 }
 
@@ -166,14 +166,14 @@ static int inspect_link(ce_ctx *ctx, const char *link, link_state *ls)
     struct stat st;
     if (lstat(link, &st) != 0) {
         if (errno == ENOENT) return CE_OK;
-        return ce_fail(ctx, CE_ERR_IO, "cannot inspect %s: %s", link, strerror(errno));
+        return ce_fail(CE_ERR_IO, "cannot inspect %s: %s", link, strerror(errno));
     }
     if (!S_ISLNK(st.st_mode)) {
         ls->real = true;
         return CE_OK;
     }
     ssize_t n = readlink(link, ls->now, sizeof ls->now - 1);
-    if (n < 0) return ce_fail(ctx, CE_ERR_IO, "cannot read %s: %s", link, strerror(errno));
+    if (n < 0) return ce_fail(CE_ERR_IO, "cannot read %s: %s", link, strerror(errno));
     ls->now[n] = '\0';
     if (strcmp(ls->now, CE_ALT_LINK) == 0) {
         ls->mode = CE_SYS_MODE_ALTERNATIVES;
@@ -216,7 +216,7 @@ static int apply(ce_ctx *ctx, const ce_sys_record *rec, ce_staged *conf, void (*
         !S_ISLNK(st.st_mode)) {
         ce_sys_path(ctx, rec->prev_target, backup, sizeof backup);
         if (!ce_exists(backup) && rename(link, backup) != 0)
-            return ce_fail(ctx, CE_ERR_IO, "cannot move %s to %s: %s", link, backup, strerror(errno));
+            return ce_fail(CE_ERR_IO, "cannot move %s to %s: %s", link, backup, strerror(errno));
     }
     if (rec->restore) {
         if ((rc = ce_sys_restore_link(ctx, link, &rec->original))) return rc;
@@ -231,7 +231,7 @@ static int apply(ce_ctx *ctx, const ce_sys_record *rec, ce_staged *conf, void (*
     } else if (rec->target[0]) {
         if ((rc = ce_sys_link_exchange(ctx, link, rec->target))) return rc;
     } else if (unlink(link) != 0 && errno != ENOENT) {
-        return ce_fail(ctx, CE_ERR_IO, "cannot remove %s: %s", link, strerror(errno));
+        return ce_fail(CE_ERR_IO, "cannot remove %s: %s", link, strerror(errno));
     }
     ce_fault_point("switch-link", NULL);
     if (rec->restore) rc = ce_sys_restore_conf(ctx, &rec->original);
@@ -296,15 +296,15 @@ static int tx_start(ce_ctx *ctx, ce_sys_record *rec, sys_tx *t)
     rec->pending = false;
     char *text = ce_sys_record_text(rec);
     rec->pending = true;
-    if (!text) return ce_fail(ctx, CE_ERR_NOMEM, "out of memory");
+    if (!text) return ce_fail(CE_ERR_NOMEM, "out of memory");
     if (strlen(text) > CE_SYS_RECORD_MAX) {
         free(text);
-        return ce_fail(ctx, CE_ERR_OTHER, "the system record for %s would be larger than %d bytes even without its "
+        return ce_fail(CE_ERR_OTHER, "the system record for %s would be larger than %d bytes even without its "
                        "history (paths too long?); use a store with a shorter path", rec->target, CE_SYS_RECORD_MAX);
     }
     ce_sys_path(ctx, CE_SYS_PENDING, jpath, sizeof jpath);
-    rc = t->repair ? ce_file_stage(ctx, jpath, text, strlen(text), 0644, &t->st[0])
-                   : ce_sys_journal_write(ctx, jpath, text, &t->st[0], &t->created);
+    rc = t->repair ? ce_file_stage(jpath, text, strlen(text), 0644, &t->st[0])
+                   : ce_sys_journal_write(jpath, text, &t->st[0], &t->created);
     free(text);
     if (rc) return rc;
     t->n = 1;
@@ -340,7 +340,7 @@ static int tx_finish(ce_ctx *ctx, ce_sys_record *rec, sys_tx *t, int ok)
     ce_sys_path(ctx, CE_SYS_STATE, path, sizeof path);
     ce_sys_path(ctx, CE_SYS_PENDING, jpath, sizeof jpath);
     if (t->repair) {
-        if ((rc = ce_file_stage_commit(ctx, &t->st[0]))) goto out;
+        if ((rc = ce_file_stage_commit(&t->st[0]))) goto out;
         ce_sys_sync_parent(ctx, CE_SYS_PENDING);
     } else {
         t->st[0].tmp[0] = '\0';   /* durable: the intent stays */
@@ -352,7 +352,7 @@ static int tx_finish(ce_ctx *ctx, ce_sys_record *rec, sys_tx *t, int ok)
      * file, now of the lower gen (not fsync'ed: lost in a crash, the
      * intent is still the greater and the next run completes it) */
     if (ce_sys_exchange(jpath, path) != 0) {
-        rc = ce_fail(ctx, CE_ERR_IO, "cannot rename %s to %s: %s", jpath, path, strerror(errno));
+        rc = ce_fail(CE_ERR_IO, "cannot rename %s to %s: %s", jpath, path, strerror(errno));
         goto out;
     }
     /* the machine as it was: no record before this one lying about */
@@ -446,7 +446,7 @@ static const char *inside_real(const ce_ctx *ctx, const char *real)
 int ce_system_switch(ce_ctx *ctx, const ce_toolchain *tc, const ce_sys_opts *o)
 {
     int rc;
-    if (!o->dry_run && (rc = need_root(ctx, "global --system"))) return rc;
+    if (!o->dry_run && (rc = need_root("global --system"))) return rc;
     char link[4200], real[PATH_MAX], lib[PATH_MAX];
     ce_sys_path(ctx, CE_SYS_LINK, link, sizeof link);
     ce_store_txn txn = CE_STORE_TXN_INIT;
@@ -464,11 +464,11 @@ int ce_system_switch(ce_ctx *ctx, const ce_toolchain *tc, const ce_sys_opts *o)
                 "its target is gone)", old.target[0] ? old.target : "nothing");
     /* with the store lock held: the toolchain is still there and stays */
     if (!ce_is_dir(tc->prefix)) {
-        rc = ce_fail(ctx, CE_ERR_NOTFOUND, "%s is no longer installed (%s is gone); see: cudaenv list", tc->name, tc->prefix);
+        rc = ce_fail(CE_ERR_NOTFOUND, "%s is no longer installed (%s is gone); see: cudaenv list", tc->name, tc->prefix);
         goto out;
     }
     /* the fully resolved path is what gets linked (the walk below checks it) */
-    if ((rc = ce_sys_toolchain_resolve(ctx, tc->prefix, real, lib)) || (rc = inspect_link(ctx, link, &ls))) goto out;
+    if ((rc = ce_sys_toolchain_resolve(tc->prefix, real, lib)) || (rc = inspect_link(ctx, link, &ls))) goto out;
     /* the new record over the old one: the history (what this switch
      * replaces goes on top) and the machine's own state stay */
     bool had = old.present;
@@ -487,7 +487,7 @@ int ce_system_switch(ce_ctx *ctx, const ce_toolchain *tc, const ce_sys_opts *o)
     char backup[4300] = "";
     if (ls.real) {
         if (!o->force) {
-            rc = ce_fail(ctx, CE_ERR_OTHER,
+            rc = ce_fail(CE_ERR_OTHER,
                          "%s is a real directory (another CUDA installation?), not a link; cudaenv does not "
                          "replace it.  Rerun with --force to move it aside to %s.cudaenv-backup-<time> (never deleted)",
                          link, link);
@@ -531,7 +531,7 @@ out:
 int ce_system_rollback(ce_ctx *ctx, const ce_sys_opts *o)
 {
     int rc;
-    if (!o->dry_run && (rc = need_root(ctx, "global --rollback"))) return rc;
+    if (!o->dry_run && (rc = need_root("global --rollback"))) return rc;
     ce_store_txn txn = CE_STORE_TXN_INIT;
     int fd = -1;
     static ce_sys_record old, rec;
@@ -540,7 +540,7 @@ int ce_system_rollback(ce_ctx *ctx, const ce_sys_opts *o)
     if (!o->dry_run && (rc = begin(ctx, &txn, &fd, &old))) goto out;
     if (o->dry_run && (rc = ce_system_record(ctx, &old))) goto out;
     if (!old.present) {
-        rc = ce_fail(ctx, CE_ERR_NOTFOUND, "no system switch to roll back (%s%s does not exist)", ctx->sysroot, CE_SYS_STATE);
+        rc = ce_fail(CE_ERR_NOTFOUND, "no system switch to roll back (%s%s does not exist)", ctx->sysroot, CE_SYS_STATE);
         goto out;
     }
     /* a rollback is a switch to the newest history entry, which it pops: a
@@ -549,7 +549,7 @@ int ce_system_rollback(ce_ctx *ctx, const ce_sys_opts *o)
     ce_sys_hist_copy(&rec, &old);
     ce_sys_entry e;
     if (!ce_sys_hist_pop(&rec, &e)) {
-        rc = ce_fail(ctx, CE_ERR_NOTFOUND, "nothing left to roll back (the history in %s%s is empty); "
+        rc = ce_fail(CE_ERR_NOTFOUND, "nothing left to roll back (the history in %s%s is empty); "
                      "the machine's own CUDA: sudo cudaenv global system --system", ctx->sysroot, CE_SYS_STATE);
         goto out;
     }
@@ -578,7 +578,7 @@ out:
 /* ---- for system_restore.c (system_int.h) ------------------------------ */
 
 const char *ce_sys_inside(const ce_ctx *ctx, const char *host) { return inside(ctx, host); }
-int ce_sys_need_root(ce_ctx *ctx, const char *what) { return need_root(ctx, what); }
+int ce_sys_need_root(const char *what) { return need_root(what); }
 int ce_sys_begin(ce_ctx *ctx, ce_store_txn *txn, int *fd, ce_sys_record *old) { return begin(ctx, txn, fd, old); }
 void ce_sys_end(ce_store_txn *txn, int fd) { end(txn, fd); }
 int ce_sys_transact(ce_ctx *ctx, ce_sys_record *rec) { return transact(ctx, rec); }

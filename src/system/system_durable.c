@@ -11,7 +11,7 @@
 #include "core/file.h"
 #include "system_int.h"
 
-int ce_sys_wrong_type(ce_ctx *ctx, const char *path)
+int ce_sys_wrong_type(const char *path)
 {
     struct stat st;
     const char *what = "not a regular file";
@@ -22,7 +22,7 @@ int ce_sys_wrong_type(ce_ctx *ctx, const char *path)
         else if (S_ISSOCK(st.st_mode)) what = "a socket";
         else if (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode)) what = "a device";
     }
-    return ce_fail(ctx, CE_ERR_OTHER, "%s is %s, not the file cudaenv keeps there; cudaenv does not write through "
+    return ce_fail(CE_ERR_OTHER, "%s is %s, not the file cudaenv keeps there; cudaenv does not write through "
                    "it or remove it for you: remove it (sudo rm -r '%s') and run the command again", path, what, path);
 }
 
@@ -35,7 +35,7 @@ int ce_sys_names_check(ce_ctx *ctx)
         char p[4200];
         struct stat st;
         ce_sys_path(ctx, names[i].name, p, sizeof p);
-        if (lstat(p, &st) == 0 && (st.st_mode & S_IFMT) != names[i].type) return ce_sys_wrong_type(ctx, p);
+        if (lstat(p, &st) == 0 && (st.st_mode & S_IFMT) != names[i].type) return ce_sys_wrong_type(p);
     }
     return CE_OK;
 }
@@ -88,7 +88,7 @@ int ce_sys_sync_staged(ce_ctx *ctx, ce_staged *st, size_t n, const char *dir)
     }
     if (!e) return CE_OK;
     for (size_t i = 0; i < n; i++) ce_file_stage_drop(&st[i]);
-    return ce_fail(ctx, CE_ERR_IO, "cannot finish %s: %s", st[0].path, strerror(e));
+    return ce_fail(CE_ERR_IO, "cannot finish %s: %s", st[0].path, strerror(e));
 }
 
 /* fsync the directories of the link and the conf, one after the other
@@ -104,18 +104,18 @@ void ce_sys_sync_changed(ce_ctx *ctx)
  * another name sharing its inode (a hard link: written in place, that file
  * would change too) is unlinked, *fd -1 and errno ENOENT: a new file takes
  * the name. */
-static int regular_own(ce_ctx *ctx, const char *path, int *fd)
+static int regular_own(const char *path, int *fd)
 {
     struct stat sb;
     if (fstat(*fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
         close(*fd);
         *fd = -1;
-        return ce_sys_wrong_type(ctx, path);
+        return ce_sys_wrong_type(path);
     }
     if (sb.st_nlink <= 1) return CE_OK;
     close(*fd);
     *fd = -1;
-    if (unlink(path) != 0) return ce_fail(ctx, CE_ERR_IO, "cannot remove %s: %s", path, strerror(errno));
+    if (unlink(path) != 0) return ce_fail(CE_ERR_IO, "cannot remove %s: %s", path, strerror(errno));
     errno = ENOENT;
     return CE_OK;
 }
@@ -128,7 +128,7 @@ static int regular_own(ce_ctx *ctx, const char *path, int *fd)
  * yet durable).  Not staged and renamed: its one fsync makes it durable (no
  * new inode, no directory fsync), and a copy cut short by a crash is not
  * JSON, which ce_system_record ignores. */
-int ce_sys_journal_write(ce_ctx *ctx, const char *path, const char *text, ce_staged *st, bool *created)
+int ce_sys_journal_write(const char *path, const char *text, ce_staged *st, bool *created)
 {
     int rc;
     st->tmp[0] = '\0';
@@ -136,19 +136,19 @@ int ce_sys_journal_write(ce_ctx *ctx, const char *path, const char *text, ce_sta
     snprintf(st->path, sizeof st->path, "%s", path);
     /* O_NONBLOCK: a FIFO there must not hang the open (refused below) */
     st->fd = open(path, O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-    if (st->fd >= 0 && (rc = regular_own(ctx, path, &st->fd))) return rc;
+    if (st->fd >= 0 && (rc = regular_own(path, &st->fd))) return rc;
     if (st->fd < 0 && errno == ENOENT) {
         st->fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
         *created = st->fd >= 0;
     }
-    if (st->fd < 0 && (errno == ELOOP || errno == EISDIR)) return ce_sys_wrong_type(ctx, path);
+    if (st->fd < 0 && (errno == ELOOP || errno == EISDIR)) return ce_sys_wrong_type(path);
     if (st->fd < 0)
-        return ce_fail(ctx, errno == EACCES ? CE_ERR_PERM : CE_ERR_IO, "cannot create %s: %s", path, strerror(errno));
+        return ce_fail(errno == EACCES ? CE_ERR_PERM : CE_ERR_IO, "cannot create %s: %s", path, strerror(errno));
     if (!*created && ftruncate(st->fd, 0) != 0) {
         int e = errno;
         close(st->fd);
         st->fd = -1;
-        return ce_fail(ctx, CE_ERR_IO, "cannot write %s: %s", path, strerror(e));
+        return ce_fail(CE_ERR_IO, "cannot write %s: %s", path, strerror(e));
     }
     snprintf(st->tmp, sizeof st->tmp, "%s", path);
     size_t len = strlen(text);
@@ -158,7 +158,7 @@ int ce_sys_journal_write(ce_ctx *ctx, const char *path, const char *text, ce_sta
         if (w < 0) {
             int e = errno;
             ce_file_stage_drop(st);
-            return ce_fail(ctx, e == ENOSPC ? CE_ERR_SPACE : CE_ERR_IO, "cannot write %s: %s", path, strerror(e));
+            return ce_fail(e == ENOSPC ? CE_ERR_SPACE : CE_ERR_IO, "cannot write %s: %s", path, strerror(e));
         }
         off += (size_t)w;
     }
@@ -207,13 +207,13 @@ int ce_sys_link_exchange(ce_ctx *ctx, const char *link, const char *target)
     ssize_t n = readlink(spare, now, sizeof now - 1);
     if (n < 0 || (size_t)n != strlen(target) || memcmp(now, target, (size_t)n) != 0) {
         if (unlink(spare) != 0 && errno != ENOENT)
-            return errno == EISDIR ? ce_sys_wrong_type(ctx, spare)
-                                   : ce_fail(ctx, CE_ERR_IO, "cannot remove %s: %s", spare, strerror(errno));
+            return errno == EISDIR ? ce_sys_wrong_type(spare)
+                                   : ce_fail(CE_ERR_IO, "cannot remove %s: %s", spare, strerror(errno));
         if (symlink(target, spare) != 0)
-            return ce_fail(ctx, CE_ERR_IO, "cannot create %s: %s", spare, strerror(errno));
+            return ce_fail(CE_ERR_IO, "cannot create %s: %s", spare, strerror(errno));
     }
     if (exchange_type(spare, link, S_IFLNK) != 0)
-        return ce_fail(ctx, CE_ERR_IO, "cannot put %s in place of %s: %s", spare, link, strerror(errno));
+        return ce_fail(CE_ERR_IO, "cannot put %s in place of %s: %s", spare, link, strerror(errno));
     return CE_OK;
 }
 
@@ -225,11 +225,11 @@ int ce_sys_conf_spare_stage(ce_ctx *ctx, const char *text, ce_staged *st, bool *
     /* O_NONBLOCK: a FIFO there must not hang the open (refused below) */
     int rc;
     st->fd = open(st->path, O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-    if (st->fd >= 0 && (rc = regular_own(ctx, st->path, &st->fd))) return rc;
+    if (st->fd >= 0 && (rc = regular_own(st->path, &st->fd))) return rc;
     if (st->fd < 0 && errno == ENOENT) st->fd = open(st->path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-    if (st->fd < 0 && (errno == ELOOP || errno == EISDIR)) return ce_sys_wrong_type(ctx, st->path);
+    if (st->fd < 0 && (errno == ELOOP || errno == EISDIR)) return ce_sys_wrong_type(st->path);
     if (st->fd < 0)
-        return ce_fail(ctx, errno == EACCES ? CE_ERR_PERM : CE_ERR_IO, "cannot open %s: %s", st->path, strerror(errno));
+        return ce_fail(errno == EACCES ? CE_ERR_PERM : CE_ERR_IO, "cannot open %s: %s", st->path, strerror(errno));
     char cur[4096];
     size_t len = strlen(text);
     ssize_t r = pread(st->fd, cur, sizeof cur, 0);
@@ -239,7 +239,7 @@ int ce_sys_conf_spare_stage(ce_ctx *ctx, const char *text, ce_staged *st, bool *
         if (e) {
             close(st->fd);
             st->fd = -1;
-            return ce_fail(ctx, e == ENOSPC ? CE_ERR_SPACE : CE_ERR_IO, "cannot write %s: %s", st->path, strerror(e));
+            return ce_fail(e == ENOSPC ? CE_ERR_SPACE : CE_ERR_IO, "cannot write %s: %s", st->path, strerror(e));
         }
         sync_file_range(st->fd, 0, 0, SYNC_FILE_RANGE_WRITE);
         *written = true;
@@ -266,8 +266,8 @@ int ce_sys_conf_exchange(ce_ctx *ctx)
     ce_sys_path(ctx, CE_SYS_CONF_SPARE, spare, sizeof spare);
     ce_sys_path(ctx, CE_SYS_CONF, conf, sizeof conf);
     if (exchange_type(spare, conf, S_IFREG) != 0)
-        return errno == EISDIR || errno == EEXIST ? ce_sys_wrong_type(ctx, conf)
-                                                  : ce_fail(ctx, CE_ERR_IO, "cannot put %s in place of %s: %s", spare, conf, strerror(errno));
+        return errno == EISDIR || errno == EEXIST ? ce_sys_wrong_type(conf)
+                                                  : ce_fail(CE_ERR_IO, "cannot put %s in place of %s: %s", spare, conf, strerror(errno));
     return CE_OK;
 }
 

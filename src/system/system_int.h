@@ -20,7 +20,7 @@ typedef struct link_state {
 
 /* system.c */
 const char *ce_sys_inside(const ce_ctx *ctx, const char *host);
-int ce_sys_need_root(ce_ctx *ctx, const char *what);
+int ce_sys_need_root(const char *what);
 /* both locks, then the repair of an interrupted switch; ce_sys_end releases */
 int ce_sys_begin(ce_ctx *ctx, ce_store_txn *txn, int *fd, ce_sys_record *old);
 void ce_sys_end(ce_store_txn *txn, int fd);
@@ -40,7 +40,7 @@ int ce_sys_run_ldconfig(ce_ctx *ctx, void (*meanwhile)(ce_ctx *));
  * directory the loader will be pointed at), then the whole tree at real
  * checked (owner root, no group/other write, every symlink's target from /
  * down); _safe is both. */
-int ce_sys_toolchain_resolve(ce_ctx *ctx, const char *prefix, char *real, char *lib);
+int ce_sys_toolchain_resolve(const char *prefix, char *real, char *lib);
 int ce_sys_toolchain_walk(ce_ctx *ctx, const char *real);
 /* The one walk of what the system is pointed at (issue 21), used by the
  * switch, the rollback, the repair of an interrupted switch and the
@@ -74,7 +74,7 @@ void ce_sys_mark_stale(const char *path);
 /* system_durable.c: path (a name cudaenv keeps: the lock, the intent, a
  * spare, cudaenv.conf) is a directory, FIFO, symlink...: CE_ERR_OTHER (exit
  * 1) naming it and what to remove; cudaenv never writes through it. */
-int ce_sys_wrong_type(ce_ctx *ctx, const char *path);
+int ce_sys_wrong_type(const char *path);
 /* cudaenv.conf (a file) and the link's spare (a symlink), exchanged only
  * after the intent: of another type, ce_sys_wrong_type before anything
  * changes (the conf's spare and the intent are checked as opened). */
@@ -90,7 +90,7 @@ int ce_sys_names_check(ce_ctx *ctx);
 void ce_sys_sync_parent(ce_ctx *ctx, const char *p);
 int ce_sys_sync_staged(ce_ctx *ctx, ce_staged *st, size_t n, const char *dir);
 void ce_sys_sync_changed(ce_ctx *ctx);
-int ce_sys_journal_write(ce_ctx *ctx, const char *path, const char *text, ce_staged *st, bool *created);
+int ce_sys_journal_write(const char *path, const char *text, ce_staged *st, bool *created);
 /* from and to trade places (a plain rename when to does not exist) */
 int ce_sys_exchange(const char *from, const char *to);
 

@@ -58,14 +58,14 @@ static int rec_member(void *ud, const char *t, size_t k, size_t kl, size_t v, si
 
 /* One record's text (from path) into rec.  CE_ERR_INTEGRITY when it is
  * not a JSON object (cut short: an intent that never became durable). */
-static int parse_record(ce_ctx *ctx, const char *path, const char *data, ce_sys_record *rec)
+static int parse_record(const char *path, const char *data, ce_sys_record *rec)
 {
     size_t len = strlen(data);
     rec_rd r = { .rec = rec };
     rec->when = 0;
     rec->gen = -1;
     if (ce_json_each_member(data, len, rec_member, &r) != 1 || r.bad || ce_sys_hist_read(data, r.orig, r.hist, rec))
-        return ce_fail(ctx, CE_ERR_INTEGRITY, "%s is not valid JSON; remove it (and %s.pending) to forget the system "
+        return ce_fail(CE_ERR_INTEGRITY, "%s is not valid JSON; remove it (and %s.pending) to forget the system "
                        "selection", path, CE_SYS_STATE);
     rec->mode = strcmp(r.mode, "alternatives") == 0 ? CE_SYS_MODE_ALTERNATIVES : CE_SYS_MODE_LINK;
     rec->pending = strcmp(r.state, "pending") == 0;   /* an older cudaenv's intent, in system.json itself */
@@ -75,12 +75,12 @@ static int parse_record(ce_ctx *ctx, const char *path, const char *data, ce_sys_
 }
 
 /* One record file into rec.  CE_ERR_NOTFOUND when absent. */
-static int read_record(ce_ctx *ctx, const char *path, ce_sys_record *rec)
+static int read_record(const char *path, ce_sys_record *rec)
 {
     char *data;
-    int rc = ce_file_read(ctx, path, CE_SYS_RECORD_MAX, &data, NULL);
+    int rc = ce_file_read(path, CE_SYS_RECORD_MAX, &data, NULL);
     if (rc) return rc;
-    rc = parse_record(ctx, path, data, rec);
+    rc = parse_record(path, data, rec);
     free(data);
     return rc;
 }
@@ -116,7 +116,7 @@ int ce_system_record(ce_ctx *ctx, ce_sys_record *rec)
     memset(rec, 0, offsetof(ce_sys_record, hoff));
     char path[4200], *data;
     ce_sys_path(ctx, CE_SYS_STATE, path, sizeof path);
-    int src = read_record(ctx, path, rec);
+    int src = read_record(path, rec);
     if (src) rec->gen = -1;
     /* system.json.pending is the newer record, an intent (a switch began and
      * has not been marked done), only when its gen is greater (above); else
@@ -130,7 +130,7 @@ int ce_system_record(ce_ctx *ctx, ce_sys_record *rec)
      * (read through, it could name any file as one); the switch then
      * refuses to write at that name (ce_sys_journal_write) */
     struct stat pst;
-    int prc = lstat(path, &pst) == 0 && S_ISREG(pst.st_mode) ? ce_file_read(ctx, path, CE_SYS_RECORD_MAX, &data, NULL)
+    int prc = lstat(path, &pst) == 0 && S_ISREG(pst.st_mode) ? ce_file_read(path, CE_SYS_RECORD_MAX, &data, NULL)
                                                               : CE_ERR_NOTFOUND;
     ce_quiet_end(&q);
     if (prc != CE_OK) {
@@ -141,7 +141,7 @@ int ce_system_record(ce_ctx *ctx, ce_sys_record *rec)
     if (ce_sys_is_intent(pg, sg)) {
         memset(rec, 0, offsetof(ce_sys_record, hoff));
         ce_quiet_begin(&q, false);
-        int irc = parse_record(ctx, path, data, rec);
+        int irc = parse_record(path, data, rec);
         ce_quiet_end(&q);
         if (irc == CE_OK) {
             free(data);
@@ -152,7 +152,7 @@ int ce_system_record(ce_ctx *ctx, ce_sys_record *rec)
         /* cut short: system.json once more (rare) */
         memset(rec, 0, offsetof(ce_sys_record, hoff));
         ce_sys_path(ctx, CE_SYS_STATE, path, sizeof path);
-        if ((src = read_record(ctx, path, rec))) rec->gen = -1;
+        if ((src = read_record(path, rec))) rec->gen = -1;
     }
     free(data);
     if (src == CE_OK && rec->pending) rec->gen = (rec->gen < 0 ? 0 : rec->gen) + 1;   /* older "state":"pending" */

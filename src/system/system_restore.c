@@ -79,7 +79,7 @@ void ce_sys_capture_original(ce_ctx *ctx, const link_state *ls, const char *back
     ce_sys_path(ctx, CE_SYS_CONF, path, sizeof path);
     ce_quiet q;
     ce_quiet_begin(&q, false);
-    int rrc = ce_file_read(ctx, path, sizeof g->conf_text - 1, &data, &len);
+    int rrc = ce_file_read(path, sizeof g->conf_text - 1, &data, &len);
     ce_quiet_end(&q);
     if (rrc == CE_OK) {
         g->conf_present = true;
@@ -103,22 +103,22 @@ static void original_lib(const ce_sys_original *g, char *out, size_t n)
 
 /* Point link at target: a temp symlink renamed over it, so readers see the
  * old target or the new one, never nothing. */
-static int swap_link(ce_ctx *ctx, const char *link, const char *target)
+static int swap_link(const char *link, const char *target)
 {
     char dir[4200], tmp[4200];
     snprintf(dir, sizeof dir, "%s", link);
     char *slash = strrchr(dir, '/');
-    if (!slash) return ce_fail(ctx, CE_ERR_OTHER, "not an absolute path: %s", link);
+    if (!slash) return ce_fail(CE_ERR_OTHER, "not an absolute path: %s", link);
     *slash = '\0';
     if (snprintf(tmp, sizeof tmp, "%s/.%s.cudaenv-tmp-%ld", dir, slash + 1, (long)getpid()) >= (int)sizeof tmp)
-        return ce_fail(ctx, CE_ERR_OTHER, "path too long: %s", link);
+        return ce_fail(CE_ERR_OTHER, "path too long: %s", link);
     unlink(tmp);   /* our own leftover from a crash, if any */
     if (symlink(target, tmp) != 0)
-        return ce_fail(ctx, CE_ERR_IO, "cannot create %s: %s", tmp, strerror(errno));
+        return ce_fail(CE_ERR_IO, "cannot create %s: %s", tmp, strerror(errno));
     if (rename(tmp, link) != 0) {
         int e = errno;
         unlink(tmp);
-        return ce_fail(ctx, CE_ERR_IO, "cannot rename %s over %s: %s", tmp, link, strerror(e));
+        return ce_fail(CE_ERR_IO, "cannot rename %s over %s: %s", tmp, link, strerror(e));
     }
     ce_fsync_dir(dir);
     return CE_OK;
@@ -131,13 +131,13 @@ int ce_sys_restore_link(ce_ctx *ctx, const char *link, const ce_sys_original *g)
     int rc;
     switch (g->kind) {
     case CE_SYS_ORIG_LINK:
-        return swap_link(ctx, link, g->target);
+        return swap_link(link, g->target);
     case CE_SYS_ORIG_NONE:
         if (lstat(link, &st) == 0 && !S_ISLNK(st.st_mode))
-            return ce_fail(ctx, CE_ERR_OTHER, "%s is now a real directory; there was nothing there before cudaenv's "
+            return ce_fail(CE_ERR_OTHER, "%s is now a real directory; there was nothing there before cudaenv's "
                            "first switch, and cudaenv does not remove a directory: move it away by hand", link);
         if (unlink(link) != 0 && errno != ENOENT)
-            return ce_fail(ctx, CE_ERR_IO, "cannot remove %s: %s", link, strerror(errno));
+            return ce_fail(CE_ERR_IO, "cannot remove %s: %s", link, strerror(errno));
         return CE_OK;
     case CE_SYS_ORIG_DIR: {
         char backup[4300];
@@ -146,9 +146,9 @@ int ce_sys_restore_link(ce_ctx *ctx, const char *link, const ce_sys_original *g)
             /* swap the directory and our link in one step, then drop the link */
             if (lstat(link, &st) != 0) {
                 if (rename(backup, link) != 0)
-                    return ce_fail(ctx, CE_ERR_IO, "cannot move %s back to %s: %s", backup, link, strerror(errno));
+                    return ce_fail(CE_ERR_IO, "cannot move %s back to %s: %s", backup, link, strerror(errno));
             } else if (renameat2(AT_FDCWD, backup, AT_FDCWD, link, RENAME_EXCHANGE) != 0) {
-                return ce_fail(ctx, CE_ERR_IO, "cannot move %s back to %s: %s", backup, link, strerror(errno));
+                return ce_fail(CE_ERR_IO, "cannot move %s back to %s: %s", backup, link, strerror(errno));
             }
         }
         if (lstat(backup, &st) == 0 && S_ISLNK(st.st_mode)) unlink(backup);
@@ -160,7 +160,7 @@ int ce_sys_restore_link(ce_ctx *ctx, const char *link, const ce_sys_original *g)
         static char now[8192];
         bool manual;
         if ((rc = alt_query(ctx, &manual, now, sizeof now)))
-            return ce_fail(ctx, rc, "update-alternatives knows no 'cuda' group any more; the machine's own "
+            return ce_fail(rc, "update-alternatives knows no 'cuda' group any more; the machine's own "
                            "selection was %s", g->target);
         for (char *sv, *p = strtok_r(now, "\n", &sv); p; p = strtok_r(NULL, "\n", &sv))
             if (!in_list(g->alt_list, p) && (rc = ce_sys_alt(ctx, NULL, 0, "--remove", "cuda", p))) return rc;
@@ -176,8 +176,8 @@ int ce_sys_restore_conf(ce_ctx *ctx, const ce_sys_original *g)
 {
     char path[4200];
     ce_sys_path(ctx, CE_SYS_CONF, path, sizeof path);
-    if (g->conf_present) return ce_file_write_atomic(ctx, path, g->conf_text, strlen(g->conf_text), 0644);
-    if (unlink(path) != 0 && errno != ENOENT) return ce_fail(ctx, CE_ERR_IO, "cannot remove %s: %s", path, strerror(errno));
+    if (g->conf_present) return ce_file_write_atomic(path, g->conf_text, strlen(g->conf_text), 0644);
+    if (unlink(path) != 0 && errno != ENOENT) return ce_fail(CE_ERR_IO, "cannot remove %s: %s", path, strerror(errno));
     return CE_OK;
 }
 
@@ -197,7 +197,7 @@ static const char *orig_words(const ce_sys_original *g, char *buf, size_t n)
 int ce_system_restore(ce_ctx *ctx, const ce_sys_opts *o)
 {
     int rc;
-    if (!o->dry_run && (rc = ce_sys_need_root(ctx, "global system --system"))) return rc;
+    if (!o->dry_run && (rc = ce_sys_need_root("global system --system"))) return rc;
     ce_store_txn txn = CE_STORE_TXN_INIT;
     int fd = -1;
     static ce_sys_record old, rec;
@@ -208,12 +208,12 @@ int ce_system_restore(ce_ctx *ctx, const ce_sys_opts *o)
     if (o->dry_run && old.pending)
         ce_emit(ctx, CE_EV_NOTE, NULL, "plan: first complete the interrupted %s", old.restore ? "restore" : "switch");
     if (!old.present) {
-        rc = ce_fail(ctx, CE_ERR_NOTFOUND, "cudaenv never switched this machine (%s%s does not exist): "
+        rc = ce_fail(CE_ERR_NOTFOUND, "cudaenv never switched this machine (%s%s does not exist): "
                      "/usr/local/cuda and ld.so.conf.d are the machine's own already", ctx->sysroot, CE_SYS_STATE);
         goto out;
     }
     if (!old.original.present) {
-        rc = ce_fail(ctx, CE_ERR_NOTFOUND, "%s%s was written by an older cudaenv and does not record the machine's "
+        rc = ce_fail(CE_ERR_NOTFOUND, "%s%s was written by an older cudaenv and does not record the machine's "
                      "own state; restore by hand: sudo rm %s%s; point %s at your CUDA (sudo ln -sfn /usr/local/cuda-X.Y "
                      "%s) or remove it; sudo ldconfig; sudo rm %s%s", ctx->sysroot, CE_SYS_STATE, ctx->sysroot,
                      CE_SYS_CONF, link, link, ctx->sysroot, CE_SYS_STATE);

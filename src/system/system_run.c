@@ -26,7 +26,7 @@ static int run_prog_out(ce_ctx *ctx, char *const argv[], char *out, size_t n)
     }
     ce_proc_result_free(&r);
     if (r.code == 0) return CE_OK;
-    return ce_fail(ctx, CE_ERR_OTHER, "%s failed (%s %d)", argv[0], r.sig ? "signal" : "exit status",
+    return ce_fail(CE_ERR_OTHER, "%s failed (%s %d)", argv[0], r.sig ? "signal" : "exit status",
                    r.sig ? r.sig : r.code);
 }
 
@@ -55,7 +55,7 @@ int ce_sys_run_ldconfig(ce_ctx *ctx, void (*meanwhile)(ce_ctx *))
     if ((rc = ce_proc_wait(ctx, &c, &r))) return rc;
     ce_proc_result_free(&r);
     if (r.code == 0) return CE_OK;
-    return ce_fail(ctx, CE_ERR_OTHER, "%s failed (%s %d)", ld, r.sig ? "signal" : "exit status", r.sig ? r.sig : r.code);
+    return ce_fail(CE_ERR_OTHER, "%s failed (%s %d)", ld, r.sig ? "signal" : "exit status", r.sig ? r.sig : r.code);
 }
 
 static const char *alternatives_path(const ce_ctx *ctx)

@@ -65,7 +65,7 @@ static int walk_one(const ce_walk_entry *e, void *arg)
     bool link = e->kind == CE_WALK_ENTRY && S_ISLNK(st->st_mode);
     if (e->kind == CE_WALK_DIR_POST) return 0;
     if (e->kind == CE_WALK_ERR && e->err != EACCES && e->err != ENOENT)
-        return ce_fail(w->ctx, CE_ERR_IO, "cannot walk %s: %s", p, strerror(e->err));
+        return ce_fail(CE_ERR_IO, "cannot walk %s: %s", p, strerror(e->err));
     if (link) {
         /* a symlink's own mode bits mean nothing; its owner and its target do */
         if (st->st_uid != 0) why = "a symlink not owned by root";
@@ -75,7 +75,7 @@ static int walk_one(const ce_walk_entry *e, void *arg)
         why = ce_trust_stat_reason(st, false);
     }
     if (why)
-        return ce_fail(w->ctx, CE_ERR_PERM, "unsafe for a system switch: %s is %s; root's loader and every "
+        return ce_fail(CE_ERR_PERM, "unsafe for a system switch: %s is %s; root's loader and every "
                        "user's nvcc would trust a file a user can replace. " SWITCH_FIX, p, why);
     if (link) {
         char real[PATH_MAX];
@@ -85,31 +85,31 @@ static int walk_one(const ce_walk_entry *e, void *arg)
             char t[PATH_MAX];
             ssize_t n = readlink(p, t, sizeof t - 1);
             t[n > 0 ? n : 0] = '\0';
-            return ce_fail(w->ctx, CE_ERR_PERM, "unsafe for a system switch: %s -> %s points to nothing "
+            return ce_fail(CE_ERR_PERM, "unsafe for a system switch: %s -> %s points to nothing "
                            "(%s); remove the link or reinstall the toolchain", p, t, strerror(errno));
         }
         /* a target in the link's own directory is an entry of the tree:
          * the walk checks it as it checks every entry (and the directory,
          * before it), so its chain from / is not walked again */
-        if (!here) return ce_trust_chain_cached(w->ctx, real, "a system switch", SWITCH_FIX, w->cache);
+        if (!here) return ce_trust_chain_cached(real, "a system switch", SWITCH_FIX, w->cache);
     }
     return 0;
 }
 
 /* Resolve prefix fully (real); lib is the resolved lib64 directory the
  * loader will be pointed at. */
-int ce_sys_toolchain_resolve(ce_ctx *ctx, const char *prefix, char *real, char *lib)
+int ce_sys_toolchain_resolve(const char *prefix, char *real, char *lib)
 {
     char p[CE_PATH_MAX];
     if (!realpath(prefix, real))
-        return ce_fail(ctx, CE_ERR_NOTFOUND, "cannot resolve %s: %s", prefix, strerror(errno));
-    int rc = ce_join(ctx, p, sizeof p, real, "lib64");
+        return ce_fail(CE_ERR_NOTFOUND, "cannot resolve %s: %s", prefix, strerror(errno));
+    int rc = ce_join(p, sizeof p, real, "lib64");
     if (rc) return rc;
     /* real is resolved: a lib64 that is a directory, not a link, is resolved too */
     struct stat ls;
     if (lstat(p, &ls) == 0 && S_ISDIR(ls.st_mode) && strlen(p) < PATH_MAX) memcpy(lib, p, strlen(p) + 1);
     else if (!realpath(p, lib))
-        return ce_fail(ctx, CE_ERR_NOTFOUND, "cannot resolve %s: %s", p, strerror(errno));
+        return ce_fail(CE_ERR_NOTFOUND, "cannot resolve %s: %s", p, strerror(errno));
     return CE_OK;
 }
 
@@ -119,14 +119,14 @@ int ce_sys_toolchain_walk(ce_ctx *ctx, const char *real)
     /* linear: the parents of real are checked once here, and every symlink's
      * target then costs the lstats below the last directory already checked */
     static ce_trust_cache cache;
-    int rc = ce_trust_chain_cached(ctx, real, "a system switch", SWITCH_FIX, &cache);
+    int rc = ce_trust_chain_cached(real, "a system switch", SWITCH_FIX, &cache);
     if (rc) {
         ce_trust_cache_free(&cache);
         return rc;
     }
     tree_walk w = { ctx, &cache };
     rc = ce_walk(real, walk_one, &w);
-    if (rc == CE_WALK_FAIL) rc = ce_fail(ctx, CE_ERR_IO, "cannot walk %s: %s", real, strerror(errno));
+    if (rc == CE_WALK_FAIL) rc = ce_fail(CE_ERR_IO, "cannot walk %s: %s", real, strerror(errno));
     ce_trust_cache_free(&cache);
     return rc;
 }
@@ -155,22 +155,22 @@ int ce_sys_walk(ce_ctx *ctx, const char *real, const char *lib)
  * ends the walk with *missing: nobody but root can create it in a
  * directory that passed.  real receives the end (the rest appended as
  * written when missing). */
-static int unsafe_hop(ce_ctx *ctx, const char *path, const char *at, const char *why)
+static int unsafe_hop(const char *path, const char *at, const char *why)
 {
-    return ce_fail(ctx, CE_ERR_PERM, "unsafe for a system switch: %s is %s (on the way to %s); root's loader "
+    return ce_fail(CE_ERR_PERM, "unsafe for a system switch: %s is %s (on the way to %s); root's loader "
                    "and every user's nvcc would trust a file a user can replace. " SWITCH_FIX, at, why, path);
 }
 
-static int resolve_hops(ce_ctx *ctx, const char *path, char *real, bool *missing)
+static int resolve_hops(const char *path, char *real, bool *missing)
 {
     char rest[PATH_MAX * 2], t[PATH_MAX];
     struct stat st;
     *missing = false;
     if (snprintf(rest, sizeof rest, "%s", path) >= (int)sizeof rest || path[0] != '/')
-        return ce_fail(ctx, CE_ERR_OTHER, "not an absolute path: %s", path);
+        return ce_fail(CE_ERR_OTHER, "not an absolute path: %s", path);
     strcpy(real, "/");
     const char *why;
-    if (lstat("/", &st) != 0 || (why = ce_trust_stat_reason(&st, true))) return unsafe_hop(ctx, path, "/", "unsafe");
+    if (lstat("/", &st) != 0 || (why = ce_trust_stat_reason(&st, true))) return unsafe_hop(path, "/", "unsafe");
     int hops = 0;
     for (char *p = rest;;) {
         while (*p == '/') p++;
@@ -183,33 +183,33 @@ static int resolve_hops(ce_ctx *ctx, const char *path, char *real, bool *missing
             p = next;
             continue;
         }
-        if (rl + cl + 2 >= PATH_MAX) return ce_fail(ctx, CE_ERR_OTHER, "path too long: %s", path);
+        if (rl + cl + 2 >= PATH_MAX) return ce_fail(CE_ERR_OTHER, "path too long: %s", path);
         if (rl > 1) real[rl++] = '/';
         memcpy(real + rl, p, cl);
         real[rl + cl] = '\0';
         p = next;
         if (lstat(real, &st) != 0) {
-            if (errno != ENOENT && errno != ENOTDIR) return ce_fail(ctx, CE_ERR_IO, "cannot inspect %s: %s", real, strerror(errno));
+            if (errno != ENOENT && errno != ENOTDIR) return ce_fail(CE_ERR_IO, "cannot inspect %s: %s", real, strerror(errno));
             *missing = true;
             if (*p) snprintf(real + strlen(real), PATH_MAX - strlen(real), "%s", p);
             return CE_OK;
         }
         while (*p == '/') p++;
         if (S_ISLNK(st.st_mode)) {
-            if (st.st_uid != 0) return unsafe_hop(ctx, path, real, "a symlink not owned by root");
+            if (st.st_uid != 0) return unsafe_hop(path, real, "a symlink not owned by root");
             ssize_t n = readlink(real, t, sizeof t - 1);
-            if (n <= 0 || ++hops > 40) return ce_fail(ctx, CE_ERR_PERM, "cannot resolve %s: %s", path, strerror(n <= 0 ? errno : ELOOP));
+            if (n <= 0 || ++hops > 40) return ce_fail(CE_ERR_PERM, "cannot resolve %s: %s", path, strerror(n <= 0 ? errno : ELOOP));
             t[n] = '\0';
             /* the link's target, then what followed it */
             char tail[PATH_MAX * 2];
-            if (snprintf(tail, sizeof tail, "%s/%s", t, p) >= (int)sizeof tail) return ce_fail(ctx, CE_ERR_OTHER, "path too long: %s", path);
+            if (snprintf(tail, sizeof tail, "%s/%s", t, p) >= (int)sizeof tail) return ce_fail(CE_ERR_OTHER, "path too long: %s", path);
             memcpy(rest, tail, strlen(tail) + 1);
             p = rest;
             if (t[0] == '/') strcpy(real, "/");
             else { char *s = strrchr(real, '/'); s[s == real] = '\0'; }
             continue;
         }
-        if ((why = ce_trust_stat_reason(&st, *p != '\0'))) return unsafe_hop(ctx, path, real, why);
+        if ((why = ce_trust_stat_reason(&st, *p != '\0'))) return unsafe_hop(path, real, why);
     }
 }
 
@@ -234,11 +234,11 @@ int ce_sys_selection_safe(ce_ctx *ctx, const char *target, const char *lib, bool
         if (!path[i][0]) continue;
         bool missing;
         ce_sys_host(ctx, path[i], host, sizeof host);
-        int rc = resolve_hops(ctx, host, out[i], &missing);
+        int rc = resolve_hops(host, out[i], &missing);
         if (rc) return rc;
         if (missing) {
             if (!missing_ok)
-                return ce_fail(ctx, CE_ERR_NOTFOUND, "%s does not exist any more (%s is missing); cudaenv does not point "
+                return ce_fail(CE_ERR_NOTFOUND, "%s does not exist any more (%s is missing); cudaenv does not point "
                                "the system at nothing: pick another with sudo cudaenv global VERSION --system", host, out[i]);
             out[i][0] = '\0';
         }

@@ -15,7 +15,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     ce_ctx ctx;
     memset(&ctx, 0, sizeof ctx);
     ce_spec spec;
-    ce_spec_parse(&ctx, s, &spec);
+    ce_spec_parse(s, &spec);
     ce_toolchain t;
     ce_toolchain_parse_name(s, &t);
     ce_version_valid(s);

@@ -119,9 +119,9 @@ static int group_setup(void **state)
     char p[400], cmd[2048];
     snprintf(p, sizeof p, "%s/a.bin", www); write_random(p, A_SIZE, 12345);
     ce_ctx ctx; memset(&ctx, 0, sizeof ctx);
-    if (ce_sha256_file(&ctx, p, sha_a) != CE_OK) return -1;
+    if (ce_sha256_file(p, sha_a) != CE_OK) return -1;
     snprintf(p, sizeof p, "%s/b.bin", www); write_random(p, B_SIZE, 777);
-    if (ce_sha256_file(&ctx, p, sha_b) != CE_OK) return -1;
+    if (ce_sha256_file(p, sha_b) != CE_OK) return -1;
     snprintf(p, sizeof p, "%s/small.txt", www);
     FILE *f = fopen(p, "w"); fputs("{\"hello\": 1}\n", f); fclose(f);
 
@@ -239,7 +239,7 @@ static void assert_cached(const ce_fetch_item *it, const char *sha)
     char p[512], hex[CE_SHA256_HEX];
     cache_file(p, sizeof p, sha, "");
     assert_string_equal(it->path, p);
-    assert_int_equal(ce_sha256_file(&ctx, p, hex), CE_OK);
+    assert_int_equal(ce_sha256_file(p, hex), CE_OK);
     assert_string_equal(hex, sha);
     cache_file(p, sizeof p, sha, ".part");
     assert_false(exists(p));

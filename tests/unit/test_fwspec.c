@@ -60,7 +60,7 @@ static int teardown(void **state)
 static int resolve(const char *text, ce_resolved *r)
 {
     ce_spec s;
-    int rc = ce_spec_parse(&ctx, text, &s);
+    int rc = ce_spec_parse(text, &s);
     if (rc) return rc;
     return ce_resolve(&ctx, m, &s, "", false, r);
 }
@@ -93,7 +93,7 @@ static void test_parse(void **state)
     };
     for (size_t i = 0; i < sizeof ok / sizeof *ok; i++) {
         ce_spec s;
-        if (ce_spec_parse(&ctx, ok[i].text, &s) != CE_OK) fail_msg("%s: %s", ok[i].text, ce_errmsg());
+        if (ce_spec_parse(ok[i].text, &s) != CE_OK) fail_msg("%s: %s", ok[i].text, ce_errmsg());
         assert_int_equal(s.kind, ok[i].kind);
         assert_string_equal(s.version, ok[i].version);
         assert_string_equal(s.build, ok[i].build);
@@ -104,7 +104,7 @@ static void test_parse(void **state)
                                  "jax-", "jax-0..4", "torch-2.5+cu1234567890123456", "11.8+cu118", "tf-2.14+cu118" };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         ce_spec s;
-        if (ce_spec_parse(&ctx, bad[i], &s) != CE_ERR_NOTFOUND) fail_msg("'%s' parsed", bad[i]);
+        if (ce_spec_parse(bad[i], &s) != CE_ERR_NOTFOUND) fail_msg("'%s' parsed", bad[i]);
         assert_non_null(strstr(ce_errmsg(), "is not a version spec"));
         assert_non_null(strstr(ce_errmsg(), "torch-2.5"));
     }
@@ -132,7 +132,7 @@ static void test_resolve_torch(void **state)
     assert_string_equal(r.runfile->sha256, SHA_A);
     /* +cudnn leaves the build's pair */
     ce_spec s;
-    assert_int_equal(ce_spec_parse(&ctx, "torch-2.5+cudnn8.9", &s), CE_OK);
+    assert_int_equal(ce_spec_parse("torch-2.5+cudnn8.9", &s), CE_OK);
     assert_int_equal(ce_resolve(&ctx, m, &s, "", false, &r), CE_OK);
     assert_string_equal(r.name, "12.2.2+cudnn8.9.7.29");
     /* aliases: the newest release whose (default) build installs */
@@ -241,7 +241,7 @@ static void test_builtin(void **state)
     for (size_t i = 0; i < sizeof want / sizeof *want; i++) {
         ce_spec s;
         ce_resolved r;
-        assert_int_equal(ce_spec_parse(&ctx, want[i].spec, &s), CE_OK);
+        assert_int_equal(ce_spec_parse(want[i].spec, &s), CE_OK);
         if (ce_resolve(&ctx, b, &s, "", false, &r)) fail_msg("%s: %s", want[i].spec, ce_errmsg());
         assert_string_equal(r.name, want[i].name);
         assert_non_null(r.cudnn_archive);
@@ -256,7 +256,7 @@ static void test_builtin(void **state)
     for (size_t i = 0; i < sizeof bare / sizeof *bare; i++) {
         ce_spec s;
         ce_resolved r;
-        assert_int_equal(ce_spec_parse(&ctx, bare[i].spec, &s), CE_OK);
+        assert_int_equal(ce_spec_parse(bare[i].spec, &s), CE_OK);
         if (ce_resolve(&ctx, b, &s, "", false, &r)) fail_msg("%s: %s", bare[i].spec, ce_errmsg());
         assert_string_equal(r.name, bare[i].name);
         assert_non_null(r.cudnn_why);
@@ -277,7 +277,7 @@ static void test_builtin(void **state)
                 snprintf(text, sizeof text, "%s-%s+%s", fws[k], f[i].version, x->tag);
                 ce_spec s;
                 ce_resolved r;
-                assert_int_equal(ce_spec_parse(&ctx, text, &s), CE_OK);
+                assert_int_equal(ce_spec_parse(text, &s), CE_OK);
                 if (ce_resolve(&ctx, b, &s, "", false, &r)) fail_msg("%s: %s", text, ce_errmsg());
                 assert_non_null(r.cudnn);
                 if (k == 1) assert_non_null(r.cudnn_why);   /* a JAX range is an implicit choice: it says why */

@@ -33,7 +33,7 @@ static void test_rel_ok(void **state)
         { "compute/x..y.run", "compute/x..y.run" },
     };
     for (size_t i = 0; i < sizeof ok / sizeof *ok; i++) {
-        assert_int_equal(ce_mirror_rel_path(&ctx, ok[i].url, out, sizeof out), CE_OK);
+        assert_int_equal(ce_mirror_rel_path(ok[i].url, out, sizeof out), CE_OK);
         assert_string_equal(out, ok[i].rel);
     }
 }
@@ -52,14 +52,14 @@ static void test_rel_refused(void **state)
     };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         ce_status_clear();
-        assert_int_equal(ce_mirror_rel_path(&ctx, bad[i], out, sizeof out), CE_ERR_INTEGRITY);
+        assert_int_equal(ce_mirror_rel_path(bad[i], out, sizeof out), CE_ERR_INTEGRITY);
         assert_non_null(strstr(ce_errmsg(), "cannot mirror"));
     }
     /* a path that does not fit is refused, not cut */
     char longurl[2100];
     memset(longurl, 'a', sizeof longurl - 1);
     longurl[sizeof longurl - 1] = '\0';
-    assert_int_equal(ce_mirror_rel_path(&ctx, longurl, out, sizeof out), CE_ERR_INTEGRITY);
+    assert_int_equal(ce_mirror_rel_path(longurl, out, sizeof out), CE_ERR_INTEGRITY);
 }
 
 /* ---- mirror_dir.h: paths under the mirror through dirfds ---- */
@@ -98,27 +98,27 @@ static void test_mdir(void **state)
     put("outside/victim", "secret");
     snprintf(p, sizeof p, "%s/site", tmpd);
     ce_mdir md;
-    assert_int_equal(ce_mdir_open(&ctx, p, true, &md), CE_OK);
+    assert_int_equal(ce_mdir_open(p, true, &md), CE_OK);
     assert_int_equal(mkdir(strcat(strcpy(q, p), "/compute"), 0755), 0);
 
     /* a symlinked directory on the way is refused, never followed */
     snprintf(q, sizeof q, "%s/outside", tmpd);
     snprintf(p, sizeof p, "%s/site/compute/link", tmpd);
     assert_int_equal(symlink(q, p), 0);
-    assert_int_equal(ce_mdir_subdir(&ctx, &md, "compute/link", true), CE_ERR_PERM);
+    assert_int_equal(ce_mdir_subdir(&md, "compute/link", true), CE_ERR_PERM);
     assert_non_null(strstr(ce_errmsg(), "compute/link is a symlink"));
-    assert_int_equal(ce_mdir_place(&ctx, &md, "compute/link/victim", "/dev/null", false), CE_ERR_PERM);
+    assert_int_equal(ce_mdir_place(&md, "compute/link/victim", "/dev/null", false), CE_ERR_PERM);
     snprintf(p, sizeof p, "%s/outside/victim", tmpd);
     slurp(p, buf, sizeof buf);
     assert_string_equal(buf, "secret");
-    assert_true(ce_mdir_subdir(&ctx, &md, "compute/../compute", false) == CE_ERR_PERM);
+    assert_true(ce_mdir_subdir(&md, "compute/../compute", false) == CE_ERR_PERM);
 
     /* a symlink at the file's own name is replaced, its target untouched */
     snprintf(q, sizeof q, "%s/site/compute/x.run", tmpd);
     assert_int_equal(symlink(p, q), 0);
     put("new", "payload");
     snprintf(p, sizeof p, "%s/new", tmpd);
-    assert_int_equal(ce_mdir_place(&ctx, &md, "compute/x.run", p, false), CE_OK);
+    assert_int_equal(ce_mdir_place(&md, "compute/x.run", p, false), CE_OK);
     struct stat st;
     assert_int_equal(lstat(q, &st), 0);
     assert_true(S_ISREG(st.st_mode));
@@ -130,18 +130,18 @@ static void test_mdir(void **state)
 
     /* verified: size and sha256 (of "payload"); a same-size other file is not */
     const char *sha = "239f59ed55e737c77147cf55ad0c1b030b6d7ee748a7426952f9b852d5a935e5";
-    assert_int_equal(ce_mdir_verified(&ctx, &md, "compute/x.run", 7, sha), 1);
-    assert_int_equal(ce_mdir_verified(&ctx, &md, "compute/x.run", -1, sha), 1);
+    assert_int_equal(ce_mdir_verified(&md, "compute/x.run", 7, sha), 1);
+    assert_int_equal(ce_mdir_verified(&md, "compute/x.run", -1, sha), 1);
     put("site/compute/x.run", "paylaod");
-    assert_int_equal(ce_mdir_verified(&ctx, &md, "compute/x.run", 7, sha), 0);
-    assert_int_equal(ce_mdir_verified(&ctx, &md, "compute/none.run", 7, sha), 0);
+    assert_int_equal(ce_mdir_verified(&md, "compute/x.run", 7, sha), 0);
+    assert_int_equal(ce_mdir_verified(&md, "compute/none.run", 7, sha), 0);
 
     /* a FIFO is refused at once (O_NONBLOCK, S_ISREG), never read */
     snprintf(q, sizeof q, "%s/site/compute/fifo", tmpd);
     assert_int_equal(mkfifo(q, 0644), 0);
-    assert_int_equal(ce_mdir_open_file(&ctx, &md, "compute/fifo", &st), CE_ERR_PERM);
+    assert_int_equal(ce_mdir_open_file(&md, "compute/fifo", &st), CE_ERR_PERM);
     assert_non_null(strstr(ce_errmsg(), "not a regular file"));
-    assert_int_equal(ce_mdir_verified(&ctx, &md, "compute/fifo", -1, sha), CE_ERR_PERM);   /* refused, not replaced */
+    assert_int_equal(ce_mdir_verified(&md, "compute/fifo", -1, sha), CE_ERR_PERM);   /* refused, not replaced */
 
     /* no temporary is left beside the placed files */
     snprintf(q, sizeof q, "find %s/site -name '*.tmp-*' | grep -q .", tmpd);

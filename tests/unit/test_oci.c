@@ -24,17 +24,17 @@ static void test_ref(void **state)
 {
     (void)state;
     ce_oci_ref r;
-    assert_int_equal(ce_oci_ref_parse(&ctx, "oci://registry.lab:5000/cuda/toolchains:tf-2.14", &r), CE_OK);
+    assert_int_equal(ce_oci_ref_parse("oci://registry.lab:5000/cuda/toolchains:tf-2.14", &r), CE_OK);
     assert_string_equal(r.host, "registry.lab:5000");
     assert_string_equal(r.repo, "cuda/toolchains");
     assert_string_equal(r.tag, "tf-2.14");
     assert_string_equal(r.digest, "");
     assert_string_equal(ce_oci_ref_name(&r), "tf-2.14");
-    assert_int_equal(ce_oci_ref_parse(&ctx, "oci://127.0.0.1:5000/a/b", &r), CE_OK);
+    assert_int_equal(ce_oci_ref_parse("oci://127.0.0.1:5000/a/b", &r), CE_OK);
     assert_string_equal(r.tag, "latest");
     char text[200];
     snprintf(text, sizeof text, "oci://h/a_b/c-d.e@sha256:%064d", 7);
-    assert_int_equal(ce_oci_ref_parse(&ctx, text, &r), CE_OK);
+    assert_int_equal(ce_oci_ref_parse(text, &r), CE_OK);
     assert_string_equal(r.repo, "a_b/c-d.e");
     assert_string_equal(r.tag, "");
     assert_string_equal(ce_oci_ref_name(&r), text + strlen("oci://h/a_b/c-d.e@"));
@@ -46,7 +46,7 @@ static void test_ref(void **state)
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         ce_quiet q;
         ce_quiet_begin(&q, false);
-        int rc = ce_oci_ref_parse(&ctx, bad[i], &r);
+        int rc = ce_oci_ref_parse(bad[i], &r);
         ce_quiet_end(&q);
         if (rc != CE_ERR_USAGE) fail_msg("accepted %s", bad[i]);
     }
@@ -56,7 +56,7 @@ static void test_ref(void **state)
 
 static int parse(const char *text, ce_oci_image *img)
 {
-    return ce_oci_manifest_parse(&ctx, text, "test", img);   /* no callback: nothing printed */
+    return ce_oci_manifest_parse(text, "test", img);   /* no callback: nothing printed */
 }
 
 static void test_manifest(void **state)

@@ -59,7 +59,7 @@ static void test_small(void **state)
 {
     (void)state;
     ce_redist *r = NULL;
-    assert_int_equal(ce_redist_parse(&ctx, SMALL, strlen(SMALL), URL, "linux-x86_64", &r), CE_OK);
+    assert_int_equal(ce_redist_parse(SMALL, strlen(SMALL), URL, "linux-x86_64", &r), CE_OK);
     assert_string_equal(r->release_label, "11.8.0");
     assert_int_equal(r->n, 3); /* cuda_nvvp has no linux-x86_64 archive */
     assert_string_equal(r->comps[0].name, "libcublas");
@@ -69,7 +69,7 @@ static void test_small(void **state)
     assert_string_equal(r->comps[0].url, "https://developer.download.nvidia.com/compute/cuda/redist/"
                                          "libcublas/linux-x86_64/libcublas-linux-x86_64-11.11.3.6-archive.tar.xz");
     ce_redist_free(r);
-    assert_int_equal(ce_redist_parse(&ctx, SMALL, strlen(SMALL), URL, "linux-sbsa", &r), CE_OK);
+    assert_int_equal(ce_redist_parse(SMALL, strlen(SMALL), URL, "linux-sbsa", &r), CE_OK);
     assert_int_equal(r->n, 0);
     ce_redist_free(r);
 }
@@ -102,15 +102,15 @@ static void test_invalid(void **state)
         if (!t) fail_msg("case %zu: '%s' not in the fixture", i, cases[i].from);
         ce_redist *r = (ce_redist *)1;
         ce_status_clear();
-        int rc = ce_redist_parse(&ctx, t, strlen(t), URL, "linux-x86_64", &r);
+        int rc = ce_redist_parse(t, strlen(t), URL, "linux-x86_64", &r);
         if (rc != CE_ERR_INTEGRITY || !strstr(ce_errmsg(), cases[i].want) || !strstr(ce_errmsg(), URL))
             fail_msg("case %zu: rc %d, err '%s', want '%s'", i, rc, ce_errmsg(), cases[i].want);
         assert_null(r);
         free(t);
     }
     ce_redist *r = NULL;
-    assert_int_equal(ce_redist_parse(&ctx, "[1]", 3, URL, "linux-x86_64", &r), CE_ERR_INTEGRITY);
-    assert_int_equal(ce_redist_parse(&ctx, "{", 1, URL, "linux-x86_64", &r), CE_ERR_INTEGRITY);
+    assert_int_equal(ce_redist_parse("[1]", 3, URL, "linux-x86_64", &r), CE_ERR_INTEGRITY);
+    assert_int_equal(ce_redist_parse("{", 1, URL, "linux-x86_64", &r), CE_ERR_INTEGRITY);
 }
 
 static void test_select(void **state)
@@ -120,26 +120,26 @@ static void test_select(void **state)
     ce_profile tf = { .name = "tf", .components = tf_c, .n_components = 2 };
     ce_profile tk = { .name = "toolkit", .components = all, .n_components = 1, .exclude = ex, .n_exclude = 1 };
     ce_redist *r = NULL;
-    assert_int_equal(ce_redist_parse(&ctx, SMALL, strlen(SMALL), URL, "linux-x86_64", &r), CE_OK);
-    assert_int_equal(ce_redist_select(&ctx, r, &tf, NULL), CE_OK);
+    assert_int_equal(ce_redist_parse(SMALL, strlen(SMALL), URL, "linux-x86_64", &r), CE_OK);
+    assert_int_equal(ce_redist_select(r, &tf, NULL), CE_OK);
     assert_false(r->comps[0].selected);
     assert_true(r->comps[1].selected);
     assert_false(r->comps[2].selected); /* driver-side, though the profile names it */
     size_t n;
     assert_true(ce_redist_selected_bytes(r, &n) == 913);
     assert_int_equal(n, 1);
-    assert_int_equal(ce_redist_select(&ctx, r, &tk, NULL), CE_OK);
+    assert_int_equal(ce_redist_select(r, &tk, NULL), CE_OK);
     assert_false(r->comps[0].selected);
     assert_true(r->comps[1].selected);
     assert_false(r->comps[2].selected);
-    assert_int_equal(ce_redist_select(&ctx, r, &tf, "+libcublas,-cuda_cudart"), CE_OK);
+    assert_int_equal(ce_redist_select(r, &tf, "+libcublas,-cuda_cudart"), CE_OK);
     assert_true(r->comps[0].selected);
     assert_false(r->comps[1].selected);
-    assert_int_equal(ce_redist_select(&ctx, r, &tf, "+nvidia_driver"), CE_ERR_USAGE);
+    assert_int_equal(ce_redist_select(r, &tf, "+nvidia_driver"), CE_ERR_USAGE);
     assert_non_null(strstr(ce_errmsg(), "driver-side"));
-    assert_int_equal(ce_redist_select(&ctx, r, &tf, "+nsight_systems"), CE_ERR_USAGE);
+    assert_int_equal(ce_redist_select(r, &tf, "+nsight_systems"), CE_ERR_USAGE);
     assert_non_null(strstr(ce_errmsg(), "it has: libcublas, cuda_cudart"));
-    assert_int_equal(ce_redist_select(&ctx, r, &tf, "+../x"), CE_ERR_USAGE);
+    assert_int_equal(ce_redist_select(r, &tf, "+../x"), CE_ERR_USAGE);
     ce_redist_free(r);
     assert_true(ce_redist_driver_side("mft_oem"));
     assert_true(ce_redist_driver_side("cuda_compat"));
@@ -152,7 +152,7 @@ static ce_profile *builtin_profile(const char *name, cJSON **doc)
 {
     char *text = NULL;
     size_t len = 0;
-    if (ce_file_read(&ctx, "share/manifests/cudaenv.json", 64 << 20, &text, &len) != CE_OK) return NULL;
+    if (ce_file_read("share/manifests/cudaenv.json", 64 << 20, &text, &len) != CE_OK) return NULL;
     *doc = cJSON_ParseWithLength(text, len);
     free(text);
     cJSON *p = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(*doc, "profiles"), name);
@@ -193,20 +193,20 @@ static void test_renamed(void **state)
     if (!tf) skip();
     ce_redist *r = NULL;
     size_t n;
-    assert_int_equal(ce_redist_parse(&ctx, RENAMED, strlen(RENAMED), URL, "linux-x86_64", &r), CE_OK);
-    assert_int_equal(ce_redist_select(&ctx, r, tf, NULL), CE_OK);
+    assert_int_equal(ce_redist_parse(RENAMED, strlen(RENAMED), URL, "linux-x86_64", &r), CE_OK);
+    assert_int_equal(ce_redist_select(r, tf, NULL), CE_OK);
     assert_true(ce_redist_selected_bytes(r, &n) == 1030); /* cccl + cudart: CCCL's headers not skipped */
     assert_int_equal(n, 2);
     ce_redist_free(r);
     r = NULL;
-    assert_int_equal(ce_redist_parse(&ctx, RENAMED, strlen(RENAMED), URL, "linux-sbsa", &r), CE_OK);
+    assert_int_equal(ce_redist_parse(RENAMED, strlen(RENAMED), URL, "linux-sbsa", &r), CE_OK);
     cJSON_Delete(doc);
     ce_profile *tk = builtin_profile("toolkit", &doc);
     assert_non_null(tk);
-    assert_int_equal(ce_redist_select(&ctx, r, tk, NULL), CE_OK);
+    assert_int_equal(ce_redist_select(r, tk, NULL), CE_OK);
     assert_true(ce_redist_selected_bytes(r, &n) == 1030); /* no Jetson driver-compat package on a server */
     assert_int_equal(n, 2);
-    assert_int_equal(ce_redist_select(&ctx, r, tk, "+cuda_compat_orin"), CE_ERR_USAGE);
+    assert_int_equal(ce_redist_select(r, tk, "+cuda_compat_orin"), CE_ERR_USAGE);
     assert_non_null(strstr(ce_errmsg(), "driver-side"));
     ce_redist_free(r);
     cJSON_Delete(doc);
@@ -218,15 +218,15 @@ static void test_real_11_8(void **state)
     (void)state;
     char *text = NULL;
     size_t len = 0;
-    if (ce_file_read(&ctx, "data/redist/cuda/redistrib_11.8.0.json", CE_REDIST_MAX, &text, &len) != CE_OK)
+    if (ce_file_read("data/redist/cuda/redistrib_11.8.0.json", CE_REDIST_MAX, &text, &len) != CE_OK)
         skip();
     ce_redist *r = NULL;
-    assert_int_equal(ce_redist_parse(&ctx, text, len, URL, "linux-x86_64", &r), CE_OK);
+    assert_int_equal(ce_redist_parse(text, len, URL, "linux-x86_64", &r), CE_OK);
     char *tf_c[] = { "cuda_cudart", "libcublas", "libcufft", "libcurand", "libcusolver", "libcusparse", "cuda_cupti",
                      "cuda_nvcc", "cuda_nvrtc", "cuda_cccl", "cuda_nvtx", "cuda_nvml_dev", "cuda_nvprune",
                      "cuda_profiler_api", "cuda_nvdisasm", "libnvjitlink", "cuda_crt", "libnvvm" };
     ce_profile tf = { .name = "tf", .components = tf_c, .n_components = sizeof tf_c / sizeof *tf_c };
-    assert_int_equal(ce_redist_select(&ctx, r, &tf, NULL), CE_OK);
+    assert_int_equal(ce_redist_select(r, &tf, NULL), CE_OK);
     size_t n;
     long long bytes = ce_redist_selected_bytes(r, &n);
     printf("# 11.8.0 tf profile: %zu components, %lld bytes\n", n, bytes);
@@ -251,16 +251,16 @@ static void test_real_13(void **state)
         snprintf(url, sizeof url, "https://developer.download.nvidia.com/compute/cuda/redist/redistrib_%s.json", vers[v]);
         char *text = NULL;
         size_t len = 0;
-        if (ce_file_read(&ctx, path, CE_REDIST_MAX, &text, &len) != CE_OK) skip();
+        if (ce_file_read(path, CE_REDIST_MAX, &text, &len) != CE_OK) skip();
         for (size_t pl = 0; pl < 2; pl++)
             for (int k = 0; k < 2; k++) {
                 cJSON *doc = NULL;
                 ce_profile *p = builtin_profile(k ? "toolkit" : "tf", &doc);
                 if (!p) skip();
                 ce_redist *r = NULL;
-                assert_int_equal(ce_redist_parse(&ctx, text, len, url, plats[pl], &r), CE_OK);
+                assert_int_equal(ce_redist_parse(text, len, url, plats[pl], &r), CE_OK);
                 assert_string_equal(r->release_label, vers[v]);
-                assert_int_equal(ce_redist_select(&ctx, r, p, NULL), CE_OK);
+                assert_int_equal(ce_redist_select(r, p, NULL), CE_OK);
                 size_t n = 0, cccl = 0;
                 for (size_t i = 0; i < r->n; i++) {
                     if (!r->comps[i].selected) continue;

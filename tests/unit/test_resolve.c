@@ -44,7 +44,7 @@ static int teardown(void **state)
 static int resolve(const char *text, const char *cudnn, bool no_cudnn, ce_resolved *r)
 {
     ce_spec s;
-    int rc = ce_spec_parse(&ctx, text, &s);
+    int rc = ce_spec_parse(text, &s);
     if (rc) return rc;
     return ce_resolve(&ctx, m, &s, cudnn, no_cudnn, r);
 }
@@ -189,7 +189,7 @@ static void test_builtin(void **state)
         ce_spec s;
         char text[32];
         snprintf(text, sizeof text, "tf-%s", b->tf[i].version);
-        assert_int_equal(ce_spec_parse(&ctx, text, &s), CE_OK);
+        assert_int_equal(ce_spec_parse(text, &s), CE_OK);
         ce_resolved r;
         rc = ce_resolve(&ctx, b, &s, "", false, &r);
         if (b->tf[i].not_installable) {
@@ -240,7 +240,7 @@ static int same_resolution(const ce_manifest *b, const ce_manifest *sm, const ch
                            ce_resolved *rs)
 {
     ce_spec s;
-    assert_int_equal(ce_spec_parse(&ctx, spec, &s), CE_OK);
+    assert_int_equal(ce_spec_parse(spec, &s), CE_OK);
     int cw = ce_resolve(&ctx, b, &s, "", false, rw), cs = ce_resolve(&ctx, sm, &s, "", false, rs);
     assert_int_equal(cw, cs);
     assert_string_equal(rw->name, rs->name);
@@ -259,7 +259,7 @@ static void test_slice(void **state)
     char *text = NULL;
     size_t len = 0;
     if (ce_manifest_load_file(&ctx, "share/manifests/cudaenv.json", &b)) fail_msg("%s", ce_errmsg());
-    assert_int_equal(ce_file_read(&ctx, "share/manifests/cudaenv.json", 64 << 20, &text, &len), CE_OK);
+    assert_int_equal(ce_file_read("share/manifests/cudaenv.json", 64 << 20, &text, &len), CE_OK);
     for (size_t i = 0; i < b->n_tf; i++) {
         size_t slen = 0;
         char *sl = ce_manifest_slice_tf(text, len, b->tf[i].version, &slen);
@@ -305,7 +305,7 @@ static void test_slice_cuda(void **state)
     char *text = NULL;
     size_t len = 0;
     if (ce_manifest_load_file(&ctx, "share/manifests/cudaenv.json", &b)) fail_msg("%s", ce_errmsg());
-    assert_int_equal(ce_file_read(&ctx, "share/manifests/cudaenv.json", 64 << 20, &text, &len), CE_OK);
+    assert_int_equal(ce_file_read("share/manifests/cudaenv.json", 64 << 20, &text, &len), CE_OK);
     for (size_t i = 0; i < b->n_cuda; i++)
         for (int minor = 0; minor < 2; minor++) {
             char ver[32];
@@ -364,7 +364,7 @@ static void test_slice_fw(void **state)
     char *text = NULL;
     size_t len = 0, n;
     if (ce_manifest_load_file(&ctx, "share/manifests/cudaenv.json", &b)) fail_msg("%s", ce_errmsg());
-    assert_int_equal(ce_file_read(&ctx, "share/manifests/cudaenv.json", 64 << 20, &text, &len), CE_OK);
+    assert_int_equal(ce_file_read("share/manifests/cudaenv.json", 64 << 20, &text, &len), CE_OK);
     static const char *const names[] = { "torch", "jax" };
     int seen = 0;
     for (int k = 0; k < 2; k++) {
@@ -414,7 +414,7 @@ static void test_slice_pieces(void **state)
     char *text = NULL, path[] = "/tmp/test_resolve_pieces.XXXXXX";
     size_t len = 0;
     if (ce_manifest_load_file(&ctx, "share/manifests/cudaenv.json", &b)) fail_msg("%s", ce_errmsg());
-    assert_int_equal(ce_file_read(&ctx, "share/manifests/cudaenv.json", 64 << 20, &text, &len), CE_OK);
+    assert_int_equal(ce_file_read("share/manifests/cudaenv.json", 64 << 20, &text, &len), CE_OK);
     char *recs = ce_manifest_slice_records(text, len);
     assert_non_null(recs);
     assert_true(strncmp(recs, "at - schema ", 12) == 0);

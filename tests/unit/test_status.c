@@ -14,7 +14,6 @@
 #include "core/error.h"
 #include "core/status.h"
 
-static ce_ctx ctx;   /* shared by every thread, by pointer: nothing in it changes */
 
 /* ---- one status per thread ---- */
 
@@ -34,11 +33,11 @@ static void *fail_then_read(void *arg)
     snprintf(w->start, sizeof w->start, "%s", ce_errmsg());
     ce_quiet q;                                  /* a quiet failure leaves a clean thread clean */
     ce_quiet_begin(&q, false);
-    ce_fail(&ctx, CE_ERR_IO, "cleanup failed");
+    ce_fail(CE_ERR_IO, "cleanup failed");
     ce_quiet_end(&q);
     w->quiet_code = ce_errcode();
     snprintf(w->quiet, sizeof w->quiet, "%s", ce_errmsg());
-    ce_fail(&ctx, w->code, "%s failed in %s", w->what, "a worker");
+    ce_fail(w->code, "%s failed in %s", w->what, "a worker");
     pthread_barrier_wait(w->bar);                /* both have failed before either reads */
     w->got_code = ce_errcode();
     snprintf(w->got, sizeof w->got, "%s", ce_errmsg());
@@ -51,7 +50,7 @@ static void test_per_thread(void **state)
 {
     (void)state;
     ce_status_clear();
-    ce_fail(&ctx, CE_ERR_PERM, "the main thread's own error");
+    ce_fail(CE_ERR_PERM, "the main thread's own error");
     pthread_barrier_t bar;
     pthread_barrier_init(&bar, NULL, 2);
     worker a = { .bar = &bar, .code = CE_ERR_DOWNLOAD, .what = "download" };
@@ -91,15 +90,15 @@ static void test_quiet_keeps_first_error(void **state)
 {
     (void)state;
     ce_status_clear();
-    assert_int_equal(ce_fail(&ctx, CE_ERR_SPACE, "no space in %s", "/root"), CE_ERR_SPACE);
+    assert_int_equal(ce_fail(CE_ERR_SPACE, "no space in %s", "/root"), CE_ERR_SPACE);
     ce_quiet q;
     ce_quiet_begin(&q, false);
     assert_string_equal(ce_errmsg(), "no space in /root");   /* the scope starts with the status as it was */
-    ce_fail(&ctx, CE_ERR_IO, "cannot remove /root/staging");
+    ce_fail(CE_ERR_IO, "cannot remove /root/staging");
     assert_string_equal(ce_errmsg(), "cannot remove /root/staging"); /* readable inside */
     ce_quiet inner;
     ce_quiet_begin(&inner, false);
-    ce_fail(&ctx, CE_ERR_NOTFOUND, "nested");
+    ce_fail(CE_ERR_NOTFOUND, "nested");
     ce_quiet_end(&inner);
     assert_string_equal(ce_errmsg(), "cannot remove /root/staging");
     ce_quiet_end(&q);
@@ -108,7 +107,7 @@ static void test_quiet_keeps_first_error(void **state)
 
     /* keep: the failure inside the scope becomes the error to report */
     ce_quiet_begin(&q, false);
-    ce_fail(&ctx, CE_ERR_USAGE, "bad profile");
+    ce_fail(CE_ERR_USAGE, "bad profile");
     ce_quiet_keep(&q);
     assert_int_equal(ce_errcode(), CE_ERR_USAGE);
     assert_string_equal(ce_errmsg(), "bad profile");
@@ -119,13 +118,13 @@ static void test_quiet_keeps_first_error(void **state)
 static void test_fail_quotes_itself(void **state)
 {
     (void)state;
-    ce_fail(&ctx, CE_ERR_NOTFOUND, "cuda-12.2 is not installed");
-    ce_fail(&ctx, CE_ERR_NOTFOUND, "%s (%s %s)", ce_errmsg(), "named by", "/p/.cuda-version");
+    ce_fail(CE_ERR_NOTFOUND, "cuda-12.2 is not installed");
+    ce_fail(CE_ERR_NOTFOUND, "%s (%s %s)", ce_errmsg(), "named by", "/p/.cuda-version");
     assert_string_equal(ce_errmsg(), "cuda-12.2 is not installed (named by /p/.cuda-version)");
     char big[6000];
     memset(big, 'x', sizeof big - 1);
     big[sizeof big - 1] = '\0';
-    ce_fail(&ctx, CE_ERR_IO, "%s", big);            /* truncated, terminated */
+    ce_fail(CE_ERR_IO, "%s", big);            /* truncated, terminated */
     assert_int_equal(strlen(ce_errmsg()), CE_STATUS_MSG - 1);
     ce_status_clear();
 }

@@ -147,12 +147,12 @@ static void test_spec_file_bounded(void **state)
     char p[256], spec[128];
     write_file("ok", "# pin\n\n  11.8  \n", 16);
     snprintf(p, sizeof p, "%s/ok", dir);
-    assert_int_equal(ce_spec_file_read(&ctx, p, spec, sizeof spec), CE_OK);
+    assert_int_equal(ce_spec_file_read(p, spec, sizeof spec), CE_OK);
     assert_string_equal(spec, "11.8");
     /* a secret is not a spec and is never echoed */
     write_file("secret", "https://u:TOKEN@host\n", 21);
     snprintf(p, sizeof p, "%s/secret", dir);
-    assert_int_equal(ce_spec_file_read(&ctx, p, spec, sizeof spec), CE_ERR_NOTFOUND);
+    assert_int_equal(ce_spec_file_read(p, spec, sizeof spec), CE_ERR_NOTFOUND);
     assert_non_null(strstr(ce_errmsg(), "no such toolchain or spec (content not shown)"));
     assert_null(strstr(ce_errmsg(), "TOKEN"));
     /* a first line longer than the 256 bytes read */
@@ -160,26 +160,26 @@ static void test_spec_file_bounded(void **state)
     memset(big, '1', sizeof big);
     write_file("big", big, sizeof big);
     snprintf(p, sizeof p, "%s/big", dir);
-    assert_int_equal(ce_spec_file_read(&ctx, p, spec, sizeof spec), CE_ERR_NOTFOUND);
+    assert_int_equal(ce_spec_file_read(p, spec, sizeof spec), CE_ERR_NOTFOUND);
     /* "11.7", blanks to byte 256, then more: not the spec "11.7" (issue 24) */
     memset(big, ' ', sizeof big);
     memcpy(big, "11.7", 4);
     memcpy(big + 300, "junk\n", 5);
     write_file("long", big, 305);
     snprintf(p, sizeof p, "%s/long", dir);
-    assert_int_equal(ce_spec_file_read(&ctx, p, spec, sizeof spec), CE_ERR_NOTFOUND);
+    assert_int_equal(ce_spec_file_read(p, spec, sizeof spec), CE_ERR_NOTFOUND);
     /* the same line ending within the bytes read is the spec */
     big[200] = '\n';
     write_file("long", big, 305);
-    assert_int_equal(ce_spec_file_read(&ctx, p, spec, sizeof spec), CE_OK);
+    assert_int_equal(ce_spec_file_read(p, spec, sizeof spec), CE_OK);
     assert_string_equal(spec, "11.7");
     /* procfs: made up on reading, may block (/proc/kmsg) */
-    assert_int_equal(ce_spec_file_read(&ctx, "/proc/self/comm", spec, sizeof spec), CE_ERR_IO);
+    assert_int_equal(ce_spec_file_read("/proc/self/comm", spec, sizeof spec), CE_ERR_IO);
     assert_non_null(strstr(ce_errmsg(), "kernel interface"));
     /* a FIFO is refused without blocking */
     snprintf(p, sizeof p, "%s/fifo", dir);
     assert_int_equal(mkfifo(p, 0644), 0);
-    assert_int_equal(ce_spec_file_read(&ctx, p, spec, sizeof spec), CE_ERR_IO);
+    assert_int_equal(ce_spec_file_read(p, spec, sizeof spec), CE_ERR_IO);
     assert_non_null(strstr(ce_errmsg(), "not a regular file"));
 }
 
@@ -195,7 +195,7 @@ static void test_rm_tree_no_follow(void **state)
              "&& ln -s ../../victim t/b/dirlink && ln -s ../victim/f t/filelink", dir);
     assert_int_equal(system(cmd), 0);
     snprintf(p, sizeof p, "%s/t", dir);
-    assert_int_equal(ce_rm_tree(&ctx, p), CE_OK);
+    assert_int_equal(ce_rm_tree(p), CE_OK);
     assert_int_equal(access(p, F_OK), -1);
     snprintf(p, sizeof p, "%s/victim/f", dir);
     assert_int_equal(access(p, F_OK), 0);
@@ -520,7 +520,7 @@ static void test_priv_dir_make(void **state)
     snprintf(p, sizeof p, "%s/tmpish/mine", dir);
     assert_int_equal(ce_priv_dir_make(&t, p, 0755, why, sizeof why), 0);
     /* and the file written beneath it */
-    assert_int_equal(ce_file_write_atomic_at(NULL, t.fd, p, "f.json", "{}\n", 3, 0644), CE_OK);
+    assert_int_equal(ce_file_write_atomic_at(t.fd, p, "f.json", "{}\n", 3, 0644), CE_OK);
     ce_priv_tree_close(&t);
     snprintf(p, sizeof p, "%s/tmpish/mine/f.json", dir);
     assert_int_equal(stat(p, &st), 0);
@@ -605,7 +605,7 @@ static void test_pyrun(void **state)
     setenv("PYTHONPATH", pp, 1);
     const char *args[] = { "a1" };
     ce_py py;
-    assert_int_equal(ce_py_prepare(&ctx, &py, "/usr/bin/python3", "print(1)\n", args, 1), CE_OK);
+    assert_int_equal(ce_py_prepare(&py, "/usr/bin/python3", "print(1)\n", args, 1), CE_OK);
     assert_string_equal(py.argv[0], "/usr/bin/python3");
     assert_string_equal(py.argv[1], "-I");
     assert_string_equal(py.argv[2], py.script);
@@ -620,9 +620,9 @@ static void test_pyrun(void **state)
     if (geteuid() == 0) assert_null(strstr(py.env_add[0], bad));
     char d2[4096];
     snprintf(d2, sizeof d2, "%s", py.dir);
-    ce_py_done(&ctx, &py);
+    ce_py_done(&py);
     assert_int_not_equal(stat(d2, &st), 0);
-    ce_py_done(&ctx, &py);   /* twice is fine */
+    ce_py_done(&py);   /* twice is fine */
     unsetenv("PYTHONPATH");
     /* a TMPDIR whose template would be cut by one byte: refused as too long
      * (not a truncated template mkdtemp rejects) */
@@ -638,7 +638,7 @@ static void test_pyrun(void **state)
     }
     assert_int_equal(strlen(deep), 4096 - 18);   /* + "/cudaenv-py.XXXXXX" = sizeof py.dir */
     setenv("TMPDIR", deep, 1);
-    assert_int_equal(ce_py_prepare(&ctx, &py, "/usr/bin/python3", "print(1)\n", NULL, 0), CE_ERR_OTHER);
+    assert_int_equal(ce_py_prepare(&py, "/usr/bin/python3", "print(1)\n", NULL, 0), CE_ERR_OTHER);
     assert_non_null(strstr(ce_errmsg(), "TMPDIR too long"));
     unsetenv("TMPDIR");
     if (geteuid() != 0) return;
@@ -649,24 +649,24 @@ static void test_pyrun(void **state)
     assert_int_equal(chmod(d2, 01777), 0);
     assert_int_equal(chown(d2, 65534, 65534), 0);
     setenv("TMPDIR", d2, 1);
-    assert_int_equal(ce_py_prepare(&ctx, &py, "/usr/bin/python3", "print(1)\n", NULL, 0), CE_OK);
+    assert_int_equal(ce_py_prepare(&py, "/usr/bin/python3", "print(1)\n", NULL, 0), CE_OK);
     assert_int_equal(strncmp(py.dir, "/tmp/cudaenv-py.", 16), 0);
-    ce_py_done(&ctx, &py);
+    ce_py_done(&py);
     /* and when it is root's, under a user's directory */
     snprintf(d2, sizeof d2, "%s/tmp", bad);
     assert_int_equal(mkdir(d2, 0700), 0);
     assert_int_equal(chmod(d2, 01777), 0);
     setenv("TMPDIR", d2, 1);
-    assert_int_equal(ce_py_prepare(&ctx, &py, "/usr/bin/python3", "print(1)\n", NULL, 0), CE_OK);
+    assert_int_equal(ce_py_prepare(&py, "/usr/bin/python3", "print(1)\n", NULL, 0), CE_OK);
     assert_int_equal(strncmp(py.dir, "/tmp/cudaenv-py.", 16), 0);
-    ce_py_done(&ctx, &py);
+    ce_py_done(&py);
     /* a root-owned one is used */
     snprintf(d2, sizeof d2, "%s/tmp", good);
     assert_int_equal(mkdir(d2, 0700), 0);
     setenv("TMPDIR", d2, 1);
-    assert_int_equal(ce_py_prepare(&ctx, &py, "/usr/bin/python3", "print(1)\n", NULL, 0), CE_OK);
+    assert_int_equal(ce_py_prepare(&py, "/usr/bin/python3", "print(1)\n", NULL, 0), CE_OK);
     assert_int_equal(strncmp(py.dir, d2, strlen(d2)), 0);
-    ce_py_done(&ctx, &py);
+    ce_py_done(&py);
     unsetenv("TMPDIR");
 }
 

@@ -160,7 +160,7 @@ static int teardown(void **state)
     (void)state;
     ce_ctx ctx;
     ce_ctx_init(&ctx);
-    ce_rm_tree(&ctx, tmpdir);
+    ce_rm_tree(tmpdir);
     return 0;
 }
 
@@ -407,7 +407,7 @@ static void test_unpack_hash_index(void **state)
     assert_int_equal(ce_unpack(&ctx, &src, dest), CE_OK);
 
     char *text = NULL;
-    assert_int_equal(ce_file_read(&ctx, index, 1 << 20, &text, NULL), CE_OK);
+    assert_int_equal(ce_file_read(index, 1 << 20, &text, NULL), CE_OK);
     cJSON *j = cJSON_Parse(text);
     free(text);
     assert_non_null(j);
@@ -423,7 +423,7 @@ static void test_unpack_hash_index(void **state)
         char p[700], want[CE_SHA256_HEX];
         snprintf(p, sizeof p, "%s/%s", dest, regular[i]);
         assert_int_equal(stat(p, &st), 0);
-        assert_int_equal(ce_sha256_file(&ctx, p, want), CE_OK);
+        assert_int_equal(ce_sha256_file(p, want), CE_OK);
         const cJSON *f, *hit = NULL;
         cJSON_ArrayForEach(f, files)
             if ((unsigned long long)cJSON_GetObjectItemCaseSensitive(f, "ino")->valuedouble ==
@@ -472,7 +472,7 @@ static void test_unpack_big_file_over_links(void **state)
     char *text = NULL;
     size_t len = 0;
     snprintf(p, sizeof p, "%s/links/real", tmpdir);
-    assert_int_equal(ce_file_read(&ctx, p, 1 << 20, &text, &len), CE_OK);
+    assert_int_equal(ce_file_read(p, 1 << 20, &text, &len), CE_OK);
     assert_int_equal(len, 5);
     assert_memory_equal(text, "REAL\n", 5);
     free(text);
@@ -482,7 +482,7 @@ static void test_unpack_big_file_over_links(void **state)
         snprintf(p, sizeof p, "%s/links/%s", tmpdir, names[i]);
         assert_int_equal(lstat(p, &st), 0);
         assert_true(S_ISREG(st.st_mode) && st.st_nlink == 1);
-        assert_int_equal(ce_file_read(&ctx, p, 16 << 20, &text, &len), CE_OK);
+        assert_int_equal(ce_file_read(p, 16 << 20, &text, &len), CE_OK);
         assert_int_equal(len, strlen(big));
         assert_memory_equal(text, big, len);
         free(text);

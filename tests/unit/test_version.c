@@ -56,14 +56,14 @@ static void test_spec(void **state)
         { "tf-latest+cudnn8.9", CE_SPEC_TF, "latest", "8.9" },
     };
     for (size_t i = 0; i < sizeof ok / sizeof *ok; i++) {
-        assert_int_equal(ce_spec_parse(&ctx, ok[i].in, &s), CE_OK);
+        assert_int_equal(ce_spec_parse(ok[i].in, &s), CE_OK);
         assert_int_equal(s.kind, ok[i].kind);
         assert_string_equal(s.version, ok[i].ver);
         assert_string_equal(s.cudnn, ok[i].cudnn);
     }
     const char *bad[] = { "", "tf-", "tf-lates", "latest2", "banana", "11.8+cudnn", "11..8", "cuda-", "11.8+cudnnX" };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
-        assert_int_equal(ce_spec_parse(&ctx, bad[i], &s), CE_ERR_NOTFOUND);
+        assert_int_equal(ce_spec_parse(bad[i], &s), CE_ERR_NOTFOUND);
 }
 
 static void test_toolchain_name(void **state)

@@ -34,8 +34,7 @@ static int mk_dir(void **state)
 static int rm_dir(void **state)
 {
     (void)state;
-    ce_ctx ctx = { 0 };
-    return ce_rm_tree(&ctx, dir) == CE_OK ? 0 : -1;
+    return ce_rm_tree(dir) == CE_OK ? 0 : -1;
 }
 
 static void sh(const char *fmt)

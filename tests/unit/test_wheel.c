@@ -134,7 +134,7 @@ static int check(const char *text, long long size, const char *sha)
     assert_non_null(w);
     assert_int_equal(ce_wheel_took(w, "nvidia/nccl/lib/libnccl.so.2", size, sha), CE_OK);
     if (text) assert_true(ce_wheel_record(w, strdup(text), strlen(text)));
-    int rc = ce_wheel_check(&ctx, w, "https://x/n.whl", "nvidia/nccl/");
+    int rc = ce_wheel_check(w, "https://x/n.whl", "nvidia/nccl/");
     ce_wheel_free(w);
     return rc;
 }
@@ -195,7 +195,7 @@ static int teardown(void **state)
     (void)state;
     ce_ctx ctx;
     ce_ctx_init(&ctx);
-    ce_rm_tree(&ctx, tmpdir);
+    ce_rm_tree(tmpdir);
     return 0;
 }
 
@@ -294,7 +294,7 @@ static void test_unpack_streamed(void **state)
         char *text;
         size_t n;
         snprintf(p, sizeof p, "%s/%s/lib/libnccl.so.2", tmpdir, sub);
-        assert_int_equal(ce_file_read(&ctx, p, 16 << 20, &text, &n), CE_OK);
+        assert_int_equal(ce_file_read(p, 16 << 20, &text, &n), CE_OK);
         assert_int_equal(n, len);
         assert_memory_equal(text, lib, len);
         free(text);

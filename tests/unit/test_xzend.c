@@ -75,7 +75,7 @@ static int teardown(void **state)
     (void)state;
     ce_ctx ctx;
     ce_ctx_init(&ctx);
-    ce_rm_tree(&ctx, tmpdir);
+    ce_rm_tree(tmpdir);
     free(tarbuf);
     return 0;
 }
