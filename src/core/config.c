@@ -35,8 +35,8 @@ void ce_config_path(ce_ctx *ctx, ce_conf_origin which, char *out, size_t n)
         return;
     }
     const char *xdg = getenv("XDG_CONFIG_HOME"), *home = getenv("HOME");
-    if (xdg && *xdg == '/') snprintf(out, n, "%s/cudaenv/" CE_CONFIG_NAME, xdg);
-    else if (home && *home == '/') snprintf(out, n, "%s/.config/cudaenv/" CE_CONFIG_NAME, home);
+    if (xdg && *xdg == '/') ce_path_under(xdg, "/cudaenv/" CE_CONFIG_NAME, out, n);
+    else if (home && *home == '/') ce_path_under(home, "/.config/cudaenv/" CE_CONFIG_NAME, out, n);
     else out[0] = '\0';
 }
 

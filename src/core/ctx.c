@@ -148,8 +148,10 @@ const char *ce_self_dir(const ce_ctx *ctx)
     if (n > 0) {
         exe[n] = '\0';
         char *slash = strrchr(exe, '/');
-        if (slash) *slash = '\0';
-        snprintf(dir, sizeof ctx->self_dir, "%s", exe);
+        size_t l = slash ? (size_t)(slash - exe) : (size_t)n;
+        if (l >= sizeof ctx->self_dir) l = 0;   /* too long to use: unknown */
+        memcpy(dir, exe, l);
+        dir[l] = '\0';
     }
     return dir;
 }

@@ -27,8 +27,9 @@ int ce_open_regular(const char *path)
         return ce_fail(CE_ERR_IO, "%s is not a regular file (a FIFO, device or directory); cudaenv "
                        "reads its state only from regular files: remove or replace it", path);
     }
-    int fl = fcntl(fd, F_GETFL);
-    if (fl >= 0) fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+    /* O_NONBLOCK stays: reads of a regular file never block on it (Linux
+     * ignores the flag for them; mandatory locks, the one exception, are
+     * gone since 5.15 and needed a "mand" mount before) */
     return fd;
 }
 

@@ -26,5 +26,12 @@ int ce_path_join(char *out, size_t outsz, const char *a, const char *b)
 
 void ce_path_under(const char *root, const char *abs, char *out, size_t outsz)
 {
-    snprintf(out, outsz, "%s%s", root, abs);
+    /* snprintf(out, outsz, "%s%s", root, abs) by hand: on every use/env's path */
+    size_t a = strlen(root), b = strlen(abs);
+    if (!outsz) return;
+    if (a >= outsz) a = outsz - 1;
+    if (b >= outsz - a) b = outsz - 1 - a;
+    memmove(out, root, a);
+    memmove(out + a, abs, b);
+    out[a + b] = '\0';
 }

@@ -16,6 +16,8 @@
 #include <linux/openat2.h>
 #endif
 
+#include "path.h"
+
 bool ce_priv(void)
 {
     /* no environment override: under sudo -E the caller's environment is
@@ -201,6 +203,14 @@ static int fail_errno(int e, const char *path, char *why, size_t whysz)
 int ce_priv_file_open(const char *path, bool follow, char *real, size_t realsz, char *why, size_t whysz)
 {
     char buf[PATH_MAX];
+    struct stat pre;
+    /* nothing there (the usual config file): no walk to say so; what is
+     * there is opened and checked below, a link swapped in meanwhile too */
+    if ((follow ? stat(path, &pre) : lstat(path, &pre)) != 0 && errno == ENOENT) {
+        ce_path_under(path, " does not exist", why, whysz);
+        errno = ENOENT;
+        return -1;
+    }
     if (follow ? !realpath(path, buf) : snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf)
         return fail_errno(follow ? errno : ENAMETOOLONG, path, why, whysz);
     char *slash = strrchr(buf, '/');

@@ -95,7 +95,11 @@ void ce_status_put(const ce_status *st)
 void ce_quiet_begin(ce_quiet *q, bool mute_events)
 {
     q->saved.code = tl_code;
-    snprintf(q->saved.msg, sizeof q->saved.msg, "%s", ce_errmsg());
+    const char *m = ce_errmsg();   /* copied by hand: quiet scopes are on every use/env/cd hook's path */
+    size_t n = strlen(m);
+    if (n >= sizeof q->saved.msg) n = sizeof q->saved.msg - 1;
+    memcpy(q->saved.msg, m, n);
+    q->saved.msg[n] = '\0';
     q->muted = tl_muted;
     if (mute_events) tl_muted = true;
 }

@@ -1,6 +1,7 @@
 #include "index.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,13 +10,14 @@
 
 #include <openssl/evp.h>
 
+#include "core/config.h"
 #include "core/file.h"
 #include "core/path.h"
 #include "core/version.h"
 #include "slice.h"
 #include "source.h"
 
-#define INDEX_MAGIC "cudaenv-index 5"
+#define INDEX_MAGIC "cudaenv-index 6"
 #define INDEX_MAX (1u << 20)
 
 void ce_sha256_hex(const void *data, size_t len, char out[65])
@@ -46,13 +48,86 @@ static int index_path(ce_ctx *ctx, const char *ipath, char *out, size_t n)
     return CE_OK;
 }
 
-/* The stat key "<dev>:<inode> <size> <mtime> <ctime>" of st. */
+/* v in decimal at p (at most 20 digits); the end. */
+static char *put_u64(char *p, unsigned long long v)
+{
+    char tmp[20];
+    int n = 0;
+    do tmp[n++] = (char)('0' + v % 10); while ((v /= 10));
+    while (n) *p++ = tmp[--n];
+    return p;
+}
+
+/* "<seconds>.<nanoseconds, 9 digits>" at p. */
+static char *put_time(char *p, const struct timespec *t)
+{
+    if (t->tv_sec < 0) *p++ = '-';
+    p = put_u64(p, t->tv_sec < 0 ? 0ull - (unsigned long long)t->tv_sec : (unsigned long long)t->tv_sec);
+    *p++ = '.';
+    for (long d = 100000000, ns = t->tv_nsec; d; d /= 10) *p++ = (char)('0' + ns / d % 10);
+    return p;
+}
+
+/* The stat key "<dev>:<inode> <size> <mtime> <ctime>" of st (what
+ * "%llu:%llu %lld %lld.%09ld %lld.%09ld" prints, without stdio: it is on
+ * every use/env/cd hook's path). */
 static bool stat_key(const struct stat *st, char *key, size_t n)
 {
-    int w = snprintf(key, n, "%llu:%llu %lld %lld.%09ld %lld.%09ld", (unsigned long long)st->st_dev,
-                     (unsigned long long)st->st_ino, (long long)st->st_size, (long long)st->st_mtim.tv_sec,
-                     st->st_mtim.tv_nsec, (long long)st->st_ctim.tv_sec, st->st_ctim.tv_nsec);
-    return w > 0 && (size_t)w < n;
+    if (n < 128 || st->st_size < 0) return false;   /* 5 numbers of at most 20 digits, 2 of 9, 6 separators */
+    char *p = put_u64(key, (unsigned long long)st->st_dev);
+    *p++ = ':';
+    p = put_u64(p, (unsigned long long)st->st_ino);
+    *p++ = ' ';
+    p = put_u64(p, (unsigned long long)st->st_size);
+    *p++ = ' ';
+    p = put_time(p, &st->st_mtim);
+    *p++ = ' ';
+    p = put_time(p, &st->st_ctim);
+    *p = '\0';
+    return true;
+}
+
+static uint64_t fnv(uint64_t h, const void *data, size_t n)
+{
+    for (const unsigned char *c = data; n--; c++) h = (h ^ *c) * 1099511628211ull;
+    return h;
+}
+
+/* What decides which file ce_manifest_source names, besides that file:
+ * the manifest --manifest or CUDAENV_MANIFEST gives; without one, each
+ * config file's path and stat identity (or absence) and the binary's
+ * directory, beside which the built-in manifest is found.  FNV-1a 64 of
+ * them as 16 hex digits.  The index records it with the manifest's path;
+ * the same where key and that path's stat key unchanged, the index is
+ * current without locating the manifest again (no config file parsed, no
+ * ownership walk as root: the file root trusted when it wrote the index is
+ * the same, its ctime included). */
+static void where_key(ce_ctx *ctx, char out[17])
+{
+    uint64_t h = 1469598103934665603ull;
+    const char *given = ce_manifest_given(ctx);
+    h = fnv(h, given, strlen(given) + 1);
+    if (!given[0]) {
+        char path[4200];
+        struct stat st;
+        for (int w = CE_CONF_SITE; w <= CE_CONF_USER; w++) {
+            ce_config_path(ctx, (ce_conf_origin)w, path, sizeof path);
+            h = fnv(h, path, strlen(path) + 1);
+            if (!path[0] || lstat(path, &st) != 0) {
+                h = fnv(h, "-", 1);
+                continue;
+            }
+            unsigned long long f[] = { st.st_dev, st.st_ino, (unsigned long long)st.st_size, st.st_mode, st.st_uid,
+                                       (unsigned long long)st.st_mtim.tv_sec, (unsigned long long)st.st_mtim.tv_nsec,
+                                       (unsigned long long)st.st_ctim.tv_sec, (unsigned long long)st.st_ctim.tv_nsec };
+            h = fnv(h, f, sizeof f);
+        }
+        const char *self = ce_self_dir(ctx);
+        h = fnv(h, self, strlen(self) + 1);
+    }
+    static const char hex[] = "0123456789abcdef";
+    for (int i = 15; i >= 0; i--, h >>= 4) out[i] = hex[h & 15];
+    out[16] = '\0';
 }
 
 /* The manifest file ctx resolves with: its path and stat key
@@ -70,8 +145,9 @@ static bool manifest_key(ce_ctx *ctx, ce_msource *src, char *key, size_t n)
 }
 
 /* The index text split in place: *sha and *key point into the manifest
- * line, *rest at the records; NULL when absent or not ours. */
-static char *read_index(ce_ctx *ctx, const char *ipath, char **sha, char **key, char **rest)
+ * line (the key followed by the manifest's path), *where at the where key,
+ * *rest at the records; NULL when absent or not ours. */
+static char *read_index(ce_ctx *ctx, const char *ipath, char **sha, char **key, char **where, char **rest)
 {
     char path[4200], *data = NULL;
     size_t len = 0;
@@ -87,11 +163,18 @@ static char *read_index(ce_ctx *ctx, const char *ipath, char **sha, char **key, 
         free(data);
         return NULL;
     }
-    *nl1 = *nl2 = '\0';
+    bool hex = !strncmp(nl2 + 1, "where ", 6);
+    for (int i = 0; hex && i < 16; i++) hex = (nl2[7 + i] >= '0' && nl2[7 + i] <= '9') || (nl2[7 + i] >= 'a' && nl2[7 + i] <= 'f');
+    if (!hex || nl2[7 + 16] != '\n') {
+        free(data);
+        return NULL;
+    }
+    *nl1 = *nl2 = nl2[7 + 16] = '\0';
     *sha = nl1 + 10;
     (*sha)[64] = '\0';
     *key = *sha + 65;
-    *rest = nl2 + 1;
+    *where = nl2 + 7;
+    *rest = nl2 + 7 + 17;
     return data;
 }
 
@@ -102,18 +185,41 @@ static bool same_key(const char *line, const char *key)
     return strncmp(line, key, n) == 0 && (line[n] == ' ' || line[n] == '\0');
 }
 
+/* The index's manifest, by the path it records, is the one ctx would
+ * locate (where_key) and unchanged since. */
+static bool still_current(ce_ctx *ctx, const char *ikey, const char *iwhere)
+{
+    char where[17], key[256];
+    where_key(ctx, where);
+    if (strcmp(where, iwhere)) return false;
+    const char *path = ikey;
+    for (int i = 0; i < 4 && path; i++)
+        if ((path = strchr(path, ' '))) path++;
+    struct stat st;
+    return path && *path == '/' && stat(path, &st) == 0 && stat_key(&st, key, sizeof key) && same_key(ikey, key);
+}
+
+static _Thread_local bool where_missed;
+
+bool ce_index_where_stale(void)
+{
+    return where_missed;
+}
+
 /* The index's records when its key names the manifest as it is now; NULL
  * (nothing to answer from) without a manifest file, an index or a current key. */
 static char *current_records(ce_ctx *ctx, const char *ipath, char **rest)
 {
-    char key[256], *sha, *ikey;
+    char key[256], *sha, *ikey, *iwhere;
     ce_msource src;
-    if (!manifest_key(ctx, &src, key, sizeof key)) return NULL;
-    char *data = read_index(ctx, ipath, &sha, &ikey, rest);
-    if (data && !same_key(ikey, key)) {
+    where_missed = false;
+    char *data = read_index(ctx, ipath, &sha, &ikey, &iwhere, rest);
+    if (!data || still_current(ctx, ikey, iwhere)) return data;
+    if (!manifest_key(ctx, &src, key, sizeof key) || !same_key(ikey, key)) {
         free(data);
-        data = NULL;
+        return NULL;
     }
+    where_missed = true;   /* current, found the long way */
     return data;
 }
 
@@ -179,9 +285,19 @@ static bool parse_at(const char *line)
 }
 
 /* One "tf X.Y cuda cudnn|-" record (or a valid cuda, fw, facts or at record: *tf "" then); false for anything else. */
+/* snprintf(dst, n, "%s", src) without stdio. */
+static void copy_str(char *dst, size_t n, const char *src)
+{
+    size_t l = strlen(src);
+    if (!n) return;
+    if (l >= n) l = n - 1;
+    memcpy(dst, src, l);
+    dst[l] = '\0';
+}
+
 static bool parse_tf(const char *line, char *tf, char *cuda, char *cudnn)
 {
-    char extra, plat[128];
+    char plat[128];
     if (!strncmp(line, "at ", 3)) {
         tf[0] = cuda[0] = cudnn[0] = '\0';
         return parse_at(line);
@@ -205,7 +321,18 @@ static bool parse_tf(const char *line, char *tf, char *cuda, char *cudnn)
         tf[0] = '\0';
         return parse_facts(line, cuda, &f);
     }
-    if (sscanf(line, "tf %31s %31s %31s %c", tf, cuda, cudnn, &extra) != 3) return false;
+    /* "tf <X.Y> <cuda> <cudnn|->": split by hand, not sscanf: every use/env/cd hook reads one */
+    if (strncmp(line, "tf ", 3)) return false;
+    char *field[3] = { tf, cuda, cudnn };
+    const char *p = line + 3;
+    for (int i = 0; i < 3; i++, p++) {
+        size_t n = 0;
+        while (p[n] && p[n] != ' ') n++;
+        if (n == 0 || n > 31 || (i < 2 ? p[n] != ' ' : p[n] != '\0')) return false;
+        memcpy(field[i], p, n);
+        field[i][n] = '\0';
+        p += n;
+    }
     if (!strcmp(cudnn, "-")) cudnn[0] = '\0';
     return ce_version_valid(tf) && ce_version_valid(cuda) && (!cudnn[0] || ce_version_valid(cudnn));
 }
@@ -220,8 +347,13 @@ int ce_index_tf(ce_ctx *ctx, const char *ipath, const char *tf, char *cuda, size
     bool alias = !strcmp(tf, "latest") || !strchr(tf, '.');
     size_t tl = strlen(tf);
     if (!alias) {   /* one exact row: found by its text, the records around it never split */
-        char needle[48];
-        snprintf(needle, sizeof needle, "\ntf %s ", tf);
+        char needle[48] = "\ntf ";
+        if (tl > sizeof needle - 6) {
+            free(data);
+            return 0;   /* longer than any version */
+        }
+        memcpy(needle + 4, tf, tl);
+        memcpy(needle + 4 + tl, " ", 2);
         char *l = !strncmp(rest, needle + 1, strlen(needle) - 1) ? rest : strstr(rest, needle);
         if (l && l != rest) l++;
         if (l) {
@@ -230,8 +362,8 @@ int ce_index_tf(ce_ctx *ctx, const char *ipath, const char *tf, char *cuda, size
             char t[32], c[32], d[32];
             found = parse_tf(l, t, c, d) ? 1 : -1;   /* a corrupt row: trust none of it */
             if (found == 1) {
-                snprintf(cuda, cudasz, "%s", c);
-                snprintf(cudnn, cudnnsz, "%s", d);
+                copy_str(cuda, cudasz, c);
+                copy_str(cudnn, cudnnsz, d);
             }
         }
         free(data);
@@ -360,11 +492,11 @@ int ce_index_facts_of(ce_ctx *ctx, const char *ipath, const char *cuda, const ch
 
 int ce_index_at(ce_ctx *ctx, const char *ipath, int fd, char **data, const char **recs)
 {
-    char key[256], *sha, *ikey, *rest;
+    char key[256], *sha, *ikey, *iwhere, *rest;
     struct stat st;
     *data = NULL;
     if (fstat(fd, &st) != 0 || !stat_key(&st, key, sizeof key)) return -1;
-    char *d = read_index(ctx, ipath, &sha, &ikey, &rest);
+    char *d = read_index(ctx, ipath, &sha, &ikey, &iwhere, &rest);
     if (!d || !same_key(ikey, key)) {
         free(d);
         return -1;
@@ -415,7 +547,7 @@ static int write_index(ce_ctx *ctx, const char *ipath, const char *text, size_t 
 
 /* The index text for manifest m (text[0..tlen)) of content sha and stat key key. */
 static char *index_text(const ce_manifest *m, char *text, size_t tlen, const char *sha, const char *key, const char *path,
-                        size_t *len)
+                        const char *where, size_t *len)
 {
     size_t cap = 4096;
     char *buf = malloc(cap);
@@ -424,6 +556,7 @@ static char *index_text(const ce_manifest *m, char *text, size_t tlen, const cha
     char head[512];
     snprintf(head, sizeof head, "%s %s", sha, key);
     append(&buf, len, &cap, "%s\nmanifest %s %s\n", INDEX_MAGIC, head, path);
+    append(&buf, len, &cap, "where %s\n", where, "", "");
     for (size_t i = 0; m && i < m->n_tf; i++) {
         const ce_tf *t = &m->tf[i];
         if (t->not_installable) continue;
@@ -516,16 +649,18 @@ static bool records_ok(const char *rest)
 
 int ce_index_refresh(ce_ctx *ctx, const char *ipath)
 {
-    char key[256], *sha = NULL, *ikey, *rest;
+    char key[256], *sha = NULL, *ikey, *iwhere, *rest, where[17];
     ce_msource src;
     if (!manifest_key(ctx, &src, key, sizeof key))
         return ce_fail(CE_ERR_NOTFOUND, "no manifest file to index (%s)", src.path);
-    char *old = read_index(ctx, ipath, &sha, &ikey, &rest);
+    where_key(ctx, where);
+    char *old = read_index(ctx, ipath, &sha, &ikey, &iwhere, &rest);
     if (old && !records_ok(rest)) {   /* corrupt: rebuilt from the manifest */
         free(old);
         old = NULL;
     }
-    if (old && same_key(ikey, key)) {
+    if (old && same_key(ikey, key) && !strcmp(iwhere, where) && ikey[strlen(key)] == ' ' &&
+        !strcmp(ikey + strlen(key) + 1, src.path)) {
         free(old);
         return CE_OK;
     }
@@ -546,14 +681,14 @@ int ce_index_refresh(ce_ctx *ctx, const char *ipath)
         /* the same content under a new stat key: keep the records */
         size_t cap = strlen(rest) + 1024;
         text = malloc(cap);
-        if (text) tlen = (size_t)snprintf(text, cap, "%s\nmanifest %s %s %s\n%s", INDEX_MAGIC, hex, key,
-                                          src.path, rest);
+        if (text) tlen = (size_t)snprintf(text, cap, "%s\nmanifest %s %s %s\nwhere %s\n%s", INDEX_MAGIC, hex, key,
+                                          src.path, where, rest);
     } else {
         ce_manifest *m = NULL;
         /* local: the URL rules do not matter to the index (a copy fetched
          * with --insecure may name http:// files) */
         rc = ce_manifest_parse(ctx, data, len, src.origin, true, &m);
-        if (rc == CE_OK) text = index_text(m, data, len, hex, key, src.path, &tlen);
+        if (rc == CE_OK) text = index_text(m, data, len, hex, key, src.path, where, &tlen);
         ce_manifest_free(m);
     }
     free(old);

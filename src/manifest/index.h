@@ -6,8 +6,11 @@
  * specs never need the manifest.
  *
  * Text, one record a line:
- *   cudaenv-index 4
+ *   cudaenv-index 6
  *   manifest <sha256> <dev>:<inode> <size> <mtime> <ctime> <path>
+ *   where <16 hex digits>              (what located that path: --manifest/CUDAENV_MANIFEST,
+ *                                       else the config files' identities and the binary's
+ *                                       directory, hashed: index.c where_key)
  *   tf <X.Y> <cuda> <cudnn|->          (every installable row of the manifest)
  *   fw <torch|jax> <version> <build> <cuda> <cudnn|-> <default|->   (every installable
  *                                       PyTorch/JAX CUDA build; "default": what pip installs)
@@ -22,8 +25,14 @@
  *   at <section> <key> <at> <end> <builds|->   byte offsets for info's slices: manifest/slice.h)
  * It follows the manifest's content: <sha256> is the manifest file's (the
  * file source.h names: the built-in one, a path, or a remote manifest's
- * local copy), the stat key after it the fast check.  A reader stats the
- * manifest: the same key, the index is current (one stat, one small read);
+ * local copy), the stat key after it the fast check.  A reader whose where
+ * key is the index's stats the recorded path: the same key, the index is
+ * current (two lstats of the config files, one stat, one small read; no
+ * config file parsed, no ownership walk: issue 43's use tf-X at the exact
+ * name's cost).  Another where key (another CUDAENV_MANIFEST, a config file
+ * written, another binary) locates the manifest as source.h says and stats
+ * that: the same key, the index answers and the store's own is given the
+ * caller's where key (ce_index_where_stale);
  * another key (an upgrade, `make install`, `cudaenv update`, an in-place edit:
  * the ctime moves even when size and mtime are put back) makes the index
  * stale, and the first command that finds it so refreshes it
@@ -51,6 +60,12 @@
 #include "manifest.h"
 
 #define CE_INDEX_NAME ".index"
+
+/* Whether this thread's last lookup found the index current only by
+ * locating the manifest (config files read, as root the ownership walk):
+ * its where key is another's (another config file, CUDAENV_MANIFEST, binary);
+ * ce_index_refresh rewrites it, so the next lookup is a stat. */
+bool ce_index_where_stale(void);
 
 /* TensorFlow X.Y -> cuda, cudnn ("" when none): 1 found, 0 not in the
  * (current) index, -1 the index is stale, missing or corrupt: refresh it or

@@ -71,13 +71,24 @@ int ce_builtin_manifest(ce_ctx *ctx, char *out, size_t outsz)
                    a, candidates[2]);
 }
 
+/* Whether the config files have been applied to the context (once), and
+ * whether ctx->manifest came from them rather than --manifest/the environment. */
+static bool configured, from_config;
+
+const char *ce_manifest_given(const ce_ctx *ctx)
+{
+    return from_config ? "" : ctx->manifest;
+}
+
 int ce_manifest_location(ce_ctx *ctx, char *out, size_t outsz)
 {
     /* the config files, below the environment and --manifest (config.h) */
-    static bool configured;
     if (!configured) {
         configured = true;
-        if (!ctx->manifest[0]) ce_config_get(ctx, "manifest", ctx->manifest, sizeof ctx->manifest, NULL);
+        if (!ctx->manifest[0]) {
+            ce_config_get(ctx, "manifest", ctx->manifest, sizeof ctx->manifest, NULL);
+            from_config = ctx->manifest[0] != '\0';
+        }
         if (!ctx->mirror[0]) ce_config_get(ctx, "mirror", ctx->mirror, sizeof ctx->mirror, NULL);
     }
     if (ctx->manifest[0]) {

@@ -34,6 +34,10 @@ int ce_builtin_manifest(ce_ctx *ctx, char *out, size_t outsz);
  * else the config files' "manifest" (core/config.h; their "mirror" is
  * applied to ctx->mirror here too, under CUDAENV_MIRROR), else the built-in one. */
 int ce_manifest_location(ce_ctx *ctx, char *out, size_t outsz);
+/* The manifest named by --manifest or CUDAENV_MANIFEST ("" when none: the
+ * config files or the built-in one decide), whether or not
+ * ce_manifest_location has applied the config files to ctx since. */
+const char *ce_manifest_given(const ce_ctx *ctx);
 /* Fill *out for the manifest ctx uses.  No I/O beyond finding the built-in
  * manifest (CE_ERR_NOTFOUND when it is missing). */
 int ce_manifest_source(ce_ctx *ctx, ce_msource *out);

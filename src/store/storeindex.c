@@ -111,9 +111,19 @@ int ce_store_index_find(ce_ctx *ctx, const char *spec_text, ce_toolchain *out)
                 : fw ? ce_index_fw(ctx, ipath, fw, spec.version, spec.build, cuda, sizeof cuda, cudnn, sizeof cudnn)
                      : ce_index_tf(ctx, ipath, spec.version, cuda, sizeof cuda, cudnn, sizeof cudnn);
         }
+        /* the store's index answered the long way: give it this caller's where key (own store only) */
+        if (r >= 0 && !ipath && ce_index_where_stale() && !ce_store_shared(ctx)) index_refresh_now(ctx);
         if (r == 1) {
             const char *d = spec.cudnn[0] ? spec.cudnn : cudnn;   /* +cudnnX wins, as in ce_store_find */
-            snprintf(name, sizeof name, "%s%s%s", cuda, d[0] ? "+cudnn" : "", d);
+            /* "%s+cudnn%s" joined by hand (cuda and d are at most 31 bytes): every use/env of a framework spec */
+            size_t cl = strlen(cuda), dl = strlen(d);
+            memcpy(name, cuda, cl);
+            if (dl) {
+                memcpy(name + cl, "+cudnn", 6);
+                memcpy(name + cl + 6, d, dl);
+                cl += 6 + dl;
+            }
+            name[cl] = '\0';
             found = ce_store_find(ctx, name, out) == CE_OK;
         }
     }

@@ -166,7 +166,7 @@ PY
 @test "the index holds every installable PyTorch/JAX build; env/prefix torch-X resolve through it, also after the manifest changed" {
     command -v strace >/dev/null || skip "no strace"
     "$CUDAENV" -q install torch-2.5+cu118
-    [ "$(head -1 "$IDX")" = "cudaenv-index 5" ]
+    [ "$(head -1 "$IDX")" = "cudaenv-index 6" ]
     [ "$(grep '^fw ' "$IDX" | sort | tr '\n' ';')" = "fw jax 0.4.30 cuda12 12.2.2 8.9.7.29 default;fw torch 2.5 cu118 11.8.0 8.7.0.84 -;fw torch 2.5 cu122 12.2.2 8.9.7.29 default;fw torch 2.6 cu118 11.8.0 8.6.0.163 -;" ]
     p=$CUDAENV_ROOT/versions/11.8.0+cudnn8.7.0.84
     ! opens_manifest env torch-2.5+cu118 --shell bash || false

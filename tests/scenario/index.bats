@@ -19,7 +19,7 @@ teardown() { common_teardown; }
 @test "install writes the index, keyed by the manifest's sha256: every installable TF row; uninstalling the last toolchain removes it" {
     run "$CUDAENV" -q install tf-2.14
     [ "$status" -eq 0 ]
-    [ "$(head -1 "$IDX")" = "cudaenv-index 5" ]
+    [ "$(head -1 "$IDX")" = "cudaenv-index 6" ]
     sha=$(sha256sum "$T/manifest.json" | cut -d' ' -f1)
     grep -qx "manifest $sha [0-9]*:$(stat -c '%i %s' "$T/manifest.json") [0-9.]* [0-9.]* $T/manifest.json" "$IDX"
     [ "$(grep '^tf ' "$IDX" | sort | tr '\n' ';')" = "tf 2.12 11.8.0 8.6.0.163;tf 2.14 11.8.0 8.7.0.84;tf 2.15 12.2.2 8.9.7.29;" ]
@@ -87,7 +87,7 @@ teardown() { common_teardown; }
     [ "$("$CUDAENV" prefix tf-2.14)" = "$P" ]
     cmp "$IDX" "$T/good"
     # a good header but a bad record: none of it is trusted
-    { head -2 "$T/good"; echo "tf 2.14 12.2.2"; } > "$IDX"
+    { head -3 "$T/good"; echo "tf 2.14 12.2.2"; } > "$IDX"
     [ "$("$CUDAENV" prefix tf-2.14)" = "$P" ]
     cmp "$IDX" "$T/good"
     # an index of other content (another sha256) under the manifest's stat key
@@ -116,6 +116,40 @@ teardown() { common_teardown; }
     CUDAENV_MANIFEST=$T/other.json opens_manifest prefix tf-2.14
     grep -q "^manifest $(sha256sum "$T/manifest.json" | cut -d' ' -f1) .* $T/other.json\$" "$IDX"
     CUDAENV_MANIFEST=$T/other.json run ! opens_manifest prefix tf-2.14
+}
+
+@test "the index is current for what located its manifest (issue 43): another config file, CUDAENV_MANIFEST or none makes it stale, never a wrong answer" {
+    command -v strace >/dev/null || skip "no strace"
+    "$CUDAENV" -q install tf-2.14
+    "$CUDAENV" -q install tf-2.12
+    P14=$CUDAENV_ROOT/versions/11.8.0+cudnn8.7.0.84 P12=$CUDAENV_ROOT/versions/11.8.0+cudnn8.6.0.163
+    # m2: the same releases, the rows of 2.12 and 2.14 swapped
+    sed 's/"2\.14"/"2.XX"/g; s/"2\.12"/"2.14"/g; s/"2\.XX"/"2.12"/g' "$T/manifest.json" > "$T/m2.json"
+    M1=$T/manifest.json
+    unset CUDAENV_MANIFEST
+    mkdir -p "$HOME/.config/cudaenv"
+    printf '{"manifest": "%s"}\n' "$M1" > "$HOME/.config/cudaenv/config.json"
+    [ "$("$CUDAENV" prefix tf-2.14)" = "$P14" ]
+    grep -q "^manifest .* $M1\$" "$IDX"
+    # answered from the index: neither the manifest nor the config file is opened
+    strace -f -qq -e trace=open,openat -o "$T/st" "$CUDAENV" prefix tf-2.14 >/dev/null
+    run ! grep -qe "$M1" -e config.json "$T/st" || { grep -e "$M1" -e config.json "$T/st"; false; }
+    # the config file now names m2 (the manifest the index records is unchanged): m2 answers
+    printf '{"manifest": "%s"}\n' "$T/m2.json" > "$HOME/.config/cudaenv/config.json"
+    [ "$("$CUDAENV" prefix tf-2.14)" = "$P12" ]
+    grep -q "^manifest .* $T/m2.json\$" "$IDX"
+    # the environment over the config file, and back
+    [ "$(CUDAENV_MANIFEST=$M1 "$CUDAENV" prefix tf-2.14)" = "$P14" ]
+    [ "$("$CUDAENV" prefix tf-2.14)" = "$P12" ]
+    # a site config file appearing (below the user's: the user's still decides), then the user's going
+    mkdir -p "$CUDAENV_SYSROOT/etc/cudaenv"
+    printf '{"manifest": "%s"}\n' "$M1" > "$CUDAENV_SYSROOT/etc/cudaenv/config.json"
+    [ "$("$CUDAENV" prefix tf-2.14)" = "$P12" ]
+    rm "$HOME/.config/cudaenv/config.json"
+    [ "$("$CUDAENV" prefix tf-2.14)" = "$P14" ]
+    # the answers agree with the manifest's own: info
+    run "$CUDAENV" info tf-2.14 --json
+    [[ "$output" == *'"8.7.0.84"'* ]]
 }
 
 @test "an in-place edit that keeps size, mtime and inode is noticed: use agrees with info" {
