@@ -6,9 +6,14 @@
 #   - the prompt hook when nothing changed: __cudaenv_hook vs direnv's
 #     `eval "$(direnv export bash)"`;
 #   - the system switch in a sysroot (root only): `cudaenv global X --system`
-#     vs `update-alternatives --set` + `ldconfig`, and both without ldconfig.
+#     vs `update-alternatives --set` + `ldconfig`, and both without ldconfig:
+#     paired rounds (below), SYS_ROUNDS (default 9, at least 7) x SYS_N
+#     (default 10) iterations of two switches each side, the ratio the
+#     median of the rounds' ratios with their range; BASE=path/to/cudaenv
+#     times a second binary (the main before a change) in the same rounds.
 # A peer that is not installed is listed as such.  BUILD=build-xyz selects
-# the binaries; ROUNDS (default 5) x N (default 20) switches per row.
+# the binaries; ROUNDS (default 5) x N (default 20) switches per row;
+# ONLY=system runs the system rows alone.
 set -eu
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
@@ -60,6 +65,7 @@ ce_sw=() lmod_sw=() em_sw=() ce_hook=() direnv_hook=()
 mkdir -p "$T/proj"
 echo 11.8 > "$T/proj/.cuda-version"
 command -v direnv >/dev/null && { echo 'export CUDA_HOME=/x' > "$T/proj/.envrc"; (cd "$T/proj" && direnv allow . 2>/dev/null); } || true
+[ "${ONLY:-}" = system ] && ROUNDS=0
 for r in $(seq "$ROUNDS"); do
     ce_sw+=("$(per_op "source $T/init.bash; cudaenv use -q 11.8" "cudaenv use -q 12.3; cudaenv use -q 11.8")")
     [ -n "$LMOD_INIT" ] && lmod_sw+=("$(per_op "source $LMOD_INIT; module use $T/lmod; module load cuda/A" \
@@ -70,7 +76,6 @@ for r in $(seq "$ROUNDS"); do
     command -v direnv >/dev/null && direnv_hook+=("$(cd "$T/proj" && per_op 'eval "$(direnv export bash)"' 'eval "$(direnv export bash)"')")
 done
 med() { printf '%s\n' "$@" | median; }
-ce=$(med "${ce_sw[@]}")
 echo "## peers (medians of $ROUNDS rounds of $N; one run)"
 echo
 echo "| what | cudaenv | peer | cudaenv / peer |"
@@ -79,9 +84,13 @@ row() { # what ce_us peer_label peer_us|""
     if [ -n "$4" ]; then echo "| $1 | $(ms "$2") ms | $3: $(ms "$4") ms | $(ratio "$2" "$4") |"
     else echo "| $1 | $(ms "$2") ms | $3: not installed | |"; fi
 }
+[ "${ONLY:-}" != system ] || { echo "| (shell rows skipped: ONLY=system) | | | |"; }
+[ "${ONLY:-}" = system ] || {
+ce=$(med "${ce_sw[@]}")
 row "switch A<->B in a shell (2 switches)" "$ce" "Lmod \`module swap\`" "$([ -n "$LMOD_INIT" ] && med "${lmod_sw[@]}" || true)"
 row "switch A<->B in a shell (2 switches)" "$ce" "Environment Modules \`module switch\`" "$([ -n "$MODULES_INIT" ] && med "${em_sw[@]}" || true)"
 row "prompt hook, nothing changed" "$(med "${ce_hook[@]}")" "direnv \`export bash\`" "$(command -v direnv >/dev/null && med "${direnv_hook[@]}" || true)"
+}
 
 # ---- the system switch, in sysroots (no namespace needed) ----
 if [ "$(id -u)" -ne 0 ] || ! command -v update-alternatives >/dev/null; then
@@ -107,24 +116,73 @@ LDC=$(command -v ldconfig)
 # compare the same (no) durability
 NOSYNC=$T/nosync.so
 cc -shared -fPIC -O2 -o "$NOSYNC" bench/nosync.c 2>/dev/null || NOSYNC=
-sys_ce=() sys_ua=() sys_ce0=() sys_ua0=() sys_ceq=() sys_uaq=()
-for r in $(seq "$ROUNDS"); do
-    sys_ce+=("$(per_op "export CUDAENV_SYSROOT=$S1 CUDAENV_ROOT=$S1/opt/cudaenv" \
-        "$B -q global 11.8 --system; $B -q global 12.3 --system")")
-    sys_ua+=("$(per_op "" "update-alternatives --quiet --root $S2 --set cuda /usr/local/cuda-a; $LDC -r $S2; \
-        update-alternatives --quiet --root $S2 --set cuda /usr/local/cuda-b; $LDC -r $S2")")
-    sys_ce0+=("$(per_op "export CUDAENV_SYSROOT=$S1 CUDAENV_ROOT=$S1/opt/cudaenv CUDAENV_LDCONFIG=none" \
-        "$B -q global 11.8 --system; $B -q global 12.3 --system")")
-    sys_ua0+=("$(per_op "" "update-alternatives --quiet --root $S2 --set cuda /usr/local/cuda-a; \
-        update-alternatives --quiet --root $S2 --set cuda /usr/local/cuda-b")")
-    [ -n "$NOSYNC" ] || continue
-    sys_ceq+=("$(per_op "export CUDAENV_SYSROOT=$S1 CUDAENV_ROOT=$S1/opt/cudaenv CUDAENV_LDCONFIG=none LD_PRELOAD=$NOSYNC" \
-        "$B -q global 11.8 --system; $B -q global 12.3 --system")")
-    sys_uaq+=("$(per_op "export LD_PRELOAD=$NOSYNC" "update-alternatives --quiet --root $S2 --set cuda /usr/local/cuda-a; \
-        update-alternatives --quiet --root $S2 --set cuda /usr/local/cuda-b")")
-done
+# Paired rounds: one bash per round runs SYS_N iterations, and each
+# iteration times every body once (two switches, A->B->A), the order
+# rotating by one each iteration, so each side meets the same moments of a
+# busy machine (other builds, the device's flushes); a round's ratio is
+# its cudaenv mean over its peer mean.  The row: the medians of the
+# rounds' means and the median of their ratios, with its range: on the
+# shared 2-core VM a single round of 20 moved by 0.5x-1.4x, the
+# median-of-rounds of separate per-side loops (ROUNDS=5) by 0.93-1.13x
+# between runs.
+SYS_ROUNDS=${SYS_ROUNDS:-9} SYS_N=${SYS_N:-10}
+[ "$SYS_ROUNDS" -ge 7 ] || { echo "bench/peers.sh: SYS_ROUNDS must be at least 7 (the median of the rounds)" >&2; exit 1; }
+paired() { # body... -> one line per round: us per iteration of each body
+    for r in $(seq "$SYS_ROUNDS"); do
+        bash --norc -c '
+            n=$1; shift; b=("$@"); k=$#; acc=()
+            for ((j = 0; j < k; j++)); do acc[j]=0; done
+            for ((i = 0; i < n; i++)); do
+                for ((jj = 0; jj < k; jj++)); do
+                    j=$(( (i + jj) % k )); s=$EPOCHREALTIME; eval "${b[j]}"; e=$EPOCHREALTIME
+                    acc[j]=$(( acc[j] + ${e/./} - ${s/./} ))
+                done
+            done
+            for ((j = 0; j < k; j++)); do printf "%d " $(( acc[j] / n )); done; echo' _ "$SYS_N" "$@" 2>/dev/null
+    done
+}
+# "what" label, then the rounds (paired's lines): cudaenv is column 0, the
+# peer column 1, BASE (when set) column 2
+sys_row() { # what peer_label rounds
+    python3 - "$1" "$2" "$3" "${BASE:+1}" <<'PY'
+import statistics as st, sys
+what, peer, rounds, base = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4] == "1"
+rows = [list(map(float, l.split())) for l in rounds.splitlines() if l.strip()]
+def col(j): return [r[j] for r in rows]
+def rat(a, b):
+    q = [x / y for x, y in zip(col(a), col(b))]
+    return "%.2fx (rounds %.2f-%.2f)" % (st.median(q), min(q), max(q))
+print("| %s | %.3f ms | %s: %.3f ms | %s |" % (what, st.median(col(0)) / 1000, peer, st.median(col(1)) / 1000, rat(0, 1)))
+if base:
+    print("| same, BASE binary | %.3f ms | %s: %.3f ms | %s; this / BASE %s |" % (
+        st.median(col(2)) / 1000, peer, st.median(col(1)) / 1000, rat(2, 1), rat(0, 2)))
+PY
+}
+CE_ENV="CUDAENV_SYSROOT=$S1 CUDAENV_ROOT=$S1/opt/cudaenv"
+ce_body() { # env -> two switches of $B (and of BASE when set)
+    local b
+    for b in "$B" ${BASE:+"$BASE"}; do printf '%s\n' "$1 $b -q global 11.8 --system; $1 $b -q global 12.3 --system"; done
+}
+UA="update-alternatives --quiet --root $S2 --set cuda"
+sys_run() { # ce_env peer_body peer_env -> rounds
+    local ce base=
+    ce=$(ce_body "$1" | sed -n 1p)
+    [ -z "${BASE:-}" ] || base=$(ce_body "$1" | sed -n 2p)
+    paired "$ce" "$3 ${2//;/; $3}" ${base:+"$base"}
+}
+# warm-up: the first switch of each creates what the later ones reuse
+# (cudaenv's intent and spares, dpkg's admin file turning manual)
+for v in 11.8 12.3; do env CUDAENV_SYSROOT="$S1" CUDAENV_ROOT="$S1/opt/cudaenv" "$B" -q global "$v" --system; done
+$UA /usr/local/cuda-a; $UA /usr/local/cuda-b
+sys_ld=$(sys_run "$CE_ENV" "$UA /usr/local/cuda-a; $LDC -r $S2; $UA /usr/local/cuda-b; $LDC -r $S2" "")
+sys_0=$(sys_run "$CE_ENV CUDAENV_LDCONFIG=none" "$UA /usr/local/cuda-a; $UA /usr/local/cuda-b" "")
+sys_q=
+[ -z "$NOSYNC" ] || sys_q=$(sys_run "$CE_ENV CUDAENV_LDCONFIG=none LD_PRELOAD=$NOSYNC" \
+    "$UA /usr/local/cuda-a; $UA /usr/local/cuda-b" "LD_PRELOAD=$NOSYNC")
 [ "$(readlink "$S1/usr/local/cuda")" = /opt/cudaenv/versions/12.3.0 ] || { echo "bench/peers.sh: the cudaenv system switch did not happen" >&2; exit 1; }
-row "system switch A<->B (2 switches) with ldconfig" "$(med "${sys_ce[@]}")" "\`update-alternatives --set\` + \`ldconfig\`" "$(med "${sys_ua[@]}")"
-row "system switch A<->B (2 switches), no ldconfig" "$(med "${sys_ce0[@]}")" "\`update-alternatives --set\`" "$(med "${sys_ua0[@]}")"
-[ -z "$NOSYNC" ] || row "system switch A<->B (2 switches), no ldconfig, equal durability (no fsync in either)" \
-    "$(med "${sys_ceq[@]}")" "\`update-alternatives --set\`" "$(med "${sys_uaq[@]}")"
+[ "$(readlink "$S2/etc/alternatives/cuda")" = /usr/local/cuda-b ] || { echo "bench/peers.sh: the peer's switch did not happen" >&2; exit 1; }
+echo "| system switch rows: paired rounds, $SYS_ROUNDS x $SYS_N iterations of 2 switches; medians | | | median of the rounds' ratios |"
+sys_row "system switch A<->B (2 switches) with ldconfig" "\`update-alternatives --set\` + \`ldconfig\`" "$sys_ld"
+sys_row "system switch A<->B (2 switches), no ldconfig" "\`update-alternatives --set\`" "$sys_0"
+[ -z "$sys_q" ] || sys_row "system switch A<->B (2 switches), no ldconfig, equal durability (no fsync in either)" \
+    "\`update-alternatives --set\`" "$sys_q"
