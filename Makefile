@@ -219,7 +219,7 @@ demo: all
 # make mutate-full: those, then every generated mutant of the security and durability core.
 MUTATE_CORE = src/core/trust.c $(sort $(wildcard src/system/system*.c)) src/manifest/index.c \
 	$(sort $(wildcard src/fetch/fetch*.c)) $(sort $(wildcard src/archive/unpack*.c)) src/archive/wheel.c $(sort $(wildcard src/archive/xz*.c)) \
-	src/install/components.c src/store/compose.c src/store/modulefile.c $(sort $(wildcard src/mirror/mirror*.c))
+	src/install/components.c src/install/parts.c src/store/compose.c src/store/modulefile.c $(sort $(wildcard src/mirror/mirror*.c))
 MUTATE_FILES ?= src/core/trust.c src/manifest/index.c src/store/compose.c src/store/modulefile.c \
 	src/mirror/mirror_check.c src/mirror/mirror_dir.c
 # the hand-written mutants of issue 42's slips (the root-trust, shell, state, resolution and

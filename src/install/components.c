@@ -5,8 +5,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "core/bytes.h"
@@ -113,57 +111,6 @@ int ce_components_plan(ce_ctx *ctx, const ce_manifest *m, const ce_resolved *r, 
     *out = red;
     if (profile) *profile = pname;
     return CE_OK;
-}
-
-static int add_part(ce_ctx *ctx, plan *pl, const char *pkgs, part p)
-{
-    if (pl->n == MAX_PARTS) return ce_fail(CE_ERR_USAGE, "more than %d components", MAX_PARTS);
-    int rc = ce_join(p.tree, sizeof p.tree, pkgs, p.pkg);
-    if (rc) return rc;
-    p.have = ce_is_dir(p.tree) && !ctx->force;
-    rc = ce_cache_path(ctx, p.sha256, p.cache, sizeof p.cache);
-    if (rc == CE_OK) pl->parts[pl->n++] = p;
-    return rc;
-}
-
-/* ---- free space: downloads not yet cached + the unpacked trees ---- */
-
-static int space(ce_ctx *ctx, const plan *pl)
-{
-    double want = 0;
-    for (size_t i = 0; i < pl->n; i++) {
-        const part *p = &pl->parts[i];
-        if (p->have || p->size < 0) continue;
-        struct stat st;
-        char partf[4300];
-        snprintf(partf, sizeof partf, "%s.part", p->cache);
-        if (stat(p->cache, &st) != 0)
-            want += (double)p->size - (stat(partf, &st) == 0 && st.st_size <= p->size ? (double)st.st_size : 0);
-        want += (double)p->size * CE_TARBALL_UNPACK_FACTOR;
-    }
-    if (want <= 0) return CE_OK;
-    struct statvfs vs;
-    if (statvfs(ctx->root, &vs) != 0) return CE_OK;   /* cannot tell: let the writes speak */
-    double avail = (double)vs.f_bavail * (double)vs.f_frsize;
-    if (avail >= want) return CE_OK;
-    char w[32], a[32];
-    ce_bytes_text(w, sizeof w, want);
-    ce_bytes_text(a, sizeof a, avail);
-    return ce_fail(CE_ERR_SPACE, "not enough free space in %s: this install needs about %s "
-                   "(component downloads plus unpacked trees) and %s is free; free some space, or set "
-                   "CUDAENV_ROOT to a larger filesystem", ctx->root, w, a);
-}
-
-static int commit_parts(plan *pl)
-{
-    int rc = CE_OK;
-    for (size_t i = 0; rc == CE_OK && i < pl->n; i++) {
-        part *p = &pl->parts[i];
-        if (!p->staging[0]) continue;
-        if ((rc = ce_store_commit(p->staging, p->tree)) == CE_OK) p->staging[0] = '\0';
-    }
-    if (rc != CE_OK) ce_parts_drop(pl);
-    return rc;
 }
 
 /* ---- what a toolchain holds ---- */
@@ -352,7 +299,7 @@ static int held_part(ce_ctx *ctx, plan *pl, const char *pkgs, const char *name, 
     part p = { .name = k->name, .label = k->name, .version = k->version, .url = k->url, .sha256 = k->sha256,
                .size = k->size };
     snprintf(p.pkg, sizeof p.pkg, "%s-%s-%.12s", k->name, k->version, k->sha256);
-    return add_part(ctx, pl, pkgs, p);
+    return ce_parts_add(ctx, pl, pkgs, p);
 }
 
 /* The request r's components that the toolchain (held) lacks, by name, into
@@ -457,14 +404,14 @@ static int run(ce_ctx *ctx, const ce_manifest *m, const ce_resolved *r, const ce
         part p = { .name = c->name, .label = c->label, .version = c->version, .url = c->url, .sha256 = c->sha256,
                    .size = c->size };
         snprintf(p.pkg, sizeof p.pkg, "%s-%s-%.12s", c->name, c->version, c->sha256);
-        rc = add_part(ctx, pl, pkgs, p);
+        rc = ce_parts_add(ctx, pl, pkgs, p);
     }
     if (rc == CE_OK && r->cudnn && r->cudnn_archive) {
         part p = { .name = "cudnn", .label = "cuDNN", .version = r->cudnn->version, .url = r->cudnn_archive->url,
                    .sha256 = r->cudnn_archive->sha256, .size = r->cudnn_archive->size, .cudnn = true };
         char cpkg[160];
         ce_store_pkg_names(r->cuda->version, r->cudnn->version, cpkg, sizeof cpkg, p.pkg, sizeof p.pkg);
-        rc = add_part(ctx, pl, pkgs, p);
+        rc = ce_parts_add(ctx, pl, pkgs, p);
     }
     char held_nccl[32];
     if (rc == CE_OK && held && held->nccl) {
@@ -478,18 +425,15 @@ static int run(ce_ctx *ctx, const ce_manifest *m, const ce_resolved *r, const ce
             rc = ce_fail(CE_ERR_INTEGRITY, "the receipt of %s names an NCCL wheel without a plain version and "
                          "sha256; reinstall it with --force", r->name);
         snprintf(p.pkg, sizeof p.pkg, "nccl-%s-cuda%d-%.12s", held_nccl, ce_version_major(r->cuda->version), s->sha256);
-        if (rc == CE_OK) rc = add_part(ctx, pl, pkgs, p);
+        if (rc == CE_OK) rc = ce_parts_add(ctx, pl, pkgs, p);
     } else if (rc == CE_OK && na) {
         part p = { .name = "nccl", .label = "NCCL", .version = nl->version, .url = na->url, .sha256 = na->sha256,
                    .size = na->size, .nccl = true };
         snprintf(p.pkg, sizeof p.pkg, "nccl-%s-cuda%d-%.12s", nl->version, ce_version_major(r->cuda->version),
                  na->sha256);
-        rc = add_part(ctx, pl, pkgs, p);
+        rc = ce_parts_add(ctx, pl, pkgs, p);
     }
-    if (rc == CE_OK) rc = space(ctx, pl);
-    if (rc == CE_OK) rc = ce_parts_fetch_unpack(ctx, m, pl);
-    if (rc == CE_OK) ce_fault_point("after-unpack", NULL);
-    if (rc == CE_OK) rc = commit_parts(pl);
+    if (rc == CE_OK) rc = ce_parts_get(ctx, m, pl);
     if (rc == CE_OK) {
         ce_emit(ctx, CE_EV_STEP, r->name, "composing %s", r->name);
         rc = compose(ctx, m, r, pl, held ? added : NULL);

@@ -10,7 +10,8 @@
  *   pkgs/<component>-<version>-<sha256:12> (shared between toolchains) ->
  *   compose versions/.staging-* in the runfile's layout (store/layout.h) ->
  *   receipt with the components -> fsync -> rename.
- * Fault points (core/fault.h) as for runfile installs, and unpack-start. */
+ * The archives go through the same pipeline as a runfile install's (parts.h);
+ * fault points (core/fault.h) as for those. */
 #ifndef CE_COMPONENTS_H
 #define CE_COMPONENTS_H
 

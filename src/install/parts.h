@@ -1,5 +1,8 @@
-/* The archives of a components install (components.c) and the unpackers
- * that follow their downloads (unpackers.c).  Internal to those two. */
+/* The archives of an install and their one pipeline: planned by either
+ * route (components.c: NVIDIA's component archives; install.c: a CUDA
+ * runfile and a cuDNN archive per toolchain), checked against the free space,
+ * fetched and committed (parts.c), unpacked by threads that follow their
+ * downloads (unpackers.c).  Internal to src/install. */
 #ifndef CE_PARTS_H
 #define CE_PARTS_H
 
@@ -16,11 +19,14 @@
 
 #define MAX_PARTS 128  /* archives of one install */
 
-/* One archive to have unpacked in pkgs/: a component or the cuDNN tarball. */
+/* One archive to have unpacked in pkgs/: a component, the cuDNN tarball, the
+ * NCCL wheel, or a CUDA runfile (run in its silent toolkit mode once its
+ * download verified: it cannot follow the download). */
 typedef struct part {
     const char *name, *label, *version, *url, *sha256;
     long long size;
     bool cudnn, nccl;       /* a library archive: cuDNN's tarball, or NCCL's wheel (a zip) */
+    bool runfile;           /* a CUDA runfile (runfile.h): version is its CUDA release */
     char pkg[200];          /* pkgs/<pkg> */
     char tree[CE_PATH_MAX];        /* $CUDAENV_ROOT/pkgs/<pkg> */
     char cache[CE_PATH_MAX];       /* cache/<sha256> */
@@ -58,6 +64,14 @@ static inline const char *ce_parts_url_base(const char *url)
     return s && s[1] ? s + 1 : url;
 }
 
+/* Add p to pl (a pkg already there is not added twice): its tree, whether
+ * pkgs/ has it already (unless ctx->force), its cache path. */
+int ce_parts_add(ce_ctx *ctx, plan *pl, const char *pkgs, part p);
+/* Have every part of pl in pkgs/: the free-space preflight (downloads not
+ * cached plus the unpacked trees: CE_ERR_SPACE naming both), then
+ * ce_parts_fetch_unpack, the after-unpack fault point, and the commit of each
+ * staging tree to its pkgs/ name.  On failure nothing of it is left. */
+int ce_parts_get(ce_ctx *ctx, const ce_manifest *m, plan *pl);
 /* Download what pl lacks and unpack every archive into its staging tree
  * (unpackers.c); on failure nothing of it is left (ce_parts_drop). */
 int ce_parts_fetch_unpack(ce_ctx *ctx, const ce_manifest *m, plan *pl);

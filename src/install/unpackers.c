@@ -1,5 +1,6 @@
-/* The unpackers of a components install (parts.h): each archive unpacked in
- * a thread of its own while its download arrives, largest first. */
+/* The unpackers of an install (parts.h): each archive unpacked in a thread
+ * of its own while its download arrives, largest first; a CUDA runfile run
+ * by its thread once its download verified. */
 #include "parts.h"
 
 #include <errno.h>
@@ -19,6 +20,7 @@
 #include "core/proc.h"
 #include "core/rmtree.h"
 #include "archive/slots.h"
+#include "runfile.h"
 #include "store/store.h"
 #include "archive/unpack.h"
 #include "archive/xzmt.h"
@@ -40,10 +42,19 @@
  * fails (an unpacker, or the downloads) the others are cancelled: they stop
  * at their next read and their trees go.  An overlapped pass that lost (the
  * download stopped or started over) unpacks the verified file once more,
- * hashing it; only that pass may call the archive bad. */
+ * hashing it; only that pass may call the archive bad.
+ *
+ * A CUDA runfile cannot be read while it downloads: its unpacker starts once
+ * the download verified it (a cached runfile is hashed by the download
+ * thread first), holds a decode slot while the installer runs (runfile.h)
+ * and says what it does: the events of the downloads, the unpackers and this
+ * thread go through one lock to the caller's callback. */
 
 typedef struct shared {
-    ce_ctx *ctx;
+    ce_ctx *ctx;            /* &wctx: what the threads use */
+    ce_ctx wctx;            /* the caller's, its events through ev_mu */
+    const ce_ctx *caller;
+    pthread_mutex_t ev_mu;
     ce_fetch_bell bell;     /* the downloads' (bell.h), and an unpacker ended */
     volatile int done;      /* the downloads ended */
     int cancel;             /* the install failed: unpackers stop at their next read */
@@ -51,6 +62,41 @@ typedef struct shared {
     ce_fetch_watch watch[MAX_PARTS];
     long long largest;      /* the largest archive's size: the unpackers' priorities */
 } shared;
+
+/* The install's events, one at a time, whichever thread says them. */
+static void locked_event(void *ud, const ce_event *ev)
+{
+    shared *sh = ud;
+    pthread_mutex_lock(&sh->ev_mu);
+    sh->caller->event(sh->caller->event_ud, ev);
+    pthread_mutex_unlock(&sh->ev_mu);
+}
+
+/* The runfile of p, verified in the cache, into p->staging (runfile.h),
+ * with a private temporary directory and its log in logs/. */
+static int run_runfile(ce_ctx *ctx, part *p, shared *sh)
+{
+    ce_slots_take(&sh->slots, p->id, p->size);
+    char tmp[CE_PATH_MAX] = "", logs[CE_PATH_MAX], log[CE_PATH_MAX + 64];
+    int rc;
+    if (__atomic_load_n(&sh->cancel, __ATOMIC_ACQUIRE))
+        rc = ce_fail(CE_ERR_OTHER, "the install failed before the CUDA %s installer ran", p->version);
+    else if ((rc = ce_store_staging(ctx, "pkgs", tmp, sizeof tmp)) == CE_OK &&
+             (rc = ce_store_path(ctx, "logs", logs, sizeof logs)) == CE_OK && (rc = ce_mkdir_p(logs, 0755)) == CE_OK) {
+        snprintf(log, sizeof log, "%s/cuda-%s-runfile.log", logs, p->version);
+        bool was = ce_mute(false);   /* its steps and warnings are the user's to see */
+        rc = ce_runfile_install(ctx, p->cache, p->url, p->staging, tmp, log, p->version);
+        ce_mute(was);
+    }
+    if (tmp[0]) {
+        ce_quiet q;
+        ce_quiet_begin(&q, false);
+        ce_rm_tree(tmp);
+        ce_quiet_end(&q);
+    }
+    ce_slots_give(&sh->slots, p->id);
+    return rc;
+}
 
 static void *unpacker(void *arg)
 {
@@ -78,7 +124,8 @@ static void *unpacker(void *arg)
     /* extraction chdirs into the staging tree: this thread's own directory */
     int rc = unshare(CLONE_FS) != 0
                  ? ce_fail(CE_ERR_OTHER, "cannot start an unpacker of %s: unshare: %s", p->name, strerror(errno))
-                 : ce_unpack(ctx, &src, p->staging);
+             : p->runfile ? run_runfile(ctx, p, sh)
+                          : ce_unpack(ctx, &src, p->staging);
     if (rc) ce_status_take(&p->st);
     p->rc = rc;
     __atomic_store_n(&p->ended, true, __ATOMIC_RELEASE);
@@ -167,6 +214,17 @@ static bool ended(const part *p)
     return __atomic_load_n(&p->ended, __ATOMIC_ACQUIRE);
 }
 
+/* Whether p's unpacker may start: a runfile once its download verified it
+ * (and renamed it), a retry once the downloads ended, a first pass once
+ * its download began or the archive is in the cache. */
+static bool ready(const part *p, bool fetched)
+{
+    char partf[CE_PATH_MAX + 8];
+    snprintf(partf, sizeof partf, "%s.part", p->cache);
+    if (p->runfile) return __atomic_load_n(&p->watch->verified, __ATOMIC_ACQUIRE) && ce_exists(p->cache);
+    return p->retry ? fetched && ce_exists(p->cache) : ce_exists(p->cache) || ce_exists(partf);
+}
+
 /* The unpackers, started as their archives arrive, largest first, and
  * reaped; the install's first failure cancels the others. */
 static int run_unpackers(ce_ctx *ctx, plan *pl, part **ord, shared *sh, ce_fetch_job *job)
@@ -179,8 +237,6 @@ static int run_unpackers(ce_ctx *ctx, plan *pl, part **ord, shared *sh, ce_fetch
         size_t left = 0;
         for (size_t i = 0; i < pl->n; i++) {
             part *p = ord[i];
-            char partf[CE_PATH_MAX + 8];
-            snprintf(partf, sizeof partf, "%s.part", p->cache);
             if (p->state == 1 && ended(p)) {
                 ce_quiet q;   /* a lost overlapped pass leaves no error behind */
                 ce_quiet_begin(&q, false);
@@ -206,11 +262,9 @@ static int run_unpackers(ce_ctx *ctx, plan *pl, part **ord, shared *sh, ce_fetch
                 }
             }
             if (p->state == 0 && rc == CE_OK && !sh->cancel && running < slots) {
-                /* a retry waits for the verified file; a first pass for the
-                 * download to start (or the archive to be in the cache) */
-                bool go = !ce_fault_point("unpack-start", p->cache) &&
-                          (p->retry ? fetched && ce_exists(p->cache) : ce_exists(p->cache) || ce_exists(partf));
-                if (go && (rc = start_unpack(ctx, p, !p->retry && !p->cached, sh)) == CE_OK) running++;
+                bool go = !ce_fault_point("unpack-start", p->cache) && ready(p, fetched);
+                if (go && (rc = start_unpack(ctx, p, !p->retry && !p->cached && !p->runfile, sh)) == CE_OK)
+                    running++;
             }
             left += p->state != 2;
         }
@@ -237,23 +291,31 @@ int ce_parts_fetch_unpack(ce_ctx *ctx, const ce_manifest *m, plan *pl)
     ce_fetch_item items[MAX_PARTS];
     part *ord[MAX_PARTS];
     size_t k = 0, nf = 0;
-    long long bytes = 0;
+    long long bytes = 0, work = 0;   /* all of them; the archives the xz decoders share memory for */
     memset(items, 0, sizeof items);
     for (size_t i = 0; i < pl->n; i++) ord[i] = &pl->parts[i];
     qsort(ord, pl->n, sizeof *ord, by_size);
     shared *sh = calloc(1, sizeof *sh);
     if (!sh) return ce_fail(CE_ERR_NOMEM, "out of memory");
-    sh->ctx = ctx;
+    sh->caller = ctx;
+    sh->wctx = *ctx;
+    sh->ctx = &sh->wctx;
+    if (ctx->event) {
+        sh->wctx.event = locked_event;
+        sh->wctx.event_ud = sh;
+    }
     sh->largest = pl->n ? ord[0]->size : 0;   /* ord: largest first */
     for (size_t i = 0; i < pl->n; i++) {
         part *p = ord[i];
         if (p->have) { p->state = 2; continue; }
         struct stat st;
-        p->cached = p->size >= 0 && stat(p->cache, &st) == 0 && S_ISREG(st.st_mode) && st.st_size == p->size;
+        /* a cached runfile is hashed by the download thread: nothing reads it before */
+        p->cached = !p->runfile && p->size >= 0 && stat(p->cache, &st) == 0 && S_ISREG(st.st_mode) && st.st_size == p->size;
         p->watch = &sh->watch[k];
         p->id = (int)k;
         k++;
         bytes += p->size > 0 ? p->size : 0;
+        work += p->size > 0 && !p->runfile ? p->size : 0;
         if (p->cached) {
             /* its unpacker hashes it as it reads it and, when it is not the
              * file it is named after, deletes it and fails the install; the
@@ -283,23 +345,30 @@ int ce_parts_fetch_unpack(ce_ctx *ctx, const ce_manifest *m, plan *pl)
         free(sh);
         return ce_fail(CE_ERR_OTHER, "cannot set up the unpackers' signal: %s", strerror(err));
     }
+    if ((err = pthread_mutex_init(&sh->ev_mu, NULL))) {
+        ce_fetch_bell_destroy(&sh->bell);
+        ce_slots_destroy(&sh->slots);
+        free(sh);
+        return ce_fail(CE_ERR_OTHER, "cannot set up the install's events: %s", strerror(err));
+    }
     for (size_t i = 0; i < k; i++) sh->watch[i].bell = &sh->bell;
-    ce_slots_budget(&sh->slots, (long long)ce_xzmt_budget(), bytes);   /* the decoders' memory (xzmt.h) */
+    ce_slots_budget(&sh->slots, (long long)ce_xzmt_budget(), work);   /* the decoders' memory (xzmt.h) */
     char sz[32];
     ce_bytes_text(sz, sizeof sz, (double)bytes);
     ce_emit(ctx, CE_EV_STEP, NULL, "downloading %zu archive%s (%s) and unpacking them on %ld core%s", k,
             k == 1 ? "" : "s", sz, ncpu(), ncpu() == 1 ? "" : "s");
-    ce_fetch_job job = { .ctx = ctx, .items = items, .n = nf, .done = &sh->done, .bell = &sh->bell };
+    ce_fetch_job job = { .ctx = sh->ctx, .items = items, .n = nf, .done = &sh->done, .bell = &sh->bell };
     pthread_t th;
     int rc = CE_OK;
     if (pthread_create(&th, NULL, ce_fetch_thread, &job) != 0) {
         rc = ce_fail(CE_ERR_OTHER, "cannot start the download thread");
     } else {
-        rc = run_unpackers(ctx, pl, ord, sh, &job);
+        rc = run_unpackers(sh->ctx, pl, ord, sh, &job);
         pthread_join(th, NULL);
     }
     ce_slots_destroy(&sh->slots);
     ce_fetch_bell_destroy(&sh->bell);
+    pthread_mutex_destroy(&sh->ev_mu);
     free(sh);
     if (rc == CE_OK && job.rc != CE_OK) {
         ce_status_put(&job.st);

@@ -456,6 +456,22 @@ PY
     done
 }
 
+@test "the runfile and the cuDNN archive under one scheduler: the installer runs while cuDNN still downloads" {
+    # cuDNN's download takes about 3 s; the runfile's is verified at once
+    edit_manifest "import os; a = $CUDNN87; f = '$MIRROR' + a['url'].split('$SERVER_URL')[-1]; \
+a['url'] = a['url'].replace('/compute/', '/_/rate=%d/compute/' % max(1000, os.path.getsize(f) // 3))"
+    run "$CUDAENV" install tf-2.14
+    [ "$status" -eq 0 ] || { echo "$output"; false; }
+    only_complete
+    no_staging
+    # the installer's step is said before the cuDNN download ends (one pipeline:
+    # a runfile part starts as soon as its own download verified, not after all)
+    ran=$(grep -n 'running the CUDA 11.8.0 installer' <<< "$output" | cut -d: -f1)
+    got=$(grep -n 'downloaded cudnn-linux-x86_64-8.7.0.84_cuda11-archive.tar.xz' <<< "$output" | cut -d: -f1)
+    [ -n "$ran" ] && [ -n "$got" ] && [ "$ran" -lt "$got" ] || { echo "$output"; false; }
+    [ -f "$CUDAENV_ROOT/logs/cuda-11.8.0-runfile.log" ]
+}
+
 @test "four concurrent installs of the same spec: one does the work, all succeed, one toolchain" {
     local pids=()
     for i in 1 2 3 4; do
