@@ -13,7 +13,7 @@
  *       NULL; a system switch step is done (system/system.c)
  *   during-download: const char *part; bytes of a download are on disk
  *   after-unpack, before-commit: NULL; an install's trees are unpacked /
- *       composed and about to be published (install/parts.c, install.c, components.c)
+ *       composed and about to be published (install/parts.c, for both routes)
  *   unpack-start: const char *cache; a parts unpacker may start on it; a
  *       nonzero return holds it back (install/unpackers.c)
  *   digest: const long long *bytes; a sha256 was finished over that many bytes

@@ -8,10 +8,8 @@
 #include <unistd.h>
 
 #include "core/bytes.h"
-#include "core/fault.h"
 #include "core/file.h"
 #include "core/proc.h"
-#include "core/rmtree.h"
 #include "core/version.h"
 #include "fetch/digest.h"
 #include "fetch/fetch.h"
@@ -237,18 +235,8 @@ static int compose(ce_ctx *ctx, const ce_manifest *m, const ce_resolved *r, plan
                                                                p->size, p->pkg };
         if (p->nccl) rec.nccl = p->version;
     }
-    if (rc == CE_OK) rc = ce_receipt_write(staging, &rec);
+    rc = ce_parts_publish(rc, staging, final, &rec);
     if (rc == CE_OK) {
-        ce_fsync_dir(staging);
-        ce_fault_point("before-commit", NULL);
-        rc = ce_store_commit(staging, final);   /* an existing toolchain: swapped in one step */
-    }
-    if (rc != CE_OK) {
-        ce_quiet q;
-        ce_quiet_begin(&q, false);
-        ce_rm_tree(staging);   /* through directory fds: deep trees cannot wedge it */
-        ce_quiet_end(&q);
-    } else {
         ce_emit(ctx, CE_EV_INFO, r->name, "composed %zu files (%zu hardlinked, %zu copied) from %zu components",
                 files.n, files.linked, files.copied, nv);
         if (added) {

@@ -7,9 +7,7 @@
 #include "archive/pkgindex.h"
 #include "components.h"
 #include "core/clock.h"
-#include "core/fault.h"
 #include "core/file.h"
-#include "core/rmtree.h"
 #include "parts.h"
 #include "preflight.h"
 #include "store/compose.h"
@@ -48,18 +46,8 @@ static int compose_one(ce_ctx *ctx, const ce_manifest *m, const ce_resolved *r)
     if (r->cudnn && r->cudnn_archive)
         rec.sources[rec.n_sources++] = (ce_receipt_source){ "cudnn", r->cudnn_archive->url,
                                                            r->cudnn_archive->sha256, r->cudnn_archive->size, dpkg };
-    if (rc == CE_OK) rc = ce_receipt_write(staging, &rec);
+    rc = ce_parts_publish(rc, staging, final, &rec);
     if (rc == CE_OK) {
-        ce_fsync_dir(staging);
-        ce_fault_point("before-commit", NULL);
-        rc = ce_store_commit(staging, final);
-    }
-    if (rc != CE_OK) {
-        ce_quiet q;
-        ce_quiet_begin(&q, false);
-        ce_rm_tree(staging);
-        ce_quiet_end(&q);
-    } else {
         ce_emit(ctx, CE_EV_INFO, r->name, "composed %zu files (%zu hardlinked, %zu copied) in %.1f ms",
                 files.n, files.linked, files.copied, t_compose);
         ce_emit(ctx, CE_EV_NOTE, r->name, "installed %s in %s", r->name, final);

@@ -11,6 +11,7 @@
 #include "core/bytes.h"
 #include "core/fault.h"
 #include "core/file.h"
+#include "core/rmtree.h"
 #include "preflight.h"
 #include "store/store.h"
 
@@ -65,6 +66,23 @@ static int commit(plan *pl)
         if ((rc = ce_store_commit(p->staging, p->tree)) == CE_OK) p->staging[0] = '\0';
     }
     if (rc != CE_OK) ce_parts_drop(pl);
+    return rc;
+}
+
+int ce_parts_publish(int rc, const char *staging, const char *final, const ce_receipt *rec)
+{
+    if (rc == CE_OK) rc = ce_receipt_write(staging, rec);
+    if (rc == CE_OK) {
+        ce_fsync_dir(staging);
+        ce_fault_point("before-commit", NULL);
+        rc = ce_store_commit(staging, final);   /* an existing toolchain: swapped in one step */
+    }
+    if (rc != CE_OK) {
+        ce_quiet q;   /* cleanup must not overwrite the error being reported */
+        ce_quiet_begin(&q, false);
+        ce_rm_tree(staging);   /* through directory fds: deep trees cannot wedge it */
+        ce_quiet_end(&q);
+    }
     return rc;
 }
 

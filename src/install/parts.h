@@ -16,6 +16,7 @@
 #include "fetch/fetch.h"
 #include "manifest/manifest.h"
 #include "redist.h"
+#include "store/receipt.h"
 
 #define MAX_PARTS 128  /* archives of one install */
 
@@ -72,6 +73,11 @@ int ce_parts_add(ce_ctx *ctx, plan *pl, const char *pkgs, part p);
  * ce_parts_fetch_unpack, the after-unpack fault point, and the commit of each
  * staging tree to its pkgs/ name.  On failure nothing of it is left. */
 int ce_parts_get(ce_ctx *ctx, const ce_manifest *m, plan *pl);
+/* A toolchain composed in staging from the parts (rc: how that went) is
+ * published as final: its receipt written, the tree synced, the
+ * before-commit fault point, one rename (ce_store_commit).  On failure
+ * (rc's, or one here) staging is removed and the first error returned. */
+int ce_parts_publish(int rc, const char *staging, const char *final, const ce_receipt *rec);
 /* Download what pl lacks and unpack every archive into its staging tree
  * (unpackers.c); on failure nothing of it is left (ce_parts_drop). */
 int ce_parts_fetch_unpack(ce_ctx *ctx, const ce_manifest *m, plan *pl);
