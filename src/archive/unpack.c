@@ -459,6 +459,7 @@ int ce_unpack(ce_ctx *ctx, const ce_unpack_src *s, const char *dest)
         rc = extract(s, a, w, hash.md ? &hash : NULL, s->only_under ? NULL : &r, wh);
         if (rc == CE_OK && unpack_xz_rest(a, &r) != 0) rc = CE_ERR_OTHER;   /* the xz index and footer */
     }
+    unpack_reader_stop(&r);   /* the decoding threads joined: they may be waiting for bytes */
     char unreadable[512] = "";
     if (rc == CE_ERR_OTHER) {
         /* libarchive could not read it: whether the file is the manifest's
@@ -474,9 +475,6 @@ int ce_unpack(ce_ctx *ctx, const ce_unpack_src *s, const char *dest)
                      archive_error_string(w));
     archive_write_free(w);
     archive_read_free(a);
-    unpack_reader_stop(&r);   /* its decoding thread may be waiting for bytes */
-    ce_xzmt_free(r.xz);
-    r.xz = NULL;
     if (s->slots) ce_slots_done(s->slots, s->slot_id, s->size);   /* its decoder memory back */
     if (fchdir(cwd) != 0 && rc == CE_OK)
         rc = ce_fail(CE_ERR_IO, "cannot return to the working directory: %s", strerror(errno));

@@ -8,6 +8,7 @@
 #include <archive.h>
 #include <stdbool.h>
 
+#include "ahead.h"
 #include "fetch/digest.h"
 #include "unpack.h"
 #include "xzmt.h"
@@ -31,6 +32,7 @@ typedef struct reader {
     bool slot_held;
     ce_xzmt *xz;          /* .xz input: decoded here on several threads */
     bool serial;          /* .xz of one block (or no sizes): decodes on one core */
+    ce_ahead *ahead;      /* .zst, .gz input: decoded here on its own thread (ahead.h) */
     bool stopping;        /* the extraction ended: a pull waiting for bytes gives up (atomic) */
 } reader;
 
@@ -46,7 +48,9 @@ int unpack_finish_digest(reader *r);
  * the stream (index, footer, padding); 0, or -1 with a's error set */
 int unpack_xz_rest(struct archive *a, reader *r);
 void unpack_slot_give(reader *r);
-/* Before the .xz decoder is freed: a pull waiting for bytes gives up. */
+/* After the extraction, before the reader's state is looked at: the
+ * decoding thread (.xz, .zst, .gz) stopped (a pull waiting for bytes gives
+ * up), joined and freed. */
 void unpack_reader_stop(reader *r);
 
 #endif

@@ -1,7 +1,8 @@
 /* Reading an archive for libarchive (unpack_int.h): a plain file, or one
  * that is still being downloaded (follow mode, unpack.h), every byte hashed
  * as it is handed over (unless the download's watch vouches for them), .xz
- * input decoded on its own thread (xzmt.h), the decode slot held only while
+ * input decoded on its own threads (xzmt.h), .zst and .gz input on one
+ * (ahead.h), the decode slot held only while
  * there are bytes to work on; and the digest of the whole file at the end. */
 #include "unpack_int.h"
 
@@ -76,6 +77,10 @@ void unpack_reader_stop(reader *r)
 {
     __atomic_store_n(&r->stopping, true, __ATOMIC_RELEASE);
     if (r->src->part) ce_fetch_bell_ring(r->src->watch->bell);
+    ce_xzmt_free(r->xz);
+    r->xz = NULL;
+    ce_ahead_free(r->ahead);
+    r->ahead = NULL;
 }
 
 /* A decode slot (unpack.h): held while there is work, given back while waiting. */
@@ -108,7 +113,8 @@ static bool wait_bytes(reader *r)
     if (s->size >= 0 && s->size - r->done < want) want = s->size - r->done;
     for (;;) {
         unsigned long seen = rings(r);
-        if ((r->xz && __atomic_load_n(&r->stopping, __ATOMIC_ACQUIRE)) || cancelled(r)) return false;
+        if (((r->xz || r->ahead) && __atomic_load_n(&r->stopping, __ATOMIC_ACQUIRE)) || cancelled(r))
+            return false;
         struct stat st;
         if (fstat(r->fd, &st) == 0 && st.st_size - r->done >= want) return true;
         if (writer_stopped(r) || writer_finished(r)) return true;
@@ -169,7 +175,8 @@ static ssize_t reader_fill(reader *r)
     }
 }
 
-static ssize_t xz_pull(void *ud, const unsigned char **buf)
+/* the decoding thread's pull (xzmt.h, ahead.h): the next compressed bytes */
+static ssize_t decoder_pull(void *ud, const unsigned char **buf)
 {
     reader *r = ud;
     *buf = r->buf;
@@ -201,16 +208,29 @@ static ce_xzmt *xz_open(reader *r, size_t n)
     if (cores > CE_XZMT_MAX_THREADS) cores = CE_XZMT_MAX_THREADS;
     if (!ce_xzmt_block_need(r->buf, n, &need)) r->serial = true;
     bool shared = s->slots && s->slots->mem_total > 0;
-    ce_xzmt *x = ce_xzmt_new_mem(xz_pull, r, r->buf, n, (unsigned)cores, shared ? 0 : ce_xzmt_budget());
+    ce_xzmt *x = ce_xzmt_new_mem(decoder_pull, r, r->buf, n, (unsigned)cores, shared ? 0 : ce_xzmt_budget());
     if (x && shared) ce_xzmt_use_slots(x, s->slots, s->slot_id, s->size);
     if (x && s->part) ce_xzmt_use_avail(x, xz_avail);
     return x;
 }
 
-/* Compressed bytes, or for .xz input the plain tar decoded by ce_xzmt: the
- * first block decides (libarchive then sees a tar, and its own filters
- * handle everything else).  Every compressed byte passes reader_fill, so the
- * digest is the same either way. */
+/* The decoding thread for .zst and .gz input (ahead.h): its ring from the
+ * install's decoder memory where the slots share one (refused: NULL, and
+ * libarchive's filter decodes on this thread as before); NULL too without
+ * memory or a thread. */
+static ce_ahead *ahead_open(reader *r, size_t n)
+{
+    const ce_unpack_src *s = r->src;
+    long long ring = (long long)CE_AHEAD_CHUNK * CE_AHEAD_CHUNKS;
+    if (s->slots && s->slots->mem_total > 0 && !ce_slots_blk_take(s->slots, s->slot_id, s->size, ring, 1))
+        return NULL;   /* given back with the rest by ce_slots_done */
+    return ce_ahead_new(decoder_pull, r, r->buf, n, CE_AHEAD_CHUNK, CE_AHEAD_CHUNKS);
+}
+
+/* Compressed bytes, or the plain tar: for .xz input decoded by ce_xzmt, for
+ * .zst and .gz by ce_ahead: the first block decides (libarchive then sees a
+ * tar, and its own filters handle everything else).  Every compressed byte
+ * passes reader_fill, so the digest is the same either way. */
 la_ssize_t unpack_read_cb(struct archive *a, void *ud, const void **buf)
 {
     reader *r = ud;
@@ -224,11 +244,19 @@ la_ssize_t unpack_read_cb(struct archive *a, void *ud, const void **buf)
                 archive_set_error(a, ENOMEM, "out of memory for the xz decoder");
                 return -1;
             }
+        } else if (n > 0 && !r->src->only_under && ce_ahead_magic(r->buf, (size_t)n)) {
+            r->ahead = ahead_open(r, (size_t)n);
         }
-    } else if (!r->xz) {
+    } else if (!r->xz && !r->ahead) {
         n = reader_fill(r);
     }
-    if (r->xz) {
+    if (r->ahead) {
+        n = ce_ahead_read(r->ahead, buf);
+        if (n < 0 && !ce_ahead_pull_failed(r->ahead)) {
+            archive_set_error(a, ce_ahead_errno(r->ahead), "%s", ce_ahead_error(r->ahead));
+            return -1;
+        }
+    } else if (r->xz) {
         n = ce_xzmt_read(r->xz, buf);
         if (n < 0 && !ce_xzmt_pull_failed(r->xz)) {
             archive_set_error(a, ce_xzmt_errno(r->xz), "%s", ce_xzmt_error(r->xz));
