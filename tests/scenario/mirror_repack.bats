@@ -235,3 +235,46 @@ PY
     [ -z "$(ls -A "$T/elsewhere")" ]
     [ -z "$(find "$M/compute" -name '*.tar.zst')" ]
 }
+
+# issue 41: a .tar.zst decodes on a thread of its own (archive/ahead.h); a
+# broken one reaches the install through it as from the unpacker's thread
+@test "a repack cut short or corrupt that the site's manifest vouches for: exit 5 naming it and what is wrong, nothing installed, no staging left" {
+    "$CUDAENV" -q mirror tf-2.14 --to "$M" --repack zstd
+    server_stop
+    c=$(comp_file libcublas); f=$M/${c%.tar.xz}.tar.zst
+    cp "$f" "$T/good.tar.zst"
+    [ "$(stat -c %s "$f")" -gt 2000 ]
+    for how in cut corrupt; do
+        if [ "$how" = cut ]; then
+            head -c $(( $(stat -c %s "$T/good.tar.zst") * 2 / 3 )) "$T/good.tar.zst" > "$f"
+        else
+            cp "$T/good.tar.zst" "$f"
+            # the frame header's descriptor with its reserved bit set (libarchive writes frames
+            # without a content checksum: bytes changed inside a block may decode to other bytes)
+            printf '\xff' | dd of="$f" bs=1 seek=4 conv=notrunc 2>/dev/null
+        fi
+        # the site's manifest names the broken file's size and sha256
+        python3 - "$M" "$f" libcublas <<'PY'
+import hashlib, json, os, sys
+m, f, comp = sys.argv[1:]
+def digest(p): return hashlib.sha256(open(p, "rb").read()).hexdigest()
+rj = m + "/compute/cuda/redist/redistrib_11.8.0.zstd.json"
+r = json.load(open(rj))
+r[comp]["linux-x86_64"].update(sha256=digest(f), size=str(os.path.getsize(f)))
+json.dump(r, open(rj, "w"))
+cj = m + "/cudaenv.json"
+c = json.load(open(cj))
+red = c["cuda"]["11.8.0"]["redist"]
+red["sha256"] = digest(rj)
+if "size" in red: red["size"] = os.path.getsize(rj)
+json.dump(c, open(cj, "w"))
+PY
+        CUDAENV_ROOT=$T/node-$how CUDAENV_MANIFEST=$M/cudaenv.json run --separate-stderr "$CUDAENV" install tf-2.14
+        [ "$status" -eq 5 ] || { echo "$how: $status $stderr"; false; }
+        [[ "$stderr" == *"${f##*/}"*"is not a readable archive"*"published file itself is broken"* ]] || { echo "$how: $stderr"; false; }
+        [ ! -e "$T/node-$how/$V" ]
+        [ -z "$(ls -A "$T/node-$how/versions" 2>/dev/null)" ]
+        [ -z "$(find "$T/node-$how" -name '.staging*')" ] || { find "$T/node-$how" -name '.staging*'; false; }
+        [ -z "$(ls -A "$T/node-$how/pkgs" 2>/dev/null | grep -i cublas)" ] || { ls -A "$T/node-$how/pkgs"; false; }
+    done
+}
