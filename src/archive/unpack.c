@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "fetch/digest.h"
+#include "hashq.h"
 #include "pkgindex.h"
 #include "wheel.h"
 #include "xzmt.h"
@@ -78,39 +79,54 @@ static bool disk_errno(int e)
  * Each regular file's data blocks are hashed as they are written (holes as
  * the zeros they read back as), so the unpacked tree is never read again to
  * build its pkgs/<name>.sha256.json (pkgindex.h), and a wheel's members are
- * checked against its RECORD by the bytes written (wheel.h). */
+ * checked against its RECORD by the bytes written (wheel.h).  For the index
+ * alone (not a wheel) the digests are made on a thread of their own
+ * (hashq.h) while this one writes. */
 typedef struct file_hash {
     ce_sha256 *md;
     ce_pkgindex_list *list; /* NULL: no index (a wheel without src->hash_index) */
     long long pos;          /* bytes of the current file hashed so far */
+    ce_hashq *q;            /* set: the hashing thread digests and fills list */
 } file_hash;
+
+static void fh_update(file_hash *fh, const void *buf, size_t n)
+{
+    if (fh->q) ce_hashq_data(fh->q, buf, n);
+    else ce_sha256_update(fh->md, buf, n);
+}
 
 static void fh_block(file_hash *fh, const void *buf, size_t size, long long off)
 {
     static const unsigned char zeros[65536];
     while (fh->pos < off) {
         size_t n = off - fh->pos < (long long)sizeof zeros ? (size_t)(off - fh->pos) : sizeof zeros;
-        ce_sha256_update(fh->md, zeros, n);
+        fh_update(fh, zeros, n);
         fh->pos += (long long)n;
     }
-    ce_sha256_update(fh->md, buf, size);
+    if (size) fh_update(fh, buf, size);
     fh->pos += (long long)size;
 }
 
 /* After the entry of size bytes (-1: unknown, what was read) was written:
- * its sha256 in hex, and (inode, size, sha256) of rel in the index.  The
+ * its sha256 in hex (not with the hashing thread: "" then), and (inode,
+ * size, sha256) of rel in the index.  The
  * file must hold exactly the bytes hashed: the index, the receipt and a
  * wheel's RECORD check all stand for them. */
 static int fh_end(const ce_unpack_src *s, file_hash *fh, const char *rel, long long size,
                   char hex[CE_SHA256_HEX])
 {
     if (size > fh->pos) fh_block(fh, NULL, 0, size);
-    ce_sha256_final(fh->md, hex);
+    hex[0] = '\0';
+    if (!fh->q) ce_sha256_final(fh->md, hex);
     struct stat st;
     bool reg = lstat(rel, &st) == 0 && S_ISREG(st.st_mode);
     if (!reg || st.st_size != fh->pos)
         return ce_fail(CE_ERR_IO, "cannot write %s from %s: %lld bytes were written, the file holds %lld; "
                        "nothing was installed from it", rel, s->label, fh->pos, reg ? (long long)st.st_size : -1ll);
+    if (fh->q) {
+        ce_hashq_end(fh->q, (unsigned long long)st.st_ino, (long long)st.st_size);
+        return CE_OK;
+    }
     if (fh->list && ce_pkgindex_list_add(fh->list, (unsigned long long)st.st_ino, (long long)st.st_size, hex) != 0)
         return ce_fail(CE_ERR_NOMEM, "out of memory hashing %s", rel);
     return CE_OK;
@@ -371,8 +387,10 @@ static int extract(const ce_unpack_src *s, struct archive *a, struct archive *w,
         archive_entry_set_pathname(e, rel);
         if (hl) archive_entry_set_hardlink(e, hrel);
         struct stat old;   /* a path given twice: the file it replaces leaves the index */
-        if (hash && hash->list && lstat(rel, &old) == 0 && S_ISREG(old.st_mode) && old.st_nlink == 1)
-            ce_pkgindex_list_drop(hash->list, (unsigned long long)old.st_ino);
+        if (hash && hash->list && lstat(rel, &old) == 0 && S_ISREG(old.st_mode) && old.st_nlink == 1) {
+            if (hash->q) ce_hashq_drop(hash->q, (unsigned long long)old.st_ino);
+            else ce_pkgindex_list_drop(hash->list, (unsigned long long)old.st_ino);
+        }
         if (archive_write_header(w, e) < ARCHIVE_WARN) {
             if (disk_errno(archive_errno(w))) return write_failed(s, w, rel, "create");
             return refuse(s, path, archive_error_string(w) ? archive_error_string(w) : "refused by libarchive");
@@ -430,6 +448,9 @@ int ce_unpack(ce_ctx *ctx, const ce_unpack_src *s, const char *dest)
         ce_sha256_free(hash.md);   /* no one-pass index: compose hashes the tree instead */
         hash.md = NULL;
     }
+    /* the index's digests on their own thread, the ring from the decoders' memory */
+    if (hash.md && !s->only_under && unpack_mem_take(&r, (long long)CE_HASHQ_SLOT * CE_HASHQ_SLOTS))
+        hash.q = ce_hashq_new(hash.list, CE_HASHQ_SLOT, CE_HASHQ_SLOTS);
     /* a wheel's members are hashed for its RECORD, index or not */
     ce_wheel *wh = s->only_under ? ce_wheel_new() : NULL;
     if (s->only_under && (!wh || (!hash.md && !(hash.md = ce_sha256_new()))))
@@ -460,6 +481,10 @@ int ce_unpack(ce_ctx *ctx, const ce_unpack_src *s, const char *dest)
         if (rc == CE_OK && unpack_xz_rest(a, &r) != 0) rc = CE_ERR_OTHER;   /* the xz index and footer */
     }
     unpack_reader_stop(&r);   /* the decoding threads joined: they may be waiting for bytes */
+    if (hash.q && rc != CE_OK) ce_hashq_free(hash.q);   /* the index is not saved */
+    else if (hash.q && ce_hashq_finish(hash.q) != 0)
+        rc = ce_fail(CE_ERR_NOMEM, "out of memory hashing the files of %s", s->label);
+    hash.q = NULL;
     char unreadable[512] = "";
     if (rc == CE_ERR_OTHER) {
         /* libarchive could not read it: whether the file is the manifest's

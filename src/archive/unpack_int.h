@@ -48,6 +48,9 @@ int unpack_finish_digest(reader *r);
  * the stream (index, footer, padding); 0, or -1 with a's error set */
 int unpack_xz_rest(struct archive *a, reader *r);
 void unpack_slot_give(reader *r);
+/* bytes of the install's decoder memory for a ring of r's archive (slots.h,
+ * where the slots share a budget; always granted without); false: refused */
+bool unpack_mem_take(reader *r, long long bytes);
 /* After the extraction, before the reader's state is looked at: the
  * decoding thread (.xz, .zst, .gz) stopped (a pull waiting for bytes gives
  * up), joined and freed. */

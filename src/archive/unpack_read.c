@@ -214,16 +214,19 @@ static ce_xzmt *xz_open(reader *r, size_t n)
     return x;
 }
 
+bool unpack_mem_take(reader *r, long long bytes)
+{
+    const ce_unpack_src *s = r->src;   /* given back with the rest by ce_slots_done */
+    return !s->slots || s->slots->mem_total <= 0 || ce_slots_blk_take(s->slots, s->slot_id, s->size, bytes, 1);
+}
+
 /* The decoding thread for .zst and .gz input (ahead.h): its ring from the
  * install's decoder memory where the slots share one (refused: NULL, and
  * libarchive's filter decodes on this thread as before); NULL too without
  * memory or a thread. */
 static ce_ahead *ahead_open(reader *r, size_t n)
 {
-    const ce_unpack_src *s = r->src;
-    long long ring = (long long)CE_AHEAD_CHUNK * CE_AHEAD_CHUNKS;
-    if (s->slots && s->slots->mem_total > 0 && !ce_slots_blk_take(s->slots, s->slot_id, s->size, ring, 1))
-        return NULL;   /* given back with the rest by ce_slots_done */
+    if (!unpack_mem_take(r, (long long)CE_AHEAD_CHUNK * CE_AHEAD_CHUNKS)) return NULL;
     return ce_ahead_new(decoder_pull, r, r->buf, n, CE_AHEAD_CHUNK, CE_AHEAD_CHUNKS);
 }
 
