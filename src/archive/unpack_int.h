@@ -34,6 +34,7 @@ typedef struct reader {
     bool serial;          /* .xz of one block (or no sizes): decodes on one core */
     ce_ahead *ahead;      /* .zst, .gz input: decoded here on its own thread (ahead.h) */
     bool stopping;        /* the extraction ended: a pull waiting for bytes gives up (atomic) */
+    bool threaded;        /* a decoding thread pulls (set before it starts, cleared once joined) */
 } reader;
 
 /* unpack_read.c: open the archive (follow mode: wait for the .part, or the

@@ -81,6 +81,7 @@ void unpack_reader_stop(reader *r)
     r->xz = NULL;
     ce_ahead_free(r->ahead);
     r->ahead = NULL;
+    r->threaded = false;
 }
 
 /* A decode slot (unpack.h): held while there is work, given back while waiting. */
@@ -113,7 +114,7 @@ static bool wait_bytes(reader *r)
     if (s->size >= 0 && s->size - r->done < want) want = s->size - r->done;
     for (;;) {
         unsigned long seen = rings(r);
-        if (((r->xz || r->ahead) && __atomic_load_n(&r->stopping, __ATOMIC_ACQUIRE)) || cancelled(r))
+        if ((r->threaded && __atomic_load_n(&r->stopping, __ATOMIC_ACQUIRE)) || cancelled(r))
             return false;
         struct stat st;
         if (fstat(r->fd, &st) == 0 && st.st_size - r->done >= want) return true;
@@ -242,13 +243,16 @@ la_ssize_t unpack_read_cb(struct archive *a, void *ud, const void **buf)
         r->started = true;
         n = reader_fill(r);
         if (n > 0 && ce_xzmt_magic(r->buf, (size_t)n)) {
+            r->threaded = true;   /* before the thread starts: its pulls read it */
             r->xz = xz_open(r, (size_t)n);
             if (!r->xz) {
                 archive_set_error(a, ENOMEM, "out of memory for the xz decoder");
                 return -1;
             }
         } else if (n > 0 && !r->src->only_under && ce_ahead_magic(r->buf, (size_t)n)) {
+            r->threaded = true;
             r->ahead = ahead_open(r, (size_t)n);
+            if (!r->ahead) r->threaded = false;   /* decoded here: no thread reads it */
         }
     } else if (!r->xz && !r->ahead) {
         n = reader_fill(r);
