@@ -109,7 +109,7 @@ FULL_SRC  = $(CORE_SRC) $(CLI_SRC)
 # ctx.o's statics and main's context start .bss on the page the loader
 # writes anyway: fewer page faults per start (issue 13; PERFORMANCE.md).
 SWITCH_OBJ = $(patsubst %,$(BUILD)/obj/src/%.o,core/ctx cli/main-light cli/args cli/cmd_env cli/cmd_use \
-             cli/cmd_current store/activate store/env store/store store/storeindex manifest/index store/userstate core/trust core/priv \
+             cli/cmd_current store/activate store/env store/store store/storeindex manifest/index manifest/index_key store/userstate core/trust core/priv \
              core/dirscan manifest/resolve core/version core/path core/file core/status core/error)
 LIGHT_OBJ = $(SWITCH_OBJ) $(filter-out $(SWITCH_OBJ),$(LIGHT_SRC:%.c=$(BUILD)/obj/%.o) $(TWICE_SRC:%.c=$(BUILD)/obj/%-light.o) \
              $(BUILD)/obj/src/cli/cjson_lazy.o $(BUILD)/obj/src/cli/crypto_lazy.o)
@@ -218,10 +218,10 @@ demo: all
 # hand-written MUTATE_HAND_CI (issue 42's) and MUTANTS="a b".  make mutate-hand: every
 # hand-written mutant (137: tens of minutes);
 # make mutate-full: those, then every generated mutant of the security and durability core.
-MUTATE_CORE = src/core/trust.c $(sort $(wildcard src/system/system*.c)) src/manifest/index.c \
+MUTATE_CORE = src/core/trust.c $(sort $(wildcard src/system/system*.c)) src/manifest/index.c src/manifest/index_key.c \
 	$(sort $(wildcard src/fetch/fetch*.c)) $(sort $(wildcard src/archive/unpack*.c)) src/archive/wheel.c $(sort $(wildcard src/archive/xz*.c)) \
 	src/install/components.c src/install/parts.c src/store/compose.c src/store/modulefile.c $(sort $(wildcard src/mirror/mirror*.c))
-MUTATE_FILES ?= src/core/trust.c src/manifest/index.c src/store/compose.c src/store/modulefile.c \
+MUTATE_FILES ?= src/core/trust.c src/manifest/index.c src/manifest/index_key.c src/store/compose.c src/store/modulefile.c \
 	src/mirror/mirror_check.c src/mirror/mirror_dir.c
 # the hand-written mutants of issue 42's slips (the root-trust, shell, state, resolution and
 # archive checks the suite once let through): each runs one filtered test, ~8-30 s
