@@ -1,16 +1,19 @@
 /* NVIDIA's archives repacked for a LAN (repack.h): read raw through
  * libarchive's decompression filters, written raw through its zstd filter
- * (or none), hashed as written. */
+ * (or none), hashed as written; a zstd repack is read back and decoded
+ * before it is kept. */
 #include "repack.h"
 
 #include <archive.h>
 #include <archive_entry.h>
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "core/fault.h"
 #include "core/proc.h"
 
 ce_repack_fmt ce_repack_parse(const char *name)
@@ -38,6 +41,9 @@ typedef struct sink {
 static la_ssize_t sink_write(struct archive *a, void *ud, const void *buf, size_t len)
 {
     sink *s = ud;
+    /* tests: a compressor's or memory's fault before the bytes are hashed
+     * (core/fault.h); libarchive's output buffer is its own to reuse */
+    ce_fault_point("repack-out", &(ce_fault_bytes){ (unsigned char *)(uintptr_t)buf, len, s->n });
     const char *p = buf;
     size_t left = len;
     while (left) {
@@ -83,16 +89,56 @@ static int write_failed(struct archive *w, const sink *s, const char *label)
                    label, archive_error_string(w) ? archive_error_string(w) : e ? strerror(e) : "write error");
 }
 
+/* zstd writes no content checksum through libarchive, and the site signs
+ * the repack's own digest: a byte the compressor (or the machine's memory)
+ * got wrong would be vouched for and unpack silently on every node.  So the
+ * repack is read back from out_fd and decoded; its tar stream must hash to
+ * what NVIDIA's archive decoded to (want). */
+static int read_back(int fd, const char *label, const char want[CE_SHA256_HEX], void *buf)
+{
+    struct archive *a = archive_read_new();
+    struct archive_entry *e = NULL;
+    ce_sha256 *md = ce_sha256_new();
+    int rc = a && md ? CE_OK : ce_fail(CE_ERR_NOMEM, "out of memory reading back the repack of %s", label);
+    if (!rc && lseek(fd, 0, SEEK_SET) != 0)
+        rc = ce_fail(CE_ERR_IO, "cannot read back the repack of %s: %s", label, strerror(errno));
+    if (!rc) {
+        archive_read_support_filter_zstd(a);
+        archive_read_support_format_raw(a);
+        if (archive_read_open_fd(a, fd, 1 << 20) != ARCHIVE_OK || archive_read_next_header(a, &e) != ARCHIVE_OK)
+            rc = ce_fail(CE_ERR_INTEGRITY, "the zstd repack of %s does not read back: %s; nothing was kept",
+                         label, archive_error_string(a) ? archive_error_string(a) : "not an archive");
+    }
+    while (!rc) {
+        la_ssize_t n = archive_read_data(a, buf, 1 << 20);
+        if (n == 0) break;
+        if (n < 0)
+            rc = ce_fail(CE_ERR_INTEGRITY, "the zstd repack of %s does not decode: %s; nothing was kept", label,
+                         archive_error_string(a) ? archive_error_string(a) : "read error");
+        else ce_sha256_update(md, buf, (size_t)n);
+    }
+    char got[CE_SHA256_HEX];
+    if (!rc) ce_sha256_final(md, got);
+    if (!rc && strcmp(got, want))
+        rc = ce_fail(CE_ERR_INTEGRITY, "the zstd repack of %s decodes to other bytes than the archive "
+                     "(sha256 %s, the archive's tar %s); nothing was kept: mirror --repack again, and if it "
+                     "happens twice, test this machine's memory", label, got, want);
+    if (a) archive_read_free(a);
+    if (md) ce_sha256_free(md);
+    return rc;
+}
+
 int ce_repack_fd(int in_fd, const char *label, ce_repack_fmt fmt, int threads, int out_fd,
                  long long *size, char sha256[CE_SHA256_HEX])
 {
     if (fmt != CE_REPACK_ZSTD && fmt != CE_REPACK_TAR)
         return ce_fail(CE_ERR_USAGE, "internal: no repack format for %s", label);
     sink s = { .fd = out_fd, .md = ce_sha256_new() };
+    ce_sha256 *tar = ce_sha256_new();   /* the tar stream as decoded: what a read-back must give */
     struct archive *a = archive_read_new(), *w = archive_write_new();
     struct archive_entry *e = NULL, *oe = archive_entry_new();
     void *buf = malloc(1 << 20);
-    int rc = s.md && a && w && oe && buf ? CE_OK : ce_fail(CE_ERR_NOMEM, "out of memory repacking %s", label);
+    int rc = s.md && tar && a && w && oe && buf ? CE_OK : ce_fail(CE_ERR_NOMEM, "out of memory repacking %s", label);
     if (!rc) {
         archive_read_support_filter_xz(a);   /* as unpack.c: never support_filter_all (external programs) */
         archive_read_support_filter_gzip(a);
@@ -120,9 +166,15 @@ int ce_repack_fd(int in_fd, const char *label, ce_repack_fmt fmt, int threads, i
                          archive_error_string(a) ? archive_error_string(a) : "read error");
             break;
         }
+        ce_sha256_update(tar, buf, (size_t)n);
         if (archive_write_data(w, buf, (size_t)n) != n) rc = write_failed(w, &s, label);
     }
     if (!rc && archive_write_close(w) != ARCHIVE_OK) rc = write_failed(w, &s, label);
+    if (!rc && fmt == CE_REPACK_ZSTD) {   /* a plain .tar is the stream itself, hashed as written */
+        char want[CE_SHA256_HEX];
+        ce_sha256_final(tar, want);
+        rc = read_back(out_fd, label, want, buf);
+    }
     if (!rc) {
         ce_sha256_final(s.md, sha256);
         *size = s.n;
@@ -131,6 +183,7 @@ int ce_repack_fd(int in_fd, const char *label, ce_repack_fmt fmt, int threads, i
     if (w) archive_write_free(w);
     if (oe) archive_entry_free(oe);
     if (s.md) ce_sha256_free(s.md);
+    if (tar) ce_sha256_free(tar);
     free(buf);
     return rc;
 }

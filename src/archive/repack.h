@@ -21,9 +21,12 @@ const char *ce_repack_suffix(ce_repack_fmt f);
 /* Decode the archive read from in_fd (any compression libarchive reads:
  * xz, gzip, bzip2, zstd, none) and write its tar stream to out_fd in fmt
  * with threads compressing (zstd; 0: the cores).  label names the input in
- * errors.  *size and sha256 (hex): the bytes written.  CE_ERR_INTEGRITY
- * when the input does not decode, CE_ERR_IO / CE_ERR_SPACE when writing
- * fails. */
+ * errors.  *size and sha256 (hex): the bytes written.  A zstd repack is
+ * then read back from out_fd (opened for reading too) and decoded: its tar
+ * stream must be the input's, byte for byte (zstd's frames carry no
+ * checksum here, and the site signs what was written).  CE_ERR_INTEGRITY
+ * when the input does not decode or the read-back differs, CE_ERR_IO /
+ * CE_ERR_SPACE when writing fails. */
 int ce_repack_fd(int in_fd, const char *label, ce_repack_fmt fmt, int threads, int out_fd,
                  long long *size, char sha256[CE_SHA256_HEX]);
 

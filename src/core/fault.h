@@ -20,9 +20,17 @@
  *   xz-start: NULL; xz-done: const long long r[2] = { threads that decoded
  *       (-1: the decoder did not count them), blocks decoded into a file }
  *   machine-libdir: const char **dir; the driver's library directory
- *   verify-libcuda: const char **path; the libcuda verify loads */
+ *   verify-libcuda: const char **path; the libcuda verify loads
+ *   repack-out: ce_fault_bytes *; bytes a site repack is about to hash and
+ *       write, from offset off of its output (archive/repack.c) */
 #ifndef CE_FAULT_H
 #define CE_FAULT_H
+
+typedef struct ce_fault_bytes {
+    unsigned char *p;
+    size_t len;
+    long long off;
+} ce_fault_bytes;
 
 int ce_test_point(const char *name, void *arg) __attribute__((weak));
 

@@ -195,7 +195,7 @@ int ce_mirror_repack(ce_ctx *ctx, const ce_mdir *md, ce_repack_fmt fmt, plan *pl
         j->in_fd = ce_mdir_open_file(md, f->rel, &sb);
         if (j->in_fd < 0) { rc = j->in_fd; break; }
         snprintf(j->tmp, sizeof j->tmp, "%.64s.%s.tmp-%ld-%zu", f->sha256, ce_repack_name(fmt), (long)getpid(), i);
-        j->out_fd = openat(rdfd, j->tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+        j->out_fd = openat(rdfd, j->tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
         n++;
         if (j->out_fd < 0)
             rc = ce_fail(CE_ERR_IO, "cannot create %s/%s/%s: %s", md->path, REPACK_DIR, j->tmp, strerror(errno));

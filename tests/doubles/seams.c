@@ -17,6 +17,8 @@
  *       FILE.files: the blocks decoded straight into a file
  *   CUDAENV_TEST_LIBDIR=DIR  the driver libraries are dlopened from DIR
  *   CUDAENV_TEST_LIBCUDA=PATH  verify loads this libcuda
+ *   CUDAENV_TEST_REPACK_FLIP=N  a site repack's output byte N is changed
+ *       before it is hashed and written (a compressor's or memory's fault)
  *
  * Built: cc -shared -fPIC -o seams.so seams.c -ldl */
 #ifndef _GNU_SOURCE
@@ -89,6 +91,17 @@ static void xz_done(const char *path, const long long *r)
     if (snprintf(files, sizeof files, "%s.files", path) < (int)sizeof files) append(files, "%lld\n", r[1]);
 }
 
+typedef struct ce_fault_bytes {   /* src/core/fault.h's */
+    unsigned char *p;
+    size_t len;
+    long long off;
+} ce_fault_bytes;
+
+static void flip(ce_fault_bytes *b, long long at)
+{
+    if (at >= b->off && at < b->off + (long long)b->len) b->p[at - b->off] ^= 0x5a;
+}
+
 int ce_test_point(const char *name, void *arg)
 {
     const char *v;
@@ -108,6 +121,8 @@ int ce_test_point(const char *name, void *arg)
         if ((v = var("CUDAENV_TEST_LIBDIR"))) *(const char **)arg = v;
     } else if (!strcmp(name, "verify-libcuda")) {
         if ((v = var("CUDAENV_TEST_LIBCUDA"))) *(const char **)arg = v;
+    } else if (!strcmp(name, "repack-out")) {
+        if ((v = var("CUDAENV_TEST_REPACK_FLIP"))) flip(arg, atoll(v));
     } else if (is("CUDAENV_TEST_FAULT", name)) {   /* during-download, after-unpack, before-commit */
         raise(SIGKILL);
     }

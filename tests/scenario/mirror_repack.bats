@@ -278,3 +278,21 @@ PY
         [ -z "$(ls -A "$T/node-$how/pkgs" 2>/dev/null | grep -i cublas)" ] || { ls -A "$T/node-$how/pkgs"; false; }
     done
 }
+
+@test "a repack whose bytes go wrong before they are hashed (the compressor's or the memory's fault) is read back: exit 5 naming it, no repack, record or manifest kept; a rerun repacks it" {
+    # byte 1000 of every repack's output is changed before the site's digest is taken: libcublas's
+    # lies in a block stored as it is, so it decodes without error to other bytes
+    CUDAENV_TEST_REPACK_FLIP=1000 run --separate-stderr seams "$CUDAENV" mirror tf-2.14 --to "$M" --repack zstd
+    [ "$status" -eq 5 ] || { echo "$status $stderr"; false; }
+    [[ "$stderr" == *"the zstd repack of "*"-archive.tar.xz decodes to other bytes than the archive"*"nothing was kept"* ]] ||
+        { echo "$stderr"; false; }
+    [ -z "$(find "$M" -name '*.tar.zst' -o -name '*.tmp-*')" ] || { find "$M" -name '*.tar.zst' -o -name '*.tmp-*'; false; }
+    [ -z "$(ls -A "$M/.cudaenv-mirror/repack")" ]
+    [ ! -e "$M/cudaenv.json" ]
+    # the same run without the fault: every repack decodes to NVIDIA's tar
+    run "$CUDAENV" mirror tf-2.14 --to "$M" --repack zstd
+    [ "$status" -eq 0 ] || { echo "$output"; false; }
+    [[ "$output" == *"repacked 9 archives as .tar.zst"* ]] || { echo "$output"; false; }
+    c=$(comp_file libcublas)
+    cmp <(xz -dc "$UPSTREAM/$c") <(zstd -dc "$M/${c%.tar.xz}.tar.zst")
+}
