@@ -275,6 +275,7 @@ int ce_proc_start(ce_ctx *ctx, const ce_proc *p, ce_proc_child *c)
     c->pipe = pfd[0];
     c->t0 = ce_mono_s();
     c->deadline = p->timeout_s > 0 ? c->t0 + p->timeout_s : 0;
+    c->cancel = p->cancel;
     c->label = p->label;
     c->tick = p->label != NULL;
     return CE_OK;
@@ -317,7 +318,11 @@ int ce_proc_wait(ce_ctx *ctx, ce_proc_child *c, ce_proc_result *r)
             r->timed_out = true;
             stop(c);
             c->deadline = 0;
-        } else if (eof && !c->deadline && !tick_on) {
+        } else if (c->cancel && __atomic_load_n(c->cancel, __ATOMIC_ACQUIRE)) {
+            r->cancelled = true;
+            stop(c);
+            c->cancel = NULL;
+        } else if (eof && !c->deadline && !c->cancel && !tick_on) {
             siginfo_t si = { 0 };
             while (waitid(P_PID, (id_t)c->pid, &si, WEXITED | WNOWAIT) < 0 && errno == EINTR) {}
             done = true;
@@ -355,7 +360,7 @@ int ce_proc_wait(ce_ctx *ctx, ce_proc_child *c, ce_proc_result *r)
     c->pid = -1;
     int rc = c->cap.head || c->cap.tail ? cap_finish(&c->cap, r) : CE_OK;
     cap_free(&c->cap);
-    if (r->timed_out) {
+    if (r->timed_out || r->cancelled) {
         r->sig = SIGKILL;
         r->code = -SIGKILL;
     }
@@ -368,6 +373,7 @@ void ce_proc_abandon(ce_proc_child *c)
     stop(c);
     ce_proc_result r;
     c->deadline = 0;
+    c->cancel = NULL;
     c->tick = false;
     ce_proc_wait(NULL, c, &r);
     ce_proc_result_free(&r);

@@ -58,6 +58,8 @@ typedef struct ce_proc {
                                  * Ctrl-C at the terminal reaches it too) */
     bool supervise;             /* the group dies with this process (implies group) */
     const char *label;          /* with ctx->event: CE_EV_ELAPSED about once a second */
+    const int *cancel;          /* set nonzero (another thread: the install failed):
+                                 * stopped as at the deadline, within 0.2 s; may be NULL */
 } ce_proc;
 
 #define CE_PROC_WHY 1024
@@ -67,6 +69,7 @@ typedef struct ce_proc_result {
     int sig;                 /* the signal that killed it (SIGKILL at the deadline), 0 when it exited;
                               * supervised: an exit status 128+N reads as signal N, as a shell's */
     bool timed_out;
+    bool cancelled;          /* stopped because p->cancel was set (sig: SIGKILL) */
     char *out;               /* CE_PROC_CAPTURE: NUL-terminated, out_len bytes; ce_proc_result_free */
     size_t out_len;
     unsigned long long out_total; /* bytes the program wrote, kept or not */
@@ -79,6 +82,7 @@ typedef struct ce_proc_child {
     int pipe;                /* capture end, -1 when none */
     bool group, supervised, tick;
     double t0, deadline;     /* ce_mono_s(); deadline 0: none */
+    const int *cancel;       /* ce_proc's */
     const char *label;
     char why[CE_PROC_WHY];   /* ce_proc_start's failure */
     struct ce_proc_cap {

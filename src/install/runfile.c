@@ -105,7 +105,7 @@ static void watch_report(ce_ctx *ctx, const char *version, const char *staging, 
 }
 
 int ce_runfile_install(ce_ctx *ctx, const char *runfile, const char *label, const char *staging,
-                       const char *tmp, const char *log, const char *version)
+                       const char *tmp, const char *log, const char *version, const int *cancel)
 {
     char a_tk[4200], a_def[4200], a_tmp[4200];
     snprintf(a_tk, sizeof a_tk, "--toolkitpath=%s", staging);
@@ -125,7 +125,7 @@ int ce_runfile_install(ce_ctx *ctx, const char *runfile, const char *label, cons
     }
     ce_proc rp = { .path = "/bin/sh", .argv = argv, .env = env, .cwd = tmp, .out = CE_PROC_CAPTURE_FD,
                    .fd = logfd, .timeout_s = (double)timeout, .cap_head = (size_t)cap, .cap_tail = (size_t)cap,
-                   .supervise = true, .label = label };
+                   .supervise = true, .label = label, .cancel = cancel };
     watched before[N_WATCH];
     watch_take(ctx, version, before);
     ce_emit(ctx, CE_EV_STEP, label, "running the CUDA %s installer (log: %s)", version, log);
@@ -135,6 +135,9 @@ int ce_runfile_install(ce_ctx *ctx, const char *runfile, const char *label, cons
     free(env);
     if (rc != CE_OK) return rc;
     watch_report(ctx, version, staging, before);
+    if (res.cancelled)   /* the install's own failure is the one reported */
+        return ce_fail(CE_ERR_OTHER, "the CUDA %s installer (%s) was stopped with everything it started: "
+                       "the install failed; its output is in %s", version, label, log);
     if (res.timed_out)
         return ce_fail(CE_ERR_OTHER, "the CUDA %s installer (%s) did not finish in %ld s and was stopped "
                        "with everything it started (CUDAENV_RUNFILE_TIMEOUT); its output is in %s",

@@ -18,13 +18,15 @@
  * system paths (/usr/local/cuda, /usr/local/cuda-X.Y, /etc/ld.so.conf.d,
  * /etc/profile.d, /usr/bin/nvidia-uninstall, /usr/local/bin, under
  * CUDAENV_SYSROOT) are compared before and after: a change is a CE_EV_WARN.
- * Then ce_toolkit_check(version).
- * CE_ERR_OTHER when the installer fails or times out (naming the log),
- * CE_ERR_INTEGRITY when the tree is not the promised toolkit. */
+ * Then ce_toolkit_check(version).  *cancel set nonzero while it runs (the
+ * install failed elsewhere: a cuDNN download) stops it and its group within
+ * 0.2 s.
+ * CE_ERR_OTHER when the installer fails, times out (naming the log) or is
+ * cancelled, CE_ERR_INTEGRITY when the tree is not the promised toolkit. */
 #define CE_RUNFILE_TIMEOUT_S 3600
 #define CE_RUNFILE_LOG_CAP (1L << 20)
 int ce_runfile_install(ce_ctx *ctx, const char *runfile, const char *label, const char *staging,
-                       const char *tmp, const char *log, const char *version);
+                       const char *tmp, const char *log, const char *version, const int *cancel);
 
 /* A toolkit tree holds bin/nvcc, lib64/libcudart.so.* and the CUDA
  * MAJOR.MINOR of version (from version.json's cuda_cudart / cuda_nvcc, then

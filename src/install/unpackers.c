@@ -85,7 +85,7 @@ static int run_runfile(ce_ctx *ctx, part *p, shared *sh)
              (rc = ce_store_path(ctx, "logs", logs, sizeof logs)) == CE_OK && (rc = ce_mkdir_p(logs, 0755)) == CE_OK) {
         snprintf(log, sizeof log, "%s/cuda-%s-runfile.log", logs, p->version);
         bool was = ce_mute(false);   /* its steps and warnings are the user's to see */
-        rc = ce_runfile_install(ctx, p->cache, p->url, p->staging, tmp, log, p->version);
+        rc = ce_runfile_install(ctx, p->cache, p->url, p->staging, tmp, log, p->version, &sh->cancel);
         ce_mute(was);
     }
     if (tmp[0]) {

@@ -43,6 +43,19 @@ common_setup() {
 
 # no staging directory (an install's tree not yet committed) left in the
 # store at $1 (default $CUDAENV_ROOT)
+# pids_gone FILE: none of the pids in FILE is alive (waits up to 10 s)
+pids_gone() {
+    local i p alive
+    for i in $(seq 100); do
+        alive=
+        for p in $(cat "$1"); do kill -0 "$p" 2>/dev/null && alive="$alive $p"; done
+        [ -z "$alive" ] && return 0
+        sleep 0.1
+    done
+    echo "still running:$alive"; ps -o pid,pgid,args -p "${alive# }" || true
+    return 1
+}
+
 no_staging() {
     ! ls -d "${1:-$CUDAENV_ROOT}"/versions/.staging-* "${1:-$CUDAENV_ROOT}"/pkgs/.staging-* 2>/dev/null | grep -q .
 }

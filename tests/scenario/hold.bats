@@ -298,19 +298,6 @@ runfile_setup() {
     hold_manifest "$SERVER_URL/$PLAIN" yes > "$CUDAENV_MANIFEST"
 }
 
-# pids_gone FILE: none of the pids in FILE is alive (waits up to 10 s)
-pids_gone() {
-    local i p alive
-    for i in $(seq 100); do
-        alive=
-        for p in $(cat "$1"); do kill -0 "$p" 2>/dev/null && alive="$alive $p"; done
-        [ -z "$alive" ] && return 0
-        sleep 0.1
-    done
-    echo "still running:$alive"; ps -o pid,pgid,args -p "${alive# }" || true
-    return 1
-}
-
 @test "runfile: its log keeps the head and the tail, with a line saying how much was left out" {
     runfile_setup
     FX_RUNFILE_SPAM=200000 CUDAENV_RUNFILE_LOG_CAP=65536 run "$CUDAENV" install 11.8.0 --no-cudnn

@@ -472,6 +472,23 @@ a['url'] = a['url'].replace('/compute/', '/_/rate=%d/compute/' % max(1000, os.pa
     [ -f "$CUDAENV_ROOT/logs/cuda-11.8.0-runfile.log" ]
 }
 
+@test "a cuDNN download that fails while the runfile's installer runs stops the installer with everything it started: exit 5 at once, nothing installed" {
+    # cuDNN arrives over ~2 s with bytes its manifest entry does not name; the installer would take 60 s
+    edit_manifest "import os; a = $CUDNN87; f = '$MIRROR' + a['url'].split('$SERVER_URL')[-1]; \
+a['url'] = a['url'].replace('/compute/', '/_/rate=%d/compute/' % max(1000, os.path.getsize(f) // 2)); a['sha256'] = 'ab' * 32"
+    SECONDS=0
+    FX_RUNFILE_SLEEP=60 FX_RUNFILE_PIDS=$T/pids run --separate-stderr "$CUDAENV" install tf-2.14
+    [ "$status" -eq 5 ] || { echo "$status $stderr"; false; }
+    [ "$SECONDS" -lt 30 ] || { echo "took $SECONDS s: the installer ran on"; false; }
+    [[ "$stderr" == *"sha256 mismatch for "*"cudnn-linux-x86_64-8.7.0.84_cuda11-archive.tar.xz"* ]] || { echo "$stderr"; false; }
+    [[ "$stderr" != *"installer"*"was stopped"* ]] || { echo "$stderr"; false; }   # the install's own failure is the one said
+    [ -s "$T/pids" ]   # it was running
+    pids_gone "$T/pids"
+    [ -z "$(ls -A "$CUDAENV_ROOT/versions" 2>/dev/null)" ]
+    [ ! -e "$CUDAENV_ROOT/pkgs/cuda-11.8.0" ]
+    no_staging
+}
+
 @test "four concurrent installs of the same spec: one does the work, all succeed, one toolchain" {
     local pids=()
     for i in 1 2 3 4; do

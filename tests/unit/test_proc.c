@@ -1,6 +1,7 @@
 /* The one process runner (src/core/proc.c): argv, env, cwd, the capture
  * cap (head + tail), the exit status and signal, the deadline killing the
- * whole group, a missing program named in the error. */
+ * whole group, a cancel flag set by another thread doing the same, a
+ * missing program named in the error. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -8,6 +9,7 @@
 #include <cmocka.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -133,6 +135,53 @@ static void test_timeout_kills_group(void **state)
     (void)state;
     timeout_kills_group(false);
     timeout_kills_group(true);
+}
+
+static void *cancel_later(void *arg)
+{
+    usleep(300000);
+    __atomic_store_n((int *)arg, 1, __ATOMIC_RELEASE);
+    return NULL;
+}
+
+/* another thread sets the flag (the install failed): the program and its
+ * group are stopped as at a deadline, within the wait's 0.2 s; no flag and
+ * a flag never set change nothing */
+static void test_cancel_kills_group(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/cudaenv-proc-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char pidfile[200], script[400];
+    snprintf(pidfile, sizeof pidfile, "%s/pid", dir);
+    snprintf(script, sizeof script, "sleep 300 & echo $! > %s; echo started; sleep 300", pidfile);
+    for (int sup = 0; sup < 2; sup++) {
+        int cancel = 0;
+        ce_proc p = { .group = true, .supervise = sup, .cancel = &cancel, .timeout_s = 120 };
+        ce_proc_result r;
+        pthread_t t;
+        assert_int_equal(pthread_create(&t, NULL, cancel_later, &cancel), 0);
+        double t0 = ce_mono_s();
+        assert_int_equal(sh(script, &p, &r), CE_OK);
+        pthread_join(t, NULL);
+        assert_true(ce_mono_s() - t0 < 60);   /* not the 300 s, nor the deadline */
+        assert_true(r.cancelled);
+        assert_false(r.timed_out);
+        assert_int_equal(r.sig, SIGKILL);
+        assert_string_equal(r.out, "started\n");
+        assert_true(gone(pidfile));
+        ce_proc_result_free(&r);
+        unlink(pidfile);
+    }
+    int never = 0;
+    ce_proc p = { .cancel = &never };
+    ce_proc_result r;
+    assert_int_equal(sh("echo done", &p, &r), CE_OK);
+    assert_false(r.cancelled);
+    assert_int_equal(r.code, 0);
+    assert_string_equal(r.out, "done\n");
+    ce_proc_result_free(&r);
+    rmdir(dir);
 }
 
 /* what a program leaves running in its group is killed when it ends */
@@ -321,6 +370,7 @@ int main(void)
         cmocka_unit_test(test_env_cwd),
         cmocka_unit_test(test_status_signal),
         cmocka_unit_test(test_timeout_kills_group),
+        cmocka_unit_test(test_cancel_kills_group),
         cmocka_unit_test(test_group_left_over),
         cmocka_unit_test(test_capture_head_tail),
         cmocka_unit_test(test_missing_program),
