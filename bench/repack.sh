@@ -19,6 +19,13 @@
 # machine the rows show the ratios, not the targets.  BENCH_FROM=DIR: the
 # archives of bench/linerate.sh (DIR = its LR_DIR's www: xz -T0's 24 MiB
 # blocks, 2.8 GB at its scale 1) instead of bench/components.sh's.
+# BENCH_ALTS="LABEL=CMD;...": more install rows from the zstd mirror, each
+# CMD a full binary with env's assignments before it (before=/old/cudaenv-full;
+# nosync=LD_PRELOAD=/x/nosync.so /new/cudaenv-full; shm=CUDAENV_ROOT=
+# /dev/shm/cudaenv-bench/root /new/cudaenv-full: that folder is made 0700 and
+# removed here).  BENCH_TIMELINE=DIR: one more zstd install per link
+# whose messages are stamped with seconds since its start (DIR/timeline-LINK).
+# BENCH_LOOPBACK=0: only the links.
 set -eu
 cd "$(dirname "$0")/.."
 REPO=$PWD
@@ -37,7 +44,8 @@ W=$(mktemp -d "${TMPDIR:-/tmp}/cudaenv-bench-repack.XXXXXX")
 TESTS_DIR=$REPO/tests
 source tests/lib/fixtures.sh
 source tests/lib/server.bash
-trap 'server_stop >/dev/null 2>&1; rm -rf "$W"' EXIT
+trap 'server_stop >/dev/null 2>&1; rm -rf "$W" /dev/shm/cudaenv-bench' EXIT
+case ${BENCH_ALTS:-} in */dev/shm/cudaenv-bench/*) mkdir -p -m 700 /dev/shm/cudaenv-bench ;; esac
 now() { date +%s.%N; }
 since() { awk -v a="$(now)" -v b="$1" 'BEGIN {printf "%.3f\n", a - b}'; }   # no bc on the GPU machine
 div() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.4f\n", a / b}'; }
@@ -73,12 +81,24 @@ export CUDAENV_MANIFEST_UNSIGNED=1 CUDAENV_RETRY_DELAY_MS=10
 [ -z "${BENCH_UNPACK_JOBS:-}" ] || export CUDAENV_UNPACK_JOBS=$BENCH_UNPACK_JOBS
 
 arcs() { find "$W/srv/$1/compute" -name "*$2" | sort; }
-inst() {  # inst URL: a fresh root and cache each time; prints seconds
-    rm -rf "$W/root"
+inst() {  # inst URL [CMD]: a fresh root and cache each time; prints seconds
+    rm -rf "$W/root" /dev/shm/cudaenv-bench/root
     local t0; t0=$(now)
-    CUDAENV_ROOT=$W/root CUDAENV_MANIFEST=$1 "$CUDAENV" -q install tf-2.14 --insecure >/dev/null 2>"$W/err" ||
+    # shellcheck disable=SC2086  # CMD: assignments and a binary, split on purpose
+    CUDAENV_ROOT=$W/root CUDAENV_MANIFEST=$1 env ${2:-$CUDAENV} -q install tf-2.14 --insecure >/dev/null 2>"$W/err" ||
         { cat "$W/err" >&2; exit 1; }   # (the unsigned manifest's warning is expected: left out)
     since "$t0"
+}
+timeline() {  # timeline URL FILE: one install, each line it prints with its time since the start
+    rm -rf "$W/root"
+    local t0=${EPOCHREALTIME/./} l t
+    CUDAENV_ROOT=$W/root CUDAENV_MANIFEST=$1 "$CUDAENV" -v install tf-2.14 --insecure 2>&1 |
+        while IFS= read -r l; do
+            t=$(( ${EPOCHREALTIME/./} - t0 ))
+            printf '%4d.%03d %s\n' $((t / 1000000)) $((t / 1000 % 1000)) "$l"
+        done > "$2"
+    t=$(( ${EPOCHREALTIME/./} - t0 ))
+    printf '%4d.%03d (the install returned)\n' $((t / 1000000)) $((t / 1000 % 1000)) >> "$2"
 }
 download() {  # download BASE MIRROR SUFFIX: every archive with curl in parallel
     local t0 a pids=()
@@ -103,7 +123,12 @@ extract() {  # extract MIRROR SUFFIX CMD: every archive unpacked at once; second
 row() {  # row BASE LABEL: the install rows and the floors through BASE
     local b=$1 f
     for f in p z t d x y; do : > "$W/t.$f"; done
+    local alt i=0
+    IFS=';' read -ra alts <<< "${BENCH_ALTS:-}"
+    for alt in "${alts[@]}"; do i=$((i + 1)); : > "$W/t.a$i"; done
     for r in $(seq "$RUNS"); do
+        i=0
+        for alt in "${alts[@]}"; do i=$((i + 1)); inst "$b/zstd/cudaenv.json" "${alt#*=}" >> "$W/t.a$i"; done
         inst "$b/plain/cudaenv.json" >> "$W/t.p"
         inst "$b/zstd/cudaenv.json" >> "$W/t.z"
         inst "$b/tar/cudaenv.json" >> "$W/t.t"
@@ -113,10 +138,16 @@ row() {  # row BASE LABEL: the install rows and the floors through BASE
     done
     p=$(median < "$W/t.p"); z=$(median < "$W/t.z"); t=$(median < "$W/t.t")
     d=$(median < "$W/t.d"); x=$(median < "$W/t.x"); y=$(median < "$W/t.y")
+    [ -z "${BENCH_TIMELINE:-}" ] || { mkdir -p "$BENCH_TIMELINE"; timeline "$b/zstd/cudaenv.json" "$BENCH_TIMELINE/timeline-${3:-loop}"; }
     printf '%s:\n' "$2"
     printf '  %-58s %9.2f\n' "install tf-2.14 from the plain mirror (.tar.xz)" "$p"
     printf '  %-58s %9.2f\n' "install tf-2.14 from the repacked mirror (.tar.zst)" "$z"
     printf '  %-58s %9.2f\n' "install tf-2.14 from the repacked mirror (.tar)" "$t"
+    i=0
+    for alt in "${alts[@]}"; do
+        i=$((i + 1))
+        printf '  %-58s %9.2f\n' "  the same (.tar.zst), ${alt%%=*}" "$(median < "$W/t.a$i")"
+    done
     printf '  %-58s %9.2f\n' "download of the .tar.zst files (curl, all at once)" "$d"
     printf '  %-58s %9.2f\n' "floor: tar -x of every .tar at once" "$x"
     printf '  %-58s %9.2f\n' "zstd -dc | tar -x of every .tar.zst at once" "$y"
@@ -129,7 +160,7 @@ printf '\nbench/repack.sh: %s, %s run(s), %s cores, %s archives (tf profile of r
 printf '  bytes: .tar.xz %s, .tar.zst %s, .tar %s; repacking took %.2f s (zstd), %.2f s (tar)\n' \
     "$(numfmt --to=iec "$(size plain .tar.xz)")" "$(numfmt --to=iec "$(size zstd .tar.zst)")" \
     "$(numfmt --to=iec "$(size tar .tar)")" "$tz" "$tt"
-row "$SERVER_URL" "loopback, unthrottled"
+[ "${BENCH_LOOPBACK:-1}" = 0 ] || row "$SERVER_URL" "loopback, unthrottled"
 for l in ${BENCH_LINKS-400000000}; do
-    row "$SERVER_URL/_/link=$l" "through one $((l / 1000000)) MB/s link (httpd.py link=$l, shared by all connections)"
+    row "$SERVER_URL/_/link=$l" "through one $((l / 1000000)) MB/s link (httpd.py link=$l, shared by all connections)" "$l"
 done
