@@ -194,11 +194,11 @@ check-asan:
 
 # The install's concurrency under ThreadSanitizer, in build-tsan: the download
 # threads, the unpacker threads, the decode slots, the download's bell, the
-# xz decoder's workers, the .zst/.gz decoding thread (ahead.h) and the hashing
-# thread (hashq.h), through the unit tests of fetch, unpack, xz, ahead, hashq
+# xz decoder's workers, the ring (core/ring.h) under the .zst/.gz decoding thread (ahead.h) and the hashing
+# thread (hashq.h), through the unit tests of fetch, unpack, xz, ring, ahead, hashq
 # and the slots and the scenarios that install components (docs/TESTING.md).  The
 # first report ends the process (exit 66), so the test that ran it fails.
-TSAN_UNITS ?= test_slots test_xzbudget test_unpack test_ahead test_hashq test_xzblk test_xzmt test_xzsink test_fetch
+TSAN_UNITS ?= test_slots test_xzbudget test_unpack test_ring test_ahead test_hashq test_xzblk test_xzmt test_xzsink test_fetch
 TSAN_BATS ?= components follow hashonce onepass mirror_repack
 check-tsan:
 	$(MAKE) BUILD=build-tsan CFLAGS="-O1 -g -fsanitize=thread -fno-omit-frame-pointer" all units
