@@ -7,8 +7,9 @@
 # Environment Modules as modules.bats finds it) and runs nvcc, and runs
 # through cudaenv exec.  The row's NCCL comes as a wheel written by a
 # streaming tool (data descriptors: no sizes in its local headers), checked
-# against its RECORD.  Crosses: mirror (components, the wheel), mirror
-# --check, the fetch over HTTP, install --modulefiles, module load, exec.
+# against its RECORD; then repacks it as zstd for the LAN and a new node
+# installs the same tree from it.  Crosses: mirror (components, the wheel), mirror
+# --check, mirror --repack zstd, the fetch over HTTP, install --modulefiles, module load, exec.
 #
 # The second journey (issue 41): the cluster at scale.  A build node installs
 # the toolchain from "NVIDIA" and pushes it to the site's registry (Debian's
@@ -145,6 +146,17 @@ module_shell() {
     [ "$status" -eq 0 ]
     [ "${lines[-1]}" = "Cuda compilation tools, release 11.8, V11.8.89" ]
     cmp "$T/node1/versions/$P/lib64/libcublas.so.11" "$T/node2/versions/$P/lib64/libcublas.so.11"
+
+    # for the LAN: the admin repacks the mirror as zstd (each .tar.zst read back and decoded before
+    # it is kept) and signs it again; a new node installs the very tree from the .tar.zst
+    run "$CUDAENV" mirror tf-2.14 --to "$SITE" --repack zstd --sign-key "$T/site.key" --url "$SERVER_URL/cudaenv.json"
+    [ "$status" -eq 0 ] || { echo "$output"; false; }
+    [[ "$output" == *"repacked 9 archives as .tar.zst"* ]] || { echo "$output"; false; }
+    CUDAENV_ROOT=$T/node4 CUDAENV_MANIFEST=$SERVER_URL/cudaenv.json run "$CUDAENV" install tf-2.14 --insecure
+    [ "$status" -eq 0 ] || { echo "$output"; false; }
+    [ "$(server_requests "GET /compute/cuda/redist/.*\.tar\.zst .*status=200")" -eq 8 ]
+    [ "$(server_requests "GET /compute/cudnn/.*\.tar\.zst .*status=200")" -eq 1 ]
+    diff -r -x .cudaenv-receipt.json -x .cudaenv-usage "$T/node1/versions/$P" "$T/node4/versions/$P"
 }
 
 # node NAME CMD...: CMD as slurmd runs a node's scripts: root, that node's
