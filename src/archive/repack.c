@@ -89,6 +89,22 @@ static int write_failed(struct archive *w, const sink *s, const char *label)
                    label, archive_error_string(w) ? archive_error_string(w) : e ? strerror(e) : "write error");
 }
 
+/* a's one raw entry from fd: decoded by any of the compressions the
+ * tarballs use (never support_filter_all: external programs), or zstd only */
+static int raw_open(struct archive *a, int fd, bool zstd_only)
+{
+    if (!zstd_only) {
+        archive_read_support_filter_xz(a);
+        archive_read_support_filter_gzip(a);
+        archive_read_support_filter_bzip2(a);
+    }
+    archive_read_support_filter_zstd(a);
+    archive_read_support_format_raw(a);
+    struct archive_entry *e;
+    return archive_read_open_fd(a, fd, 1 << 20) == ARCHIVE_OK && archive_read_next_header(a, &e) == ARCHIVE_OK
+               ? 0 : -1;
+}
+
 /* zstd writes no content checksum through libarchive, and the site signs
  * the repack's own digest: a byte the compressor (or the machine's memory)
  * got wrong would be vouched for and unpack silently on every node.  So the
@@ -97,18 +113,13 @@ static int write_failed(struct archive *w, const sink *s, const char *label)
 static int read_back(int fd, const char *label, const char want[CE_SHA256_HEX], void *buf)
 {
     struct archive *a = archive_read_new();
-    struct archive_entry *e = NULL;
     ce_sha256 *md = ce_sha256_new();
     int rc = a && md ? CE_OK : ce_fail(CE_ERR_NOMEM, "out of memory reading back the repack of %s", label);
     if (!rc && lseek(fd, 0, SEEK_SET) != 0)
         rc = ce_fail(CE_ERR_IO, "cannot read back the repack of %s: %s", label, strerror(errno));
-    if (!rc) {
-        archive_read_support_filter_zstd(a);
-        archive_read_support_format_raw(a);
-        if (archive_read_open_fd(a, fd, 1 << 20) != ARCHIVE_OK || archive_read_next_header(a, &e) != ARCHIVE_OK)
-            rc = ce_fail(CE_ERR_INTEGRITY, "the zstd repack of %s does not read back: %s; nothing was kept",
-                         label, archive_error_string(a) ? archive_error_string(a) : "not an archive");
-    }
+    if (!rc && raw_open(a, fd, true) != 0)
+        rc = ce_fail(CE_ERR_INTEGRITY, "the zstd repack of %s does not read back: %s; nothing was kept",
+                     label, archive_error_string(a) ? archive_error_string(a) : "not an archive");
     while (!rc) {
         la_ssize_t n = archive_read_data(a, buf, 1 << 20);
         if (n == 0) break;
@@ -136,21 +147,14 @@ int ce_repack_fd(int in_fd, const char *label, ce_repack_fmt fmt, int threads, i
     sink s = { .fd = out_fd, .md = ce_sha256_new() };
     ce_sha256 *tar = ce_sha256_new();   /* the tar stream as decoded: what a read-back must give */
     struct archive *a = archive_read_new(), *w = archive_write_new();
-    struct archive_entry *e = NULL, *oe = archive_entry_new();
+    struct archive_entry *oe = archive_entry_new();
     void *buf = malloc(1 << 20);
     int rc = s.md && tar && a && w && oe && buf ? CE_OK : ce_fail(CE_ERR_NOMEM, "out of memory repacking %s", label);
-    if (!rc) {
-        archive_read_support_filter_xz(a);   /* as unpack.c: never support_filter_all (external programs) */
-        archive_read_support_filter_gzip(a);
-        archive_read_support_filter_bzip2(a);
-        archive_read_support_filter_zstd(a);
-        archive_read_support_format_raw(a);
-        if (archive_read_open_fd(a, in_fd, 1 << 20) != ARCHIVE_OK || archive_read_next_header(a, &e) != ARCHIVE_OK)
-            rc = ce_fail(CE_ERR_INTEGRITY, "cannot read %s to repack it: %s", label,
-                         archive_error_string(a) ? archive_error_string(a) : "not an archive");
-        else if (archive_filter_code(a, 0) == ARCHIVE_FILTER_NONE)
-            rc = ce_fail(CE_ERR_INTEGRITY, "%s is not compressed: nothing to repack", label);
-    }
+    if (!rc && raw_open(a, in_fd, false) != 0)
+        rc = ce_fail(CE_ERR_INTEGRITY, "cannot read %s to repack it: %s", label,
+                     archive_error_string(a) ? archive_error_string(a) : "not an archive");
+    else if (!rc && archive_filter_code(a, 0) == ARCHIVE_FILTER_NONE)
+        rc = ce_fail(CE_ERR_INTEGRITY, "%s is not compressed: nothing to repack", label);
     if (!rc) rc = out_open(w, fmt, threads, &s);
     if (!rc) {
         archive_entry_set_pathname(oe, "data");
