@@ -351,13 +351,17 @@ static void *transfer_thread(void *arg)
 }
 
 /* Transfer threads: one per connection, at most one per core (fewer for
- * fewer items). */
+ * fewer items).  make FETCH_THREADS=1 builds the one-thread, one-multi-handle
+ * way for bench/linerate.sh's comparison rows. */
+#ifndef CE_FETCH_MAX_THREADS
+#define CE_FETCH_MAX_THREADS 16
+#endif
 static long transfer_threads(long conns, size_t pending)
 {
     long t = ce_cpu_count();
     if (t > conns) t = conns;
     if (t > (long)pending) t = (long)pending;
-    if (t > 16) t = 16;
+    if (t > CE_FETCH_MAX_THREADS) t = CE_FETCH_MAX_THREADS;
     return t < 1 ? 1 : t;
 }
 
@@ -366,7 +370,7 @@ static int run_pool(ce_ctx *ctx, dl *ds, size_t n, size_t pending)
     pool p = { .ds = ds, .n = n, .ctx = ctx, .max_conn = max_connections(), .muted = ce_muted() };
     p.threads = transfer_threads(p.max_conn, pending);
     p.per_thread = (p.max_conn + p.threads - 1) / p.threads;
-    pthread_t th[16];
+    pthread_t th[CE_FETCH_MAX_THREADS];
     long started = 0;
     /* through locked_event even on one thread (one core):
      * one thread also interleaves the items' retries (A 3/5 after B 2/5 once
