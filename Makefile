@@ -78,11 +78,6 @@ endif
 ifeq ($(XZ),liblzma)
 override CFLAGS += -DCE_XZ_LIBLZMA_MT
 endif
-# FETCH_THREADS=1: a comparison build whose downloads all run on one thread
-# with one curl multi handle (bench/linerate.sh's install-onefetch rows, issue 40)
-ifneq ($(FETCH_THREADS),)
-override CFLAGS += -DCE_FETCH_MAX_THREADS=$(FETCH_THREADS)
-endif
 # the light binary dlopens libcjson on first use (src/cli/cjson_lazy.c): env/use/the
 # hook never load it
 LIGHT_LIBS = -ldl -lpthread   # both in libc since glibc 2.34; separate on the release floor (2.31)

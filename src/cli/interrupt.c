@@ -4,8 +4,8 @@
  * (status 128+N).
  *
  * The signal handler only wakes a thread of this file (one byte down a
- * pipe): the download threads may be in the middle of a write, and what is
- * "kept" is known only once they stand still.  That thread stops them
+ * pipe): the download thread may be in the middle of a write, and what is
+ * "kept" is known only once it stands still.  That thread stops it
  * (ce_fetch_stop_all: every buffer written, every lock kept), so the
  * number printed is each .part's size, which is where the next run resumes
  * ("Range: bytes=N-"); a .part with no byte starts over.  A second signal,

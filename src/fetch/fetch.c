@@ -9,7 +9,6 @@
 #include "fetch_int.h"
 
 #include <curl/curl.h>
-#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -167,115 +166,77 @@ static void report_progress(ce_ctx *ctx, dl **ds, size_t n, double now)
     }
 }
 
-/* ---- several transfer threads ----
+/* ---- the transfers: one thread, one multi handle ----
  *
- * One thread receiving, writing and hashing every byte of a 2.8 GB install
- * was its pace on a fast link (issue 25: ~500 MB/s, 5.5 s of 6.9 from
- * loopback).  So the items are shared out to up to min(connections, cores)
- * threads, each with a multi handle of its own: a thread takes the next item
- * in the caller's order (largest first) when it holds no more than its fair
- * part of the transfers running and there is a connection free (at most
- * CUDAENV_MAX_CONNECTIONS in all), and the thread that receives an item's
- * bytes writes and hashes them (one pass, as before).  An item stays with
- * its thread to the end (retries, backoff, its deadline).  The first fatal
- * error stops every thread; the .part files stay for the next run.  Events
- * from the threads are serialised through one lock. */
+ * Every item runs on the calling thread (ce_fetch_thread's, beside the
+ * unpackers that follow the downloads) through one curl multi handle, as
+ * pacman and curl drive parallel transfers: up to CUDAENV_MAX_CONNECTIONS
+ * at once, handed out in the caller's order (largest first); the bytes are
+ * written and hashed as they arrive (one pass).  Issue 25 gave the
+ * connections a thread each (one thread receiving, writing and hashing
+ * everything was the install's pace then); now that unpacking follows the
+ * download, the 16-core rows (issue 40, PERFORMANCE.md) show no gain from
+ * them at loopback or 400 MB/s and half the install's memory without them.
+ * The first fatal error ends the run; the .part files stay for the next. */
 
-typedef struct pool {
+typedef struct run {
     dl *ds;
     size_t n, next;         /* the next item to hand out */
-    long owned, max_conn, per_thread, threads;
-    int stop;               /* a fatal error: every thread ends */
-    int rc;                 /* the first failure ... */
-    ce_status st;           /* ... and its message */
-    bool muted;             /* the caller's thread was muted: so are the others */
-    pthread_mutex_t mu;
+    long max_conn;
     ce_ctx *ctx;            /* the caller's, for the events */
-    ce_ctx *wctx;           /* a copy whose events go through mu */
     char said[8][512];      /* the last warnings passed on */
     unsigned nsaid;
-} pool;
+} run;
 
-/* The transfers' events, one at a time.  Transfers failing alike (one
- * unreachable host, many files) say the same warning for several items,
- * interleaved (from several threads, or one): one already said recently is
- * not said again, so the user sees one line per attempt. */
-static void locked_event(void *ud, const ce_event *ev)
+/* Transfers failing alike (one unreachable host, many files) say the same
+ * warning for several items, interleaved (an item's retry comes before the
+ * next item's first try): one already said recently is not said again, so
+ * the user sees one line per attempt. */
+static void once_event(void *ud, const ce_event *ev)
 {
-    pool *p = ud;
-    pthread_mutex_lock(&p->mu);
-    bool again = false;
+    run *r = ud;
     if (ev->kind == CE_EV_WARN && ev->text) {
-        for (unsigned i = 0; i < 8 && !again; i++)
-            again = strncmp(p->said[i], ev->text, sizeof p->said[i] - 1) == 0;
-        if (!again)
-            snprintf(p->said[p->nsaid++ % 8], sizeof p->said[0], "%s", ev->text);
+        for (unsigned i = 0; i < 8; i++)
+            if (strncmp(r->said[i], ev->text, sizeof r->said[i] - 1) == 0)
+                return;
+        snprintf(r->said[r->nsaid++ % 8], sizeof r->said[0], "%s", ev->text);
     }
-    if (!again)
-        p->ctx->event(p->ctx->event_ud, ev);
-    pthread_mutex_unlock(&p->mu);
+    r->ctx->event(r->ctx->event_ud, ev);
 }
 
-/* The next item for a thread holding mine of them, or NULL. */
-static dl *claim(pool *p, size_t mine)
+/* The next item waiting to start, or NULL. */
+static dl *next_item(run *r)
 {
-    dl *d = NULL;
-    pthread_mutex_lock(&p->mu);
-    while (p->next < p->n && p->ds[p->next].state == DL_DONE)
-        p->next++;
-    if (!p->stop && p->next < p->n && (long)mine < p->per_thread && p->owned < p->max_conn &&
-        (long)mine * p->threads <= p->owned) {
-        d = &p->ds[p->next++];
-        p->owned++;
-    }
-    pthread_mutex_unlock(&p->mu);
-    return d;
+    while (r->next < r->n && r->ds[r->next].state == DL_DONE)
+        r->next++;
+    return r->next < r->n ? &r->ds[r->next++] : NULL;
 }
 
-static bool work_left(pool *p)
-{
-    pthread_mutex_lock(&p->mu);
-    bool left = !p->stop && p->next < p->n;
-    pthread_mutex_unlock(&p->mu);
-    return left;
-}
-
-static void done_one(pool *p)
-{
-    pthread_mutex_lock(&p->mu);
-    p->owned--;
-    pthread_mutex_unlock(&p->mu);
-}
-
-/* The items a thread holds (claimed, not yet verified). */
+/* The transfers in flight (claimed, not yet verified). */
 typedef struct held {
     dl *d[64];
     size_t k;
 } held;
 
-static int run_transfers(ce_ctx *ctx, pool *p, CURLM *m, held *h)
+static int run_transfers(ce_ctx *ctx, run *r, CURLM *m, held *h)
 {
     dl **mine = h->d;
-    size_t k = h->k;
     double last_report = 0;
     for (;;) {
-        if (__atomic_load_n(&p->stop, __ATOMIC_ACQUIRE))
-            return CE_OK;
         dl *c;
-        if (k < sizeof h->d / sizeof *h->d && (c = claim(p, k)))
-            mine[k++] = c;
-        h->k = k;
+        while (h->k < (size_t)r->max_conn && h->k < sizeof h->d / sizeof *h->d && (c = next_item(r)))
+            mine[h->k++] = c;
+        if (!h->k)
+            return CE_OK;
         double now = ce_mono_s();
         double wait = 0.1;
-        for (size_t i = 0; i < k; i++) {
+        for (size_t i = 0; i < h->k; i++) {
             dl *d = mine[i];
             if (d->state == DL_PENDING && d->next_try <= now && dl_start(d, m) != CE_OK)
                 return ce_fail(d->fatal, "%s", d->msg);
             if (d->state == DL_PENDING && d->next_try - now < wait)
                 wait = d->next_try - now;
         }
-        if (!k && !work_left(p))
-            return CE_OK;
         int running;
         curl_multi_perform(m, &running);
         CURLMsg *msg;
@@ -293,115 +254,46 @@ static int run_transfers(ce_ctx *ctx, pool *p, CURLM *m, held *h)
                 return ce_fail(d->fatal, "%s", d->msg);
         }
         if (now - last_report >= 0.1) {
-            report_progress(ctx, mine, k, now);
+            report_progress(ctx, mine, h->k, now);
             last_report = now;
-            int rc = check_limits(ctx, mine, k, m, now);
+            int rc = check_limits(ctx, mine, h->k, m, now);
             if (rc != CE_OK)
                 return rc;
         }
-        for (size_t i = 0; i < k;) {   /* verified: a connection for the next item */
-            if (mine[i]->state == DL_DONE) {
-                done_one(p);
-                mine[i] = mine[--k];
-                h->k = k;
-            } else {
+        for (size_t i = 0; i < h->k;) {   /* verified: a connection for the next item */
+            if (mine[i]->state == DL_DONE)
+                mine[i] = mine[--h->k];
+            else
                 i++;
-            }
         }
-        if (wait > 0 && (k || work_left(p)))
+        if (wait > 0 && h->k)
             curl_multi_poll(m, NULL, 0, (int)(wait * 1000) + 1, NULL);
     }
 }
 
-/* One transfer thread: its own multi handle; a failure is recorded for all. */
-static void *transfer_thread(void *arg)
+static int run_all(ce_ctx *ctx, dl *ds, size_t n)
 {
-    pool *p = arg;
-    ce_ctx *ctx = p->wctx;
-    if (p->muted)
-        ce_mute(true);
-    int rc = CE_OK;
-    CURLM *m = curl_multi_init();
-    if (!m) {
-        rc = ce_fail(CE_ERR_NOMEM, "cannot start libcurl");
-    } else {
-        /* claim() keeps this thread to its part; the handle never exceeds the whole */
-        curl_multi_setopt(m, CURLMOPT_MAX_TOTAL_CONNECTIONS, p->max_conn);
-        held h = { .k = 0 };
-        rc = run_transfers(ctx, p, m, &h);
-        for (size_t i = 0; i < h.k; i++) {   /* this thread's transfers leave its handle */
-            dl *d = h.d[i];
-            if (d->state == DL_ACTIVE && d->easy)
-                curl_multi_remove_handle(m, d->easy);
-            if (d->state == DL_ACTIVE)
-                d->state = DL_PENDING;
-        }
-        curl_multi_cleanup(m);
-    }
-    if (rc != CE_OK) {
-        pthread_mutex_lock(&p->mu);
-        if (p->rc == CE_OK) {
-            p->rc = rc;
-            ce_status_take(&p->st);
-        }
-        __atomic_store_n(&p->stop, 1, __ATOMIC_RELEASE);
-        pthread_mutex_unlock(&p->mu);
-    }
-    return NULL;
-}
-
-/* Transfer threads: one per connection, at most one per core (fewer for
- * fewer items).  make FETCH_THREADS=1 builds the one-thread, one-multi-handle
- * way for bench/linerate.sh's comparison rows. */
-#ifndef CE_FETCH_MAX_THREADS
-#define CE_FETCH_MAX_THREADS 16
-#endif
-static long transfer_threads(long conns, size_t pending)
-{
-    long t = ce_cpu_count();
-    if (t > conns) t = conns;
-    if (t > (long)pending) t = (long)pending;
-    if (t > CE_FETCH_MAX_THREADS) t = CE_FETCH_MAX_THREADS;
-    return t < 1 ? 1 : t;
-}
-
-static int run_pool(ce_ctx *ctx, dl *ds, size_t n, size_t pending)
-{
-    pool p = { .ds = ds, .n = n, .ctx = ctx, .max_conn = max_connections(), .muted = ce_muted() };
-    p.threads = transfer_threads(p.max_conn, pending);
-    p.per_thread = (p.max_conn + p.threads - 1) / p.threads;
-    pthread_t th[CE_FETCH_MAX_THREADS];
-    long started = 0;
-    /* through locked_event even on one thread (one core):
-     * one thread also interleaves the items' retries (A 3/5 after B 2/5 once
-     * a later item's first try fails), which the renderer's check of the
-     * line before did not catch: progress.bats saw 2/5 three times */
-    p.wctx = malloc(sizeof *p.wctx);
-    if (!p.wctx)
-        return ce_fail(CE_ERR_NOMEM, "out of memory");
-    *p.wctx = *ctx;
+    run r = { .ds = ds, .n = n, .ctx = ctx, .max_conn = max_connections() };
+    ce_ctx wctx = *ctx;    /* events through once_event */
     if (ctx->event) {
-        p.wctx->event = locked_event;
-        p.wctx->event_ud = &p;
+        wctx.event = once_event;
+        wctx.event_ud = &r;
     }
-    pthread_mutex_init(&p.mu, NULL);
-    long want = p.threads - 1;
-    while (started < want && pthread_create(&th[started], NULL, transfer_thread, &p) == 0)
-        started++;
-    if (started < want) {      /* fewer could start: the parts of those that did */
-        pthread_mutex_lock(&p.mu);
-        p.threads = started + 1;
-        p.per_thread = (p.max_conn + p.threads - 1) / p.threads;
-        pthread_mutex_unlock(&p.mu);
+    CURLM *m = curl_multi_init();
+    if (!m)
+        return ce_fail(CE_ERR_NOMEM, "cannot start libcurl");
+    curl_multi_setopt(m, CURLMOPT_MAX_TOTAL_CONNECTIONS, r.max_conn);
+    held h = { .k = 0 };
+    int rc = run_transfers(&wctx, &r, m, &h);
+    for (size_t i = 0; i < h.k; i++) {   /* what is in flight leaves the handle */
+        dl *d = h.d[i];
+        if (d->state == DL_ACTIVE && d->easy)
+            curl_multi_remove_handle(m, d->easy);
+        if (d->state == DL_ACTIVE)
+            d->state = DL_PENDING;
     }
-    transfer_thread(&p);       /* this thread is one of them */
-    for (long i = 0; i < started; i++)
-        pthread_join(th[i], NULL);
-    pthread_mutex_destroy(&p.mu);
-    free(p.wctx);
-    if (p.rc != CE_OK)
-        ce_status_put(&p.st);
-    return p.rc;
+    curl_multi_cleanup(m);
+    return rc;
 }
 
 int ce_cache_path(ce_ctx *ctx, const char *sha256, char *out, size_t outsz)
@@ -468,7 +360,7 @@ int ce_fetch_all(ce_ctx *ctx, ce_fetch_item *items, size_t n)
     }
     if (rc == CE_OK && pending) {
         ce_http_global_init();
-        rc = run_pool(ctx, ds, n, pending);
+        rc = run_all(ctx, ds, n);
     }
     for (size_t i = 0; i < n; i++)
         dl_release(&ds[i]);

@@ -17,8 +17,7 @@
 # cudaenv runs (the runfile, nvcc, python3 -c 'import torch').  The light
 # binary sees only libcjson: verify's loader check stays about the toolchain.
 # DEVDEPS_LIBLZMA=1: also libexec/cudaenv/cudaenv-full-liblzma (make XZ=liblzma,
-# BUILD-liblzma), DEVDEPS_ONEFETCH=1: also cudaenv-full-onefetch (make
-# FETCH_THREADS=1, BUILD-onefetch: every download on one thread), DEVDEPS_BEFORE=COMMIT: cudaenv-full-before built from that
+# BUILD-liblzma), DEVDEPS_BEFORE=COMMIT: cudaenv-full-before built from that
 # commit (a worktree in $BUILD-before): tests/gpu/linerate.sh runs their rows.
 # Usage: tests/gpu/devdeps.sh   (BUILD=build-gpu; DEST=.devdeps/gpu)
 # Then: run(carry=[".devdeps/gpu"], command="tests/gpu/run.sh")
@@ -42,10 +41,6 @@ RP="-Wl,--disable-new-dtags,-rpath,'\$\$ORIGIN/../../lib/full'"
 if [ "${DEVDEPS_LIBLZMA:-0}" = 1 ]; then
     make BUILD="$BUILD-liblzma" XZ=liblzma -j"$(nproc)" LDFLAGS="$RP" "$BUILD-liblzma/libexec/cudaenv/cudaenv-full" >/dev/null
     strip --strip-debug -o "$DEST/libexec/cudaenv/cudaenv-full-liblzma" "$BUILD-liblzma/libexec/cudaenv/cudaenv-full"
-fi
-if [ "${DEVDEPS_ONEFETCH:-0}" = 1 ]; then
-    make BUILD="$BUILD-onefetch" FETCH_THREADS=1 -j"$(nproc)" LDFLAGS="$RP" "$BUILD-onefetch/libexec/cudaenv/cudaenv-full" >/dev/null
-    strip --strip-debug -o "$DEST/libexec/cudaenv/cudaenv-full-onefetch" "$BUILD-onefetch/libexec/cudaenv/cudaenv-full"
 fi
 if [ -n "${DEVDEPS_BEFORE:-}" ]; then
     rm -rf "$BUILD-before"; git worktree prune

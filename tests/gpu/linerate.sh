@@ -9,9 +9,9 @@
 # With $DEST/libexec/cudaenv/cudaenv-full-before (another build's full binary,
 # same libraries) the install rows run for it too, in the same run; with
 # cudaenv-full-liblzma (make XZ=liblzma: liblzma's threaded decoder instead of
-# ours, issue 40 item 5) its rows too; with cudaenv-full-onefetch (make
-# FETCH_THREADS=1: every download on one thread and one multi handle, issue 40
-# item 1) its rows too.
+# ours, issue 40 item 5) its rows too.
+# LR_ALTS="LABEL=PATH ..." from the caller: more builds' rows (e.g. another
+# commit's full binary, built as DEVDEPS_BEFORE builds one).
 # LR_REPEAT=N (default 5): N rounds of the floor and the loopback installs,
 # the ratio's median printed (a single round's floor moves by ~20 %).
 # Then: run(carry=[".devdeps/gpu"], command="tests/gpu/linerate.sh 16")
@@ -27,9 +27,6 @@ fi
 LR_ALTS=${LR_ALTS:-}
 if [ -x "$D/libexec/cudaenv/cudaenv-full-liblzma" ]; then   # tests/gpu/devdeps.sh with DEVDEPS_LIBLZMA=1
     LR_ALTS="$LR_ALTS liblzma=$PWD/$D/libexec/cudaenv/cudaenv-full-liblzma"
-fi
-if [ -x "$D/libexec/cudaenv/cudaenv-full-onefetch" ]; then   # DEVDEPS_ONEFETCH=1: downloads on one thread
-    LR_ALTS="$LR_ALTS onefetch=$PWD/$D/libexec/cudaenv/cudaenv-full-onefetch"
 fi
 export LR_ALTS
 export LR_SEEDS=${LR_SEEDS:-0} LR_REPEAT=${LR_REPEAT:-5}   # the seeds' way (92 s at scale 1) is in PERFORMANCE.md

@@ -587,13 +587,13 @@ static void test_parallel(void **state)
     assert_int_equal(seen.done_b, 1);
 }
 
-/* Two transfers on a machine of two cores or more are received (written,
- * hashed) by two threads, and their events still reach the caller one at a
- * time (issue 25: one thread for every byte was the install's pace). */
-static void test_parallel_threads(void **state)
+/* Two transfers at once are received (written, hashed) on the calling
+ * thread, through one multi handle (issue 40: the connections' threads
+ * gave no gain at loopback or 400 MB/s on 16 cores), and their events reach
+ * the caller one at a time, from that thread. */
+static void test_parallel_one_thread(void **state)
 {
     (void)state;
-    if (ce_cpu_count() < 2) skip();
     seen.linger = true;
     ce_fetch_item its[2];
     memset(its, 0, sizeof its);
@@ -605,8 +605,8 @@ static void test_parallel_threads(void **state)
     assert_cached(&its[0], sha_a);
     assert_cached(&its[1], sha_b);
     assert_true(seen.overlap);
-    assert_true(seen.tid_a != 0 && seen.tid_b != 0);
-    assert_true(seen.tid_a != seen.tid_b);
+    assert_int_equal(seen.tid_a, gettid());
+    assert_int_equal(seen.tid_b, gettid());
     assert_false(seen.concurrent);
     assert_int_equal(seen.done_a, 1);
     assert_int_equal(seen.done_b, 1);
@@ -677,7 +677,7 @@ int main(void)
         T(test_stall_then_resume), T(test_redirect), T(test_redirect_loop), T(test_https),
         T(test_redirect_to_http_refused), T(test_http_refused_without_insecure),
         T(test_tls_verification), T(test_content_disposition_ignored), T(test_offline),
-        T(test_parallel), T(test_parallel_threads), T(test_same_file_twice), T(test_proxy_env), T(test_bad_sha), T(test_fetch_text),
+        T(test_parallel), T(test_parallel_one_thread), T(test_same_file_twice), T(test_proxy_env), T(test_bad_sha), T(test_fetch_text),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
