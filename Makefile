@@ -94,11 +94,12 @@ FULL_LIBS  = $(shell $(PKG_CONFIG) --libs $(LIGHT_PKGS) $(HEAVY_PKGS)) -ldl -lpt
 HEAVY_DIRS = install fetch archive mirror oci
 HEAVY_SRC = $(wildcard $(HEAVY_DIRS:%=src/%/*.c)) src/cli/mirror_oci.c src/cli/interrupt.c
 # Compiled twice: X-full.o with CE_FULL for the full binary, X-light.o without
-# for the light one (src/cli/cli.h: FULL_ONLY): main.c, and the commands that
+# for the light one (src/cli/cli.h: FULL_ONLY): main.c, the commands that
 # drive HEAVY_DIRS, whose light objects hold only their table entries (name,
-# summary, --help text), so help never re-execs the full binary.
+# summary, --help text), so help never re-execs the full binary, and verify,
+# whose --deep alone needs the full binary (its sha256 of every file).
 FULL_CMDS = install mirror push pull self update
-TWICE_SRC = src/cli/main.c $(FULL_CMDS:%=src/cli/cmd_%.c)
+TWICE_SRC = src/cli/main.c src/cli/cmd_verify.c $(FULL_CMDS:%=src/cli/cmd_%.c)
 CORE_SRC  = $(wildcard src/core/*.c src/machine/*.c src/manifest/*.c src/store/*.c src/doctor/*.c src/system/*.c $(HEAVY_DIRS:%=src/%/*.c) src/selftest/*.c)
 CLI_SRC   = $(filter-out $(TWICE_SRC) src/cli/cjson_lazy.c src/cli/crypto_lazy.c,$(wildcard src/cli/*.c))
 LIGHT_SRC = $(filter-out $(HEAVY_SRC),$(CORE_SRC) $(CLI_SRC))

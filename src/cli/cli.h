@@ -73,12 +73,14 @@ typedef struct cli_cmd {
     unsigned needs;        /* CLI_NO_STORE, CLI_REST */
 } cli_cmd;
 
-/* The light/full seam of the front end: main.c and the files of the commands
- * that need the network or archives (install, mirror, push, pull, self,
- * update) are compiled twice (Makefile: TWICE_SRC), with CE_FULL for
- * cudaenv-full and without it for the light cudaenv, where only their table
- * entries are built and FULL_ONLY(x) is NULL: the light binary prints their
- * --help itself and re-execs cudaenv-full to run them. */
+/* The light/full seam of the front end, the one way it is built: main.c and
+ * the files of the commands that need the network or archives (install,
+ * mirror, push, pull, self, update) are compiled twice (Makefile:
+ * TWICE_SRC), with CE_FULL for cudaenv-full and without it for the light
+ * cudaenv, where only their table entries are built and FULL_ONLY(x) is
+ * NULL: the light binary prints their --help itself and re-execs
+ * cudaenv-full to run them.  verify is compiled twice too: only its --deep
+ * (FULL_ONLY(ce_sha256_file)) is the full binary's. */
 #ifdef CE_FULL
 #define FULL_ONLY(x) x
 #else

@@ -23,10 +23,6 @@
 #include "selftest/selftest.h"
 #include "store/store.h"
 
-/* digest.c lives in the full binary only; in the light one this is NULL and
- * --deep re-execs the full binary. */
-#pragma weak ce_sha256_file
-
 enum { OPT_JSON = 1, OPT_REPORT, OPT_ALL, OPT_BENCH, OPT_DEEP, OPT_FRAMEWORK, OPT_PYTHON, OPT_LIBS };
 
 static const cli_opt cmd_verify_opts[] = {
@@ -397,7 +393,9 @@ static int cmd_verify(cli *c, const cli_args *a)
     if (framework && (opt.all_devices || opt.bench || opt.deep))
         return cli_usage_error(cmd, "--framework checks the framework only; --all-devices, --bench and --deep "
                                     "go with the toolchain's own check (run them separately)");
-    opt.sha256_file = ce_sha256_file;  /* NULL in the light binary */
+    /* digest.c is in the full binary only: NULL in the light one, where
+     * --deep re-execs the full binary (cli.h: FULL_ONLY) */
+    opt.sha256_file = FULL_ONLY(ce_sha256_file);
     if (opt.deep && !opt.sha256_file && !c->ctx.set.verify_no_reexec) {
         setenv("CUDAENV_VERIFY_NO_REEXEC", "1", 1);  /* never loop if the full binary lacks it too */
         return cli_exec_full(c);

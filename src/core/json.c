@@ -6,6 +6,43 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "error.h"
+#include "status.h"
+
+static size_t line_of(const char *text, size_t off)
+{
+    size_t line = 1;
+    for (size_t i = 0; i < off; i++) line += text[i] == '\n';
+    return line;
+}
+
+int ce_json_parse_strict(const char *text, size_t len, const char *what, const char *origin, cJSON **out)
+{
+    *out = NULL;
+    const char *end = NULL;
+    cJSON *doc = cJSON_ParseWithLengthOpts(text, len, &end, false);
+    if (!doc) {
+        size_t off = end && end >= text && (size_t)(end - text) <= len ? (size_t)(end - text) : 0;
+        return ce_fail(CE_ERR_INTEGRITY, "invalid %s %s: not valid JSON (near line %zu, byte %zu)", what, origin,
+                       line_of(text, off), off);
+    }
+    size_t off = end && end >= text && (size_t)(end - text) <= len ? (size_t)(end - text) : len;
+    while (off < len && (text[off] == ' ' || text[off] == '\t' || text[off] == '\n' || text[off] == '\r')) off++;
+    if (off < len) {
+        cJSON_Delete(doc);
+        return ce_fail(CE_ERR_INTEGRITY, "invalid %s %s: data after the JSON document (line %zu, byte %zu): a "
+                       "second document or trailing garbage; a %s is exactly one JSON object", what, origin,
+                       line_of(text, off), off, what);
+    }
+    if (memmem(text, len, "\\u0000", 6)) {
+        cJSON_Delete(doc);
+        return ce_fail(CE_ERR_INTEGRITY, "invalid %s %s: a string contains \\u0000 (a control character); "
+                       "nothing in a %s may", what, origin, what);
+    }
+    *out = doc;
+    return CE_OK;
+}
+
 const char *ce_json_str(const cJSON *o, const char *key)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);

@@ -9,6 +9,14 @@
 
 #include <cJSON.h>
 
+/* An untrusted JSON document parsed strictly (the manifest, a redistrib
+ * JSON: one reader for both): valid JSON, exactly one value (only
+ * whitespace after it: not a second document, not garbage) and no \u0000 in
+ * any string (cJSON cuts a string there: "a.run\u0000..." would read as
+ * "a.run").  CE_OK and *out, the caller's to cJSON_Delete; else
+ * CE_ERR_INTEGRITY, "invalid WHAT ORIGIN: ..." naming the line and byte. */
+int ce_json_parse_strict(const char *text, size_t len, const char *what, const char *origin, cJSON **out);
+
 /* The string at key in o, or NULL when o is not an object, lacks key, or
  * holds something other than a string there. */
 const char *ce_json_str(const cJSON *o, const char *key);

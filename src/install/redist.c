@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/json.h"
 #include "core/version.h"
 
 static int bad(const char *url, const char *path, const char *fmt, ...)
@@ -180,8 +181,9 @@ int ce_redist_parse(const char *text, size_t len, const char *json_url,
     if (len > CE_REDIST_MAX)
         return ce_fail(CE_ERR_INTEGRITY, "invalid redistrib JSON %s: %zu bytes is over the 64 MiB limit",
                        json_url, len);
-    cJSON *doc = cJSON_ParseWithLength(text, len);
-    if (!doc) return ce_fail(CE_ERR_INTEGRITY, "invalid redistrib JSON %s: not valid JSON", json_url);
+    cJSON *doc;
+    int jrc = ce_json_parse_strict(text, len, "redistrib JSON", json_url, &doc);
+    if (jrc) return jrc;
     ce_redist *r = calloc(1, sizeof *r);
     int rc = r ? parse_doc(doc, json_url, platform, r) : ce_fail(CE_ERR_NOMEM, "out of memory");
     cJSON_Delete(doc);

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "core/file.h"
+#include "core/json.h"
 #include "core/trust.h"
 #include "core/version.h"
 
@@ -478,31 +479,9 @@ int ce_manifest_parse(ce_ctx *ctx, const char *text, size_t len, const char *ori
     if (len > CE_MANIFEST_MAX)
         return ce_fail(CE_ERR_INTEGRITY, "invalid manifest %s: %zu bytes is over the 16 MiB limit; "
                        "is this really a cudaenv manifest?", origin, len);
-    const char *end = NULL;
-    cJSON *doc = cJSON_ParseWithLengthOpts(text, len, &end, false);
-    if (!doc) {
-        size_t off = end && end >= text ? (size_t)(end - text) : 0, line = 1;
-        for (size_t i = 0; i < off && i < len; i++) line += text[i] == '\n';
-        return ce_fail(CE_ERR_INTEGRITY, "invalid manifest %s: not valid JSON (near line %zu, byte %zu)",
-                       origin, line, off);
-    }
-    /* one document: only whitespace may follow it (not a second one, not garbage) */
-    size_t off = end && end >= text ? (size_t)(end - text) : len;
-    while (off < len && (text[off] == ' ' || text[off] == '\t' || text[off] == '\n' || text[off] == '\r')) off++;
-    if (off < len) {
-        size_t line = 1;
-        for (size_t i = 0; i < off; i++) line += text[i] == '\n';
-        cJSON_Delete(doc);
-        return ce_fail(CE_ERR_INTEGRITY, "invalid manifest %s: data after the JSON document (line %zu, "
-                       "byte %zu): a second document or trailing garbage; a manifest is exactly one JSON object",
-                       origin, line, off);
-    }
-    /* cJSON cuts a string at an escaped NUL: "a.run\u0000..." would be read as "a.run" */
-    if (memmem(text, len, "\\u0000", 6)) {
-        cJSON_Delete(doc);
-        return ce_fail(CE_ERR_INTEGRITY, "invalid manifest %s: a string contains \\u0000 (a control "
-                       "character); nothing in a manifest may", origin);
-    }
+    cJSON *doc;
+    int jrc = ce_json_parse_strict(text, len, "manifest", origin, &doc);
+    if (jrc) return jrc;
     ce_manifest *m = calloc(1, sizeof *m);
     parser p = { .ctx = ctx, .origin = origin, .local = local };
     int rc = m ? CE_OK : ce_fail(CE_ERR_NOMEM, "out of memory");

@@ -108,7 +108,34 @@ static void test_invalid(void **state)
         assert_null(r);
         free(t);
     }
-    ce_redist *r = NULL;
+    /* read as strictly as a manifest (core/json.h: one reader): one document,
+     * nothing after it, no \u0000 that cJSON would cut a string at */
+    static const struct { const char *tail, *want; } strict[] = {
+        { "\n{\"release_date\": \"2099-01-01\"}", "data after the JSON document (line" },
+        { "garbage", "a second document or trailing garbage" },
+    };
+    for (size_t i = 0; i < sizeof strict / sizeof *strict; i++) {
+        size_t n = strlen(SMALL) + strlen(strict[i].tail);
+        char *t = malloc(n + 1);
+        assert_non_null(t);
+        snprintf(t, n + 1, "%s%s", SMALL, strict[i].tail);
+        ce_redist *r = (ce_redist *)1;
+        ce_status_clear();
+        int rc = ce_redist_parse(t, n, URL, "linux-x86_64", &r);
+        if (rc != CE_ERR_INTEGRITY || !strstr(ce_errmsg(), strict[i].want) || !strstr(ce_errmsg(), URL))
+            fail_msg("trailing case %zu: rc %d, err '%s'", i, rc, ce_errmsg());
+        assert_null(r);
+        free(t);
+    }
+    char *nul = subst("libcublas/linux-x86_64/libcublas", "libcublas/linux-x86_64/libcublas.tar.xz\\u0000.evil");
+    assert_non_null(nul);
+    ce_redist *r = (ce_redist *)1;
+    ce_status_clear();
+    assert_int_equal(ce_redist_parse(nul, strlen(nul), URL, "linux-x86_64", &r), CE_ERR_INTEGRITY);
+    assert_non_null(strstr(ce_errmsg(), "a string contains \\u0000"));
+    assert_null(r);
+    free(nul);
+    r = NULL;
     assert_int_equal(ce_redist_parse("[1]", 3, URL, "linux-x86_64", &r), CE_ERR_INTEGRITY);
     assert_int_equal(ce_redist_parse("{", 1, URL, "linux-x86_64", &r), CE_ERR_INTEGRITY);
 }
