@@ -167,6 +167,21 @@ PY
     no_staging
 }
 
+@test "a redistrib JSON with a second document after it, pinned by the manifest: exit 5 naming it, nothing fetched" {
+    # read as strictly as a manifest (core/json.h): cJSON's lenient read took the first document
+    d=$T/twice; mkdir -p "$d"; cp -a "$MIRROR/compute" "$d/"
+    printf '\n{"libcublas": {"version": "99.0"}}\n' >> "$d/compute/cuda/redist/redistrib_11.8.0.json"
+    server_stop; server_start "$d"
+    fx_mirror_manifest "$MIRROR" "$SERVER_URL" > "$CUDAENV_MANIFEST"
+    fx_redist_manifest "$CUDAENV_MANIFEST" "$d" 11.8.0 "$SERVER_URL"
+    run "$CUDAENV" install tf-2.14
+    [ "$status" -eq 5 ] || { echo "$output"; false; }
+    [[ "$output" == *"redistrib_11.8.0.json: data after the JSON document"* ]] || { echo "$output"; false; }
+    [ "$(fetched cuda_cudart)" -eq 0 ]
+    [ -z "$(ls "$CUDAENV_ROOT/versions" 2>/dev/null)" ]
+    no_staging
+}
+
 @test "a relative_path with ..: exit 5, nothing outside the mirror is requested" {
     evil_mirror dotdot
     run "$CUDAENV" install tf-2.14
