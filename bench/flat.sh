@@ -29,6 +29,11 @@ r() { python3 -c "print('%.2fx' % ($1 / $2))"; }
 r3() { python3 -c "print('%.3fx' % ($1 / $2))"; }   # the use rows: their target is 1.05x
 row() { echo "| $1 | $(m "$2") | $(m "$3") | $(r "$3" "$2") | $4 |"; }
 true_i=$(ins /bin/true)
+# the dynamic loader's part alone (_dl_start: mapping, relocation, symbol
+# versions), before main runs: the floor of any command of this binary
+ld_ins() { valgrind --tool=callgrind --callgrind-out-file=/dev/null --collect-atstart=no --toggle-collect=_dl_start "$@" 2>&1 >/dev/null \
+        | sed -n 's/.*Collected : //p'; }
+ld_cudaenv=$(ld_ins "$BIN" --version) ld_true=$(ld_ins /bin/true)
 declare -A I
 for s in 1 10; do
     export CUDAENV_MANIFEST=$W/m$s.json
@@ -52,6 +57,7 @@ echo
 echo "| command | 1x | 10x | 10x / 1x | against |"
 echo "|---|---|---|---|---|"
 row "\`cudaenv --version\`" "${I[ver1]}" "${I[ver10]}" "$(r "${I[ver10]}" "$true_i") of \`/bin/true\` ($(m "$true_i")); target <= 1.1x"
+row "the loader alone, before \`main\` (\`_dl_start\`)" "$ld_cudaenv" "$ld_cudaenv" "$(r "$ld_cudaenv" "$true_i") of \`/bin/true\`'s whole run; \`/bin/true\`'s loader $(m "$ld_true")"
 row "\`info tf-2.14\`" "${I[info1]}" "${I[info10]}" "target <= 1.3x"
 row "\`info 12.2\`" "${I[infoc1]}" "${I[infoc10]}" "target <= 1.3x"
 row "\`info torch-2.5\`" "${I[infot1]}" "${I[infot10]}" "target <= 1.3x"

@@ -10,7 +10,9 @@
 #     paired rounds (below), SYS_ROUNDS (default 9, at least 7) x SYS_N
 #     (default 10) iterations of two switches each side, the ratio the
 #     median of the rounds' ratios with their range; BASE=path/to/cudaenv
-#     times a second binary (the main before a change) in the same rounds.
+#     times a second binary (the main before a change) in the same rounds;
+#     then both again with toolchains of a real toolkit's size (REAL_FILES,
+#     default 4000 entries a toolchain; 0 leaves these rows out).
 # A peer that is not installed is listed as such.  BUILD=build-xyz selects
 # the binaries; ROUNDS (default 5) x N (default 20) switches per row;
 # ONLY=system runs the system rows alone.
@@ -186,3 +188,37 @@ sys_row "system switch A<->B (2 switches) with ldconfig" "\`update-alternatives 
 sys_row "system switch A<->B (2 switches), no ldconfig" "\`update-alternatives --set\`" "$sys_0"
 [ -z "$sys_q" ] || sys_row "system switch A<->B (2 switches), no ldconfig, equal durability (no fsync in either)" \
     "\`update-alternatives --set\`" "$sys_q"
+
+# ---- the same with toolchains of a real toolkit's size (REAL_FILES, default
+# 4000 a toolchain, both sides): lib64 with real shared objects (each its own
+# soname, a link to it: what ldconfig reads), include/ with the headers, the
+# rest under nvvm/ and share/.  cudaenv's trust walk (issue 9) lstats every
+# entry of the tree it switches to; the peer checks nothing.
+[ "${REAL_FILES:-4000}" -gt 0 ] || exit 0
+cc -shared -fPIC -O2 -Wl,-soname,libcompXXX.so.12 -o "$T/comp.so" -x c - <<<'int cudaenv_bench_comp(void) { return 0; }'
+python3 - "${REAL_FILES:-4000}" "$T/comp.so" "$S1/opt/cudaenv/versions/$(basename "$PA")" "$S1/opt/cudaenv/versions/$(basename "$PB")" \
+    "$S2/usr/local/cuda-a" "$S2/usr/local/cuda-b" <<'PY'
+import os, sys
+n, so, trees = int(sys.argv[1]), open(sys.argv[2], "rb").read(), sys.argv[3:]
+for t in trees:
+    for k in range(n):
+        if k < 60:   # a shared object, its soname link and a static archive (x 60: ~180 in lib64)
+            d = os.path.join(t, "lib64")
+            real = os.path.join(d, "libcomp%03d.so.12.3.%d" % (k, k))
+            with open(real, "wb") as o: o.write(so.replace(b"libcompXXX", b"libcomp%03d" % k))
+            os.symlink(os.path.basename(real), os.path.join(d, "libcomp%03d.so.12" % k))
+            with open(os.path.join(d, "libcomp%03d_static.a" % k), "wb") as o: o.write(b"!<arch>\n")
+            continue
+        sub = "include/d%d" % (k // 300) if k < 3200 else ("nvvm/libdevice" if k % 2 else "share/doc/d%d" % (k // 300))
+        d = os.path.join(t, sub)
+        os.makedirs(d, exist_ok=True)
+        with open(os.path.join(d, "f%d.h" % k), "wb") as o: o.write(b"/* %d */\n" % k * (1 + k % 8))
+PY
+chmod -R go-w "$T"
+for v in 11.8 12.3; do env CUDAENV_SYSROOT="$S1" CUDAENV_ROOT="$S1/opt/cudaenv" "$B" -q global "$v" --system; done
+$UA /usr/local/cuda-a; $LDC -r "$S2"; $UA /usr/local/cuda-b; $LDC -r "$S2"
+nf=$(find "$S1/opt/cudaenv/versions/$(basename "$PB")" | wc -l)
+sys_ld=$(sys_run "$CE_ENV" "$UA /usr/local/cuda-a; $LDC -r $S2; $UA /usr/local/cuda-b; $LDC -r $S2" "")
+sys_0=$(sys_run "$CE_ENV CUDAENV_LDCONFIG=none" "$UA /usr/local/cuda-a; $UA /usr/local/cuda-b" "")
+sys_row "system switch A<->B (2 switches) with ldconfig, $nf-entry toolchains" "\`update-alternatives --set\` + \`ldconfig\`" "$sys_ld"
+sys_row "system switch A<->B (2 switches), no ldconfig, $nf-entry toolchains" "\`update-alternatives --set\`" "$sys_0"
