@@ -13,7 +13,8 @@
 #include <time.h>
 #include <unistd.h>
 
-int ce_open_regular(const char *path)
+/* ce_open_regular, with the fstat it made into *st (its size for the read). */
+static int open_regular(const char *path, struct stat *st)
 {
     /* O_NONBLOCK: opening a FIFO with no writer must not hang; the check is
      * on what was opened (the resolved target), so no race with a swap */
@@ -21,8 +22,7 @@ int ce_open_regular(const char *path)
     if (fd < 0)
         return ce_fail(errno == ENOENT ? CE_ERR_NOTFOUND : CE_ERR_IO,
                        "cannot open %s: %s", path, strerror(errno));
-    struct stat st;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    if (fstat(fd, st) != 0 || !S_ISREG(st->st_mode)) {
         close(fd);
         return ce_fail(CE_ERR_IO, "%s is not a regular file (a FIFO, device or directory); cudaenv "
                        "reads its state only from regular files: remove or replace it", path);
@@ -31,6 +31,12 @@ int ce_open_regular(const char *path)
      * ignores the flag for them; mandatory locks, the one exception, are
      * gone since 5.15 and needed a "mand" mount before) */
     return fd;
+}
+
+int ce_open_regular(const char *path)
+{
+    struct stat st;
+    return open_regular(path, &st);
 }
 
 int ce_file_head(const char *path, char *buf, size_t cap, size_t *len)
@@ -55,23 +61,36 @@ int ce_file_head(const char *path, char *buf, size_t cap, size_t *len)
     return CE_OK;
 }
 
+static int read_sized(int fd, const char *path, size_t max, const struct stat *st, char **data, size_t *len);
+
 int ce_file_read(const char *path, size_t max, char **data, size_t *len)
 {
     *data = NULL;
-    int fd = ce_open_regular(path);
+    struct stat st;
+    int fd = open_regular(path, &st);   /* its fstat gives the size: one, not two */
     if (fd < 0) return fd;
-    return ce_file_read_fd(fd, path, max, data, len);
+    return read_sized(fd, path, max, &st, data, len);
 }
 
 int ce_file_read_fd(int fd, const char *path, size_t max, char **data, size_t *len)
 {
     *data = NULL;
     struct stat st;
-    if (fstat(fd, &st) != 0 || (size_t)st.st_size > max) {
+    if (fstat(fd, &st) != 0) {
+        close(fd);
+        return ce_fail(CE_ERR_IO, "cannot inspect %s: %s", path, strerror(errno));
+    }
+    return read_sized(fd, path, max, &st, data, len);
+}
+
+/* The whole of fd (st: its fstat) into a NUL-terminated buffer; fd closed. */
+static int read_sized(int fd, const char *path, size_t max, const struct stat *st, char **data, size_t *len)
+{
+    if ((size_t)st->st_size > max) {
         close(fd);
         return ce_fail(CE_ERR_INTEGRITY, "%s is larger than %zu bytes", path, max);
     }
-    size_t cap = (size_t)st.st_size + 2, n = 0;   /* + the NUL and a byte for the read that sees EOF (no grow, no copy) */
+    size_t cap = (size_t)st->st_size + 2, n = 0;   /* + the NUL and a byte for the read that sees EOF (no grow, no copy) */
     char *buf = malloc(cap);
     if (!buf) {
         close(fd);

@@ -35,3 +35,13 @@ void ce_path_under(const char *root, const char *abs, char *out, size_t outsz)
     memmove(out + a, abs, b);
     out[a + b] = '\0';
 }
+
+bool ce_path_plain(const char *p)
+{
+    for (const char *s = p; *s; s++) {
+        if (*s != '/') continue;
+        if (s[1] == '/' || (s[1] == '\0' && s != p)) return false;   /* "//", or a trailing slash */
+        if (s[1] == '.' && (!s[2] || s[2] == '/' || (s[2] == '.' && (!s[3] || s[3] == '/')))) return false;
+    }
+    return p[0] == '/';
+}

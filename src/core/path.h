@@ -3,6 +3,7 @@
 #ifndef CE_PATH_H
 #define CE_PATH_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 /* The one path buffer size (PATH_MAX): a join that does not fit is an error,
@@ -17,5 +18,10 @@ int ce_path_join(char *out, size_t outsz, const char *a, const char *b);
  * one sysroot join (ce_sys_path, ce_machine_path).  Cut short when it does
  * not fit, as the callers' buffers allow. */
 void ce_path_under(const char *root, const char *abs, char *out, size_t outsz);
+/* Absolute, with no "." or ".." component, no "//" and no trailing slash
+ * ("/" itself is plain): with no symlink on
+ * the way either (a chain walk that passed says so), such a path is
+ * already what realpath would return. */
+bool ce_path_plain(const char *p);
 
 #endif

@@ -35,6 +35,19 @@ void ce_trust_cache_free(ce_trust_cache *c)
 
 #define chain_walk ce_priv_chain_walk
 
+/* The parents this command's chain walks found safe (the store's, the
+ * sysroot's, a system switch's toolchain and its links' targets): each of
+ * /, /opt... is lstat'ed once per command, not once per walk.  Only root can
+ * change a directory that passed, so the verdict holds for the command's
+ * life.  Used from the main thread only (the walks run before any thread
+ * starts, the system switch has none). */
+static ce_trust_cache command_cache;
+
+ce_trust_cache *ce_trust_command_cache(void)
+{
+    return &command_cache;
+}
+
 int ce_trust_chain_cached(const char *real, const char *what, const char *fix, ce_trust_cache *c)
 {
     char cur[PATH_MAX];
@@ -47,17 +60,6 @@ int ce_trust_chain_cached(const char *real, const char *what, const char *fix, c
                    "write, delete or run files of their choosing. %s", what, cur, why, fix);
 }
 
-/* No "." or ".." component and no "//": with no symlink on the way either,
- * such an absolute path is already what realpath would return. */
-static bool plain_path(const char *p)
-{
-    for (const char *s = p; *s; s++) {
-        if (*s != '/') continue;
-        if (s[1] == '/') return false;
-        if (s[1] == '.' && (!s[2] || s[2] == '/' || (s[2] == '.' && (!s[3] || s[3] == '/')))) return false;
-    }
-    return p[0] == '/';
-}
 
 #define STORE_FIX_FMT "Use a root-owned store (sudo CUDAENV_ROOT=/opt/cudaenv cudaenv ...), or if %s is " \
     "meant to be root's: chown -R root:root %s && chmod -R go-w %s"
@@ -76,7 +78,7 @@ static int __attribute__((noinline)) store_chain(ce_ctx *ctx, const char *real)
 {
     char fix[PATH_MAX * 3 + 256];
     snprintf(fix, sizeof fix, STORE_FIX_FMT, ctx->root, ctx->root, ctx->root);
-    return ce_trust_chain(real, "a store used by cudaenv", fix);
+    return ce_trust_chain_cached(real, "a store used by cudaenv", fix, &command_cache);
 }
 
 /* The entries cudaenv opens directly inside the store, and those one level
@@ -152,7 +154,7 @@ int ce_trust_root(ce_ctx *ctx)
      * also words the refusal */
     char cur[PATH_MAX];
     const char *why;
-    if (plain_path(ctx->root) && strlen(ctx->root) < sizeof cur && !chain_walk(ctx->root, cur, NULL, &why))
+    if (ce_path_plain(ctx->root) && strlen(ctx->root) < sizeof cur && !chain_walk(ctx->root, cur, &command_cache, &why))
         return check_entries(ctx, ctx->root, 0);
     return trust_root_resolved(ctx);
 }
@@ -245,11 +247,20 @@ int ce_trust_sysroot(ce_ctx *ctx)
     static const char *const fix = "Use a root-owned CUDAENV_SYSROOT whose directories are real ones, not symlinks "
                                    "(chown -R root:root it, chmod -R go-w it), or unset it to switch / itself";
     char real[PATH_MAX], cur[PATH_MAX + 64];
-    if (!realpath(ctx->sysroot, real))
-        return ce_fail(errno == ENOENT ? CE_ERR_NOTFOUND : CE_ERR_IO, "cannot resolve CUDAENV_SYSROOT %s: %s",
-                       ctx->sysroot, strerror(errno));
-    int rc = ce_trust_chain(real, "a CUDAENV_SYSROOT used by cudaenv", fix);
-    if (rc) return rc;
+    const char *why0;
+    int rc = CE_OK;
+    /* as for the store: a plain path whose every component passes (no
+     * symlink among them) is its own resolved path; anything else is
+     * resolved first, which also words the refusal */
+    if (ce_path_plain(ctx->sysroot) && strlen(ctx->sysroot) < sizeof real &&
+        !chain_walk(ctx->sysroot, cur, &command_cache, &why0)) {
+        memcpy(real, ctx->sysroot, strlen(ctx->sysroot) + 1);
+    } else {
+        if (!realpath(ctx->sysroot, real))
+            return ce_fail(errno == ENOENT ? CE_ERR_NOTFOUND : CE_ERR_IO, "cannot resolve CUDAENV_SYSROOT %s: %s",
+                           ctx->sysroot, strerror(errno));
+        if ((rc = ce_trust_chain_cached(real, "a CUDAENV_SYSROOT used by cudaenv", fix, &command_cache))) return rc;
+    }
     /* from now on the resolved path */
     snprintf(ctx->sysroot, sizeof ctx->sysroot, "%s", real);
     /* the directories root writes under (the switch's link, ld.so.conf.d,

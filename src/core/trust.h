@@ -62,6 +62,10 @@ int ce_trust_chain(const char *real, const char *what, const char *fix);
 typedef ce_priv_cache ce_trust_cache;
 int ce_trust_chain_cached(const char *real, const char *what, const char *fix, ce_trust_cache *c);
 void ce_trust_cache_free(ce_trust_cache *c);
+/* The cache of the command's own chain walks (ce_trust_root's, ce_trust_sysroot's,
+ * the system switch's): kept for the process's life, never freed; main
+ * thread only. */
+ce_trust_cache *ce_trust_command_cache(void);
 
 /* Open rel (relative, e.g. "logs/cuda-11.8.0-runfile.log") beneath
  * ctx->root without following any symlink on the way (openat2

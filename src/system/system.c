@@ -436,6 +436,10 @@ static void end(ce_store_txn *txn, int fd)
 static const char *inside_real(const ce_ctx *ctx, const char *real)
 {
     static char sr[PATH_MAX];   /* the resolved sysroot, once per process */
+    /* as root ce_trust_sysroot resolved it (a plain path that passed has
+     * no symlink in it): no realpath again */
+    if (ctx->sysroot[0] && !sr[0] && ce_trust_privileged() && ce_path_plain(ctx->sysroot) && strlen(ctx->sysroot) < sizeof sr)
+        memcpy(sr, ctx->sysroot, strlen(ctx->sysroot) + 1);
     if (ctx->sysroot[0] && (sr[0] || realpath(ctx->sysroot, sr))) {
         size_t n = strlen(sr);
         if (strncmp(real, sr, n) == 0 && real[n] == '/') return real + n;

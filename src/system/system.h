@@ -102,7 +102,9 @@ typedef struct ce_sys_original {
     char conf_text[4096];      /* and held this */
 } ce_sys_original;
 
-/* What system.json records (paths as seen from inside the sysroot). */
+/* What system.json records (paths as seen from inside the sysroot).  A
+ * field added here or to ce_sys_original is also cleared by rec_clear
+ * (system_record.c). */
 typedef struct ce_sys_record {
     bool present;              /* a system switch was ever made */
     bool pending;              /* read from system.json.pending: an intent whose switch has not finished */

@@ -110,7 +110,7 @@ static int orig_member(void *ud, const char *t, size_t k, size_t kl, size_t v, s
 
 typedef struct hist_rd {
     ce_sys_record *rec;
-    char v[3][4096];
+    size_t at[3][2];   /* where each member's string value is in the element (0, 0: none) */
     int bad;
 } hist_rd;
 
@@ -120,8 +120,10 @@ static int hist_member(void *ud, const char *t, size_t k, size_t kl, size_t v, s
 {
     hist_rd *h = ud;
     for (int i = 0; i < 3; i++)
-        if (key_is(t, k, kl, hkeys[i]) && t[v] == '"' && ce_json_unquote(t, v, e, h->v[i], sizeof h->v[i]))
-            return (h->bad = 1), -1;
+        if (key_is(t, k, kl, hkeys[i]) && t[v] == '"') {
+            h->at[i][0] = v;
+            h->at[i][1] = e;
+        }
     return 0;
 }
 
@@ -130,11 +132,23 @@ static int hist_one(void *ud, const char *t, size_t v, size_t e)
     hist_rd *h = ud;
     ce_sys_record *rec = h->rec;
     if (rec->nhistory == CE_SYS_HISTORY) return 1;
-    h->v[0][0] = h->v[1][0] = h->v[2][0] = '\0';
+    memset(h->at, 0, sizeof h->at);
     /* an element that is not an object is an entry of empty strings, as
      * cJSON's lookups in it found nothing */
     if (t[v] == '{' && ce_json_each_member(t + v, e - v, hist_member, h) < 0) return (h->bad = 1), -1;
-    put(rec, rec->nhistory, h->v[0], h->v[1], h->v[2]);
+    /* the three strings one after the other (each up to 4 KiB, as the
+     * fields of ce_sys_entry): a switch touches the bytes they take, not
+     * three pages */
+    static char buf[3 * 4096];
+    char *s[3];
+    size_t used = 0;
+    for (int i = 0; i < 3; i++) {
+        s[i] = buf + used;
+        s[i][0] = '\0';
+        if (h->at[i][1] && ce_json_unquote(t + v, h->at[i][0], h->at[i][1], s[i], 4096)) return (h->bad = 1), -1;
+        used += strlen(s[i]) + 1;
+    }
+    put(rec, rec->nhistory, s[0], s[1], s[2]);
     rec->nhistory++;
     return 0;
 }
@@ -153,9 +167,7 @@ int ce_sys_hist_read(const char *t, const size_t orig[2], const size_t hist[2], 
         ce_sys_hist_push(rec, rec->prev_name, rec->prev_target, rec->prev_lib);
         return 0;
     }
-    static hist_rd h;   /* 12 KiB: not on the stack of a thread */
-    h.rec = rec;
-    h.bad = 0;
+    hist_rd h = { .rec = rec };
     return ce_json_each_element(t + hist[0], hist[1] - hist[0], hist_one, &h) < 0 || h.bad ? -1 : 0;
 }
 

@@ -109,11 +109,29 @@ bool ce_sys_is_intent(long long pg, long long sg)
     return pg > sg;
 }
 
+/* rec empty: every field before the history set, each string to "" by its
+ * first byte.  A memset of those ~33 KiB (8 paths of 4 KiB) faulted in
+ * every page of them on each switch, those no field of a record uses too;
+ * the history (~130 KiB) is read only up to nhistory.  A field added to
+ * ce_sys_record or ce_sys_original is cleared here. */
+static void rec_clear(ce_sys_record *rec)
+{
+    rec->present = rec->pending = rec->restore = false;
+    rec->gen = 0;
+    rec->mode = CE_SYS_MODE_LINK;
+    rec->when = 0;
+    rec->name[0] = rec->target[0] = rec->lib[0] = rec->prev_target[0] = rec->prev_lib[0] = rec->prev_name[0] = '\0';
+    ce_sys_original *g = &rec->original;
+    g->present = g->alt_manual = g->conf_present = false;
+    g->kind = CE_SYS_ORIG_NONE;
+    g->target[0] = g->alt_list[0] = g->conf_text[0] = '\0';
+    rec->nhistory = 0;
+    rec->hlen = 0;
+}
+
 int ce_system_record(ce_ctx *ctx, ce_sys_record *rec)
 {
-    /* the history (~130 KiB) is read only up to nhistory: zeroing it
-     * would fault in every page of it */
-    memset(rec, 0, offsetof(ce_sys_record, hoff));
+    rec_clear(rec);
     char path[4200], *data;
     ce_sys_path(ctx, CE_SYS_STATE, path, sizeof path);
     int src = read_record(path, rec);
@@ -139,7 +157,7 @@ int ce_system_record(ce_ctx *ctx, ce_sys_record *rec)
     }
     long long sg = src == CE_OK ? rec->gen : -1, pg = text_gen(data);
     if (ce_sys_is_intent(pg, sg)) {
-        memset(rec, 0, offsetof(ce_sys_record, hoff));
+        rec_clear(rec);
         ce_quiet_begin(&q, false);
         int irc = parse_record(path, data, rec);
         ce_quiet_end(&q);
@@ -150,7 +168,7 @@ int ce_system_record(ce_ctx *ctx, ce_sys_record *rec)
             return CE_OK;
         }
         /* cut short: system.json once more (rare) */
-        memset(rec, 0, offsetof(ce_sys_record, hoff));
+        rec_clear(rec);
         ce_sys_path(ctx, CE_SYS_STATE, path, sizeof path);
         if ((src = read_record(path, rec))) rec->gen = -1;
     }

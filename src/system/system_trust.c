@@ -101,7 +101,13 @@ static int walk_one(const ce_walk_entry *e, void *arg)
 int ce_sys_toolchain_resolve(const char *prefix, char *real, char *lib)
 {
     char p[CE_PATH_MAX];
-    if (!realpath(prefix, real))
+    /* as root the store passed its rule (ce_trust_root: no symlink from /
+     * down to versions/<name>), so a plain prefix in it is its own resolved
+     * path (realpath would readlink every component); the walk's chain
+     * check refuses a symlink on the way all the same */
+    if (ce_trust_privileged() && ce_path_plain(prefix) && strlen(prefix) < PATH_MAX)
+        memcpy(real, prefix, strlen(prefix) + 1);
+    else if (!realpath(prefix, real))
         return ce_fail(CE_ERR_NOTFOUND, "cannot resolve %s: %s", prefix, strerror(errno));
     int rc = ce_join(p, sizeof p, real, "lib64");
     if (rc) return rc;
@@ -116,18 +122,16 @@ int ce_sys_toolchain_resolve(const char *prefix, char *real, char *lib)
 /* The whole tree at the resolved path real. */
 int ce_sys_toolchain_walk(ce_ctx *ctx, const char *real)
 {
-    /* linear: the parents of real are checked once here, and every symlink's
-     * target then costs the lstats below the last directory already checked */
-    static ce_trust_cache cache;
-    int rc = ce_trust_chain_cached(real, "a system switch", SWITCH_FIX, &cache);
-    if (rc) {
-        ce_trust_cache_free(&cache);
-        return rc;
-    }
-    tree_walk w = { ctx, &cache };
+    /* linear: the parents of real are checked once (those of the store the
+     * command's own walk already passed are not lstat'ed again), and every
+     * symlink's target then costs the lstats below the last directory
+     * already checked */
+    ce_trust_cache *cache = ce_trust_command_cache();
+    int rc = ce_trust_chain_cached(real, "a system switch", SWITCH_FIX, cache);
+    if (rc) return rc;
+    tree_walk w = { ctx, cache };
     rc = ce_walk(real, walk_one, &w);
     if (rc == CE_WALK_FAIL) rc = ce_fail(CE_ERR_IO, "cannot walk %s: %s", real, strerror(errno));
-    ce_trust_cache_free(&cache);
     return rc;
 }
 

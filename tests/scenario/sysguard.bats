@@ -358,3 +358,18 @@ SH
     [ "$(awk '{ print $1 }' "$T/ldc.log" | head -2 | tr '\n' ' ')" = "start end " ] || { cat "$T/ldc.log"; false; }
     [ "$(link)" = "$I117" ] && ! pending
 }
+
+@test "resolved paths taken as such only where the rules proved them: a sysroot given through a root-owned link is switched inside its real directory; a versions/ entry that is a link (to a root-owned toolchain) is refused, nothing changed" {
+    # the sysroot through a link: resolved once, the link and the record inside the real directory
+    ln -s "$S" "$T/img-link"
+    run --separate-stderr env CUDAENV_SYSROOT="$T/img-link" CUDAENV_ROOT="$T/img-link/opt/cudaenv" "$CUDAENV" -q global 11.8 --system
+    [ "$status" -eq 0 ] || { echo "$status $stderr"; false; }
+    [ "$(link)" = "$I118" ] && [ "$(conf)" = "$I118/lib64" ] || { echo "$(link) $(conf)"; false; }
+    grep -q "\"target\":[[:space:]]*\"$I118\"" "$S$J" || { cat "$S$J"; false; }
+    # a toolchain entry that is a link to a root-owned tree outside the store:
+    # refused by the store's rule before anything is read through it
+    mkdir -p "$T/elsewhere" && mv "$P117" "$T/elsewhere/11.7.0" && ln -s "$T/elsewhere/11.7.0" "$P117"
+    run --separate-stderr "$CUDAENV" global 11.7 --system
+    [ "$status" -eq 6 ] && [[ "$stderr" == *"$CUDAENV_ROOT/versions/11.7.0 is a symlink"* ]] || { echo "$status $stderr"; false; }
+    [ "$(link)" = "$I118" ] && [ "$(conf)" = "$I118/lib64" ]
+}

@@ -48,6 +48,23 @@ static void test_path_join(void **state)
     ce_path_strip_trailing(r); assert_string_equal(r, "/");
 }
 
+/* ce_path_plain: what realpath returns unchanged when no component is a link */
+static void test_path_plain(void **state)
+{
+    (void)state;
+    assert_true(ce_path_plain("/"));
+    assert_true(ce_path_plain("/opt/cudaenv/versions/12.4.1"));
+    assert_true(ce_path_plain("/opt/.cudaenv/a..b/.x"));        /* dots inside names are names */
+    assert_false(ce_path_plain("opt/cudaenv"));                 /* relative */
+    assert_false(ce_path_plain(""));
+    assert_false(ce_path_plain("/opt//cudaenv"));
+    assert_false(ce_path_plain("/opt/cudaenv/"));               /* a trailing slash */
+    assert_false(ce_path_plain("/opt/./cudaenv"));
+    assert_false(ce_path_plain("/opt/cudaenv/.."));
+    assert_false(ce_path_plain("/opt/../etc"));
+    assert_false(ce_path_plain("/."));
+}
+
 /* ce_join: an overlong path is an error naming it, never a cut-short path */
 static void test_join_names_overflow(void **state)
 {
@@ -170,6 +187,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_bytes_text),
         cmocka_unit_test(test_path_join),
+        cmocka_unit_test(test_path_plain),
         cmocka_unit_test(test_join_names_overflow),
         cmocka_unit_test(test_clock),
         cmocka_unit_test(test_host_cc),
