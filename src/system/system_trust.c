@@ -23,37 +23,95 @@
  * root's (lstat, no group/other write), and every symlink in it must resolve
  * to a path whose every component is root's too. */
 
-typedef struct tree_walk { ce_ctx *ctx; ce_trust_cache *cache; } tree_walk;
+/* The links of the directory being walked found to end, through names of
+ * that same directory only, at an entry that is no link: a soname chain
+ * (libcudnn.so -> libcudnn.so.8 -> libcudnn.so.8.7.0) is followed once, not
+ * again from each of its links (lib64 holds two links a library).  Up to
+ * LINK_MEMO names a directory; links past them are followed as before. */
+#define LINK_MEMO 256
+typedef struct link_memo {
+    char dir[PATH_MAX];   /* the directory, with its slash ("" none yet) */
+    char *names[LINK_MEMO];
+    size_t n;
+} link_memo;
+
+typedef struct tree_walk { ce_ctx *ctx; ce_trust_cache *cache; link_memo *memo; } tree_walk;
+
+static void memo_clear(link_memo *m)
+{
+    for (size_t i = 0; i < m->n; i++) free(m->names[i]);
+    m->n = 0;
+    m->dir[0] = '\0';
+}
+
+/* The names remembered are those of the directory path[0..dl) from now on. */
+static void memo_enter(link_memo *m, const char *path, size_t dl)
+{
+    if (strlen(m->dir) == dl && !memcmp(m->dir, path, dl)) return;
+    memo_clear(m);
+    memcpy(m->dir, path, dl);
+    m->dir[dl] = '\0';
+}
+
+static bool memo_has(const link_memo *m, const char *name)
+{
+    for (size_t i = 0; i < m->n; i++)
+        if (!strcmp(m->names[i], name)) return true;
+    return false;
+}
 
 /* The resolved target of the symlink p.  The walk starts at a resolved path
  * and does not follow links, so p's directory holds no symlink: a link to a
  * name in the same directory (libcudart.so -> libcudart.so.12, the usual
  * soname chain) is followed here with one readlink + lstat per hop instead
- * of a realpath that re-reads every component from /; *here says so (the
- * end is an entry of the tree).  Anything else (a slash or dot in the
- * target, 40 hops) goes through realpath.  false with errno when it
- * resolves to nothing. */
-static bool resolve_link(const char *p, char *real, bool *here)
+ * of a realpath that re-reads every component from /, and stops at a name
+ * already followed to its end (w->memo); *here says so (the end is an entry
+ * of the tree, which the walk checks as it checks every entry; real is then
+ * the last name reached).  Anything else (a slash or dot in the target, 40
+ * hops) goes through realpath.  false with errno when it resolves to
+ * nothing. */
+static bool resolve_link(tree_walk *w, const char *p, char *real, bool *here)
 {
-    char cur[PATH_MAX], t[PATH_MAX];
+    char cur[PATH_MAX], t[PATH_MAX], *hops[40];
+    int nh = 0;
+    bool ok = false;
     *here = false;
     if (snprintf(cur, sizeof cur, "%s", p) >= (int)sizeof cur) return realpath(p, real) != NULL;
-    for (int hop = 0; hop < 40; hop++) {
+    size_t dl = (size_t)(strrchr(cur, '/') - cur) + 1;
+    memo_enter(w->memo, cur, dl);
+    for (int hop = 0; hop < 40 && !ok; hop++) {
+        if (memo_has(w->memo, cur + dl)) {
+            ok = true;
+            break;
+        }
         ssize_t n = readlink(cur, t, sizeof t - 1);
         if (n <= 0) break;
         t[n] = '\0';
-        char *slash = strrchr(cur, '/');
-        size_t dl = (size_t)(slash - cur) + 1;
         if (strchr(t, '/') || !strcmp(t, ".") || !strcmp(t, "..") || dl + (size_t)n >= sizeof cur) break;
+        if ((hops[nh] = strdup(cur + dl))) nh++;
         memcpy(cur + dl, t, (size_t)n + 1);
         struct stat st;
-        if (lstat(cur, &st) != 0) return false;
-        if (!S_ISLNK(st.st_mode)) {
-            memcpy(real, cur, strlen(cur) + 1);
-            *here = true;
-            return true;
+        if (lstat(cur, &st) != 0) {
+            int e = errno;
+            while (nh) free(hops[--nh]);
+            errno = e;
+            return false;
         }
+        ok = !S_ISLNK(st.st_mode);
     }
+    if (ok) {
+        /* every link on the way ends where this one did */
+        link_memo *m = w->memo;
+        while (nh) {
+            char *h = hops[--nh];
+            if (m->n < LINK_MEMO) m->names[m->n++] = h;
+            else free(h);
+        }
+        memcpy(real, cur, strlen(cur) + 1);
+        *here = true;
+        return true;
+    }
+    while (nh) free(hops[--nh]);
     return realpath(cur, real) != NULL;
 }
 
@@ -80,7 +138,7 @@ static int walk_one(const ce_walk_entry *e, void *arg)
     if (link) {
         char real[PATH_MAX];
         bool here;
-        if (!resolve_link(p, real, &here)) {
+        if (!resolve_link(w, p, real, &here)) {
             /* dangling: whoever can create the target decides what it is */
             char t[PATH_MAX];
             ssize_t n = readlink(p, t, sizeof t - 1);
@@ -129,9 +187,13 @@ int ce_sys_toolchain_walk(ce_ctx *ctx, const char *real)
     ce_trust_cache *cache = ce_trust_command_cache();
     int rc = ce_trust_chain_cached(real, "a system switch", SWITCH_FIX, cache);
     if (rc) return rc;
-    tree_walk w = { ctx, cache };
+    link_memo *memo = calloc(1, sizeof *memo);
+    if (!memo) return ce_fail(CE_ERR_NOMEM, "out of memory");
+    tree_walk w = { ctx, cache, memo };
     rc = ce_walk(real, walk_one, &w);
     if (rc == CE_WALK_FAIL) rc = ce_fail(CE_ERR_IO, "cannot walk %s: %s", real, strerror(errno));
+    memo_clear(memo);
+    free(memo);
     return rc;
 }
 

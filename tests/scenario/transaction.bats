@@ -137,6 +137,27 @@ completes_pending() {
     [ "$(readlink "$S/usr/local/cuda")" = "$I118" ]
 }
 
+@test "system trust: a soname chain is followed once: each link of lib64 read once (strace), also one more link into a chain others share; a loop through a name already followed is still refused" {
+    command -v strace >/dev/null || skip "no strace"
+    L=$P118/lib64
+    ln -s libcudnn.so.8 "$L/libcudnn_alias.so"
+    nl=$(find "$L" -maxdepth 1 -type l | wc -l)
+    ASAN_OPTIONS=detect_leaks=0 run --separate-stderr strace -f -o "$T/st" -e trace=readlink "$CUDAENV" -q global 11.8 --system
+    [ "$status" -eq 0 ] || { echo "$stderr"; false; }
+    n=$(grep -c "readlink(\"$L/" "$T/st")
+    echo "# lib64: $nl links, $n readlinks" >&3
+    [ "$n" -eq "$nl" ] || { grep readlink "$T/st"; false; }
+    [ "$(readlink "$S/usr/local/cuda")" = "$I118" ]
+    # names that end well, then a loop through one of them: the loop is
+    # followed to its end and refused, whatever was remembered before
+    ln -s libcudnn_alias.so "$L/libloop.a" && rm "$L/libcudnn_alias.so" && ln -s libloop.a "$L/libcudnn_alias.so"
+    run --separate-stderr "$CUDAENV" global 11.7 --system
+    [ "$status" -eq 0 ] || { echo "$stderr"; false; }
+    run --separate-stderr "$CUDAENV" global 11.8 --system
+    [ "$status" -eq 6 ] && [[ "$stderr" == *"points to nothing"* ]] || { echo "$status $stderr"; false; }
+    [ "$(readlink "$S/usr/local/cuda")" = /opt/cudaenv/versions/11.7.0 ]
+}
+
 @test "system trust: a user's symlink to a good store: the resolved path is recorded and linked" {
     ln -s "$S/opt/cudaenv" "$S/opt/storelink"
     chown -h 65534 "$S/opt/storelink"
