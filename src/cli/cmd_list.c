@@ -138,6 +138,8 @@ const cli_cmd cli_cmd_list = {
         "system), the one global --system put at /usr/local/cuda with system (named as the\n"
         "one in use when nothing is selected).  --names prints the bare names, one per line.\n"
         "Sizes (own and shared through hard links) come from the file list install wrote\n"
-        "(.cudaenv-usage); --sizes walks every tree afresh (after changing files by hand).\n",
+        "(.cudaenv-usage), their sums kept in versions/.cudaenv-sizes until a toolchain\n"
+        "comes, goes or is recorded again; --sizes walks every tree afresh (after changing\n"
+        "files by hand).\n",
     .opts = cmd_list_opts,
 };

@@ -80,7 +80,124 @@ static int usage_one(const ce_walk_entry *e, void *arg)
     return w->oom ? CE_ERR_NOMEM : CE_OK;
 }
 
+/* ---- the sums kept: <versions>/.cudaenv-sizes ---------------------------
+ * What ce_store_usage computed from the toolchains' usage records, each line
+ * with what identifies the record it came from (the toolchain directory's
+ * device and inode, the record's inode, size, mtime and ctime): list reads
+ * this one small file and stats each record instead of reading them all and
+ * hashing every inode (40,000 for ten 4,000-file toolchains: ~770 page
+ * faults of a 3 MiB table, issue 43).  Any difference (a toolchain
+ * installed, removed, re-recorded, walked for want of a record) and the
+ * sums are computed again and the file rewritten where the store is
+ * writable.  A cache: never a reason for list to fail. */
+static int usage_sums(const ce_toolchain *v, size_t n, ce_tc_usage *usage, bool fresh, bool *from_records);
+
+#define SIZES_NAME ".cudaenv-sizes"
+#define SIZES_MAGIC "cudaenv-sizes 1"
+
+typedef struct sizes_key { unsigned long long dev, ino, rino, rsize; long long ms, mns, cs, cns; } sizes_key;
+
+/* The identity of v's record; false when it has none (it is walked). */
+static bool sizes_key_of(const ce_toolchain *t, sizes_key *k)
+{
+    char p[CE_PATH_MAX];
+    struct stat top, st;
+    if (lstat(t->prefix, &top) != 0 || ce_path_join(p, sizeof p, t->prefix, CE_USAGE_NAME) != CE_OK ||
+        lstat(p, &st) != 0 || !S_ISREG(st.st_mode))
+        return false;
+    *k = (sizes_key){ (unsigned long long)top.st_dev, (unsigned long long)top.st_ino, (unsigned long long)st.st_ino,
+                      (unsigned long long)st.st_size, (long long)st.st_mtim.tv_sec, st.st_mtim.tv_nsec,
+                      (long long)st.st_ctim.tv_sec, st.st_ctim.tv_nsec };
+    return true;
+}
+
+/* <versions>/.cudaenv-sizes, beside v's toolchains (all in one versions/) */
+static bool sizes_path(const ce_toolchain *v, size_t n, char *out, size_t outsz)
+{
+    if (!n) return false;
+    const char *slash = strrchr(v[0].prefix, '/');
+    size_t dl = slash ? (size_t)(slash - v[0].prefix) : 0;
+    for (size_t i = 1; i < n; i++)
+        if (strncmp(v[i].prefix, v[0].prefix, dl + 1) || strchr(v[i].prefix + dl + 1, '/')) return false;
+    return dl && snprintf(out, outsz, "%.*s/%s", (int)dl, v[0].prefix, SIZES_NAME) < (int)outsz;
+}
+
+static int sizes_line(char *out, size_t outsz, const ce_toolchain *t, const sizes_key *k, const ce_tc_usage *u)
+{
+    return snprintf(out, outsz, "%s %llu %llu %llu %llu %lld %lld %lld %lld %lld %lld\n", t->name, k->dev, k->ino,
+                    k->rino, k->rsize, k->ms, k->mns, k->cs, k->cns, u->unique, u->shared);
+}
+
+/* usage[] from the file when it holds exactly these toolchains with these
+ * keys, in this order. */
+static bool sizes_read(const ce_toolchain *v, size_t n, const sizes_key *keys, ce_tc_usage *usage)
+{
+    char path[CE_PATH_MAX], *text = NULL;
+    if (!sizes_path(v, n, path, sizeof path)) return false;
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0 || ce_file_read_fd(fd, path, (size_t)n * 512 + 64, &text, NULL) != CE_OK) return false;
+    bool ok = !strncmp(text, SIZES_MAGIC "\n", sizeof SIZES_MAGIC);
+    const char *p = text + sizeof SIZES_MAGIC;
+    for (size_t i = 0; ok && i < n; i++) {
+        const char *nl = strchr(p, '\n');
+        ce_tc_usage u;
+        char want[600];
+        /* the line as it would be written with these keys, the sums read back */
+        if (!nl || sscanf(p, "%*s %*u %*u %*u %*u %*d %*d %*d %*d %lld %lld", &u.unique, &u.shared) != 2) {
+            ok = false;
+            break;
+        }
+        int w = sizes_line(want, sizeof want, &v[i], &keys[i], &u);
+        ok = w > 0 && (size_t)w == (size_t)(nl - p) + 1 && !memcmp(want, p, (size_t)w);
+        if (ok) usage[i] = u;
+        p = nl + 1;
+    }
+    ok = ok && !*p;
+    free(text);
+    return ok;
+}
+
+static void sizes_write(const ce_toolchain *v, size_t n, const sizes_key *keys, const ce_tc_usage *usage)
+{
+    char path[CE_PATH_MAX];
+    if (!sizes_path(v, n, path, sizeof path)) return;
+    size_t cap = (size_t)n * 512 + 64, len = 0;
+    char *buf = malloc(cap);
+    if (!buf) return;
+    len = (size_t)snprintf(buf, cap, "%s\n", SIZES_MAGIC);
+    for (size_t i = 0; i < n; i++) {
+        int w = sizes_line(buf + len, cap - len, &v[i], &keys[i], &usage[i]);
+        if (w < 0 || (size_t)w >= cap - len) { free(buf); return; }
+        len += (size_t)w;
+    }
+    ce_quiet q;
+    ce_quiet_begin(&q, false);
+    (void)ce_file_write_atomic(path, buf, len, 0644);   /* a store this user cannot write: computed each time */
+    ce_quiet_end(&q);
+    free(buf);
+}
+
 int ce_store_usage(const ce_toolchain *v, size_t n, ce_tc_usage *usage, bool fresh)
+{
+    /* the records' identities first: a record rewritten while the sums are
+     * computed leaves a key that no longer matches, never stale sums under
+     * a current key */
+    sizes_key *keys = fresh ? NULL : calloc(n ? n : 1, sizeof *keys);
+    bool keyed = keys != NULL;
+    for (size_t i = 0; keyed && i < n; i++) keyed = sizes_key_of(&v[i], &keys[i]);
+    if (keyed && sizes_read(v, n, keys, usage)) {
+        free(keys);
+        return CE_OK;
+    }
+    int rc = usage_sums(v, n, usage, fresh, &keyed);
+    if (rc == CE_OK && keyed) sizes_write(v, n, keys, usage);
+    free(keys);
+    return rc;
+}
+
+/* usage[] from the records (fresh: walks); *from_records false when any
+ * toolchain was walked. */
+static int usage_sums(const ce_toolchain *v, size_t n, ce_tc_usage *usage, bool fresh, bool *from_records)
 {
     usage_walk w = { 0 };
     if (!grow(&w)) return ce_fail(CE_ERR_NOMEM, "out of memory");
@@ -106,11 +223,13 @@ int ce_store_usage(const ce_toolchain *v, size_t n, ce_tc_usage *usage, bool fre
             w.cur_owner = (int)i;
             w.cur_usage = &usage[i];
             if (w.pass_two) usage[i].unique = usage[i].shared = 0;
-            if (recs[i])
+            if (recs[i]) {
                 for (size_t k = 0; k < nrec[i]; k++)
                     count_file(&w, (dev_t)recs[i][k].dev, (ino_t)recs[i][k].ino, (long long)recs[i][k].size);
-            else
+            } else {
+                *from_records = false;
                 ce_walk(v[i].prefix, usage_one, &w);
+            }
         }
     }
     for (size_t i = 0; recs && i < n; i++) free(recs[i]);

@@ -5,7 +5,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "usage.h"
 #include "core/file.h"
@@ -107,15 +109,67 @@ bool ce_pkg_of_sha(const char *pkg, const char *sha256)
     return sha256 && strlen(sha256) == 64 && l > 13 && pkg[l - 13] == '-' && strncmp(pkg + l - 12, sha256, 12) == 0;
 }
 
+/* The receipt's text before its file list, closed as an object, when the
+ * list is its last member (ce_receipt_write puts it there): read from the
+ * front until the "files" key, not the list's hundreds of KiB (ten
+ * 4,000-file toolchains: ~130 pages of memory each, which list touched only
+ * to cut them away, issue 43).  NULL when it is not so (the caller reads
+ * the whole text). */
+static char *receipt_head(int fd)
+{
+    struct stat st;
+    char tail[64];
+    if (fstat(fd, &st) != 0 || st.st_size < 2) return NULL;
+    size_t size = (size_t)st.st_size, tl = size < sizeof tail ? size : sizeof tail;
+    if (pread(fd, tail, tl, (off_t)(size - tl)) != (ssize_t)tl) return NULL;
+    size_t z = tl;
+    while (z > 0 && strchr(" \t\r\n", tail[z - 1])) z--;
+    size_t y = z > 0 ? z - 1 : 0;
+    while (y > 0 && strchr(" \t\r\n", tail[y - 1])) y--;
+    if (!(z > 0 && tail[z - 1] == '}' && y > 0 && tail[y - 1] == ']')) return NULL;   /* the list is not last */
+    size_t cap = 16 << 10, len = 0;
+    char *t = NULL;
+    for (;;) {
+        char *nt = realloc(t, cap + 2);
+        if (!nt) break;
+        t = nt;
+        ssize_t r = pread(fd, t + len, cap - len, (off_t)len);
+        if (r <= 0) break;
+        len += (size_t)r;
+        t[len] = '\0';
+        size_t k, v;
+        int found = ce_json_top_key(t, len, "files", &k, &v);
+        if (found == 1 && t[v] == '[') {
+            size_t from = k;
+            while (from > 0 && strchr(" \t\r\n", t[from - 1])) from--;
+            if (from == 0 || t[from - 1] != ',') break;   /* the only member: the whole text */
+            t[from - 1] = '}';
+            t[from] = '\0';
+            return t;
+        }
+        if (found != -1 || len == size) break;   /* no list, or not there as expected */
+        if (len == cap) cap *= 2;
+    }
+    free(t);
+    return NULL;
+}
+
 static cJSON *read_receipt(const char *prefix)
 {
     char path[4200], *text = NULL;
     ce_quiet q;
     ce_quiet_begin(&q, false);
-    bool read = ce_path_join(path, sizeof path, prefix, CE_RECEIPT_NAME) == CE_OK && ce_exists(path) &&
-                ce_file_read(path, 256u << 20, &text, NULL) == CE_OK;
+    int fd = ce_path_join(path, sizeof path, prefix, CE_RECEIPT_NAME) == CE_OK && ce_exists(path) ? ce_open_regular(path) : -1;
+    char *head = fd >= 0 ? receipt_head(fd) : NULL;
+    bool read = head || (fd >= 0 && ce_file_read_fd(fd, path, 256u << 20, &text, NULL) == CE_OK);
+    if (head && fd >= 0) close(fd);
     ce_quiet_end(&q);
     if (!read) return NULL;
+    if (head) {
+        cJSON *o = cJSON_Parse(head);
+        free(head);
+        return o;
+    }
     /* every reader here wants what it holds, not its file list (thousands of
      * entries, most of the text): the member is cut before the parse, so list
      * costs the same for a toolchain of 40 files or 40,000 (issue 43) */

@@ -160,6 +160,7 @@ libcudnn $W/cudnn/lib" ] || { echo "$output"; false; }
     # 7b. the full toolkit under the same name, on the toolchain the machine uses: what
     #     tf-2.14 left out is added (said), the rest stays the same files, the switch still points at it
     ino=$(stat -c %i "$P/lib64/libcublas.so.11")
+    cudaenv list >/dev/null && [ -s "$CUDAENV_ROOT/versions/.cudaenv-sizes" ] || false   # list's sums kept
     run --separate-stderr cudaenv install 11.8+cudnn8.7
     [ "$status" -eq 0 ] || { echo "$stderr"; false; }
     [[ "$stderr" == *"is installed without cuda_sanitizer_api, libnpp, which this install selects: adding them"* ]] || { echo "$stderr"; false; }
@@ -167,6 +168,13 @@ libcudnn $W/cudnn/lib" ] || { echo "$output"; false; }
     [ "$(stat -c %i "$P/lib64/libcublas.so.11")" = "$ino" ]
     run --separate-stderr cudaenv list
     [[ "$output" == *"11.8.0+cudnn8.7.0.84  (system: /usr/local/cuda)"*"(toolkit profile)"* ]] || { echo "$output"; false; }
+    #     the toolchain grew: list's sums counted again (the same as with none kept), its
+    #     bytes what a fresh walk counts
+    kept=$(cudaenv list --json) && rm "$CUDAENV_ROOT/versions/.cudaenv-sizes" && [ "$kept" = "$(cudaenv list --json)" ] || false
+    sz() { python3 -c 'import json, sys
+t = {x["name"]: x for x in json.load(sys.stdin)["toolchains"]}["11.8.0+cudnn8.7.0.84"]
+print(t["unique_bytes"], t["shared_bytes"])'; }
+    [ "$(cudaenv list --json | sz)" = "$(cudaenv list --json --sizes | sz)" ] || false
     # 8. plain verify: what the machine now uses
     CUDAENV_TEST_LIBCUDA=$NODRV run --separate-stderr seams cudaenv verify --json
     [ "$status" -eq 8 ] || { echo "$stderr $output"; false; }

@@ -50,8 +50,10 @@ for x in json.load(sys.stdin)["toolchains"]: print(x["name"], x["unique_bytes"],
     own_a=$(awk '$1 == "11.8.0+cudnn8.6.0.163" {print $2}' "$T/rec")
     sh_a=$(awk '$1 == "11.8.0+cudnn8.6.0.163" {print $3}' "$T/rec")
     [ "$((own_a + sh_a))" -eq "$(find "$A" -type f -not -name .cudaenv-usage -printf '%i %s\n' | sort -u | awk '{s += $2} END {print s}')" ]
-    # list opens no file under the trees but the records (strace: no walk)
+    # list opens no file under the trees (strace: no walk); the records were
+    # summed by the first list, kept in versions/.cudaenv-sizes (below)
     if command -v strace >/dev/null; then
+        rm -f "$CUDAENV_ROOT/versions/.cudaenv-sizes"
         ASAN_OPTIONS=detect_leaks=0 strace -f -e trace=openat,open,getdents64 -o "$T/st" "$CUDAENV" list >/dev/null   # LSan cannot run under ptrace
         ! grep -E "$A/(bin|lib64|include|targets)" "$T/st" || false
         grep -q "$A/.cudaenv-usage" "$T/st"
@@ -188,4 +190,52 @@ PY
     run --separate-stderr "$CUDAENV" cache purge
     [ "$status" -eq 2 ]
     [[ "$stderr" == *"dir, list, clean or prune"* ]]
+}
+
+@test "list keeps its sums in versions/.cudaenv-sizes: read back while nothing changed (no record opened, the receipts read only up to their file list); summed again when a record changes or a toolchain goes; a line that does not match is never used; a directory at its name changes nothing" {
+    A=$CUDAENV_ROOT/versions/11.8.0+cudnn8.6.0.163 B=$CUDAENV_ROOT/versions/11.8.0+cudnn8.7.0.84
+    M=$CUDAENV_ROOT/versions/.cudaenv-sizes
+    sizes_json --sizes > "$T/walk"
+    [ ! -e "$M" ]   # a walk keeps nothing
+    sizes_json > "$T/first"
+    cmp "$T/walk" "$T/first" && [ -s "$M" ] || { cat "$T/walk" "$T/first"; false; }
+    [ "$(head -1 "$M")" = "cudaenv-sizes 1" ] && [ "$(wc -l < "$M")" -eq 3 ] || { cat "$M"; false; }
+    if command -v strace >/dev/null; then
+        # a receipt with thousands of files: read up to its list, not through it
+        python3 - "$B/.cudaenv-receipt.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+r["files"] += [{"path": "pad/f%d" % i, "size": 1, "sha256": "0" * 64} for i in range(4000)]
+json.dump(r, open(sys.argv[1], "w"), indent="\t")
+PY
+        [ "$(stat -c %s "$B/.cudaenv-receipt.json")" -gt 400000 ]
+        ASAN_OPTIONS=detect_leaks=0 strace -f -y -e trace=openat,read,pread64 -o "$T/st" "$CUDAENV" list >/dev/null
+        grep -q "openat(.*\.cudaenv-sizes" "$T/st" || { cat "$T/st"; false; }
+        ! grep -q "openat(.*\.cudaenv-usage" "$T/st" || { grep usage "$T/st"; false; }
+        got=$(grep -F "<$B/.cudaenv-receipt.json>" "$T/st" | grep -E '^[0-9]+ +(read|pread64)\(' | sed -E 's/.*= ([0-9]+)$/\1/' | paste -sd+ | bc)
+        echo "# bytes read of a $(stat -c %s "$B/.cudaenv-receipt.json")-byte receipt: $got" >&3
+        [ "$got" -lt 65536 ] || { grep receipt "$T/st"; false; }
+        cmp "$T/first" <(sizes_json) || false
+    fi
+    # a line whose key does not match (another record's inode): summed again, rewritten
+    sed -i '2s/^\([^ ]* [0-9]* [0-9]*\) [0-9]*/\1 1/' "$M"
+    sed -i '2s/[0-9]* [0-9]*$/1 2/' "$M"
+    cmp "$T/first" <(sizes_json) || false
+    ! grep -q ' 1 2$' "$M" || { cat "$M"; false; }
+    # a record rewritten (install and adopt write them): summed again
+    cp "$A/.cudaenv-usage" "$T/u" && mv "$T/u" "$A/.cudaenv-usage"
+    cmp "$T/first" <(sizes_json) || false
+    # a directory at the sums' name: nothing kept, nothing said, the same sums
+    rm -f "$M" && mkdir "$M"
+    run --separate-stderr "$CUDAENV" list --json
+    [ "$status" -eq 0 ] && [ -z "$stderr" ] || { echo "$stderr"; false; }
+    cmp "$T/first" <(sizes_json) && [ -d "$M" ] || false
+    rmdir "$M"
+    # one toolchain goes: the other's shared bytes become its own
+    sizes_json > /dev/null && [ -s "$M" ]
+    "$CUDAENV" -q uninstall 11.8.0+cudnn8.6.0.163
+    sizes_json > "$T/one"
+    # (B's receipt grew by hand above: its record, and so list, keep the installed size)
+    want=$(awk '$1 == "11.8.0+cudnn8.7.0.84" {print $1, $2 + $3, 0}' "$T/first")
+    [ "$(cat "$T/one")" = "$want" ] || { cat "$T/one"; echo "want $want"; false; }
 }
