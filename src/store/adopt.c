@@ -306,12 +306,14 @@ int ce_adopt(ce_ctx *ctx, const char *dir_in, const char *name, char *out_name, 
         rc = wr == CE_ERR_NOMEM ? ce_fail(CE_ERR_NOMEM, "out of memory") : ce_fail(CE_ERR_IO, "cannot read %s", dir);
         goto fail;
     }
-    ce_receipt r = { .name = want, .cuda = cuda, .cudnn = cudnn, .platform = ctx->platform, .files = &files };
-    if ((rc = ce_receipt_write(staging, &r))) goto fail;
+    /* the marker before the receipt: the usage record the receipt's write
+     * makes (list's sizes) counts it, as a walk of the tree does */
     char marker[CE_PATH_MAX], line[PATH_MAX + 2];
     if ((rc = ce_join(marker, sizeof marker, staging, CE_ADOPTED_NAME))) goto fail;
     snprintf(line, sizeof line, "%s\n", dir);
     if ((rc = ce_file_write_atomic(marker, line, strlen(line), 0644))) goto fail;
+    ce_receipt r = { .name = want, .cuda = cuda, .cudnn = cudnn, .platform = ctx->platform, .files = &files };
+    if ((rc = ce_receipt_write(staging, &r))) goto fail;
     if (rename(staging, final) != 0) {
         rc = ce_fail(CE_ERR_IO, "cannot rename %s to %s: %s", staging, final, strerror(errno));
         goto fail;

@@ -28,6 +28,8 @@ teardown() { common_teardown; }
     [[ "$output" == *"12.4.1+cudnn9.1.0  (adopted: $TK)"* ]]
     run cudaenv list --json
     [ "$(python3 -c 'import json, sys; print(json.load(sys.stdin)["toolchains"][0]["adopted_from"])' <<<"$output")" = "$TK" ]
+    # its bytes from the record adopt wrote are what a walk counts (the marker naming $TK too)
+    [ "$output" = "$(cudaenv list --json --sizes)" ] || { echo "$output"; cudaenv list --json --sizes; false; }
     run cudaenv exec 12.4 -- sh -c 'command -v nvcc; echo "$CUDNN_PATH"'
     [ "$status" -eq 0 ]
     [ "${lines[0]}" = "$CUDAENV_ROOT/versions/12.4.1+cudnn9.1.0/bin/nvcc" ]
