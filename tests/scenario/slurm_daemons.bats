@@ -116,6 +116,9 @@ EOF
     for i in $(seq 100); do sinfo -h -N -o %T | grep -q drain && break; sleep 0.2; done
     sinfo -h -N -o '%T %E'
     [[ "$(sinfo -h -N -o '%T %E')" == drain*"Prolog error"* ]]
+    # the node drains first; the job passes through REQUEUED/COMPLETING on its way back to the queue, held
+    for i in $(seq 100); do scontrol show job "$job" | grep -q "JobState=PENDING" && break; sleep 0.2; done
+    scontrol show job "$job" | grep -E "JobState|Reason" || true
     [[ "$(scontrol show job "$job")" == *"JobState=PENDING"* ]]
     grep -q "cudaenv-prolog: job $job on localhost: cudaenv verify 11.8.0+cudnn8.7.0.84 failed (exit 7): files:" "$T/slurm/log/slurmd.log" \
         || grep -rq "cudaenv verify 11.8.0+cudnn8.7.0.84 failed (exit 7): files:" "$T/cudaenv-state"
