@@ -105,7 +105,7 @@ _cudaenv() {
         verify) opts+=" --json --report --all-devices --bench --deep --framework --python --libs" ;;
         jupyter) opts+=" --python --name" ;;
         adopt) opts+=" --name --scan" ;;
-        cache) opts+=" --dry-run --json" ;;
+        cache) opts+=" --dry-run --json --sizes" ;;
         self) opts+=" --version --check" ;;
         config) opts+=" --system" ;;
         init) opts+=" --static --output" ;;

@@ -79,7 +79,7 @@ complete -c cudaenv -n '__fish_seen_subcommand_from help' -a "$__cudaenv_cmds"
 complete -c cudaenv -n '__fish_seen_subcommand_from env' -l shell -xa 'bash zsh fish json dotenv'
 complete -c cudaenv -n '__fish_seen_subcommand_from list ls current doctor env info list-remote ls-remote verify cache outdated' -l json
 complete -c cudaenv -n '__fish_seen_subcommand_from list ls' -l names -d 'bare names, one per line'
-complete -c cudaenv -n '__fish_seen_subcommand_from list ls' -l sizes -d 'walk the trees for sizes afresh'
+complete -c cudaenv -n '__fish_seen_subcommand_from list ls cache' -l sizes -d 'walk the trees for sizes afresh'
 complete -c cudaenv -n '__fish_seen_subcommand_from doctor' -l framework -d 'probe the frameworks again'
 complete -c cudaenv -n '__fish_seen_subcommand_from doctor' -l no-framework -d 'skip the framework layer'
 complete -c cudaenv -n '__fish_seen_subcommand_from use local global' -l unset

@@ -17,11 +17,12 @@
 #include "manifest/source.h"
 #include "store/cache.h"
 
-enum { OPT_DRY = 1, OPT_JSON };
+enum { OPT_DRY = 1, OPT_JSON, OPT_SIZES };
 
 static const cli_opt cmd_cache_opts[] = {
     { "dry-run", 'n', false, OPT_DRY },
     { "json", 0, false, OPT_JSON },
+    { "sizes", 0, false, OPT_SIZES },
     { 0 },
 };
 
@@ -33,6 +34,9 @@ static const char *kind_name(ce_cache_kind k)
 /* name the downloads no receipt names, from the manifest (quietly) */
 static void label_from_manifest(cli *c, ce_cache_item *v, size_t n)
 {
+    size_t unnamed = 0;
+    for (size_t i = 0; i < n; i++) unnamed += !v[i].label[0] && v[i].kind != CE_CACHE_TREE;
+    if (!unnamed) return;   /* the receipts named them all: no manifest parsed */
     ce_quiet q;
     ce_quiet_begin(&q, true);
     ce_msource src;
@@ -140,9 +144,11 @@ static int cmd_cache(cli *c, const cli_args *a)
     bool is_list = !strcmp(what, "list"), is_clean = !strcmp(what, "clean"), is_prune = !strcmp(what, "prune");
     if (!is_list && !is_clean && !is_prune)
         return cli_usage_error(c->cmd, "'%s': dir, list, clean or prune", what);
+    if (cli_on(a, OPT_SIZES) && !is_list) return cli_usage_error(c->cmd, "--sizes goes with list");
     ce_cache_item *v;
     size_t n;
-    int rc = ce_cache_scan(&c->ctx, &v, &n);
+    /* clean and prune walk every tree: what they say they freed counts links made anywhere */
+    int rc = ce_cache_scan(&c->ctx, !is_list || cli_on(a, OPT_SIZES), &v, &n);
     if (rc) return cli_fail(c, rc);
     label_from_manifest(c, v, n);
     int out = is_list ? list(c, v, n) : sweep(c, v, n, is_prune, dry);
@@ -154,7 +160,7 @@ const cli_cmd cli_cmd_cache = {
     .name = "cache", .run = cmd_cache,
     .summary = "downloads and unpacked trees: dir, list, clean, prune",
     .usage =
-        "usage: cudaenv cache [dir | list [--json] | clean [--dry-run] | prune [--dry-run]]\n"
+        "usage: cudaenv cache [dir | list [--json] [--sizes] | clean [--dry-run] | prune [--dry-run]]\n"
         "\n"
         "The downloads in $CUDAENV_ROOT/cache (verified files and partial ones) and the\n"
         "unpacked releases in pkgs/ that toolchains are hardlinked from.\n"
@@ -162,6 +168,10 @@ const cli_cmd cli_cmd_cache = {
         "  list     each item with its size and whether an installed toolchain came from it\n"
         "  clean    remove every download (a reinstall then downloads again)\n"
         "  prune    remove the downloads and unpacked trees no installed toolchain uses\n"
+        "  --sizes  list: walk every unpacked tree for its size and what removing it\n"
+        "           frees (list keeps them in pkgs/.cudaenv-sizes, summed again when a\n"
+        "           toolchain is installed or removed; links made outside cudaenv\n"
+        "           show only here and in prune)\n"
         "  --dry-run, -n   print what would be removed, remove nothing\n",
     .opts = cmd_cache_opts, .max_pos = 1,
 };

@@ -13,6 +13,7 @@
 #include "core/file.h"
 #include "core/path.h"
 #include "core/walk.h"
+#include "receipt.h"
 #include "usage.h"
 
 /* ---- per-toolchain usage: which toolchains link each inode ------------- */
@@ -122,10 +123,20 @@ static bool sizes_path(const ce_toolchain *v, size_t n, char *out, size_t outsz)
     return dl && snprintf(out, outsz, "%.*s/%s", (int)dl, v[0].prefix, SIZES_NAME) < (int)outsz;
 }
 
+/* "name dev ino rino rsize mtime ctime": the toolchain and its record */
+static int key_line(char *out, size_t outsz, const ce_toolchain *t, const sizes_key *k)
+{
+    return snprintf(out, outsz, "%s %llu %llu %llu %llu %lld %lld %lld %lld", t->name, k->dev, k->ino, k->rino,
+                    k->rsize, k->ms, k->mns, k->cs, k->cns);
+}
+
+/* the key line and the sums: one line of versions/.cudaenv-sizes */
 static int sizes_line(char *out, size_t outsz, const ce_toolchain *t, const sizes_key *k, const ce_tc_usage *u)
 {
-    return snprintf(out, outsz, "%s %llu %llu %llu %llu %lld %lld %lld %lld %lld %lld\n", t->name, k->dev, k->ino,
-                    k->rino, k->rsize, k->ms, k->mns, k->cs, k->cns, u->unique, u->shared);
+    int w = key_line(out, outsz, t, k);
+    if (w < 0 || (size_t)w >= outsz) return -1;
+    int s = snprintf(out + w, outsz - (size_t)w, " %lld %lld\n", u->unique, u->shared);
+    return s < 0 ? -1 : w + s;
 }
 
 /* usage[] from the file when it holds exactly these toolchains with these
@@ -289,11 +300,7 @@ static size_t receipt_sources(ce_ctx *ctx, const ce_toolchain *v, size_t n, used
     ce_event_fn ev = ctx->event;
     ctx->event = NULL;
     for (size_t i = 0; i < n; i++) {
-        char p[CE_PATH_MAX], *data = NULL;
-        size_t len = 0;
-        if (ce_path_join(p, sizeof p, v[i].prefix, CE_RECEIPT_NAME) != CE_OK || !ce_exists(p) || ce_file_read(p, 64 << 20, &data, &len) != CE_OK) continue;
-        cJSON *j = cJSON_ParseWithLength(data, len);
-        free(data);
+        cJSON *j = ce_receipt_read(v[i].prefix);   /* up to its file list: what it came from */
         static const char *const lists[] = { "sources", "components" };
         for (size_t l = 0; l < 2; l++) {
             const cJSON *s;
@@ -314,6 +321,118 @@ static size_t receipt_sources(ce_ctx *ctx, const ce_toolchain *v, size_t n, used
     return cnt;
 }
 
+/* ---- the trees' sums kept: pkgs/.cudaenv-sizes ---------------------------
+ * A pkgs/ tree is written once (unpacked into staging, renamed in) and only
+ * removed after, so its size stays what it was.  What removing it frees
+ * (the blocks of its files no other name links) changes when a toolchain
+ * links or unlinks them: install, a re-compose and uninstall, each of which
+ * leaves the set of toolchains' usage records with another identity.  The
+ * file holds those identities (key_line, as versions/.cudaenv-sizes), then
+ * one line a tree: its top directory's device, inode, mtime and ctime, its
+ * size and what it frees.  cache list walks a tree only when its line is
+ * missing or differs, and every tree when the toolchains differ or one has
+ * no record; links made outside cudaenv are counted by `cache list --sizes`
+ * (a walk of every tree, nothing kept) and by prune, which always walks.
+ * A cache: never a reason for cache list to fail. */
+#define TREES_MAGIC "cudaenv-pkgs-sizes 1"
+
+typedef struct trees_kept {
+    char path[CE_PATH_MAX];
+    char *old;           /* the file's tree lines when its toolchain lines are current */
+    size_t old_lines, matched;
+    char *text;          /* the file as it is to be */
+    size_t len, cap;
+    bool keep, changed;  /* keep: every toolchain keyed and not --sizes */
+} trees_kept;
+
+static bool kept_add(trees_kept *t, const char *line)
+{
+    size_t l = strlen(line);
+    if (t->len + l + 1 > t->cap) {
+        size_t c = (t->cap ? t->cap * 2 : 4096) + l;
+        char *nt = realloc(t->text, c);
+        if (!nt) return t->keep = false;
+        t->text = nt;
+        t->cap = c;
+    }
+    memcpy(t->text + t->len, line, l + 1);
+    t->len += l;
+    return true;
+}
+
+static void trees_open(trees_kept *t, ce_ctx *ctx, const ce_toolchain *v, size_t n, bool fresh)
+{
+    memset(t, 0, sizeof *t);
+    t->keep = !fresh && ce_store_path(ctx, "pkgs/.cudaenv-sizes", t->path, sizeof t->path) == CE_OK &&
+              kept_add(t, TREES_MAGIC "\n");
+    for (size_t i = 0; t->keep && i < n; i++) {
+        sizes_key k;
+        char line[600];
+        int w = sizes_key_of(&v[i], &k) ? key_line(line, sizeof line - 1, &v[i], &k) : -1;
+        t->keep = w > 0 && (size_t)w < sizeof line - 1 && kept_add(t, strcat(line, "\n"));
+    }
+    t->keep = t->keep && kept_add(t, ".\n");
+    char *text = NULL;
+    int fd = t->keep ? open(t->path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC) : -1;
+    if (fd >= 0 && ce_file_read_fd(fd, t->path, 16u << 20, &text, NULL) == CE_OK &&
+        !strncmp(text, t->text, t->len)) {   /* the same toolchains with the same records */
+        t->old = text;
+        for (const char *p = text + t->len; *p; p++) t->old_lines += *p == '\n';
+        text = NULL;
+    }
+    free(text);
+    t->changed = !t->old;
+}
+
+/* "name dev ino mtime ctime " of the tree at st */
+static void tree_key(char *out, size_t outsz, const char *name, const struct stat *st)
+{
+    snprintf(out, outsz, "%s %llu %llu %lld %ld %lld %ld ", name, (unsigned long long)st->st_dev,
+             (unsigned long long)st->st_ino, (long long)st->st_mtim.tv_sec, st->st_mtim.tv_nsec,
+             (long long)st->st_ctim.tv_sec, st->st_ctim.tv_nsec);
+}
+
+/* it's sums from the line with this tree's key, else from a walk */
+static void tree_sums(trees_kept *t, ce_cache_item *it, const struct stat *st)
+{
+    char key[600], line[700];
+    tree_key(key, sizeof key, it->name, st);
+    size_t kl = strlen(key);
+    bool hit = false;
+    for (const char *p = t->old ? t->old + t->len : NULL; p && *p && !hit;) {
+        const char *nl = strchr(p, '\n');
+        if (!nl) break;
+        hit = (size_t)(nl - p) > kl && !strncmp(p, key, kl) &&
+              sscanf(p + kl, "%lld %lld", &it->size, &it->freeable) == 2;
+        p = nl + 1;
+    }
+    if (hit) {
+        t->matched++;
+    } else {
+        it->size = it->freeable = 0;
+        ce_walk(it->path, tree_one, it);
+        t->changed = true;
+    }
+    if (t->keep && strchr(it->name, '\n') == NULL && strchr(it->name, ' ') == NULL) {
+        snprintf(line, sizeof line, "%s%lld %lld\n", key, it->size, it->freeable);
+        kept_add(t, line);
+    } else {
+        t->keep = false;   /* a name the format cannot hold: summed each time */
+    }
+}
+
+static void trees_close(trees_kept *t)
+{
+    if (t->keep && (t->changed || t->matched != t->old_lines)) {
+        ce_quiet q;
+        ce_quiet_begin(&q, false);
+        (void)ce_file_write_atomic(t->path, t->text, t->len, 0644);   /* a store this user cannot write: summed each time */
+        ce_quiet_end(&q);
+    }
+    free(t->old);
+    free(t->text);
+}
+
 static int add_item(ce_cache_item **v, size_t *n, size_t *cap, const ce_cache_item *it)
 {
     if (*n == *cap) {
@@ -327,7 +446,7 @@ static int add_item(ce_cache_item **v, size_t *n, size_t *cap, const ce_cache_it
     return 0;
 }
 
-int ce_cache_scan(ce_ctx *ctx, ce_cache_item **out, size_t *n_out)
+int ce_cache_scan(ce_ctx *ctx, bool fresh, ce_cache_item **out, size_t *n_out)
 {
     *out = NULL;
     *n_out = 0;
@@ -365,15 +484,18 @@ int ce_cache_scan(ce_ctx *ctx, ce_cache_item **out, size_t *n_out)
         closedir(d);
     }
     ce_store_path(ctx, "pkgs", dir, sizeof dir);
+    trees_kept kept;
+    trees_open(&kept, ctx, v, n, fresh);
     if (rc == CE_OK && (d = opendir(dir))) {
         while ((e = readdir(d))) {
             if (e->d_name[0] == '.') continue;
             memset(&it, 0, sizeof it);
             if ((rc = ce_join(it.path, sizeof it.path, dir, e->d_name))) break;
-            if (!ce_is_dir(it.path)) continue;   /* <tree>.sha256.json goes with its tree */
+            struct stat st;
+            if (lstat(it.path, &st) != 0 || !S_ISDIR(st.st_mode)) continue;   /* <tree>.sha256.json goes with its tree */
             it.kind = CE_CACHE_TREE;
             snprintf(it.name, sizeof it.name, "%s", e->d_name);
-            ce_walk(it.path, tree_one, &it);   /* it.size and it.freeable start at 0 (memset) */
+            tree_sums(&kept, &it, &st);
             for (size_t k = 0; k < nsrc && !it.used; k++)   /* a tree a receipt names, or one named for its archive */
                 it.used = src[k].tree ? !strcmp(src[k].sha, e->d_name) : ce_pkg_of_sha(e->d_name, src[k].sha);
             for (size_t i = 0; i < n && !it.used; i++) {
@@ -384,7 +506,11 @@ int ce_cache_scan(ce_ctx *ctx, ce_cache_item **out, size_t *n_out)
             if (add_item(&items, &cnt, &cap, &it)) { rc = ce_fail(CE_ERR_NOMEM, "out of memory"); break; }
         }
         closedir(d);
+    } else {
+        kept.keep = false;   /* no pkgs/: nothing to keep */
     }
+    kept.keep = kept.keep && rc == CE_OK;
+    trees_close(&kept);
     free(src);
     free(v);
     if (rc) { free(items); return rc; }

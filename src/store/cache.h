@@ -38,8 +38,11 @@ typedef struct ce_cache_item {
     bool used;           /* an installed toolchain came from it */
 } ce_cache_item;
 
-/* Everything in cache/ and pkgs/, downloads first. */
-int ce_cache_scan(ce_ctx *ctx, ce_cache_item **out, size_t *n);
+/* Everything in cache/ and pkgs/, downloads first.  A tree's sums come from
+ * pkgs/.cudaenv-sizes while its line and the toolchains' usage records are
+ * the ones they were summed with (cache.c); fresh: every tree walked, nothing
+ * kept. */
+int ce_cache_scan(ce_ctx *ctx, bool fresh, ce_cache_item **out, size_t *n);
 /* Remove one item (a tree's .sha256.json index with it). */
 int ce_cache_remove(const ce_cache_item *it);
 

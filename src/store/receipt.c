@@ -109,6 +109,26 @@ bool ce_pkg_of_sha(const char *pkg, const char *sha256)
     return sha256 && strlen(sha256) == 64 && l > 13 && pkg[l - 13] == '-' && strncmp(pkg + l - 12, sha256, 12) == 0;
 }
 
+#define RECEIPT_MAX (256u << 20)   /* the most of a receipt read */
+
+static bool blank(char c)
+{
+    return c == ' ' || c == '\t' || c == '\r' || c == '\n';
+}
+
+/* Whether text[0..len) ends with its file list, as ce_receipt_write puts
+ * it: "]" then "}", white space around; *close (when asked): the offset
+ * just after that ']'. */
+static bool list_last(const char *text, size_t len, size_t *close)
+{
+    size_t z = len;
+    while (z > 0 && blank(text[z - 1])) z--;
+    size_t y = z > 0 ? z - 1 : 0;
+    while (y > 0 && blank(text[y - 1])) y--;
+    if (close) *close = y;
+    return z > 0 && text[z - 1] == '}' && y > 0 && text[y - 1] == ']';
+}
+
 /* The receipt's text before its file list, closed as an object, when the
  * list is its last member (ce_receipt_write puts it there): read from the
  * front until the "files" key, not the list's hundreds of KiB (ten
@@ -121,12 +141,7 @@ static char *receipt_head(int fd)
     char tail[64];
     if (fstat(fd, &st) != 0 || st.st_size < 2) return NULL;
     size_t size = (size_t)st.st_size, tl = size < sizeof tail ? size : sizeof tail;
-    if (pread(fd, tail, tl, (off_t)(size - tl)) != (ssize_t)tl) return NULL;
-    size_t z = tl;
-    while (z > 0 && strchr(" \t\r\n", tail[z - 1])) z--;
-    size_t y = z > 0 ? z - 1 : 0;
-    while (y > 0 && strchr(" \t\r\n", tail[y - 1])) y--;
-    if (!(z > 0 && tail[z - 1] == '}' && y > 0 && tail[y - 1] == ']')) return NULL;   /* the list is not last */
+    if (pread(fd, tail, tl, (off_t)(size - tl)) != (ssize_t)tl || !list_last(tail, tl, NULL)) return NULL;
     size_t cap = 16 << 10, len = 0;
     char *t = NULL;
     for (;;) {
@@ -141,27 +156,27 @@ static char *receipt_head(int fd)
         int found = ce_json_top_key(t, len, "files", &k, &v);
         if (found == 1 && t[v] == '[') {
             size_t from = k;
-            while (from > 0 && strchr(" \t\r\n", t[from - 1])) from--;
+            while (from > 0 && blank(t[from - 1])) from--;
             if (from == 0 || t[from - 1] != ',') break;   /* the only member: the whole text */
             t[from - 1] = '}';
             t[from] = '\0';
             return t;
         }
         if (found != -1 || len == size) break;   /* no list, or not there as expected */
-        if (len == cap) cap *= 2;
+        if (len == cap && (cap *= 2) > RECEIPT_MAX) break;   /* the whole read's bound: it refuses */
     }
     free(t);
     return NULL;
 }
 
-static cJSON *read_receipt(const char *prefix)
+cJSON *ce_receipt_read(const char *prefix)
 {
     char path[4200], *text = NULL;
     ce_quiet q;
     ce_quiet_begin(&q, false);
     int fd = ce_path_join(path, sizeof path, prefix, CE_RECEIPT_NAME) == CE_OK && ce_exists(path) ? ce_open_regular(path) : -1;
     char *head = fd >= 0 ? receipt_head(fd) : NULL;
-    bool read = head || (fd >= 0 && ce_file_read_fd(fd, path, 256u << 20, &text, NULL) == CE_OK);
+    bool read = head || (fd >= 0 && ce_file_read_fd(fd, path, RECEIPT_MAX, &text, NULL) == CE_OK);
     if (head && fd >= 0) close(fd);
     ce_quiet_end(&q);
     if (!read) return NULL;
@@ -173,23 +188,19 @@ static cJSON *read_receipt(const char *prefix)
     /* every reader here wants what it holds, not its file list (thousands of
      * entries, most of the text): the member is cut before the parse, so list
      * costs the same for a toolchain of 40 files or 40,000 (issue 43) */
-    size_t len = strlen(text), k, v, e = 0;
+    size_t len = strlen(text), k, v, e = 0, y;
     /* ce_receipt_write puts the list last: when the text ends with it ("] }"), the
      * cut runs to there without stepping over its thousands of entries */
-    size_t z = len;
-    while (z > 0 && strchr(" \t\r\n", text[z - 1])) z--;
-    size_t y = z > 0 ? z - 1 : 0;
-    while (y > 0 && strchr(" \t\r\n", text[y - 1])) y--;
-    bool last = z > 0 && text[z - 1] == '}' && y > 0 && text[y - 1] == ']';
+    bool last = list_last(text, len, &y);
     int found = last ? ce_json_top_key(text, len, "files", &k, &v) : ce_json_top_member(text, len, "files", &k, &v, &e);
     if (found == 1 && last) e = y;   /* up to the array's closing bracket, the object's '}' kept */
     if (found == 1 && last && text[v] != '[') found = 0;
     if (found == 1) {
         size_t from = k, to = e;
-        while (from > 0 && strchr(" \t\r\n", text[from - 1])) from--;
+        while (from > 0 && blank(text[from - 1])) from--;
         if (from > 0 && text[from - 1] == ',') from--;          /* the comma before it */
         else {                                                  /* the first member: the comma after it */
-            while (to < len && strchr(" \t\r\n", text[to])) to++;
+            while (to < len && blank(text[to])) to++;
             if (to < len && text[to] == ',') to++;
         }
         memmove(text + from, text + to, len - to + 1);
@@ -207,7 +218,7 @@ static const char *str_of(const cJSON *o, const char *key)
 
 bool ce_receipt_uses_pkg(const char *prefix, const char *pkg)
 {
-    cJSON *o = read_receipt(prefix);
+    cJSON *o = ce_receipt_read(prefix);
     bool used = false;
     static const char *const lists[] = { "components", "sources" };
     for (size_t l = 0; l < 2 && !used; l++) {
@@ -224,7 +235,7 @@ bool ce_receipt_uses_pkg(const char *prefix, const char *pkg)
 void ce_receipt_held_read(const char *prefix, ce_receipt_held *h)
 {
     memset(h, 0, sizeof *h);
-    cJSON *o = read_receipt(prefix);
+    cJSON *o = ce_receipt_read(prefix);
     if (!o) return;
     h->json = o;
     const cJSON *c, *comps = cJSON_GetObjectItemCaseSensitive(o, "components");

@@ -60,6 +60,12 @@ int ce_receipt_write(const char *prefix, const ce_receipt *r);
 void ce_receipt_init(ce_receipt *rec, const ce_manifest *m, const ce_resolved *r, const char *platform,
                      ce_filelist *files, const char **tf, size_t cap);
 
+/* The receipt in prefix without its file list (what every reader but
+ * verify's wants): read from the front up to the list where it is last, as
+ * ce_receipt_write puts it, else read whole (256 MiB at most) and the list
+ * cut out before the parse.  NULL: none, unreadable, or not JSON. */
+cJSON *ce_receipt_read(const char *prefix);
+
 /* Whether the receipt in prefix names pkgs/<pkg> as a tree it was composed
  * from: a component's, a source's (cuDNN, NCCL) "pkg", or a tree named for
  * the sha256 of an archive it lists (ce_pkg_of_sha: receipts written before

@@ -239,3 +239,58 @@ PY
     want=$(awk '$1 == "11.8.0+cudnn8.7.0.84" {print $1, $2 + $3, 0}' "$T/first")
     [ "$(cat "$T/one")" = "$want" ] || { cat "$T/one"; echo "want $want"; false; }
 }
+
+# cache list --json as "kind name size freeable used" lines
+cache_json() {
+    "$CUDAENV" cache list --json "$@" | python3 -c 'import json,sys
+for i in json.load(sys.stdin)["items"]: print(i["kind"], i["name"], i["size"], i["freeable"], i["used"])'
+}
+
+@test "cache list keeps the trees' sums in pkgs/.cudaenv-sizes: no tree walked while nothing changed; summed again when a toolchain goes or a tree is replaced; a line that does not match is never used; --sizes and prune walk and keep nothing" {
+    K=$CUDAENV_ROOT/pkgs/.cudaenv-sizes
+    run --separate-stderr "$CUDAENV" cache prune --sizes
+    [ "$status" -eq 2 ] && [[ "$stderr" == *"--sizes goes with list"* ]] || { echo "$stderr"; false; }
+    cache_json --sizes > "$T/walk"
+    [ ! -e "$K" ]   # a walk keeps nothing
+    cache_json > "$T/first"
+    cmp "$T/walk" "$T/first" && [ -s "$K" ] || { cat "$T/walk" "$T/first"; false; }
+    # the magic, the two toolchains' record keys, the end of them, the three trees
+    [ "$(head -1 "$K")" = "cudaenv-pkgs-sizes 1" ] && [ "$(wc -l < "$K")" -eq 7 ] || { cat "$K"; false; }
+    grep -q '^cuda-11\.8\.0 ' "$K" || { cat "$K"; false; }
+    if command -v strace >/dev/null; then
+        ASAN_OPTIONS=detect_leaks=0 strace -f -y -e trace=openat,getdents64 -o "$T/st" "$CUDAENV" cache list >/dev/null
+        grep -q "openat(.*pkgs/\.cudaenv-sizes" "$T/st" || { cat "$T/st"; false; }
+        ! grep -E 'pkgs/(cuda|cudnn)-[^">/]*[">/]' "$T/st" | grep -v '\.sha256\.json' || { grep pkgs "$T/st"; false; }
+        cmp "$T/first" <(cache_json) || false
+    fi
+    # a line whose key does not match (another inode): never used, the tree walked, the line rewritten
+    sed -i -E 's/^(cuda-11\.8\.0 [0-9]+) [0-9]+ (.*) [0-9]+ [0-9]+$/\1 1 \2 1 2/' "$K"
+    grep -q ' 1 2$' "$K" || { cat "$K"; false; }
+    cmp "$T/first" <(cache_json) || false
+    ! grep -q ' 1 2$' "$K" || { cat "$K"; false; }
+    # one toolchain goes by hand (uninstall would take its unused tree along): the cuDNN tree's
+    # files lose their links, and removing the tree now frees them
+    f0=$(awk '$1 == "unpacked" && $2 ~ /^cudnn-8\.6/ {print $4}' "$T/first")
+    [ "$f0" = 0 ] || { cat "$T/first"; false; }
+    rm -rf "$CUDAENV_ROOT/versions/11.8.0+cudnn8.6.0.163"
+    cache_json > "$T/one"
+    cmp "$T/one" <(cache_json --sizes) || { diff "$T/one" <(cache_json --sizes); false; }
+    f1=$(awk '$1 == "unpacked" && $2 ~ /^cudnn-8\.6/ {print $4}' "$T/one")
+    [ -n "$f1" ] && [ "$f1" -gt 0 ] || { cat "$T/one"; false; }
+    # a tree replaced by a copy (another directory, unlinked files): walked again
+    mv "$CUDAENV_ROOT/pkgs/cuda-11.8.0" "$T/old-tree" && cp -a "$T/old-tree" "$CUDAENV_ROOT/pkgs/cuda-11.8.0"
+    cache_json > "$T/copy"
+    cmp "$T/copy" <(cache_json --sizes) || { diff "$T/copy" <(cache_json --sizes); false; }
+    ! cmp -s "$T/copy" "$T/one" || false
+    # prune walks (what it says it freed counts links made anywhere) and removes the unused tree's line
+    run --separate-stderr "$CUDAENV" cache prune
+    [ "$status" -eq 0 ]
+    cache_json > /dev/null
+    ! grep -q '^cudnn-8\.6' "$K" || { cat "$K"; false; }
+    # a directory at the sums' name: nothing kept, nothing said, the same items
+    cache_json --sizes > "$T/after"
+    rm -f "$K" && mkdir "$K"
+    run --separate-stderr "$CUDAENV" cache list --json
+    [ "$status" -eq 0 ] && [ -z "$stderr" ] || { echo "$stderr"; false; }
+    cmp "$T/after" <(cache_json) && [ -d "$K" ] || false
+}
