@@ -10,7 +10,7 @@
 # comes as a wheel written by a streaming tool (data descriptors, no sizes in
 # its local headers), checked against its RECORD.  Crosses: .cuda-version,
 # install (components, file blocks, the wheel), env --shell dotenv, cache
-# prune, install --offline, exec.
+# list (its kept sums against a walk), cache prune, install --offline, exec.
 load ../lib/common
 load ../lib/server
 bats_require_minimum_version 1.5.0
@@ -67,7 +67,10 @@ teardown() {
     [ "${lines[0]}" = "$CUDAENV_ROOT/versions/11.8.0+cudnn8.7.0.84/bin/nvcc" ]
     [ "${lines[1]}" = "Cuda compilation tools, release 11.8, V11.8.89" ]
 
-    # before the cache is saved: prune what no toolchain uses (here: nothing)
+    # before the cache is saved: look at it (the trees' sums are kept), prune what no toolchain uses (here: nothing)
+    run --separate-stderr "$CUDAENV" cache list --json
+    [ "$status" -eq 0 ] && [ -s "$CUDAENV_ROOT/pkgs/.cudaenv-sizes" ] || { echo "$stderr"; false; }
+    python3 -c 'import json, sys; items = json.loads(sys.argv[1])["items"]; assert items and all(i["used"] for i in items), items' "$output"
     before=$(ls "$CUDAENV_ROOT/cache" | sort)
     run --separate-stderr "$CUDAENV" cache prune
     [ "$status" -eq 0 ] || { echo "$stderr"; false; }
@@ -91,4 +94,7 @@ teardown() {
         "$T/runner2/versions/11.8.0+cudnn8.7.0.84/lib64/libcublasLt.so.11"
     cmp "$T/runner2/versions/11.8.0+cudnn8.7.0.84/lib64/libnccl.so.2" "$T/libnccl.so.2"
     cmp "$CUDAENV_ROOT/versions/11.8.0+cudnn8.7.0.84/lib64/libnccl.so.2" "$T/libnccl.so.2"
+    # the reinstall linked the trees anew: cache list sums again, as a walk of every tree says
+    cmp <("$CUDAENV" cache list --json) <("$CUDAENV" cache list --json --sizes) \
+        || { diff <("$CUDAENV" cache list --json) <("$CUDAENV" cache list --json --sizes); false; }
 }
