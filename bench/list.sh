@@ -54,9 +54,10 @@ for i in range(n):
     json.dump({"schema": 1, "name": "12.%d.0" % i, "cuda": "12.%d.0" % i, "cudnn": None, "platform": "linux-x86_64",
                "installed_at": "2026-12-04T00:00:00Z", "tensorflow": [], "min_driver": "525.60.13", "max_gcc": 12,
                "sources": [{"kind": "redist", "url": "https://x/redistrib.json", "sha256": "0" * 64, "size": 1}],
-               "profile": "toolkit", "adjust": [], "nccl": None, "files": files,
+               "profile": "toolkit", "adjust": [],
                "components": [{"name": "cuda_cudart", "version": "12.%d.0" % i, "url": "https://x/cuda-12.%d.0.tar.xz" % i,
-                               "sha256": sha, "size": 4096, "pkg": "cuda-12.%d.0" % i}]},
+                               "sha256": sha, "size": 4096, "pkg": "cuda-12.%d.0" % i}],
+               "nccl": None, "files": files},
               open(os.path.join(p, ".cudaenv-receipt.json"), "w"), indent="\t")
     recs = []   # written after the receipt, as ce_receipt_write does: the receipt is one of the files
     for dp, dns, fns in os.walk(p):
@@ -69,6 +70,8 @@ for i in range(n):
 PY
 "$BIN" list --json > "$W/rec.json"; "$BIN" list --json --sizes > "$W/walk.json"
 cmp -s "$W/rec.json" "$W/walk.json" || { echo "bench/list: the records and the walk disagree" >&2; diff "$W/rec.json" "$W/walk.json" >&2; exit 1; }
+"$BIN" cache list | grep -q "^unpacked .* no  *cuda-11\.0\.0$" && [ "$("$BIN" cache list | grep -c '^unpacked .* yes ')" -eq "$N" ] \
+    || { echo "bench/list: cache list does not mark the toolchains' trees used" >&2; "$BIN" cache list >&2; exit 1; }
 if "$BIN" cache list --help 2>&1 | grep -q -- --sizes; then CACHE_ARGS=("cache list" "cache list --sizes"); else CACHE_ARGS=("cache list"); fi
 "$BIN" cache list --json > "$W/crec.json"
 [ "${#CACHE_ARGS[@]}" -eq 1 ] || "$BIN" cache list --json --sizes > "$W/cwalk.json"

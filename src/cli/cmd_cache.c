@@ -13,7 +13,8 @@
 #include <string.h>
 
 #include "cli.h"
-#include "manifest/manifest.h"
+#include "core/file.h"
+#include "core/json.h"
 #include "manifest/source.h"
 #include "store/cache.h"
 
@@ -31,34 +32,45 @@ static const char *kind_name(ce_cache_kind k)
     return k == CE_CACHE_TREE ? "unpacked" : k == CE_CACHE_PARTIAL ? "partial" : "download";
 }
 
-/* name the downloads no receipt names, from the manifest (quietly) */
+/* The file name of the manifest's artifact whose sha256 is sha (64 hex):
+ * each place the text spells it as a string, the object around it parsed
+ * alone (an artifact: {"url", "sha256", "size"}), not the whole manifest
+ * (issue 43: cache list's cost flat in the manifest's size). */
+static bool label_of(const char *text, size_t len, const char *sha, char *out, size_t outsz)
+{
+    for (const char *p = text; (p = memmem(p, len - (size_t)(p - text), sha, 64)); p += 64) {
+        size_t at = (size_t)(p - text), from, to;
+        if (at == 0 || text[at - 1] != '"' || at + 64 >= len || text[at + 64] != '"' ||
+            ce_json_object_around(text, len, at, &from, &to) != 1)
+            continue;
+        cJSON *o = cJSON_ParseWithLength(text + from, to - from);
+        const char *h = ce_json_str(o, "sha256"), *url = ce_json_str(o, "url");
+        const char *base = h && !strncmp(h, sha, 64) && !h[64] && url ? strrchr(url, '/') : NULL;
+        if (base) snprintf(out, outsz, "%s", base + 1);
+        cJSON_Delete(o);
+        if (base) return true;
+    }
+    return false;
+}
+
+/* name the downloads no receipt names, from the manifest's text (quietly) */
 static void label_from_manifest(cli *c, ce_cache_item *v, size_t n)
 {
     size_t unnamed = 0;
-    for (size_t i = 0; i < n; i++) unnamed += !v[i].label[0] && v[i].kind != CE_CACHE_TREE;
-    if (!unnamed) return;   /* the receipts named them all: no manifest parsed */
+    for (size_t i = 0; i < n; i++) unnamed += !v[i].label[0] && v[i].kind != CE_CACHE_TREE && strlen(v[i].name) >= 64;
+    if (!unnamed) return;   /* the receipts named them all: no manifest read */
     ce_quiet q;
     ce_quiet_begin(&q, true);
     ce_msource src;
-    ce_manifest *m = NULL;
-    bool have = !ce_manifest_source(&c->ctx, &src) && !ce_manifest_load_source(&c->ctx, &src, &m);
+    char *text = NULL;
+    size_t len = 0;
+    bool have = !ce_manifest_source(&c->ctx, &src) && !ce_file_read(src.path, 256u << 20, &text, &len);
     ce_quiet_end(&q);
     if (!have) return;
-    for (size_t i = 0; i < n; i++) {
-        if (v[i].label[0] || v[i].kind == CE_CACHE_TREE) continue;
-        const ce_artifact *hit = NULL;
-        for (size_t k = 0; k < m->n_cuda && !hit; k++)
-            for (size_t r = 0; r < m->cuda[k].n_runfiles && !hit; r++)
-                if (!strncmp(m->cuda[k].runfiles[r].sha256, v[i].name, 64)) hit = &m->cuda[k].runfiles[r];
-        for (size_t k = 0; k < m->n_cudnn && !hit; k++)
-            for (size_t b = 0; b < m->cudnn[k].n_builds && !hit; b++)
-                for (size_t r = 0; r < m->cudnn[k].builds[b].n_archives && !hit; r++)
-                    if (!strncmp(m->cudnn[k].builds[b].archives[r].sha256, v[i].name, 64))
-                        hit = &m->cudnn[k].builds[b].archives[r];
-        const char *base = hit && hit->url ? strrchr(hit->url, '/') : NULL;
-        if (base) snprintf(v[i].label, sizeof v[i].label, "%s", base + 1);
-    }
-    ce_manifest_free(m);
+    for (size_t i = 0; i < n; i++)
+        if (!v[i].label[0] && v[i].kind != CE_CACHE_TREE && strlen(v[i].name) >= 64)
+            label_of(text, len, v[i].name, v[i].label, sizeof v[i].label);
+    free(text);
 }
 
 static int list(cli *c, ce_cache_item *v, size_t n)

@@ -499,7 +499,7 @@ static int cmd_info(cli *c, const cli_args *a)
     g_held = NULL;
     if (r.name[0] && ce_store_path(&c->ctx, "versions", vdir, sizeof vdir) == CE_OK &&
         ce_path_join(g_prefix, sizeof g_prefix, vdir, r.name) == CE_OK && ce_is_dir(g_prefix)) {
-        ce_receipt_held_read(g_prefix, &held);
+        ce_receipt_held_read(g_prefix, false, &held);
         g_held = &held;
     }
     if (r.cuda) ce_target_read(&c->ctx, &g_target);

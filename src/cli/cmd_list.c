@@ -58,7 +58,7 @@ static int cmd_list(cli *c, const cli_args *a)
         char from[4096], what[1200];
         bool adopted = ce_adopted_from(v[i].prefix, from, sizeof from) == 1;
         ce_receipt_held held;   /* what it holds: profile and changes, NCCL */
-        ce_receipt_held_read(v[i].prefix, &held);
+        ce_receipt_held_read(v[i].prefix, false, &held);
         ce_receipt_held_text(&held, what, sizeof what);
         if (root) {
             cJSON *t = cJSON_CreateObject();

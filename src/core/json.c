@@ -204,6 +204,40 @@ static size_t value_end(const char *t, size_t len, size_t i)
     return i < len ? i : 0;
 }
 
+int ce_json_object_around(const char *t, size_t len, size_t off, size_t *start, size_t *end)
+{
+    size_t open[64], i = 0;
+    int d = 0;
+    while (i < len && i <= off) {
+        if (t[i] == '"') {
+            size_t s = i++;
+            for (;;) {
+                if (i >= len) return -1;
+                i += strcspn(t + i, "\"\\");
+                if (i >= len) return -1;
+                if (t[i] == '"') break;
+                i += 2;
+            }
+            if (off > s && off < i) break;   /* off is in this string */
+        } else if (t[i] == '{' || t[i] == '[') {
+            if (d == 64) return -1;
+            open[d++] = i;
+        } else if (t[i] == '}' || t[i] == ']') {
+            if (d == 0) return -1;
+            d--;
+        }
+        i++;
+        i += strcspn(t + i, "\"{}[]");
+    }
+    while (d > 0 && t[open[d - 1]] != '{') d--;   /* inside an array: the object around it */
+    if (d == 0) return 0;
+    size_t e = value_end(t, len, open[d - 1]);
+    if (!e) return -1;
+    *start = open[d - 1];
+    *end = e;
+    return 1;
+}
+
 static size_t skip_ws(const char *t, size_t len, size_t i)
 {
     while (i < len && (t[i] == ' ' || t[i] == '\t' || t[i] == '\n' || t[i] == '\r')) i++;

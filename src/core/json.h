@@ -40,6 +40,14 @@ int ce_json_top_member_dotted(const char *t, size_t len, const char *name, size_
  * not stepped over): for a member known to come last. */
 int ce_json_top_key(const char *t, size_t len, const char *name, size_t *key_at, size_t *val_at);
 
+/* The innermost object of the JSON text t[0..len) (t[len] a NUL) whose
+ * braces hold offset off (a byte of a string value in it, say), found by
+ * one forward scan that steps over strings: *start its '{', *end one past
+ * its '}'.  1 found; 0 off is in no object; -1 the text ends first, or
+ * nests deeper than 64.  For reading one object of a large document (the
+ * manifest's artifact that names a sha256) without parsing the rest. */
+int ce_json_object_around(const char *t, size_t len, size_t off, size_t *start, size_t *end);
+
 /* Each top-level member of the JSON object t[0..len) (t[len] a NUL), in
  * order, without parsing it: fn gets its key (with the quotes, klen bytes
  * from key_at) and value (val_at to end); a nonzero return stops (negative:

@@ -173,7 +173,7 @@ static void describe(const ce_manifest *m, plan *pl)
 void ce_components_note_installed(ce_ctx *ctx, const char *name, const char *final, const char *extra)
 {
     ce_receipt_held h;
-    ce_receipt_held_read(final, &h);
+    ce_receipt_held_read(final, true, &h);
     char what[1200];
     ce_receipt_held_text(&h, what, sizeof what);
     ce_receipt_held_free(&h);
@@ -242,7 +242,7 @@ static int compose(ce_ctx *ctx, const ce_manifest *m, const ce_resolved *r, plan
         if (added) {
             ce_receipt_held h;
             char what[1200];
-            ce_receipt_held_read(final, &h);
+            ce_receipt_held_read(final, true, &h);
             ce_receipt_held_text(&h, what, sizeof what);
             ce_receipt_held_free(&h);
             ce_emit(ctx, CE_EV_NOTE, r->name, "added %s to %s in %s (it holds: %s)", added, r->name, final, what);
@@ -439,7 +439,7 @@ int ce_components_install(ce_ctx *ctx, const ce_manifest *m, const ce_resolved *
 int ce_components_complete(ce_ctx *ctx, const ce_manifest *m, const ce_resolved *r, const char *final)
 {
     ce_receipt_held h;
-    ce_receipt_held_read(final, &h);
+    ce_receipt_held_read(final, true, &h);
     int rc = CE_OK;
     if (h.kind == CE_HELD_COMPONENTS) {
         rc = run(ctx, m, r, &h, final);

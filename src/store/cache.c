@@ -293,14 +293,14 @@ static bool push_used(used_src **u, size_t *cnt, size_t *cap, const char *sha, c
     return true;
 }
 
-static size_t receipt_sources(ce_ctx *ctx, const ce_toolchain *v, size_t n, used_src **out)
+static size_t receipt_sources(ce_ctx *ctx, const ce_toolchain *v, size_t n, bool whole, used_src **out)
 {
     size_t cnt = 0, cap = 0;
     used_src *u = NULL;
     ce_event_fn ev = ctx->event;
     ctx->event = NULL;
     for (size_t i = 0; i < n; i++) {
-        cJSON *j = ce_receipt_read(v[i].prefix);   /* up to its file list: what it came from */
+        cJSON *j = ce_receipt_read(v[i].prefix, whole);   /* what it came from */
         static const char *const lists[] = { "sources", "components" };
         for (size_t l = 0; l < 2; l++) {
             const cJSON *s;
@@ -455,7 +455,7 @@ int ce_cache_scan(ce_ctx *ctx, bool fresh, ce_cache_item **out, size_t *n_out)
     int rc = ce_store_list(ctx, &v, &n);
     if (rc) return rc;
     used_src *src = NULL;
-    size_t nsrc = receipt_sources(ctx, v, n, &src);
+    size_t nsrc = receipt_sources(ctx, v, n, fresh, &src);   /* fresh for prune: read whole */
     ce_cache_item *items = NULL, it;
     size_t cnt = 0, cap = 0;
     char dir[4200];

@@ -40,8 +40,9 @@ typedef struct ce_cache_item {
 
 /* Everything in cache/ and pkgs/, downloads first.  A tree's sums come from
  * pkgs/.cudaenv-sizes while its line and the toolchains' usage records are
- * the ones they were summed with (cache.c); fresh: every tree walked, nothing
- * kept. */
+ * the ones they were summed with (cache.c), the receipts read up to their
+ * file lists; fresh (--sizes, prune): every tree walked, nothing kept, the
+ * receipts read whole (ce_receipt_read). */
 int ce_cache_scan(ce_ctx *ctx, bool fresh, ce_cache_item **out, size_t *n);
 /* Remove one item (a tree's .sha256.json index with it). */
 int ce_cache_remove(const ce_cache_item *it);

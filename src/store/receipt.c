@@ -169,13 +169,13 @@ static char *receipt_head(int fd)
     return NULL;
 }
 
-cJSON *ce_receipt_read(const char *prefix)
+cJSON *ce_receipt_read(const char *prefix, bool whole)
 {
     char path[4200], *text = NULL;
     ce_quiet q;
     ce_quiet_begin(&q, false);
     int fd = ce_path_join(path, sizeof path, prefix, CE_RECEIPT_NAME) == CE_OK && ce_exists(path) ? ce_open_regular(path) : -1;
-    char *head = fd >= 0 ? receipt_head(fd) : NULL;
+    char *head = fd >= 0 && !whole ? receipt_head(fd) : NULL;
     bool read = head || (fd >= 0 && ce_file_read_fd(fd, path, RECEIPT_MAX, &text, NULL) == CE_OK);
     if (head && fd >= 0) close(fd);
     ce_quiet_end(&q);
@@ -189,9 +189,10 @@ cJSON *ce_receipt_read(const char *prefix)
      * entries, most of the text): the member is cut before the parse, so list
      * costs the same for a toolchain of 40 files or 40,000 (issue 43) */
     size_t len = strlen(text), k, v, e = 0, y;
-    /* ce_receipt_write puts the list last: when the text ends with it ("] }"), the
-     * cut runs to there without stepping over its thousands of entries */
-    bool last = list_last(text, len, &y);
+    /* ce_receipt_write puts the list last: when the text ends as it does ("] }")
+     * and what is read is only shown, the cut runs to there without stepping
+     * over its thousands of entries; whole: the member's own end */
+    bool last = !whole && list_last(text, len, &y);
     int found = last ? ce_json_top_key(text, len, "files", &k, &v) : ce_json_top_member(text, len, "files", &k, &v, &e);
     if (found == 1 && last) e = y;   /* up to the array's closing bracket, the object's '}' kept */
     if (found == 1 && last && text[v] != '[') found = 0;
@@ -218,7 +219,7 @@ static const char *str_of(const cJSON *o, const char *key)
 
 bool ce_receipt_uses_pkg(const char *prefix, const char *pkg)
 {
-    cJSON *o = ce_receipt_read(prefix);
+    cJSON *o = ce_receipt_read(prefix, true);   /* it decides what uninstall removes */
     bool used = false;
     static const char *const lists[] = { "components", "sources" };
     for (size_t l = 0; l < 2 && !used; l++) {
@@ -232,10 +233,10 @@ bool ce_receipt_uses_pkg(const char *prefix, const char *pkg)
     return used;
 }
 
-void ce_receipt_held_read(const char *prefix, ce_receipt_held *h)
+void ce_receipt_held_read(const char *prefix, bool whole, ce_receipt_held *h)
 {
     memset(h, 0, sizeof *h);
-    cJSON *o = ce_receipt_read(prefix);
+    cJSON *o = ce_receipt_read(prefix, whole);
     if (!o) return;
     h->json = o;
     const cJSON *c, *comps = cJSON_GetObjectItemCaseSensitive(o, "components");

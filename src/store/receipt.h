@@ -61,10 +61,14 @@ void ce_receipt_init(ce_receipt *rec, const ce_manifest *m, const ce_resolved *r
                      ce_filelist *files, const char **tf, size_t cap);
 
 /* The receipt in prefix without its file list (what every reader but
- * verify's wants): read from the front up to the list where it is last, as
- * ce_receipt_write puts it, else read whole (256 MiB at most) and the list
- * cut out before the parse.  NULL: none, unreadable, or not JSON. */
-cJSON *ce_receipt_read(const char *prefix);
+ * verify's wants).  ce_receipt_write puts the list last, and what is only
+ * shown (list, info, cache list) reads from the front up to it when the
+ * text ends as that list does ("]" then "}"); whole (what decides what is
+ * removed: uninstall's and prune's kept trees) reads it all (256 MiB at
+ * most), so a receipt with another member after its list (written by hand)
+ * loses nothing.  The list is cut out before the parse.  NULL: none,
+ * unreadable, or not JSON. */
+cJSON *ce_receipt_read(const char *prefix, bool whole);
 
 /* Whether the receipt in prefix names pkgs/<pkg> as a tree it was composed
  * from: a component's, a source's (cuDNN, NCCL) "pkg", or a tree named for
@@ -100,8 +104,9 @@ typedef struct ce_receipt_held {
     void *json;                      /* the parsed receipt (cJSON) */
 } ce_receipt_held;
 
-/* Read prefix's receipt into *h (always initialised; ce_receipt_held_free). */
-void ce_receipt_held_read(const char *prefix, ce_receipt_held *h);
+/* Read prefix's receipt into *h (always initialised; ce_receipt_held_free);
+ * whole as ce_receipt_read's: install, which composes from it, reads all. */
+void ce_receipt_held_read(const char *prefix, bool whole, ce_receipt_held *h);
 void ce_receipt_held_free(ce_receipt_held *h);
 /* One line for people: "toolkit profile +nsight_systems, NCCL 2.21.5",
  * "runfile", "" for UNKNOWN. */
