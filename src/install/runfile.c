@@ -24,10 +24,15 @@ static char **installer_env(const char *tmp)
 {
     static const char *drop[] = { "HOME=", "TMPDIR=", "TMP=", "TEMP=", "LANG=", "LANGUAGE=", "DISPLAY=",
                                   "SUDO_USER=", "SUDO_UID=", "SUDO_GID=", "SUDO_COMMAND=", NULL };
-    size_t n = 0;
+    size_t n = 0, tl = strlen(tmp) + sizeof "TMPDIR=";
     while (environ[n]) n++;
-    char **env = calloc(n + 8, sizeof *env);
+    /* the array and its two strings in one block, each call its own: two
+     * installers run at once (one thread each, unpackers.c), and a static
+     * buffer gave the first the second's HOME and TMPDIR, which the second
+     * removes when it ends (the first then lost its working directory) */
+    char **env = calloc(1, (n + 8) * sizeof *env + 2 * tl);
     if (!env) return NULL;
+    char *home = (char *)(env + n + 8), *tmpdir = home + tl;
     size_t k = 0;
     for (size_t i = 0; i < n; i++) {
         bool skip = strncmp(environ[i], "LC_", 3) == 0;
@@ -35,9 +40,8 @@ static char **installer_env(const char *tmp)
             skip = strncmp(environ[i], drop[j], strlen(drop[j])) == 0;
         if (!skip) env[k++] = environ[i];
     }
-    static char home[4200], tmpdir[4200];
-    snprintf(home, sizeof home, "HOME=%s", tmp);
-    snprintf(tmpdir, sizeof tmpdir, "TMPDIR=%s", tmp);
+    snprintf(home, tl, "HOME=%s", tmp);
+    snprintf(tmpdir, tl, "TMPDIR=%s", tmp);
     env[k++] = home;
     env[k++] = tmpdir;
     env[k++] = "LANG=C";

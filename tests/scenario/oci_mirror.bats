@@ -38,6 +38,16 @@ teardown() {
     [[ "$stderr" == *"(0 blobs uploaded, 2 already there)"* ]]   # the spec's tag: the name's image again
     [ "$(registry_requests '"POST /v2/site/cuda/blobs/uploads/')" -eq 4 ]
     curl -s "http://$REG/v2/site/cuda/tags/list" | python3 -c 'import json,sys; t=sorted(json.load(sys.stdin)["tags"]); assert t == ["11.8.0-cudnn8.7.0.84", "12.2", "12.2.2-cudnn8.9.7.29", "tf-2.14"], t'
+    # the two installers ran at once, each with its own HOME and TMPDIR: the --tmpdir it was given
+    # (one static buffer gave the first the second's, which the second removed when it ended)
+    for v in 11.8.0 12.2.2; do
+        line=$(grep -m1 '^fixture installer: HOME=' "$CUDAENV_ROOT/logs/cuda-$v-runfile.log")
+        [[ "$line" =~ HOME=([^ ]*)\ TMPDIR=([^ ]*)\ .*\ tmpdir=([^ ]*)\ defaultroot= ]] || { echo "$line"; false; }
+        [ "${BASH_REMATCH[1]}" = "${BASH_REMATCH[3]}" ] && [ "${BASH_REMATCH[2]}" = "${BASH_REMATCH[3]}" ] \
+            || { echo "$v: $line"; false; }
+        echo "${BASH_REMATCH[3]}" >> "$T/tmpdirs"
+    done
+    [ "$(sort -u "$T/tmpdirs" | wc -l)" -eq 2 ] || { cat "$T/tmpdirs"; false; }
     export CUDAENV_ROOT=$T/node/root HOME=$T/node/home
     mkdir -p "$HOME"
     run --separate-stderr cudaenv install "oci://$REG/site/cuda:tf-2.14" --insecure
