@@ -4,7 +4,8 @@
 # toolchains do, each with the receipt (every file listed) and the usage record
 # install writes (.cudaenv-receipt.json, .cudaenv-usage), each composed from a tree
 # in pkgs/ (hard links, as install composes) beside one tree no toolchain uses,
-# and cache/ with each receipt's download, two no receipt names and a partial one;
+# and cache/ with each receipt's download, two no receipt names and a partial one
+# (each named in cache/.cudaenv-names, as the download notes it);
 # medians of ROUNDS (10) runs of `cudaenv list`, `list --json`, `list --sizes` (the
 # walk), `cache list` and `cache list --sizes` against `ls` of versions/ and
 # `du -s` of the trees, as ratios.
@@ -20,8 +21,9 @@ python3 - "$CUDAENV_ROOT/versions" "$N" "$F" <<'PY'
 import json, os, struct, sys
 vdir, n, f = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 root = os.path.dirname(vdir)
-def download(name, size):
+def download(name, size, fetched_as=None):   # and the line the download notes in cache/.cudaenv-names
     with open(os.path.join(root, "cache", name), "wb") as o: o.write(b"d" * size)
+    with open(os.path.join(root, "cache", ".cudaenv-names"), "a") as o: o.write("%s %s\n" % (name[:64], fetched_as or "left-%s.tar.xz" % name[:8]))
 for k in range(f):   # the tree no toolchain uses
     d = os.path.join(root, "pkgs", "cuda-11.0.0", "lib64", "d%d" % (k // 200))
     os.makedirs(d, exist_ok=True)
@@ -45,7 +47,7 @@ for i in range(n):
             os.makedirs(os.path.join(tree, os.path.relpath(dp, p)), exist_ok=True)
             os.link(q, os.path.join(tree, os.path.relpath(q, p)))
     sha = "%064x" % (i + 1)
-    download(sha, 4096)
+    download(sha, 4096, "cuda-12.%d.0.tar.xz" % i)
     for dp, dns, fns in os.walk(p):
         for fn in fns:
             q = os.path.join(dp, fn)

@@ -159,8 +159,10 @@ static int cmd_cache(cli *c, const cli_args *a)
     if (cli_on(a, OPT_SIZES) && !is_list) return cli_usage_error(c->cmd, "--sizes goes with list");
     ce_cache_item *v;
     size_t n;
-    /* clean and prune walk every tree: what they say they freed counts links made anywhere */
-    int rc = ce_cache_scan(&c->ctx, !is_list || cli_on(a, OPT_SIZES), &v, &n);
+    /* prune walks every tree: what it says it freed counts links made anywhere; clean
+     * removes only downloads and looks at no tree */
+    ce_cache_scan_how how = is_clean ? CE_SCAN_DOWNLOADS : is_prune || cli_on(a, OPT_SIZES) ? CE_SCAN_FRESH : CE_SCAN_KEPT;
+    int rc = ce_cache_scan(&c->ctx, how, &v, &n);
     if (rc) return cli_fail(c, rc);
     label_from_manifest(c, v, n);
     int out = is_list ? list(c, v, n) : sweep(c, v, n, is_prune, dry);

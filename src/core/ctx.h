@@ -74,6 +74,7 @@ typedef struct ce_ctx {
     char platform[32];    /* linux-x86_64 / linux-sbsa (the binary's own; CUDAENV_PLATFORM) */
     bool insecure;        /* --insecure: allow http:// */
     bool offline;         /* --offline: cache only */
+    bool unnamed;         /* downloads note no names (fetch.h: a mirror's work cache, never listed) */
     bool force;
     int verbose;          /* -v count */
     bool quiet;

@@ -359,6 +359,12 @@ int ce_fetch_all(ce_ctx *ctx, ce_fetch_item *items, size_t n)
         pending += rc == CE_OK && ds[i].state != DL_DONE;
     }
     if (rc == CE_OK && pending) {
+        const ce_fetch_item **go = ctx->unnamed ? NULL : calloc(pending, sizeof *go);
+        size_t k = 0;
+        for (size_t i = 0; go && i < n; i++)
+            if (ds[i].state != DL_DONE) go[k++] = &items[i];
+        ce_cache_names_note(ctx, go, k);   /* what they are called, for cache list */
+        free(go);
         ce_http_global_init();
         rc = run_all(ctx, ds, n);
     }

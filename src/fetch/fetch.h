@@ -133,6 +133,21 @@ typedef struct ce_text_cond {
 int ce_fetch_text_cond(ce_ctx *ctx, const char *url, size_t max, bool allow_http, ce_text_cond *cond,
                        char **buf, size_t *len);
 
+/* cache/.cudaenv-names: what each download was called, so that `cache list`
+ * names a download no receipt names (one an uninstall left, a partial one,
+ * one of another manifest's) without reading any manifest (issue 43).  One
+ * line a download, "<sha256> <name>\n", the name its URL's last path segment
+ * without query or fragment (at most CE_CACHE_NAME_MAX bytes, no control byte
+ * or space: other names are not written), appended by ce_fetch_all in one
+ * write (O_APPEND: whole lines) before the transfers begin (not with
+ * ctx->unnamed: a mirror's work cache); the file starts
+ * over past CE_CACHE_NAMES_MAX / 2 bytes.  A label, never trusted for
+ * anything else: readers bound it to CE_CACHE_NAMES_MAX and escape it. */
+#define CE_CACHE_NAMES ".cudaenv-names"
+#define CE_CACHE_NAMES_MAX (512u << 10)
+#define CE_CACHE_NAME_MAX 200
+void ce_cache_names_note(ce_ctx *ctx, const ce_fetch_item *const *items, size_t n);
+
 /* $CUDAENV_ROOT/cache/<sha256> (no check that it exists). */
 int ce_cache_path(ce_ctx *ctx, const char *sha256, char *out, size_t outsz);
 

@@ -497,6 +497,7 @@ int ce_mirror_build(ce_ctx *ctx, const ce_mirror_req *req, ce_mirror_stats *st)
     ce_ctx mctx = *ctx;   /* the same configuration with the mirror's work directory as the root */
     ce_store_txn txn = CE_STORE_TXN_INIT;
     int rc = ce_mdir_open(req->dir, true, &md), cfd = -1;
+    mctx.unnamed = true;   /* its work cache is emptied into the mirror, never listed */
     if (!rc && ce_path_join(mctx.root, sizeof mctx.root, md.path, WORK_DIR) != CE_OK)
         rc = ce_fail(CE_ERR_OTHER, "mirror directory path too long: %s", req->dir);
     /* its work directory and cache: no symlink, as root root's own (the

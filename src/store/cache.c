@@ -13,6 +13,7 @@
 #include "core/file.h"
 #include "core/path.h"
 #include "core/walk.h"
+#include "fetch/fetch.h"
 #include "receipt.h"
 #include "usage.h"
 
@@ -81,24 +82,11 @@ static int usage_one(const ce_walk_entry *e, void *arg)
     return w->oom ? CE_ERR_NOMEM : CE_OK;
 }
 
-/* ---- the sums kept: <versions>/.cudaenv-sizes ---------------------------
- * What ce_store_usage computed from the toolchains' usage records, each line
- * with what identifies the record it came from (the toolchain directory's
- * device and inode, the record's inode, size, mtime and ctime): list reads
- * this one small file and stats each record instead of reading them all and
- * hashing every inode (40,000 for ten 4,000-file toolchains: ~770 page
- * faults of a 3 MiB table, issue 43).  Any difference (a toolchain
- * installed, removed, re-recorded, walked for want of a record) and the
- * sums are computed again and the file rewritten where the store is
- * writable.  A cache: never a reason for list to fail. */
 static int usage_sums(const ce_toolchain *v, size_t n, ce_tc_usage *usage, bool fresh, bool *from_records);
-
-#define SIZES_NAME ".cudaenv-sizes"
-#define SIZES_MAGIC "cudaenv-sizes 1"
 
 typedef struct sizes_key { unsigned long long dev, ino, rino, rsize; long long ms, mns, cs, cns; } sizes_key;
 
-/* The identity of v's record; false when it has none (it is walked). */
+/* The identity of t's usage record; false when it has none (it is walked). */
 static bool sizes_key_of(const ce_toolchain *t, sizes_key *k)
 {
     char p[CE_PATH_MAX];
@@ -112,6 +100,120 @@ static bool sizes_key_of(const ce_toolchain *t, sizes_key *k)
     return true;
 }
 
+/* "name dev ino rino rsize mtime ctime": the toolchain and its record */
+static int key_line(char *out, size_t outsz, const ce_toolchain *t, const sizes_key *k)
+{
+    return snprintf(out, outsz, "%s %llu %llu %llu %llu %lld %lld %lld %lld", t->name, k->dev, k->ino, k->rino,
+                    k->rsize, k->ms, k->mns, k->cs, k->cns);
+}
+
+/* ---- a kept file: sums kept under the identities they were summed from ----
+ * "<magic>\n", one key line for each toolchain's usage record (its name, the
+ * toolchain directory's device and inode, the record's inode, size, mtime
+ * and ctime), ".\n", then one "<key> <a> <b>\n" line a thing summed.
+ * Installing, re-recording, composing or removing a toolchain gives the
+ * header another text, and then no line below it is used.  Two files:
+ * versions/.cudaenv-sizes (each toolchain's own and shared bytes, keyed by
+ * its name) and pkgs/.cudaenv-sizes (each tree's size and freeable bytes,
+ * keyed by its top directory's identity).  A cache: never a reason for a
+ * command to fail; a store this user cannot write is summed each time. */
+typedef struct kept {
+    char path[CE_PATH_MAX];
+    char *old;           /* the file's lines after its header, when the header is current */
+    size_t old_lines, matched;
+    char *text;          /* the file as it is to be */
+    size_t len, cap, head;
+    bool keep, changed;  /* keep: a path, and every toolchain keyed */
+} kept;
+
+static bool kept_add(kept *t, const char *line)
+{
+    size_t l = strlen(line);
+    if (t->len + l + 1 > t->cap) {
+        size_t c = (t->cap ? t->cap * 2 : 4096) + l;
+        char *nt = realloc(t->text, c);
+        if (!nt) return t->keep = false;
+        t->text = nt;
+        t->cap = c;
+    }
+    memcpy(t->text + t->len, line, l + 1);
+    t->len += l;
+    return true;
+}
+
+/* The header v's toolchains make now, and the file's lines when its header
+ * is that one.  path NULL: nothing kept (--sizes, or no one place for it). */
+static void kept_open(kept *t, const char *path, const char *magic, const ce_toolchain *v, size_t n)
+{
+    memset(t, 0, sizeof *t);
+    t->keep = path && snprintf(t->path, sizeof t->path, "%s", path) < (int)sizeof t->path && kept_add(t, magic) &&
+              kept_add(t, "\n");
+    for (size_t i = 0; t->keep && i < n; i++) {
+        sizes_key k;
+        char line[600];
+        int w = !strchr(v[i].name, '\n') && sizes_key_of(&v[i], &k) ? key_line(line, sizeof line - 1, &v[i], &k) : -1;
+        t->keep = w > 0 && (size_t)w < sizeof line - 1 && kept_add(t, strcat(line, "\n"));
+    }
+    t->keep = t->keep && kept_add(t, ".\n");
+    t->head = t->len;
+    char *text = NULL;
+    int fd = t->keep ? open(t->path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC) : -1;
+    ce_quiet q;
+    ce_quiet_begin(&q, false);
+    if (fd >= 0 && ce_file_read_fd(fd, t->path, 16u << 20, &text, NULL) == CE_OK &&
+        !strncmp(text, t->text, t->head)) {   /* the same toolchains with the same records */
+        t->old = text;
+        for (const char *p = text + t->head; *p; p++) t->old_lines += *p == '\n';
+        text = NULL;
+    }
+    ce_quiet_end(&q);
+    free(text);
+    t->changed = !t->old;
+}
+
+/* *a and *b from the line whose key is key; false when there is none */
+static bool kept_get(kept *t, const char *key, long long *a, long long *b)
+{
+    size_t kl = strlen(key);
+    for (const char *p = t->old ? t->old + t->head : NULL, *nl; p && (nl = strchr(p, '\n')); p = nl + 1)
+        if ((size_t)(nl - p) > kl + 1 && !strncmp(p, key, kl) && p[kl] == ' ' &&
+            sscanf(p + kl + 1, "%lld %lld", a, b) == 2) {
+            t->matched++;
+            return true;
+        }
+    return false;
+}
+
+/* the line for key in the file as it is to be (a key the format cannot hold: nothing kept) */
+static void kept_put(kept *t, const char *key, long long a, long long b)
+{
+    char line[800];
+    int w = strchr(key, '\n') ? -1 : snprintf(line, sizeof line, "%s %lld %lld\n", key, a, b);
+    t->keep = t->keep && w > 0 && (size_t)w < sizeof line && kept_add(t, line);
+}
+
+/* written when a line changed, came or went; then freed */
+static void kept_close(kept *t)
+{
+    if (t->keep && (t->changed || t->matched != t->old_lines)) {
+        ce_quiet q;
+        ce_quiet_begin(&q, false);
+        (void)ce_file_write_atomic(t->path, t->text, t->len, 0644);
+        ce_quiet_end(&q);
+    }
+    free(t->old);
+    free(t->text);
+}
+
+/* ---- each toolchain's sums kept: <versions>/.cudaenv-sizes ---------------
+ * What ce_store_usage computed from the toolchains' usage records: list
+ * reads this one small file and stats each record instead of reading them
+ * all and hashing every inode (40,000 for ten 4,000-file toolchains: ~770
+ * page faults of a 3 MiB table, issue 43).  Any difference (a toolchain
+ * installed, removed, re-recorded, walked for want of a record) and the
+ * sums are computed again and the file rewritten. */
+#define SIZES_NAME ".cudaenv-sizes"
+
 /* <versions>/.cudaenv-sizes, beside v's toolchains (all in one versions/) */
 static bool sizes_path(const ce_toolchain *v, size_t n, char *out, size_t outsz)
 {
@@ -123,86 +225,27 @@ static bool sizes_path(const ce_toolchain *v, size_t n, char *out, size_t outsz)
     return dl && snprintf(out, outsz, "%.*s/%s", (int)dl, v[0].prefix, SIZES_NAME) < (int)outsz;
 }
 
-/* "name dev ino rino rsize mtime ctime": the toolchain and its record */
-static int key_line(char *out, size_t outsz, const ce_toolchain *t, const sizes_key *k)
-{
-    return snprintf(out, outsz, "%s %llu %llu %llu %llu %lld %lld %lld %lld", t->name, k->dev, k->ino, k->rino,
-                    k->rsize, k->ms, k->mns, k->cs, k->cns);
-}
-
-/* the key line and the sums: one line of versions/.cudaenv-sizes */
-static int sizes_line(char *out, size_t outsz, const ce_toolchain *t, const sizes_key *k, const ce_tc_usage *u)
-{
-    int w = key_line(out, outsz, t, k);
-    if (w < 0 || (size_t)w >= outsz) return -1;
-    int s = snprintf(out + w, outsz - (size_t)w, " %lld %lld\n", u->unique, u->shared);
-    return s < 0 ? -1 : w + s;
-}
-
-/* usage[] from the file when it holds exactly these toolchains with these
- * keys, in this order. */
-static bool sizes_read(const ce_toolchain *v, size_t n, const sizes_key *keys, ce_tc_usage *usage)
-{
-    char path[CE_PATH_MAX], *text = NULL;
-    if (!sizes_path(v, n, path, sizeof path)) return false;
-    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-    if (fd < 0 || ce_file_read_fd(fd, path, (size_t)n * 512 + 64, &text, NULL) != CE_OK) return false;
-    bool ok = !strncmp(text, SIZES_MAGIC "\n", sizeof SIZES_MAGIC);
-    const char *p = text + sizeof SIZES_MAGIC;
-    for (size_t i = 0; ok && i < n; i++) {
-        const char *nl = strchr(p, '\n');
-        ce_tc_usage u;
-        char want[600];
-        /* the line as it would be written with these keys, the sums read back */
-        if (!nl || sscanf(p, "%*s %*u %*u %*u %*u %*d %*d %*d %*d %lld %lld", &u.unique, &u.shared) != 2) {
-            ok = false;
-            break;
-        }
-        int w = sizes_line(want, sizeof want, &v[i], &keys[i], &u);
-        ok = w > 0 && (size_t)w == (size_t)(nl - p) + 1 && !memcmp(want, p, (size_t)w);
-        if (ok) usage[i] = u;
-        p = nl + 1;
-    }
-    ok = ok && !*p;
-    free(text);
-    return ok;
-}
-
-static void sizes_write(const ce_toolchain *v, size_t n, const sizes_key *keys, const ce_tc_usage *usage)
-{
-    char path[CE_PATH_MAX];
-    if (!sizes_path(v, n, path, sizeof path)) return;
-    size_t cap = (size_t)n * 512 + 64, len = 0;
-    char *buf = malloc(cap);
-    if (!buf) return;
-    len = (size_t)snprintf(buf, cap, "%s\n", SIZES_MAGIC);
-    for (size_t i = 0; i < n; i++) {
-        int w = sizes_line(buf + len, cap - len, &v[i], &keys[i], &usage[i]);
-        if (w < 0 || (size_t)w >= cap - len) { free(buf); return; }
-        len += (size_t)w;
-    }
-    ce_quiet q;
-    ce_quiet_begin(&q, false);
-    (void)ce_file_write_atomic(path, buf, len, 0644);   /* a store this user cannot write: computed each time */
-    ce_quiet_end(&q);
-    free(buf);
-}
-
 int ce_store_usage(const ce_toolchain *v, size_t n, ce_tc_usage *usage, bool fresh)
 {
     /* the records' identities first: a record rewritten while the sums are
      * computed leaves a key that no longer matches, never stale sums under
      * a current key */
-    sizes_key *keys = fresh ? NULL : calloc(n ? n : 1, sizeof *keys);
-    bool keyed = keys != NULL;
-    for (size_t i = 0; keyed && i < n; i++) keyed = sizes_key_of(&v[i], &keys[i]);
-    if (keyed && sizes_read(v, n, keys, usage)) {
-        free(keys);
-        return CE_OK;
+    char path[CE_PATH_MAX];
+    kept k;
+    kept_open(&k, !fresh && sizes_path(v, n, path, sizeof path) ? path : NULL, "cudaenv-sizes 2", v, n);
+    bool all = k.keep;
+    for (size_t i = 0; all && i < n; i++)
+        all = !strchr(v[i].name, ' ') && kept_get(&k, v[i].name, &usage[i].unique, &usage[i].shared);
+    int rc = CE_OK;
+    if (!all) {
+        bool from_records = true;
+        rc = usage_sums(v, n, usage, fresh, &from_records);
+        k.keep = k.keep && rc == CE_OK && from_records;   /* a walked toolchain: nothing to key it by */
+        k.changed = true;
+        for (size_t i = 0; i < n; i++)
+            if (!strchr(v[i].name, ' ')) kept_put(&k, v[i].name, usage[i].unique, usage[i].shared);
     }
-    int rc = usage_sums(v, n, usage, fresh, &keyed);
-    if (rc == CE_OK && keyed) sizes_write(v, n, keys, usage);
-    free(keys);
+    kept_close(&k);
     return rc;
 }
 
@@ -326,111 +369,57 @@ static size_t receipt_sources(ce_ctx *ctx, const ce_toolchain *v, size_t n, bool
  * removed after, so its size stays what it was.  What removing it frees
  * (the blocks of its files no other name links) changes when a toolchain
  * links or unlinks them: install, a re-compose and uninstall, each of which
- * leaves the set of toolchains' usage records with another identity.  The
- * file holds those identities (key_line, as versions/.cudaenv-sizes), then
- * one line a tree: its top directory's device, inode, mtime and ctime, its
- * size and what it frees.  cache list walks a tree only when its line is
- * missing or differs, and every tree when the toolchains differ or one has
- * no record; links made outside cudaenv are counted by `cache list --sizes`
- * (a walk of every tree, nothing kept) and by prune, which always walks.
- * A cache: never a reason for cache list to fail. */
-#define TREES_MAGIC "cudaenv-pkgs-sizes 1"
-
-typedef struct trees_kept {
-    char path[CE_PATH_MAX];
-    char *old;           /* the file's tree lines when its toolchain lines are current */
-    size_t old_lines, matched;
-    char *text;          /* the file as it is to be */
-    size_t len, cap;
-    bool keep, changed;  /* keep: every toolchain keyed and not --sizes */
-} trees_kept;
-
-static bool kept_add(trees_kept *t, const char *line)
-{
-    size_t l = strlen(line);
-    if (t->len + l + 1 > t->cap) {
-        size_t c = (t->cap ? t->cap * 2 : 4096) + l;
-        char *nt = realloc(t->text, c);
-        if (!nt) return t->keep = false;
-        t->text = nt;
-        t->cap = c;
-    }
-    memcpy(t->text + t->len, line, l + 1);
-    t->len += l;
-    return true;
-}
-
-static void trees_open(trees_kept *t, ce_ctx *ctx, const ce_toolchain *v, size_t n, bool fresh)
-{
-    memset(t, 0, sizeof *t);
-    t->keep = !fresh && ce_store_path(ctx, "pkgs/.cudaenv-sizes", t->path, sizeof t->path) == CE_OK &&
-              kept_add(t, TREES_MAGIC "\n");
-    for (size_t i = 0; t->keep && i < n; i++) {
-        sizes_key k;
-        char line[600];
-        int w = sizes_key_of(&v[i], &k) ? key_line(line, sizeof line - 1, &v[i], &k) : -1;
-        t->keep = w > 0 && (size_t)w < sizeof line - 1 && kept_add(t, strcat(line, "\n"));
-    }
-    t->keep = t->keep && kept_add(t, ".\n");
-    char *text = NULL;
-    int fd = t->keep ? open(t->path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC) : -1;
-    if (fd >= 0 && ce_file_read_fd(fd, t->path, 16u << 20, &text, NULL) == CE_OK &&
-        !strncmp(text, t->text, t->len)) {   /* the same toolchains with the same records */
-        t->old = text;
-        for (const char *p = text + t->len; *p; p++) t->old_lines += *p == '\n';
-        text = NULL;
-    }
-    free(text);
-    t->changed = !t->old;
-}
-
-/* "name dev ino mtime ctime " of the tree at st */
-static void tree_key(char *out, size_t outsz, const char *name, const struct stat *st)
-{
-    snprintf(out, outsz, "%s %llu %llu %lld %ld %lld %ld ", name, (unsigned long long)st->st_dev,
-             (unsigned long long)st->st_ino, (long long)st->st_mtim.tv_sec, st->st_mtim.tv_nsec,
-             (long long)st->st_ctim.tv_sec, st->st_ctim.tv_nsec);
-}
+ * gives the kept file's header (kept_open) another text.  One line a tree,
+ * keyed by its top directory's device, inode, mtime and ctime: its size and
+ * what it frees.  cache list walks a tree only when its line is missing or
+ * differs, and every tree when the toolchains differ or one has no record;
+ * links made outside cudaenv are counted by `cache list --sizes` (a walk of
+ * every tree, nothing kept) and by prune, which always walks. */
 
 /* it's sums from the line with this tree's key, else from a walk */
-static void tree_sums(trees_kept *t, ce_cache_item *it, const struct stat *st)
+static void tree_sums(kept *t, ce_cache_item *it, const struct stat *st)
 {
-    char key[600], line[700];
-    tree_key(key, sizeof key, it->name, st);
-    size_t kl = strlen(key);
-    bool hit = false;
-    for (const char *p = t->old ? t->old + t->len : NULL; p && *p && !hit;) {
-        const char *nl = strchr(p, '\n');
-        if (!nl) break;
-        hit = (size_t)(nl - p) > kl && !strncmp(p, key, kl) &&
-              sscanf(p + kl, "%lld %lld", &it->size, &it->freeable) == 2;
-        p = nl + 1;
-    }
-    if (hit) {
-        t->matched++;
-    } else {
+    char key[600];
+    snprintf(key, sizeof key, "%s %llu %llu %lld %ld %lld %ld", it->name, (unsigned long long)st->st_dev,
+             (unsigned long long)st->st_ino, (long long)st->st_mtim.tv_sec, st->st_mtim.tv_nsec,
+             (long long)st->st_ctim.tv_sec, st->st_ctim.tv_nsec);
+    if (!kept_get(t, key, &it->size, &it->freeable)) {
         it->size = it->freeable = 0;
         ce_walk(it->path, tree_one, it);
         t->changed = true;
     }
-    if (t->keep && strchr(it->name, '\n') == NULL && strchr(it->name, ' ') == NULL) {
-        snprintf(line, sizeof line, "%s%lld %lld\n", key, it->size, it->freeable);
-        kept_add(t, line);
-    } else {
-        t->keep = false;   /* a name the format cannot hold: summed each time */
-    }
+    if (strpbrk(it->name, " \n")) t->keep = false;   /* a name the format cannot hold: summed each time */
+    kept_put(t, key, it->size, it->freeable);
 }
 
-static void trees_close(trees_kept *t)
+/* Name the downloads no receipt names from cache/.cudaenv-names (fetch.h):
+ * what they were called when they were fetched, the newest line first. */
+static void names_label(const char *cache, ce_cache_item *v, size_t n)
 {
-    if (t->keep && (t->changed || t->matched != t->old_lines)) {
-        ce_quiet q;
-        ce_quiet_begin(&q, false);
-        (void)ce_file_write_atomic(t->path, t->text, t->len, 0644);   /* a store this user cannot write: summed each time */
-        ce_quiet_end(&q);
+    size_t unnamed = 0, len = 0;
+    for (size_t i = 0; i < n; i++) unnamed += !v[i].label[0] && strlen(v[i].name) >= 64;
+    char path[CE_PATH_MAX], *text = NULL;
+    int fd = unnamed && ce_path_join(path, sizeof path, cache, CE_CACHE_NAMES) == CE_OK
+                 ? open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC) : -1;
+    if (fd < 0) return;
+    ce_quiet q;
+    ce_quiet_begin(&q, false);
+    bool have = ce_file_read_fd(fd, path, CE_CACHE_NAMES_MAX, &text, &len) == CE_OK;
+    ce_quiet_end(&q);
+    for (size_t i = 0; have && i < n; i++) {
+        if (v[i].label[0] || strlen(v[i].name) < 64) continue;
+        for (const char *p = text + len, *nl; p > text; p = nl) {   /* the last line first */
+            nl = p - 1;
+            while (nl > text && nl[-1] != '\n') nl--;
+            size_t l = (size_t)(p - nl) - (p[-1] == '\n');
+            if (l > 65 && l - 65 < sizeof v[i].label && nl[64] == ' ' && !strncmp(nl, v[i].name, 64)) {
+                memcpy(v[i].label, nl + 65, l - 65);
+                v[i].label[l - 65] = 0;
+                break;
+            }
+        }
     }
-    free(t->old);
-    free(t->text);
+    free(text);
 }
 
 static int add_item(ce_cache_item **v, size_t *n, size_t *cap, const ce_cache_item *it)
@@ -446,7 +435,7 @@ static int add_item(ce_cache_item **v, size_t *n, size_t *cap, const ce_cache_it
     return 0;
 }
 
-int ce_cache_scan(ce_ctx *ctx, bool fresh, ce_cache_item **out, size_t *n_out)
+int ce_cache_scan(ce_ctx *ctx, ce_cache_scan_how how, ce_cache_item **out, size_t *n_out)
 {
     *out = NULL;
     *n_out = 0;
@@ -455,6 +444,7 @@ int ce_cache_scan(ce_ctx *ctx, bool fresh, ce_cache_item **out, size_t *n_out)
     int rc = ce_store_list(ctx, &v, &n);
     if (rc) return rc;
     used_src *src = NULL;
+    bool fresh = how == CE_SCAN_FRESH;
     size_t nsrc = receipt_sources(ctx, v, n, fresh, &src);   /* fresh for prune: read whole */
     ce_cache_item *items = NULL, it;
     size_t cnt = 0, cap = 0;
@@ -482,11 +472,14 @@ int ce_cache_scan(ce_ctx *ctx, bool fresh, ce_cache_item **out, size_t *n_out)
             if (add_item(&items, &cnt, &cap, &it)) { rc = ce_fail(CE_ERR_NOMEM, "out of memory"); break; }
         }
         closedir(d);
+        names_label(dir, items, cnt);
     }
     ce_store_path(ctx, "pkgs", dir, sizeof dir);
-    trees_kept kept;
-    trees_open(&kept, ctx, v, n, fresh);
-    if (rc == CE_OK && (d = opendir(dir))) {
+    kept trees;
+    char kpath[CE_PATH_MAX];
+    kept_open(&trees, how == CE_SCAN_KEPT && ce_store_path(ctx, "pkgs/.cudaenv-sizes", kpath, sizeof kpath) == CE_OK ? kpath : NULL,
+              "cudaenv-pkgs-sizes 2", v, n);
+    if (rc == CE_OK && how != CE_SCAN_DOWNLOADS && (d = opendir(dir))) {
         while ((e = readdir(d))) {
             if (e->d_name[0] == '.') continue;
             memset(&it, 0, sizeof it);
@@ -495,7 +488,7 @@ int ce_cache_scan(ce_ctx *ctx, bool fresh, ce_cache_item **out, size_t *n_out)
             if (lstat(it.path, &st) != 0 || !S_ISDIR(st.st_mode)) continue;   /* <tree>.sha256.json goes with its tree */
             it.kind = CE_CACHE_TREE;
             snprintf(it.name, sizeof it.name, "%s", e->d_name);
-            tree_sums(&kept, &it, &st);
+            tree_sums(&trees, &it, &st);
             for (size_t k = 0; k < nsrc && !it.used; k++)   /* a tree a receipt names, or one named for its archive */
                 it.used = src[k].tree ? !strcmp(src[k].sha, e->d_name) : ce_pkg_of_sha(e->d_name, src[k].sha);
             for (size_t i = 0; i < n && !it.used; i++) {
@@ -507,10 +500,10 @@ int ce_cache_scan(ce_ctx *ctx, bool fresh, ce_cache_item **out, size_t *n_out)
         }
         closedir(d);
     } else {
-        kept.keep = false;   /* no pkgs/: nothing to keep */
+        trees.keep = false;   /* no pkgs/: nothing to keep */
     }
-    kept.keep = kept.keep && rc == CE_OK;
-    trees_close(&kept);
+    trees.keep = trees.keep && rc == CE_OK;
+    kept_close(&trees);
     free(src);
     free(v);
     if (rc) { free(items); return rc; }

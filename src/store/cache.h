@@ -38,12 +38,16 @@ typedef struct ce_cache_item {
     bool used;           /* an installed toolchain came from it */
 } ce_cache_item;
 
-/* Everything in cache/ and pkgs/, downloads first.  A tree's sums come from
+/* How ce_cache_scan sums: KEPT (cache list) a tree's sums from
  * pkgs/.cudaenv-sizes while its line and the toolchains' usage records are
  * the ones they were summed with (cache.c), the receipts read up to their
- * file lists; fresh (--sizes, prune): every tree walked, nothing kept, the
- * receipts read whole (ce_receipt_read). */
-int ce_cache_scan(ce_ctx *ctx, bool fresh, ce_cache_item **out, size_t *n);
+ * file lists; FRESH (--sizes, prune) every tree walked, nothing kept, the
+ * receipts read whole (ce_receipt_read: they decide what prune keeps);
+ * DOWNLOADS (clean) the downloads alone, no tree looked at. */
+typedef enum { CE_SCAN_KEPT, CE_SCAN_FRESH, CE_SCAN_DOWNLOADS } ce_cache_scan_how;
+
+/* Everything in cache/ and pkgs/ (DOWNLOADS: cache/ only), downloads first. */
+int ce_cache_scan(ce_ctx *ctx, ce_cache_scan_how how, ce_cache_item **out, size_t *n);
 /* Remove one item (a tree's .sha256.json index with it). */
 int ce_cache_remove(const ce_cache_item *it);
 

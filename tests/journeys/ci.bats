@@ -10,7 +10,8 @@
 # comes as a wheel written by a streaming tool (data descriptors, no sizes in
 # its local headers), checked against its RECORD.  Crosses: .cuda-version,
 # install (components, file blocks, the wheel), env --shell dotenv, cache
-# list (its kept sums against a walk), cache prune, install --offline, exec.
+# list (its kept sums against a walk, each download's name as fetched), cache
+# prune, install --offline, exec.
 load ../lib/common
 load ../lib/server
 bats_require_minimum_version 1.5.0
@@ -71,6 +72,13 @@ teardown() {
     run --separate-stderr "$CUDAENV" cache list --json
     [ "$status" -eq 0 ] && [ -s "$CUDAENV_ROOT/pkgs/.cudaenv-sizes" ] || { echo "$stderr"; false; }
     python3 -c 'import json, sys; items = json.loads(sys.argv[1])["items"]; assert items and all(i["used"] for i in items), items' "$output"
+    # each download noted the name it was fetched as, the one its receipt gives (saved with the cache)
+    python3 - "$output" "$CUDAENV_ROOT/cache/.cudaenv-names" <<'PY'
+import json, sys
+names = dict(l.split(" ", 1) for l in open(sys.argv[2]).read().splitlines())
+for i in json.loads(sys.argv[1])["items"]:
+    assert i["kind"] != "download" or names.get(i["name"]) == i["file"], (i, names)
+PY
     before=$(ls "$CUDAENV_ROOT/cache" | sort)
     run --separate-stderr "$CUDAENV" cache prune
     [ "$status" -eq 0 ] || { echo "$stderr"; false; }

@@ -104,12 +104,48 @@ for x in json.load(sys.stdin)["toolchains"]: print(x["name"], x["unique_bytes"],
     # what is used stays: the remaining toolchain reinstalls offline
     run "$CUDAENV" install tf-2.14 --force --offline
     [ "$status" -eq 0 ]
+    # clean removes downloads only, and looks into no tree for it
+    if command -v strace >/dev/null; then
+        ASAN_OPTIONS=detect_leaks=0 strace -f -y -e trace=openat,getdents64 -o "$T/st" "$CUDAENV" cache clean --dry-run >/dev/null 2>&1
+        grep -q 'getdents64(.*/cache>' "$T/st" || { cat "$T/st"; false; }
+        ! grep -E 'pkgs/(cuda|cudnn)-[^">/]*[">/]|pkgs/\.cudaenv-sizes' "$T/st" || false
+    fi
     run --separate-stderr "$CUDAENV" cache clean
     [ "$status" -eq 0 ]
+    [[ "$output" == *"removed download cuda_11.8.0_520.61.05_linux.run"* && "$output" != *unpacked* ]] || { echo "$output"; false; }
     [ -z "$(ls "$CUDAENV_ROOT/cache")" ]
     [ -d "$CUDAENV_ROOT/pkgs/cuda-11.8.0" ]
     run "$CUDAENV" install tf-2.12 --offline
     [ "$status" -eq 3 ]
+}
+
+@test "cache list names a download no receipt names by what it was fetched as (cache/.cudaenv-names), with no manifest; a forged name is escaped; the file starts over past its bound" {
+    local names=$CUDAENV_ROOT/cache/.cudaenv-names cudnn=cudnn-linux-x86_64-8.6.0.163_cuda11-archive.tar.xz
+    grep -q " cuda_11.8.0_520.61.05_linux.run$" "$names" && grep -q " $cudnn$" "$names" || { cat "$names"; false; }
+    while read -r sha name; do   # each line: a download's sha256 and its URL's file name
+        [ "$(sha256sum < "$CUDAENV_ROOT/cache/$sha" | cut -c1-64)" = "$sha" ] && [[ "$name" == *.* ]] || { echo "bad line: $sha $name"; false; }
+    done < "$names"
+    "$CUDAENV" -q uninstall 11.8.0+cudnn8.6.0.163
+    local sha evil
+    sha=$(awk -v n="$cudnn" '$2 == n {print $1}' "$names")
+    : > "$CUDAENV_ROOT/cache/$sha.part"
+    evil=$(printf 'c%.0s' {1..64})
+    printf x > "$CUDAENV_ROOT/cache/$evil"
+    printf '%s evil\e[2J\n' "$evil" >> "$names"
+    # no manifest to read: the names come from the file alone
+    CUDAENV_MANIFEST=$T/none.json run --separate-stderr "$CUDAENV" cache list
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"download"*"no     $cudnn (${sha:0:16}...)"* && "$output" == *"partial"*"no     $cudnn ("* ]] || { echo "$output"; false; }
+    [[ "$output" == *'no     evil\x1b[2J (cccc'* && "$output" != *$'\e'* ]] || { echo "$output" | od -c | head; false; }
+    # without the file, the manifest names what it lists
+    mv "$names" "$T/names"
+    run --separate-stderr "$CUDAENV" cache list
+    [[ "$output" == *"download"*"no     $cudnn ("* && "$output" == *"no     $evil"* ]] || { echo "$output"; false; }
+    # past its bound the file starts over with the next download's line
+    head -c 300000 /dev/zero | tr '\0' x > "$names"
+    rm "$CUDAENV_ROOT/cache/$sha" "$CUDAENV_ROOT/cache/$sha.part"
+    "$CUDAENV" -q install tf-2.12 2>/dev/null
+    [ "$(cat "$names")" = "$sha $cudnn" ] || { head -c 300 "$names"; false; }
 }
 
 @test "components: the cache knows every file a receipt names; prune keeps them, frees only unlinked blocks; install --offline after prune" {
@@ -199,7 +235,8 @@ PY
     [ ! -e "$M" ]   # a walk keeps nothing
     sizes_json > "$T/first"
     cmp "$T/walk" "$T/first" && [ -s "$M" ] || { cat "$T/walk" "$T/first"; false; }
-    [ "$(head -1 "$M")" = "cudaenv-sizes 1" ] && [ "$(wc -l < "$M")" -eq 3 ] || { cat "$M"; false; }
+    # the magic, the two toolchains' record keys, the end of them, each toolchain's sums
+    [ "$(head -1 "$M")" = "cudaenv-sizes 2" ] && [ "$(wc -l < "$M")" -eq 6 ] && [ "$(sed -n 4p "$M")" = . ] || { cat "$M"; false; }
     if command -v strace >/dev/null; then
         # a receipt with thousands of files: read up to its list, not through it
         python3 - "$B/.cudaenv-receipt.json" <<'PY'
@@ -217,9 +254,10 @@ PY
         [ "$got" -lt 65536 ] || { grep receipt "$T/st"; false; }
         cmp "$T/first" <(sizes_json) || false
     fi
-    # a line whose key does not match (another record's inode): summed again, rewritten
+    # a header whose key does not match (another record's inode): its sums never used, summed again, rewritten
     sed -i '2s/^\([^ ]* [0-9]* [0-9]*\) [0-9]*/\1 1/' "$M"
-    sed -i '2s/[0-9]* [0-9]*$/1 2/' "$M"
+    sed -i '5s/[0-9]* [0-9]*$/1 2/' "$M"
+    grep -q ' 1 2$' "$M" || { cat "$M"; false; }
     cmp "$T/first" <(sizes_json) || false
     ! grep -q ' 1 2$' "$M" || { cat "$M"; false; }
     # a record rewritten (install and adopt write them): summed again
@@ -255,7 +293,7 @@ for i in json.load(sys.stdin)["items"]: print(i["kind"], i["name"], i["size"], i
     cache_json > "$T/first"
     cmp "$T/walk" "$T/first" && [ -s "$K" ] || { cat "$T/walk" "$T/first"; false; }
     # the magic, the two toolchains' record keys, the end of them, the three trees
-    [ "$(head -1 "$K")" = "cudaenv-pkgs-sizes 1" ] && [ "$(wc -l < "$K")" -eq 7 ] || { cat "$K"; false; }
+    [ "$(head -1 "$K")" = "cudaenv-pkgs-sizes 2" ] && [ "$(wc -l < "$K")" -eq 7 ] || { cat "$K"; false; }
     grep -q '^cuda-11\.8\.0 ' "$K" || { cat "$K"; false; }
     if command -v strace >/dev/null; then
         ASAN_OPTIONS=detect_leaks=0 strace -f -y -e trace=openat,getdents64 -o "$T/st" "$CUDAENV" cache list >/dev/null

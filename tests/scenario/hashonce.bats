@@ -35,7 +35,7 @@ each_cached_file_hashed_once() {
     for f in "$CUDAENV_ROOT"/cache/*; do
         [[ $f == *.part ]] && continue
         size=$(stat -c %s "$f")
-        want=$(find "$CUDAENV_ROOT/cache" -maxdepth 1 -type f ! -name '*.part' -size "${size}c" | wc -l)
+        want=$(find "$CUDAENV_ROOT/cache" -maxdepth 1 -type f ! -name '*.part' ! -name '.*' -size "${size}c" | wc -l)
         n=$(grep -cx "$size" "$T/hashes" || true)
         [ "$n" -eq "$want" ] || { echo "${f##*/} ($size bytes, $want such files) hashed $n times"; cat "$T/hashes"; return 1; }
     done

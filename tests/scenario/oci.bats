@@ -160,7 +160,7 @@ PY
     [[ "$stderr" == *"sha256 mismatch"*"${layer#sha256:}"* ]]
     [ -z "$(ls -A "$CUDAENV_ROOT/versions")" ]
     no_staging
-    [ -z "$(ls -A "$CUDAENV_ROOT/cache")" ]
+    [ -z "$(ls -A "$CUDAENV_ROOT/cache" | grep -vx .cudaenv-names)" ]   # (the names the downloads were fetched as: labels only)
 }
 
 @test "a manifest changed in the registry's storage: exit 5 by digest, and by tag (the registry's Docker-Content-Digest)" {
