@@ -45,10 +45,9 @@ static bool label_of(const char *text, size_t len, const char *sha, char *out, s
             continue;
         cJSON *o = cJSON_ParseWithLength(text + from, to - from);
         const char *h = ce_json_str(o, "sha256"), *url = ce_json_str(o, "url");
-        const char *base = h && !strncmp(h, sha, 64) && !h[64] && url ? strrchr(url, '/') : NULL;
-        if (base) snprintf(out, outsz, "%s", base + 1);
+        bool named = h && !strncmp(h, sha, 64) && !h[64] && url && ce_url_file_name(url, out, outsz);
         cJSON_Delete(o);
-        if (base) return true;
+        if (named) return true;
     }
     return false;
 }

@@ -228,6 +228,21 @@ int ce_fsync_fds(const int *fds, size_t n)
     return err;
 }
 
+int ce_file_append_bounded(const char *path, const void *text, size_t len, size_t max)
+{
+    struct stat st;
+    /* O_NONBLOCK: a FIFO there fails (no reader) instead of hanging the open */
+    int flags = O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC;
+    if (lstat(path, &st) == 0 && (size_t)st.st_size > max) flags |= O_TRUNC;   /* start over */
+    int fd = open(path, flags, 0644);
+    if (fd < 0) return errno;
+    int e = fstat(fd, &st) != 0 ? errno : !S_ISREG(st.st_mode) ? EINVAL : 0;
+    ssize_t w = e ? 0 : write(fd, text, len);   /* one write: whole lines */
+    if (!e && w != (ssize_t)len) e = w < 0 ? errno : EIO;
+    close(fd);
+    return e;
+}
+
 int ce_file_write_atomic(const char *path, const void *data, size_t len, int mode)
 {
     return ce_file_write_atomic_ex(path, data, len, mode, true);

@@ -46,6 +46,13 @@ int ce_file_stage(const char *path, const void *data, size_t len, int mode, ce_s
 int ce_file_stage_sync(ce_staged *st, size_t n);
 int ce_file_stage_commit(ce_staged *st);
 void ce_file_stage_drop(ce_staged *st);
+/* Append whole lines (len bytes of text) to a small record file in one
+ * write (O_APPEND: writers at once never cut each other's lines), creating
+ * it 0644; past max bytes it starts over (truncated first).  Not synced:
+ * for records that are only a help (a cache's labels, where blobs came
+ * from).  A symlink, FIFO or directory at path: nothing written.  0 or the
+ * errno. */
+int ce_file_append_bounded(const char *path, const void *text, size_t len, size_t max);
 /* mkdir -p with mode for created directories. */
 int ce_mkdir_p(const char *path, int mode);
 /* out = a "/" b (ce_path_join); CE_ERR_OTHER naming both when it does not

@@ -45,3 +45,16 @@ bool ce_path_plain(const char *p)
     }
     return p[0] == '/';
 }
+
+bool ce_url_file_name(const char *url, char *out, size_t outsz)
+{
+    const char *end = url + strcspn(url, "?#"), *base = end;
+    while (base > url && base[-1] != '/') base--;
+    size_t l = (size_t)(end - base);
+    if (!l || l >= outsz) return false;
+    for (size_t i = 0; i < l; i++)
+        if ((unsigned char)base[i] < ' ' || base[i] == 0x7f) return false;
+    memcpy(out, base, l);
+    out[l] = '\0';
+    return true;
+}

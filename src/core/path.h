@@ -24,4 +24,10 @@ void ce_path_under(const char *root, const char *abs, char *out, size_t outsz);
  * already what realpath would return. */
 bool ce_path_plain(const char *p);
 
+/* The file name a URL names, for a label: its last path segment without
+ * query or fragment (a token in a query never reaches a label), copied to
+ * out; false when it is empty, does not fit in outsz or holds a control
+ * byte (a line of cache/.cudaenv-names cannot carry it). */
+bool ce_url_file_name(const char *url, char *out, size_t outsz);
+
 #endif

@@ -136,9 +136,10 @@ int ce_fetch_text_cond(ce_ctx *ctx, const char *url, size_t max, bool allow_http
 /* cache/.cudaenv-names: what each download was called, so that `cache list`
  * names a download no receipt names (one an uninstall left, a partial one,
  * one of another manifest's) without reading any manifest (issue 43).  One
- * line a download, "<sha256> <name>\n", the name its URL's last path segment
- * without query or fragment (at most CE_CACHE_NAME_MAX bytes, no control byte
- * or space: other names are not written), appended by ce_fetch_all in one
+ * line a download, "<sha256> <name>\n", the name ce_url_file_name's (the
+ * URL's last path segment without query or fragment, at most
+ * CE_CACHE_NAME_MAX bytes, no control byte: other names are not written),
+ * the one receipts' labels use too, appended by ce_fetch_all in one
  * write (O_APPEND: whole lines) before the transfers begin (not with
  * ctx->unnamed: a mirror's work cache); the file starts
  * over past CE_CACHE_NAMES_MAX / 2 bytes.  A label, never trusted for

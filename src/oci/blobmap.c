@@ -1,12 +1,9 @@
 /* The store's record of where blobs are (blobmap.h). */
 #include "blobmap.h"
 
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "core/file.h"
 #include "store/store.h"
@@ -28,17 +25,8 @@ void ce_oci_blob_seen(ce_ctx *ctx, const char *digest, const char *host, const c
     ce_quiet_begin(&q, true);
     int len = snprintf(line, sizeof line, "%s %s %s\n", digest, host, repo);
     if (len > 0 && (size_t)len < sizeof line && !strpbrk(host, " \n") && !strpbrk(repo, " \n") &&
-        map_path(ctx, path, sizeof path) == CE_OK) {
-        struct stat st;
-        int flags = O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC;
-        if (lstat(path, &st) == 0 && st.st_size > BLOBMAP_MAX) flags |= O_TRUNC;   /* start over */
-        int fd = open(path, flags, 0644);
-        if (fd >= 0) {
-            ssize_t w = write(fd, line, (size_t)len);   /* one write: whole lines under O_APPEND */
-            (void)w;
-            close(fd);
-        }
-    }
+        map_path(ctx, path, sizeof path) == CE_OK)
+        (void)ce_file_append_bounded(path, line, (size_t)len, BLOBMAP_MAX);
     ce_quiet_end(&q);
 }
 

@@ -331,8 +331,8 @@ static bool push_used(used_src **u, size_t *cnt, size_t *cap, const char *sha, c
     used_src *e = &(*u)[(*cnt)++];
     e->tree = tree;
     snprintf(e->sha, sizeof e->sha, "%s", sha);
-    const char *base = url ? strrchr(url, '/') : NULL;
-    snprintf(e->label, sizeof e->label, "%s", tree ? sha : base ? base + 1 : "");
+    if (tree) snprintf(e->label, sizeof e->label, "%s", sha);
+    else if (!url || !ce_url_file_name(url, e->label, sizeof e->label)) e->label[0] = '\0';
     return true;
 }
 

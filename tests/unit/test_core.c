@@ -182,6 +182,65 @@ static void test_json_str(void **state)
     cJSON_Delete(j);
 }
 
+static void test_url_file_name(void **state)
+{
+    (void)state;
+    char n[20];
+    assert_true(ce_url_file_name("https://h/a/b/cudnn-8.9.tar.xz", n, sizeof n)); assert_string_equal(n, "cudnn-8.9.tar.xz");
+    /* a token in the query, a fragment: never in a label */
+    assert_true(ce_url_file_name("https://h/x/f.run?X-Amz-Signature=s3cr3t", n, sizeof n)); assert_string_equal(n, "f.run");
+    assert_true(ce_url_file_name("https://h/x/f.whl#sha256=ab", n, sizeof n)); assert_string_equal(n, "f.whl");
+    assert_true(ce_url_file_name("https://h/x/a b.json", n, sizeof n)); assert_string_equal(n, "a b.json");
+    assert_false(ce_url_file_name("https://h/x/", n, sizeof n));                   /* no file name */
+    assert_false(ce_url_file_name("https://h/x/?q=1", n, sizeof n));
+    assert_false(ce_url_file_name("https://h/x/evil\nforged", n, sizeof n));      /* a control byte */
+    assert_false(ce_url_file_name("https://h/x/del\x7f", n, sizeof n));
+    assert_false(ce_url_file_name("https://h/0123456789abcdefghij", n, sizeof n));     /* does not fit: not cut */
+    assert_true(ce_url_file_name("https://h/0123456789abcdefghi", n, sizeof n)); assert_string_equal(n, "0123456789abcdefghi");
+}
+
+/* the record files' append: whole lines, a bound, never through a symlink,
+ * never blocking on a FIFO */
+static void test_append_bounded(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/ce-append-XXXXXX", p[256], q[256], *text = NULL;
+    size_t len = 0;
+    assert_non_null(mkdtemp(dir));
+    snprintf(p, sizeof p, "%s/rec", dir);
+    assert_int_equal(ce_file_append_bounded(p, "a 1\n", 4, 8), 0);
+    assert_int_equal(ce_file_append_bounded(p, "b 2\n", 4, 8), 0);
+    assert_int_equal(ce_file_append_bounded(p, "c 3\n", 4, 8), 0);   /* 8 bytes: not past the bound yet */
+    assert_int_equal(ce_file_read(p, 64, &text, &len), CE_OK);
+    assert_string_equal(text, "a 1\nb 2\nc 3\n");
+    free(text);
+    assert_int_equal(ce_file_append_bounded(p, "d 4\n", 4, 8), 0);   /* 12 > 8: starts over */
+    assert_int_equal(ce_file_read(p, 64, &text, &len), CE_OK);
+    assert_string_equal(text, "d 4\n");
+    free(text);
+    /* a symlink at the name (to a file the writer must not touch): refused, the target unchanged */
+    snprintf(q, sizeof q, "%s/victim", dir);
+    FILE *f = fopen(q, "w");
+    fputs("keep", f);
+    fclose(f);
+    unlink(p);
+    assert_int_equal(symlink(q, p), 0);
+    assert_int_not_equal(ce_file_append_bounded(p, "x\n", 2, 64), 0);
+    assert_int_equal(ce_file_read(q, 64, &text, &len), CE_OK);
+    assert_string_equal(text, "keep");
+    free(text);
+    unlink(p);
+    /* a FIFO with no reader: fails at once; a directory: fails */
+    assert_int_equal(mkfifo(p, 0644), 0);
+    assert_int_not_equal(ce_file_append_bounded(p, "x\n", 2, 64), 0);
+    unlink(p);
+    assert_int_equal(mkdir(p, 0755), 0);
+    assert_int_not_equal(ce_file_append_bounded(p, "x\n", 2, 64), 0);
+    rmdir(p);
+    unlink(q);
+    rmdir(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -193,6 +252,8 @@ int main(void)
         cmocka_unit_test(test_host_cc),
         cmocka_unit_test(test_settings),
         cmocka_unit_test(test_json_str),
+        cmocka_unit_test(test_url_file_name),
+        cmocka_unit_test(test_append_bounded),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
