@@ -151,7 +151,8 @@ static void kept_open(kept *t, const char *path, const char *magic, const ce_too
     for (size_t i = 0; t->keep && i < n; i++) {
         sizes_key k;
         char line[600];
-        int w = !strchr(v[i].name, '\n') && sizes_key_of(&v[i], &k) ? key_line(line, sizeof line - 1, &v[i], &k) : -1;
+        /* a name with a space or newline would make the key lines ambiguous: nothing kept */
+        int w = !strpbrk(v[i].name, " \n") && sizes_key_of(&v[i], &k) ? key_line(line, sizeof line - 1, &v[i], &k) : -1;
         t->keep = w > 0 && (size_t)w < sizeof line - 1 && kept_add(t, strcat(line, "\n"));
     }
     t->keep = t->keep && kept_add(t, ".\n");
@@ -235,15 +236,14 @@ int ce_store_usage(const ce_toolchain *v, size_t n, ce_tc_usage *usage, bool fre
     kept_open(&k, !fresh && sizes_path(v, n, path, sizeof path) ? path : NULL, "cudaenv-sizes 2", v, n);
     bool all = k.keep;
     for (size_t i = 0; all && i < n; i++)
-        all = !strchr(v[i].name, ' ') && kept_get(&k, v[i].name, &usage[i].unique, &usage[i].shared);
+        all = kept_get(&k, v[i].name, &usage[i].unique, &usage[i].shared);
     int rc = CE_OK;
     if (!all) {
         bool from_records = true;
         rc = usage_sums(v, n, usage, fresh, &from_records);
         k.keep = k.keep && rc == CE_OK && from_records;   /* a walked toolchain: nothing to key it by */
         k.changed = true;
-        for (size_t i = 0; i < n; i++)
-            if (!strchr(v[i].name, ' ')) kept_put(&k, v[i].name, usage[i].unique, usage[i].shared);
+        for (size_t i = 0; i < n; i++) kept_put(&k, v[i].name, usage[i].unique, usage[i].shared);
     }
     kept_close(&k);
     return rc;
